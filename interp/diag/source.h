@@ -1,0 +1,53 @@
+#pragma once
+// Source files and spans: every AST node and diagnostic points into here.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ss::diag {
+
+/// A half-open byte range [begin, end) of one source file.
+struct Span {
+  uint32_t file = 0;
+  uint32_t begin = 0;
+  uint32_t end = 0;
+
+  /// The smallest span covering both [a] and [b] (same file assumed).
+  static Span cover(Span a, Span b) {
+    return {a.file, a.begin < b.begin ? a.begin : b.begin,
+            a.end > b.end ? a.end : b.end};
+  }
+};
+
+/// A 1-based line and column (column counts bytes).
+struct LineCol {
+  uint32_t line = 1;
+  uint32_t column = 1;
+};
+
+/// One loaded file: its path as the user named it, its text, line starts.
+struct SourceFile {
+  std::string path;
+  std::string text;
+  std::vector<uint32_t> line_starts;
+};
+
+/// Owns every file of a program so spans can be resolved and printed.
+class SourceMap {
+ public:
+  /// Adds a file and returns its id for Span::file.
+  uint32_t add(std::string path, std::string text);
+  const SourceFile& file(uint32_t id) const { return files_.at(id); }
+  size_t size() const { return files_.size(); }
+  LineCol line_col(uint32_t file, uint32_t offset) const;
+  /// The text of 1-based [line] without its newline.
+  std::string_view line_text(uint32_t file, uint32_t line) const;
+  std::string_view text(Span s) const;
+
+ private:
+  std::vector<SourceFile> files_;
+};
+
+}  // namespace ss::diag
