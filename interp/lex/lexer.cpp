@@ -58,8 +58,9 @@ bool is_name_char(char c) {
 
 class Lexer {
  public:
-  Lexer(const diag::SourceMap& sm, uint32_t file, diag::Diagnostics& diags)
-      : src_(sm.file(file).text), file_(file), diags_(diags) {}
+  Lexer(std::string_view src, uint32_t file, uint32_t base,
+        diag::Diagnostics& diags)
+      : src_(src), file_(file), base_(base), diags_(diags) {}
 
   Tokens run() {
     indents_.push_back(0);
@@ -304,7 +305,7 @@ class Lexer {
       }
       char c = src_[pos_];
       if (c == '"') break;
-      if (c == '\\' && pos_ + 1 < src_.size()) {
+      if (c == '\\' && pos_ + 1 < src_.size() && src_[pos_ + 1] != '\n') {
         char e = src_[pos_ + 1];
         pos_ += 2;
         switch (e) {
@@ -332,7 +333,8 @@ class Lexer {
   }
 
   diag::Span span(size_t b, size_t e) const {
-    return {file_, static_cast<uint32_t>(b), static_cast<uint32_t>(e)};
+    return {file_, static_cast<uint32_t>(base_ + b),
+            static_cast<uint32_t>(base_ + e)};
   }
 
   void push(Tok t, size_t b, size_t e, std::string text = {}) {
@@ -361,6 +363,7 @@ class Lexer {
 
   std::string_view src_;
   uint32_t file_;
+  uint32_t base_ = 0;
   diag::Diagnostics& diags_;
   size_t pos_ = 0;
   bool at_line_start_ = true;
@@ -375,7 +378,19 @@ class Lexer {
 const char* tok_spelling(Tok t) { return kSpellings[static_cast<int>(t)]; }
 
 Tokens lex(const diag::SourceMap& sm, uint32_t file, diag::Diagnostics& diags) {
-  return Lexer(sm, file, diags).run();
+  return Lexer(sm.file(file).text, file, 0, diags).run();
+}
+
+Tokens lex_fragment(std::string_view text, uint32_t file, uint32_t base,
+                    diag::Diagnostics& diags) {
+  Tokens raw = Lexer(text, file, base, diags).run();
+  Tokens out;
+  out.reserve(raw.size());
+  for (auto& t : raw)
+    if (t.kind != Tok::Newline && t.kind != Tok::Indent &&
+        t.kind != Tok::Dedent)
+      out.push_back(std::move(t));
+  return out;
 }
 
 }  // namespace ss::lex

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <string_view>
+
 #include "interp/diag/diagnostic.h"
 #include "interp/lex/token.h"
 
@@ -10,5 +12,11 @@ namespace ss::lex {
 /// and E0103 (unterminated string or bracket) into [diags] and keeps going,
 /// so the parser still sees a token stream ending in Eof.
 Tokens lex(const diag::SourceMap& sm, uint32_t file, diag::Diagnostics& diags);
+
+/// Lexes [text], a piece of file [file] that starts at byte [base] (the
+/// inside of an f-string's `{...}`), so spans point into the real file.
+/// Returns tokens without Newline/Indent/Dedent, ending in Eof.
+Tokens lex_fragment(std::string_view text, uint32_t file, uint32_t base,
+                    diag::Diagnostics& diags);
 
 }  // namespace ss::lex

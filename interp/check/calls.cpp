@@ -1,0 +1,652 @@
+// Calls: user fns (size variables bound per call), builtins (arguments
+// matched to the op's params, then its shape rule), method syntax.
+#include "interp/check/checker_impl.h"
+
+namespace ss::check {
+
+using diag::Code;
+using EK = ast::Expr::Kind;
+
+namespace {
+
+std::string join_params(const std::vector<std::string>& names) {
+  std::string s;
+  for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+// The checker's side of RuleCtx: one builtin call's arguments.
+class BuiltinCtx final : public ops::RuleCtx {
+ public:
+  BuiltinCtx(Checker& ck,
+             const ops::OpDef& op,
+             std::vector<RuleArg> args,
+             std::vector<RuleArg> extras,
+             diag::Span at,
+             FnCtx* c)
+      : ck_(ck),
+        op_(op),
+        args_(std::move(args)),
+        extras_(std::move(extras)),
+        at_(at),
+        c_(c) {
+    args_.resize(op.params.size());
+  }
+
+  bool has(size_t i) const override {
+    return i < args_.size() && args_[i].present;
+  }
+  const Type& type(size_t i) const override {
+    static const Type kError;
+    return has(i) ? args_[i].type : kError;
+  }
+  diag::Span span(size_t i) const override {
+    return has(i) ? args_[i].span : at_;
+  }
+  diag::Span call_span() const override { return at_; }
+  std::string text(size_t i) const override {
+    return has(i) ? ck_.text(args_[i].span) : std::string();
+  }
+  size_t extra_count() const override {
+    size_t n = 0;
+    for (const RuleArg& a : extras_) n += a.keyword.empty();
+    return n;
+  }
+  const Type& extra_type(size_t k) const override {
+    return positional_extra(k).type;
+  }
+  diag::Span extra_span(size_t k) const override {
+    return positional_extra(k).span;
+  }
+  std::vector<std::pair<std::string, Type>> extra_keywords() const override {
+    std::vector<std::pair<std::string, Type>> v;
+    for (const RuleArg& a : extras_)
+      if (!a.keyword.empty()) v.push_back({a.keyword, a.type});
+    return v;
+  }
+
+  std::optional<Axis> axis(size_t i) override {
+    if (!has(i) || !args_[i].expr) return std::nullopt;
+    return resolve_axis_arg(*args_[i].expr);
+  }
+
+  std::optional<std::vector<size_t>> over(
+      size_t i,
+      const std::vector<Axis>& shape) override {
+    if (!has(i) || !args_[i].expr) return std::nullopt;
+    const ast::Expr& e = *args_[i].expr;
+    std::vector<const ast::Expr*> parts;
+    if (e.kind == EK::Tuple)
+      for (const auto& x : e.elems) parts.push_back(x.get());
+    else
+      parts.push_back(&e);
+    std::vector<size_t> out;
+    for (const ast::Expr* p : parts) {
+      auto pos = position(*p, shape);
+      if (!pos) return std::nullopt;
+      for (size_t q : out)
+        if (q == *pos) {
+          ck_.error(Code::E0308, p->span,
+                    "over= names the axis " + shape[q].str() + " twice",
+                    "named again here");
+          return std::nullopt;
+        }
+      out.push_back(*pos);
+    }
+    return out;
+  }
+
+  Type type_arg(size_t i) override {
+    if (!has(i) || !args_[i].expr) return Type::error();
+    if (!c_) return Type::error();
+    return ck_.type_value(*args_[i].expr, *c_);
+  }
+  std::optional<int64_t> const_int(size_t i) override {
+    if (!has(i) || !args_[i].expr) return std::nullopt;
+    return ck_.const_int(*args_[i].expr);
+  }
+  std::optional<double> const_float(size_t i) override {
+    if (!has(i) || !args_[i].expr) return std::nullopt;
+    return ck_.const_float(*args_[i].expr);
+  }
+  std::optional<std::string> const_str(size_t i) override {
+    if (!has(i) || !args_[i].expr) return std::nullopt;
+    const ast::Expr& e = *args_[i].expr;
+    if (e.kind == EK::String) return e.name;
+    return std::nullopt;
+  }
+  diag::Diagnostic& error(diag::Code code,
+                          diag::Span span,
+                          std::string message,
+                          std::string label) override {
+    return ck_.error(code, span, std::move(message), std::move(label));
+  }
+  Axis fresh(const std::string& name) override { return ck_.fresh_var(name); }
+  Type call_fn(const Type& fn,
+               const std::vector<Type>& args,
+               diag::Span at) override {
+    return ck_.call_fn_value(fn, args, at, c_);
+  }
+  std::optional<int64_t> mesh_axis(const std::string& name) const override {
+    for (const MeshAxis& m : ck_.prog_->mesh())
+      if (m.name == name) return m.size;
+    return std::nullopt;
+  }
+  bool in_spmd() const override { return c_ && c_->in_spmd; }
+  const char* op_name() const override { return op_.name; }
+
+ private:
+  const RuleArg& positional_extra(size_t k) const {
+    for (const RuleArg& a : extras_)
+      if (a.keyword.empty() && k-- == 0) return a;
+    static const RuleArg kNone;
+    return kNone;
+  }
+
+  // A name among axes: aliases, size variables, dims, then mesh axes
+  // (returned as a Dim carrying the mesh axis's name and size). A tuple
+  // `(x, y)` of mesh axes comes back as a group of them.
+  std::optional<Axis> resolve_axis_arg(const ast::Expr& e) {
+    static const AxisScope kEmpty;
+    const AxisScope& scope = c_ ? c_->axes : kEmpty;
+    std::string name;
+    if (e.kind == EK::Name) {
+      name = e.name;
+    } else if (e.kind == EK::AxisRef && e.axis &&
+               e.axis->kind == ast::AxisExpr::Kind::Name) {
+      name = e.axis->name;
+    } else if (e.kind == EK::AxisRef && e.axis) {
+      AxisScope s = scope;
+      return ck_.resolve_axis(*e.axis, s, false);
+    } else if (e.kind == EK::Tuple) {
+      std::vector<Axis> items;
+      for (const auto& x : e.elems) {
+        auto a = resolve_axis_arg(*x);
+        if (!a) return std::nullopt;
+        items.push_back(*a);
+      }
+      return Axis::group(std::move(items));
+    } else if (auto v = ck_.const_int(e)) {
+      return Axis::lit(*v);
+    } else {
+      ck_.error(Code::E0303, e.span, "expected an axis name here",
+                "not an axis");
+      return std::nullopt;
+    }
+    if (auto a = ck_.lookup_axis(name, scope)) return a;
+    for (const MeshAxis& m : ck_.prog_->mesh())
+      if (m.name == name) return Axis::dim(name, m.size);
+    auto& d = ck_.error(Code::E0201, e.span, "unknown axis `" + name + "`",
+                        "not a dim, size variable or mesh axis in scope");
+    std::vector<std::string> cands;
+    for (const auto& [n, _] : scope.names) cands.push_back(n);
+    for (const auto& [n, _] : ck_.prog_->dims()) cands.push_back(n);
+    std::string s = suggest(name, cands);
+    if (!s.empty()) d.help("did you mean `" + s + "`?");
+    return std::nullopt;
+  }
+
+  // One over= item: a name, a group, or a position.
+  std::optional<size_t> position(const ast::Expr& p,
+                                 const std::vector<Axis>& shape) {
+    std::optional<int64_t> idx;
+    if (p.kind == EK::AxisRef && p.axis &&
+        p.axis->kind == ast::AxisExpr::Kind::Literal)
+      idx = p.axis->value;
+    else if (p.kind == EK::Int || p.kind == EK::Unary)
+      idx = ck_.const_int(p);
+    if (idx) {
+      int64_t n = static_cast<int64_t>(shape.size());
+      int64_t k = *idx < 0 ? *idx + n : *idx;
+      if (k < 0 || k >= n) {
+        ck_.error(Code::E0308, p.span,
+                  "over=" + std::to_string(*idx) + " is out of range for " +
+                      types::shape_str(shape),
+                  "has " + std::to_string(n) + " axes");
+        return std::nullopt;
+      }
+      return static_cast<size_t>(k);
+    }
+    std::string written = ck_.text(p.span);
+    std::optional<Axis> want;
+    {
+      // Resolve quietly: an unknown name is an absent axis (E0308).
+      static const AxisScope kEmpty;
+      const AxisScope& scope = c_ ? c_->axes : kEmpty;
+      if (p.kind == EK::Name) {
+        want = ck_.lookup_axis(p.name, scope);
+      } else if (p.kind == EK::AxisRef && p.axis) {
+        if (p.axis->kind == ast::AxisExpr::Kind::Name) {
+          want = ck_.lookup_axis(p.axis->name, scope);
+        } else {
+          diag::Diagnostics quiet;
+          AxisScope s = scope;
+          size_t before = ck_.diags_.size();
+          want = ck_.resolve_axis(*p.axis, s, false);
+          (void)before;
+        }
+      }
+    }
+    // Prefer the axis written with this name (an alias's label, or a
+    // size variable's or dim's own name), then any axis equal to it.
+    auto written_name = [](const Axis& a) {
+      if (!a.label.empty()) return a.label;
+      if (a.kind == Axis::Kind::Var || a.kind == Axis::Kind::Dim) return a.name;
+      return a.str();
+    };
+    std::vector<size_t> hits;
+    for (size_t k = 0; k < shape.size(); ++k)
+      if (written_name(shape[k]) == written) hits.push_back(k);
+    if (hits.empty())
+      for (size_t k = 0; k < shape.size(); ++k) {
+        Axis bare = shape[k];
+        bare.split.clear();
+        bare.label.clear();
+        if (want && bare == *want) hits.push_back(k);
+      }
+    if (hits.size() == 1) return hits[0];
+    if (hits.empty()) {
+      ck_.error(Code::E0308, p.span,
+                "over=" + written + " names an axis that " +
+                    types::shape_str(shape) + " does not have",
+                "not an axis of the operand")
+          .help("name one of its axes, or pick one by position: over=0");
+    } else {
+      ck_.error(Code::E0308, p.span,
+                "over=" + written + " is ambiguous: " +
+                    types::shape_str(shape) + " has it " +
+                    std::to_string(hits.size()) + " times",
+                "appears more than once")
+          .help("pick one by position: over=" + std::to_string(hits[0]) +
+                " or over=" + std::to_string(hits[1]));
+    }
+    return std::nullopt;
+  }
+
+  Checker& ck_;
+  const ops::OpDef& op_;
+  std::vector<RuleArg> args_;
+  std::vector<RuleArg> extras_;
+  diag::Span at_;
+  FnCtx* c_;
+};
+
+void strip_splits(Type& t) {
+  std::function<void(Axis&)> strip = [&](Axis& a) {
+    a.split.clear();
+    for (Axis& i : a.items) strip(i);
+  };
+  for (Axis& a : t.shape) strip(a);
+  t.varying.clear();
+  for (Type& e : t.elems) strip_splits(e);
+}
+
+}  // namespace
+
+Type Checker::apply_rule(const ops::OpDef& op,
+                         std::vector<RuleArg> args,
+                         diag::Span at,
+                         FnCtx* c,
+                         std::vector<RuleArg> extras) {
+  if (!op.rule) return Type::error();
+  std::vector<std::string> varying;
+  {
+    std::set<std::string> v;
+    for (const RuleArg& a : args)
+      if (a.present && a.type.kind == TK::Tensor)
+        v.insert(a.type.varying.begin(), a.type.varying.end());
+    varying.assign(v.begin(), v.end());
+  }
+  BuiltinCtx ctx(*this, op, std::move(args), std::move(extras), at, c);
+  Type t = op.rule(ctx);
+  // An op's result varies over the union of its operands' sets (the
+  // implicit pvary), unless the rule set it (collectives).
+  if (t.kind == TK::Tensor && t.varying.empty() && c && c->in_spmd &&
+      op.batch != ops::BatchRule::Host && std::string(op.name) != "psum" &&
+      std::string(op.name) != "pmean" && std::string(op.name) != "pmax" &&
+      std::string(op.name) != "pmin")
+    t.varying = varying;
+  return t;
+}
+
+Type Checker::call_user(const FnInfo& fn,
+                        const std::vector<CallArg>& args,
+                        diag::Span at,
+                        FnCtx* c) {
+  // Match arguments to parameters: positional first, then keywords.
+  std::vector<const CallArg*> slot(fn.params.size(), nullptr);
+  size_t pos = 0;
+  bool bad = false;
+  for (const CallArg& a : args) {
+    if (a.keyword.empty()) {
+      if (pos >= fn.params.size()) {
+        error(Code::E0305, a.span,
+              "`" + fn.name + "` takes " + std::to_string(fn.params.size()) +
+                  " argument(s), but more were given",
+              "extra argument");
+        bad = true;
+        continue;
+      }
+      slot[pos++] = &a;
+      continue;
+    }
+    size_t k = 0;
+    while (k < fn.params.size() && fn.params[k].name != a.keyword) ++k;
+    if (k == fn.params.size()) {
+      std::vector<std::string> names;
+      for (const ParamInfo& p : fn.params) names.push_back(p.name);
+      auto& d = error(Code::E0305, a.span,
+                      "`" + fn.name + "` has no parameter `" + a.keyword + "`",
+                      "unknown keyword");
+      std::string s = suggest(a.keyword, names);
+      d.help(s.empty() ? "its parameters are: " + join_params(names)
+                       : "did you mean `" + s + "`?");
+      bad = true;
+      continue;
+    }
+    if (slot[k]) {
+      error(Code::E0305, a.span,
+            "`" + a.keyword + "` of `" + fn.name + "` is given twice",
+            "given again");
+      bad = true;
+      continue;
+    }
+    slot[k] = &a;
+  }
+  for (size_t k = 0; k < fn.params.size(); ++k)
+    if (!slot[k] && !fn.params[k].has_default) {
+      error(Code::E0305, at,
+            "missing argument `" + fn.params[k].name + "` of `" + fn.name +
+                "`",
+            "`" + fn.name + "` needs " + std::to_string(fn.params.size()) +
+                " argument(s)");
+      bad = true;
+    }
+  if (bad) return Type::error();
+  Binding b;
+  bool ok = true;
+  for (size_t k = 0; k < fn.params.size(); ++k) {
+    if (!slot[k]) continue;
+    const ParamInfo& p = fn.params[k];
+    ok &= fit(p.type, slot[k]->type, b, slot[k]->span,
+              "argument `" + p.name + "` of `" + fn.name + "`");
+    if (p.mut && c && slot[k]->expr &&
+        (slot[k]->type.kind == TK::Model || slot[k]->type.kind == TK::Optim))
+      require_mutable(*slot[k]->expr, *c,
+                      "passed to `mut " + p.name + "` of `" + fn.name + "`");
+  }
+  if (!ok) return Type::error();
+  const Type& result = fn.inferred_logs ? *fn.inferred_logs : fn.result;
+  Type r = substitute(result, b);
+  // Called from ordinary code, an spmd fn's result is joined: whole.
+  if (fn.decl->is_spmd && !(c && c->in_spmd)) strip_splits(r);
+  return r;
+}
+
+Type Checker::call_fn_value(const Type& fn,
+                            const std::vector<Type>& args,
+                            diag::Span at,
+                            FnCtx* c) {
+  if (fn.is_error()) return fn;
+  if (fn.kind != TK::Fn || fn.fn_name.empty()) {
+    error(Code::E0305, at, "expected a function, found " + fn.str(),
+          "not a function");
+    return Type::error();
+  }
+  if (const FnInfo* f = find_fn(fn.fn_name)) {
+    if (c && c->fn) c->fn->callees.insert(f->name);
+    std::vector<CallArg> cargs;
+    for (const Type& t : args) cargs.push_back({"", t, at, nullptr});
+    return call_user(*f, cargs, at, c);
+  }
+  if (const ops::OpDef* op = ops::find_op(fn.fn_name)) {
+    std::vector<RuleArg> rargs;
+    for (const Type& t : args) rargs.push_back({true, t, at, nullptr, {}});
+    return apply_rule(*op, std::move(rargs), at, c);
+  }
+  return Type::error();
+}
+
+Type Checker::call_builtin(const ops::OpDef& op,
+                           const ast::Expr& call,
+                           const ast::Expr* base,
+                           FnCtx& c) {
+  // Patterns: rearrange / split / einsum.
+  if (call.pattern) {
+    if (op.intrinsic == ops::Intrinsic::None) {
+      error(Code::E0306, call.pattern->span,
+            std::string("`") + op.name + "` takes no pattern",
+            "patterns are for rearrange, split and einsum");
+      return Type::error();
+    }
+    std::vector<Type> operands;
+    std::vector<diag::Span> spans;
+    if (base) {
+      operands.push_back(check_expr(*base, c));
+      spans.push_back(base->span);
+    }
+    for (const ast::Arg& a : call.args) {
+      if (!a.keyword.empty()) {
+        error(Code::E0305, a.span,
+              std::string("`") + op.name + "` takes no keyword `" +
+                  a.keyword + "`",
+              "unknown keyword");
+        continue;
+      }
+      operands.push_back(check_expr(*a.value, c));
+      spans.push_back(a.value->span);
+    }
+    return check_pattern_call(op.intrinsic, call, operands, spans, c);
+  }
+  if (op.intrinsic == ops::Intrinsic::Rearrange ||
+      op.intrinsic == ops::Intrinsic::Einsum) {
+    error(Code::E0306, call.span,
+          std::string("`") + op.name + "` needs a pattern with `->`",
+          "no pattern")
+        .help(op.intrinsic == ops::Intrinsic::Einsum
+                  ? "einsum(a, b, i j, j k -> i k)"
+                  : "rearrange(x, b H n Dh -> b n (H Dh))");
+    return Type::error();
+  }
+  // Match arguments to params.
+  const size_t np = op.params.size();
+  std::vector<RuleArg> slots(np);
+  std::vector<RuleArg> extras;
+  std::vector<std::pair<const ast::Expr*, diag::Span>> given;  // (expr, span)
+  std::vector<std::string> keywords;
+  if (base) {
+    given.push_back({base, base->span});
+    keywords.push_back("");
+  }
+  for (const ast::Arg& a : call.args) {
+    given.push_back({a.value.get(), a.span});
+    keywords.push_back(a.keyword);
+  }
+  size_t pos = 0;
+  bool bad = false;
+  auto names = [&]() {
+    std::vector<std::string> v;
+    for (const ops::ParamSpec& p : op.params) v.push_back(p.name);
+    return v;
+  };
+  std::vector<size_t> which(given.size(), SIZE_MAX);  // param index per arg
+  for (size_t g = 0; g < given.size(); ++g) {
+    if (!given[g].first) continue;
+    const std::string& kw = keywords[g];
+    if (kw.empty()) {
+      // Positional arguments fill required-first order as written.
+      while (pos < np && slots[pos].present) ++pos;
+      if (pos < np) {
+        slots[pos].present = true;
+        which[g] = pos++;
+      } else if (!op.variadic) {
+        error(Code::E0305, given[g].second,
+              std::string("`") + op.name + "` takes " + std::to_string(np) +
+                  " argument(s), but more were given",
+              "extra argument")
+            .help(std::string("its parameters are: ") +
+                  join_params(names()));
+        bad = true;
+      }
+      continue;
+    }
+    size_t k = 0;
+    while (k < np && kw != op.params[k].name) ++k;
+    if (k == np) {
+      if (op.any_keywords) continue;
+      auto& d = error(Code::E0305, given[g].second,
+                      std::string("`") + op.name + "` has no parameter `" +
+                          kw + "`",
+                      "unknown keyword");
+      std::string s = suggest(kw, names());
+      d.help(s.empty() ? "its parameters are: " + join_params(names())
+                       : "did you mean `" + s + "`?");
+      bad = true;
+      continue;
+    }
+    if (slots[k].present) {
+      error(Code::E0305, given[g].second,
+            "`" + kw + "` of `" + std::string(op.name) + "` is given twice",
+            "given again");
+      bad = true;
+      continue;
+    }
+    slots[k].present = true;
+    which[g] = k;
+  }
+  for (size_t k = 0; k < np; ++k)
+    if (!slots[k].present && op.params[k].required) {
+      error(Code::E0305, call.span,
+            std::string("missing argument `") + op.params[k].name + "` of `" +
+                op.name + "`",
+            std::string("`") + op.name + "` takes (" + join_params(names()) +
+                ")");
+      bad = true;
+    }
+  // Type every value argument, even after an arity error, so errors inside
+  // them are reported too.
+  for (size_t g = 0; g < given.size(); ++g) {
+    const ast::Expr* ex = given[g].first;
+    if (!ex) continue;
+    size_t k = which[g];
+    if (k == SIZE_MAX) {
+      RuleArg extra{true, check_expr(*ex, c), ex->span, ex, keywords[g]};
+      extras.push_back(std::move(extra));
+      continue;
+    }
+    RuleArg& s = slots[k];
+    s.expr = ex;
+    s.span = ex->span;
+    switch (op.params[k].kind) {
+      case ops::ParamKind::Value:
+        s.type = check_expr(*ex, c);
+        break;
+      case ops::ParamKind::TypeArg:
+        // Typed lazily by the rule (ctx.type_arg); names still resolve.
+        if (ex->kind == EK::Name || ex->kind == EK::TypeLit ||
+            ex->kind == EK::List)
+          s.type = Type::error();
+        else
+          s.type = check_expr(*ex, c);
+        break;
+      case ops::ParamKind::Axis:
+      case ops::ParamKind::Axes:
+        s.type = Type::error();
+        break;
+    }
+    if (op.params[k].mutates &&
+        (s.type.kind == TK::Model || s.type.kind == TK::Optim))
+      require_mutable(*ex, c,
+                      std::string("passed to `") + op.name + "`");
+  }
+  if (bad) return Type::error();
+  std::string name = op.name;
+  if ((name == "value_and_grad" || name == "grad") && slots[0].present &&
+      slots[0].type.kind == TK::Fn && c.fn)
+    grad_sites_.push_back({slots[0].type.fn_name, call.span});
+  return apply_rule(op, std::move(slots), call.span, &c, std::move(extras));
+}
+
+Type Checker::check_call(const ast::Expr& e, FnCtx& c) {
+  if (!e.callee) return record(e, Type::error());
+  const ast::Expr& callee = *e.callee;
+  Resolution r;
+  auto user_args = [&](const ast::Expr* base) {
+    std::vector<CallArg> args;
+    if (base) args.push_back({"", check_expr(*base, c), base->span, base});
+    for (const ast::Arg& a : e.args)
+      args.push_back({a.keyword, check_expr(*a.value, c), a.span,
+                      a.value.get()});
+    if (e.pattern)
+      error(Code::E0306, e.pattern->span,
+            "only rearrange, split and einsum take a pattern",
+            "pattern given to a fn");
+    return args;
+  };
+  auto call_named = [&](const std::string& name, const ast::Expr* base,
+                        diag::Span name_span) -> Type {
+    if (const FnInfo* f = find_fn(name)) {
+      r.kind = Resolution::Kind::Fn;
+      r.fn = f;
+      r.name = name;
+      if (c.fn) c.fn->callees.insert(name);
+      auto args = user_args(base);
+      return record(e, call_user(*f, args, e.span, &c), r);
+    }
+    if (const ops::OpDef* op = ops::find_op(name)) {
+      r.kind = Resolution::Kind::Builtin;
+      r.op = op;
+      r.name = name;
+      return record(e, call_builtin(*op, e, base, c), r);
+    }
+    std::vector<std::string> cands = value_names(&c);
+    auto& d = error(Code::E0201, name_span,
+                    base ? "no fn or builtin `" + name + "` to call as a "
+                           "method"
+                         : "unknown function `" + name + "`",
+                    "not a fn or builtin");
+    std::string s = suggest(name, cands);
+    if (!s.empty()) d.help("did you mean `" + s + "`?");
+    if (base) check_expr(*base, c);
+    for (const ast::Arg& a : e.args) check_expr(*a.value, c);
+    return record(e, Type::error());
+  };
+
+  if (callee.kind == EK::Field && callee.lhs) {
+    // `x.f(...)` is `f(x, ...)`, unless x is a module-like namespace.
+    return call_named(callee.name, callee.lhs.get(), callee.name_span);
+  }
+  if (callee.kind == EK::Name) {
+    if (Local* l = c.values.find(callee.name)) {
+      // A local bound to a function value: a direct call of that fn.
+      if (l->type.kind == TK::Fn && !l->type.fn_name.empty())
+        return call_named(l->type.fn_name, nullptr, callee.span);
+      if (!l->type.is_error())
+        error(Code::E0303, callee.span,
+              "`" + callee.name + "` is " + l->type.str() +
+                  ", not a function",
+              "called here");
+      for (const ast::Arg& a : e.args) check_expr(*a.value, c);
+      return record(e, Type::error());
+    }
+    if (prog_->model(callee.name) || prog_->record(callee.name)) {
+      error(Code::E0303, callee.span,
+            "`" + callee.name + "` is a type and cannot be called",
+            "not a function")
+          .help(prog_->model(callee.name)
+                    ? callee.name + ".init(seed=0) makes a model"
+                    : "records come from datasets");
+      return record(e, Type::error());
+    }
+    return call_named(callee.name, nullptr, callee.span);
+  }
+  Type ft = check_expr(callee, c);
+  if (ft.kind == TK::Fn && !ft.fn_name.empty())
+    return call_named(ft.fn_name, nullptr, callee.span);
+  if (!ft.is_error())
+    error(Code::E0303, callee.span, ft.str() + " is not a function",
+          "called here");
+  return record(e, Type::error());
+}
+
+}  // namespace ss::check

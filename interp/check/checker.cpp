@@ -1,0 +1,284 @@
+// The checker's entry: load files, parse, run the phases in order.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "interp/check/checker_impl.h"
+#include "interp/lex/lexer.h"
+#include "interp/parse/parser.h"
+
+using ss::diag::Code;
+
+namespace ss::check {
+
+// ------------------------------------------------------------ Program
+
+const FnInfo* Program::fn(const std::string& name) const {
+  auto it = fns_.find(name);
+  return it == fns_.end() ? nullptr : &it->second;
+}
+const types::RecordInfo* Program::record(const std::string& name) const {
+  auto it = records_.find(name);
+  return it == records_.end() ? nullptr : it->second.get();
+}
+const types::ModelInfo* Program::model(const std::string& name) const {
+  auto it = models_.find(name);
+  return it == models_.end() ? nullptr : it->second.get();
+}
+const types::Type& Program::type_of(const ast::Expr* e) const {
+  static const types::Type kError;
+  auto it = exprs_.find(e);
+  return it == exprs_.end() ? kError : it->second.type;
+}
+const ExprInfo* Program::info(const ast::Expr* e) const {
+  auto it = exprs_.find(e);
+  return it == exprs_.end() ? nullptr : &it->second;
+}
+
+// ------------------------------------------------------------ ValueScope
+
+const Local* ValueScope::declare(const std::string& name, Local l) {
+  auto& top = blocks_.back();
+  auto it = top.find(name);
+  if (it != top.end()) return &it->second;
+  top.emplace(name, std::move(l));
+  return nullptr;
+}
+
+Local* ValueScope::find(const std::string& name) {
+  for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) {
+    auto f = it->find(name);
+    if (f != it->end()) return &f->second;
+  }
+  return nullptr;
+}
+
+// ------------------------------------------------------------ helpers
+
+std::string suggest(const std::string& name,
+                    const std::vector<std::string>& candidates) {
+  auto dist = [](const std::string& a, const std::string& b) {
+    std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+      cur[0] = i;
+      for (size_t j = 1; j <= b.size(); ++j)
+        cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1,
+                           prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      std::swap(prev, cur);
+    }
+    return prev[b.size()];
+  };
+  std::string best;
+  size_t best_d = 3;
+  for (const std::string& c : candidates) {
+    if (c == name) continue;
+    size_t d = dist(name, c);
+    if (d < best_d && d < std::max<size_t>(name.size(), 2)) {
+      best_d = d;
+      best = c;
+    }
+  }
+  return best;
+}
+
+Checker::Checker(diag::SourceMap& sm,
+                 diag::Diagnostics& diags,
+                 const Options& opts)
+    : sm_(sm), diags_(diags), opts_(opts), prog_(new Program()) {}
+
+diag::Diagnostic& Checker::error(diag::Code code,
+                                 diag::Span span,
+                                 std::string message,
+                                 std::string label) {
+  return diags_.error(code, span, std::move(message), std::move(label));
+}
+
+const FnInfo* Checker::find_fn(const std::string& name) const {
+  return prog_->fn(name);
+}
+
+Axis Checker::fresh_var(const std::string& name) {
+  return Axis::variable(next_var_++, name);
+}
+
+std::unique_ptr<Program> Checker::run(std::vector<ast::Module> modules) {
+  prog_->modules_ = std::move(modules);
+  collect_globals();
+  resolve_devices();
+  resolve_dims();
+  resolve_records();
+  resolve_models();
+  resolve_signatures();
+  for (auto& [name, fn] : prog_->fns_)
+    if (!fn.decl->is_extern) check_fn(fn);
+  check_gradients_reach_vjps();
+  if (!diags_.empty()) return nullptr;
+  return std::move(prog_);
+}
+
+void Checker::check_gradients_reach_vjps() {
+  // E0310: a value_and_grad/grad whose fn reaches, through the calls it
+  // makes, an extern fn whose implementation registered no VJP.
+  for (const auto& [root, span] : grad_sites_) {
+    std::set<std::string> seen;
+    std::vector<std::string> stack{root};
+    while (!stack.empty()) {
+      std::string n = stack.back();
+      stack.pop_back();
+      if (!seen.insert(n).second) continue;
+      const FnInfo* f = find_fn(n);
+      if (!f) continue;
+      if (f->decl->is_extern) {
+        const std::string& t = f->decl->extern_target;
+        size_t dot = t.rfind('.');
+        std::string fn_part = dot == std::string::npos ? t : t.substr(dot + 1);
+        const ops::OpDef* op = ops::find_op(fn_part);
+        bool internal = t.rfind("nn.", 0) == 0;
+        if (internal && op && !op->differentiable) {
+          error(Code::E0310, span,
+                "`" + root + "` is differentiated here, but it calls the "
+                "extern fn `" + n + "`, which registered no VJP",
+                "gradient through `" + n + "`")
+              .note("`" + n + "` is declared here", f->decl->name_span)
+              .help("wrap its result in stop_grad(...) or differentiate "
+                    "a fn that does not call it");
+        }
+        continue;
+      }
+      for (const std::string& callee : f->callees) stack.push_back(callee);
+    }
+  }
+}
+
+// ------------------------------------------------------------ loading
+
+namespace {
+
+bool read_file(const std::string& path, std::string& out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  out = ss.str();
+  return true;
+}
+
+ast::Module parse_text(const std::string& path,
+                       std::string text,
+                       diag::SourceMap& sm,
+                       diag::Diagnostics& diags) {
+  uint32_t id = sm.add(path, std::move(text));
+  lex::Tokens toks = lex::lex(sm, id, diags);
+  return parse::parse(toks, id, diags);
+}
+
+// Parses [m]'s imports (depth first, each file once), appending them to
+// [out] before [m] itself so declarations are seen in dependency order.
+void load_imports(ast::Module m,
+                  const std::string& path,
+                  std::vector<ast::Module>& out,
+                  std::set<std::string>& seen,
+                  diag::SourceMap& sm,
+                  diag::Diagnostics& diags,
+                  int depth) {
+  namespace fs = std::filesystem;
+  for (const ast::ImportDecl& imp : m.imports) {
+    fs::path p = fs::path(path).parent_path() / imp.path;
+    std::error_code ec;
+    fs::path canon = fs::weakly_canonical(p, ec);
+    std::string key = ec ? p.string() : canon.string();
+    if (seen.count(key)) continue;
+    seen.insert(key);
+    std::string text;
+    if (depth > 64 || !read_file(p.string(), text)) {
+      diags.error(diag::Code::E0204, imp.span,
+                  "cannot read the imported file \"" + imp.path + "\"",
+                  "imported here")
+          .note("paths are relative to the importing file: looked for " +
+                p.string());
+      continue;
+    }
+    ast::Module sub = parse_text(p.string(), std::move(text), sm, diags);
+    load_imports(std::move(sub), p.string(), out, seen, sm, diags, depth + 1);
+  }
+  out.push_back(std::move(m));
+}
+
+}  // namespace
+
+std::unique_ptr<Program> check_source(const std::string& path,
+                                      std::string text,
+                                      diag::SourceMap& sm,
+                                      diag::Diagnostics& diags,
+                                      const Options& opts) {
+  std::vector<ast::Module> modules;
+  uint32_t stdlib_file = UINT32_MAX;
+  if (opts.stdlib) {
+    modules.push_back(parse_text("<stdlib>", stdlib_source(), sm, diags));
+    stdlib_file = modules.back().file;
+  }
+  std::set<std::string> seen;
+  {
+    std::error_code ec;
+    auto canon = std::filesystem::weakly_canonical(path, ec);
+    seen.insert(ec ? path : canon.string());
+  }
+  ast::Module main = parse_text(path, std::move(text), sm, diags);
+  load_imports(std::move(main), path, modules, seen, sm, diags, 0);
+  std::unique_ptr<Program> prog;
+  if (diags.empty()) {
+    Checker c(sm, diags, opts);
+    c.stdlib_file_ = stdlib_file;
+    prog = c.run(std::move(modules));
+  }
+  diags.sort();
+  return diags.empty() ? std::move(prog) : nullptr;
+}
+
+std::unique_ptr<Program> check_file(const std::string& path,
+                                    diag::SourceMap& sm,
+                                    diag::Diagnostics& diags,
+                                    const Options& opts) {
+  std::string text;
+  if (!read_file(path, text)) return nullptr;  // the driver reports IO
+  return check_source(path, std::move(text), sm, diags, opts);
+}
+
+// ------------------------------------------------------------ --types
+
+std::string describe_types(const Program& p) {
+  std::string out;
+  for (const ast::Module& m : p.modules())
+    for (const ast::FnDecl& d : m.fns) {
+      const FnInfo* f = p.fn(d.name);
+      if (!f || f->decl != &d || f->is_stdlib) continue;
+      out += d.is_spmd ? "spmd fn " : d.is_extern ? "extern fn " : "fn ";
+      out += f->name + "(";
+      for (size_t i = 0; i < f->params.size(); ++i) {
+        const ParamInfo& pi = f->params[i];
+        out += (i ? ", " : "") + std::string(pi.mut ? "mut " : "") + pi.name +
+               ": " + pi.type.str();
+      }
+      out += ")";
+      if (f->has_result) {
+        out += " -> ";
+        const types::Type& r = f->inferred_logs ? *f->inferred_logs : f->result;
+        out += r.str();
+        if (r.kind == types::Type::Kind::Logs && !r.open) {
+          out += "{";
+          for (size_t i = 0; i < r.fields.size(); ++i)
+            out += (i ? ", " : "") + r.fields[i].first + ": " +
+                   r.fields[i].second.str();
+          out += "}";
+        }
+      }
+      out += "\n";
+      for (const auto& [name, t] : f->locals)
+        out += "    " + name + ": " + t.str() + "\n";
+    }
+  return out;
+}
+
+}  // namespace ss::check

@@ -1,0 +1,236 @@
+#pragma once
+// The checker's internals, shared by the files of interp/check/ (one job
+// each: decls, type resolution, fitting, statements, expressions, calls,
+// patterns). Not included outside interp/check/.
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "interp/check/checked.h"
+#include "interp/check/checker.h"
+#include "interp/diag/diagnostic.h"
+#include "ops/registry/registry.h"
+
+namespace ss::check {
+
+using types::Axis;
+using types::Type;
+using TK = types::Type::Kind;
+
+/// Axis names of one fn: size variables, pattern aliases and, through the
+/// checker, dims and mesh axes. See Note [Pattern aliases] in patterns.cpp.
+struct AxisScope {
+  std::map<std::string, Axis> names;
+  /// A group `(K m)` that an input pattern cut out of an axis, and that
+  /// axis: a later `(K m)` is the original axis again.
+  std::vector<std::pair<Axis, Axis>> decompositions;
+};
+
+struct Local {
+  Type type;
+  diag::Span span;
+  bool is_param = false;
+  bool mut = false;  // params: declared `mut`; lets: always changeable
+};
+
+/// Lexical blocks of locals.
+class ValueScope {
+ public:
+  void push() { blocks_.emplace_back(); }
+  void pop() { blocks_.pop_back(); }
+  /// Adds [name]; returns the earlier local when this block has it.
+  const Local* declare(const std::string& name, Local l);
+  Local* find(const std::string& name);
+
+ private:
+  std::vector<std::map<std::string, Local>> blocks_;
+};
+
+/// The state of checking one fn body.
+struct FnCtx {
+  FnInfo* fn = nullptr;
+  AxisScope axes;
+  ValueScope values;
+  bool in_spmd = false;
+  int loop_depth = 0;
+  bool saw_return = false;
+  /// Size variables only the result names, and what returns bound them to.
+  std::set<uint32_t> result_only;
+  std::map<uint32_t, Axis> result_binding;
+};
+
+/// Size variables of a callee bound at one call, and where.
+struct Binding {
+  std::map<uint32_t, Axis> vars;
+  std::map<uint32_t, diag::Span> where;
+  std::map<std::string, std::vector<Axis>> stars;  // `*s`
+};
+
+/// A builtin's argument as its rule sees it (calls.cpp).
+struct RuleArg {
+  bool present = false;
+  Type type;
+  diag::Span span;
+  const ast::Expr* expr = nullptr;
+  std::string keyword;  // extras: the keyword it was given with
+};
+
+/// One argument at a call site, already typed.
+struct CallArg {
+  std::string keyword;
+  Type type;
+  diag::Span span;
+  const ast::Expr* expr = nullptr;  // null when synthesised (method base)
+};
+
+class Checker {
+ public:
+  Checker(diag::SourceMap& sm, diag::Diagnostics& diags, const Options& opts);
+  std::unique_ptr<Program> run(std::vector<ast::Module> modules);
+
+  // ---- decls.cpp: global declarations.
+  void collect_globals();
+  void resolve_devices();
+  void resolve_dims();
+  void resolve_records();
+  void resolve_models();
+  void resolve_signatures();
+  void check_extern(const ast::FnDecl& f);
+  void check_gradients_reach_vjps();
+
+  // ---- resolve.cpp: types as written -> Types.
+  /// [fresh_vars]: unknown lowercase-or-any names become new size vars in
+  /// [scope] (signatures); otherwise they must already be in scope.
+  Type resolve_type(const ast::TypeExpr& t, AxisScope& scope, bool fresh_vars);
+  std::optional<Axis> resolve_axis(const ast::AxisExpr& a,
+                                   AxisScope& scope,
+                                   bool fresh_vars);
+  /// A name in axis position: alias/size var, then dim, then mesh axis.
+  std::optional<Axis> lookup_axis(const std::string& name,
+                                  const AxisScope& scope) const;
+  Axis fresh_var(const std::string& name);
+
+  // ---- fit.cpp: does an argument fit a parameter type?
+  /// Fits [arg] to [param], binding [param]'s size variables. Reports
+  /// E0303/E0304/E0307 at [at] naming [what] and returns false on error.
+  bool fit(const Type& param,
+           const Type& arg,
+           Binding& b,
+           diag::Span at,
+           const std::string& what);
+  /// [t] with [b]'s bindings put in; unbound variables become fresh ones
+  /// (recorded in [b], so each is replaced the same way everywhere).
+  Type substitute(const Type& t, Binding& b);
+  Axis substitute(const Axis& a, Binding& b);
+  std::vector<Axis> substitute(const std::vector<Axis>& shape, Binding& b);
+  /// Same shape and dtype (rebinding with `=`, model field assignment).
+  static bool same_type(const Type& a, const Type& b);
+
+  // ---- stmts.cpp: fn bodies.
+  void check_fn(FnInfo& fn);
+  void check_block(const ast::Block& b, FnCtx& c);
+  void check_stmt(const ast::Stmt& s, FnCtx& c);
+  void check_return(const ast::Stmt& s, FnCtx& c);
+  void check_condition(const ast::Expr& e, FnCtx& c);
+  Type element_type(const Type& iterable, diag::Span at);
+  void bind_targets(const std::vector<ast::NameTarget>& targets,
+                    const Type& t,
+                    diag::Span at,
+                    FnCtx& c,
+                    bool is_let);
+  /// E0401 unless [e] is a model/optimizer that may be changed here.
+  void require_mutable(const ast::Expr& e, FnCtx& c, const std::string& why);
+
+  // ---- exprs.cpp
+  Type check_expr(const ast::Expr& e, FnCtx& c);
+  Type check_name(const ast::Expr& e, FnCtx& c);
+  Type check_field(const ast::Expr& e, FnCtx& c);
+  Type check_index(const ast::Expr& e, FnCtx& c);
+  Type check_unary(const ast::Expr& e, FnCtx& c);
+  Type check_binary(const ast::Expr& e, FnCtx& c);
+  /// The type of `a op b` via the op's builtin rule (also `x op= e`).
+  Type binary_type(ast::BinaryOp op,
+                   const Type& a,
+                   const Type& b,
+                   diag::Span at,
+                   diag::Span a_span,
+                   diag::Span b_span);
+  Type field_of(const Type& base,
+                const std::string& name,
+                diag::Span at,
+                diag::Span name_span);
+  Type record(const ast::Expr& e, Type t, Resolution r = {});
+  /// A constant host value computed at check time.
+  std::optional<int64_t> const_int(const ast::Expr& e);
+  std::optional<double> const_float(const ast::Expr& e);
+  /// A type in value position: TypeLit, record/model/dtype name, sizes.
+  Type type_value(const ast::Expr& e, FnCtx& c);
+
+  // ---- calls.cpp
+  Type check_call(const ast::Expr& e, FnCtx& c);
+  Type call_user(const FnInfo& fn,
+                 const std::vector<CallArg>& args,
+                 diag::Span at,
+                 FnCtx* c);
+  Type call_builtin(const ops::OpDef& op,
+                    const ast::Expr& call,
+                    const ast::Expr* method_base,
+                    FnCtx& c);
+  Type call_fn_value(const Type& fn,
+                     const std::vector<Type>& args,
+                     diag::Span at,
+                     FnCtx* c);
+
+  /// Runs [op]'s shape rule on already-typed arguments (operators, and
+  /// builtin calls once their arguments are matched to params).
+  Type apply_rule(const ops::OpDef& op,
+                  std::vector<struct RuleArg> args,
+                  diag::Span at,
+                  FnCtx* c,
+                  std::vector<struct RuleArg> extras = {});
+
+  // ---- patterns.cpp
+  Type check_pattern_call(ops::Intrinsic kind,
+                          const ast::Expr& call,
+                          const std::vector<Type>& operands,
+                          const std::vector<diag::Span>& spans,
+                          FnCtx& c);
+
+  // ---- shared
+  diag::Diagnostic& error(diag::Code code,
+                          diag::Span span,
+                          std::string message,
+                          std::string label = {});
+  std::string text(diag::Span s) const { return std::string(sm_.text(s)); }
+  const FnInfo* find_fn(const std::string& name) const;
+  std::vector<std::string> value_names(const FnCtx* c) const;
+
+  diag::SourceMap& sm_;
+  diag::Diagnostics& diags_;
+  const Options& opts_;
+  std::unique_ptr<Program> prog_;
+  uint32_t next_var_ = 1;
+  std::map<std::string, const ast::DimDecl*> dim_decls_;
+  std::map<std::string, const ast::DataDecl*> data_decls_;
+  std::map<std::string, const ast::ModelDecl*> model_decls_;
+  std::map<std::string, const ast::FnDecl*> fn_decls_;
+  std::set<std::string> stdlib_names_;
+  std::map<std::string, AxisScope> sig_scopes_;  // each fn's signature axes
+  uint32_t stdlib_file_ = UINT32_MAX;
+  int depth_ = 0;  // expression recursion guard
+  /// value_and_grad/grad call sites: (differentiated fn, span), for E0310.
+  std::vector<std::pair<std::string, diag::Span>> grad_sites_;
+};
+
+/// The closest of [candidates] to [name] (edit distance <= 2), or "".
+std::string suggest(const std::string& name,
+                    const std::vector<std::string>& candidates);
+
+/// The standard library's source (models Linear, LayerNorm, ...).
+const char* stdlib_source();
+
+}  // namespace ss::check

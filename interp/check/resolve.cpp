@@ -1,0 +1,264 @@
+// Types as written (ast::TypeExpr) -> Types, resolving axis names.
+#include "interp/check/checker_impl.h"
+
+namespace ss::check {
+
+using diag::Code;
+
+std::optional<Axis> Checker::lookup_axis(const std::string& name,
+                                         const AxisScope& scope) const {
+  auto it = scope.names.find(name);
+  if (it != scope.names.end()) return it->second;
+  auto d = prog_->dims_.find(name);
+  if (d != prog_->dims_.end()) return Axis::dim(name, d->second);
+  if (dim_decls_.count(name)) return Axis::dim(name, -1);  // still resolving
+  return std::nullopt;
+}
+
+std::optional<Axis> Checker::resolve_axis(const ast::AxisExpr& a,
+                                          AxisScope& scope,
+                                          bool fresh_vars) {
+  std::optional<Axis> r;
+  switch (a.kind) {
+    case ast::AxisExpr::Kind::Literal:
+      if (a.value < 1) {
+        error(Code::E0303, a.span, "an axis size must be positive",
+              "size " + std::to_string(a.value));
+        return std::nullopt;
+      }
+      r = Axis::lit(a.value);
+      break;
+    case ast::AxisExpr::Kind::Name:
+    case ast::AxisExpr::Kind::Star: {
+      std::string key = a.kind == ast::AxisExpr::Kind::Star ? "*" + a.name
+                                                             : a.name;
+      r = lookup_axis(key, scope);
+      if (!r) {
+        bool is_mesh = false;
+        for (const MeshAxis& m : prog_->mesh_) is_mesh |= m.name == a.name;
+        if (is_mesh && a.kind == ast::AxisExpr::Kind::Name) {
+          error(Code::E0303, a.span,
+                "`" + a.name + "` is a mesh axis, not an axis of a tensor",
+                "mesh axis here")
+              .help("split a tensor axis over it instead: `[m/" + a.name +
+                    "]`");
+          return std::nullopt;
+        }
+        if (!fresh_vars) {
+          std::vector<std::string> cands;
+          for (const auto& [n, v] : prog_->dims_) cands.push_back(n);
+          for (const auto& [n, v] : scope.names) cands.push_back(n);
+          auto& d = error(Code::E0201, a.span,
+                          "unknown axis `" + a.name + "`",
+                          "not a dim or an axis in scope");
+          std::string s = suggest(a.name, cands);
+          if (!s.empty()) d.help("did you mean `" + s + "`?");
+          return std::nullopt;
+        }
+        r = fresh_var(key);
+        scope.names[key] = *r;
+      }
+      break;
+    }
+    case ast::AxisExpr::Kind::Group: {
+      std::vector<Axis> items;
+      for (const ast::AxisExpr& i : a.items) {
+        auto x = resolve_axis(i, scope, fresh_vars);
+        if (!x) return std::nullopt;
+        items.push_back(*x);
+      }
+      r = Axis::group(std::move(items));
+      break;
+    }
+  }
+  if (r && !a.split.empty()) {
+    for (const std::string& m : a.split) {
+      bool found = false;
+      for (const MeshAxis& ma : prog_->mesh_) found |= ma.name == m;
+      if (!found) {
+        error(Code::E2002, a.span,
+              "`" + m + "` is not an axis of the mesh",
+              prog_->mesh_.empty() ? "the program declares no mesh"
+                                   : "not in the mesh")
+            .help("declare the mesh: `mesh " + m + "=2`");
+        return std::nullopt;
+      }
+    }
+    r->split = a.split;
+  }
+  return r;
+}
+
+namespace {
+
+const char* const kGenericNames[] = {"AdamW", "SGD",  "Grads", "Dataset",
+                                     "Batches", "Axis", "list"};
+
+}  // namespace
+
+Type Checker::resolve_type(const ast::TypeExpr& t,
+                           AxisScope& scope,
+                           bool fresh_vars) {
+  switch (t.kind) {
+    case ast::TypeExpr::Kind::Tuple: {
+      std::vector<Type> elems;
+      for (const ast::TypeExpr& e : t.elems)
+        elems.push_back(resolve_type(e, scope, fresh_vars));
+      return Type::tuple(std::move(elems));
+    }
+    case ast::TypeExpr::Kind::Tensor: {
+      std::vector<Axis> shape;
+      bool bad = false;
+      for (const ast::AxisExpr& a : t.axes) {
+        auto x = resolve_axis(a, scope, fresh_vars);
+        if (!x) bad = true;
+        else shape.push_back(*x);
+      }
+      if (bad) return Type::error();
+      if (t.elem.empty()) return Type::tensor(std::move(shape));
+      if (auto dt = types::dtype_from_name(t.elem))
+        return Type::tensor(std::move(shape), *dt);
+      if (const types::RecordInfo* r = prog_->record(t.elem)) {
+        if (shape.size() != 1) {
+          error(Code::E0303, t.span,
+                "a batch of records has exactly one axis: `[b] " + t.elem +
+                    "`",
+                "found " + std::to_string(shape.size()) + " axes");
+          return Type::error();
+        }
+        Type b = Type::of(TK::Batch);
+        b.record = r;
+        b.shape = std::move(shape);
+        return b;
+      }
+      if (const types::ModelInfo* m = prog_->model(t.elem)) {
+        Type mt = Type::of(TK::Model);
+        mt.model = m;
+        mt.stack = std::move(shape);
+        return mt;
+      }
+      auto& d = error(Code::E0201, t.elem_span,
+                      "unknown element type `" + t.elem + "`",
+                      "not a dtype, record or model");
+      d.help("dtypes are f32 f64 bf16 f16 i32 i64 bool");
+      return Type::error();
+    }
+    case ast::TypeExpr::Kind::Named:
+      break;
+  }
+  const std::string& n = t.name;
+  auto no_args = [&]() {
+    if (t.has_args)
+      error(Code::E0303, t.span, "`" + n + "` takes no type arguments",
+            "remove `[...]`");
+  };
+  if (auto dt = types::dtype_from_name(n)) {
+    no_args();
+    return Type::scalar(*dt);
+  }
+  static const std::pair<const char*, TK> kSimple[] = {
+      {"int", TK::Int},   {"float", TK::Float}, {"str", TK::Str},
+      {"Mode", TK::Mode}, {"Logs", TK::Logs},   {"Sink", TK::Sink},
+      {"fn", TK::Fn}};
+  for (const auto& [word, kind] : kSimple)
+    if (n == word) {
+      no_args();
+      Type r = Type::of(kind);
+      r.open = kind == TK::Logs;
+      return r;
+    }
+  auto one_arg_name = [&](const char* what) -> const ast::AxisExpr* {
+    if (t.args.size() != 1 || t.args[0].kind != ast::AxisExpr::Kind::Name) {
+      error(Code::E0303, t.span,
+            "`" + n + "` takes one " + what + ": `" + n + "[...]`",
+            "expected one " + std::string(what));
+      return nullptr;
+    }
+    return &t.args[0];
+  };
+  if (n == "AdamW" || n == "SGD" || n == "Grads") {
+    const ast::AxisExpr* a = one_arg_name("model");
+    if (!a) return Type::error();
+    const types::ModelInfo* m = prog_->model(a->name);
+    if (!m) {
+      error(Code::E0201, a->span, "unknown model `" + a->name + "`",
+            "not a model");
+      return Type::error();
+    }
+    Type r = Type::of(n == "Grads" ? TK::Grads : TK::Optim);
+    r.model = m;
+    r.optim_kind = n == "SGD" ? types::OptimKind::SGD : types::OptimKind::AdamW;
+    return r;
+  }
+  if (n == "Dataset" || n == "Batches") {
+    const ast::AxisExpr* a = one_arg_name("record");
+    if (!a) return Type::error();
+    const types::RecordInfo* r = prog_->record(a->name);
+    if (!r) {
+      error(Code::E0201, a->span, "unknown data record `" + a->name + "`",
+            "not a `data` declaration");
+      return Type::error();
+    }
+    Type ty = Type::of(n == "Dataset" ? TK::Dataset : TK::Batches);
+    ty.record = r;
+    return ty;
+  }
+  if (n == "Axis") {
+    if (t.args.size() != 1) {
+      error(Code::E0303, t.span, "`Axis` takes one axis: `Axis[d]`",
+            "expected one axis");
+      return Type::error();
+    }
+    auto x = resolve_axis(t.args[0], scope, fresh_vars);
+    if (!x) return Type::error();
+    Type r = Type::of(TK::AxisArg);
+    r.shape = {*x};
+    return r;
+  }
+  if (n == "list") {
+    const ast::AxisExpr* a = one_arg_name("element type");
+    if (!a) return Type::error();
+    ast::TypeExpr inner;
+    inner.kind = ast::TypeExpr::Kind::Named;
+    inner.span = a->span;
+    inner.name = a->name;
+    return Type::list(resolve_type(inner, scope, fresh_vars));
+  }
+  if (const types::ModelInfo* m = prog_->model(n)) {
+    Type r = Type::of(TK::Model);
+    r.model = m;
+    if (t.args.size() != m->dim_params.size()) {
+      error(Code::E0303, t.span,
+            "model `" + n + "` takes " + std::to_string(m->dim_params.size()) +
+                " dim argument(s), found " + std::to_string(t.args.size()),
+            m->dim_params.empty() ? "write `" + n + "`"
+                                  : "write `" + n + "[...]`");
+      return Type::error();
+    }
+    for (const ast::AxisExpr& a : t.args) {
+      auto x = resolve_axis(a, scope, fresh_vars);
+      if (!x) return Type::error();
+      r.model_args.push_back(*x);
+    }
+    return r;
+  }
+  if (const types::RecordInfo* r = prog_->record(n)) {
+    no_args();
+    Type ty = Type::of(TK::Record);
+    ty.record = r;
+    return ty;
+  }
+  std::vector<std::string> cands = {"f32", "f64", "bf16", "f16", "i32",
+                                    "i64", "bool", "int", "float", "str",
+                                    "Mode", "Logs", "Sink", "fn"};
+  for (const char* g : kGenericNames) cands.push_back(g);
+  for (const auto& [mn, _] : prog_->models_) cands.push_back(mn);
+  for (const auto& [rn, _] : prog_->records_) cands.push_back(rn);
+  auto& d = error(Code::E0201, t.span, "unknown type `" + n + "`",
+                  "not a dtype, model, record or builtin type");
+  std::string s = suggest(n, cands);
+  if (!s.empty()) d.help("did you mean `" + s + "`?");
+  return Type::error();
+}
+
+}  // namespace ss::check

@@ -1,0 +1,370 @@
+// Fn bodies: statements, scopes, returns, `mut`.
+#include "interp/check/checker_impl.h"
+
+namespace ss::check {
+
+using diag::Code;
+
+void Checker::check_fn(FnInfo& fn) {
+  FnCtx c;
+  c.fn = &fn;
+  c.axes = sig_scopes_[fn.name];
+  c.in_spmd = fn.decl->is_spmd;
+  c.values.push();
+  // Size variables that only the result names are bound by the returns.
+  std::set<uint32_t> in_params;
+  std::function<void(const Type&)> collect = [&](const Type& t) {
+    auto add = [&](const Axis& a, auto&& self) -> void {
+      if (a.kind == Axis::Kind::Var) in_params.insert(a.var);
+      for (const Axis& i : a.items) self(i, self);
+    };
+    for (const Axis& a : t.shape) add(a, add);
+    for (const Axis& a : t.model_args) add(a, add);
+    for (const Axis& a : t.stack) add(a, add);
+    for (const Type& e : t.elems) collect(e);
+  };
+  for (const ParamInfo& p : fn.params) collect(p.type);
+  for (const auto& [name, ax] : c.axes.names)
+    if (ax.kind == Axis::Kind::Var && !in_params.count(ax.var))
+      c.result_only.insert(ax.var);
+  for (const ParamInfo& p : fn.params) {
+    c.values.declare(p.name, {p.type, p.decl->name_span, true, p.mut});
+    if (p.decl->default_value) {
+      Type dt = check_expr(*p.decl->default_value, c);
+      Binding b;
+      fit(p.type, dt, b, p.decl->default_value->span,
+          "the default of `" + p.name + "`");
+    }
+  }
+  if (fn.decl->expr_body) {
+    Type t = check_expr(*fn.decl->expr_body, c);
+    if (fn.has_result) {
+      Binding b;
+      for (const auto& [name, ax] : c.axes.names)
+        if (ax.kind == Axis::Kind::Var && !c.result_only.count(ax.var))
+          b.vars[ax.var] = ax;
+      fit(fn.result, t, b, fn.decl->expr_body->span,
+          "the result of `" + fn.name + "`");
+      if (t.kind == TK::Logs && fn.result.kind == TK::Logs)
+        fn.inferred_logs = t;
+    }
+  } else {
+    check_block(fn.decl->body, c);
+    if (fn.has_result && !c.saw_return && fn.result.kind != TK::Unit &&
+        !fn.result.is_error())
+      error(Code::E0303, fn.decl->name_span,
+            "`" + fn.name + "` must return " + fn.result.str() +
+                " but has no `return`",
+            "declared here");
+  }
+}
+
+void Checker::check_block(const ast::Block& b, FnCtx& c) {
+  c.values.push();
+  for (const ast::StmtPtr& s : b)
+    if (s) check_stmt(*s, c);
+  c.values.pop();
+}
+
+void Checker::check_condition(const ast::Expr& e, FnCtx& c) {
+  Type t = check_expr(e, c);
+  if (t.is_error() || t.kind == TK::Bool) return;
+  if (t.kind == TK::Tensor) {
+    if (!t.shape.empty())
+      error(Code::E0303, e.span,
+            "a condition must be a 0-d bool, found " + t.str(),
+            "has axes " + types::shape_str(t.shape))
+          .help("reduce it first: any(...) or all(...)");
+    else if (t.dtype != types::DType::Bool)
+      error(Code::E0304, e.span,
+            std::string("a condition must be bool, found ") +
+                types::dtype_name(t.dtype),
+            "this is " + t.str())
+          .help("compare it: `x > 0`");
+    return;
+  }
+  if (t.kind == TK::Int || t.kind == TK::Float) return;  // truthiness
+  error(Code::E0303, e.span, "a condition must be a bool, found " + t.str(),
+        "not a bool");
+}
+
+Type Checker::element_type(const Type& it, diag::Span at) {
+  switch (it.kind) {
+    case TK::Error:
+      return it;
+    case TK::List:
+      return it.elems.empty() ? Type::error() : it.elems[0];
+    case TK::Batches: {
+      Type b = Type::of(TK::Batch);
+      b.record = it.record;
+      b.shape = {fresh_var("b")};
+      return b;
+    }
+    case TK::Dataset: {
+      Type r = Type::of(TK::Record);
+      r.record = it.record;
+      return r;
+    }
+    case TK::Tuple: {
+      if (it.elems.empty()) return Type::error();
+      for (const Type& e : it.elems)
+        if (!same_type(e, it.elems[0])) {
+          error(Code::E0303, at,
+                "a loop over a tuple needs items of one type, found " +
+                    it.str(),
+                "mixed item types");
+          return Type::error();
+        }
+      return it.elems[0];
+    }
+    case TK::Model:
+      if (!it.stack.empty()) {
+        Type m = it;
+        m.stack.erase(m.stack.begin());
+        return m;
+      }
+      break;
+    case TK::Tensor:
+      if (!it.shape.empty()) {
+        Type t = it;
+        t.shape.erase(t.shape.begin());
+        return t;
+      }
+      break;
+    default:
+      break;
+  }
+  error(Code::E0303, at, "cannot loop over " + it.str(),
+        "not a list, range, dataset, batches or stacked model")
+      .help("loop over range(n), a list, ds.batches(n) or m.blocks");
+  return Type::error();
+}
+
+void Checker::bind_targets(const std::vector<ast::NameTarget>& targets,
+                           const Type& t,
+                           diag::Span at,
+                           FnCtx& c,
+                           bool is_let) {
+  std::vector<Type> parts;
+  if (targets.size() == 1) {
+    parts.push_back(t);
+  } else if (t.is_error()) {
+    parts.assign(targets.size(), Type::error());
+  } else if (t.kind == TK::Tuple && t.elems.size() == targets.size()) {
+    parts = t.elems;
+  } else {
+    error(Code::E0303, at,
+          "cannot unpack " + t.str() + " into " +
+              std::to_string(targets.size()) + " names",
+          t.kind == TK::Tuple
+              ? "a " + std::to_string(t.elems.size()) + "-tuple"
+              : "not a tuple");
+    parts.assign(targets.size(), Type::error());
+  }
+  for (size_t i = 0; i < targets.size(); ++i) {
+    const ast::NameTarget& n = targets[i];
+    if (n.name == "_") continue;
+    if (dim_decls_.count(n.name) || lookup_axis(n.name, {}).has_value()) {
+      error(Code::E0202, n.span,
+            "`" + n.name + "` shadows the dim `" + n.name + "`",
+            "a local may not shadow a dim")
+          .help("rename the local");
+      continue;
+    }
+    bool mesh = false;
+    for (const MeshAxis& m : prog_->mesh_) mesh |= m.name == n.name;
+    if (mesh) {
+      error(Code::E0202, n.span,
+            "`" + n.name + "` shadows the mesh axis `" + n.name + "`",
+            "a local may not shadow a mesh axis");
+      continue;
+    }
+    const Local* prev = c.values.declare(n.name, {parts[i], n.span, false, true});
+    if (prev) {
+      error(Code::E0202, n.span,
+            "`" + n.name + "` is already declared in this block",
+            is_let ? "declared again" : "loop variable declared again")
+          .note("first declared here", prev->span)
+          .help("use `" + n.name + " = ...` to rebind it");
+    } else if (c.fn) {
+      c.fn->locals.push_back({n.name, parts[i]});
+    }
+  }
+}
+
+void Checker::require_mutable(const ast::Expr& e,
+                              FnCtx& c,
+                              const std::string& why) {
+  // The root of a place: `m` in `m.sub.w`, `m.blocks[i]`.
+  const ast::Expr* root = &e;
+  while (root->kind == ast::Expr::Kind::Field ||
+         root->kind == ast::Expr::Kind::Index)
+    root = root->lhs.get();
+  if (!root || root->kind != ast::Expr::Kind::Name) return;
+  Local* l = c.values.find(root->name);
+  if (!l || !l->is_param || l->mut) return;
+  error(Code::E0401, e.span,
+        "`" + root->name + "` is changed here (" + why +
+            "), but the parameter is not `mut`",
+        "changes `" + root->name + "`")
+      .note("parameter declared here", l->span)
+      .help("declare it `mut " + root->name + ": ...`");
+}
+
+void Checker::check_return(const ast::Stmt& s, FnCtx& c) {
+  c.saw_return = true;
+  FnInfo* fn = c.fn;
+  Type t = s.value ? check_expr(*s.value, c) : Type::of(TK::Unit);
+  if (!fn) return;
+  if (!fn->has_result) {
+    if (s.value && !t.is_error() && t.kind != TK::Unit)
+      error(Code::E0303, s.value->span,
+            "`" + fn->name + "` declares no result but returns " + t.str(),
+            "returned here")
+          .help("declare it: `-> " + t.str() + "`");
+    return;
+  }
+  if (!s.value) {
+    error(Code::E0303, s.span,
+          "`" + fn->name + "` must return " + fn->result.str(),
+          "returns nothing");
+    return;
+  }
+  // The fn's own size variables are themselves; result-only ones are bound
+  // by the first return and must agree after.
+  Binding b;
+  b.vars = c.result_binding;
+  for (const auto& [name, ax] : c.axes.names)
+    if (ax.kind == Axis::Kind::Var && !c.result_only.count(ax.var))
+      b.vars.emplace(ax.var, ax);
+  if (fit(fn->result, t, b, s.value->span,
+          "the result of `" + fn->name + "`")) {
+    for (const auto& [id, ax] : b.vars) c.result_binding.emplace(id, ax);
+  }
+  if (fn->result.kind == TK::Logs && t.kind == TK::Logs && !t.open) {
+    if (!fn->inferred_logs) fn->inferred_logs = t;
+  }
+}
+
+void Checker::check_stmt(const ast::Stmt& s, FnCtx& c) {
+  using K = ast::Stmt::Kind;
+  switch (s.kind) {
+    case K::Let: {
+      Type t = s.value ? check_expr(*s.value, c) : Type::error();
+      if (s.annotation) {
+        Type want = resolve_type(*s.annotation, c.axes, true);
+        Binding b;
+        for (const auto& [name, ax] : c.axes.names)
+          if (ax.kind == Axis::Kind::Var) b.vars[ax.var] = ax;
+        if (s.value) fit(want, t, b, s.value->span, "the value");
+        if (!want.is_error()) t = want;
+      }
+      bind_targets(s.targets, t, s.value ? s.value->span : s.span, c, true);
+      return;
+    }
+    case K::Assign:
+    case K::AugAssign: {
+      if (!s.target || !s.value) return;
+      Type v = check_expr(*s.value, c);
+      const ast::Expr& tgt = *s.target;
+      if (tgt.kind == ast::Expr::Kind::Name) {
+        Local* l = c.values.find(tgt.name);
+        if (!l) {
+          std::vector<std::string> cands = value_names(&c);
+          auto& d = error(Code::E0201, tgt.span,
+                          "`" + tgt.name + "` is not declared",
+                          "assigned before `let`");
+          std::string sg = suggest(tgt.name, cands);
+          d.help(sg.empty() ? "declare it: `let " + tgt.name + " = ...`"
+                            : "did you mean `" + sg + "`?");
+          return;
+        }
+        record(tgt, l->type);
+        if (s.kind == K::AugAssign)  // x += e keeps x's type, as x = x + e
+          v = binary_type(s.aug_op, l->type, v, s.span, tgt.span,
+                          s.value->span);
+        if (!same_type(l->type, v))
+          error(Code::E0303, s.value->span,
+                "`" + tgt.name + "` is " + l->type.str() +
+                    " and `=` keeps its type, but this is " + v.str(),
+                "this is " + v.str())
+              .note("declared here", l->span)
+              .help("declare a new name with `let`");
+        return;
+      }
+      if (tgt.kind == ast::Expr::Kind::Field) {
+        Type base = check_expr(*tgt.lhs, c);
+        Type ft = check_expr(tgt, c);
+        if (base.kind == TK::Model) {
+          require_mutable(*tgt.lhs, c, "a field is assigned");
+          if (!ft.is_error() && !v.is_error() && s.kind == K::Assign &&
+              !(ft.kind == TK::Tensor && v.kind == TK::Tensor &&
+                ft.shape == v.shape && ft.dtype == v.dtype) &&
+              !same_type(ft, v))
+            error(Code::E0402, s.value->span,
+                  "field `" + tgt.name + "` of " + base.str() + " is " +
+                      ft.str() + ", but this is " + v.str(),
+                  "this is " + v.str())
+                .help("a model field keeps its type");
+        } else if (!base.is_error()) {
+          error(Code::E0303, tgt.span,
+                "only a model's fields can be assigned; this is a field of " +
+                    base.str(),
+                "values are immutable");
+        }
+        return;
+      }
+      if (tgt.kind == ast::Expr::Kind::Index) {
+        Type t = check_expr(tgt, c);
+        (void)t;
+        error(Code::E0303, tgt.span,
+              "tensors are immutable: an indexed element cannot be assigned",
+              "cannot assign here")
+            .help("use put(x, i, v, over=A) to make a changed copy");
+        return;
+      }
+      error(Code::E0101, tgt.span, "cannot assign to this expression",
+            "not a name or a model field");
+      return;
+    }
+    case K::If:
+      for (const ast::IfBranch& br : s.branches) {
+        if (br.cond) check_condition(*br.cond, c);
+        check_block(br.body, c);
+      }
+      return;
+    case K::For: {
+      Type it = s.iter ? check_expr(*s.iter, c) : Type::error();
+      Type el = element_type(it, s.iter ? s.iter->span : s.span);
+      c.values.push();
+      bind_targets(s.targets, el, s.span, c, false);
+      ++c.loop_depth;
+      check_block(s.body, c);
+      --c.loop_depth;
+      c.values.pop();
+      return;
+    }
+    case K::While:
+      if (s.cond) check_condition(*s.cond, c);
+      ++c.loop_depth;
+      check_block(s.body, c);
+      --c.loop_depth;
+      return;
+    case K::Break:
+    case K::Continue:
+      if (c.loop_depth == 0)
+        error(Code::E0101, s.span,
+              std::string("`") + (s.kind == K::Break ? "break" : "continue") +
+                  "` outside a loop",
+              "not in a for or while");
+      return;
+    case K::Return:
+      check_return(s, c);
+      return;
+    case K::Expr:
+      if (s.value) check_expr(*s.value, c);
+      return;
+  }
+}
+
+}  // namespace ss::check

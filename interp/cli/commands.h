@@ -1,0 +1,27 @@
+#pragma once
+// The `ss` subcommands. Each takes its arguments (after the command word)
+// and returns the process exit code of cli.md: 0 ok, 1 static error,
+// 2 runtime error, 3 WorkerError, 64 usage.
+
+#include <string>
+#include <vector>
+
+namespace ss::cli {
+
+constexpr int kExitOk = 0;
+constexpr int kExitStatic = 1;
+constexpr int kExitRuntime = 2;
+constexpr int kExitWorker = 3;
+constexpr int kExitUsage = 64;
+
+int cmd_check(const std::vector<std::string>& args);
+int cmd_conformance(const std::vector<std::string>& args);
+
+/// Parses `-D NAME=SIZE` into [name], [size]; false when malformed.
+bool parse_dim_override(const std::string& text,
+                        std::string& name,
+                        int64_t& size);
+/// Whether [spec] is a device list: `cpu`, `cpu[0 1 2]`, `cuda[0 1]`.
+bool valid_device_spec(const std::string& spec);
+
+}  // namespace ss::cli

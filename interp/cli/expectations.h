@@ -1,0 +1,35 @@
+#pragma once
+// A conformance case's expectations, read from its `#` comments:
+//   # expect: ok
+//   # expect: error E0302 at 14        (or at 14:12; one line per error)
+//   # expect: runtime DomainError
+//   # tolerance: 1e-5
+//   # devices: cpu[0 1 2]
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ss::cli {
+
+struct ExpectedError {
+  std::string code;  // "E0302"
+  uint32_t line = 0;
+  uint32_t column = 0;  // 0: any column
+};
+
+struct Expectation {
+  enum class Kind { Ok, Error, Runtime };
+  Kind kind = Kind::Ok;
+  std::vector<ExpectedError> errors;
+  std::string runtime_kind;
+  std::optional<double> tolerance;
+  std::vector<std::string> devices;
+};
+
+/// Reads every expectation comment of [text]. On a malformed or missing
+/// header returns nullopt and says why in [why].
+std::optional<Expectation> parse_expectations(const std::string& text,
+                                              std::string& why);
+
+}  // namespace ss::cli

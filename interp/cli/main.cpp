@@ -1,0 +1,50 @@
+// `ss`: the ShapeScript command. See ../shared/spec/cli.md.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "interp/cli/commands.h"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: ss COMMAND [ARGS]\n"
+    "\n"
+    "  check FILE [--devices SPEC] [--json] [--types] [-D NAME=SIZE]...\n"
+    "        check a program: every static error, or nothing and exit 0\n"
+    "  conformance [DIR] [--devices SPEC]... [--filter GLOB]\n"
+    "        run the conformance suite (default DIR: conformance/)\n"
+    "  --version | --help | COMMAND --help\n"
+    "\n"
+    "Exit codes: 0 ok, 1 static error, 2 runtime error, 3 WorkerError, "
+    "64 usage.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    std::cerr << kUsage;
+    return ss::cli::kExitUsage;
+  }
+  const std::string cmd = args[0];
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (cmd == "--version") {
+    std::cout << "ss (ShapeScript) 0.1.0\n";
+    return 0;
+  }
+  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+    std::cout << kUsage;
+    return 0;
+  }
+  if (cmd == "check") return ss::cli::cmd_check(rest);
+  if (cmd == "conformance") return ss::cli::cmd_conformance(rest);
+  if (cmd == "run" || cmd == "explain" || cmd == "repl" || cmd == "lsp") {
+    std::cerr << "ss " << cmd
+              << ": this build has the front end only (ss check); evaluation "
+                 "and the other commands are not built yet\n";
+    return ss::cli::kExitUsage;
+  }
+  std::cerr << "ss: unknown command '" << cmd << "'\n\n" << kUsage;
+  return ss::cli::kExitUsage;
+}

@@ -1,0 +1,249 @@
+#include "ops/core/shape_algebra.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace ss::ops {
+
+using K = Type::Kind;
+
+bool any_error(std::initializer_list<const Type*> ts) {
+  for (const Type* t : ts)
+    if (t->is_error()) return true;
+  return false;
+}
+
+int category(DType d) {
+  if (d == DType::Bool) return 0;
+  return types::is_int(d) ? 1 : 2;
+}
+
+int category(const Type& t) {
+  switch (t.kind) {
+    case K::Bool:
+      return 0;
+    case K::Int:
+      return 1;
+    case K::Float:
+      return 2;
+    case K::Tensor:
+      return category(t.dtype);
+    default:
+      return 2;
+  }
+}
+
+DType default_dtype(int cat) {
+  return cat == 0 ? DType::Bool : cat == 1 ? DType::I64 : DType::F32;
+}
+
+DType tensor_dtype(const Type& t) {
+  if (t.is_tensor()) return t.dtype;
+  return default_dtype(category(t));
+}
+
+std::string describe(RuleCtx& ctx, size_t i) {
+  return ctx.text(i) + ": " + ctx.type(i).str();
+}
+
+void normalize_names(std::vector<std::string>& v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+}
+
+std::vector<std::string> union_varying(std::initializer_list<const Type*> ts) {
+  std::vector<std::string> v;
+  for (const Type* t : ts)
+    if (t->is_tensor()) v.insert(v.end(), t->varying.begin(), t->varying.end());
+  normalize_names(v);
+  return v;
+}
+
+void add_varying(std::vector<std::string>& v, const std::string& name) {
+  v.push_back(name);
+  normalize_names(v);
+}
+
+DType float_result(DType d) {
+  return types::is_float(d) ? d : DType::F32;
+}
+
+DType sum_result(DType d) {
+  return types::is_float(d) ? d : DType::I64;
+}
+
+namespace {
+// torch.result_type's priority: dimensioned tensors, then 0-d tensors,
+// then host scalars.
+int priority(const Type& t) {
+  if (!t.is_tensor()) return 0;
+  return t.shape.empty() ? 1 : 2;
+}
+}  // namespace
+
+Type result_dtype(const Type& a, const Type& b, Arith arith) {
+  if (!a.is_tensor() && !b.is_tensor()) {
+    if (arith == Arith::TrueDiv || a.kind == K::Float || b.kind == K::Float)
+      return Type::of(K::Float);
+    return Type::of(K::Int);
+  }
+  DType d;
+  int pa = priority(a), pb = priority(b);
+  if (pa == pb) {
+    d = types::promote(a.dtype, b.dtype);
+  } else {
+    const Type& hi = pa > pb ? a : b;
+    const Type& lo = pa > pb ? b : a;
+    if (category(lo) > category(hi))
+      d = lo.is_tensor() ? lo.dtype : default_dtype(category(lo));
+    else
+      d = hi.dtype;
+  }
+  if (arith == Arith::TrueDiv && !types::is_float(d)) d = DType::F32;
+  return Type::scalar(d);
+}
+
+std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b,
+                                      const Axis** bad_a, const Axis** bad_b) {
+  size_t n = std::max(a.size(), b.size());
+  Shape out(n);
+  for (size_t k = 0; k < n; ++k) {
+    // k counts from the right.
+    const Axis* x = k < a.size() ? &a[a.size() - 1 - k] : nullptr;
+    const Axis* y = k < b.size() ? &b[b.size() - 1 - k] : nullptr;
+    Axis& r = out[n - 1 - k];
+    if (!x) {
+      r = *y;
+    } else if (!y) {
+      r = *x;
+    } else if (*x == *y) {
+      r = *x;
+    } else if (x->is_one()) {
+      r = *y;
+    } else if (y->is_one()) {
+      r = *x;
+    } else {
+      if (bad_a) *bad_a = x;
+      if (bad_b) *bad_b = y;
+      return std::nullopt;
+    }
+  }
+  return out;
+}
+
+std::optional<Type> broadcast(RuleCtx& ctx, const Type& a, const Type& b,
+                              diag::Span span_a, diag::Span span_b,
+                              std::string_view label, Arith arith) {
+  static const Shape kEmpty;
+  const Shape& sa = a.is_tensor() ? a.shape : kEmpty;
+  const Shape& sb = b.is_tensor() ? b.shape : kEmpty;
+  const Axis* x = nullptr;
+  const Axis* y = nullptr;
+  auto shape = broadcast_shapes(sa, sb, &x, &y);
+  if (!shape) {
+    std::string l(label);
+    if (l.empty()) l = a.str() + " with " + b.str();
+    ctx.error(diag::Code::E0301, diag::Span::cover(span_a, span_b),
+              "cannot broadcast " + types::shape_str(sa) + " with " +
+                  types::shape_str(sb) + ": " + x->str_sized() + " vs " +
+                  y->str_sized(),
+              l);
+    return std::nullopt;
+  }
+  Type r = result_dtype(a, b, arith);
+  if (!r.is_tensor()) return r;
+  r.shape = std::move(*shape);
+  r.varying = union_varying({&a, &b});
+  return r;
+}
+
+Shape remove_axes(const Shape& shape, const std::vector<size_t>& positions) {
+  Shape out;
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (std::find(positions.begin(), positions.end(), i) == positions.end())
+      out.push_back(shape[i]);
+  return out;
+}
+
+bool same_axis_base(const Axis& a, const Axis& b) {
+  Axis x = a, y = b;
+  x.split.clear();
+  y.split.clear();
+  return x == y;
+}
+
+std::optional<int64_t> static_numel(const Shape& shape) {
+  int64_t n = 1;
+  for (const Axis& a : shape) {
+    auto s = a.static_size();
+    if (!s) return std::nullopt;
+    n *= *s;
+  }
+  return n;
+}
+
+bool require_tensor(RuleCtx& ctx, size_t i, bool host_ok) {
+  const Type& t = ctx.type(i);
+  if (t.is_error()) return false;
+  if (t.is_tensor() || (host_ok && t.is_host_number())) return true;
+  ctx.error(diag::Code::E0303, ctx.span(i),
+            std::string(ctx.op_name()) + " needs a tensor, but " + ctx.text(i) +
+                " is " + t.str(),
+            describe(ctx, i));
+  return false;
+}
+
+bool require_kind(RuleCtx& ctx, size_t i, Type::Kind k, const char* what) {
+  const Type& t = ctx.type(i);
+  if (t.is_error()) return false;
+  if (t.kind == k) return true;
+  ctx.error(diag::Code::E0303, ctx.span(i),
+            std::string(ctx.op_name()) + " needs " + what + ", but " +
+                ctx.text(i) + " is " + t.str(),
+            describe(ctx, i));
+  return false;
+}
+
+bool require_number(RuleCtx& ctx, size_t i, bool zero_d_ok) {
+  const Type& t = ctx.type(i);
+  if (t.is_error()) return false;
+  if (t.is_host_number() || (zero_d_ok && t.is_tensor() && t.rank() == 0))
+    return true;
+  ctx.error(diag::Code::E0303, ctx.span(i),
+            std::string(ctx.op_name()) + " needs a number, but " +
+                ctx.text(i) + " is " + t.str(),
+            describe(ctx, i));
+  return false;
+}
+
+std::optional<size_t> over_one(RuleCtx& ctx, size_t i, const Shape& shape) {
+  auto pos = ctx.over(i, shape);
+  if (!pos) return std::nullopt;
+  if (pos->size() != 1) {
+    ctx.error(diag::Code::E0303, ctx.span(i),
+              std::string(ctx.op_name()) +
+                  " works along one axis, but over= names " +
+                  std::to_string(pos->size()),
+              "over=" + ctx.text(i));
+    return std::nullopt;
+  }
+  return (*pos)[0];
+}
+
+std::optional<Axis> size_arg(RuleCtx& ctx, size_t i) {
+  auto n = ctx.const_int(i);
+  if (!n) return std::nullopt;
+  std::string text = ctx.text(i);
+  bool ident = !text.empty() && !std::isdigit(static_cast<unsigned char>(text[0]));
+  for (char c : text)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) ident = false;
+  if (ident) return Axis::dim(text, *n);
+  return Axis::lit(*n);
+}
+
+Type as_tensor(const Type& t) {
+  if (t.is_tensor()) return t;
+  return Type::scalar(tensor_dtype(t));
+}
+
+}  // namespace ss::ops

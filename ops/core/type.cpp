@@ -1,0 +1,303 @@
+#include "ops/core/type.h"
+
+// Note [Axis identity]
+// Two axes are equal when they are the same dim, the same size variable
+// (by id: each call of a fn gets fresh ids), the same literal, or equal
+// groups. A dim and a literal of the same size are *not* equal: `[b 784]`
+// does not fit `[b D]`; that is what catches swapped axes. An alias (a
+// pattern label bound to an axis) is the axis it names, carrying its written
+// name in `label` only so messages and printing use what the user wrote.
+
+namespace ss::types {
+
+Axis Axis::dim(std::string name, int64_t size) {
+  Axis a;
+  a.kind = Kind::Dim;
+  a.name = std::move(name);
+  a.size = size;
+  return a;
+}
+
+Axis Axis::lit(int64_t n) {
+  Axis a;
+  a.kind = Kind::Lit;
+  a.size = n;
+  return a;
+}
+
+Axis Axis::variable(uint32_t id, std::string name) {
+  Axis a;
+  a.kind = Kind::Var;
+  a.var = id;
+  a.name = std::move(name);
+  return a;
+}
+
+Axis Axis::group(std::vector<Axis> items) {
+  Axis a;
+  a.kind = Kind::Group;
+  a.items = std::move(items);
+  int64_t p = 1;
+  for (const Axis& i : a.items) {
+    auto s = i.static_size();
+    if (!s) {
+      p = -1;
+      break;
+    }
+    p *= *s;
+  }
+  a.size = p;
+  return a;
+}
+
+std::optional<int64_t> Axis::static_size() const {
+  switch (kind) {
+    case Kind::Dim:
+    case Kind::Lit:
+      if (size >= 0) return size;
+      return std::nullopt;
+    case Kind::Group: {
+      int64_t p = 1;
+      for (const Axis& i : items) {
+        auto s = i.static_size();
+        if (!s) return std::nullopt;
+        p *= *s;
+      }
+      return p;
+    }
+    case Kind::Var:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+namespace {
+std::string split_suffix(const std::vector<std::string>& split) {
+  if (split.empty()) return "";
+  if (split.size() == 1) return "/" + split[0];
+  std::string s = "/(";
+  for (size_t i = 0; i < split.size(); ++i) s += (i ? " " : "") + split[i];
+  return s + ")";
+}
+}  // namespace
+
+std::string Axis::str() const {
+  std::string s;
+  if (!label.empty()) {
+    s = label;
+  } else {
+    switch (kind) {
+      case Kind::Dim:
+      case Kind::Var:
+        s = name;
+        break;
+      case Kind::Lit:
+        s = std::to_string(size);
+        break;
+      case Kind::Group:
+        s = "(";
+        for (size_t i = 0; i < items.size(); ++i)
+          s += (i ? " " : "") + items[i].str();
+        s += ")";
+        break;
+    }
+  }
+  return s + split_suffix(split);
+}
+
+std::string Axis::str_sized() const {
+  auto n = static_size();
+  if (kind == Kind::Lit || !n) return str();
+  return str() + " (" + std::to_string(*n) + ")";
+}
+
+bool operator==(const Axis& a, const Axis& b) {
+  if (a.kind != b.kind || a.split != b.split) return false;
+  switch (a.kind) {
+    case Axis::Kind::Dim:
+      return a.name == b.name;
+    case Axis::Kind::Var:
+      return a.var == b.var;
+    case Axis::Kind::Lit:
+      return a.size == b.size;
+    case Axis::Kind::Group:
+      return a.items == b.items;
+  }
+  return false;
+}
+
+std::string shape_str(const std::vector<Axis>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? " " : "") + shape[i].str();
+  return s + "]";
+}
+
+Type Type::of(Kind k) {
+  Type t;
+  t.kind = k;
+  return t;
+}
+
+Type Type::tensor(std::vector<Axis> shape, DType dtype) {
+  Type t;
+  t.kind = Kind::Tensor;
+  t.shape = std::move(shape);
+  t.dtype = dtype;
+  return t;
+}
+
+Type Type::tuple(std::vector<Type> elems) {
+  Type t;
+  t.kind = Kind::Tuple;
+  t.elems = std::move(elems);
+  return t;
+}
+
+Type Type::list(Type elem) {
+  Type t;
+  t.kind = Kind::List;
+  t.elems.push_back(std::move(elem));
+  return t;
+}
+
+namespace {
+std::string model_str(const Type& t) {
+  std::string s;
+  if (!t.stack.empty()) s = shape_str(t.stack) + " ";
+  s += t.model ? t.model->name : "?";
+  if (!t.model_args.empty()) {
+    s += "[";
+    for (size_t i = 0; i < t.model_args.size(); ++i)
+      s += (i ? " " : "") + t.model_args[i].str();
+    s += "]";
+  }
+  return s;
+}
+}  // namespace
+
+std::string Type::str() const {
+  switch (kind) {
+    case Kind::Error:
+      return "<error>";
+    case Kind::Unit:
+      return "()";
+    case Kind::Int:
+      return "int";
+    case Kind::Float:
+      return "float";
+    case Kind::Str:
+      return "str";
+    case Kind::Bool:
+      return "bool (host)";
+    case Kind::Tensor: {
+      std::string s;
+      if (shape.empty())
+        s = dtype_name(dtype);
+      else
+        s = shape_str(shape) +
+            (dtype == DType::F32 ? "" : std::string(" ") + dtype_name(dtype));
+      if (!varying.empty()) {
+        s += "{";
+        for (size_t i = 0; i < varying.size(); ++i)
+          s += (i ? " " : "") + varying[i];
+        s += "}";
+      }
+      return s;
+    }
+    case Kind::Tuple: {
+      std::string s = "(";
+      for (size_t i = 0; i < elems.size(); ++i)
+        s += (i ? ", " : "") + elems[i].str();
+      if (elems.size() == 1) s += ",";
+      return s + ")";
+    }
+    case Kind::List:
+      return "list[" + (elems.empty() ? std::string("?") : elems[0].str()) +
+             "]";
+    case Kind::Fn:
+      return remat ? "fn (remat " + fn_name + ")" : "fn " + fn_name;
+    case Kind::Record:
+      return record ? record->name : "?";
+    case Kind::Batch:
+      return shape_str(shape) + " " + (record ? record->name : "?");
+    case Kind::Model:
+      return model_str(*this);
+    case Kind::Optim:
+      return std::string(optim_kind == OptimKind::SGD ? "SGD" : "AdamW") +
+             "[" + (model ? model->name : "?") + "]";
+    case Kind::Grads:
+      return "Grads[" + (model ? model->name : std::string("?")) + "]";
+    case Kind::Mode:
+      return "Mode";
+    case Kind::Logs:
+      return "Logs";
+    case Kind::Dataset:
+      return "Dataset[" + (record ? record->name : std::string("?")) + "]";
+    case Kind::Batches:
+      return "Batches[" + (record ? record->name : std::string("?")) + "]";
+    case Kind::Sink:
+      return "Sink";
+    case Kind::AxisArg:
+      return "Axis[" + (shape.empty() ? std::string("?") : shape[0].str()) +
+             "]";
+    case Kind::TypeValue:
+      return "type " + (elems.empty() ? std::string("?") : elems[0].str());
+    case Kind::Init:
+      return "initialiser";
+  }
+  return "?";
+}
+
+const FieldInfo* RecordInfo::field(const std::string& n) const {
+  for (const FieldInfo& f : fields)
+    if (f.name == n) return &f;
+  return nullptr;
+}
+
+const FieldInfo* ModelInfo::field(const std::string& n) const {
+  for (const FieldInfo& f : fields)
+    if (f.name == n) return &f;
+  return nullptr;
+}
+
+Axis substitute_dims(const Axis& a,
+                     const std::vector<std::string>& names,
+                     const std::vector<Axis>& values) {
+  if (a.kind == Axis::Kind::Dim) {
+    for (size_t i = 0; i < names.size() && i < values.size(); ++i)
+      if (names[i] == a.name) {
+        Axis r = values[i];
+        if (!a.split.empty()) r.split = a.split;
+        return r;
+      }
+    return a;
+  }
+  if (a.kind == Axis::Kind::Group) {
+    std::vector<Axis> items;
+    for (const Axis& i : a.items)
+      items.push_back(substitute_dims(i, names, values));
+    Axis g = Axis::group(std::move(items));
+    g.split = a.split;
+    g.label = a.label;
+    return g;
+  }
+  return a;
+}
+
+Type model_field_type(const Type& m, const FieldInfo& f) {
+  Type t = f.type;
+  const auto& names = m.model->dim_params;
+  for (Axis& a : t.shape) a = substitute_dims(a, names, m.model_args);
+  for (Axis& a : t.model_args) a = substitute_dims(a, names, m.model_args);
+  for (Axis& a : t.stack) a = substitute_dims(a, names, m.model_args);
+  if (!m.stack.empty()) {
+    if (t.kind == Type::Kind::Tensor)
+      t.shape.insert(t.shape.begin(), m.stack.begin(), m.stack.end());
+    else if (t.kind == Type::Kind::Model)
+      t.stack.insert(t.stack.begin(), m.stack.begin(), m.stack.end());
+  }
+  return t;
+}
+
+}  // namespace ss::types

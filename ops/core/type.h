@@ -1,0 +1,159 @@
+#pragma once
+// The type vocabulary shared by the checker, the builtin shape rules and,
+// later, evaluation: named shapes ([b D]), dtypes, and the other kinds of
+// value a ShapeScript program handles. See Note [Axis identity] in type.cpp.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "interp/diag/source.h"
+#include "ops/core/dtype.h"
+
+namespace ss::types {
+
+/// One axis of a named shape.
+struct Axis {
+  enum class Kind : uint8_t { Dim, Var, Lit, Group };
+  Kind kind = Kind::Lit;
+  std::string name;                // Dim: the dim; Var: its declared name
+  uint32_t var = 0;                // Var: identity, unique per checker run
+  int64_t size = -1;               // Dim, Lit: size; Group: product if known
+  std::vector<Axis> items;         // Group, outer first
+  std::vector<std::string> split;  // spmd: mesh axes it is split over
+  std::string label;               // an alias's written name (printing only)
+
+  static Axis dim(std::string name, int64_t size);
+  static Axis lit(int64_t n);
+  static Axis variable(uint32_t id, std::string name);
+  static Axis group(std::vector<Axis> items);
+
+  /// The size when the type fixes it (dims, literals, groups of those).
+  std::optional<int64_t> static_size() const;
+  /// As written in a type: the label if any, else `D`, `b`, `3`, `(H Dh)`,
+  /// with `/x` or `/(x y)` for a split.
+  std::string str() const;
+  /// Like str(), with dims' sizes: `D (784)`, for messages.
+  std::string str_sized() const;
+  bool is_one() const { return kind == Kind::Lit && size == 1; }
+};
+
+/// Identity, not spelling: labels are ignored; splits must agree.
+bool operator==(const Axis& a, const Axis& b);
+inline bool operator!=(const Axis& a, const Axis& b) { return !(a == b); }
+
+/// `[b D]`.
+std::string shape_str(const std::vector<Axis>& shape);
+
+struct Type;
+struct RecordInfo;
+struct ModelInfo;
+
+enum class OptimKind { SGD, AdamW };
+
+/// A value's type. Only the members of its kind are meaningful.
+struct Type {
+  enum class Kind : uint8_t {
+    Error,      // an error was reported already: fits everything, silently
+    Unit,       // a statement-like call's result
+    Int,        // host int
+    Float,      // host float
+    Str,        // host string
+    Bool,       // host bool (true, false, comparisons of host values)
+    Tensor,     // shape + dtype (+ varying mesh axes in spmd fns)
+    Tuple,      // elems
+    List,       // elems[0] is the element type (Error when empty)
+    Fn,         // a function value: fn_name (+ remat)
+    Record,     // one record of `record`
+    Batch,      // [b] Record: shape[0] is the batch axis
+    Model,      // model (+ model_args, stack)
+    Optim,      // optim_kind over model
+    Grads,      // gradients of model
+    Mode,       // Train(seed=) / Eval
+    Logs,       // named values (fields); open when unknown
+    Dataset,    // of record
+    Batches,    // of record
+    Sink,
+    AxisArg,    // an axis passed by name: shape[0]
+    TypeValue,  // a type in value position: elems[0]
+    Init,       // an initialiser (`normal(std=0.02)`), only in model fields
+  };
+  Kind kind = Kind::Error;
+
+  std::vector<Axis> shape;            // Tensor, Batch (axis 0), AxisArg
+  DType dtype = DType::F32;           // Tensor
+  std::vector<std::string> varying;   // Tensor in spmd fns, sorted
+  std::vector<Type> elems;            // Tuple, List, TypeValue
+  const RecordInfo* record = nullptr; // Record, Batch, Dataset, Batches
+  const ModelInfo* model = nullptr;   // Model, Optim, Grads
+  std::vector<Axis> model_args;       // Model: `Dense[D Hd]`
+  std::vector<Axis> stack;            // Model: `[L] Block` leading axes
+  OptimKind optim_kind = OptimKind::SGD;
+  std::string fn_name;                // Fn
+  bool remat = false;                 // Fn
+  std::vector<std::pair<std::string, Type>> fields;  // Logs
+  bool open = false;                  // Logs whose fields are unknown
+
+  static Type error() { return Type{}; }
+  static Type of(Kind k);
+  static Type tensor(std::vector<Axis> shape, DType dtype = DType::F32);
+  static Type scalar(DType dtype) { return tensor({}, dtype); }
+  static Type tuple(std::vector<Type> elems);
+  static Type list(Type elem);
+
+  bool is_error() const { return kind == Kind::Error; }
+  bool is_tensor() const { return kind == Kind::Tensor; }
+  bool is_host_number() const {
+    return kind == Kind::Int || kind == Kind::Float || kind == Kind::Bool;
+  }
+  /// A tensor or a host number: what arithmetic takes.
+  bool is_numeric() const { return is_tensor() || is_host_number(); }
+  size_t rank() const { return shape.size(); }
+
+  /// As written in a signature: `[b D]`, `[b C] i64`, `f32`, `Mlp`,
+  /// `AdamW[Mlp]`, `(f32, Grads[Mlp])`, `[m/x]{x}`.
+  std::string str() const;
+};
+
+/// A record or model field.
+struct FieldInfo {
+  std::string name;
+  diag::Span span;
+  Type type;
+  bool buffer = false;  // models: state that is not trained
+  // Records: the domain `in lo..hi`, when the checker could evaluate it.
+  std::optional<double> domain_lo, domain_hi;
+  bool domain_inclusive = false;
+  bool has_domain = false;
+};
+
+struct RecordInfo {
+  std::string name;
+  diag::Span span;
+  std::vector<FieldInfo> fields;
+  const FieldInfo* field(const std::string& n) const;
+};
+
+/// A model declaration. Fields refer to the model's dim parameters as
+/// Dim axes with size -1; Type::model_args substitutes them.
+struct ModelInfo {
+  std::string name;
+  diag::Span span;
+  std::vector<std::string> dim_params;
+  std::vector<FieldInfo> fields;
+  bool is_stdlib = false;
+  const FieldInfo* field(const std::string& n) const;
+};
+
+/// The type of field [f] of model type [m]: dim parameters substituted and
+/// the stack axes (`[L] Block`) prepended to tensors and sub-models.
+Type model_field_type(const Type& m, const FieldInfo& f);
+
+/// Replaces every Dim axis named like a key of [subst] by its value.
+Axis substitute_dims(const Axis& a,
+                     const std::vector<std::string>& names,
+                     const std::vector<Axis>& values);
+
+}  // namespace ss::types

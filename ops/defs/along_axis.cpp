@@ -1,0 +1,161 @@
+// Ops along one axis (over=): softmax log_softmax cumsum sort topk gather
+// scatter. None has a lowering across the batch axis (E1801 there).
+
+#include <cstring>
+
+#include "ops/core/shape_algebra.h"
+#include "ops/registry/op_def.h"
+
+namespace ss::ops {
+namespace {
+
+using diag::Code;
+
+Type keep_rule(RuleCtx& ctx) {
+  const Type& x = ctx.type(0);
+  if (x.is_error()) return Type::error();
+  if (!require_tensor(ctx, 0)) return Type::error();
+  if (!over_one(ctx, 1, x.shape)) return Type::error();
+  Type r = x;
+  if (std::strcmp(ctx.op_name(), "cumsum") == 0)
+    r.dtype = sum_result(x.dtype);
+  else
+    r.dtype = float_result(x.dtype);
+  return r;
+}
+
+Type sort_rule(RuleCtx& ctx) {
+  const Type& x = ctx.type(0);
+  if (x.is_error()) return Type::error();
+  if (!require_tensor(ctx, 0)) return Type::error();
+  if (!over_one(ctx, 1, x.shape)) return Type::error();
+  Type idx = x;
+  idx.dtype = DType::I64;
+  return Type::tuple({x, idx});
+}
+
+Type topk_rule(RuleCtx& ctx) {
+  const Type& x = ctx.type(0);
+  const Type& k = ctx.type(1);
+  if (any_error({&x, &k})) return Type::error();
+  if (!require_tensor(ctx, 0)) return Type::error();
+  if (k.kind != Type::Kind::Int) {
+    ctx.error(Code::E0303, ctx.span(1),
+              "topk's k is a host int, but " + ctx.text(1) + " is " + k.str(),
+              describe(ctx, 1));
+    return Type::error();
+  }
+  auto pos = over_one(ctx, 2, x.shape);
+  if (!pos) return Type::error();
+  Axis ax;
+  auto n = ctx.const_int(1);
+  if (!n) {
+    ax = ctx.fresh("k");
+  } else {
+    auto have = x.shape[*pos].static_size();
+    if (*n < 0 || (have && *n > *have)) {
+      ctx.error(Code::E0303, ctx.span(1),
+                "topk takes k = " + std::to_string(*n) + " of " +
+                    x.shape[*pos].str_sized(),
+                describe(ctx, 0));
+      return Type::error();
+    }
+    ax = Axis::lit(*n);
+  }
+  Type vals = x;
+  vals.shape[*pos] = ax;
+  Type idx = vals;
+  idx.dtype = DType::I64;
+  return Type::tuple({vals, idx});
+}
+
+bool require_int_index(RuleCtx& ctx, size_t i) {
+  const Type& t = ctx.type(i);
+  if (!require_tensor(ctx, i)) return false;
+  if (!types::is_int(t.dtype)) {
+    ctx.error(Code::E0304, ctx.span(i),
+              std::string(ctx.op_name()) + " needs int indices, but " +
+                  ctx.text(i) + " is " + t.str(),
+              describe(ctx, i));
+    return false;
+  }
+  return true;
+}
+
+bool same_rank(RuleCtx& ctx, size_t i, size_t j) {
+  if (ctx.type(i).rank() == ctx.type(j).rank()) return true;
+  ctx.error(Code::E0303, ctx.span(j),
+            std::string(ctx.op_name()) + " needs " + ctx.text(j) +
+                " to have as many axes as " + ctx.text(i),
+            describe(ctx, i) + ", " + describe(ctx, j));
+  return false;
+}
+
+Type gather_rule(RuleCtx& ctx) {
+  const Type& x = ctx.type(0);
+  const Type& idx = ctx.type(1);
+  if (any_error({&x, &idx})) return Type::error();
+  if (!require_tensor(ctx, 0) || !require_int_index(ctx, 1))
+    return Type::error();
+  if (!over_one(ctx, 2, x.shape)) return Type::error();
+  if (!same_rank(ctx, 0, 1)) return Type::error();
+  Type r = idx;
+  r.dtype = x.dtype;
+  r.varying = union_varying({&x, &idx});
+  return r;
+}
+
+Type scatter_rule(RuleCtx& ctx) {
+  const Type& x = ctx.type(0);
+  const Type& idx = ctx.type(1);
+  const Type& v = ctx.type(2);
+  if (any_error({&x, &idx, &v})) return Type::error();
+  if (!require_tensor(ctx, 0) || !require_int_index(ctx, 1) ||
+      !require_tensor(ctx, 2, true))
+    return Type::error();
+  if (!over_one(ctx, 3, x.shape)) return Type::error();
+  if (!same_rank(ctx, 0, 1)) return Type::error();
+  if (v.is_tensor() && v.rank() > 0 && v.shape != idx.shape) {
+    ctx.error(Code::E0303, ctx.span(2),
+              "scatter needs values shaped like the indices " +
+                  types::shape_str(idx.shape) + ", but " + ctx.text(2) +
+                  " is " + v.str(),
+              describe(ctx, 1) + ", " + describe(ctx, 2));
+    return Type::error();
+  }
+  Type r = x;
+  r.varying = union_varying({&x, &idx, &v});
+  return r;
+}
+
+constexpr ParamSpec kOver{"over", ParamKind::Axes, true};
+
+OpDef def(const char* name, std::vector<ParamSpec> params, ShapeRule rule,
+          const char* summary, bool diff = true) {
+  OpDef d{name, std::move(params), rule, summary};
+  d.batch = BatchRule::NoLowering;
+  d.differentiable = diff;
+  return d;
+}
+
+}  // namespace
+
+std::vector<OpDef> ops_along_axis() {
+  return {
+      def("softmax", {{"x"}, kOver}, keep_rule,
+          "exp(x) / sum(exp(x)) along over="),
+      def("log_softmax", {{"x"}, kOver}, keep_rule,
+          "log(softmax(x)) along over=, stably"),
+      def("cumsum", {{"x"}, kOver}, keep_rule, "running sum along over="),
+      def("sort", {{"x"}, kOver}, sort_rule,
+          "(values, indices) sorted ascending along over="),
+      def("topk", {{"x"}, {"k"}, kOver}, topk_rule,
+          "(values, indices) of the k largest along over=, a new axis of k"),
+      def("gather", {{"x"}, {"idx"}, kOver}, gather_rule,
+          "x's values at idx along over= (torch.gather); idx's shape"),
+      def("scatter", {{"x"}, {"idx"}, {"v"}, kOver}, scatter_rule,
+          "x with v written at idx along over= (torch.scatter)"),
+  };
+}
+
+}  // namespace ss::ops

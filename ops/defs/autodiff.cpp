@@ -1,0 +1,182 @@
+// Autodiff: value_and_grad grad clip_norm copy remat.
+//
+// aux= is keyword-only, so it is read from the extra keywords (the ops are
+// variadic: value_and_grad(loss, m, batch) passes batch to loss). Its value
+// is not visible to a rule (RuleCtx has no const_bool for extra keywords):
+// with aux= given, a function returning a 2-tuple is taken as aux=true.
+
+#include "ops/core/shape_algebra.h"
+#include "ops/registry/op_def.h"
+
+namespace ss::ops {
+namespace {
+
+using K = Type::Kind;
+using diag::Code;
+
+bool is_0d_float(const Type& t) {
+  return t.kind == K::Float ||
+         (t.is_tensor() && t.rank() == 0 && types::is_float(t.dtype));
+}
+
+/// The gradient type of [m]: Grads of a model, a tensor of a tensor.
+std::optional<Type> grads_of(RuleCtx& ctx, size_t i) {
+  const Type& m = ctx.type(i);
+  if (m.kind == K::Model) {
+    Type g = Type::of(K::Grads);
+    g.model = m.model;
+    g.model_args = m.model_args;
+    g.stack = m.stack;
+    return g;
+  }
+  if (m.is_tensor()) {
+    if (!types::is_float(m.dtype)) {
+      ctx.error(Code::E0304, ctx.span(i),
+                std::string(ctx.op_name()) +
+                    " differentiates with respect to floats, but " +
+                    ctx.text(i) + " is " + m.str(),
+                describe(ctx, i));
+      return std::nullopt;
+    }
+    return m;
+  }
+  ctx.error(Code::E0303, ctx.span(i),
+            std::string(ctx.op_name()) +
+                " differentiates with respect to a model or a tensor, but " +
+                ctx.text(i) + " is " + m.str(),
+            describe(ctx, i));
+  return std::nullopt;
+}
+
+/// Checks f(m, extras...) and returns (loss, aux or nullopt, grads), or
+/// nullopt when an error was reported (or an argument was already wrong).
+struct Diff {
+  Type loss;
+  std::optional<Type> aux;
+  Type grads;
+};
+
+std::optional<Diff> differentiate(RuleCtx& ctx) {
+  const Type& f = ctx.type(0);
+  const Type& m = ctx.type(1);
+  if (any_error({&f, &m})) return std::nullopt;
+  bool aux_given = false;
+  for (auto& [name, t] : ctx.extra_keywords()) {
+    if (name == "aux") {
+      if (t.is_error()) return std::nullopt;
+      if (t.kind != K::Bool) {
+        ctx.error(Code::E0303, ctx.call_span(),
+                  std::string(ctx.op_name()) + "'s aux= is true or false, "
+                  "not " + t.str());
+        return std::nullopt;
+      }
+      aux_given = true;
+    } else {
+      ctx.error(Code::E0305, ctx.call_span(),
+                std::string(ctx.op_name()) + " has no parameter " + name +
+                    " (its keyword is aux=)");
+      return std::nullopt;
+    }
+  }
+  if (!require_kind(ctx, 0, K::Fn, "a function")) return std::nullopt;
+  auto g = grads_of(ctx, 1);
+  if (!g) return std::nullopt;
+  std::vector<Type> args = {m};
+  for (size_t k = 0; k < ctx.extra_count(); ++k) {
+    if (ctx.extra_type(k).is_error()) return std::nullopt;
+    args.push_back(ctx.extra_type(k));
+  }
+  Type r = ctx.call_fn(f, args, ctx.call_span());
+  if (r.is_error()) return std::nullopt;
+  std::string fname = f.fn_name.empty() ? ctx.text(0) : f.fn_name;
+  Diff d{r, std::nullopt, *g};
+  if (aux_given && r.kind == K::Tuple && r.elems.size() == 2) {
+    d.loss = r.elems[0];
+    d.aux = r.elems[1];
+    if (d.loss.is_error()) return std::nullopt;
+  }
+  if (!is_0d_float(d.loss)) {
+    ctx.error(Code::E0309, ctx.span(0),
+              std::string(ctx.op_name()) +
+                  " needs a function returning a 0-d float" +
+                  (aux_given ? " (and its aux, with aux=true)" : "") +
+                  ", but " + fname + " returns " + r.str(),
+              ctx.text(0) + ": " + r.str());
+    return std::nullopt;
+  }
+  return d;
+}
+
+Type value_and_grad_rule(RuleCtx& ctx) {
+  auto d = differentiate(ctx);
+  if (!d) return Type::error();
+  if (d->aux) return Type::tuple({d->loss, *d->aux, d->grads});
+  return Type::tuple({d->loss, d->grads});
+}
+
+Type grad_rule(RuleCtx& ctx) {
+  auto d = differentiate(ctx);
+  if (!d) return Type::error();
+  if (d->aux) return Type::tuple({*d->aux, d->grads});
+  return d->grads;
+}
+
+Type clip_norm_rule(RuleCtx& ctx) {
+  const Type& g = ctx.type(0);
+  if (any_error({&g, &ctx.type(1)})) return Type::error();
+  if (g.kind != K::Grads && !g.is_tensor()) {
+    require_kind(ctx, 0, K::Grads, "gradients (Grads[M])");
+    return Type::error();
+  }
+  if (!require_number(ctx, 1)) return Type::error();
+  return g;
+}
+
+Type copy_rule(RuleCtx& ctx) {
+  const Type& m = ctx.type(0);
+  if (m.is_error()) return Type::error();
+  if (m.kind == K::Model || m.kind == K::Grads || m.is_tensor()) return m;
+  require_kind(ctx, 0, K::Model, "a model");
+  return Type::error();
+}
+
+Type remat_rule(RuleCtx& ctx) {
+  const Type& f = ctx.type(0);
+  if (f.is_error()) return Type::error();
+  if (!require_kind(ctx, 0, K::Fn, "a function")) return Type::error();
+  Type r = f;
+  r.remat = true;
+  return r;
+}
+
+OpDef def(const char* name, std::vector<ParamSpec> params, ShapeRule rule,
+          const char* summary) {
+  OpDef d{name, std::move(params), rule, summary};
+  d.differentiable = false;
+  return d;
+}
+
+}  // namespace
+
+std::vector<OpDef> ops_autodiff() {
+  OpDef vg = def("value_and_grad", {{"f"}, {"m"}}, value_and_grad_rule,
+                 "(f(m, args...), gradients w.r.t. m); aux=true: (loss, aux, "
+                 "grads)");
+  vg.variadic = vg.any_keywords = true;
+  OpDef g = def("grad", {{"f"}, {"m"}}, grad_rule,
+                "the gradients of f(m, args...) w.r.t. m; aux=true: (aux, "
+                "grads)");
+  g.variadic = g.any_keywords = true;
+  return {
+      vg,
+      g,
+      def("clip_norm", {{"g"}, {"max"}}, clip_norm_rule,
+          "gradients scaled so their global L2 norm is at most max"),
+      def("copy", {{"m"}}, copy_rule,
+          "an independent model with the same values"),
+      def("remat", {{"f"}}, remat_rule,
+          "f, recomputing its intermediates in the backward pass"),
+  };
+}
+
+}  // namespace ss::ops

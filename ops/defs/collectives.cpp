@@ -1,0 +1,348 @@
+// Collectives of spmd fns (spmd.md): psum pmean pmax pmin pvary all_gather
+// psum_scatter ppermute all_to_all axis_index axis_size. Only legal inside
+// an spmd fn (E2002). Varying sets and split lists follow spmd.md's
+// "Typing of split axes".
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+
+#include "ops/core/shape_algebra.h"
+#include "ops/registry/op_def.h"
+
+namespace ss::ops {
+namespace {
+
+using K = Type::Kind;
+using diag::Code;
+
+bool is(const char* a, const char* b) { return std::strcmp(a, b) == 0; }
+
+bool in_spmd(RuleCtx& ctx) {
+  if (ctx.in_spmd()) return true;
+  ctx.error(Code::E2002, ctx.call_span(),
+            std::string(ctx.op_name()) +
+                " is a collective and may only be used inside an spmd fn");
+  return false;
+}
+
+/// The mesh axes named by param [i]: `x`, `(x, y)` or `(x y)`. Read from
+/// the source text: a tuple of names is not an axis RuleCtx::axis resolves.
+std::optional<std::vector<std::string>> mesh_names(RuleCtx& ctx, size_t i,
+                                                   bool one = false) {
+  std::string text = ctx.text(i);
+  std::vector<std::string> names;
+  std::string cur;
+  for (char c : text) {
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') {
+      cur += c;
+    } else {
+      if (!cur.empty()) names.push_back(cur);
+      cur.clear();
+    }
+  }
+  if (!cur.empty()) names.push_back(cur);
+  if (names.empty() || (one && names.size() != 1)) {
+    ctx.error(Code::E2002, ctx.span(i),
+              std::string(ctx.op_name()) + " needs " +
+                  (one ? "one mesh axis" : "mesh axes") + ", not " + text,
+              text);
+    return std::nullopt;
+  }
+  for (const std::string& n : names) {
+    if (!ctx.mesh_axis(n)) {
+      ctx.error(Code::E2002, ctx.span(i),
+                std::string(ctx.op_name()) + " over " + n +
+                    ", which is not an axis of the mesh",
+                text);
+      return std::nullopt;
+    }
+  }
+  return names;
+}
+
+/// Applies [f] to every tensor in [t] (tuples and lists recursively).
+template <class F>
+Type map_tensors(const Type& t, F&& f) {
+  if (t.is_tensor()) return f(t);
+  if (t.kind == K::Tuple || t.kind == K::List) {
+    Type r = t;
+    for (Type& e : r.elems) e = map_tensors(e, f);
+    return r;
+  }
+  return t;
+}
+
+bool value_arg(RuleCtx& ctx, size_t i) {
+  const Type& v = ctx.type(i);
+  if (v.is_error()) return false;
+  if (v.is_numeric() || v.kind == K::Tuple || v.kind == K::List ||
+      v.kind == K::Grads)
+    return true;
+  require_tensor(ctx, i, true);
+  return false;
+}
+
+Type reduce_rule(RuleCtx& ctx) {
+  if (!in_spmd(ctx) || !value_arg(ctx, 0)) return Type::error();
+  auto names = mesh_names(ctx, 1);
+  if (!names) return Type::error();
+  bool mean = is(ctx.op_name(), "pmean");
+  bool add = is(ctx.op_name(), "pvary");
+  return map_tensors(ctx.type(0), [&](Type t) {
+    for (const std::string& n : *names) {
+      if (add) {
+        t.varying.push_back(n);
+      } else {
+        t.varying.erase(std::remove(t.varying.begin(), t.varying.end(), n),
+                        t.varying.end());
+      }
+    }
+    normalize_names(t.varying);
+    if (mean) t.dtype = float_result(t.dtype);
+    return t;
+  });
+}
+
+bool untiled(RuleCtx& ctx, size_t i) {
+  // No const_bool in RuleCtx: read the literal.
+  return ctx.has(i) && ctx.text(i) == "false";
+}
+
+/// The size of an axis's block: its static size over its split's sizes.
+std::optional<int64_t> block_size(RuleCtx& ctx, const Axis& a) {
+  auto s = a.static_size();
+  if (!s) return std::nullopt;
+  int64_t n = *s;
+  for (const std::string& m : a.split) {
+    auto k = ctx.mesh_axis(m);
+    if (!k || *k <= 0) return std::nullopt;
+    n /= *k;
+  }
+  return n;
+}
+
+/// Splits [a] further over mesh axis [x] (psum_scatter, all_to_all's
+/// split=): E2003 when a static block does not divide; an axis already
+/// split over x becomes a fresh size.
+std::optional<Axis> split_more(RuleCtx& ctx, const Axis& a,
+                               const std::string& x, int64_t nx, size_t at) {
+  if (std::find(a.split.begin(), a.split.end(), x) != a.split.end())
+    return ctx.fresh(a.name.empty() ? "n" : a.name);
+  auto b = block_size(ctx, a);
+  if (b && nx > 0 && *b % nx != 0) {
+    ctx.error(Code::E2003, ctx.span(at),
+              std::string(ctx.op_name()) + " splits " + a.str_sized() +
+                  " (a block of " + std::to_string(*b) + ") over " + x +
+                  " of size " + std::to_string(nx) + ", which does not divide",
+              describe(ctx, 0));
+    return std::nullopt;
+  }
+  Axis r = a;
+  r.split.push_back(x);
+  return r;
+}
+
+/// Joins [a]'s blocks over [x], which must be its split's last entry.
+std::optional<Axis> split_less(RuleCtx& ctx, const Axis& a,
+                               const std::string& x, size_t at) {
+  if (a.split.empty() || a.split.back() != x) {
+    ctx.error(Code::E2003, ctx.span(at),
+              std::string(ctx.op_name()) + " over " + x + " needs " +
+                  a.str() + " split over " + x + " last",
+              describe(ctx, 0));
+    return std::nullopt;
+  }
+  Axis r = a;
+  r.split.pop_back();
+  return r;
+}
+
+bool tensor_value(RuleCtx& ctx) {
+  return in_spmd(ctx) && !ctx.type(0).is_error() && require_tensor(ctx, 0);
+}
+
+Type all_gather_rule(RuleCtx& ctx) {
+  if (!tensor_value(ctx)) return Type::error();
+  auto names = mesh_names(ctx, 1, true);
+  if (!names) return Type::error();
+  const std::string& x = (*names)[0];
+  int64_t nx = *ctx.mesh_axis(x);
+  Type r = ctx.type(0);
+  if (untiled(ctx, 3)) {
+    r.shape.insert(r.shape.begin(), Axis::lit(nx));
+    return r;
+  }
+  if (!ctx.has(2)) {
+    ctx.error(Code::E0305, ctx.call_span(), "all_gather needs over=",
+              describe(ctx, 0));
+    return Type::error();
+  }
+  auto pos = over_one(ctx, 2, r.shape);
+  if (!pos) return Type::error();
+  auto a = split_less(ctx, r.shape[*pos], x, 2);
+  if (!a) return Type::error();
+  r.shape[*pos] = *a;
+  return r;
+}
+
+Type psum_scatter_rule(RuleCtx& ctx) {
+  if (!tensor_value(ctx)) return Type::error();
+  auto names = mesh_names(ctx, 1, true);
+  if (!names) return Type::error();
+  const std::string& x = (*names)[0];
+  int64_t nx = *ctx.mesh_axis(x);
+  Type r = ctx.type(0);
+  add_varying(r.varying, x);
+  if (untiled(ctx, 3)) {
+    auto s = r.rank() ? r.shape[0].static_size() : std::nullopt;
+    if (!s || *s != nx) {
+      ctx.error(Code::E2003, ctx.span(0),
+                "psum_scatter with tiled=false needs a leading axis of size " +
+                    std::to_string(nx) + " (|" + x + "|), but " +
+                    ctx.text(0) + " is " + r.str(),
+                describe(ctx, 0));
+      return Type::error();
+    }
+    r.shape.erase(r.shape.begin());
+    return r;
+  }
+  if (!ctx.has(2)) {
+    ctx.error(Code::E0305, ctx.call_span(), "psum_scatter needs over=",
+              describe(ctx, 0));
+    return Type::error();
+  }
+  auto pos = over_one(ctx, 2, r.shape);
+  if (!pos) return Type::error();
+  auto a = split_more(ctx, r.shape[*pos], x, nx, 2);
+  if (!a) return Type::error();
+  r.shape[*pos] = *a;
+  return r;
+}
+
+Type ppermute_rule(RuleCtx& ctx) {
+  if (!in_spmd(ctx) || !value_arg(ctx, 0)) return Type::error();
+  auto names = mesh_names(ctx, 1, true);
+  if (!names) return Type::error();
+  if (ctx.has(2) == ctx.has(3)) {
+    ctx.error(Code::E0305, ctx.call_span(),
+              "ppermute takes one of perm=[(src, dst), ...] and shift=k",
+              describe(ctx, 0));
+    return Type::error();
+  }
+  if (ctx.has(2)) {
+    const Type& p = ctx.type(2);
+    if (p.is_error()) return Type::error();
+    bool ok = p.kind == K::List || p.kind == K::Tuple;
+    if (ok && p.kind == K::List && !p.elems.empty()) {
+      const Type& e = p.elems[0];
+      ok = e.is_error() || (e.kind == K::Tuple && e.elems.size() == 2 &&
+                            e.elems[0].kind == K::Int &&
+                            e.elems[1].kind == K::Int);
+    }
+    if (!ok) {
+      ctx.error(Code::E0303, ctx.span(2),
+                "ppermute's perm= is a list of (source, destination) int "
+                "pairs, but " + ctx.text(2) + " is " + p.str(),
+                describe(ctx, 2));
+      return Type::error();
+    }
+  } else {
+    if (ctx.type(3).is_error()) return Type::error();
+    if (!require_kind(ctx, 3, K::Int, "an int shift")) return Type::error();
+  }
+  return ctx.type(0);
+}
+
+Type all_to_all_rule(RuleCtx& ctx) {
+  if (!tensor_value(ctx)) return Type::error();
+  auto names = mesh_names(ctx, 1, true);
+  if (!names) return Type::error();
+  const std::string& x = (*names)[0];
+  int64_t nx = *ctx.mesh_axis(x);
+  Type r = ctx.type(0);
+  auto sp = over_one(ctx, 2, r.shape);
+  if (!sp) return Type::error();
+  auto cp = over_one(ctx, 3, r.shape);
+  if (!cp) return Type::error();
+  if (untiled(ctx, 4)) {
+    auto s = r.shape[*sp].static_size();
+    if (!s || *s != nx) {
+      ctx.error(Code::E2003, ctx.span(2),
+                "all_to_all with tiled=false needs split= of size " +
+                    std::to_string(nx) + " (|" + x + "|), but it is " +
+                    r.shape[*sp].str_sized(),
+                describe(ctx, 0));
+      return Type::error();
+    }
+    return r;
+  }
+  if (*sp == *cp) return r;  // block size unchanged
+  auto a = split_more(ctx, r.shape[*sp], x, nx, 2);
+  if (!a) return Type::error();
+  auto b = split_less(ctx, r.shape[*cp], x, 3);
+  if (!b) return Type::error();
+  r.shape[*sp] = *a;
+  r.shape[*cp] = *b;
+  return r;
+}
+
+Type axis_index_rule(RuleCtx& ctx) {
+  if (!in_spmd(ctx)) return Type::error();
+  auto names = mesh_names(ctx, 0, true);
+  if (!names) return Type::error();
+  Type r = Type::scalar(DType::I32);
+  r.varying = *names;
+  return r;
+}
+
+Type axis_size_rule(RuleCtx& ctx) {
+  if (!in_spmd(ctx)) return Type::error();
+  auto names = mesh_names(ctx, 0, true);
+  if (!names) return Type::error();
+  return Type::of(K::Int);
+}
+
+OpDef def(const char* name, std::vector<ParamSpec> params, ShapeRule rule,
+          const char* summary, bool diff = true) {
+  OpDef d{name, std::move(params), rule, summary};
+  d.differentiable = diff;
+  return d;
+}
+
+}  // namespace
+
+std::vector<OpDef> ops_collectives() {
+  constexpr ParamSpec v{"v"};
+  constexpr ParamSpec axes{"axes", ParamKind::Axis};
+  constexpr ParamSpec axis{"axis", ParamKind::Axis};
+  constexpr ParamSpec over{"over", ParamKind::Axes, false};
+  constexpr ParamSpec tiled{"tiled", ParamKind::Value, false};
+  constexpr ParamKind V = ParamKind::Value;
+  return {
+      def("psum", {v, axes}, reduce_rule,
+          "sum over mesh axes; the result no longer varies over them"),
+      def("pmean", {v, axes}, reduce_rule, "mean over mesh axes"),
+      def("pmax", {v, axes}, reduce_rule, "maximum over mesh axes"),
+      def("pmin", {v, axes}, reduce_rule, "minimum over mesh axes"),
+      def("pvary", {v, axes}, reduce_rule,
+          "marks v as varying over mesh axes (no data moves)"),
+      def("all_gather", {v, axis, over, tiled}, all_gather_rule,
+          "joins the blocks of over= along a mesh axis: A/x -> A"),
+      def("psum_scatter", {v, axis, over, tiled}, psum_scatter_rule,
+          "sums over a mesh axis and keeps one block: A -> A/x"),
+      def("ppermute", {v, axis, {"perm", V, false}, {"shift", V, false}},
+          ppermute_rule, "sends blocks along a mesh axis by a permutation"),
+      def("all_to_all",
+          {v, axis, {"split", ParamKind::Axes}, {"concat", ParamKind::Axes},
+           tiled},
+          all_to_all_rule,
+          "block transpose: split= is cut and sent, concat= joined"),
+      def("axis_index", {axis}, axis_index_rule,
+          "this instance's index along a mesh axis, an i32", false),
+      def("axis_size", {axis}, axis_size_rule,
+          "the size of a mesh axis, a host int", false),
+  };
+}
+
+}  // namespace ss::ops

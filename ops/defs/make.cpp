@@ -1,0 +1,164 @@
+// Making tensors: tensor zeros ones full arange zeros_like ones_like causal.
+// zeros()/ones() without a type are the initialisers of model fields.
+
+#include <cstring>
+
+#include "ops/core/shape_algebra.h"
+#include "ops/registry/op_def.h"
+
+namespace ss::ops {
+namespace {
+
+using K = Type::Kind;
+using diag::Code;
+
+/// An optional dtype= argument (a TypeArg naming a dtype).
+std::optional<DType> dtype_arg(RuleCtx& ctx, size_t i, bool& bad) {
+  bad = false;
+  if (!ctx.has(i)) return std::nullopt;
+  Type t = ctx.type_arg(i);
+  if (t.is_error()) {
+    bad = true;
+    return std::nullopt;
+  }
+  if (!t.is_tensor() || t.rank() != 0) {
+    ctx.error(Code::E0303, ctx.span(i),
+              "dtype= is one of f32 f64 bf16 f16 i32 i64 bool, not " +
+                  ctx.text(i),
+              ctx.text(i));
+    bad = true;
+    return std::nullopt;
+  }
+  return t.dtype;
+}
+
+// tensor([[1, 2], [3, 4]]): a nested list of host numbers. The checker's
+// List type does not carry lengths, so each nesting level gets a fresh size
+// variable (see the report: the checker may substitute literal lengths).
+Type tensor_rule(RuleCtx& ctx) {
+  const Type& l = ctx.type(0);
+  if (l.is_error()) return Type::error();
+  Shape shape;
+  const Type* t = &l;
+  while (t->kind == K::List && !t->elems.empty()) {
+    shape.push_back(ctx.fresh("n"));
+    t = &t->elems[0];
+  }
+  if (t->is_error()) return Type::error();
+  DType d;
+  if (t->kind == K::Int)
+    d = DType::I64;
+  else if (t->kind == K::Float)
+    d = DType::F32;
+  else if (t->kind == K::Bool)
+    d = DType::Bool;
+  else if (t->is_tensor() && t->rank() == 0)
+    d = t->dtype;
+  else {
+    ctx.error(Code::E0303, ctx.span(0),
+              "tensor needs a (nested) list of numbers, but " + ctx.text(0) +
+                  " is " + l.str(),
+              describe(ctx, 0));
+    return Type::error();
+  }
+  bool bad;
+  auto dt = dtype_arg(ctx, 1, bad);
+  if (bad) return Type::error();
+  return Type::tensor(std::move(shape), dt ? *dt : d);
+}
+
+/// Param [i] as a tensor type argument (`[b D] f64`, `[2, 8, F]`).
+std::optional<Type> tensor_type_arg(RuleCtx& ctx, size_t i) {
+  Type t = ctx.type_arg(i);
+  if (t.is_error()) return std::nullopt;
+  if (!t.is_tensor()) {
+    ctx.error(Code::E0303, ctx.span(i),
+              std::string(ctx.op_name()) +
+                  " needs a tensor type or a list of sizes, but " +
+                  ctx.text(i) + " is " + t.str(),
+              ctx.text(i));
+    return std::nullopt;
+  }
+  return t;
+}
+
+Type zeros_ones_rule(RuleCtx& ctx) {
+  if (!ctx.has(0)) return Type::of(K::Init);  // `= zeros()` in a model
+  auto t = tensor_type_arg(ctx, 0);
+  if (!t) return Type::error();
+  return *t;
+}
+
+Type full_rule(RuleCtx& ctx) {
+  auto t = tensor_type_arg(ctx, 0);
+  if (ctx.type(1).is_error()) return Type::error();
+  if (!require_number(ctx, 1)) return Type::error();
+  if (!t) return Type::error();
+  t->varying = union_varying({&ctx.type(1)});
+  return *t;
+}
+
+Type arange_rule(RuleCtx& ctx) {
+  const Type& n = ctx.type(0);
+  if (n.is_error()) return Type::error();
+  if (n.kind != K::Int) {
+    ctx.error(Code::E0303, ctx.span(0),
+              "arange needs a count, an int, but " + ctx.text(0) + " is " +
+                  n.str(),
+              describe(ctx, 0));
+    return Type::error();
+  }
+  auto a = size_arg(ctx, 0);
+  return Type::tensor({a ? *a : ctx.fresh("n")}, DType::I64);
+}
+
+Type like_rule(RuleCtx& ctx) {
+  const Type& x = ctx.type(0);
+  if (x.is_error()) return Type::error();
+  if (x.kind == K::Grads || x.is_tensor()) return x;
+  if (x.is_host_number()) return Type::scalar(tensor_dtype(x));
+  require_tensor(ctx, 0);
+  return Type::error();
+}
+
+Type causal_rule(RuleCtx& ctx) {
+  auto n = ctx.axis(0);
+  auto m = ctx.axis(1);
+  if (!n || !m) return Type::error();
+  return Type::tensor({*n, *m}, DType::Bool);
+}
+
+OpDef def(const char* name, std::vector<ParamSpec> params, ShapeRule rule,
+          const char* summary) {
+  OpDef d{name, std::move(params), rule, summary};
+  d.differentiable = false;
+  return d;
+}
+
+}  // namespace
+
+std::vector<OpDef> ops_make() {
+  std::vector<OpDef> v = {
+      def("tensor", {{"values"}, {"dtype", ParamKind::TypeArg, false}},
+          tensor_rule,
+          "a tensor from a nested list literal (ints give i64, floats f32)"),
+      def("zeros", {{"type", ParamKind::TypeArg, false}}, zeros_ones_rule,
+          "zeros of a type; zeros() alone initialises a model field"),
+      def("ones", {{"type", ParamKind::TypeArg, false}}, zeros_ones_rule,
+          "ones of a type; ones() alone initialises a model field"),
+      def("full", {{"type", ParamKind::TypeArg}, {"v"}}, full_rule,
+          "a tensor of a type with every value v"),
+      def("arange", {{"n"}}, arange_rule, "0, 1, ..., n-1 as [n] i64"),
+      def("zeros_like", {{"x"}}, like_rule,
+          "zeros of x's type (tensors and Grads)"),
+      def("ones_like", {{"x"}}, like_rule,
+          "ones of x's type (tensors and Grads)"),
+      def("causal", {{"n", ParamKind::Axis}, {"m", ParamKind::Axis}},
+          causal_rule, "[n m] bool, true where column <= row (torch.tril)"),
+  };
+  // causal with the batch axis is E1801: the checker reads NoLowering.
+  v.back().batch = BatchRule::NoLowering;
+  return v;
+}
+
+}  // namespace ss::ops

@@ -1,0 +1,61 @@
+// Random tensors: rand(T, seed=) uniform in [0, 1), randn(T, seed=)
+// standard normal, drawn from (seed, call site, element index).
+
+#include "ops/core/shape_algebra.h"
+#include "ops/registry/op_def.h"
+
+namespace ss::ops {
+namespace {
+
+using diag::Code;
+
+Type rand_rule(RuleCtx& ctx) {
+  Type t = ctx.type_arg(0);
+  if (t.is_error()) return Type::error();
+  if (!t.is_tensor()) {
+    ctx.error(Code::E0303, ctx.span(0),
+              std::string(ctx.op_name()) +
+                  " needs a tensor type or a list of sizes, but " +
+                  ctx.text(0) + " is " + t.str(),
+              ctx.text(0));
+    return Type::error();
+  }
+  if (!types::is_float(t.dtype)) {
+    ctx.error(Code::E0304, ctx.span(0),
+              std::string(ctx.op_name()) + " draws floats, not " +
+                  types::dtype_name(t.dtype),
+              ctx.text(0));
+    return Type::error();
+  }
+  if (ctx.has(1)) {
+    const Type& s = ctx.type(1);
+    if (s.is_error()) return Type::error();
+    if (s.kind != Type::Kind::Int) {
+      ctx.error(Code::E0303, ctx.span(1),
+                "seed= is an int, but " + ctx.text(1) + " is " + s.str(),
+                describe(ctx, 1));
+      return Type::error();
+    }
+  }
+  return t;
+}
+
+OpDef def(const char* name, const char* summary) {
+  OpDef d{name,
+          {{"type", ParamKind::TypeArg}, {"seed", ParamKind::Value, false}},
+          rand_rule,
+          summary};
+  d.differentiable = false;
+  return d;
+}
+
+}  // namespace
+
+std::vector<OpDef> ops_random() {
+  return {
+      def("rand", "uniform values in [0, 1) of a type, keyed by seed="),
+      def("randn", "standard normal values of a type, keyed by seed="),
+  };
+}
+
+}  // namespace ss::ops

@@ -1,0 +1,393 @@
+// Shape ops: concat stack take put roll pad reshape to size, and the
+// pattern ops rearrange/split (typed by the checker; split's rule here is
+// its Dataset overload, ds.split(0.9)).
+
+#include "ops/core/shape_algebra.h"
+#include "ops/registry/op_def.h"
+
+namespace ss::ops {
+namespace {
+
+using K = Type::Kind;
+using diag::Code;
+
+/// The tensors of a List or Tuple argument (a List gives its one element
+/// type, [count] nullopt).
+bool seq_elems(RuleCtx& ctx, size_t i, std::vector<Type>& out,
+               std::optional<size_t>& count) {
+  const Type& xs = ctx.type(i);
+  if (xs.is_error()) return false;
+  if (xs.kind == K::Tuple) {
+    out = xs.elems;
+    count = xs.elems.size();
+  } else if (xs.kind == K::List && !xs.elems.empty()) {
+    out = {xs.elems[0]};
+    count = std::nullopt;
+  } else {
+    ctx.error(Code::E0303, ctx.span(i),
+              std::string(ctx.op_name()) +
+                  " needs a list or tuple of tensors, but " + ctx.text(i) +
+                  " is " + xs.str(),
+              describe(ctx, i));
+    return false;
+  }
+  for (const Type& t : out) {
+    if (t.is_error()) return false;
+    if (!t.is_tensor()) {
+      ctx.error(Code::E0303, ctx.span(i),
+                std::string(ctx.op_name()) + " needs tensors, but " +
+                    ctx.text(i) + " holds " + t.str(),
+                describe(ctx, i));
+      return false;
+    }
+  }
+  if (out.empty()) {
+    ctx.error(Code::E0303, ctx.span(i),
+              std::string(ctx.op_name()) + " needs at least one tensor",
+              describe(ctx, i));
+    return false;
+  }
+  return true;
+}
+
+Type concat_rule(RuleCtx& ctx) {
+  std::vector<Type> xs;
+  std::optional<size_t> count;
+  if (!seq_elems(ctx, 0, xs, count)) return Type::error();
+  auto pos = over_one(ctx, 1, xs[0].shape);
+  if (!pos) return Type::error();
+  Type r = xs[0];
+  int64_t total = 0;
+  bool all_static = count.has_value();
+  for (const Type& t : xs) {
+    Shape a = remove_axes(r.shape, {*pos});
+    Shape b = t.rank() == r.rank() ? remove_axes(t.shape, {*pos}) : t.shape;
+    if (t.rank() != r.rank() || a != b) {
+      ctx.error(Code::E0303, ctx.span(0),
+                "concat needs tensors equal except along " +
+                    r.shape[*pos].str() + ", but has " + xs[0].str() +
+                    " and " + t.str(),
+                describe(ctx, 0));
+      return Type::error();
+    }
+    auto s = t.shape[*pos].static_size();
+    if (!s) all_static = false;
+    else total += *s;
+    r.dtype = types::promote(r.dtype, t.dtype);
+    r.varying.insert(r.varying.end(), t.varying.begin(), t.varying.end());
+  }
+  normalize_names(r.varying);
+  // With as=, the checker names the new size variable as written.
+  if (all_static)
+    r.shape[*pos] = Axis::lit(total);
+  else
+    r.shape[*pos] = ctx.fresh(ctx.has(2) ? ctx.text(2) : "m");
+  return r;
+}
+
+Type stack_rule(RuleCtx& ctx) {
+  std::vector<Type> xs;
+  std::optional<size_t> count;
+  if (!seq_elems(ctx, 0, xs, count)) return Type::error();
+  Type r = xs[0];
+  for (const Type& t : xs) {
+    if (t.shape != r.shape) {
+      ctx.error(Code::E0303, ctx.span(0),
+                "stack needs tensors of one shape, but has " + xs[0].str() +
+                    " and " + t.str(),
+                describe(ctx, 0));
+      return Type::error();
+    }
+    r.dtype = types::promote(r.dtype, t.dtype);
+    r.varying.insert(r.varying.end(), t.varying.begin(), t.varying.end());
+  }
+  normalize_names(r.varying);
+  Axis n;
+  if (ctx.has(1)) {
+    auto a = ctx.axis(1);
+    if (!a) return Type::error();
+    n = *a;
+    if (count && n.static_size() && *n.static_size() != (int64_t)*count) {
+      ctx.error(Code::E0303, ctx.span(1),
+                "stack's new axis " + n.str_sized() + " does not fit " +
+                    std::to_string(*count) + " tensors",
+                describe(ctx, 0));
+      return Type::error();
+    }
+  } else if (count) {
+    n = Axis::lit((int64_t)*count);
+  } else {
+    n = ctx.fresh("n");
+  }
+  r.shape.insert(r.shape.begin(), n);
+  return r;
+}
+
+/// An index argument: a host int, a 0-d int tensor, or an int tensor.
+bool check_index(RuleCtx& ctx, size_t i) {
+  const Type& t = ctx.type(i);
+  if (t.kind == K::Int) return true;
+  if (t.is_tensor() && types::is_int(t.dtype)) return true;
+  ctx.error(t.is_tensor() ? Code::E0304 : Code::E0303, ctx.span(i),
+            std::string(ctx.op_name()) + " needs an int index, but " +
+                ctx.text(i) + " is " + t.str(),
+            describe(ctx, i));
+  return false;
+}
+
+bool need_over(RuleCtx& ctx, size_t i) {
+  if (ctx.has(i)) return true;
+  ctx.error(Code::E0305, ctx.call_span(),
+            std::string(ctx.op_name()) + " on a tensor needs over=",
+            describe(ctx, 0));
+  return false;
+}
+
+/// x's shape with the axis at [pos] taken by index type [idx].
+Shape indexed_shape(const Shape& x, size_t pos, const Type& idx) {
+  Shape out(x.begin(), x.begin() + pos);
+  if (idx.is_tensor()) out.insert(out.end(), idx.shape.begin(), idx.shape.end());
+  out.insert(out.end(), x.begin() + pos + 1, x.end());
+  return out;
+}
+
+Type take_rule(RuleCtx& ctx) {
+  const Type& x = ctx.type(0);
+  const Type& i = ctx.type(1);
+  if (any_error({&x, &i})) return Type::error();
+  if (x.kind == K::Dataset) {  // ds.take(n)
+    if (i.kind != K::Int) {
+      ctx.error(Code::E0303, ctx.span(1),
+                "take of a dataset needs a count, an int, but " +
+                    ctx.text(1) + " is " + i.str(),
+                describe(ctx, 1));
+      return Type::error();
+    }
+    return x;
+  }
+  if (!require_tensor(ctx, 0) || !check_index(ctx, 1) || !need_over(ctx, 2))
+    return Type::error();
+  auto pos = over_one(ctx, 2, x.shape);
+  if (!pos) return Type::error();
+  Type r = x;
+  r.shape = indexed_shape(x.shape, *pos, i);
+  r.varying = union_varying({&x, &i});
+  return r;
+}
+
+Type put_rule(RuleCtx& ctx) {
+  const Type& x = ctx.type(0);
+  const Type& i = ctx.type(1);
+  const Type& v = ctx.type(2);
+  if (any_error({&x, &i, &v})) return Type::error();
+  if (!require_tensor(ctx, 0) || !check_index(ctx, 1) ||
+      !require_tensor(ctx, 2, true) || !need_over(ctx, 3))
+    return Type::error();
+  auto pos = over_one(ctx, 3, x.shape);
+  if (!pos) return Type::error();
+  Shape slice = indexed_shape(x.shape, *pos, i);
+  Shape vs = v.is_tensor() ? v.shape : Shape{};
+  auto b = broadcast_shapes(slice, vs);
+  if (!b || *b != slice) {
+    ctx.error(Code::E0303, ctx.span(2),
+              "put needs a value that fits the slice " +
+                  types::shape_str(slice) + ", but " + ctx.text(2) + " is " +
+                  v.str(),
+              describe(ctx, 0) + ", " + describe(ctx, 2));
+    return Type::error();
+  }
+  Type r = x;
+  r.varying = union_varying({&x, &i, &v});
+  return r;
+}
+
+Type roll_rule(RuleCtx& ctx) {
+  const Type& x = ctx.type(0);
+  const Type& k = ctx.type(1);
+  if (any_error({&x, &k})) return Type::error();
+  if (!require_tensor(ctx, 0) || !check_index(ctx, 1)) return Type::error();
+  if (k.is_tensor() && k.rank() != 0) {
+    ctx.error(Code::E0303, ctx.span(1), "roll's shift must be one int",
+              describe(ctx, 1));
+    return Type::error();
+  }
+  if (!over_one(ctx, 2, x.shape)) return Type::error();
+  Type r = x;
+  r.varying = union_varying({&x, &k});
+  return r;
+}
+
+Type pad_rule(RuleCtx& ctx) {
+  const Type& x = ctx.type(0);
+  if (x.is_error() || ctx.type(2).is_error()) return Type::error();
+  if (!require_tensor(ctx, 0)) return Type::error();
+  auto pos = over_one(ctx, 1, x.shape);
+  if (!pos) return Type::error();
+  if (ctx.type(2).kind != K::Int) {
+    ctx.error(Code::E0303, ctx.span(2),
+              "pad's to= is a size, an int, but " + ctx.text(2) + " is " +
+                  ctx.type(2).str(),
+              describe(ctx, 2));
+    return Type::error();
+  }
+  Type r = x;
+  auto to = size_arg(ctx, 2);
+  auto have = x.shape[*pos].static_size();
+  if (to && have && *to->static_size() < *have) {
+    ctx.error(Code::E0303, ctx.span(2),
+              "pad to " + to->str_sized() + " is smaller than " +
+                  x.shape[*pos].str_sized(),
+              describe(ctx, 0));
+    return Type::error();
+  }
+  r.shape[*pos] = to ? *to : ctx.fresh("n");
+  return r;
+}
+
+Type reshape_rule(RuleCtx& ctx) {
+  const Type& x = ctx.type(0);
+  if (x.is_error()) return Type::error();
+  if (!require_tensor(ctx, 0)) return Type::error();
+  Type t = ctx.type_arg(1);
+  if (t.is_error()) return Type::error();
+  if (!t.is_tensor()) {
+    ctx.error(Code::E0303, ctx.span(1),
+              "reshape needs a list of sizes, but " + ctx.text(1) + " is " +
+                  t.str(),
+              ctx.text(1));
+    return Type::error();
+  }
+  auto a = static_numel(x.shape);
+  auto b = static_numel(t.shape);
+  if (a && b && *a != *b) {
+    ctx.error(Code::E0303, ctx.call_span(),
+              "reshape of " + x.str() + " (" + std::to_string(*a) +
+                  " values) to " + types::shape_str(t.shape) + " (" +
+                  std::to_string(*b) + " values)",
+              describe(ctx, 0));
+    return Type::error();
+  }
+  Type r = x;
+  r.shape = t.shape;
+  return r;
+}
+
+Type to_rule(RuleCtx& ctx) {
+  const Type& x = ctx.type(0);
+  if (x.is_error()) return Type::error();
+  if (!require_tensor(ctx, 0, true)) return Type::error();
+  Type t = ctx.type_arg(1);
+  if (t.is_error()) return Type::error();
+  if (!t.is_tensor() || t.rank() != 0) {
+    ctx.error(Code::E0303, ctx.span(1),
+              "to needs a dtype (f32 f64 bf16 f16 i32 i64 bool), not " +
+                  ctx.text(1),
+              ctx.text(1));
+    return Type::error();
+  }
+  Type r = as_tensor(x);
+  r.dtype = t.dtype;
+  return r;
+}
+
+Type size_rule(RuleCtx& ctx) {
+  const Type& x = ctx.type(0);
+  if (x.is_error()) return Type::error();
+  if (!require_tensor(ctx, 0)) return Type::error();
+  auto a = ctx.axis(1);
+  if (!a) return Type::error();
+  for (const Axis& s : x.shape)
+    if (same_axis_base(s, *a)) return Type::of(K::Int);
+  ctx.error(Code::E0308, ctx.span(1),
+            "size: " + a->str() + " is not an axis of " + ctx.text(0) + ": " +
+                x.str(),
+            describe(ctx, 0));
+  return Type::error();
+}
+
+// split(x, pattern) is typed by the checker (Intrinsic::Split); this rule
+// is the other overload: ds.split(0.9) -> (Dataset[R], Dataset[R]).
+Type split_rule(RuleCtx& ctx) {
+  const Type& x = ctx.type(0);
+  if (x.is_error()) return Type::error();
+  if (x.kind != K::Dataset) {
+    ctx.error(Code::E0303, ctx.span(0),
+              "split needs a pattern (split(x, b (3 D) -> b D)) or a "
+              "Dataset (ds.split(0.9)), but " +
+                  ctx.text(0) + " is " + x.str(),
+              describe(ctx, 0));
+    return Type::error();
+  }
+  if (!ctx.has(1)) {
+    ctx.error(Code::E0305, ctx.call_span(),
+              "split of a dataset needs the fraction of the first part",
+              describe(ctx, 0));
+    return Type::error();
+  }
+  const Type& f = ctx.type(1);
+  if (f.is_error()) return Type::error();
+  if (f.kind != K::Float) {
+    ctx.error(Code::E0303, ctx.span(1),
+              "split's fraction is a float in (0, 1), but " + ctx.text(1) +
+                  " is " + f.str(),
+              describe(ctx, 1));
+    return Type::error();
+  }
+  if (auto v = ctx.const_float(1); v && !(*v > 0 && *v < 1)) {
+    ctx.error(Code::E0303, ctx.span(1),
+              "split's fraction must be in (0, 1), not " + ctx.text(1),
+              describe(ctx, 1));
+    return Type::error();
+  }
+  return Type::tuple({x, x});
+}
+
+OpDef def(const char* name, std::vector<ParamSpec> params, ShapeRule rule,
+          const char* summary, bool diff = true) {
+  OpDef d{name, std::move(params), rule, summary};
+  d.differentiable = diff;
+  return d;
+}
+
+}  // namespace
+
+std::vector<OpDef> ops_shape() {
+  constexpr ParamSpec over{"over", ParamKind::Axes, true};
+  constexpr ParamSpec over_opt{"over", ParamKind::Axes, false};
+  std::vector<OpDef> v = {
+      def("concat", {{"xs"}, over, {"as", ParamKind::Axes, false}},
+          concat_rule,
+          "joins tensors along over= (as= names the new size)"),
+      def("stack", {{"xs"}, {"new", ParamKind::Axis, false}}, stack_rule,
+          "stacks equal tensors along a new leading axis (new=N)"),
+      def("take", {{"x"}, {"i"}, over_opt}, take_rule,
+          "x at index i along over= (ds.take(n): the first n items)"),
+      def("put", {{"x"}, {"i"}, {"v"}, over}, put_rule,
+          "x with the slice at i along over= set to v"),
+      def("roll", {{"x"}, {"k"}, over}, roll_rule,
+          "x shifted cyclically by k along over="),
+      def("pad", {{"x"}, over, {"to"}, {"value", ParamKind::Value, false}},
+          pad_rule, "x padded at the end along over= to size to="),
+      def("reshape", {{"x"}, {"sizes", ParamKind::TypeArg}}, reshape_rule,
+          "x with a new shape of the same number of values"),
+      def("to", {{"x"}, {"dtype", ParamKind::TypeArg}}, to_rule,
+          "x converted to a dtype"),
+      def("size", {{"x"}, {"axis", ParamKind::Axis}}, size_rule,
+          "the size of one of x's axes, a host int", false),
+  };
+  OpDef re{"rearrange", {{"x"}}, nullptr,
+           "rearrange(x, b H n Dh -> b n (H Dh)): einops-style reshaping"};
+  re.variadic = true;
+  re.intrinsic = Intrinsic::Rearrange;
+  v.push_back(re);
+  OpDef sp{"split",
+           {{"x"}, {"frac", ParamKind::Value, false}},
+           split_rule,
+           "split(x, b n (3 D) -> b n D): a k-tuple; ds.split(f): two "
+           "datasets"};
+  sp.intrinsic = Intrinsic::Split;
+  v.push_back(sp);
+  return v;
+}
+
+}  // namespace ss::ops

@@ -1,0 +1,58 @@
+#pragma once
+// One builtin = one OpDef: its parameters and its shape rule, next to which
+// later issues add the CPU forward, the VJP and the distributed rule.
+// Every OpDef lives in ops/defs/<family>.cpp and is registered there with
+// SS_REGISTER_OPS; the checker finds it by name (ops/registry/registry.h).
+
+#include <vector>
+
+#include "ops/core/type.h"
+#include "ops/registry/rule_ctx.h"
+
+namespace ss::ops {
+
+enum class ParamKind : uint8_t {
+  Value,    // any expression; the checker types it
+  Axis,     // an axis by name: `psum(v, x)`, `causal(n, t)`, `size(x, A)`
+  Axes,     // `over=`: a name, group, position, or tuple of them
+  TypeArg,  // a type in value position: `zeros(T)`, `dataset(R, path)`
+};
+
+struct ParamSpec {
+  const char* name;
+  ParamKind kind = ParamKind::Value;
+  bool required = true;
+  /// The op changes this argument (a model or optimizer): the checker
+  /// demands a `mut` place there (E0401).
+  bool mutates = false;
+};
+
+/// Typing done by the checker itself because it needs the checker's
+/// scopes: pattern ops bind aliases, print and logs take anything.
+enum class Intrinsic : uint8_t { None, Rearrange, Split, Einsum };
+
+/// How an op treats the batch axis on several devices (library.md's table).
+/// The checker's E1801 check and the lowering of the several-devices issue
+/// read it.
+enum class BatchRule : uint8_t {
+  PerExample,   // runs on each worker's part unchanged
+  AllReduce,    // across the batch axis: lowered to an all-reduce
+  NoLowering,   // across the batch axis: E1801
+  Host,         // runs in the controller (print, save, sinks)
+};
+
+using ShapeRule = types::Type (*)(RuleCtx& ctx);
+
+struct OpDef {
+  const char* name;
+  std::vector<ParamSpec> params;
+  ShapeRule rule = nullptr;
+  const char* summary = "";
+  bool variadic = false;      // extra positional arguments allowed
+  bool any_keywords = false;  // extra keyword arguments allowed (logs)
+  Intrinsic intrinsic = Intrinsic::None;
+  BatchRule batch = BatchRule::PerExample;
+  bool differentiable = true;
+};
+
+}  // namespace ss::ops

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Sets up a fresh Debian 12 (bookworm) machine for ShapeScript: installs the
+# Debian packages the whole design needs, builds `ss`, and checks the README
+# example. Safe to rerun: the apt step is skipped when everything is already
+# installed, and the build is incremental.
+#
+#   sudo scripts/setup.sh          # install, build, check the README example
+#   scripts/setup.sh --skip-deps   # build and check only (no apt, no root)
+#   scripts/setup.sh --build-only  # build only (what scripts/test.sh calls)
+#
+# Run via sudo, the packages are installed as root and the build then runs as
+# the user who invoked sudo, so build/ stays writable by them.
+set -euo pipefail
+
+# Everything the design needs (see /work/shared/notes/deps.md, README.md):
+# the toolchain, xtensor + xsimd + xtensor-blas + OpenBLAS (CPU backend),
+# Gloo (collectives), Boost (Interprocess), Catch2 2.13 (unit tests),
+# nlohmann-json (safetensors headers, --json), libedit (the repl).
+PACKAGES=(
+  g++ cmake make ninja-build ccache pkgconf
+  libxtensor-dev libxsimd-dev libxtensor-blas-dev libopenblas-dev
+  libgloo-dev libboost-dev catch2 nlohmann-json3-dev libedit-dev
+)
+
+usage() {
+  sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+}
+
+skip_deps=0
+build_only=0
+for arg in "$@"; do
+  case "$arg" in
+    --skip-deps) skip_deps=1 ;;
+    --build-only) skip_deps=1; build_only=1 ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "setup.sh: unknown option '$arg'" >&2; usage >&2; exit 64 ;;
+  esac
+done
+
+# Work from the repository root whatever the caller's cwd.
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT=$(pwd -P)
+
+log() { printf 'setup: %s\n' "$*"; }
+
+is_installed() {
+  dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q '^install ok installed$'
+}
+
+install_deps() {
+  local missing=() p
+  for p in "${PACKAGES[@]}"; do
+    is_installed "$p" || missing+=("$p")
+  done
+  if ((${#missing[@]} == 0)); then
+    log "all ${#PACKAGES[@]} Debian packages already installed; skipping apt"
+    return 0
+  fi
+  log "missing packages: ${missing[*]}"
+  local as_root=()
+  if ((EUID != 0)); then
+    if command -v sudo >/dev/null 2>&1; then
+      as_root=(sudo)
+    else
+      echo "setup.sh: need root to install: ${missing[*]}" >&2
+      echo "  run it as root, or install them yourself and rerun with --skip-deps" >&2
+      exit 1
+    fi
+  fi
+  ${as_root[@]+"${as_root[@]}"} apt-get update
+  ${as_root[@]+"${as_root[@]}"} env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y --no-install-recommends "${PACKAGES[@]}"
+}
+
+build() {
+  local gen_args=()
+  # The generator of an existing build/ cannot change: reuse whatever it has.
+  if [[ ! -f build/CMakeCache.txt ]]; then
+    if command -v ninja >/dev/null 2>&1; then
+      gen_args=(-G Ninja)
+    else
+      gen_args=(-G "Unix Makefiles")
+    fi
+  fi
+  local launcher=()
+  if command -v ccache >/dev/null 2>&1; then
+    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+  fi
+  log "configuring build/ (Release)"
+  cmake -S . -B build ${gen_args[@]+"${gen_args[@]}"} \
+    -DCMAKE_BUILD_TYPE=Release ${launcher[@]+"${launcher[@]}"}
+  log "building with $(nproc) jobs"
+  cmake --build build -j"$(nproc)"
+}
+
+check_example() {
+  log "checking the README example: build/ss check examples/readme_mlp.ss"
+  # The front end is what exists so far; a later issue switches this to
+  # `ss run`, which also trains the model.
+  build/ss check examples/readme_mlp.ss
+  log "README example checks clean"
+}
+
+if ((!skip_deps)); then
+  install_deps
+fi
+
+# Invoked as `sudo scripts/setup.sh` by a user who owns the checkout: build as
+# that user, not root, so that later builds and tests need no sudo.
+if ((EUID == 0)) && [[ -n "${SUDO_USER:-}" && "${SUDO_USER}" != root ]] \
+   && [[ "$(stat -c %U "$ROOT")" == "$SUDO_USER" ]]; then
+  log "building as $SUDO_USER (the user who ran sudo)"
+  flags=(--skip-deps)
+  ((build_only)) && flags=(--build-only)
+  exec sudo -u "$SUDO_USER" -H -- "$ROOT/scripts/setup.sh" "${flags[@]}"
+fi
+
+build
+if ((!build_only)); then
+  check_example
+fi

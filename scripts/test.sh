@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Runs every test: builds (incrementally) and runs ctest on build/, then the
+# sanitizer job: the [fuzz] unit tests built in build-asan/ under
+# AddressSanitizer + UndefinedBehaviorSanitizer. Exits non-zero on any failure.
+#
+#   scripts/test.sh
+#
+# Needs the packages scripts/setup.sh installs (run `sudo scripts/setup.sh`
+# once first).
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+log() { printf 'test: %s\n' "$*"; }
+
+# 1. Release build and the whole ctest suite (unit tests, conformance, every
+#    example through `ss check`).
+scripts/setup.sh --build-only
+log "ctest on build/"
+ctest --test-dir build --output-on-failure -j2 --timeout 600
+
+# 2. Sanitizer job: ASan + UBSan, Debug, only the unit-test binary.
+gen_args=()
+if [[ ! -f build-asan/CMakeCache.txt ]]; then
+  if command -v ninja >/dev/null 2>&1; then
+    gen_args=(-G Ninja)
+  else
+    gen_args=(-G "Unix Makefiles")
+  fi
+fi
+launcher=()
+if command -v ccache >/dev/null 2>&1; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+fi
+log "configuring build-asan/ (Debug, address;undefined)"
+cmake -S . -B build-asan ${gen_args[@]+"${gen_args[@]}"} \
+  -DCMAKE_BUILD_TYPE=Debug -DSS_SANITIZE="address;undefined" \
+  ${launcher[@]+"${launcher[@]}"}
+# `ss` too: the tests know its path (SS_BINARY) and may run it.
+log "building ss_tests in build-asan/"
+cmake --build build-asan --target ss_tests ss -j"$(nproc)"
+
+tests_bin=build-asan/ss_tests
+if [[ ! -x "$tests_bin" && -x build-asan/tests/ss_tests ]]; then
+  tests_bin=build-asan/tests/ss_tests
+fi
+if [[ ! -x "$tests_bin" ]]; then
+  echo "test.sh: no ss_tests binary in build-asan/" >&2
+  exit 1
+fi
+
+if [[ -z "$("$tests_bin" --list-test-names-only "[fuzz]" | grep -v '^$' || true)" ]]; then
+  log "warning: no test case is tagged [fuzz] yet; the sanitizer job ran nothing"
+fi
+log "$tests_bin \"[fuzz]\" under ASan/UBSan"
+ASAN_OPTIONS=detect_leaks=0 \
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  "$tests_bin" "[fuzz]"
+log "all tests passed"
