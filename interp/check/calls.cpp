@@ -115,6 +115,92 @@ class BuiltinCtx final : public ops::RuleCtx {
     if (e.kind == EK::String) return e.name;
     return std::nullopt;
   }
+  std::optional<bool> const_bool(size_t i) override {
+    if (!has(i) || !args_[i].expr) return std::nullopt;
+    const ast::Expr& e = *args_[i].expr;
+    if (e.kind == EK::Bool) return e.bool_value;
+    return std::nullopt;
+  }
+  std::optional<std::vector<std::string>> mesh_axes(size_t i) override {
+    if (!has(i) || !args_[i].expr) return std::nullopt;
+    const ast::Expr& e = *args_[i].expr;
+    std::vector<std::pair<std::string, diag::Span>> names;
+    std::function<bool(const ast::Expr&)> collect = [&](const ast::Expr& x) {
+      if (x.kind == EK::Name) {
+        names.push_back({x.name, x.span});
+        return true;
+      }
+      if (x.kind == EK::Tuple) {
+        for (const auto& y : x.elems)
+          if (!collect(*y)) return false;
+        return true;
+      }
+      if (x.kind == EK::AxisRef && x.axis) {
+        std::function<bool(const ast::AxisExpr&)> ax =
+            [&](const ast::AxisExpr& a) {
+              if (a.kind == ast::AxisExpr::Kind::Name) {
+                names.push_back({a.name, a.span});
+                return true;
+              }
+              if (a.kind == ast::AxisExpr::Kind::Group) {
+                for (const auto& it : a.items)
+                  if (!ax(it)) return false;
+                return true;
+              }
+              return false;
+            };
+        return ax(*x.axis);
+      }
+      return false;
+    };
+    if (!collect(e) || names.empty()) {
+      ck_.error(Code::E2002, e.span,
+                std::string(op_.name) + " needs mesh axes, such as x or "
+                "(x, y)",
+                "not mesh axis names");
+      return std::nullopt;
+    }
+    std::vector<std::string> out;
+    for (const auto& [n, sp] : names) {
+      if (!mesh_axis(n)) {
+        ck_.error(Code::E2002, sp,
+                  std::string(op_.name) + " over `" + n +
+                      "`, which is not an axis of the mesh",
+                  ck_.prog_->mesh().empty() ? "the program declares no mesh"
+                                            : "not a mesh axis");
+        return std::nullopt;
+      }
+      out.push_back(n);
+    }
+    return out;
+  }
+  Axis size_axis(size_t i) override {
+    if (!has(i) || !args_[i].expr) return ck_.fresh_var("n");
+    const ast::Expr& e = *args_[i].expr;
+    if (e.kind == EK::Name && !(c_ && c_->values.find(e.name)))
+      if (auto d = ck_.prog_->dims().find(e.name);
+          d != ck_.prog_->dims().end())
+        return Axis::dim(e.name, d->second);
+    if (auto v = ck_.const_int(e); v && *v >= 1) return Axis::lit(*v);
+    return ck_.fresh_var("n");
+  }
+  std::optional<std::vector<int64_t>> list_shape(size_t i) override {
+    if (!has(i) || !args_[i].expr) return std::nullopt;
+    std::vector<int64_t> shape;
+    const ast::Expr* e = args_[i].expr;
+    while (e->kind == EK::List) {
+      shape.push_back(static_cast<int64_t>(e->elems.size()));
+      if (e->elems.empty()) break;
+      // Rectangular: every item at this level has the first one's length.
+      for (const auto& x : e->elems)
+        if ((x->kind == EK::List) != (e->elems[0]->kind == EK::List) ||
+            (x->kind == EK::List &&
+             x->elems.size() != e->elems[0]->elems.size()))
+          return std::nullopt;
+      e = e->elems[0].get();
+    }
+    return shape;
+  }
   diag::Diagnostic& error(diag::Code code,
                           diag::Span span,
                           std::string message,
@@ -475,7 +561,8 @@ Type Checker::call_builtin(const ops::OpDef& op,
     const std::string& kw = keywords[g];
     if (kw.empty()) {
       // Positional arguments fill required-first order as written.
-      while (pos < np && slots[pos].present) ++pos;
+      while (pos < np && (slots[pos].present || op.params[pos].keyword_only))
+        ++pos;
       if (pos < np) {
         slots[pos].present = true;
         which[g] = pos++;

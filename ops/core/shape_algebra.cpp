@@ -231,14 +231,9 @@ std::optional<size_t> over_one(RuleCtx& ctx, size_t i, const Shape& shape) {
 }
 
 std::optional<Axis> size_arg(RuleCtx& ctx, size_t i) {
-  auto n = ctx.const_int(i);
-  if (!n) return std::nullopt;
-  std::string text = ctx.text(i);
-  bool ident = !text.empty() && !std::isdigit(static_cast<unsigned char>(text[0]));
-  for (char c : text)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) ident = false;
-  if (ident) return Axis::dim(text, *n);
-  return Axis::lit(*n);
+  Axis a = ctx.size_axis(i);
+  if (a.kind == Axis::Kind::Var) return std::nullopt;
+  return a;
 }
 
 Type as_tensor(const Type& t) {

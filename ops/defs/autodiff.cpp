@@ -61,22 +61,18 @@ std::optional<Diff> differentiate(RuleCtx& ctx) {
   const Type& m = ctx.type(1);
   if (any_error({&f, &m})) return std::nullopt;
   bool aux_given = false;
-  for (auto& [name, t] : ctx.extra_keywords()) {
-    if (name == "aux") {
-      if (t.is_error()) return std::nullopt;
-      if (t.kind != K::Bool) {
-        ctx.error(Code::E0303, ctx.call_span(),
-                  std::string(ctx.op_name()) + "'s aux= is true or false, "
-                  "not " + t.str());
-        return std::nullopt;
-      }
-      aux_given = true;
-    } else {
-      ctx.error(Code::E0305, ctx.call_span(),
-                std::string(ctx.op_name()) + " has no parameter " + name +
-                    " (its keyword is aux=)");
+  if (ctx.has(2)) {
+    const Type& t = ctx.type(2);
+    if (t.is_error()) return std::nullopt;
+    auto v = ctx.const_bool(2);
+    if (t.kind != K::Bool || !v) {
+      ctx.error(Code::E0303, ctx.span(2),
+                std::string(ctx.op_name()) + "'s aux= is true or false, not " +
+                    ctx.text(2),
+                "write aux=true or aux=false");
       return std::nullopt;
     }
+    aux_given = *v;
   }
   if (!require_kind(ctx, 0, K::Fn, "a function")) return std::nullopt;
   auto g = grads_of(ctx, 1);
@@ -90,7 +86,14 @@ std::optional<Diff> differentiate(RuleCtx& ctx) {
   if (r.is_error()) return std::nullopt;
   std::string fname = f.fn_name.empty() ? ctx.text(0) : f.fn_name;
   Diff d{r, std::nullopt, *g};
-  if (aux_given && r.kind == K::Tuple && r.elems.size() == 2) {
+  if (aux_given) {
+    if (r.kind != K::Tuple || r.elems.size() != 2) {
+      ctx.error(Code::E0309, ctx.span(0),
+                std::string(ctx.op_name()) + " with aux=true needs a function "
+                "returning (loss, aux), but " + fname + " returns " + r.str(),
+                ctx.text(0) + ": " + r.str());
+      return std::nullopt;
+    }
     d.loss = r.elems[0];
     d.aux = r.elems[1];
     if (d.loss.is_error()) return std::nullopt;
@@ -159,14 +162,16 @@ OpDef def(const char* name, std::vector<ParamSpec> params, ShapeRule rule,
 }  // namespace
 
 std::vector<OpDef> ops_autodiff() {
-  OpDef vg = def("value_and_grad", {{"f"}, {"m"}}, value_and_grad_rule,
+  // aux= comes after the variadic arguments, so only by keyword.
+  const ParamSpec aux{"aux", ParamKind::Value, false, false, true};
+  OpDef vg = def("value_and_grad", {{"f"}, {"m"}, aux}, value_and_grad_rule,
                  "(f(m, args...), gradients w.r.t. m); aux=true: (loss, aux, "
                  "grads)");
-  vg.variadic = vg.any_keywords = true;
-  OpDef g = def("grad", {{"f"}, {"m"}}, grad_rule,
+  vg.variadic = true;
+  OpDef g = def("grad", {{"f"}, {"m"}, aux}, grad_rule,
                 "the gradients of f(m, args...) w.r.t. m; aux=true: (aux, "
                 "grads)");
-  g.variadic = g.any_keywords = true;
+  g.variadic = true;
   return {
       vg,
       g,

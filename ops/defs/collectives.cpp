@@ -26,37 +26,18 @@ bool in_spmd(RuleCtx& ctx) {
   return false;
 }
 
-/// The mesh axes named by param [i]: `x`, `(x, y)` or `(x y)`. Read from
-/// the source text: a tuple of names is not an axis RuleCtx::axis resolves.
+/// The mesh axes named by param [i]: `x`, `(x, y)` or `(x y)`; [one]
+/// demands exactly one.
 std::optional<std::vector<std::string>> mesh_names(RuleCtx& ctx, size_t i,
                                                    bool one = false) {
-  std::string text = ctx.text(i);
-  std::vector<std::string> names;
-  std::string cur;
-  for (char c : text) {
-    if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') {
-      cur += c;
-    } else {
-      if (!cur.empty()) names.push_back(cur);
-      cur.clear();
-    }
-  }
-  if (!cur.empty()) names.push_back(cur);
-  if (names.empty() || (one && names.size() != 1)) {
+  auto names = ctx.mesh_axes(i);
+  if (!names) return std::nullopt;
+  if (one && names->size() != 1) {
     ctx.error(Code::E2002, ctx.span(i),
-              std::string(ctx.op_name()) + " needs " +
-                  (one ? "one mesh axis" : "mesh axes") + ", not " + text,
-              text);
+              std::string(ctx.op_name()) + " needs one mesh axis, not " +
+                  ctx.text(i),
+              ctx.text(i));
     return std::nullopt;
-  }
-  for (const std::string& n : names) {
-    if (!ctx.mesh_axis(n)) {
-      ctx.error(Code::E2002, ctx.span(i),
-                std::string(ctx.op_name()) + " over " + n +
-                    ", which is not an axis of the mesh",
-                text);
-      return std::nullopt;
-    }
   }
   return names;
 }
@@ -105,8 +86,7 @@ Type reduce_rule(RuleCtx& ctx) {
 }
 
 bool untiled(RuleCtx& ctx, size_t i) {
-  // No const_bool in RuleCtx: read the literal.
-  return ctx.has(i) && ctx.text(i) == "false";
+  return ctx.has(i) && ctx.const_bool(i) == std::optional<bool>(false);
 }
 
 /// The size of an axis's block: its static size over its split's sizes.

@@ -32,16 +32,21 @@ std::optional<DType> dtype_arg(RuleCtx& ctx, size_t i, bool& bad) {
   return t.dtype;
 }
 
-// tensor([[1, 2], [3, 4]]): a nested list of host numbers. The checker's
-// List type does not carry lengths, so each nesting level gets a fresh size
-// variable (see the report: the checker may substitute literal lengths).
+// tensor([[1, 2], [3, 4]]): a nested list of host numbers. A literal's
+// lengths are known ([2 2]); a list computed at run time gets fresh sizes.
 Type tensor_rule(RuleCtx& ctx) {
   const Type& l = ctx.type(0);
   if (l.is_error()) return Type::error();
   Shape shape;
   const Type* t = &l;
+  auto lengths = ctx.list_shape(0);
+  size_t level = 0;
   while (t->kind == K::List && !t->elems.empty()) {
-    shape.push_back(ctx.fresh("n"));
+    if (lengths && level < lengths->size() && (*lengths)[level] > 0)
+      shape.push_back(Axis::lit((*lengths)[level]));
+    else
+      shape.push_back(ctx.fresh("n"));
+    ++level;
     t = &t->elems[0];
   }
   if (t->is_error()) return Type::error();

@@ -25,6 +25,8 @@ struct ParamSpec {
   /// The op changes this argument (a model or optimizer): the checker
   /// demands a `mut` place there (E0401).
   bool mutates = false;
+  /// Only by keyword (`aux=` after value_and_grad's variadic arguments).
+  bool keyword_only = false;
 };
 
 /// Typing done by the checker itself because it needs the checker's

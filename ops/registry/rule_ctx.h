@@ -52,6 +52,18 @@ class RuleCtx {
   virtual std::optional<int64_t> const_int(size_t i) = 0;
   virtual std::optional<double> const_float(size_t i) = 0;
   virtual std::optional<std::string> const_str(size_t i) = 0;
+  /// `true` / `false` literals.
+  virtual std::optional<bool> const_bool(size_t i) = 0;
+  /// Mesh axis names: `x`, `(x, y)` or `(x y)`. Reports E2002 for a name
+  /// that is not an axis of the mesh and returns nullopt then.
+  virtual std::optional<std::vector<std::string>> mesh_axes(size_t i) = 0;
+  /// A size given as a value (`topk(x, K)`, `arange(N)`, `pad(to=8)`): a
+  /// dim's name gives that dim's axis, a constant a literal, anything else
+  /// a fresh size variable (known at run time).
+  virtual types::Axis size_axis(size_t i) = 0;
+  /// The lengths of a nested list literal, outer first (`tensor([[1, 2],
+  /// [3, 4]])` -> {2, 2}); nullopt when not a rectangular literal.
+  virtual std::optional<std::vector<int64_t>> list_shape(size_t i) = 0;
 
   // --- services.
   virtual diag::Diagnostic& error(diag::Code code,

@@ -36,7 +36,10 @@ class FakeCtx : public RuleCtx {
   }
   // Positional value argument.
   FakeCtx& arg(Type t, std::string text = "") {
-    while (next_ < args_.size() && args_[next_]) ++next_;  // given by name
+    // Skip params given by name and keyword-only ones.
+    while (next_ < args_.size() &&
+           (args_[next_] || def_->params[next_].keyword_only))
+      ++next_;
     size_t i = next_++;
     if (i >= args_.size()) {
       extras_.push_back(t);
@@ -66,6 +69,17 @@ class FakeCtx : public RuleCtx {
   }
   FakeCtx& int_const(const std::string& p, int64_t v) {
     ints_[index(p)] = v;
+    return *this;
+  }
+  FakeCtx& bool_const(const std::string& p, bool v) {
+    size_t i = index(p);
+    bools_[i] = v;
+    args_[i] = Type::of(K::Bool);
+    texts_[i] = v ? "true" : "false";
+    return *this;
+  }
+  FakeCtx& list_lengths(const std::string& p, std::vector<int64_t> v) {
+    lists_[index(p)] = std::move(v);
     return *this;
   }
   FakeCtx& type_arg(const std::string& p, Type t) {
@@ -168,6 +182,40 @@ class FakeCtx : public RuleCtx {
   std::optional<std::string> const_str(size_t i) override {
     return std::nullopt;
   }
+  std::optional<bool> const_bool(size_t i) override {
+    auto it = bools_.find(i);
+    if (it == bools_.end()) return std::nullopt;
+    return it->second;
+  }
+  // Mesh axis names from the argument's text: `x`, `(x, y)`.
+  std::optional<std::vector<std::string>> mesh_axes(size_t i) override {
+    std::vector<std::string> names;
+    std::string cur;
+    for (char c : text(i) + " ") {
+      if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') {
+        cur += c;
+      } else if (!cur.empty()) {
+        names.push_back(cur);
+        cur.clear();
+      }
+    }
+    for (const std::string& n : names)
+      if (!mesh_axis(n)) {
+        error(diag::Code::E2002, span(i), n + " is not a mesh axis");
+        return std::nullopt;
+      }
+    if (names.empty()) return std::nullopt;
+    return names;
+  }
+  Axis size_axis(size_t i) override {
+    if (auto v = const_int(i)) return Axis::lit(*v);
+    return fresh("n");
+  }
+  std::optional<std::vector<int64_t>> list_shape(size_t i) override {
+    auto it = lists_.find(i);
+    if (it == lists_.end()) return std::nullopt;
+    return it->second;
+  }
   diag::Diagnostic& error(diag::Code code, diag::Span span, std::string msg,
                           std::string label = {}) override {
     errors.push_back({code, span, std::move(msg), std::move(label), {}});
@@ -198,6 +246,8 @@ class FakeCtx : public RuleCtx {
   std::vector<Type> extras_;
   std::vector<std::pair<std::string, Type>> kws_;
   std::map<size_t, std::vector<std::string>> overs_;
+  std::map<size_t, bool> bools_;
+  std::map<size_t, std::vector<int64_t>> lists_;
   std::map<size_t, int64_t> ints_;
   std::map<size_t, Type> type_args_;
   std::map<size_t, Axis> axes_;

@@ -397,9 +397,10 @@ TEST_CASE("make", "[ops]") {
   CHECK(r.dtype == DType::Bool);
   CHECK(r.rank() == 2);
   FakeCtx tn("tensor");
-  tn.arg(Type::list(Type::list(Type::of(K::Int))));
+  tn.arg(Type::list(Type::list(Type::of(K::Int))))
+      .list_lengths("values", {2, 3});
   r = tn.run();
-  CHECK(r.rank() == 2);
+  CHECK(r.shape == std::vector<Axis>{Axis::lit(2), Axis::lit(3)});
   CHECK(r.dtype == DType::I64);
   FakeCtx ar("arange");
   ar.arg(Type::of(K::Int), "10").int_const("n", 10);
@@ -498,7 +499,7 @@ TEST_CASE("autodiff and optimizers", "[ops]") {
         "returns [b]");
 
   FakeCtx ax("value_and_grad");
-  ax.arg(loss, "loss").arg(m, "m").extra_kw("aux", Type::of(K::Bool));
+  ax.arg(loss, "loss").arg(m, "m").bool_const("aux", true);
   ax.fn([](const std::vector<Type>&) {
     return Type::tuple({Type::scalar(DType::F32), T({b, C})});
   });
