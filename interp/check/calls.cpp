@@ -654,16 +654,46 @@ Type Checker::call_builtin(const ops::OpDef& op,
   return apply_rule(op, std::move(slots), call.span, &c, std::move(extras));
 }
 
+Type Checker::axis_arg(const ast::Expr& e, FnCtx& c) {
+  std::optional<Axis> a;
+  if (e.kind == EK::AxisRef && e.axis) {
+    a = resolve_axis(*e.axis, c.axes, false);
+  } else if (e.kind == EK::Name) {
+    a = lookup_axis(e.name, c.axes);
+    if (!a)
+      error(Code::E0201, e.span, "unknown axis `" + e.name + "`",
+            "not a dim or an axis in scope");
+  } else {
+    error(Code::E0303, e.span, "expected an axis name here", "not an axis");
+  }
+  if (!a) return record(e, Type::error());
+  Type t = Type::of(TK::AxisArg);
+  t.shape = {*a};
+  return record(e, t);
+}
+
 Type Checker::check_call(const ast::Expr& e, FnCtx& c) {
   if (!e.callee) return record(e, Type::error());
   const ast::Expr& callee = *e.callee;
   Resolution r;
-  auto user_args = [&](const ast::Expr* base) {
+  auto user_args = [&](const FnInfo& f, const ast::Expr* base) {
     std::vector<CallArg> args;
     if (base) args.push_back({"", check_expr(*base, c), base->span, base});
-    for (const ast::Arg& a : e.args)
-      args.push_back({a.keyword, check_expr(*a.value, c), a.span,
-                      a.value.get()});
+    size_t pos = base ? 1 : 0;
+    for (const ast::Arg& a : e.args) {
+      // An `Axis[d]` parameter takes an axis by name, not a value.
+      const ParamInfo* p = nullptr;
+      if (a.keyword.empty()) {
+        if (pos < f.params.size()) p = &f.params[pos];
+        ++pos;
+      } else {
+        for (const ParamInfo& q : f.params)
+          if (q.name == a.keyword) p = &q;
+      }
+      Type t = p && p->type.kind == TK::AxisArg ? axis_arg(*a.value, c)
+                                                 : check_expr(*a.value, c);
+      args.push_back({a.keyword, t, a.span, a.value.get()});
+    }
     if (e.pattern)
       error(Code::E0306, e.pattern->span,
             "only rearrange, split and einsum take a pattern",
@@ -677,7 +707,7 @@ Type Checker::check_call(const ast::Expr& e, FnCtx& c) {
       r.fn = f;
       r.name = name;
       if (c.fn) c.fn->callees.insert(name);
-      auto args = user_args(base);
+      auto args = user_args(*f, base);
       return record(e, call_user(*f, args, e.span, &c), r);
     }
     if (const ops::OpDef* op = ops::find_op(name)) {

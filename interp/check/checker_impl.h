@@ -152,6 +152,7 @@ class Checker {
   Type check_index(const ast::Expr& e, FnCtx& c);
   Type check_unary(const ast::Expr& e, FnCtx& c);
   Type check_binary(const ast::Expr& e, FnCtx& c);
+  void suggest_matmul_field(const ast::Expr& e, const Type& lhs);
   /// The type of `a op b` via the op's builtin rule (also `x op= e`).
   Type binary_type(ast::BinaryOp op,
                    const Type& a,
@@ -172,6 +173,8 @@ class Checker {
 
   // ---- calls.cpp
   Type check_call(const ast::Expr& e, FnCtx& c);
+  /// An argument for an `Axis[d]` parameter: an axis by name.
+  Type axis_arg(const ast::Expr& e, FnCtx& c);
   Type call_user(const FnInfo& fn,
                  const std::vector<CallArg>& args,
                  diag::Span at,

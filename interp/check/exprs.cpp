@@ -489,11 +489,34 @@ Type Checker::binary_type(ast::BinaryOp op,
   return apply_rule(*def, std::move(args), at, nullptr);
 }
 
+// `x @ m.w2` where another field of m would contract: say which.
+void Checker::suggest_matmul_field(const ast::Expr& e, const Type& lhs) {
+  diag::Diagnostic* d = diags_.last();
+  if (!d || d->code != Code::E0302 || lhs.kind != TK::Tensor ||
+      lhs.shape.empty() || e.rhs->kind != EK::Field || !e.rhs->lhs)
+    return;
+  const Type& base = prog_->type_of(e.rhs->lhs.get());
+  if (base.kind != TK::Model) return;
+  const Axis& want = lhs.shape.back();
+  for (const types::FieldInfo& f : base.model->fields) {
+    if (f.name == e.rhs->name) continue;
+    Type ft = types::model_field_type(base, f);
+    if (ft.kind == TK::Tensor && !ft.shape.empty() && ft.shape[0] == want) {
+      d->help("did you mean " + text(e.rhs->lhs->span) + "." + f.name +
+              ", which is " + ft.str() + "?");
+      return;
+    }
+  }
+}
+
 Type Checker::check_binary(const ast::Expr& e, FnCtx& c) {
   if (!e.lhs || !e.rhs) return record(e, Type::error());
   Type a = check_expr(*e.lhs, c);
   Type b = check_expr(*e.rhs, c);
+  size_t before = diags_.size();
   Type t = binary_type(e.binary_op, a, b, e.span, e.lhs->span, e.rhs->span);
+  if (e.binary_op == ast::BinaryOp::MatMul && diags_.size() > before)
+    suggest_matmul_field(e, a);
   // Varying sets (spmd): an op's result varies over its operands' union.
   if (t.kind == TK::Tensor && t.varying.empty()) {
     std::set<std::string> v(a.varying.begin(), a.varying.end());

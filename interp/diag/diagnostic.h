@@ -55,6 +55,8 @@ class Diagnostics {
   bool empty() const { return list_.empty(); }
   size_t size() const { return list_.size(); }
   const std::vector<Diagnostic>& list() const { return list_; }
+  /// The most recent diagnostic, to add notes to; null when none.
+  Diagnostic* last() { return list_.empty() ? nullptr : &list_.back(); }
   /// Sorts by (file, offset) and drops exact duplicates.
   void sort();
   void append(const Diagnostics& other);

@@ -298,6 +298,10 @@ class Lexer {
         diags_.error(diag::Code::E0103, span(start, pos_),
                      "unterminated string", "no closing '\"' on this line")
             .help("close the string with '\"'; write a newline as \\n");
+        // The rest of the line is lost, so brackets opened before the
+        // string cannot be matched: forget them rather than swallow the
+        // following lines into one logical line (one error, not several).
+        brackets_.clear();
         push(format ? Tok::FString : Tok::String, start, pos_,
              format ? std::string(src_.substr(raw_begin, pos_ - raw_begin))
                     : value);

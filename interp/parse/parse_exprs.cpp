@@ -409,6 +409,7 @@ ExprPtr Parser::parse_fstring() {
         lex::Tokens sub = lex::lex_fragment(
             frag, file_, static_cast<uint32_t>(base + i + 1), *diags_);
         Parser p(sub, file_, *diags_, depth_ + 1);
+        p.inherit_quiet_zones(*this);
         try {
           ExprPtr x = p.parse_expr();
           if (!p.at(Tok::Eof))

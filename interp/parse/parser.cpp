@@ -2,7 +2,9 @@
 
 #include "interp/parse/parser.h"
 
+#include <algorithm>
 #include <charconv>
+#include <cstdint>
 
 #include "interp/parse/parser_impl.h"
 
@@ -18,6 +20,15 @@ Parser::Parser(const lex::Tokens& tokens, uint32_t file,
   eof_.span = {file, end, end};
   last_span_ = {file, 0, 0};
   if (!toks_.empty()) last_span_ = {file, toks_[0].span.begin, toks_[0].span.begin};
+  std::vector<uint32_t> newlines;
+  for (const Token& t : toks_)
+    if (t.kind == Tok::Newline) newlines.push_back(t.span.begin);
+  for (const diag::Diagnostic& d : diags.list()) {
+    if (d.span.file != file) continue;
+    uint32_t from = d.span.begin;
+    auto it = std::lower_bound(newlines.begin(), newlines.end(), from);
+    quiet_.emplace_back(from, it == newlines.end() ? UINT32_MAX : *it);
+  }
 }
 
 // ---------------------------------------------------------------- cursor
@@ -73,6 +84,8 @@ std::string Parser::describe(const Token& t) {
 
 void Parser::report(Code code, Span span, std::string message,
                     std::string label) {
+  for (const auto& [from, to] : quiet_)
+    if (span.begin >= from && span.begin <= to) return;
   diags_->error(code, span, std::move(message), std::move(label));
 }
 

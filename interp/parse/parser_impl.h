@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "interp/diag/diagnostic.h"
@@ -32,8 +33,14 @@ constexpr int kMaxDepth = 200;
 
 class Parser {
  public:
+  /// [diags] may already hold the lexer's errors for this file: parser
+  /// errors later on the same logical line as one of them are follow-on
+  /// noise and are not reported (an unclosed bracket's line runs to the end
+  /// of the file).
   Parser(const lex::Tokens& tokens, uint32_t file, diag::Diagnostics& diags,
          int depth = 0);
+  /// A sub-parser (an f-string's `{...}`) shares its parent's quiet zones.
+  void inherit_quiet_zones(const Parser& parent) { quiet_ = parent.quiet_; }
 
   // ------------------------------------------------------------ entry points
   void parse_module(ast::Module& m, ast::Block* repl_stmts);
@@ -170,6 +177,8 @@ class Parser {
   diag::Diagnostics* diags_;
   int depth_ = 0;
   Span last_span_;
+  /// [begin, end] byte ranges after a lexer error where errors are quiet.
+  std::vector<std::pair<uint32_t, uint32_t>> quiet_;
 
   friend struct Speculation;
 };

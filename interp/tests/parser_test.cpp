@@ -695,12 +695,32 @@ TEST_CASE("parser: more types", "[parser]") {
 // ---------------------------------------------------------------- errors
 
 TEST_CASE("parser: errors", "[parser]") {
-  SECTION("E0101 unexpected token, with its line") {
-    auto p = parse_text("dim D = 3\n\nfn f(x: [D]) -> [D]:\n    return g(x\n");
-    REQUIRE(!p->diags.empty());
-    bool found = false;
-    for (const auto& d : p->diags.list()) found |= d.code == Code::E0103;
-    CHECK(found);
+  SECTION("an unclosed bracket is one E0103, with no follow-on errors") {
+    auto p = parse_text(
+        "dim D = 3\n\nfn f(x: [D]) -> [D]:\n    let h = g(x\n"
+        "    return h\n\nfn k() = 1\n");
+    INFO(p->dump());
+    REQUIRE(p->diags.size() == 1);
+    CHECK(p->diags.list()[0].code == Code::E0103);
+    CHECK(p->line() == 4);
+  }
+  SECTION("an unterminated string in a call is one E0103") {
+    auto p = parse_text(
+        "fn main():\n    let out = csv(\"train.csv)\n    print(out)\n"
+        "fn k() = 1\n");
+    INFO(p->dump());
+    REQUIRE(p->diags.size() == 1);
+    CHECK(p->diags.list()[0].code == Code::E0103);
+    CHECK(p->line() == 2);
+    REQUIRE(p->m.fns.size() == 2);
+    CHECK(p->m.fns[0].body.size() == 1);  // print(out)
+  }
+  SECTION("a lexer error quiets the parser on the rest of its line only") {
+    auto p = parse_text("fn f():\n    let a = x $ y\n    let b = 1 1\n");
+    INFO(p->dump());
+    REQUIRE(p->diags.size() == 2);
+    CHECK(p->line(0) == 2);
+    CHECK(p->line(1) == 3);
   }
   SECTION("E0101 missing ')' after arguments") {
     auto p = parse_text("fn f():\n    return g(x y)\n");

@@ -1,0 +1,22 @@
+# The fix for E0401_update_non_mut: train_step declares `mut m`.
+# expect: ok
+
+dim D = 784
+dim Hd = 256
+dim C = 10
+
+data Digit:
+    img: [D] in 0.0..=1.0
+    label: i64 in 0..C
+
+model Mlp:
+    w1: [D Hd] = normal(std=1/sqrt(D))
+    w2: [Hd C] = normal(std=1/sqrt(Hd))
+
+fn loss(m: Mlp, batch: [b] Digit) -> f32:
+    return cross_entropy(relu(batch.img @ m.w1) @ m.w2, batch.label)
+
+fn train_step(mut m: Mlp, mut opt: AdamW[Mlp], batch: [b] Digit) -> Logs:
+    let l, g = value_and_grad(loss, m, batch)
+    update(m, opt, g)
+    return logs(loss=l)
