@@ -383,8 +383,15 @@ Type Checker::apply_rule(const ops::OpDef& op,
         v.insert(a.type.varying.begin(), a.type.varying.end());
     varying.assign(v.begin(), v.end());
   }
+  std::string no_vjp;
+  for (const RuleArg& a : args)
+    if (a.present && no_vjp.empty()) no_vjp = a.type.no_vjp;
   BuiltinCtx ctx(*this, op, std::move(args), std::move(extras), at, c);
   Type t = op.rule(ctx);
+  // stop_grad, and results with no gradient (ints, bools), end the taint.
+  bool carries = t.kind == TK::Tensor && types::is_float(t.dtype) &&
+                 std::string(op.name) != "stop_grad";
+  t.no_vjp = carries ? no_vjp : std::string();
   // An op's result varies over the union of its operands' sets (the
   // implicit pvary), unless the rule set it (collectives).
   if (t.kind == TK::Tensor && t.varying.empty() && c && c->in_spmd &&
@@ -449,6 +456,10 @@ Type Checker::call_user(const FnInfo& fn,
       bad = true;
     }
   if (bad) return Type::error();
+  // An argument that is already wrong was reported: no cascade.
+  for (const CallArg& a : args)
+    if (a.type.is_error()) return Type::error();
+  ensure_checked(const_cast<FnInfo&>(fn));
   Binding b;
   bool ok = true;
   for (size_t k = 0; k < fn.params.size(); ++k) {
@@ -466,6 +477,18 @@ Type Checker::call_user(const FnInfo& fn,
   Type r = substitute(result, b);
   // Called from ordinary code, an spmd fn's result is joined: whole.
   if (fn.decl->is_spmd && !(c && c->in_spmd)) strip_splits(r);
+  // E0310's taint: through an extern without a VJP, or passed through.
+  if (r.kind == TK::Tensor && types::is_float(r.dtype)) {
+    r.no_vjp = fn.result_no_vjp;
+    if (fn.decl->is_extern) {
+      const std::string& t = fn.decl->extern_target;
+      const ops::OpDef* op = t.rfind("nn.", 0) == 0 ? ops::find_op(t.substr(3))
+                                                     : nullptr;
+      if (op && !op->differentiable) r.no_vjp = fn.name;
+    }
+    for (const CallArg& a : args)
+      if (r.no_vjp.empty()) r.no_vjp = a.type.no_vjp;
+  }
   return r;
 }
 
@@ -648,10 +671,25 @@ Type Checker::call_builtin(const ops::OpDef& op,
   }
   if (bad) return Type::error();
   std::string name = op.name;
-  if ((name == "value_and_grad" || name == "grad") && slots[0].present &&
-      slots[0].type.kind == TK::Fn && c.fn)
-    grad_sites_.push_back({slots[0].type.fn_name, call.span});
-  return apply_rule(op, std::move(slots), call.span, &c, std::move(extras));
+  std::string diff_fn = !slots.empty() && slots[0].present &&
+                                slots[0].type.kind == TK::Fn
+                            ? slots[0].type.fn_name
+                            : "";
+  Type t = apply_rule(op, std::move(slots), call.span, &c, std::move(extras));
+  if ((name == "value_and_grad" || name == "grad") && !t.is_error())
+    if (const FnInfo* f = find_fn(diff_fn); f && !f->result_no_vjp.empty()) {
+      const FnInfo* ext = find_fn(f->result_no_vjp);
+      auto& d = error(Code::E0310, call.span,
+                      "`" + diff_fn + "` is differentiated here, but its "
+                      "result is computed through the extern fn `" +
+                          f->result_no_vjp + "`, which registered no VJP",
+                      "gradient through `" + f->result_no_vjp + "`");
+      if (ext) d.note("`" + ext->name + "` is declared here",
+                      ext->decl->name_span);
+      d.help("wrap that part in stop_grad(...) (a straight-through "
+             "estimator) or register a VJP for it");
+    }
+  return t;
 }
 
 Type Checker::axis_arg(const ast::Expr& e, FnCtx& c) {

@@ -38,9 +38,14 @@ struct FnInfo {
   bool is_stdlib = false;
   /// For `-> Logs`: the fields its returns make, when they agree.
   std::optional<types::Type> inferred_logs;
-  /// The user fns this one calls (for E0310's walk of what a gradient
-  /// goes through, and later placement).
+  /// The user fns this one calls (for placement).
   std::set<std::string> callees;
+  /// Its result was computed through an extern fn without a VJP (E0310).
+  std::string result_no_vjp;
+  /// Fns are checked on demand, callees first, so a caller sees what its
+  /// callees' bodies proved (inferred logs fields, result_no_vjp).
+  enum class State { Unchecked, Checking, Done };
+  State state = State::Unchecked;
   /// Every local's type in declaration order (for `ss check --types`).
   std::vector<std::pair<std::string, types::Type>> locals;
 };

@@ -111,45 +111,22 @@ std::unique_ptr<Program> Checker::run(std::vector<ast::Module> modules) {
   resolve_records();
   resolve_models();
   resolve_signatures();
-  for (auto& [name, fn] : prog_->fns_)
-    if (!fn.decl->is_extern) check_fn(fn);
-  check_gradients_reach_vjps();
+  for (auto& [name, fn] : prog_->fns_) ensure_checked(fn);
   if (!diags_.empty()) return nullptr;
   return std::move(prog_);
 }
 
-void Checker::check_gradients_reach_vjps() {
-  // E0310: a value_and_grad/grad whose fn reaches, through the calls it
-  // makes, an extern fn whose implementation registered no VJP.
-  for (const auto& [root, span] : grad_sites_) {
-    std::set<std::string> seen;
-    std::vector<std::string> stack{root};
-    while (!stack.empty()) {
-      std::string n = stack.back();
-      stack.pop_back();
-      if (!seen.insert(n).second) continue;
-      const FnInfo* f = find_fn(n);
-      if (!f) continue;
-      if (f->decl->is_extern) {
-        const std::string& t = f->decl->extern_target;
-        size_t dot = t.rfind('.');
-        std::string fn_part = dot == std::string::npos ? t : t.substr(dot + 1);
-        const ops::OpDef* op = ops::find_op(fn_part);
-        bool internal = t.rfind("nn.", 0) == 0;
-        if (internal && op && !op->differentiable) {
-          error(Code::E0310, span,
-                "`" + root + "` is differentiated here, but it calls the "
-                "extern fn `" + n + "`, which registered no VJP",
-                "gradient through `" + n + "`")
-              .note("`" + n + "` is declared here", f->decl->name_span)
-              .help("wrap its result in stop_grad(...) or differentiate "
-                    "a fn that does not call it");
-        }
-        continue;
-      }
-      for (const std::string& callee : f->callees) stack.push_back(callee);
-    }
+void Checker::ensure_checked(FnInfo& fn) {
+  if (fn.state != FnInfo::State::Unchecked) return;  // done, or recursion
+  fn.state = FnInfo::State::Checking;
+  if (!fn.decl->is_extern) {
+    // A callee's check must not see the caller's expression depth.
+    int saved = depth_;
+    depth_ = 0;
+    check_fn(fn);
+    depth_ = saved;
   }
+  fn.state = FnInfo::State::Done;
 }
 
 // ------------------------------------------------------------ loading

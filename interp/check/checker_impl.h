@@ -100,7 +100,8 @@ class Checker {
   void resolve_models();
   void resolve_signatures();
   void check_extern(const ast::FnDecl& f);
-  void check_gradients_reach_vjps();
+  /// Checks [fn]'s body unless done (or in progress: recursion).
+  void ensure_checked(FnInfo& fn);
 
   // ---- resolve.cpp: types as written -> Types.
   /// [fresh_vars]: unknown lowercase-or-any names become new size vars in
@@ -225,8 +226,6 @@ class Checker {
   std::map<std::string, AxisScope> sig_scopes_;  // each fn's signature axes
   uint32_t stdlib_file_ = UINT32_MAX;
   int depth_ = 0;  // expression recursion guard
-  /// value_and_grad/grad call sites: (differentiated fn, span), for E0310.
-  std::vector<std::pair<std::string, diag::Span>> grad_sites_;
 };
 
 /// The closest of [candidates] to [name] (edit distance <= 2), or "".

@@ -38,6 +38,7 @@ void Checker::check_fn(FnInfo& fn) {
   }
   if (fn.decl->expr_body) {
     Type t = check_expr(*fn.decl->expr_body, c);
+    fn.result_no_vjp = t.no_vjp;
     if (fn.has_result) {
       Binding b;
       for (const auto& [name, ax] : c.axes.names)
@@ -237,6 +238,7 @@ void Checker::check_return(const ast::Stmt& s, FnCtx& c) {
   for (const auto& [name, ax] : c.axes.names)
     if (ax.kind == Axis::Kind::Var && !c.result_only.count(ax.var))
       b.vars.emplace(ax.var, ax);
+  if (fn->result_no_vjp.empty()) fn->result_no_vjp = t.no_vjp;
   if (fit(fn->result, t, b, s.value->span,
           "the result of `" + fn->name + "`")) {
     for (const auto& [id, ax] : b.vars) c.result_binding.emplace(id, ax);

@@ -95,6 +95,10 @@ struct Type {
   bool remat = false;                 // Fn
   std::vector<std::pair<std::string, Type>> fields;  // Logs
   bool open = false;                  // Logs whose fields are unknown
+  /// Tensor: the extern fn without a VJP this value was computed through,
+  /// if any (E0310 when a value_and_grad's loss carries it). Not part of
+  /// the type's identity.
+  std::string no_vjp;
 
   static Type error() { return Type{}; }
   static Type of(Kind k);

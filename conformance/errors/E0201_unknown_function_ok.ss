@@ -1,0 +1,13 @@
+# The fix for E0201_unknown_function: the builtin is relu.
+# expect: ok
+
+dim D = 784
+dim Hd = 256
+dim C = 10
+
+model Mlp:
+    w1: [D Hd] = normal(std=1/sqrt(D))
+    w2: [Hd C] = normal(std=1/sqrt(Hd))
+
+fn forward(m: Mlp, x: [b D]) -> [b C]:
+    return relu(x @ m.w1) @ m.w2
