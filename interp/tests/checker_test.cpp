@@ -266,7 +266,7 @@ fn f(m: Mlp, x: [b D]):
     let l2, g2 = value_and_grad(ste, m, x)
 )");
   // The straight-through form (stop_grad) is fine; the plain one is not.
-  CHECK(c->codes() == Codes{"E0204@13:39", "E0310@23:16"});
+  CHECK(c->codes() == Codes{"E0204@13:39", "E0310@24:16"});
 }
 
 TEST_CASE("user declarations shadow the standard library", "[check]") {
