@@ -42,7 +42,7 @@ TEST_CASE("the spec's README and attention examples check clean",
   }
 }
 
-TEST_CASE("--types prints inferred signatures, logs fields and aliases",
+TEST_CASE("check --types prints inferred signatures, logs fields and aliases",
           "[check]") {
   auto c = check_text(read_source_file("examples/readme_mlp.ss"));
   REQUIRE(c->prog);
@@ -287,7 +287,7 @@ TEST_CASE("imports bring declarations; a missing one is reported",
   CHECK(c->codes() == Codes{"E0204@1:1"});
 }
 
-TEST_CASE("-D overrides a dim", "[check]") {
+TEST_CASE("a -D option overrides a dim", "[check]") {
   ss::check::Options o;
   o.dim_overrides["D"] = 16;
   auto c = check_text("dim D = 784\nfn f(x: [b D]) -> [b 16] = x\n", o);
