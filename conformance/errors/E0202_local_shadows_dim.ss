@@ -7,7 +7,7 @@ dim H = 4
 dim Dh = 64
 
 fn scores(q: [b H n Dh], k: [b H t Dh]) -> [b H n t]:
-    # Meant as the scale's width, but Dh is a dim: the name is taken.
     let s = einsum(q, k, b H n Dh, b H t Dh -> b H n t)
+    # the head width, restated for the scale: but Dh is a dim
     let Dh = 64
     return s / sqrt(Dh)

@@ -1,4 +1,5 @@
-# The fix for E0203_logs_field: the value is read by the name it was logged under.
+# The fix for E0203_logs_field: the value is read by the name it was logged
+# under.
 # expect: ok
 
 dim D = 784

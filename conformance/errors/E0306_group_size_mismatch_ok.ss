@@ -1,4 +1,5 @@
-# The fix for E0306_group_size_mismatch: the input group names the 3 to split off.
+# The fix for E0306_group_size_mismatch: the input group names the 3 to
+# split off.
 # expect: ok
 
 dim D = 256

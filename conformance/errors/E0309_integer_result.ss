@@ -1,7 +1,7 @@
 # E0309: value_and_grad's fn must return a 0-d *float*. The number of
 # correct predictions is 0-d, but i64: it is a step function of the
 # weights, with no gradient. Differentiate the loss, and log the count.
-# expect: error E0309 at 26:31
+# expect: error E0309 at 27:31
 
 dim D = 784
 dim Hd = 256
@@ -17,7 +17,8 @@ model Mlp:
 
 fn forward(m: Mlp, x: [b D]) -> [b C] = relu(x @ m.w1) @ m.w2
 
-fn loss(m: Mlp, batch: [b] Digit) -> f32 = cross_entropy(forward(m, batch.img), batch.label)
+fn loss(m: Mlp, batch: [b] Digit) -> f32:
+    return cross_entropy(forward(m, batch.img), batch.label)
 
 fn correct(m: Mlp, batch: [b] Digit) -> i64:
     return sum(argmax(forward(m, batch.img), over=C) == batch.label)

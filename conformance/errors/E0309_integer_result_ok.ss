@@ -16,7 +16,8 @@ model Mlp:
 
 fn forward(m: Mlp, x: [b D]) -> [b C] = relu(x @ m.w1) @ m.w2
 
-fn loss(m: Mlp, batch: [b] Digit) -> f32 = cross_entropy(forward(m, batch.img), batch.label)
+fn loss(m: Mlp, batch: [b] Digit) -> f32:
+    return cross_entropy(forward(m, batch.img), batch.label)
 
 fn correct(m: Mlp, batch: [b] Digit) -> i64:
     return sum(argmax(forward(m, batch.img), over=C) == batch.label)

@@ -461,6 +461,8 @@ Type Checker::call_user(const FnInfo& fn,
     if (a.type.is_error()) return Type::error();
   ensure_checked(const_cast<FnInfo&>(fn));
   Binding b;
+  bool per_instance = c && c->in_spmd && !fn.decl->is_spmd;
+  b.blocks = per_instance;
   bool ok = true;
   for (size_t k = 0; k < fn.params.size(); ++k) {
     if (!slot[k]) continue;
@@ -477,6 +479,13 @@ Type Checker::call_user(const FnInfo& fn,
   Type r = substitute(result, b);
   // Called from ordinary code, an spmd fn's result is joined: whole.
   if (fn.decl->is_spmd && !(c && c->in_spmd)) strip_splits(r);
+  if (per_instance && r.kind == TK::Tensor) {
+    // Its result varies over the union of its arguments' sets.
+    std::set<std::string> v;
+    for (const CallArg& a : args) v.insert(a.type.varying.begin(),
+                                           a.type.varying.end());
+    r.varying.assign(v.begin(), v.end());
+  }
   // E0310's taint: through an extern without a VJP, or passed through.
   if (r.kind == TK::Tensor && types::is_float(r.dtype)) {
     r.no_vjp = fn.result_no_vjp;
@@ -498,8 +507,13 @@ Type Checker::call_fn_value(const Type& fn,
                             FnCtx* c) {
   if (fn.is_error()) return fn;
   if (fn.kind != TK::Fn || fn.fn_name.empty()) {
-    error(Code::E0305, at, "expected a function, found " + fn.str(),
-          "not a function");
+    error(Code::E0305, at,
+          fn.kind == TK::Fn
+              ? std::string("the function here must be known before the "
+                            "program runs: a fn's name, remat(f), or a local "
+                            "bound to one")
+              : "expected a function, found " + fn.str(),
+          "not a statically known function");
     return Type::error();
   }
   if (const FnInfo* f = find_fn(fn.fn_name)) {

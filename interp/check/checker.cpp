@@ -70,6 +70,12 @@ std::string suggest(const std::string& name,
     }
     return prev[b.size()];
   };
+  auto lower = [](std::string s) {
+    for (char& ch : s) ch = static_cast<char>(std::tolower(ch));
+    return s;
+  };
+  for (const std::string& c : candidates)
+    if (c != name && lower(c) == lower(name)) return c;
   std::string best;
   size_t best_d = 3;
   for (const std::string& c : candidates) {

@@ -68,6 +68,9 @@ struct Binding {
   std::map<uint32_t, Axis> vars;
   std::map<uint32_t, diag::Span> where;
   std::map<std::string, std::vector<Axis>> stars;  // `*s`
+  /// An ordinary fn called inside an spmd fn runs per instance on blocks:
+  /// its size variables bind to block axes, splits included.
+  bool blocks = false;
 };
 
 /// A builtin's argument as its rule sees it (calls.cpp).

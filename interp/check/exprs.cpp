@@ -202,6 +202,7 @@ Type Checker::field_of(const Type& base,
                      const std::vector<std::string>& fields) {
     auto& d = error(Code::E0203, name_span,
                     what + " has no field `" + name + "`", "unknown field");
+    (void)d;
     std::string s = suggest(name, fields);
     if (!s.empty()) {
       d.help("did you mean `" + s + "`?");
@@ -269,7 +270,7 @@ Type Checker::field_of(const Type& base,
         names.push_back(fname);
       }
       if (base.open) return Type::scalar(types::DType::F32);
-      return unknown("these logs", names);
+      return unknown("this Logs value", names);
     }
     default:
       break;

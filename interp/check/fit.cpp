@@ -29,6 +29,19 @@ Axis bare(Axis a) {
 // calling spmd fns); a whole one fits any split (ordinary code passes whole
 // values, which the call splits).
 Mismatch fit_axis(const Axis& p, const Axis& a, Binding& b) {
+  if (b.blocks && p.split.empty() && !a.split.empty()) {
+    // A block: only a size variable takes it, as the block it is.
+    if (p.kind != Axis::Kind::Var) return {Mismatch::Kind::Axis, p, a, {}};
+    Axis blk = a;
+    blk.label.clear();
+    auto it = b.vars.find(p.var);
+    if (it == b.vars.end()) {
+      b.vars[p.var] = blk;
+      return {};
+    }
+    if (it->second == blk) return {};
+    return {Mismatch::Kind::Conflict, p, a, it->second};
+  }
   if (!a.split.empty() && a.split != p.split)
     return {Mismatch::Kind::Axis, p, a, {}};
   if (p.kind == Axis::Kind::Var) {
@@ -187,7 +200,7 @@ bool Checker::fit(const Type& param,
         error(Code::E0304, at,
               what + " must be " + types::dtype_name(param.dtype) +
                   ", found " + types::dtype_name(arg.dtype),
-              "this is " + arg.str())
+              std::string("this is ") + types::dtype_name(arg.dtype))
             .help(std::string("convert it: to(x, ") +
                   types::dtype_name(param.dtype) + ")");
         return false;

@@ -170,6 +170,7 @@ void Checker::bind_targets(const std::vector<ast::NameTarget>& targets,
             "`" + n.name + "` shadows the dim `" + n.name + "`",
             "a local may not shadow a dim")
           .help("rename the local");
+      c.values.declare(n.name, {Type::error(), n.span, false, true});
       continue;
     }
     bool mesh = false;
@@ -178,6 +179,7 @@ void Checker::bind_targets(const std::vector<ast::NameTarget>& targets,
       error(Code::E0202, n.span,
             "`" + n.name + "` shadows the mesh axis `" + n.name + "`",
             "a local may not shadow a mesh axis");
+      c.values.declare(n.name, {Type::error(), n.span, false, true});
       continue;
     }
     const Local* prev = c.values.declare(n.name, {parts[i], n.span, false, true});

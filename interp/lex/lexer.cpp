@@ -152,8 +152,8 @@ class Lexer {
         diags_.error(diag::Code::E0102, span(p - width, p),
                      "this line's indentation (" + std::to_string(width) +
                          " spaces) matches no enclosing block",
-                     "dedent to " + std::to_string(indents_.back()) +
-                         " spaces")
+                     "the enclosing block is at " +
+                         std::to_string(indents_.back()) + " spaces")
             .help("indent to the level of the block it belongs to");
         // Recover: treat it as that enclosing level.
       }

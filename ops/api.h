@@ -1,0 +1,147 @@
+#pragma once
+// The differentiable tensor API: every op's forward (ops/defs) and every
+// VJP is written with these. Each function checks its arguments (throwing
+// ops::OpError with a message naming the op), promotes dtypes as
+// torch.result_type does, dispatches to the backend of its inputs' device
+// (ops/backend/backend.h) and, in grad mode, records its VJP
+// (ops/autodiff/tape.h). Axes may be negative (from the end).
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ops/autodiff/tape.h"
+#include "ops/core/tensor.h"
+
+namespace ss::ops {
+
+/// A bad argument reaching an op at run time (shapes that disagree, an
+/// index out of range). The evaluator turns it into a ShapeError or a
+/// ValueError at the `.ss` line that called the op.
+class OpError : public std::runtime_error {
+ public:
+  enum class Kind { Shape, Value };
+  OpError(Kind kind, const std::string& message)
+      : std::runtime_error(message), kind_(kind) {}
+  Kind kind() const { return kind_; }
+
+ private:
+  Kind kind_;
+};
+
+// ---------------------------------------------------------------- make
+/// A 0-d tensor of [like]'s dtype and device.
+Tensor scalar_like(double value, const Tensor& like);
+Tensor zeros_like(const Tensor& x);
+Tensor ones_like(const Tensor& x);
+/// [0, n) as i64.
+Tensor arange(int64_t n, Device device = {});
+/// Philox draws (see Backend::random), uniform in [0, 1) or N(0, 1).
+Tensor random_uniform(const Shape& shape, DType dtype, uint64_t key,
+                      uint64_t stream, uint64_t offset = 0);
+Tensor random_normal(const Shape& shape, DType dtype, uint64_t key,
+                     uint64_t stream, uint64_t offset = 0);
+
+// ---------------------------------------------------------------- elementwise
+Tensor neg(const Tensor& x);
+Tensor abs(const Tensor& x);
+Tensor sign(const Tensor& x);
+Tensor exp(const Tensor& x);
+Tensor log(const Tensor& x);
+Tensor log1p(const Tensor& x);
+Tensor sqrt(const Tensor& x);
+Tensor rsqrt(const Tensor& x);
+Tensor sin(const Tensor& x);
+Tensor cos(const Tensor& x);
+Tensor tanh(const Tensor& x);
+Tensor sigmoid(const Tensor& x);
+Tensor relu(const Tensor& x);
+Tensor erf(const Tensor& x);
+Tensor floor(const Tensor& x);  // no gradient
+Tensor isnan(const Tensor& x);
+Tensor isfinite(const Tensor& x);
+Tensor logical_not(const Tensor& x);
+
+Tensor add(const Tensor& a, const Tensor& b);
+Tensor sub(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Tensor& b);
+/// True division: ints give f32.
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor floordiv(const Tensor& a, const Tensor& b);  // no gradient
+Tensor mod(const Tensor& a, const Tensor& b);       // no gradient
+Tensor pow(const Tensor& a, const Tensor& b);
+Tensor maximum(const Tensor& a, const Tensor& b);
+Tensor minimum(const Tensor& a, const Tensor& b);
+Tensor eq(const Tensor& a, const Tensor& b);
+Tensor ne(const Tensor& a, const Tensor& b);
+Tensor lt(const Tensor& a, const Tensor& b);
+Tensor le(const Tensor& a, const Tensor& b);
+Tensor gt(const Tensor& a, const Tensor& b);
+Tensor ge(const Tensor& a, const Tensor& b);
+Tensor logical_and(const Tensor& a, const Tensor& b);
+Tensor logical_or(const Tensor& a, const Tensor& b);
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+/// Converts; differentiable between float dtypes.
+Tensor cast(const Tensor& x, DType dtype);
+/// The value without a gradient.
+Tensor stop_grad(const Tensor& x);
+
+// ---------------------------------------------------------------- reductions
+// [axes] empty = every axis. Duplicates are an error.
+Tensor sum(const Tensor& x, const std::vector<int>& axes = {},
+           bool keepdims = false);
+/// sum / count; ints and bools give f32.
+Tensor mean(const Tensor& x, const std::vector<int>& axes = {},
+            bool keepdims = false);
+Tensor max(const Tensor& x, const std::vector<int>& axes = {},
+           bool keepdims = false);
+Tensor min(const Tensor& x, const std::vector<int>& axes = {},
+           bool keepdims = false);
+Tensor prod(const Tensor& x, const std::vector<int>& axes = {},
+            bool keepdims = false);
+Tensor any(const Tensor& x, const std::vector<int>& axes = {},
+           bool keepdims = false);
+Tensor all(const Tensor& x, const std::vector<int>& axes = {},
+           bool keepdims = false);
+Tensor argmax(const Tensor& x, int axis, bool keepdims = false);
+Tensor argmin(const Tensor& x, int axis, bool keepdims = false);
+
+// ---------------------------------------------------------------- shape
+Tensor reshape(const Tensor& x, const Shape& shape);
+Tensor permute(const Tensor& x, const std::vector<int>& perm);
+/// Swaps the last two axes.
+Tensor transpose_last(const Tensor& x);
+Tensor broadcast_to(const Tensor& x, const Shape& shape);
+/// Sums [x] down to [shape] (the transpose of broadcast_to).
+Tensor sum_to(const Tensor& x, const Shape& shape);
+/// Inserts a size-1 axis at [axis] / removes one.
+Tensor unsqueeze(const Tensor& x, int axis);
+Tensor squeeze(const Tensor& x, int axis);
+Tensor slice(const Tensor& x, int axis, int64_t start, int64_t stop,
+             int64_t step = 1);
+Tensor concat(const std::vector<Tensor>& xs, int axis);
+Tensor stack(const std::vector<Tensor>& xs, int axis);
+Tensor pad(const Tensor& x, int axis, int64_t before, int64_t after,
+           double value = 0.0);
+/// Index i64 tensor along [axis] (range-checked: OpError Value).
+Tensor take(const Tensor& x, const Tensor& idx, int axis);
+/// One index: drops [axis] (range-checked; negative counts from the end).
+Tensor take_one(const Tensor& x, int64_t index, int axis);
+Tensor gather(const Tensor& x, const Tensor& idx, int axis);
+Tensor scatter_add(const Tensor& x, const Tensor& idx, const Tensor& v,
+                   int axis);
+Tensor cumsum(const Tensor& x, int axis);
+/// (values, indices); descending for topk.
+std::pair<Tensor, Tensor> sort(const Tensor& x, int axis,
+                               bool descending = false);
+/// numpy.matmul: 1-d operands are promoted and the added axis removed.
+Tensor matmul(const Tensor& a, const Tensor& b);
+Tensor conv2d(const Tensor& x, const Tensor& k, int stride = 1,
+              int padding = 0);
+
+/// Normalises a possibly negative [axis] against [rank] (OpError if out of
+/// range).
+int normalize_axis(int axis, size_t rank);
+
+}  // namespace ss::ops

@@ -1,0 +1,70 @@
+#pragma once
+// Reverse-mode autodiff on the differentiable API (ops/api.h). While grad
+// mode is on, every API op whose inputs need gradients records a Node with
+// its VJP, itself written with API ops; backward() walks the nodes in
+// reverse order of creation and sums each input's cotangents. Leaves are
+// tensors marked with requires_grad (a model's params in value_and_grad).
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "ops/core/tensor.h"
+
+namespace ss::ops {
+
+struct Node;
+
+/// Autodiff state of one tensor: a leaf (requires_grad, no grad_fn) or the
+/// output of a recorded op (grad_fn).
+struct AutogradMeta {
+  bool requires_grad = false;
+  std::shared_ptr<Node> grad_fn;
+};
+
+/// One recorded op: its inputs that need gradients, and how to turn the
+/// output's cotangent into theirs (one per input, undefined = zero).
+struct Node {
+  const char* name = "";
+  uint64_t seq = 0;  // creation order: backward visits in reverse
+  std::vector<Tensor> inputs;
+  std::function<std::vector<Tensor>(const Tensor& gy)> vjp;
+};
+
+/// Whether ops record (on by default; off inside backward and stop_grad).
+class GradMode {
+ public:
+  static bool enabled();
+  /// Sets the mode for a scope.
+  class Guard {
+   public:
+    explicit Guard(bool enabled);
+    ~Guard();
+    Guard(const Guard&) = delete;
+    Guard& operator=(const Guard&) = delete;
+
+   private:
+    bool prev_;
+  };
+};
+
+/// A copy of [t] that is a leaf needing gradients.
+Tensor requires_grad(const Tensor& t);
+/// Whether [t] needs a gradient (a leaf that requires it, or a recorded
+/// op's output).
+bool needs_grad(const Tensor& t);
+
+/// Records [out] as produced by an op of [inputs] when grad mode is on and
+/// some input needs a gradient; returns [out] (with its node) either way.
+/// [vjp] maps the output's cotangent to one cotangent per input.
+Tensor record(const char* name,
+              Tensor out,
+              std::vector<Tensor> inputs,
+              std::function<std::vector<Tensor>(const Tensor& gy)> vjp);
+
+/// Gradients of the 0-d [root] w.r.t. each of [leaves] (zeros for a leaf
+/// the root does not depend on), in the leaves' dtypes.
+std::vector<Tensor> backward(const Tensor& root,
+                             const std::vector<Tensor>& leaves);
+
+}  // namespace ss::ops

@@ -1,0 +1,107 @@
+#pragma once
+// The primitives a backend implements. Every op of the library (ops/defs)
+// and every VJP is written with the differentiable API of ops/api.h, which
+// calls these; so a new backend implements this interface once and every
+// op runs on it. The CPU backend is ops/cpu; the CUDA one loads on demand
+// (ops/no_cuda/stubs.cpp when built without CUDA). ref/ holds the naive
+// executable specification the backends are tested against.
+//
+// Conventions: inputs are contiguous and defined; axes are non-negative and
+// in range (callers normalise); callers cast operands to a common dtype
+// first. A backend never sees an autodiff node.
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "ops/core/tensor.h"
+
+namespace ss::ops {
+
+enum class UnaryOp : uint8_t {
+  Neg, Abs, Sign, Exp, Log, Log1p, Sqrt, Rsqrt, Sin, Cos, Tanh, Sigmoid,
+  Relu, Erf, Floor, Not, IsNan, IsFinite,
+};
+
+enum class BinaryOp : uint8_t {
+  Add, Sub, Mul, Div, FloorDiv, Mod, Pow, Maximum, Minimum,
+  Eq, Ne, Lt, Le, Gt, Ge, And, Or,
+};
+
+enum class ReduceOp : uint8_t { Sum, Prod, Max, Min, ArgMax, ArgMin, Any, All };
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual const char* name() const = 0;
+
+  /// Elementwise. Float functions (Exp, Log, ...) take float dtypes; Neg,
+  /// Abs, Sign, Relu also ints; Not takes bool; IsNan/IsFinite give bool.
+  virtual Tensor unary(UnaryOp op, const Tensor& x) = 0;
+  /// Elementwise with numpy broadcasting; [a] and [b] share a dtype.
+  /// Comparisons and And/Or give bool; FloorDiv and Mod are floored
+  /// (Python's); Div of ints is not allowed (callers cast to float).
+  virtual Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) = 0;
+  /// cond ? a : b with broadcasting; cond is bool, a and b share a dtype.
+  virtual Tensor where(const Tensor& cond, const Tensor& a,
+                       const Tensor& b) = 0;
+  /// Reduces [axes] (sorted, distinct; empty means none). ArgMax/ArgMin
+  /// take exactly one axis and give i64 (first index of the extreme);
+  /// Any/All give bool; Sum of bool gives i64.
+  virtual Tensor reduce(ReduceOp op, const Tensor& x,
+                        const std::vector<int>& axes, bool keepdims) = 0;
+  /// [..., n, k] @ [..., k, m] -> [..., n, m], batch axes broadcast; both
+  /// of rank >= 2 and one float dtype (ints: i64 accumulation).
+  virtual Tensor matmul(const Tensor& a, const Tensor& b) = 0;
+  virtual Tensor cast(const Tensor& x, DType to) = 0;
+  /// out.shape[i] = x.shape[perm[i]].
+  virtual Tensor permute(const Tensor& x, const std::vector<int>& perm) = 0;
+  /// Materialises numpy broadcasting of [x] to [shape].
+  virtual Tensor broadcast_to(const Tensor& x, const Shape& shape) = 0;
+  /// Elements start, start+step, ... < stop along [axis] (step >= 1).
+  virtual Tensor slice(const Tensor& x, int axis, int64_t start,
+                       int64_t stop, int64_t step) = 0;
+  virtual Tensor concat(const std::vector<Tensor>& xs, int axis) = 0;
+  /// [before] and [after] elements of [value] added along [axis].
+  virtual Tensor pad(const Tensor& x, int axis, int64_t before,
+                     int64_t after, double value) = 0;
+  /// Selects along [axis] by the i64 indices [idx] (in range: callers
+  /// check): the axis is replaced by idx's shape (embedding, take).
+  virtual Tensor take(const Tensor& x, const Tensor& idx, int axis) = 0;
+  /// The transpose of take: a tensor whose [axis] has size [n], zero but
+  /// for v's slices added at [idx] (repeated indices add up).
+  virtual Tensor take_add(const Tensor& v, const Tensor& idx, int axis,
+                          int64_t n) = 0;
+  /// take_along_axis: idx has x's rank; out[..i..] = x[..idx[..i..]..].
+  virtual Tensor gather(const Tensor& x, const Tensor& idx, int axis) = 0;
+  /// The transpose of gather: zeros of [shape] with v added at idx.
+  virtual Tensor scatter_add(const Shape& shape, const Tensor& idx,
+                             const Tensor& v, int axis) = 0;
+  virtual Tensor cumsum(const Tensor& x, int axis, bool reverse) = 0;
+  /// A stable sort along [axis]: (values, i64 indices).
+  virtual std::pair<Tensor, Tensor> sort(const Tensor& x, int axis,
+                                         bool descending) = 0;
+  /// Counter-based draws (Philox4x32-10): element i draws block
+  /// (key, counter = (offset + i, stream)); uniform in [0, 1), or standard
+  /// normal by Box-Muller of the block's first two words.
+  virtual Tensor random(const Shape& shape, DType dtype, uint64_t key,
+                        uint64_t stream, uint64_t offset, bool normal) = 0;
+  /// NCHW convolution: x [b C h w], k [O C kh kw] -> [b O h2 w2].
+  virtual Tensor conv2d(const Tensor& x, const Tensor& k, int stride,
+                        int padding) = 0;
+  /// Its VJPs: w.r.t. the input and the kernel.
+  virtual Tensor conv2d_grad_input(const Tensor& gy, const Tensor& k,
+                                   const Shape& x_shape, int stride,
+                                   int padding) = 0;
+  virtual Tensor conv2d_grad_kernel(const Tensor& gy, const Tensor& x,
+                                    const Shape& k_shape, int stride,
+                                    int padding) = 0;
+};
+
+/// The backend of [device]'s kind. CUDA without a CUDA build throws
+/// std::runtime_error("... built without CUDA").
+Backend& backend_for(const Device& device);
+/// The CPU backend (xtensor + OpenBLAS).
+Backend& cpu_backend();
+
+}  // namespace ss::ops

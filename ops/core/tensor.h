@@ -1,0 +1,123 @@
+#pragma once
+// Tensors: dense, contiguous, row-major storage with a dtype, a shape and a
+// device. Copies share storage; ShapeScript values are immutable, so ops
+// always make new tensors (optimizer updates are the one in-place writer,
+// on tensors only the optimizer holds). A tensor may carry autodiff state
+// (ops/autodiff/tape.h).
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ops/core/dtype.h"
+
+namespace ss::ops {
+
+using types::DType;
+using Shape = std::vector<int64_t>;
+
+struct Device {
+  enum class Kind : uint8_t { Cpu, Cuda };
+  Kind kind = Kind::Cpu;
+  int index = 0;
+  std::string str() const;  // "cpu", "cuda:1"
+  bool operator==(const Device& o) const {
+    return kind == o.kind && index == o.index;
+  }
+};
+
+struct AutogradMeta;  // ops/autodiff/tape.h
+
+/// Bytes owned by one device.
+class Storage {
+ public:
+  Storage(size_t nbytes, Device device);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+  void* data() { return data_; }
+  const void* data() const { return data_; }
+  size_t nbytes() const { return nbytes_; }
+  Device device() const { return device_; }
+
+ private:
+  void* data_ = nullptr;
+  size_t nbytes_ = 0;
+  Device device_;
+};
+
+int64_t numel_of(const Shape& shape);
+std::string shape_string(const Shape& shape);  // "[64 10]"
+
+class Tensor {
+ public:
+  /// An undefined tensor (no storage).
+  Tensor() = default;
+  /// Uninitialised storage.
+  static Tensor empty(const Shape& shape, DType dtype, Device device = {});
+  static Tensor zeros(const Shape& shape, DType dtype, Device device = {});
+  static Tensor full(const Shape& shape, double value, DType dtype,
+                     Device device = {});
+  /// A 0-d tensor.
+  static Tensor scalar(double value, DType dtype = DType::F32);
+  /// From values given as doubles (tests, literals, loaders), converted.
+  static Tensor from_doubles(const Shape& shape,
+                             const std::vector<double>& values,
+                             DType dtype);
+
+  bool defined() const { return storage_ != nullptr; }
+  const Shape& shape() const { return shape_; }
+  size_t rank() const { return shape_.size(); }
+  /// Axis [axis]'s size; negative counts from the end.
+  int64_t size(int axis) const;
+  int64_t numel() const { return numel_of(shape_); }
+  DType dtype() const { return dtype_; }
+  Device device() const { return storage_ ? storage_->device() : Device{}; }
+  size_t nbytes() const { return numel() * types::dtype_size(dtype_); }
+
+  void* raw() { return storage_ ? storage_->data() : nullptr; }
+  const void* raw() const { return storage_ ? storage_->data() : nullptr; }
+  template <class T>
+  T* data() {
+    return static_cast<T*>(raw());
+  }
+  template <class T>
+  const T* data() const {
+    return static_cast<const T*>(raw());
+  }
+
+  /// The same storage seen with another shape of the same element count.
+  Tensor reshape(const Shape& shape) const;
+  /// Element [flat] as a double, and set it (slow: tests, printing, ref/).
+  double at(int64_t flat) const;
+  void set(int64_t flat, double value);
+  /// Element 0 as a double (0-d values read on the host).
+  double item() const { return at(0); }
+  /// Every element as doubles (tests, printing).
+  std::vector<double> to_doubles() const;
+  /// A deep copy with its own storage and no autodiff state.
+  Tensor clone() const;
+  /// The same storage and shape without autodiff state (stop_grad).
+  Tensor detach() const;
+  /// Whether two tensors share storage.
+  bool same_storage(const Tensor& o) const { return storage_ == o.storage_; }
+
+  // Autodiff state (see ops/autodiff/tape.h).
+  const std::shared_ptr<AutogradMeta>& autograd() const { return ag_; }
+  void set_autograd(std::shared_ptr<AutogradMeta> ag) { ag_ = std::move(ag); }
+
+ private:
+  std::shared_ptr<Storage> storage_;
+  Shape shape_;
+  DType dtype_ = DType::F32;
+  std::shared_ptr<AutogradMeta> ag_;
+};
+
+/// bf16 / f16 <-> f32 conversions (bf16: round to nearest even).
+float bf16_to_float(uint16_t v);
+uint16_t float_to_bf16(float f);
+float f16_to_float(uint16_t v);
+uint16_t float_to_f16(float f);
+
+}  // namespace ss::ops
