@@ -23,13 +23,15 @@ class BuiltinCtx final : public ops::RuleCtx {
              std::vector<RuleArg> args,
              std::vector<RuleArg> extras,
              diag::Span at,
-             FnCtx* c)
+             FnCtx* c,
+             const ast::Expr* call)
       : ck_(ck),
         op_(op),
         args_(std::move(args)),
         extras_(std::move(extras)),
         at_(at),
-        c_(c) {
+        c_(c),
+        call_(call) {
     args_.resize(op.params.size());
   }
 
@@ -92,6 +94,11 @@ class BuiltinCtx final : public ops::RuleCtx {
           return std::nullopt;
         }
       out.push_back(*pos);
+    }
+    // Evaluation reads the positions the checker resolved.
+    if (call_) {
+      std::vector<int>& rec = ck_.info_for(call_).axes[static_cast<int>(i)];
+      rec.assign(out.begin(), out.end());
     }
     return out;
   }
@@ -355,6 +362,7 @@ class BuiltinCtx final : public ops::RuleCtx {
   std::vector<RuleArg> extras_;
   diag::Span at_;
   FnCtx* c_;
+  const ast::Expr* call_;  // where resolved axes are recorded (may be null)
 };
 
 void strip_splits(Type& t) {
@@ -373,7 +381,8 @@ Type Checker::apply_rule(const ops::OpDef& op,
                          std::vector<RuleArg> args,
                          diag::Span at,
                          FnCtx* c,
-                         std::vector<RuleArg> extras) {
+                         std::vector<RuleArg> extras,
+                         const ast::Expr* call) {
   if (!op.rule) return Type::error();
   std::vector<std::string> varying;
   {
@@ -386,7 +395,7 @@ Type Checker::apply_rule(const ops::OpDef& op,
   std::string no_vjp;
   for (const RuleArg& a : args)
     if (a.present && no_vjp.empty()) no_vjp = a.type.no_vjp;
-  BuiltinCtx ctx(*this, op, std::move(args), std::move(extras), at, c);
+  BuiltinCtx ctx(*this, op, std::move(args), std::move(extras), at, c, call);
   Type t = op.rule(ctx);
   // stop_grad, and results with no gradient (ints, bools), end the taint.
   bool carries = t.kind == TK::Tensor && types::is_float(t.dtype) &&
@@ -405,7 +414,8 @@ Type Checker::apply_rule(const ops::OpDef& op,
 Type Checker::call_user(const FnInfo& fn,
                         const std::vector<CallArg>& args,
                         diag::Span at,
-                        FnCtx* c) {
+                        FnCtx* c,
+                        std::vector<int>* mapping) {
   // Match arguments to parameters: positional first, then keywords.
   std::vector<const CallArg*> slot(fn.params.size(), nullptr);
   size_t pos = 0;
@@ -456,6 +466,11 @@ Type Checker::call_user(const FnInfo& fn,
       bad = true;
     }
   if (bad) return Type::error();
+  if (mapping) {
+    mapping->assign(args.size(), -1);
+    for (size_t k = 0; k < slot.size(); ++k)
+      if (slot[k]) (*mapping)[slot[k] - args.data()] = static_cast<int>(k);
+  }
   // An argument that is already wrong was reported: no cascade.
   for (const CallArg& a : args)
     if (a.type.is_error()) return Type::error();
@@ -689,7 +704,14 @@ Type Checker::call_builtin(const ops::OpDef& op,
                                 slots[0].type.kind == TK::Fn
                             ? slots[0].type.fn_name
                             : "";
-  Type t = apply_rule(op, std::move(slots), call.span, &c, std::move(extras));
+  {
+    std::vector<int>& rec = prog_->exprs_[&call].arg_params;
+    rec.clear();
+    for (size_t k : which)
+      rec.push_back(k == SIZE_MAX ? -1 : static_cast<int>(k));
+  }
+  Type t = apply_rule(op, std::move(slots), call.span, &c, std::move(extras),
+                      &call);
   if ((name == "value_and_grad" || name == "grad") && !t.is_error())
     if (const FnInfo* f = find_fn(diff_fn); f && !f->result_no_vjp.empty()) {
       const FnInfo* ext = find_fn(f->result_no_vjp);
@@ -760,7 +782,10 @@ Type Checker::check_call(const ast::Expr& e, FnCtx& c) {
       r.name = name;
       if (c.fn) c.fn->callees.insert(name);
       auto args = user_args(*f, base);
-      return record(e, call_user(*f, args, e.span, &c), r);
+      std::vector<int> mapping;
+      Type t = call_user(*f, args, e.span, &c, &mapping);
+      prog_->exprs_[&e].arg_params = std::move(mapping);
+      return record(e, t, r);
     }
     if (const ops::OpDef* op = ops::find_op(name)) {
       r.kind = Resolution::Kind::Builtin;

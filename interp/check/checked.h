@@ -62,6 +62,12 @@ struct Resolution {
 struct ExprInfo {
   types::Type type;
   Resolution resolution;  // Name and Call nodes
+  /// Calls: for each argument as written (a method's receiver first), the
+  /// param it fills; -1 for extra arguments (variadic or any keyword).
+  std::vector<int> arg_params;
+  /// Builtin calls: `over=`-like params resolved against their operand,
+  /// param index -> axis positions in the order written.
+  std::map<int, std::vector<int>> axes;
 };
 
 struct DeviceList {

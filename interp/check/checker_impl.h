@@ -169,6 +169,8 @@ class Checker {
                 diag::Span at,
                 diag::Span name_span);
   Type record(const ast::Expr& e, Type t, Resolution r = {});
+  /// The side-table entry of [e] in the program being built.
+  ExprInfo& info_for(const ast::Expr* e) { return prog_->exprs_[e]; }
   /// A constant host value computed at check time.
   std::optional<int64_t> const_int(const ast::Expr& e);
   std::optional<double> const_float(const ast::Expr& e);
@@ -182,7 +184,8 @@ class Checker {
   Type call_user(const FnInfo& fn,
                  const std::vector<CallArg>& args,
                  diag::Span at,
-                 FnCtx* c);
+                 FnCtx* c,
+                 std::vector<int>* mapping = nullptr);
   Type call_builtin(const ops::OpDef& op,
                     const ast::Expr& call,
                     const ast::Expr* method_base,
@@ -198,7 +201,8 @@ class Checker {
                   std::vector<struct RuleArg> args,
                   diag::Span at,
                   FnCtx* c,
-                  std::vector<struct RuleArg> extras = {});
+                  std::vector<struct RuleArg> extras = {},
+                  const ast::Expr* call = nullptr);
 
   // ---- patterns.cpp
   Type check_pattern_call(ops::Intrinsic kind,

@@ -103,10 +103,10 @@ Type result_dtype(const Type& a, const Type& b, Arith arith) {
   return Type::scalar(d);
 }
 
-std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b,
+std::optional<Axes> broadcast_shapes(const Axes& a, const Axes& b,
                                       const Axis** bad_a, const Axis** bad_b) {
   size_t n = std::max(a.size(), b.size());
-  Shape out(n);
+  Axes out(n);
   for (size_t k = 0; k < n; ++k) {
     // k counts from the right.
     const Axis* x = k < a.size() ? &a[a.size() - 1 - k] : nullptr;
@@ -134,9 +134,9 @@ std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b,
 std::optional<Type> broadcast(RuleCtx& ctx, const Type& a, const Type& b,
                               diag::Span span_a, diag::Span span_b,
                               std::string_view label, Arith arith) {
-  static const Shape kEmpty;
-  const Shape& sa = a.is_tensor() ? a.shape : kEmpty;
-  const Shape& sb = b.is_tensor() ? b.shape : kEmpty;
+  static const Axes kEmpty;
+  const Axes& sa = a.is_tensor() ? a.shape : kEmpty;
+  const Axes& sb = b.is_tensor() ? b.shape : kEmpty;
   const Axis* x = nullptr;
   const Axis* y = nullptr;
   auto shape = broadcast_shapes(sa, sb, &x, &y);
@@ -157,8 +157,8 @@ std::optional<Type> broadcast(RuleCtx& ctx, const Type& a, const Type& b,
   return r;
 }
 
-Shape remove_axes(const Shape& shape, const std::vector<size_t>& positions) {
-  Shape out;
+Axes remove_axes(const Axes& shape, const std::vector<size_t>& positions) {
+  Axes out;
   for (size_t i = 0; i < shape.size(); ++i)
     if (std::find(positions.begin(), positions.end(), i) == positions.end())
       out.push_back(shape[i]);
@@ -172,7 +172,7 @@ bool same_axis_base(const Axis& a, const Axis& b) {
   return x == y;
 }
 
-std::optional<int64_t> static_numel(const Shape& shape) {
+std::optional<int64_t> static_numel(const Axes& shape) {
   int64_t n = 1;
   for (const Axis& a : shape) {
     auto s = a.static_size();
@@ -216,7 +216,7 @@ bool require_number(RuleCtx& ctx, size_t i, bool zero_d_ok) {
   return false;
 }
 
-std::optional<size_t> over_one(RuleCtx& ctx, size_t i, const Shape& shape) {
+std::optional<size_t> over_one(RuleCtx& ctx, size_t i, const Axes& shape) {
   auto pos = ctx.over(i, shape);
   if (!pos) return std::nullopt;
   if (pos->size() != 1) {

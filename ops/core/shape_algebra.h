@@ -1,5 +1,5 @@
 #pragma once
-// Shape and dtype algebra shared by the builtins' rules (ops/defs): numpy
+// Axes and dtype algebra shared by the builtins' rules (ops/defs): numpy
 // broadcasting of named shapes, torch.result_type's promotion with host
 // scalars, and small helpers for messages. Every function that can fail
 // reports through the RuleCtx and returns nullopt / Type::error().
@@ -18,7 +18,7 @@ namespace ss::ops {
 using types::Axis;
 using types::DType;
 using types::Type;
-using Shape = std::vector<Axis>;
+using Axes = std::vector<Axis>;
 
 // ---------------------------------------------------------------- kinds
 
@@ -71,7 +71,7 @@ DType sum_result(DType d);
 /// Numpy broadcasting of two named shapes, aligned from the right: each
 /// pair must be equal (Axis ==) or one side the literal 1. nullopt on a
 /// mismatch, with [bad_a]/[bad_b] (when given) set to the offending pair.
-std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b,
+std::optional<Axes> broadcast_shapes(const Axes& a, const Axes& b,
                                       const Axis** bad_a = nullptr,
                                       const Axis** bad_b = nullptr);
 
@@ -87,13 +87,13 @@ std::optional<Type> broadcast(RuleCtx& ctx, const Type& a, const Type& b,
                               Arith arith = Arith::Plain);
 
 /// [shape] without the axes at [positions] (any order, no duplicates).
-Shape remove_axes(const Shape& shape, const std::vector<size_t>& positions);
+Axes remove_axes(const Axes& shape, const std::vector<size_t>& positions);
 
 /// Axis identity ignoring splits (`A/x` names `A`): for size(x, A) etc.
 bool same_axis_base(const Axis& a, const Axis& b);
 
 /// The product of the static sizes, when every axis is static.
-std::optional<int64_t> static_numel(const Shape& shape);
+std::optional<int64_t> static_numel(const Axes& shape);
 
 /// Sorted, unique.
 void normalize_names(std::vector<std::string>& v);
@@ -111,7 +111,7 @@ bool require_kind(RuleCtx& ctx, size_t i, Type::Kind k, const char* what);
 bool require_number(RuleCtx& ctx, size_t i, bool zero_d_ok = true);
 /// `over=` (param [i]) naming exactly one axis of [shape]; E0308 via the
 /// context, E0303 when it names several.
-std::optional<size_t> over_one(RuleCtx& ctx, size_t i, const Shape& shape);
+std::optional<size_t> over_one(RuleCtx& ctx, size_t i, const Axes& shape);
 /// A size given as a value (`topk(x, 5)`, `arange(N)`, `pad(to=N)`): the
 /// dim itself when the argument's text names one (a bare name whose value
 /// is known at check time), a literal when its value is known, else

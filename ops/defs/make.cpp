@@ -37,7 +37,7 @@ std::optional<DType> dtype_arg(RuleCtx& ctx, size_t i, bool& bad) {
 Type tensor_rule(RuleCtx& ctx) {
   const Type& l = ctx.type(0);
   if (l.is_error()) return Type::error();
-  Shape shape;
+  Axes shape;
   const Type* t = &l;
   auto lengths = ctx.list_shape(0);
   size_t level = 0;

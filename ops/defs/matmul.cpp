@@ -27,8 +27,8 @@ Type matmul_rule(RuleCtx& ctx) {
       return Type::error();
     }
   }
-  const Shape& sa = a.shape;
-  const Shape& sb = b.shape;
+  const Axes& sa = a.shape;
+  const Axes& sb = b.shape;
   // The contracted axes: a's last; b's first when 1-d, else second to last.
   const Axis& ka = sa.back();
   const Axis& kb = sb.size() == 1 ? sb[0] : sb[sb.size() - 2];
@@ -38,14 +38,14 @@ Type matmul_rule(RuleCtx& ctx) {
               label);
     return Type::error();
   }
-  Shape out;
+  Axes out;
   if (sa.size() <= 2 && sb.size() <= 2) {
     // [.. n K] @ [K] / [K M]
     if (sa.size() == 2) out.push_back(sa[0]);
     if (sb.size() == 2) out.push_back(sb[1]);
   } else {
     // numpy: leading (batch) axes broadcast; 1-d operands get no batch.
-    Shape ba, bb;
+    Axes ba, bb;
     if (sa.size() > 2) ba.assign(sa.begin(), sa.end() - 2);
     if (sb.size() > 2) bb.assign(sb.begin(), sb.end() - 2);
     const Axis* x = nullptr;

@@ -76,7 +76,7 @@ Type cross_entropy_rule(RuleCtx& ctx) {
               label);
     return Type::error();
   }
-  Shape want(lg.shape.begin(), lg.shape.end() - 1);
+  Axes want(lg.shape.begin(), lg.shape.end() - 1);
   if (lb.shape != want) {
     ctx.error(Code::E0303, ctx.call_span(),
               "cross_entropy needs labels shaped like the logits without "
@@ -168,7 +168,7 @@ Type norm_rule(RuleCtx& ctx) {
     if (!require_model(ctx, 3, "LayerNorm")) return Type::error();
     auto g = field_of(ctx, 3, "g");
     if (!g) return Type::error();
-    Shape normed;
+    Axes normed;
     for (size_t p : *pos) normed.push_back(x.shape[p]);
     if (g->shape != normed) {
       ctx.error(Code::E0303, ctx.span(3),

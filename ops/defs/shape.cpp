@@ -1,4 +1,4 @@
-// Shape ops: concat stack take put roll pad reshape to size, and the
+// Axes ops: concat stack take put roll pad reshape to size, and the
 // pattern ops rearrange/split (typed by the checker; split's rule here is
 // its Dataset overload, ds.split(0.9)).
 
@@ -60,8 +60,8 @@ Type concat_rule(RuleCtx& ctx) {
   int64_t total = 0;
   bool all_static = count.has_value();
   for (const Type& t : xs) {
-    Shape a = remove_axes(r.shape, {*pos});
-    Shape b = t.rank() == r.rank() ? remove_axes(t.shape, {*pos}) : t.shape;
+    Axes a = remove_axes(r.shape, {*pos});
+    Axes b = t.rank() == r.rank() ? remove_axes(t.shape, {*pos}) : t.shape;
     if (t.rank() != r.rank() || a != b) {
       ctx.error(Code::E0303, ctx.span(0),
                 "concat needs tensors equal except along " +
@@ -144,8 +144,8 @@ bool need_over(RuleCtx& ctx, size_t i) {
 }
 
 /// x's shape with the axis at [pos] taken by index type [idx].
-Shape indexed_shape(const Shape& x, size_t pos, const Type& idx) {
-  Shape out(x.begin(), x.begin() + pos);
+Axes indexed_shape(const Axes& x, size_t pos, const Type& idx) {
+  Axes out(x.begin(), x.begin() + pos);
   if (idx.is_tensor()) out.insert(out.end(), idx.shape.begin(), idx.shape.end());
   out.insert(out.end(), x.begin() + pos + 1, x.end());
   return out;
@@ -185,8 +185,8 @@ Type put_rule(RuleCtx& ctx) {
     return Type::error();
   auto pos = over_one(ctx, 3, x.shape);
   if (!pos) return Type::error();
-  Shape slice = indexed_shape(x.shape, *pos, i);
-  Shape vs = v.is_tensor() ? v.shape : Shape{};
+  Axes slice = indexed_shape(x.shape, *pos, i);
+  Axes vs = v.is_tensor() ? v.shape : Axes{};
   auto b = broadcast_shapes(slice, vs);
   if (!b || *b != slice) {
     ctx.error(Code::E0303, ctx.span(2),

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ops/core/type.h"
+#include "ops/registry/forward_ctx.h"
 #include "ops/registry/rule_ctx.h"
 
 namespace ss::ops {
@@ -55,6 +56,11 @@ struct OpDef {
   Intrinsic intrinsic = Intrinsic::None;
   BatchRule batch = BatchRule::PerExample;
   bool differentiable = true;
+  /// Tensor ops compute here (written with ops/api.h, so gradients come
+  /// from the API's VJPs). Null for builtins the evaluator implements
+  /// itself because they handle models, data, sinks or files
+  /// (interp/eval/lib/<family>.cpp, found by the same name).
+  Forward forward = nullptr;
 };
 
 }  // namespace ss::ops

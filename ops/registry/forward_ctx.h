@@ -1,0 +1,68 @@
+#pragma once
+// What a builtin's forward sees of its call at run time. The evaluator
+// implements it. Forwards compute with the differentiable API (ops/api.h),
+// so gradients, other backends and (later) several devices follow.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ops/core/tensor.h"
+#include "ops/core/type.h"
+
+namespace ss::ops {
+
+/// Where a random op draws from: Philox key and stream; element i of the
+/// whole value draws counter (offset + i, stream).
+struct RandomStream {
+  uint64_t key = 0;
+  uint64_t stream = 0;
+  uint64_t offset = 0;
+};
+
+class ForwardCtx {
+ public:
+  virtual ~ForwardCtx() = default;
+  virtual const char* op_name() const = 0;
+  /// Whether param [i] was given (defaults are not).
+  virtual bool has(size_t i) const = 0;
+  /// Param [i] as a tensor. A host number becomes a 0-d tensor by torch's
+  /// weak-scalar rule against the call's tensor arguments (0.5 with a bf16
+  /// tensor is bf16; with an int tensor f32).
+  virtual Tensor tensor(size_t i) = 0;
+  /// Param [i] as a host number (a 0-d tensor is read on the host).
+  virtual double number(size_t i) = 0;
+  virtual int64_t integer(size_t i) = 0;
+  /// A bool param, or [dflt] when not given.
+  virtual bool flag(size_t i, bool dflt) = 0;
+  virtual std::string str(size_t i) = 0;
+  /// A list or tuple of tensors (concat, stack).
+  virtual std::vector<Tensor> tensors(size_t i) = 0;
+  /// `over=` as the checker resolved it: positions in the operand, in the
+  /// order written; nullopt when not given.
+  virtual std::optional<std::vector<int>> axes(size_t i) = 0;
+  /// A size given as a value (`topk(x, K)`, `arange(N)`, `pad(to=8)`).
+  virtual int64_t size(size_t i) = 0;
+  /// A type argument (`zeros([b D] f64)`): its shape with this call's
+  /// size variables put in, and its dtype.
+  virtual Shape shape_arg(size_t i) = 0;
+  virtual DType dtype_arg(size_t i) = 0;
+  /// The checker's types of the result and of param [i].
+  virtual const types::Type& result_type() const = 0;
+  virtual const types::Type& arg_type(size_t i) const = 0;
+  /// A Mode param: true for Train(seed=...).
+  virtual bool training(size_t i) = 0;
+  /// The next draw of this call (language.md, Randomness): dropout draws
+  /// from the Train mode in param [mode_param]; rand/randn from seed=.
+  virtual RandomStream random(size_t param) = 0;
+  /// A model argument's field (batch_norm's buffers), read and replaced.
+  virtual Tensor model_field(size_t i, const std::string& path) = 0;
+  virtual void set_model_field(size_t i, const std::string& path,
+                               const Tensor& t) = 0;
+};
+
+/// A builtin's forward: one tensor, or several for a tuple result.
+using Forward = std::vector<Tensor> (*)(ForwardCtx& ctx);
+
+}  // namespace ss::ops
