@@ -69,7 +69,9 @@ class BuiltinCtx final : public ops::RuleCtx {
 
   std::optional<Axis> axis(size_t i) override {
     if (!has(i) || !args_[i].expr) return std::nullopt;
-    return resolve_axis_arg(*args_[i].expr);
+    auto a = resolve_axis_arg(*args_[i].expr);
+    if (a && call_) ck_.info_for(call_).axis_args[static_cast<int>(i)] = *a;
+    return a;
   }
 
   std::optional<std::vector<size_t>> over(

@@ -68,6 +68,8 @@ struct ExprInfo {
   /// Builtin calls: `over=`-like params resolved against their operand,
   /// param index -> axis positions in the order written.
   std::map<int, std::vector<int>> axes;
+  /// Builtin calls: axes passed by name (ParamKind::Axis), param -> axis.
+  std::map<int, types::Axis> axis_args;
 };
 
 struct DeviceList {

@@ -15,6 +15,7 @@ constexpr int kExitWorker = 3;
 constexpr int kExitUsage = 64;
 
 int cmd_check(const std::vector<std::string>& args);
+int cmd_run(const std::vector<std::string>& args);
 int cmd_conformance(const std::vector<std::string>& args);
 
 /// Parses `-D NAME=SIZE` into [name], [size]; false when malformed.

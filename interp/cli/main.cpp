@@ -10,6 +10,8 @@ namespace {
 constexpr const char* kUsage =
     "usage: ss COMMAND [ARGS]\n"
     "\n"
+    "  run FILE [-D NAME=SIZE]... [--entry main] [-- ARGS]\n"
+    "        check, then call main\n"
     "  check FILE [--devices SPEC] [--json] [--types] [-D NAME=SIZE]...\n"
     "        check a program: every static error, or nothing and exit 0\n"
     "  conformance [DIR] [--devices SPEC]... [--filter GLOB]\n"
@@ -38,8 +40,9 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (cmd == "check") return ss::cli::cmd_check(rest);
+  if (cmd == "run") return ss::cli::cmd_run(rest);
   if (cmd == "conformance") return ss::cli::cmd_conformance(rest);
-  if (cmd == "run" || cmd == "explain" || cmd == "repl" || cmd == "lsp") {
+  if (cmd == "explain" || cmd == "repl" || cmd == "lsp") {
     std::cerr << "ss " << cmd
               << ": this build has the front end only (ss check); evaluation "
                  "and the other commands are not built yet\n";

@@ -103,5 +103,8 @@ class Backend {
 Backend& backend_for(const Device& device);
 /// The CPU backend (xtensor + OpenBLAS).
 Backend& cpu_backend();
+/// The CUDA backend (ops/cuda when built with CUDA; otherwise
+/// ops/no_cuda/stubs.cpp, which throws std::runtime_error).
+Backend& cuda_backend();
 
 }  // namespace ss::ops

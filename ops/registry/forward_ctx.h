@@ -44,6 +44,9 @@ class ForwardCtx {
   virtual std::optional<std::vector<int>> axes(size_t i) = 0;
   /// A size given as a value (`topk(x, K)`, `arange(N)`, `pad(to=8)`).
   virtual int64_t size(size_t i) = 0;
+  /// The run-time size of an axis passed by name (`causal(n, t)`,
+  /// `stack(xs, new=N)`, `size(x, A)`'s A).
+  virtual int64_t axis_size(size_t i) = 0;
   /// A type argument (`zeros([b D] f64)`): its shape with this call's
   /// size variables put in, and its dtype.
   virtual Shape shape_arg(size_t i) = 0;

@@ -1,0 +1,82 @@
+// `ss run FILE [--devices SPEC] [-D NAME=SIZE]... [--entry main] [-- ARGS]`
+#include <fstream>
+#include <iostream>
+
+#include "interp/check/checker.h"
+#include "interp/cli/commands.h"
+#include "interp/eval/interpreter.h"
+
+namespace ss::cli {
+
+int cmd_run(const std::vector<std::string>& args) {
+  std::string file, entry = "main";
+  std::vector<std::string> program_args;
+  check::Options opts;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--") {
+      program_args.assign(args.begin() + i + 1, args.end());
+      break;
+    }
+    if (a == "--entry" && i + 1 < args.size()) {
+      entry = args[++i];
+    } else if (a == "--devices" && i + 1 < args.size()) {
+      opts.devices_override = args[++i];
+      if (!valid_device_spec(opts.devices_override)) {
+        std::cerr << "ss run: --devices wants cpu, cpu[0 1 2] or cuda[0 1 2]\n";
+        return kExitUsage;
+      }
+    } else if ((a == "-D" && i + 1 < args.size()) || a.rfind("-D", 0) == 0) {
+      std::string def = a == "-D" ? args[++i] : a.substr(2);
+      std::string name;
+      int64_t size;
+      if (!parse_dim_override(def, name, size)) {
+        std::cerr << "ss run: -D wants NAME=SIZE with a positive size, found '"
+                  << def << "'\n";
+        return kExitUsage;
+      }
+      opts.dim_overrides[name] = size;
+    } else if (a == "--help" || a == "-h") {
+      std::cout << "usage: ss run FILE [--devices SPEC] [-D NAME=SIZE]... "
+                   "[--entry main] [-- ARGS]\n";
+      return kExitOk;
+    } else if (!a.empty() && a[0] == '-') {
+      std::cerr << "ss run: unknown option '" << a << "'\n";
+      return kExitUsage;
+    } else if (file.empty()) {
+      file = a;
+    } else {
+      program_args.push_back(a);
+    }
+  }
+  if (file.empty()) {
+    std::cerr << "usage: ss run FILE [-D NAME=SIZE]... [-- ARGS]\n";
+    return kExitUsage;
+  }
+  if (!std::ifstream(file)) {
+    std::cerr << "error: IOError: cannot read '" << file << "'\n";
+    return kExitRuntime;
+  }
+  diag::SourceMap sm;
+  diag::Diagnostics diags;
+  auto prog = check::check_file(file, sm, diags, opts);
+  if (!prog) {
+    std::cerr << diag::render_terminal(diags, sm);
+    return kExitStatic;
+  }
+  if (!prog->fn(entry)) {
+    std::cerr << file << ": error: no `fn " << entry << "()` to run\n";
+    return kExitUsage;
+  }
+  try {
+    eval::Interpreter in(*prog, sm, std::cout);
+    in.run_main(program_args, entry);
+  } catch (const eval::RuntimeError& e) {
+    std::cout.flush();
+    std::cerr << eval::render_runtime_error(e, sm);
+    return kExitRuntime;
+  }
+  return kExitOk;
+}
+
+}  // namespace ss::cli

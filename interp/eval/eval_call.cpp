@@ -1,0 +1,312 @@
+// Calls: user fns, builtins with a forward (tensor ops, through
+// ForwardCtx), and runtime builtins (interp/eval/lib).
+#include "interp/eval/interpreter.h"
+#include "interp/eval/lib/runtime_lib.h"
+#include "interp/eval/tensor_values.h"
+#include "ops/api.h"
+#include "ops/core/philox.h"
+#include "ops/registry/registry.h"
+
+namespace ss::eval {
+
+using EK = ast::Expr::Kind;
+using VK = Value::Kind;
+using TK = types::Type::Kind;
+
+namespace {
+
+// The evaluator's side of ForwardCtx: one builtin call's arguments.
+class EvalForwardCtx final : public ops::ForwardCtx {
+ public:
+  EvalForwardCtx(BuiltinCall& c) : c_(c) {
+    for (const Value& v : c.args)
+      if (v.kind == VK::Tensor) {
+        partner_ = v;
+        break;
+      }
+  }
+
+  const char* op_name() const override { return c_.op.name; }
+  bool has(size_t i) const override { return c_.has(i); }
+  ops::Tensor tensor(size_t i) override {
+    const Value& v = need(i);
+    if (v.kind == VK::Tensor) return v.t;
+    if (v.is_number()) return as_tensor(v, partner_);
+    c_.fail("ValueError", std::string(op_name()) + ": `" + pname(i) +
+                              "` must be a tensor");
+  }
+  double number(size_t i) override {
+    const Value& v = need(i);
+    if (v.is_number() || (v.kind == VK::Tensor && v.t.numel() == 1))
+      return v.number();
+    c_.fail("ValueError",
+            std::string(op_name()) + ": `" + pname(i) + "` must be a number");
+  }
+  int64_t integer(size_t i) override {
+    return static_cast<int64_t>(number(i));
+  }
+  bool flag(size_t i, bool dflt) override { return c_.flag(i, dflt); }
+  std::string str(size_t i) override { return need(i).s; }
+  std::vector<ops::Tensor> tensors(size_t i) override {
+    const Value& v = need(i);
+    std::vector<ops::Tensor> out;
+    if (v.kind == VK::List || v.kind == VK::Tuple)
+      for (const Value& x : *v.items) out.push_back(as_tensor(x, partner_));
+    return out;
+  }
+  std::optional<std::vector<int>> axes(size_t i) override {
+    if (!c_.has(i) || !c_.info) return std::nullopt;
+    auto it = c_.info->axes.find(static_cast<int>(i));
+    if (it == c_.info->axes.end()) return std::nullopt;
+    return it->second;
+  }
+  int64_t size(size_t i) override {
+    const ast::Expr* e = i < c_.exprs.size() ? c_.exprs[i] : nullptr;
+    if (e && e->kind == EK::Name) {
+      auto d = c_.in.program().dims().find(e->name);
+      if (d != c_.in.program().dims().end() && !c_.frame.find(e->name))
+        return d->second;
+    }
+    return integer(i);
+  }
+  int64_t axis_size(size_t i) override {
+    if (!c_.info) c_.fail("ValueError", "an axis argument has no size here");
+    auto it = c_.info->axis_args.find(static_cast<int>(i));
+    if (it == c_.info->axis_args.end())
+      c_.fail("ValueError", std::string(op_name()) + ": axis `" + pname(i) +
+                                "` was not resolved");
+    return c_.in.axis_size(it->second, c_.frame, c_.span);
+  }
+  ops::Shape shape_arg(size_t i) override {
+    const ast::Expr* e = i < c_.exprs.size() ? c_.exprs[i] : nullptr;
+    if (e && e->kind == EK::List) {
+      ops::Shape s;
+      for (const auto& x : e->elems) {
+        if (x->kind == EK::Name && !c_.frame.find(x->name)) {
+          auto d = c_.in.program().dims().find(x->name);
+          if (d != c_.in.program().dims().end()) {
+            s.push_back(d->second);
+            continue;
+          }
+        }
+        s.push_back(static_cast<int64_t>(c_.in.eval(*x, c_.frame).number()));
+      }
+      return s;
+    }
+    return c_.in.runtime_shape(type_arg(i), c_.frame, c_.span);
+  }
+  types::DType dtype_arg(size_t i) override {
+    const types::Type& t = type_arg(i);
+    return t.kind == TK::Tensor ? t.dtype : types::DType::F32;
+  }
+  const types::Type& result_type() const override { return c_.result_type(); }
+  const types::Type& arg_type(size_t i) const override {
+    return c_.arg_type(i);
+  }
+  bool training(size_t i) override {
+    const Value& v = need(i);
+    return v.kind == VK::Mode && v.as<ModeState>()->train;
+  }
+  ops::RandomStream random(size_t i) override {
+    const Value& v = need(i);
+    if (v.kind == VK::Mode) {
+      // dropout: (seed, entry count, ordinal of the draw in the entry).
+      auto* m = v.as<ModeState>();
+      uint64_t ordinal = m->draws++;
+      return {ops::philox::key_for(m->seed, "dropout"),
+              (m->calls << 32) | (ordinal & 0xffffffffu), 0};
+    }
+    // rand/randn: (seed, call site).
+    uint64_t seed = static_cast<uint64_t>(v.number());
+    diag::LineCol lc = c_.in.sources().line_col(c_.span.file, c_.span.begin);
+    std::string site = c_.in.sources().file(c_.span.file).path + ":" +
+                       std::to_string(lc.line) + ":" +
+                       std::to_string(lc.column);
+    return {ops::philox::key_for(seed, site.c_str()), 0, 0};
+  }
+  ops::Tensor model_field(size_t i, const std::string& path) override {
+    return need(i).as<ModelRef>()->get(path);
+  }
+  void set_model_field(size_t i, const std::string& path,
+                       const ops::Tensor& t) override {
+    need(i).as<ModelRef>()->set(path, ops::stop_grad(t));
+  }
+
+ private:
+  const Value& need(size_t i) {
+    if (!c_.has(i))
+      c_.fail("ValueError",
+              std::string(op_name()) + ": missing `" + pname(i) + "`");
+    return c_.args[i];
+  }
+  std::string pname(size_t i) const {
+    return i < c_.op.params.size() ? c_.op.params[i].name : "?";
+  }
+  const types::Type& type_arg(size_t i) {
+    static const types::Type kError;
+    const types::Type& t = c_.arg_type(i);
+    if (t.kind == TK::TypeValue && !t.elems.empty()) return t.elems[0];
+    const Value& v = need(i);
+    if (v.kind == VK::Type) return *v.type;
+    return kError;
+  }
+
+  BuiltinCall& c_;
+  Value partner_;
+};
+
+Value wrap(std::vector<ops::Tensor> ts) {
+  if (ts.size() == 1) return Value::tensor(std::move(ts[0]));
+  std::vector<Value> items;
+  for (auto& t : ts) items.push_back(Value::tensor(std::move(t)));
+  return Value::tuple(std::move(items));
+}
+
+}  // namespace
+
+// Runs a builtin on arguments already gathered by param.
+Value Interpreter::call_builtin_prepared(BuiltinCall& c) {
+  // Gradients are models of tensors: `norm(g)`, `zeros_like(g)`.
+  if (c.has(0) && c.args[0].kind == VK::Grads)
+    if (RuntimeFn fn = find_runtime(std::string("grads.") + c.op.name))
+      return fn(c);
+  if (c.op.forward) {
+    EvalForwardCtx ctx(c);
+    try {
+      return wrap(c.op.forward(ctx));
+    } catch (const ops::OpError& e) {
+      c.fail(e.kind() == ops::OpError::Kind::Shape ? "ShapeError"
+                                                   : "ValueError",
+             std::string(c.op.name) + ": " + e.what());
+    }
+  }
+  if (RuntimeFn fn = find_runtime(c.op.name)) {
+    try {
+      return fn(c);
+    } catch (const ops::OpError& e) {
+      c.fail(e.kind() == ops::OpError::Kind::Shape ? "ShapeError"
+                                                   : "ValueError",
+             std::string(c.op.name) + ": " + e.what());
+    }
+  }
+  c.fail("ValueError", std::string("`") + c.op.name +
+                           "` cannot run in this build yet");
+}
+
+Value Interpreter::call_builtin(const ops::OpDef& op,
+                                const ast::Expr& call,
+                                const ast::Expr* receiver,
+                                Frame& f) {
+  if (call.pattern) return call_pattern(op, call, receiver, f);
+  const check::ExprInfo* info = prog_.info(&call);
+  BuiltinCall c{*this, f, op, call.span, &call, info, {}, {}, {}, {}, {}};
+  size_t np = op.params.size();
+  c.args.resize(np);
+  c.given.assign(np, false);
+  c.exprs.assign(np, nullptr);
+  std::vector<const ast::Expr*> given;
+  std::vector<std::string> keywords;
+  if (receiver) {
+    given.push_back(receiver);
+    keywords.push_back("");
+  }
+  for (const ast::Arg& a : call.args) {
+    given.push_back(a.value.get());
+    keywords.push_back(a.keyword);
+  }
+  for (size_t g = 0; g < given.size(); ++g) {
+    int k = info && g < info->arg_params.size() ? info->arg_params[g] : -1;
+    const ast::Expr* ex = given[g];
+    if (k < 0) {
+      Value v = eval(*ex, f);
+      if (keywords[g].empty()) {
+        c.extras.push_back(std::move(v));
+        c.extra_exprs.push_back(ex);
+      } else {
+        c.keywords.push_back({keywords[g], std::move(v)});
+      }
+      continue;
+    }
+    c.given[k] = true;
+    c.exprs[k] = ex;
+    switch (op.params[k].kind) {
+      case ops::ParamKind::Value:
+        c.args[k] = eval(*ex, f);
+        break;
+      case ops::ParamKind::TypeArg:
+        if (ex->kind == EK::List || ex->kind == EK::TypeLit ||
+            ex->kind == EK::Name)
+          c.args[k] = Value::unit();  // read through the checker's type
+        else
+          c.args[k] = eval(*ex, f);
+        if (ex->kind == EK::Name) {
+          const types::Type& t = prog_.type_of(ex);
+          if (t.kind == TK::TypeValue && !t.elems.empty())
+            c.args[k] = Value::type_value(t.elems[0]);
+        }
+        break;
+      case ops::ParamKind::Axis:
+      case ops::ParamKind::Axes:
+        break;  // resolved by the checker (ExprInfo::axes)
+    }
+  }
+  return call_builtin_prepared(c);
+}
+
+Value Interpreter::call_builtin_values(const std::string& name,
+                                       std::vector<Value> args,
+                                       diag::Span site) {
+  const ops::OpDef* op = ops::find_op(name);
+  if (!op) fail("ValueError", site, "no builtin `" + name + "`");
+  Frame* f = current_frame();
+  Frame empty;
+  empty.scopes.emplace_back();
+  BuiltinCall c{*this, f ? *f : empty, *op, site, nullptr, nullptr,
+                {}, {}, {}, {}, {}};
+  size_t np = op->params.size();
+  c.args.resize(np);
+  c.given.assign(np, false);
+  c.exprs.assign(np, nullptr);
+  size_t k = 0;
+  for (Value& v : args) {
+    while (k < np && op->params[k].keyword_only) ++k;
+    if (k < np) {
+      c.given[k] = true;
+      c.args[k++] = std::move(v);
+    } else {
+      c.extras.push_back(std::move(v));
+    }
+  }
+  return call_builtin_prepared(c);
+}
+
+Value Interpreter::eval_call(const ast::Expr& e, Frame& f) {
+  const check::ExprInfo* info = prog_.info(&e);
+  if (!info) fail("ValueError", e.span, "this call was not checked");
+  const ast::Expr* receiver = nullptr;
+  if (e.callee && e.callee->kind == EK::Field) receiver = e.callee->lhs.get();
+  const check::Resolution& r = info->resolution;
+  if (r.kind == check::Resolution::Kind::Fn && r.fn) {
+    std::vector<Value> slots(r.fn->params.size());
+    std::vector<const ast::Expr*> given;
+    if (receiver) given.push_back(receiver);
+    for (const ast::Arg& a : e.args) given.push_back(a.value.get());
+    for (size_t g = 0; g < given.size(); ++g) {
+      int k = g < info->arg_params.size() ? info->arg_params[g] : -1;
+      if (k < 0) continue;
+      const check::ParamInfo& p = r.fn->params[k];
+      if (p.type.kind == TK::AxisArg) {
+        slots[k] = Value::type_value(prog_.type_of(given[g]));
+        slots[k].kind = VK::Axis;
+      } else {
+        slots[k] = eval(*given[g], f);
+      }
+    }
+    return call(*r.fn, std::move(slots), e.span);
+  }
+  if (r.kind == check::Resolution::Kind::Builtin && r.op)
+    return call_builtin(*r.op, e, receiver, f);
+  fail("ValueError", e.span, "cannot call this");
+}
+
+}  // namespace ss::eval

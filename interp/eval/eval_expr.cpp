@@ -1,0 +1,363 @@
+// Expressions: names, literals, operators, fields, indexing.
+#include <cmath>
+
+#include "interp/eval/interpreter.h"
+#include "interp/eval/tensor_values.h"
+#include "ops/api.h"
+
+namespace ss::eval {
+
+using EK = ast::Expr::Kind;
+using VK = Value::Kind;
+using TK = types::Type::Kind;
+using B = ast::BinaryOp;
+
+Value Interpreter::eval(const ast::Expr& e, Frame& f) {
+  switch (e.kind) {
+    case EK::Name:
+      return eval_name(e, f);
+    case EK::Int:
+      return Value::integer(e.int_value);
+    case EK::Float:
+      return Value::floating(e.float_value);
+    case EK::String:
+      return Value::string(e.name);
+    case EK::Bool:
+      return Value::boolean(e.bool_value);
+    case EK::FString:
+      return eval_fstring(e, f);
+    case EK::List:
+    case EK::Tuple: {
+      std::vector<Value> items;
+      items.reserve(e.elems.size());
+      for (const auto& x : e.elems) items.push_back(eval(*x, f));
+      return e.kind == EK::List ? Value::list(std::move(items))
+                                : Value::tuple(std::move(items));
+    }
+    case EK::Comprehension: {
+      Value it = eval(*e.iter, f);
+      std::vector<Value> out;
+      for (Value& v : iterate(it, e.iter->span)) {
+        f.scopes.emplace_back();
+        if (e.targets.size() == 1) {
+          f.declare(e.targets[0], std::move(v));
+        } else {
+          std::vector<ast::NameTarget> ts;
+          for (const auto& n : e.targets) ts.push_back({e.span, n});
+          bind(ts, std::move(v), f, e.span);
+        }
+        if (!e.cond || condition(*e.cond, f)) out.push_back(eval(*e.elem, f));
+        f.scopes.pop_back();
+      }
+      return Value::list(std::move(out));
+    }
+    case EK::Unary:
+      return eval_unary(e, f);
+    case EK::Binary:
+      return eval_binary(e, f);
+    case EK::Call:
+      return eval_call(e, f);
+    case EK::Field:
+      return eval_field(e, f);
+    case EK::Index:
+      return eval_index(e, f);
+    case EK::TypeLit: {
+      const types::Type& t = prog_.type_of(&e);
+      if (t.kind == TK::TypeValue && !t.elems.empty())
+        return Value::type_value(t.elems[0]);
+      return Value::unit();
+    }
+    case EK::AxisRef:
+      break;
+  }
+  fail("ValueError", e.span, "this expression has no value");
+}
+
+Value Interpreter::eval_name(const ast::Expr& e, Frame& f) {
+  const check::ExprInfo* info = prog_.info(&e);
+  using RK = check::Resolution::Kind;
+  RK kind = info ? info->resolution.kind : RK::Local;
+  switch (kind) {
+    case RK::Local:
+    case RK::None:
+      if (Value* v = f.find(e.name)) return *v;
+      break;
+    case RK::Dim:
+      return Value::integer(prog_.dims().at(e.name));
+    case RK::Fn:
+    case RK::Builtin:
+      return Value::fn(e.name);
+    case RK::Model:
+    case RK::Record:
+      if (info->type.kind == TK::TypeValue && !info->type.elems.empty())
+        return Value::type_value(info->type.elems[0]);
+      break;
+    case RK::Constant: {
+      auto m = std::make_shared<ModeState>();
+      m->train = false;
+      return Value::object(VK::Mode, m);
+    }
+  }
+  if (info && info->type.kind == TK::TypeValue && !info->type.elems.empty())
+    return Value::type_value(info->type.elems[0]);
+  fail("ValueError", e.span, "`" + e.name + "` has no value here");
+}
+
+Value Interpreter::eval_unary(const ast::Expr& e, Frame& f) {
+  Value a = eval(*e.lhs, f);
+  switch (e.unary_op) {
+    case ast::UnaryOp::Plus:
+      return a;
+    case ast::UnaryOp::Neg:
+      if (a.kind == VK::Int) return Value::integer(-a.i);
+      if (a.kind == VK::Float) return Value::floating(-a.f);
+      if (a.kind == VK::Bool) return Value::integer(a.b ? -1 : 0);
+      if (a.kind == VK::Tensor) return Value::tensor(ops::neg(a.t));
+      if (a.kind == VK::Grads) return grads_map(a, [](const ops::Tensor& t) {
+          return ops::neg(t);
+        });
+      break;
+    case ast::UnaryOp::Not:
+      if (a.kind == VK::Tensor) return Value::tensor(ops::logical_not(a.t));
+      return Value::boolean(!a.truthy());
+  }
+  fail("ValueError", e.span, "bad operand");
+}
+
+namespace {
+
+int64_t floor_div(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+}  // namespace
+
+Value Interpreter::binary(B op, const Value& a, const Value& b,
+                          diag::Span at) {
+  // Host values.
+  if (a.kind == VK::Str || b.kind == VK::Str) {
+    if (op == B::Add) return Value::string(a.s + b.s);
+    if (op == B::Eq) return Value::boolean(a.s == b.s);
+    if (op == B::Ne) return Value::boolean(a.s != b.s);
+    fail("ValueError", at, "unsupported string operation");
+  }
+  if (a.kind == VK::Grads || b.kind == VK::Grads)
+    return grads_binary(op, a, b, at);
+  if (a.is_number() && b.is_number()) {
+    bool ints = a.kind != VK::Float && b.kind != VK::Float;
+    double x = a.number(), y = b.number();
+    switch (op) {
+      case B::Add:
+        return ints ? Value::integer(int64_t(x) + int64_t(y))
+                    : Value::floating(x + y);
+      case B::Sub:
+        return ints ? Value::integer(int64_t(x) - int64_t(y))
+                    : Value::floating(x - y);
+      case B::Mul:
+        return ints ? Value::integer(int64_t(x) * int64_t(y))
+                    : Value::floating(x * y);
+      case B::Div:
+        if (y == 0) fail("ValueError", at, "division by zero");
+        return Value::floating(x / y);
+      case B::FloorDiv:
+        if (y == 0) fail("ValueError", at, "division by zero");
+        return ints ? Value::integer(floor_div(int64_t(x), int64_t(y)))
+                    : Value::floating(std::floor(x / y));
+      case B::Mod:
+        if (y == 0) fail("ValueError", at, "modulo by zero");
+        if (ints) {
+          int64_t r = int64_t(x) % int64_t(y);
+          if (r != 0 && ((r < 0) != (int64_t(y) < 0))) r += int64_t(y);
+          return Value::integer(r);
+        }
+        return Value::floating(x - std::floor(x / y) * y);
+      case B::Pow:
+        if (ints && y >= 0) return Value::integer(int64_t(std::llround(std::pow(x, y))));
+        return Value::floating(std::pow(x, y));
+      case B::Eq: return Value::boolean(x == y);
+      case B::Ne: return Value::boolean(x != y);
+      case B::Lt: return Value::boolean(x < y);
+      case B::Le: return Value::boolean(x <= y);
+      case B::Gt: return Value::boolean(x > y);
+      case B::Ge: return Value::boolean(x >= y);
+      case B::And: return Value::boolean(x != 0 && y != 0);
+      case B::Or: return Value::boolean(x != 0 || y != 0);
+      case B::MatMul:
+        break;
+    }
+    fail("ValueError", at, "unsupported operation on numbers");
+  }
+  if (a.kind != VK::Tensor && b.kind != VK::Tensor)
+    fail("ValueError", at, "unsupported operands");
+  ops::Tensor x = as_tensor(a, b), y = as_tensor(b, a);
+  try {
+    switch (op) {
+      case B::Add: return Value::tensor(ops::add(x, y));
+      case B::Sub: return Value::tensor(ops::sub(x, y));
+      case B::Mul: return Value::tensor(ops::mul(x, y));
+      case B::Div: return Value::tensor(ops::div(x, y));
+      case B::FloorDiv: return Value::tensor(ops::floordiv(x, y));
+      case B::Mod: return Value::tensor(ops::mod(x, y));
+      case B::Pow: return Value::tensor(ops::pow(x, y));
+      case B::MatMul: return Value::tensor(ops::matmul(x, y));
+      case B::Eq: return Value::tensor(ops::eq(x, y));
+      case B::Ne: return Value::tensor(ops::ne(x, y));
+      case B::Lt: return Value::tensor(ops::lt(x, y));
+      case B::Le: return Value::tensor(ops::le(x, y));
+      case B::Gt: return Value::tensor(ops::gt(x, y));
+      case B::Ge: return Value::tensor(ops::ge(x, y));
+      case B::And: return Value::tensor(ops::logical_and(x, y));
+      case B::Or: return Value::tensor(ops::logical_or(x, y));
+    }
+  } catch (const ops::OpError& err) {
+    fail(err.kind() == ops::OpError::Kind::Shape ? "ShapeError" : "ValueError",
+         at, err.what());
+  }
+  fail("ValueError", at, "unsupported operation");
+}
+
+Value Interpreter::eval_binary(const ast::Expr& e, Frame& f) {
+  if (e.binary_op == B::And || e.binary_op == B::Or) {
+    Value a = eval(*e.lhs, f);
+    if (a.kind != VK::Tensor) {
+      // Host `and`/`or` short-circuit, as in Python.
+      bool t = a.truthy();
+      if (e.binary_op == B::And && !t) return Value::boolean(false);
+      if (e.binary_op == B::Or && t) return Value::boolean(true);
+      Value b = eval(*e.rhs, f);
+      if (b.kind != VK::Tensor) return Value::boolean(b.truthy());
+      return binary(e.binary_op, a, b, e.span);
+    }
+    return binary(e.binary_op, a, eval(*e.rhs, f), e.span);
+  }
+  Value a = eval(*e.lhs, f);
+  Value b = eval(*e.rhs, f);
+  return binary(e.binary_op, a, b, e.span);
+}
+
+Value Interpreter::eval_field(const ast::Expr& e, Frame& f) {
+  Value base = eval(*e.lhs, f);
+  switch (base.kind) {
+    case VK::Record: {
+      auto* r = base.as<RecordValue>();
+      auto it = r->fields.find(e.name);
+      if (it != r->fields.end()) return Value::tensor(it->second);
+      break;
+    }
+    case VK::Model:
+    case VK::Grads: {
+      auto* m = base.as<ModelRef>();
+      const types::FieldInfo* fi = m->type.model->field(e.name);
+      if (!fi) break;
+      if (fi->type.kind == TK::Model) {
+        auto sub = std::make_shared<ModelRef>(*m);
+        sub->prefix = m->prefix + e.name + ".";
+        sub->type = types::model_field_type(m->type, *fi);
+        if (base.kind == VK::Grads) sub->type.kind = TK::Grads;
+        // Indices select within the parent's stack; a sub-model field of a
+        // selected block keeps them.
+        return Value::object(base.kind, sub);
+      }
+      return Value::tensor(m->get(e.name));
+    }
+    case VK::Optim: {
+      auto* o = base.as<OptimState>();
+      if (e.name == "step") return Value::integer(o->step);
+      if (e.name == "lr") return Value::floating(o->lr);
+      break;
+    }
+    case VK::Logs: {
+      if (const Value* v = base.as<LogsValue>()->find(e.name)) return *v;
+      break;
+    }
+    default:
+      break;
+  }
+  fail("ValueError", e.span, "no field `" + e.name + "` here");
+}
+
+Value Interpreter::eval_index(const ast::Expr& e, Frame& f) {
+  Value base = eval(*e.lhs, f);
+  auto index_of = [&](const ast::IndexItem& it) -> Value {
+    return eval(*it.index, f);
+  };
+  switch (base.kind) {
+    case VK::List:
+    case VK::Tuple: {
+      const ast::IndexItem& it = e.indices[0];
+      int64_t n = static_cast<int64_t>(base.items->size());
+      if (it.is_slice) {
+        int64_t lo = it.lo ? int64_t(eval(*it.lo, f).number()) : 0;
+        int64_t hi = it.hi ? int64_t(eval(*it.hi, f).number()) : n;
+        if (lo < 0) lo += n;
+        if (hi < 0) hi += n;
+        lo = std::clamp<int64_t>(lo, 0, n);
+        hi = std::clamp<int64_t>(hi, lo, n);
+        return Value::list({base.items->begin() + lo, base.items->begin() + hi});
+      }
+      int64_t i = int64_t(index_of(it).number());
+      if (i < 0) i += n;
+      if (i < 0 || i >= n)
+        fail("ValueError", it.span,
+             "index " + std::to_string(i) + " is out of range for " +
+                 std::to_string(n) + " items");
+      return (*base.items)[i];
+    }
+    case VK::Model: {
+      auto r = std::make_shared<ModelRef>(*base.as<ModelRef>());
+      int64_t n = 0;
+      for (const std::string& p : r->paths(false)) {
+        n = r->get(p).shape()[0];
+        break;
+      }
+      int64_t i = int64_t(index_of(e.indices[0]).number());
+      if (i < 0) i += n;
+      if (i < 0 || i >= n)
+        fail("ValueError", e.indices[0].span,
+             "block " + std::to_string(i) + " is out of range: the stack has " +
+                 std::to_string(n));
+      r->index.push_back(i);
+      if (!r->type.stack.empty()) r->type.stack.erase(r->type.stack.begin());
+      return Value::object(VK::Model, r);
+    }
+    case VK::Tensor: {
+      ops::Tensor t = base.t;
+      int axis = 0;
+      try {
+        for (const ast::IndexItem& it : e.indices) {
+          if (it.is_slice) {
+            int64_t n = t.shape()[axis];
+            int64_t lo = it.lo ? int64_t(eval(*it.lo, f).number()) : 0;
+            int64_t hi = it.hi ? int64_t(eval(*it.hi, f).number()) : n;
+            if (lo < 0) lo += n;
+            if (hi < 0) hi += n;
+            lo = std::clamp<int64_t>(lo, 0, n);
+            hi = std::clamp<int64_t>(hi, lo, n);
+            t = ops::slice(t, axis, lo, hi);
+            ++axis;
+            continue;
+          }
+          Value iv = index_of(it);
+          if (iv.kind == VK::Tensor && iv.t.rank() > 0) {
+            t = ops::take(t, iv.t, axis);
+            axis += static_cast<int>(iv.t.rank());
+          } else {
+            t = ops::take_one(t, int64_t(iv.number()), axis);
+          }
+        }
+      } catch (const ops::OpError& err) {
+        fail(err.kind() == ops::OpError::Kind::Shape ? "ShapeError"
+                                                     : "ValueError",
+             e.span, err.what());
+      }
+      return Value::tensor(t);
+    }
+    default:
+      break;
+  }
+  fail("ValueError", e.span, "cannot index this value");
+}
+
+}  // namespace ss::eval

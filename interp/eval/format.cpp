@@ -1,0 +1,232 @@
+#include "interp/eval/format.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "interp/eval/objects.h"
+
+namespace ss::eval {
+
+using VK = Value::Kind;
+
+std::string format_number(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  if (v == std::floor(v) && std::fabs(v) < 1e16) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.1f", v);
+    return buf;
+  }
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
+namespace {
+
+std::string element(double v, bool is_int, bool is_bool) {
+  if (is_bool) return v != 0 ? "true" : "false";
+  if (is_int) return std::to_string(static_cast<long long>(v));
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+// numpy-like nested brackets, eliding the middle of long axes.
+void tensor_values(const ops::Tensor& t, const std::vector<double>& vals,
+                   size_t axis, int64_t offset, int indent, bool summarise,
+                   std::string& out) {
+  const auto& shape = t.shape();
+  bool is_int = types::is_int(t.dtype());
+  bool is_bool = t.dtype() == types::DType::Bool;
+  int64_t stride = 1;
+  for (size_t k = axis + 1; k < shape.size(); ++k) stride *= shape[k];
+  int64_t n = shape[axis];
+  out += "[";
+  auto show = [&](int64_t i) {
+    if (axis + 1 == shape.size()) {
+      out += element(vals[offset + i], is_int, is_bool);
+    } else {
+      tensor_values(t, vals, axis + 1, offset + i * stride, indent + 1,
+                    summarise, out);
+    }
+  };
+  std::string sep = axis + 1 == shape.size()
+                        ? " "
+                        : "\n" + std::string(indent + 1, ' ');
+  for (int64_t i = 0; i < n; ++i) {
+    if (summarise && n > 6 && i == 3) {
+      out += "..." + sep;
+      i = n - 3;
+    }
+    show(i);
+    if (i + 1 < n) out += sep;
+  }
+  out += "]";
+}
+
+std::string tensor_string(const ops::Tensor& t, const types::Type* st) {
+  std::string head = ops::shape_string(t.shape()) + " " +
+                     types::dtype_name(t.dtype());
+  if (st && st->kind == types::Type::Kind::Tensor &&
+      st->shape.size() == t.rank()) {
+    std::string vars;
+    for (size_t i = 0; i < st->shape.size(); ++i)
+      if (st->shape[i].kind == types::Axis::Kind::Var)
+        vars += (vars.empty() ? "" : " ") + st->shape[i].str() + "=" +
+                std::to_string(t.shape()[i]);
+    if (!vars.empty()) head += " (" + vars + ")";
+  }
+  std::vector<double> vals = t.to_doubles();
+  if (t.rank() == 0)
+    return head + " " + element(vals[0], types::is_int(t.dtype()),
+                                t.dtype() == types::DType::Bool);
+  std::string body;
+  tensor_values(t, vals, 0, 0, 0, t.numel() > 1000, body);
+  return head + "\n" + body;
+}
+
+}  // namespace
+
+std::string format_value(const Value& v, const types::Type* st) {
+  switch (v.kind) {
+    case VK::Unit:
+      return "()";
+    case VK::Int:
+      return std::to_string(v.i);
+    case VK::Float:
+      return format_number(v.f);
+    case VK::Bool:
+      return v.b ? "true" : "false";
+    case VK::Str:
+      return v.s;
+    case VK::Tensor:
+      return tensor_string(v.t, st);
+    case VK::Tuple:
+    case VK::List: {
+      std::string s = v.kind == VK::List ? "[" : "(";
+      for (size_t i = 0; i < v.items->size(); ++i)
+        s += (i ? ", " : "") + format_value((*v.items)[i]);
+      if (v.kind == VK::Tuple && v.items->size() == 1) s += ",";
+      return s + (v.kind == VK::List ? "]" : ")");
+    }
+    case VK::Fn:
+      return "fn " + v.s;
+    case VK::Logs: {
+      std::string s = "Logs(";
+      bool first = true;
+      for (const auto& [name, val] : v.as<LogsValue>()->fields) {
+        s += (first ? "" : ", ") + name + "=";
+        first = false;
+        if (val.kind == VK::Tensor && val.t.numel() == 1)
+          s += format_number(val.t.item());
+        else
+          s += format_value(val);
+      }
+      return s + ")";
+    }
+    case VK::Model:
+    case VK::Grads: {
+      auto* m = v.as<ModelRef>();
+      int64_t bytes = 0;
+      for (const std::string& p : m->paths(false)) bytes += m->get(p).nbytes();
+      return (v.kind == VK::Grads ? "Grads[" + m->type.str() + "]"
+                                  : m->type.str()) +
+             " (" + std::to_string(bytes) + " bytes)";
+    }
+    case VK::Mode: {
+      auto* m = v.as<ModeState>();
+      return m->train ? "Train(seed=" + std::to_string(m->seed) + ")" : "Eval";
+    }
+    case VK::Type:
+      return v.type ? v.type->str() : "type";
+    default:
+      return "<" + std::string(v.kind == VK::Optim ? "optimizer" : "object") +
+             ">";
+  }
+}
+
+std::string format_with_spec(const Value& v, const std::string& spec) {
+  if (spec.empty()) {
+    if (v.kind == VK::Tensor && v.t.numel() == 1 && v.t.rank() == 0)
+      return types::is_float(v.t.dtype()) ? format_number(v.t.item())
+                                          : format_value(v);
+    return format_value(v);
+  }
+  // [[fill]align][sign][,][width][.precision][type]
+  double x = (v.is_number() || (v.kind == VK::Tensor && v.t.numel() == 1))
+                 ? v.number()
+                 : 0;
+  bool numeric = v.is_number() || v.kind == VK::Tensor;
+  size_t i = 0;
+  char fill = ' ', align = 0;
+  if (spec.size() >= 2 && (spec[1] == '<' || spec[1] == '>' || spec[1] == '^')) {
+    fill = spec[0];
+    align = spec[1];
+    i = 2;
+  } else if (!spec.empty() && (spec[0] == '<' || spec[0] == '>' || spec[0] == '^')) {
+    align = spec[0];
+    i = 1;
+  }
+  std::string sign;
+  if (i < spec.size() && (spec[i] == '+' || spec[i] == ' ')) sign = spec[i++];
+  bool comma = false;
+  int width = 0, prec = -1;
+  while (i < spec.size() && std::isdigit(static_cast<unsigned char>(spec[i])))
+    width = width * 10 + (spec[i++] - '0');
+  if (i < spec.size() && spec[i] == ',') {
+    comma = true;
+    ++i;
+  }
+  if (i < spec.size() && spec[i] == '.') {
+    ++i;
+    prec = 0;
+    while (i < spec.size() && std::isdigit(static_cast<unsigned char>(spec[i])))
+      prec = prec * 10 + (spec[i++] - '0');
+  }
+  char type = i < spec.size() ? spec[i] : 0;
+  std::string body;
+  char buf[128];
+  if (!numeric) {
+    body = format_value(v);
+  } else if (type == 'd' || (type == 0 && prec < 0 && v.kind == VK::Int)) {
+    std::snprintf(buf, sizeof buf, ("%" + sign + "lld").c_str(),
+                  static_cast<long long>(std::llround(x)));
+    body = buf;
+  } else if (type == '%') {
+    std::snprintf(buf, sizeof buf, ("%" + sign + ".*f").c_str(),
+                  prec < 0 ? 6 : prec, x * 100);
+    body = std::string(buf) + "%";
+  } else {
+    char t = type == 'e' || type == 'E' || type == 'g' || type == 'G' ? type
+             : 'f';
+    if (type == 0 && prec < 0) {
+      body = format_number(x);
+    } else {
+      std::string fmt = "%" + sign + ".*" + std::string(1, t);
+      std::snprintf(buf, sizeof buf, fmt.c_str(), prec < 0 ? 6 : prec, x);
+      body = buf;
+    }
+  }
+  if (comma && numeric) {
+    size_t dot = body.find('.');
+    size_t end = dot == std::string::npos ? body.size() : dot;
+    size_t start = (body[0] == '-' || body[0] == '+') ? 1 : 0;
+    for (int k = static_cast<int>(end) - 3; k > static_cast<int>(start); k -= 3)
+      body.insert(k, ",");
+  }
+  if (static_cast<int>(body.size()) < width) {
+    int pad = width - static_cast<int>(body.size());
+    if (!align) align = numeric ? '>' : '<';
+    if (align == '<') body += std::string(pad, fill);
+    else if (align == '>') body = std::string(pad, fill) + body;
+    else body = std::string(pad / 2, fill) + body + std::string(pad - pad / 2, fill);
+  }
+  return body;
+}
+
+}  // namespace ss::eval

@@ -1,0 +1,21 @@
+#pragma once
+// How values print: `print`, f-strings, the repl.
+
+#include <string>
+
+#include "interp/eval/value.h"
+
+namespace ss::eval {
+
+/// A value as `print` shows it. A tensor prints its runtime shape, dtype
+/// and, when [static_type] names size variables, their sizes
+/// (`[64 10] f32 (b=64)`), then its values summarised like numpy.
+std::string format_value(const Value& v,
+                         const types::Type* static_type = nullptr);
+/// A host number as Python's repr would (shortest round-trip form).
+std::string format_number(double v);
+/// `{x:spec}` of an f-string: Python's format mini-language for numbers
+/// (`.4f`, `>8`, `,`, `e`, `%`, `d`); an empty spec is format_value.
+std::string format_with_spec(const Value& v, const std::string& spec);
+
+}  // namespace ss::eval

@@ -1,0 +1,302 @@
+// Frames, calls of user fns, and statements.
+#include "interp/eval/interpreter.h"
+
+#include <ostream>
+
+#include "interp/eval/placement.h"
+#include "ops/api.h"
+
+namespace ss::eval {
+
+using EK = ast::Expr::Kind;
+using SK = ast::Stmt::Kind;
+using VK = Value::Kind;
+
+Value* Frame::find(const std::string& name) {
+  for (auto it = scopes.rbegin(); it != scopes.rend(); ++it) {
+    auto v = it->find(name);
+    if (v != it->end()) return &v->second;
+  }
+  return nullptr;
+}
+
+void Frame::declare(const std::string& name, Value v) {
+  scopes.back()[name] = std::move(v);
+}
+
+Interpreter::Interpreter(const check::Program& prog,
+                         const diag::SourceMap& sm,
+                         std::ostream& out)
+    : prog_(prog), sm_(sm), out_(out), placement_(new Placement(prog)) {}
+
+Interpreter::~Interpreter() = default;
+
+void Interpreter::fail(const std::string& kind,
+                       diag::Span span,
+                       const std::string& message) {
+  RuntimeError e(kind, message, span);
+  e.stack() = stack_;
+  throw e;
+}
+
+Value Interpreter::run_main(const std::vector<std::string>& args,
+                            const std::string& entry) {
+  const check::FnInfo* fn = prog_.fn(entry);
+  if (!fn) {
+    RuntimeError e("ValueError", "the program has no fn `" + entry + "`",
+                   {});
+    throw e;
+  }
+  std::vector<Value> vals;
+  if (!fn->params.empty()) {
+    std::vector<Value> strs;
+    for (const std::string& a : args) strs.push_back(Value::string(a));
+    vals.push_back(Value::list(std::move(strs)));
+  }
+  return call(*fn, std::move(vals), fn->decl->name_span);
+}
+
+namespace {
+
+// Binds the size variables of [t] (a param type) to [v]'s runtime sizes.
+void bind_sizes(const types::Type& t, const Value& v,
+                std::map<uint32_t, int64_t>& sizes) {
+  if (t.kind == types::Type::Kind::Tensor && v.kind == VK::Tensor &&
+      t.shape.size() == v.t.rank()) {
+    for (size_t i = 0; i < t.shape.size(); ++i)
+      if (t.shape[i].kind == types::Axis::Kind::Var)
+        sizes[t.shape[i].var] = v.t.shape()[i];
+  } else if (t.kind == types::Type::Kind::Batch && v.kind == VK::Record) {
+    auto* r = v.as<RecordValue>();
+    if (!r->fields.empty() && !t.shape.empty() &&
+        t.shape[0].kind == types::Axis::Kind::Var)
+      sizes[t.shape[0].var] = r->fields.begin()->second.shape()[0];
+  } else if (t.kind == types::Type::Kind::Tuple && v.kind == VK::Tuple) {
+    for (size_t i = 0; i < t.elems.size() && i < v.items->size(); ++i)
+      bind_sizes(t.elems[i], (*v.items)[i], sizes);
+  }
+}
+
+}  // namespace
+
+Value Interpreter::call(const check::FnInfo& fn,
+                        std::vector<Value> args,
+                        diag::Span site) {
+  if (fn.decl->is_extern) return call_extern(fn, std::move(args), site);
+  if (++depth_ > 2000) {
+    --depth_;
+    fail("ValueError", site,
+         "recursion too deep (more than 2000 nested calls)");
+  }
+  Frame f;
+  f.fn = &fn;
+  f.scopes.emplace_back();
+  for (size_t i = 0; i < fn.params.size(); ++i) {
+    Value v;
+    if (i < args.size() && args[i].kind != VK::Unit) {
+      v = std::move(args[i]);
+    } else if (fn.params[i].decl && fn.params[i].decl->default_value) {
+      v = eval(*fn.params[i].decl->default_value, f);
+    }
+    bind_sizes(fn.params[i].type, v, f.sizes);
+    f.declare(fn.params[i].name, std::move(v));
+  }
+  // A Train mode entering device work from the controller starts a new
+  // entry: its dropout draws are keyed by that count (language.md).
+  bool enters = placement_->on_workers(fn) &&
+                (frames_.empty() || !placement_->on_workers(*frames_.back()->fn));
+  if (enters)
+    for (const check::ParamInfo& p : fn.params)
+      if (Value* v = f.find(p.name); v && v->kind == VK::Mode) {
+        auto* m = v->as<ModeState>();
+        ++m->calls;
+        m->draws = 0;
+      }
+  frames_.push_back(&f);
+  stack_.push_back({fn.name, site});
+  struct Pop {
+    Interpreter* in;
+    ~Pop() {
+      in->frames_.pop_back();
+      in->stack_.pop_back();
+      --in->depth_;
+    }
+  } pop{this};
+  if (fn.decl->expr_body) return eval(*fn.decl->expr_body, f);
+  Value ret;
+  exec_block(fn.decl->body, f, ret);
+  return ret;
+}
+
+Value Interpreter::call_value(const Value& fn,
+                              std::vector<Value> args,
+                              diag::Span site) {
+  if (const check::FnInfo* f = prog_.fn(fn.s))
+    return call(*f, std::move(args), site);
+  return call_builtin_values(fn.s, std::move(args), site);
+}
+
+Interpreter::Flow Interpreter::exec_block(const ast::Block& b,
+                                          Frame& f,
+                                          Value& ret) {
+  f.scopes.emplace_back();
+  Flow flow = Flow::Normal;
+  for (const ast::StmtPtr& s : b) {
+    flow = exec(*s, f, ret);
+    if (flow != Flow::Normal) break;
+  }
+  f.scopes.pop_back();
+  return flow;
+}
+
+std::vector<Value> Interpreter::iterate(const Value& it, diag::Span at) {
+  switch (it.kind) {
+    case VK::List:
+    case VK::Tuple:
+      return *it.items;
+    case VK::Model: {
+      // `for blk in m.blocks`: one handle per stacked sub-model.
+      auto* m = it.as<ModelRef>();
+      std::vector<Value> out;
+      int64_t n = 0;
+      for (const std::string& p : m->paths(false)) {
+        n = m->get(p).shape()[0];
+        break;
+      }
+      for (int64_t i = 0; i < n; ++i) {
+        auto r = std::make_shared<ModelRef>(*m);
+        r->index.push_back(i);
+        if (!r->type.stack.empty()) r->type.stack.erase(r->type.stack.begin());
+        out.push_back(Value::object(VK::Model, r));
+      }
+      return out;
+    }
+    case VK::Tensor: {
+      std::vector<Value> out;
+      if (it.t.rank() == 0) break;
+      for (int64_t i = 0; i < it.t.shape()[0]; ++i)
+        out.push_back(Value::tensor(ops::take_one(it.t, i, 0)));
+      return out;
+    }
+    default:
+      break;
+  }
+  fail("ValueError", at, "cannot loop over this value");
+}
+
+void Interpreter::bind(const std::vector<ast::NameTarget>& targets,
+                       Value v,
+                       Frame& f,
+                       diag::Span at) {
+  if (targets.size() == 1) {
+    f.declare(targets[0].name, std::move(v));
+    return;
+  }
+  if ((v.kind != VK::Tuple && v.kind != VK::List) ||
+      v.items->size() != targets.size())
+    fail("ValueError", at,
+         "cannot unpack this value into " + std::to_string(targets.size()) +
+             " names");
+  for (size_t i = 0; i < targets.size(); ++i)
+    f.declare(targets[i].name, (*v.items)[i]);
+}
+
+void Interpreter::assign(const ast::Expr& target, Value v, Frame& f) {
+  if (target.kind == EK::Name) {
+    Value* slot = f.find(target.name);
+    if (!slot) fail("ValueError", target.span, "`" + target.name + "` is not declared");
+    *slot = std::move(v);
+    return;
+  }
+  if (target.kind == EK::Field) {
+    Value base = eval(*target.lhs, f);
+    if (base.kind != VK::Model)
+      fail("ValueError", target.span, "only a model's fields can be assigned");
+    auto* m = base.as<ModelRef>();
+    if (v.kind != VK::Tensor)
+      fail("ValueError", target.span, "a model field takes a tensor");
+    ops::Tensor old = m->get(target.name);
+    if (old.shape() != v.t.shape())
+      fail("ShapeError", target.span,
+           "field `" + target.name + "` is " + ops::shape_string(old.shape()) +
+               ", the new value " + ops::shape_string(v.t.shape()));
+    m->set(target.name, ops::stop_grad(v.t));
+    return;
+  }
+  fail("ValueError", target.span, "cannot assign to this expression");
+}
+
+Interpreter::Flow Interpreter::exec(const ast::Stmt& s, Frame& f, Value& ret) {
+  switch (s.kind) {
+    case SK::Let:
+      bind(s.targets, eval(*s.value, f), f, s.span);
+      return Flow::Normal;
+    case SK::Assign:
+      assign(*s.target, eval(*s.value, f), f);
+      return Flow::Normal;
+    case SK::AugAssign: {
+      Value cur = eval(*s.target, f);
+      Value rhs = eval(*s.value, f);
+      assign(*s.target, binary(s.aug_op, cur, rhs, s.span), f);
+      return Flow::Normal;
+    }
+    case SK::If:
+      for (const ast::IfBranch& br : s.branches) {
+        if (!br.cond || condition(*br.cond, f)) return exec_block(br.body, f, ret);
+      }
+      return Flow::Normal;
+    case SK::For: {
+      Value it = eval(*s.iter, f);
+      auto body = [&](Value v) {
+        f.scopes.emplace_back();
+        bind(s.targets, std::move(v), f, s.span);
+        Flow flow = exec_block(s.body, f, ret);
+        f.scopes.pop_back();
+        return flow;
+      };
+      if (auto* lazy = dynamic_cast<IterableObject*>(it.obj.get())) {
+        auto cur = lazy->cursor(*this);
+        Value v;
+        while (cur->next(v)) {
+          Flow flow = body(std::move(v));
+          if (flow == Flow::Break) break;
+          if (flow == Flow::Return) return flow;
+        }
+        return Flow::Normal;
+      }
+      for (Value& v : iterate(it, s.iter->span)) {
+        Flow flow = body(std::move(v));
+        if (flow == Flow::Break) break;
+        if (flow == Flow::Return) return flow;
+      }
+      return Flow::Normal;
+    }
+    case SK::While:
+      while (condition(*s.cond, f)) {
+        Flow flow = exec_block(s.body, f, ret);
+        if (flow == Flow::Break) break;
+        if (flow == Flow::Return) return flow;
+      }
+      return Flow::Normal;
+    case SK::Break:
+      return Flow::Break;
+    case SK::Continue:
+      return Flow::Continue;
+    case SK::Return:
+      ret = s.value ? eval(*s.value, f) : Value::unit();
+      return Flow::Return;
+    case SK::Expr:
+      eval(*s.value, f);
+      return Flow::Normal;
+  }
+  return Flow::Normal;
+}
+
+bool Interpreter::condition(const ast::Expr& e, Frame& f) {
+  Value v = eval(e, f);
+  if (v.kind == VK::Tensor && v.t.numel() != 1)
+    fail("ValueError", e.span, "a condition must be a single value");
+  return v.truthy();
+}
+
+}  // namespace ss::eval

@@ -1,0 +1,120 @@
+#pragma once
+// The tree-walking evaluator. It accepts only a checked program, runs
+// statements in order and dispatches each tensor op to its forward
+// (ops/defs, written with ops/api.h) and every other builtin to its
+// runtime implementation (interp/eval/lib/).
+
+#include <iosfwd>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "interp/check/checked.h"
+#include "interp/diag/source.h"
+#include "interp/eval/objects.h"
+#include "interp/eval/runtime_error.h"
+#include "interp/eval/value.h"
+
+namespace ss::eval {
+
+class Placement;
+
+/// One fn call's state: its locals by block and its size variables' sizes.
+struct Frame {
+  const check::FnInfo* fn = nullptr;
+  std::vector<std::unordered_map<std::string, Value>> scopes;
+  std::map<uint32_t, int64_t> sizes;  // size variable id -> size
+  /// Train modes this call received (their entry was counted here).
+  std::vector<ModeState*> modes;
+
+  Value* find(const std::string& name);
+  void declare(const std::string& name, Value v);
+};
+
+class Interpreter {
+ public:
+  Interpreter(const check::Program& prog,
+              const diag::SourceMap& sm,
+              std::ostream& out);
+  ~Interpreter();
+
+  /// Calls [entry] (default `main`), passing [args] when it takes
+  /// `list[str]`. Throws RuntimeError.
+  Value run_main(const std::vector<std::string>& args,
+                 const std::string& entry = "main");
+
+  /// Calls a user fn with arguments in parameter order (defaults filled).
+  Value call(const check::FnInfo& fn, std::vector<Value> args,
+             diag::Span site);
+  /// Calls a function value (a user fn or a builtin) positionally.
+  Value call_value(const Value& fn, std::vector<Value> args, diag::Span site);
+  /// Calls a builtin by name with positional arguments (a fn value naming
+  /// a builtin: `reduce(with=max)`, `value_and_grad(sum, ...)`).
+  Value call_builtin_values(const std::string& name, std::vector<Value> args,
+                            diag::Span site);
+  /// `a op b` on values (operators and `x op= e`).
+  Value binary(ast::BinaryOp op, const Value& a, const Value& b,
+               diag::Span at);
+
+  const check::Program& program() const { return prog_; }
+  const diag::SourceMap& sources() const { return sm_; }
+  std::ostream& out() { return out_; }
+
+  /// A RuntimeError of [kind] at [span] with the current `.ss` stack.
+  [[noreturn]] void fail(const std::string& kind, diag::Span span,
+                         const std::string& message);
+
+  // ---- used by builtins (interp/eval/lib) and the forward context.
+  Value eval(const ast::Expr& e, Frame& f);
+  /// A type in value position, with this frame's size variables.
+  ops::Shape runtime_shape(const types::Type& t, const Frame& f,
+                           diag::Span at);
+  int64_t axis_size(const types::Axis& a, const Frame& f, diag::Span at);
+  /// Makes a model from its type (Model.init).
+  Value init_model(const types::Type& model_type, uint64_t seed,
+                   diag::Span at);
+  Frame* current_frame() { return frames_.empty() ? nullptr : frames_.back(); }
+
+ private:
+  enum class Flow { Normal, Break, Continue, Return };
+
+  Flow exec_block(const ast::Block& b, Frame& f, Value& ret);
+  bool condition(const ast::Expr& e, Frame& f);
+  Flow exec(const ast::Stmt& s, Frame& f, Value& ret);
+  void assign(const ast::Expr& target, Value v, Frame& f);
+  void bind(const std::vector<ast::NameTarget>& targets, Value v, Frame& f,
+            diag::Span at);
+  std::vector<Value> iterate(const Value& it, diag::Span at);
+
+  Value eval_name(const ast::Expr& e, Frame& f);
+  Value eval_field(const ast::Expr& e, Frame& f);
+  Value eval_index(const ast::Expr& e, Frame& f);
+  Value eval_unary(const ast::Expr& e, Frame& f);
+  Value eval_binary(const ast::Expr& e, Frame& f);
+  Value eval_call(const ast::Expr& e, Frame& f);
+  Value eval_fstring(const ast::Expr& e, Frame& f);
+  Value call_builtin(const ops::OpDef& op, const ast::Expr& call,
+                     const ast::Expr* receiver, Frame& f);
+  Value call_pattern(const ops::OpDef& op, const ast::Expr& call,
+                     const ast::Expr* receiver, Frame& f);
+  Value call_extern(const check::FnInfo& fn, std::vector<Value> args,
+                    diag::Span site);
+
+ public:
+  /// Runs a builtin whose arguments are gathered (interp/eval/lib).
+  Value call_builtin_prepared(struct BuiltinCall& c);
+
+ private:
+
+  const check::Program& prog_;
+  const diag::SourceMap& sm_;
+  std::ostream& out_;
+  std::vector<Frame*> frames_;
+  std::vector<StackEntry> stack_;
+  int depth_ = 0;
+  std::unique_ptr<class Placement> placement_;
+};
+
+}  // namespace ss::eval

@@ -1,0 +1,204 @@
+// logs, print, and the sinks stdout(), csv(path), jsonl(path), tee(...).
+#include "interp/eval/lib/output.h"
+
+#include <cstdio>
+#include <iostream>
+
+#include "interp/eval/format.h"
+#include "interp/eval/lib/runtime_lib.h"
+
+namespace ss::eval {
+
+using VK = Value::Kind;
+
+namespace {
+
+std::string number_text(double v) { return format_number(v); }
+
+// A logged value as one number when it is 0-d.
+bool scalar_of(const Value& v, double& out) {
+  if (v.is_number()) {
+    out = v.number();
+    return true;
+  }
+  if (v.kind == VK::Tensor && v.t.rank() == 0) {
+    out = v.t.item();
+    return true;
+  }
+  return false;
+}
+
+void json_tensor(const std::vector<double>& vals, const ops::Shape& shape,
+                 size_t axis, int64_t& at, std::string& out) {
+  if (axis == shape.size()) {
+    out += number_text(vals[at++]);
+    return;
+  }
+  out += "[";
+  for (int64_t i = 0; i < shape[axis]; ++i) {
+    if (i) out += ", ";
+    json_tensor(vals, shape, axis + 1, at, out);
+  }
+  out += "]";
+}
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (char ch : s) {
+    switch (ch) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(ch) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", ch);
+          out += buf;
+        } else {
+          out += ch;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+struct StdoutSink : SinkValue {
+  explicit StdoutSink(std::ostream& o) : out(o) {}
+  void write(const LogsValue& logs, int64_t step) override {
+    std::string line = "step " + std::to_string(step);
+    for (const auto& [name, v] : logs.fields) {
+      double x;
+      line += "  " + name + " " +
+              (scalar_of(v, x) ? format_with_spec(Value::floating(x), ".4f")
+                               : format_value(v));
+    }
+    out << line << std::endl;  // flushed: complete lines only
+  }
+  std::ostream& out;
+};
+
+struct CsvSink : SinkValue {
+  std::ofstream file;
+  std::vector<std::string> columns;
+  void write(const LogsValue& logs, int64_t step) override {
+    if (columns.empty()) {
+      file << "step";
+      for (const auto& [name, v] : logs.fields) {
+        columns.push_back(name);
+        file << "," << name;
+      }
+      file << "\n";
+    }
+    file << step;
+    for (const std::string& col : columns) {
+      file << ",";
+      if (const Value* v = logs.find(col)) {
+        double x;
+        if (scalar_of(*v, x)) file << number_text(x);
+        else file << json_string(json_value(*v));
+      }
+    }
+    file << "\n";
+    file.flush();
+  }
+};
+
+struct JsonlSink : SinkValue {
+  std::ofstream file;
+  void write(const LogsValue& logs, int64_t step) override {
+    std::string line = "{\"step\": " + std::to_string(step);
+    for (const auto& [name, v] : logs.fields)
+      line += ", " + json_string(name) + ": " + json_value(v);
+    file << line << "}\n";
+    file.flush();
+  }
+};
+
+struct TeeSink : SinkValue {
+  std::vector<std::shared_ptr<Object>> sinks;
+  void write(const LogsValue& logs, int64_t step) override {
+    for (auto& s : sinks) static_cast<SinkValue*>(s.get())->write(logs, step);
+  }
+};
+
+Value logs(BuiltinCall& c) {
+  auto l = std::make_shared<LogsValue>();
+  for (const auto& [name, v] : c.keywords) l->fields.push_back({name, v});
+  return Value::object(VK::Logs, l);
+}
+
+Value print(BuiltinCall& c) {
+  std::string sep = " ", end = "\n";
+  for (const auto& [k, v] : c.keywords) {
+    if (k == "sep") sep = v.s;
+    else if (k == "end") end = v.s;
+    else c.fail("ValueError", "print takes sep= and end=, not " + k + "=");
+  }
+  std::string line;
+  for (size_t i = 0; i < c.extras.size(); ++i) {
+    const types::Type* st = nullptr;
+    if (i < c.extra_exprs.size() && c.extra_exprs[i])
+      st = &c.in.program().type_of(c.extra_exprs[i]);
+    line += (i ? sep : "") + format_value(c.extras[i], st);
+  }
+  c.in.out() << line << end << std::flush;
+  return Value::unit();
+}
+
+template <class S>
+Value open_file_sink(BuiltinCall& c) {
+  auto s = std::make_shared<S>();
+  const std::string& path = c.arg(0).s;
+  s->file.open(path, std::ios::out | std::ios::trunc);
+  if (!s->file) c.fail("IOError", "cannot open '" + path + "' for writing");
+  return Value::object(VK::Sink, s);
+}
+
+Value stdout_sink(BuiltinCall& c) {
+  return Value::object(VK::Sink, std::make_shared<StdoutSink>(c.in.out()));
+}
+
+Value tee(BuiltinCall& c) {
+  auto t = std::make_shared<TeeSink>();
+  for (const Value& v : c.extras) t->sinks.push_back(v.obj);
+  return Value::object(VK::Sink, t);
+}
+
+Value write(BuiltinCall& c) {
+  auto* sink = c.arg(0).as<SinkValue>();
+  const Value& r = c.arg(1);
+  if (r.kind != VK::Logs) c.fail("ValueError", "write takes logs(...)");
+  int64_t step = c.has(2) ? c.integer(2, 0) : sink->next_step;
+  sink->next_step = step + 1;
+  sink->write(*r.as<LogsValue>(), step);
+  sink->last = std::static_pointer_cast<LogsValue>(r.obj);
+  return Value::unit();
+}
+
+}  // namespace
+
+std::string json_value(const Value& v) {
+  double x;
+  if (scalar_of(v, x)) return number_text(x);
+  if (v.kind == VK::Tensor) {
+    std::string out;
+    int64_t at = 0;
+    json_tensor(v.t.to_doubles(), v.t.shape(), 0, at, out);
+    return out;
+  }
+  if (v.kind == VK::Str) return json_string(v.s);
+  return json_string(format_value(v));
+}
+
+std::vector<RuntimeEntry> lib_output() {
+  return {{"logs", logs},
+          {"print", print},
+          {"stdout", stdout_sink},
+          {"csv", open_file_sink<CsvSink>},
+          {"jsonl", open_file_sink<JsonlSink>},
+          {"tee", tee},
+          {"write", write}};
+}
+
+}  // namespace ss::eval

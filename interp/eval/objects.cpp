@@ -1,0 +1,60 @@
+#include "interp/eval/objects.h"
+
+#include "ops/api.h"
+
+namespace ss::eval {
+
+std::vector<std::string> ModelRef::paths(bool params_only) const {
+  std::vector<std::string> out;
+  for (const std::string& p : store->order) {
+    if (p.compare(0, prefix.size(), prefix) != 0) continue;
+    if (params_only) {
+      auto b = store->is_buffer.find(p);
+      if (b != store->is_buffer.end() && b->second) continue;
+    }
+    out.push_back(p.substr(prefix.size()));
+  }
+  return out;
+}
+
+ops::Tensor ModelRef::get(const std::string& path) const {
+  ops::Tensor t = store->tensors.at(prefix + path);
+  for (int64_t i : index) t = ops::take_one(t, i, 0);
+  return t;
+}
+
+namespace {
+
+// [x] with x[i] (along axis 0) replaced by [v].
+ops::Tensor put_one(const ops::Tensor& x, int64_t i, const ops::Tensor& v) {
+  int64_t n = x.shape()[0];
+  std::vector<ops::Tensor> parts;
+  if (i > 0) parts.push_back(ops::slice(x, 0, 0, i));
+  parts.push_back(ops::unsqueeze(v, 0));
+  if (i + 1 < n) parts.push_back(ops::slice(x, 0, i + 1, n));
+  return ops::concat(parts, 0);
+}
+
+ops::Tensor put_path(const ops::Tensor& x,
+                     const std::vector<int64_t>& index,
+                     size_t k,
+                     const ops::Tensor& v) {
+  if (k == index.size()) return v;
+  ops::Tensor inner = ops::take_one(x, index[k], 0);
+  return put_one(x, index[k], put_path(inner, index, k + 1, v));
+}
+
+}  // namespace
+
+void ModelRef::set(const std::string& path, const ops::Tensor& t) {
+  ops::Tensor& slot = store->tensors.at(prefix + path);
+  slot = index.empty() ? t : put_path(slot, index, 0, t);
+}
+
+const Value* LogsValue::find(const std::string& name) const {
+  for (const auto& [n, v] : fields)
+    if (n == name) return &v;
+  return nullptr;
+}
+
+}  // namespace ss::eval

@@ -1,0 +1,97 @@
+#pragma once
+// The reference-semantics objects behind model, gradient, optimizer, mode,
+// record and logs values. Datasets, batches and sinks live in
+// interp/eval/lib/ (data.h, output.h).
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "interp/eval/value.h"
+#include "ops/core/tensor.h"
+#include "ops/core/type.h"
+
+namespace ss::eval {
+
+/// A model's tensors by field path ("w1", "norm.g", "blocks.w_q"), shared by
+/// every handle to the model. Stacked sub-models (`blocks: [L] Block`) keep
+/// one tensor per field with a leading L axis.
+struct ModelStore {
+  const types::ModelInfo* info = nullptr;
+  std::vector<types::Axis> args;  // `Dense[D Hd]`
+  std::map<std::string, ops::Tensor> tensors;
+  std::vector<std::string> order;  // paths in declaration order
+  std::map<std::string, bool> is_buffer;
+};
+
+/// A model value (or a sub-model, or one of a stack): a store, the path
+/// prefix of the sub-model ("blocks."), and the stack indices chosen
+/// (`m.blocks[i]`). Also the value of Grads (a store of gradients).
+struct ModelRef : Object {
+  std::shared_ptr<ModelStore> store;
+  std::string prefix;
+  std::vector<int64_t> index;
+  types::Type type;  // the Model (or Grads) type of this handle
+
+  /// The paths of this handle's tensors (params only when [params_only]).
+  std::vector<std::string> paths(bool params_only) const;
+  /// The tensor at [path] (relative to the prefix), indexed by `index`.
+  ops::Tensor get(const std::string& path) const;
+  /// Replaces the tensor at [path] (through `put` when indexed).
+  void set(const std::string& path, const ops::Tensor& t);
+};
+
+struct OptimState : Object {
+  types::OptimKind kind = types::OptimKind::AdamW;
+  std::shared_ptr<ModelStore> model;
+  std::string prefix;  // the sub-model it was made for
+  double lr = 1e-3, momentum = 0, weight_decay = 0, beta1 = 0.9,
+         beta2 = 0.999, eps = 1e-8;
+  bool nesterov = false;
+  int64_t step = 0;
+  /// SGD: "momentum_buffer"; AdamW: "exp_avg", "exp_avg_sq"; by param path.
+  std::map<std::string, std::map<std::string, ops::Tensor>> state;
+};
+
+/// Train(seed=s) or Eval. Draws are keyed by (seed, the count of calls into
+/// device functions that received this value, the draw's ordinal in that
+/// call, the element's index): language.md, Randomness.
+struct ModeState : Object {
+  bool train = false;
+  uint64_t seed = 0;
+  uint64_t calls = 0;    // entries counted so far
+  uint64_t draws = 0;    // draws made during the current entry
+  int active = 0;        // frames currently holding it (nesting)
+};
+
+/// One record, or a batch of records (`[b] Digit`): field tensors, with the
+/// batch axis leading in a batch.
+struct RecordValue : Object {
+  const types::RecordInfo* info = nullptr;
+  bool batch = false;
+  std::map<std::string, ops::Tensor> fields;  // incl. mask_<n> for batches
+};
+
+class Interpreter;
+
+/// Walks a lazily produced sequence (batches, datasets, progress bars).
+struct Cursor {
+  virtual ~Cursor() = default;
+  /// The next item into [out]; false at the end.
+  virtual bool next(Value& out) = 0;
+};
+
+/// An object a `for` loop can walk: datasets, batches, progress(...).
+struct IterableObject : Object {
+  virtual std::unique_ptr<Cursor> cursor(Interpreter& in) = 0;
+  /// The number of items, or -1 when unknown.
+  virtual int64_t length() const = 0;
+};
+
+struct LogsValue : Object {
+  std::vector<std::pair<std::string, Value>> fields;
+  const Value* find(const std::string& name) const;
+};
+
+}  // namespace ss::eval

@@ -1,0 +1,36 @@
+#include "interp/eval/runtime_error.h"
+
+namespace ss::eval {
+
+std::string render_runtime_error(const RuntimeError& e,
+                                 const diag::SourceMap& sm) {
+  std::string out;
+  auto loc = [&](diag::Span s) {
+    if (s.file >= sm.size()) return std::string("<unknown>");
+    diag::LineCol lc = sm.line_col(s.file, s.begin);
+    return sm.file(s.file).path + ":" + std::to_string(lc.line) + ":" +
+           std::to_string(lc.column);
+  };
+  out += loc(e.span()) + ": " + e.kind() + ": " + e.message() + "\n";
+  if (e.span().file < sm.size()) {
+    diag::LineCol lc = sm.line_col(e.span().file, e.span().begin);
+    std::string num = std::to_string(lc.line);
+    std::string gutter(num.size() + 1, ' ');
+    std::string_view line = sm.line_text(e.span().file, lc.line);
+    size_t start = std::min<size_t>(lc.column - 1, line.size());
+    size_t len = e.span().end > e.span().begin ? e.span().end - e.span().begin
+                                               : 1;
+    len = std::max<size_t>(1, std::min(len, line.size() - start));
+    out += gutter + "|\n" + num + " | " + std::string(line) + "\n" + gutter +
+           "| " + std::string(start, ' ') + std::string(len, '^') + "\n";
+  }
+  for (const std::string& n : e.notes()) out += "   = note: " + n + "\n";
+  if (!e.stack().empty()) {
+    out += "   = .ss stack (most recent call last):\n";
+    for (const StackEntry& s : e.stack())
+      out += "       " + s.fn + ", called at " + loc(s.site) + "\n";
+  }
+  return out;
+}
+
+}  // namespace ss::eval

@@ -1,0 +1,97 @@
+#include "interp/eval/tensor_values.h"
+
+#include <stdexcept>
+
+#include "ops/api.h"
+
+namespace ss::eval {
+
+using VK = Value::Kind;
+using types::DType;
+
+ops::Tensor number_tensor(const Value& v) {
+  switch (v.kind) {
+    case VK::Int:
+      return ops::Tensor::scalar(static_cast<double>(v.i), DType::I64);
+    case VK::Float:
+      return ops::Tensor::scalar(v.f, DType::F32);
+    case VK::Bool:
+      return ops::Tensor::scalar(v.b ? 1 : 0, DType::Bool);
+    case VK::Tensor:
+      return v.t;
+    default:
+      throw std::logic_error("not a number");
+  }
+}
+
+ops::Tensor as_tensor(const Value& v, const Value& partner) {
+  if (v.kind == VK::Tensor) return v.t;
+  if (partner.kind != VK::Tensor) return number_tensor(v);
+  DType d = partner.t.dtype();
+  double x = v.number();
+  switch (v.kind) {
+    case VK::Float:
+      return ops::Tensor::scalar(x, types::is_float(d) ? d : DType::F32);
+    case VK::Int:
+      return ops::Tensor::scalar(x, d == DType::Bool ? DType::I64 : d);
+    case VK::Bool:
+      return ops::Tensor::scalar(x, d);
+    default:
+      throw std::logic_error("not a number");
+  }
+}
+
+Value make_grads(const ModelRef& like,
+                 const std::map<std::string, ops::Tensor>& grads) {
+  auto store = std::make_shared<ModelStore>();
+  store->info = like.store->info;
+  store->args = like.store->args;
+  for (const auto& [path, t] : grads) {
+    store->tensors[path] = t;
+    store->order.push_back(path);
+    store->is_buffer[path] = false;
+  }
+  auto ref = std::make_shared<ModelRef>();
+  ref->store = store;
+  ref->type = like.type;
+  ref->type.kind = types::Type::Kind::Grads;
+  return Value::object(VK::Grads, ref);
+}
+
+Value grads_map(const Value& g,
+                const std::function<ops::Tensor(const ops::Tensor&)>& fn) {
+  auto* m = g.as<ModelRef>();
+  std::map<std::string, ops::Tensor> out;
+  for (const std::string& p : m->paths(true)) out[p] = fn(m->get(p));
+  ModelRef like = *m;
+  like.prefix.clear();
+  like.index.clear();
+  return make_grads(like, out);
+}
+
+Value grads_binary(ast::BinaryOp op, const Value& a, const Value& b,
+                   diag::Span at) {
+  using B = ast::BinaryOp;
+  if (a.kind == VK::Grads && b.kind == VK::Grads) {
+    auto* x = a.as<ModelRef>();
+    auto* y = b.as<ModelRef>();
+    std::map<std::string, ops::Tensor> out;
+    for (const std::string& p : x->paths(true))
+      out[p] = op == B::Sub ? ops::sub(x->get(p), y->get(p))
+                            : ops::add(x->get(p), y->get(p));
+    ModelRef like = *x;
+    like.prefix.clear();
+    like.index.clear();
+    return make_grads(like, out);
+  }
+  const Value& g = a.kind == VK::Grads ? a : b;
+  const Value& s = a.kind == VK::Grads ? b : a;
+  double k = s.number();
+  return grads_map(g, [&](const ops::Tensor& t) {
+    ops::Tensor kt = ops::scalar_like(k, t);
+    if (op == B::Div) return ops::div(t, kt);
+    return ops::mul(t, kt);
+  });
+}
+
+}  // namespace ss::eval

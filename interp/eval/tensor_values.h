@@ -1,0 +1,30 @@
+#pragma once
+// Conversions between values and tensors, and gradient arithmetic.
+
+#include <functional>
+
+#include "interp/eval/objects.h"
+#include "interp/eval/value.h"
+#include "interp/parse/ast.h"
+
+namespace ss::eval {
+
+/// [v] as a tensor. A host number becomes a 0-d tensor by torch's
+/// weak-scalar rule against [partner] (0.5 with a bf16 tensor is bf16, with
+/// an int tensor f32; 2 with a bool tensor is i64).
+ops::Tensor as_tensor(const Value& v, const Value& partner);
+/// A host number as a 0-d tensor of its own kind (int i64, float f32).
+ops::Tensor number_tensor(const Value& v);
+
+/// A Grads value with [fn] applied to every gradient.
+Value grads_map(const Value& g,
+                const std::function<ops::Tensor(const ops::Tensor&)>& fn);
+/// g1 + g2, g1 - g2, g * s, s * g, g / s.
+Value grads_binary(ast::BinaryOp op, const Value& a, const Value& b,
+                   diag::Span at);
+
+/// A fresh model store holding [tensors] under [like]'s layout.
+Value make_grads(const ModelRef& like,
+                 const std::map<std::string, ops::Tensor>& grads);
+
+}  // namespace ss::eval

@@ -1,0 +1,170 @@
+// Reverse-mode autodiff: recording and the backward walk (tape.h).
+//
+// A node keeps every input of its op in position, so a VJP's result lines
+// up with them; inputs that need no gradient are skipped when cotangents are
+// summed (and VJPs may leave their slot undefined). Nodes get a global,
+// increasing sequence number at creation, so visiting the reachable nodes in
+// decreasing order is a valid reverse topological order: a node's output is
+// only ever consumed by nodes created after it.
+
+#include "ops/autodiff/tape.h"
+
+#include <algorithm>
+#include <atomic>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ops/api.h"
+
+namespace ss::ops {
+
+namespace {
+thread_local bool g_grad_enabled = true;
+std::atomic<uint64_t> g_next_seq{1};
+
+// Adds [g] into [slot] (undefined = zero), casting to [dtype] first.
+void accumulate(Tensor& slot, const Tensor& g, const Tensor& like,
+                const char* node_name) {
+  if (g.shape() != like.shape())
+    throw std::logic_error(std::string("backward: the VJP of ") + node_name +
+                           " gave a cotangent of shape " +
+                           shape_string(g.shape()) + " for an input of shape " +
+                           shape_string(like.shape()));
+  Tensor gc = g.dtype() == like.dtype() ? g : cast(g, like.dtype());
+  slot = slot.defined() ? add(slot, gc) : gc;
+}
+}  // namespace
+
+bool GradMode::enabled() { return g_grad_enabled; }
+
+GradMode::Guard::Guard(bool enabled) : prev_(g_grad_enabled) {
+  g_grad_enabled = enabled;
+}
+GradMode::Guard::~Guard() { g_grad_enabled = prev_; }
+
+Tensor requires_grad(const Tensor& t) {
+  Tensor out = t.detach();
+  auto meta = std::make_shared<AutogradMeta>();
+  meta->requires_grad = true;
+  out.set_autograd(std::move(meta));
+  return out;
+}
+
+bool needs_grad(const Tensor& t) {
+  const auto& ag = t.autograd();
+  return ag && (ag->requires_grad || ag->grad_fn);
+}
+
+Tensor record(const char* name,
+              Tensor out,
+              std::vector<Tensor> inputs,
+              std::function<std::vector<Tensor>(const Tensor& gy)> vjp) {
+  if (!GradMode::enabled()) return out;
+  bool any = std::any_of(inputs.begin(), inputs.end(),
+                         [](const Tensor& t) { return needs_grad(t); });
+  if (!any) return out;
+  auto node = std::make_shared<Node>();
+  node->name = name;
+  node->seq = g_next_seq.fetch_add(1);
+  node->inputs = std::move(inputs);
+  node->vjp = std::move(vjp);
+  auto meta = std::make_shared<AutogradMeta>();
+  meta->grad_fn = std::move(node);
+  // [out] may share storage with an input (reshape, cast to the same
+  // dtype): it gets its own autodiff state either way.
+  out.set_autograd(std::move(meta));
+  return out;
+}
+
+std::vector<Tensor> backward(const Tensor& root,
+                             const std::vector<Tensor>& leaves) {
+  if (!root.defined())
+    throw OpError(OpError::Kind::Value, "backward: the root is undefined");
+  if (root.rank() != 0 || !types::is_float(root.dtype()))
+    throw OpError(OpError::Kind::Value,
+                  "backward: the value to differentiate must be a 0-d float "
+                  "tensor, got " +
+                      shape_string(root.shape()) + " " +
+                      types::dtype_name(root.dtype()));
+
+  // Every node reachable from the root.
+  std::vector<Node*> nodes;
+  if (root.autograd() && root.autograd()->grad_fn) {
+    std::unordered_set<Node*> seen;
+    std::vector<Node*> stack = {root.autograd()->grad_fn.get()};
+    seen.insert(stack.back());
+    while (!stack.empty()) {
+      Node* n = stack.back();
+      stack.pop_back();
+      nodes.push_back(n);
+      for (const Tensor& in : n->inputs) {
+        const auto& ag = in.autograd();
+        if (ag && ag->grad_fn && seen.insert(ag->grad_fn.get()).second)
+          stack.push_back(ag->grad_fn.get());
+      }
+    }
+  }
+  std::sort(nodes.begin(), nodes.end(),
+            [](Node* a, Node* b) { return a->seq > b->seq; });
+
+  // Nodes whose output was asked for (a non-leaf in [leaves]) keep their
+  // cotangent; the others drop it once used.
+  std::unordered_set<Node*> wanted;
+  for (const Tensor& l : leaves)
+    if (l.autograd() && l.autograd()->grad_fn)
+      wanted.insert(l.autograd()->grad_fn.get());
+
+  std::unordered_map<Node*, Tensor> node_cot;
+  std::unordered_map<AutogradMeta*, Tensor> leaf_cot;
+  {
+    GradMode::Guard no_grad(false);
+    if (!nodes.empty()) node_cot[nodes.front()] = ones_like(root.detach());
+    for (Node* n : nodes) {
+      auto it = node_cot.find(n);
+      if (it == node_cot.end()) continue;
+      Tensor gy = it->second;
+      if (!wanted.count(n)) node_cot.erase(it);
+      std::vector<Tensor> gs = n->vjp(gy);
+      if (gs.size() != n->inputs.size())
+        throw std::logic_error(std::string("backward: the VJP of ") + n->name +
+                               " gave " + std::to_string(gs.size()) +
+                               " cotangents for " +
+                               std::to_string(n->inputs.size()) + " inputs");
+      for (size_t i = 0; i < gs.size(); ++i) {
+        const Tensor& in = n->inputs[i];
+        if (!gs[i].defined() || !needs_grad(in)) continue;
+        const auto& ag = in.autograd();
+        if (ag->grad_fn)
+          accumulate(node_cot[ag->grad_fn.get()], gs[i], in, n->name);
+        else
+          accumulate(leaf_cot[ag.get()], gs[i], in, n->name);
+      }
+    }
+  }
+
+  std::vector<Tensor> out;
+  out.reserve(leaves.size());
+  GradMode::Guard no_grad(false);
+  for (const Tensor& l : leaves) {
+    Tensor g;
+    const auto& ag = l.autograd();
+    if (ag && ag->grad_fn) {
+      auto it = node_cot.find(ag->grad_fn.get());
+      if (it != node_cot.end()) g = it->second;
+    } else if (ag && ag->requires_grad) {
+      auto it = leaf_cot.find(ag.get());
+      if (it != leaf_cot.end()) g = it->second;
+    }
+    // The root itself as a "leaf": its cotangent is one.
+    if (!g.defined() && l.same_storage(root) && ag && ag == root.autograd())
+      g = ones_like(root.detach());
+    if (!g.defined()) g = zeros_like(l.detach());
+    if (g.dtype() != l.dtype()) g = cast(g, l.dtype());
+    out.push_back(g.detach());
+  }
+  return out;
+}
+
+}  // namespace ss::ops

@@ -1,0 +1,250 @@
+#include "ops/core/tensor.h"
+
+#include <bit>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+
+namespace ss::ops {
+
+// ---------------------------------------------------------------- device
+
+std::string Device::str() const {
+  if (kind == Kind::Cuda) return "cuda:" + std::to_string(index);
+  return index == 0 ? "cpu" : "cpu:" + std::to_string(index);
+}
+
+// ---------------------------------------------------------------- storage
+
+namespace {
+constexpr size_t kAlign = 64;  // a cache line; enough for AVX-512 loads
+}
+
+Storage::Storage(size_t nbytes, Device device)
+    : nbytes_(nbytes), device_(device) {
+  if (device.kind == Device::Kind::Cuda)
+    throw std::runtime_error(
+        "CUDA storage is not available: the CUDA backend is not loaded");
+  // aligned_alloc wants a multiple of the alignment; never allocate 0 bytes
+  // so that data() is non-null even for empty tensors.
+  size_t padded = (nbytes + kAlign - 1) / kAlign * kAlign;
+  if (padded == 0) padded = kAlign;
+  data_ = std::aligned_alloc(kAlign, padded);
+  if (!data_) throw std::bad_alloc();
+}
+
+Storage::~Storage() { std::free(data_); }
+
+// ---------------------------------------------------------------- shapes
+
+int64_t numel_of(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string shape_string(const Shape& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ' ';
+    s += std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+// ---------------------------------------------------------------- halves
+
+float bf16_to_float(uint16_t v) {
+  return std::bit_cast<float>(static_cast<uint32_t>(v) << 16);
+}
+
+uint16_t float_to_bf16(float f) {
+  uint32_t x = std::bit_cast<uint32_t>(f);
+  if ((x & 0x7FFFFFFFu) > 0x7F800000u)  // NaN: keep sign, force quiet bit
+    return static_cast<uint16_t>((x >> 16) | 0x0040u);
+  // Round to nearest, ties to even (overflow carries into inf correctly).
+  x += 0x7FFFu + ((x >> 16) & 1u);
+  return static_cast<uint16_t>(x >> 16);
+}
+
+float f16_to_float(uint16_t v) {
+  uint32_t sign = static_cast<uint32_t>(v & 0x8000u) << 16;
+  uint32_t e = (v >> 10) & 0x1Fu, m = v & 0x3FFu;
+  if (e == 0) {  // zero or subnormal: m * 2^-24
+    float f = std::ldexp(static_cast<float>(m), -24);
+    return std::bit_cast<float>(std::bit_cast<uint32_t>(f) | sign);
+  }
+  if (e == 31) return std::bit_cast<float>(sign | 0x7F800000u | (m << 13));
+  return std::bit_cast<float>(sign | ((e + 112) << 23) | (m << 13));
+}
+
+uint16_t float_to_f16(float f) {
+  uint32_t x = std::bit_cast<uint32_t>(f);
+  uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
+  x &= 0x7FFFFFFFu;
+  if (x > 0x7F800000u)  // NaN: keep the top payload bits, force quiet
+    return sign | 0x7E00u | static_cast<uint16_t>((x >> 13) & 0x1FFu);
+  if (x >= 0x47800000u) return sign | 0x7C00u;  // >= 2^16 (and inf): inf
+  uint32_t e = x >> 23;
+  if (e < 113) {  // below 2^-14: a half subnormal (or zero)
+    if (e < 102) return sign;  // below 2^-25: rounds to zero
+    uint32_t m = (x & 0x7FFFFFu) | 0x800000u;
+    uint32_t shift = 126 - e;  // value / 2^-24 = m >> shift
+    uint32_t r = m >> shift, rem = m & ((1u << shift) - 1);
+    uint32_t half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (r & 1u))) ++r;
+    return sign | static_cast<uint16_t>(r);
+  }
+  uint32_t mant = x & 0x7FFFFFu;
+  uint32_t h = ((e - 112) << 10) | (mant >> 13);
+  uint32_t rem = mant & 0x1FFFu;
+  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) ++h;  // may carry to inf
+  if (h > 0x7C00u) h = 0x7C00u;
+  return sign | static_cast<uint16_t>(h);
+}
+
+// ---------------------------------------------------------------- tensor
+
+Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
+  for (int64_t d : shape)
+    if (d < 0)
+      throw std::invalid_argument("negative dimension in shape " +
+                                  shape_string(shape));
+  Tensor t;
+  t.shape_ = shape;
+  t.dtype_ = dtype;
+  t.storage_ = std::make_shared<Storage>(
+      static_cast<size_t>(numel_of(shape)) * types::dtype_size(dtype), device);
+  return t;
+}
+
+Tensor Tensor::zeros(const Shape& shape, DType dtype, Device device) {
+  Tensor t = empty(shape, dtype, device);
+  std::memset(t.raw(), 0, t.nbytes());  // all-zero bits are 0 in every dtype
+  return t;
+}
+
+namespace {
+template <class T>
+void fill_as(void* p, int64_t n, T v) {
+  T* d = static_cast<T*>(p);
+  for (int64_t i = 0; i < n; ++i) d[i] = v;
+}
+}  // namespace
+
+Tensor Tensor::full(const Shape& shape, double value, DType dtype,
+                    Device device) {
+  Tensor t = empty(shape, dtype, device);
+  int64_t n = t.numel();
+  if (n == 0) return t;
+  t.set(0, value);  // converts once, then replicates the bit pattern
+  switch (types::dtype_size(dtype)) {
+    case 1: fill_as(t.raw(), n, *t.data<uint8_t>()); break;
+    case 2: fill_as(t.raw(), n, *t.data<uint16_t>()); break;
+    case 4: fill_as(t.raw(), n, *t.data<uint32_t>()); break;
+    default: fill_as(t.raw(), n, *t.data<uint64_t>()); break;
+  }
+  return t;
+}
+
+Tensor Tensor::scalar(double value, DType dtype) {
+  return full({}, value, dtype);
+}
+
+Tensor Tensor::from_doubles(const Shape& shape,
+                            const std::vector<double>& values, DType dtype) {
+  if (static_cast<int64_t>(values.size()) != numel_of(shape))
+    throw std::invalid_argument(
+        "from_doubles: " + std::to_string(values.size()) +
+        " values for shape " + shape_string(shape));
+  Tensor t = empty(shape, dtype);
+  for (size_t i = 0; i < values.size(); ++i) t.set(i, values[i]);
+  return t;
+}
+
+int64_t Tensor::size(int axis) const {
+  int r = static_cast<int>(shape_.size());
+  int a = axis < 0 ? axis + r : axis;
+  if (a < 0 || a >= r)
+    throw std::out_of_range("axis " + std::to_string(axis) +
+                            " out of range for shape " + shape_string(shape_));
+  return shape_[a];
+}
+
+Tensor Tensor::reshape(const Shape& shape) const {
+  if (numel_of(shape) != numel())
+    throw std::invalid_argument("cannot reshape " + shape_string(shape_) +
+                                " to " + shape_string(shape));
+  Tensor t = *this;
+  t.shape_ = shape;
+  t.ag_.reset();
+  return t;
+}
+
+double Tensor::at(int64_t flat) const {
+  const void* p = raw();
+  switch (dtype_) {
+    case DType::F32: return static_cast<const float*>(p)[flat];
+    case DType::F64: return static_cast<const double*>(p)[flat];
+    case DType::BF16: return bf16_to_float(static_cast<const uint16_t*>(p)[flat]);
+    case DType::F16: return f16_to_float(static_cast<const uint16_t*>(p)[flat]);
+    case DType::I32: return static_cast<const int32_t*>(p)[flat];
+    case DType::I64: return static_cast<double>(static_cast<const int64_t*>(p)[flat]);
+    case DType::Bool: return static_cast<const bool*>(p)[flat] ? 1.0 : 0.0;
+  }
+  return 0.0;
+}
+
+namespace {
+// double -> integer without undefined behaviour: NaN gives 0, out-of-range
+// values saturate.
+template <class I>
+I saturate(double v) {
+  if (std::isnan(v)) return 0;
+  constexpr double lo = static_cast<double>(std::numeric_limits<I>::min());
+  constexpr double hi = static_cast<double>(std::numeric_limits<I>::max());
+  if (v <= lo) return std::numeric_limits<I>::min();
+  if (v >= hi) return std::numeric_limits<I>::max();
+  return static_cast<I>(v);
+}
+}  // namespace
+
+void Tensor::set(int64_t flat, double value) {
+  void* p = raw();
+  switch (dtype_) {
+    case DType::F32: static_cast<float*>(p)[flat] = static_cast<float>(value); break;
+    case DType::F64: static_cast<double*>(p)[flat] = value; break;
+    case DType::BF16:
+      static_cast<uint16_t*>(p)[flat] = float_to_bf16(static_cast<float>(value));
+      break;
+    case DType::F16:
+      static_cast<uint16_t*>(p)[flat] = float_to_f16(static_cast<float>(value));
+      break;
+    case DType::I32: static_cast<int32_t*>(p)[flat] = saturate<int32_t>(value); break;
+    case DType::I64: static_cast<int64_t*>(p)[flat] = saturate<int64_t>(value); break;
+    case DType::Bool: static_cast<bool*>(p)[flat] = value != 0.0; break;
+  }
+}
+
+std::vector<double> Tensor::to_doubles() const {
+  std::vector<double> out(numel());
+  for (int64_t i = 0; i < numel(); ++i) out[i] = at(i);
+  return out;
+}
+
+Tensor Tensor::clone() const {
+  if (!defined()) return Tensor();
+  Tensor t = empty(shape_, dtype_, device());
+  std::memcpy(t.raw(), raw(), nbytes());
+  return t;
+}
+
+Tensor Tensor::detach() const {
+  Tensor t = *this;
+  t.ag_.reset();
+  return t;
+}
+
+}  // namespace ss::ops

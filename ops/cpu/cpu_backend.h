@@ -1,0 +1,11 @@
+#pragma once
+// CPU-specific controls that are not part of the Backend interface.
+
+namespace ss::ops {
+
+/// Sets the number of OpenBLAS threads (e.g. 1 for several ranks per
+/// machine). Without a call, OPENBLAS_NUM_THREADS is respected when set, and
+/// otherwise every hardware thread is used.
+void set_cpu_threads(int n);
+
+}  // namespace ss::ops

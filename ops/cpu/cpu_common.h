@@ -1,0 +1,149 @@
+#pragma once
+// Internal to ops/cpu: helpers shared by the CPU kernels (dtype dispatch,
+// strides, a strided row walker) and the kernels' entry points, one group
+// per .cpp file. Nothing here includes xtensor; only the .cpp files do.
+//
+// Half types (bf16, f16) are computed in f32 and rounded back once at the
+// end (to_f32 / from_f32), as torch's CPU kernels do.
+
+#include <array>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ops/backend/backend.h"
+
+namespace ss::ops::cpu {
+
+/// Throws std::invalid_argument("[cpu <op>] <msg>"): a broken backend
+/// precondition (callers in ops/api.cpp check user errors first).
+[[noreturn]] void fail(const char* op, const std::string& msg);
+
+inline bool is_half(DType d) { return d == DType::BF16 || d == DType::F16; }
+/// A half tensor widened to f32 (any other tensor is returned as is).
+Tensor to_f32(const Tensor& x);
+/// An f32 tensor rounded to [to] (bf16/f16); other dtypes: cast.
+Tensor from_f32(const Tensor& x, DType to);
+
+/// Calls f(T{}) with T the C++ type of [d] (f32, f64, i32, i64, bool);
+/// half types are not dispatched here (callers widen them first).
+template <class F>
+decltype(auto) visit(DType d, const char* op, F&& f) {
+  switch (d) {
+    case DType::F32: return f(float{});
+    case DType::F64: return f(double{});
+    case DType::I32: return f(int32_t{});
+    case DType::I64: return f(int64_t{});
+    case DType::Bool: return f(bool{});
+    default: break;
+  }
+  fail(op, std::string("unsupported dtype ") + types::dtype_name(d));
+}
+
+/// Calls f(U{}) with U an unsigned integer of [d]'s element size (for ops
+/// that only move bytes).
+template <class F>
+decltype(auto) visit_bytes(DType d, F&& f) {
+  switch (types::dtype_size(d)) {
+    case 1: return f(uint8_t{});
+    case 2: return f(uint16_t{});
+    case 4: return f(uint32_t{});
+    default: return f(uint64_t{});
+  }
+}
+
+/// Row-major (contiguous) strides in elements.
+std::vector<int64_t> strides_of(const Shape& shape);
+/// numpy broadcasting of two shapes (fails when they disagree).
+Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
+/// Strides that read [in] (right-aligned) as if broadcast to [out]:
+/// 0 on broadcast axes.
+std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out);
+
+/// [shape] seen as [outer, shape[axis], inner].
+struct AxisSplit {
+  int64_t outer = 1, n = 1, inner = 1;
+};
+inline AxisSplit split_at(const Shape& shape, int axis) {
+  AxisSplit s;
+  for (int i = 0; i < axis; ++i) s.outer *= shape[i];
+  s.n = shape[axis];
+  for (size_t i = axis + 1; i < shape.size(); ++i) s.inner *= shape[i];
+  return s;
+}
+
+/// Walks [shape] row by row (its last axis), for K operands with their
+/// own strides: f(offsets, row_length, last_axis_strides). A 0-d shape is
+/// one row of length 1.
+template <size_t K, class F>
+void for_rows(const Shape& shape,
+              const std::array<std::vector<int64_t>, K>& strides, F&& f) {
+  int64_t total = numel_of(shape);
+  if (total == 0) return;
+  std::array<int64_t, K> off{}, inner{};
+  int r = static_cast<int>(shape.size());
+  if (r == 0) {
+    f(off, int64_t{1}, inner);
+    return;
+  }
+  int64_t n = shape[r - 1];
+  for (size_t k = 0; k < K; ++k) inner[k] = strides[k][r - 1];
+  std::vector<int64_t> idx(r, 0);
+  for (int64_t row = 0, rows = total / n; row < rows; ++row) {
+    f(off, n, inner);
+    for (int d = r - 2; d >= 0; --d) {
+      for (size_t k = 0; k < K; ++k) off[k] += strides[k][d];
+      if (++idx[d] < shape[d]) break;
+      for (size_t k = 0; k < K; ++k) off[k] -= strides[k][d] * shape[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+/// General matrix multiply on row-major buffers (cblas_sgemm/dgemm):
+/// C = alpha * op(A) @ op(B) + beta * C, op(A) [M K], op(B) [K N].
+template <class T>
+void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K,
+          T alpha, const T* A, int64_t lda, const T* B, int64_t ldb, T beta,
+          T* C, int64_t ldc);
+
+// Kernels, by file.
+// cpu_elementwise.cpp
+Tensor unary(UnaryOp op, const Tensor& x);
+Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b);
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+Tensor cast(const Tensor& x, DType to);
+// cpu_reduce.cpp
+Tensor reduce(ReduceOp op, const Tensor& x, const std::vector<int>& axes,
+              bool keepdims);
+Tensor cumsum(const Tensor& x, int axis, bool reverse);
+std::pair<Tensor, Tensor> sort(const Tensor& x, int axis, bool descending);
+// cpu_matmul.cpp
+Tensor matmul(const Tensor& a, const Tensor& b);
+// cpu_shape.cpp
+Tensor permute(const Tensor& x, const std::vector<int>& perm);
+Tensor broadcast_to(const Tensor& x, const Shape& shape);
+Tensor slice(const Tensor& x, int axis, int64_t start, int64_t stop,
+             int64_t step);
+Tensor concat(const std::vector<Tensor>& xs, int axis);
+Tensor pad(const Tensor& x, int axis, int64_t before, int64_t after,
+           double value);
+// cpu_index.cpp
+Tensor take(const Tensor& x, const Tensor& idx, int axis);
+Tensor take_add(const Tensor& v, const Tensor& idx, int axis, int64_t n);
+Tensor gather(const Tensor& x, const Tensor& idx, int axis);
+Tensor scatter_add(const Shape& shape, const Tensor& idx, const Tensor& v,
+                   int axis);
+// cpu_random.cpp
+Tensor random(const Shape& shape, DType dtype, uint64_t key, uint64_t stream,
+              uint64_t offset, bool normal);
+// cpu_conv.cpp
+Tensor conv2d(const Tensor& x, const Tensor& k, int stride, int padding);
+Tensor conv2d_grad_input(const Tensor& gy, const Tensor& k,
+                         const Shape& x_shape, int stride, int padding);
+Tensor conv2d_grad_kernel(const Tensor& gy, const Tensor& x,
+                          const Shape& k_shape, int stride, int padding);
+
+}  // namespace ss::ops::cpu

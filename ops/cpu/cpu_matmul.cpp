@@ -1,0 +1,117 @@
+// matmul on OpenBLAS (f32, f64; halves in f32), plain loops for ints.
+//
+// [.., n, k] @ [k, m] folds the batch into n: one gemm of (B*n, k) @ (k, m),
+// which is what a linear layer on a batch is. Other batched products loop
+// over the broadcast batch, one gemm per matrix pair.
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <type_traits>
+
+#include "ops/cpu/cpu_common.h"
+
+namespace ss::ops::cpu {
+
+template <>
+void gemm<float>(bool ta, bool tb, int64_t M, int64_t N, int64_t K,
+                 float alpha, const float* A, int64_t lda, const float* B,
+                 int64_t ldb, float beta, float* C, int64_t ldc) {
+  if (M == 0 || N == 0) return;
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
+              tb ? CblasTrans : CblasNoTrans, M, N, K, alpha, A,
+              std::max<int64_t>(lda, 1), B, std::max<int64_t>(ldb, 1), beta,
+              C, std::max<int64_t>(ldc, 1));
+}
+
+template <>
+void gemm<double>(bool ta, bool tb, int64_t M, int64_t N, int64_t K,
+                  double alpha, const double* A, int64_t lda, const double* B,
+                  int64_t ldb, double beta, double* C, int64_t ldc) {
+  if (M == 0 || N == 0) return;
+  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
+              tb ? CblasTrans : CblasNoTrans, M, N, K, alpha, A,
+              std::max<int64_t>(lda, 1), B, std::max<int64_t>(ldb, 1), beta,
+              C, std::max<int64_t>(ldc, 1));
+}
+
+namespace {
+
+/// C [n m] = A [n k] @ B [k m] for ints, accumulating in i64.
+template <class T>
+void int_matmul(const T* A, const T* B, T* C, int64_t n, int64_t k, int64_t m,
+                std::vector<int64_t>& acc) {
+  acc.assign(m, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    std::fill(acc.begin(), acc.end(), 0);
+    for (int64_t p = 0; p < k; ++p) {
+      int64_t a = A[i * k + p];
+      const T* brow = B + p * m;
+      for (int64_t j = 0; j < m; ++j)
+        acc[j] = static_cast<int64_t>(static_cast<uint64_t>(acc[j]) +
+                                      static_cast<uint64_t>(a * brow[j]));
+    }
+    for (int64_t j = 0; j < m; ++j) C[i * m + j] = static_cast<T>(acc[j]);
+  }
+}
+
+template <class T>
+void mat(const T* A, const T* B, T* C, int64_t n, int64_t k, int64_t m,
+         std::vector<int64_t>& acc) {
+  if constexpr (std::is_floating_point_v<T>)
+    gemm<T>(false, false, n, m, k, T(1), A, k, B, m, T(0), C, m);
+  else
+    int_matmul(A, B, C, n, k, m, acc);
+}
+
+}  // namespace
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  if (a.rank() < 2 || b.rank() < 2) fail("matmul", "operands need rank >= 2");
+  if (a.dtype() != b.dtype()) fail("matmul", "dtypes differ");
+  if (is_half(a.dtype()))
+    return from_f32(matmul(to_f32(a), to_f32(b)), a.dtype());
+  if (a.dtype() == DType::Bool) fail("matmul", "bool operands");
+  int64_t n = a.shape()[a.rank() - 2], k = a.shape()[a.rank() - 1];
+  int64_t m = b.shape()[b.rank() - 1];
+  if (b.shape()[b.rank() - 2] != k)
+    fail("matmul", "inner dims differ: " + shape_string(a.shape()) + " @ " +
+                       shape_string(b.shape()));
+  Shape ba(a.shape().begin(), a.shape().end() - 2);
+  Shape bb(b.shape().begin(), b.shape().end() - 2);
+  Shape batch = broadcast_shapes(ba, bb, "matmul");
+  Shape os = batch;
+  os.push_back(n);
+  os.push_back(m);
+  Tensor out = Tensor::empty(os, a.dtype());
+  if (out.numel() == 0) return out;
+  if (k == 0) return Tensor::zeros(os, a.dtype());
+  visit(a.dtype(), "matmul", [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_same_v<T, bool>) {
+      const T* pa = a.data<T>();
+      const T* pb = b.data<T>();
+      T* po = out.data<T>();
+      std::vector<int64_t> acc;
+      int64_t nb = numel_of(batch);
+      if (bb.empty() || numel_of(bb) == 1) {
+        if (numel_of(ba) == nb) {  // fold the batch into the rows
+          mat(pa, pb, po, nb * n, k, m, acc);
+          return;
+        }
+      }
+      // One product per batch element; matrix offsets by broadcast strides.
+      std::array<std::vector<int64_t>, 2> st = {broadcast_strides(ba, batch),
+                                                broadcast_strides(bb, batch)};
+      int64_t i = 0;
+      for_rows<2>(batch, st, [&](auto off, int64_t len, auto in) {
+        for (int64_t t = 0; t < len; ++t, ++i)
+          mat(pa + (off[0] + t * in[0]) * n * k,
+              pb + (off[1] + t * in[1]) * k * m, po + i * n * m, n, k, m, acc);
+      });
+    }
+  });
+  return out;
+}
+
+}  // namespace ss::ops::cpu

@@ -1,0 +1,154 @@
+// Data movement: permute, broadcast_to, slice, concat, pad. These only move
+// bytes, so they dispatch on the element size (halves need no widening).
+// permute and broadcast_to are xtensor strided views assigned with noalias;
+// slice, concat and pad copy contiguous runs of [outer, axis, inner].
+
+#include <cstring>
+
+#include <xtensor/xadapt.hpp>
+#include <xtensor/xbroadcast.hpp>
+#include <xtensor/xmanipulation.hpp>
+#include <xtensor/xnoalias.hpp>
+
+#include "ops/cpu/cpu_common.h"
+
+namespace ss::ops::cpu {
+
+namespace {
+std::vector<size_t> xshape(const Shape& s) { return {s.begin(), s.end()}; }
+}  // namespace
+
+Tensor permute(const Tensor& x, const std::vector<int>& perm) {
+  if (perm.size() != x.rank()) fail("permute", "perm length != rank");
+  Shape os(perm.size());
+  bool identity = true;
+  for (size_t i = 0; i < perm.size(); ++i) {
+    os[i] = x.shape()[perm[i]];
+    identity = identity && perm[i] == static_cast<int>(i);
+  }
+  if (identity) return x.detach();
+  Tensor out = Tensor::empty(os, x.dtype());
+  if (out.numel() == 0) return out;
+  // A 2-d transpose is the hot case (matmul VJPs): a blocked loop.
+  if (x.rank() == 2) {
+    int64_t R = x.shape()[0], C = x.shape()[1];
+    visit_bytes(x.dtype(), [&](auto t) {
+      using B = decltype(t);
+      const B* src = x.data<B>();
+      B* dst = out.data<B>();
+      constexpr int64_t kBlock = 32;
+      for (int64_t r0 = 0; r0 < R; r0 += kBlock)
+        for (int64_t c0 = 0; c0 < C; c0 += kBlock)
+          for (int64_t r = r0; r < std::min(R, r0 + kBlock); ++r)
+            for (int64_t c = c0; c < std::min(C, c0 + kBlock); ++c)
+              dst[c * R + r] = src[r * C + c];
+    });
+    return out;
+  }
+  visit_bytes(x.dtype(), [&](auto t) {
+    using B = decltype(t);
+    auto in = xt::adapt(x.data<B>(), static_cast<size_t>(x.numel()),
+                        xt::no_ownership(), xshape(x.shape()));
+    auto o = xt::adapt(out.data<B>(), static_cast<size_t>(out.numel()),
+                       xt::no_ownership(), xshape(os));
+    std::vector<size_t> p(perm.begin(), perm.end());
+    xt::noalias(o) = xt::transpose(in, p);
+  });
+  return out;
+}
+
+Tensor broadcast_to(const Tensor& x, const Shape& shape) {
+  if (x.shape() == shape) return x.detach();
+  if (broadcast_shapes(x.shape(), shape, "broadcast_to") != shape)
+    fail("broadcast_to", "cannot broadcast " + shape_string(x.shape()) +
+                             " to " + shape_string(shape));
+  Tensor out = Tensor::empty(shape, x.dtype());
+  int64_t n = out.numel(), m = x.numel();
+  if (n == 0) return out;
+  size_t es = types::dtype_size(x.dtype());
+  if (m == 1 || std::equal(x.shape().begin(), x.shape().end(),
+                           shape.end() - x.rank())) {
+    // A block repeated: a row [m] over [.. m], or a scalar.
+    for (int64_t r = 0; r < n; r += m)
+      std::memcpy(out.data<char>() + r * es, x.raw(), m * es);
+    return out;
+  }
+  visit_bytes(x.dtype(), [&](auto t) {
+    using B = decltype(t);
+    auto in = xt::adapt(x.data<B>(), static_cast<size_t>(m),
+                        xt::no_ownership(), xshape(x.shape()));
+    auto o = xt::adapt(out.data<B>(), static_cast<size_t>(n),
+                       xt::no_ownership(), xshape(shape));
+    xt::noalias(o) = xt::broadcast(in, xshape(shape));
+  });
+  return out;
+}
+
+Tensor slice(const Tensor& x, int axis, int64_t start, int64_t stop,
+             int64_t step) {
+  if (step < 1) fail("slice", "step must be >= 1");
+  AxisSplit s = split_at(x.shape(), axis);
+  start = std::clamp<int64_t>(start, 0, s.n);
+  stop = std::clamp<int64_t>(stop, start, s.n);
+  int64_t len = (stop - start + step - 1) / step;
+  Shape os = x.shape();
+  os[axis] = len;
+  Tensor out = Tensor::empty(os, x.dtype());
+  if (out.numel() == 0) return out;
+  size_t es = types::dtype_size(x.dtype());
+  const char* src = x.data<char>();
+  char* dst = out.data<char>();
+  size_t run = s.inner * es;
+  for (int64_t o = 0; o < s.outer; ++o) {
+    if (step == 1) {
+      std::memcpy(dst + o * len * run, src + (o * s.n + start) * run,
+                  len * run);
+      continue;
+    }
+    for (int64_t j = 0; j < len; ++j)
+      std::memcpy(dst + (o * len + j) * run,
+                  src + (o * s.n + start + j * step) * run, run);
+  }
+  return out;
+}
+
+Tensor concat(const std::vector<Tensor>& xs, int axis) {
+  if (xs.empty()) fail("concat", "no tensors");
+  Shape os = xs[0].shape();
+  os[axis] = 0;
+  for (const Tensor& x : xs) {
+    if (x.dtype() != xs[0].dtype() || x.rank() != os.size())
+      fail("concat", "dtypes or ranks differ");
+    os[axis] += x.shape()[axis];
+  }
+  Tensor out = Tensor::empty(os, xs[0].dtype());
+  if (out.numel() == 0) return out;
+  size_t es = types::dtype_size(out.dtype());
+  AxisSplit so = split_at(os, axis);
+  char* dst = out.data<char>();
+  for (int64_t o = 0; o < so.outer; ++o)
+    for (const Tensor& x : xs) {
+      size_t run = x.shape()[axis] * so.inner * es;
+      std::memcpy(dst, x.data<char>() + o * run, run);
+      dst += run;
+    }
+  return out;
+}
+
+Tensor pad(const Tensor& x, int axis, int64_t before, int64_t after,
+           double value) {
+  if (before < 0 || after < 0) fail("pad", "negative padding");
+  Shape os = x.shape();
+  os[axis] += before + after;
+  Tensor out = Tensor::full(os, value, x.dtype());
+  if (x.numel() == 0) return out;
+  AxisSplit s = split_at(x.shape(), axis);
+  size_t es = types::dtype_size(x.dtype());
+  size_t run = s.n * s.inner * es, orow = os[axis] * s.inner * es;
+  for (int64_t o = 0; o < s.outer; ++o)
+    std::memcpy(out.data<char>() + o * orow + before * s.inner * es,
+                x.data<char>() + o * run, run);
+  return out;
+}
+
+}  // namespace ss::ops::cpu

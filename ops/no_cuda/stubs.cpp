@@ -1,0 +1,15 @@
+// Linked instead of the CUDA backend when ss is built without CUDA (see
+// style.md §9: absent backends are linked stubs, not #ifdefs).
+
+#include <stdexcept>
+
+#include "ops/backend/backend.h"
+
+namespace ss::ops {
+
+Backend& cuda_backend() {
+  throw std::runtime_error(
+      "the CUDA backend is not available: ss was built without CUDA");
+}
+
+}  // namespace ss::ops
