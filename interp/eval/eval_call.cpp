@@ -173,7 +173,16 @@ Value Interpreter::call_builtin_prepared(BuiltinCall& c) {
   if (c.op.forward) {
     EvalForwardCtx ctx(c);
     try {
-      return wrap(c.op.forward(ctx));
+      Value v = wrap(c.op.forward(ctx));
+      // Math on host numbers gives host numbers (`1/sqrt(D)`).
+      const types::Type& rt = c.result_type();
+      if (v.kind == VK::Tensor && v.t.numel() == 1) {
+        if (rt.kind == TK::Float) return Value::floating(v.t.item());
+        if (rt.kind == TK::Int)
+          return Value::integer(static_cast<int64_t>(v.t.item()));
+        if (rt.kind == TK::Bool) return Value::boolean(v.t.item() != 0);
+      }
+      return v;
     } catch (const ops::OpError& e) {
       c.fail(e.kind() == ops::OpError::Kind::Shape ? "ShapeError"
                                                    : "ValueError",

@@ -53,28 +53,47 @@ Value Interpreter::run_main(const std::vector<std::string>& args,
     for (const std::string& a : args) strs.push_back(Value::string(a));
     vals.push_back(Value::list(std::move(strs)));
   }
-  return call(*fn, std::move(vals), fn->decl->name_span);
+  // The entry has no call site: its stack line names it alone.
+  return call(*fn, std::move(vals), diag::Span{UINT32_MAX, 0, 0});
 }
 
 namespace {
 
 // Binds the size variables of [t] (a param type) to [v]'s runtime sizes.
-void bind_sizes(const types::Type& t, const Value& v,
-                std::map<uint32_t, int64_t>& sizes) {
+// Returns a message when a variable meets two sizes (data-dependent sizes
+// are checked at the call: language.md, Shape rules).
+std::string bind_sizes(const types::Type& t, const Value& v,
+                       std::map<uint32_t, int64_t>& sizes) {
+  auto bind = [&](const types::Axis& a, int64_t n) -> std::string {
+    if (a.kind == types::Axis::Kind::Var) {
+      auto [it, fresh] = sizes.emplace(a.var, n);
+      if (!fresh && it->second != n)
+        return "size variable `" + a.name + "` is " +
+               std::to_string(it->second) + " and " + std::to_string(n) +
+               " in one call";
+    } else if (auto s = a.static_size(); s && *s != n) {
+      return "axis " + a.str() + " should be " + std::to_string(*s) +
+             ", the value has " + std::to_string(n);
+    }
+    return "";
+  };
   if (t.kind == types::Type::Kind::Tensor && v.kind == VK::Tensor &&
       t.shape.size() == v.t.rank()) {
-    for (size_t i = 0; i < t.shape.size(); ++i)
-      if (t.shape[i].kind == types::Axis::Kind::Var)
-        sizes[t.shape[i].var] = v.t.shape()[i];
+    for (size_t i = 0; i < t.shape.size(); ++i) {
+      std::string e = bind(t.shape[i], v.t.shape()[i]);
+      if (!e.empty()) return e;
+    }
   } else if (t.kind == types::Type::Kind::Batch && v.kind == VK::Record) {
     auto* r = v.as<RecordValue>();
-    if (!r->fields.empty() && !t.shape.empty() &&
-        t.shape[0].kind == types::Axis::Kind::Var)
-      sizes[t.shape[0].var] = r->fields.begin()->second.shape()[0];
+    if (!r->fields.empty() && !t.shape.empty())
+      return bind(t.shape[0], r->fields.begin()->second.shape()[0]);
   } else if (t.kind == types::Type::Kind::Tuple && v.kind == VK::Tuple) {
-    for (size_t i = 0; i < t.elems.size() && i < v.items->size(); ++i)
-      bind_sizes(t.elems[i], (*v.items)[i], sizes);
+    for (size_t i = 0; i < t.elems.size() && i < v.items->size(); ++i) {
+      std::string e = bind_sizes(t.elems[i], (*v.items)[i], sizes);
+      if (!e.empty()) return e;
+    }
   }
+  return "";
 }
 
 }  // namespace
@@ -98,7 +117,13 @@ Value Interpreter::call(const check::FnInfo& fn,
     } else if (fn.params[i].decl && fn.params[i].decl->default_value) {
       v = eval(*fn.params[i].decl->default_value, f);
     }
-    bind_sizes(fn.params[i].type, v, f.sizes);
+    std::string bad = bind_sizes(fn.params[i].type, v, f.sizes);
+    if (!bad.empty()) {
+      --depth_;
+      fail("ShapeError", site,
+           "argument `" + fn.params[i].name + "` of `" + fn.name +
+               "` does not fit " + fn.params[i].type.str() + ": " + bad);
+    }
     f.declare(fn.params[i].name, std::move(v));
   }
   // A Train mode entering device work from the controller starts a new

@@ -28,7 +28,9 @@ std::string render_runtime_error(const RuntimeError& e,
   if (!e.stack().empty()) {
     out += "   = .ss stack (most recent call last):\n";
     for (const StackEntry& s : e.stack())
-      out += "       " + s.fn + ", called at " + loc(s.site) + "\n";
+      out += "       " + s.fn +
+             (s.site.file < sm.size() ? ", called at " + loc(s.site) : "") +
+             "\n";
   }
   return out;
 }

@@ -35,7 +35,9 @@ Storage::Storage(size_t nbytes, Device device)
   if (!data_) throw std::bad_alloc();
 }
 
-Storage::~Storage() { std::free(data_); }
+Storage::~Storage() {
+  std::free(data_);
+}
 
 // ---------------------------------------------------------------- shapes
 
@@ -88,7 +90,7 @@ uint16_t float_to_f16(float f) {
     return sign | 0x7E00u | static_cast<uint16_t>((x >> 13) & 0x1FFu);
   if (x >= 0x47800000u) return sign | 0x7C00u;  // >= 2^16 (and inf): inf
   uint32_t e = x >> 23;
-  if (e < 113) {  // below 2^-14: a half subnormal (or zero)
+  if (e < 113) {               // below 2^-14: a half subnormal (or zero)
     if (e < 102) return sign;  // below 2^-25: rounds to zero
     uint32_t m = (x & 0x7FFFFFu) | 0x800000u;
     uint32_t shift = 126 - e;  // value / 2^-24 = m >> shift
@@ -134,17 +136,27 @@ void fill_as(void* p, int64_t n, T v) {
 }
 }  // namespace
 
-Tensor Tensor::full(const Shape& shape, double value, DType dtype,
+Tensor Tensor::full(const Shape& shape,
+                    double value,
+                    DType dtype,
                     Device device) {
   Tensor t = empty(shape, dtype, device);
   int64_t n = t.numel();
   if (n == 0) return t;
   t.set(0, value);  // converts once, then replicates the bit pattern
   switch (types::dtype_size(dtype)) {
-    case 1: fill_as(t.raw(), n, *t.data<uint8_t>()); break;
-    case 2: fill_as(t.raw(), n, *t.data<uint16_t>()); break;
-    case 4: fill_as(t.raw(), n, *t.data<uint32_t>()); break;
-    default: fill_as(t.raw(), n, *t.data<uint64_t>()); break;
+    case 1:
+      fill_as(t.raw(), n, *t.data<uint8_t>());
+      break;
+    case 2:
+      fill_as(t.raw(), n, *t.data<uint16_t>());
+      break;
+    case 4:
+      fill_as(t.raw(), n, *t.data<uint32_t>());
+      break;
+    default:
+      fill_as(t.raw(), n, *t.data<uint64_t>());
+      break;
   }
   return t;
 }
@@ -154,7 +166,8 @@ Tensor Tensor::scalar(double value, DType dtype) {
 }
 
 Tensor Tensor::from_doubles(const Shape& shape,
-                            const std::vector<double>& values, DType dtype) {
+                            const std::vector<double>& values,
+                            DType dtype) {
   if (static_cast<int64_t>(values.size()) != numel_of(shape))
     throw std::invalid_argument(
         "from_doubles: " + std::to_string(values.size()) +
@@ -186,13 +199,20 @@ Tensor Tensor::reshape(const Shape& shape) const {
 double Tensor::at(int64_t flat) const {
   const void* p = raw();
   switch (dtype_) {
-    case DType::F32: return static_cast<const float*>(p)[flat];
-    case DType::F64: return static_cast<const double*>(p)[flat];
-    case DType::BF16: return bf16_to_float(static_cast<const uint16_t*>(p)[flat]);
-    case DType::F16: return f16_to_float(static_cast<const uint16_t*>(p)[flat]);
-    case DType::I32: return static_cast<const int32_t*>(p)[flat];
-    case DType::I64: return static_cast<double>(static_cast<const int64_t*>(p)[flat]);
-    case DType::Bool: return static_cast<const bool*>(p)[flat] ? 1.0 : 0.0;
+    case DType::F32:
+      return static_cast<const float*>(p)[flat];
+    case DType::F64:
+      return static_cast<const double*>(p)[flat];
+    case DType::BF16:
+      return bf16_to_float(static_cast<const uint16_t*>(p)[flat]);
+    case DType::F16:
+      return f16_to_float(static_cast<const uint16_t*>(p)[flat]);
+    case DType::I32:
+      return static_cast<const int32_t*>(p)[flat];
+    case DType::I64:
+      return static_cast<double>(static_cast<const int64_t*>(p)[flat]);
+    case DType::Bool:
+      return static_cast<const bool*>(p)[flat] ? 1.0 : 0.0;
   }
   return 0.0;
 }
@@ -214,17 +234,28 @@ I saturate(double v) {
 void Tensor::set(int64_t flat, double value) {
   void* p = raw();
   switch (dtype_) {
-    case DType::F32: static_cast<float*>(p)[flat] = static_cast<float>(value); break;
-    case DType::F64: static_cast<double*>(p)[flat] = value; break;
+    case DType::F32:
+      static_cast<float*>(p)[flat] = static_cast<float>(value);
+      break;
+    case DType::F64:
+      static_cast<double*>(p)[flat] = value;
+      break;
     case DType::BF16:
-      static_cast<uint16_t*>(p)[flat] = float_to_bf16(static_cast<float>(value));
+      static_cast<uint16_t*>(p)[flat] =
+          float_to_bf16(static_cast<float>(value));
       break;
     case DType::F16:
       static_cast<uint16_t*>(p)[flat] = float_to_f16(static_cast<float>(value));
       break;
-    case DType::I32: static_cast<int32_t*>(p)[flat] = saturate<int32_t>(value); break;
-    case DType::I64: static_cast<int64_t*>(p)[flat] = saturate<int64_t>(value); break;
-    case DType::Bool: static_cast<bool*>(p)[flat] = value != 0.0; break;
+    case DType::I32:
+      static_cast<int32_t*>(p)[flat] = saturate<int32_t>(value);
+      break;
+    case DType::I64:
+      static_cast<int64_t*>(p)[flat] = saturate<int64_t>(value);
+      break;
+    case DType::Bool:
+      static_cast<bool*>(p)[flat] = value != 0.0;
+      break;
   }
 }
 

@@ -20,21 +20,26 @@ class CpuBackend final : public Backend {
   CpuBackend() {
     // OpenBLAS reads OPENBLAS_NUM_THREADS (or OMP_NUM_THREADS) itself at
     // load time; only choose when neither is set. See deps.md §4.
-    if (!std::getenv("OPENBLAS_NUM_THREADS") && !std::getenv("OMP_NUM_THREADS")) {
+    if (!std::getenv("OPENBLAS_NUM_THREADS") &&
+        !std::getenv("OMP_NUM_THREADS")) {
       unsigned hw = std::max(1u, std::thread::hardware_concurrency());
       openblas_set_num_threads(static_cast<int>(hw));
     }
   }
   const char* name() const override { return "cpu"; }
 
-  Tensor unary(UnaryOp op, const Tensor& x) override { return cpu::unary(op, x); }
+  Tensor unary(UnaryOp op, const Tensor& x) override {
+    return cpu::unary(op, x);
+  }
   Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) override {
     return cpu::binary(op, a, b);
   }
   Tensor where(const Tensor& c, const Tensor& a, const Tensor& b) override {
     return cpu::where(c, a, b);
   }
-  Tensor reduce(ReduceOp op, const Tensor& x, const std::vector<int>& axes,
+  Tensor reduce(ReduceOp op,
+                const Tensor& x,
+                const std::vector<int>& axes,
                 bool keepdims) override {
     return cpu::reduce(op, x, axes, keepdims);
   }
@@ -48,53 +53,74 @@ class CpuBackend final : public Backend {
   Tensor broadcast_to(const Tensor& x, const Shape& shape) override {
     return cpu::broadcast_to(x, shape);
   }
-  Tensor slice(const Tensor& x, int axis, int64_t start, int64_t stop,
+  Tensor slice(const Tensor& x,
+               int axis,
+               int64_t start,
+               int64_t stop,
                int64_t step) override {
     return cpu::slice(x, axis, start, stop, step);
   }
   Tensor concat(const std::vector<Tensor>& xs, int axis) override {
     return cpu::concat(xs, axis);
   }
-  Tensor pad(const Tensor& x, int axis, int64_t before, int64_t after,
+  Tensor pad(const Tensor& x,
+             int axis,
+             int64_t before,
+             int64_t after,
              double value) override {
     return cpu::pad(x, axis, before, after, value);
   }
   Tensor take(const Tensor& x, const Tensor& idx, int axis) override {
     return cpu::take(x, idx, axis);
   }
-  Tensor take_add(const Tensor& v, const Tensor& idx, int axis,
+  Tensor take_add(const Tensor& v,
+                  const Tensor& idx,
+                  int axis,
                   int64_t n) override {
     return cpu::take_add(v, idx, axis, n);
   }
   Tensor gather(const Tensor& x, const Tensor& idx, int axis) override {
     return cpu::gather(x, idx, axis);
   }
-  Tensor scatter_add(const Shape& shape, const Tensor& idx, const Tensor& v,
+  Tensor scatter_add(const Shape& shape,
+                     const Tensor& idx,
+                     const Tensor& v,
                      int axis) override {
     return cpu::scatter_add(shape, idx, v, axis);
   }
   Tensor cumsum(const Tensor& x, int axis, bool reverse) override {
     return cpu::cumsum(x, axis, reverse);
   }
-  std::pair<Tensor, Tensor> sort(const Tensor& x, int axis,
+  std::pair<Tensor, Tensor> sort(const Tensor& x,
+                                 int axis,
                                  bool descending) override {
     return cpu::sort(x, axis, descending);
   }
-  Tensor random(const Shape& shape, DType dtype, uint64_t key, uint64_t stream,
-                uint64_t offset, bool normal) override {
+  Tensor random(const Shape& shape,
+                DType dtype,
+                uint64_t key,
+                uint64_t stream,
+                uint64_t offset,
+                bool normal) override {
     return cpu::random(shape, dtype, key, stream, offset, normal);
   }
-  Tensor conv2d(const Tensor& x, const Tensor& k, int stride,
+  Tensor conv2d(const Tensor& x,
+                const Tensor& k,
+                int stride,
                 int padding) override {
     return cpu::conv2d(x, k, stride, padding);
   }
-  Tensor conv2d_grad_input(const Tensor& gy, const Tensor& k,
-                           const Shape& x_shape, int stride,
+  Tensor conv2d_grad_input(const Tensor& gy,
+                           const Tensor& k,
+                           const Shape& x_shape,
+                           int stride,
                            int padding) override {
     return cpu::conv2d_grad_input(gy, k, x_shape, stride, padding);
   }
-  Tensor conv2d_grad_kernel(const Tensor& gy, const Tensor& x,
-                            const Shape& k_shape, int stride,
+  Tensor conv2d_grad_kernel(const Tensor& gy,
+                            const Tensor& x,
+                            const Shape& k_shape,
+                            int stride,
                             int padding) override {
     return cpu::conv2d_grad_kernel(gy, x, k_shape, stride, padding);
   }

@@ -21,7 +21,9 @@ namespace ss::ops::cpu {
 /// precondition (callers in ops/api.cpp check user errors first).
 [[noreturn]] void fail(const char* op, const std::string& msg);
 
-inline bool is_half(DType d) { return d == DType::BF16 || d == DType::F16; }
+inline bool is_half(DType d) {
+  return d == DType::BF16 || d == DType::F16;
+}
 /// A half tensor widened to f32 (any other tensor is returned as is).
 Tensor to_f32(const Tensor& x);
 /// An f32 tensor rounded to [to] (bf16/f16); other dtypes: cast.
@@ -32,12 +34,18 @@ Tensor from_f32(const Tensor& x, DType to);
 template <class F>
 decltype(auto) visit(DType d, const char* op, F&& f) {
   switch (d) {
-    case DType::F32: return f(float{});
-    case DType::F64: return f(double{});
-    case DType::I32: return f(int32_t{});
-    case DType::I64: return f(int64_t{});
-    case DType::Bool: return f(bool{});
-    default: break;
+    case DType::F32:
+      return f(float{});
+    case DType::F64:
+      return f(double{});
+    case DType::I32:
+      return f(int32_t{});
+    case DType::I64:
+      return f(int64_t{});
+    case DType::Bool:
+      return f(bool{});
+    default:
+      break;
   }
   fail(op, std::string("unsupported dtype ") + types::dtype_name(d));
 }
@@ -47,10 +55,14 @@ decltype(auto) visit(DType d, const char* op, F&& f) {
 template <class F>
 decltype(auto) visit_bytes(DType d, F&& f) {
   switch (types::dtype_size(d)) {
-    case 1: return f(uint8_t{});
-    case 2: return f(uint16_t{});
-    case 4: return f(uint32_t{});
-    default: return f(uint64_t{});
+    case 1:
+      return f(uint8_t{});
+    case 2:
+      return f(uint16_t{});
+    case 4:
+      return f(uint32_t{});
+    default:
+      return f(uint64_t{});
   }
 }
 
@@ -79,7 +91,8 @@ inline AxisSplit split_at(const Shape& shape, int axis) {
 /// one row of length 1.
 template <size_t K, class F>
 void for_rows(const Shape& shape,
-              const std::array<std::vector<int64_t>, K>& strides, F&& f) {
+              const std::array<std::vector<int64_t>, K>& strides,
+              F&& f) {
   int64_t total = numel_of(shape);
   if (total == 0) return;
   std::array<int64_t, K> off{}, inner{};
@@ -105,9 +118,19 @@ void for_rows(const Shape& shape,
 /// General matrix multiply on row-major buffers (cblas_sgemm/dgemm):
 /// C = alpha * op(A) @ op(B) + beta * C, op(A) [M K], op(B) [K N].
 template <class T>
-void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K,
-          T alpha, const T* A, int64_t lda, const T* B, int64_t ldb, T beta,
-          T* C, int64_t ldc);
+void gemm(bool trans_a,
+          bool trans_b,
+          int64_t M,
+          int64_t N,
+          int64_t K,
+          T alpha,
+          const T* A,
+          int64_t lda,
+          const T* B,
+          int64_t ldb,
+          T beta,
+          T* C,
+          int64_t ldc);
 
 // Kernels, by file.
 // cpu_elementwise.cpp
@@ -116,7 +139,9 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b);
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 Tensor cast(const Tensor& x, DType to);
 // cpu_reduce.cpp
-Tensor reduce(ReduceOp op, const Tensor& x, const std::vector<int>& axes,
+Tensor reduce(ReduceOp op,
+              const Tensor& x,
+              const std::vector<int>& axes,
               bool keepdims);
 Tensor cumsum(const Tensor& x, int axis, bool reverse);
 std::pair<Tensor, Tensor> sort(const Tensor& x, int axis, bool descending);
@@ -125,25 +150,37 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 // cpu_shape.cpp
 Tensor permute(const Tensor& x, const std::vector<int>& perm);
 Tensor broadcast_to(const Tensor& x, const Shape& shape);
-Tensor slice(const Tensor& x, int axis, int64_t start, int64_t stop,
-             int64_t step);
+Tensor slice(
+    const Tensor& x, int axis, int64_t start, int64_t stop, int64_t step);
 Tensor concat(const std::vector<Tensor>& xs, int axis);
-Tensor pad(const Tensor& x, int axis, int64_t before, int64_t after,
-           double value);
+Tensor pad(
+    const Tensor& x, int axis, int64_t before, int64_t after, double value);
 // cpu_index.cpp
 Tensor take(const Tensor& x, const Tensor& idx, int axis);
 Tensor take_add(const Tensor& v, const Tensor& idx, int axis, int64_t n);
 Tensor gather(const Tensor& x, const Tensor& idx, int axis);
-Tensor scatter_add(const Shape& shape, const Tensor& idx, const Tensor& v,
+Tensor scatter_add(const Shape& shape,
+                   const Tensor& idx,
+                   const Tensor& v,
                    int axis);
 // cpu_random.cpp
-Tensor random(const Shape& shape, DType dtype, uint64_t key, uint64_t stream,
-              uint64_t offset, bool normal);
+Tensor random(const Shape& shape,
+              DType dtype,
+              uint64_t key,
+              uint64_t stream,
+              uint64_t offset,
+              bool normal);
 // cpu_conv.cpp
 Tensor conv2d(const Tensor& x, const Tensor& k, int stride, int padding);
-Tensor conv2d_grad_input(const Tensor& gy, const Tensor& k,
-                         const Shape& x_shape, int stride, int padding);
-Tensor conv2d_grad_kernel(const Tensor& gy, const Tensor& x,
-                          const Shape& k_shape, int stride, int padding);
+Tensor conv2d_grad_input(const Tensor& gy,
+                         const Tensor& k,
+                         const Shape& x_shape,
+                         int stride,
+                         int padding);
+Tensor conv2d_grad_kernel(const Tensor& gy,
+                          const Tensor& x,
+                          const Shape& k_shape,
+                          int stride,
+                          int padding);
 
 }  // namespace ss::ops::cpu

@@ -19,8 +19,8 @@ struct Geometry {
   int64_t hw2() const { return H2 * W2; }
 };
 
-Geometry geometry(const Shape& x, const Shape& k, int stride, int padding,
-                  const char* op) {
+Geometry geometry(
+    const Shape& x, const Shape& k, int stride, int padding, const char* op) {
   if (x.size() != 4 || k.size() != 4) fail(op, "x and k must be 4-d (NCHW)");
   if (x[1] != k[1]) fail(op, "channels differ");
   if (stride < 1 || padding < 0) fail(op, "bad stride or padding");
@@ -97,29 +97,53 @@ Tensor conv2d(const Tensor& x, const Tensor& k, int stride, int padding) {
     std::vector<T> cols(g.ckk() * g.hw2());
     for (int64_t b = 0; b < g.B; ++b) {
       im2col(x.data<T>() + b * g.C * g.H * g.W, cols.data(), g);
-      gemm<T>(false, false, g.O, g.hw2(), g.ckk(), T(1), k.data<T>(), g.ckk(),
-              cols.data(), g.hw2(), T(0), out.data<T>() + b * g.O * g.hw2(),
+      gemm<T>(false,
+              false,
+              g.O,
+              g.hw2(),
+              g.ckk(),
+              T(1),
+              k.data<T>(),
+              g.ckk(),
+              cols.data(),
+              g.hw2(),
+              T(0),
+              out.data<T>() + b * g.O * g.hw2(),
               g.hw2());
     }
     return out;
   });
 }
 
-Tensor conv2d_grad_input(const Tensor& gy, const Tensor& k,
-                         const Shape& x_shape, int stride, int padding) {
+Tensor conv2d_grad_input(const Tensor& gy,
+                         const Tensor& k,
+                         const Shape& x_shape,
+                         int stride,
+                         int padding) {
   if (is_half(gy.dtype()))
     return from_f32(
         conv2d_grad_input(to_f32(gy), to_f32(k), x_shape, stride, padding),
         gy.dtype());
-  Geometry g = geometry(x_shape, k.shape(), stride, padding, "conv2d_grad_input");
+  Geometry g =
+      geometry(x_shape, k.shape(), stride, padding, "conv2d_grad_input");
   Tensor gx = Tensor::zeros(x_shape, gy.dtype());
   return float_only(gy.dtype(), "conv2d_grad_input", [&](auto tag) {
     using T = decltype(tag);
     if (gy.numel() == 0) return gx;
     std::vector<T> cols(g.ckk() * g.hw2());
     for (int64_t b = 0; b < g.B; ++b) {
-      gemm<T>(true, false, g.ckk(), g.hw2(), g.O, T(1), k.data<T>(), g.ckk(),
-              gy.data<T>() + b * g.O * g.hw2(), g.hw2(), T(0), cols.data(),
+      gemm<T>(true,
+              false,
+              g.ckk(),
+              g.hw2(),
+              g.O,
+              T(1),
+              k.data<T>(),
+              g.ckk(),
+              gy.data<T>() + b * g.O * g.hw2(),
+              g.hw2(),
+              T(0),
+              cols.data(),
               g.hw2());
       col2im(cols.data(), gx.data<T>() + b * g.C * g.H * g.W, g);
     }
@@ -127,13 +151,17 @@ Tensor conv2d_grad_input(const Tensor& gy, const Tensor& k,
   });
 }
 
-Tensor conv2d_grad_kernel(const Tensor& gy, const Tensor& x,
-                          const Shape& k_shape, int stride, int padding) {
+Tensor conv2d_grad_kernel(const Tensor& gy,
+                          const Tensor& x,
+                          const Shape& k_shape,
+                          int stride,
+                          int padding) {
   if (is_half(gy.dtype()))
     return from_f32(
         conv2d_grad_kernel(to_f32(gy), to_f32(x), k_shape, stride, padding),
         gy.dtype());
-  Geometry g = geometry(x.shape(), k_shape, stride, padding, "conv2d_grad_kernel");
+  Geometry g =
+      geometry(x.shape(), k_shape, stride, padding, "conv2d_grad_kernel");
   Tensor gk = Tensor::zeros(k_shape, gy.dtype());
   return float_only(gy.dtype(), "conv2d_grad_kernel", [&](auto tag) {
     using T = decltype(tag);
@@ -141,9 +169,19 @@ Tensor conv2d_grad_kernel(const Tensor& gy, const Tensor& x,
     std::vector<T> cols(g.ckk() * g.hw2());
     for (int64_t b = 0; b < g.B; ++b) {
       im2col(x.data<T>() + b * g.C * g.H * g.W, cols.data(), g);
-      gemm<T>(false, true, g.O, g.ckk(), g.hw2(), T(1),
-              gy.data<T>() + b * g.O * g.hw2(), g.hw2(), cols.data(), g.hw2(),
-              T(1), gk.data<T>(), g.ckk());
+      gemm<T>(false,
+              true,
+              g.O,
+              g.ckk(),
+              g.hw2(),
+              T(1),
+              gy.data<T>() + b * g.O * g.hw2(),
+              g.hw2(),
+              cols.data(),
+              g.hw2(),
+              T(1),
+              gk.data<T>(),
+              g.ckk());
     }
     return gk;
   });

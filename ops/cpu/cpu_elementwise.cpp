@@ -1,15 +1,15 @@
 // Elementwise kernels: unary, binary, where, cast.
 //
 // The common layouts (same shape, a scalar operand, a row [m] broadcast over
-// [.. m]) are plain loops over contiguous buffers that the compiler
-// vectorises; anything else goes through xtensor's broadcasting over
-// adapted buffers, evaluated with noalias straight into the output.
+// [.. m], a column [n 1] over [n m]) are plain loops over contiguous
+// buffers that the compiler vectorises; anything else goes through
+// xtensor's broadcasting over adapted buffers, evaluated with noalias
+// straight into the output.
 
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <type_traits>
-
 #include <xtensor/xadapt.hpp>
 #include <xtensor/xmath.hpp>
 #include <xtensor/xnoalias.hpp>
@@ -40,8 +40,9 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
     int64_t da = i < r - a.size() ? 1 : a[i - (r - a.size())];
     int64_t db = i < r - b.size() ? 1 : b[i - (r - b.size())];
     if (da != db && da != 1 && db != 1)
-      fail(op, "shapes " + shape_string(a) + " and " + shape_string(b) +
-                   " do not broadcast");
+      fail(op,
+           "shapes " + shape_string(a) + " and " + shape_string(b) +
+               " do not broadcast");
     out[i] = da == 1 ? db : da;
   }
   return out;
@@ -50,8 +51,7 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
 std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out) {
   std::vector<int64_t> s(out.size(), 0), own = strides_of(in);
   size_t lead = out.size() - in.size();
-  for (size_t i = 0; i < in.size(); ++i)
-    s[lead + i] = in[i] == 1 ? 0 : own[i];
+  for (size_t i = 0; i < in.size(); ++i) s[lead + i] = in[i] == 1 ? 0 : own[i];
   return s;
 }
 
@@ -59,24 +59,35 @@ namespace {
 
 template <class T>
 constexpr DType dtype_of() {
-  if constexpr (std::is_same_v<T, float>) return DType::F32;
-  else if constexpr (std::is_same_v<T, double>) return DType::F64;
-  else if constexpr (std::is_same_v<T, int32_t>) return DType::I32;
-  else if constexpr (std::is_same_v<T, int64_t>) return DType::I64;
-  else return DType::Bool;
+  if constexpr (std::is_same_v<T, float>)
+    return DType::F32;
+  else if constexpr (std::is_same_v<T, double>)
+    return DType::F64;
+  else if constexpr (std::is_same_v<T, int32_t>)
+    return DType::I32;
+  else if constexpr (std::is_same_v<T, int64_t>)
+    return DType::I64;
+  else
+    return DType::Bool;
 }
 
-std::vector<size_t> xshape(const Shape& s) { return {s.begin(), s.end()}; }
+std::vector<size_t> xshape(const Shape& s) {
+  return {s.begin(), s.end()};
+}
 
 template <class T>
 auto adapt(const Tensor& t) {
-  return xt::adapt(t.data<T>(), static_cast<size_t>(t.numel()),
-                   xt::no_ownership(), xshape(t.shape()));
+  return xt::adapt(t.data<T>(),
+                   static_cast<size_t>(t.numel()),
+                   xt::no_ownership(),
+                   xshape(t.shape()));
 }
 template <class T>
 auto adapt_out(Tensor& t) {
-  return xt::adapt(t.data<T>(), static_cast<size_t>(t.numel()),
-                   xt::no_ownership(), xshape(t.shape()));
+  return xt::adapt(t.data<T>(),
+                   static_cast<size_t>(t.numel()),
+                   xt::no_ownership(),
+                   xshape(t.shape()));
 }
 
 /// Whether [small] (leading 1s dropped) is a suffix of [big]: then
@@ -88,6 +99,22 @@ bool is_row_of(const Shape& small, const Shape& big) {
   if (len > big.size()) return false;
   for (size_t i = 0; i < len; ++i)
     if (small[s + i] != big[big.size() - len + i]) return false;
+  return true;
+}
+
+/// Whether [small], right-aligned in [big], matches big's leading axes and
+/// is 1 on the rest: then each of its elements repeats over a contiguous
+/// run ([n 1] against [n m], as in x - max(x, keepdims)).
+bool is_col_of(const Shape& small, const Shape& big) {
+  size_t lead = big.size() - std::min(big.size(), small.size());
+  if (small.size() > big.size()) return false;
+  size_t d = 0;
+  for (; d < big.size(); ++d) {  // leading part: equal (missing axes = 1)
+    int64_t sd = d < lead ? 1 : small[d - lead];
+    if (sd != big[d]) break;
+  }
+  for (; d < big.size(); ++d)
+    if ((d < lead ? 1 : small[d - lead]) != 1) return false;
   return true;
 }
 
@@ -111,64 +138,89 @@ Tensor unary_typed(UnaryOp op, const Tensor& x) {
   auto pred = [&](auto f) { return map1<T, bool>(x, DType::Bool, f); };
   switch (op) {
     case UnaryOp::IsNan:
-      if constexpr (kFloat) return pred([](T v) { return std::isnan(v); });
-      else return pred([](T) { return false; });
+      if constexpr (kFloat)
+        return pred([](T v) { return std::isnan(v); });
+      else
+        return pred([](T) { return false; });
     case UnaryOp::IsFinite:
-      if constexpr (kFloat) return pred([](T v) { return std::isfinite(v); });
-      else return pred([](T) { return true; });
+      if constexpr (kFloat)
+        return pred([](T v) { return std::isfinite(v); });
+      else
+        return pred([](T) { return true; });
     case UnaryOp::Not:
       if constexpr (kBool) return pred([](T v) { return !v; });
       break;
-    default: break;
+    default:
+      break;
   }
   if constexpr (!kBool) {
     switch (op) {
       case UnaryOp::Neg:
-        if constexpr (kFloat) return same([](T v) { return -v; });
+        if constexpr (kFloat)
+          return same([](T v) { return -v; });
         else  // wraps like torch for the most negative value
           return same([](T v) {
             return static_cast<T>(0u - static_cast<std::make_unsigned_t<T>>(v));
           });
       case UnaryOp::Abs:
-        if constexpr (kFloat) return same([](T v) { return std::abs(v); });
+        if constexpr (kFloat)
+          return same([](T v) { return std::abs(v); });
         else
           return same([](T v) {
-            return v < 0 ? static_cast<T>(0u - static_cast<std::make_unsigned_t<T>>(v)) : v;
+            return v < 0 ? static_cast<T>(
+                               0u - static_cast<std::make_unsigned_t<T>>(v))
+                         : v;
           });
       case UnaryOp::Sign:  // 0 -> 0, NaN -> NaN
         return same([](T v) -> T { return v > 0 ? T(1) : v < 0 ? T(-1) : v; });
       case UnaryOp::Relu:  // NaN stays NaN (v > 0 is false, v is kept)
         if constexpr (kFloat)
-          return same([](T v) -> T { return v > 0 || std::isnan(v) ? v : T(0); });
-        else return same([](T v) -> T { return v > 0 ? v : T(0); });
+          return same(
+              [](T v) -> T { return v > 0 || std::isnan(v) ? v : T(0); });
+        else
+          return same([](T v) -> T { return v > 0 ? v : T(0); });
       case UnaryOp::Floor:
-        if constexpr (kFloat) return same([](T v) { return std::floor(v); });
-        else return x.clone();
-      default: break;
+        if constexpr (kFloat)
+          return same([](T v) { return std::floor(v); });
+        else
+          return x.clone();
+      default:
+        break;
     }
     if constexpr (kFloat) {
       switch (op) {
-        case UnaryOp::Exp: return same([](T v) { return std::exp(v); });
-        case UnaryOp::Log: return same([](T v) { return std::log(v); });
-        case UnaryOp::Log1p: return same([](T v) { return std::log1p(v); });
-        case UnaryOp::Sqrt: return same([](T v) { return std::sqrt(v); });
-        case UnaryOp::Rsqrt: return same([](T v) { return T(1) / std::sqrt(v); });
-        case UnaryOp::Sin: return same([](T v) { return std::sin(v); });
-        case UnaryOp::Cos: return same([](T v) { return std::cos(v); });
-        case UnaryOp::Tanh: return same([](T v) { return std::tanh(v); });
-        case UnaryOp::Erf: return same([](T v) { return std::erf(v); });
+        case UnaryOp::Exp:
+          return same([](T v) { return std::exp(v); });
+        case UnaryOp::Log:
+          return same([](T v) { return std::log(v); });
+        case UnaryOp::Log1p:
+          return same([](T v) { return std::log1p(v); });
+        case UnaryOp::Sqrt:
+          return same([](T v) { return std::sqrt(v); });
+        case UnaryOp::Rsqrt:
+          return same([](T v) { return T(1) / std::sqrt(v); });
+        case UnaryOp::Sin:
+          return same([](T v) { return std::sin(v); });
+        case UnaryOp::Cos:
+          return same([](T v) { return std::cos(v); });
+        case UnaryOp::Tanh:
+          return same([](T v) { return std::tanh(v); });
+        case UnaryOp::Erf:
+          return same([](T v) { return std::erf(v); });
         case UnaryOp::Sigmoid:  // never exp of a large positive number
           return same([](T v) -> T {
             if (v >= 0) return T(1) / (T(1) + std::exp(-v));
             T e = std::exp(v);
             return e / (T(1) + e);
           });
-        default: break;
+        default:
+          break;
       }
     }
   }
-  fail("unary", std::string("op ") + std::to_string(static_cast<int>(op)) +
-                    " does not take " + types::dtype_name(D));
+  fail("unary",
+       std::string("op ") + std::to_string(static_cast<int>(op)) +
+           " does not take " + types::dtype_name(D));
 }
 
 // ---------------------------------------------------------------- binary
@@ -196,6 +248,18 @@ void binary_loop(const Tensor& a, const Tensor& b, Tensor& out, F f) {
   } else if (nb == n && is_row_of(a.shape(), os)) {
     for (int64_t r = 0; r < n; r += na)
       for (int64_t j = 0; j < na; ++j) po[r + j] = f(pa[j], pb[r + j]);
+  } else if (na == n && is_col_of(b.shape(), os)) {  // [n m] with [n 1]
+    int64_t m = n / nb;
+    for (int64_t r = 0; r < nb; ++r) {
+      T s = pb[r];
+      for (int64_t j = 0; j < m; ++j) po[r * m + j] = f(pa[r * m + j], s);
+    }
+  } else if (nb == n && is_col_of(a.shape(), os)) {
+    int64_t m = n / na;
+    for (int64_t r = 0; r < na; ++r) {
+      T s = pa[r];
+      for (int64_t j = 0; j < m; ++j) po[r * m + j] = f(s, pb[r * m + j]);
+    }
   } else {  // general broadcasting
     auto xo = adapt_out<O>(out);
     xt::noalias(xo) = xt::make_lambda_xfunction(
@@ -261,7 +325,9 @@ T int_pow(T base, T e) {
 }
 
 template <class T>
-Tensor binary_typed(BinaryOp op, const Tensor& a, const Tensor& b,
+Tensor binary_typed(BinaryOp op,
+                    const Tensor& a,
+                    const Tensor& b,
                     const Shape& os) {
   constexpr DType D = dtype_of<T>();
   constexpr bool kFloat = std::is_floating_point_v<T>;
@@ -277,51 +343,76 @@ Tensor binary_typed(BinaryOp op, const Tensor& a, const Tensor& b,
     return out;
   };
   switch (op) {
-    case BinaryOp::Eq: return cmp([](T x, T y) { return x == y; });
-    case BinaryOp::Ne: return cmp([](T x, T y) { return x != y; });
-    case BinaryOp::Lt: return cmp([](T x, T y) { return x < y; });
-    case BinaryOp::Le: return cmp([](T x, T y) { return x <= y; });
-    case BinaryOp::Gt: return cmp([](T x, T y) { return x > y; });
-    case BinaryOp::Ge: return cmp([](T x, T y) { return x >= y; });
-    case BinaryOp::And: return cmp([](T x, T y) { return x != T(0) && y != T(0); });
-    case BinaryOp::Or: return cmp([](T x, T y) { return x != T(0) || y != T(0); });
+    case BinaryOp::Eq:
+      return cmp([](T x, T y) { return x == y; });
+    case BinaryOp::Ne:
+      return cmp([](T x, T y) { return x != y; });
+    case BinaryOp::Lt:
+      return cmp([](T x, T y) { return x < y; });
+    case BinaryOp::Le:
+      return cmp([](T x, T y) { return x <= y; });
+    case BinaryOp::Gt:
+      return cmp([](T x, T y) { return x > y; });
+    case BinaryOp::Ge:
+      return cmp([](T x, T y) { return x >= y; });
+    case BinaryOp::And:
+      return cmp([](T x, T y) { return x != T(0) && y != T(0); });
+    case BinaryOp::Or:
+      return cmp([](T x, T y) { return x != T(0) || y != T(0); });
     // NaN propagates (torch.maximum): x is kept when it is NaN, y otherwise.
     case BinaryOp::Maximum:
       return arith([](T x, T y) -> T { return (x > y || x != x) ? x : y; });
     case BinaryOp::Minimum:
       return arith([](T x, T y) -> T { return (x < y || x != x) ? x : y; });
-    default: break;
+    default:
+      break;
   }
   if constexpr (kBool) {
     if (op == BinaryOp::Add) return arith([](T x, T y) -> T { return x || y; });
     if (op == BinaryOp::Mul) return arith([](T x, T y) -> T { return x && y; });
   } else if constexpr (kFloat) {
     switch (op) {
-      case BinaryOp::Add: return arith([](T x, T y) { return x + y; });
-      case BinaryOp::Sub: return arith([](T x, T y) { return x - y; });
-      case BinaryOp::Mul: return arith([](T x, T y) { return x * y; });
-      case BinaryOp::Div: return arith([](T x, T y) { return x / y; });
-      case BinaryOp::Pow: return arith([](T x, T y) { return std::pow(x, y); });
-      case BinaryOp::FloorDiv: return arith(float_floordiv<T>);
-      case BinaryOp::Mod: return arith(float_mod<T>);
-      default: break;
+      case BinaryOp::Add:
+        return arith([](T x, T y) { return x + y; });
+      case BinaryOp::Sub:
+        return arith([](T x, T y) { return x - y; });
+      case BinaryOp::Mul:
+        return arith([](T x, T y) { return x * y; });
+      case BinaryOp::Div:
+        return arith([](T x, T y) { return x / y; });
+      case BinaryOp::Pow:
+        return arith([](T x, T y) { return std::pow(x, y); });
+      case BinaryOp::FloorDiv:
+        return arith(float_floordiv<T>);
+      case BinaryOp::Mod:
+        return arith(float_mod<T>);
+      default:
+        break;
     }
   } else {  // ints wrap on overflow (computed unsigned), like torch
     switch (op) {
       case BinaryOp::Add:
-        return arith([](T x, T y) { return static_cast<T>(U<T>(x) + U<T>(y)); });
+        return arith(
+            [](T x, T y) { return static_cast<T>(U<T>(x) + U<T>(y)); });
       case BinaryOp::Sub:
-        return arith([](T x, T y) { return static_cast<T>(U<T>(x) - U<T>(y)); });
+        return arith(
+            [](T x, T y) { return static_cast<T>(U<T>(x) - U<T>(y)); });
       case BinaryOp::Mul:
-        return arith([](T x, T y) { return static_cast<T>(U<T>(x) * U<T>(y)); });
-      case BinaryOp::Pow: return arith(int_pow<T>);
-      case BinaryOp::FloorDiv: return arith(int_floordiv<T>);
-      case BinaryOp::Mod: return arith(int_mod<T>);
-      default: break;
+        return arith(
+            [](T x, T y) { return static_cast<T>(U<T>(x) * U<T>(y)); });
+      case BinaryOp::Pow:
+        return arith(int_pow<T>);
+      case BinaryOp::FloorDiv:
+        return arith(int_floordiv<T>);
+      case BinaryOp::Mod:
+        return arith(int_mod<T>);
+      default:
+        break;
     }
   }
-  fail("binary", std::string("op ") + std::to_string(static_cast<int>(op)) +
-                     " does not take " + types::dtype_name(D));
+  fail("binary",
+       std::string("op ") + std::to_string(static_cast<int>(op)) +
+           " does not take " + types::dtype_name(D));
 }
 
 // ---------------------------------------------------------------- cast
@@ -385,36 +476,43 @@ Tensor cast(const Tensor& x, DType to) {
   return out;
 }
 
-Tensor to_f32(const Tensor& x) { return is_half(x.dtype()) ? cast(x, DType::F32) : x; }
-Tensor from_f32(const Tensor& x, DType to) { return cast(x, to); }
+Tensor to_f32(const Tensor& x) {
+  return is_half(x.dtype()) ? cast(x, DType::F32) : x;
+}
+Tensor from_f32(const Tensor& x, DType to) {
+  return cast(x, to);
+}
 
 Tensor unary(UnaryOp op, const Tensor& x) {
   if (is_half(x.dtype())) {
     Tensor r = unary(op, to_f32(x));
     return r.dtype() == DType::Bool ? r : from_f32(r, x.dtype());
   }
-  return visit(x.dtype(), "unary",
-               [&](auto t) { return unary_typed<decltype(t)>(op, x); });
+  return visit(x.dtype(), "unary", [&](auto t) {
+    return unary_typed<decltype(t)>(op, x);
+  });
 }
 
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
   if (a.dtype() != b.dtype())
-    fail("binary", std::string("dtypes differ: ") + types::dtype_name(a.dtype()) +
-                       " and " + types::dtype_name(b.dtype()));
+    fail("binary",
+         std::string("dtypes differ: ") + types::dtype_name(a.dtype()) +
+             " and " + types::dtype_name(b.dtype()));
   if (is_half(a.dtype())) {
     Tensor r = binary(op, to_f32(a), to_f32(b));
     return r.dtype() == DType::Bool ? r : from_f32(r, a.dtype());
   }
   Shape os = broadcast_shapes(a.shape(), b.shape(), "binary");
-  return visit(a.dtype(), "binary",
-               [&](auto t) { return binary_typed<decltype(t)>(op, a, b, os); });
+  return visit(a.dtype(), "binary", [&](auto t) {
+    return binary_typed<decltype(t)>(op, a, b, os);
+  });
 }
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   if (cond.dtype() != DType::Bool) fail("where", "the condition must be bool");
   if (a.dtype() != b.dtype()) fail("where", "a and b must share a dtype");
-  Shape os = broadcast_shapes(broadcast_shapes(cond.shape(), a.shape(), "where"),
-                              b.shape(), "where");
+  Shape os = broadcast_shapes(
+      broadcast_shapes(cond.shape(), a.shape(), "where"), b.shape(), "where");
   Tensor out = Tensor::empty(os, a.dtype());
   int64_t n = out.numel();
   if (n == 0) return out;

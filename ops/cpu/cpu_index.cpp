@@ -19,8 +19,10 @@ Tensor as_i64(const Tensor& idx, const char* op) {
 
 template <class T>
 inline void add_into(T& d, T s) {
-  if constexpr (std::is_same_v<T, bool>) d = d || s;
-  else d += s;
+  if constexpr (std::is_same_v<T, bool>)
+    d = d || s;
+  else
+    d += s;
 }
 
 /// Strides of [shape] with [axis] set to 0 (the index supplies it).
@@ -48,8 +50,7 @@ Tensor take(const Tensor& x, const Tensor& idx_in, int axis) {
   char* dst = out.data<char>();
   for (int64_t o = 0; o < s.outer; ++o)
     for (int64_t t = 0; t < ni; ++t)
-      std::memcpy(dst + (o * ni + t) * run, src + (o * s.n + pi[t]) * run,
-                  run);
+      std::memcpy(dst + (o * ni + t) * run, src + (o * s.n + pi[t]) * run, run);
   return out;
 }
 
@@ -103,7 +104,9 @@ Tensor gather(const Tensor& x, const Tensor& idx_in, int axis) {
   return out;
 }
 
-Tensor scatter_add(const Shape& shape, const Tensor& idx_in, const Tensor& v,
+Tensor scatter_add(const Shape& shape,
+                   const Tensor& idx_in,
+                   const Tensor& v,
                    int axis) {
   if (is_half(v.dtype()))
     return from_f32(scatter_add(shape, idx_in, to_f32(v), axis), v.dtype());

@@ -14,32 +14,77 @@
 namespace ss::ops::cpu {
 
 template <>
-void gemm<float>(bool ta, bool tb, int64_t M, int64_t N, int64_t K,
-                 float alpha, const float* A, int64_t lda, const float* B,
-                 int64_t ldb, float beta, float* C, int64_t ldc) {
+void gemm<float>(bool ta,
+                 bool tb,
+                 int64_t M,
+                 int64_t N,
+                 int64_t K,
+                 float alpha,
+                 const float* A,
+                 int64_t lda,
+                 const float* B,
+                 int64_t ldb,
+                 float beta,
+                 float* C,
+                 int64_t ldc) {
   if (M == 0 || N == 0) return;
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
-              tb ? CblasTrans : CblasNoTrans, M, N, K, alpha, A,
-              std::max<int64_t>(lda, 1), B, std::max<int64_t>(ldb, 1), beta,
-              C, std::max<int64_t>(ldc, 1));
+  cblas_sgemm(CblasRowMajor,
+              ta ? CblasTrans : CblasNoTrans,
+              tb ? CblasTrans : CblasNoTrans,
+              M,
+              N,
+              K,
+              alpha,
+              A,
+              std::max<int64_t>(lda, 1),
+              B,
+              std::max<int64_t>(ldb, 1),
+              beta,
+              C,
+              std::max<int64_t>(ldc, 1));
 }
 
 template <>
-void gemm<double>(bool ta, bool tb, int64_t M, int64_t N, int64_t K,
-                  double alpha, const double* A, int64_t lda, const double* B,
-                  int64_t ldb, double beta, double* C, int64_t ldc) {
+void gemm<double>(bool ta,
+                  bool tb,
+                  int64_t M,
+                  int64_t N,
+                  int64_t K,
+                  double alpha,
+                  const double* A,
+                  int64_t lda,
+                  const double* B,
+                  int64_t ldb,
+                  double beta,
+                  double* C,
+                  int64_t ldc) {
   if (M == 0 || N == 0) return;
-  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
-              tb ? CblasTrans : CblasNoTrans, M, N, K, alpha, A,
-              std::max<int64_t>(lda, 1), B, std::max<int64_t>(ldb, 1), beta,
-              C, std::max<int64_t>(ldc, 1));
+  cblas_dgemm(CblasRowMajor,
+              ta ? CblasTrans : CblasNoTrans,
+              tb ? CblasTrans : CblasNoTrans,
+              M,
+              N,
+              K,
+              alpha,
+              A,
+              std::max<int64_t>(lda, 1),
+              B,
+              std::max<int64_t>(ldb, 1),
+              beta,
+              C,
+              std::max<int64_t>(ldc, 1));
 }
 
 namespace {
 
 /// C [n m] = A [n k] @ B [k m] for ints, accumulating in i64.
 template <class T>
-void int_matmul(const T* A, const T* B, T* C, int64_t n, int64_t k, int64_t m,
+void int_matmul(const T* A,
+                const T* B,
+                T* C,
+                int64_t n,
+                int64_t k,
+                int64_t m,
                 std::vector<int64_t>& acc) {
   acc.assign(m, 0);
   for (int64_t i = 0; i < n; ++i) {
@@ -56,7 +101,12 @@ void int_matmul(const T* A, const T* B, T* C, int64_t n, int64_t k, int64_t m,
 }
 
 template <class T>
-void mat(const T* A, const T* B, T* C, int64_t n, int64_t k, int64_t m,
+void mat(const T* A,
+         const T* B,
+         T* C,
+         int64_t n,
+         int64_t k,
+         int64_t m,
          std::vector<int64_t>& acc) {
   if constexpr (std::is_floating_point_v<T>)
     gemm<T>(false, false, n, m, k, T(1), A, k, B, m, T(0), C, m);
@@ -75,8 +125,9 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   int64_t n = a.shape()[a.rank() - 2], k = a.shape()[a.rank() - 1];
   int64_t m = b.shape()[b.rank() - 1];
   if (b.shape()[b.rank() - 2] != k)
-    fail("matmul", "inner dims differ: " + shape_string(a.shape()) + " @ " +
-                       shape_string(b.shape()));
+    fail("matmul",
+         "inner dims differ: " + shape_string(a.shape()) + " @ " +
+             shape_string(b.shape()));
   Shape ba(a.shape().begin(), a.shape().end() - 2);
   Shape bb(b.shape().begin(), b.shape().end() - 2);
   Shape batch = broadcast_shapes(ba, bb, "matmul");
@@ -107,7 +158,12 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
       for_rows<2>(batch, st, [&](auto off, int64_t len, auto in) {
         for (int64_t t = 0; t < len; ++t, ++i)
           mat(pa + (off[0] + t * in[0]) * n * k,
-              pb + (off[1] + t * in[1]) * k * m, po + i * n * m, n, k, m, acc);
+              pb + (off[1] + t * in[1]) * k * m,
+              po + i * n * m,
+              n,
+              k,
+              m,
+              acc);
       });
     }
   });

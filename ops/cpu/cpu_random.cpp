@@ -10,10 +10,15 @@ namespace ss::ops::cpu {
 namespace {
 
 template <class T>
-void draw_into(T* out, int64_t n, uint64_t key, uint64_t stream,
-               uint64_t offset, bool normal) {
+void draw_into(T* out,
+               int64_t n,
+               uint64_t key,
+               uint64_t stream,
+               uint64_t offset,
+               bool normal) {
   for (int64_t i = 0; i < n; ++i) {
-    philox::Block b = philox::draw(key, offset + static_cast<uint64_t>(i), stream);
+    philox::Block b =
+        philox::draw(key, offset + static_cast<uint64_t>(i), stream);
     out[i] = normal ? static_cast<T>(philox::to_normal(b))
                     : static_cast<T>(philox::to_uniform(b[0]));
   }
@@ -21,11 +26,15 @@ void draw_into(T* out, int64_t n, uint64_t key, uint64_t stream,
 
 }  // namespace
 
-Tensor random(const Shape& shape, DType dtype, uint64_t key, uint64_t stream,
-              uint64_t offset, bool normal) {
+Tensor random(const Shape& shape,
+              DType dtype,
+              uint64_t key,
+              uint64_t stream,
+              uint64_t offset,
+              bool normal) {
   if (!types::is_float(dtype))
-    fail("random", std::string("needs a float dtype, got ") +
-                       types::dtype_name(dtype));
+    fail("random",
+         std::string("needs a float dtype, got ") + types::dtype_name(dtype));
   if (is_half(dtype)) {
     Tensor f = random(shape, DType::F32, key, stream, offset, normal);
     Tensor out = from_f32(f, dtype);

@@ -152,13 +152,13 @@ void reduce_typed(ReduceOp op, const Plan& p, Tensor& out) {
   switch (op) {
     case ReduceOp::Sum:
       if constexpr (!std::is_same_v<T, bool>)
-        fold<T, Wide, Col>(x, out.data<T>(), p, 0.0,
-                           [](auto a, auto b) { return a + b; });
+        fold<T, Wide, Col>(
+            x, out.data<T>(), p, 0.0, [](auto a, auto b) { return a + b; });
       return;
     case ReduceOp::Prod:
       if constexpr (!std::is_same_v<T, bool>)
-        fold<T, Wide, Col>(x, out.data<T>(), p, 1.0,
-                           [](auto a, auto b) { return a * b; });
+        fold<T, Wide, Col>(
+            x, out.data<T>(), p, 1.0, [](auto a, auto b) { return a * b; });
       return;
     case ReduceOp::Max:
       if constexpr (std::is_same_v<T, bool>)
@@ -172,19 +172,27 @@ void reduce_typed(ReduceOp op, const Plan& p, Tensor& out) {
       else
         fold<T, T, T>(x, out.data<T>(), p, highest, min_op);
       return;
-    case ReduceOp::ArgMax: arg_kernel<true>(x, out.data<int64_t>(), p); return;
-    case ReduceOp::ArgMin: arg_kernel<false>(x, out.data<int64_t>(), p); return;
+    case ReduceOp::ArgMax:
+      arg_kernel<true>(x, out.data<int64_t>(), p);
+      return;
+    case ReduceOp::ArgMin:
+      arg_kernel<false>(x, out.data<int64_t>(), p);
+      return;
     case ReduceOp::Any:
     case ReduceOp::All: {
       // Treat the input as truth values (0 is false), then fold as bool.
       Tensor b = std::is_same_v<T, bool> ? p.x : cast(p.x, DType::Bool);
       const bool* bx = b.data<bool>();
       if (op == ReduceOp::Any)
-        fold<bool, bool, bool>(bx, out.data<bool>(), p, 0.0,
-                               [](bool a, bool c) { return a || c; });
+        fold<bool, bool, bool>(
+            bx, out.data<bool>(), p, 0.0, [](bool a, bool c) {
+              return a || c;
+            });
       else
-        fold<bool, bool, bool>(bx, out.data<bool>(), p, 1.0,
-                               [](bool a, bool c) { return a && c; });
+        fold<bool, bool, bool>(
+            bx, out.data<bool>(), p, 1.0, [](bool a, bool c) {
+              return a && c;
+            });
       return;
     }
   }
@@ -193,18 +201,24 @@ void reduce_typed(ReduceOp op, const Plan& p, Tensor& out) {
 DType reduce_dtype(ReduceOp op, DType in) {
   switch (op) {
     case ReduceOp::Sum:
-    case ReduceOp::Prod: return in == DType::Bool ? DType::I64 : in;
+    case ReduceOp::Prod:
+      return in == DType::Bool ? DType::I64 : in;
     case ReduceOp::ArgMax:
-    case ReduceOp::ArgMin: return DType::I64;
+    case ReduceOp::ArgMin:
+      return DType::I64;
     case ReduceOp::Any:
-    case ReduceOp::All: return DType::Bool;
-    default: return in;
+    case ReduceOp::All:
+      return DType::Bool;
+    default:
+      return in;
   }
 }
 
 }  // namespace
 
-Tensor reduce(ReduceOp op, const Tensor& x, const std::vector<int>& axes,
+Tensor reduce(ReduceOp op,
+              const Tensor& x,
+              const std::vector<int>& axes,
               bool keepdims) {
   bool arg = op == ReduceOp::ArgMax || op == ReduceOp::ArgMin;
   if (arg && axes.size() != 1) fail("reduce", "argmax/argmin take one axis");
@@ -218,18 +232,25 @@ Tensor reduce(ReduceOp op, const Tensor& x, const std::vector<int>& axes,
   DType od = reduce_dtype(op, in);
   Shape os;
   for (size_t d = 0; d < x.rank(); ++d) {
-    bool r = std::find(axes.begin(), axes.end(), static_cast<int>(d)) != axes.end();
-    if (!r) os.push_back(x.shape()[d]);
-    else if (keepdims) os.push_back(1);
+    bool r =
+        std::find(axes.begin(), axes.end(), static_cast<int>(d)) != axes.end();
+    if (!r)
+      os.push_back(x.shape()[d]);
+    else if (keepdims)
+      os.push_back(1);
   }
   if (axes.empty()) return cast(x, od).clone();
   if (x.numel() == 0) {
     int64_t on = numel_of(os);
     switch (op) {
-      case ReduceOp::Sum: return Tensor::zeros(os, od);
-      case ReduceOp::Prod: return Tensor::full(os, 1.0, od);
-      case ReduceOp::Any: return Tensor::zeros(os, od);
-      case ReduceOp::All: return Tensor::full(os, 1.0, od);
+      case ReduceOp::Sum:
+        return Tensor::zeros(os, od);
+      case ReduceOp::Prod:
+        return Tensor::full(os, 1.0, od);
+      case ReduceOp::Any:
+        return Tensor::zeros(os, od);
+      case ReduceOp::All:
+        return Tensor::full(os, 1.0, od);
       default:
         if (on == 0) return Tensor::empty(os, od);
         fail("reduce", "max/min/argmax/argmin of an empty axis");
@@ -246,7 +267,8 @@ Tensor reduce(ReduceOp op, const Tensor& x, const std::vector<int>& axes,
 Tensor cumsum(const Tensor& x, int axis, bool reverse) {
   if (is_half(x.dtype()))
     return from_f32(cumsum(to_f32(x), axis, reverse), x.dtype());
-  if (x.dtype() == DType::Bool) return cumsum(cast(x, DType::I64), axis, reverse);
+  if (x.dtype() == DType::Bool)
+    return cumsum(cast(x, DType::I64), axis, reverse);
   Tensor out = Tensor::empty(x.shape(), x.dtype());
   if (x.numel() == 0) return out;
   AxisSplit s = split_at(x.shape(), axis);
@@ -295,15 +317,17 @@ std::pair<Tensor, Tensor> sort(const Tensor& x, int axis, bool descending) {
         // NaN sorts as the largest value (torch): last ascending, first
         // descending.
         if (descending)
-          std::stable_sort(order.begin(), order.end(), [&](int64_t p, int64_t q) {
-            T a = at(p), b = at(q);
-            return b == b && (a != a || a > b);
-          });
+          std::stable_sort(
+              order.begin(), order.end(), [&](int64_t p, int64_t q) {
+                T a = at(p), b = at(q);
+                return b == b && (a != a || a > b);
+              });
         else
-          std::stable_sort(order.begin(), order.end(), [&](int64_t p, int64_t q) {
-            T a = at(p), b = at(q);
-            return a == a && (b != b || a < b);
-          });
+          std::stable_sort(
+              order.begin(), order.end(), [&](int64_t p, int64_t q) {
+                T a = at(p), b = at(q);
+                return a == a && (b != b || a < b);
+              });
         for (int64_t j = 0; j < s.n; ++j)
           pi[(o * s.n + j) * s.inner + i] = order[j];
       }

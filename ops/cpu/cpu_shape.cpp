@@ -4,7 +4,6 @@
 // slice, concat and pad copy contiguous runs of [outer, axis, inner].
 
 #include <cstring>
-
 #include <xtensor/xadapt.hpp>
 #include <xtensor/xbroadcast.hpp>
 #include <xtensor/xmanipulation.hpp>
@@ -15,7 +14,9 @@
 namespace ss::ops::cpu {
 
 namespace {
-std::vector<size_t> xshape(const Shape& s) { return {s.begin(), s.end()}; }
+std::vector<size_t> xshape(const Shape& s) {
+  return {s.begin(), s.end()};
+}
 }  // namespace
 
 Tensor permute(const Tensor& x, const std::vector<int>& perm) {
@@ -47,10 +48,14 @@ Tensor permute(const Tensor& x, const std::vector<int>& perm) {
   }
   visit_bytes(x.dtype(), [&](auto t) {
     using B = decltype(t);
-    auto in = xt::adapt(x.data<B>(), static_cast<size_t>(x.numel()),
-                        xt::no_ownership(), xshape(x.shape()));
-    auto o = xt::adapt(out.data<B>(), static_cast<size_t>(out.numel()),
-                       xt::no_ownership(), xshape(os));
+    auto in = xt::adapt(x.data<B>(),
+                        static_cast<size_t>(x.numel()),
+                        xt::no_ownership(),
+                        xshape(x.shape()));
+    auto o = xt::adapt(out.data<B>(),
+                       static_cast<size_t>(out.numel()),
+                       xt::no_ownership(),
+                       xshape(os));
     std::vector<size_t> p(perm.begin(), perm.end());
     xt::noalias(o) = xt::transpose(in, p);
   });
@@ -60,14 +65,15 @@ Tensor permute(const Tensor& x, const std::vector<int>& perm) {
 Tensor broadcast_to(const Tensor& x, const Shape& shape) {
   if (x.shape() == shape) return x.detach();
   if (broadcast_shapes(x.shape(), shape, "broadcast_to") != shape)
-    fail("broadcast_to", "cannot broadcast " + shape_string(x.shape()) +
-                             " to " + shape_string(shape));
+    fail("broadcast_to",
+         "cannot broadcast " + shape_string(x.shape()) + " to " +
+             shape_string(shape));
   Tensor out = Tensor::empty(shape, x.dtype());
   int64_t n = out.numel(), m = x.numel();
   if (n == 0) return out;
   size_t es = types::dtype_size(x.dtype());
-  if (m == 1 || std::equal(x.shape().begin(), x.shape().end(),
-                           shape.end() - x.rank())) {
+  if (m == 1 ||
+      std::equal(x.shape().begin(), x.shape().end(), shape.end() - x.rank())) {
     // A block repeated: a row [m] over [.. m], or a scalar.
     for (int64_t r = 0; r < n; r += m)
       std::memcpy(out.data<char>() + r * es, x.raw(), m * es);
@@ -75,17 +81,21 @@ Tensor broadcast_to(const Tensor& x, const Shape& shape) {
   }
   visit_bytes(x.dtype(), [&](auto t) {
     using B = decltype(t);
-    auto in = xt::adapt(x.data<B>(), static_cast<size_t>(m),
-                        xt::no_ownership(), xshape(x.shape()));
-    auto o = xt::adapt(out.data<B>(), static_cast<size_t>(n),
-                       xt::no_ownership(), xshape(shape));
+    auto in = xt::adapt(x.data<B>(),
+                        static_cast<size_t>(m),
+                        xt::no_ownership(),
+                        xshape(x.shape()));
+    auto o = xt::adapt(out.data<B>(),
+                       static_cast<size_t>(n),
+                       xt::no_ownership(),
+                       xshape(shape));
     xt::noalias(o) = xt::broadcast(in, xshape(shape));
   });
   return out;
 }
 
-Tensor slice(const Tensor& x, int axis, int64_t start, int64_t stop,
-             int64_t step) {
+Tensor slice(
+    const Tensor& x, int axis, int64_t start, int64_t stop, int64_t step) {
   if (step < 1) fail("slice", "step must be >= 1");
   AxisSplit s = split_at(x.shape(), axis);
   start = std::clamp<int64_t>(start, 0, s.n);
@@ -101,13 +111,14 @@ Tensor slice(const Tensor& x, int axis, int64_t start, int64_t stop,
   size_t run = s.inner * es;
   for (int64_t o = 0; o < s.outer; ++o) {
     if (step == 1) {
-      std::memcpy(dst + o * len * run, src + (o * s.n + start) * run,
-                  len * run);
+      std::memcpy(
+          dst + o * len * run, src + (o * s.n + start) * run, len * run);
       continue;
     }
     for (int64_t j = 0; j < len; ++j)
       std::memcpy(dst + (o * len + j) * run,
-                  src + (o * s.n + start + j * step) * run, run);
+                  src + (o * s.n + start + j * step) * run,
+                  run);
   }
   return out;
 }
@@ -135,8 +146,8 @@ Tensor concat(const std::vector<Tensor>& xs, int axis) {
   return out;
 }
 
-Tensor pad(const Tensor& x, int axis, int64_t before, int64_t after,
-           double value) {
+Tensor pad(
+    const Tensor& x, int axis, int64_t before, int64_t after, double value) {
   if (before < 0 || after < 0) fail("pad", "negative padding");
   Shape os = x.shape();
   os[axis] += before + after;
@@ -147,7 +158,8 @@ Tensor pad(const Tensor& x, int axis, int64_t before, int64_t after,
   size_t run = s.n * s.inner * es, orow = os[axis] * s.inner * es;
   for (int64_t o = 0; o < s.outer; ++o)
     std::memcpy(out.data<char>() + o * orow + before * s.inner * es,
-                x.data<char>() + o * run, run);
+                x.data<char>() + o * run,
+                run);
   return out;
 }
 

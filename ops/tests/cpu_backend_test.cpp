@@ -1,9 +1,8 @@
 // The CPU backend against naive loops written here (or hand-computed
 // values), primitive by primitive.
 
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -18,7 +17,9 @@ using namespace ss::ops;
 
 namespace {
 
-Backend& B() { return cpu_backend(); }
+Backend& B() {
+  return cpu_backend();
+}
 
 Tensor T(const Shape& s, const std::vector<double>& v, DType d = DType::F64) {
   return Tensor::from_doubles(s, v, d);
@@ -26,7 +27,9 @@ Tensor T(const Shape& s, const std::vector<double>& v, DType d = DType::F64) {
 
 /// Deterministic test values: multiples of 0.25 in [-3, 3] (exact in every
 /// float dtype), or ints in [-5, 5]; [nonzero] avoids 0 (divisors).
-std::vector<double> vals(int64_t n, unsigned seed, bool ints = false,
+std::vector<double> vals(int64_t n,
+                         unsigned seed,
+                         bool ints = false,
                          bool nonzero = false) {
   std::mt19937 g(seed);
   std::vector<double> v(n);
@@ -65,8 +68,10 @@ bool same(double a, double b, double tol) {
   return std::abs(a - b) <= tol * std::max(1.0, std::abs(b));
 }
 
-void check_close(const Tensor& got, const Shape& shape,
-                 const std::vector<double>& want, double tol) {
+void check_close(const Tensor& got,
+                 const Shape& shape,
+                 const std::vector<double>& want,
+                 double tol) {
   REQUIRE(got.shape() == shape);
   std::vector<double> g = got.to_doubles();
   REQUIRE(g.size() == want.size());
@@ -78,16 +83,20 @@ void check_close(const Tensor& got, const Shape& shape,
 
 double tol_of(DType d) {
   switch (d) {
-    case DType::F32: return 1e-5;
-    case DType::BF16: return 1e-2;
-    case DType::F16: return 2e-3;
-    default: return 1e-12;
+    case DType::F32:
+      return 1e-5;
+    case DType::BF16:
+      return 1e-2;
+    case DType::F16:
+      return 2e-3;
+    default:
+      return 1e-12;
   }
 }
 
 const std::vector<DType> kFloats = {DType::F32, DType::F64};
-const std::vector<DType> kAllFloats = {DType::F32, DType::F64, DType::BF16,
-                                       DType::F16};
+const std::vector<DType> kAllFloats = {
+    DType::F32, DType::F64, DType::BF16, DType::F16};
 
 }  // namespace
 
@@ -113,8 +122,13 @@ TEST_CASE("tensor basics", "[cpu]") {
   CHECK(t.at(0) == 1);
   CHECK_THROWS_AS(Tensor::from_doubles({2}, {1, 2, 3}, DType::F32),
                   std::invalid_argument);
-  for (DType d : {DType::F32, DType::F64, DType::BF16, DType::F16, DType::I32,
-                  DType::I64, DType::Bool}) {
+  for (DType d : {DType::F32,
+                  DType::F64,
+                  DType::BF16,
+                  DType::F16,
+                  DType::I32,
+                  DType::I64,
+                  DType::Bool}) {
     Tensor f = Tensor::full({3}, 1.0, d);
     CHECK(f.to_doubles() == std::vector<double>{1, 1, 1});
     Tensor z = Tensor::zeros({2}, d);
@@ -180,7 +194,9 @@ TEST_CASE("unary ops against std functions", "[cpu]") {
   std::vector<Row> rows = {
       {UnaryOp::Neg, [](double v) { return -v; }, false},
       {UnaryOp::Abs, [](double v) { return std::abs(v); }, false},
-      {UnaryOp::Sign, [](double v) { return double((v > 0) - (v < 0)); }, false},
+      {UnaryOp::Sign,
+       [](double v) { return double((v > 0) - (v < 0)); },
+       false},
       {UnaryOp::Exp, [](double v) { return std::exp(v); }, false},
       {UnaryOp::Log, [](double v) { return std::log(v); }, true},
       {UnaryOp::Log1p, [](double v) { return std::log1p(v); }, true},
@@ -189,7 +205,9 @@ TEST_CASE("unary ops against std functions", "[cpu]") {
       {UnaryOp::Sin, [](double v) { return std::sin(v); }, false},
       {UnaryOp::Cos, [](double v) { return std::cos(v); }, false},
       {UnaryOp::Tanh, [](double v) { return std::tanh(v); }, false},
-      {UnaryOp::Sigmoid, [](double v) { return 1 / (1 + std::exp(-v)); }, false},
+      {UnaryOp::Sigmoid,
+       [](double v) { return 1 / (1 + std::exp(-v)); },
+       false},
       {UnaryOp::Relu, [](double v) { return v > 0 ? v : 0; }, false},
       {UnaryOp::Erf, [](double v) { return std::erf(v); }, false},
       {UnaryOp::Floor, [](double v) { return std::floor(v); }, false},
@@ -234,7 +252,9 @@ TEST_CASE("unary ops against std functions", "[cpu]") {
 
 namespace {
 
-double py_floordiv(double a, double b) { return std::floor(a / b); }
+double py_floordiv(double a, double b) {
+  return std::floor(a / b);
+}
 double py_mod(double a, double b) {
   double r = std::fmod(a, b);
   if (r != 0 && ((r < 0) != (b < 0))) r += b;
@@ -242,30 +262,66 @@ double py_mod(double a, double b) {
 }
 
 /// Naive broadcast binary reference.
-std::vector<double> naive_binary(BinaryOp op, const Tensor& a, const Tensor& b,
+std::vector<double> naive_binary(BinaryOp op,
+                                 const Tensor& a,
+                                 const Tensor& b,
                                  const Shape& os) {
   std::vector<double> va = a.to_doubles(), vb = b.to_doubles(), out;
   for (int64_t i = 0; i < numel_of(os); ++i) {
     double x = va[bidx(a.shape(), os, i)], y = vb[bidx(b.shape(), os, i)];
     double r = 0;
     switch (op) {
-      case BinaryOp::Add: r = x + y; break;
-      case BinaryOp::Sub: r = x - y; break;
-      case BinaryOp::Mul: r = x * y; break;
-      case BinaryOp::Div: r = x / y; break;
-      case BinaryOp::FloorDiv: r = py_floordiv(x, y); break;
-      case BinaryOp::Mod: r = py_mod(x, y); break;
-      case BinaryOp::Pow: r = std::pow(x, y); break;
-      case BinaryOp::Maximum: r = std::max(x, y); break;
-      case BinaryOp::Minimum: r = std::min(x, y); break;
-      case BinaryOp::Eq: r = x == y; break;
-      case BinaryOp::Ne: r = x != y; break;
-      case BinaryOp::Lt: r = x < y; break;
-      case BinaryOp::Le: r = x <= y; break;
-      case BinaryOp::Gt: r = x > y; break;
-      case BinaryOp::Ge: r = x >= y; break;
-      case BinaryOp::And: r = x != 0 && y != 0; break;
-      case BinaryOp::Or: r = x != 0 || y != 0; break;
+      case BinaryOp::Add:
+        r = x + y;
+        break;
+      case BinaryOp::Sub:
+        r = x - y;
+        break;
+      case BinaryOp::Mul:
+        r = x * y;
+        break;
+      case BinaryOp::Div:
+        r = x / y;
+        break;
+      case BinaryOp::FloorDiv:
+        r = py_floordiv(x, y);
+        break;
+      case BinaryOp::Mod:
+        r = py_mod(x, y);
+        break;
+      case BinaryOp::Pow:
+        r = std::pow(x, y);
+        break;
+      case BinaryOp::Maximum:
+        r = std::max(x, y);
+        break;
+      case BinaryOp::Minimum:
+        r = std::min(x, y);
+        break;
+      case BinaryOp::Eq:
+        r = x == y;
+        break;
+      case BinaryOp::Ne:
+        r = x != y;
+        break;
+      case BinaryOp::Lt:
+        r = x < y;
+        break;
+      case BinaryOp::Le:
+        r = x <= y;
+        break;
+      case BinaryOp::Gt:
+        r = x > y;
+        break;
+      case BinaryOp::Ge:
+        r = x >= y;
+        break;
+      case BinaryOp::And:
+        r = x != 0 && y != 0;
+        break;
+      case BinaryOp::Or:
+        r = x != 0 || y != 0;
+        break;
     }
     out.push_back(r);
   }
@@ -275,17 +331,38 @@ std::vector<double> naive_binary(BinaryOp op, const Tensor& a, const Tensor& b,
 }  // namespace
 
 TEST_CASE("binary ops with broadcasting against a naive loop", "[cpu]") {
-  std::vector<std::pair<Shape, Shape>> cases = {
-      {{2, 3}, {2, 3}}, {{2, 3}, {3}},       {{3}, {2, 3}},
-      {{2, 1}, {1, 3}}, {{}, {2, 3}},        {{2, 3}, {}},
-      {{}, {}},         {{2, 3, 4}, {3, 1}}, {{4, 1, 3}, {1, 5, 1}},
-      {{1, 3}, {2, 3}}, {{64, 10}, {10}},    {{2, 0}, {0}}};
-  std::vector<BinaryOp> ops = {
-      BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul,     BinaryOp::Div,
-      BinaryOp::FloorDiv, BinaryOp::Mod, BinaryOp::Pow, BinaryOp::Maximum,
-      BinaryOp::Minimum, BinaryOp::Eq, BinaryOp::Ne,   BinaryOp::Lt,
-      BinaryOp::Le, BinaryOp::Gt, BinaryOp::Ge,        BinaryOp::And,
-      BinaryOp::Or};
+  std::vector<std::pair<Shape, Shape>> cases = {{{2, 3}, {2, 3}},
+                                                {{2, 3}, {3}},
+                                                {{3}, {2, 3}},
+                                                {{2, 1}, {1, 3}},
+                                                {{}, {2, 3}},
+                                                {{2, 3}, {}},
+                                                {{}, {}},
+                                                {{2, 3, 4}, {3, 1}},
+                                                {{4, 1, 3}, {1, 5, 1}},
+                                                {{1, 3}, {2, 3}},
+                                                {{64, 10}, {10}},
+                                                {{2, 0}, {0}},
+                                                {{4, 3}, {4, 1}},
+                                                {{2, 1}, {2, 3}},
+                                                {{2, 3, 4}, {2, 3, 1}}};
+  std::vector<BinaryOp> ops = {BinaryOp::Add,
+                               BinaryOp::Sub,
+                               BinaryOp::Mul,
+                               BinaryOp::Div,
+                               BinaryOp::FloorDiv,
+                               BinaryOp::Mod,
+                               BinaryOp::Pow,
+                               BinaryOp::Maximum,
+                               BinaryOp::Minimum,
+                               BinaryOp::Eq,
+                               BinaryOp::Ne,
+                               BinaryOp::Lt,
+                               BinaryOp::Le,
+                               BinaryOp::Gt,
+                               BinaryOp::Ge,
+                               BinaryOp::And,
+                               BinaryOp::Or};
   int checked = 0;
   for (DType d : {DType::F32, DType::F64, DType::BF16, DType::I32, DType::I64})
     for (auto& [sa, sb] : cases)
@@ -328,19 +405,23 @@ TEST_CASE("floored division, modulo and NaN-propagating max", "[cpu]") {
     check_close(B().binary(BinaryOp::FloorDiv, a, b), {4}, {-4, -4, 3, 3}, 0);
     check_close(B().binary(BinaryOp::Mod, a, b), {4}, {1, -1, -1, 1}, 0);
   }
-  check_close(B().binary(BinaryOp::Mod, T({1}, {-7.5}), T({1}, {2})), {1},
-              {0.5}, 0);
-  CHECK_THROWS(B().binary(BinaryOp::FloorDiv, T({1}, {1}, DType::I32),
-                          T({1}, {0}, DType::I32)));
-  CHECK_THROWS(B().binary(BinaryOp::Div, T({1}, {1}, DType::I32),
-                          T({1}, {1}, DType::I32)));
+  check_close(
+      B().binary(BinaryOp::Mod, T({1}, {-7.5}), T({1}, {2})), {1}, {0.5}, 0);
+  CHECK_THROWS(B().binary(
+      BinaryOp::FloorDiv, T({1}, {1}, DType::I32), T({1}, {0}, DType::I32)));
+  CHECK_THROWS(B().binary(
+      BinaryOp::Div, T({1}, {1}, DType::I32), T({1}, {1}, DType::I32)));
   Tensor x = T({3}, {NAN, 1, 2}), y = T({3}, {1, NAN, 3});
   check_close(B().binary(BinaryOp::Maximum, x, y), {3}, {NAN, NAN, 3}, 0);
   check_close(B().binary(BinaryOp::Minimum, x, y), {3}, {NAN, NAN, 2}, 0);
-  check_close(B().binary(BinaryOp::Pow, T({2}, {2, 3}, DType::I64),
+  check_close(B().binary(BinaryOp::Pow,
+                         T({2}, {2, 3}, DType::I64),
                          T({2}, {10, 3}, DType::I64)),
-              {2}, {1024, 27}, 0);
-  Tensor p = T({4}, {1, 1, 0, 0}, DType::Bool), q = T({4}, {1, 0, 1, 0}, DType::Bool);
+              {2},
+              {1024, 27},
+              0);
+  Tensor p = T({4}, {1, 1, 0, 0}, DType::Bool),
+         q = T({4}, {1, 0, 1, 0}, DType::Bool);
   check_close(B().binary(BinaryOp::And, p, q), {4}, {1, 0, 0, 0}, 0);
   check_close(B().binary(BinaryOp::Or, p, q), {4}, {1, 1, 1, 0}, 0);
   check_close(B().binary(BinaryOp::Eq, p, q), {4}, {1, 0, 0, 1}, 0);
@@ -356,17 +437,23 @@ TEST_CASE("where broadcasts", "[cpu]") {
     check_close(y, {2, 3}, {1, 2, 3, -1, -1, -1}, 0);
   }
   Tensor cc = T({3}, {1, 0, 1}, DType::Bool);
-  check_close(B().where(cc, T({3}, {1, 2, 3}), T({3}, {4, 5, 6})), {3},
-              {1, 5, 3}, 0);
+  check_close(
+      B().where(cc, T({3}, {1, 2, 3}), T({3}, {4, 5, 6})), {3}, {1, 5, 3}, 0);
 }
 
 TEST_CASE("cast between every pair of dtypes", "[cpu]") {
-  std::vector<DType> all = {DType::F32, DType::F64, DType::BF16, DType::F16,
-                            DType::I32, DType::I64, DType::Bool};
+  std::vector<DType> all = {DType::F32,
+                            DType::F64,
+                            DType::BF16,
+                            DType::F16,
+                            DType::I32,
+                            DType::I64,
+                            DType::Bool};
   for (DType from : all)
     for (DType to : all) {
-      std::vector<double> v = from == DType::Bool ? std::vector<double>{0, 1, 1}
-                                                  : std::vector<double>{0, 1, -2};
+      std::vector<double> v = from == DType::Bool
+                                  ? std::vector<double>{0, 1, 1}
+                                  : std::vector<double>{0, 1, -2};
       Tensor y = B().cast(T({3}, v, from), to);
       CHECK(y.dtype() == to);
       std::vector<double> want = v;
@@ -374,7 +461,8 @@ TEST_CASE("cast between every pair of dtypes", "[cpu]") {
         for (auto& x : want) x = x != 0;
       check_close(y, {3}, want, 0);
     }
-  check_close(B().cast(T({3}, {2.7, -2.7, NAN}), DType::I32), {3}, {2, -2, 0}, 0);
+  check_close(
+      B().cast(T({3}, {2.7, -2.7, NAN}), DType::I32), {3}, {2, -2, 0}, 0);
   check_close(B().cast(T({1}, {1e20}), DType::I32), {1}, {2147483647}, 0);
   check_close(B().cast(T({2}, {0.5, NAN}), DType::Bool), {2}, {1, 1}, 0);
   CHECK(B().cast(T({1}, {1.0 / 3}), DType::BF16).data<uint16_t>()[0] ==
@@ -385,8 +473,10 @@ TEST_CASE("cast between every pair of dtypes", "[cpu]") {
 
 namespace {
 
-std::vector<double> naive_reduce(ReduceOp op, const Tensor& x,
-                                 const std::vector<int>& axes, Shape* os_out,
+std::vector<double> naive_reduce(ReduceOp op,
+                                 const Tensor& x,
+                                 const std::vector<int>& axes,
+                                 Shape* os_out,
                                  bool keepdims) {
   const Shape& s = x.shape();
   Shape os, okeep;
@@ -405,8 +495,10 @@ std::vector<double> naive_reduce(ReduceOp op, const Tensor& x,
     for (size_t d = s.size(); d-- > 0;) {
       int64_t id = rem % s[d];
       rem /= s[d];
-      if (okeep[d] != 1 || s[d] == 1) o += id * mul;
-      else along = id;
+      if (okeep[d] != 1 || s[d] == 1)
+        o += id * mul;
+      else
+        along = id;
       mul *= okeep[d];
     }
     double a = v[i];
@@ -418,18 +510,30 @@ std::vector<double> naive_reduce(ReduceOp op, const Tensor& x,
       continue;
     }
     switch (op) {
-      case ReduceOp::Sum: acc[o] += a; break;
-      case ReduceOp::Prod: acc[o] *= a; break;
-      case ReduceOp::Max: acc[o] = std::max(acc[o], a); break;
-      case ReduceOp::Min: acc[o] = std::min(acc[o], a); break;
+      case ReduceOp::Sum:
+        acc[o] += a;
+        break;
+      case ReduceOp::Prod:
+        acc[o] *= a;
+        break;
+      case ReduceOp::Max:
+        acc[o] = std::max(acc[o], a);
+        break;
+      case ReduceOp::Min:
+        acc[o] = std::min(acc[o], a);
+        break;
       case ReduceOp::ArgMax:
         if (a > acc[o]) acc[o] = a, pos[o] = along;
         break;
       case ReduceOp::ArgMin:
         if (a < acc[o]) acc[o] = a, pos[o] = along;
         break;
-      case ReduceOp::Any: acc[o] = acc[o] || a != 0; break;
-      case ReduceOp::All: acc[o] = acc[o] && a != 0; break;
+      case ReduceOp::Any:
+        acc[o] = acc[o] || a != 0;
+        break;
+      case ReduceOp::All:
+        acc[o] = acc[o] && a != 0;
+        break;
     }
   }
   if (op == ReduceOp::ArgMax || op == ReduceOp::ArgMin)
@@ -440,11 +544,15 @@ std::vector<double> naive_reduce(ReduceOp op, const Tensor& x,
 }  // namespace
 
 TEST_CASE("reductions over every axis subset against a naive loop", "[cpu]") {
-  std::vector<std::vector<int>> subsets = {{0}, {1}, {2}, {0, 1}, {0, 2},
-                                           {1, 2}, {0, 1, 2}};
+  std::vector<std::vector<int>> subsets = {
+      {0}, {1}, {2}, {0, 1}, {0, 2}, {1, 2}, {0, 1, 2}};
   std::vector<Shape> shapes = {{2, 3, 4}, {3, 1, 5}, {1, 4, 2}};
-  std::vector<ReduceOp> ops = {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Max,
-                               ReduceOp::Min, ReduceOp::Any, ReduceOp::All};
+  std::vector<ReduceOp> ops = {ReduceOp::Sum,
+                               ReduceOp::Prod,
+                               ReduceOp::Max,
+                               ReduceOp::Min,
+                               ReduceOp::Any,
+                               ReduceOp::All};
   for (DType d : {DType::F32, DType::F64, DType::BF16, DType::I32, DType::I64})
     for (const Shape& s : shapes)
       for (const auto& axes : subsets)
@@ -452,13 +560,15 @@ TEST_CASE("reductions over every axis subset against a naive loop", "[cpu]") {
           for (bool keep : {false, true}) {
             Tensor x = rnd(s, d, 7);
             if (op == ReduceOp::Prod)  // keep products small and exact
-              x = rnd(s, d, 7, true), x = B().binary(
-                  BinaryOp::Maximum, B().binary(BinaryOp::Minimum, x, T({}, {2}, d)),
-                  T({}, {-2}, d));
+              x = rnd(s, d, 7, true),
+              x = B().binary(BinaryOp::Maximum,
+                             B().binary(BinaryOp::Minimum, x, T({}, {2}, d)),
+                             T({}, {-2}, d));
             Shape os;
             std::vector<double> want = naive_reduce(op, x, axes, &os, keep);
             INFO("op " << int(op) << " " << ss::types::dtype_name(d) << " "
-                       << shape_string(s) << " axes " << axes.size() << " keep " << keep);
+                       << shape_string(s) << " axes " << axes.size() << " keep "
+                       << keep);
             Tensor y = B().reduce(op, x, axes, keep);
             check_close(y, os, want, d == DType::BF16 ? 2e-2 : tol_of(d));
           }
@@ -477,13 +587,15 @@ TEST_CASE("reductions over every axis subset against a naive loop", "[cpu]") {
     for (int axis = 0; axis < int(s.size()); ++axis) {
       Tensor x = rnd(s, DType::F32, 5);
       Shape os;
-      std::vector<double> want = naive_reduce(ReduceOp::Sum, x, {axis}, &os, true);
+      std::vector<double> want =
+          naive_reduce(ReduceOp::Sum, x, {axis}, &os, true);
       check_close(B().reduce(ReduceOp::Sum, x, {axis}, true), os, want, 1e-5);
     }
   // A pattern that needs a permute: reduce axes 0 and 2 of [2 3 4 5].
   Tensor x4 = rnd({2, 3, 4, 5}, DType::F64, 9);
   Shape os4;
-  std::vector<double> want4 = naive_reduce(ReduceOp::Max, x4, {0, 2}, &os4, false);
+  std::vector<double> want4 =
+      naive_reduce(ReduceOp::Max, x4, {0, 2}, &os4, false);
   check_close(B().reduce(ReduceOp::Max, x4, {0, 2}, false), os4, want4, 0);
 }
 
@@ -501,30 +613,39 @@ TEST_CASE("reduction dtypes and edge cases", "[cpu]") {
   Tensor n = T({2, 4}, {1, NAN, 5, NAN, 2, 1, 0, 9});
   check_close(B().reduce(ReduceOp::ArgMax, n, {1}, false), {2}, {1, 3}, 0);
   check_close(B().reduce(ReduceOp::ArgMin, n, {1}, false), {2}, {1, 2}, 0);
-  check_close(B().reduce(ReduceOp::ArgMax, n, {0}, false), {4}, {1, 0, 0, 0}, 0);
+  check_close(
+      B().reduce(ReduceOp::ArgMax, n, {0}, false), {4}, {1, 0, 0, 0}, 0);
   check_close(B().reduce(ReduceOp::Max, n, {1}, false), {2}, {NAN, 9}, 0);
-  check_close(B().reduce(ReduceOp::Min, n, {0}, false), {4}, {1, NAN, 0, NAN}, 0);
+  check_close(
+      B().reduce(ReduceOp::Min, n, {0}, false), {4}, {1, NAN, 0, NAN}, 0);
   // Empty axes: a copy; empty tensors: identities.
   check_close(B().reduce(ReduceOp::Sum, t, {}, false), {6}, t.to_doubles(), 0);
-  check_close(B().reduce(ReduceOp::Sum, Tensor::zeros({0, 3}, DType::F32), {0},
-                         false),
-              {3}, {0, 0, 0}, 0);
-  check_close(B().reduce(ReduceOp::Prod, Tensor::zeros({2, 0}, DType::F32), {1},
-                         false),
-              {2}, {1, 1}, 0);
-  CHECK_THROWS(B().reduce(ReduceOp::Max, Tensor::zeros({0}, DType::F32), {0}, false));
-  CHECK(B().reduce(ReduceOp::Sum, T({2}, {1, 2}, DType::I32), {0}, false).dtype() ==
-        DType::I32);
+  check_close(
+      B().reduce(ReduceOp::Sum, Tensor::zeros({0, 3}, DType::F32), {0}, false),
+      {3},
+      {0, 0, 0},
+      0);
+  check_close(
+      B().reduce(ReduceOp::Prod, Tensor::zeros({2, 0}, DType::F32), {1}, false),
+      {2},
+      {1, 1},
+      0);
+  CHECK_THROWS(
+      B().reduce(ReduceOp::Max, Tensor::zeros({0}, DType::F32), {0}, false));
+  CHECK(B().reduce(ReduceOp::Sum, T({2}, {1, 2}, DType::I32), {0}, false)
+            .dtype() == DType::I32);
 }
 
 TEST_CASE("cumsum and stable sort", "[cpu]") {
-  for (DType d : {DType::F32, DType::F64, DType::I32, DType::I64, DType::BF16}) {
+  for (DType d :
+       {DType::F32, DType::F64, DType::I32, DType::I64, DType::BF16}) {
     Tensor x = T({2, 3}, {1, 2, 3, 4, 5, 6}, d);
     check_close(B().cumsum(x, 1, false), {2, 3}, {1, 3, 6, 4, 9, 15}, 0);
     check_close(B().cumsum(x, 1, true), {2, 3}, {6, 5, 3, 15, 11, 6}, 0);
     check_close(B().cumsum(x, 0, false), {2, 3}, {1, 2, 3, 5, 7, 9}, 0);
   }
-  CHECK(B().cumsum(T({2}, {1, 1}, DType::Bool), 0, false).dtype() == DType::I64);
+  CHECK(B().cumsum(T({2}, {1, 1}, DType::Bool), 0, false).dtype() ==
+        DType::I64);
   Tensor x = T({6}, {3, 1, 2, 1, NAN, 3}, DType::F32);
   auto [v, i] = B().sort(x, 0, false);
   check_close(v, {6}, {1, 1, 2, 3, 3, NAN}, 0);
@@ -537,7 +658,10 @@ TEST_CASE("cumsum and stable sort", "[cpu]") {
   auto [vy, iy] = B().sort(y, 0, false);
   CHECK(vy.dtype() == DType::BF16);
   check_close(iy, {3, 2}, {1, 0, 0, 2, 2, 1}, 0);
-  check_close(vy, {3, 2}, T({3, 2}, {1, 0.1, 2, 0.2, 3, 0.3}, DType::BF16).to_doubles(), 0);
+  check_close(vy,
+              {3, 2},
+              T({3, 2}, {1, 0.1, 2, 0.2, 3, 0.3}, DType::BF16).to_doubles(),
+              0);
   auto [vi, ii] = B().sort(T({4}, {3, -1, 3, 0}, DType::I64), 0, true);
   check_close(vi, {4}, {3, 3, 0, -1}, 0);
   check_close(ii, {4}, {0, 2, 3, 1}, 0);
@@ -578,22 +702,32 @@ std::vector<double> naive_matmul(const Tensor& a, const Tensor& b, Shape* os) {
 }  // namespace
 
 TEST_CASE("matmul against a naive triple loop", "[cpu]") {
-  std::vector<std::pair<Shape, Shape>> cases = {
-      {{3, 4}, {4, 5}},       {{2, 3, 4}, {2, 4, 5}}, {{2, 3, 4}, {4, 5}},
-      {{3, 4}, {2, 4, 5}},    {{2, 1, 3, 4}, {3, 4, 5}}, {{1, 1}, {1, 1}},
-      {{5, 2, 3}, {1, 3, 2}}, {{64, 784}, {784, 16}}};
-  for (DType d : {DType::F32, DType::F64, DType::I32, DType::I64, DType::BF16,
+  std::vector<std::pair<Shape, Shape>> cases = {{{3, 4}, {4, 5}},
+                                                {{2, 3, 4}, {2, 4, 5}},
+                                                {{2, 3, 4}, {4, 5}},
+                                                {{3, 4}, {2, 4, 5}},
+                                                {{2, 1, 3, 4}, {3, 4, 5}},
+                                                {{1, 1}, {1, 1}},
+                                                {{5, 2, 3}, {1, 3, 2}},
+                                                {{64, 784}, {784, 16}}};
+  for (DType d : {DType::F32,
+                  DType::F64,
+                  DType::I32,
+                  DType::I64,
+                  DType::BF16,
                   DType::F16})
     for (auto& [sa, sb] : cases) {
       Tensor a = rnd(sa, d, 3), b = rnd(sb, d, 4);
       Shape os;
       std::vector<double> want = naive_matmul(a, b, &os);
-      INFO(ss::types::dtype_name(d) << " " << shape_string(sa) << " @ "
-                                    << shape_string(sb));
+      INFO(ss::types::dtype_name(d)
+           << " " << shape_string(sa) << " @ " << shape_string(sb));
       Tensor y = B().matmul(a, b);
       CHECK(y.dtype() == d);
-      double tol = d == DType::F32 ? 1e-5 : d == DType::F64 ? 1e-12
-                 : (d == DType::BF16 || d == DType::F16) ? 1e-2 : 0;
+      double tol = d == DType::F32                         ? 1e-5
+                   : d == DType::F64                       ? 1e-12
+                   : (d == DType::BF16 || d == DType::F16) ? 1e-2
+                                                           : 0;
       check_close(y, os, want, tol);
     }
   Tensor e = B().matmul(Tensor::zeros({2, 0}, DType::F32),
@@ -628,11 +762,15 @@ TEST_CASE("permute, broadcast_to, slice, concat, pad", "[cpu]") {
       for (int64_t i = 0; i < 37; ++i) want.push_back(mv[i * 41 + j]);
     check_close(B().permute(m, {1, 0}), {41, 37}, want, 0);
   }
-  for (auto& [from, to] : std::vector<std::pair<Shape, Shape>>{
-           {{3}, {2, 3}}, {{2, 1}, {2, 3}}, {{}, {2, 2}}, {{1, 3}, {4, 2, 3}}}) {
+  for (auto& [from, to] :
+       std::vector<std::pair<Shape, Shape>>{{{3}, {2, 3}},
+                                            {{2, 1}, {2, 3}},
+                                            {{}, {2, 2}},
+                                            {{1, 3}, {4, 2, 3}}}) {
     Tensor s = rnd(from, DType::BF16, 1);
     std::vector<double> sv = s.to_doubles(), want;
-    for (int64_t i = 0; i < numel_of(to); ++i) want.push_back(sv[bidx(from, to, i)]);
+    for (int64_t i = 0; i < numel_of(to); ++i)
+      want.push_back(sv[bidx(from, to, i)]);
     check_close(B().broadcast_to(s, to), to, want, 0);
   }
   Tensor r = T({2, 5}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, DType::I32);
@@ -644,10 +782,12 @@ TEST_CASE("permute, broadcast_to, slice, concat, pad", "[cpu]") {
   Tensor c1 = T({2, 1}, {1, 2}), c2 = T({2, 2}, {3, 4, 5, 6});
   check_close(B().concat({c1, c2}, 1), {2, 3}, {1, 3, 4, 2, 5, 6}, 0);
   check_close(B().concat({c2, c2}, 0), {4, 2}, {3, 4, 5, 6, 3, 4, 5, 6}, 0);
-  check_close(B().pad(c2, 1, 1, 2, -1), {2, 5},
-              {-1, 3, 4, -1, -1, -1, 5, 6, -1, -1}, 0);
-  check_close(B().pad(T({2}, {1, 2}, DType::BF16), 0, 1, 0, 0.5), {3},
-              {0.5, 1, 2}, 0);
+  check_close(B().pad(c2, 1, 1, 2, -1),
+              {2, 5},
+              {-1, 3, 4, -1, -1, -1, 5, 6, -1, -1},
+              0);
+  check_close(
+      B().pad(T({2}, {1, 2}, DType::BF16), 0, 1, 0, 0.5), {3}, {0.5, 1, 2}, 0);
 }
 
 // ---------------------------------------------------------------- indexing
@@ -655,33 +795,47 @@ TEST_CASE("permute, broadcast_to, slice, concat, pad", "[cpu]") {
 TEST_CASE("take, take_add, gather, scatter_add", "[cpu]") {
   Tensor emb = T({4, 2}, {0, 1, 10, 11, 20, 21, 30, 31}, DType::F32);
   Tensor idx = T({2, 2}, {3, 0, 1, 3}, DType::I64);
-  check_close(B().take(emb, idx, 0), {2, 2, 2},
-              {30, 31, 0, 1, 10, 11, 30, 31}, 0);
-  check_close(B().take(emb, T({3}, {1, 1, 0}, DType::I64), 1), {4, 3},
-              {1, 1, 0, 11, 11, 10, 21, 21, 20, 31, 31, 30}, 0);
+  check_close(
+      B().take(emb, idx, 0), {2, 2, 2}, {30, 31, 0, 1, 10, 11, 30, 31}, 0);
+  check_close(B().take(emb, T({3}, {1, 1, 0}, DType::I64), 1),
+              {4, 3},
+              {1, 1, 0, 11, 11, 10, 21, 21, 20, 31, 31, 30},
+              0);
   // take_add is take's transpose: <take(x), v> == <x, take_add(v)>.
   for (DType d : {DType::F64, DType::F32, DType::I64, DType::BF16}) {
     Tensor g = T({2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8}, d);
-    check_close(B().take_add(g, idx, 0, 4), {4, 2}, {3, 4, 5, 6, 0, 0, 8, 10}, 0);
+    check_close(
+        B().take_add(g, idx, 0, 4), {4, 2}, {3, 4, 5, 6, 0, 0, 8, 10}, 0);
   }
   Tensor v2 = T({4, 3}, std::vector<double>(12, 1));
-  check_close(B().take_add(v2, T({3}, {1, 1, 0}, DType::I64), 1, 2), {4, 2},
-              {1, 2, 1, 2, 1, 2, 1, 2}, 0);
+  check_close(B().take_add(v2, T({3}, {1, 1, 0}, DType::I64), 1, 2),
+              {4, 2},
+              {1, 2, 1, 2, 1, 2, 1, 2},
+              0);
   // gather = take_along_axis, naive.
   Tensor x = rnd({3, 4}, DType::F64, 12);
   Tensor gi = T({3, 2}, {3, 0, 1, 1, 0, 2}, DType::I64);
   std::vector<double> xv = x.to_doubles();
-  check_close(B().gather(x, gi, 1), {3, 2},
-              {xv[3], xv[0], xv[5], xv[5], xv[8], xv[10]}, 0);
+  check_close(B().gather(x, gi, 1),
+              {3, 2},
+              {xv[3], xv[0], xv[5], xv[5], xv[8], xv[10]},
+              0);
   Tensor gi0 = T({2, 4}, {2, 0, 1, 2, 0, 0, 2, 1}, DType::I64);
-  check_close(B().gather(x, gi0, 0), {2, 4},
-              {xv[8], xv[1], xv[6], xv[11], xv[0], xv[1], xv[10], xv[7]}, 0);
+  check_close(B().gather(x, gi0, 0),
+              {2, 4},
+              {xv[8], xv[1], xv[6], xv[11], xv[0], xv[1], xv[10], xv[7]},
+              0);
   // scatter_add: repeated indices add up.
   Tensor sv = T({3, 2}, {1, 2, 3, 4, 5, 6});
-  check_close(B().scatter_add({3, 4}, gi, sv, 1), {3, 4},
-              {2, 0, 0, 1, 0, 7, 0, 0, 5, 0, 6, 0}, 0);
-  check_close(B().scatter_add({3, 4}, gi0, T({2, 4}, std::vector<double>(8, 1)), 0),
-              {3, 4}, {1, 2, 0, 0, 0, 0, 1, 1, 1, 0, 1, 1}, 0);
+  check_close(B().scatter_add({3, 4}, gi, sv, 1),
+              {3, 4},
+              {2, 0, 0, 1, 0, 7, 0, 0, 5, 0, 6, 0},
+              0);
+  check_close(
+      B().scatter_add({3, 4}, gi0, T({2, 4}, std::vector<double>(8, 1)), 0),
+      {3, 4},
+      {1, 2, 0, 0, 0, 0, 1, 1, 1, 0, 1, 1},
+      0);
 }
 
 // ---------------------------------------------------------------- random
@@ -695,7 +849,8 @@ TEST_CASE("random draws are counter-based", "[cpu]") {
       CHECK(a.to_doubles() == b.to_doubles());
       Tensor shifted = B().random({7}, d, 42, 7, 3, normal);
       std::vector<double> av = a.to_doubles();
-      CHECK(std::vector<double>(av.begin() + 3, av.end()) == shifted.to_doubles());
+      CHECK(std::vector<double>(av.begin() + 3, av.end()) ==
+            shifted.to_doubles());
       CHECK(B().random({10}, d, 43, 7, 0, normal).to_doubles() != av);
       CHECK(B().random({10}, d, 42, 8, 0, normal).to_doubles() != av);
     }
@@ -746,9 +901,10 @@ struct ConvCase {
   int stride, padding;
 };
 
-std::vector<double> naive_conv(const Tensor& x, const Tensor& k, int s, int p,
-                               Shape* os) {
-  int64_t Bn = x.shape()[0], C = x.shape()[1], H = x.shape()[2], W = x.shape()[3];
+std::vector<double> naive_conv(
+    const Tensor& x, const Tensor& k, int s, int p, Shape* os) {
+  int64_t Bn = x.shape()[0], C = x.shape()[1], H = x.shape()[2],
+          W = x.shape()[3];
   int64_t O = k.shape()[0], kh = k.shape()[2], kw = k.shape()[3];
   int64_t H2 = (H + 2 * p - kh) / s + 1, W2 = (W + 2 * p - kw) / s + 1;
   *os = {Bn, O, H2, W2};
@@ -796,7 +952,8 @@ TEST_CASE("conv2d grads against finite differences (f64)", "[cpu]") {
     Tensor y = B().conv2d(x, k, c.stride, c.padding);
     Tensor w = rnd(y.shape(), DType::F64, 33);  // L = sum(y * w)
     auto loss = [&](const Tensor& xx, const Tensor& kk) {
-      std::vector<double> yv = B().conv2d(xx, kk, c.stride, c.padding).to_doubles();
+      std::vector<double> yv =
+          B().conv2d(xx, kk, c.stride, c.padding).to_doubles();
       std::vector<double> wv = w.to_doubles();
       double s = 0;
       for (size_t i = 0; i < yv.size(); ++i) s += yv[i] * wv[i];
@@ -835,7 +992,8 @@ TEST_CASE("backend_for picks the CPU backend; CUDA is a stub", "[cpu]") {
     backend_for(Device{Device::Kind::Cuda, 0});
     FAIL("expected a throw");
   } catch (const std::runtime_error& e) {
-    CHECK(std::string(e.what()).find("built without CUDA") != std::string::npos);
+    CHECK(std::string(e.what()).find("built without CUDA") !=
+          std::string::npos);
   }
   CHECK_THROWS_AS(Tensor::empty({2}, DType::F32, Device{Device::Kind::Cuda, 0}),
                   std::runtime_error);
