@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "interp/cli/commands.h"
+#include "interp/cli/repl.h"
 
 namespace {
 
@@ -14,6 +15,8 @@ constexpr const char* kUsage =
     "        check, then call main\n"
     "  check FILE [--devices SPEC] [--json] [--types] [-D NAME=SIZE]...\n"
     "        check a program: every static error, or nothing and exit 0\n"
+    "  repl [FILE] [--devices SPEC]\n"
+    "        an interactive prompt (declarations and statements)\n"
     "  conformance [DIR] [--devices SPEC]... [--filter GLOB]\n"
     "        run the conformance suite (default DIR: conformance/)\n"
     "  --version | --help | COMMAND --help\n"
@@ -41,8 +44,9 @@ int main(int argc, char** argv) {
   }
   if (cmd == "check") return ss::cli::cmd_check(rest);
   if (cmd == "run") return ss::cli::cmd_run(rest);
+  if (cmd == "repl") return ss::cli::run_repl(rest);
   if (cmd == "conformance") return ss::cli::cmd_conformance(rest);
-  if (cmd == "explain" || cmd == "repl" || cmd == "lsp") {
+  if (cmd == "explain" || cmd == "lsp") {
     std::cerr << "ss " << cmd
               << ": this build has the front end only (ss check); evaluation "
                  "and the other commands are not built yet\n";

@@ -251,7 +251,30 @@ void Interpreter::assign(const ast::Expr& target, Value v, Frame& f) {
   fail("ValueError", target.span, "cannot assign to this expression");
 }
 
+Value Interpreter::exec_in(const ast::Block& stmts, Frame& f) {
+  frames_.push_back(&f);
+  struct Pop {
+    Interpreter* in;
+    ~Pop() { in->frames_.pop_back(); }
+  } pop{this};
+  Value last;
+  for (size_t i = 0; i < stmts.size(); ++i) {
+    const ast::Stmt& s = *stmts[i];
+    if (i + 1 == stmts.size() && s.kind == ast::Stmt::Kind::Expr) {
+      last = eval(*s.value, f);
+      break;
+    }
+    Value ret;
+    if (exec(s, f, ret) == Flow::Return) return ret;
+  }
+  return last;
+}
+
 Interpreter::Flow Interpreter::exec(const ast::Stmt& s, Frame& f, Value& ret) {
+  if (interrupt_ && *interrupt_) {
+    *interrupt_ = 0;
+    fail("KeyboardInterrupt", s.span, "interrupted");
+  }
   switch (s.kind) {
     case SK::Let:
       bind(s.targets, eval(*s.value, f), f, s.span);

@@ -77,6 +77,14 @@ class Interpreter {
                    diag::Span at);
   Frame* current_frame() { return frames_.empty() ? nullptr : frames_.back(); }
 
+  /// Runs [stmts] in [f] without a scope of their own, so their `let`s stay
+  /// in [f] (the repl's session). Returns the value of a trailing
+  /// expression statement (Unit otherwise).
+  Value exec_in(const ast::Block& stmts, Frame& f);
+  /// Set from a signal handler: the running statement stops with a
+  /// KeyboardInterrupt at its next statement boundary.
+  void set_interrupt_flag(volatile int* flag) { interrupt_ = flag; }
+
  private:
   enum class Flow { Normal, Break, Continue, Return };
 
@@ -115,6 +123,7 @@ class Interpreter {
   std::vector<StackEntry> stack_;
   int depth_ = 0;
   std::unique_ptr<class Placement> placement_;
+  volatile int* interrupt_ = nullptr;
 };
 
 }  // namespace ss::eval

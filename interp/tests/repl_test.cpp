@@ -1,0 +1,123 @@
+// `ss repl` driven through a pseudo-terminal, as a user at a terminal would:
+// the prompt, line editing and history (libedit), errors that keep the
+// session, Ctrl-C stopping a running statement.
+#include <catch2/catch.hpp>
+
+#include <poll.h>
+#include <pty.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+
+#include "interp/cli/repl.h"
+
+namespace {
+
+class PtyRepl {
+ public:
+  PtyRepl() {
+    pid_ = forkpty(&fd_, nullptr, nullptr, nullptr);
+    REQUIRE(pid_ >= 0);
+    if (pid_ == 0) {
+      setenv("HOME", "/tmp", 1);
+      setenv("TERM", "xterm", 1);
+      execl(SS_BINARY, SS_BINARY, "repl", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+  }
+  ~PtyRepl() {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+    close(fd_);
+  }
+  void send(const std::string& s) {
+    REQUIRE(write(fd_, s.data(), s.size()) == ssize_t(s.size()));
+  }
+  // Reads until [want] appears (true) or [seconds] pass (false).
+  bool expect(const std::string& want, double seconds = 10) {
+    auto end = std::chrono::steady_clock::now() +
+               std::chrono::milliseconds(int(seconds * 1000));
+    while (buf_.find(want) == std::string::npos) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      end - std::chrono::steady_clock::now())
+                      .count();
+      if (left <= 0) return false;
+      pollfd p{fd_, POLLIN, 0};
+      if (poll(&p, 1, int(left)) <= 0) return false;
+      char tmp[4096];
+      ssize_t n = read(fd_, tmp, sizeof tmp);
+      if (n <= 0) return false;
+      buf_.append(tmp, size_t(n));
+    }
+    buf_.erase(0, buf_.find(want) + want.size());
+    return true;
+  }
+  int wait_exit() {
+    int st = 0;
+    for (int i = 0; i < 100; ++i) {
+      if (waitpid(pid_, &st, WNOHANG) == pid_) return WEXITSTATUS(st);
+      usleep(50000);
+    }
+    return -1;
+  }
+
+ private:
+  int fd_ = -1;
+  pid_t pid_ = -1;
+  std::string buf_;
+};
+
+}  // namespace
+
+TEST_CASE("the repl at a terminal: values, errors, history, Ctrl-C",
+          "[repl]") {
+  PtyRepl r;
+  REQUIRE(r.expect("ss> "));
+  r.send("let n = 40 + 2\r");
+  REQUIRE(r.expect("ss> "));
+  r.send("n\r");
+  CHECK(r.expect("42  : int"));
+  // An error prints and the session keeps n.
+  r.send("n + undefined_name\r");
+  CHECK(r.expect("error[E0201]"));
+  r.send("n * 2\r");
+  CHECK(r.expect("84  : int"));
+  // Up-arrow recalls the last line from history; edit it with Backspace.
+  // (Wait for the prompt: before readline switches the terminal to raw
+  // mode, the line discipline would eat the Backspace itself.)
+  REQUIRE(r.expect("ss> "));
+  r.send("\x1b[A");
+  REQUIRE(r.expect("n * 2"));
+  r.send("\x7f" "3\r");  // n * 2 -> n * 3
+  CHECK(r.expect("126  : int"));
+  // A block over several lines, ended by an empty line.
+  r.send("for i in range(2):\r");
+  CHECK(r.expect("... "));
+  r.send("    print(i + 100)\r\r");
+  CHECK(r.expect("101"));
+  // Ctrl-C stops a long statement; the session goes on.
+  r.send("let k = 0\rwhile true:\r    k = k + 1\r\r");
+  usleep(300000);
+  r.send("\x03");
+  CHECK(r.expect("KeyboardInterrupt"));
+  r.send("n\r");
+  CHECK(r.expect("42  : int"));
+  r.send(":type n / 2\r");
+  CHECK(r.expect("n / 2 : float"));
+  r.send(":quit\r");
+  CHECK(r.wait_exit() == 0);
+}
+
+TEST_CASE("repl input grouping: blocks and open brackets continue",
+          "[repl]") {
+  using ss::cli::Repl;
+  CHECK(Repl::needs_more("for i in range(3):\n"));
+  CHECK(Repl::needs_more("for i in range(3):\n    print(i)\n"));
+  CHECK_FALSE(Repl::needs_more("for i in range(3):\n    print(i)\n\n"));
+  CHECK(Repl::needs_more("print(1,\n"));
+  CHECK_FALSE(Repl::needs_more("print(1)\n"));
+  CHECK_FALSE(Repl::needs_more("print(\"(\")\n"));
+}
