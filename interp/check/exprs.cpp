@@ -664,9 +664,15 @@ std::optional<double> Checker::const_float(const ast::Expr& e) {
 
 Type Checker::type_value(const ast::Expr& e, FnCtx& c) {
   switch (e.kind) {
-    case EK::TypeLit:
-      if (e.type) return resolve_type(*e.type, c.axes, false);
-      return Type::error();
+    case EK::TypeLit: {
+      if (!e.type) return Type::error();
+      Type t = resolve_type(*e.type, c.axes, false);
+      // Evaluation reads type arguments from the program.
+      Type tv = Type::of(TK::TypeValue);
+      tv.elems.push_back(t);
+      record(e, tv);
+      return t;
+    }
     case EK::List: {
       // A list of sizes: ints and dims, `[2, 8, F]`.
       std::vector<Axis> shape;

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "interp/check/checker.h"
+#include "interp/eval/interpreter.h"
 #include "interp/cli/commands.h"
 #include "interp/cli/expectations.h"
 
@@ -33,24 +34,61 @@ std::string describe(const diag::Diagnostic& d, const diag::SourceMap& sm) {
          d.message + ")";
 }
 
+// Runs main() when the program has one taking no arguments. Returns the
+// runtime error's kind ("" when it ran clean) and its rendering.
+struct RunResult {
+  bool ran = false;
+  std::string kind;
+  std::string detail;
+};
+
+RunResult run_main(const check::Program& prog, const diag::SourceMap& sm) {
+  RunResult r;
+  const check::FnInfo* main = prog.fn("main");
+  if (!main || !main->params.empty()) return r;
+  r.ran = true;
+  std::ostringstream out;
+  try {
+    eval::Interpreter in(prog, sm, out);
+    in.run_main({});
+  } catch (const eval::RuntimeError& e) {
+    r.kind = e.kind();
+    r.detail = eval::render_runtime_error(e, sm);
+  }
+  return r;
+}
+
 Outcome run_case(const fs::path& file,
                  const std::string& text,
                  const Expectation& ex,
                  const std::string& devices) {
-  if (ex.kind == Expectation::Kind::Runtime)
-    return {false, true, "needs evaluation (ss run), not in this build"};
   diag::SourceMap sm;
   diag::Diagnostics diags;
   check::Options opts;
   opts.devices_override = devices;
   auto prog = check::check_source(file.string(), text, sm, diags, opts);
   Outcome o;
+  if (ex.kind != Expectation::Kind::Error && !diags.empty()) {
+    o.detail = "expected the program to check, got:";
+    for (const auto& d : diags.list()) o.detail += "\n    " + describe(d, sm);
+    return o;
+  }
+  if (ex.kind != Expectation::Kind::Error && prog && !prog->mesh().empty())
+    return {false, true,
+            "checked clean; running spmd programs arrives with the spmd work"};
   if (ex.kind == Expectation::Kind::Ok) {
-    o.pass = diags.empty();
-    if (!o.pass) {
-      o.detail = "expected ok, got:";
-      for (const auto& d : diags.list()) o.detail += "\n    " + describe(d, sm);
-    }
+    RunResult r = run_main(*prog, sm);
+    o.pass = r.kind.empty();
+    if (!o.pass) o.detail = "expected ok, main raised:\n" + r.detail;
+    return o;
+  }
+  if (ex.kind == Expectation::Kind::Runtime) {
+    RunResult r = run_main(*prog, sm);
+    o.pass = r.kind == ex.runtime_kind;
+    if (!o.pass)
+      o.detail = "expected runtime " + ex.runtime_kind + ", got " +
+                 (r.ran ? (r.kind.empty() ? "a clean run" : r.detail)
+                        : "no fn main() to run");
     return o;
   }
   // Errors: the same set of (code, line[, column]) in the case's own file.

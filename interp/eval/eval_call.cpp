@@ -51,7 +51,7 @@ class EvalForwardCtx final : public ops::ForwardCtx {
     const Value& v = need(i);
     std::vector<ops::Tensor> out;
     if (v.kind == VK::List || v.kind == VK::Tuple)
-      for (const Value& x : *v.items) out.push_back(as_tensor(x, partner_));
+      for (const Value& x : *v.items) out.push_back(nested(x));
     return out;
   }
   std::optional<std::vector<int>> axes(size_t i) override {
@@ -133,6 +133,20 @@ class EvalForwardCtx final : public ops::ForwardCtx {
   }
 
  private:
+  // A number, a tensor, or a (nested) list of them, as one tensor.
+  ops::Tensor nested(const Value& x) {
+    if (x.kind == VK::List || x.kind == VK::Tuple) {
+      std::vector<ops::Tensor> rows;
+      for (const Value& y : *x.items) rows.push_back(nested(y));
+      if (rows.empty())
+        c_.fail("ValueError", std::string(op_name()) + ": an empty list");
+      return ops::stack(rows, 0);
+    }
+    if (x.kind == VK::Tensor) return x.t;
+    if (x.is_number()) return as_tensor(x, partner_);
+    c_.fail("ValueError",
+            std::string(op_name()) + ": expected numbers or tensors");
+  }
   const Value& need(size_t i) {
     if (!c_.has(i))
       c_.fail("ValueError",
@@ -169,6 +183,12 @@ Value Interpreter::call_builtin_prepared(BuiltinCall& c) {
   // Gradients are models of tensors: `norm(g)`, `zeros_like(g)`.
   if (c.has(0) && c.args[0].kind == VK::Grads)
     if (RuntimeFn fn = find_runtime(std::string("grads.") + c.op.name))
+      return fn(c);
+  // Builtins overload on their first argument: take, split, len of a
+  // Dataset are the dataset's (language.md).
+  if (c.has(0) && (c.args[0].kind == VK::Dataset ||
+                   c.args[0].kind == VK::Batches))
+    if (RuntimeFn fn = find_runtime(std::string("dataset.") + c.op.name))
       return fn(c);
   if (c.op.forward) {
     EvalForwardCtx ctx(c);

@@ -70,8 +70,9 @@ void tensor_values(const ops::Tensor& t, const std::vector<double>& vals,
 }
 
 std::string tensor_string(const ops::Tensor& t, const types::Type* st) {
-  std::string head = ops::shape_string(t.shape()) + " " +
-                     types::dtype_name(t.dtype());
+  std::string head = t.rank() == 0 ? std::string(types::dtype_name(t.dtype()))
+                                   : ops::shape_string(t.shape()) + " " +
+                                         types::dtype_name(t.dtype());
   if (st && st->kind == types::Type::Kind::Tensor &&
       st->shape.size() == t.rank()) {
     std::string vars;

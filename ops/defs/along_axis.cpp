@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "ops/core/shape_algebra.h"
+#include "ops/defs/forward_util.h"
 #include "ops/registry/op_def.h"
 
 namespace ss::ops {
@@ -128,13 +129,80 @@ Type scatter_rule(RuleCtx& ctx) {
   return r;
 }
 
+// ---------------------------------------------------------------- forwards
+
+// exp(x - m) / sum(exp(x - m)), m the row's max (without gradient: the
+// result does not depend on it).
+std::vector<Tensor> softmax_fwd(ForwardCtx& ctx) {
+  Tensor x = fwd::to_float(ctx.tensor(0));
+  int a = fwd::over_one(ctx, 1, x);
+  Tensor e = exp(sub(x, fwd::stable_shift(x, {a})));
+  return {div(e, sum(e, {a}, true))};
+}
+
+// x - logsumexp(x): stable for large and -inf logits.
+std::vector<Tensor> log_softmax_fwd(ForwardCtx& ctx) {
+  Tensor x = fwd::to_float(ctx.tensor(0));
+  int a = fwd::over_one(ctx, 1, x);
+  return {sub(x, fwd::logsumexp(x, {a}, true))};
+}
+
+std::vector<Tensor> cumsum_fwd(ForwardCtx& ctx) {
+  Tensor x = ctx.tensor(0);
+  return {cumsum(x, fwd::over_one(ctx, 1, x))};
+}
+
+std::vector<Tensor> sort_fwd(ForwardCtx& ctx) {
+  Tensor x = ctx.tensor(0);
+  auto [values, indices] = sort(x, fwd::over_one(ctx, 1, x));
+  return {values, indices};
+}
+
+// The k largest, in descending order (torch.topk): a descending sort cut
+// to its first k.
+std::vector<Tensor> topk_fwd(ForwardCtx& ctx) {
+  Tensor x = ctx.tensor(0);
+  int a = fwd::over_one(ctx, 2, x);
+  int64_t k = ctx.size(1);
+  int64_t n = x.shape()[a];
+  if (k < 0 || k > n)
+    fwd::value_error("k = " + std::to_string(k) + " is not in [0, " +
+                     std::to_string(n) + "]");
+  auto [values, indices] = sort(x, a, true);
+  return {slice(values, a, 0, k), slice(indices, a, 0, k)};
+}
+
+std::vector<Tensor> gather_fwd(ForwardCtx& ctx) {
+  Tensor x = ctx.tensor(0);
+  return {gather(x, ctx.tensor(1), fwd::over_one(ctx, 2, x))};
+}
+
+// torch.scatter: x with v written at idx along over=. A write, built from
+// scatter_add as x + scatter_add(0, idx, v - x[idx]) so that x's gradient
+// is zero where written and v's is the cotangent gathered at idx. Repeated
+// indices (unspecified in torch) add their differences here.
+std::vector<Tensor> scatter_fwd(ForwardCtx& ctx) {
+  Tensor x = ctx.tensor(0);
+  Tensor idx = ctx.tensor(1);
+  Tensor v = ctx.tensor(2);
+  int a = fwd::over_one(ctx, 3, x);
+  if (v.shape() != idx.shape()) v = broadcast_to(v, idx.shape());
+  if (v.dtype() != x.dtype()) v = cast(v, x.dtype());
+  return {scatter_add(x, idx, sub(v, gather(x, idx, a)), a)};
+}
+
 constexpr ParamSpec kOver{"over", ParamKind::Axes, true};
 
-OpDef def(const char* name, std::vector<ParamSpec> params, ShapeRule rule,
-          const char* summary, bool diff = true) {
+OpDef def(const char* name,
+          std::vector<ParamSpec> params,
+          ShapeRule rule,
+          Forward forward,
+          const char* summary,
+          bool diff = true) {
   OpDef d{name, std::move(params), rule, summary};
   d.batch = BatchRule::NoLowering;
   d.differentiable = diff;
+  d.forward = forward;
   return d;
 }
 
@@ -142,18 +210,40 @@ OpDef def(const char* name, std::vector<ParamSpec> params, ShapeRule rule,
 
 std::vector<OpDef> ops_along_axis() {
   return {
-      def("softmax", {{"x"}, kOver}, keep_rule,
+      def("softmax",
+          {{"x"}, kOver},
+          keep_rule,
+          softmax_fwd,
           "exp(x) / sum(exp(x)) along over="),
-      def("log_softmax", {{"x"}, kOver}, keep_rule,
+      def("log_softmax",
+          {{"x"}, kOver},
+          keep_rule,
+          log_softmax_fwd,
           "log(softmax(x)) along over=, stably"),
-      def("cumsum", {{"x"}, kOver}, keep_rule, "running sum along over="),
-      def("sort", {{"x"}, kOver}, sort_rule,
+      def("cumsum",
+          {{"x"}, kOver},
+          keep_rule,
+          cumsum_fwd,
+          "running sum along over="),
+      def("sort",
+          {{"x"}, kOver},
+          sort_rule,
+          sort_fwd,
           "(values, indices) sorted ascending along over="),
-      def("topk", {{"x"}, {"k"}, kOver}, topk_rule,
+      def("topk",
+          {{"x"}, {"k"}, kOver},
+          topk_rule,
+          topk_fwd,
           "(values, indices) of the k largest along over=, a new axis of k"),
-      def("gather", {{"x"}, {"idx"}, kOver}, gather_rule,
+      def("gather",
+          {{"x"}, {"idx"}, kOver},
+          gather_rule,
+          gather_fwd,
           "x's values at idx along over= (torch.gather); idx's shape"),
-      def("scatter", {{"x"}, {"idx"}, {"v"}, kOver}, scatter_rule,
+      def("scatter",
+          {{"x"}, {"idx"}, {"v"}, kOver},
+          scatter_rule,
+          scatter_fwd,
           "x with v written at idx along over= (torch.scatter)"),
   };
 }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ops/core/shape_algebra.h"
+#include "ops/defs/forward_util.h"
 #include "ops/registry/op_def.h"
 
 namespace ss::ops {
@@ -220,16 +221,90 @@ Type masked_fill_rule(RuleCtx& ctx) {
   return out;
 }
 
-OpDef unary(const char* name, const char* summary, bool diff = true) {
+// ---------------------------------------------------------------- forwards
+// Primitives map to one API call; gelu, silu and softplus are composites.
+
+using UnaryFn = Tensor (*)(const Tensor&);
+using BinaryFn = Tensor (*)(const Tensor&, const Tensor&);
+
+template <UnaryFn F>
+std::vector<Tensor> unary_fwd(ForwardCtx& ctx) {
+  return {F(ctx.tensor(0))};
+}
+
+template <BinaryFn F>
+std::vector<Tensor> binary_fwd(ForwardCtx& ctx) {
+  return {F(ctx.tensor(0), ctx.tensor(1))};
+}
+
+// x * sigmoid(x).
+Tensor silu(const Tensor& x0) {
+  Tensor x = fwd::to_float(x0);
+  return mul(x, sigmoid(x));
+}
+
+// log(1 + exp(x)) = log1p(exp(-|x|)) + max(x, 0): never overflows.
+Tensor softplus(const Tensor& x0) {
+  Tensor x = fwd::to_float(x0);
+  return add(log1p(exp(neg(abs(x)))), relu(x));
+}
+
+// Exact: 0.5 x (1 + erf(x / sqrt 2)); tanh: 0.5 x (1 + tanh(sqrt(2/pi)
+// (x + 0.044715 x^3))), as torch's approximate="tanh".
+std::vector<Tensor> gelu_fwd(ForwardCtx& ctx) {
+  Tensor x = fwd::to_float(ctx.tensor(0));
+  std::string mode = ctx.has(1) ? ctx.str(1) : "none";
+  auto c = [&](double v) { return scalar_like(v, x); };
+  Tensor inner;
+  if (mode == "tanh") {
+    Tensor x3 = mul(mul(x, x), x);
+    inner = tanh(mul(c(0.7978845608028654), add(x, mul(c(0.044715), x3))));
+  } else if (mode == "none") {
+    inner = erf(mul(x, c(0.7071067811865476)));
+  } else {
+    fwd::value_error("approximate= is \"none\" or \"tanh\", not \"" + mode +
+                     "\"");
+  }
+  return {mul(mul(c(0.5), x), add(c(1.0), inner))};
+}
+
+std::vector<Tensor> where_fwd(ForwardCtx& ctx) {
+  return {where(ctx.tensor(0), ctx.tensor(1), ctx.tensor(2))};
+}
+
+// min(max(x, lo), hi), with torch's dtype promotion of the three.
+std::vector<Tensor> clip_fwd(ForwardCtx& ctx) {
+  return {minimum(maximum(ctx.tensor(0), ctx.tensor(1)), ctx.tensor(2))};
+}
+
+// where(mask, v, x) with v a scalar of x's dtype (v may be -inf).
+std::vector<Tensor> masked_fill_fwd(ForwardCtx& ctx) {
+  Tensor x = ctx.tensor(0);
+  Tensor mask = ctx.tensor(1);
+  if (mask.dtype() != DType::Bool)
+    fwd::value_error("the mask must be bool, not " +
+                     std::string(types::dtype_name(mask.dtype())));
+  return {where(mask, scalar_like(ctx.number(2), x), x)};
+}
+
+OpDef unary(const char* name,
+            Forward f,
+            const char* summary,
+            bool diff = true) {
   OpDef d{name, {{"x"}}, unary_rule, summary};
   d.differentiable = diff;
+  d.forward = f;
   return d;
 }
 
-OpDef binary(const char* name, ShapeRule rule, const char* summary,
+OpDef binary(const char* name,
+             ShapeRule rule,
+             Forward f,
+             const char* summary,
              bool diff = true) {
   OpDef d{name, {{"a"}, {"b"}}, rule, summary};
   d.differentiable = diff;
+  d.forward = f;
   return d;
 }
 
@@ -237,61 +312,123 @@ OpDef binary(const char* name, ShapeRule rule, const char* summary,
 
 std::vector<OpDef> ops_elementwise() {
   std::vector<OpDef> v = {
-      unary("abs", "absolute value, elementwise"),
-      unary("sign", "-1, 0 or 1 by the sign, elementwise (zero gradient)"),
-      unary("exp", "e to the x, elementwise"),
-      unary("log", "natural logarithm, elementwise"),
-      unary("log1p", "log(1 + x), elementwise, accurate near 0"),
-      unary("sqrt", "square root, elementwise"),
-      unary("rsqrt", "1 / sqrt(x), elementwise"),
-      unary("sin", "sine, elementwise"),
-      unary("cos", "cosine, elementwise"),
-      unary("tanh", "hyperbolic tangent, elementwise"),
-      unary("sigmoid", "1 / (1 + exp(-x)), elementwise"),
-      unary("relu", "max(x, 0), elementwise"),
-      unary("silu", "x * sigmoid(x), elementwise"),
-      unary("softplus", "log(1 + exp(x)), elementwise"),
-      unary("neg", "-x (unary minus), elementwise"),
-      unary("isnan", "true where x is NaN", false),
-      unary("isfinite", "true where x is neither infinite nor NaN", false),
-      binary("add", arith_rule, "a + b, broadcasting"),
-      binary("sub", arith_rule, "a - b, broadcasting"),
-      binary("mul", arith_rule, "a * b, broadcasting"),
-      binary("div", div_rule, "a / b, broadcasting; ints give floats"),
-      binary("floordiv", arith_rule, "a // b, floored division", false),
-      binary("mod", arith_rule, "a % b, floored remainder"),
-      binary("pow", arith_rule, "a ** b, broadcasting"),
-      binary("maximum", minmax_rule, "the larger of a and b, elementwise"),
-      binary("minimum", minmax_rule, "the smaller of a and b, elementwise"),
-      binary("eq", compare_rule, "a == b, elementwise, as bool", false),
-      binary("ne", compare_rule, "a != b, elementwise, as bool", false),
-      binary("lt", compare_rule, "a < b, elementwise, as bool", false),
-      binary("le", compare_rule, "a <= b, elementwise, as bool", false),
-      binary("gt", compare_rule, "a > b, elementwise, as bool", false),
-      binary("ge", compare_rule, "a >= b, elementwise, as bool", false),
-      binary("logical_and", logical_rule, "a and b, elementwise", false),
-      binary("logical_or", logical_rule, "a or b, elementwise", false),
+      unary("abs", unary_fwd<ops::abs>, "absolute value, elementwise"),
+      unary("sign",
+            unary_fwd<ops::sign>,
+            "-1, 0 or 1 by the sign, elementwise (zero gradient)"),
+      unary("exp", unary_fwd<ops::exp>, "e to the x, elementwise"),
+      unary("log", unary_fwd<ops::log>, "natural logarithm, elementwise"),
+      unary("log1p",
+            unary_fwd<ops::log1p>,
+            "log(1 + x), elementwise, accurate near 0"),
+      unary("sqrt", unary_fwd<ops::sqrt>, "square root, elementwise"),
+      unary("rsqrt", unary_fwd<ops::rsqrt>, "1 / sqrt(x), elementwise"),
+      unary("sin", unary_fwd<ops::sin>, "sine, elementwise"),
+      unary("cos", unary_fwd<ops::cos>, "cosine, elementwise"),
+      unary("tanh", unary_fwd<ops::tanh>, "hyperbolic tangent, elementwise"),
+      unary(
+          "sigmoid", unary_fwd<ops::sigmoid>, "1 / (1 + exp(-x)), elementwise"),
+      unary("relu", unary_fwd<ops::relu>, "max(x, 0), elementwise"),
+      unary("silu", unary_fwd<silu>, "x * sigmoid(x), elementwise"),
+      unary("softplus", unary_fwd<softplus>, "log(1 + exp(x)), elementwise"),
+      unary("neg", unary_fwd<ops::neg>, "-x (unary minus), elementwise"),
+      unary("isnan", unary_fwd<ops::isnan>, "true where x is NaN", false),
+      unary("isfinite",
+            unary_fwd<ops::isfinite>,
+            "true where x is neither infinite nor NaN",
+            false),
+      binary("add", arith_rule, binary_fwd<ops::add>, "a + b, broadcasting"),
+      binary("sub", arith_rule, binary_fwd<ops::sub>, "a - b, broadcasting"),
+      binary("mul", arith_rule, binary_fwd<ops::mul>, "a * b, broadcasting"),
+      binary("div",
+             div_rule,
+             binary_fwd<ops::div>,
+             "a / b, broadcasting; ints give floats"),
+      binary("floordiv",
+             arith_rule,
+             binary_fwd<ops::floordiv>,
+             "a // b, floored division",
+             false),
+      binary(
+          "mod", arith_rule, binary_fwd<ops::mod>, "a % b, floored remainder"),
+      binary("pow", arith_rule, binary_fwd<ops::pow>, "a ** b, broadcasting"),
+      binary("maximum",
+             minmax_rule,
+             binary_fwd<ops::maximum>,
+             "the larger of a and b, elementwise"),
+      binary("minimum",
+             minmax_rule,
+             binary_fwd<ops::minimum>,
+             "the smaller of a and b, elementwise"),
+      binary("eq",
+             compare_rule,
+             binary_fwd<ops::eq>,
+             "a == b, elementwise, as bool",
+             false),
+      binary("ne",
+             compare_rule,
+             binary_fwd<ops::ne>,
+             "a != b, elementwise, as bool",
+             false),
+      binary("lt",
+             compare_rule,
+             binary_fwd<ops::lt>,
+             "a < b, elementwise, as bool",
+             false),
+      binary("le",
+             compare_rule,
+             binary_fwd<ops::le>,
+             "a <= b, elementwise, as bool",
+             false),
+      binary("gt",
+             compare_rule,
+             binary_fwd<ops::gt>,
+             "a > b, elementwise, as bool",
+             false),
+      binary("ge",
+             compare_rule,
+             binary_fwd<ops::ge>,
+             "a >= b, elementwise, as bool",
+             false),
+      binary("logical_and",
+             logical_rule,
+             binary_fwd<ops::logical_and>,
+             "a and b, elementwise",
+             false),
+      binary("logical_or",
+             logical_rule,
+             binary_fwd<ops::logical_or>,
+             "a or b, elementwise",
+             false),
   };
   OpDef gelu{"gelu",
              {{"x"}, {"approximate", ParamKind::Value, false}},
              unary_rule,
              "GELU, the exact erf form; approximate=\"tanh\" for the tanh one"};
+  gelu.forward = gelu_fwd;
   v.push_back(gelu);
   OpDef lnot{"logical_not", {{"x"}}, logical_rule, "not x, elementwise"};
   lnot.differentiable = false;
+  lnot.forward = unary_fwd<ops::logical_not>;
   v.push_back(lnot);
-  v.push_back(OpDef{"where",
-                    {{"c"}, {"a"}, {"b"}},
-                    where_rule,
-                    "a where c is true, else b; all three broadcast"});
-  v.push_back(OpDef{"clip",
-                    {{"x"}, {"lo"}, {"hi"}},
-                    clip_rule,
-                    "x limited to [lo, hi], elementwise"});
-  v.push_back(OpDef{"masked_fill",
+  OpDef where_op{"where",
+                 {{"c"}, {"a"}, {"b"}},
+                 where_rule,
+                 "a where c is true, else b; all three broadcast"};
+  where_op.forward = where_fwd;
+  v.push_back(where_op);
+  OpDef clip{"clip",
+             {{"x"}, {"lo"}, {"hi"}},
+             clip_rule,
+             "x limited to [lo, hi], elementwise"};
+  clip.forward = clip_fwd;
+  v.push_back(clip);
+  OpDef masked_fill{"masked_fill",
                     {{"x"}, {"mask"}, {"v"}},
                     masked_fill_rule,
-                    "x with v where mask (broadcast to x) is true"});
+                    "x with v where mask (broadcast to x) is true"};
+  masked_fill.forward = masked_fill_fwd;
+  v.push_back(masked_fill);
   return v;
 }
 

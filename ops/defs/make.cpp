@@ -2,8 +2,10 @@
 // zeros()/ones() without a type are the initialisers of model fields.
 
 #include <cstring>
+#include <stdexcept>
 
 #include "ops/core/shape_algebra.h"
+#include "ops/defs/forward_util.h"
 #include "ops/registry/op_def.h"
 
 namespace ss::ops {
@@ -133,10 +135,91 @@ Type causal_rule(RuleCtx& ctx) {
   return Type::tensor({*n, *m}, DType::Bool);
 }
 
-OpDef def(const char* name, std::vector<ParamSpec> params, ShapeRule rule,
+// ---------------------------------------------------------------- forwards
+
+bool is(const char* a, const char* b) {
+  return std::strcmp(a, b) == 0;
+}
+
+/// The dtype the checker gave the result, or [dflt] when unknown (a call
+/// made as a value).
+DType result_dtype(ForwardCtx& ctx, DType dflt) {
+  const Type& r = ctx.result_type();
+  return r.is_tensor() ? r.dtype : dflt;
+}
+
+// tensor(values, dtype=): ctx.tensors gives one tensor per item (a number
+// as a 0-d tensor, ints i64 and floats f32); the items are stacked, so an
+// item that is itself a tensor (a row) gives the next axis.
+std::vector<Tensor> tensor_fwd(ForwardCtx& ctx) {
+  std::vector<Tensor> items;
+  try {
+    items = ctx.tensors(0);
+  } catch (const std::logic_error&) {
+    // The evaluator's ForwardCtx converts the top-level items only; a
+    // nested list item reaches it as "not a number".
+    fwd::value_error("needs the evaluator to convert nested list rows");
+  }
+  DType d = ctx.has(1) ? ctx.dtype_arg(1) : result_dtype(ctx, DType::F32);
+  if (items.empty()) return {Tensor::zeros({0}, d)};
+  for (const Tensor& t : items)
+    if (t.shape() != items[0].shape())
+      fwd::shape_error("a nested list's rows differ in length: " +
+                       shape_string(items[0].shape()) + " and " +
+                       shape_string(t.shape()));
+  Tensor t = stack(items, 0);
+  return {t.dtype() == d ? t : cast(t, d)};
+}
+
+// zeros(T) / ones(T). zeros() without T is an initialiser: never here.
+std::vector<Tensor> zeros_ones_fwd(ForwardCtx& ctx) {
+  if (!ctx.has(0))
+    fwd::value_error(std::string(ctx.op_name()) +
+                     "() without a type only initialises a model field");
+  double v = is(ctx.op_name(), "ones") ? 1.0 : 0.0;
+  return {Tensor::full(ctx.shape_arg(0), v, ctx.dtype_arg(0))};
+}
+
+// full(T, v): v (a number or a 0-d tensor) broadcast to T.
+std::vector<Tensor> full_fwd(ForwardCtx& ctx) {
+  Shape s = ctx.shape_arg(0);
+  DType d = ctx.dtype_arg(0);
+  Tensor v = ctx.tensor(1);
+  if (v.rank() != 0)
+    fwd::shape_error("the value must be one number, not " +
+                     shape_string(v.shape()));
+  return {broadcast_to(v.dtype() == d ? v : cast(v, d), s)};
+}
+
+std::vector<Tensor> arange_fwd(ForwardCtx& ctx) {
+  return {arange(ctx.size(0))};
+}
+
+std::vector<Tensor> zeros_like_fwd(ForwardCtx& ctx) {
+  return {zeros_like(ctx.tensor(0))};
+}
+
+std::vector<Tensor> ones_like_fwd(ForwardCtx& ctx) {
+  return {ones_like(ctx.tensor(0))};
+}
+
+// causal(n, m): [n m] bool, true where column <= row (torch.tril).
+std::vector<Tensor> causal_fwd(ForwardCtx& ctx) {
+  int64_t n = ctx.axis_size(0);
+  int64_t m = ctx.axis_size(1);
+  Tensor rows = reshape(arange(n), {n, 1});
+  Tensor cols = reshape(arange(m), {1, m});
+  return {le(cols, rows)};
+}
+
+OpDef def(const char* name,
+          std::vector<ParamSpec> params,
+          ShapeRule rule,
+          Forward forward,
           const char* summary) {
   OpDef d{name, std::move(params), rule, summary};
   d.differentiable = false;
+  d.forward = forward;
   return d;
 }
 
@@ -144,22 +227,46 @@ OpDef def(const char* name, std::vector<ParamSpec> params, ShapeRule rule,
 
 std::vector<OpDef> ops_make() {
   std::vector<OpDef> v = {
-      def("tensor", {{"values"}, {"dtype", ParamKind::TypeArg, false}},
+      def("tensor",
+          {{"values"}, {"dtype", ParamKind::TypeArg, false}},
           tensor_rule,
+          tensor_fwd,
           "a tensor from a nested list literal (ints give i64, floats f32)"),
-      def("zeros", {{"type", ParamKind::TypeArg, false}}, zeros_ones_rule,
+      def("zeros",
+          {{"type", ParamKind::TypeArg, false}},
+          zeros_ones_rule,
+          zeros_ones_fwd,
           "zeros of a type; zeros() alone initialises a model field"),
-      def("ones", {{"type", ParamKind::TypeArg, false}}, zeros_ones_rule,
+      def("ones",
+          {{"type", ParamKind::TypeArg, false}},
+          zeros_ones_rule,
+          zeros_ones_fwd,
           "ones of a type; ones() alone initialises a model field"),
-      def("full", {{"type", ParamKind::TypeArg}, {"v"}}, full_rule,
+      def("full",
+          {{"type", ParamKind::TypeArg}, {"v"}},
+          full_rule,
+          full_fwd,
           "a tensor of a type with every value v"),
-      def("arange", {{"n"}}, arange_rule, "0, 1, ..., n-1 as [n] i64"),
-      def("zeros_like", {{"x"}}, like_rule,
+      def("arange",
+          {{"n"}},
+          arange_rule,
+          arange_fwd,
+          "0, 1, ..., n-1 as [n] i64"),
+      def("zeros_like",
+          {{"x"}},
+          like_rule,
+          zeros_like_fwd,
           "zeros of x's type (tensors and Grads)"),
-      def("ones_like", {{"x"}}, like_rule,
+      def("ones_like",
+          {{"x"}},
+          like_rule,
+          ones_like_fwd,
           "ones of x's type (tensors and Grads)"),
-      def("causal", {{"n", ParamKind::Axis}, {"m", ParamKind::Axis}},
-          causal_rule, "[n m] bool, true where column <= row (torch.tril)"),
+      def("causal",
+          {{"n", ParamKind::Axis}, {"m", ParamKind::Axis}},
+          causal_rule,
+          causal_fwd,
+          "[n m] bool, true where column <= row (torch.tril)"),
   };
   // causal with the batch axis is E1801: the checker reads NoLowering.
   v.back().batch = BatchRule::NoLowering;

@@ -1,5 +1,6 @@
 // matmul (`a @ b`) and einsum (typed by the checker from its patterns).
 
+#include "ops/api.h"
 #include "ops/core/shape_algebra.h"
 #include "ops/registry/op_def.h"
 
@@ -68,6 +69,10 @@ Type matmul_rule(RuleCtx& ctx) {
   return r;
 }
 
+std::vector<Tensor> matmul_fwd(ForwardCtx& ctx) {
+  return {ops::matmul(ctx.tensor(0), ctx.tensor(1))};
+}
+
 }  // namespace
 
 std::vector<OpDef> ops_matmul() {
@@ -75,6 +80,7 @@ std::vector<OpDef> ops_matmul() {
                {{"a"}, {"b"}},
                matmul_rule,
                "a @ b: contracts a's last axis with b's first (numpy matmul)"};
+  matmul.forward = matmul_fwd;
   OpDef einsum{"einsum", {{"x"}}, nullptr,
                "einsum(t1, ..., tk, p1, ..., pk -> out): contraction by "
                "patterns"};

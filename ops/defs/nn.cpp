@@ -1,9 +1,12 @@
 // Neural-network ops: cross_entropy mse dropout batch_norm layer_norm
 // rms_norm embedding conv2d max_pool2d avg_pool2d stop_grad linear.
 
+#include <cmath>
 #include <cstring>
+#include <numeric>
 
 #include "ops/core/shape_algebra.h"
+#include "ops/defs/forward_util.h"
 #include "ops/registry/op_def.h"
 
 namespace ss::ops {
@@ -319,10 +322,244 @@ Type linear_rule(RuleCtx& ctx) {
   return r;
 }
 
-OpDef def(const char* name, std::vector<ParamSpec> params, ShapeRule rule,
-          const char* summary, BatchRule batch = BatchRule::PerExample) {
+// ---------------------------------------------------------------- forwards
+// Every nn op is a composite of the differentiable API.
+
+/// Low-precision floats computed in f32 (as torch's autocast does for
+/// losses and norms); f32 and f64 unchanged; ints to f32.
+Tensor compute_float(const Tensor& x) {
+  DType d = x.dtype();
+  return d == DType::F32 || d == DType::F64 ? x : cast(x, DType::F32);
+}
+
+// Mean over every example and position of logsumexp(logits) -
+// logits[label] (torch's F.cross_entropy with reduction="mean"). Float
+// labels shaped like the logits are class probabilities: the mean of
+// -sum(label * log_softmax(logits)).
+std::vector<Tensor> cross_entropy_fwd(ForwardCtx& ctx) {
+  Tensor logits = compute_float(ctx.tensor(0));
+  Tensor label = ctx.tensor(1);
+  if (logits.rank() == 0) fwd::shape_error("the logits need a class axis");
+  int c = static_cast<int>(logits.rank()) - 1;
+  Tensor lse = fwd::logsumexp(logits, {c});
+  if (types::is_float(label.dtype())) {
+    if (label.shape() != logits.shape())
+      fwd::shape_error(
+          "float labels (probabilities) must have the logits' "
+          "shape " +
+          shape_string(logits.shape()) + ", not " +
+          shape_string(label.shape()));
+    Tensor logp = sub(logits, unsqueeze(lse, c));
+    Tensor per = neg(sum(mul(cast(label, logits.dtype()), logp), {c}));
+    return {fwd::as_result_dtype(ctx, mean(per))};
+  }
+  Shape want(logits.shape().begin(), logits.shape().end() - 1);
+  if (label.shape() != want)
+    fwd::shape_error("labels must be shaped " + shape_string(want) +
+                     " (the logits without their class axis), not " +
+                     shape_string(label.shape()));
+  int64_t classes = logits.shape()[c];
+  Tensor bad = logical_or(lt(label, scalar_like(0, label)),
+                          ge(label, scalar_like(double(classes), label)));
+  if (bad.numel() > 0 && any(bad).item() != 0) {
+    // The error path reads the labels on the host to name the bad one.
+    std::vector<double> ls = label.to_doubles();
+    for (double l : ls)
+      if (l < 0 || l >= static_cast<double>(classes))
+        fwd::value_error("label " + std::to_string(int64_t(l)) +
+                         " is out of range for " + std::to_string(classes) +
+                         " classes");
+  }
+  Tensor picked = squeeze(gather(logits, unsqueeze(label, c), c), c);
+  return {fwd::as_result_dtype(ctx, mean(sub(lse, picked)))};
+}
+
+// mean((a - b)^2), broadcasting a and b.
+std::vector<Tensor> mse_fwd(ForwardCtx& ctx) {
+  Tensor d = sub(compute_float(ctx.tensor(0)), compute_float(ctx.tensor(1)));
+  return {fwd::as_result_dtype(ctx, mean(mul(d, d)))};
+}
+
+// Train: keep each value where its uniform draw u >= p, scaled by
+// 1 / (1 - p) (torch's inverted dropout); Eval: x. A Train call always
+// takes its draw ordinal (even with p = 0), so later layers' masks do not
+// depend on this p.
+std::vector<Tensor> dropout_fwd(ForwardCtx& ctx) {
+  Tensor x = ctx.tensor(0);
+  double p = ctx.number(1);
+  if (!(p >= 0 && p <= 1))
+    fwd::value_error("p is a probability in [0, 1], not " + std::to_string(p));
+  if (!ctx.training(2)) return {x};
+  RandomStream s = ctx.random(2);
+  if (p == 0) return {x};
+  if (p == 1) return {mul(x, scalar_like(0, x))};
+  Tensor u = random_uniform(x.shape(), DType::F32, s.key, s.stream, s.offset);
+  Tensor keep = cast(ge(u, Tensor::scalar(p, DType::F32)), x.dtype());
+  return {mul(mul(x, keep), scalar_like(1.0 / (1.0 - p), x))};
+}
+
+constexpr double kBatchNormEps = 1e-5;
+constexpr double kBatchNormMomentum = 0.1;
+
+// batch_norm(x: [b C ...], bn, mode), as torch.nn.BatchNorm1d/2d: Train
+// normalises with the batch's mean and biased variance over every axis but
+// C and moves the running stats by momentum 0.1 towards the batch mean and
+// the *unbiased* batch variance; Eval normalises with the running stats.
+// Then g * x_hat + b.
+std::vector<Tensor> batch_norm_fwd(ForwardCtx& ctx) {
+  Tensor x0 = ctx.tensor(0);
+  Tensor x = compute_float(x0);
+  size_t rank = x.rank();
+  if (rank < 2)
+    fwd::shape_error("needs [b C ...], not " + shape_string(x.shape()));
+  std::vector<int> axes;
+  for (size_t a = 0; a < rank; ++a)
+    if (a != 1) axes.push_back(static_cast<int>(a));
+  int64_t channels = x.shape()[1];
+  Shape per_c = {channels};
+  Tensor xhat;
+  if (ctx.training(2)) {
+    int64_t n = fwd::count_over(x, axes);
+    if (n <= 1)
+      fwd::value_error(
+          "needs more than one value per channel in Train mode, "
+          "got " +
+          std::to_string(n));
+    Tensor mu = mean(x, axes, true);
+    Tensor var = fwd::variance(x, axes, false, true);
+    xhat = mul(sub(x, mu), rsqrt(add(var, scalar_like(kBatchNormEps, var))));
+    Tensor rm = ctx.model_field(1, "running_mean");
+    Tensor rv = ctx.model_field(1, "running_var");
+    Tensor bm = cast(reshape(stop_grad(mu), per_c), rm.dtype());
+    Tensor bv = cast(reshape(mul(stop_grad(var),
+                                 scalar_like(double(n) / double(n - 1), var)),
+                             per_c),
+                     rv.dtype());
+    auto step = [](const Tensor& run, const Tensor& batch) {
+      return add(mul(run, scalar_like(1 - kBatchNormMomentum, run)),
+                 mul(batch, scalar_like(kBatchNormMomentum, batch)));
+    };
+    ctx.set_model_field(1, "running_mean", stop_grad(step(rm, bm)));
+    ctx.set_model_field(1, "running_var", stop_grad(step(rv, bv)));
+  } else {
+    Tensor rm = fwd::along(ctx.model_field(1, "running_mean"), {1}, rank);
+    Tensor rv = fwd::along(ctx.model_field(1, "running_var"), {1}, rank);
+    xhat = mul(sub(x, rm), rsqrt(add(rv, scalar_like(kBatchNormEps, rv))));
+  }
+  Tensor g = fwd::along(ctx.model_field(1, "g"), {1}, rank);
+  Tensor b = fwd::along(ctx.model_field(1, "b"), {1}, rank);
+  Tensor y = add(mul(xhat, g), b);
+  return {y.dtype() == x0.dtype() ? y : cast(y, x0.dtype())};
+}
+
+/// over= of layer_norm / rms_norm (every axis when not given).
+std::vector<int> norm_axes(ForwardCtx& ctx, const Tensor& x) {
+  std::vector<int> pos = fwd::over_axes(ctx, 1, x);
+  if (pos.empty()) {
+    pos.resize(x.rank());
+    std::iota(pos.begin(), pos.end(), 0);
+  }
+  return pos;
+}
+
+// (x - mean) / sqrt(var + eps) over over= (biased variance, as
+// torch.nn.LayerNorm); affine= a LayerNorm: then * g + b.
+std::vector<Tensor> layer_norm_fwd(ForwardCtx& ctx) {
+  Tensor x0 = ctx.tensor(0);
+  Tensor x = compute_float(x0);
+  std::vector<int> pos = norm_axes(ctx, x);
+  double eps = ctx.has(2) ? ctx.number(2) : 1e-5;
+  Tensor mu = mean(x, pos, true);
+  Tensor var = fwd::variance(x, pos, false, true);
+  Tensor y = mul(sub(x, mu), rsqrt(add(var, scalar_like(eps, var))));
+  if (ctx.has(3)) {
+    Tensor g = fwd::along(ctx.model_field(3, "g"), pos, x.rank());
+    Tensor b = fwd::along(ctx.model_field(3, "b"), pos, x.rank());
+    y = add(mul(y, g), b);
+  }
+  return {y.dtype() == x0.dtype() || !types::is_float(x0.dtype())
+              ? y
+              : cast(y, x0.dtype())};
+}
+
+// x / sqrt(mean(x^2) + eps) over over=. The table gives no eps default;
+// 1e-6 here (torch.nn.RMSNorm's default, None, means the dtype's machine
+// epsilon, ~1.2e-7 in f32; 1e-6 is the common choice of LLaMA-style
+// models).
+std::vector<Tensor> rms_norm_fwd(ForwardCtx& ctx) {
+  Tensor x0 = ctx.tensor(0);
+  Tensor x = compute_float(x0);
+  std::vector<int> pos = norm_axes(ctx, x);
+  double eps = ctx.has(2) ? ctx.number(2) : 1e-6;
+  Tensor ms = mean(mul(x, x), pos, true);
+  Tensor y = mul(x, rsqrt(add(ms, scalar_like(eps, ms))));
+  return {y.dtype() == x0.dtype() || !types::is_float(x0.dtype())
+              ? y
+              : cast(y, x0.dtype())};
+}
+
+// table's rows at ids (range-checked by take).
+std::vector<Tensor> embedding_fwd(ForwardCtx& ctx) {
+  return {take(ctx.tensor(0), ctx.tensor(1), 0)};
+}
+
+std::vector<Tensor> conv2d_fwd(ForwardCtx& ctx) {
+  int64_t stride = ctx.has(2) ? ctx.integer(2) : 1;
+  int64_t padding = ctx.has(3) ? ctx.integer(3) : 0;
+  if (stride <= 0)
+    fwd::value_error("stride must be >= 1, not " + std::to_string(stride));
+  if (padding < 0)
+    fwd::value_error("padding must be >= 0, not " + std::to_string(padding));
+  return {conv2d(ctx.tensor(0),
+                 ctx.tensor(1),
+                 static_cast<int>(stride),
+                 static_cast<int>(padding))};
+}
+
+// k x k windows with stride k over the last two axes: [.. h w] is cut to
+// [.. h2*k w2*k] (h2 = h / k rounded down, as torch and the shape rule do),
+// reshaped to [.. h2 k w2 k], and reduced over the two k axes.
+std::vector<Tensor> pool_fwd(ForwardCtx& ctx) {
+  Tensor x = ctx.tensor(0);
+  int64_t k = ctx.integer(1);
+  if (k <= 0)
+    fwd::value_error("the window must be >= 1, not " + std::to_string(k));
+  size_t r = x.rank();
+  if (r < 2) fwd::shape_error("needs [.. h w], not " + shape_string(x.shape()));
+  int64_t h = x.shape()[r - 2], w = x.shape()[r - 1];
+  if (h < k || w < k)
+    fwd::shape_error("a window of " + std::to_string(k) + " does not fit " +
+                     std::to_string(h) + " x " + std::to_string(w));
+  int64_t h2 = h / k, w2 = w / k;
+  if (h2 * k != h) x = slice(x, static_cast<int>(r - 2), 0, h2 * k);
+  if (w2 * k != w) x = slice(x, static_cast<int>(r - 1), 0, w2 * k);
+  Shape s(x.shape().begin(), x.shape().end() - 2);
+  s.insert(s.end(), {h2, k, w2, k});
+  Tensor y = reshape(x, s);
+  std::vector<int> win = {static_cast<int>(r - 1), static_cast<int>(r + 1)};
+  if (std::strcmp(ctx.op_name(), "max_pool2d") == 0) return {max(y, win)};
+  return {mean(y, win)};
+}
+
+std::vector<Tensor> stop_grad_fwd(ForwardCtx& ctx) {
+  return {stop_grad(ctx.tensor(0))};
+}
+
+// x @ l.w + l.b.
+std::vector<Tensor> linear_fwd(ForwardCtx& ctx) {
+  Tensor x = ctx.tensor(1);
+  return {add(matmul(x, ctx.model_field(0, "w")), ctx.model_field(0, "b"))};
+}
+
+OpDef def(const char* name,
+          std::vector<ParamSpec> params,
+          ShapeRule rule,
+          Forward forward,
+          const char* summary,
+          BatchRule batch = BatchRule::PerExample) {
   OpDef d{name, std::move(params), rule, summary};
   d.batch = batch;
+  d.forward = forward;
   return d;
 }
 
@@ -332,37 +569,73 @@ std::vector<OpDef> ops_nn() {
   constexpr ParamSpec over{"over", ParamKind::Axes, true};
   constexpr ParamSpec eps{"eps", ParamKind::Value, false};
   return {
-      def("cross_entropy", {{"logits"}, {"label"}}, cross_entropy_rule,
+      def("cross_entropy",
+          {{"logits"}, {"label"}},
+          cross_entropy_rule,
+          cross_entropy_fwd,
           "mean cross-entropy of logits [b *s C] with labels [b *s] i64",
           BatchRule::AllReduce),
-      def("mse", {{"a"}, {"b"}}, mse_rule, "mean squared error, an f32",
+      def("mse",
+          {{"a"}, {"b"}},
+          mse_rule,
+          mse_fwd,
+          "mean squared error, an f32",
           BatchRule::AllReduce),
-      def("dropout", {{"x"}, {"p"}, {"mode"}}, dropout_rule,
+      def("dropout",
+          {{"x"}, {"p"}, {"mode"}},
+          dropout_rule,
+          dropout_fwd,
           "zeroes values with probability p in Train mode, scales the rest"),
       def("batch_norm",
           {{"x"}, {"bn", ParamKind::Value, true, true}, {"mode"}},
           batch_norm_rule,
+          batch_norm_fwd,
           "batch normalisation of [b C ...] with a BatchNorm[C]",
           BatchRule::AllReduce),
       def("layer_norm",
-          {{"x"}, over, eps, {"affine", ParamKind::Value, false}}, norm_rule,
+          {{"x"}, over, eps, {"affine", ParamKind::Value, false}},
+          norm_rule,
+          layer_norm_fwd,
           "normalises over over=; affine= applies a LayerNorm's g and b",
           BatchRule::NoLowering),
-      def("rms_norm", {{"x"}, over, eps}, norm_rule,
-          "x / sqrt(mean(x**2) + eps) over over=", BatchRule::NoLowering),
-      def("embedding", {{"table"}, {"ids"}}, embedding_rule,
+      def("rms_norm",
+          {{"x"}, over, eps},
+          norm_rule,
+          rms_norm_fwd,
+          "x / sqrt(mean(x**2) + eps) over over=",
+          BatchRule::NoLowering),
+      def("embedding",
+          {{"table"}, {"ids"}},
+          embedding_rule,
+          embedding_fwd,
           "rows of table [V D] at ids [*s]: [*s D]"),
       def("conv2d",
-          {{"x"}, {"k"}, {"stride", ParamKind::Value, false},
+          {{"x"},
+           {"k"},
+           {"stride", ParamKind::Value, false},
            {"padding", ParamKind::Value, false}},
-          conv2d_rule, "2-d convolution: [b C h w] with [O C kh kw]"),
-      def("max_pool2d", {{"x"}, {"k"}}, pool_rule,
+          conv2d_rule,
+          conv2d_fwd,
+          "2-d convolution: [b C h w] with [O C kh kw]"),
+      def("max_pool2d",
+          {{"x"}, {"k"}},
+          pool_rule,
+          pool_fwd,
           "max over k x k windows of the last two axes, stride k"),
-      def("avg_pool2d", {{"x"}, {"k"}}, pool_rule,
+      def("avg_pool2d",
+          {{"x"}, {"k"}},
+          pool_rule,
+          pool_fwd,
           "mean over k x k windows of the last two axes, stride k"),
-      def("stop_grad", {{"x"}}, stop_grad_rule,
+      def("stop_grad",
+          {{"x"}},
+          stop_grad_rule,
+          stop_grad_fwd,
           "x's value, with no gradient flowing back"),
-      def("linear", {{"l"}, {"x"}}, linear_rule,
+      def("linear",
+          {{"l"}, {"x"}},
+          linear_rule,
+          linear_fwd,
           "x @ l.w + l.b for a Linear[I O]: [*s I] -> [*s O]"),
   };
 }

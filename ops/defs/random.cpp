@@ -1,6 +1,9 @@
 // Random tensors: rand(T, seed=) uniform in [0, 1), randn(T, seed=)
 // standard normal, drawn from (seed, call site, element index).
 
+#include <cstring>
+
+#include "ops/api.h"
 #include "ops/core/shape_algebra.h"
 #include "ops/registry/op_def.h"
 
@@ -40,12 +43,24 @@ Type rand_rule(RuleCtx& ctx) {
   return t;
 }
 
+// Draws element i from Philox counter (offset + i, stream) under the key
+// of (seed, call site) that ctx.random gives.
+std::vector<Tensor> rand_fwd(ForwardCtx& ctx) {
+  Shape shape = ctx.shape_arg(0);
+  DType dtype = ctx.dtype_arg(0);
+  RandomStream s = ctx.random(1);
+  if (std::strcmp(ctx.op_name(), "randn") == 0)
+    return {random_normal(shape, dtype, s.key, s.stream, s.offset)};
+  return {random_uniform(shape, dtype, s.key, s.stream, s.offset)};
+}
+
 OpDef def(const char* name, const char* summary) {
   OpDef d{name,
           {{"type", ParamKind::TypeArg}, {"seed", ParamKind::Value, false}},
           rand_rule,
           summary};
   d.differentiable = false;
+  d.forward = rand_fwd;
   return d;
 }
 

@@ -4,8 +4,11 @@
 // the batch axis; the others are E1801 there.
 
 #include <cstring>
+#include <numeric>
+#include <string>
 
 #include "ops/core/shape_algebra.h"
+#include "ops/defs/forward_util.h"
 #include "ops/registry/op_def.h"
 
 namespace ss::ops {
@@ -99,6 +102,87 @@ Type reduce_with_rule(RuleCtx& ctx) {
   return reduce_impl(ctx, op, 1);
 }
 
+// ---------------------------------------------------------------- forwards
+
+// argmax/argmin over [axes] (every axis when empty): one axis directly;
+// several are moved to the end (in the order written) and merged, so the
+// result is the flat index within them, as torch's argmax without dim.
+Tensor arg_extreme(bool is_max, const Tensor& x, const std::vector<int>& axes) {
+  if (x.rank() == 0) return Tensor::zeros({}, DType::I64, x.device());
+  if (axes.size() == 1) return is_max ? argmax(x, axes[0]) : argmin(x, axes[0]);
+  std::vector<int> perm;
+  std::vector<bool> over(x.rank(), axes.empty());
+  for (int a : axes) over[a] = true;
+  Shape keep;
+  for (size_t a = 0; a < x.rank(); ++a)
+    if (!over[a]) {
+      perm.push_back(static_cast<int>(a));
+      keep.push_back(x.shape()[a]);
+    }
+  if (axes.empty()) {
+    for (size_t a = 0; a < x.rank(); ++a) perm.push_back(static_cast<int>(a));
+  } else {
+    perm.insert(perm.end(), axes.begin(), axes.end());
+  }
+  Shape merged = keep;
+  merged.push_back(fwd::count_over(x, axes));
+  Tensor y = reshape(permute(x, perm), merged);
+  int last = static_cast<int>(merged.size()) - 1;
+  return is_max ? argmax(y, last) : argmin(y, last);
+}
+
+/// Reduction [op] of [x] over [axes] (every axis when empty).
+Tensor reduce_by(const std::string& op,
+                 const Tensor& x,
+                 const std::vector<int>& axes) {
+  if (op == "sum") return sum(x, axes);
+  if (op == "mean") return mean(x, axes);
+  if (op == "max") return max(x, axes);
+  if (op == "min") return min(x, axes);
+  if (op == "prod") return prod(x, axes);
+  if (op == "any") return any(x, axes);
+  if (op == "all") return all(x, axes);
+  if (op == "var") return fwd::variance(x, axes, true);
+  if (op == "std") return sqrt(fwd::variance(x, axes, true));
+  if (op == "logsumexp") return fwd::logsumexp(x, axes);
+  if (op == "norm") {
+    Tensor f = fwd::to_float(x);
+    return sqrt(sum(mul(f, f), axes));
+  }
+  if (op == "argmax") return arg_extreme(true, x, axes);
+  if (op == "argmin") return arg_extreme(false, x, axes);
+  fwd::value_error("no reduction named `" + op + "`");
+}
+
+std::vector<Tensor> reduction_fwd(ForwardCtx& ctx) {
+  Tensor x = ctx.tensor(0);
+  return {reduce_by(ctx.op_name(), x, fwd::over_axes(ctx, 1, x))};
+}
+
+// max(x, over=) reduces; max(a, b) is the elementwise maximum.
+std::vector<Tensor> max_min_fwd(ForwardCtx& ctx) {
+  bool is_max = is(ctx.op_name(), "max");
+  if (ctx.has(1)) {
+    Tensor a = ctx.tensor(0), b = ctx.tensor(1);
+    return {is_max ? maximum(a, b) : minimum(a, b)};
+  }
+  Tensor x = ctx.tensor(0);
+  return {reduce_by(ctx.op_name(), x, fwd::over_axes(ctx, 2, x))};
+}
+
+// reduce(x, over=, with=f): f's name picks the reduction (sum by default).
+std::vector<Tensor> reduce_with_fwd(ForwardCtx& ctx) {
+  Tensor x = ctx.tensor(0);
+  std::string op = ctx.has(2) ? ctx.str(2) : "sum";
+  static const char* kOk[] = {"sum", "max", "min", "prod", "mean"};
+  bool ok = false;
+  for (const char* k : kOk) ok = ok || op == k;
+  if (!ok)
+    fwd::value_error("with= is one of sum, max, min, prod, mean, not `" + op +
+                     "`");
+  return {reduce_by(op, x, fwd::over_axes(ctx, 1, x))};
+}
+
 OpDef reduction(const char* name, const char* summary, BatchRule batch,
                 bool diff = true) {
   OpDef d{name,
@@ -107,6 +191,7 @@ OpDef reduction(const char* name, const char* summary, BatchRule batch,
           summary};
   d.batch = batch;
   d.differentiable = diff;
+  d.forward = reduction_fwd;
   return d;
 }
 
@@ -117,6 +202,7 @@ OpDef max_min(const char* name, const char* summary) {
           max_min_rule,
           summary};
   d.batch = BatchRule::NoLowering;
+  d.forward = max_min_fwd;
   return d;
 }
 
@@ -148,6 +234,7 @@ std::vector<OpDef> ops_reductions() {
             reduce_with_rule,
             "reduce(x, over=, with=sum): reduction by a named function"};
   red.batch = AR;  // all-reduce only with sum; the lowering reads with=
+  red.forward = reduce_with_fwd;
   v.push_back(red);
   return v;
 }

@@ -3,6 +3,7 @@
 // its Dataset overload, ds.split(0.9)).
 
 #include "ops/core/shape_algebra.h"
+#include "ops/defs/forward_util.h"
 #include "ops/registry/op_def.h"
 
 namespace ss::ops {
@@ -342,10 +343,132 @@ Type split_rule(RuleCtx& ctx) {
   return Type::tuple({x, x});
 }
 
-OpDef def(const char* name, std::vector<ParamSpec> params, ShapeRule rule,
-          const char* summary, bool diff = true) {
+// ---------------------------------------------------------------- forwards
+
+std::vector<Tensor> concat_fwd(ForwardCtx& ctx) {
+  std::vector<Tensor> xs = ctx.tensors(0);
+  if (xs.empty()) fwd::value_error("needs at least one tensor");
+  return {concat(xs, fwd::over_one(ctx, 1, xs[0]))};
+}
+
+// A new leading axis; new=N must be the number of tensors.
+std::vector<Tensor> stack_fwd(ForwardCtx& ctx) {
+  std::vector<Tensor> xs = ctx.tensors(0);
+  if (xs.empty()) fwd::value_error("needs at least one tensor");
+  if (ctx.has(1)) {
+    int64_t n = ctx.axis_size(1);
+    if (n != static_cast<int64_t>(xs.size()))
+      fwd::shape_error("the new axis has size " + std::to_string(n) +
+                       " but there are " + std::to_string(xs.size()) +
+                       " tensors");
+  }
+  return {stack(xs, 0)};
+}
+
+/// An index tensor's values made non-negative (from the end when negative).
+Tensor wrap_index(const Tensor& idx, int64_t n) {
+  Tensor i = idx.dtype() == DType::I64 ? idx : cast(idx, DType::I64);
+  Tensor zero = scalar_like(0, i);
+  return where(lt(i, zero), add(i, scalar_like(double(n), i)), i);
+}
+
+// take(x, i, over=A): an int (host or 0-d) drops A, an index tensor puts
+// its axes there. (ds.take(n) is the evaluator's.)
+std::vector<Tensor> take_fwd(ForwardCtx& ctx) {
+  Tensor x = ctx.tensor(0);
+  int a = fwd::over_one(ctx, 2, x);
+  Tensor i = ctx.tensor(1);
+  if (i.rank() == 0) return {take_one(x, static_cast<int64_t>(i.item()), a)};
+  return {take(x, i, a)};
+}
+
+// put(x, i, v, over=A): x with the slice at i set to v. One index: the
+// slices before and after, with v between (concat); an index tensor: a
+// scatter of v - x[i], so the written positions take v's gradient.
+std::vector<Tensor> put_fwd(ForwardCtx& ctx) {
+  Tensor x = ctx.tensor(0);
+  int a = fwd::over_one(ctx, 3, x);
+  Tensor i = ctx.tensor(1);
+  Tensor v = ctx.tensor(2);
+  if (v.dtype() != x.dtype()) v = cast(v, x.dtype());
+  int64_t n = x.shape()[a];
+  if (i.rank() == 0) {
+    int64_t k = static_cast<int64_t>(i.item());
+    if (k < -n || k >= n)
+      fwd::value_error("index " + std::to_string(k) +
+                       " is out of range for an axis of size " +
+                       std::to_string(n));
+    if (k < 0) k += n;
+    Shape s = x.shape();
+    s.erase(s.begin() + a);
+    Tensor mid = unsqueeze(broadcast_to(v, s), a);
+    return {concat({slice(x, a, 0, k), mid, slice(x, a, k + 1, n)}, a)};
+  }
+  // The slice's shape: x's with axis a replaced by the index's axes.
+  Tensor flat = wrap_index(reshape(i, {i.numel()}), n);
+  Shape slice_shape(x.shape().begin(), x.shape().begin() + a);
+  slice_shape.insert(slice_shape.end(), i.shape().begin(), i.shape().end());
+  slice_shape.insert(
+      slice_shape.end(), x.shape().begin() + a + 1, x.shape().end());
+  Shape merged = x.shape();
+  merged[a] = i.numel();
+  Tensor vm = reshape(broadcast_to(v, slice_shape), merged);
+  // The indices laid along axis a of a tensor shaped like vm (gather's form).
+  Shape line(x.rank(), 1);
+  line[a] = i.numel();
+  Tensor idx = broadcast_to(reshape(flat, line), merged);
+  return {scatter_add(x, idx, sub(vm, gather(x, idx, a)), a)};
+}
+
+// x shifted cyclically by k along over= (torch.roll): element j moves to
+// j + k.
+std::vector<Tensor> roll_fwd(ForwardCtx& ctx) {
+  Tensor x = ctx.tensor(0);
+  int a = fwd::over_one(ctx, 2, x);
+  int64_t n = x.shape()[a];
+  if (n == 0) return {x};
+  int64_t k = ((ctx.integer(1) % n) + n) % n;
+  if (k == 0) return {x};
+  return {concat({slice(x, a, n - k, n), slice(x, a, 0, n - k)}, a)};
+}
+
+// Padded at the end of over= with value= (0) up to size to=.
+std::vector<Tensor> pad_fwd(ForwardCtx& ctx) {
+  Tensor x = ctx.tensor(0);
+  int a = fwd::over_one(ctx, 1, x);
+  int64_t to = ctx.size(2);
+  int64_t n = x.shape()[a];
+  if (to < n)
+    fwd::value_error("to=" + std::to_string(to) +
+                     " is smaller than the axis (" + std::to_string(n) + ")");
+  double value = ctx.has(3) ? ctx.number(3) : 0.0;
+  return {pad(x, a, 0, to - n, value)};
+}
+
+std::vector<Tensor> reshape_fwd(ForwardCtx& ctx) {
+  Tensor x = ctx.tensor(0);
+  Shape s = ctx.shape_arg(1);
+  if (numel_of(s) != x.numel())
+    fwd::shape_error("cannot reshape " + shape_string(x.shape()) + " (" +
+                     std::to_string(x.numel()) + " values) to " +
+                     shape_string(s) + " (" + std::to_string(numel_of(s)) +
+                     " values)");
+  return {reshape(x, s)};
+}
+
+std::vector<Tensor> to_fwd(ForwardCtx& ctx) {
+  return {cast(ctx.tensor(0), ctx.dtype_arg(1))};
+}
+
+OpDef def(const char* name,
+          std::vector<ParamSpec> params,
+          ShapeRule rule,
+          const char* summary,
+          bool diff = true,
+          Forward forward = nullptr) {
   OpDef d{name, std::move(params), rule, summary};
   d.differentiable = diff;
+  d.forward = forward;
   return d;
 }
 
@@ -355,25 +478,59 @@ std::vector<OpDef> ops_shape() {
   constexpr ParamSpec over{"over", ParamKind::Axes, true};
   constexpr ParamSpec over_opt{"over", ParamKind::Axes, false};
   std::vector<OpDef> v = {
-      def("concat", {{"xs"}, over, {"as", ParamKind::Axes, false}},
+      def("concat",
+          {{"xs"}, over, {"as", ParamKind::Axes, false}},
           concat_rule,
-          "joins tensors along over= (as= names the new size)"),
-      def("stack", {{"xs"}, {"new", ParamKind::Axis, false}}, stack_rule,
-          "stacks equal tensors along a new leading axis (new=N)"),
-      def("take", {{"x"}, {"i"}, over_opt}, take_rule,
-          "x at index i along over= (ds.take(n): the first n items)"),
-      def("put", {{"x"}, {"i"}, {"v"}, over}, put_rule,
-          "x with the slice at i along over= set to v"),
-      def("roll", {{"x"}, {"k"}, over}, roll_rule,
-          "x shifted cyclically by k along over="),
-      def("pad", {{"x"}, over, {"to"}, {"value", ParamKind::Value, false}},
-          pad_rule, "x padded at the end along over= to size to="),
-      def("reshape", {{"x"}, {"sizes", ParamKind::TypeArg}}, reshape_rule,
-          "x with a new shape of the same number of values"),
-      def("to", {{"x"}, {"dtype", ParamKind::TypeArg}}, to_rule,
-          "x converted to a dtype"),
-      def("size", {{"x"}, {"axis", ParamKind::Axis}}, size_rule,
-          "the size of one of x's axes, a host int", false),
+          "joins tensors along over= (as= names the new size)",
+          true,
+          concat_fwd),
+      def("stack",
+          {{"xs"}, {"new", ParamKind::Axis, false}},
+          stack_rule,
+          "stacks equal tensors along a new leading axis (new=N)",
+          true,
+          stack_fwd),
+      def("take",
+          {{"x"}, {"i"}, over_opt},
+          take_rule,
+          "x at index i along over= (ds.take(n): the first n items)",
+          true,
+          take_fwd),
+      def("put",
+          {{"x"}, {"i"}, {"v"}, over},
+          put_rule,
+          "x with the slice at i along over= set to v",
+          true,
+          put_fwd),
+      def("roll",
+          {{"x"}, {"k"}, over},
+          roll_rule,
+          "x shifted cyclically by k along over=",
+          true,
+          roll_fwd),
+      def("pad",
+          {{"x"}, over, {"to"}, {"value", ParamKind::Value, false}},
+          pad_rule,
+          "x padded at the end along over= to size to=",
+          true,
+          pad_fwd),
+      def("reshape",
+          {{"x"}, {"sizes", ParamKind::TypeArg}},
+          reshape_rule,
+          "x with a new shape of the same number of values",
+          true,
+          reshape_fwd),
+      def("to",
+          {{"x"}, {"dtype", ParamKind::TypeArg}},
+          to_rule,
+          "x converted to a dtype",
+          true,
+          to_fwd),
+      def("size",
+          {{"x"}, {"axis", ParamKind::Axis}},
+          size_rule,
+          "the size of one of x's axes, a host int",
+          false),
   };
   OpDef re{"rearrange", {{"x"}}, nullptr,
            "rearrange(x, b H n Dh -> b n (H Dh)): einops-style reshaping"};

@@ -46,12 +46,34 @@ Value collective_timeout(BuiltinCall& c) {
   return Value::unit();
 }
 
+// size(x, A): the run-time size of x's axis A, found by the checker's
+// resolution of A in x's type.
+Value size(BuiltinCall& c) {
+  const Value& x = c.arg(0);
+  if (x.kind != VK::Tensor) c.fail("ValueError", "size needs a tensor");
+  const types::Type& t = c.arg_type(0);
+  auto it = c.info ? c.info->axis_args.find(1) : decltype(c.info->axis_args.end()){};
+  if (!c.info || it == c.info->axis_args.end() || t.shape.size() != x.t.rank())
+    c.fail("ValueError", "size: the axis was not resolved");
+  auto bare = [](types::Axis a) {
+    a.label.clear();
+    a.split.clear();
+    return a;
+  };
+  for (size_t k = 0; k < t.shape.size(); ++k)
+    if (bare(t.shape[k]) == bare(it->second))
+      return Value::integer(x.t.shape()[k]);
+  c.fail("ValueError", "size: " + it->second.str() + " is not an axis of " +
+                           t.str());
+}
+
 }  // namespace
 
 std::vector<RuntimeEntry> lib_host() {
   return {{"range", range},       {"float", to_float},
           {"int", to_int},        {"str", to_str},
-          {"typeof", type_of},    {"collective_timeout", collective_timeout}};
+          {"typeof", type_of},    {"collective_timeout", collective_timeout},
+          {"size", size}};
 }
 
 }  // namespace ss::eval
