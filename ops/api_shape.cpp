@@ -407,16 +407,31 @@ std::pair<Tensor, Tensor> sort(const Tensor& x, int axis, bool descending) {
 
 // ---------------------------------------------------------------- matmul
 
+// op(a) @ op(b) on the backend, transposes read in place (BLAS flags).
+static Tensor matmul_t(const Tensor& a, const Tensor& b, bool ta, bool tb) {
+  return backend_of(a).matmul(a, b, ta, tb);
+}
+
 static Tensor matmul_nd(const Tensor& a, const Tensor& b) {
-  Tensor y = backend_of(a).matmul(a, b);
+  Tensor y = matmul_t(a, b, false, false);
   if (!types::is_float(y.dtype())) return y;
   Tensor ad = a.detach(), bd = b.detach();
   bool na = needs_grad(a), nb = needs_grad(b);
   // Batch axes broadcast, so each cotangent is summed back to its operand.
+  // VJPs run with recording off, so the backend products are enough here.
   return record("matmul", y, {a, b}, [=](const Tensor& g) {
     std::vector<Tensor> out(2);
-    if (na) out[0] = sum_to(matmul_nd(g, transpose_last(bd)), ad.shape());
-    if (nb) out[1] = sum_to(matmul_nd(transpose_last(ad), g), bd.shape());
+    if (na) out[0] = sum_to(matmul_t(g, bd, false, true), ad.shape());
+    if (nb) {
+      int64_t k = ad.shape().back(), m = g.shape().back();
+      if (bd.rank() == 2 && ad.rank() > 2) {
+        // [.., n, k] @ [k, m]: the batch folds into one product aᵀ·g.
+        out[1] = matmul_t(reshape(ad, {-1, k}), reshape(g, {-1, m}), true,
+                          false);
+      } else {
+        out[1] = sum_to(matmul_t(ad, g, true, false), bd.shape());
+      }
+    }
     return out;
   });
 }

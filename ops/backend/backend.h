@@ -51,8 +51,12 @@ class Backend {
   virtual Tensor reduce(ReduceOp op, const Tensor& x,
                         const std::vector<int>& axes, bool keepdims) = 0;
   /// [..., n, k] @ [..., k, m] -> [..., n, m], batch axes broadcast; both
-  /// of rank >= 2 and one float dtype (ints: i64 accumulation).
-  virtual Tensor matmul(const Tensor& a, const Tensor& b) = 0;
+  /// of rank >= 2 and one float dtype (ints: i64 accumulation). With
+  /// [trans_a] / [trans_b] the operand's last two axes are read swapped
+  /// (BLAS's transpose flags: the VJPs need aᵀ·g and g·bᵀ, and copying a
+  /// transpose of a [6144 784] batch costs more than the product).
+  virtual Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a,
+                        bool trans_b) = 0;
   virtual Tensor cast(const Tensor& x, DType to) = 0;
   /// out.shape[i] = x.shape[perm[i]].
   virtual Tensor permute(const Tensor& x, const std::vector<int>& perm) = 0;

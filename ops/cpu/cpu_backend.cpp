@@ -43,8 +43,9 @@ class CpuBackend final : public Backend {
                 bool keepdims) override {
     return cpu::reduce(op, x, axes, keepdims);
   }
-  Tensor matmul(const Tensor& a, const Tensor& b) override {
-    return cpu::matmul(a, b);
+  Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a,
+                bool trans_b) override {
+    return cpu::matmul(a, b, trans_a, trans_b);
   }
   Tensor cast(const Tensor& x, DType to) override { return cpu::cast(x, to); }
   Tensor permute(const Tensor& x, const std::vector<int>& perm) override {

@@ -146,7 +146,8 @@ Tensor reduce(ReduceOp op,
 Tensor cumsum(const Tensor& x, int axis, bool reverse);
 std::pair<Tensor, Tensor> sort(const Tensor& x, int axis, bool descending);
 // cpu_matmul.cpp
-Tensor matmul(const Tensor& a, const Tensor& b);
+Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a = false,
+              bool trans_b = false);
 // cpu_shape.cpp
 Tensor permute(const Tensor& x, const std::vector<int>& perm);
 Tensor broadcast_to(const Tensor& x, const Shape& shape);

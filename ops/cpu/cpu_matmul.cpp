@@ -77,7 +77,7 @@ void gemm<double>(bool ta,
 
 namespace {
 
-/// C [n m] = A [n k] @ B [k m] for ints, accumulating in i64.
+/// C [n m] = op(A) [n k] @ op(B) [k m] for ints, accumulating in i64.
 template <class T>
 void int_matmul(const T* A,
                 const T* B,
@@ -85,16 +85,19 @@ void int_matmul(const T* A,
                 int64_t n,
                 int64_t k,
                 int64_t m,
+                bool ta,
+                bool tb,
                 std::vector<int64_t>& acc) {
   acc.assign(m, 0);
   for (int64_t i = 0; i < n; ++i) {
     std::fill(acc.begin(), acc.end(), 0);
     for (int64_t p = 0; p < k; ++p) {
-      int64_t a = A[i * k + p];
-      const T* brow = B + p * m;
-      for (int64_t j = 0; j < m; ++j)
+      int64_t a = ta ? A[p * n + i] : A[i * k + p];
+      for (int64_t j = 0; j < m; ++j) {
+        int64_t b = tb ? B[j * k + p] : B[p * m + j];
         acc[j] = static_cast<int64_t>(static_cast<uint64_t>(acc[j]) +
-                                      static_cast<uint64_t>(a * brow[j]));
+                                      static_cast<uint64_t>(a * b));
+      }
     }
     for (int64_t j = 0; j < m; ++j) C[i * m + j] = static_cast<T>(acc[j]);
   }
@@ -107,24 +110,28 @@ void mat(const T* A,
          int64_t n,
          int64_t k,
          int64_t m,
+         bool ta,
+         bool tb,
          std::vector<int64_t>& acc) {
   if constexpr (std::is_floating_point_v<T>)
-    gemm<T>(false, false, n, m, k, T(1), A, k, B, m, T(0), C, m);
+    gemm<T>(ta, tb, n, m, k, T(1), A, ta ? n : k, B, tb ? k : m, T(0), C, m);
   else
-    int_matmul(A, B, C, n, k, m, acc);
+    int_matmul(A, B, C, n, k, m, ta, tb, acc);
 }
 
 }  // namespace
 
-Tensor matmul(const Tensor& a, const Tensor& b) {
+Tensor matmul(const Tensor& a, const Tensor& b, bool ta, bool tb) {
   if (a.rank() < 2 || b.rank() < 2) fail("matmul", "operands need rank >= 2");
   if (a.dtype() != b.dtype()) fail("matmul", "dtypes differ");
   if (is_half(a.dtype()))
-    return from_f32(matmul(to_f32(a), to_f32(b)), a.dtype());
+    return from_f32(matmul(to_f32(a), to_f32(b), ta, tb), a.dtype());
   if (a.dtype() == DType::Bool) fail("matmul", "bool operands");
-  int64_t n = a.shape()[a.rank() - 2], k = a.shape()[a.rank() - 1];
-  int64_t m = b.shape()[b.rank() - 1];
-  if (b.shape()[b.rank() - 2] != k)
+  int64_t ar = a.shape()[a.rank() - 2], ac = a.shape()[a.rank() - 1];
+  int64_t br = b.shape()[b.rank() - 2], bc = b.shape()[b.rank() - 1];
+  int64_t n = ta ? ac : ar, k = ta ? ar : ac;
+  int64_t m = tb ? br : bc;
+  if ((tb ? bc : br) != k)
     fail("matmul",
          "inner dims differ: " + shape_string(a.shape()) + " @ " +
              shape_string(b.shape()));
@@ -145,9 +152,9 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
       T* po = out.data<T>();
       std::vector<int64_t> acc;
       int64_t nb = numel_of(batch);
-      if (bb.empty() || numel_of(bb) == 1) {
+      if (!ta && (bb.empty() || numel_of(bb) == 1)) {
         if (numel_of(ba) == nb) {  // fold the batch into the rows
-          mat(pa, pb, po, nb * n, k, m, acc);
+          mat(pa, pb, po, nb * n, k, m, false, tb, acc);
           return;
         }
       }
@@ -163,6 +170,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
               n,
               k,
               m,
+              ta,
+              tb,
               acc);
       });
     }

@@ -722,7 +722,7 @@ TEST_CASE("matmul against a naive triple loop", "[cpu]") {
       std::vector<double> want = naive_matmul(a, b, &os);
       INFO(ss::types::dtype_name(d)
            << " " << shape_string(sa) << " @ " << shape_string(sb));
-      Tensor y = B().matmul(a, b);
+      Tensor y = B().matmul(a, b, false, false);
       CHECK(y.dtype() == d);
       double tol = d == DType::F32                         ? 1e-5
                    : d == DType::F64                       ? 1e-12
@@ -731,10 +731,40 @@ TEST_CASE("matmul against a naive triple loop", "[cpu]") {
       check_close(y, os, want, tol);
     }
   Tensor e = B().matmul(Tensor::zeros({2, 0}, DType::F32),
-                        Tensor::zeros({0, 3}, DType::F32));
+                        Tensor::zeros({0, 3}, DType::F32), false, false);
   check_close(e, {2, 3}, std::vector<double>(6, 0), 0);
   CHECK_THROWS(B().matmul(T({2, 3}, std::vector<double>(6, 1)),
-                          T({2, 3}, std::vector<double>(6, 1))));
+                          T({2, 3}, std::vector<double>(6, 1)), false, false));
+}
+
+TEST_CASE("matmul reads transposed operands in place", "[cpu]") {
+  // op(a) @ op(b) equals the product of explicit transposes, for every
+  // flag combination, batched and not, in floats and ints.
+  for (DType d : {DType::F32, DType::F64, DType::I64})
+    for (bool ta : {false, true})
+      for (bool tb : {false, true})
+        for (Shape batch : {Shape{}, Shape{2}}) {
+          Shape sa = batch, sb = batch;
+          sa.insert(sa.end(), ta ? std::initializer_list<int64_t>{4, 3}
+                                 : std::initializer_list<int64_t>{3, 4});
+          sb.insert(sb.end(), tb ? std::initializer_list<int64_t>{5, 4}
+                                 : std::initializer_list<int64_t>{4, 5});
+          Tensor a = rnd(sa, d, 11), b = rnd(sb, d, 12);
+          auto swap = [&](const Tensor& t) {
+            std::vector<int> p;
+            for (size_t i = 0; i < t.rank(); ++i) p.push_back(int(i));
+            std::swap(p[p.size() - 1], p[p.size() - 2]);
+            return B().permute(t, p);
+          };
+          Tensor want = B().matmul(ta ? swap(a) : a, tb ? swap(b) : b, false,
+                                   false);
+          Tensor got = B().matmul(a, b, ta, tb);
+          INFO(ss::types::dtype_name(d) << " ta=" << ta << " tb=" << tb);
+          CHECK(got.shape() == want.shape());
+          std::vector<double> gv = got.to_doubles(), wv = want.to_doubles();
+          for (size_t i = 0; i < gv.size(); ++i)
+            CHECK(gv[i] == Approx(wv[i]).epsilon(1e-5).margin(1e-6));
+        }
 }
 
 // ---------------------------------------------------------------- shape ops
