@@ -19,7 +19,7 @@ set -euo pipefail
 PACKAGES=(
   g++ cmake make ninja-build ccache pkgconf
   libxtensor-dev libxsimd-dev libxtensor-blas-dev libopenblas-dev
-  libgloo-dev libboost-dev catch2 nlohmann-json3-dev libedit-dev
+  libgloo-dev libboost-dev catch2 nlohmann-json3-dev libedit-dev zlib1g-dev
 )
 
 usage() {
