@@ -1,6 +1,7 @@
 // Data movement: permute, broadcast_to, slice, concat, pad. These only move
 // bytes, so they dispatch on the element size (halves need no widening).
-// permute and broadcast_to are xtensor strided views assigned with noalias;
+// permute walks the output with an odometer; broadcast_to assigns an
+// xtensor broadcast view;
 // slice, concat and pad copy contiguous runs of [outer, axis, inner].
 
 #include <cstring>
@@ -46,18 +47,39 @@ Tensor permute(const Tensor& x, const std::vector<int>& perm) {
     });
     return out;
   }
+  // N-d: walk the output in order with an odometer over its outer axes;
+  // the last output axis is a memcpy when it is the input's last axis too,
+  // else a strided copy. (xtensor's generic strided assign was ~10x slower
+  // on the batched transposes of attention's rearranges.)
+  size_t r = os.size();
+  std::vector<int64_t> in_stride(x.rank(), 1);
+  for (int i = static_cast<int>(x.rank()) - 2; i >= 0; --i)
+    in_stride[i] = in_stride[i + 1] * x.shape()[i + 1];
+  std::vector<int64_t> s(r);  // input stride of each output axis
+  for (size_t i = 0; i < r; ++i) s[i] = in_stride[perm[i]];
   visit_bytes(x.dtype(), [&](auto t) {
     using B = decltype(t);
-    auto in = xt::adapt(x.data<B>(),
-                        static_cast<size_t>(x.numel()),
-                        xt::no_ownership(),
-                        xshape(x.shape()));
-    auto o = xt::adapt(out.data<B>(),
-                       static_cast<size_t>(out.numel()),
-                       xt::no_ownership(),
-                       xshape(os));
-    std::vector<size_t> p(perm.begin(), perm.end());
-    xt::noalias(o) = xt::transpose(in, p);
+    const B* src = x.data<B>();
+    B* dst = out.data<B>();
+    int64_t inner = os[r - 1], step = s[r - 1];
+    int64_t rows = out.numel() / std::max<int64_t>(inner, 1);
+    std::vector<int64_t> idx(r - 1, 0);
+    int64_t base = 0;
+    for (int64_t row = 0; row < rows; ++row) {
+      if (step == 1) {
+        std::memcpy(dst, src + base, sizeof(B) * inner);
+      } else {
+        const B* p = src + base;
+        for (int64_t j = 0; j < inner; ++j) dst[j] = p[j * step];
+      }
+      dst += inner;
+      for (int k = static_cast<int>(r) - 2; k >= 0; --k) {
+        base += s[k];
+        if (++idx[k] < os[k]) break;
+        base -= s[k] * os[k];
+        idx[k] = 0;
+      }
+    }
   });
   return out;
 }

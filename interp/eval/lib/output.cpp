@@ -173,6 +173,8 @@ Value write(BuiltinCall& c) {
   sink->next_step = step + 1;
   sink->write(*r.as<LogsValue>(), step);
   sink->last = std::static_pointer_cast<LogsValue>(r.obj);
+  last_written().logs = sink->last;
+  ++last_written().writes;
   return Value::unit();
 }
 

@@ -1,0 +1,52 @@
+#pragma once
+// ds.batches(n, shuffle=seed, drop_last=false, loader_threads=2): batches of
+// n records as `[b] R` (library.md, Data). Batch tensors are plain CPU
+// tensors with a leading batch axis; a size-variable field is padded (with
+// 0) to the longest item of the batch and the batch gets `mask_<var>`
+// ([b var] bool, true where an item has a value).
+//
+// Order: with a seed, a Fisher-Yates shuffle of the view's items driven by
+// Philox: for i = count-1 down to 1, j = (64 bits drawn at counter (i, 0)
+// under key_for(seed, "batches")) mod (i + 1), swap(i, j). Without one,
+// the dataset's order. The same Batches value walks the same order every
+// time; draw a new one per epoch (`ds.batches(64, shuffle=epoch)`).
+//
+// Loading: loader_threads threads build the next batches while the loop
+// body runs, at most 2 x threads batches ahead; 0 threads builds each batch
+// when asked. Leaving the loop early (break, an error) stops and joins them.
+
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <vector>
+
+#include "interp/eval/lib/dataset.h"
+
+namespace ss::eval {
+
+/// The shuffled order of [count] items under [seed].
+std::vector<int64_t> shuffle_order(int64_t count, uint64_t seed);
+
+struct BatchesValue : IterableObject {
+  std::shared_ptr<const DatasetValue> ds;
+  int64_t n = 1;
+  bool shuffle = false;
+  uint64_t seed = 0;
+  bool drop_last = false;
+  int threads = 2;
+
+  /// The view's item indices in batch order.
+  std::vector<int64_t> order() const;
+  /// Batch [k] of [order] (view indices) as a batch record.
+  std::shared_ptr<RecordValue> make_batch(const std::vector<int64_t>& order,
+                                          int64_t k) const;
+  std::unique_ptr<Cursor> cursor(Interpreter& in) override;
+  int64_t length() const override;
+};
+
+/// progress(it) (progress.cpp): an iterable wrapping [inner] (any iterable:
+/// a list, a dataset, batches, a tensor's rows). [tty]: -1 asks isatty(2),
+/// 0 or 1 forces the summary line or the bar; [err] defaults to std::cerr.
+Value make_progress(const Value& inner, int tty = -1, std::ostream* err = nullptr);
+
+}  // namespace ss::eval

@@ -1,0 +1,165 @@
+#pragma once
+// Datasets (library.md, Data). Every source is read into a TensorDataset:
+// each field held as one tensor with a leading item axis, or, for a field
+// with a size variable (`tokens: [n] i64`), one tensor per item. The items
+// are checked against the record type once, when the dataset is made.
+// `dataset(R, path, stream=true)` is accepted and reads the whole file now
+// (a TensorDataset too); streaming is not implemented yet.
+//
+// Loaders (loaders.cpp) produce RawArrays: the bytes of a file's array with
+// the file's element type. make_store converts them to the field's dtype:
+//   - any float (f16 bf16 f32 f64) -> any float field (f64 -> f32 rounds);
+//   - any int (u8 i8 i16 u16 i32 u32 i64 u64) -> any int field, when every
+//     value fits the field's dtype (else a ShapeError);
+//   - bool -> bool fields only.
+// Anything else (ints for a float field, floats for an int field) is a
+// ShapeError: a wrong dtype.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "interp/eval/objects.h"
+#include "ops/core/tensor.h"
+#include "ops/core/type.h"
+
+namespace ss::eval {
+
+/// A data error before it reaches the `.ss` line: kind is "IOError",
+/// "ShapeError", "DomainError" or "ValueError"; the message names the path,
+/// the item, the field, the expected and the found.
+struct DataError : std::runtime_error {
+  DataError(std::string k, const std::string& message)
+      : std::runtime_error(message), kind(std::move(k)) {}
+  std::string kind;
+};
+
+/// Element types found in files (numpy's, safetensors', IDX's).
+enum class RawType { Bool, U8, I8, I16, U16, I32, U32, I64, U64, F16, BF16, F32, F64 };
+int raw_size(RawType t);
+const char* raw_name(RawType t);  // numpy style: "u1", "f4", "b1"
+bool raw_is_float(RawType t);
+bool raw_is_int(RawType t);
+/// The int element at [p]; false when it does not fit an int64 (a u64
+/// above 2^63) or [t] is not an int type.
+bool raw_int(RawType t, const uint8_t* p, int64_t& out);
+
+/// An array read from a file: little-endian, C order, [count] elements of
+/// [type] at bytes->data() + offset.
+struct RawArray {
+  RawType type = RawType::F32;
+  ops::Shape shape;
+  std::shared_ptr<const std::string> bytes;
+  size_t offset = 0;
+  const uint8_t* data() const {
+    return reinterpret_cast<const uint8_t*>(bytes->data()) + offset;
+  }
+  int64_t numel() const { return ops::numel_of(shape); }
+};
+
+/// A RawArray with its own copy of a tensor's bytes.
+RawArray raw_from_tensor(const ops::Tensor& t);
+
+/// The checked tensors of a TensorDataset, shared by its splits and takes.
+struct TensorStore {
+  const types::RecordInfo* info = nullptr;
+  int64_t n = 0;
+  /// Fixed-shape fields: [n ...field shape].
+  std::map<std::string, ops::Tensor> fields;
+  /// Fields with a size variable: one tensor per item.
+  std::map<std::string, std::vector<ops::Tensor>> items;
+};
+
+/// A field's shape with static sizes; -1 where the axis is a size variable.
+ops::Shape field_shape(const types::FieldInfo& f,
+                       const std::map<std::string, int64_t>& dims);
+
+/// Converts and checks [cols] (by field name, each [n ...]; a missing
+/// field is a ShapeError) into a store. [lengths] optionally gives, for a
+/// size-variable field, each item's length along its variable axis (items
+/// are cut from the dense [n ... L ...] array). [source] names the origin
+/// in messages ("data/train.npz").
+std::shared_ptr<TensorStore> make_store(
+    const types::RecordInfo& r, const std::map<std::string, int64_t>& dims,
+    std::map<std::string, RawArray> cols,
+    std::map<std::string, std::vector<int64_t>> lengths,
+    const std::string& source);
+
+/// Checks a store made in memory (synthetic data, per-item fields):
+/// shapes, dtypes, domains, and that size variables agree within an item.
+void check_store(const TensorStore& s,
+                 const std::map<std::string, int64_t>& dims,
+                 const std::string& source);
+
+/// A Dataset[R] value: a view of a store. Item k of the view is store item
+/// base + (offset + k) % base_count (through idx when set), so split and
+/// take never copy the tensors.
+struct DatasetValue : IterableObject {
+  std::shared_ptr<const TensorStore> store;
+  int64_t base = 0, base_count = 0, offset = 0, count = 0;
+  /// When set, source index s is store item (*idx)[s] (a take that cycled,
+  /// then was split or taken again).
+  std::shared_ptr<const std::vector<int64_t>> idx;
+
+  static std::shared_ptr<DatasetValue> of(std::shared_ptr<const TensorStore> s);
+  /// The store item of view item k.
+  int64_t index(int64_t k) const {
+    int64_t s = base + (offset + k) % base_count;
+    return idx ? (*idx)[s] : s;
+  }
+  /// The same items as a view that does not cycle (offset 0).
+  std::shared_ptr<DatasetValue> plain() const;
+  /// (the first round(frac * count) items, the rest); frac in (0, 1).
+  std::pair<std::shared_ptr<DatasetValue>, std::shared_ptr<DatasetValue>>
+  split(double frac) const;
+  /// The first n items, cycling from the start past the end.
+  std::shared_ptr<DatasetValue> take(int64_t n) const;
+  /// Item k as a record (not a batch).
+  std::shared_ptr<RecordValue> item(int64_t k) const;
+
+  std::unique_ptr<Cursor> cursor(Interpreter& in) override;
+  int64_t length() const override { return count; }
+};
+
+// ---- sources (loaders.cpp, synthetic_digits.cpp). Each throws DataError.
+
+/// `dataset(R, path)`: by extension (.safetensors, .npz, .csv) or a
+/// directory of <field>.npy. [renames]: field -> the name in the file.
+std::shared_ptr<TensorStore> load_dataset(
+    const types::RecordInfo& r, const std::map<std::string, int64_t>& dims,
+    const std::string& path, const std::map<std::string, std::string>& renames);
+
+/// `mnist(R, dir)`: train-images-idx3-ubyte + train-labels-idx1-ubyte in dir
+/// (or `<dir>/t10k`: t10k-images-idx3-ubyte + t10k-labels-idx1-ubyte);
+/// `.gz` copies are read when the plain file is absent.
+std::shared_ptr<TensorStore> load_mnist(
+    const types::RecordInfo& r, const std::map<std::string, int64_t>& dims,
+    const std::string& dir);
+
+/// `synthetic_digits(R, n, seed=)`.
+std::shared_ptr<TensorStore> make_synthetic_digits(
+    const types::RecordInfo& r, const std::map<std::string, int64_t>& dims,
+    int64_t n, uint64_t seed);
+
+// Parsers, exposed for tests and fuzzing: [name] is used in messages.
+RawArray parse_npy(std::shared_ptr<const std::string> bytes, size_t offset,
+                   size_t size, const std::string& name);
+std::map<std::string, RawArray> parse_npz(std::shared_ptr<const std::string> bytes,
+                                          const std::string& name);
+RawArray parse_idx(std::shared_ptr<const std::string> bytes,
+                   const std::string& name);
+/// A CSV with a header row: a scalar field is a column named after it; a
+/// field with a static shape is the columns `<field>_0 .. <field>_<k-1>`
+/// (its values flattened in C order). Size-variable fields are not
+/// supported in CSV.
+std::map<std::string, RawArray> parse_csv(
+    const std::string& text, const types::RecordInfo& r,
+    const std::map<std::string, int64_t>& dims,
+    const std::map<std::string, std::string>& renames, const std::string& name);
+/// A whole file, or an IOError naming it.
+std::shared_ptr<const std::string> read_whole_file(const std::string& path);
+
+}  // namespace ss::eval
