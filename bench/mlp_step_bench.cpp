@@ -146,7 +146,9 @@ int main(int argc, char** argv) {
               steps);
   std::printf("%8s %14s %14s %8s\n", "batch", "ss (ms)", "OpenBLAS (ms)",
               "ratio");
-  for (int B : {64, 6144}) {
+  std::vector<int> sizes = {64, 6144};
+  if (const char* only = std::getenv("SS_BENCH_BATCH")) sizes = {std::atoi(only)};
+  for (int B : sizes) {
     std::mt19937 rng(0);
     std::uniform_real_distribution<float> u(0, 1);
     std::vector<double> x(size_t(B) * 784), y(B);

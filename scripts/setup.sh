@@ -94,11 +94,11 @@ build() {
 }
 
 check_example() {
-  log "checking the README example: build/ss check examples/readme_mlp.ss"
-  # The front end is what exists so far; a later issue switches this to
-  # `ss run`, which also trains the model.
-  build/ss check examples/readme_mlp.ss
-  log "README example checks clean"
+  log "running the README example: build/ss run examples/readme_mlp.ss"
+  # It trains 3 epochs on 54,000 synthetic digits, prints the test logs
+  # (loss and accuracy), and writes train.csv and mlp.safetensors here.
+  build/ss run examples/readme_mlp.ss
+  log "README example done"
 }
 
 if ((!skip_deps)); then

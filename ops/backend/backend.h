@@ -90,6 +90,17 @@ class Backend {
   /// normal by Box-Muller of the block's first two words.
   virtual Tensor random(const Shape& shape, DType dtype, uint64_t key,
                         uint64_t stream, uint64_t offset, bool normal) = 0;
+  /// One torch.optim.AdamW step for one param, in place on [p], [m], [v]
+  /// (the optimizer's own tensors): fused, one pass, as torch's fused
+  /// kernels. [step] counts this step (bias corrections).
+  virtual void adamw_update(Tensor& p, const Tensor& g, Tensor& m, Tensor& v,
+                            double lr, double beta1, double beta2, double eps,
+                            double weight_decay, int64_t step) = 0;
+  /// One torch.optim.SGD step in place on [p] and, with momentum, [buf]
+  /// ([first]: the buffer starts as a copy of the gradient).
+  virtual void sgd_update(Tensor& p, const Tensor& g, Tensor* buf, double lr,
+                          double momentum, double weight_decay, bool nesterov,
+                          bool first) = 0;
   /// NCHW convolution: x [b C h w], k [O C kh kw] -> [b O h2 w2].
   virtual Tensor conv2d(const Tensor& x, const Tensor& k, int stride,
                         int padding) = 0;

@@ -102,6 +102,9 @@ class Tensor {
   Tensor detach() const;
   /// Whether two tensors share storage.
   bool same_storage(const Tensor& o) const { return storage_ == o.storage_; }
+  /// Whether this is the only handle on its storage (safe to update in
+  /// place: no other value can see the change).
+  bool unique_storage() const { return storage_.use_count() == 1; }
 
   // Autodiff state (see ops/autodiff/tape.h).
   const std::shared_ptr<AutogradMeta>& autograd() const { return ag_; }

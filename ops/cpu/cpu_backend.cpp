@@ -28,6 +28,17 @@ class CpuBackend final : public Backend {
   }
   const char* name() const override { return "cpu"; }
 
+  void adamw_update(Tensor& p, const Tensor& g, Tensor& m, Tensor& v,
+                    double lr, double b1, double b2, double eps, double wd,
+                    int64_t step) override {
+    cpu::adamw_update(p, g, m, v, lr, b1, b2, eps, wd, step);
+  }
+  void sgd_update(Tensor& p, const Tensor& g, Tensor* buf, double lr,
+                  double momentum, double wd, bool nesterov,
+                  bool first) override {
+    cpu::sgd_update(p, g, buf, lr, momentum, wd, nesterov, first);
+  }
+
   Tensor unary(UnaryOp op, const Tensor& x) override {
     return cpu::unary(op, x);
   }

@@ -4,6 +4,7 @@
 
 #include "interp/eval/lib/runtime_lib.h"
 #include "ops/api.h"
+#include "ops/backend/backend.h"
 
 namespace ss::eval {
 
@@ -102,6 +103,42 @@ ops::Tensor adamw_step(OptimState& o, const std::string& path,
   return ops::sub(p, ops::mul(scal(step_size, p), ops::div(m, denom)));
 }
 
+// [t] with storage nobody else sees: the fused steps write in place, and
+// values are immutable, so a tensor another value still holds is copied.
+ops::Tensor& own(ops::Tensor& t) {
+  if (!t.unique_storage()) t = t.clone();
+  return t;
+}
+
+// The same rules as sgd_step/adamw_step, one fused pass per param on the
+// backend (the common case: a whole model, not one of a stack).
+void fused_update(ModelRef& m, OptimState& o, ModelRef& g) {
+  for (const std::string& path : m.paths(true)) {
+    std::string key = m.prefix + path;
+    ops::Tensor& p = own(m.store->tensors.at(key));
+    ops::Tensor grad = g.get(path);
+    ops::Backend& be = ops::backend_for(p.device());
+    auto& st = o.state[key];
+    if (o.kind == types::OptimKind::AdamW) {
+      if (!st.count("exp_avg")) {
+        st["exp_avg"] = ops::Tensor::zeros(p.shape(), p.dtype(), p.device());
+        st["exp_avg_sq"] = ops::Tensor::zeros(p.shape(), p.dtype(), p.device());
+      }
+      be.adamw_update(p, grad, own(st["exp_avg"]), own(st["exp_avg_sq"]),
+                      o.lr, o.beta1, o.beta2, o.eps, o.weight_decay, o.step);
+    } else if (o.momentum != 0) {
+      bool first = !st.count("momentum_buffer");
+      if (first)
+        st["momentum_buffer"] =
+            ops::Tensor::zeros(p.shape(), p.dtype(), p.device());
+      be.sgd_update(p, grad, &own(st["momentum_buffer"]), o.lr, o.momentum,
+                    o.weight_decay, o.nesterov, first);
+    } else {
+      be.sgd_update(p, grad, nullptr, o.lr, 0, o.weight_decay, false, false);
+    }
+  }
+}
+
 Value update(BuiltinCall& c) {
   auto* m = c.arg(0).as<ModelRef>();
   auto* o = c.arg(1).as<OptimState>();
@@ -112,6 +149,10 @@ Value update(BuiltinCall& c) {
            "adamw(m, ...) or sgd(m, ...) of the model it updates)");
   ops::GradMode::Guard off(false);
   ++o->step;
+  if (m->index.empty()) {
+    fused_update(*m, *o, *g);
+    return Value::unit();
+  }
   for (const std::string& path : m->paths(true)) {
     ops::Tensor p = m->get(path);
     ops::Tensor grad = ops::cast(g->get(path), p.dtype());
