@@ -290,7 +290,16 @@ Tensor floordiv(const Tensor& a, const Tensor& b) {
 }
 
 Tensor mod(const Tensor& a, const Tensor& b) {
-  return binary_impl("mod", BinaryOp::Mod, Promo::Arith, a, b, nullptr);
+  // a - floor(a / b) * b, as torch.remainder: d/da = 1, d/db = -floor(a/b).
+  return binary_impl(
+      "mod", BinaryOp::Mod, Promo::Arith, a, b,
+      [](const Tensor& g, const Tensor& a, const Tensor& b, const Tensor&,
+         bool na, bool nb) {
+        Tensor ga, gb;
+        if (na) ga = g;
+        if (nb) gb = mul(g, neg(floor(div(a, b))));
+        return std::make_pair(ga, gb);
+      });
 }
 
 Tensor pow(const Tensor& a, const Tensor& b) {

@@ -308,7 +308,19 @@ Tensor take(const Tensor& x, const Tensor& idx0, int axis) {
   int a = axis_of(name, axis, x.rank());
   Tensor idx = index_tensor(name, idx0);
   int64_t n = x.shape()[a];
-  check_index_range(name, idx, n);
+  // Negative indices count from the end, as an int index does.
+  Tensor neg = lt(idx, scalar_like(0, idx));
+  if (any(neg).item() != 0) {
+    int64_t lowest = static_cast<int64_t>(min(idx).item());
+    if (lowest < -n)
+      value_error(name, "index " + std::to_string(lowest) +
+                            " is out of range for an axis of size " +
+                            std::to_string(n));
+    idx = where(neg, add(idx, scalar_like(n, idx)), idx);
+    check_index_range(name, idx, n);
+  } else {
+    check_index_range(name, idx, n);
+  }
   Tensor y = backend_of(x).take(x, idx, a);
   if (!types::is_float(x.dtype())) return y;
   return record(name, y, {x}, [idx, a, n](const Tensor& g) {
@@ -335,14 +347,14 @@ Tensor take_one(const Tensor& x, int64_t index, int axis) {
 // sizes off [a].
 static void check_gather_index(const char* name, const Tensor& x,
                                const Tensor& idx, int a) {
+  // torch's rule: same rank, and no larger than x off [a].
   bool ok = idx.rank() == x.rank();
   for (size_t i = 0; ok && i < x.rank(); ++i)
-    ok = static_cast<int>(i) == a || idx.shape()[i] == x.shape()[i];
+    ok = static_cast<int>(i) == a || idx.shape()[i] <= x.shape()[i];
   if (!ok)
     shape_error(name, "the indices " + shape_string(idx.shape()) +
-                          " must have the shape of " +
-                          shape_string(x.shape()) + " off axis " +
-                          std::to_string(a));
+                          " must fit in " + shape_string(x.shape()) +
+                          " off axis " + std::to_string(a));
   check_index_range(name, idx, x.shape()[a]);
 }
 

@@ -188,7 +188,13 @@ std::vector<Tensor> scatter_fwd(ForwardCtx& ctx) {
   int a = fwd::over_one(ctx, 3, x);
   if (v.shape() != idx.shape()) v = broadcast_to(v, idx.shape());
   if (v.dtype() != x.dtype()) v = cast(v, x.dtype());
-  return {scatter_add(x, idx, sub(v, gather(x, idx, a)), a)};
+  // Written positions take the value written there; a position written
+  // several times (torch leaves it unspecified) takes the sum of its
+  // values. Built from scatter_add so it is differentiable in x and v.
+  Tensor hit = gt(scatter_add(zeros_like(x), idx, ones_like(v), a),
+                  scalar_like(0, x));
+  Tensor kept = where(hit, zeros_like(x), x);
+  return {scatter_add(kept, idx, v, a)};
 }
 
 constexpr ParamSpec kOver{"over", ParamKind::Axes, true};

@@ -105,8 +105,9 @@ Type reduce_with_rule(RuleCtx& ctx) {
 // ---------------------------------------------------------------- forwards
 
 // argmax/argmin over [axes] (every axis when empty): one axis directly;
-// several are moved to the end (in the order written) and merged, so the
-// result is the flat index within them, as torch's argmax without dim.
+// several are moved to the end (in the operand's axis order, whatever
+// order over= wrote them in) and merged, so the result is the row-major
+// flat index within them, as torch's argmax without dim.
 Tensor arg_extreme(bool is_max, const Tensor& x, const std::vector<int>& axes) {
   if (x.rank() == 0) return Tensor::zeros({}, DType::I64, x.device());
   if (axes.size() == 1) return is_max ? argmax(x, axes[0]) : argmin(x, axes[0]);
@@ -122,7 +123,9 @@ Tensor arg_extreme(bool is_max, const Tensor& x, const std::vector<int>& axes) {
   if (axes.empty()) {
     for (size_t a = 0; a < x.rank(); ++a) perm.push_back(static_cast<int>(a));
   } else {
-    perm.insert(perm.end(), axes.begin(), axes.end());
+    std::vector<int> sorted = axes;
+    std::sort(sorted.begin(), sorted.end());
+    perm.insert(perm.end(), sorted.begin(), sorted.end());
   }
   Shape merged = keep;
   merged.push_back(fwd::count_over(x, axes));

@@ -289,8 +289,11 @@ TEST_CASE("api: indexing, cumsum, sort", "[api]") {
   CHECK(op_error([&] { take(x, T({2}, {0, 3}, DType::I64), 1); },
                  OpError::Kind::Value) ==
         "take: index 3 is out of range for an axis of size 3");
-  op_error([&] { take(x, T({1}, {-1}, DType::I64), 1); },
-           OpError::Kind::Value);
+  // Negative indices count from the end, as an int index does.
+  check(take(x, T({1}, {-1}, DType::I64), 1), {2, 1}, {2, 5}, DType::F32);
+  CHECK(op_error([&] { take(x, T({1}, {-4}, DType::I64), 1); },
+                 OpError::Kind::Value) ==
+        "take: index -4 is out of range for an axis of size 3");
   op_error([&] { take(x, T({1}, {0}), 1); }, OpError::Kind::Value);
   check(take_one(x, 1, 0), {3}, {3, 4, 5}, DType::F32);
   check(take_one(x, -1, 1), {2}, {2, 5}, DType::F32);

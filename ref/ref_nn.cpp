@@ -1,0 +1,290 @@
+// The reference: the nn builtins (losses, dropout, norms, embedding,
+// conv2d, pools), each as plain loops over its definition.
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "ref/ref_ops.h"
+
+namespace ss::ref {
+
+using namespace detail;
+
+namespace {
+
+// Losses and norms compute low-precision floats in f32 (torch's autocast
+// habit); f32 and f64 stay; ints give f32.
+DType compute_dtype(DType d) {
+  return d == DType::F64 ? DType::F64 : DType::F32;
+}
+
+}  // namespace
+
+Tensor cross_entropy(const Tensor& logits, const Tensor& labels) {
+  if (logits.rank() == 0)
+    throw std::invalid_argument("ref: cross_entropy needs a class axis");
+  int64_t c = logits.shape().back();
+  int64_t positions = logits.numel() / c;
+  std::vector<double> z = logits.to_doubles(), l = labels.to_doubles();
+  bool soft = types::is_float(labels.dtype());
+  double total = 0;
+  for (int64_t p = 0; p < positions; ++p) {
+    const double* row = z.data() + p * c;
+    double m = -std::numeric_limits<double>::infinity();
+    for (int64_t j = 0; j < c; ++j) m = std::max(m, row[j]);
+    double s = 0;
+    for (int64_t j = 0; j < c; ++j) s += std::exp(row[j] - m);
+    double lse = m + std::log(s);
+    if (soft) {
+      // -sum_j label_j * log_softmax_j.
+      for (int64_t j = 0; j < c; ++j) total -= l[p * c + j] * (row[j] - lse);
+    } else {
+      int64_t y = static_cast<int64_t>(l[p]);
+      if (y < 0 || y >= c)
+        throw std::out_of_range("ref: label " + std::to_string(y));
+      total += lse - row[y];
+    }
+  }
+  return Tensor::from_doubles({},
+                              {total / static_cast<double>(positions)},
+                              compute_dtype(logits.dtype()));
+}
+
+Tensor mse(const Tensor& a, const Tensor& b) {
+  Shape s = broadcast_shape(a.shape(), b.shape());
+  std::vector<double> av = a.to_doubles(), bv = b.to_doubles();
+  int64_t n = ops::numel_of(s);
+  double total = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    std::vector<int64_t> idx = unravel(i, s);
+    double d = av[broadcast_index(idx, s, a.shape())] -
+               bv[broadcast_index(idx, s, b.shape())];
+    total += d * d;
+  }
+  DType d = types::promote(compute_dtype(a.dtype()), compute_dtype(b.dtype()));
+  return Tensor::from_doubles({}, {total / static_cast<double>(n)}, d);
+}
+
+Tensor dropout(const Tensor& x, const Tensor& keep, double p) {
+  std::vector<double> v = x.to_doubles(), k = keep.to_doubles();
+  if (k.size() != v.size())
+    throw std::invalid_argument("ref: dropout's mask is not x's shape");
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = p >= 1 ? v[i] * 0.0 : (k[i] != 0 ? v[i] / (1.0 - p) : 0.0);
+  return Tensor::from_doubles(x.shape(), v, x.dtype());
+}
+
+BatchNormResult batch_norm(const Tensor& x,
+                           const Tensor& g,
+                           const Tensor& b,
+                           const Tensor& running_mean,
+                           const Tensor& running_var,
+                           bool train,
+                           double eps,
+                           double momentum) {
+  if (x.rank() < 2) throw std::invalid_argument("ref: batch_norm needs [b C]");
+  const Shape& s = x.shape();
+  int64_t channels = s[1];
+  int64_t per = x.numel() / channels;  // values per channel
+  std::vector<double> v = x.to_doubles(), gv = g.to_doubles(),
+                      bv = b.to_doubles(), rm = running_mean.to_doubles(),
+                      rv = running_var.to_doubles();
+  std::vector<double> mu(channels, 0), var(channels, 0);
+  auto channel_of = [&](int64_t i) { return unravel(i, s)[1]; };
+  if (train) {
+    for (int64_t i = 0; i < x.numel(); ++i) mu[channel_of(i)] += v[i];
+    for (double& m : mu) m /= static_cast<double>(per);
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      double d = v[i] - mu[channel_of(i)];
+      var[channel_of(i)] += d * d;
+    }
+    for (int64_t c = 0; c < channels; ++c) {
+      double biased = var[c] / static_cast<double>(per);
+      double unbiased = var[c] / static_cast<double>(per - 1);
+      var[c] = biased;
+      rm[c] = (1 - momentum) * rm[c] + momentum * mu[c];
+      rv[c] = (1 - momentum) * rv[c] + momentum * unbiased;
+    }
+  } else {
+    mu = rm;
+    var = rv;
+  }
+  std::vector<double> y(v.size());
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    int64_t c = channel_of(i);
+    y[i] = (v[i] - mu[c]) / std::sqrt(var[c] + eps) * gv[c] + bv[c];
+  }
+  return {Tensor::from_doubles(s, y, x.dtype()),
+          Tensor::from_doubles(running_mean.shape(), rm, running_mean.dtype()),
+          Tensor::from_doubles(running_var.shape(), rv, running_var.dtype())};
+}
+
+namespace {
+
+// The normalised axes (every axis when [axes] is empty), in the order
+// written, and for each element of x its group (the index outside them)
+// and its index within them (in that order).
+struct NormIndex {
+  std::vector<int> axes;
+  std::vector<int64_t> group, within;
+  int64_t groups = 1, count = 1;
+};
+
+NormIndex norm_index(const Shape& s, const std::vector<int>& axes0) {
+  NormIndex ni;
+  for (int a : axes0) ni.axes.push_back(norm_axis(a, s.size()));
+  if (ni.axes.empty())
+    for (size_t a = 0; a < s.size(); ++a)
+      ni.axes.push_back(static_cast<int>(a));
+  std::vector<bool> in(s.size(), false);
+  Shape inner, outer;
+  for (int a : ni.axes) {
+    in[a] = true;
+    inner.push_back(s[a]);
+  }
+  for (size_t a = 0; a < s.size(); ++a)
+    if (!in[a]) outer.push_back(s[a]);
+  ni.groups = ops::numel_of(outer);
+  ni.count = ops::numel_of(inner);
+  int64_t n = ops::numel_of(s);
+  for (int64_t i = 0; i < n; ++i) {
+    std::vector<int64_t> p = unravel(i, s), pi, po;
+    for (int a : ni.axes) pi.push_back(p[a]);
+    for (size_t a = 0; a < s.size(); ++a)
+      if (!in[a]) po.push_back(p[a]);
+    ni.group.push_back(ravel(po, outer));
+    ni.within.push_back(ravel(pi, inner));
+  }
+  return ni;
+}
+
+}  // namespace
+
+Tensor layer_norm(const Tensor& x,
+                  const std::vector<int>& axes,
+                  double eps,
+                  const std::optional<Tensor>& g,
+                  const std::optional<Tensor>& b) {
+  NormIndex ni = norm_index(x.shape(), axes);
+  std::vector<double> v = x.to_doubles();
+  std::vector<double> mu(ni.groups, 0), var(ni.groups, 0);
+  for (size_t i = 0; i < v.size(); ++i) mu[ni.group[i]] += v[i];
+  for (double& m : mu) m /= static_cast<double>(ni.count);
+  for (size_t i = 0; i < v.size(); ++i) {
+    double d = v[i] - mu[ni.group[i]];
+    var[ni.group[i]] += d * d;
+  }
+  for (double& s : var) s /= static_cast<double>(ni.count);  // biased
+  std::vector<double> gv = g ? g->to_doubles() : std::vector<double>{};
+  std::vector<double> bv = b ? b->to_doubles() : std::vector<double>{};
+  std::vector<double> y(v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    int64_t k = ni.group[i];
+    y[i] = (v[i] - mu[k]) / std::sqrt(var[k] + eps);
+    if (g) y[i] *= gv[ni.within[i]];
+    if (b) y[i] += bv[ni.within[i]];
+  }
+  return Tensor::from_doubles(x.shape(), y, float_of(x.dtype()));
+}
+
+Tensor rms_norm(const Tensor& x, const std::vector<int>& axes, double eps) {
+  NormIndex ni = norm_index(x.shape(), axes);
+  std::vector<double> v = x.to_doubles(), ms(ni.groups, 0);
+  for (size_t i = 0; i < v.size(); ++i) ms[ni.group[i]] += v[i] * v[i];
+  for (double& m : ms) m /= static_cast<double>(ni.count);
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] /= std::sqrt(ms[ni.group[i]] + eps);
+  return Tensor::from_doubles(x.shape(), v, float_of(x.dtype()));
+}
+
+Tensor embedding(const Tensor& table, const Tensor& ids) {
+  if (table.rank() != 2) throw std::invalid_argument("ref: table is [V D]");
+  int64_t vocab = table.shape()[0], d = table.shape()[1];
+  std::vector<double> t = table.to_doubles(), iv = ids.to_doubles();
+  std::vector<double> r;
+  for (double e : iv) {
+    int64_t id = static_cast<int64_t>(e);
+    if (id < 0 || id >= vocab)
+      throw std::out_of_range("ref: id " + std::to_string(id));
+    for (int64_t j = 0; j < d; ++j) r.push_back(t[id * d + j]);
+  }
+  Shape out = ids.shape();
+  out.push_back(d);
+  return Tensor::from_doubles(out, r, table.dtype());
+}
+
+Tensor conv2d(const Tensor& x,
+              const Tensor& k,
+              int64_t stride,
+              int64_t padding) {
+  if (x.rank() != 4 || k.rank() != 4 || x.shape()[1] != k.shape()[1])
+    throw std::invalid_argument("ref: conv2d needs [b C h w], [O C kh kw]");
+  int64_t nb = x.shape()[0], c = x.shape()[1], h = x.shape()[2],
+          w = x.shape()[3];
+  int64_t o = k.shape()[0], kh = k.shape()[2], kw = k.shape()[3];
+  int64_t h2 = (h + 2 * padding - kh) / stride + 1;
+  int64_t w2 = (w + 2 * padding - kw) / stride + 1;
+  std::vector<double> xv = x.to_doubles(), kv = k.to_doubles();
+  std::vector<double> r(nb * o * h2 * w2, 0.0);
+  for (int64_t n = 0; n < nb; ++n)
+    for (int64_t oc = 0; oc < o; ++oc)
+      for (int64_t i = 0; i < h2; ++i)
+        for (int64_t j = 0; j < w2; ++j) {
+          double acc = 0;
+          for (int64_t ic = 0; ic < c; ++ic)
+            for (int64_t p = 0; p < kh; ++p)
+              for (int64_t q = 0; q < kw; ++q) {
+                int64_t y = i * stride + p - padding;
+                int64_t z = j * stride + q - padding;
+                if (y < 0 || y >= h || z < 0 || z >= w) continue;  // zeros
+                acc += xv[((n * c + ic) * h + y) * w + z] *
+                       kv[((oc * c + ic) * kh + p) * kw + q];
+              }
+          r[((n * o + oc) * h2 + i) * w2 + j] = acc;
+        }
+  return Tensor::from_doubles(
+      {nb, o, h2, w2}, r, types::promote(x.dtype(), k.dtype()));
+}
+
+namespace {
+
+Tensor pool(const Tensor& x, int64_t k, bool is_max) {
+  size_t r = x.rank();
+  if (r < 2 || k <= 0) throw std::invalid_argument("ref: pool needs [.. h w]");
+  int64_t h = x.shape()[r - 2], w = x.shape()[r - 1];
+  int64_t h2 = h / k, w2 = w / k;
+  int64_t lead = x.numel() / (h * w);
+  Shape out(x.shape().begin(), x.shape().end() - 2);
+  out.push_back(h2);
+  out.push_back(w2);
+  std::vector<double> v = x.to_doubles(), y;
+  for (int64_t t = 0; t < lead; ++t)
+    for (int64_t i = 0; i < h2; ++i)
+      for (int64_t j = 0; j < w2; ++j) {
+        double acc = is_max ? -std::numeric_limits<double>::infinity() : 0.0;
+        for (int64_t p = 0; p < k; ++p)
+          for (int64_t q = 0; q < k; ++q) {
+            double e = v[(t * h + i * k + p) * w + j * k + q];
+            acc = is_max ? std::max(acc, e) : acc + e;
+          }
+        y.push_back(is_max ? acc : acc / static_cast<double>(k * k));
+      }
+  return Tensor::from_doubles(out, y, is_max ? x.dtype() : float_of(x.dtype()));
+}
+
+}  // namespace
+
+Tensor max_pool2d(const Tensor& x, int64_t k) {
+  return pool(x, k, true);
+}
+Tensor avg_pool2d(const Tensor& x, int64_t k) {
+  return pool(x, k, false);
+}
+
+Tensor stop_grad(const Tensor& x) {
+  return x.clone();
+}
+
+}  // namespace ss::ref

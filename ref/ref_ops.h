@@ -1,0 +1,287 @@
+#pragma once
+// The executable specification: one naive scalar-loop function per tensor
+// builtin (library.md), written from the op's definition and torch's
+// documented semantics, never from the forward it checks. Every function
+// reads its inputs with Tensor::to_doubles(), computes in double with plain
+// loops (no BLAS, no xtensor, no ops/api.h), and writes the op's result
+// dtype with Tensor::from_doubles. Slow on purpose: it is the oracle the
+// backends are diff-tested against (ref/tests/ref_ops_test.cpp).
+//
+// Conventions shared by every function:
+// - Axes may be negative (counted from the end). A reduction's [axes] empty
+//   means every axis; the reduced axes are dropped.
+// - Binary ops broadcast numpy-style (aligned from the right, size 1
+//   stretches).
+// - Result dtypes follow torch.result_type (types::promote): float ops on
+//   ints or bools give f32; sums and products of ints or bools give i64.
+// - An out-of-range index throws std::out_of_range.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ops/core/tensor.h"
+
+namespace ss::ref {
+
+using ops::Shape;
+using ops::Tensor;
+using types::DType;
+
+// ---------------------------------------------------------------- unary
+// Elementwise; int and bool inputs give f32 except where noted.
+
+Tensor abs(const Tensor& x);   ///< keeps ints (bool gives i64)
+Tensor sign(const Tensor& x);  ///< -1, 0, 1; keeps ints
+Tensor neg(const Tensor& x);   ///< keeps ints
+Tensor relu(const Tensor& x);  ///< max(x, 0); keeps ints
+Tensor exp(const Tensor& x);
+Tensor log(const Tensor& x);
+Tensor log1p(const Tensor& x);
+Tensor sqrt(const Tensor& x);
+Tensor rsqrt(const Tensor& x);
+Tensor sin(const Tensor& x);
+Tensor cos(const Tensor& x);
+Tensor tanh(const Tensor& x);
+Tensor erf(const Tensor& x);
+/// 1 / (1 + exp(-x)).
+Tensor sigmoid(const Tensor& x);
+/// x * sigmoid(x).
+Tensor silu(const Tensor& x);
+/// log(1 + exp(x)), computed without overflow.
+Tensor softplus(const Tensor& x);
+/// [approximate] "none": 0.5 x (1 + erf(x / sqrt 2)); "tanh":
+/// 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) (torch.nn.GELU).
+Tensor gelu(const Tensor& x, const std::string& approximate = "none");
+Tensor isnan(const Tensor& x);        ///< bool
+Tensor isfinite(const Tensor& x);     ///< bool
+Tensor logical_not(const Tensor& x);  ///< bool: x == 0
+
+// ---------------------------------------------------------------- binary
+// Broadcasting; arithmetic on two bools gives i64.
+
+Tensor add(const Tensor& a, const Tensor& b);
+Tensor sub(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Tensor& b);
+/// True division: ints give f32.
+Tensor div(const Tensor& a, const Tensor& b);
+/// floor(a / b) (Python's //).
+Tensor floordiv(const Tensor& a, const Tensor& b);
+/// a - floor(a / b) * b: the sign of b (Python's %, torch.remainder).
+Tensor mod(const Tensor& a, const Tensor& b);
+Tensor pow(const Tensor& a, const Tensor& b);
+Tensor maximum(const Tensor& a, const Tensor& b);
+Tensor minimum(const Tensor& a, const Tensor& b);
+Tensor eq(const Tensor& a, const Tensor& b);  ///< bool, as the five below
+Tensor ne(const Tensor& a, const Tensor& b);
+Tensor lt(const Tensor& a, const Tensor& b);
+Tensor le(const Tensor& a, const Tensor& b);
+Tensor gt(const Tensor& a, const Tensor& b);
+Tensor ge(const Tensor& a, const Tensor& b);
+Tensor logical_and(const Tensor& a, const Tensor& b);  ///< bool
+Tensor logical_or(const Tensor& a, const Tensor& b);   ///< bool
+
+/// a where [c] is true, else b; the three broadcast; dtype of a with b.
+Tensor where(const Tensor& c, const Tensor& a, const Tensor& b);
+/// min(max(x, lo), hi) (torch.clamp: hi wins when lo > hi).
+Tensor clip(const Tensor& x, const Tensor& lo, const Tensor& hi);
+/// x with [v] where [mask] (which broadcasts to x's shape) is true; x's
+/// dtype.
+Tensor masked_fill(const Tensor& x, const Tensor& mask, double v);
+
+// ---------------------------------------------------------------- matmul
+
+/// numpy.matmul: 1-d a gets a leading 1 and 1-d b a trailing 1 (removed
+/// from the result); leading batch axes broadcast. A triple loop.
+Tensor matmul(const Tensor& a, const Tensor& b);
+/// x @ w + b (Linear[I O]: w [I O], b [O]).
+Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b);
+
+// ---------------------------------------------------------------- reductions
+// Over [axes] (every axis when empty), which are dropped.
+
+Tensor sum(const Tensor& x, const std::vector<int>& axes = {});
+Tensor mean(const Tensor& x, const std::vector<int>& axes = {});
+Tensor max(const Tensor& x, const std::vector<int>& axes = {});
+Tensor min(const Tensor& x, const std::vector<int>& axes = {});
+Tensor prod(const Tensor& x, const std::vector<int>& axes = {});
+/// Unbiased (divides by N - 1), torch's default.
+Tensor var(const Tensor& x, const std::vector<int>& axes = {});
+Tensor std(const Tensor& x, const std::vector<int>& axes = {});
+/// log(sum(exp(x))), shifted by the max (an all -inf group gives -inf).
+Tensor logsumexp(const Tensor& x, const std::vector<int>& axes = {});
+/// sqrt(sum(x^2)).
+Tensor norm(const Tensor& x, const std::vector<int>& axes = {});
+/// The i64 index of the first largest value, counted row-major over the
+/// reduced axes taken in x's axis order.
+Tensor argmax(const Tensor& x, const std::vector<int>& axes = {});
+Tensor argmin(const Tensor& x, const std::vector<int>& axes = {});
+Tensor any(const Tensor& x, const std::vector<int>& axes = {});  ///< bool
+Tensor all(const Tensor& x, const std::vector<int>& axes = {});  ///< bool
+/// reduce(x, over=, with=): [with] one of sum, max, min, prod, mean.
+Tensor reduce(const Tensor& x,
+              const std::vector<int>& axes,
+              const std::string& with);
+
+// ---------------------------------------------------------------- along an
+// axis
+
+Tensor softmax(const Tensor& x, int axis);
+Tensor log_softmax(const Tensor& x, int axis);
+/// Running sum; ints and bools give i64.
+Tensor cumsum(const Tensor& x, int axis);
+/// (values, i64 indices) in ascending order, stable (equal values keep
+/// their order).
+std::pair<Tensor, Tensor> sort(const Tensor& x, int axis);
+/// (values, i64 indices) of the [k] largest, largest first; among equal
+/// values the lower index first.
+std::pair<Tensor, Tensor> topk(const Tensor& x, int64_t k, int axis);
+/// torch.gather: out[..i..] = x[..idx[..i..]..] with [idx] replacing the
+/// index along [axis]; idx has x's rank and out idx's shape.
+Tensor gather(const Tensor& x, const Tensor& idx, int axis);
+/// torch.scatter: x with v[..i..] written at x[..idx[..i..]..]; [v]
+/// broadcasts to idx's shape. Written in row-major order of idx, so of
+/// duplicate indices the last write wins.
+Tensor scatter(const Tensor& x, const Tensor& idx, const Tensor& v, int axis);
+
+// ---------------------------------------------------------------- shape
+
+Tensor concat(const std::vector<Tensor>& xs, int axis);
+/// A new axis at [axis] (stack's builtin: a new leading axis, 0).
+Tensor stack(const std::vector<Tensor>& xs, int axis = 0);
+/// x[.., i, ..] along [axis], which is dropped; negative i from the end.
+Tensor take(const Tensor& x, int64_t i, int axis);
+/// x at the indices [idx] along [axis], whose place idx's axes take.
+Tensor take(const Tensor& x, const Tensor& idx, int axis);
+/// x with the slice at [i] along [axis] set to [v] (broadcast).
+Tensor put(const Tensor& x, int64_t i, const Tensor& v, int axis);
+/// x with the slices at [idx] set to [v] (broadcast to x's shape with
+/// idx's axes in place of [axis]).
+Tensor put(const Tensor& x, const Tensor& idx, const Tensor& v, int axis);
+/// torch.roll: element j moves to (j + k) mod n.
+Tensor roll(const Tensor& x, int64_t k, int axis);
+/// x padded at the end of [axis] with [value] to size [to].
+Tensor pad(const Tensor& x, int axis, int64_t to, double value = 0);
+/// The same values, row-major, with another shape.
+Tensor reshape(const Tensor& x, const Shape& shape);
+/// Converted as torch's .to(dtype): floats to ints truncate towards 0,
+/// anything to bool is != 0.
+Tensor to(const Tensor& x, DType dtype);
+
+// ---------------------------------------------------------------- make
+
+Tensor zeros(const Shape& shape, DType dtype);
+Tensor ones(const Shape& shape, DType dtype);
+Tensor full(const Shape& shape, double v, DType dtype);
+Tensor zeros_like(const Tensor& x);
+Tensor ones_like(const Tensor& x);
+/// 0, 1, ..., n-1 as [n] i64.
+Tensor arange(int64_t n);
+/// [n m] bool, true where column <= row (torch.tril of ones).
+Tensor causal(int64_t n, int64_t m);
+/// tensor([...]): the items (equal shapes) stacked on a new leading axis,
+/// converted to [dtype].
+Tensor tensor(const std::vector<Tensor>& items, DType dtype);
+
+// ---------------------------------------------------------------- random
+// The counter-based draws of language.md, Randomness: element i of the
+// whole value takes the Philox4x32-10 block of (key, counter (offset + i,
+// stream)).
+
+/// Uniform in [0, 1): the block's first word's top 24 bits / 2^24.
+Tensor rand(const Shape& shape,
+            DType dtype,
+            uint64_t key,
+            uint64_t stream,
+            uint64_t offset = 0);
+/// Standard normal by Box-Muller from the first two words w0, w1:
+/// sqrt(-2 ln((w0 + 1) / 2^32)) cos(2 pi w1 / 2^32).
+Tensor randn(const Shape& shape,
+             DType dtype,
+             uint64_t key,
+             uint64_t stream,
+             uint64_t offset = 0);
+
+// ---------------------------------------------------------------- nn
+
+/// torch's F.cross_entropy, reduction="mean", over every position: logits
+/// [*s C], labels [*s] int (class indices, range-checked) or float shaped
+/// like the logits (probabilities: -sum(label * log_softmax)). The result
+/// is 0-d in the logits' float dtype (the checker types it f32 and the
+/// evaluator converts).
+Tensor cross_entropy(const Tensor& logits, const Tensor& labels);
+/// mean((a - b)^2), broadcasting.
+Tensor mse(const Tensor& a, const Tensor& b);
+/// Inverted dropout with an explicit [keep] mask (bool, x's shape):
+/// x * keep / (1 - p); p = 1 gives zeros.
+Tensor dropout(const Tensor& x, const Tensor& keep, double p);
+
+struct BatchNormResult {
+  Tensor y;
+  Tensor running_mean;  ///< updated (Train) or unchanged (Eval)
+  Tensor running_var;
+};
+/// torch.nn.BatchNorm1d/2d on x [b C ...]: Train normalises with the batch
+/// mean and biased variance over every axis but 1, and moves the running
+/// stats: r = (1 - momentum) r + momentum * batch, with the *unbiased*
+/// batch variance; Eval normalises with the running stats. Then g xhat + b.
+BatchNormResult batch_norm(const Tensor& x,
+                           const Tensor& g,
+                           const Tensor& b,
+                           const Tensor& running_mean,
+                           const Tensor& running_var,
+                           bool train,
+                           double eps = 1e-5,
+                           double momentum = 0.1);
+/// (x - mean) / sqrt(var + eps) over [axes] (biased variance; every axis
+/// when empty), then g * . + b when given: g and b have the sizes of x's
+/// [axes] in the order written.
+Tensor layer_norm(const Tensor& x,
+                  const std::vector<int>& axes,
+                  double eps = 1e-5,
+                  const std::optional<Tensor>& g = std::nullopt,
+                  const std::optional<Tensor>& b = std::nullopt);
+/// x / sqrt(mean(x^2) + eps) over [axes].
+Tensor rms_norm(const Tensor& x,
+                const std::vector<int>& axes,
+                double eps = 1e-6);
+/// table [V D] rows at ids [*s]: [*s D].
+Tensor embedding(const Tensor& table, const Tensor& ids);
+/// Cross-correlation (torch's conv2d, no bias): x [b C h w], k [O C kh kw],
+/// zero padding on every side, out [b O (h + 2p - kh) / s + 1 ...].
+Tensor conv2d(const Tensor& x,
+              const Tensor& k,
+              int64_t stride = 1,
+              int64_t padding = 0);
+/// k x k windows of the last two axes with stride k (the rest dropped).
+Tensor max_pool2d(const Tensor& x, int64_t k);
+Tensor avg_pool2d(const Tensor& x, int64_t k);
+/// The value (stop_grad only changes gradients).
+Tensor stop_grad(const Tensor& x);
+
+namespace detail {
+
+/// Row-major strides of [shape].
+std::vector<int64_t> strides(const Shape& shape);
+/// numpy broadcasting of two shapes; std::invalid_argument on a mismatch.
+Shape broadcast_shape(const Shape& a, const Shape& b);
+/// The flat index in a tensor of shape [in] (broadcast to [out]) of the
+/// element at multi-index [idx] of [out].
+int64_t broadcast_index(const std::vector<int64_t>& idx,
+                        const Shape& out,
+                        const Shape& in);
+/// The multi-index of [flat] in [shape].
+std::vector<int64_t> unravel(int64_t flat, const Shape& shape);
+int64_t ravel(const std::vector<int64_t>& idx, const Shape& shape);
+/// [axis] in [0, rank); std::out_of_range when it is not an axis.
+int norm_axis(int axis, size_t rank);
+/// The float dtype a float op gives on [d] (ints and bool: f32).
+DType float_of(DType d);
+/// The dtype of a sum on [d] (ints and bool: i64).
+DType sum_of(DType d);
+
+}  // namespace detail
+
+}  // namespace ss::ref
