@@ -303,3 +303,56 @@ TEST_CASE("the transformer example trains: its loss falls", "[eval][slow]") {
   REQUIRE(losses.size() == 20);
   CHECK(losses.back() < 0.8 * losses.front());
 }
+
+TEST_CASE("initialisers follow torch's definitions", "[eval]") {
+  // Statistics over 64x128 = 8192 draws; bounds are exact for the uniform
+  // ones, and the std of the normal ones is checked to 5%.
+  auto r = run_program(R"(dim I = 64
+dim O = 128
+model W:
+    x: [I O] = xavier()
+    k: [I O] = kaiming()
+    t: [I O] = truncated_normal(std=0.5)
+    n: [I O] = normal(std=2.0, mean=3.0)
+fn main():
+    let m = W.init(seed=1)
+    print(float(max(abs(m.x))), float(std(m.k)), float(max(abs(m.t))),
+          float(std(m.t)), float(mean(m.n)), float(std(m.n)))
+)");
+  INFO(r->error);
+  REQUIRE(r->error.empty());
+  std::istringstream in(r->out.str());
+  double xmax, kstd, tmax, tstd, nmean, nstd;
+  in >> xmax >> kstd >> tmax >> tstd >> nmean >> nstd;
+  // xavier_uniform_: U(-a, a), a = sqrt(6 / (fan_in + fan_out)).
+  double a = std::sqrt(6.0 / (64 + 128));
+  CHECK(xmax <= a);
+  CHECK(xmax > 0.95 * a);
+  // kaiming_normal_(fan_in, relu): std = sqrt(2 / fan_in).
+  CHECK(kstd == Approx(std::sqrt(2.0 / 64)).epsilon(0.05));
+  // trunc_normal_(std, a=-2std, b=2std): bounded, std ~0.88 * 0.5.
+  CHECK(tmax <= 1.0);
+  CHECK(tstd == Approx(0.5 * 0.8796).epsilon(0.05));
+  CHECK(nmean == Approx(3.0).margin(0.1));
+  CHECK(nstd == Approx(2.0).epsilon(0.05));
+}
+
+TEST_CASE("set_lr changes the optimizer's learning rate", "[eval][optim]") {
+  auto r = run_program(R"(dim N = 1
+model P:
+    w: [N] = constant(1.0)
+fn loss(m: P) -> f32 = sum(m.w)
+fn main():
+    let m = P.init(seed=0)
+    let opt = sgd(m, lr=0.5)
+    let l, g = value_and_grad(loss, m)
+    update(m, opt, g)
+    set_lr(opt, 0.25)
+    let l2, g2 = value_and_grad(loss, m)
+    update(m, opt, g2)
+    print(float(sum(m.w)), opt.lr, opt.step)
+)");
+  INFO(r->error);
+  REQUIRE(r->error.empty());
+  CHECK(r->out.str() == "0.25 0.25 2\n");  // 1 - 0.5 - 0.25
+}
