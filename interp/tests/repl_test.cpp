@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "interp/cli/repl.h"
@@ -120,4 +122,36 @@ TEST_CASE("repl input grouping: blocks and open brackets continue",
   CHECK(Repl::needs_more("print(1,\n"));
   CHECK_FALSE(Repl::needs_more("print(1)\n"));
   CHECK_FALSE(Repl::needs_more("print(\"(\")\n"));
+}
+
+TEST_CASE("repl commands: :load, :explain, :devices, :reset, :help",
+          "[repl]") {
+  std::ostringstream out, err;
+  ss::cli::Repl r(out, err);
+  std::string path = "/tmp/ss_repl_test_" + std::to_string(getpid()) + ".ss";
+  {
+    std::ofstream f(path);
+    f << "dim D = 4\nfn double(x: [b D]) -> [b D] = x * 2.0\n";
+  }
+  r.handle(":load " + path);
+  r.handle("let y = double(ones([3, D]))");
+  r.handle("float(sum(y))");
+  CHECK_THAT(out.str(), Catch::Contains("24.0  : float"));
+  r.handle(":explain double");
+  CHECK_THAT(out.str(), Catch::Contains("fn double(x: [b D]) -> [b D]"));
+  r.handle(":devices");
+  CHECK_THAT(out.str(), Catch::Contains("devices cpu"));
+  r.handle(":help");
+  CHECK_THAT(out.str(), Catch::Contains(":type EXPR"));
+  // A declaration that does not check is refused; the session keeps the
+  // earlier ones.
+  r.handle("fn broken(x: [b D]) -> [b D] = x @ x");
+  CHECK_THAT(err.str(), Catch::Contains("error[E0302]"));
+  r.handle("float(sum(double(y)))");
+  CHECK_THAT(out.str(), Catch::Contains("48.0  : float"));
+  r.handle(":reset");
+  r.handle("y");
+  CHECK_THAT(err.str(), Catch::Contains("unknown name `y`"));
+  CHECK_FALSE(r.handle(":quit"));
+  std::remove(path.c_str());
 }
