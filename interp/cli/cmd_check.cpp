@@ -17,25 +17,9 @@ int cmd_check(const std::vector<std::string>& args) {
       json = true;
     } else if (a == "--types") {
       types = true;
-    } else if (a == "--devices" && i + 1 < args.size()) {
-      opts.devices_override = args[++i];
-      if (!valid_device_spec(opts.devices_override)) {
-        std::cerr << "ss check: --devices wants cpu, cpu[0 1 2] or "
-                     "cuda[0 1 2], found '"
-                  << opts.devices_override << "'\n";
-        return kExitUsage;
-      }
-    } else if ((a == "-D" && i + 1 < args.size()) || a.rfind("-D", 0) == 0) {
-      std::string def = a == "-D" ? args[++i] : a.substr(2);
-      std::string name;
-      int64_t size;
-      if (!parse_dim_override(def, name, size)) {
-        std::cerr << "ss check: -D wants NAME=SIZE with a positive size, "
-                     "found '"
-                  << def << "'\n";
-        return kExitUsage;
-      }
-      opts.dim_overrides[name] = size;
+    } else if (ProgramOption o = program_option("check", args, i, opts);
+               o != ProgramOption::NotMine) {
+      if (o == ProgramOption::Bad) return kExitUsage;
     } else if (a == "--help" || a == "-h") {
       std::cout << "usage: ss check FILE [--devices SPEC] [--json] [--types] "
                    "[-D NAME=SIZE]...\n"
@@ -57,10 +41,7 @@ int cmd_check(const std::vector<std::string>& args) {
     std::cerr << "usage: ss check FILE [--devices SPEC] [--json] [--types]\n";
     return kExitUsage;
   }
-  if (!std::ifstream(file)) {
-    std::cerr << "error: IOError: cannot read '" << file << "'\n";
-    return kExitRuntime;
-  }
+  if (!readable(file)) return kExitRuntime;
   diag::SourceMap sm;
   diag::Diagnostics diags;
   auto prog = check::check_file(file, sm, diags, opts);

@@ -20,22 +20,9 @@ int cmd_run(const std::vector<std::string>& args) {
     }
     if (a == "--entry" && i + 1 < args.size()) {
       entry = args[++i];
-    } else if (a == "--devices" && i + 1 < args.size()) {
-      opts.devices_override = args[++i];
-      if (!valid_device_spec(opts.devices_override)) {
-        std::cerr << "ss run: --devices wants cpu, cpu[0 1 2] or cuda[0 1 2]\n";
-        return kExitUsage;
-      }
-    } else if ((a == "-D" && i + 1 < args.size()) || a.rfind("-D", 0) == 0) {
-      std::string def = a == "-D" ? args[++i] : a.substr(2);
-      std::string name;
-      int64_t size;
-      if (!parse_dim_override(def, name, size)) {
-        std::cerr << "ss run: -D wants NAME=SIZE with a positive size, found '"
-                  << def << "'\n";
-        return kExitUsage;
-      }
-      opts.dim_overrides[name] = size;
+    } else if (ProgramOption o = program_option("run", args, i, opts);
+               o != ProgramOption::NotMine) {
+      if (o == ProgramOption::Bad) return kExitUsage;
     } else if (a == "--help" || a == "-h") {
       std::cout << "usage: ss run FILE [--devices SPEC] [-D NAME=SIZE]... "
                    "[--entry main] [-- ARGS]\n";
@@ -53,10 +40,7 @@ int cmd_run(const std::vector<std::string>& args) {
     std::cerr << "usage: ss run FILE [-D NAME=SIZE]... [-- ARGS]\n";
     return kExitUsage;
   }
-  if (!std::ifstream(file)) {
-    std::cerr << "error: IOError: cannot read '" << file << "'\n";
-    return kExitRuntime;
-  }
+  if (!readable(file)) return kExitRuntime;
   diag::SourceMap sm;
   diag::Diagnostics diags;
   auto prog = check::check_file(file, sm, diags, opts);

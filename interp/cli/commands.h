@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "interp/check/checker.h"
+
 namespace ss::cli {
 
 constexpr int kExitOk = 0;
@@ -24,5 +26,16 @@ bool parse_dim_override(const std::string& text,
                         int64_t& size);
 /// Whether [spec] is a device list: `cpu`, `cpu[0 1 2]`, `cuda[0 1]`.
 bool valid_device_spec(const std::string& spec);
+
+/// The options every command that takes a program shares: `--devices
+/// SPEC` and `-D NAME=SIZE` (also `-DNAME=SIZE`), read at args[i] (which
+/// moves past a value). A bad value prints why, prefixed by [cmd].
+enum class ProgramOption { Taken, NotMine, Bad };
+ProgramOption program_option(const char* cmd,
+                             const std::vector<std::string>& args,
+                             size_t& i,
+                             check::Options& opts);
+/// False (after printing an IOError) when [file] cannot be read.
+bool readable(const std::string& file);
 
 }  // namespace ss::cli

@@ -1,5 +1,7 @@
 // Argument helpers shared by the subcommands.
 #include <cctype>
+#include <fstream>
+#include <iostream>
 
 #include "interp/cli/commands.h"
 
@@ -38,6 +40,41 @@ bool valid_device_spec(const std::string& spec) {
     else if (c != ' ' && c != ',') return false;
   }
   return any;
+}
+
+ProgramOption program_option(const char* cmd,
+                             const std::vector<std::string>& args,
+                             size_t& i,
+                             check::Options& opts) {
+  const std::string& a = args[i];
+  if (a == "--devices" && i + 1 < args.size()) {
+    opts.devices_override = args[++i];
+    if (valid_device_spec(opts.devices_override)) return ProgramOption::Taken;
+    std::cerr << "ss " << cmd
+              << ": --devices wants cpu, cpu[0 1 2] or cuda[0 1 2], found '"
+              << opts.devices_override << "'\n";
+    return ProgramOption::Bad;
+  }
+  if ((a == "-D" && i + 1 < args.size()) || (a.size() > 2 && a.rfind("-D", 0) == 0)) {
+    std::string def = a == "-D" ? args[++i] : a.substr(2);
+    std::string name;
+    int64_t size;
+    if (parse_dim_override(def, name, size)) {
+      opts.dim_overrides[name] = size;
+      return ProgramOption::Taken;
+    }
+    std::cerr << "ss " << cmd
+              << ": -D wants NAME=SIZE with a positive size, found '" << def
+              << "'\n";
+    return ProgramOption::Bad;
+  }
+  return ProgramOption::NotMine;
+}
+
+bool readable(const std::string& file) {
+  if (std::ifstream(file)) return true;
+  std::cerr << "error: IOError: cannot read '" << file << "'\n";
+  return false;
 }
 
 }  // namespace ss::cli
