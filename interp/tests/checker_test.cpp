@@ -33,7 +33,7 @@ TEST_CASE("the spec's README and attention examples check clean",
           "[check]") {
   for (const char* f : {"examples/readme_mlp.ss", "examples/attention.ss",
                         "examples/transformer_block.ss",
-                        "examples/spmd_matmul.ss"}) {
+                        "conformance/spec/spmd_matmul_basic.ss"}) {
     INFO(f);
     auto c = check_text(read_source_file(f));
     INFO(c->rendered());
