@@ -1,0 +1,202 @@
+#pragma once
+// The collective-communication interface of the several-devices runtime
+// (devices.md; style.md items 10-11). One Communicator per rank; every call
+// takes an Options with a mandatory timeout and a tag, and every failure is
+// a CollectiveError (never std::terminate). Implementations: GlooComm
+// (gloo_comm.h, TCP on loopback, one per process or per thread) and
+// InprocComm (inproc_comm.h, thread ranks in one process).
+//
+// Semantics shared by every implementation:
+//  - tensors are CPU tensors of f32, f64, i32 or i64 (others: Other error);
+//  - all_reduce reduces in place; every rank gets the result;
+//  - all_gather: rank-major concatenation of equal parts along axis 0
+//    (a 0-d input gives a 1-d output of size());
+//  - all_gather_v: uneven parts along axis 0, rows[r] rows from rank r
+//    (batch_split(n, size()) gives the 22/21/21 split);
+//  - reduce_scatter: reduce (sum by default) the whole input, then each rank
+//    keeps its equal block along axis 0 (axis 0 divisible by size());
+//  - broadcast: in place from root; every rank passes a tensor of the same
+//    shape and dtype;
+//  - send/recv: point to point (ppermute); recv fills a preallocated tensor;
+//    messages between one pair with one tag arrive in order;
+//  - after any failure (timeout, a peer gone) a communicator is unusable:
+//    every later call throws (Gloo: timeouts are fatal to a context). A
+//    communicator that fails closes itself, so its peers fail fast too.
+//
+// Payload log: every call records {op, count, dtype, bytes}, where count is
+// the number of values this rank hands to the collective and bytes is
+// count × dtype size (devices.md item 10). For all_reduce, broadcast and
+// reduce_scatter that is the whole input tensor; for all_gather and
+// all_gather_v this rank's part; send counts what it sends, recv what it
+// receives; barrier 0.
+
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ops/core/tensor.h"
+
+namespace ss::dist {
+
+using ops::Tensor;
+
+enum class ReduceOp { Sum, Max, Min, Prod };
+const char* reduce_op_name(ReduceOp op);
+
+enum class CollectiveOp {
+  AllReduce,
+  AllGather,
+  AllGatherV,
+  ReduceScatter,
+  Broadcast,
+  Send,
+  Recv,
+  Barrier,
+  Connect,  // rendezvous and connecting the group
+};
+const char* collective_name(CollectiveOp op);  // "all-reduce", ...
+
+/// The default collective timeout: $SHAPESCRIPT_COLLECTIVE_TIMEOUT seconds
+/// (a positive number, fractions allowed), else 600 s. Read on every call.
+std::chrono::milliseconds default_collective_timeout();
+
+struct Options {
+  std::chrono::milliseconds timeout = default_collective_timeout();
+  /// Distinguishes concurrent collectives (Gloo setTag); point-to-point
+  /// messages match on it. Only the low 24 bits are used.
+  uint64_t tag = 0;
+
+  static Options with_timeout(std::chrono::milliseconds t, uint64_t tag = 0) {
+    Options o;
+    o.timeout = t;
+    o.tag = tag;
+    return o;
+  }
+};
+
+class CollectiveError : public std::runtime_error {
+ public:
+  enum class Kind { Timeout, PeerGone, Other };
+  CollectiveError(Kind kind, CollectiveOp op, int peer, const std::string& msg)
+      : std::runtime_error(msg), kind_(kind), op_(op), peer_(peer) {}
+  Kind kind() const { return kind_; }
+  CollectiveOp op() const { return op_; }
+  /// The peer rank involved, or -1 when unknown.
+  int peer() const { return peer_; }
+
+ private:
+  Kind kind_;
+  CollectiveOp op_;
+  int peer_;
+};
+const char* error_kind_name(CollectiveError::Kind k);
+
+struct CollectiveRecord {
+  CollectiveOp op;
+  int64_t count;  // values handed to the collective by this rank
+  types::DType dtype;
+  uint64_t bytes;  // count × dtype size
+};
+
+/// n rows over `parts` ranks as evenly as possible, the first ranks one
+/// more (64 over 3: 22 21 21).
+std::vector<int64_t> batch_split(int64_t n, int parts);
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+
+  virtual void all_reduce(Tensor& t, ReduceOp op, const Options& o) = 0;
+  /// `out`: undefined (allocated [size*n0, ...]) or a tensor of that many
+  /// elements and the same dtype (written in place).
+  virtual void all_gather(const Tensor& in, Tensor& out, const Options& o) = 0;
+  /// rows[r]: rank r's rows along axis 0 (in.shape[0] == rows[rank()]).
+  virtual void all_gather_v(const Tensor& in, Tensor& out,
+                            const std::vector<int64_t>& rows,
+                            const Options& o) = 0;
+  virtual void reduce_scatter(const Tensor& in, Tensor& out, ReduceOp op,
+                              const Options& o) = 0;
+  virtual void broadcast(Tensor& t, int root, const Options& o) = 0;
+  virtual void send(const Tensor& t, int dst, const Options& o) = 0;
+  virtual void recv(Tensor& t, int src, const Options& o) = 0;
+  /// Send `out` to dst and receive `in` from src at once (a ppermute step:
+  /// a ring of plain send-then-recv can deadlock, since a Gloo send waits
+  /// for its receiver). dst or src may be -1 to skip that half.
+  virtual void send_recv(const Tensor& out, int dst, Tensor& in, int src,
+                         const Options& o) = 0;
+  virtual void barrier(const Options& o) = 0;
+  /// Leave the group (as if this rank died): peers waiting on it fail with
+  /// PeerGone. Later calls on this communicator throw.
+  virtual void close() = 0;
+
+  // Payload log (see the file comment).
+  std::vector<CollectiveRecord> log() const;
+  uint64_t bytes_sent(CollectiveOp op) const;
+  void clear_log();
+
+ protected:
+  void record(CollectiveOp op, int64_t count, types::DType dtype);
+
+ private:
+  mutable std::mutex log_mu_;
+  std::vector<CollectiveRecord> log_;
+};
+
+// Free functions (style.md item 10): the same calls, options last.
+inline void all_reduce(Communicator& c, Tensor& t, ReduceOp op = ReduceOp::Sum,
+                       const Options& o = {}) {
+  c.all_reduce(t, op, o);
+}
+inline void all_gather(Communicator& c, const Tensor& in, Tensor& out,
+                       const Options& o = {}) {
+  c.all_gather(in, out, o);
+}
+inline void all_gather_v(Communicator& c, const Tensor& in, Tensor& out,
+                         const std::vector<int64_t>& rows,
+                         const Options& o = {}) {
+  c.all_gather_v(in, out, rows, o);
+}
+inline void reduce_scatter(Communicator& c, const Tensor& in, Tensor& out,
+                           ReduceOp op = ReduceOp::Sum, const Options& o = {}) {
+  c.reduce_scatter(in, out, op, o);
+}
+inline void broadcast(Communicator& c, Tensor& t, int root,
+                      const Options& o = {}) {
+  c.broadcast(t, root, o);
+}
+inline void send(Communicator& c, const Tensor& t, int dst,
+                 const Options& o = {}) {
+  c.send(t, dst, o);
+}
+inline void recv(Communicator& c, Tensor& t, int src, const Options& o = {}) {
+  c.recv(t, src, o);
+}
+inline void send_recv(Communicator& c, const Tensor& out, int dst, Tensor& in,
+                      int src, const Options& o = {}) {
+  c.send_recv(out, dst, in, src, o);
+}
+inline void barrier(Communicator& c, const Options& o = {}) { c.barrier(o); }
+
+namespace detail {
+// Shared argument checks and helpers (communicator.cpp).
+[[noreturn]] void fail(CollectiveError::Kind k, CollectiveOp op, int rank,
+                       int peer, const std::string& what);
+void check_tensor(const Tensor& t, CollectiveOp op, int rank, const char* arg);
+/// Output shape of all_gather: [size*n0, rest...] or [size] for 0-d.
+ops::Shape gather_shape(const ops::Shape& in, int64_t total_rows);
+/// Prepare `out` (allocate when undefined, else check numel and dtype).
+void prepare_out(Tensor& out, const ops::Shape& shape, types::DType dtype,
+                 CollectiveOp op, int rank);
+/// Elementwise dst = op(dst, src) for n values of dtype.
+void reduce_into(void* dst, const void* src, int64_t n, types::DType dtype,
+                 ReduceOp op);
+/// Row size (elements per index of axis 0; 1 for 0-d).
+int64_t row_elems(const Tensor& t);
+}  // namespace detail
+
+}  // namespace ss::dist

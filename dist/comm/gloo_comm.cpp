@@ -1,0 +1,415 @@
+#include "dist/comm/gloo_comm.h"
+
+#include <gloo/allgather.h>
+#include <gloo/allgatherv.h>
+#include <gloo/allreduce.h>
+#include <gloo/barrier.h>
+#include <gloo/broadcast.h>
+#include <gloo/common/error.h>
+#include <gloo/math.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/file_store.h>
+#include <gloo/rendezvous/prefix_store.h>
+#include <gloo/transport/tcp/device.h>
+#include <gloo/transport/unbound_buffer.h>
+
+#include <cstring>
+#include <regex>
+
+namespace ss::dist {
+
+using Kind = CollectiveError::Kind;
+using types::DType;
+
+namespace {
+
+using RedFn = void (*)(void*, const void*, const void*, size_t);
+
+template <class T>
+RedFn reduce_fn(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::Sum: return static_cast<RedFn>(&gloo::sum<T>);
+    case ReduceOp::Max: return static_cast<RedFn>(&gloo::max<T>);
+    case ReduceOp::Min: return static_cast<RedFn>(&gloo::min<T>);
+    case ReduceOp::Prod: return static_cast<RedFn>(&gloo::product<T>);
+  }
+  return nullptr;
+}
+
+template <class T>
+void allreduce_t(const std::shared_ptr<gloo::Context>& ctx, void* p,
+                 size_t n, ReduceOp op, const Options& o) {
+  gloo::AllreduceOptions g(ctx);
+  g.setOutput(static_cast<T*>(p), n);
+  g.setReduceFunction(reduce_fn<T>(op));
+  g.setTag(static_cast<uint32_t>(o.tag & 0xffffff));
+  g.setTimeout(o.timeout);
+  gloo::allreduce(g);
+}
+
+// Gloo wants a non-null pointer even for empty parts.
+unsigned char g_empty[8];
+void* nonnull(void* p) { return p ? p : g_empty; }
+void* nonnull(const void* p) {
+  return p ? const_cast<void*>(p) : static_cast<void*>(g_empty);
+}
+
+uint64_t p2p_slot(uint64_t tag, uint32_t seq) {
+  return (uint64_t{0x20} << 56) | ((tag & 0xffffff) << 32) | seq;
+}
+
+int port_of(const std::string& addr) {
+  // "[127.0.0.1]:40123" or "[127.0.0.1]:40123$7"
+  static const std::regex re(R"(\]:(\d+))");
+  std::smatch m;
+  if (std::regex_search(addr, m, re)) return std::stoi(m[1].str());
+  return -1;
+}
+
+}  // namespace
+
+GlooComm::GlooComm(int rank, int size, const std::string& store_dir,
+                   const std::string& prefix,
+                   std::chrono::milliseconds connect_timeout)
+    : rank_(rank), size_(size) {
+  if (size < 1 || rank < 0 || rank >= size)
+    detail::fail(Kind::Other, CollectiveOp::Connect, rank, -1,
+                 "rank " + std::to_string(rank) + " out of range for " +
+                     std::to_string(size) + " ranks");
+  try {
+    gloo::transport::tcp::attr attr;
+    attr.hostname = "127.0.0.1";
+    device_ = gloo::transport::tcp::CreateDevice(attr);
+    gloo::rendezvous::FileStore fs(store_dir);
+    gloo::rendezvous::PrefixStore store(prefix, fs);
+    auto rctx = std::make_shared<gloo::rendezvous::Context>(rank, size);
+    rctx->setTimeout(connect_timeout);
+    rctx->connectFullMesh(store, device_);
+    ctx_ = rctx;
+    // Publish this rank's listening port so errors can name the peer.
+    if (size > 1) {
+      int other = rank == 0 ? 1 : 0;
+      std::string me = ctx_->getPair(other)->address().str();
+      store.set("ss_addr_" + std::to_string(rank),
+                std::vector<char>(me.begin(), me.end()));
+      for (int r = 0; r < size; ++r) {
+        if (r == rank) continue;
+        std::string key = "ss_addr_" + std::to_string(r);
+        store.wait({key}, connect_timeout);
+        auto v = store.get(key);
+        int port = port_of(std::string(v.begin(), v.end()));
+        if (port > 0) port_rank_[port] = r;
+      }
+    }
+  } catch (const CollectiveError&) {
+    throw;
+  } catch (...) {
+    translate(CollectiveOp::Connect, -1);
+  }
+}
+
+GlooComm::~GlooComm() {
+  try {
+    ctx_.reset();
+    device_.reset();
+  } catch (...) {
+  }
+}
+
+void GlooComm::close() {
+  if (!broken_) {
+    broken_ = true;
+    broken_why_ = "the communicator was closed";
+  }
+  ctx_.reset();
+  device_.reset();
+}
+
+void GlooComm::check_usable(CollectiveOp op) {
+  if (broken_ || !ctx_)
+    detail::fail(Kind::Other, op, rank_, -1,
+                 "communicator unusable: " + broken_why_);
+}
+
+void GlooComm::check_peer(int peer, CollectiveOp op) {
+  if (peer < 0 || peer >= size_)
+    detail::fail(Kind::Other, op, rank_, -1,
+                 "rank " + std::to_string(peer) + " out of range for " +
+                     std::to_string(size_) + " ranks");
+}
+
+int GlooComm::peer_of_message(const std::string& msg) const {
+  static const std::regex re(R"(\]:(\d+))");
+  for (auto it = std::sregex_iterator(msg.begin(), msg.end(), re);
+       it != std::sregex_iterator(); ++it) {
+    auto f = port_rank_.find(std::stoi((*it)[1].str()));
+    if (f != port_rank_.end()) return f->second;
+  }
+  return -1;
+}
+
+void GlooComm::translate(CollectiveOp op, int peer) {
+  std::string what;
+  bool gloo_io = false;
+  try {
+    throw;
+  } catch (const CollectiveError&) {
+    close();
+    throw;
+  } catch (const gloo::IoException& e) {
+    what = e.what();
+    gloo_io = true;
+  } catch (const gloo::Exception& e) {
+    what = e.what();
+  } catch (const std::exception& e) {  // gloo::EnforceNotMet and the rest
+    what = e.what();
+  } catch (...) {
+    what = "unknown exception";
+  }
+  Kind k = Kind::Other;
+  const bool app_timeout =
+      what.find("Application timeout caused pair closure") !=
+      std::string::npos;
+  if (!app_timeout && (what.find("Timed out") != std::string::npos ||
+                       what.find("timed out") != std::string::npos ||
+                       what.find("Wait timeout") != std::string::npos ||
+                       what.find("Timeout") != std::string::npos))
+    k = Kind::Timeout;
+  else if (app_timeout || what.find("closed by peer") != std::string::npos ||
+           what.find("reset by peer") != std::string::npos ||
+           what.find("Connection closed") != std::string::npos ||
+           what.find("Broken pipe") != std::string::npos ||
+           what.find("Connection refused") != std::string::npos ||
+           (gloo_io && what.find("EOF") != std::string::npos))
+    k = Kind::PeerGone;
+  if (peer < 0) peer = peer_of_message(what);
+  close();
+  broken_why_ = std::string("an earlier ") + collective_name(op) + " failed";
+  std::string msg = what;
+  if (k == Kind::PeerGone)
+    msg = (peer >= 0 ? "rank " + std::to_string(peer) : std::string("a peer")) +
+          " is gone (" + what + ")";
+  detail::fail(k, op, rank_, peer, msg);
+}
+
+void GlooComm::raw_all_reduce(void* p, int64_t n, DType dt, ReduceOp op,
+                              const Options& o) {
+  if (n == 0 || size_ == 1) return;
+  switch (dt) {
+    case DType::F32: return allreduce_t<float>(ctx_, p, n, op, o);
+    case DType::F64: return allreduce_t<double>(ctx_, p, n, op, o);
+    case DType::I32: return allreduce_t<int32_t>(ctx_, p, n, op, o);
+    case DType::I64: return allreduce_t<int64_t>(ctx_, p, n, op, o);
+    default: throw std::logic_error("unsupported dtype");
+  }
+}
+
+void GlooComm::all_reduce(Tensor& t, ReduceOp op, const Options& o) {
+  const auto cop = CollectiveOp::AllReduce;
+  check_usable(cop);
+  detail::check_tensor(t, cop, rank_, "tensor");
+  record(cop, t.numel(), t.dtype());
+  try {
+    raw_all_reduce(t.raw(), t.numel(), t.dtype(), op, o);
+  } catch (...) {
+    translate(cop, -1);
+  }
+}
+
+void GlooComm::all_gather(const Tensor& in, Tensor& out, const Options& o) {
+  const auto cop = CollectiveOp::AllGather;
+  check_usable(cop);
+  detail::check_tensor(in, cop, rank_, "input");
+  const int64_t rows = in.rank() == 0 ? 1 : in.shape()[0];
+  detail::prepare_out(out, detail::gather_shape(in.shape(), rows * size_),
+                      in.dtype(), cop, rank_);
+  record(cop, in.numel(), in.dtype());
+  if (in.nbytes() == 0) return;
+  try {
+    if (size_ == 1) {
+      std::memcpy(out.raw(), in.raw(), in.nbytes());
+      return;
+    }
+    gloo::AllgatherOptions g(ctx_);
+    g.setInput(static_cast<unsigned char*>(nonnull(in.raw())), in.nbytes());
+    g.setOutput(static_cast<unsigned char*>(out.raw()), in.nbytes() * size_);
+    g.setTag(static_cast<uint32_t>(o.tag & 0xffffff));
+    g.setTimeout(o.timeout);
+    gloo::allgather(g);
+  } catch (...) {
+    translate(cop, -1);
+  }
+}
+
+void GlooComm::all_gather_v(const Tensor& in, Tensor& out,
+                            const std::vector<int64_t>& rows,
+                            const Options& o) {
+  const auto cop = CollectiveOp::AllGatherV;
+  check_usable(cop);
+  detail::check_tensor(in, cop, rank_, "input");
+  if ((int)rows.size() != size_ || in.rank() == 0 ||
+      in.shape()[0] != rows[rank_])
+    detail::fail(Kind::Other, cop, rank_, -1,
+                 "rows must list every rank's rows along axis 0, and this "
+                 "rank's input must have rows[rank] of them");
+  int64_t total = 0;
+  for (auto r : rows) total += r;
+  detail::prepare_out(out, detail::gather_shape(in.shape(), total), in.dtype(),
+                      cop, rank_);
+  record(cop, in.numel(), in.dtype());
+  const size_t row_bytes =
+      detail::row_elems(in) * types::dtype_size(in.dtype());
+  if (out.nbytes() == 0) return;
+  try {
+    if (size_ == 1) {
+      std::memcpy(out.raw(), in.raw(), in.nbytes());
+      return;
+    }
+    std::vector<size_t> counts(size_);
+    for (int r = 0; r < size_; ++r) counts[r] = rows[r] * row_bytes;
+    gloo::AllgathervOptions g(ctx_);
+    g.setInput(static_cast<unsigned char*>(nonnull(in.raw())), in.nbytes());
+    g.setOutput(static_cast<unsigned char*>(out.raw()), counts);
+    g.setTag(static_cast<uint32_t>(o.tag & 0xffffff));
+    g.setTimeout(o.timeout);
+    gloo::allgatherv(g);
+  } catch (...) {
+    translate(cop, -1);
+  }
+}
+
+void GlooComm::reduce_scatter(const Tensor& in, Tensor& out, ReduceOp op,
+                              const Options& o) {
+  const auto cop = CollectiveOp::ReduceScatter;
+  check_usable(cop);
+  detail::check_tensor(in, cop, rank_, "input");
+  if (in.rank() == 0 || in.shape()[0] % size_ != 0)
+    detail::fail(Kind::Other, cop, rank_, -1,
+                 "axis 0 of " + ops::shape_string(in.shape()) +
+                     " is not divisible by " + std::to_string(size_));
+  ops::Shape shape = in.shape();
+  shape[0] /= size_;
+  detail::prepare_out(out, shape, in.dtype(), cop, rank_);
+  record(cop, in.numel(), in.dtype());
+  // deps.md §5: Gloo's only reduce-scatter is old-style, and old-style ops
+  // slow down later new-style ones on the same context: all-reduce + slice.
+  try {
+    Tensor tmp = in.clone();
+    raw_all_reduce(tmp.raw(), tmp.numel(), tmp.dtype(), op, o);
+    std::memcpy(out.raw(),
+                static_cast<const unsigned char*>(tmp.raw()) +
+                    rank_ * out.nbytes(),
+                out.nbytes());
+  } catch (...) {
+    translate(cop, -1);
+  }
+}
+
+void GlooComm::broadcast(Tensor& t, int root, const Options& o) {
+  const auto cop = CollectiveOp::Broadcast;
+  check_usable(cop);
+  detail::check_tensor(t, cop, rank_, "tensor");
+  check_peer(root, cop);
+  record(cop, t.numel(), t.dtype());
+  if (t.nbytes() == 0 || size_ == 1) return;
+  try {
+    gloo::BroadcastOptions g(ctx_);
+    g.setRoot(root);
+    g.setOutput(static_cast<unsigned char*>(t.raw()), t.nbytes());
+    g.setTag(static_cast<uint32_t>(o.tag & 0xffffff));
+    g.setTimeout(o.timeout);
+    gloo::broadcast(g);
+  } catch (...) {
+    translate(cop, rank_ == root ? -1 : root);
+  }
+}
+
+void GlooComm::barrier(const Options& o) {
+  const auto cop = CollectiveOp::Barrier;
+  check_usable(cop);
+  record(cop, 0, DType::F32);
+  if (size_ == 1) return;
+  try {
+    gloo::BarrierOptions g(ctx_);
+    g.setTag(static_cast<uint32_t>(o.tag & 0xffffff));
+    g.setTimeout(o.timeout);
+    gloo::barrier(g);
+  } catch (...) {
+    translate(cop, -1);
+  }
+}
+
+void GlooComm::send(const Tensor& t, int dst, const Options& o) {
+  Tensor none;
+  send_recv(t, dst, none, -1, o);
+}
+
+void GlooComm::recv(Tensor& t, int src, const Options& o) {
+  send_recv(Tensor(), -1, t, src, o);
+}
+
+void GlooComm::send_recv(const Tensor& out, int dst, Tensor& in, int src,
+                         const Options& o) {
+  const auto sop = CollectiveOp::Send, rop = CollectiveOp::Recv;
+  check_usable(dst >= 0 ? sop : rop);
+  if (dst >= 0) {
+    detail::check_tensor(out, sop, rank_, "tensor");
+    check_peer(dst, sop);
+    if (dst == rank_)
+      detail::fail(Kind::Other, sop, rank_, dst, "cannot send to itself");
+  }
+  if (src >= 0) {
+    detail::check_tensor(in, rop, rank_, "tensor");
+    check_peer(src, rop);
+    if (src == rank_)
+      detail::fail(Kind::Other, rop, rank_, src, "cannot receive from itself");
+  }
+  const uint64_t tag = o.tag & 0xffffff;
+  std::unique_ptr<gloo::transport::UnboundBuffer> sb, rb;
+  CollectiveOp cur = src >= 0 ? rop : sop;
+  int peer = src >= 0 ? src : dst;
+  try {
+    if (src >= 0) {
+      rb = ctx_->createUnboundBuffer(nonnull(in.raw()), in.nbytes());
+      rb->recv(src, p2p_slot(tag, recv_seq_[{src, tag}]++), 0, in.nbytes());
+    }
+    if (dst >= 0) {
+      record(sop, out.numel(), out.dtype());
+      sb = ctx_->createUnboundBuffer(nonnull(out.raw()), out.nbytes());
+      sb->send(dst, p2p_slot(tag, send_seq_[{dst, tag}]++), 0, out.nbytes());
+    }
+    const auto deadline = std::chrono::steady_clock::now() + o.timeout;
+    auto left = [&] {
+      return std::max(std::chrono::milliseconds(1),
+                      std::chrono::duration_cast<std::chrono::milliseconds>(
+                          deadline - std::chrono::steady_clock::now()));
+    };
+    if (sb) {
+      cur = sop;
+      peer = dst;
+      if (!sb->waitSend(left()))
+        detail::fail(Kind::Timeout, sop, rank_, dst,
+                     "timed out after " + std::to_string(o.timeout.count()) +
+                         " ms");
+    }
+    if (rb) {
+      cur = rop;
+      peer = src;
+      if (!rb->waitRecv(left()))
+        detail::fail(Kind::Timeout, rop, rank_, src,
+                     "timed out after " + std::to_string(o.timeout.count()) +
+                         " ms");
+      record(rop, in.numel(), in.dtype());
+    }
+  } catch (...) {
+    // Abort pending waits before the buffers go away.
+    try {
+      if (sb) sb->abortWaitSend();
+      if (rb) rb->abortWaitRecv();
+    } catch (...) {
+    }
+    translate(cur, peer);
+  }
+}
+
+}  // namespace ss::dist

@@ -1,0 +1,84 @@
+#pragma once
+// Gloo over TCP on loopback (deps.md §5). Each GlooComm owns its own TCP
+// device and context, so thread ranks in one process work as well as one
+// rank per process. Rendezvous goes through a FileStore in a fresh
+// directory (make_job_dir(), dist/rendezvous/job_dir.h) under a
+// PrefixStore. Only Gloo's new-style API is used (AllreduceOptions, ...):
+// mixing in old-style algorithms slows later all-reduces on the same
+// context ~300x, so reduce_scatter is an all-reduce plus a slice.
+// Point-to-point uses unbound buffers on slots (0x20 << 56) | tag << 32 |
+// seq, away from the collectives' slots.
+//
+// Every Gloo failure (gloo::Exception, EnforceNotMet, any std::exception)
+// becomes a CollectiveError; a communicator that fails closes its context
+// at once (a Gloo context is dead after a timeout anyway), so its peers
+// fail fast with PeerGone instead of waiting out their timeouts.
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "dist/comm/communicator.h"
+
+namespace gloo {
+class Context;
+namespace transport {
+class Device;
+}
+}  // namespace gloo
+
+namespace ss::dist {
+
+class GlooComm final : public Communicator {
+ public:
+  /// Joins the group `size` ranks form through the FileStore in
+  /// `store_dir` (which must exist and be fresh for the job), under
+  /// `prefix`. Throws CollectiveError (op Connect; Timeout when a rank does
+  /// not show up within connect_timeout).
+  GlooComm(int rank, int size, const std::string& store_dir,
+           const std::string& prefix = "ss",
+           std::chrono::milliseconds connect_timeout =
+               default_collective_timeout());
+  ~GlooComm() override;
+  GlooComm(const GlooComm&) = delete;
+  GlooComm& operator=(const GlooComm&) = delete;
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+
+  void all_reduce(Tensor& t, ReduceOp op, const Options& o) override;
+  void all_gather(const Tensor& in, Tensor& out, const Options& o) override;
+  void all_gather_v(const Tensor& in, Tensor& out,
+                    const std::vector<int64_t>& rows,
+                    const Options& o) override;
+  void reduce_scatter(const Tensor& in, Tensor& out, ReduceOp op,
+                      const Options& o) override;
+  void broadcast(Tensor& t, int root, const Options& o) override;
+  void send(const Tensor& t, int dst, const Options& o) override;
+  void recv(Tensor& t, int src, const Options& o) override;
+  void send_recv(const Tensor& out, int dst, Tensor& in, int src,
+                 const Options& o) override;
+  void barrier(const Options& o) override;
+  void close() override;
+
+ private:
+  void check_usable(CollectiveOp op);
+  void check_peer(int peer, CollectiveOp op);
+  /// Called inside a catch block: turns the active exception into a
+  /// CollectiveError, closing the context first.
+  [[noreturn]] void translate(CollectiveOp op, int peer);
+  int peer_of_message(const std::string& msg) const;
+  void raw_all_reduce(void* p, int64_t n, types::DType dt, ReduceOp op,
+                      const Options& o);
+
+  int rank_;
+  int size_;
+  std::shared_ptr<gloo::transport::Device> device_;
+  std::shared_ptr<gloo::Context> ctx_;
+  bool broken_ = false;
+  std::string broken_why_;
+  std::map<int, int> port_rank_;  // peers' listening ports, for messages
+  std::map<std::pair<int, uint64_t>, uint32_t> send_seq_, recv_seq_;
+};
+
+}  // namespace ss::dist
