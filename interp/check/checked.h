@@ -48,7 +48,31 @@ struct FnInfo {
   State state = State::Unchecked;
   /// Every local's type in declaration order (for `ss check --types`).
   std::vector<std::pair<std::string, types::Type>> locals;
+
+  /// Where the fn runs with several devices (devices.md, "Where functions
+  /// run"), computed on any device list: in the controller when it loops
+  /// over a dataset, prints, saves, loads, writes to a sink, reads a value as
+  /// a host number, takes a dataset or a sink, or calls a fn that runs
+  /// there; on the workers when it otherwise uses tensors, models, batches,
+  /// gradients or optimizer state (or calls a fn that runs there); anywhere
+  /// otherwise (a fn of ints).
+  enum class Placement { Controller, Workers, Anywhere };
+  Placement placement = Placement::Anywhere;
+  /// Controller fns: why, as "it loops over a dataset", and where.
+  std::string placement_reason;
+  std::optional<diag::Span> placement_at;
+  /// Per param: split across the devices along the batch axis (a `[b] R`
+  /// param always; any other when its calls pass it a value with the batch
+  /// axis). Empty with a `mesh` (nothing is split automatically).
+  std::vector<bool> param_split;
+  /// The size variables that are the batch axis in this fn's body: a batch
+  /// param's leading axis, a loop batch's, and the axes of split params that
+  /// calls bind to a batch axis.
+  std::set<uint32_t> batch_vars;
 };
+
+/// "in the controller", "on the workers", "anywhere".
+const char* placement_words(FnInfo::Placement p);
 
 /// What a name or call in an expression resolved to.
 struct Resolution {
@@ -70,6 +94,15 @@ struct ExprInfo {
   std::map<int, std::vector<int>> axes;
   /// Builtin calls: axes passed by name (ParamKind::Axis), param -> axis.
   std::map<int, types::Axis> axis_args;
+  /// The value has the batch axis (split across the devices along it).
+  bool split = false;
+  /// A builtin call across the batch axis with a distributed lowering
+  /// (sum, mean, cross_entropy, mse, batch_norm, reduce(with=sum)): it runs
+  /// as an all-reduce. [allreduce_payload] says what it sends, in the words
+  /// of devices.md ("its result's values and a count", "2 values",
+  /// "2·C + 1 values in f64").
+  bool allreduce = false;
+  std::string allreduce_payload;
 };
 
 struct DeviceList {

@@ -118,6 +118,7 @@ std::unique_ptr<Program> Checker::run(std::vector<ast::Module> modules) {
   resolve_models();
   resolve_signatures();
   for (auto& [name, fn] : prog_->fns_) ensure_checked(fn);
+  check_devices();
   if (!diags_.empty()) return nullptr;
   return std::move(prog_);
 }
@@ -257,7 +258,7 @@ std::string describe_types(const Program& p) {
           out += "}";
         }
       }
-      out += "\n";
+      out += std::string("  # ") + placement_words(f->placement) + "\n";
       for (const auto& [name, t] : f->locals)
         out += "    " + name + ": " + t.str() + "\n";
     }

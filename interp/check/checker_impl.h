@@ -211,6 +211,10 @@ class Checker {
                           const std::vector<diag::Span>& spans,
                           FnCtx& c);
 
+  // ---- placement.cpp: several devices (devices.md): each fn's placement,
+  // the batch axis through calls, E1801-E1804 and E1901.
+  void check_devices();
+
   // ---- shared
   diag::Diagnostic& error(diag::Code code,
                           diag::Span span,

@@ -1,0 +1,24 @@
+# einsum contracting the batch axis has no distributed lowering.
+# devices: cpu[0 1 2]
+# expect: error E1801 at 24:12
+
+devices cpu[0 1 2]
+
+dim D = 784
+dim Hd = 256
+dim C = 10
+
+data Digit:
+    img: [D] in 0.0..=1.0
+    label: i64 in 0..C
+
+model Mlp:
+    w1: [D Hd] = normal(std=1/sqrt(D))
+    w2: [Hd C] = normal(std=1/sqrt(Hd))
+
+fn forward(m: Mlp, x: [b D]) -> [b C]:
+    return relu(x @ m.w1) @ m.w2
+
+# The inputs' second moment, contracting the batch axis in an einsum.
+fn moment(batch: [b] Digit) -> [D D]:
+    return einsum(batch.img, batch.img, b D, b E -> D E)

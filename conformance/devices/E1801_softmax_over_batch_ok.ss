@@ -1,0 +1,24 @@
+# The fix: softmax over the classes, per example.
+# devices: cpu[0 1 2]
+# expect: ok
+
+devices cpu[0 1 2]
+
+dim D = 784
+dim Hd = 256
+dim C = 10
+
+data Digit:
+    img: [D] in 0.0..=1.0
+    label: i64 in 0..C
+
+model Mlp:
+    w1: [D Hd] = normal(std=1/sqrt(D))
+    w2: [Hd C] = normal(std=1/sqrt(Hd))
+
+fn forward(m: Mlp, x: [b D]) -> [b C]:
+    return relu(x @ m.w1) @ m.w2
+
+# Class probabilities of each example.
+fn probs(m: Mlp, batch: [b] Digit) -> [b C]:
+    return softmax(forward(m, batch.img), over=C)

@@ -1,0 +1,33 @@
+# The program of E1804_split_and_whole.ss on one device: nothing is split.
+# devices: cpu
+# expect: ok
+
+devices cpu
+
+dim D = 784
+dim Hd = 256
+dim C = 10
+
+data Digit:
+    img: [D] in 0.0..=1.0
+    label: i64 in 0..C
+
+model Mlp:
+    w1: [D Hd] = normal(std=1/sqrt(D))
+    w2: [Hd C] = normal(std=1/sqrt(Hd))
+
+fn forward(m: Mlp, x: [b D]) -> [b C]:
+    return relu(x @ m.w1) @ m.w2
+
+fn loss(m: Mlp, batch: [b] Digit) -> f32:
+    return cross_entropy(forward(m, batch.img), batch.label)
+
+# A sanity check: the logits of an all-black image.
+fn blank_logits(m: Mlp) -> [1 C]:
+    return forward(m, zeros([1 D]))
+
+fn train_step(mut m: Mlp, mut opt: AdamW[Mlp], batch: [b] Digit) -> Logs:
+    let l, g = value_and_grad(loss, m, batch)
+    update(m, opt, g)
+    return logs(loss=l)
+
