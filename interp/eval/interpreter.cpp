@@ -303,7 +303,12 @@ Interpreter::Flow Interpreter::exec(const ast::Stmt& s, Frame& f, Value& ret) {
         return flow;
       };
       if (auto* lazy = dynamic_cast<IterableObject*>(it.obj.get())) {
-        auto cur = lazy->cursor(*this);
+        // The loop's header (`for x in it`): where a streamed dataset's
+        // bad item, found as its batch loads, is raised.
+        auto cur = lazy->cursor(
+            *this, diag::Span{s.span.file, s.span.begin,
+                              s.iter->span.end > s.span.begin ? s.iter->span.end
+                                                        : s.span.begin});
         Value v;
         while (cur->next(v)) {
           Flow flow = body(std::move(v));

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "interp/diag/source.h"
 #include "interp/eval/value.h"
 #include "ops/core/tensor.h"
 #include "ops/core/type.h"
@@ -84,7 +85,10 @@ struct Cursor {
 
 /// An object a `for` loop can walk: datasets, batches, progress(...).
 struct IterableObject : Object {
-  virtual std::unique_ptr<Cursor> cursor(Interpreter& in) = 0;
+  /// [loop]: the `for` header (or the call) walking it, where errors found
+  /// while producing items (a streamed dataset's bad item) are raised.
+  virtual std::unique_ptr<Cursor> cursor(Interpreter& in,
+                                         diag::Span loop = {}) = 0;
   /// The number of items, or -1 when unknown.
   virtual int64_t length() const = 0;
 };

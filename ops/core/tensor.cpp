@@ -35,8 +35,16 @@ Storage::Storage(size_t nbytes, Device device)
   if (!data_) throw std::bad_alloc();
 }
 
+Storage::Storage(void* data, size_t nbytes, Device device,
+                 std::shared_ptr<void> keeper)
+    : data_(data),
+      nbytes_(nbytes),
+      device_(device),
+      keeper_(std::move(keeper)),
+      external_(true) {}
+
 Storage::~Storage() {
-  std::free(data_);
+  if (!external_) std::free(data_);
 }
 
 // ---------------------------------------------------------------- shapes
@@ -119,6 +127,21 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
   t.dtype_ = dtype;
   t.storage_ = std::make_shared<Storage>(
       static_cast<size_t>(numel_of(shape)) * types::dtype_size(dtype), device);
+  return t;
+}
+
+Tensor Tensor::external(void* data, const Shape& shape, DType dtype,
+                        std::shared_ptr<void> keeper, Device device) {
+  for (int64_t d : shape)
+    if (d < 0)
+      throw std::invalid_argument("negative dimension in shape " +
+                                  shape_string(shape));
+  Tensor t;
+  t.shape_ = shape;
+  t.dtype_ = dtype;
+  t.storage_ = std::make_shared<Storage>(
+      data, static_cast<size_t>(numel_of(shape)) * types::dtype_size(dtype),
+      device, std::move(keeper));
   return t;
 }
 

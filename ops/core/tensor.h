@@ -29,10 +29,15 @@ struct Device {
 
 struct AutogradMeta;  // ops/autodiff/tape.h
 
-/// Bytes owned by one device.
+/// Bytes owned by one device, or (the second constructor) bytes owned
+/// elsewhere, such as a read-only memory-mapped file: [keeper] keeps them
+/// alive for as long as the storage lives, and they are never freed here.
+/// External bytes may be read-only: tensors over them must not be written.
 class Storage {
  public:
   Storage(size_t nbytes, Device device);
+  Storage(void* data, size_t nbytes, Device device,
+          std::shared_ptr<void> keeper);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -45,6 +50,8 @@ class Storage {
   void* data_ = nullptr;
   size_t nbytes_ = 0;
   Device device_;
+  std::shared_ptr<void> keeper_;  // set for external bytes
+  bool external_ = false;
 };
 
 int64_t numel_of(const Shape& shape);
@@ -65,6 +72,11 @@ class Tensor {
   static Tensor from_doubles(const Shape& shape,
                              const std::vector<double>& values,
                              DType dtype);
+  /// A tensor over bytes owned elsewhere (see Storage): [data] holds
+  /// numel(shape) elements of [dtype], aligned to the element size;
+  /// [keeper] keeps them alive.
+  static Tensor external(void* data, const Shape& shape, DType dtype,
+                        std::shared_ptr<void> keeper, Device device = {});
 
   bool defined() const { return storage_ != nullptr; }
   const Shape& shape() const { return shape_; }

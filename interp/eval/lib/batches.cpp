@@ -10,6 +10,7 @@
 #include <numeric>
 #include <thread>
 
+#include "interp/eval/interpreter.h"
 #include "ops/core/philox.h"
 
 namespace ss::eval {
@@ -41,26 +42,24 @@ int64_t BatchesValue::length() const {
 
 std::shared_ptr<RecordValue> BatchesValue::make_batch(
     const std::vector<int64_t>& ord, int64_t k) const {
-  const TensorStore& s = *ds->store;
   int64_t lo = k * n;
   int64_t b = std::min<int64_t>(n, static_cast<int64_t>(ord.size()) - lo);
-  std::vector<int64_t> rows(b);
+  std::vector<int64_t> rows(std::max<int64_t>(b, 0));
   for (int64_t i = 0; i < b; ++i) rows[i] = ds->index(ord[lo + i]);
+  return make_batch_of_rows(rows);
+}
+
+std::shared_ptr<RecordValue> BatchesValue::make_batch_of_rows(
+    const std::vector<int64_t>& rows) const {
+  const TensorStore& s = *ds->store;
+  int64_t b = static_cast<int64_t>(rows.size());
+  Rows got = load_rows(s, rows);  // a streamed store's items checked here
   auto r = std::make_shared<RecordValue>();
   r->info = s.info;
   r->batch = true;
-  for (const auto& [name, t] : s.fields) {
-    ops::Shape shape = t.shape();
-    shape[0] = b;
-    ops::Tensor x = ops::Tensor::empty(shape, t.dtype());
-    size_t row = shape[0] ? x.nbytes() / b : 0;
-    const char* src = static_cast<const char*>(t.raw());
-    char* dst = static_cast<char*>(x.raw());
-    for (int64_t i = 0; i < b; ++i)
-      std::memcpy(dst + i * row, src + rows[i] * row, row);
-    r->fields[name] = x;
-  }
-  for (const auto& [name, items] : s.items) {
+  r->fields = std::move(got.fields);
+  for (const auto& [name, items] : got.items) {
+    if (items.empty()) continue;
     // The varying axis and its variable's name, from the record type.
     int axis = 0;
     std::string var = "n";
@@ -71,11 +70,11 @@ std::shared_ptr<RecordValue> BatchesValue::make_batch(
           var = f->type.shape[i].name;
           break;
         }
-    const ops::Tensor& first = items[rows.empty() ? 0 : rows[0]];
+    const ops::Tensor& first = items[0];
     ops::Shape item = first.shape();
     int64_t longest = 0;
     for (int64_t i = 0; i < b; ++i)
-      longest = std::max(longest, items[rows[i]].shape()[axis]);
+      longest = std::max(longest, items[i].shape()[axis]);
     item[axis] = longest;
     ops::Shape shape = item;
     shape.insert(shape.begin(), b);
@@ -86,7 +85,7 @@ std::shared_ptr<RecordValue> BatchesValue::make_batch(
     size_t es = types::dtype_size(first.dtype());
     char* dst = static_cast<char*>(x.raw());
     for (int64_t i = 0; i < b; ++i) {
-      const ops::Tensor& t = items[rows[i]];
+      const ops::Tensor& t = items[i];
       int64_t len = t.shape()[axis];
       const char* src = static_cast<const char*>(t.raw());
       char* d = dst + i * outer * longest * inner * es;
@@ -100,7 +99,7 @@ std::shared_ptr<RecordValue> BatchesValue::make_batch(
     ops::Tensor m = ops::Tensor::zeros({b, longest}, types::DType::Bool);
     uint8_t* mp = m.data<uint8_t>();
     for (int64_t i = 0; i < b; ++i) {
-      int64_t len = items[rows[i]].shape()[axis];
+      int64_t len = items[i].shape()[axis];
       std::memset(mp + i * longest, 1, len);
     }
     r->fields[mask] = m;
@@ -112,6 +111,8 @@ namespace {
 
 struct BatchCursor : Cursor {
   std::shared_ptr<const BatchesValue> bv;
+  Interpreter* in = nullptr;
+  diag::Span loop;
   std::vector<int64_t> ord;
   int64_t total = 0, consumed = 0;
 
@@ -124,7 +125,9 @@ struct BatchCursor : Cursor {
   bool stop = false;
   std::vector<std::thread> workers;
 
-  BatchCursor(std::shared_ptr<const BatchesValue> b) : bv(std::move(b)) {
+  BatchCursor(std::shared_ptr<const BatchesValue> b, Interpreter& i,
+              diag::Span l)
+      : bv(std::move(b)), in(&i), loop(l) {
     ord = bv->order();
     total = bv->length();
     int t = std::max(0, bv->threads);
@@ -170,10 +173,23 @@ struct BatchCursor : Cursor {
   }
 
   bool next(Value& out) override {
+    try {
+      return next_batch(out);
+    } catch (const DataError& e) {
+      // A bad item of a streamed dataset, found as its batch loaded (here
+      // or on a loader thread): raised here, at the loop, before the batch
+      // reaches the loop body.
+      in->fail(e.kind, loop, e.what());
+    } catch (const std::bad_alloc&) {
+      in->fail("IOError", loop, "out of memory while loading a batch");
+    }
+  }
+
+  bool next_batch(Value& out) {
     if (consumed >= total) return false;
     std::shared_ptr<RecordValue> r;
     if (workers.empty()) {
-      r = bv->make_batch(ord, consumed);
+      r = bv->make_batch(ord, consumed++);
     } else {
       std::unique_lock<std::mutex> lk(mu);
       ready_cv.wait(lk, [&] {
@@ -194,7 +210,6 @@ struct BatchCursor : Cursor {
       lk.unlock();
       work_cv.notify_all();
     }
-    if (workers.empty()) ++consumed;
     out = Value::object(Value::Kind::Record, std::move(r));
     return true;
   }
@@ -202,9 +217,9 @@ struct BatchCursor : Cursor {
 
 }  // namespace
 
-std::unique_ptr<Cursor> BatchesValue::cursor(Interpreter&) {
-  return std::make_unique<BatchCursor>(
-      std::make_shared<BatchesValue>(*this));
+std::unique_ptr<Cursor> BatchesValue::cursor(Interpreter& in, diag::Span loop) {
+  return std::make_unique<BatchCursor>(std::make_shared<BatchesValue>(*this),
+                                       in, loop);
 }
 
 }  // namespace ss::eval

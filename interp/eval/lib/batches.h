@@ -37,10 +37,18 @@ struct BatchesValue : IterableObject {
 
   /// The view's item indices in batch order.
   std::vector<int64_t> order() const;
-  /// Batch [k] of [order] (view indices) as a batch record.
+  /// Batch [k] of [order] (view indices) as a batch record; a DataError
+  /// for a bad item of a streamed dataset.
   std::shared_ptr<RecordValue> make_batch(const std::vector<int64_t>& order,
                                           int64_t k) const;
-  std::unique_ptr<Cursor> cursor(Interpreter& in) override;
+  /// The batch record of store items [rows] (padding, masks): make_batch's
+  /// second half, for a worker that loads its own part of a batch.
+  std::shared_ptr<RecordValue> make_batch_of_rows(
+      const std::vector<int64_t>& rows) const;
+  /// Errors from loading (a streamed dataset's bad item) are raised by the
+  /// cursor's next() in the calling thread, at [loop], before the batch is
+  /// handed out; the batches before it are handed out as usual.
+  std::unique_ptr<Cursor> cursor(Interpreter& in, diag::Span loop = {}) override;
   int64_t length() const override;
 };
 

@@ -62,9 +62,13 @@ Value dataset(BuiltinCall& c) {
                                r.name);
     renames[k] = v.s;
   }
-  // stream=true: read now as well (a TensorDataset); see dataset.h.
+  // stream=true: mapped and read as batches load for a .npy directory or
+  // a .safetensors file; other formats are read now (see dataset.h).
+  bool stream = c.flag(2, false);
   return guarded(c, [&] {
-    return dataset_value(load_dataset(r, c.in.program().dims(), c.arg(1).s, renames));
+    const auto& dims = c.in.program().dims();
+    return dataset_value(stream ? stream_dataset(r, dims, c.arg(1).s, renames)
+                                : load_dataset(r, dims, c.arg(1).s, renames));
   });
 }
 
@@ -167,7 +171,7 @@ Value mean_logs(BuiltinCall& c) {
   if (!it) c.fail("ValueError", "mean_logs needs batches (ds.batches(n))");
   std::vector<std::pair<std::string, Mean>> acc;
   double total = 0;
-  auto cur = it->cursor(c.in);
+  auto cur = it->cursor(c.in, c.span);
   Value batch;
   while (cur->next(batch)) {
     double w = batch_weight(batch);

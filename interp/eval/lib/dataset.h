@@ -3,8 +3,23 @@
 // each field held as one tensor with a leading item axis, or, for a field
 // with a size variable (`tokens: [n] i64`), one tensor per item. The items
 // are checked against the record type once, when the dataset is made.
-// `dataset(R, path, stream=true)` is accepted and reads the whole file now
-// (a TensorDataset too); streaming is not implemented yet.
+//
+// `dataset(R, path, stream=true)` on a directory of .npy files or a
+// .safetensors file makes a streamed dataset instead: the headers are read
+// and checked (the same checks as the in-memory loaders: a truncated file
+// is an IOError at creation), the file(s) are memory-mapped read-only, and
+// nothing else is read. Items are read, converted and checked (shape,
+// dtype, domain, size variables) only as batches are loaded (load_rows),
+// on the loader threads; a bad item is a DataError there, raised by the
+// cursor in the main thread at the `for` loop's line. A field whose file
+// dtype is the field's dtype, at an aligned offset, is kept as a tensor
+// view over the mapping (rows are copied out of it as they are); other
+// fields are converted per batch. The mapping lives as long as any value
+// (a split, a take, a Batches, a running cursor) holds the store; the
+// file must not be rewritten or truncated meanwhile (its name may go:
+// the mapping keeps the data). Other
+// formats (.npz, .csv; mnist(...)) accept stream=true and read the whole
+// file now: library.md promises streaming for npy and safetensors only.
 //
 // Loaders (loaders.cpp) produce RawArrays: the bytes of a file's array with
 // the file's element type. make_store converts them to the field's dtype:
@@ -18,6 +33,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -63,15 +79,82 @@ struct RawArray {
 /// A RawArray with its own copy of a tensor's bytes.
 RawArray raw_from_tensor(const ops::Tensor& t);
 
-/// The checked tensors of a TensorDataset, shared by its splits and takes.
+/// A file mapped read-only into memory; unmapped when the last holder (a
+/// StreamSource, a tensor view over it) lets go.
+struct FileMapping {
+  std::string path;
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+  FileMapping() = default;
+  FileMapping(const FileMapping&) = delete;
+  FileMapping& operator=(const FileMapping&) = delete;
+  ~FileMapping();
+  /// Maps [path], which must still hold [size] bytes (its headers were
+  /// checked against that size before); an IOError when it cannot.
+  static std::shared_ptr<const FileMapping> map(const std::string& path,
+                                                size_t size);
+};
+
+/// A streamed field's array: [shape] (the file's, with the leading item
+/// axis) elements of [type] at [data], inside [file]. Not checked against
+/// the field beyond the item count: that happens as items load.
+struct StreamArray {
+  RawType type = RawType::F32;
+  ops::Shape shape;
+  const uint8_t* data = nullptr;
+  std::shared_ptr<const FileMapping> file;
+  /// A tensor over the same mapped bytes, when [type] is the field's dtype
+  /// and [data] is aligned to it: rows are copied out of it unconverted.
+  /// Read-only memory: never written.
+  ops::Tensor view;
+  /// A size-variable field's item lengths (`<field>_lengths`), if given.
+  std::optional<std::vector<int64_t>> lengths;
+};
+
+/// What a streamed dataset reads from. [path] and [renames] are kept so
+/// that a worker can map the same file(s) and load its own part of each
+/// batch (devices.md 8) with load_rows.
+struct StreamSource {
+  std::string path;
+  std::map<std::string, std::string> renames;
+  std::map<std::string, int64_t> dims;
+  /// By field name: every tensor field of the record.
+  std::map<std::string, StreamArray> arrays;
+};
+
+/// The checked tensors of a TensorDataset, shared by its splits and takes,
+/// or (when [stream] is set) a streamed dataset's mapped arrays.
 struct TensorStore {
   const types::RecordInfo* info = nullptr;
   int64_t n = 0;
-  /// Fixed-shape fields: [n ...field shape].
+  /// Fixed-shape fields: [n ...field shape]. Empty when streamed.
   std::map<std::string, ops::Tensor> fields;
-  /// Fields with a size variable: one tensor per item.
+  /// Fields with a size variable: one tensor per item. Empty when streamed.
+  std::map<std::string, std::vector<ops::Tensor>> items;
+  /// Set for a streamed dataset: items are read from here as loaded.
+  std::shared_ptr<const StreamSource> stream;
+};
+
+/// Store items [rows] (store indices, each in 0..n), in that order: each
+/// fixed-shape field as one [rows.size() ...] tensor of its own, each
+/// size-variable field one tensor per row. For a streamed store this is
+/// where items are read from the mapping and checked: a DataError
+/// ("ShapeError" or "DomainError") names the item's store index, the
+/// field, the expected and the found. Safe to call from several threads.
+struct Rows {
+  std::map<std::string, ops::Tensor> fields;
   std::map<std::string, std::vector<ops::Tensor>> items;
 };
+Rows load_rows(const TensorStore& s, const std::vector<int64_t>& rows);
+
+/// A streamed store over [cols] (by field name; a missing field is a
+/// ShapeError). Checks only what is not per item: every array has a
+/// leading item axis, the same item count, and a field at most one size
+/// variable. [path] names the source in messages.
+std::shared_ptr<TensorStore> make_stream_store(
+    const types::RecordInfo& r, const std::map<std::string, int64_t>& dims,
+    std::map<std::string, StreamArray> cols, const std::string& path,
+    const std::map<std::string, std::string>& renames);
 
 /// A field's shape with static sizes; -1 where the axis is a size variable.
 ops::Shape field_shape(const types::FieldInfo& f,
@@ -120,7 +203,7 @@ struct DatasetValue : IterableObject {
   /// Item k as a record (not a batch).
   std::shared_ptr<RecordValue> item(int64_t k) const;
 
-  std::unique_ptr<Cursor> cursor(Interpreter& in) override;
+  std::unique_ptr<Cursor> cursor(Interpreter& in, diag::Span loop = {}) override;
   int64_t length() const override { return count; }
 };
 
@@ -129,6 +212,13 @@ struct DatasetValue : IterableObject {
 /// `dataset(R, path)`: by extension (.safetensors, .npz, .csv) or a
 /// directory of <field>.npy. [renames]: field -> the name in the file.
 std::shared_ptr<TensorStore> load_dataset(
+    const types::RecordInfo& r, const std::map<std::string, int64_t>& dims,
+    const std::string& path, const std::map<std::string, std::string>& renames);
+
+/// `dataset(R, path, stream=true)`: a streamed store for a directory of
+/// <field>.npy or a .safetensors file; any other source is load_dataset's
+/// (read now, in memory).
+std::shared_ptr<TensorStore> stream_dataset(
     const types::RecordInfo& r, const std::map<std::string, int64_t>& dims,
     const std::string& path, const std::map<std::string, std::string>& renames);
 

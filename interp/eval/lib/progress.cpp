@@ -107,7 +107,7 @@ struct ProgressValue : IterableObject {
     if (inner.kind == VK::Tensor && inner.t.rank() > 0) return inner.t.shape()[0];
     return -1;
   }
-  std::unique_ptr<Cursor> cursor(Interpreter& in) override;
+  std::unique_ptr<Cursor> cursor(Interpreter& in, diag::Span loop = {}) override;
 };
 
 struct ProgressCursor : Cursor {
@@ -198,10 +198,10 @@ struct ProgressCursor : Cursor {
   }
 };
 
-std::unique_ptr<Cursor> ProgressValue::cursor(Interpreter& in) {
+std::unique_ptr<Cursor> ProgressValue::cursor(Interpreter& in, diag::Span loop) {
   auto c = std::make_unique<ProgressCursor>();
   if (auto* it = dynamic_cast<IterableObject*>(inner.obj.get()))
-    c->inner = it->cursor(in);
+    c->inner = it->cursor(in, loop);
   else
     c->items = host_items(inner);
   c->total = length();
