@@ -3,7 +3,6 @@
 
 #include <ostream>
 
-#include "interp/eval/placement.h"
 #include "ops/api.h"
 
 namespace ss::eval {
@@ -11,6 +10,15 @@ namespace ss::eval {
 using EK = ast::Expr::Kind;
 using SK = ast::Stmt::Kind;
 using VK = Value::Kind;
+
+namespace {
+
+// The checker's placement (language.md: computed on any device list).
+bool on_workers(const check::FnInfo& fn) {
+  return fn.placement == check::FnInfo::Placement::Workers;
+}
+
+}  // namespace
 
 Value* Frame::find(const std::string& name) {
   for (auto it = scopes.rbegin(); it != scopes.rend(); ++it) {
@@ -27,7 +35,7 @@ void Frame::declare(const std::string& name, Value v) {
 Interpreter::Interpreter(const check::Program& prog,
                          const diag::SourceMap& sm,
                          std::ostream& out)
-    : prog_(prog), sm_(sm), out_(out), placement_(new Placement(prog)) {}
+    : prog_(prog), sm_(sm), out_(out) {}
 
 Interpreter::~Interpreter() = default;
 
@@ -128,8 +136,8 @@ Value Interpreter::call(const check::FnInfo& fn,
   }
   // A Train mode entering device work from the controller starts a new
   // entry: its dropout draws are keyed by that count (language.md).
-  bool enters = placement_->on_workers(fn) &&
-                (frames_.empty() || !placement_->on_workers(*frames_.back()->fn));
+  bool enters = on_workers(fn) &&
+                (frames_.empty() || !on_workers(*frames_.back()->fn));
   if (enters)
     for (const check::ParamInfo& p : fn.params)
       if (Value* v = f.find(p.name); v && v->kind == VK::Mode) {

@@ -19,8 +19,6 @@
 
 namespace ss::eval {
 
-class Placement;
-
 /// One fn call's state: its locals by block and its size variables' sizes.
 struct Frame {
   const check::FnInfo* fn = nullptr;
@@ -122,7 +120,6 @@ class Interpreter {
   std::vector<Frame*> frames_;
   std::vector<StackEntry> stack_;
   int depth_ = 0;
-  std::unique_ptr<class Placement> placement_;
   volatile int* interrupt_ = nullptr;
 };
 
