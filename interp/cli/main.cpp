@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "dist/control/control.h"
 #include "interp/cli/commands.h"
 #include "interp/cli/repl.h"
 
@@ -42,6 +43,7 @@ int main(int argc, char** argv) {
     std::cout << kUsage;
     return 0;
   }
+  if (cmd == "worker") return ss::dist::worker_entry(rest);  // hidden: started by the controller
   if (cmd == "check") return ss::cli::cmd_check(rest);
   if (cmd == "run") return ss::cli::cmd_run(rest);
   if (cmd == "repl") return ss::cli::run_repl(rest);

@@ -1,0 +1,221 @@
+#pragma once
+// The control channel of the several-devices runtime (devices.md: "the
+// controller–worker control channel is Boost.Interprocess"; items 11-12).
+//
+// The controller (`WorkerPool`) starts one `ss worker` process per device and
+// talks to each through a pair of Boost.Interprocess message queues (one per
+// direction). A message is {kind, id, payload}; the payload bytes are opaque
+// here (the evaluator serialises values into them). Payloads up to
+// kInlineMax bytes travel inside the queue message; larger ones through a
+// shared-memory block that the sender owns and reuses once every reader has
+// copied it out (dist/control/README.md has the protocol).
+//
+// Failures (devices.md item 12): while a call waits, the pool watches every
+// worker (pidfd + waitpid); a worker that exits or is killed makes the call
+// throw WorkerError at once, after the pool has stopped and reaped the other
+// workers and removed every queue and segment of the job from /dev/shm. A
+// call that does not finish within the collective timeout throws
+// CallTimeout, in the seed's format, listing where each worker was.
+// Workers die with the controller (PR_SET_PDEATHSIG), and SIGINT/SIGTERM/
+// SIGHUP in a controller whose disposition was the default kill the workers
+// and remove the job's names before the controller dies.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ss::dist {
+
+struct Message {
+  uint32_t kind = 0;
+  uint64_t id = 0;  // set by the pool on requests; replies carry the request's
+  std::string payload;
+};
+
+/// Kinds at or above this are the channel's own (hello, shutdown, error).
+constexpr uint32_t kReservedKinds = 0xFFFF0000u;
+
+/// A worker stopped (exited, was killed, or didn't come up), or the
+/// collective timeout ran out (CallTimeout). what() is a full sentence.
+struct WorkerError : std::runtime_error {
+  int rank = -1;
+  int pid = 0;
+  std::string how;          // "killed by signal 9 (SIGKILL)", "exited with code 3"
+  std::string last_status;  // the worker's last worker_set_status ("idle", "running `f` at a.ss:3:4")
+  std::string stderr_tail;  // the last lines the worker wrote to stderr/stdout
+  WorkerError(const std::string& what, int rank, int pid, std::string how,
+              std::string last_status, std::string stderr_tail = {})
+      : std::runtime_error(what), rank(rank), pid(pid), how(std::move(how)),
+        last_status(std::move(last_status)), stderr_tail(std::move(stderr_tail)) {}
+};
+
+/// Where a worker was when a call timed out.
+struct WorkerState {
+  int rank = 0;
+  int pid = 0;
+  bool answered = false;  // its reply had arrived
+  bool waiting = false;   // its status was set with waiting=true (in a collective)
+  std::string status;
+};
+
+/// The collective timeout ran out. rank/pid name the first worker that
+/// didn't finish and wasn't waiting for the others; `workers` has them all.
+/// what() is the seed's message:
+///   a worker failed while running `train_step` (train.ss:32:4), and worker 1 didn't finish:
+///     worker 0: was waiting for the other workers at train.ss:30:12
+///     worker 1: didn't answer; it was idle
+///     worker 2: was waiting for the other workers at train.ss:30:12
+struct CallTimeout : WorkerError {
+  std::vector<WorkerState> workers;
+  double timeout_s = 0;
+  CallTimeout(const std::string& what, int rank, int pid, std::string last_status,
+              std::vector<WorkerState> workers, double timeout_s)
+      : WorkerError(what, rank, pid, "didn't finish within the collective timeout",
+                    std::move(last_status)),
+        workers(std::move(workers)), timeout_s(timeout_s) {}
+};
+
+/// The worker's handler threw; the pool is still usable. what() is the
+/// worker's exception text.
+struct RemoteError : std::runtime_error {
+  int rank = -1;
+  RemoteError(const std::string& what, int rank) : std::runtime_error(what), rank(rank) {}
+};
+
+/// The `interrupted` hook of LaunchOptions said so while a call waited; the
+/// workers were stopped.
+struct Interrupted : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// SHAPESCRIPT_COLLECTIVE_TIMEOUT in seconds (a positive number), else 600.
+double default_collective_timeout_s();
+
+struct LaunchOptions {
+  int world = 1;
+  /// The `ss` binary to run as `ss worker ...`; empty: /proc/self/exe.
+  std::string binary;
+  /// Appended to every worker's command line (program path, -D, --devices).
+  std::vector<std::string> extra_args;
+  /// The rendezvous directory passed as --store; empty: a private temp dir
+  /// made by start() and removed by stop().
+  std::string store_dir;
+  std::chrono::milliseconds start_timeout{10000};
+  /// How long a call waits for every reply (the collective timeout).
+  std::chrono::duration<double> call_timeout{default_collective_timeout_s()};
+  /// After a failure or on stop(): how long workers get after SIGTERM (or
+  /// the shutdown message) before SIGKILL.
+  std::chrono::milliseconds grace{1000};
+  /// Copy the workers' stdout/stderr to the controller's stderr, each line
+  /// prefixed "[worker R] ". Off: kept only for WorkerError::stderr_tail.
+  bool forward_output = true;
+  /// Polled (at least every 100 ms, and after any signal) while a call
+  /// waits; true stops the workers and throws Interrupted. The repl passes
+  /// its SIGINT flag here.
+  std::function<bool()> interrupted;
+};
+
+class WorkerPool {
+ public:
+  /// Starts `world` workers and waits for each one's hello (start_timeout);
+  /// throws WorkerError naming the worker (with its stderr tail) if one
+  /// exits or doesn't answer in time, having stopped the others.
+  static std::unique_ptr<WorkerPool> start(const LaunchOptions& opts);
+  ~WorkerPool();  // stop()
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  /// Sends `m` (the same bytes) to every worker and waits for every reply,
+  /// in rank order. `what` names the call in a CallTimeout ("`train_step`
+  /// (train.ss:32:4)"). Throws WorkerError, CallTimeout, RemoteError (after
+  /// every reply arrived), Interrupted.
+  std::vector<Message> call_all(const Message& m, std::string_view what = {});
+  /// One message per worker (ms.size() == world).
+  std::vector<Message> call_each(const std::vector<Message>& ms, std::string_view what = {});
+  Message call(int rank, const Message& m, std::string_view what = {});
+  /// Sends without waiting; the workers don't reply. An exception in the
+  /// handler is reported as the RemoteError of that worker's next call.
+  void send_all(const Message& m);
+  /// Throws WorkerError if a worker has stopped since the last call.
+  void check_alive();
+
+  /// Sends shutdown, waits up to `grace`, then kills and reaps; removes every
+  /// queue and segment. Idempotent; never throws.
+  void stop();
+
+  int world() const;
+  const std::string& job() const;        // the prefix of every /dev/shm name of this pool
+  std::vector<int> pids() const;         // the workers' pids, by rank
+  const std::string& store_dir() const;
+  bool running() const;                  // false after stop() or a failure
+  /// A worker's current status, read from its shared-memory slot.
+  std::string status(int rank) const;
+
+  struct Impl;
+
+ private:
+  explicit WorkerPool(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Every /dev/shm entry of this job (`job` as WorkerPool::job()).
+std::vector<std::string> shm_entries(const std::string& job);
+
+// ---- worker side ----
+
+struct WorkerArgs {
+  std::string job;
+  int rank = 0;
+  int world = 1;
+  std::string store;
+  int bell_fd = -1;
+  std::vector<std::string> extra;  // everything after the known options
+};
+
+/// Parses `--job J --rank R --world N --store DIR [--bell-fd FD] [extra...]`.
+/// Throws std::invalid_argument.
+WorkerArgs parse_worker_args(const std::vector<std::string>& args);
+
+struct Handler {
+  virtual Message handle(const Message& m) = 0;
+  virtual ~Handler();
+};
+
+/// The worker's loop: connects, says hello, then receive → set status →
+/// handle → reply until shutdown (0) or the controller is gone (0). Returns
+/// 2 if it can't connect.
+int worker_main(const std::vector<std::string>& args, Handler& h);
+
+/// `ss worker ARGS`: worker_main with the registered handler, or EchoHandler.
+int worker_entry(const std::vector<std::string>& args);
+
+/// What the worker is doing, for the controller's WorkerError/CallTimeout:
+/// "running `train_step` at readme.ss:27:5"; "idle" between requests.
+/// `waiting` marks a wait in a collective: its text then reads as "waiting
+/// for the other workers at train.ss:30:12". No-op outside a worker.
+void worker_set_status(std::string_view text, bool waiting = false);
+
+using HandlerFactory = std::function<std::unique_ptr<Handler>(const WorkerArgs&)>;
+/// The evaluator registers its handler here (before worker_entry runs).
+void set_worker_handler_factory(HandlerFactory f);
+
+/// The test handler's kinds. A payload "R=V;R=V;*=V" gives each rank its
+/// value V (a rank without one, and no '*', does nothing and replies "").
+enum EchoKind : uint32_t {
+  kEcho = 1,     // reply with the payload
+  kSleep = 2,    // V ms, status "sleeping V ms"
+  kExit = 3,     // _exit(V)
+  kCrash = 4,    // raise SIGSEGV (default action)
+  kWhoAmI = 5,   // reply "rank world pid"
+  kBig = 6,      // reply V bytes, byte i = (i * 131 + rank) & 0xff
+  kThrow = 7,    // throw std::runtime_error(payload)
+  kStall = 8,    // V ms with status "waiting for the other workers at stall.ss:1:1" (waiting)
+};
+std::unique_ptr<Handler> make_echo_handler(const WorkerArgs& args);
+
+}  // namespace ss::dist
