@@ -1,5 +1,6 @@
 // Calls: user fns, builtins with a forward (tensor ops, through
 // ForwardCtx), and runtime builtins (interp/eval/lib).
+#include "interp/eval/devices.h"
 #include "interp/eval/interpreter.h"
 #include "interp/eval/lib/runtime_lib.h"
 #include "interp/eval/tensor_values.h"
@@ -113,8 +114,18 @@ class EvalForwardCtx final : public ops::ForwardCtx {
       // dropout: (seed, entry count, ordinal of the draw in the entry).
       auto* m = v.as<ModeState>();
       uint64_t ordinal = m->draws++;
+      // Each element draws by its index in the whole value: a rank's share
+      // of the batch starts at its first row (language.md, Randomness).
+      uint64_t offset = 0;
+      DeviceContext* d = c_.in.devices();
+      if (d && d->active() && c_.info && c_.info->split && c_.has(0)) {
+        ops::Tensor x = tensor(0);
+        if (x.rank() > 0 && x.shape()[0] > 0)
+          offset = static_cast<uint64_t>(d->row_start) *
+                   static_cast<uint64_t>(x.numel() / x.shape()[0]);
+      }
       return {ops::philox::key_for(m->seed, "dropout"),
-              (m->calls << 32) | (ordinal & 0xffffffffu), 0};
+              (m->calls << 32) | (ordinal & 0xffffffffu), offset};
     }
     // rand/randn: (seed, call site).
     uint64_t seed = static_cast<uint64_t>(v.number());
@@ -178,8 +189,24 @@ Value wrap(std::vector<ops::Tensor> ts) {
 
 }  // namespace
 
-// Runs a builtin on arguments already gathered by param.
+// Runs a builtin on arguments already gathered by param: on several
+// devices a reduction across the batch axis is lowered to an all-reduce.
 Value Interpreter::call_builtin_prepared(BuiltinCall& c) {
+  if (devices_ && devices_->active() && c.info && c.info->allreduce)
+    return lower(c, *devices_);
+  return call_builtin_forward(c);
+}
+
+Value Interpreter::call_builtin_forward(BuiltinCall& c) {
+  // When every rank runs the program, host effects happen once, on rank 0
+  // (its output stream is the only real one): files, checkpoints, bars.
+  if (devices_ && devices_->active() && !devices_->host()) {
+    std::string n = c.op.name;
+    if (n == "save") return Value::unit();
+    if (n == "csv" || n == "jsonl")
+      return call_builtin_values("stdout", {}, c.span);
+    if (n == "progress") return c.arg(0);
+  }
   // Gradients are models of tensors: `norm(g)`, `zeros_like(g)`.
   if (c.has(0) && c.args[0].kind == VK::Grads)
     if (RuntimeFn fn = find_runtime(std::string("grads.") + c.op.name))

@@ -3,6 +3,7 @@
 
 #include <ostream>
 
+#include "interp/eval/devices.h"
 #include "ops/api.h"
 
 namespace ss::eval {
@@ -106,10 +107,71 @@ std::string bind_sizes(const types::Type& t, const Value& v,
 
 }  // namespace
 
+namespace {
+
+// Whether [t]'s leading axis is one of [fn]'s batch axes.
+bool batch_leading(const types::Type& t, const check::FnInfo& fn) {
+  return t.kind == types::Type::Kind::Tensor && !t.shape.empty() &&
+         t.shape[0].kind == types::Axis::Kind::Var &&
+         fn.batch_vars.count(t.shape[0].var);
+}
+
+}  // namespace
+
+void Interpreter::split_arguments(const check::FnInfo& fn,
+                                  std::vector<Value>& args) {
+  for (size_t i = 0; i < args.size() && i < fn.param_split.size(); ++i) {
+    if (!fn.param_split[i]) continue;
+    Value& v = args[i];
+    if (v.kind == VK::Record && v.as<RecordValue>()->batch) {
+      auto* whole = v.as<RecordValue>();
+      auto part = std::make_shared<RecordValue>(*whole);
+      for (auto& [name, t] : part->fields) {
+        auto [start, end] = devices_->share(t.shape()[0]);
+        devices_->row_start = start;
+        t = ops::slice(t, 0, start, end);
+      }
+      v = Value::object(VK::Record, part);
+    } else if (v.kind == VK::Tensor && v.t.rank() > 0) {
+      auto [start, end] = devices_->share(v.t.shape()[0]);
+      devices_->row_start = start;
+      v = Value::tensor(ops::slice(v.t, 0, start, end));
+    }
+  }
+}
+
+Value Interpreter::join_result(const check::FnInfo& fn, Value v,
+                               const types::Type& t) {
+  if (v.kind == VK::Tensor && batch_leading(t, fn))
+    return Value::tensor(join_rows(v.t, *devices_));
+  if (v.kind == VK::Tuple && t.kind == types::Type::Kind::Tuple) {
+    std::vector<Value> items = *v.items;
+    for (size_t i = 0; i < items.size() && i < t.elems.size(); ++i)
+      items[i] = join_result(fn, items[i], t.elems[i]);
+    return Value::tuple(std::move(items));
+  }
+  return v;
+}
+
 Value Interpreter::call(const check::FnInfo& fn,
                         std::vector<Value> args,
                         diag::Span site) {
   if (fn.decl->is_extern) return call_extern(fn, std::move(args), site);
+  // On several devices a call from the controller into the workers splits
+  // its batch-axis arguments (each rank keeps its share) and joins a
+  // batch-axis result in order (devices.md items 3 and 6).
+  if (devices_ && devices_->active() && on_workers(fn) &&
+      (frames_.empty() || !on_workers(*frames_.back()->fn)) &&
+      !splitting_) {
+    split_arguments(fn, args);
+    splitting_ = true;
+    struct Reset {
+      bool& flag;
+      ~Reset() { flag = false; }
+    } reset{splitting_};
+    Value r = call(fn, std::move(args), site);
+    return join_result(fn, std::move(r), fn.result);
+  }
   if (++depth_ > 2000) {
     --depth_;
     fail("ValueError", site,

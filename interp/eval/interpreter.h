@@ -107,10 +107,19 @@ class Interpreter {
                      const ast::Expr* receiver, Frame& f);
   Value call_extern(const check::FnInfo& fn, std::vector<Value> args,
                     diag::Span site);
+  void split_arguments(const check::FnInfo& fn, std::vector<Value>& args);
+  Value join_result(const check::FnInfo& fn, Value v, const types::Type& t);
 
  public:
-  /// Runs a builtin whose arguments are gathered (interp/eval/lib).
+  /// Runs a builtin whose arguments are gathered (interp/eval/lib); on
+  /// several devices, lowered reductions become all-reduces.
   Value call_builtin_prepared(struct BuiltinCall& c);
+  /// The builtin's own forward or runtime implementation, never lowered.
+  Value call_builtin_forward(struct BuiltinCall& c);
+
+  /// This process's part in a data-parallel run (null on one device).
+  void set_devices(struct DeviceContext* d) { devices_ = d; }
+  struct DeviceContext* devices() const { return devices_; }
 
  private:
 
@@ -121,6 +130,8 @@ class Interpreter {
   std::vector<StackEntry> stack_;
   int depth_ = 0;
   volatile int* interrupt_ = nullptr;
+  struct DeviceContext* devices_ = nullptr;
+  bool splitting_ = false;  // inside the entry call that split its args
 };
 
 }  // namespace ss::eval

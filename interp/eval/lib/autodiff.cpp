@@ -2,6 +2,7 @@
 // zeros_like. Gradients come from the API's tape (ops/autodiff).
 #include <cmath>
 
+#include "interp/eval/devices.h"
 #include "interp/eval/lib/runtime_lib.h"
 #include "interp/eval/tensor_values.h"
 #include "ops/api.h"
@@ -11,6 +12,19 @@ namespace ss::eval {
 using VK = Value::Kind;
 
 namespace {
+
+// The backward pass of [loss] to [leaves]. On several devices every rank
+// holds the whole loss: each seeds 1/world, and the gradients are summed
+// across the ranks (devices.cpp, Note [Same result as one device]).
+std::vector<ops::Tensor> gradients(Interpreter& in, const ops::Tensor& loss,
+                                   const std::vector<ops::Tensor>& leaves) {
+  DeviceContext* d = in.devices();
+  if (!d || !d->active()) return ops::backward(loss, leaves);
+  ops::Tensor root = ops::mul(loss, ops::scalar_like(1.0 / d->world, loss));
+  std::vector<ops::Tensor> g = ops::backward(root, leaves);
+  all_reduce_grads(g, *d);
+  return g;
+}
 
 struct Differentiated {
   Value result;  // f's result (loss, or (loss, aux))
@@ -29,7 +43,7 @@ Differentiated differentiate(BuiltinCall& c, bool aux) {
     args[0] = Value::tensor(leaf);
     Value r = c.in.call_value(f, std::move(args), c.span);
     const Value& loss = aux ? (*r.items)[0] : r;
-    auto g = ops::backward(loss.t, {leaf});
+    auto g = gradients(c.in, loss.t, {leaf});
     return {r, Value::tensor(g[0])};
   }
   if (m.kind != VK::Model)
@@ -65,7 +79,7 @@ Differentiated differentiate(BuiltinCall& c, bool aux) {
   const Value& loss = aux ? (*r.items)[0] : r;
   if (loss.kind != VK::Tensor)
     c.fail("ValueError", std::string(c.op.name) + ": the loss is not a tensor");
-  std::vector<ops::Tensor> g = ops::backward(loss.t, leaves);
+  std::vector<ops::Tensor> g = gradients(c.in, loss.t, leaves);
   std::map<std::string, ops::Tensor> by_path;
   for (size_t i = 0; i < params.size(); ++i) by_path[params[i]] = g[i];
   ModelRef like = *leaf_ref;

@@ -1,0 +1,29 @@
+#pragma once
+// Runs a program's main on N ranks in this process, one thread each, over
+// real Gloo collectives on loopback (or in-process ones): every rank runs
+// the program with its DeviceContext, host effects happen on rank 0. It is
+// the engine's test bed (N devices compute what one does) until
+// `ss run --devices cpu[...]` starts worker processes (devices.md).
+
+#include <iosfwd>
+#include <optional>
+
+#include "interp/check/checked.h"
+#include "interp/diag/source.h"
+#include "interp/eval/runtime_error.h"
+
+namespace ss::eval {
+
+struct ParallelOptions {
+  int world = 2;
+  bool gloo = true;  // false: in-process collectives (faster to set up)
+};
+
+/// Rank 0's runtime error, if any rank failed (a rank's failure stops the
+/// others through their collectives).
+std::optional<RuntimeError> run_data_parallel(const check::Program& prog,
+                                              const diag::SourceMap& sm,
+                                              std::ostream& out,
+                                              const ParallelOptions& opts);
+
+}  // namespace ss::eval

@@ -1,0 +1,57 @@
+#pragma once
+// Data parallelism inside one rank's evaluator (devices.md): the share of a
+// batch this rank holds, the lowering of reductions across the batch axis
+// into all-reduces, the gradient all-reduce, and joining batch-axis
+// results. See Note [Same result as one device] in devices.cpp.
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "interp/eval/value.h"
+#include "ops/core/tensor.h"
+
+namespace ss::dist {
+class Communicator;
+}
+
+namespace ss::eval {
+
+struct BuiltinCall;
+
+struct DeviceContext {
+  int rank = 0;
+  int world = 1;
+  dist::Communicator* comm = nullptr;
+  /// The first global row of the batch this rank is processing (dropout
+  /// draws by each element's index in the whole value).
+  int64_t row_start = 0;
+
+  bool active() const { return world > 1 && comm != nullptr; }
+  /// This rank's rows [start, end) of a batch of [n]: as evenly as
+  /// possible, the first ranks one more (64 over 3: 22/21/21).
+  std::pair<int64_t, int64_t> share(int64_t n) const;
+  /// Host effects (files, prints) happen once: on rank 0.
+  bool host() const { return rank == 0; }
+};
+
+/// A differentiable sum across the ranks. Its VJP sums the cotangents
+/// across the ranks too: every rank holds the whole (replicated) loss and
+/// seeds 1/world (see the Note).
+ops::Tensor all_reduce_sum(const ops::Tensor& x, DeviceContext& d);
+
+/// The global result of a builtin that lowers to an all-reduce (sum, mean,
+/// cross_entropy, mse, batch_norm, reduce(with=sum)), from this rank's
+/// share.
+Value lower(BuiltinCall& c, DeviceContext& d);
+
+/// Sums each dtype's gradients across the ranks, one all-reduce per dtype.
+void all_reduce_grads(std::vector<ops::Tensor>& grads, DeviceContext& d);
+
+/// Every rank's rows of a batch-axis value, joined in rank order.
+ops::Tensor join_rows(const ops::Tensor& local, DeviceContext& d);
+
+/// This rank's rows of a whole batch-axis value (axis 0).
+ops::Tensor my_rows(const ops::Tensor& whole, DeviceContext& d);
+
+}  // namespace ss::eval
