@@ -52,6 +52,22 @@ int cmd_run(const std::vector<std::string>& args) {
     std::cerr << file << ": error: no `fn " << entry << "()` to run\n";
     return kExitUsage;
   }
+  // Several devices: worker processes run it (no mesh: spmd fns come later).
+  if (prog->devices().count() > 1 && prog->devices().kind == "cpu" &&
+      prog->mesh().empty()) {
+    std::vector<std::string> run_args = {file};
+    for (const auto& [n, v] : opts.dim_overrides)
+      run_args.push_back("-D" + n + "=" + std::to_string(v));
+    if (!opts.devices_override.empty()) {
+      run_args.push_back("--devices");
+      run_args.push_back(opts.devices_override);
+    }
+    run_args.push_back("--entry");
+    run_args.push_back(entry);
+    run_args.push_back("--");
+    run_args.insert(run_args.end(), program_args.begin(), program_args.end());
+    return run_on_devices(run_args, *prog);
+  }
   try {
     eval::Interpreter in(*prog, sm, std::cout);
     in.run_main(program_args, entry);

@@ -18,6 +18,11 @@ constexpr int kExitUsage = 64;
 
 int cmd_check(const std::vector<std::string>& args);
 int cmd_run(const std::vector<std::string>& args);
+/// `ss run` on a device list of several: worker processes (cmd_run_devices).
+int run_on_devices(const std::vector<std::string>& run_args,
+                   const check::Program& prog);
+/// Makes `ss worker` run programs (call before dist::worker_entry).
+void register_program_worker();
 int cmd_conformance(const std::vector<std::string>& args);
 
 /// Parses `-D NAME=SIZE` into [name], [size]; false when malformed.

@@ -43,7 +43,10 @@ int main(int argc, char** argv) {
     std::cout << kUsage;
     return 0;
   }
-  if (cmd == "worker") return ss::dist::worker_entry(rest);  // hidden: started by the controller
+  if (cmd == "worker") {  // hidden: started by the controller
+    ss::cli::register_program_worker();
+    return ss::dist::worker_entry(rest);
+  }
   if (cmd == "check") return ss::cli::cmd_check(rest);
   if (cmd == "run") return ss::cli::cmd_run(rest);
   if (cmd == "repl") return ss::cli::run_repl(rest);

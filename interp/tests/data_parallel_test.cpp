@@ -5,6 +5,11 @@
 // exactly over these short runs, and the final evaluation to 1e-5.
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
 #include <regex>
 #include <sstream>
 
@@ -141,4 +146,53 @@ fn main():
         k += 1
     print(float(sum(m.w)), float(sum(m.bn.g)))
 )");
+}
+
+namespace {
+
+// Runs `ss ARGS` and returns (exit code, stdout).
+std::pair<int, std::string> ss_cmd(const std::string& args) {
+  std::string cmd = std::string(SS_BINARY) + " " + args + " 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p);
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  int st = pclose(p);
+  return {WEXITSTATUS(st), out};
+}
+
+}  // namespace
+
+TEST_CASE("ss run on cpu[0 1 2]: worker processes log what one device does",
+          "[dist][process][dp]") {
+  std::string path = "/tmp/ss_dp_" + std::to_string(getpid()) + ".ss";
+  {
+    std::ofstream f(path);
+    f << kMlp;
+  }
+  auto [rc1, one] = ss_cmd("run " + path);
+  auto [rc3, three] = ss_cmd("run --devices 'cpu[0 1 2]' " + path);
+  std::remove(path.c_str());
+  REQUIRE(rc1 == 0);
+  REQUIRE(rc3 == 0);
+  std::vector<double> a = numbers(one), b = numbers(three);
+  REQUIRE(a.size() > 10);
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i)
+    CHECK(b[i] == Approx(a[i]).epsilon(1e-5).margin(1e-6));
+}
+
+TEST_CASE("a runtime error on several devices is the program's (exit 2)",
+          "[dist][process][dp]") {
+  std::string path = "/tmp/ss_dp_err_" + std::to_string(getpid()) + ".ss";
+  {
+    std::ofstream f(path);
+    f << "dim D = 4\nfn pick(x: [n D], i: int) -> [D] = x[i]\n"
+         "fn main():\n    print(pick(zeros([3, D]), 7))\n";
+  }
+  auto [rc, out] = ss_cmd("run --devices 'cpu[0 1]' " + path);
+  std::remove(path.c_str());
+  CHECK(rc == 2);
 }
