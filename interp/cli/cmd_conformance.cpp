@@ -5,12 +5,16 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <cmath>
+#include <optional>
+#include <regex>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
 #include "interp/check/checker.h"
+#include "interp/eval/data_parallel.h"
 #include "interp/eval/interpreter.h"
 #include "interp/cli/commands.h"
 #include "interp/cli/expectations.h"
@@ -25,6 +29,7 @@ struct Outcome {
   bool pass = false;
   bool skipped = false;
   std::string detail;
+  std::string out;  // what main printed (compared across device sets)
 };
 
 std::string describe(const diag::Diagnostic& d, const diag::SourceMap& sm) {
@@ -40,14 +45,28 @@ struct RunResult {
   bool ran = false;
   std::string kind;
   std::string detail;
+  std::string out;
 };
 
+// On several devices the suite runs the ranks as threads of this process
+// over real Gloo collectives (interp/eval/data_parallel.h), so it can read
+// rank 0's output; `ss run` runs the same engine in worker processes.
 RunResult run_main(const check::Program& prog, const diag::SourceMap& sm) {
   RunResult r;
   const check::FnInfo* main = prog.fn("main");
   if (!main || !main->params.empty()) return r;
   r.ran = true;
   std::ostringstream out;
+  int world = static_cast<int>(prog.devices().count());
+  if (world > 1) {
+    auto e = eval::run_data_parallel(prog, sm, out, {world, true});
+    if (e) {
+      r.kind = e->kind();
+      r.detail = eval::render_runtime_error(*e, sm);
+    }
+    r.out = out.str();
+    return r;
+  }
   try {
     eval::Interpreter in(prog, sm, out);
     in.run_main({});
@@ -55,13 +74,41 @@ RunResult run_main(const check::Program& prog, const diag::SourceMap& sm) {
     r.kind = e.kind();
     r.detail = eval::render_runtime_error(e, sm);
   }
+  r.out = out.str();
   return r;
+}
+
+std::vector<double> numbers_in(const std::string& s) {
+  std::vector<double> v;
+  static const std::regex num(R"(-?\d+(\.\d+)?([eE][-+]?\d+)?)");
+  for (auto it = std::sregex_iterator(s.begin(), s.end(), num);
+       it != std::sregex_iterator(); ++it)
+    v.push_back(std::stod(it->str()));
+  return v;
+}
+
+// Same result as one device (devices.md item 1): every number main
+// printed equals the one-device run's within [tol] (relative).
+std::string compare_outputs(const std::string& want, const std::string& got,
+                            double tol) {
+  std::vector<double> a = numbers_in(want), b = numbers_in(got);
+  if (a.size() != b.size())
+    return "printed " + std::to_string(b.size()) + " numbers, one device " +
+           std::to_string(a.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    double err = std::fabs(a[i] - b[i]);
+    if (err > tol * std::max(std::fabs(a[i]), 1.0))
+      return "number " + std::to_string(i + 1) + " is " +
+             std::to_string(b[i]) + ", on one device " + std::to_string(a[i]);
+  }
+  return "";
 }
 
 Outcome run_case(const fs::path& file,
                  const std::string& text,
                  const Expectation& ex,
-                 const std::string& devices) {
+                 const std::string& devices,
+                 const std::string* one_device_out) {
   diag::SourceMap sm;
   diag::Diagnostics diags;
   check::Options opts;
@@ -78,8 +125,16 @@ Outcome run_case(const fs::path& file,
             "checked clean; running spmd programs arrives with the spmd work"};
   if (ex.kind == Expectation::Kind::Ok) {
     RunResult r = run_main(*prog, sm);
+    o.out = r.out;
     o.pass = r.kind.empty();
-    if (!o.pass) o.detail = "expected ok, main raised:\n" + r.detail;
+    if (!o.pass) {
+      o.detail = "expected ok, main raised:\n" + r.detail;
+    } else if (one_device_out && prog->devices().count() > 1) {
+      std::string diff = compare_outputs(*one_device_out, r.out,
+                                         ex.tolerance.value_or(1e-5));
+      o.pass = diff.empty();
+      if (!o.pass) o.detail = " not the result of one device: " + diff;
+    }
     return o;
   }
   if (ex.kind == Expectation::Kind::Runtime) {
@@ -148,9 +203,8 @@ int cmd_conformance(const std::vector<std::string>& args) {
       dir = a;
     }
   }
-  // Several devices arrive with the distributed runtime; until then the
-  // suite runs on the single-device reference.
-  if (device_sets.empty()) device_sets = {"cpu"};
+  // cli.md: by default every case on one, two and three CPU devices.
+  if (device_sets.empty()) device_sets = {"cpu", "cpu[0 1]", "cpu[0 1 2]"};
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
     std::cerr << "ss conformance: '" << dir << "' is not a directory\n";
@@ -181,8 +235,11 @@ int cmd_conformance(const std::vector<std::string>& args) {
     }
     std::vector<std::string> sets = ex->devices.empty() ? device_sets
                                                         : ex->devices;
+    std::optional<std::string> one_device;  // the reference output
     for (const std::string& devs : sets) {
-      Outcome o = run_case(f, ss.str(), *ex, devs);
+      Outcome o = run_case(f, ss.str(), *ex, devs,
+                           one_device ? &*one_device : nullptr);
+      if (devs == "cpu" && o.pass) one_device = o.out;
       const char* tag = o.skipped ? "SKIP" : o.pass ? "PASS" : "FAIL";
       std::cout << tag << " " << rel << " [" << devs << "]";
       if (o.skipped) std::cout << ": " << o.detail;

@@ -162,7 +162,10 @@ Value lower(BuiltinCall& c, DeviceContext& d) {
       n = types::is_float(label.dtype()) ? c.arg(0).t.numel() / c.arg(0).t.shape().back()
                                          : label.numel();
     }
-    Tensor s = ops::mul(local.t, ops::scalar_like(double(n), local.t));
+    // A share with no examples (a batch of 1 on 3 devices) adds nothing:
+    // its local mean is 0/0.
+    Tensor s = n == 0 ? ops::zeros_like(local.t)
+                      : ops::mul(local.t, ops::scalar_like(double(n), local.t));
     return tensor_value(global_mean(s, n, d));
   }
   return c.in.call_builtin_forward(c);
