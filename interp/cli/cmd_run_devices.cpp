@@ -76,6 +76,9 @@ class ProgramHandler : public dist::Handler {
       d.rank = args_.rank;
       d.world = args_.world;
       d.comm = &comm;
+      d.on_step = [](const std::string& fn, const std::string& where) {
+        dist::worker_set_status("running `" + fn + "` at " + where);
+      };
       eval::Interpreter in(*prog, sm, args_.rank == 0 ? std::cout : null);
       in.set_devices(&d);
       dist::worker_set_status("running `" + entry + "`");

@@ -5,6 +5,8 @@
 // results. See Note [Same result as one device] in devices.cpp.
 
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -26,6 +28,11 @@ struct DeviceContext {
   /// The first global row of the batch this rank is processing (dropout
   /// draws by each element's index in the whole value).
   int64_t row_start = 0;
+
+  /// Called when the controller's part calls into the workers' (a step):
+  /// the fn and its `.ss` location, for a WorkerError's "it was running".
+  std::function<void(const std::string& fn, const std::string& where)>
+      on_step;
 
   bool active() const { return world > 1 && comm != nullptr; }
   /// This rank's rows [start, end) of a batch of [n]: as evenly as

@@ -5,10 +5,15 @@
 // exactly over these short runs, and the final evaluation to 1e-5.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
 #include <cstdio>
+#include <random>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -195,4 +200,95 @@ TEST_CASE("a runtime error on several devices is the program's (exit 2)",
   auto [rc, out] = ss_cmd("run --devices 'cpu[0 1]' " + path);
   std::remove(path.c_str());
   CHECK(rc == 2);
+}
+
+namespace {
+
+std::vector<pid_t> children_of(pid_t pid) {
+  std::vector<pid_t> out;
+  std::ifstream f("/proc/" + std::to_string(pid) + "/task/" +
+                  std::to_string(pid) + "/children");
+  pid_t c;
+  while (f >> c) out.push_back(c);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("killing a worker at a random moment, 20 times: WorkerError "
+          "within 5 s, exit 3, nothing left behind",
+          "[dist][process][dp]") {
+  std::string path = "/tmp/ss_dp_kill_" + std::to_string(getpid()) + ".ss";
+  {
+    std::ofstream f(path);
+    f << R"(dim D = 784
+dim Hd = 64
+dim C = 10
+data Digit:
+    img: [D] in 0.0..=1.0
+    label: i64 in 0..C
+model Mlp:
+    w1: [D Hd] = normal(std=1/sqrt(D))
+    w2: [Hd C] = normal(std=1/sqrt(Hd))
+fn loss(m: Mlp, batch: [b] Digit) -> f32:
+    return cross_entropy(relu(batch.img @ m.w1) @ m.w2, batch.label)
+fn train_step(mut m: Mlp, mut opt: AdamW[Mlp], batch: [b] Digit) -> Logs:
+    let l, g = value_and_grad(loss, m, batch)
+    update(m, opt, g)
+    return logs(loss=l)
+fn main():
+    let train = synthetic_digits(Digit, 2000, seed=0)
+    let m = Mlp.init(seed=0)
+    let opt = adamw(m, lr=1e-3)
+    for epoch in range(100000):
+        for batch in train.batches(64, shuffle=epoch):
+            train_step(m, opt, batch)
+)";
+  }
+  std::mt19937 rng(7);
+  for (int round = 0; round < 20; ++round) {
+    INFO("round " << round);
+    pid_t ss = fork();
+    REQUIRE(ss >= 0);
+    if (ss == 0) {
+      int devnull = open("/dev/null", O_WRONLY);
+      dup2(devnull, 1);
+      dup2(devnull, 2);
+      execl(SS_BINARY, SS_BINARY, "run", "--devices", "cpu[0 1 2]",
+            path.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    // Wait for the three workers, then a random moment of their work.
+    std::vector<pid_t> workers;
+    for (int i = 0; i < 200 && workers.size() < 3; ++i) {
+      usleep(20000);
+      workers = children_of(ss);
+    }
+    REQUIRE(workers.size() == 3);
+    usleep(100000 + rng() % 600000);
+    pid_t victim = workers[rng() % 3];
+    auto t0 = std::chrono::steady_clock::now();
+    kill(victim, SIGKILL);
+    int st = 0;
+    bool done = false;
+    while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5)) {
+      if (waitpid(ss, &st, WNOHANG) == ss) {
+        done = true;
+        break;
+      }
+      usleep(10000);
+    }
+    if (!done) {
+      kill(ss, SIGKILL);
+      waitpid(ss, &st, 0);
+    }
+    REQUIRE(done);
+    CHECK(WIFEXITED(st));
+    CHECK(WEXITSTATUS(st) == 3);
+    for (pid_t w : workers) {
+      // Reaped by the controller: no process, not even a zombie.
+      CHECK((kill(w, 0) == -1 && errno == ESRCH));
+    }
+  }
+  std::remove(path.c_str());
 }
