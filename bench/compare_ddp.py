@@ -1,0 +1,112 @@
+#!/usr/bin/python3
+"""The README MLP's train step on cpu[0 1] and cpu[0 1 2] against PyTorch DDP
+on Gloo, side by side (devices.md: target ss <= 0.7x DDP's step time).
+
+Both train the README MLP with AdamW on the same synthetic data at batch 64
+and 6144, on N processes over Gloo on loopback, one BLAS thread each. ss's
+step time comes from progress()'s summary on rank 0 (the loop alone, after
+loading); DDP's from a timer around its loop. Needs Debian's python3-torch
+(/usr/bin/python3); not part of CI:
+    /usr/bin/python3 bench/compare_ddp.py [--ss build/ss]
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+sys.path.insert(0, os.path.dirname(__file__))
+from compare_pytorch import PROGRAM, make_inputs  # noqa: E402
+
+
+def ddp_worker(rank, world, folder, batch, port, result):
+    os.environ["MASTER_ADDR"] = "127.0.0.1"
+    os.environ["MASTER_PORT"] = str(port)
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    data = np.load(os.path.join(folder, "data.npz"))
+    img, label = torch.from_numpy(data["img"]), torch.from_numpy(data["label"])
+    w = np.load(os.path.join(folder, "init.npz"))
+    model = torch.nn.Sequential(torch.nn.Linear(784, 256, bias=False),
+                                torch.nn.ReLU(),
+                                torch.nn.Linear(256, 10, bias=False))
+    with torch.no_grad():
+        model[0].weight.copy_(torch.from_numpy(w["w1"].T))
+        model[2].weight.copy_(torch.from_numpy(w["w2"].T))
+    ddp = torch.nn.parallel.DistributedDataParallel(model)
+    opt = torch.optim.AdamW(ddp.parameters(), lr=1e-3)
+    steps = len(img) // batch
+    per = batch // world
+    t0 = time.perf_counter()
+    for s in range(steps):
+        lo = s * batch + rank * per
+        x, y = img[lo:lo + per], label[lo:lo + per]
+        opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(ddp(x), y)
+        loss.backward()
+        opt.step()
+    dist.barrier()
+    if rank == 0:
+        result.put((time.perf_counter() - t0) / steps)
+    dist.destroy_process_group()
+
+
+def run_ddp(folder, world, batch):
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    port = 29500 + os.getpid() % 1000
+    procs = [ctx.Process(target=ddp_worker,
+                         args=(r, world, folder, batch, port, q))
+             for r in range(world)]
+    for p in procs:
+        p.start()
+    t = q.get()
+    for p in procs:
+        p.join()
+    return t
+
+
+def run_ss(ss, folder, world, batch):
+    with open(os.path.join(folder, "mlp.ss"), "w") as f:
+        f.write(PROGRAM)
+    devices = "cpu[" + " ".join(str(i) for i in range(world)) + "]"
+    p = subprocess.run([ss, "run", "mlp.ss", "--devices", devices,
+                        "-D", f"B={batch}"], cwd=folder, capture_output=True,
+                       text=True, env=dict(os.environ))
+    if p.returncode != 0:
+        sys.exit(f"ss failed:\n{p.stdout}\n{p.stderr}")
+    m = re.search(r"(\d+) it in ([0-9.]+) s", p.stderr + p.stdout)
+    return float(m.group(2)) / int(m.group(1))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ss", default=os.path.join(os.path.dirname(__file__),
+                                                 "..", "build", "ss"))
+    args = ap.parse_args()
+    ss = os.path.abspath(args.ss)
+    print(f"torch {torch.__version__}; Gloo on loopback; 1 BLAS thread per "
+          f"process; {os.cpu_count()} cores")
+    print(f"{'devices':>8} {'batch':>6} {'ss ms':>9} {'DDP ms':>9} {'ratio':>7}")
+    for world in (2, 3):
+        for batch, steps in ((64, 200), (6144, 10)):
+            with tempfile.TemporaryDirectory() as folder:
+                img, label, w1, w2 = make_inputs(folder, steps, batch, seed=1)
+                np.savez(os.path.join(folder, "data.npz"), img=img,
+                         label=label)
+                np.savez(os.path.join(folder, "init.npz"), w1=w1, w2=w2)
+                t_ss = run_ss(ss, folder, world, batch)
+                t_ddp = run_ddp(folder, world, batch)
+                print(f"{world:>8} {batch:>6} {t_ss * 1e3:9.3f} "
+                      f"{t_ddp * 1e3:9.3f} {t_ss / t_ddp:7.3f}")
+
+
+if __name__ == "__main__":
+    main()
