@@ -1,5 +1,6 @@
 #include "dist/comm/communicator.h"
 
+#include <atomic>
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -43,7 +44,17 @@ const char* error_kind_name(CollectiveError::Kind k) {
   return "?";
 }
 
+namespace {
+// Set by the program's collective_timeout(seconds); 0: not set.
+std::atomic<int64_t> g_timeout_ms{0};
+}  // namespace
+
+void set_default_collective_timeout(std::chrono::milliseconds t) {
+  g_timeout_ms.store(std::max<int64_t>(1, t.count()));
+}
+
 std::chrono::milliseconds default_collective_timeout() {
+  if (int64_t ms = g_timeout_ms.load()) return std::chrono::milliseconds(ms);
   if (const char* s = std::getenv("SHAPESCRIPT_COLLECTIVE_TIMEOUT")) {
     char* end = nullptr;
     double v = std::strtod(s, &end);

@@ -62,6 +62,9 @@ const char* collective_name(CollectiveOp op);  // "all-reduce", ...
 /// The default collective timeout: $SHAPESCRIPT_COLLECTIVE_TIMEOUT seconds
 /// (a positive number, fractions allowed), else 600 s. Read on every call.
 std::chrono::milliseconds default_collective_timeout();
+/// What collective_timeout(seconds) sets: the default for every collective
+/// started afterwards (over SHAPESCRIPT_COLLECTIVE_TIMEOUT and 600 s).
+void set_default_collective_timeout(std::chrono::milliseconds t);
 
 struct Options {
   std::chrono::milliseconds timeout = default_collective_timeout();

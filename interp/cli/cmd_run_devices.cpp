@@ -112,6 +112,10 @@ int run_on_devices(const std::vector<std::string>& run_args,
   lo.world = static_cast<int>(prog.devices().count());
   lo.extra_args = run_args;
   lo.inherit_output_rank = 0;
+  // The whole run is one call: its length is the program's. A stuck
+  // collective is caught inside the workers by its own timeout (Gloo's),
+  // which stops that worker's run with an error.
+  lo.call_timeout = std::chrono::hours(24 * 365);
   std::vector<dist::Message> replies;
   try {
     auto pool = dist::WorkerPool::start(lo);

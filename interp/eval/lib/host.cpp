@@ -1,6 +1,7 @@
 // Host values: range, float, int, str, typeof, collective_timeout.
 #include <cmath>
 
+#include "dist/comm/communicator.h"
 #include "interp/eval/format.h"
 #include "interp/eval/lib/runtime_lib.h"
 
@@ -41,8 +42,11 @@ Value type_of(BuiltinCall& c) { return Value::string(c.arg_type(0).str()); }
 
 Value collective_timeout(BuiltinCall& c) {
   double s = c.number(0, 600);
-  if (!(s > 0)) c.fail("ValueError", "collective_timeout needs seconds > 0");
-  // One device runs no collectives; the several-devices runtime reads it.
+  if (!(s > 0) || !std::isfinite(s))
+    c.fail("ValueError", "collective_timeout needs seconds > 0");
+  // Collectives started afterwards wait this long (devices.md item 12).
+  dist::set_default_collective_timeout(
+      std::chrono::milliseconds(static_cast<int64_t>(s * 1000.0)));
   return Value::unit();
 }
 
