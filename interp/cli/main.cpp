@@ -7,6 +7,10 @@
 #include "interp/cli/commands.h"
 #include "interp/cli/repl.h"
 
+namespace ss::cli {
+int cmd_explain(const std::vector<std::string>& args);  // cmd_explain.cpp
+}
+
 namespace {
 
 constexpr const char* kUsage =
@@ -16,6 +20,8 @@ constexpr const char* kUsage =
     "        check, then call main\n"
     "  check FILE [--devices SPEC] [--json] [--types] [-D NAME=SIZE]...\n"
     "        check a program: every static error, or nothing and exit 0\n"
+    "  explain FILE [--devices SPEC] [--json]\n"
+    "        where each fn runs, each value's layout, what each line sends\n"
     "  repl [FILE] [--devices SPEC]\n"
     "        an interactive prompt (declarations and statements)\n"
     "  conformance [DIR] [--devices SPEC]... [--filter GLOB]\n"
@@ -51,7 +57,8 @@ int main(int argc, char** argv) {
   if (cmd == "run") return ss::cli::cmd_run(rest);
   if (cmd == "repl") return ss::cli::run_repl(rest);
   if (cmd == "conformance") return ss::cli::cmd_conformance(rest);
-  if (cmd == "explain" || cmd == "lsp") {
+  if (cmd == "explain") return ss::cli::cmd_explain(rest);
+  if (cmd == "lsp") {
     std::cerr << "ss " << cmd
               << ": this build has the front end only (ss check); evaluation "
                  "and the other commands are not built yet\n";

@@ -1,0 +1,432 @@
+// `ss explain` (devices.md, "The `ss explain` report" and item 10): the
+// DeviceTable of the README example matches the seed's hover word for word,
+// and the payloads a real run hands to its collectives add up to the
+// table's figures.
+#include <catch2/catch.hpp>
+
+#include <array>
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "dist/comm/inproc_comm.h"
+#include "interp/check/checker.h"
+#include "interp/check/explain.h"
+#include "interp/eval/devices.h"
+#include "interp/eval/interpreter.h"
+#include "interp/eval/objects.h"
+
+namespace {
+
+namespace comms = ss::check::comms;
+using ss::check::FnInfo;
+
+struct Checked {
+  ss::diag::SourceMap sm;
+  ss::diag::Diagnostics diags;
+  std::unique_ptr<ss::check::Program> prog;
+};
+
+std::unique_ptr<Checked> check_readme(const std::string& devices) {
+  auto c = std::make_unique<Checked>();
+  ss::check::Options o;
+  o.devices_override = devices;
+  c->prog = ss::check::check_file(
+      std::string(SS_SOURCE_DIR) + "/examples/readme_mlp.ss", c->sm, c->diags,
+      o);
+  INFO(ss::diag::render_terminal(c->diags, c->sm));
+  REQUIRE(c->prog);
+  return c;
+}
+
+std::unique_ptr<Checked> check_text(const std::string& text,
+                                    const std::string& devices) {
+  auto c = std::make_unique<Checked>();
+  ss::check::Options o;
+  o.devices_override = devices;
+  c->prog = ss::check::check_source("explain.ss", text, c->sm, c->diags, o);
+  INFO(ss::diag::render_terminal(c->diags, c->sm));
+  REQUIRE(c->prog);
+  return c;
+}
+
+const comms::FnEntry& fn_entry(const comms::DeviceTable& t,
+                               const std::string& name) {
+  for (const comms::FnEntry& f : t.fns)
+    if (f.name == name) return f;
+  FAIL("no fn " << name);
+  throw 0;
+}
+
+const comms::ValueLayout& value(const comms::DeviceTable& t,
+                                const std::string& fn,
+                                const std::string& name) {
+  for (const comms::ValueLayout& v : t.values)
+    if (v.fn == fn && v.name == name) return v;
+  FAIL("no value " << fn << "." << name);
+  throw 0;
+}
+
+// The line whose source contains [needle].
+const comms::LineSends& line_with(const comms::DeviceTable& t,
+                                  const std::string& needle) {
+  for (const comms::LineSends& l : t.lines)
+    if (l.source.find(needle) != std::string::npos) return l;
+  FAIL("no sending line with " << needle);
+  throw 0;
+}
+
+// The seed's hover for the README's value_and_grad line on three devices.
+const char* kValueAndGradHover =
+    "Sent between the 3 devices on this line, per call:\n"
+    "\n"
+    "- all-reduce of the gradients of `Mlp`'s params `w1` and `w2`, which "
+    "adds up every device's\n"
+    "  part of the batch: 203,264 × f32 = 813,056 bytes (794 KiB)\n"
+    "- inside `loss`: 16 bytes per call\n"
+    "\n"
+    "In all: 813,072 bytes (794 KiB).\n";
+
+}  // namespace
+
+TEST_CASE("explain: the README's value_and_grad line, word for word",
+          "[explain]") {
+  auto c = check_readme("cpu[0 1 2]");
+  comms::DeviceTable t = comms::build_table(*c->prog, c->sm);
+  CHECK(t.count == 3);
+  const comms::LineSends& vg = line_with(t, "value_and_grad(loss, m, batch)");
+  CHECK(vg.fn == "train_step");
+  CHECK(vg.text == kValueAndGradHover);
+  REQUIRE(vg.total.known());
+  CHECK(vg.total.value() == 813072);
+  REQUIRE(vg.collectives.size() == 1);
+  CHECK(vg.collectives[0].count.value() == 203264);
+  CHECK(vg.collectives[0].dtype == "f32");
+  CHECK(vg.collectives[0].bytes.value() == 813056);
+  REQUIRE(vg.calls.size() == 1);
+  CHECK(vg.calls[0].fn == "loss");
+  CHECK(vg.calls[0].differentiated);
+  CHECK(vg.calls[0].bytes.value() == 16);
+  // The report prints the same block.
+  CHECK(comms::render_report(t).find(kValueAndGradHover) != std::string::npos);
+}
+
+TEST_CASE("explain: the loss fn's cross_entropy sends 8 bytes per call",
+          "[explain]") {
+  auto c = check_readme("cpu[0 1 2]");
+  comms::DeviceTable t = comms::build_table(*c->prog, c->sm);
+  const comms::LineSends& ce =
+      line_with(t, "return cross_entropy(forward(m, batch.img)");
+  CHECK(ce.fn == "loss");
+  REQUIRE(ce.collectives.size() == 1);
+  CHECK(ce.calls.empty());  // forward sends nothing
+  CHECK(ce.collectives[0].op == "all-reduce");
+  CHECK(ce.collectives[0].source == "cross_entropy");
+  CHECK(ce.collectives[0].count.value() == 2);
+  CHECK(ce.collectives[0].bytes.value() == 8);
+  CHECK(ce.total.value() == 8);
+  CHECK(ce.text ==
+        "Sent between the 3 devices on this line, per call:\n\n"
+        "- all-reduce of `cross_entropy`'s sum and count, which adds up every "
+        "device's part of the\n"
+        "  batch: 2 × f32 = 8 bytes\n\n"
+        "In all: 8 bytes.\n");
+  // Per fn, calls included.
+  CHECK(fn_entry(t, "forward").bytes_per_call->zero());
+  CHECK(fn_entry(t, "loss").bytes_per_call->value() == 8);
+  CHECK(fn_entry(t, "train_step").bytes_per_call->value() == 813072);
+  // evaluate: cross_entropy's sum and count, and mean's (a bool's mean is
+  // f32): 8 + 8.
+  CHECK(fn_entry(t, "evaluate").bytes_per_call->value() == 16);
+  CHECK(line_with(t, "acc=mean(").collectives.at(0).source == "mean");
+  // The training loop's call of train_step.
+  const comms::LineSends& run = line_with(t, "train_step(m, opt, batch)");
+  CHECK(run.fn == "run");
+  CHECK(run.total.value() == 813072);
+  CHECK(run.calls.at(0).text ==
+        "inside `train_step`: 813,072 bytes (794 KiB) per call");
+}
+
+TEST_CASE("explain: placement and layouts of the README example",
+          "[explain]") {
+  auto c = check_readme("cpu[0 1 2]");
+  comms::DeviceTable t = comms::build_table(*c->prog, c->sm);
+  for (const char* w : {"forward", "loss", "train_step", "evaluate"})
+    CHECK(fn_entry(t, w).placement == FnInfo::Placement::Workers);
+  for (const char* w : {"run", "main"}) {
+    CHECK(fn_entry(t, w).placement == FnInfo::Placement::Controller);
+    CHECK_FALSE(fn_entry(t, w).bytes_per_call);
+  }
+  CHECK(fn_entry(t, "run").text.find("in the controller: it loops over a "
+                                     "dataset") != std::string::npos);
+  REQUIRE(t.example_batch);
+  CHECK(*t.example_batch == 64);
+  CHECK(t.example_split == std::vector<int64_t>{22, 21, 21});
+  const std::string split =
+      "split across the 3 devices along b, each holding its share of the "
+      "batch (22/21/21 for a batch of 64)";
+  CHECK(value(t, "train_step", "batch").text == split);
+  CHECK(value(t, "loss", "batch").text == split);
+  CHECK(value(t, "forward", "x").text == split);  // split follows the data
+  CHECK(value(t, "evaluate", "logits").text == split);
+  CHECK(value(t, "forward", "m").text ==
+        "a copy on every device: 813,056 bytes (794 KiB) of params and "
+        "buffers each");
+  CHECK(value(t, "forward", "m").model_bytes == 813056);
+  CHECK(value(t, "train_step", "l").text == "whole on every device");
+  CHECK(value(t, "train_step", "g").text == "whole on every device");
+  CHECK(value(t, "main", "m").text == "in the controller");
+  CHECK(value(t, "run", "batch").kind ==
+        comms::ValueLayout::Kind::Controller);
+  CHECK(t.notes.empty());
+}
+
+TEST_CASE("explain: two devices split 64 as 32/32", "[explain]") {
+  auto c = check_readme("cpu[0 1]");
+  comms::DeviceTable t = comms::build_table(*c->prog, c->sm);
+  CHECK(t.example_split == std::vector<int64_t>{32, 32});
+  CHECK(value(t, "train_step", "batch").text ==
+        "split across the 2 devices along b, each holding its share of the "
+        "batch (32/32 for a batch of 64)");
+  // The bytes don't depend on the number of devices.
+  const comms::LineSends& vg = line_with(t, "value_and_grad(");
+  CHECK(vg.total.value() == 813072);
+  CHECK(vg.text.rfind("Sent between the 2 devices on this line, per call:",
+                      0) == 0);
+}
+
+TEST_CASE("explain: one device sends nothing", "[explain]") {
+  auto c = check_readme("cpu");
+  comms::DeviceTable t = comms::build_table(*c->prog, c->sm);
+  CHECK(t.count == 1);
+  CHECK(t.lines.empty());
+  CHECK(fn_entry(t, "train_step").placement == FnInfo::Placement::Workers);
+  CHECK(fn_entry(t, "main").placement == FnInfo::Placement::Controller);
+  for (const comms::ValueLayout& v : t.values)
+    CHECK(v.text == "whole on the one device");
+}
+
+TEST_CASE("explain: symbolic sizes, dims put in", "[explain]") {
+  auto c = check_text(
+      "dim D = 4\n"
+      "\n"
+      "data Ex:\n"
+      "    x: [D]\n"
+      "\n"
+      "fn stats(batch: [b] Ex, w: [D n]) -> [n]:\n"
+      "    return sum(batch.x @ w, over=b)\n"
+      "\n"
+      "fn centre(batch: [b] Ex) -> [D]:\n"
+      "    return mean(batch.x, over=b)\n",
+      "cpu[0 1 2]");
+  comms::DeviceTable t = comms::build_table(*c->prog, c->sm);
+  const comms::LineSends& s = line_with(t, "sum(batch.x @ w");
+  REQUIRE(s.collectives.size() == 1);
+  CHECK_FALSE(s.total.known());
+  CHECK(s.collectives[0].count.str() == "n");
+  CHECK(s.collectives[0].text.find(": n × f32 = 4·n bytes") !=
+        std::string::npos);
+  CHECK(s.text.find("In all: 4·n bytes.") != std::string::npos);
+  // mean of [D]: its 4 values and a count.
+  const comms::LineSends& m = line_with(t, "mean(batch.x");
+  CHECK(m.total.value() == 20);
+  CHECK(m.collectives.at(0).text.find("5 × f32 = 20 bytes") !=
+        std::string::npos);
+  CHECK(!t.example_batch);  // no batches(n) in the file
+  CHECK(value(t, "stats", "batch").text ==
+        "split across the 3 devices along b, each holding its share of the "
+        "batch");
+}
+
+TEST_CASE("explain: batch_norm sends 2·C + 1 values in f64, in Train mode",
+          "[explain]") {
+  auto c = check_text(
+      "dim C = 8\n"
+      "\n"
+      "data Ex:\n"
+      "    x: [C]\n"
+      "\n"
+      "model Net:\n"
+      "    bn: BatchNorm[C]\n"
+      "\n"
+      "fn f(mut m: Net, batch: [b] Ex, mode: Mode) -> [b C]:\n"
+      "    return batch_norm(batch.x, m.bn, mode)\n"
+      "\n"
+      "fn g(mut m: Net, batch: [b] Ex) -> [b C]:\n"
+      "    return batch_norm(batch.x, m.bn, Eval)\n",
+      "cpu[0 1 2]");
+  comms::DeviceTable t = comms::build_table(*c->prog, c->sm);
+  const comms::LineSends& l = line_with(t, "m.bn, mode)");
+  REQUIRE(l.collectives.size() == 1);
+  CHECK(l.collectives[0].dtype == "f64");
+  CHECK(l.collectives[0].count.value() == 17);
+  CHECK(l.total.value() == 136);
+  // Eval normalises with the running statistics: nothing is sent.
+  CHECK(fn_entry(t, "g").bytes_per_call->zero());
+  // g, b, running_mean, running_var: 4 × 8 × f32.
+  CHECK(value(t, "f", "m").model_bytes == 128);
+}
+
+TEST_CASE("explain: shard params is not in this build", "[explain]") {
+  auto c = check_text(
+      "devices cpu[0 1 2]\n"
+      "    shard params\n"
+      "\n"
+      "dim D = 4\n"
+      "\n"
+      "fn f(x: [D]) -> [D]:\n"
+      "    return x\n",
+      "");
+  comms::DeviceTable t = comms::build_table(*c->prog, c->sm);
+  REQUIRE(t.notes.size() == 1);
+  CHECK(t.notes[0].rfind("shard params: not in this build", 0) == 0);
+  CHECK(comms::render_report(t).find("shard params: not in this build") !=
+        std::string::npos);
+}
+
+TEST_CASE("explain: KiB rounds to nearest", "[explain]") {
+  CHECK(comms::bytes_text(comms::Size::constant(271024)) ==
+        "271,024 bytes (265 KiB)");
+  CHECK(comms::bytes_text(comms::Size::constant(813072)) ==
+        "813,072 bytes (794 KiB)");
+  CHECK(comms::bytes_text(comms::Size::constant(1535)) ==
+        "1,535 bytes (1 KiB)");
+  CHECK(comms::bytes_text(comms::Size::constant(1536)) ==
+        "1,536 bytes (2 KiB)");
+  CHECK(comms::bytes_text(comms::Size::constant(16)) == "16 bytes");
+}
+
+// The table's figures are what a run hands to its collectives. Three
+// ranks, one thread each over in-process collectives, call the README's
+// train_step once on a batch of 64 (each keeps its 22/21/21 share). Each
+// rank's payload log then holds, in order:
+//   1. loss's cross_entropy: its sum and count, 2 × f32 = 8 bytes;
+//   2. the backward of that all-reduce (its VJP sums the cotangents across
+//      the ranks): 2 × f32 = 8 bytes. devices.md's convention counts a
+//      float collective inside a fn that value_and_grad differentiates
+//      twice, so the table's "inside `loss`: 16 bytes" is 1 + 2;
+//   3. value_and_grad's gradient all-reduce, one per dtype: w1 and w2,
+//      784·256 + 256·10 = 203,264 × f32 = 813,056 bytes.
+// In all 813,072 bytes: the value_and_grad line's (and train_step's) total.
+TEST_CASE("explain: a run's payloads add up to the table's bytes",
+          "[explain]") {
+  auto c = check_readme("cpu[0 1 2]");
+  comms::DeviceTable t = comms::build_table(*c->prog, c->sm);
+  const uint64_t want = line_with(t, "value_and_grad(").total.value();
+  REQUIRE(want == 813072);
+  const ss::check::FnInfo* step = c->prog->fn("train_step");
+  REQUIRE(step);
+
+  constexpr int kWorld = 3;
+  constexpr int kBatch = 64;
+  std::mt19937 rng(0);
+  std::uniform_real_distribution<float> u(0, 1);
+  std::vector<double> x(size_t(kBatch) * 784), y(kBatch);
+  for (double& v : x) v = u(rng);
+  for (double& v : y) v = double(rng() % 10);
+
+  auto hub = std::make_shared<ss::dist::InprocHub>(kWorld);
+  std::array<std::vector<ss::dist::CollectiveRecord>, kWorld> logs;
+  std::array<std::string, kWorld> errors;
+  std::vector<std::thread> threads;
+  for (int r = 0; r < kWorld; ++r)
+    threads.emplace_back([&, r] {
+      ss::dist::InprocComm comm(hub, r);
+      try {
+        ss::eval::DeviceContext d;
+        d.rank = r;
+        d.world = kWorld;
+        d.comm = &comm;
+        std::ostringstream out;
+        ss::eval::Interpreter in(*c->prog, c->sm, out);
+        in.set_devices(&d);
+        auto batch = std::make_shared<ss::eval::RecordValue>();
+        batch->info = c->prog->record("Digit");
+        batch->batch = true;
+        batch->fields["img"] = ss::ops::Tensor::from_doubles(
+            {kBatch, 784}, x, ss::types::DType::F32);
+        batch->fields["label"] = ss::ops::Tensor::from_doubles(
+            {kBatch}, y, ss::types::DType::I64);
+        ss::eval::Value bv =
+            ss::eval::Value::object(ss::eval::Value::Kind::Record, batch);
+        ss::types::Type mt =
+            ss::types::Type::of(ss::types::Type::Kind::Model);
+        mt.model = c->prog->model("Mlp");
+        ss::eval::Value m = in.init_model(mt, 0, {});
+        auto opt = std::make_shared<ss::eval::OptimState>();
+        opt->kind = ss::types::OptimKind::AdamW;
+        opt->model = m.as<ss::eval::ModelRef>()->store;
+        opt->weight_decay = 0.01;
+        ss::eval::Value ov =
+            ss::eval::Value::object(ss::eval::Value::Kind::Optim, opt);
+        comm.clear_log();  // the step's collectives only
+        in.call(*step, {m, ov, bv}, {});
+        logs[r] = comm.log();
+      } catch (const std::exception& e) {
+        errors[r] = e.what();
+        comm.close();
+      }
+    });
+  for (auto& th : threads) th.join();
+  for (int r = 0; r < kWorld; ++r) {
+    INFO("rank " << r << ": " << errors[r]);
+    REQUIRE(errors[r].empty());
+    const auto& log = logs[r];
+    uint64_t total = 0;
+    for (const auto& rec : log) total += rec.bytes;
+    CHECK(total == want);
+    REQUIRE(log.size() == 3);
+    for (const auto& rec : log) {
+      CHECK(rec.op == ss::dist::CollectiveOp::AllReduce);
+      CHECK(rec.dtype == ss::types::DType::F32);
+    }
+    CHECK(log[0].count == 2);  // forward: cross_entropy's sum and count
+    CHECK(log[0].bytes == 8);
+    CHECK(log[1].count == 2);  // its backward
+    CHECK(log[1].bytes == 8);
+    CHECK(log[2].count == 203264);  // the gradients
+    CHECK(log[2].bytes == 813056);
+    // The forward collective and the gradient all-reduce are the table's
+    // figures, item for item.
+    const comms::LineSends& ce = line_with(t, "return cross_entropy(");
+    CHECK(uint64_t(ce.collectives.at(0).bytes.value()) == log[0].bytes);
+    const comms::LineSends& vg = line_with(t, "value_and_grad(");
+    CHECK(uint64_t(vg.collectives.at(0).bytes.value()) == log[2].bytes);
+    CHECK(uint64_t(vg.calls.at(0).bytes.value()) ==
+          log[0].bytes + log[1].bytes);
+  }
+}
+
+TEST_CASE("explain: ss explain prints the report and the JSON table",
+          "[explain]") {
+  auto run = [](const std::string& args) {
+    std::string cmd = std::string(SS_BINARY) + " explain " + args +
+                      " 2>/dev/null";
+    std::string out;
+    FILE* p = popen(cmd.c_str(), "r");
+    REQUIRE(p);
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    int rc = pclose(p);
+    return std::make_pair(rc, out);
+  };
+  std::string file = std::string(SS_SOURCE_DIR) + "/examples/readme_mlp.ss";
+  auto [rc, text] = run(file + " --devices 'cpu[0 1 2]'");
+  CHECK(rc == 0);
+  CHECK(text.find(kValueAndGradHover) != std::string::npos);
+  CHECK(text.find("readme_mlp.ss:22: let l, g = value_and_grad(loss, m, "
+                  "batch)") != std::string::npos);
+  CHECK(text.find("fn run (") != std::string::npos);
+  auto [jrc, json] = run(file + " --devices 'cpu[0 1 2]' --json");
+  CHECK(jrc == 0);
+  CHECK(json.find("\"total\": 813072") != std::string::npos);
+  CHECK(json.find("\"example_split\": [\n    22,\n    21,\n    21\n  ]") !=
+        std::string::npos);
+  auto [orc, one] = run(file);
+  CHECK(orc == 0);
+  CHECK(one.find("whole on the one device") != std::string::npos);
+  CHECK(one.find("Sent between") == std::string::npos);
+}
