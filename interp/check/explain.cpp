@@ -3,12 +3,16 @@
 // program: placement (FnInfo::placement), the batch split (param_split,
 // batch_vars), the lowered operations (ExprInfo::allreduce) and the types,
 // which give every count. Nothing is run.
+// Size is in explain_size.cpp, the rendering in explain_render.cpp.
+// Walking the program is in explain_walk.cpp.
 #include "interp/check/explain.h"
 
 #include <algorithm>
 #include <functional>
 #include <set>
 #include <sstream>
+
+#include "interp/check/explain_impl.h"
 
 namespace ss::check::comms {
 
@@ -18,47 +22,7 @@ using TK = types::Type::Kind;
 using EK = ast::Expr::Kind;
 using SK = ast::Stmt::Kind;
 using Placement = FnInfo::Placement;
-
-// ------------------------------------------------------------ Size
-
-Size Size::constant(int64_t n) {
-  Size s;
-  if (n != 0) s.terms[{}] = n;
-  return s;
-}
-
-bool Size::known() const {
-  for (const auto& [m, c] : terms)
-    if (!m.empty() && c != 0) return false;
-  return true;
-}
-
-int64_t Size::value() const {
-  auto it = terms.find({});
-  return it == terms.end() ? 0 : it->second;
-}
-
-bool Size::zero() const {
-  for (const auto& [m, c] : terms)
-    if (c != 0) return false;
-  return true;
-}
-
-Size& Size::operator+=(const Size& o) {
-  for (const auto& [m, c] : o.terms) {
-    int64_t& v = terms[m];
-    v += c;
-    if (v == 0) terms.erase(m);
-  }
-  return *this;
-}
-
-Size Size::operator*(int64_t k) const {
-  Size s;
-  if (k == 0) return s;
-  for (const auto& [m, c] : terms) s.terms[m] = c * k;
-  return s;
-}
+using namespace detail;
 
 namespace {
 
@@ -86,45 +50,6 @@ Size variable(const std::string& name) {
 }
 
 }  // namespace
-
-std::string thousands(int64_t n) {
-  std::string d = std::to_string(n < 0 ? -n : n);
-  std::string out;
-  for (size_t i = 0; i < d.size(); ++i) {
-    if (i > 0 && (d.size() - i) % 3 == 0) out += ',';
-    out += d[i];
-  }
-  return n < 0 ? "-" + out : out;
-}
-
-std::string Size::str() const {
-  if (known()) return thousands(value());
-  // Higher degree first, then by name; the constant last.
-  std::vector<std::pair<std::vector<std::string>, int64_t>> ts(terms.begin(),
-                                                               terms.end());
-  std::stable_sort(ts.begin(), ts.end(), [](const auto& a, const auto& b) {
-    if (a.first.size() != b.first.size())
-      return a.first.size() > b.first.size();
-    return a.first < b.first;
-  });
-  std::string s;
-  for (const auto& [m, c] : ts) {
-    if (c == 0) continue;
-    std::string t;
-    if (m.empty() || c != 1) t = thousands(c < 0 ? -c : c);
-    for (const std::string& v : m) t += (t.empty() ? "" : "·") + v;
-    if (s.empty()) s = (c < 0 ? "-" : "") + t;
-    else s += (c < 0 ? " - " : " + ") + t;
-  }
-  return s.empty() ? "0" : s;
-}
-
-std::string bytes_text(const Size& bytes) {
-  std::string s = bytes.str() + " bytes";
-  if (bytes.known() && bytes.value() >= 1024)
-    s += " (" + thousands((bytes.value() + 512) / 1024) + " KiB)";
-  return s;
-}
 
 namespace {
 
@@ -158,8 +83,10 @@ struct Leaf {
 };
 
 // Every tensor of a model type, sub-models' by their dotted paths.
-void model_leaves(const Type& m, const std::string& prefix,
-                  std::vector<Leaf>& out, int depth = 0) {
+void model_leaves(const Type& m,
+                  const std::string& prefix,
+                  std::vector<Leaf>& out,
+                  int depth = 0) {
   if (!m.model || depth > 32) return;
   for (const types::FieldInfo& f : m.model->fields) {
     Type ft = types::model_field_type(m, f);
@@ -214,93 +141,6 @@ std::string join(const std::vector<std::string>& xs) {
   return s;
 }
 
-// ------------------------------------------------------------ walking
-
-void each_expr(const ast::Expr& e,
-               const std::function<void(const ast::Expr&)>& f) {
-  auto sub = [&](const ast::ExprPtr& x) {
-    if (x) each_expr(*x, f);
-  };
-  sub(e.callee);
-  sub(e.lhs);
-  sub(e.rhs);
-  for (const ast::Arg& a : e.args) sub(a.value);
-  for (const ast::ExprPtr& x : e.elems) sub(x);
-  sub(e.iter);
-  sub(e.cond);
-  sub(e.elem);
-  for (const ast::IndexItem& i : e.indices) {
-    sub(i.index);
-    sub(i.lo);
-    sub(i.hi);
-  }
-  for (const ast::FStringPart& p : e.fparts) sub(p.expr);
-  f(e);
-}
-
-// Every expression of [fn]'s body (and its params' defaults), statements
-// in order, each expression post-order.
-void each_body_expr(const ast::FnDecl& d,
-                    const std::function<void(const ast::Expr&)>& f) {
-  for (const ast::Param& p : d.params)
-    if (p.default_value) each_expr(*p.default_value, f);
-  if (d.expr_body) each_expr(*d.expr_body, f);
-  std::function<void(const ast::Block&)> walk = [&](const ast::Block& b) {
-    for (const ast::StmtPtr& sp : b) {
-      if (!sp) continue;
-      const ast::Stmt& s = *sp;
-      for (const ast::ExprPtr* x : {&s.iter, &s.cond, &s.value, &s.target})
-        if (*x) each_expr(**x, f);
-      for (const ast::IfBranch& br : s.branches) {
-        if (br.cond) each_expr(*br.cond, f);
-        walk(br.body);
-      }
-      walk(s.body);
-    }
-  };
-  walk(d.body);
-}
-
-// The first span at which each local is bound (let and for targets).
-std::map<std::string, diag::Span> local_spans(const ast::FnDecl& d) {
-  std::map<std::string, diag::Span> out;
-  std::function<void(const ast::Block&)> walk = [&](const ast::Block& b) {
-    for (const ast::StmtPtr& sp : b) {
-      if (!sp) continue;
-      for (const ast::NameTarget& t : sp->targets) out.emplace(t.name, t.span);
-      if (sp->kind == SK::Assign && sp->target &&
-          sp->target->kind == EK::Name)
-        out.emplace(sp->target->name, sp->target->span);
-      for (const ast::IfBranch& br : sp->branches) walk(br.body);
-      walk(sp->body);
-    }
-  };
-  walk(d.body);
-  return out;
-}
-
-std::vector<const ast::Expr*> given_args(const ast::Expr& call) {
-  std::vector<const ast::Expr*> g;
-  if (call.callee && call.callee->kind == EK::Field && call.callee->lhs)
-    g.push_back(call.callee->lhs.get());
-  for (const ast::Arg& a : call.args) g.push_back(a.value.get());
-  return g;
-}
-
-const ast::Expr* param_arg(const ast::Expr& call, const ExprInfo& info,
-                           int k) {
-  std::vector<const ast::Expr*> g = given_args(call);
-  for (size_t i = 0; i < g.size() && i < info.arg_params.size(); ++i)
-    if (info.arg_params[i] == k) return g[i];
-  return nullptr;
-}
-
-int param_index(const ops::OpDef& op, const char* name) {
-  for (size_t i = 0; i < op.params.size(); ++i)
-    if (std::string(op.params[i].name) == name) return static_cast<int>(i);
-  return -1;
-}
-
 // ------------------------------------------------------------ the analysis
 
 // Bytes a fn sends per call: its float collectives (which count twice when
@@ -318,7 +158,7 @@ struct Item {
   Collective coll;
   bool coll_float = false;  // counts twice under value_and_grad
   CallSend call;
-  FnBytes call_bytes;       // the callee's, for the caller's own sum
+  FnBytes call_bytes;  // the callee's, for the caller's own sum
 };
 
 class Analysis {
@@ -366,21 +206,28 @@ class Analysis {
     return c + " × " + types::dtype_name(dt) + " = " + bytes_text(bytes);
   }
 
-  Collective collective(const std::string& source, const std::string& what,
-                        const Size& count, types::DType dt) const {
+  Collective collective(const std::string& source,
+                        const std::string& what,
+                        const Size& count,
+                        types::DType dt) const {
     Collective c;
     c.source = source;
     c.what = what;
     c.count = count;
     c.dtype = types::dtype_name(dt);
     c.bytes = count * types::dtype_size(dt);
-    c.text = c.op + " of " + what + ", which adds up every device's part of "
-             "the batch: " + figure(count, dt);
+    c.text = c.op + " of " + what +
+             ", which adds up every device's part of "
+             "the batch: " +
+             figure(count, dt);
     return c;
   }
 
-  void add_call(const FnInfo& callee, const ast::Expr& e, bool diff,
-                bool per_batch, std::vector<Item>& out) {
+  void add_call(const FnInfo& callee,
+                const ast::Expr& e,
+                bool diff,
+                bool per_batch,
+                std::vector<Item>& out) {
     if (callee.placement != Placement::Workers) return;
     FnBytes fb = bytes(callee);
     Size total = diff ? fb.differentiated() : fb.total();
@@ -397,8 +244,10 @@ class Analysis {
                    bytes_text(total) + " per call";
     // Inside a fn that is itself differentiated, what a differentiated
     // call's backward sends is already counted: its all of it is "other".
-    if (diff) it.call_bytes.other = total;
-    else it.call_bytes = fb;
+    if (diff)
+      it.call_bytes.other = total;
+    else
+      it.call_bytes = fb;
     out.push_back(std::move(it));
   }
 
@@ -424,19 +273,23 @@ class Analysis {
       gradients(e, *info, out);
       const Type& ft = P.type_of(given[0]);
       if (ft.kind == TK::Fn)
-        if (const FnInfo* f = P.fn(ft.fn_name)) add_call(*f, e, true, false, out);
+        if (const FnInfo* f = P.fn(ft.fn_name))
+          add_call(*f, e, true, false, out);
       return;
     }
     if (n == "mean_logs" && !given.empty()) {
       const Type& ft = P.type_of(given[0]);
       if (ft.kind == TK::Fn)
-        if (const FnInfo* f = P.fn(ft.fn_name)) add_call(*f, e, false, true, out);
+        if (const FnInfo* f = P.fn(ft.fn_name))
+          add_call(*f, e, false, true, out);
     }
     (void)fn;
   }
 
-  void lowering(const std::string& n, const ast::Expr& e,
-                const ExprInfo& info, std::vector<Item>& out) {
+  void lowering(const std::string& n,
+                const ast::Expr& e,
+                const ExprInfo& info,
+                std::vector<Item>& out) {
     const Type& rt = info.type;
     types::DType dt = rt.kind == TK::Tensor ? rt.dtype : types::DType::F32;
     Collective c;
@@ -461,9 +314,11 @@ class Analysis {
         if (xt.kind == TK::Tensor && xt.shape.size() > 1)
           channels = axis_size(xt.shape[1]);
       }
-      c = collective(n, "`batch_norm`'s sums of x and x² per channel and "
-                        "count",
-                     channels * 2 + Size::constant(1), types::DType::F64);
+      c = collective(n,
+                     "`batch_norm`'s sums of x and x² per channel and "
+                     "count",
+                     channels * 2 + Size::constant(1),
+                     types::DType::F64);
       dt = types::DType::F64;
     } else {  // sum, reduce(with=sum)
       Size values = numel(rt);
@@ -480,7 +335,8 @@ class Analysis {
   }
 
   // value_and_grad's all-reduce of the params' gradients, one per dtype.
-  void gradients(const ast::Expr& e, const ExprInfo& info,
+  void gradients(const ast::Expr& e,
+                 const ExprInfo& info,
                  std::vector<Item>& out) {
     const ast::Expr* m = param_arg(e, info, 1);
     if (!m) return;
@@ -563,12 +419,15 @@ std::optional<int64_t> example_batch(const Program& P) {
       if (e.kind != EK::Call) return;
       const ExprInfo* in = P.info(&e);
       if (!in || in->resolution.kind != Resolution::Kind::Builtin ||
-          !in->resolution.op || std::string(in->resolution.op->name) != "batches")
+          !in->resolution.op ||
+          std::string(in->resolution.op->name) != "batches")
         return;
-      const ast::Expr* a = param_arg(e, *in, param_index(*in->resolution.op, "n"));
+      const ast::Expr* a =
+          param_arg(e, *in, param_index(*in->resolution.op, "n"));
       if (!a) return;
       std::optional<int64_t> n;
-      if (a->kind == EK::Int) n = a->int_value;
+      if (a->kind == EK::Int)
+        n = a->int_value;
       else if (a->kind == EK::Name) {
         auto it = P.dims().find(a->name);
         if (it != P.dims().end()) n = it->second;
@@ -602,13 +461,15 @@ DeviceTable build_table(const Program& P, const diag::SourceMap& sm) {
     for (const std::string& w : o) s += (s.empty() ? "" : " ") + w;
     t.options.push_back(s);
     if (several)
-      t.notes.push_back(s + ": not in this build; the program runs data "
-                            "parallel, and the table is what that sends");
+      t.notes.push_back(s +
+                        ": not in this build; the program runs data "
+                        "parallel, and the table is what that sends");
   }
   if (several && !P.mesh().empty())
-    t.notes.push_back("mesh: the collectives of spmd fns are not in this "
-                      "table (not in this build); nothing outside them "
-                      "communicates");
+    t.notes.push_back(
+        "mesh: the collectives of spmd fns are not in this "
+        "table (not in this build); nothing outside them "
+        "communicates");
   t.example_batch = example_batch(P);
   if (several && t.example_batch)
     t.example_split = split_of(*t.example_batch, t.count);
@@ -656,8 +517,9 @@ DeviceTable build_table(const Program& P, const diag::SourceMap& sm) {
         if (!several) {
           fe.text = "runs on the workers; on one device nothing is sent";
         } else if (fn->decl->is_extern) {
-          fe.text = "runs on the workers, on each device's examples; it "
-                    "sends nothing";
+          fe.text =
+              "runs on the workers, on each device's examples; it "
+              "sends nothing";
           fe.bytes_per_call = Size{};
         } else {
           Size b = an.bytes(*fn).total();
@@ -672,8 +534,11 @@ DeviceTable build_table(const Program& P, const diag::SourceMap& sm) {
 
     // Values: params, then locals.
     std::map<std::string, diag::Span> spans = local_spans(*fn->decl);
-    auto layout = [&](const std::string& name, const Type& type, bool param,
-                      bool split_param, std::optional<diag::Span> at) {
+    auto layout = [&](const std::string& name,
+                      const Type& type,
+                      bool param,
+                      bool split_param,
+                      std::optional<diag::Span> at) {
       ValueLayout v;
       v.fn = fn->name;
       v.name = name;
@@ -731,7 +596,10 @@ DeviceTable build_table(const Program& P, const diag::SourceMap& sm) {
     for (const auto& [name, type] : fn->locals) {
       if (!seen.insert(name).second) continue;
       auto it = spans.find(name);
-      layout(name, type, false, false,
+      layout(name,
+             type,
+             false,
+             false,
              it == spans.end() ? std::nullopt
                                : std::optional<diag::Span>(it->second));
     }
@@ -767,97 +635,6 @@ DeviceTable build_table(const Program& P, const diag::SourceMap& sm) {
     }
   }
   return t;
-}
-
-// ------------------------------------------------------------ rendering
-
-namespace {
-
-// Wraps one list item at 92 columns, continuation lines indented by two,
-// never inside the figure after the last ": " (as "203,264 × f32 =
-// 813,056 bytes (794 KiB)").
-std::string wrap_item(const std::string& text) {
-  constexpr size_t kWidth = 92;
-  std::string s = "- " + text;
-  size_t fig = s.rfind(": ");
-  std::vector<std::string> words;
-  std::string cur;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == ' ' && !(fig != std::string::npos && i > fig + 1)) {
-      if (!cur.empty()) words.push_back(cur);
-      cur.clear();
-    } else {
-      cur += s[i];
-    }
-  }
-  if (!cur.empty()) words.push_back(cur);
-  std::string out, line;
-  auto width = [](const std::string& x) {
-    size_t n = 0;  // code points, not bytes (×, ², ·)
-    for (unsigned char c : x) n += (c & 0xC0) != 0x80;
-    return n;
-  };
-  for (const std::string& w : words) {
-    if (line.empty()) {
-      line = (out.empty() ? "" : "  ") + w;
-    } else if (width(line) + 1 + width(w) <= kWidth) {
-      line += " " + w;
-    } else {
-      out += line + "\n";
-      line = "  " + w;
-    }
-  }
-  out += line + "\n";
-  return out;
-}
-
-}  // namespace
-
-std::string render_line(const LineSends& l, size_t devices) {
-  std::string s = "Sent between the " + std::to_string(devices) +
-                  " devices on this line, per call:\n\n";
-  for (const Collective& c : l.collectives) s += wrap_item(c.text);
-  for (const CallSend& c : l.calls) s += wrap_item(c.text);
-  // mean_logs calls its fn once per batch: a line that sends only through
-  // it sends its total for each batch.
-  bool per_batch = l.collectives.empty() && !l.calls.empty();
-  for (const CallSend& c : l.calls) per_batch &= c.per_batch;
-  s += "\nIn all: " + bytes_text(l.total) +
-       (per_batch ? " for each batch" : "") + ".\n";
-  return s;
-}
-
-std::string render_report(const DeviceTable& t) {
-  std::ostringstream o;
-  o << "Devices: " << t.devices << " (" << t.count
-    << (t.count == 1 ? " device" : " devices") << ")";
-  if (t.count > 1) o << ", data parallel";
-  o << "\n";
-  for (const std::string& opt : t.options) o << "  option: " << opt << "\n";
-  for (const std::string& n : t.notes) o << "note: " << n << "\n";
-  if (!t.example_split.empty()) {
-    o << "A batch of " << *t.example_batch << " is split ";
-    for (size_t i = 0; i < t.example_split.size(); ++i)
-      o << (i ? "/" : "") << t.example_split[i];
-    o << " (the file's batches(" << *t.example_batch << ")).\n";
-  }
-  for (const FnEntry& f : t.fns) {
-    o << "\nfn " << f.name << " (" << f.file << ":" << f.line << ") "
-      << f.text << ".\n";
-    bool any = false;
-    for (const ValueLayout& v : t.values) {
-      if (v.fn != f.name) continue;
-      if (!any) o << "\n";
-      any = true;
-      o << "  " << v.name << ": " << v.type << " — " << v.text << "\n";
-    }
-    for (const LineSends& l : t.lines) {
-      if (l.fn != f.name) continue;
-      o << "\n" << l.file << ":" << l.line << ": " << l.source << "\n\n"
-        << l.text;
-    }
-  }
-  return o.str();
 }
 
 }  // namespace ss::check::comms
