@@ -79,11 +79,35 @@ struct Direct {
     dh.resize(size_t(B) * H);
     g1.resize(w1.size());
     g2.resize(w2.size());
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, H, D, 1, x, D,
-                w1.data(), H, 0, h.data(), H);
+    cblas_sgemm(CblasRowMajor,
+                CblasNoTrans,
+                CblasNoTrans,
+                B,
+                H,
+                D,
+                1,
+                x,
+                D,
+                w1.data(),
+                H,
+                0,
+                h.data(),
+                H);
     for (float& v : h) v = v > 0 ? v : 0;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, C, H, 1,
-                h.data(), H, w2.data(), C, 0, logits.data(), C);
+    cblas_sgemm(CblasRowMajor,
+                CblasNoTrans,
+                CblasNoTrans,
+                B,
+                C,
+                H,
+                1,
+                h.data(),
+                H,
+                w2.data(),
+                C,
+                0,
+                logits.data(),
+                C);
     double loss = 0;
     for (int i = 0; i < B; ++i) {
       float* l = &logits[size_t(i) * C];
@@ -96,21 +120,59 @@ struct Direct {
         dlogits[size_t(i) * C + k] =
             float((std::exp(l[k] - lse) - (k == y[i] ? 1 : 0)) / B);
     }
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, H, C, B, 1, h.data(),
-                H, dlogits.data(), C, 0, g2.data(), C);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, H, C, 1,
-                dlogits.data(), C, w2.data(), C, 0, dh.data(), H);
+    cblas_sgemm(CblasRowMajor,
+                CblasTrans,
+                CblasNoTrans,
+                H,
+                C,
+                B,
+                1,
+                h.data(),
+                H,
+                dlogits.data(),
+                C,
+                0,
+                g2.data(),
+                C);
+    cblas_sgemm(CblasRowMajor,
+                CblasNoTrans,
+                CblasTrans,
+                B,
+                H,
+                C,
+                1,
+                dlogits.data(),
+                C,
+                w2.data(),
+                C,
+                0,
+                dh.data(),
+                H);
     for (size_t i = 0; i < dh.size(); ++i)
       if (h[i] <= 0) dh[i] = 0;
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, D, H, B, 1, x, D,
-                dh.data(), H, 0, g1.data(), H);
+    cblas_sgemm(CblasRowMajor,
+                CblasTrans,
+                CblasNoTrans,
+                D,
+                H,
+                B,
+                1,
+                x,
+                D,
+                dh.data(),
+                H,
+                0,
+                g1.data(),
+                H);
     ++step;
     adamw(w1, g1, m1, v1);
     adamw(w2, g2, m2, v2);
     return float(loss / B);
   }
-  void adamw(std::vector<float>& p, const std::vector<float>& g,
-             std::vector<float>& m, std::vector<float>& v) {
+  void adamw(std::vector<float>& p,
+             const std::vector<float>& g,
+             std::vector<float>& m,
+             std::vector<float>& v) {
     const float lr = 1e-3f, b1 = 0.9f, b2 = 0.999f, eps = 1e-8f, wd = 0.01f;
     float bc1 = 1 - std::pow(b1, float(step)),
           bc2 = std::sqrt(1 - std::pow(b2, float(step)));
@@ -144,10 +206,11 @@ int main(int argc, char** argv) {
   const ss::check::FnInfo* step_fn = prog->fn("train_step");
   std::printf("README MLP train step (value_and_grad + AdamW), median of %d\n",
               steps);
-  std::printf("%8s %14s %14s %8s\n", "batch", "ss (ms)", "OpenBLAS (ms)",
-              "ratio");
+  std::printf(
+      "%8s %14s %14s %8s\n", "batch", "ss (ms)", "OpenBLAS (ms)", "ratio");
   std::vector<int> sizes = {64, 6144};
-  if (const char* only = std::getenv("SS_BENCH_BATCH")) sizes = {std::atoi(only)};
+  if (const char* only = std::getenv("SS_BENCH_BATCH"))
+    sizes = {std::atoi(only)};
   for (int B : sizes) {
     std::mt19937 rng(0);
     std::uniform_real_distribution<float> u(0, 1);
@@ -157,10 +220,10 @@ int main(int argc, char** argv) {
     auto batch = std::make_shared<ss::eval::RecordValue>();
     batch->info = prog->record("Digit");
     batch->batch = true;
-    batch->fields["img"] = ss::ops::Tensor::from_doubles(
-        {B, 784}, x, ss::types::DType::F32);
-    batch->fields["label"] = ss::ops::Tensor::from_doubles(
-        {B}, y, ss::types::DType::I64);
+    batch->fields["img"] =
+        ss::ops::Tensor::from_doubles({B, 784}, x, ss::types::DType::F32);
+    batch->fields["label"] =
+        ss::ops::Tensor::from_doubles({B}, y, ss::types::DType::I64);
     ss::eval::Value bv =
         ss::eval::Value::object(ss::eval::Value::Kind::Record, batch);
     ss::types::Type mt = ss::types::Type::of(ss::types::Type::Kind::Model);
@@ -175,7 +238,8 @@ int main(int argc, char** argv) {
     opt->kind = ss::types::OptimKind::AdamW;
     opt->model = mref->store;
     opt->weight_decay = 0.01;
-    ss::eval::Value ov = ss::eval::Value::object(ss::eval::Value::Kind::Optim, opt);
+    ss::eval::Value ov =
+        ss::eval::Value::object(ss::eval::Value::Kind::Optim, opt);
     std::vector<double> ts, td;
     const float* xp = batch->fields["img"].data<float>();
     const int64_t* yp = batch->fields["label"].data<int64_t>();
@@ -186,19 +250,25 @@ int main(int argc, char** argv) {
       d.run(xp, yp, B);
       auto t2 = Clock::now();
       if (s >= 3) {  // warm-up steps excluded
-        ts.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-        td.push_back(std::chrono::duration<double, std::milli>(t2 - t1).count());
+        ts.push_back(
+            std::chrono::duration<double, std::milli>(t1 - t0).count());
+        td.push_back(
+            std::chrono::duration<double, std::milli>(t2 - t1).count());
       }
     }
     // Same math: the parameters must agree after the same steps.
     auto nw2 = mref->get("w2");
     double maxdiff = 0;
     for (int64_t i = 0; i < nw2.numel(); ++i)
-      maxdiff = std::max(maxdiff, std::fabs(double(nw2.data<float>()[i]) -
-                                            d.w2[size_t(i)]));
+      maxdiff = std::max(
+          maxdiff, std::fabs(double(nw2.data<float>()[i]) - d.w2[size_t(i)]));
     double ms = median(ts), md = median(td);
-    std::printf("%8d %14.3f %14.3f %8.3f   (max |w2 diff| %.2e)\n", B, ms, md,
-                ms / md, maxdiff);
+    std::printf("%8d %14.3f %14.3f %8.3f   (max |w2 diff| %.2e)\n",
+                B,
+                ms,
+                md,
+                ms / md,
+                maxdiff);
   }
   // Interpreter overhead per op: 1000 adds on a 4-element tensor.
   const ss::check::FnInfo* tiny = prog->fn("tiny");
@@ -208,11 +278,13 @@ int main(int argc, char** argv) {
   for (int r = 0; r < 20; ++r) {
     auto t0 = Clock::now();
     in.call(*tiny, {x4}, {});
-    tt.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0)
-                     .count() / 1000.0);
+    tt.push_back(
+        std::chrono::duration<double, std::micro>(Clock::now() - t0).count() /
+        1000.0);
   }
-  std::printf("interpreter overhead: %.2f us per op (a loop iteration with "
-              "one tensor add of 4 elements)\n",
-              median(tt));
+  std::printf(
+      "interpreter overhead: %.2f us per op (a loop iteration with "
+      "one tensor add of 4 elements)\n",
+      median(tt));
   return 0;
 }

@@ -3,10 +3,11 @@
 // api_elementwise.cpp, reductions in api_reduce.cpp, shape, indexing,
 // matmul and conv2d in api_shape.cpp.
 
+#include "ops/api.h"
+
 #include <algorithm>
 #include <string>
 
-#include "ops/api.h"
 #include "ops/api_detail.h"
 
 namespace ss::ops {
@@ -28,23 +29,28 @@ void check_same_device(const char* op, const std::vector<Tensor>& ts) {
   for (const Tensor& t : ts) check_defined(op, t);
   for (size_t i = 1; i < ts.size(); ++i)
     if (!(ts[i].device() == ts[0].device()))
-      value_error(op, "arguments are on different devices (" +
-                          ts[0].device().str() + " and " +
-                          ts[i].device().str() + ")");
+      value_error(op,
+                  "arguments are on different devices (" +
+                      ts[0].device().str() + " and " + ts[i].device().str() +
+                      ")");
 }
 
-Backend& backend_of(const Tensor& t) { return backend_for(t.device()); }
+Backend& backend_of(const Tensor& t) {
+  return backend_for(t.device());
+}
 
 int axis_of(const char* op, int axis, size_t rank) {
   int r = static_cast<int>(rank);
   if (axis < -r || axis >= r)
-    shape_error(op, "axis " + std::to_string(axis) +
-                        " is out of range for a rank-" + std::to_string(r) +
-                        " tensor");
+    shape_error(op,
+                "axis " + std::to_string(axis) +
+                    " is out of range for a rank-" + std::to_string(r) +
+                    " tensor");
   return axis < 0 ? axis + r : axis;
 }
 
-std::vector<int> reduce_axes(const char* op, const std::vector<int>& axes,
+std::vector<int> reduce_axes(const char* op,
+                             const std::vector<int>& axes,
                              size_t rank) {
   std::vector<int> out;
   if (axes.empty()) {
@@ -66,8 +72,9 @@ Shape broadcast_shapes(const char* op, const Shape& a, const Shape& b) {
     int64_t da = i < r - a.size() ? 1 : a[i - (r - a.size())];
     int64_t db = i < r - b.size() ? 1 : b[i - (r - b.size())];
     if (da != db && da != 1 && db != 1)
-      shape_error(op, "shapes " + shape_string(a) + " and " + shape_string(b) +
-                          " do not broadcast");
+      shape_error(op,
+                  "shapes " + shape_string(a) + " and " + shape_string(b) +
+                      " do not broadcast");
     out[i] = da == 1 ? db : da;
   }
   return out;
@@ -79,8 +86,10 @@ Shape kept_shape(const Shape& x, const std::vector<int>& axes) {
   return s;
 }
 
-Tensor expand_back(const Tensor& g, const Shape& x_shape,
-                   const std::vector<int>& axes, bool keepdims) {
+Tensor expand_back(const Tensor& g,
+                   const Shape& x_shape,
+                   const std::vector<int>& axes,
+                   bool keepdims) {
   Tensor k = keepdims ? g : reshape(g, kept_shape(x_shape, axes));
   return broadcast_to(k, x_shape);
 }
@@ -88,18 +97,20 @@ Tensor expand_back(const Tensor& g, const Shape& x_shape,
 Tensor index_tensor(const char* op, const Tensor& idx) {
   check_defined(op, idx);
   if (!types::is_int(idx.dtype()))
-    value_error(op, std::string("indices must be an integer tensor (i64), "
-                                "got ") +
-                        types::dtype_name(idx.dtype()));
+    value_error(op,
+                std::string("indices must be an integer tensor (i64), "
+                            "got ") +
+                    types::dtype_name(idx.dtype()));
   return idx.dtype() == DType::I64 ? idx.detach() : cast(idx, DType::I64);
 }
 
 void check_index_range(const char* op, const Tensor& idx, int64_t n) {
   if (idx.numel() == 0) return;
   auto fail = [&](int64_t v) {
-    value_error(op, "index " + std::to_string(v) +
-                        " is out of range for an axis of size " +
-                        std::to_string(n));
+    value_error(op,
+                "index " + std::to_string(v) +
+                    " is out of range for an axis of size " +
+                    std::to_string(n));
   };
   if (idx.device().kind == Device::Kind::Cpu) {
     const int64_t* p = idx.data<int64_t>();
@@ -157,25 +168,37 @@ Tensor arange(int64_t n, Device device) {
   return be.binary(BinaryOp::Sub, be.cumsum(ones, 0, false), ones);
 }
 
-static Tensor random_impl(const char* op, const Shape& shape, DType dtype,
-                          uint64_t key, uint64_t stream, uint64_t offset,
+static Tensor random_impl(const char* op,
+                          const Shape& shape,
+                          DType dtype,
+                          uint64_t key,
+                          uint64_t stream,
+                          uint64_t offset,
                           bool normal) {
   if (!types::is_float(dtype))
-    detail::value_error(op, std::string("the dtype must be a float, got ") +
-                                types::dtype_name(dtype));
+    detail::value_error(op,
+                        std::string("the dtype must be a float, got ") +
+                            types::dtype_name(dtype));
   for (int64_t d : shape)
-    if (d < 0) detail::shape_error(op, "negative size in " + shape_string(shape));
+    if (d < 0)
+      detail::shape_error(op, "negative size in " + shape_string(shape));
   return cpu_backend().random(shape, dtype, key, stream, offset, normal);
 }
 
-Tensor random_uniform(const Shape& shape, DType dtype, uint64_t key,
-                      uint64_t stream, uint64_t offset) {
-  return random_impl("random_uniform", shape, dtype, key, stream, offset,
-                     false);
+Tensor random_uniform(const Shape& shape,
+                      DType dtype,
+                      uint64_t key,
+                      uint64_t stream,
+                      uint64_t offset) {
+  return random_impl(
+      "random_uniform", shape, dtype, key, stream, offset, false);
 }
 
-Tensor random_normal(const Shape& shape, DType dtype, uint64_t key,
-                     uint64_t stream, uint64_t offset) {
+Tensor random_normal(const Shape& shape,
+                     DType dtype,
+                     uint64_t key,
+                     uint64_t stream,
+                     uint64_t offset) {
   return random_impl("random_normal", shape, dtype, key, stream, offset, true);
 }
 

@@ -38,10 +38,16 @@ Tensor ones_like(const Tensor& x);
 /// [0, n) as i64.
 Tensor arange(int64_t n, Device device = {});
 /// Philox draws (see Backend::random), uniform in [0, 1) or N(0, 1).
-Tensor random_uniform(const Shape& shape, DType dtype, uint64_t key,
-                      uint64_t stream, uint64_t offset = 0);
-Tensor random_normal(const Shape& shape, DType dtype, uint64_t key,
-                     uint64_t stream, uint64_t offset = 0);
+Tensor random_uniform(const Shape& shape,
+                      DType dtype,
+                      uint64_t key,
+                      uint64_t stream,
+                      uint64_t offset = 0);
+Tensor random_normal(const Shape& shape,
+                     DType dtype,
+                     uint64_t key,
+                     uint64_t stream,
+                     uint64_t offset = 0);
 
 // ---------------------------------------------------------------- elementwise
 Tensor neg(const Tensor& x);
@@ -89,20 +95,27 @@ Tensor stop_grad(const Tensor& x);
 
 // ---------------------------------------------------------------- reductions
 // [axes] empty = every axis. Duplicates are an error.
-Tensor sum(const Tensor& x, const std::vector<int>& axes = {},
+Tensor sum(const Tensor& x,
+           const std::vector<int>& axes = {},
            bool keepdims = false);
 /// sum / count; ints and bools give f32.
-Tensor mean(const Tensor& x, const std::vector<int>& axes = {},
+Tensor mean(const Tensor& x,
+            const std::vector<int>& axes = {},
             bool keepdims = false);
-Tensor max(const Tensor& x, const std::vector<int>& axes = {},
+Tensor max(const Tensor& x,
+           const std::vector<int>& axes = {},
            bool keepdims = false);
-Tensor min(const Tensor& x, const std::vector<int>& axes = {},
+Tensor min(const Tensor& x,
+           const std::vector<int>& axes = {},
            bool keepdims = false);
-Tensor prod(const Tensor& x, const std::vector<int>& axes = {},
+Tensor prod(const Tensor& x,
+            const std::vector<int>& axes = {},
             bool keepdims = false);
-Tensor any(const Tensor& x, const std::vector<int>& axes = {},
+Tensor any(const Tensor& x,
+           const std::vector<int>& axes = {},
            bool keepdims = false);
-Tensor all(const Tensor& x, const std::vector<int>& axes = {},
+Tensor all(const Tensor& x,
+           const std::vector<int>& axes = {},
            bool keepdims = false);
 Tensor argmax(const Tensor& x, int axis, bool keepdims = false);
 Tensor argmin(const Tensor& x, int axis, bool keepdims = false);
@@ -118,26 +131,34 @@ Tensor sum_to(const Tensor& x, const Shape& shape);
 /// Inserts a size-1 axis at [axis] / removes one.
 Tensor unsqueeze(const Tensor& x, int axis);
 Tensor squeeze(const Tensor& x, int axis);
-Tensor slice(const Tensor& x, int axis, int64_t start, int64_t stop,
-             int64_t step = 1);
+Tensor slice(
+    const Tensor& x, int axis, int64_t start, int64_t stop, int64_t step = 1);
 Tensor concat(const std::vector<Tensor>& xs, int axis);
 Tensor stack(const std::vector<Tensor>& xs, int axis);
-Tensor pad(const Tensor& x, int axis, int64_t before, int64_t after,
+Tensor pad(const Tensor& x,
+           int axis,
+           int64_t before,
+           int64_t after,
            double value = 0.0);
 /// Index i64 tensor along [axis] (range-checked: OpError Value).
 Tensor take(const Tensor& x, const Tensor& idx, int axis);
 /// One index: drops [axis] (range-checked; negative counts from the end).
 Tensor take_one(const Tensor& x, int64_t index, int axis);
 Tensor gather(const Tensor& x, const Tensor& idx, int axis);
-Tensor scatter_add(const Tensor& x, const Tensor& idx, const Tensor& v,
+Tensor scatter_add(const Tensor& x,
+                   const Tensor& idx,
+                   const Tensor& v,
                    int axis);
 Tensor cumsum(const Tensor& x, int axis);
 /// (values, indices); descending for topk.
-std::pair<Tensor, Tensor> sort(const Tensor& x, int axis,
+std::pair<Tensor, Tensor> sort(const Tensor& x,
+                               int axis,
                                bool descending = false);
 /// numpy.matmul: 1-d operands are promoted and the added axis removed.
 Tensor matmul(const Tensor& a, const Tensor& b);
-Tensor conv2d(const Tensor& x, const Tensor& k, int stride = 1,
+Tensor conv2d(const Tensor& x,
+              const Tensor& k,
+              int stride = 1,
               int padding = 0);
 
 /// Normalises a possibly negative [axis] against [rank] (OpError if out of

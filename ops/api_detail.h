@@ -25,15 +25,18 @@ Backend& backend_of(const Tensor& t);
 /// [axis] normalised against [rank], or an OpError naming [op].
 int axis_of(const char* op, int axis, size_t rank);
 /// Reduction axes: empty = all; normalised, sorted; duplicates throw.
-std::vector<int> reduce_axes(const char* op, const std::vector<int>& axes,
+std::vector<int> reduce_axes(const char* op,
+                             const std::vector<int>& axes,
                              size_t rank);
 /// numpy broadcasting of two shapes, or an OpError naming [op].
 Shape broadcast_shapes(const char* op, const Shape& a, const Shape& b);
 /// [x]'s shape with the reduced [axes] kept as size 1.
 Shape kept_shape(const Shape& x, const std::vector<int>& axes);
 /// Spreads a reduction's cotangent [g] back over [x_shape].
-Tensor expand_back(const Tensor& g, const Shape& x_shape,
-                   const std::vector<int>& axes, bool keepdims);
+Tensor expand_back(const Tensor& g,
+                   const Shape& x_shape,
+                   const std::vector<int>& axes,
+                   bool keepdims);
 
 /// Checks that [idx] is an integer tensor and casts it to i64.
 Tensor index_tensor(const char* op, const Tensor& idx);
@@ -44,7 +47,9 @@ void check_index_range(const char* op, const Tensor& idx, int64_t n);
 /// Zeros with [axis] of size [n] and v's slices added at [idx].
 Tensor take_add(const Tensor& v, const Tensor& idx, int axis, int64_t n);
 /// Zeros of [shape] with [v] added at [idx] along [axis].
-Tensor scatter(const Shape& shape, const Tensor& idx, const Tensor& v,
+Tensor scatter(const Shape& shape,
+               const Tensor& idx,
+               const Tensor& v,
                int axis);
 /// cumsum, from the end when [reverse].
 Tensor cumsum_dir(const Tensor& x, int axis, bool reverse);

@@ -19,7 +19,9 @@ using namespace detail;
 
 namespace {
 
-Tensor sc(double v, const Tensor& like) { return scalar_like(v, like); }
+Tensor sc(double v, const Tensor& like) {
+  return scalar_like(v, like);
+}
 
 // A float mask (1 where [m] is true) in [like]'s dtype.
 Tensor mask_as(const Tensor& m, const Tensor& like) {
@@ -32,8 +34,7 @@ Tensor mask_as(const Tensor& m, const Tensor& like) {
 // output [y] (both without autodiff state).
 using UnaryVjp = Tensor (*)(const Tensor& g, const Tensor& x, const Tensor& y);
 
-Tensor unary_impl(const char* name, UnaryOp op, const Tensor& x,
-                  UnaryVjp vjp) {
+Tensor unary_impl(const char* name, UnaryOp op, const Tensor& x, UnaryVjp vjp) {
   Tensor y = backend_of(x).unary(op, x);
   if (!vjp || !types::is_float(x.dtype())) return y;
   Tensor xd = x.detach();
@@ -43,7 +44,9 @@ Tensor unary_impl(const char* name, UnaryOp op, const Tensor& x,
 }
 
 // Float functions: ints and bools are computed in f32.
-Tensor float_unary(const char* name, UnaryOp op, const Tensor& x0,
+Tensor float_unary(const char* name,
+                   UnaryOp op,
+                   const Tensor& x0,
                    UnaryVjp vjp) {
   check_defined(name, x0);
   Tensor x = types::is_float(x0.dtype()) ? x0 : cast(x0, DType::F32);
@@ -51,7 +54,9 @@ Tensor float_unary(const char* name, UnaryOp op, const Tensor& x0,
 }
 
 // Neg, Abs, Sign, Relu: also on ints; bools are computed in i64.
-Tensor signed_unary(const char* name, UnaryOp op, const Tensor& x0,
+Tensor signed_unary(const char* name,
+                    UnaryOp op,
+                    const Tensor& x0,
                     UnaryVjp vjp) {
   check_defined(name, x0);
   Tensor x = x0.dtype() == DType::Bool ? cast(x0, DType::I64) : x0;
@@ -65,7 +70,8 @@ Tensor signed_unary(const char* name, UnaryOp op, const Tensor& x0,
 using BinaryVjp = std::pair<Tensor, Tensor> (*)(const Tensor& g,
                                                 const Tensor& a,
                                                 const Tensor& b,
-                                                const Tensor& y, bool na,
+                                                const Tensor& y,
+                                                bool na,
                                                 bool nb);
 
 enum class Promo { Arith, TrueDiv, Compare, Logical };
@@ -88,8 +94,12 @@ DType binary_dtype(Promo p, DType a, DType b) {
   return DType::F32;
 }
 
-Tensor binary_impl(const char* name, BinaryOp op, Promo promo,
-                   const Tensor& a0, const Tensor& b0, BinaryVjp vjp) {
+Tensor binary_impl(const char* name,
+                   BinaryOp op,
+                   Promo promo,
+                   const Tensor& a0,
+                   const Tensor& b0,
+                   BinaryVjp vjp) {
   check_same_device(name, {a0, b0});
   broadcast_shapes(name, a0.shape(), b0.shape());
   DType dt = binary_dtype(promo, a0.dtype(), b0.dtype());
@@ -120,15 +130,18 @@ std::pair<Tensor, Tensor> split_by(const Tensor& g, const Tensor& w) {
 // ---------------------------------------------------------------- unary
 
 Tensor neg(const Tensor& x) {
-  return signed_unary("neg", UnaryOp::Neg, x,
-                      [](const Tensor& g, const Tensor&, const Tensor&) {
-                        return neg(g);
-                      });
+  return signed_unary(
+      "neg",
+      UnaryOp::Neg,
+      x,
+      [](const Tensor& g, const Tensor&, const Tensor&) { return neg(g); });
 }
 
 Tensor abs(const Tensor& x) {
   // d|x| = sign(x): 0 at 0, as torch.
-  return signed_unary("abs", UnaryOp::Abs, x,
+  return signed_unary("abs",
+                      UnaryOp::Abs,
+                      x,
                       [](const Tensor& g, const Tensor& x, const Tensor&) {
                         return mul(g, sign(x));
                       });
@@ -140,28 +153,36 @@ Tensor sign(const Tensor& x) {
 }
 
 Tensor exp(const Tensor& x) {
-  return float_unary("exp", UnaryOp::Exp, x,
+  return float_unary("exp",
+                     UnaryOp::Exp,
+                     x,
                      [](const Tensor& g, const Tensor&, const Tensor& y) {
                        return mul(g, y);
                      });
 }
 
 Tensor log(const Tensor& x) {
-  return float_unary("log", UnaryOp::Log, x,
+  return float_unary("log",
+                     UnaryOp::Log,
+                     x,
                      [](const Tensor& g, const Tensor& x, const Tensor&) {
                        return div(g, x);
                      });
 }
 
 Tensor log1p(const Tensor& x) {
-  return float_unary("log1p", UnaryOp::Log1p, x,
+  return float_unary("log1p",
+                     UnaryOp::Log1p,
+                     x,
                      [](const Tensor& g, const Tensor& x, const Tensor&) {
                        return div(g, add(x, sc(1, x)));
                      });
 }
 
 Tensor sqrt(const Tensor& x) {
-  return float_unary("sqrt", UnaryOp::Sqrt, x,
+  return float_unary("sqrt",
+                     UnaryOp::Sqrt,
+                     x,
                      [](const Tensor& g, const Tensor&, const Tensor& y) {
                        return div(g, mul(y, sc(2, y)));
                      });
@@ -169,35 +190,45 @@ Tensor sqrt(const Tensor& x) {
 
 Tensor rsqrt(const Tensor& x) {
   // d x^(-1/2) = -1/2 x^(-3/2) = -1/2 y^3.
-  return float_unary("rsqrt", UnaryOp::Rsqrt, x,
+  return float_unary("rsqrt",
+                     UnaryOp::Rsqrt,
+                     x,
                      [](const Tensor& g, const Tensor&, const Tensor& y) {
                        return mul(g, mul(sc(-0.5, y), mul(y, mul(y, y))));
                      });
 }
 
 Tensor sin(const Tensor& x) {
-  return float_unary("sin", UnaryOp::Sin, x,
+  return float_unary("sin",
+                     UnaryOp::Sin,
+                     x,
                      [](const Tensor& g, const Tensor& x, const Tensor&) {
                        return mul(g, cos(x));
                      });
 }
 
 Tensor cos(const Tensor& x) {
-  return float_unary("cos", UnaryOp::Cos, x,
+  return float_unary("cos",
+                     UnaryOp::Cos,
+                     x,
                      [](const Tensor& g, const Tensor& x, const Tensor&) {
                        return neg(mul(g, sin(x)));
                      });
 }
 
 Tensor tanh(const Tensor& x) {
-  return float_unary("tanh", UnaryOp::Tanh, x,
+  return float_unary("tanh",
+                     UnaryOp::Tanh,
+                     x,
                      [](const Tensor& g, const Tensor&, const Tensor& y) {
                        return mul(g, sub(sc(1, y), mul(y, y)));
                      });
 }
 
 Tensor sigmoid(const Tensor& x) {
-  return float_unary("sigmoid", UnaryOp::Sigmoid, x,
+  return float_unary("sigmoid",
+                     UnaryOp::Sigmoid,
+                     x,
                      [](const Tensor& g, const Tensor&, const Tensor& y) {
                        return mul(g, mul(y, sub(sc(1, y), y)));
                      });
@@ -205,7 +236,9 @@ Tensor sigmoid(const Tensor& x) {
 
 Tensor relu(const Tensor& x) {
   // 0 at 0, as torch.
-  return signed_unary("relu", UnaryOp::Relu, x,
+  return signed_unary("relu",
+                      UnaryOp::Relu,
+                      x,
                       [](const Tensor& g, const Tensor& x, const Tensor&) {
                         return mul(g, mask_as(gt(x, sc(0, x)), g));
                       });
@@ -213,10 +246,13 @@ Tensor relu(const Tensor& x) {
 
 Tensor erf(const Tensor& x) {
   // d erf(x) = 2/sqrt(pi) exp(-x^2).
-  return float_unary("erf", UnaryOp::Erf, x,
+  return float_unary("erf",
+                     UnaryOp::Erf,
+                     x,
                      [](const Tensor& g, const Tensor& x, const Tensor&) {
                        Tensor e = exp(neg(mul(x, x)));
-                       return mul(g, mul(e, sc(2.0 / std::sqrt(std::numbers::pi), e)));
+                       return mul(
+                           g, mul(e, sc(2.0 / std::sqrt(std::numbers::pi), e)));
                      });
 }
 
@@ -249,86 +285,139 @@ Tensor logical_not(const Tensor& x) {
 // ---------------------------------------------------------------- binary
 
 Tensor add(const Tensor& a, const Tensor& b) {
-  return binary_impl("add", BinaryOp::Add, Promo::Arith, a, b,
-                     [](const Tensor& g, const Tensor&, const Tensor&,
-                        const Tensor&, bool, bool) {
+  return binary_impl("add",
+                     BinaryOp::Add,
+                     Promo::Arith,
+                     a,
+                     b,
+                     [](const Tensor& g,
+                        const Tensor&,
+                        const Tensor&,
+                        const Tensor&,
+                        bool,
+                        bool) {
                        return std::pair{g, g};
                      });
 }
 
 Tensor sub(const Tensor& a, const Tensor& b) {
-  return binary_impl("sub", BinaryOp::Sub, Promo::Arith, a, b,
-                     [](const Tensor& g, const Tensor&, const Tensor&,
-                        const Tensor&, bool, bool nb) {
+  return binary_impl("sub",
+                     BinaryOp::Sub,
+                     Promo::Arith,
+                     a,
+                     b,
+                     [](const Tensor& g,
+                        const Tensor&,
+                        const Tensor&,
+                        const Tensor&,
+                        bool,
+                        bool nb) {
                        return std::pair{g, nb ? neg(g) : Tensor()};
                      });
 }
 
 Tensor mul(const Tensor& a, const Tensor& b) {
-  return binary_impl("mul", BinaryOp::Mul, Promo::Arith, a, b,
-                     [](const Tensor& g, const Tensor& a, const Tensor& b,
-                        const Tensor&, bool na, bool nb) {
-                       return std::pair{na ? mul(g, b) : Tensor(),
-                                        nb ? mul(g, a) : Tensor()};
-                     });
+  return binary_impl(
+      "mul",
+      BinaryOp::Mul,
+      Promo::Arith,
+      a,
+      b,
+      [](const Tensor& g,
+         const Tensor& a,
+         const Tensor& b,
+         const Tensor&,
+         bool na,
+         bool nb) {
+        return std::pair{na ? mul(g, b) : Tensor(), nb ? mul(g, a) : Tensor()};
+      });
 }
 
 Tensor div(const Tensor& a, const Tensor& b) {
   // d(a/b)/da = 1/b; d(a/b)/db = -a/b^2 = -y/b.
-  return binary_impl("div", BinaryOp::Div, Promo::TrueDiv, a, b,
-                     [](const Tensor& g, const Tensor&, const Tensor& b,
-                        const Tensor& y, bool na, bool nb) {
+  return binary_impl("div",
+                     BinaryOp::Div,
+                     Promo::TrueDiv,
+                     a,
+                     b,
+                     [](const Tensor& g,
+                        const Tensor&,
+                        const Tensor& b,
+                        const Tensor& y,
+                        bool na,
+                        bool nb) {
                        return std::pair{na ? div(g, b) : Tensor(),
-                                        nb ? neg(mul(g, div(y, b)))
-                                           : Tensor()};
+                                        nb ? neg(mul(g, div(y, b))) : Tensor()};
                      });
 }
 
 Tensor floordiv(const Tensor& a, const Tensor& b) {
-  return binary_impl("floordiv", BinaryOp::FloorDiv, Promo::Arith, a, b,
-                     nullptr);
+  return binary_impl(
+      "floordiv", BinaryOp::FloorDiv, Promo::Arith, a, b, nullptr);
 }
 
 Tensor mod(const Tensor& a, const Tensor& b) {
   // a - floor(a / b) * b, as torch.remainder: d/da = 1, d/db = -floor(a/b).
-  return binary_impl(
-      "mod", BinaryOp::Mod, Promo::Arith, a, b,
-      [](const Tensor& g, const Tensor& a, const Tensor& b, const Tensor&,
-         bool na, bool nb) {
-        Tensor ga, gb;
-        if (na) ga = g;
-        if (nb) gb = mul(g, neg(floor(div(a, b))));
-        return std::make_pair(ga, gb);
-      });
+  return binary_impl("mod",
+                     BinaryOp::Mod,
+                     Promo::Arith,
+                     a,
+                     b,
+                     [](const Tensor& g,
+                        const Tensor& a,
+                        const Tensor& b,
+                        const Tensor&,
+                        bool na,
+                        bool nb) {
+                       Tensor ga, gb;
+                       if (na) ga = g;
+                       if (nb) gb = mul(g, neg(floor(div(a, b))));
+                       return std::make_pair(ga, gb);
+                     });
 }
 
 Tensor pow(const Tensor& a, const Tensor& b) {
   // As torch: d/da = b a^(b-1), taken as 0 where b == 0 (so 0^0 has no
   // NaN); d/db = a^b log(a), taken as 0 where a == 0 (and NaN for a < 0).
-  return binary_impl(
-      "pow", BinaryOp::Pow, Promo::Arith, a, b,
-      [](const Tensor& g, const Tensor& a, const Tensor& b, const Tensor& y,
-         bool na, bool nb) {
-        Tensor ga, gb;
-        if (na) {
-          Tensor d = mul(b, pow(a, sub(b, sc(1, b))));
-          ga = mul(g, where(eq(b, sc(0, b)), sc(0, d), d));
-        }
-        if (nb) {
-          Tensor zero = eq(a, sc(0, a));
-          Tensor la = log(where(zero, sc(1, a), a));
-          gb = mul(g, where(zero, sc(0, y), mul(y, la)));
-        }
-        return std::pair{ga, gb};
-      });
+  return binary_impl("pow",
+                     BinaryOp::Pow,
+                     Promo::Arith,
+                     a,
+                     b,
+                     [](const Tensor& g,
+                        const Tensor& a,
+                        const Tensor& b,
+                        const Tensor& y,
+                        bool na,
+                        bool nb) {
+                       Tensor ga, gb;
+                       if (na) {
+                         Tensor d = mul(b, pow(a, sub(b, sc(1, b))));
+                         ga = mul(g, where(eq(b, sc(0, b)), sc(0, d), d));
+                       }
+                       if (nb) {
+                         Tensor zero = eq(a, sc(0, a));
+                         Tensor la = log(where(zero, sc(1, a), a));
+                         gb = mul(g, where(zero, sc(0, y), mul(y, la)));
+                       }
+                       return std::pair{ga, gb};
+                     });
 }
 
 Tensor maximum(const Tensor& a, const Tensor& b) {
   // The gradient goes to the larger operand; ties split it half and half
   // (as torch.maximum does), so the sum of both stays g.
-  return binary_impl("maximum", BinaryOp::Maximum, Promo::Arith, a, b,
-                     [](const Tensor& g, const Tensor& a, const Tensor& b,
-                        const Tensor&, bool, bool) {
+  return binary_impl("maximum",
+                     BinaryOp::Maximum,
+                     Promo::Arith,
+                     a,
+                     b,
+                     [](const Tensor& g,
+                        const Tensor& a,
+                        const Tensor& b,
+                        const Tensor&,
+                        bool,
+                        bool) {
                        Tensor w = add(mask_as(gt(a, b), g),
                                       mul(mask_as(eq(a, b), g), sc(0.5, g)));
                        return split_by(g, w);
@@ -337,9 +426,17 @@ Tensor maximum(const Tensor& a, const Tensor& b) {
 
 Tensor minimum(const Tensor& a, const Tensor& b) {
   // To the smaller operand; ties half and half (see maximum).
-  return binary_impl("minimum", BinaryOp::Minimum, Promo::Arith, a, b,
-                     [](const Tensor& g, const Tensor& a, const Tensor& b,
-                        const Tensor&, bool, bool) {
+  return binary_impl("minimum",
+                     BinaryOp::Minimum,
+                     Promo::Arith,
+                     a,
+                     b,
+                     [](const Tensor& g,
+                        const Tensor& a,
+                        const Tensor& b,
+                        const Tensor&,
+                        bool,
+                        bool) {
                        Tensor w = add(mask_as(lt(a, b), g),
                                       mul(mask_as(eq(a, b), g), sc(0.5, g)));
                        return split_by(g, w);
@@ -365,12 +462,11 @@ Tensor ge(const Tensor& a, const Tensor& b) {
   return binary_impl("ge", BinaryOp::Ge, Promo::Compare, a, b, nullptr);
 }
 Tensor logical_and(const Tensor& a, const Tensor& b) {
-  return binary_impl("logical_and", BinaryOp::And, Promo::Logical, a, b,
-                     nullptr);
+  return binary_impl(
+      "logical_and", BinaryOp::And, Promo::Logical, a, b, nullptr);
 }
 Tensor logical_or(const Tensor& a, const Tensor& b) {
-  return binary_impl("logical_or", BinaryOp::Or, Promo::Logical, a, b,
-                     nullptr);
+  return binary_impl("logical_or", BinaryOp::Or, Promo::Logical, a, b, nullptr);
 }
 
 // ---------------------------------------------------------------- others
@@ -378,8 +474,8 @@ Tensor logical_or(const Tensor& a, const Tensor& b) {
 Tensor where(const Tensor& cond0, const Tensor& a0, const Tensor& b0) {
   const char* name = "where";
   check_same_device(name, {cond0, a0, b0});
-  broadcast_shapes(name, cond0.shape(),
-                   broadcast_shapes(name, a0.shape(), b0.shape()));
+  broadcast_shapes(
+      name, cond0.shape(), broadcast_shapes(name, a0.shape(), b0.shape()));
   Tensor cond =
       cond0.dtype() == DType::Bool ? cond0.detach() : cast(cond0, DType::Bool);
   DType dt = types::promote(a0.dtype(), b0.dtype());

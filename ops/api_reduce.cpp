@@ -14,24 +14,30 @@ using namespace detail;
 
 namespace {
 
-Tensor reduce_prim(ReduceOp op, const Tensor& x, const std::vector<int>& ax,
+Tensor reduce_prim(ReduceOp op,
+                   const Tensor& x,
+                   const std::vector<int>& ax,
                    bool keepdims) {
   return backend_of(x).reduce(op, x, ax, keepdims);
 }
 
-void check_nonempty(const char* op, const Tensor& x,
+void check_nonempty(const char* op,
+                    const Tensor& x,
                     const std::vector<int>& ax) {
   for (int a : ax)
     if (x.shape()[a] == 0)
-      value_error(op, "reduction over an empty axis (axis " +
-                          std::to_string(a) + " of " +
-                          shape_string(x.shape()) + ")");
+      value_error(op,
+                  "reduction over an empty axis (axis " + std::to_string(a) +
+                      " of " + shape_string(x.shape()) + ")");
 }
 
 // max and min: the cotangent goes to the elements equal to the extreme,
 // split evenly among them (torch.amax's rule).
-Tensor extreme(const char* name, ReduceOp op, const Tensor& x,
-               const std::vector<int>& axes, bool keepdims) {
+Tensor extreme(const char* name,
+               ReduceOp op,
+               const Tensor& x,
+               const std::vector<int>& axes,
+               bool keepdims) {
   check_defined(name, x);
   std::vector<int> ax = reduce_axes(name, axes, x.rank());
   check_nonempty(name, x, ax);
@@ -39,8 +45,8 @@ Tensor extreme(const char* name, ReduceOp op, const Tensor& x,
   if (!types::is_float(x.dtype())) return y;
   Tensor xd = x.detach();
   return record(name, y, {x}, [xd, y, ax, keepdims](const Tensor& g) {
-    Tensor hit = cast(eq(xd, expand_back(y, xd.shape(), ax, keepdims)),
-                      g.dtype());
+    Tensor hit =
+        cast(eq(xd, expand_back(y, xd.shape(), ax, keepdims)), g.dtype());
     Tensor count = sum(hit, ax, true);
     Tensor w = div(hit, count);
     return std::vector<Tensor>{
@@ -107,8 +113,8 @@ Tensor prod(const Tensor& x0, const std::vector<int>& axes, bool keepdims) {
     Tensor safe = where(zero, one, xd);
     Tensor p = broadcast_to(prod(safe, ax, true), xd.shape());
     Tensor z = broadcast_to(sum(cast(zero, xd.dtype()), ax, true), xd.shape());
-    Tensor d = where(zero, where(eq(z, one), p, nil),
-                     where(eq(z, nil), div(p, safe), nil));
+    Tensor d = where(
+        zero, where(eq(z, one), p, nil), where(eq(z, nil), div(p, safe), nil));
     return std::vector<Tensor>{
         mul(d, expand_back(g, xd.shape(), ax, keepdims))};
   });
@@ -128,8 +134,8 @@ Tensor all(const Tensor& x0, const std::vector<int>& axes, bool keepdims) {
   return reduce_prim(ReduceOp::All, x, ax, keepdims);
 }
 
-static Tensor arg_extreme(const char* name, ReduceOp op, const Tensor& x,
-                          int axis, bool keepdims) {
+static Tensor arg_extreme(
+    const char* name, ReduceOp op, const Tensor& x, int axis, bool keepdims) {
   check_defined(name, x);
   int a = axis_of(name, axis, x.rank());
   check_nonempty(name, x, {a});

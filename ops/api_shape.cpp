@@ -29,7 +29,9 @@ Tensor view(const Tensor& x, const Shape& shape) {
 }
 
 // start, start + step, ... (count elements) as i64 on [device].
-Tensor strided_index(int64_t start, int64_t step, int64_t count,
+Tensor strided_index(int64_t start,
+                     int64_t step,
+                     int64_t count,
                      Device device) {
   Tensor i = arange(count, device);
   return add(mul(i, scalar_like(static_cast<double>(step), i)),
@@ -50,7 +52,9 @@ Tensor take_add(const Tensor& v, const Tensor& idx, int axis, int64_t n) {
   });
 }
 
-Tensor scatter(const Shape& shape, const Tensor& idx, const Tensor& v,
+Tensor scatter(const Shape& shape,
+               const Tensor& idx,
+               const Tensor& v,
                int axis) {
   Tensor y = backend_of(v).scatter_add(shape, idx, v, axis);
   if (!types::is_float(v.dtype())) return y;
@@ -62,7 +66,9 @@ Tensor scatter(const Shape& shape, const Tensor& idx, const Tensor& v,
 Tensor cumsum_dir(const Tensor& x, int axis, bool reverse) {
   Tensor y = backend_of(x).cumsum(x, axis, reverse);
   if (!types::is_float(x.dtype())) return y;
-  return record(reverse ? "cumsum_reverse" : "cumsum", y, {x},
+  return record(reverse ? "cumsum_reverse" : "cumsum",
+                y,
+                {x},
                 [axis, reverse](const Tensor& g) {
                   return std::vector<Tensor>{cumsum_dir(g, axis, !reverse)};
                 });
@@ -90,14 +96,16 @@ Tensor reshape(const Tensor& x, const Shape& shape0) {
   }
   if (infer >= 0) {
     if (known == 0 || x.numel() % known != 0)
-      shape_error(name, "cannot reshape " + shape_string(x.shape()) + " to " +
-                            shape_string(shape0));
+      shape_error(name,
+                  "cannot reshape " + shape_string(x.shape()) + " to " +
+                      shape_string(shape0));
     shape[infer] = x.numel() / known;
   }
   if (numel_of(shape) != x.numel())
-    shape_error(name, "cannot reshape " + shape_string(x.shape()) + " (" +
-                          std::to_string(x.numel()) + " elements) to " +
-                          shape_string(shape0));
+    shape_error(name,
+                "cannot reshape " + shape_string(x.shape()) + " (" +
+                    std::to_string(x.numel()) + " elements) to " +
+                    shape_string(shape0));
   Tensor y = view(x, shape);
   Shape xs = x.shape();
   return record(name, y, {x}, [xs](const Tensor& g) {
@@ -109,9 +117,9 @@ Tensor permute(const Tensor& x, const std::vector<int>& perm0) {
   const char* name = "permute";
   check_defined(name, x);
   if (perm0.size() != x.rank())
-    shape_error(name, "the permutation " + ints_string(perm0) +
-                          " does not have the rank of " +
-                          shape_string(x.shape()));
+    shape_error(name,
+                "the permutation " + ints_string(perm0) +
+                    " does not have the rank of " + shape_string(x.shape()));
   std::vector<int> perm, inv(x.rank(), -1);
   for (size_t i = 0; i < perm0.size(); ++i) {
     int a = axis_of(name, perm0[i], x.rank());
@@ -151,8 +159,9 @@ Tensor broadcast_to(const Tensor& x, const Shape& shape) {
     ok = d == t || d == 1;
   }
   if (!ok)
-    shape_error(name, "cannot broadcast " + shape_string(x.shape()) + " to " +
-                          shape_string(shape));
+    shape_error(name,
+                "cannot broadcast " + shape_string(x.shape()) + " to " +
+                    shape_string(shape));
   Tensor y = backend_of(x).broadcast_to(x, shape);
   Shape xs = x.shape();
   return record(name, y, {x}, [xs](const Tensor& g) {
@@ -180,8 +189,9 @@ Tensor sum_to(const Tensor& x, const Shape& shape) {
       ok = d == t;
   }
   if (!ok)
-    shape_error(name, "cannot sum " + shape_string(x.shape()) + " down to " +
-                          shape_string(shape));
+    shape_error(name,
+                "cannot sum " + shape_string(x.shape()) + " down to " +
+                    shape_string(shape));
   // A composite of sum and reshape: their VJPs give sum_to's.
   return reshape(sum(x, axes, true), shape);
 }
@@ -198,15 +208,16 @@ Tensor squeeze(const Tensor& x, int axis) {
   check_defined("squeeze", x);
   int a = axis_of("squeeze", axis, x.rank());
   if (x.shape()[a] != 1)
-    shape_error("squeeze", "axis " + std::to_string(a) + " of " +
-                               shape_string(x.shape()) + " is not of size 1");
+    shape_error("squeeze",
+                "axis " + std::to_string(a) + " of " + shape_string(x.shape()) +
+                    " is not of size 1");
   Shape s = x.shape();
   s.erase(s.begin() + a);
   return reshape(x, s);
 }
 
-Tensor slice(const Tensor& x, int axis, int64_t start, int64_t stop,
-             int64_t step) {
+Tensor slice(
+    const Tensor& x, int axis, int64_t start, int64_t stop, int64_t step) {
   const char* name = "slice";
   check_defined(name, x);
   int a = axis_of(name, axis, x.rank());
@@ -244,9 +255,10 @@ Tensor concat(const std::vector<Tensor>& xs0, int axis) {
     for (size_t i = 0; ok && i < r; ++i)
       ok = static_cast<int>(i) == a || t.shape()[i] == xs0[0].shape()[i];
     if (!ok)
-      shape_error(name, "shapes " + shape_string(xs0[0].shape()) + " and " +
-                            shape_string(t.shape()) +
-                            " differ outside axis " + std::to_string(a));
+      shape_error(name,
+                  "shapes " + shape_string(xs0[0].shape()) + " and " +
+                      shape_string(t.shape()) + " differ outside axis " +
+                      std::to_string(a));
   }
   if (xs0.size() == 1) return xs0[0];
   std::vector<Tensor> xs;
@@ -274,23 +286,24 @@ Tensor stack(const std::vector<Tensor>& xs, int axis) {
   check_same_device(name, xs);
   for (const Tensor& t : xs)
     if (t.shape() != xs[0].shape())
-      shape_error(name, "shapes " + shape_string(xs[0].shape()) + " and " +
-                            shape_string(t.shape()) + " differ");
+      shape_error(name,
+                  "shapes " + shape_string(xs[0].shape()) + " and " +
+                      shape_string(t.shape()) + " differ");
   int a = axis_of(name, axis, xs[0].rank() + 1);
   std::vector<Tensor> us;
   for (const Tensor& t : xs) us.push_back(unsqueeze(t, a));
   return concat(us, a);
 }
 
-Tensor pad(const Tensor& x, int axis, int64_t before, int64_t after,
-           double value) {
+Tensor pad(
+    const Tensor& x, int axis, int64_t before, int64_t after, double value) {
   const char* name = "pad";
   check_defined(name, x);
   int a = axis_of(name, axis, x.rank());
   if (before < 0 || after < 0)
-    value_error(name, "pad widths must be >= 0, got " +
-                          std::to_string(before) + " and " +
-                          std::to_string(after));
+    value_error(name,
+                "pad widths must be >= 0, got " + std::to_string(before) +
+                    " and " + std::to_string(after));
   if (before == 0 && after == 0) return x;
   Tensor y = backend_of(x).pad(x, a, before, after, value);
   int64_t n = x.shape()[a];
@@ -313,9 +326,10 @@ Tensor take(const Tensor& x, const Tensor& idx0, int axis) {
   if (any(neg).item() != 0) {
     int64_t lowest = static_cast<int64_t>(min(idx).item());
     if (lowest < -n)
-      value_error(name, "index " + std::to_string(lowest) +
-                            " is out of range for an axis of size " +
-                            std::to_string(n));
+      value_error(name,
+                  "index " + std::to_string(lowest) +
+                      " is out of range for an axis of size " +
+                      std::to_string(n));
     idx = where(neg, add(idx, scalar_like(n, idx)), idx);
     check_index_range(name, idx, n);
   } else {
@@ -335,9 +349,10 @@ Tensor take_one(const Tensor& x, int64_t index, int axis) {
   int a = axis_of(name, axis, x.rank());
   int64_t n = x.shape()[a];
   if (index < -n || index >= n)
-    value_error(name, "index " + std::to_string(index) +
-                          " is out of range for an axis of size " +
-                          std::to_string(n));
+    value_error(name,
+                "index " + std::to_string(index) +
+                    " is out of range for an axis of size " +
+                    std::to_string(n));
   if (index < 0) index += n;
   // A composite of slice and squeeze, which record their VJPs.
   return squeeze(slice(x, a, index, index + 1), a);
@@ -345,16 +360,18 @@ Tensor take_one(const Tensor& x, int64_t index, int axis) {
 
 // Checks gather / scatter_add's index against [x]: same rank, the same
 // sizes off [a].
-static void check_gather_index(const char* name, const Tensor& x,
-                               const Tensor& idx, int a) {
+static void check_gather_index(const char* name,
+                               const Tensor& x,
+                               const Tensor& idx,
+                               int a) {
   // torch's rule: same rank, and no larger than x off [a].
   bool ok = idx.rank() == x.rank();
   for (size_t i = 0; ok && i < x.rank(); ++i)
     ok = static_cast<int>(i) == a || idx.shape()[i] <= x.shape()[i];
   if (!ok)
-    shape_error(name, "the indices " + shape_string(idx.shape()) +
-                          " must fit in " + shape_string(x.shape()) +
-                          " off axis " + std::to_string(a));
+    shape_error(name,
+                "the indices " + shape_string(idx.shape()) + " must fit in " +
+                    shape_string(x.shape()) + " off axis " + std::to_string(a));
   check_index_range(name, idx, x.shape()[a]);
 }
 
@@ -373,7 +390,9 @@ Tensor gather(const Tensor& x, const Tensor& idx0, int axis) {
   });
 }
 
-Tensor scatter_add(const Tensor& x, const Tensor& idx0, const Tensor& v0,
+Tensor scatter_add(const Tensor& x,
+                   const Tensor& idx0,
+                   const Tensor& v0,
                    int axis) {
   const char* name = "scatter_add";
   check_same_device(name, {x, idx0, v0});
@@ -381,9 +400,10 @@ Tensor scatter_add(const Tensor& x, const Tensor& idx0, const Tensor& v0,
   int a = axis_of(name, axis, x.rank());
   Tensor idx = index_tensor(name, idx0);
   if (v0.shape() != idx.shape())
-    shape_error(name, "the values " + shape_string(v0.shape()) +
-                          " must have the indices' shape " +
-                          shape_string(idx.shape()));
+    shape_error(name,
+                "the values " + shape_string(v0.shape()) +
+                    " must have the indices' shape " +
+                    shape_string(idx.shape()));
   check_gather_index(name, x, idx, a);
   DType dt = types::promote(x.dtype(), v0.dtype());
   Tensor v = v0.dtype() == dt ? v0 : cast(v0, dt);
@@ -438,8 +458,8 @@ static Tensor matmul_nd(const Tensor& a, const Tensor& b) {
       int64_t k = ad.shape().back(), m = g.shape().back();
       if (bd.rank() == 2 && ad.rank() > 2) {
         // [.., n, k] @ [k, m]: the batch folds into one product aᵀ·g.
-        out[1] = matmul_t(reshape(ad, {-1, k}), reshape(g, {-1, m}), true,
-                          false);
+        out[1] =
+            matmul_t(reshape(ad, {-1, k}), reshape(g, {-1, m}), true, false);
       } else {
         out[1] = sum_to(matmul_t(ad, g, true, false), bd.shape());
       }
@@ -452,9 +472,10 @@ Tensor matmul(const Tensor& a0, const Tensor& b0) {
   const char* name = "matmul";
   check_same_device(name, {a0, b0});
   if (a0.rank() == 0 || b0.rank() == 0)
-    shape_error(name, "operands must have rank >= 1, got " +
-                          shape_string(a0.shape()) + " and " +
-                          shape_string(b0.shape()));
+    shape_error(name,
+                "operands must have rank >= 1, got " +
+                    shape_string(a0.shape()) + " and " +
+                    shape_string(b0.shape()));
   DType dt = types::promote(a0.dtype(), b0.dtype());
   if (dt == DType::Bool) dt = DType::I64;
   if (types::is_int(dt)) dt = DType::I64;
@@ -465,8 +486,9 @@ Tensor matmul(const Tensor& a0, const Tensor& b0) {
   if (b1) b = unsqueeze(b, -1);
   int64_t ka = a.shape()[a.rank() - 1], kb = b.shape()[b.rank() - 2];
   if (ka != kb)
-    shape_error(name, "inner dims differ: " + shape_string(a0.shape()) +
-                          " vs " + shape_string(b0.shape()));
+    shape_error(name,
+                "inner dims differ: " + shape_string(a0.shape()) + " vs " +
+                    shape_string(b0.shape()));
   Shape ba(a.shape().begin(), a.shape().end() - 2);
   Shape bb(b.shape().begin(), b.shape().end() - 2);
   broadcast_shapes(name, ba, bb);
@@ -480,21 +502,24 @@ Tensor conv2d(const Tensor& x0, const Tensor& k0, int stride, int padding) {
   const char* name = "conv2d";
   check_same_device(name, {x0, k0});
   if (x0.rank() != 4 || k0.rank() != 4)
-    shape_error(name, "needs x [b C h w] and k [O C kh kw], got " +
-                          shape_string(x0.shape()) + " and " +
-                          shape_string(k0.shape()));
+    shape_error(name,
+                "needs x [b C h w] and k [O C kh kw], got " +
+                    shape_string(x0.shape()) + " and " +
+                    shape_string(k0.shape()));
   if (x0.shape()[1] != k0.shape()[1])
-    shape_error(name, "channels differ: x " + shape_string(x0.shape()) +
-                          " vs k " + shape_string(k0.shape()));
+    shape_error(name,
+                "channels differ: x " + shape_string(x0.shape()) + " vs k " +
+                    shape_string(k0.shape()));
   if (stride < 1 || padding < 0)
-    value_error(name, "needs stride >= 1 and padding >= 0, got " +
-                          std::to_string(stride) + " and " +
-                          std::to_string(padding));
+    value_error(name,
+                "needs stride >= 1 and padding >= 0, got " +
+                    std::to_string(stride) + " and " + std::to_string(padding));
   for (int d = 2; d < 4; ++d)
     if (x0.shape()[d] + 2 * padding < k0.shape()[d])
-      shape_error(name, "the kernel " + shape_string(k0.shape()) +
-                            " is larger than the padded input " +
-                            shape_string(x0.shape()));
+      shape_error(name,
+                  "the kernel " + shape_string(k0.shape()) +
+                      " is larger than the padded input " +
+                      shape_string(x0.shape()));
   DType dt = types::promote(x0.dtype(), k0.dtype());
   if (!types::is_float(dt)) dt = DType::F32;
   Tensor x = x0.dtype() == dt ? x0 : cast(x0, dt);
@@ -507,10 +532,8 @@ Tensor conv2d(const Tensor& x0, const Tensor& k0, int stride, int padding) {
   return record(name, y, {x, k}, [=](const Tensor& g) {
     Backend& be = backend_of(g);
     std::vector<Tensor> out(2);
-    if (nx)
-      out[0] = be.conv2d_grad_input(g, kd, xd.shape(), stride, padding);
-    if (nk)
-      out[1] = be.conv2d_grad_kernel(g, xd, kd.shape(), stride, padding);
+    if (nx) out[0] = be.conv2d_grad_input(g, kd, xd.shape(), stride, padding);
+    if (nk) out[1] = be.conv2d_grad_kernel(g, xd, kd.shape(), stride, padding);
     return out;
   });
 }

@@ -26,9 +26,9 @@ std::vector<double> weights(int64_t n) {
 }
 
 // sum(f(xs) * w) on the host, in doubles, without recording.
-double loss_value(
-    const std::function<Tensor(const std::vector<Tensor>&)>& f,
-    const std::vector<Tensor>& xs, const std::vector<double>& w) {
+double loss_value(const std::function<Tensor(const std::vector<Tensor>&)>& f,
+                  const std::vector<Tensor>& xs,
+                  const std::vector<double>& w) {
   ops::GradMode::Guard off(false);
   std::vector<double> y = f(xs).to_doubles();
   double s = 0;
@@ -40,7 +40,10 @@ double loss_value(
 
 GradCheckReport check_gradients(
     std::function<Tensor(const std::vector<Tensor>&)> f,
-    std::vector<Tensor> inputs, double eps, double rtol, double atol) {
+    std::vector<Tensor> inputs,
+    double eps,
+    double rtol,
+    double atol) {
   GradCheckReport report;
   std::vector<Tensor> leaves;
   std::vector<size_t> diff;  // positions of the differentiated inputs

@@ -1,7 +1,7 @@
 #include "dist/comm/communicator.h"
 
-#include <atomic>
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -12,34 +12,50 @@ using types::DType;
 
 const char* reduce_op_name(ReduceOp op) {
   switch (op) {
-    case ReduceOp::Sum: return "sum";
-    case ReduceOp::Max: return "max";
-    case ReduceOp::Min: return "min";
-    case ReduceOp::Prod: return "prod";
+    case ReduceOp::Sum:
+      return "sum";
+    case ReduceOp::Max:
+      return "max";
+    case ReduceOp::Min:
+      return "min";
+    case ReduceOp::Prod:
+      return "prod";
   }
   return "?";
 }
 
 const char* collective_name(CollectiveOp op) {
   switch (op) {
-    case CollectiveOp::AllReduce: return "all-reduce";
-    case CollectiveOp::AllGather: return "all-gather";
-    case CollectiveOp::AllGatherV: return "all-gather-v";
-    case CollectiveOp::ReduceScatter: return "reduce-scatter";
-    case CollectiveOp::Broadcast: return "broadcast";
-    case CollectiveOp::Send: return "send";
-    case CollectiveOp::Recv: return "recv";
-    case CollectiveOp::Barrier: return "barrier";
-    case CollectiveOp::Connect: return "rendezvous";
+    case CollectiveOp::AllReduce:
+      return "all-reduce";
+    case CollectiveOp::AllGather:
+      return "all-gather";
+    case CollectiveOp::AllGatherV:
+      return "all-gather-v";
+    case CollectiveOp::ReduceScatter:
+      return "reduce-scatter";
+    case CollectiveOp::Broadcast:
+      return "broadcast";
+    case CollectiveOp::Send:
+      return "send";
+    case CollectiveOp::Recv:
+      return "recv";
+    case CollectiveOp::Barrier:
+      return "barrier";
+    case CollectiveOp::Connect:
+      return "rendezvous";
   }
   return "?";
 }
 
 const char* error_kind_name(CollectiveError::Kind k) {
   switch (k) {
-    case CollectiveError::Kind::Timeout: return "timeout";
-    case CollectiveError::Kind::PeerGone: return "peer gone";
-    case CollectiveError::Kind::Other: return "error";
+    case CollectiveError::Kind::Timeout:
+      return "timeout";
+    case CollectiveError::Kind::PeerGone:
+      return "peer gone";
+    case CollectiveError::Kind::Other:
+      return "error";
   }
   return "?";
 }
@@ -91,14 +107,19 @@ void Communicator::clear_log() {
 
 void Communicator::record(CollectiveOp op, int64_t count, DType dtype) {
   std::lock_guard<std::mutex> lk(log_mu_);
-  log_.push_back({op, count, dtype,
+  log_.push_back({op,
+                  count,
+                  dtype,
                   static_cast<uint64_t>(count) *
                       static_cast<uint64_t>(types::dtype_size(dtype))});
 }
 
 namespace detail {
 
-void fail(CollectiveError::Kind k, CollectiveOp op, int rank, int peer,
+void fail(CollectiveError::Kind k,
+          CollectiveOp op,
+          int rank,
+          int peer,
           const std::string& what) {
   std::string msg = std::string(collective_name(op)) + " on rank " +
                     std::to_string(rank) + " failed";
@@ -107,20 +128,31 @@ void fail(CollectiveError::Kind k, CollectiveOp op, int rank, int peer,
   throw CollectiveError(k, op, peer, msg);
 }
 
-void check_tensor(const Tensor& t, CollectiveOp op, int rank,
-                  const char* arg) {
+void check_tensor(const Tensor& t, CollectiveOp op, int rank, const char* arg) {
   if (!t.defined())
-    fail(CollectiveError::Kind::Other, op, rank, -1,
+    fail(CollectiveError::Kind::Other,
+         op,
+         rank,
+         -1,
          std::string(arg) + " is an undefined tensor");
   if (t.device().kind != ops::Device::Kind::Cpu)
-    fail(CollectiveError::Kind::Other, op, rank, -1,
+    fail(CollectiveError::Kind::Other,
+         op,
+         rank,
+         -1,
          std::string(arg) + " is on " + t.device().str() +
              ", this communicator takes CPU tensors");
   switch (t.dtype()) {
-    case DType::F32: case DType::F64: case DType::I32: case DType::I64:
+    case DType::F32:
+    case DType::F64:
+    case DType::I32:
+    case DType::I64:
       return;
     default:
-      fail(CollectiveError::Kind::Other, op, rank, -1,
+      fail(CollectiveError::Kind::Other,
+           op,
+           rank,
+           -1,
            std::string(arg) + " has dtype " + types::dtype_name(t.dtype()) +
                " (supported: f32, f64, i32, i64)");
   }
@@ -133,15 +165,21 @@ ops::Shape gather_shape(const ops::Shape& in, int64_t total_rows) {
   return s;
 }
 
-void prepare_out(Tensor& out, const ops::Shape& shape, DType dtype,
-                 CollectiveOp op, int rank) {
+void prepare_out(Tensor& out,
+                 const ops::Shape& shape,
+                 DType dtype,
+                 CollectiveOp op,
+                 int rank) {
   if (!out.defined()) {
     out = Tensor::empty(shape, dtype);
     return;
   }
   if (out.dtype() != dtype || out.numel() != ops::numel_of(shape) ||
       out.device().kind != ops::Device::Kind::Cpu)
-    fail(CollectiveError::Kind::Other, op, rank, -1,
+    fail(CollectiveError::Kind::Other,
+         op,
+         rank,
+         -1,
          "output is " + std::string(types::dtype_name(out.dtype())) + " " +
              ops::shape_string(out.shape()) + ", expected " +
              types::dtype_name(dtype) + " " + ops::shape_string(shape));
@@ -174,21 +212,21 @@ void reduce_t(T* d, const T* s, int64_t n, ReduceOp op) {
 }
 }  // namespace
 
-void reduce_into(void* dst, const void* src, int64_t n, DType dtype,
-                 ReduceOp op) {
+void reduce_into(
+    void* dst, const void* src, int64_t n, DType dtype, ReduceOp op) {
   switch (dtype) {
     case DType::F32:
-      return reduce_t(static_cast<float*>(dst), static_cast<const float*>(src),
-                      n, op);
+      return reduce_t(
+          static_cast<float*>(dst), static_cast<const float*>(src), n, op);
     case DType::F64:
-      return reduce_t(static_cast<double*>(dst),
-                      static_cast<const double*>(src), n, op);
+      return reduce_t(
+          static_cast<double*>(dst), static_cast<const double*>(src), n, op);
     case DType::I32:
-      return reduce_t(static_cast<int32_t*>(dst),
-                      static_cast<const int32_t*>(src), n, op);
+      return reduce_t(
+          static_cast<int32_t*>(dst), static_cast<const int32_t*>(src), n, op);
     case DType::I64:
-      return reduce_t(static_cast<int64_t*>(dst),
-                      static_cast<const int64_t*>(src), n, op);
+      return reduce_t(
+          static_cast<int64_t*>(dst), static_cast<const int64_t*>(src), n, op);
     default:
       throw std::logic_error("reduce_into: unsupported dtype");
   }

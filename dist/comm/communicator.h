@@ -119,10 +119,13 @@ class Communicator {
   /// elements and the same dtype (written in place).
   virtual void all_gather(const Tensor& in, Tensor& out, const Options& o) = 0;
   /// rows[r]: rank r's rows along axis 0 (in.shape[0] == rows[rank()]).
-  virtual void all_gather_v(const Tensor& in, Tensor& out,
+  virtual void all_gather_v(const Tensor& in,
+                            Tensor& out,
                             const std::vector<int64_t>& rows,
                             const Options& o) = 0;
-  virtual void reduce_scatter(const Tensor& in, Tensor& out, ReduceOp op,
+  virtual void reduce_scatter(const Tensor& in,
+                              Tensor& out,
+                              ReduceOp op,
                               const Options& o) = 0;
   virtual void broadcast(Tensor& t, int root, const Options& o) = 0;
   virtual void send(const Tensor& t, int dst, const Options& o) = 0;
@@ -130,8 +133,8 @@ class Communicator {
   /// Send `out` to dst and receive `in` from src at once (a ppermute step:
   /// a ring of plain send-then-recv can deadlock, since a Gloo send waits
   /// for its receiver). dst or src may be -1 to skip that half.
-  virtual void send_recv(const Tensor& out, int dst, Tensor& in, int src,
-                         const Options& o) = 0;
+  virtual void send_recv(
+      const Tensor& out, int dst, Tensor& in, int src, const Options& o) = 0;
   virtual void barrier(const Options& o) = 0;
   /// Leave the group (as if this rank died): peers waiting on it fail with
   /// PeerGone. Later calls on this communicator throw.
@@ -151,53 +154,78 @@ class Communicator {
 };
 
 // Free functions (style.md item 10): the same calls, options last.
-inline void all_reduce(Communicator& c, Tensor& t, ReduceOp op = ReduceOp::Sum,
+inline void all_reduce(Communicator& c,
+                       Tensor& t,
+                       ReduceOp op = ReduceOp::Sum,
                        const Options& o = {}) {
   c.all_reduce(t, op, o);
 }
-inline void all_gather(Communicator& c, const Tensor& in, Tensor& out,
+inline void all_gather(Communicator& c,
+                       const Tensor& in,
+                       Tensor& out,
                        const Options& o = {}) {
   c.all_gather(in, out, o);
 }
-inline void all_gather_v(Communicator& c, const Tensor& in, Tensor& out,
+inline void all_gather_v(Communicator& c,
+                         const Tensor& in,
+                         Tensor& out,
                          const std::vector<int64_t>& rows,
                          const Options& o = {}) {
   c.all_gather_v(in, out, rows, o);
 }
-inline void reduce_scatter(Communicator& c, const Tensor& in, Tensor& out,
-                           ReduceOp op = ReduceOp::Sum, const Options& o = {}) {
+inline void reduce_scatter(Communicator& c,
+                           const Tensor& in,
+                           Tensor& out,
+                           ReduceOp op = ReduceOp::Sum,
+                           const Options& o = {}) {
   c.reduce_scatter(in, out, op, o);
 }
-inline void broadcast(Communicator& c, Tensor& t, int root,
+inline void broadcast(Communicator& c,
+                      Tensor& t,
+                      int root,
                       const Options& o = {}) {
   c.broadcast(t, root, o);
 }
-inline void send(Communicator& c, const Tensor& t, int dst,
+inline void send(Communicator& c,
+                 const Tensor& t,
+                 int dst,
                  const Options& o = {}) {
   c.send(t, dst, o);
 }
 inline void recv(Communicator& c, Tensor& t, int src, const Options& o = {}) {
   c.recv(t, src, o);
 }
-inline void send_recv(Communicator& c, const Tensor& out, int dst, Tensor& in,
-                      int src, const Options& o = {}) {
+inline void send_recv(Communicator& c,
+                      const Tensor& out,
+                      int dst,
+                      Tensor& in,
+                      int src,
+                      const Options& o = {}) {
   c.send_recv(out, dst, in, src, o);
 }
-inline void barrier(Communicator& c, const Options& o = {}) { c.barrier(o); }
+inline void barrier(Communicator& c, const Options& o = {}) {
+  c.barrier(o);
+}
 
 namespace detail {
 // Shared argument checks and helpers (communicator.cpp).
-[[noreturn]] void fail(CollectiveError::Kind k, CollectiveOp op, int rank,
-                       int peer, const std::string& what);
+[[noreturn]] void fail(CollectiveError::Kind k,
+                       CollectiveOp op,
+                       int rank,
+                       int peer,
+                       const std::string& what);
 void check_tensor(const Tensor& t, CollectiveOp op, int rank, const char* arg);
 /// Output shape of all_gather: [size*n0, rest...] or [size] for 0-d.
 ops::Shape gather_shape(const ops::Shape& in, int64_t total_rows);
 /// Prepare `out` (allocate when undefined, else check numel and dtype).
-void prepare_out(Tensor& out, const ops::Shape& shape, types::DType dtype,
-                 CollectiveOp op, int rank);
+void prepare_out(Tensor& out,
+                 const ops::Shape& shape,
+                 types::DType dtype,
+                 CollectiveOp op,
+                 int rank);
 /// Elementwise dst = op(dst, src) for n values of dtype.
-void reduce_into(void* dst, const void* src, int64_t n, types::DType dtype,
-                 ReduceOp op);
+void reduce_into(
+    void* dst, const void* src, int64_t n, types::DType dtype, ReduceOp op);
 /// Row size (elements per index of axis 0; 1 for 0-d).
 int64_t row_elems(const Tensor& t);
 }  // namespace detail

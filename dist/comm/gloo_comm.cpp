@@ -28,17 +28,24 @@ using RedFn = void (*)(void*, const void*, const void*, size_t);
 template <class T>
 RedFn reduce_fn(ReduceOp op) {
   switch (op) {
-    case ReduceOp::Sum: return static_cast<RedFn>(&gloo::sum<T>);
-    case ReduceOp::Max: return static_cast<RedFn>(&gloo::max<T>);
-    case ReduceOp::Min: return static_cast<RedFn>(&gloo::min<T>);
-    case ReduceOp::Prod: return static_cast<RedFn>(&gloo::product<T>);
+    case ReduceOp::Sum:
+      return static_cast<RedFn>(&gloo::sum<T>);
+    case ReduceOp::Max:
+      return static_cast<RedFn>(&gloo::max<T>);
+    case ReduceOp::Min:
+      return static_cast<RedFn>(&gloo::min<T>);
+    case ReduceOp::Prod:
+      return static_cast<RedFn>(&gloo::product<T>);
   }
   return nullptr;
 }
 
 template <class T>
-void allreduce_t(const std::shared_ptr<gloo::Context>& ctx, void* p,
-                 size_t n, ReduceOp op, const Options& o) {
+void allreduce_t(const std::shared_ptr<gloo::Context>& ctx,
+                 void* p,
+                 size_t n,
+                 ReduceOp op,
+                 const Options& o) {
   gloo::AllreduceOptions g(ctx);
   g.setOutput(static_cast<T*>(p), n);
   g.setReduceFunction(reduce_fn<T>(op));
@@ -49,7 +56,9 @@ void allreduce_t(const std::shared_ptr<gloo::Context>& ctx, void* p,
 
 // Gloo wants a non-null pointer even for empty parts.
 unsigned char g_empty[8];
-void* nonnull(void* p) { return p ? p : g_empty; }
+void* nonnull(void* p) {
+  return p ? p : g_empty;
+}
 void* nonnull(const void* p) {
   return p ? const_cast<void*>(p) : static_cast<void*>(g_empty);
 }
@@ -68,12 +77,17 @@ int port_of(const std::string& addr) {
 
 }  // namespace
 
-GlooComm::GlooComm(int rank, int size, const std::string& store_dir,
+GlooComm::GlooComm(int rank,
+                   int size,
+                   const std::string& store_dir,
                    const std::string& prefix,
                    std::chrono::milliseconds connect_timeout)
     : rank_(rank), size_(size) {
   if (size < 1 || rank < 0 || rank >= size)
-    detail::fail(Kind::Other, CollectiveOp::Connect, rank, -1,
+    detail::fail(Kind::Other,
+                 CollectiveOp::Connect,
+                 rank,
+                 -1,
                  "rank " + std::to_string(rank) + " out of range for " +
                      std::to_string(size) + " ranks");
   try {
@@ -127,13 +141,16 @@ void GlooComm::close() {
 
 void GlooComm::check_usable(CollectiveOp op) {
   if (broken_ || !ctx_)
-    detail::fail(Kind::Other, op, rank_, -1,
-                 "communicator unusable: " + broken_why_);
+    detail::fail(
+        Kind::Other, op, rank_, -1, "communicator unusable: " + broken_why_);
 }
 
 void GlooComm::check_peer(int peer, CollectiveOp op) {
   if (peer < 0 || peer >= size_)
-    detail::fail(Kind::Other, op, rank_, -1,
+    detail::fail(Kind::Other,
+                 op,
+                 rank_,
+                 -1,
                  "rank " + std::to_string(peer) + " out of range for " +
                      std::to_string(size_) + " ranks");
 }
@@ -141,7 +158,8 @@ void GlooComm::check_peer(int peer, CollectiveOp op) {
 int GlooComm::peer_of_message(const std::string& msg) const {
   static const std::regex re(R"(\]:(\d+))");
   for (auto it = std::sregex_iterator(msg.begin(), msg.end(), re);
-       it != std::sregex_iterator(); ++it) {
+       it != std::sregex_iterator();
+       ++it) {
     auto f = port_rank_.find(std::stoi((*it)[1].str()));
     if (f != port_rank_.end()) return f->second;
   }
@@ -168,8 +186,7 @@ void GlooComm::translate(CollectiveOp op, int peer) {
   }
   Kind k = Kind::Other;
   const bool app_timeout =
-      what.find("Application timeout caused pair closure") !=
-      std::string::npos;
+      what.find("Application timeout caused pair closure") != std::string::npos;
   if (!app_timeout && (what.find("Timed out") != std::string::npos ||
                        what.find("timed out") != std::string::npos ||
                        what.find("Wait timeout") != std::string::npos ||
@@ -192,15 +209,20 @@ void GlooComm::translate(CollectiveOp op, int peer) {
   detail::fail(k, op, rank_, peer, msg);
 }
 
-void GlooComm::raw_all_reduce(void* p, int64_t n, DType dt, ReduceOp op,
-                              const Options& o) {
+void GlooComm::raw_all_reduce(
+    void* p, int64_t n, DType dt, ReduceOp op, const Options& o) {
   if (n == 0 || size_ == 1) return;
   switch (dt) {
-    case DType::F32: return allreduce_t<float>(ctx_, p, n, op, o);
-    case DType::F64: return allreduce_t<double>(ctx_, p, n, op, o);
-    case DType::I32: return allreduce_t<int32_t>(ctx_, p, n, op, o);
-    case DType::I64: return allreduce_t<int64_t>(ctx_, p, n, op, o);
-    default: throw std::logic_error("unsupported dtype");
+    case DType::F32:
+      return allreduce_t<float>(ctx_, p, n, op, o);
+    case DType::F64:
+      return allreduce_t<double>(ctx_, p, n, op, o);
+    case DType::I32:
+      return allreduce_t<int32_t>(ctx_, p, n, op, o);
+    case DType::I64:
+      return allreduce_t<int64_t>(ctx_, p, n, op, o);
+    default:
+      throw std::logic_error("unsupported dtype");
   }
 }
 
@@ -221,8 +243,11 @@ void GlooComm::all_gather(const Tensor& in, Tensor& out, const Options& o) {
   check_usable(cop);
   detail::check_tensor(in, cop, rank_, "input");
   const int64_t rows = in.rank() == 0 ? 1 : in.shape()[0];
-  detail::prepare_out(out, detail::gather_shape(in.shape(), rows * size_),
-                      in.dtype(), cop, rank_);
+  detail::prepare_out(out,
+                      detail::gather_shape(in.shape(), rows * size_),
+                      in.dtype(),
+                      cop,
+                      rank_);
   record(cop, in.numel(), in.dtype());
   if (in.nbytes() == 0) return;
   try {
@@ -241,7 +266,8 @@ void GlooComm::all_gather(const Tensor& in, Tensor& out, const Options& o) {
   }
 }
 
-void GlooComm::all_gather_v(const Tensor& in, Tensor& out,
+void GlooComm::all_gather_v(const Tensor& in,
+                            Tensor& out,
                             const std::vector<int64_t>& rows,
                             const Options& o) {
   const auto cop = CollectiveOp::AllGatherV;
@@ -249,13 +275,16 @@ void GlooComm::all_gather_v(const Tensor& in, Tensor& out,
   detail::check_tensor(in, cop, rank_, "input");
   if ((int)rows.size() != size_ || in.rank() == 0 ||
       in.shape()[0] != rows[rank_])
-    detail::fail(Kind::Other, cop, rank_, -1,
+    detail::fail(Kind::Other,
+                 cop,
+                 rank_,
+                 -1,
                  "rows must list every rank's rows along axis 0, and this "
                  "rank's input must have rows[rank] of them");
   int64_t total = 0;
   for (auto r : rows) total += r;
-  detail::prepare_out(out, detail::gather_shape(in.shape(), total), in.dtype(),
-                      cop, rank_);
+  detail::prepare_out(
+      out, detail::gather_shape(in.shape(), total), in.dtype(), cop, rank_);
   record(cop, in.numel(), in.dtype());
   const size_t row_bytes =
       detail::row_elems(in) * types::dtype_size(in.dtype());
@@ -278,13 +307,18 @@ void GlooComm::all_gather_v(const Tensor& in, Tensor& out,
   }
 }
 
-void GlooComm::reduce_scatter(const Tensor& in, Tensor& out, ReduceOp op,
+void GlooComm::reduce_scatter(const Tensor& in,
+                              Tensor& out,
+                              ReduceOp op,
                               const Options& o) {
   const auto cop = CollectiveOp::ReduceScatter;
   check_usable(cop);
   detail::check_tensor(in, cop, rank_, "input");
   if (in.rank() == 0 || in.shape()[0] % size_ != 0)
-    detail::fail(Kind::Other, cop, rank_, -1,
+    detail::fail(Kind::Other,
+                 cop,
+                 rank_,
+                 -1,
                  "axis 0 of " + ops::shape_string(in.shape()) +
                      " is not divisible by " + std::to_string(size_));
   ops::Shape shape = in.shape();
@@ -296,10 +330,10 @@ void GlooComm::reduce_scatter(const Tensor& in, Tensor& out, ReduceOp op,
   try {
     Tensor tmp = in.clone();
     raw_all_reduce(tmp.raw(), tmp.numel(), tmp.dtype(), op, o);
-    std::memcpy(out.raw(),
-                static_cast<const unsigned char*>(tmp.raw()) +
-                    rank_ * out.nbytes(),
-                out.nbytes());
+    std::memcpy(
+        out.raw(),
+        static_cast<const unsigned char*>(tmp.raw()) + rank_ * out.nbytes(),
+        out.nbytes());
   } catch (...) {
     translate(cop, -1);
   }
@@ -348,8 +382,8 @@ void GlooComm::recv(Tensor& t, int src, const Options& o) {
   send_recv(Tensor(), -1, t, src, o);
 }
 
-void GlooComm::send_recv(const Tensor& out, int dst, Tensor& in, int src,
-                         const Options& o) {
+void GlooComm::send_recv(
+    const Tensor& out, int dst, Tensor& in, int src, const Options& o) {
   const auto sop = CollectiveOp::Send, rop = CollectiveOp::Recv;
   check_usable(dst >= 0 ? sop : rop);
   if (dst >= 0) {
@@ -388,17 +422,23 @@ void GlooComm::send_recv(const Tensor& out, int dst, Tensor& in, int src,
       cur = sop;
       peer = dst;
       if (!sb->waitSend(left()))
-        detail::fail(Kind::Timeout, sop, rank_, dst,
-                     "timed out after " + std::to_string(o.timeout.count()) +
-                         " ms");
+        detail::fail(
+            Kind::Timeout,
+            sop,
+            rank_,
+            dst,
+            "timed out after " + std::to_string(o.timeout.count()) + " ms");
     }
     if (rb) {
       cur = rop;
       peer = src;
       if (!rb->waitRecv(left()))
-        detail::fail(Kind::Timeout, rop, rank_, src,
-                     "timed out after " + std::to_string(o.timeout.count()) +
-                         " ms");
+        detail::fail(
+            Kind::Timeout,
+            rop,
+            rank_,
+            src,
+            "timed out after " + std::to_string(o.timeout.count()) + " ms");
       record(rop, in.numel(), in.dtype());
     }
   } catch (...) {

@@ -35,10 +35,12 @@ class GlooComm final : public Communicator {
   /// `store_dir` (which must exist and be fresh for the job), under
   /// `prefix`. Throws CollectiveError (op Connect; Timeout when a rank does
   /// not show up within connect_timeout).
-  GlooComm(int rank, int size, const std::string& store_dir,
-           const std::string& prefix = "ss",
-           std::chrono::milliseconds connect_timeout =
-               default_collective_timeout());
+  GlooComm(
+      int rank,
+      int size,
+      const std::string& store_dir,
+      const std::string& prefix = "ss",
+      std::chrono::milliseconds connect_timeout = default_collective_timeout());
   ~GlooComm() override;
   GlooComm(const GlooComm&) = delete;
   GlooComm& operator=(const GlooComm&) = delete;
@@ -48,15 +50,21 @@ class GlooComm final : public Communicator {
 
   void all_reduce(Tensor& t, ReduceOp op, const Options& o) override;
   void all_gather(const Tensor& in, Tensor& out, const Options& o) override;
-  void all_gather_v(const Tensor& in, Tensor& out,
+  void all_gather_v(const Tensor& in,
+                    Tensor& out,
                     const std::vector<int64_t>& rows,
                     const Options& o) override;
-  void reduce_scatter(const Tensor& in, Tensor& out, ReduceOp op,
+  void reduce_scatter(const Tensor& in,
+                      Tensor& out,
+                      ReduceOp op,
                       const Options& o) override;
   void broadcast(Tensor& t, int root, const Options& o) override;
   void send(const Tensor& t, int dst, const Options& o) override;
   void recv(Tensor& t, int src, const Options& o) override;
-  void send_recv(const Tensor& out, int dst, Tensor& in, int src,
+  void send_recv(const Tensor& out,
+                 int dst,
+                 Tensor& in,
+                 int src,
                  const Options& o) override;
   void barrier(const Options& o) override;
   void close() override;
@@ -68,8 +76,8 @@ class GlooComm final : public Communicator {
   /// CollectiveError, closing the context first.
   [[noreturn]] void translate(CollectiveOp op, int peer);
   int peer_of_message(const std::string& msg) const;
-  void raw_all_reduce(void* p, int64_t n, types::DType dt, ReduceOp op,
-                      const Options& o);
+  void raw_all_reduce(
+      void* p, int64_t n, types::DType dt, ReduceOp op, const Options& o);
 
   int rank_;
   int size_;

@@ -18,7 +18,9 @@ InprocComm::InprocComm(std::shared_ptr<InprocHub> hub, int rank)
     throw std::invalid_argument("InprocComm: rank out of range");
 }
 
-InprocComm::~InprocComm() { close(); }
+InprocComm::~InprocComm() {
+  close();
+}
 
 void InprocComm::close() {
   {
@@ -34,11 +36,13 @@ void InprocComm::close() {
 
 void InprocComm::check_usable(CollectiveOp op) {
   if (broken_)
-    detail::fail(Kind::Other, op, rank_, -1,
-                 "communicator unusable: " + broken_why_);
+    detail::fail(
+        Kind::Other, op, rank_, -1, "communicator unusable: " + broken_why_);
 }
 
-void InprocComm::fail_and_close(Kind k, CollectiveOp op, int peer,
+void InprocComm::fail_and_close(Kind k,
+                                CollectiveOp op,
+                                int peer,
                                 const std::string& what) {
   close();
   broken_why_ = std::string("an earlier ") + collective_name(op) + " failed";
@@ -47,7 +51,10 @@ void InprocComm::fail_and_close(Kind k, CollectiveOp op, int peer,
 
 void InprocComm::check_peer(int peer, CollectiveOp op) {
   if (peer < 0 || peer >= size())
-    detail::fail(Kind::Other, op, rank_, -1,
+    detail::fail(Kind::Other,
+                 op,
+                 rank_,
+                 -1,
                  "rank " + std::to_string(peer) + " out of range for " +
                      std::to_string(size()) + " ranks");
 }
@@ -70,7 +77,9 @@ std::shared_ptr<InprocHub::Round> InprocComm::exchange(CollectiveOp op,
   if (round->op != op) {
     std::string other = collective_name(round->op);
     lk.unlock();
-    fail_and_close(Kind::Other, op, -1,
+    fail_and_close(Kind::Other,
+                   op,
+                   -1,
                    "mismatched collectives: another rank called " + other +
                        " at the same point");
   }
@@ -96,7 +105,9 @@ std::shared_ptr<InprocHub::Round> InprocComm::exchange(CollectiveOp op,
     missing_or_gone(&gone, &who);
     if (gone) {
       lk.unlock();
-      fail_and_close(Kind::PeerGone, op, who,
+      fail_and_close(Kind::PeerGone,
+                     op,
+                     who,
                      "rank " + std::to_string(who) + " left the group");
     }
     if (hub_->cv_.wait_until(lk, deadline) == std::cv_status::timeout &&
@@ -109,7 +120,9 @@ std::shared_ptr<InprocHub::Round> InprocComm::exchange(CollectiveOp op,
           missing += (missing.empty() ? "" : ", ") + std::to_string(r);
         }
       lk.unlock();
-      fail_and_close(Kind::Timeout, op, first,
+      fail_and_close(Kind::Timeout,
+                     op,
+                     first,
                      "timed out after " + std::to_string(o.timeout.count()) +
                          " ms waiting for rank(s) " + missing);
     }
@@ -133,19 +146,20 @@ void InprocComm::all_reduce(Tensor& t, ReduceOp op, const Options& o) {
   for (int r = 0; r < size(); ++r) {
     const auto& q = round->parts[r];
     if (q.count != t.numel() || q.dtype != t.dtype() || q.aux != (int64_t)op)
-      fail_and_close(Kind::Other, cop, r,
-                     "ranks disagree on count, dtype or op: " +
-                         std::to_string(q.count) + " " +
-                         types::dtype_name(q.dtype) + " vs " +
-                         std::to_string(t.numel()) + " " +
-                         types::dtype_name(t.dtype()));
+      fail_and_close(
+          Kind::Other,
+          cop,
+          r,
+          "ranks disagree on count, dtype or op: " + std::to_string(q.count) +
+              " " + types::dtype_name(q.dtype) + " vs " +
+              std::to_string(t.numel()) + " " + types::dtype_name(t.dtype()));
   }
   // Reduce in rank order so every rank gets bit-identical results.
   if (t.numel() == 0) return;
   std::vector<unsigned char> acc = round->parts[0].bytes;
   for (int r = 1; r < size(); ++r)
-    detail::reduce_into(acc.data(), round->parts[r].bytes.data(), t.numel(),
-                        t.dtype(), op);
+    detail::reduce_into(
+        acc.data(), round->parts[r].bytes.data(), t.numel(), t.dtype(), op);
   std::memcpy(t.raw(), acc.data(), acc.size());
 }
 
@@ -167,13 +181,14 @@ void InprocComm::all_gather(const Tensor& in, Tensor& out, const Options& o) {
   for (int r = 0; r < size(); ++r) {
     const auto& q = round->parts[r];
     if (q.count != in.numel() || q.dtype != in.dtype())
-      fail_and_close(Kind::Other, cop, r,
-                     "ranks disagree on part size or dtype");
+      fail_and_close(
+          Kind::Other, cop, r, "ranks disagree on part size or dtype");
     std::memcpy(dst + r * in.nbytes(), q.bytes.data(), q.bytes.size());
   }
 }
 
-void InprocComm::all_gather_v(const Tensor& in, Tensor& out,
+void InprocComm::all_gather_v(const Tensor& in,
+                              Tensor& out,
                               const std::vector<int64_t>& rows,
                               const Options& o) {
   const auto cop = CollectiveOp::AllGatherV;
@@ -181,7 +196,10 @@ void InprocComm::all_gather_v(const Tensor& in, Tensor& out,
   detail::check_tensor(in, cop, rank_, "input");
   if ((int)rows.size() != size() || in.rank() == 0 ||
       in.shape()[0] != rows[rank_])
-    detail::fail(Kind::Other, cop, rank_, -1,
+    detail::fail(Kind::Other,
+                 cop,
+                 rank_,
+                 -1,
                  "rows must list every rank's rows along axis 0, and this "
                  "rank's input must have rows[rank] of them");
   int64_t total = 0;
@@ -202,7 +220,9 @@ void InprocComm::all_gather_v(const Tensor& in, Tensor& out,
   for (int r = 0; r < size(); ++r) {
     const auto& q = round->parts[r];
     if (q.count != rows[r] * row || q.dtype != in.dtype())
-      fail_and_close(Kind::Other, cop, r,
+      fail_and_close(Kind::Other,
+                     cop,
+                     r,
                      "rank " + std::to_string(r) + " sent " +
                          std::to_string(q.count) + " values, expected " +
                          std::to_string(rows[r] * row));
@@ -211,13 +231,18 @@ void InprocComm::all_gather_v(const Tensor& in, Tensor& out,
   }
 }
 
-void InprocComm::reduce_scatter(const Tensor& in, Tensor& out, ReduceOp op,
+void InprocComm::reduce_scatter(const Tensor& in,
+                                Tensor& out,
+                                ReduceOp op,
                                 const Options& o) {
   const auto cop = CollectiveOp::ReduceScatter;
   check_usable(cop);
   detail::check_tensor(in, cop, rank_, "input");
   if (in.rank() == 0 || in.shape()[0] % size() != 0)
-    detail::fail(Kind::Other, cop, rank_, -1,
+    detail::fail(Kind::Other,
+                 cop,
+                 rank_,
+                 -1,
                  "axis 0 of " + ops::shape_string(in.shape()) +
                      " is not divisible by " + std::to_string(size()));
   ops::Shape shape = in.shape();
@@ -236,16 +261,19 @@ void InprocComm::reduce_scatter(const Tensor& in, Tensor& out, ReduceOp op,
   for (int r = 0; r < size(); ++r) {
     const auto& q = round->parts[r];
     if (q.count != in.numel() || q.dtype != in.dtype() || q.aux != (int64_t)op)
-      fail_and_close(Kind::Other, cop, r,
-                     "ranks disagree on count, dtype or op");
+      fail_and_close(
+          Kind::Other, cop, r, "ranks disagree on count, dtype or op");
   }
   if (block == 0) return;
-  std::vector<unsigned char> acc(round->parts[0].bytes.begin() + rank_ * bb,
-                                 round->parts[0].bytes.begin() +
-                                     (rank_ + 1) * bb);
+  std::vector<unsigned char> acc(
+      round->parts[0].bytes.begin() + rank_ * bb,
+      round->parts[0].bytes.begin() + (rank_ + 1) * bb);
   for (int r = 1; r < size(); ++r)
-    detail::reduce_into(acc.data(), round->parts[r].bytes.data() + rank_ * bb,
-                        block, in.dtype(), op);
+    detail::reduce_into(acc.data(),
+                        round->parts[r].bytes.data() + rank_ * bb,
+                        block,
+                        in.dtype(),
+                        op);
   std::memcpy(out.raw(), acc.data(), bb);
 }
 
@@ -265,8 +293,8 @@ void InprocComm::broadcast(Tensor& t, int root, const Options& o) {
   auto round = exchange(cop, o, std::move(p));
   const auto& q = round->parts[root];
   if (q.aux != root || q.count != t.numel() || q.dtype != t.dtype())
-    fail_and_close(Kind::Other, cop, root,
-                   "ranks disagree on root, count or dtype");
+    fail_and_close(
+        Kind::Other, cop, root, "ranks disagree on root, count or dtype");
   if (rank_ != root) std::memcpy(t.raw(), q.bytes.data(), q.bytes.size());
 }
 
@@ -292,12 +320,16 @@ void InprocComm::do_send(const Tensor& t, int dst, const Options& o) {
           static_cast<const unsigned char*>(t.raw()) + t.nbytes());
   }
   if (gone)
-    fail_and_close(Kind::PeerGone, cop, dst,
+    fail_and_close(Kind::PeerGone,
+                   cop,
+                   dst,
                    "rank " + std::to_string(dst) + " left the group");
   hub_->cv_.notify_all();
 }
 
-void InprocComm::do_recv(Tensor& t, int src, const Options& o,
+void InprocComm::do_recv(Tensor& t,
+                         int src,
+                         const Options& o,
                          std::chrono::steady_clock::time_point deadline) {
   const auto cop = CollectiveOp::Recv;
   detail::check_tensor(t, cop, rank_, "tensor");
@@ -315,22 +347,27 @@ void InprocComm::do_recv(Tensor& t, int src, const Options& o,
       }
       if (hub_->gone_[src]) {
         lk.unlock();
-        fail_and_close(Kind::PeerGone, cop, src,
+        fail_and_close(Kind::PeerGone,
+                       cop,
+                       src,
                        "rank " + std::to_string(src) + " left the group");
       }
       if (hub_->cv_.wait_until(lk, deadline) == std::cv_status::timeout) {
         auto it2 = hub_->mail_.find(key);
         if (it2 != hub_->mail_.end() && !it2->second.empty()) continue;
         lk.unlock();
-        fail_and_close(Kind::Timeout, cop, src,
-                       "timed out after " +
-                           std::to_string(o.timeout.count()) +
+        fail_and_close(Kind::Timeout,
+                       cop,
+                       src,
+                       "timed out after " + std::to_string(o.timeout.count()) +
                            " ms waiting for rank " + std::to_string(src));
       }
     }
   }
   if (msg.size() != t.nbytes())
-    fail_and_close(Kind::Other, cop, src,
+    fail_and_close(Kind::Other,
+                   cop,
+                   src,
                    "received " + std::to_string(msg.size()) +
                        " bytes, expected " + std::to_string(t.nbytes()));
   std::memcpy(t.raw(), msg.data(), msg.size());
@@ -347,8 +384,8 @@ void InprocComm::recv(Tensor& t, int src, const Options& o) {
   do_recv(t, src, o, std::chrono::steady_clock::now() + o.timeout);
 }
 
-void InprocComm::send_recv(const Tensor& out, int dst, Tensor& in, int src,
-                           const Options& o) {
+void InprocComm::send_recv(
+    const Tensor& out, int dst, Tensor& in, int src, const Options& o) {
   check_usable(dst >= 0 ? CollectiveOp::Send : CollectiveOp::Recv);
   const auto deadline = std::chrono::steady_clock::now() + o.timeout;
   if (dst >= 0) do_send(out, dst, o);

@@ -62,15 +62,21 @@ class InprocComm final : public Communicator {
 
   void all_reduce(Tensor& t, ReduceOp op, const Options& o) override;
   void all_gather(const Tensor& in, Tensor& out, const Options& o) override;
-  void all_gather_v(const Tensor& in, Tensor& out,
+  void all_gather_v(const Tensor& in,
+                    Tensor& out,
                     const std::vector<int64_t>& rows,
                     const Options& o) override;
-  void reduce_scatter(const Tensor& in, Tensor& out, ReduceOp op,
+  void reduce_scatter(const Tensor& in,
+                      Tensor& out,
+                      ReduceOp op,
                       const Options& o) override;
   void broadcast(Tensor& t, int root, const Options& o) override;
   void send(const Tensor& t, int dst, const Options& o) override;
   void recv(Tensor& t, int src, const Options& o) override;
-  void send_recv(const Tensor& out, int dst, Tensor& in, int src,
+  void send_recv(const Tensor& out,
+                 int dst,
+                 Tensor& in,
+                 int src,
                  const Options& o) override;
   void barrier(const Options& o) override;
   void close() override;
@@ -82,11 +88,15 @@ class InprocComm final : public Communicator {
                                              const Options& o,
                                              InprocHub::Part mine);
   void check_usable(CollectiveOp op);
-  [[noreturn]] void fail_and_close(CollectiveError::Kind k, CollectiveOp op,
-                                   int peer, const std::string& what);
+  [[noreturn]] void fail_and_close(CollectiveError::Kind k,
+                                   CollectiveOp op,
+                                   int peer,
+                                   const std::string& what);
   void check_peer(int peer, CollectiveOp op);
   void do_send(const Tensor& t, int dst, const Options& o);
-  void do_recv(Tensor& t, int src, const Options& o,
+  void do_recv(Tensor& t,
+               int src,
+               const Options& o,
                std::chrono::steady_clock::time_point deadline);
 
   std::shared_ptr<InprocHub> hub_;

@@ -19,9 +19,13 @@ namespace {
 constexpr const char* kJobPrefix = "ssdist.";
 constexpr size_t kReceiverCache = 3;
 
-bip::permissions owner_only() { return bip::permissions(0600); }
+bip::permissions owner_only() {
+  return bip::permissions(0600);
+}
 
-void unlink_shm(const std::string& name) { ::shm_unlink(("/" + name).c_str()); }
+void unlink_shm(const std::string& name) {
+  ::shm_unlink(("/" + name).c_str());
+}
 
 template <class F>
 void for_each_shm_entry(F&& f) {
@@ -40,7 +44,12 @@ std::string make_job_name() {
   std::random_device rd;
   uint32_t r = rd();
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%s%d.%08x", kJobPrefix, static_cast<int>(::getpid()), r);
+  std::snprintf(buf,
+                sizeof buf,
+                "%s%d.%08x",
+                kJobPrefix,
+                static_cast<int>(::getpid()),
+                r);
   return buf;
 }
 
@@ -63,7 +72,9 @@ std::string queue_name(const std::string& job, bool to_worker, int rank) {
   return job + (to_worker ? ".c2w." : ".w2c.") + std::to_string(rank);
 }
 
-std::string status_name(const std::string& job) { return job + ".status"; }
+std::string status_name(const std::string& job) {
+  return job + ".status";
+}
 
 void remove_job_objects(const std::string& job) {
   for (const std::string& n : shm_entries(job)) unlink_shm(n);
@@ -107,8 +118,8 @@ std::string BlockSender::put(const std::string& bytes, uint32_t readers) {
     auto b = std::make_unique<Block>();
     b->name = prefix_ + "." + std::to_string(next_++);
     bip::shared_memory_object::remove(b->name.c_str());
-    bip::shared_memory_object shm(bip::create_only, b->name.c_str(), bip::read_write,
-                                  owner_only());
+    bip::shared_memory_object shm(
+        bip::create_only, b->name.c_str(), bip::read_write, owner_only());
     shm.truncate(static_cast<bip::offset_t>(kBlockData + cap));
     b->region = bip::mapped_region(shm, bip::read_write);
     BlockHeader* h = b->hdr();
@@ -119,7 +130,9 @@ std::string BlockSender::put(const std::string& bytes, uint32_t readers) {
   }
   BlockHeader* h = use->hdr();
   h->readers.store(readers, std::memory_order_relaxed);
-  std::memcpy(static_cast<char*>(use->region.get_address()) + kBlockData, bytes.data(), n);
+  std::memcpy(static_cast<char*>(use->region.get_address()) + kBlockData,
+              bytes.data(),
+              n);
   std::atomic_thread_fence(std::memory_order_release);
   return use->name;
 }
@@ -129,7 +142,8 @@ std::string BlockReceiver::take(const std::string& name, uint64_t size) {
   for (; it != cache_.end(); ++it)
     if (it->name == name) break;
   if (it == cache_.end()) {
-    bip::shared_memory_object shm(bip::open_only, name.c_str(), bip::read_write);
+    bip::shared_memory_object shm(
+        bip::open_only, name.c_str(), bip::read_write);
     Mapping m;
     m.name = name;
     m.region = bip::mapped_region(shm, bip::read_write);
@@ -144,7 +158,8 @@ std::string BlockReceiver::take(const std::string& name, uint64_t size) {
   auto* h = reinterpret_cast<BlockHeader*>(base);
   std::atomic_thread_fence(std::memory_order_acquire);
   if (size > h->capacity || kBlockData + size > it->region.get_size())
-    throw std::runtime_error("control channel: block " + name + " is smaller than its message");
+    throw std::runtime_error("control channel: block " + name +
+                             " is smaller than its message");
   std::string out;
   out.reserve(size);  // append copies without zero-filling first
   out.append(base + kBlockData, size);
@@ -154,7 +169,11 @@ std::string BlockReceiver::take(const std::string& name, uint64_t size) {
 
 // ---- wire ----
 
-size_t encode(const Message& m, uint64_t id, uint32_t flags, BlockSender& blocks, uint32_t readers,
+size_t encode(const Message& m,
+              uint64_t id,
+              uint32_t flags,
+              BlockSender& blocks,
+              uint32_t readers,
               char* buf) {
   WireHeader h{m.kind, flags, id, m.payload.size()};
   size_t n = sizeof h;
@@ -171,8 +190,12 @@ size_t encode(const Message& m, uint64_t id, uint32_t flags, BlockSender& blocks
   return n;
 }
 
-Message decode(const char* buf, size_t n, BlockReceiver& blocks, uint32_t* flags) {
-  if (n < sizeof(WireHeader)) throw std::runtime_error("control channel: short message");
+Message decode(const char* buf,
+               size_t n,
+               BlockReceiver& blocks,
+               uint32_t* flags) {
+  if (n < sizeof(WireHeader))
+    throw std::runtime_error("control channel: short message");
   WireHeader h;
   std::memcpy(&h, buf, sizeof h);
   Message m;
@@ -183,7 +206,8 @@ Message decode(const char* buf, size_t n, BlockReceiver& blocks, uint32_t* flags
     std::string name(buf + sizeof h, strnlen(buf + sizeof h, n - sizeof h));
     m.payload = blocks.take(name, h.size);
   } else {
-    if (sizeof h + h.size > n) throw std::runtime_error("control channel: truncated message");
+    if (sizeof h + h.size > n)
+      throw std::runtime_error("control channel: truncated message");
     m.payload.assign(buf + sizeof h, h.size);
   }
   return m;
@@ -191,11 +215,13 @@ Message decode(const char* buf, size_t n, BlockReceiver& blocks, uint32_t* flags
 
 // ---- status board ----
 
-std::unique_ptr<StatusBoard> StatusBoard::create(const std::string& job, int world) {
+std::unique_ptr<StatusBoard> StatusBoard::create(const std::string& job,
+                                                 int world) {
   auto b = std::make_unique<StatusBoard>();
   std::string name = status_name(job);
   bip::shared_memory_object::remove(name.c_str());
-  bip::shared_memory_object shm(bip::create_only, name.c_str(), bip::read_write, owner_only());
+  bip::shared_memory_object shm(
+      bip::create_only, name.c_str(), bip::read_write, owner_only());
   shm.truncate(static_cast<bip::offset_t>(sizeof(StatusSlot) * world));
   b->region_ = bip::mapped_region(shm, bip::read_write);
   b->world_ = world;
@@ -203,9 +229,11 @@ std::unique_ptr<StatusBoard> StatusBoard::create(const std::string& job, int wor
   return b;
 }
 
-std::unique_ptr<StatusBoard> StatusBoard::open(const std::string& job, int world) {
+std::unique_ptr<StatusBoard> StatusBoard::open(const std::string& job,
+                                               int world) {
   auto b = std::make_unique<StatusBoard>();
-  bip::shared_memory_object shm(bip::open_only, status_name(job).c_str(), bip::read_write);
+  bip::shared_memory_object shm(
+      bip::open_only, status_name(job).c_str(), bip::read_write);
   b->region_ = bip::mapped_region(shm, bip::read_write);
   if (b->region_.get_size() < sizeof(StatusSlot) * world)
     throw std::runtime_error("control channel: status board too small");
@@ -241,7 +269,8 @@ std::string StatusBoard::get(int rank, bool* waiting) const {
     w = s->waiting.load(std::memory_order_relaxed) != 0;
     std::atomic_thread_fence(std::memory_order_acquire);
     uint32_t s2 = s->seq.load(std::memory_order_relaxed);
-    if (s1 == s2 && (s1 & 1) == 0) break;  // else: a write in progress, or its writer died
+    if (s1 == s2 && (s1 & 1) == 0)
+      break;  // else: a write in progress, or its writer died
   }
   if (waiting) *waiting = w;
   return std::string(text, len);
@@ -254,7 +283,8 @@ bool lock_timeout(const bip::interprocess_exception& e) {
   return e.get_error_code() == bip::timeout_when_locking_error;
 }
 boost::posix_time::ptime after_ms(int ms) {
-  return boost::posix_time::microsec_clock::universal_time() + boost::posix_time::milliseconds(ms);
+  return boost::posix_time::microsec_clock::universal_time() +
+         boost::posix_time::milliseconds(ms);
 }
 }  // namespace
 
@@ -280,7 +310,8 @@ QResult q_try_receive(bip::message_queue& q, void* buf, size_t cap, size_t* n) {
   }
 }
 
-QResult q_timed_receive(bip::message_queue& q, void* buf, size_t cap, size_t* n, int ms) {
+QResult q_timed_receive(
+    bip::message_queue& q, void* buf, size_t cap, size_t* n, int ms) {
   try {
     bip::message_queue::size_type got = 0;
     unsigned prio = 0;

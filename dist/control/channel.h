@@ -9,12 +9,11 @@
 // its mutex without a timeout even in timed_receive; deps.md §6).
 #define BOOST_INTERPROCESS_ENABLE_TIMEOUT_WHEN_LOCKING
 #define BOOST_INTERPROCESS_TIMEOUT_WHEN_LOCKING_DURATION_MS 200
+#include <atomic>
+#include <boost/date_time/posix_time/posix_time_types.hpp>
 #include <boost/interprocess/ipc/message_queue.hpp>
 #include <boost/interprocess/mapped_region.hpp>
 #include <boost/interprocess/shared_memory_object.hpp>
-#include <boost/date_time/posix_time/posix_time_types.hpp>
-
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <list>
@@ -29,16 +28,20 @@ namespace ss::dist::detail {
 namespace bip = boost::interprocess;
 
 // Channel kinds (>= kReservedKinds).
-constexpr uint32_t kHello = kReservedKinds + 1;     // worker → controller, payload: pid
+constexpr uint32_t kHello =
+    kReservedKinds + 1;  // worker → controller, payload: pid
 constexpr uint32_t kShutdown = kReservedKinds + 2;  // controller → worker
 constexpr uint32_t kErrorReply = kReservedKinds + 3;
 
 // Wire flags.
-constexpr uint32_t kFlagShm = 1;      // payload in a block; the name follows the header
+constexpr uint32_t kFlagShm =
+    1;  // payload in a block; the name follows the header
 constexpr uint32_t kFlagNoReply = 2;  // request: don't reply
-constexpr uint32_t kFlagError = 4;    // reply: the handler threw; payload is its what()
+constexpr uint32_t kFlagError =
+    4;  // reply: the handler threw; payload is its what()
 
-constexpr size_t kInlineMax = 32 * 1024;  // payloads up to this go inside the queue message
+constexpr size_t kInlineMax =
+    32 * 1024;  // payloads up to this go inside the queue message
 constexpr size_t kQueueDepth = 16;
 
 struct WireHeader {
@@ -82,7 +85,9 @@ class BlockSender {
   struct Block {
     std::string name;
     bip::mapped_region region;
-    BlockHeader* hdr() { return static_cast<BlockHeader*>(region.get_address()); }
+    BlockHeader* hdr() {
+      return static_cast<BlockHeader*>(region.get_address());
+    }
   };
   std::string prefix_;
   std::vector<std::unique_ptr<Block>> blocks_;
@@ -103,10 +108,17 @@ class BlockReceiver {
 };
 
 /// Encodes `m` into `buf` (kWireMax bytes); returns the byte count.
-size_t encode(const Message& m, uint64_t id, uint32_t flags, BlockSender& blocks, uint32_t readers,
+size_t encode(const Message& m,
+              uint64_t id,
+              uint32_t flags,
+              BlockSender& blocks,
+              uint32_t readers,
               char* buf);
 /// Decodes a queue message; `flags` receives its flags.
-Message decode(const char* buf, size_t n, BlockReceiver& blocks, uint32_t* flags);
+Message decode(const char* buf,
+               size_t n,
+               BlockReceiver& blocks,
+               uint32_t* flags);
 
 /// One slot per worker: a seqlock-protected status line.
 struct StatusSlot {
@@ -134,7 +146,8 @@ class StatusBoard {
 enum class QResult { Ok, Again, LockTimeout };
 QResult q_try_send(bip::message_queue& q, const void* buf, size_t n);
 QResult q_try_receive(bip::message_queue& q, void* buf, size_t cap, size_t* n);
-QResult q_timed_receive(bip::message_queue& q, void* buf, size_t cap, size_t* n, int ms);
+QResult q_timed_receive(
+    bip::message_queue& q, void* buf, size_t cap, size_t* n, int ms);
 QResult q_timed_send(bip::message_queue& q, const void* buf, size_t n, int ms);
 
 }  // namespace ss::dist::detail

@@ -45,13 +45,22 @@ constexpr uint32_t kReservedKinds = 0xFFFF0000u;
 struct WorkerError : std::runtime_error {
   int rank = -1;
   int pid = 0;
-  std::string how;          // "killed by signal 9 (SIGKILL)", "exited with code 3"
-  std::string last_status;  // the worker's last worker_set_status ("idle", "running `f` at a.ss:3:4")
+  std::string how;  // "killed by signal 9 (SIGKILL)", "exited with code 3"
+  std::string last_status;  // the worker's last worker_set_status ("idle",
+                            // "running `f` at a.ss:3:4")
   std::string stderr_tail;  // the last lines the worker wrote to stderr/stdout
-  WorkerError(const std::string& what, int rank, int pid, std::string how,
-              std::string last_status, std::string stderr_tail = {})
-      : std::runtime_error(what), rank(rank), pid(pid), how(std::move(how)),
-        last_status(std::move(last_status)), stderr_tail(std::move(stderr_tail)) {}
+  WorkerError(const std::string& what,
+              int rank,
+              int pid,
+              std::string how,
+              std::string last_status,
+              std::string stderr_tail = {})
+      : std::runtime_error(what),
+        rank(rank),
+        pid(pid),
+        how(std::move(how)),
+        last_status(std::move(last_status)),
+        stderr_tail(std::move(stderr_tail)) {}
 };
 
 /// Where a worker was when a call timed out.
@@ -59,32 +68,43 @@ struct WorkerState {
   int rank = 0;
   int pid = 0;
   bool answered = false;  // its reply had arrived
-  bool waiting = false;   // its status was set with waiting=true (in a collective)
+  bool waiting =
+      false;  // its status was set with waiting=true (in a collective)
   std::string status;
 };
 
 /// The collective timeout ran out. rank/pid name the first worker that
 /// didn't finish and wasn't waiting for the others; `workers` has them all.
 /// what() is the seed's message:
-///   a worker failed while running `train_step` (train.ss:32:4), and worker 1 didn't finish:
+///   a worker failed while running `train_step` (train.ss:32:4), and worker 1
+///   didn't finish:
 ///     worker 0: was waiting for the other workers at train.ss:30:12
 ///     worker 1: didn't answer; it was idle
 ///     worker 2: was waiting for the other workers at train.ss:30:12
 struct CallTimeout : WorkerError {
   std::vector<WorkerState> workers;
   double timeout_s = 0;
-  CallTimeout(const std::string& what, int rank, int pid, std::string last_status,
-              std::vector<WorkerState> workers, double timeout_s)
-      : WorkerError(what, rank, pid, "didn't finish within the collective timeout",
+  CallTimeout(const std::string& what,
+              int rank,
+              int pid,
+              std::string last_status,
+              std::vector<WorkerState> workers,
+              double timeout_s)
+      : WorkerError(what,
+                    rank,
+                    pid,
+                    "didn't finish within the collective timeout",
                     std::move(last_status)),
-        workers(std::move(workers)), timeout_s(timeout_s) {}
+        workers(std::move(workers)),
+        timeout_s(timeout_s) {}
 };
 
 /// The worker's handler threw; the pool is still usable. what() is the
 /// worker's exception text.
 struct RemoteError : std::runtime_error {
   int rank = -1;
-  RemoteError(const std::string& what, int rank) : std::runtime_error(what), rank(rank) {}
+  RemoteError(const std::string& what, int rank)
+      : std::runtime_error(what), rank(rank) {}
 };
 
 /// The `interrupted` hook of LaunchOptions said so while a call waited; the
@@ -139,7 +159,8 @@ class WorkerPool {
   /// every reply arrived), Interrupted.
   std::vector<Message> call_all(const Message& m, std::string_view what = {});
   /// One message per worker (ms.size() == world).
-  std::vector<Message> call_each(const std::vector<Message>& ms, std::string_view what = {});
+  std::vector<Message> call_each(const std::vector<Message>& ms,
+                                 std::string_view what = {});
   Message call(int rank, const Message& m, std::string_view what = {});
   /// Sends without waiting; the workers don't reply. An exception in the
   /// handler is reported as the RemoteError of that worker's next call.
@@ -152,10 +173,11 @@ class WorkerPool {
   void stop();
 
   int world() const;
-  const std::string& job() const;        // the prefix of every /dev/shm name of this pool
-  std::vector<int> pids() const;         // the workers' pids, by rank
+  const std::string& job()
+      const;  // the prefix of every /dev/shm name of this pool
+  std::vector<int> pids() const;  // the workers' pids, by rank
   const std::string& store_dir() const;
-  bool running() const;                  // false after stop() or a failure
+  bool running() const;  // false after stop() or a failure
   /// A worker's current status, read from its shared-memory slot.
   std::string status(int rank) const;
 
@@ -203,21 +225,23 @@ int worker_entry(const std::vector<std::string>& args);
 /// for the other workers at train.ss:30:12". No-op outside a worker.
 void worker_set_status(std::string_view text, bool waiting = false);
 
-using HandlerFactory = std::function<std::unique_ptr<Handler>(const WorkerArgs&)>;
+using HandlerFactory =
+    std::function<std::unique_ptr<Handler>(const WorkerArgs&)>;
 /// The evaluator registers its handler here (before worker_entry runs).
 void set_worker_handler_factory(HandlerFactory f);
 
 /// The test handler's kinds. A payload "R=V;R=V;*=V" gives each rank its
 /// value V (a rank without one, and no '*', does nothing and replies "").
 enum EchoKind : uint32_t {
-  kEcho = 1,     // reply with the payload
-  kSleep = 2,    // V ms, status "sleeping V ms"
-  kExit = 3,     // _exit(V)
-  kCrash = 4,    // raise SIGSEGV (default action)
-  kWhoAmI = 5,   // reply "rank world pid"
-  kBig = 6,      // reply V bytes, byte i = (i * 131 + rank) & 0xff
-  kThrow = 7,    // throw std::runtime_error(payload)
-  kStall = 8,    // V ms with status "waiting for the other workers at stall.ss:1:1" (waiting)
+  kEcho = 1,    // reply with the payload
+  kSleep = 2,   // V ms, status "sleeping V ms"
+  kExit = 3,    // _exit(V)
+  kCrash = 4,   // raise SIGSEGV (default action)
+  kWhoAmI = 5,  // reply "rank world pid"
+  kBig = 6,     // reply V bytes, byte i = (i * 131 + rank) & 0xff
+  kThrow = 7,   // throw std::runtime_error(payload)
+  kStall = 8,   // V ms with status "waiting for the other workers at
+                // stall.ss:1:1" (waiting)
 };
 std::unique_ptr<Handler> make_echo_handler(const WorkerArgs& args);
 

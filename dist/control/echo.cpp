@@ -69,7 +69,8 @@ class EchoHandler : public Handler {
         break;
       case kStall:
         if (value_for(m.payload, a_.rank, &v)) {
-          worker_set_status("waiting for the other workers at stall.ss:1:1", true);
+          worker_set_status("waiting for the other workers at stall.ss:1:1",
+                            true);
           std::this_thread::sleep_for(std::chrono::milliseconds(v));
         }
         break;
@@ -83,8 +84,8 @@ class EchoHandler : public Handler {
         }
         break;
       case kWhoAmI:
-        r.payload = std::to_string(a_.rank) + " " + std::to_string(a_.world) + " " +
-                    std::to_string(::getpid());
+        r.payload = std::to_string(a_.rank) + " " + std::to_string(a_.world) +
+                    " " + std::to_string(::getpid());
         break;
       case kBig:
         if (value_for(m.payload, a_.rank, &v)) {

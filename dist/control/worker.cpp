@@ -31,7 +31,8 @@ int parse_int(const std::string& opt, const std::string& v) {
     if (used != v.size()) throw std::invalid_argument(v);
     return x;
   } catch (const std::exception&) {
-    throw std::invalid_argument("ss worker: " + opt + " takes a number, not '" + v + "'");
+    throw std::invalid_argument("ss worker: " + opt + " takes a number, not '" +
+                                v + "'");
   }
 }
 
@@ -41,7 +42,9 @@ void worker_set_status(std::string_view text, bool waiting) {
   if (g_board) g_board->set(g_rank, text, waiting);
 }
 
-void set_worker_handler_factory(HandlerFactory f) { factory() = std::move(f); }
+void set_worker_handler_factory(HandlerFactory f) {
+  factory() = std::move(f);
+}
 
 WorkerArgs parse_worker_args(const std::vector<std::string>& args) {
   WorkerArgs a;
@@ -49,7 +52,8 @@ WorkerArgs parse_worker_args(const std::vector<std::string>& args) {
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& s = args[i];
     auto value = [&]() -> const std::string& {
-      if (i + 1 >= args.size()) throw std::invalid_argument("ss worker: " + s + " needs a value");
+      if (i + 1 >= args.size())
+        throw std::invalid_argument("ss worker: " + s + " needs a value");
       return args[++i];
     };
     if (s == "--job") {
@@ -71,11 +75,13 @@ WorkerArgs parse_worker_args(const std::vector<std::string>& args) {
   }
   if (!job || !rank || !world)
     throw std::invalid_argument(
-        "ss worker: needs --job JOB --rank R --world N (it is started by the controller, not by "
+        "ss worker: needs --job JOB --rank R --world N (it is started by the "
+        "controller, not by "
         "hand)");
   if (a.world < 1 || a.rank < 0 || a.rank >= a.world)
     throw std::invalid_argument("ss worker: rank " + std::to_string(a.rank) +
-                                " is not in a world of " + std::to_string(a.world));
+                                " is not in a world of " +
+                                std::to_string(a.world));
   return a;
 }
 
@@ -89,20 +95,23 @@ int worker_main(const std::vector<std::string>& args, Handler& h) {
   }
   ::signal(SIGPIPE, SIG_IGN);
   const int controller = job_controller_pid(a.job);
-  auto controller_gone = [&] { return controller > 0 && ::getppid() != controller; };
+  auto controller_gone = [&] {
+    return controller > 0 && ::getppid() != controller;
+  };
   if (controller_gone()) return 0;
 
   std::unique_ptr<bip::message_queue> from, to;
   std::unique_ptr<StatusBoard> board;
   try {
-    from = std::make_unique<bip::message_queue>(bip::open_only,
-                                                queue_name(a.job, true, a.rank).c_str());
-    to = std::make_unique<bip::message_queue>(bip::open_only,
-                                              queue_name(a.job, false, a.rank).c_str());
+    from = std::make_unique<bip::message_queue>(
+        bip::open_only, queue_name(a.job, true, a.rank).c_str());
+    to = std::make_unique<bip::message_queue>(
+        bip::open_only, queue_name(a.job, false, a.rank).c_str());
     board = StatusBoard::open(a.job, a.world);
   } catch (const std::exception& e) {
-    std::cerr << "ss worker " << a.rank << ": cannot open the control channel of job " << a.job
-              << ": " << e.what() << "\n";
+    std::cerr << "ss worker " << a.rank
+              << ": cannot open the control channel of job " << a.job << ": "
+              << e.what() << "\n";
     return 2;
   }
   g_board = board.get();
@@ -123,7 +132,8 @@ int worker_main(const std::vector<std::string>& args, Handler& h) {
     }
     if (a.bell_fd >= 0) {
       ssize_t w = ::write(a.bell_fd, "x", 1);
-      if (w < 0 && errno == EPIPE) return false;  // EAGAIN: a ring is already pending
+      if (w < 0 && errno == EPIPE)
+        return false;  // EAGAIN: a ring is already pending
     }
     return true;
   };
@@ -199,7 +209,8 @@ int worker_entry(const std::vector<std::string>& args) {
   ::mallopt(M_MMAP_THRESHOLD, 64 << 20);
   ::mallopt(M_TRIM_THRESHOLD, 128 << 20);
   try {
-    std::unique_ptr<Handler> h = factory() ? factory()(a) : make_echo_handler(a);
+    std::unique_ptr<Handler> h =
+        factory() ? factory()(a) : make_echo_handler(a);
     return worker_main(args, *h);
   } catch (const std::exception& e) {
     std::cerr << "ss worker " << a.rank << ": " << e.what() << "\n";

@@ -1,18 +1,21 @@
 #include "dist/rendezvous/job_dir.h"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
-#include <unistd.h>
 #include <vector>
 
 namespace ss::dist {
 
 JobDir::JobDir(std::string path) : path_(std::move(path)), owner_(getpid()) {}
 
-JobDir::~JobDir() { remove(); }
+JobDir::~JobDir() {
+  remove();
+}
 
 JobDir::JobDir(JobDir&& o) noexcept
     : path_(std::move(o.path_)), owner_(o.owner_) {
@@ -46,8 +49,10 @@ std::string JobDir::release() {
 
 JobDir make_job_dir(std::string_view prefix) {
   std::string base;
-  if (const char* t = std::getenv("TMPDIR"); t && *t) base = t;
-  else base = "/tmp";
+  if (const char* t = std::getenv("TMPDIR"); t && *t)
+    base = t;
+  else
+    base = "/tmp";
   while (base.size() > 1 && base.back() == '/') base.pop_back();
   std::string tmpl = base + "/" + std::string(prefix) + "-XXXXXX";
   std::vector<char> buf(tmpl.begin(), tmpl.end());

@@ -5,9 +5,10 @@
 // recursively when destroyed, but only in the process that created it (a
 // forked child that exits normally leaves it alone).
 
+#include <sys/types.h>
+
 #include <string>
 #include <string_view>
-#include <sys/types.h>
 
 namespace ss::dist {
 

@@ -4,14 +4,13 @@
 // Catch2 assertions are not thread-safe, so rank threads report failures as
 // strings and the main thread checks them.
 
-#include <catch2/catch.hpp>
-
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -42,15 +41,14 @@ struct RankFailure : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-#define EXPECT(cond)                                                     \
-  do {                                                                   \
-    if (!(cond))                                                         \
+#define EXPECT(cond)                                                      \
+  do {                                                                    \
+    if (!(cond))                                                          \
       throw RankFailure(std::string("line ") + std::to_string(__LINE__) + \
-                        ": " #cond);                                     \
+                        ": " #cond);                                      \
   } while (0)
 
-void expect_values(const Tensor& t, const std::vector<double>& want,
-                   int line) {
+void expect_values(const Tensor& t, const std::vector<double>& want, int line) {
   auto got = t.to_doubles();
   if (got != want) {
     std::ostringstream os;
@@ -93,7 +91,9 @@ Options opt(int ms = 20000, uint64_t tag = 0) {
   return Options::with_timeout(milliseconds(ms), tag);
 }
 
-Tensor tensor(const Shape& s, DType dt, const std::function<double(int64_t)>& f) {
+Tensor tensor(const Shape& s,
+              DType dt,
+              const std::function<double(int64_t)>& f) {
   std::vector<double> v(ss::ops::numel_of(s));
   for (size_t i = 0; i < v.size(); ++i) v[i] = f(i);
   return Tensor::from_doubles(s, v, dt);
@@ -155,7 +155,8 @@ void collectives_suite(Communicator& c) {
 
   // all_gather: rank-major equal parts.
   {
-    Tensor in = tensor({2, 3}, DType::F32, [&](int64_t k) { return r * 100 + k; });
+    Tensor in =
+        tensor({2, 3}, DType::F32, [&](int64_t k) { return r * 100 + k; });
     Tensor out;
     c.all_gather(in, out, opt());
     EXPECT((out.shape() == Shape{2 * n, 3}));
@@ -179,8 +180,9 @@ void collectives_suite(Communicator& c) {
     auto rows = batch_split(total, n);
     int64_t start = 0;
     for (int q = 0; q < r; ++q) start += rows[q];
-    Tensor in = tensor({rows[r], 2}, DType::F32,
-                       [&](int64_t k) { return (start + k / 2) * 10 + k % 2; });
+    Tensor in = tensor({rows[r], 2}, DType::F32, [&](int64_t k) {
+      return (start + k / 2) * 10 + k % 2;
+    });
     Tensor out;
     c.all_gather_v(in, out, rows, opt());
     EXPECT((out.shape() == Shape{total, 2}));
@@ -194,8 +196,8 @@ void collectives_suite(Communicator& c) {
 
   // reduce_scatter: sum, then rank r keeps block r.
   {
-    Tensor in = tensor({2 * n, 2}, DType::F32,
-                       [&](int64_t k) { return k + 1000 * r; });
+    Tensor in =
+        tensor({2 * n, 2}, DType::F32, [&](int64_t k) { return k + 1000 * r; });
     Tensor out;
     c.reduce_scatter(in, out, ReduceOp::Sum, opt());
     EXPECT((out.shape() == Shape{2, 2}));
@@ -210,11 +212,14 @@ void collectives_suite(Communicator& c) {
 
   // broadcast from each root.
   for (int root = 0; root < n; ++root) {
-    Tensor t = tensor({4}, DType::I64,
-                      [&](int64_t k) { return r == root ? root * 7 + k : -1; });
+    Tensor t = tensor({4}, DType::I64, [&](int64_t k) {
+      return r == root ? root * 7 + k : -1;
+    });
     c.broadcast(t, root, opt());
-    EXPECT_VALUES(t, (std::vector<double>{root * 7.0, root * 7.0 + 1,
-                                          root * 7.0 + 2, root * 7.0 + 3}));
+    EXPECT_VALUES(
+        t,
+        (std::vector<double>{
+            root * 7.0, root * 7.0 + 1, root * 7.0 + 2, root * 7.0 + 3}));
   }
   EXPECT(c.bytes_sent(CollectiveOp::Broadcast) == uint64_t(n * 4 * 8));
 
@@ -250,8 +255,8 @@ void collectives_suite(Communicator& c) {
 }
 
 /// Thread ranks over one InprocHub.
-std::vector<std::string> run_inproc(int n,
-                                    const std::function<void(Communicator&)>& f) {
+std::vector<std::string> run_inproc(
+    int n, const std::function<void(Communicator&)>& f) {
   auto hub = std::make_shared<InprocHub>(n);
   return run_ranks(n, [&](int r) {
     InprocComm c(hub, r);
@@ -286,8 +291,10 @@ TEST_CASE("Options: the default timeout comes from the environment", "[dist]") {
   CHECK(Options{}.timeout == milliseconds(2500));
   setenv("SHAPESCRIPT_COLLECTIVE_TIMEOUT", "junk", 1);
   CHECK(Options{}.timeout == milliseconds(600000));
-  if (old) setenv("SHAPESCRIPT_COLLECTIVE_TIMEOUT", saved.c_str(), 1);
-  else unsetenv("SHAPESCRIPT_COLLECTIVE_TIMEOUT");
+  if (old)
+    setenv("SHAPESCRIPT_COLLECTIVE_TIMEOUT", saved.c_str(), 1);
+  else
+    unsetenv("SHAPESCRIPT_COLLECTIVE_TIMEOUT");
 }
 
 TEST_CASE("make_job_dir: a private dir, removed with its contents", "[dist]") {
@@ -404,8 +411,8 @@ TEST_CASE("InprocComm: argument errors are CollectiveErrors", "[dist]") {
   CHECK_THROWS_AS(c.broadcast(undef, 0, opt()), CollectiveError);
   Tensor t = Tensor::zeros({3}, DType::F32);
   Tensor out;
-  CHECK_THROWS_AS(c.reduce_scatter(Tensor::scalar(1, DType::F32), out,
-                                   ReduceOp::Sum, opt()),
+  CHECK_THROWS_AS(c.reduce_scatter(
+                      Tensor::scalar(1, DType::F32), out, ReduceOp::Sum, opt()),
                   CollectiveError);
   CHECK_THROWS_AS(c.broadcast(t, 1, opt()), CollectiveError);
   Tensor wrong = Tensor::zeros({5}, DType::F32);
@@ -502,7 +509,8 @@ TEST_CASE("GlooComm: a timeout is a Timeout error, then peers fail fast",
       kinds[r] = e.kind();
       msgs[r] = e.what();
     }
-    if (r == 0) secs0 = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (r == 0)
+      secs0 = std::chrono::duration<double>(Clock::now() - t0).count();
   });
   require_ok(errs);
   INFO(msgs[0] << " | " << msgs[1]);
@@ -596,8 +604,12 @@ TEST_CASE("GlooComm: all-reduce latency", "[.][dist_bench]") {
         }
       }));
       std::sort(us.begin(), us.end());
-      std::printf("gloo all-reduce %d ranks, %lld f32: median %.1f us, p90 %.1f us\n",
-                  n, (long long)count, us[us.size() / 2], us[us.size() * 9 / 10]);
+      std::printf(
+          "gloo all-reduce %d ranks, %lld f32: median %.1f us, p90 %.1f us\n",
+          n,
+          (long long)count,
+          us[us.size() / 2],
+          us[us.size() * 9 / 10]);
     }
   }
 }

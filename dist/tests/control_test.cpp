@@ -1,5 +1,7 @@
 // The control channel (dist/control): worker processes, queues and shared
 // memory, and what happens when a worker or the controller dies.
+#include "dist/control/control.h"
+
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -11,13 +13,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <sstream>
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <sstream>
 #include <thread>
-
-#include "dist/control/control.h"
 
 using namespace ss::dist;
 using Clock = std::chrono::steady_clock;
@@ -36,7 +36,9 @@ double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-bool gone(int pid) { return ::kill(pid, 0) == -1 && errno == ESRCH; }
+bool gone(int pid) {
+  return ::kill(pid, 0) == -1 && errno == ESRCH;
+}
 
 void check_all_gone(const std::vector<int>& pids, const std::string& job) {
   for (int pid : pids) {
@@ -48,7 +50,8 @@ void check_all_gone(const std::vector<int>& pids, const std::string& job) {
 
 std::string pattern(size_t n, int rank) {
   std::string s(n, '\0');
-  for (size_t i = 0; i < n; ++i) s[i] = static_cast<char>((i * 131 + rank) & 0xff);
+  for (size_t i = 0; i < n; ++i)
+    s[i] = static_cast<char>((i * 131 + rank) & 0xff);
   return s;
 }
 
@@ -66,7 +69,8 @@ TEST_CASE("control: three workers answer, small and large payloads round-trip",
   auto who = pool->call_all(Message{kWhoAmI, 0, ""});
   REQUIRE(who.size() == 3);
   for (int r = 0; r < 3; ++r)
-    CHECK(who[r].payload == std::to_string(r) + " 3 " + std::to_string(pids[r]));
+    CHECK(who[r].payload ==
+          std::to_string(r) + " 3 " + std::to_string(pids[r]));
   CHECK(pool->status(1) == "idle");
 
   // Small.
@@ -96,10 +100,14 @@ TEST_CASE("control: three workers answer, small and large payloads round-trip",
     auto t0 = Clock::now();
     auto back = pool->call_all(Message{kEcho, 0, payload});
     best = std::min(best, ms_since(t0));
-    for (auto& m : back) CHECK((m.payload.size() == big && m.payload == payload));
+    for (auto& m : back)
+      CHECK((m.payload.size() == big && m.payload == payload));
   }
-  std::printf("control: 16 MiB to 3 workers and back (48 MiB each way): %.1f ms, %.2f GB/s\n", best,
-              2 * 3 * big / (best * 1e6));
+  std::printf(
+      "control: 16 MiB to 3 workers and back (48 MiB each way): %.1f ms, %.2f "
+      "GB/s\n",
+      best,
+      2 * 3 * big / (best * 1e6));
   best = 1e9;
   for (int rep = 0; rep < 5; ++rep) {
     auto t0 = Clock::now();
@@ -107,8 +115,10 @@ TEST_CASE("control: three workers answer, small and large payloads round-trip",
     best = std::min(best, ms_since(t0));
     CHECK(back.payload.size() == big);
   }
-  std::printf("control: 16 MiB to one worker and back: %.1f ms, %.2f GB/s each way\n", best,
-              big / (best / 2 * 1e6));
+  std::printf(
+      "control: 16 MiB to one worker and back: %.1f ms, %.2f GB/s each way\n",
+      best,
+      big / (best / 2 * 1e6));
   best = 1e9;
   for (int rep = 0; rep < 3; ++rep) {
     auto t0 = Clock::now();
@@ -116,11 +126,13 @@ TEST_CASE("control: three workers answer, small and large payloads round-trip",
     best = std::min(best, ms_since(t0));
     for (int r = 0; r < 3; ++r) CHECK((made[r].payload == pattern(big, r)));
   }
-  std::printf("control: 16 MiB from each of 3 workers: %.1f ms, %.2f GB/s\n", best,
+  std::printf("control: 16 MiB from each of 3 workers: %.1f ms, %.2f GB/s\n",
+              best,
               3 * big / (best * 1e6));
 
   // One message each.
-  auto each = pool->call_each({Message{kEcho, 0, "a"}, Message{kEcho, 0, payload.substr(0, 100000)},
+  auto each = pool->call_each({Message{kEcho, 0, "a"},
+                               Message{kEcho, 0, payload.substr(0, 100000)},
                                Message{kBig, 0, "5"}});
   CHECK(each[0].payload == "a");
   CHECK(each[1].payload == payload.substr(0, 100000));
@@ -157,21 +169,28 @@ TEST_CASE("control: round-trip latency", "[dist][process]") {
     for (int i = 0; i < 1000; ++i) {
       auto t0 = Clock::now();
       f();
-      t.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+      t.push_back(
+          std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
     }
     std::sort(t.begin(), t.end());
     return std::make_pair(t[500], t[990]);
   };
   auto one = median_us([&] { pool->call(0, m); });
   auto all = median_us([&] { pool->call_all(m); });
-  std::printf("control: 64-byte round trip to one worker: median %.1f us, p99 %.1f us\n",
-              one.first, one.second);
-  std::printf("control: 64-byte call_all to 3 workers: median %.1f us, p99 %.1f us\n", all.first,
-              all.second);
+  std::printf(
+      "control: 64-byte round trip to one worker: median %.1f us, p99 %.1f "
+      "us\n",
+      one.first,
+      one.second);
+  std::printf(
+      "control: 64-byte call_all to 3 workers: median %.1f us, p99 %.1f us\n",
+      all.first,
+      all.second);
   SUCCEED();
 }
 
-TEST_CASE("control: a worker that exits is a WorkerError at once", "[dist][process]") {
+TEST_CASE("control: a worker that exits is a WorkerError at once",
+          "[dist][process]") {
   auto pool = WorkerPool::start(opts(3));
   auto pids = pool->pids();
   auto job = pool->job();
@@ -188,8 +207,9 @@ TEST_CASE("control: a worker that exits is a WorkerError at once", "[dist][proce
     CHECK(e.pid == pids[1]);
     CHECK(e.how == "exited with code 3");
     CHECK(e.last_status == "running a request of kind 3");
-    CHECK(std::string(e.what()) == "worker 1 (pid " + std::to_string(pids[1]) +
-                                       ") exited with code 3 while running a request of kind 3");
+    CHECK(std::string(e.what()) ==
+          "worker 1 (pid " + std::to_string(pids[1]) +
+              ") exited with code 3 while running a request of kind 3");
   }
   CHECK(!pool->running());
   check_all_gone(pids, job);
@@ -206,7 +226,8 @@ TEST_CASE("control: a crash names the signal", "[dist][process]") {
   } catch (const WorkerError& e) {
     CHECK(e.rank == 0);
     CHECK(e.how.rfind("killed by signal 11 (SIGSEGV)", 0) == 0);
-    CHECK(std::string(e.what()).find("was killed by signal 11 (SIGSEGV)") != std::string::npos);
+    CHECK(std::string(e.what()).find("was killed by signal 11 (SIGSEGV)") !=
+          std::string::npos);
   }
   check_all_gone(pids, pool->job());
 }
@@ -237,7 +258,8 @@ TEST_CASE("control: SIGKILL during a request, 20 times", "[dist][process]") {
       double ms = ms_since(kill_time);
       worst = std::max(worst, ms);
       total += ms;
-      INFO("round " << round << ", victim " << victim << " after " << delay_ms << " ms");
+      INFO("round " << round << ", victim " << victim << " after " << delay_ms
+                    << " ms");
       CHECK(ms < 5000);
       CHECK(e.rank == victim);
       CHECK(e.how == "killed by signal 9 (SIGKILL)");
@@ -247,8 +269,11 @@ TEST_CASE("control: SIGKILL during a request, 20 times", "[dist][process]") {
     }
     check_all_gone(pids, job);
   }
-  std::printf("control: SIGKILL to WorkerError (others stopped and reaped): mean %.1f ms, worst %.1f ms\n",
-              total / 20, worst);
+  std::printf(
+      "control: SIGKILL to WorkerError (others stopped and reaped): mean %.1f "
+      "ms, worst %.1f ms\n",
+      total / 20,
+      worst);
 }
 
 namespace {
@@ -293,7 +318,8 @@ ForkedController fork_controller() {
   in >> fc.job;
   for (int pid; in >> pid;) fc.workers.push_back(pid);
   REQUIRE(fc.workers.size() == 3);
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // they're in the sleep now
+  std::this_thread::sleep_for(
+      std::chrono::milliseconds(50));  // they're in the sleep now
   return fc;
 }
 
@@ -327,7 +353,8 @@ double reap_orphans(const std::vector<int>& pids, Clock::time_point t0) {
 
 }  // namespace
 
-TEST_CASE("control: a killed controller leaves no worker behind", "[dist][process]") {
+TEST_CASE("control: a killed controller leaves no worker behind",
+          "[dist][process]") {
   // Orphans come to us (not init), so we can reap them and see they died.
   REQUIRE(::prctl(PR_SET_CHILD_SUBREAPER, 1) == 0);
   ForkedController fc = fork_controller();
@@ -336,7 +363,8 @@ TEST_CASE("control: a killed controller leaves no worker behind", "[dist][proces
   int st = 0;
   ::waitpid(fc.pid, &st, 0);
   double ms = reap_orphans(fc.workers, t0);  // PR_SET_PDEATHSIG
-  std::printf("control: controller SIGKILLed, its workers gone in %.1f ms\n", ms);
+  std::printf("control: controller SIGKILLed, its workers gone in %.1f ms\n",
+              ms);
   ::prctl(PR_SET_CHILD_SUBREAPER, 0);
   // Its names stay in /dev/shm until the next pool starts and sweeps them.
   CHECK(!shm_entries(fc.job).empty());
@@ -344,8 +372,9 @@ TEST_CASE("control: a killed controller leaves no worker behind", "[dist][proces
   CHECK(shm_entries(fc.job).empty());
 }
 
-TEST_CASE("control: a controller killed by SIGHUP takes its workers and names along",
-          "[dist][process]") {
+TEST_CASE(
+    "control: a controller killed by SIGHUP takes its workers and names along",
+    "[dist][process]") {
   struct sigaction cur {};
   ::sigaction(SIGHUP, nullptr, &cur);
   if (!(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_IGN) {
@@ -360,13 +389,16 @@ TEST_CASE("control: a controller killed by SIGHUP takes its workers and names al
   ::waitpid(fc.pid, &st, 0);
   CHECK(WIFSIGNALED(st));
   CHECK(WTERMSIG(st) == SIGHUP);
-  CHECK(shm_entries(fc.job).empty());  // removed by its handler, no sweep needed
+  CHECK(
+      shm_entries(fc.job).empty());  // removed by its handler, no sweep needed
   double ms = reap_orphans(fc.workers, t0);
-  std::printf("control: controller SIGHUPed, its workers gone in %.1f ms\n", ms);
+  std::printf("control: controller SIGHUPed, its workers gone in %.1f ms\n",
+              ms);
   ::prctl(PR_SET_CHILD_SUBREAPER, 0);
 }
 
-TEST_CASE("control: the collective timeout says where each worker was", "[dist][process]") {
+TEST_CASE("control: the collective timeout says where each worker was",
+          "[dist][process]") {
   auto o = opts(3);
   o.call_timeout = std::chrono::milliseconds(500);
   auto pool = WorkerPool::start(o);
@@ -374,7 +406,8 @@ TEST_CASE("control: the collective timeout says where each worker was", "[dist][
   auto job = pool->job();
   auto t0 = Clock::now();
   try {
-    pool->call_each({Message{kStall, 0, "5000"}, Message{kSleep, 0, "5000"},
+    pool->call_each({Message{kStall, 0, "5000"},
+                     Message{kSleep, 0, "5000"},
                      Message{kStall, 0, "5000"}},
                     "`train_step` (train.ss:32:4)");
     FAIL("no CallTimeout");
@@ -383,7 +416,8 @@ TEST_CASE("control: the collective timeout says where each worker was", "[dist][
     CHECK(ms >= 500);
     CHECK(ms < 2500);
     CHECK(std::string(e.what()) ==
-          "a worker failed while running `train_step` (train.ss:32:4), and worker 1 didn't "
+          "a worker failed while running `train_step` (train.ss:32:4), and "
+          "worker 1 didn't "
           "finish:\n"
           "  worker 0: was waiting for the other workers at stall.ss:1:1\n"
           "  worker 1: didn't answer; it was sleeping 5000 ms\n"
@@ -398,11 +432,14 @@ TEST_CASE("control: the collective timeout says where each worker was", "[dist][
   // Replies that came in time are "had finished"; idle workers say so.
   pool = WorkerPool::start(o);
   try {
-    pool->call_each({Message{kSleep, 0, "0"}, Message{kSleep, 0, "5000"}, Message{kSleep, 0, "0"}});
+    pool->call_each({Message{kSleep, 0, "0"},
+                     Message{kSleep, 0, "5000"},
+                     Message{kSleep, 0, "0"}});
     FAIL("no CallTimeout");
   } catch (const CallTimeout& e) {
     std::string w = e.what();
-    CHECK(w.find("a call (message kind 2), and worker 1 didn't finish:") != std::string::npos);
+    CHECK(w.find("a call (message kind 2), and worker 1 didn't finish:") !=
+          std::string::npos);
     CHECK(w.find("  worker 0: had finished\n") != std::string::npos);
   }
 }
@@ -434,11 +471,13 @@ TEST_CASE("control: workers that don't start", "[dist][process]") {
       FAIL("no WorkerError");
     } catch (const WorkerError& e) {
       CHECK(e.how == "exited with code 127");
-      CHECK(std::string(e.what()).find("cannot run /nonexistent/ss") != std::string::npos);
+      CHECK(std::string(e.what()).find("cannot run /nonexistent/ss") !=
+            std::string::npos);
     }
   }
   SECTION("never says hello") {
-    auto dir = std::filesystem::temp_directory_path() / ("ss_control_test_" + std::to_string(::getpid()));
+    auto dir = std::filesystem::temp_directory_path() /
+               ("ss_control_test_" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
     auto script = dir / "slow.sh";
     {

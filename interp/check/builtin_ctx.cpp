@@ -74,8 +74,7 @@ class BuiltinCtx final : public ops::RuleCtx {
   }
 
   std::optional<std::vector<size_t>> over(
-      size_t i,
-      const std::vector<Axis>& shape) override {
+      size_t i, const std::vector<Axis>& shape) override {
     if (!has(i) || !args_[i].expr) return std::nullopt;
     const ast::Expr& e = *args_[i].expr;
     std::vector<const ast::Expr*> parts;
@@ -89,7 +88,8 @@ class BuiltinCtx final : public ops::RuleCtx {
       if (!pos) return std::nullopt;
       for (size_t q : out)
         if (q == *pos) {
-          ck_.error(Code::E0308, p->span,
+          ck_.error(Code::E0308,
+                    p->span,
                     "over= names the axis " + shape[q].str() + " twice",
                     "named again here");
           return std::nullopt;
@@ -162,16 +162,19 @@ class BuiltinCtx final : public ops::RuleCtx {
       return false;
     };
     if (!collect(e) || names.empty()) {
-      ck_.error(Code::E2002, e.span,
-                std::string(op_.name) + " needs mesh axes, such as x or "
-                "(x, y)",
+      ck_.error(Code::E2002,
+                e.span,
+                std::string(op_.name) +
+                    " needs mesh axes, such as x or "
+                    "(x, y)",
                 "not mesh axis names");
       return std::nullopt;
     }
     std::vector<std::string> out;
     for (const auto& [n, sp] : names) {
       if (!mesh_axis(n)) {
-        ck_.error(Code::E2002, sp,
+        ck_.error(Code::E2002,
+                  sp,
                   std::string(op_.name) + " over `" + n +
                       "`, which is not an axis of the mesh",
                   ck_.prog_->mesh().empty() ? "the program declares no mesh"
@@ -186,8 +189,7 @@ class BuiltinCtx final : public ops::RuleCtx {
     if (!has(i) || !args_[i].expr) return ck_.fresh_var("n");
     const ast::Expr& e = *args_[i].expr;
     if (e.kind == EK::Name && !(c_ && c_->values.find(e.name)))
-      if (auto d = ck_.prog_->dims().find(e.name);
-          d != ck_.prog_->dims().end())
+      if (auto d = ck_.prog_->dims().find(e.name); d != ck_.prog_->dims().end())
         return Axis::dim(e.name, d->second);
     if (auto v = ck_.const_int(e); v && *v >= 1) return Axis::lit(*v);
     return ck_.fresh_var("n");
@@ -263,14 +265,16 @@ class BuiltinCtx final : public ops::RuleCtx {
     } else if (auto v = ck_.const_int(e)) {
       return Axis::lit(*v);
     } else {
-      ck_.error(Code::E0303, e.span, "expected an axis name here",
-                "not an axis");
+      ck_.error(
+          Code::E0303, e.span, "expected an axis name here", "not an axis");
       return std::nullopt;
     }
     if (auto a = ck_.lookup_axis(name, scope)) return a;
     for (const MeshAxis& m : ck_.prog_->mesh())
       if (m.name == name) return Axis::dim(name, m.size);
-    auto& d = ck_.error(Code::E0201, e.span, "unknown axis `" + name + "`",
+    auto& d = ck_.error(Code::E0201,
+                        e.span,
+                        "unknown axis `" + name + "`",
                         "not a dim, size variable or mesh axis in scope");
     std::vector<std::string> cands;
     for (const auto& [n, _] : scope.names) cands.push_back(n);
@@ -293,7 +297,8 @@ class BuiltinCtx final : public ops::RuleCtx {
       int64_t n = static_cast<int64_t>(shape.size());
       int64_t k = *idx < 0 ? *idx + n : *idx;
       if (k < 0 || k >= n) {
-        ck_.error(Code::E0308, p.span,
+        ck_.error(Code::E0308,
+                  p.span,
                   "over=" + std::to_string(*idx) + " is out of range for " +
                       types::shape_str(shape),
                   "has " + std::to_string(n) + " axes");
@@ -340,15 +345,17 @@ class BuiltinCtx final : public ops::RuleCtx {
       }
     if (hits.size() == 1) return hits[0];
     if (hits.empty()) {
-      ck_.error(Code::E0308, p.span,
+      ck_.error(Code::E0308,
+                p.span,
                 "over=" + written + " names an axis that " +
                     types::shape_str(shape) + " does not have",
                 "not an axis of the operand")
           .help("name one of its axes, or pick one by position: over=0");
     } else {
-      ck_.error(Code::E0308, p.span,
-                "over=" + written + " is ambiguous: " +
-                    types::shape_str(shape) + " has it " +
+      ck_.error(Code::E0308,
+                p.span,
+                "over=" + written +
+                    " is ambiguous: " + types::shape_str(shape) + " has it " +
                     std::to_string(hits.size()) + " times",
                 "appears more than once")
           .help("pick one by position: over=" + std::to_string(hits[0]) +

@@ -39,7 +39,8 @@ Type Checker::call_user(const FnInfo& fn,
   for (const CallArg& a : args) {
     if (a.keyword.empty()) {
       if (pos >= fn.params.size()) {
-        error(Code::E0305, a.span,
+        error(Code::E0305,
+              a.span,
               "`" + fn.name + "` takes " + std::to_string(fn.params.size()) +
                   " argument(s), but more were given",
               "extra argument");
@@ -54,7 +55,8 @@ Type Checker::call_user(const FnInfo& fn,
     if (k == fn.params.size()) {
       std::vector<std::string> names;
       for (const ParamInfo& p : fn.params) names.push_back(p.name);
-      auto& d = error(Code::E0305, a.span,
+      auto& d = error(Code::E0305,
+                      a.span,
                       "`" + fn.name + "` has no parameter `" + a.keyword + "`",
                       "unknown keyword");
       std::string s = suggest(a.keyword, names);
@@ -64,7 +66,8 @@ Type Checker::call_user(const FnInfo& fn,
       continue;
     }
     if (slot[k]) {
-      error(Code::E0305, a.span,
+      error(Code::E0305,
+            a.span,
             "`" + a.keyword + "` of `" + fn.name + "` is given twice",
             "given again");
       bad = true;
@@ -74,9 +77,9 @@ Type Checker::call_user(const FnInfo& fn,
   }
   for (size_t k = 0; k < fn.params.size(); ++k)
     if (!slot[k] && !fn.params[k].has_default) {
-      error(Code::E0305, at,
-            "missing argument `" + fn.params[k].name + "` of `" + fn.name +
-                "`",
+      error(Code::E0305,
+            at,
+            "missing argument `" + fn.params[k].name + "` of `" + fn.name + "`",
             "`" + fn.name + "` needs " + std::to_string(fn.params.size()) +
                 " argument(s)");
       bad = true;
@@ -98,11 +101,15 @@ Type Checker::call_user(const FnInfo& fn,
   for (size_t k = 0; k < fn.params.size(); ++k) {
     if (!slot[k]) continue;
     const ParamInfo& p = fn.params[k];
-    ok &= fit(p.type, slot[k]->type, b, slot[k]->span,
+    ok &= fit(p.type,
+              slot[k]->type,
+              b,
+              slot[k]->span,
               "argument `" + p.name + "` of `" + fn.name + "`");
     if (p.mut && c && slot[k]->expr &&
         (slot[k]->type.kind == TK::Model || slot[k]->type.kind == TK::Optim))
-      require_mutable(*slot[k]->expr, *c,
+      require_mutable(*slot[k]->expr,
+                      *c,
                       "passed to `mut " + p.name + "` of `" + fn.name + "`");
   }
   if (!ok) return Type::error();
@@ -113,8 +120,8 @@ Type Checker::call_user(const FnInfo& fn,
   if (per_instance && r.kind == TK::Tensor) {
     // Its result varies over the union of its arguments' sets.
     std::set<std::string> v;
-    for (const CallArg& a : args) v.insert(a.type.varying.begin(),
-                                           a.type.varying.end());
+    for (const CallArg& a : args)
+      v.insert(a.type.varying.begin(), a.type.varying.end());
     r.varying.assign(v.begin(), v.end());
   }
   // E0310's taint: through an extern without a VJP, or passed through.
@@ -122,8 +129,8 @@ Type Checker::call_user(const FnInfo& fn,
     r.no_vjp = fn.result_no_vjp;
     if (fn.decl->is_extern) {
       const std::string& t = fn.decl->extern_target;
-      const ops::OpDef* op = t.rfind("nn.", 0) == 0 ? ops::find_op(t.substr(3))
-                                                     : nullptr;
+      const ops::OpDef* op =
+          t.rfind("nn.", 0) == 0 ? ops::find_op(t.substr(3)) : nullptr;
       if (op && !op->differentiable) r.no_vjp = fn.name;
     }
     for (const CallArg& a : args)
@@ -138,7 +145,8 @@ Type Checker::call_fn_value(const Type& fn,
                             FnCtx* c) {
   if (fn.is_error()) return fn;
   if (fn.kind != TK::Fn || fn.fn_name.empty()) {
-    error(Code::E0305, at,
+    error(Code::E0305,
+          at,
           fn.kind == TK::Fn
               ? std::string("the function here must be known before the "
                             "program runs: a fn's name, remat(f), or a local "
@@ -168,7 +176,8 @@ Type Checker::call_builtin(const ops::OpDef& op,
   // Patterns: rearrange / split / einsum.
   if (call.pattern) {
     if (op.intrinsic == ops::Intrinsic::None) {
-      error(Code::E0306, call.pattern->span,
+      error(Code::E0306,
+            call.pattern->span,
             std::string("`") + op.name + "` takes no pattern",
             "patterns are for rearrange, split and einsum");
       return Type::error();
@@ -181,9 +190,10 @@ Type Checker::call_builtin(const ops::OpDef& op,
     }
     for (const ast::Arg& a : call.args) {
       if (!a.keyword.empty()) {
-        error(Code::E0305, a.span,
-              std::string("`") + op.name + "` takes no keyword `" +
-                  a.keyword + "`",
+        error(Code::E0305,
+              a.span,
+              std::string("`") + op.name + "` takes no keyword `" + a.keyword +
+                  "`",
               "unknown keyword");
         continue;
       }
@@ -194,7 +204,8 @@ Type Checker::call_builtin(const ops::OpDef& op,
   }
   if (op.intrinsic == ops::Intrinsic::Rearrange ||
       op.intrinsic == ops::Intrinsic::Einsum) {
-    error(Code::E0306, call.span,
+    error(Code::E0306,
+          call.span,
           std::string("`") + op.name + "` needs a pattern with `->`",
           "no pattern")
         .help(op.intrinsic == ops::Intrinsic::Einsum
@@ -235,12 +246,12 @@ Type Checker::call_builtin(const ops::OpDef& op,
         slots[pos].present = true;
         which[g] = pos++;
       } else if (!op.variadic) {
-        error(Code::E0305, given[g].second,
+        error(Code::E0305,
+              given[g].second,
               std::string("`") + op.name + "` takes " + std::to_string(np) +
                   " argument(s), but more were given",
               "extra argument")
-            .help(std::string("its parameters are: ") +
-                  join_params(names()));
+            .help(std::string("its parameters are: ") + join_params(names()));
         bad = true;
       }
       continue;
@@ -249,10 +260,11 @@ Type Checker::call_builtin(const ops::OpDef& op,
     while (k < np && kw != op.params[k].name) ++k;
     if (k == np) {
       if (op.any_keywords) continue;
-      auto& d = error(Code::E0305, given[g].second,
-                      std::string("`") + op.name + "` has no parameter `" +
-                          kw + "`",
-                      "unknown keyword");
+      auto& d =
+          error(Code::E0305,
+                given[g].second,
+                std::string("`") + op.name + "` has no parameter `" + kw + "`",
+                "unknown keyword");
       std::string s = suggest(kw, names());
       d.help(s.empty() ? "its parameters are: " + join_params(names())
                        : "did you mean `" + s + "`?");
@@ -260,7 +272,8 @@ Type Checker::call_builtin(const ops::OpDef& op,
       continue;
     }
     if (slots[k].present) {
-      error(Code::E0305, given[g].second,
+      error(Code::E0305,
+            given[g].second,
             "`" + kw + "` of `" + std::string(op.name) + "` is given twice",
             "given again");
       bad = true;
@@ -271,7 +284,8 @@ Type Checker::call_builtin(const ops::OpDef& op,
   }
   for (size_t k = 0; k < np; ++k)
     if (!slots[k].present && op.params[k].required) {
-      error(Code::E0305, call.span,
+      error(Code::E0305,
+            call.span,
             std::string("missing argument `") + op.params[k].name + "` of `" +
                 op.name + "`",
             std::string("`") + op.name + "` takes (" + join_params(names()) +
@@ -311,35 +325,37 @@ Type Checker::call_builtin(const ops::OpDef& op,
     }
     if (op.params[k].mutates &&
         (s.type.kind == TK::Model || s.type.kind == TK::Optim))
-      require_mutable(*ex, c,
-                      std::string("passed to `") + op.name + "`");
+      require_mutable(*ex, c, std::string("passed to `") + op.name + "`");
   }
   if (bad) return Type::error();
   std::string name = op.name;
-  std::string diff_fn = !slots.empty() && slots[0].present &&
-                                slots[0].type.kind == TK::Fn
-                            ? slots[0].type.fn_name
-                            : "";
+  std::string diff_fn =
+      !slots.empty() && slots[0].present && slots[0].type.kind == TK::Fn
+          ? slots[0].type.fn_name
+          : "";
   {
     std::vector<int>& rec = prog_->exprs_[&call].arg_params;
     rec.clear();
     for (size_t k : which)
       rec.push_back(k == SIZE_MAX ? -1 : static_cast<int>(k));
   }
-  Type t = apply_rule(op, std::move(slots), call.span, &c, std::move(extras),
-                      &call);
+  Type t =
+      apply_rule(op, std::move(slots), call.span, &c, std::move(extras), &call);
   if ((name == "value_and_grad" || name == "grad") && !t.is_error())
     if (const FnInfo* f = find_fn(diff_fn); f && !f->result_no_vjp.empty()) {
       const FnInfo* ext = find_fn(f->result_no_vjp);
-      auto& d = error(Code::E0310, call.span,
-                      "`" + diff_fn + "` is differentiated here, but its "
-                      "result is computed through the extern fn `" +
+      auto& d = error(Code::E0310,
+                      call.span,
+                      "`" + diff_fn +
+                          "` is differentiated here, but its "
+                          "result is computed through the extern fn `" +
                           f->result_no_vjp + "`, which registered no VJP",
                       "gradient through `" + f->result_no_vjp + "`");
-      if (ext) d.note("`" + ext->name + "` is declared here",
-                      ext->decl->name_span);
-      d.help("wrap that part in stop_grad(...) (a straight-through "
-             "estimator) or register a VJP for it");
+      if (ext)
+        d.note("`" + ext->name + "` is declared here", ext->decl->name_span);
+      d.help(
+          "wrap that part in stop_grad(...) (a straight-through "
+          "estimator) or register a VJP for it");
     }
   return t;
 }
@@ -351,7 +367,9 @@ Type Checker::axis_arg(const ast::Expr& e, FnCtx& c) {
   } else if (e.kind == EK::Name) {
     a = lookup_axis(e.name, c.axes);
     if (!a)
-      error(Code::E0201, e.span, "unknown axis `" + e.name + "`",
+      error(Code::E0201,
+            e.span,
+            "unknown axis `" + e.name + "`",
             "not a dim or an axis in scope");
   } else {
     error(Code::E0303, e.span, "expected an axis name here", "not an axis");
@@ -381,16 +399,18 @@ Type Checker::check_call(const ast::Expr& e, FnCtx& c) {
           if (q.name == a.keyword) p = &q;
       }
       Type t = p && p->type.kind == TK::AxisArg ? axis_arg(*a.value, c)
-                                                 : check_expr(*a.value, c);
+                                                : check_expr(*a.value, c);
       args.push_back({a.keyword, t, a.span, a.value.get()});
     }
     if (e.pattern)
-      error(Code::E0306, e.pattern->span,
+      error(Code::E0306,
+            e.pattern->span,
             "only rearrange, split and einsum take a pattern",
             "pattern given to a fn");
     return args;
   };
-  auto call_named = [&](const std::string& name, const ast::Expr* base,
+  auto call_named = [&](const std::string& name,
+                        const ast::Expr* base,
                         diag::Span name_span) -> Type {
     if (const FnInfo* f = find_fn(name)) {
       r.kind = Resolution::Kind::Fn;
@@ -410,9 +430,11 @@ Type Checker::check_call(const ast::Expr& e, FnCtx& c) {
       return record(e, call_builtin(*op, e, base, c), r);
     }
     std::vector<std::string> cands = value_names(&c);
-    auto& d = error(Code::E0201, name_span,
-                    base ? "no fn or builtin `" + name + "` to call as a "
-                           "method"
+    auto& d = error(Code::E0201,
+                    name_span,
+                    base ? "no fn or builtin `" + name +
+                               "` to call as a "
+                               "method"
                          : "unknown function `" + name + "`",
                     "not a fn or builtin");
     std::string s = suggest(name, cands);
@@ -432,15 +454,16 @@ Type Checker::check_call(const ast::Expr& e, FnCtx& c) {
       if (l->type.kind == TK::Fn && !l->type.fn_name.empty())
         return call_named(l->type.fn_name, nullptr, callee.span);
       if (!l->type.is_error())
-        error(Code::E0303, callee.span,
-              "`" + callee.name + "` is " + l->type.str() +
-                  ", not a function",
+        error(Code::E0303,
+              callee.span,
+              "`" + callee.name + "` is " + l->type.str() + ", not a function",
               "called here");
       for (const ast::Arg& a : e.args) check_expr(*a.value, c);
       return record(e, Type::error());
     }
     if (prog_->model(callee.name) || prog_->record(callee.name)) {
-      error(Code::E0303, callee.span,
+      error(Code::E0303,
+            callee.span,
             "`" + callee.name + "` is a type and cannot be called",
             "not a function")
           .help(prog_->model(callee.name)
@@ -454,7 +477,9 @@ Type Checker::check_call(const ast::Expr& e, FnCtx& c) {
   if (ft.kind == TK::Fn && !ft.fn_name.empty())
     return call_named(ft.fn_name, nullptr, callee.span);
   if (!ft.is_error())
-    error(Code::E0303, callee.span, ft.str() + " is not a function",
+    error(Code::E0303,
+          callee.span,
+          ft.str() + " is not a function",
           "called here");
   return record(e, Type::error());
 }

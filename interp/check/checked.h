@@ -78,8 +78,8 @@ const char* placement_words(FnInfo::Placement p);
 struct Resolution {
   enum class Kind { None, Local, Dim, Fn, Builtin, Record, Model, Constant };
   Kind kind = Kind::None;
-  const FnInfo* fn = nullptr;        // Fn (user or stdlib)
-  const ops::OpDef* op = nullptr;    // Builtin
+  const FnInfo* fn = nullptr;      // Fn (user or stdlib)
+  const ops::OpDef* op = nullptr;  // Builtin
   std::string name;
 };
 

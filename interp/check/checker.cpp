@@ -64,7 +64,8 @@ std::string suggest(const std::string& name,
     for (size_t i = 1; i <= a.size(); ++i) {
       cur[0] = i;
       for (size_t j = 1; j <= b.size(); ++j)
-        cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1,
+        cur[j] = std::min({prev[j] + 1,
+                           cur[j - 1] + 1,
                            prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
       std::swap(prev, cur);
     }
@@ -177,9 +178,11 @@ void load_imports(ast::Module m,
     seen.insert(key);
     std::string text;
     if (depth > 64 || !read_file(p.string(), text)) {
-      diags.error(diag::Code::E0204, imp.span,
-                  "cannot read the imported file \"" + imp.path + "\"",
-                  "imported here")
+      diags
+          .error(diag::Code::E0204,
+                 imp.span,
+                 "cannot read the imported file \"" + imp.path + "\"",
+                 "imported here")
           .note("paths are relative to the importing file: looked for " +
                 p.string());
       continue;

@@ -22,7 +22,9 @@ struct Declared {
 
 void Checker::collect_globals() {
   std::map<std::string, Declared> seen;
-  auto declare = [&](const std::string& name, diag::Span span, bool stdlib,
+  auto declare = [&](const std::string& name,
+                     diag::Span span,
+                     bool stdlib,
                      const char* what) -> bool {
     auto it = seen.find(name);
     if (it != seen.end()) {
@@ -31,7 +33,8 @@ void Checker::collect_globals() {
         it->second = {span, false};
         return true;
       }
-      error(Code::E0202, span,
+      error(Code::E0202,
+            span,
             std::string(what) + " `" + name + "` is declared twice",
             "declared again here")
           .note("first declared here", it->second.span);
@@ -59,16 +62,20 @@ void Checker::collect_globals() {
         dim_decls_.erase(d.name), data_decls_.erase(d.name),
             fn_decls_.erase(d.name);
         model_decls_[d.name] = &d;
-        if (stdlib) stdlib_names_.insert(d.name);
-        else stdlib_names_.erase(d.name);
+        if (stdlib)
+          stdlib_names_.insert(d.name);
+        else
+          stdlib_names_.erase(d.name);
       }
     for (const ast::FnDecl& d : m.fns)
       if (declare(d.name, d.name_span, stdlib, "fn")) {
         dim_decls_.erase(d.name), data_decls_.erase(d.name),
             model_decls_.erase(d.name);
         fn_decls_[d.name] = &d;
-        if (stdlib) stdlib_names_.insert(d.name);
-        else stdlib_names_.erase(d.name);
+        if (stdlib)
+          stdlib_names_.insert(d.name);
+        else
+          stdlib_names_.erase(d.name);
       }
   }
   // Mesh axes live among axes; they may not collide with each other.
@@ -77,7 +84,9 @@ void Checker::collect_globals() {
   for (const ast::Module& m : prog_->modules_)
     for (const ast::MeshDecl& md : m.meshes) {
       if (first_mesh) {
-        error(Code::E0202, md.span, "a second `mesh` declaration",
+        error(Code::E0202,
+              md.span,
+              "a second `mesh` declaration",
               "declared again here")
             .note("the first mesh", first_mesh->span);
         continue;
@@ -85,13 +94,16 @@ void Checker::collect_globals() {
       first_mesh = &md;
       for (const ast::MeshAxisDecl& a : md.axes) {
         if (mesh_seen.count(a.name)) {
-          error(Code::E0202, a.span,
-                "mesh axis `" + a.name + "` is declared twice", "again here")
+          error(Code::E0202,
+                a.span,
+                "mesh axis `" + a.name + "` is declared twice",
+                "again here")
               .note("first declared here", mesh_seen[a.name]);
           continue;
         }
         if (a.size < 1)
-          error(Code::E0303, a.span,
+          error(Code::E0303,
+                a.span,
                 "mesh axis `" + a.name + "` must have a positive size",
                 "size " + std::to_string(a.size));
         mesh_seen[a.name] = a.span;
@@ -122,7 +134,8 @@ bool parse_device_spec(const std::string& s, DeviceList& out) {
     }
     if (!std::isdigit(static_cast<unsigned char>(inner[i]))) return false;
     int64_t v = 0;
-    while (i < inner.size() && std::isdigit(static_cast<unsigned char>(inner[i]))) {
+    while (i < inner.size() &&
+           std::isdigit(static_cast<unsigned char>(inner[i]))) {
       v = v * 10 + (inner[i] - '0');
       if (v > 1'000'000) return false;
       ++i;
@@ -139,17 +152,22 @@ void Checker::resolve_devices() {
   for (const ast::Module& m : prog_->modules_)
     for (const ast::DevicesDecl& d : m.devices) {
       if (first) {
-        error(Code::E0202, d.span, "a second `devices` declaration",
+        error(Code::E0202,
+              d.span,
+              "a second `devices` declaration",
               "declared again here")
             .note("a program has at most one device list", first->span);
         continue;
       }
       first = &d;
       if (d.kind != "cpu" && d.kind != "cuda") {
-        error(Code::E0201, d.kind_span,
-              "unknown device kind `" + d.kind + "`", "not cpu or cuda")
-            .help("write `devices cpu`, `devices cpu[0 1 2]` or "
-                  "`devices cuda[0 1 2]`");
+        error(Code::E0201,
+              d.kind_span,
+              "unknown device kind `" + d.kind + "`",
+              "not cpu or cuda")
+            .help(
+                "write `devices cpu`, `devices cpu[0 1 2]` or "
+                "`devices cuda[0 1 2]`");
         continue;
       }
       prog_->devices_.kind = d.kind;
@@ -157,7 +175,8 @@ void Checker::resolve_devices() {
       std::set<int64_t> ids;
       for (int64_t id : d.ids)
         if (!ids.insert(id).second)
-          error(Code::E0202, d.span,
+          error(Code::E0202,
+                d.span,
                 "device " + std::to_string(id) + " is listed twice",
                 "in this device list");
       for (const ast::DeviceOption& o : d.options) {
@@ -167,7 +186,9 @@ void Checker::resolve_devices() {
                        o.words[1] == "params") ||
                       o.words[0] == "split");
         if (!known)
-          error(Code::E0201, o.span, "unknown device option",
+          error(Code::E0201,
+                o.span,
+                "unknown device option",
                 "not `shard params` or `split NAME`")
               .help("the options are `shard params` and `split H`");
       }
@@ -198,7 +219,8 @@ void Checker::resolve_dims() {
     std::function<void(const ast::Expr&)> deps = [&](const ast::Expr& e) {
       if (e.kind == ast::Expr::Kind::Name && dim_decls_.count(e.name)) {
         if (active.count(e.name)) {
-          error(Code::E0202, e.span,
+          error(Code::E0202,
+                e.span,
                 "dim `" + n + "` is defined in terms of itself",
                 "`" + e.name + "` depends on `" + n + "`");
           return;
@@ -214,9 +236,11 @@ void Checker::resolve_dims() {
     auto v = d->value ? const_int(*d->value) : std::nullopt;
     if (!v || *v < 1) {
       if (d->value)
-        error(Code::E0303, d->value->span,
-              "dim `" + n + "` must be a positive integer known before the "
-              "program runs",
+        error(Code::E0303,
+              d->value->span,
+              "dim `" + n +
+                  "` must be a positive integer known before the "
+                  "program runs",
               v ? "this is " + std::to_string(*v) : "not a constant integer")
             .help("write a size such as `dim " + n + " = 784`");
       prog_->dims_[n] = 1;  // keep going with a placeholder
@@ -266,7 +290,8 @@ void Checker::resolve_records() {
     std::set<std::string> fields;
     for (const ast::DataField& f : d->fields) {
       if (!fields.insert(f.name).second) {
-        error(Code::E0202, f.name_span,
+        error(Code::E0202,
+              f.name_span,
               "field `" + f.name + "` of `" + name + "` is declared twice",
               "again here");
         continue;
@@ -276,7 +301,8 @@ void Checker::resolve_records() {
       fi.span = f.name_span;
       fi.type = resolve_type(f.type, scope, /*fresh_vars=*/true);
       if (!fi.type.is_error() && fi.type.kind != TK::Tensor) {
-        error(Code::E0303, f.type.span,
+        error(Code::E0303,
+              f.type.span,
               "field `" + f.name + "` of a data record must be a tensor",
               "this is " + fi.type.str())
             .help("a record's fields are tensors: `img: [D]`, `label: i64`");
@@ -288,12 +314,14 @@ void Checker::resolve_records() {
         types::DType dt = fi.type.dtype;
         std::string dts = types::dtype_name(dt);
         if (!lo || !hi) {
-          error(Code::E0501, dom.span,
+          error(Code::E0501,
+                dom.span,
                 "the domain of `" + f.name + "` must be made of constants",
                 "not a constant range")
               .help("write numbers or dims: `in 0..C`, `in 0.0..=1.0`");
         } else if (dt == types::DType::Bool) {
-          error(Code::E0501, dom.span,
+          error(Code::E0501,
+                dom.span,
                 "a bool field cannot have a domain: `" + f.name + "` is bool",
                 "domain of a bool field");
         } else {
@@ -304,18 +332,24 @@ void Checker::resolve_records() {
           bool lit_float = dom.lo->kind == ast::Expr::Kind::Float ||
                            dom.hi->kind == ast::Expr::Kind::Float;
           if (integral && (!int_bounds || lit_float)) {
-            error(Code::E0501, dom.span,
-                  "the domain of `" + f.name + "` has non-integer bounds, "
-                  "but its dtype is " + dts,
+            error(Code::E0501,
+                  dom.span,
+                  "the domain of `" + f.name +
+                      "` has non-integer bounds, "
+                      "but its dtype is " +
+                      dts,
                   "a range of floats for an " + dts + " field")
-                .help("write integer bounds (`in 0..10`) or make the field "
-                      "a float");
+                .help(
+                    "write integer bounds (`in 0..10`) or make the field "
+                    "a float");
           } else if (*lo < rlo || *hi > rhi) {
-            error(Code::E0501, dom.span,
+            error(Code::E0501,
+                  dom.span,
                   "the domain of `" + f.name + "` does not fit " + dts,
                   "outside " + dts + "'s range");
           } else if (*lo > *hi || (!dom.inclusive && *lo == *hi)) {
-            error(Code::E0501, dom.span,
+            error(Code::E0501,
+                  dom.span,
                   "the domain of `" + f.name + "` is empty",
                   dom.inclusive ? "lo > hi" : "lo >= hi in a half-open range");
           } else {
@@ -351,7 +385,8 @@ void Checker::resolve_models() {
     std::set<std::string> fields;
     for (const ast::ModelField& f : d->fields) {
       if (!fields.insert(f.name).second) {
-        error(Code::E0202, f.name_span,
+        error(Code::E0202,
+              f.name_span,
               "field `" + f.name + "` of `" + name + "` is declared twice",
               "again here");
         continue;
@@ -363,18 +398,21 @@ void Checker::resolve_models() {
       fi.type = resolve_type(f.type, scope, /*fresh_vars=*/false);
       if (fi.type.kind == TK::Model) {
         if (fi.type.model == &info)
-          error(Code::E0202, f.type.span,
-                "model `" + name + "` contains itself", "field `" + f.name +
-                "`");
+          error(Code::E0202,
+                f.type.span,
+                "model `" + name + "` contains itself",
+                "field `" + f.name + "`");
         if (f.init)
-          error(Code::E0303, f.init->span,
+          error(Code::E0303,
+                f.init->span,
                 "sub-model field `" + f.name + "` takes no initialiser",
                 "its own fields have initialisers")
               .help("remove `= ...`: `" + fi.type.model->name +
                     ".init` draws each field");
       } else if (fi.type.kind == TK::Tensor) {
         if (!f.init) {
-          error(Code::E0101, f.type.span,
+          error(Code::E0101,
+                f.type.span,
                 "field `" + f.name + "` needs an initialiser",
                 "expected `= normal(std=...)`, `= zeros()`, ...");
         } else {
@@ -385,16 +423,20 @@ void Checker::resolve_models() {
             c.values.declare(p.name, {Type::of(TK::Int), p.span, false, false});
           Type it = check_expr(*f.init, c);
           if (!it.is_error() && it.kind != TK::Init)
-            error(Code::E0303, f.init->span,
-                  "the initialiser of `" + f.name + "` must be an init "
-                  "function",
+            error(Code::E0303,
+                  f.init->span,
+                  "the initialiser of `" + f.name +
+                      "` must be an init "
+                      "function",
                   "this is " + it.str())
-                .help("use normal(std=), uniform(lo, hi), zeros(), ones(), "
-                      "constant(v), xavier(), kaiming() or "
-                      "truncated_normal(std=)");
+                .help(
+                    "use normal(std=), uniform(lo, hi), zeros(), ones(), "
+                    "constant(v), xavier(), kaiming() or "
+                    "truncated_normal(std=)");
         }
       } else if (!fi.type.is_error()) {
-        error(Code::E0303, f.type.span,
+        error(Code::E0303,
+              f.type.span,
               "field `" + f.name + "` of a model must be a tensor or a model",
               "this is " + fi.type.str());
         fi.type = Type::error();
@@ -414,11 +456,13 @@ void Checker::resolve_signatures() {
     std::set<std::string> seen;
     for (const ast::Param& p : d->params) {
       if (!seen.insert(p.name).second)
-        error(Code::E0202, p.name_span,
+        error(Code::E0202,
+              p.name_span,
               "parameter `" + p.name + "` of `" + name + "` is declared twice",
               "again here");
       if (dim_decls_.count(p.name))
-        error(Code::E0202, p.name_span,
+        error(Code::E0202,
+              p.name_span,
               "parameter `" + p.name + "` shadows the dim `" + p.name + "`",
               "a local may not shadow a dim")
             .help("rename the parameter");
@@ -446,7 +490,8 @@ void Checker::check_extern(const ast::FnDecl& f) {
   const std::string& target = f.extern_target;
   size_t dot = target.rfind('.');
   if (dot == std::string::npos || dot == 0 || dot + 1 == target.size()) {
-    error(Code::E0204, f.extern_span,
+    error(Code::E0204,
+          f.extern_span,
           "extern fn `" + f.name + "` must name \"module.function\"",
           "found \"" + target + "\"");
     return;
@@ -455,13 +500,15 @@ void Checker::check_extern(const ast::FnDecl& f) {
   std::string function = target.substr(dot + 1);
   if (module == "nn") {
     if (!ops::find_op(function))
-      error(Code::E0204, f.extern_span,
+      error(Code::E0204,
+            f.extern_span,
             "module `nn` has no function `" + function + "`",
             "not found in the interpreter's nn module");
     return;
   }
   if (module == "augment") {
-    error(Code::E0204, f.extern_span,
+    error(Code::E0204,
+          f.extern_span,
           "module `augment` has no function `" + function + "`",
           "not found in the interpreter's augment module");
     return;
@@ -480,7 +527,8 @@ void Checker::check_extern(const ast::FnDecl& f) {
       return;  // the function is looked up when the plugin loads
     start = end + 1;
   }
-  error(Code::E0204, f.extern_span,
+  error(Code::E0204,
+        f.extern_span,
         "extern module `" + module + "` not found",
         "no interpreter module or plugin lib" + module + ".so")
       .note("plugins are looked up on SS_PLUGIN_PATH" +

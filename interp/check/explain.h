@@ -1,11 +1,11 @@
 #pragma once
-// `ss explain` (devices.md, "The `ss explain` report"; seeds/several-devices.md,
-// "Placement and communication on hover"): the DeviceTable of a checked
-// program on the device list in effect. For each fn, where it runs and, on
-// the workers, the bytes it sends per call (its calls included); for each
-// value (params and locals), its layout in the seed's words; for each line
-// that sends anything, every collective on it and every call of a fn on the
-// workers that sends something, in the seed's hover format.
+// `ss explain` (devices.md, "The `ss explain` report";
+// seeds/several-devices.md, "Placement and communication on hover"): the
+// DeviceTable of a checked program on the device list in effect. For each fn,
+// where it runs and, on the workers, the bytes it sends per call (its calls
+// included); for each value (params and locals), its layout in the seed's
+// words; for each line that sends anything, every collective on it and every
+// call of a fn on the workers that sends something, in the seed's hover format.
 //
 // Counting (devices.md item 10): a figure is the payload handed to the
 // collective, values × dtype size. The lowering of an operation across the
@@ -41,8 +41,8 @@ struct Size {
   std::map<std::vector<std::string>, int64_t> terms;
 
   static Size constant(int64_t n);
-  bool known() const;           // no size variable in it
-  int64_t value() const;        // the constant term (when known())
+  bool known() const;     // no size variable in it
+  int64_t value() const;  // the constant term (when known())
   bool zero() const;
   Size& operator+=(const Size& o);
   Size operator*(int64_t k) const;
@@ -86,8 +86,8 @@ struct CallSend {
 struct LineSends {
   std::string file;
   uint32_t line = 0;
-  std::string fn;          // the fn whose body holds the line
-  std::string source;      // the line's text, trimmed
+  std::string fn;      // the fn whose body holds the line
+  std::string source;  // the line's text, trimmed
   std::vector<Collective> collectives;
   std::vector<CallSend> calls;
   Size total;
@@ -102,10 +102,17 @@ struct ValueLayout {
   std::string name;
   bool param = false;
   std::string type;  // as written: `[b D]`, `Mlp`
-  enum class Kind { Split, Whole, ModelCopy, OptimCopy, Controller, Anywhere,
-                    OneDevice };
+  enum class Kind {
+    Split,
+    Whole,
+    ModelCopy,
+    OptimCopy,
+    Controller,
+    Anywhere,
+    OneDevice
+  };
   Kind kind = Kind::Whole;
-  std::string axis;                // Split: the batch axis's name
+  std::string axis;                    // Split: the batch axis's name
   std::optional<int64_t> model_bytes;  // ModelCopy: params and buffers
   std::string text;  // "split across the 3 devices along b, ..."
   std::string file;
@@ -119,7 +126,7 @@ struct FnEntry {
   std::string reason;           // controller fns: why
   std::string file;
   uint32_t line = 0;
-  std::string reason_at;        // "file:line" of the reason, when known
+  std::string reason_at;  // "file:line" of the reason, when known
   /// On the workers: bytes sent per call, calls included.
   std::optional<Size> bytes_per_call;
   std::string text;  // "runs on the workers and sends 8 bytes per call"

@@ -40,7 +40,9 @@ struct DepthGuard {
 Type Checker::check_expr(const ast::Expr& e, FnCtx& c) {
   DepthGuard guard(depth_);
   if (depth_ > 400) {
-    error(Code::E0101, e.span, "expression nested too deeply",
+    error(Code::E0101,
+          e.span,
+          "expression nested too deeply",
           "simplify this expression");
     return record(e, Type::error());
   }
@@ -71,7 +73,8 @@ Type Checker::check_expr(const ast::Expr& e, FnCtx& c) {
           elem = t;  // [1, 2.5] is a list of floats
         } else if (!same_type(elem, t) &&
                    !(elem.is_host_number() && t.is_host_number())) {
-          error(Code::E0303, x->span,
+          error(Code::E0303,
+                x->span,
                 "list items must have one type: this is " + t.str() +
                     ", the first is " + elem.str(),
                 "this is " + t.str());
@@ -114,7 +117,9 @@ Type Checker::check_expr(const ast::Expr& e, FnCtx& c) {
       return record(e, t);
     }
     case EK::AxisRef:
-      error(Code::E0101, e.span, "an axis is not a value here",
+      error(Code::E0101,
+            e.span,
+            "an axis is not a value here",
             "axes are arguments of over=, split=, concat=, new= and as=");
       return record(e, Type::error());
   }
@@ -175,7 +180,8 @@ Type Checker::check_name(const ast::Expr& e, FnCtx& c) {
   }
   // An axis name used as a value: size variables are not numbers.
   if (auto ax = lookup_axis(n, c.axes)) {
-    auto& diag = error(Code::E0201, e.span,
+    auto& diag = error(Code::E0201,
+                       e.span,
                        "`" + n + "` is an axis, not a value",
                        "axis used as a value");
     diag.help("use size(x, " + n + ") for its size");
@@ -187,7 +193,9 @@ Type Checker::check_name(const ast::Expr& e, FnCtx& c) {
     for (const auto& [ln, lt] : c.fn->locals) cands.push_back(ln);
   if (c.fn)
     for (const ParamInfo& p : c.fn->params) cands.push_back(p.name);
-  auto& diag = error(Code::E0201, e.span, "unknown name `" + n + "`",
+  auto& diag = error(Code::E0201,
+                     e.span,
+                     "unknown name `" + n + "`",
                      "not a local, fn, dim, model or builtin");
   std::string s = suggest(n, cands);
   if (!s.empty()) diag.help("did you mean `" + s + "`?");
@@ -200,8 +208,10 @@ Type Checker::field_of(const Type& base,
                        diag::Span name_span) {
   auto unknown = [&](const std::string& what,
                      const std::vector<std::string>& fields) {
-    auto& d = error(Code::E0203, name_span,
-                    what + " has no field `" + name + "`", "unknown field");
+    auto& d = error(Code::E0203,
+                    name_span,
+                    what + " has no field `" + name + "`",
+                    "unknown field");
     (void)d;
     std::string s = suggest(name, fields);
     if (!s.empty()) {
@@ -232,7 +242,8 @@ Type Checker::field_of(const Type& base,
       }
       if (!f) return unknown("record `" + base.record->name + "`", names);
       Type t = f->type;
-      if (base.kind == TK::Batch) t.shape.insert(t.shape.begin(), base.shape[0]);
+      if (base.kind == TK::Batch)
+        t.shape.insert(t.shape.begin(), base.shape[0]);
       return t;
     }
     case TK::Model:
@@ -243,7 +254,8 @@ Type Checker::field_of(const Type& base,
       const types::FieldInfo* f = base.model->field(name);
       if (!f) return unknown("model `" + base.model->name + "`", names);
       if (base.kind == TK::Grads && f->buffer) {
-        error(Code::E0203, name_span,
+        error(Code::E0203,
+              name_span,
               "`" + name + "` is a buffer of `" + base.model->name +
                   "`: buffers get no gradient",
               "not in Grads[" + base.model->name + "]");
@@ -275,7 +287,8 @@ Type Checker::field_of(const Type& base,
     default:
       break;
   }
-  error(Code::E0203, name_span,
+  error(Code::E0203,
+        name_span,
         base.str() + " has no fields (looking for `" + name + "`)",
         "not a record, model, optimizer or logs");
   (void)at;
@@ -298,7 +311,9 @@ Type Checker::check_index(const ast::Expr& e, FnCtx& c) {
       if (it.hi) idx.push_back(check_expr(*it.hi, c));
       for (const Type& t : idx)
         if (!t.is_error() && t.kind != TK::Int)
-          error(Code::E0303, it.span, "slice bounds must be host ints",
+          error(Code::E0303,
+                it.span,
+                "slice bounds must be host ints",
                 "this bound is " + t.str());
       idx.clear();
     } else if (it.index) {
@@ -318,14 +333,17 @@ Type Checker::check_index(const ast::Expr& e, FnCtx& c) {
           e.indices[0].index) {
         auto k = const_int(*e.indices[0].index);
         if (!k) {
-          error(Code::E0303, e.indices[0].span,
-                "a tuple is indexed by a constant", "not a constant");
+          error(Code::E0303,
+                e.indices[0].span,
+                "a tuple is indexed by a constant",
+                "not a constant");
           return record(e, Type::error());
         }
         int64_t n = static_cast<int64_t>(base.elems.size());
         int64_t i = *k < 0 ? *k + n : *k;
         if (i < 0 || i >= n) {
-          error(Code::E0303, e.indices[0].span,
+          error(Code::E0303,
+                e.indices[0].span,
                 "index " + std::to_string(*k) + " is out of range for " +
                     base.str(),
                 "a " + std::to_string(n) + "-tuple");
@@ -344,7 +362,8 @@ Type Checker::check_index(const ast::Expr& e, FnCtx& c) {
       break;
     case TK::Tensor: {
       if (e.indices.size() > base.shape.size()) {
-        error(Code::E0303, e.span,
+        error(Code::E0303,
+              e.span,
               "too many indices: " + std::to_string(e.indices.size()) +
                   " for " + base.str(),
               "has " + std::to_string(base.shape.size()) + " axes");
@@ -371,9 +390,9 @@ Type Checker::check_index(const ast::Expr& e, FnCtx& c) {
             l = std::clamp<int64_t>(l, 0, *n);
             h = std::clamp<int64_t>(h, 0, *n);
             if (h <= l) {
-              error(Code::E0303, it.span,
-                    "this slice of " + base.shape[i].str_sized() +
-                        " is empty",
+              error(Code::E0303,
+                    it.span,
+                    "this slice of " + base.shape[i].str_sized() + " is empty",
                     "no elements");
               return record(e, Type::error());
             }
@@ -391,7 +410,8 @@ Type Checker::check_index(const ast::Expr& e, FnCtx& c) {
           shape.insert(shape.end(), t.shape.begin(), t.shape.end());
           continue;
         }
-        error(Code::E0304, it.span,
+        error(Code::E0304,
+              it.span,
               "an index must be an int or an int tensor, found " + t.str(),
               "this is " + t.str());
         return record(e, Type::error());
@@ -402,7 +422,9 @@ Type Checker::check_index(const ast::Expr& e, FnCtx& c) {
     default:
       break;
   }
-  error(Code::E0303, e.span, "cannot index " + base.str(),
+  error(Code::E0303,
+        e.span,
+        "cannot index " + base.str(),
         "not a tensor, list, tuple or stacked model");
   return record(e, Type::error());
 }
@@ -412,22 +434,38 @@ namespace {
 const char* op_name(ast::BinaryOp op) {
   using B = ast::BinaryOp;
   switch (op) {
-    case B::Add: return "add";
-    case B::Sub: return "sub";
-    case B::Mul: return "mul";
-    case B::Div: return "div";
-    case B::FloorDiv: return "floordiv";
-    case B::Mod: return "mod";
-    case B::Pow: return "pow";
-    case B::MatMul: return "matmul";
-    case B::Eq: return "eq";
-    case B::Ne: return "ne";
-    case B::Lt: return "lt";
-    case B::Le: return "le";
-    case B::Gt: return "gt";
-    case B::Ge: return "ge";
-    case B::And: return "logical_and";
-    case B::Or: return "logical_or";
+    case B::Add:
+      return "add";
+    case B::Sub:
+      return "sub";
+    case B::Mul:
+      return "mul";
+    case B::Div:
+      return "div";
+    case B::FloorDiv:
+      return "floordiv";
+    case B::Mod:
+      return "mod";
+    case B::Pow:
+      return "pow";
+    case B::MatMul:
+      return "matmul";
+    case B::Eq:
+      return "eq";
+    case B::Ne:
+      return "ne";
+    case B::Lt:
+      return "lt";
+    case B::Le:
+      return "le";
+    case B::Gt:
+      return "gt";
+    case B::Ge:
+      return "ge";
+    case B::And:
+      return "logical_and";
+    case B::Or:
+      return "logical_or";
   }
   return "add";
 }
@@ -450,9 +488,12 @@ Type Checker::binary_type(ast::BinaryOp op,
       if (op == B::Add) return Type::of(TK::Str);
       if (cmp) return Type::of(TK::Bool);
     }
-    error(Code::E0303, at,
-          std::string("`") + ast::binary_op_spelling(op) + "` does not apply "
-          "to " + a.str() + " and " + b.str(),
+    error(Code::E0303,
+          at,
+          std::string("`") + ast::binary_op_spelling(op) +
+              "` does not apply "
+              "to " +
+              a.str() + " and " + b.str(),
           "unsupported operands");
     return Type::error();
   }
@@ -461,13 +502,13 @@ Type Checker::binary_type(ast::BinaryOp op,
   // Gradients add up and scale like their params (accumulation).
   if (a.kind == TK::Grads || b.kind == TK::Grads) {
     bool ok = (a.kind == TK::Grads && b.kind == TK::Grads &&
-               a.model == b.model &&
-               (op == B::Add || op == B::Sub)) ||
+               a.model == b.model && (op == B::Add || op == B::Sub)) ||
               ((op == B::Mul || op == B::Div) &&
                (a.kind == TK::Grads ? b : a).is_host_number() &&
                (op == B::Mul || a.kind == TK::Grads));
     if (ok) return a.kind == TK::Grads ? a : b;
-    error(Code::E0303, at,
+    error(Code::E0303,
+          at,
           std::string("`") + ast::binary_op_spelling(op) +
               "` does not apply to " + a.str() + " and " + b.str(),
           "gradients add (g1 + g2) and scale (g * 0.5)");
@@ -476,7 +517,8 @@ Type Checker::binary_type(ast::BinaryOp op,
   if (!a.is_numeric() || !b.is_numeric()) {
     if (cmp && (op == B::Eq || op == B::Ne) && a.kind == b.kind)
       return Type::of(TK::Bool);
-    error(Code::E0303, at,
+    error(Code::E0303,
+          at,
           std::string("`") + ast::binary_op_spelling(op) +
               "` does not apply to " + a.str() + " and " + b.str(),
           "needs tensors or numbers");
@@ -534,8 +576,7 @@ Type Checker::check_unary(const ast::Expr& e, FnCtx& c) {
   switch (e.unary_op) {
     case ast::UnaryOp::Plus:
     case ast::UnaryOp::Neg:
-      if (a.kind == TK::Int || a.kind == TK::Float)
-        return record(e, a);
+      if (a.kind == TK::Int || a.kind == TK::Float) return record(e, a);
       if (a.kind == TK::Bool) return record(e, Type::of(TK::Int));
       if (a.kind == TK::Grads) return record(e, a);
       if (a.kind != TK::Tensor) break;
@@ -549,7 +590,8 @@ Type Checker::check_unary(const ast::Expr& e, FnCtx& c) {
       }
       return record(e, a);
     case ast::UnaryOp::Not:
-      if (a.kind == TK::Bool || a.kind == TK::Int) return record(e, Type::of(TK::Bool));
+      if (a.kind == TK::Bool || a.kind == TK::Int)
+        return record(e, Type::of(TK::Bool));
       if (a.kind != TK::Tensor) break;
       if (const ops::OpDef* def = ops::find_op("logical_not")) {
         std::vector<RuleArg> args(1);
@@ -560,7 +602,8 @@ Type Checker::check_unary(const ast::Expr& e, FnCtx& c) {
       }
       return record(e, a);
   }
-  error(Code::E0303, e.span,
+  error(Code::E0303,
+        e.span,
         std::string("`") + ast::unary_op_spelling(e.unary_op) +
             "` does not apply to " + a.str(),
         "this is " + a.str());
@@ -598,9 +641,12 @@ std::optional<int64_t> Checker::const_int(const ast::Expr& e) {
         return static_cast<int64_t>(v);
       };
       switch (e.binary_op) {
-        case ast::BinaryOp::Add: return ok(__int128(*a) + *b);
-        case ast::BinaryOp::Sub: return ok(__int128(*a) - *b);
-        case ast::BinaryOp::Mul: return ok(__int128(*a) * *b);
+        case ast::BinaryOp::Add:
+          return ok(__int128(*a) + *b);
+        case ast::BinaryOp::Sub:
+          return ok(__int128(*a) - *b);
+        case ast::BinaryOp::Mul:
+          return ok(__int128(*a) * *b);
         case ast::BinaryOp::FloorDiv:
           if (*b == 0) return std::nullopt;
           return ok(static_cast<__int128>(
@@ -646,14 +692,19 @@ std::optional<double> Checker::const_float(const ast::Expr& e) {
       auto a = const_float(*e.lhs), b = const_float(*e.rhs);
       if (!a || !b) return std::nullopt;
       switch (e.binary_op) {
-        case ast::BinaryOp::Add: return *a + *b;
-        case ast::BinaryOp::Sub: return *a - *b;
-        case ast::BinaryOp::Mul: return *a * *b;
+        case ast::BinaryOp::Add:
+          return *a + *b;
+        case ast::BinaryOp::Sub:
+          return *a - *b;
+        case ast::BinaryOp::Mul:
+          return *a * *b;
         case ast::BinaryOp::Div:
           if (*b == 0) return std::nullopt;
           return *a / *b;
-        case ast::BinaryOp::Pow: return std::pow(*a, *b);
-        default: return std::nullopt;
+        case ast::BinaryOp::Pow:
+          return std::pow(*a, *b);
+        default:
+          return std::nullopt;
       }
     }
     default:
@@ -685,7 +736,9 @@ Type Checker::type_value(const ast::Expr& e, FnCtx& c) {
         }
         if (auto v = const_int(*x)) {
           if (*v < 1) {
-            error(Code::E0303, x->span, "a size must be positive",
+            error(Code::E0303,
+                  x->span,
+                  "a size must be positive",
                   "size " + std::to_string(*v));
             return Type::error();
           }
@@ -698,7 +751,9 @@ Type Checker::type_value(const ast::Expr& e, FnCtx& c) {
           shape.push_back(fresh_var("n"));
           continue;
         }
-        error(Code::E0303, x->span, "a size must be an int or an axis name",
+        error(Code::E0303,
+              x->span,
+              "a size must be an int or an axis name",
               "this is " + t.str());
         return Type::error();
       }
@@ -708,7 +763,9 @@ Type Checker::type_value(const ast::Expr& e, FnCtx& c) {
       Type t = check_expr(e, c);
       if (t.kind == TK::TypeValue && !t.elems.empty()) return t.elems[0];
       if (t.is_error()) return t;
-      error(Code::E0303, e.span, "expected a type here, found " + t.str(),
+      error(Code::E0303,
+            e.span,
+            "expected a type here, found " + t.str(),
             "not a type")
           .help("write a type such as [b D], [2, 8] or f64");
       return Type::error();

@@ -100,7 +100,9 @@ Mismatch fit_shape(const std::vector<Axis>& p,
   return {};
 }
 
-std::string describe(const Axis& a) { return a.str_sized(); }
+std::string describe(const Axis& a) {
+  return a.str_sized();
+}
 
 }  // namespace
 
@@ -146,7 +148,8 @@ bool Checker::fit(const Type& param,
                   const std::string& what) {
   if (param.is_error() || arg.is_error()) return true;
   auto kind_error = [&]() {
-    error(Code::E0303, at,
+    error(Code::E0303,
+          at,
           what + " must be " + param.str() + ", found " + arg.str(),
           "this is " + arg.str());
     return false;
@@ -163,28 +166,31 @@ bool Checker::fit(const Type& param,
         case Mismatch::Kind::None:
           break;
         case Mismatch::Kind::Rank:
-          error(Code::E0303, at,
+          error(Code::E0303,
+                at,
                 what + " must be " + param.str() + ", found " + arg.str(),
                 "has " + std::to_string(arg.shape.size()) + " axes, " +
                     std::to_string(param.shape.size()) + " expected");
           return false;
         case Mismatch::Kind::Axis: {
-          auto& d = error(Code::E0303, at,
-                          what + " must be " + param.str() + ", found " +
-                              arg.str(),
-                          describe(m.arg) + " where " + describe(m.param) +
-                              " is expected");
+          auto& d = error(
+              Code::E0303,
+              at,
+              what + " must be " + param.str() + ", found " + arg.str(),
+              describe(m.arg) + " where " + describe(m.param) + " is expected");
           auto ps = m.param.static_size(), as = m.arg.static_size();
           if (ps && as && *ps == *as && m.param.kind != m.arg.kind)
-            d.note("a dim and a literal of the same size are different "
-                   "axes: write the dim's name");
+            d.note(
+                "a dim and a literal of the same size are different "
+                "axes: write the dim's name");
           return false;
         }
         case Mismatch::Kind::Conflict: {
-          auto& d = error(Code::E0307, at,
+          auto& d = error(Code::E0307,
+                          at,
                           "size variable `" + m.param.name + "` is " +
-                              describe(m.earlier) + " and " +
-                              describe(m.arg) + " in one call",
+                              describe(m.earlier) + " and " + describe(m.arg) +
+                              " in one call",
                           "here `" + m.param.name + "` is " + describe(m.arg));
           auto w = b.where.find(m.param.var);
           if (w != b.where.end())
@@ -197,9 +203,10 @@ bool Checker::fit(const Type& param,
       // Remember where each variable was first bound, for E0307's note.
       for (const auto& [id, ax] : b.vars) b.where.emplace(id, at);
       if (param.dtype != arg.dtype) {
-        error(Code::E0304, at,
-              what + " must be " + types::dtype_name(param.dtype) +
-                  ", found " + types::dtype_name(arg.dtype),
+        error(Code::E0304,
+              at,
+              what + " must be " + types::dtype_name(param.dtype) + ", found " +
+                  types::dtype_name(arg.dtype),
               std::string("this is ") + types::dtype_name(arg.dtype))
             .help(std::string("convert it: to(x, ") +
                   types::dtype_name(param.dtype) + ")");
@@ -212,10 +219,10 @@ bool Checker::fit(const Type& param,
         return kind_error();
       Mismatch m = fit_axis(param.shape[0], arg.shape[0], b);
       if (m.kind == Mismatch::Kind::Conflict) {
-        error(Code::E0307, at,
-              "size variable `" + m.param.name + "` is " +
-                  describe(m.earlier) + " and " + describe(m.arg) +
-                  " in one call",
+        error(Code::E0307,
+              at,
+              "size variable `" + m.param.name + "` is " + describe(m.earlier) +
+                  " and " + describe(m.arg) + " in one call",
               "here `" + m.param.name + "` is " + describe(m.arg));
         return false;
       }
@@ -264,7 +271,10 @@ bool Checker::fit(const Type& param,
       if (arg.kind != TK::Tuple || arg.elems.size() != param.elems.size())
         return kind_error();
       for (size_t i = 0; i < param.elems.size(); ++i)
-        if (!fit(param.elems[i], arg.elems[i], b, at,
+        if (!fit(param.elems[i],
+                 arg.elems[i],
+                 b,
+                 at,
                  what + " (item " + std::to_string(i) + ")"))
           return false;
       return true;

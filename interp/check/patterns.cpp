@@ -67,7 +67,8 @@ class PatternBinder {
       case PK::Literal: {
         auto s = axis.static_size();
         if (s && *s == it.value) return true;
-        ck_.error(Code::E0306, it.span,
+        ck_.error(Code::E0306,
+                  it.span,
                   "the pattern says " + std::to_string(it.value) +
                       " here, but the axis is " + axis.str_sized(),
                   "does not match " + axis.str());
@@ -86,15 +87,18 @@ class PatternBinder {
     switch (it.kind) {
       case PK::Literal:
         if (it.value == 1) return Axis::lit(1);
-        ck_.error(Code::E0306, it.span,
+        ck_.error(Code::E0306,
+                  it.span,
                   "only the literal 1 may be inserted in an output "
-                  "pattern, found " + std::to_string(it.value),
+                  "pattern, found " +
+                      std::to_string(it.value),
                   "not an input label");
         return std::nullopt;
       case PK::Name: {
         auto b = bound_.find(it.name);
         if (b != bound_.end()) return b->second;
-        ck_.error(Code::E0306, it.span,
+        ck_.error(Code::E0306,
+                  it.span,
                   "label `" + it.name + "` of the output is not in the input",
                   "unknown label")
             .help("every output label must name an input axis");
@@ -148,12 +152,12 @@ class PatternBinder {
         bound_[n] = named;
         return true;
       }
-      auto& d = ck_.error(
-          Code::E0306, it.span,
-          "label `" + n + "` is " + want->str_sized() +
-              (is_dim(n) ? " (a dim)" : "") + ", but this axis is " +
-              axis.str_sized(),
-          "binds " + axis.str());
+      auto& d = ck_.error(Code::E0306,
+                          it.span,
+                          "label `" + n + "` is " + want->str_sized() +
+                              (is_dim(n) ? " (a dim)" : "") +
+                              ", but this axis is " + axis.str_sized(),
+                          "binds " + axis.str());
       if (!is_dim(n))
         d.note("a label already in scope must bind that same axis");
       return false;
@@ -183,10 +187,13 @@ class PatternBinder {
         a = Axis::lit(p.value);
       } else if (p.kind == PK::Name) {
         auto b = bound_.find(p.name);
-        if (b != bound_.end()) a = b->second;
-        else a = ck_.lookup_axis(p.name, c_.axes);
+        if (b != bound_.end())
+          a = b->second;
+        else
+          a = ck_.lookup_axis(p.name, c_.axes);
       } else {
-        ck_.error(Code::E0306, p.span,
+        ck_.error(Code::E0306,
+                  p.span,
                   "a nested group cannot be cut out of one axis",
                   "nested group");
         return false;
@@ -194,7 +201,8 @@ class PatternBinder {
       auto s = a ? a->static_size() : std::nullopt;
       if (!s) {
         if (unknown) {
-          ck_.error(Code::E0306, it.span,
+          ck_.error(Code::E0306,
+                    it.span,
                     "group " + item_str(it) + " leaves two sizes unknown (" +
                         item_str(*unknown) + " and " + item_str(p) + ")",
                     "cannot infer both")
@@ -211,14 +219,16 @@ class PatternBinder {
     Axis whole = axis;
     if (!unknown) {
       if (total && *total != known) {
-        ck_.error(Code::E0306, it.span,
+        ck_.error(Code::E0306,
+                  it.span,
                   "group " + item_str(it) + " is " + std::to_string(known) +
                       ", but the axis is " + axis.str_sized(),
                   "sizes differ");
         return false;
       }
       if (!total) {
-        ck_.error(Code::E0306, it.span,
+        ck_.error(Code::E0306,
+                  it.span,
                   "group " + item_str(it) + " of fixed size " +
                       std::to_string(known) + " cannot bind " + axis.str() +
                       ", whose size is only known at run time",
@@ -229,7 +239,8 @@ class PatternBinder {
       Axis q;
       if (total) {
         if (known == 0 || *total % known != 0) {
-          ck_.error(Code::E0306, it.span,
+          ck_.error(Code::E0306,
+                    it.span,
                     "group " + item_str(it) + " does not divide " +
                         axis.str_sized() + ": " + std::to_string(*total) +
                         " is not a multiple of " + std::to_string(known),
@@ -263,8 +274,8 @@ class PatternBinder {
 
   Checker& ck_;
   FnCtx& c_;
-  std::map<std::string, Axis> bound_;   // every label of this call
-  std::map<std::string, Axis> fresh_;   // labels new to the fn
+  std::map<std::string, Axis> bound_;  // every label of this call
+  std::map<std::string, Axis> fresh_;  // labels new to the fn
   std::vector<std::pair<Axis, Axis>> cuts_;
 };
 
@@ -283,17 +294,18 @@ Type Checker::check_pattern_call(ops::Intrinsic kind,
     if (t.is_error()) return Type::error();
   if (kind != ops::Intrinsic::Einsum &&
       (operands.size() != 1 || pat.inputs.size() != 1)) {
-    error(Code::E0306, pat.span,
+    error(Code::E0306,
+          pat.span,
           std::string(name) + " takes one tensor and one pattern `in -> out`",
           std::to_string(operands.size()) + " operand(s), " +
               std::to_string(pat.inputs.size()) + " input pattern(s)");
     return Type::error();
   }
   if (operands.size() != pat.inputs.size() || operands.empty()) {
-    error(Code::E0306, pat.span,
-          "einsum has " + std::to_string(operands.size()) +
-              " tensor(s) but " + std::to_string(pat.inputs.size()) +
-              " input pattern(s)",
+    error(Code::E0306,
+          pat.span,
+          "einsum has " + std::to_string(operands.size()) + " tensor(s) but " +
+              std::to_string(pat.inputs.size()) + " input pattern(s)",
           "one pattern per tensor");
     return Type::error();
   }
@@ -304,13 +316,15 @@ Type Checker::check_pattern_call(ops::Intrinsic kind,
     const Type& t = operands[i];
     const ast::PatternSide& side = pat.inputs[i];
     if (t.kind != TK::Tensor) {
-      error(Code::E0306, spans[i],
+      error(Code::E0306,
+            spans[i],
             std::string(name) + " needs a tensor, found " + t.str(),
             "not a tensor");
       return Type::error();
     }
     if (side.items.size() != t.shape.size()) {
-      error(Code::E0306, side.span,
+      error(Code::E0306,
+            side.span,
             "pattern `" + side_str(side) + "` has " +
                 std::to_string(side.items.size()) + " labels, but " +
                 text(spans[i]) + " has " + std::to_string(t.shape.size()) +
@@ -324,7 +338,8 @@ Type Checker::check_pattern_call(ops::Intrinsic kind,
     std::set<std::string> seen;
     for (const std::string& l : labels)
       if (!seen.insert(l).second) {
-        error(Code::E0306, side.span,
+        error(Code::E0306,
+              side.span,
               "label `" + l + "` appears twice in `" + side_str(side) + "`",
               "repeated label");
         return Type::error();
@@ -341,7 +356,8 @@ Type Checker::check_pattern_call(ops::Intrinsic kind,
     std::set<std::string> seen;
     for (const std::string& l : out_labels)
       if (!seen.insert(l).second) {
-        error(Code::E0306, pat.output.span,
+        error(Code::E0306,
+              pat.output.span,
               "label `" + l + "` appears twice in the output",
               "repeated label");
         return Type::error();
@@ -359,11 +375,14 @@ Type Checker::check_pattern_call(ops::Intrinsic kind,
     for (const auto& it : pat.inputs[0].items) collect_labels(it, in_labels);
     for (const std::string& l : in_labels)
       if (!in_out.count(l)) {
-        error(Code::E0306, pat.inputs[0].span,
+        error(Code::E0306,
+              pat.inputs[0].span,
               "label `" + l + "` of the input is missing from the output",
               "dropped here")
-            .help(std::string(name) + " moves axes; to sum one away use "
-                  "sum(x, over=" + l + ") or einsum");
+            .help(std::string(name) +
+                  " moves axes; to sum one away use "
+                  "sum(x, over=" +
+                  l + ") or einsum");
         return Type::error();
       }
   }
@@ -376,9 +395,11 @@ Type Checker::check_pattern_call(ops::Intrinsic kind,
     for (const auto* l : lits)
       if (l->value != 1) cut.push_back(l);
     if (cut.size() != 1) {
-      error(Code::E0306, pat.inputs[0].span,
+      error(Code::E0306,
+            pat.inputs[0].span,
             "split needs exactly one literal k in the input (the number of "
-            "parts), found " + std::to_string(cut.size()),
+            "parts), found " +
+                std::to_string(cut.size()),
             "in `" + side_str(pat.inputs[0]) + "`")
           .help("split(x, b n (3 H Dh) -> b H n Dh) gives 3 parts");
       return Type::error();

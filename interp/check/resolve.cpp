@@ -22,7 +22,9 @@ std::optional<Axis> Checker::resolve_axis(const ast::AxisExpr& a,
   switch (a.kind) {
     case ast::AxisExpr::Kind::Literal:
       if (a.value < 1) {
-        error(Code::E0303, a.span, "an axis size must be positive",
+        error(Code::E0303,
+              a.span,
+              "an axis size must be positive",
               "size " + std::to_string(a.value));
         return std::nullopt;
       }
@@ -30,14 +32,15 @@ std::optional<Axis> Checker::resolve_axis(const ast::AxisExpr& a,
       break;
     case ast::AxisExpr::Kind::Name:
     case ast::AxisExpr::Kind::Star: {
-      std::string key = a.kind == ast::AxisExpr::Kind::Star ? "*" + a.name
-                                                             : a.name;
+      std::string key =
+          a.kind == ast::AxisExpr::Kind::Star ? "*" + a.name : a.name;
       r = lookup_axis(key, scope);
       if (!r) {
         bool is_mesh = false;
         for (const MeshAxis& m : prog_->mesh_) is_mesh |= m.name == a.name;
         if (is_mesh && a.kind == ast::AxisExpr::Kind::Name) {
-          error(Code::E0303, a.span,
+          error(Code::E0303,
+                a.span,
                 "`" + a.name + "` is a mesh axis, not an axis of a tensor",
                 "mesh axis here")
               .help("split a tensor axis over it instead: `[m/" + a.name +
@@ -48,7 +51,8 @@ std::optional<Axis> Checker::resolve_axis(const ast::AxisExpr& a,
           std::vector<std::string> cands;
           for (const auto& [n, v] : prog_->dims_) cands.push_back(n);
           for (const auto& [n, v] : scope.names) cands.push_back(n);
-          auto& d = error(Code::E0201, a.span,
+          auto& d = error(Code::E0201,
+                          a.span,
                           "unknown axis `" + a.name + "`",
                           "not a dim or an axis in scope");
           std::string s = suggest(a.name, cands);
@@ -76,7 +80,8 @@ std::optional<Axis> Checker::resolve_axis(const ast::AxisExpr& a,
       bool found = false;
       for (const MeshAxis& ma : prog_->mesh_) found |= ma.name == m;
       if (!found) {
-        error(Code::E2002, a.span,
+        error(Code::E2002,
+              a.span,
               "`" + m + "` is not an axis of the mesh",
               prog_->mesh_.empty() ? "the program declares no mesh"
                                    : "not in the mesh")
@@ -91,8 +96,8 @@ std::optional<Axis> Checker::resolve_axis(const ast::AxisExpr& a,
 
 namespace {
 
-const char* const kGenericNames[] = {"AdamW", "SGD",  "Grads", "Dataset",
-                                     "Batches", "Axis", "list"};
+const char* const kGenericNames[] = {
+    "AdamW", "SGD", "Grads", "Dataset", "Batches", "Axis", "list"};
 
 }  // namespace
 
@@ -111,8 +116,10 @@ Type Checker::resolve_type(const ast::TypeExpr& t,
       bool bad = false;
       for (const ast::AxisExpr& a : t.axes) {
         auto x = resolve_axis(a, scope, fresh_vars);
-        if (!x) bad = true;
-        else shape.push_back(*x);
+        if (!x)
+          bad = true;
+        else
+          shape.push_back(*x);
       }
       if (bad) return Type::error();
       if (t.elem.empty()) return Type::tensor(std::move(shape));
@@ -120,9 +127,9 @@ Type Checker::resolve_type(const ast::TypeExpr& t,
         return Type::tensor(std::move(shape), *dt);
       if (const types::RecordInfo* r = prog_->record(t.elem)) {
         if (shape.size() != 1) {
-          error(Code::E0303, t.span,
-                "a batch of records has exactly one axis: `[b] " + t.elem +
-                    "`",
+          error(Code::E0303,
+                t.span,
+                "a batch of records has exactly one axis: `[b] " + t.elem + "`",
                 "found " + std::to_string(shape.size()) + " axes");
           return Type::error();
         }
@@ -137,7 +144,8 @@ Type Checker::resolve_type(const ast::TypeExpr& t,
         mt.stack = std::move(shape);
         return mt;
       }
-      auto& d = error(Code::E0201, t.elem_span,
+      auto& d = error(Code::E0201,
+                      t.elem_span,
                       "unknown element type `" + t.elem + "`",
                       "not a dtype, record or model");
       d.help("dtypes are f32 f64 bf16 f16 i32 i64 bool");
@@ -149,17 +157,22 @@ Type Checker::resolve_type(const ast::TypeExpr& t,
   const std::string& n = t.name;
   auto no_args = [&]() {
     if (t.has_args)
-      error(Code::E0303, t.span, "`" + n + "` takes no type arguments",
+      error(Code::E0303,
+            t.span,
+            "`" + n + "` takes no type arguments",
             "remove `[...]`");
   };
   if (auto dt = types::dtype_from_name(n)) {
     no_args();
     return Type::scalar(*dt);
   }
-  static const std::pair<const char*, TK> kSimple[] = {
-      {"int", TK::Int},   {"float", TK::Float}, {"str", TK::Str},
-      {"Mode", TK::Mode}, {"Logs", TK::Logs},   {"Sink", TK::Sink},
-      {"fn", TK::Fn}};
+  static const std::pair<const char*, TK> kSimple[] = {{"int", TK::Int},
+                                                       {"float", TK::Float},
+                                                       {"str", TK::Str},
+                                                       {"Mode", TK::Mode},
+                                                       {"Logs", TK::Logs},
+                                                       {"Sink", TK::Sink},
+                                                       {"fn", TK::Fn}};
   for (const auto& [word, kind] : kSimple)
     if (n == word) {
       no_args();
@@ -169,7 +182,8 @@ Type Checker::resolve_type(const ast::TypeExpr& t,
     }
   auto one_arg_name = [&](const char* what) -> const ast::AxisExpr* {
     if (t.args.size() != 1 || t.args[0].kind != ast::AxisExpr::Kind::Name) {
-      error(Code::E0303, t.span,
+      error(Code::E0303,
+            t.span,
             "`" + n + "` takes one " + what + ": `" + n + "[...]`",
             "expected one " + std::string(what));
       return nullptr;
@@ -181,7 +195,9 @@ Type Checker::resolve_type(const ast::TypeExpr& t,
     if (!a) return Type::error();
     const types::ModelInfo* m = prog_->model(a->name);
     if (!m) {
-      error(Code::E0201, a->span, "unknown model `" + a->name + "`",
+      error(Code::E0201,
+            a->span,
+            "unknown model `" + a->name + "`",
             "not a model");
       return Type::error();
     }
@@ -195,7 +211,9 @@ Type Checker::resolve_type(const ast::TypeExpr& t,
     if (!a) return Type::error();
     const types::RecordInfo* r = prog_->record(a->name);
     if (!r) {
-      error(Code::E0201, a->span, "unknown data record `" + a->name + "`",
+      error(Code::E0201,
+            a->span,
+            "unknown data record `" + a->name + "`",
             "not a `data` declaration");
       return Type::error();
     }
@@ -205,7 +223,9 @@ Type Checker::resolve_type(const ast::TypeExpr& t,
   }
   if (n == "Axis") {
     if (t.args.size() != 1) {
-      error(Code::E0303, t.span, "`Axis` takes one axis: `Axis[d]`",
+      error(Code::E0303,
+            t.span,
+            "`Axis` takes one axis: `Axis[d]`",
             "expected one axis");
       return Type::error();
     }
@@ -228,7 +248,8 @@ Type Checker::resolve_type(const ast::TypeExpr& t,
     Type r = Type::of(TK::Model);
     r.model = m;
     if (t.args.size() != m->dim_params.size()) {
-      error(Code::E0303, t.span,
+      error(Code::E0303,
+            t.span,
             "model `" + n + "` takes " + std::to_string(m->dim_params.size()) +
                 " dim argument(s), found " + std::to_string(t.args.size()),
             m->dim_params.empty() ? "write `" + n + "`"
@@ -248,13 +269,26 @@ Type Checker::resolve_type(const ast::TypeExpr& t,
     ty.record = r;
     return ty;
   }
-  std::vector<std::string> cands = {"f32", "f64", "bf16", "f16", "i32",
-                                    "i64", "bool", "int", "float", "str",
-                                    "Mode", "Logs", "Sink", "fn"};
+  std::vector<std::string> cands = {"f32",
+                                    "f64",
+                                    "bf16",
+                                    "f16",
+                                    "i32",
+                                    "i64",
+                                    "bool",
+                                    "int",
+                                    "float",
+                                    "str",
+                                    "Mode",
+                                    "Logs",
+                                    "Sink",
+                                    "fn"};
   for (const char* g : kGenericNames) cands.push_back(g);
   for (const auto& [mn, _] : prog_->models_) cands.push_back(mn);
   for (const auto& [rn, _] : prog_->records_) cands.push_back(rn);
-  auto& d = error(Code::E0201, t.span, "unknown type `" + n + "`",
+  auto& d = error(Code::E0201,
+                  t.span,
+                  "unknown type `" + n + "`",
                   "not a dtype, model, record or builtin type");
   std::string s = suggest(n, cands);
   if (!s.empty()) d.help("did you mean `" + s + "`?");

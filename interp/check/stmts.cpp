@@ -32,7 +32,10 @@ void Checker::check_fn(FnInfo& fn) {
     if (p.decl->default_value) {
       Type dt = check_expr(*p.decl->default_value, c);
       Binding b;
-      fit(p.type, dt, b, p.decl->default_value->span,
+      fit(p.type,
+          dt,
+          b,
+          p.decl->default_value->span,
           "the default of `" + p.name + "`");
     }
   }
@@ -44,7 +47,10 @@ void Checker::check_fn(FnInfo& fn) {
       for (const auto& [name, ax] : c.axes.names)
         if (ax.kind == Axis::Kind::Var && !c.result_only.count(ax.var))
           b.vars[ax.var] = ax;
-      fit(fn.result, t, b, fn.decl->expr_body->span,
+      fit(fn.result,
+          t,
+          b,
+          fn.decl->expr_body->span,
           "the result of `" + fn.name + "`");
       if (t.kind == TK::Logs && fn.result.kind == TK::Logs)
         fn.inferred_logs = t;
@@ -53,7 +59,8 @@ void Checker::check_fn(FnInfo& fn) {
     check_block(fn.decl->body, c);
     if (fn.has_result && !c.saw_return && fn.result.kind != TK::Unit &&
         !fn.result.is_error())
-      error(Code::E0303, fn.decl->name_span,
+      error(Code::E0303,
+            fn.decl->name_span,
             "`" + fn.name + "` must return " + fn.result.str() +
                 " but has no `return`",
             "declared here");
@@ -72,12 +79,14 @@ void Checker::check_condition(const ast::Expr& e, FnCtx& c) {
   if (t.is_error() || t.kind == TK::Bool) return;
   if (t.kind == TK::Tensor) {
     if (!t.shape.empty())
-      error(Code::E0303, e.span,
+      error(Code::E0303,
+            e.span,
             "a condition must be a 0-d bool, found " + t.str(),
             "has axes " + types::shape_str(t.shape))
           .help("reduce it first: any(...) or all(...)");
     else if (t.dtype != types::DType::Bool)
-      error(Code::E0304, e.span,
+      error(Code::E0304,
+            e.span,
             std::string("a condition must be bool, found ") +
                 types::dtype_name(t.dtype),
             "this is " + t.str())
@@ -85,7 +94,9 @@ void Checker::check_condition(const ast::Expr& e, FnCtx& c) {
     return;
   }
   if (t.kind == TK::Int || t.kind == TK::Float) return;  // truthiness
-  error(Code::E0303, e.span, "a condition must be a bool, found " + t.str(),
+  error(Code::E0303,
+        e.span,
+        "a condition must be a bool, found " + t.str(),
         "not a bool");
 }
 
@@ -110,10 +121,11 @@ Type Checker::element_type(const Type& it, diag::Span at) {
       if (it.elems.empty()) return Type::error();
       for (const Type& e : it.elems)
         if (!same_type(e, it.elems[0])) {
-          error(Code::E0303, at,
-                "a loop over a tuple needs items of one type, found " +
-                    it.str(),
-                "mixed item types");
+          error(
+              Code::E0303,
+              at,
+              "a loop over a tuple needs items of one type, found " + it.str(),
+              "mixed item types");
           return Type::error();
         }
       return it.elems[0];
@@ -135,7 +147,9 @@ Type Checker::element_type(const Type& it, diag::Span at) {
     default:
       break;
   }
-  error(Code::E0303, at, "cannot loop over " + it.str(),
+  error(Code::E0303,
+        at,
+        "cannot loop over " + it.str(),
         "not a list, range, dataset, batches or stacked model")
       .help("loop over range(n), a list, ds.batches(n) or m.blocks");
   return Type::error();
@@ -154,19 +168,20 @@ void Checker::bind_targets(const std::vector<ast::NameTarget>& targets,
   } else if (t.kind == TK::Tuple && t.elems.size() == targets.size()) {
     parts = t.elems;
   } else {
-    error(Code::E0303, at,
+    error(Code::E0303,
+          at,
           "cannot unpack " + t.str() + " into " +
               std::to_string(targets.size()) + " names",
-          t.kind == TK::Tuple
-              ? "a " + std::to_string(t.elems.size()) + "-tuple"
-              : "not a tuple");
+          t.kind == TK::Tuple ? "a " + std::to_string(t.elems.size()) + "-tuple"
+                              : "not a tuple");
     parts.assign(targets.size(), Type::error());
   }
   for (size_t i = 0; i < targets.size(); ++i) {
     const ast::NameTarget& n = targets[i];
     if (n.name == "_") continue;
     if (dim_decls_.count(n.name) || lookup_axis(n.name, {}).has_value()) {
-      error(Code::E0202, n.span,
+      error(Code::E0202,
+            n.span,
             "`" + n.name + "` shadows the dim `" + n.name + "`",
             "a local may not shadow a dim")
           .help("rename the local");
@@ -176,15 +191,18 @@ void Checker::bind_targets(const std::vector<ast::NameTarget>& targets,
     bool mesh = false;
     for (const MeshAxis& m : prog_->mesh_) mesh |= m.name == n.name;
     if (mesh) {
-      error(Code::E0202, n.span,
+      error(Code::E0202,
+            n.span,
             "`" + n.name + "` shadows the mesh axis `" + n.name + "`",
             "a local may not shadow a mesh axis");
       c.values.declare(n.name, {Type::error(), n.span, false, true});
       continue;
     }
-    const Local* prev = c.values.declare(n.name, {parts[i], n.span, false, true});
+    const Local* prev =
+        c.values.declare(n.name, {parts[i], n.span, false, true});
     if (prev) {
-      error(Code::E0202, n.span,
+      error(Code::E0202,
+            n.span,
             "`" + n.name + "` is already declared in this block",
             is_let ? "declared again" : "loop variable declared again")
           .note("first declared here", prev->span)
@@ -206,7 +224,8 @@ void Checker::require_mutable(const ast::Expr& e,
   if (!root || root->kind != ast::Expr::Kind::Name) return;
   Local* l = c.values.find(root->name);
   if (!l || !l->is_param || l->mut) return;
-  error(Code::E0401, e.span,
+  error(Code::E0401,
+        e.span,
         "`" + root->name + "` is changed here (" + why +
             "), but the parameter is not `mut`",
         "changes `" + root->name + "`")
@@ -221,14 +240,16 @@ void Checker::check_return(const ast::Stmt& s, FnCtx& c) {
   if (!fn) return;
   if (!fn->has_result) {
     if (s.value && !t.is_error() && t.kind != TK::Unit)
-      error(Code::E0303, s.value->span,
+      error(Code::E0303,
+            s.value->span,
             "`" + fn->name + "` declares no result but returns " + t.str(),
             "returned here")
           .help("declare it: `-> " + t.str() + "`");
     return;
   }
   if (!s.value) {
-    error(Code::E0303, s.span,
+    error(Code::E0303,
+          s.span,
           "`" + fn->name + "` must return " + fn->result.str(),
           "returns nothing");
     return;
@@ -241,7 +262,10 @@ void Checker::check_return(const ast::Stmt& s, FnCtx& c) {
     if (ax.kind == Axis::Kind::Var && !c.result_only.count(ax.var))
       b.vars.emplace(ax.var, ax);
   if (fn->result_no_vjp.empty()) fn->result_no_vjp = t.no_vjp;
-  if (fit(fn->result, t, b, s.value->span,
+  if (fit(fn->result,
+          t,
+          b,
+          s.value->span,
           "the result of `" + fn->name + "`")) {
     for (const auto& [id, ax] : b.vars) c.result_binding.emplace(id, ax);
   }
@@ -275,7 +299,8 @@ void Checker::check_stmt(const ast::Stmt& s, FnCtx& c) {
         Local* l = c.values.find(tgt.name);
         if (!l) {
           std::vector<std::string> cands = value_names(&c);
-          auto& d = error(Code::E0201, tgt.span,
+          auto& d = error(Code::E0201,
+                          tgt.span,
                           "`" + tgt.name + "` is not declared",
                           "assigned before `let`");
           std::string sg = suggest(tgt.name, cands);
@@ -285,10 +310,11 @@ void Checker::check_stmt(const ast::Stmt& s, FnCtx& c) {
         }
         record(tgt, l->type);
         if (s.kind == K::AugAssign)  // x += e keeps x's type, as x = x + e
-          v = binary_type(s.aug_op, l->type, v, s.span, tgt.span,
-                          s.value->span);
+          v = binary_type(
+              s.aug_op, l->type, v, s.span, tgt.span, s.value->span);
         if (!same_type(l->type, v))
-          error(Code::E0303, s.value->span,
+          error(Code::E0303,
+                s.value->span,
                 "`" + tgt.name + "` is " + l->type.str() +
                     " and `=` keeps its type, but this is " + v.str(),
                 "this is " + v.str())
@@ -305,13 +331,15 @@ void Checker::check_stmt(const ast::Stmt& s, FnCtx& c) {
               !(ft.kind == TK::Tensor && v.kind == TK::Tensor &&
                 ft.shape == v.shape && ft.dtype == v.dtype) &&
               !same_type(ft, v))
-            error(Code::E0402, s.value->span,
+            error(Code::E0402,
+                  s.value->span,
                   "field `" + tgt.name + "` of " + base.str() + " is " +
                       ft.str() + ", but this is " + v.str(),
                   "this is " + v.str())
                 .help("a model field keeps its type");
         } else if (!base.is_error()) {
-          error(Code::E0303, tgt.span,
+          error(Code::E0303,
+                tgt.span,
                 "only a model's fields can be assigned; this is a field of " +
                     base.str(),
                 "values are immutable");
@@ -321,13 +349,16 @@ void Checker::check_stmt(const ast::Stmt& s, FnCtx& c) {
       if (tgt.kind == ast::Expr::Kind::Index) {
         Type t = check_expr(tgt, c);
         (void)t;
-        error(Code::E0303, tgt.span,
+        error(Code::E0303,
+              tgt.span,
               "tensors are immutable: an indexed element cannot be assigned",
               "cannot assign here")
             .help("use put(x, i, v, over=A) to make a changed copy");
         return;
       }
-      error(Code::E0101, tgt.span, "cannot assign to this expression",
+      error(Code::E0101,
+            tgt.span,
+            "cannot assign to this expression",
             "not a name or a model field");
       return;
     }
@@ -357,7 +388,8 @@ void Checker::check_stmt(const ast::Stmt& s, FnCtx& c) {
     case K::Break:
     case K::Continue:
       if (c.loop_depth == 0)
-        error(Code::E0101, s.span,
+        error(Code::E0101,
+              s.span,
               std::string("`") + (s.kind == K::Break ? "break" : "continue") +
                   "` outside a loop",
               "not in a for or while");

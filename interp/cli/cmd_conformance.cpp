@@ -6,18 +6,18 @@
 
 #include <algorithm>
 #include <cmath>
-#include <optional>
-#include <regex>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
+#include <regex>
 #include <sstream>
 
 #include "interp/check/checker.h"
-#include "interp/eval/data_parallel.h"
-#include "interp/eval/interpreter.h"
 #include "interp/cli/commands.h"
 #include "interp/cli/expectations.h"
+#include "interp/eval/data_parallel.h"
+#include "interp/eval/interpreter.h"
 
 namespace ss::cli {
 
@@ -82,14 +82,16 @@ std::vector<double> numbers_in(const std::string& s) {
   std::vector<double> v;
   static const std::regex num(R"(-?\d+(\.\d+)?([eE][-+]?\d+)?)");
   for (auto it = std::sregex_iterator(s.begin(), s.end(), num);
-       it != std::sregex_iterator(); ++it)
+       it != std::sregex_iterator();
+       ++it)
     v.push_back(std::stod(it->str()));
   return v;
 }
 
 // Same result as one device (devices.md item 1): every number main
 // printed equals the one-device run's within [tol] (relative).
-std::string compare_outputs(const std::string& want, const std::string& got,
+std::string compare_outputs(const std::string& want,
+                            const std::string& got,
                             double tol) {
   std::vector<double> a = numbers_in(want), b = numbers_in(got);
   if (a.size() != b.size())
@@ -98,8 +100,8 @@ std::string compare_outputs(const std::string& want, const std::string& got,
   for (size_t i = 0; i < a.size(); ++i) {
     double err = std::fabs(a[i] - b[i]);
     if (err > tol * std::max(std::fabs(a[i]), 1.0))
-      return "number " + std::to_string(i + 1) + " is " +
-             std::to_string(b[i]) + ", on one device " + std::to_string(a[i]);
+      return "number " + std::to_string(i + 1) + " is " + std::to_string(b[i]) +
+             ", on one device " + std::to_string(a[i]);
   }
   return "";
 }
@@ -121,7 +123,8 @@ Outcome run_case(const fs::path& file,
     return o;
   }
   if (ex.kind != Expectation::Kind::Error && prog && !prog->mesh().empty())
-    return {false, true,
+    return {false,
+            true,
             "checked clean; running spmd programs arrives with the spmd work"};
   if (ex.kind == Expectation::Kind::Ok) {
     RunResult r = run_main(*prog, sm);
@@ -130,8 +133,8 @@ Outcome run_case(const fs::path& file,
     if (!o.pass) {
       o.detail = "expected ok, main raised:\n" + r.detail;
     } else if (one_device_out && prog->devices().count() > 1) {
-      std::string diff = compare_outputs(*one_device_out, r.out,
-                                         ex.tolerance.value_or(1e-5));
+      std::string diff =
+          compare_outputs(*one_device_out, r.out, ex.tolerance.value_or(1e-5));
       o.pass = diff.empty();
       if (!o.pass) o.detail = " not the result of one device: " + diff;
     }
@@ -154,7 +157,8 @@ Outcome run_case(const fs::path& file,
     for (size_t i = 0; i < diags.size() && !found; ++i) {
       const diag::Diagnostic& d = diags.list()[i];
       if (matched[i] || d.code != *diag::code_from_name(e.code)) continue;
-      if (d.span.file >= sm.size() || sm.file(d.span.file).path != file.string())
+      if (d.span.file >= sm.size() ||
+          sm.file(d.span.file).path != file.string())
         continue;
       diag::LineCol lc = sm.line_col(d.span.file, d.span.begin);
       if (lc.line == e.line && (e.column == 0 || lc.column == e.column)) {
@@ -212,7 +216,8 @@ int cmd_conformance(const std::vector<std::string>& args) {
   }
   std::vector<fs::path> files;
   for (auto it = fs::recursive_directory_iterator(dir, ec);
-       it != fs::recursive_directory_iterator(); it.increment(ec)) {
+       it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
     if (ec) break;
     if (it->is_regular_file() && it->path().extension() == ".ss")
       files.push_back(it->path());
@@ -233,17 +238,19 @@ int cmd_conformance(const std::vector<std::string>& args) {
       ++failed;
       continue;
     }
-    std::vector<std::string> sets = ex->devices.empty() ? device_sets
-                                                        : ex->devices;
+    std::vector<std::string> sets =
+        ex->devices.empty() ? device_sets : ex->devices;
     std::optional<std::string> one_device;  // the reference output
     for (const std::string& devs : sets) {
-      Outcome o = run_case(f, ss.str(), *ex, devs,
-                           one_device ? &*one_device : nullptr);
+      Outcome o =
+          run_case(f, ss.str(), *ex, devs, one_device ? &*one_device : nullptr);
       if (devs == "cpu" && o.pass) one_device = o.out;
       const char* tag = o.skipped ? "SKIP" : o.pass ? "PASS" : "FAIL";
       std::cout << tag << " " << rel << " [" << devs << "]";
-      if (o.skipped) std::cout << ": " << o.detail;
-      else if (!o.pass) std::cout << ":" << o.detail;
+      if (o.skipped)
+        std::cout << ": " << o.detail;
+      else if (!o.pass)
+        std::cout << ":" << o.detail;
       std::cout << "\n";
       (o.skipped ? skipped : o.pass ? passed : failed)++;
     }

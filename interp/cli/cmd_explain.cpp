@@ -3,7 +3,6 @@
 // text — each fn's placement, each value's layout, each line's collectives —
 // or, with --json, the DeviceTable as data.
 #include <iostream>
-
 #include <nlohmann/json.hpp>
 
 #include "interp/check/checker.h"
@@ -25,22 +24,32 @@ json size_json(const comms::Size& s) {
 const char* layout_kind(comms::ValueLayout::Kind k) {
   using K = comms::ValueLayout::Kind;
   switch (k) {
-    case K::Split: return "split";
-    case K::Whole: return "whole";
-    case K::ModelCopy: return "model_copy";
-    case K::OptimCopy: return "optimizer_copy";
-    case K::Controller: return "controller";
-    case K::Anywhere: return "anywhere";
-    case K::OneDevice: return "one_device";
+    case K::Split:
+      return "split";
+    case K::Whole:
+      return "whole";
+    case K::ModelCopy:
+      return "model_copy";
+    case K::OptimCopy:
+      return "optimizer_copy";
+    case K::Controller:
+      return "controller";
+    case K::Anywhere:
+      return "anywhere";
+    case K::OneDevice:
+      return "one_device";
   }
   return "whole";
 }
 
 const char* placement_key(check::FnInfo::Placement p) {
   switch (p) {
-    case check::FnInfo::Placement::Controller: return "controller";
-    case check::FnInfo::Placement::Workers: return "workers";
-    case check::FnInfo::Placement::Anywhere: return "anywhere";
+    case check::FnInfo::Placement::Controller:
+      return "controller";
+    case check::FnInfo::Placement::Workers:
+      return "workers";
+    case check::FnInfo::Placement::Anywhere:
+      return "anywhere";
   }
   return "anywhere";
 }
@@ -160,8 +169,8 @@ int cmd_explain(const std::vector<std::string>& args) {
     } else if (file.empty()) {
       file = a;
     } else {
-      std::cerr << "ss explain: one FILE only (got '" << file << "' and '"
-                << a << "')\n";
+      std::cerr << "ss explain: one FILE only (got '" << file << "' and '" << a
+                << "')\n";
       return kExitUsage;
     }
   }

@@ -11,8 +11,7 @@ bool parse_dim_override(const std::string& text,
                         std::string& name,
                         int64_t& size) {
   size_t eq = text.find('=');
-  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
-    return false;
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) return false;
   name = text.substr(0, eq);
   for (char c : name)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
@@ -36,8 +35,10 @@ bool valid_device_spec(const std::string& spec) {
   bool any = false;
   for (size_t i = br + 1; i + 1 < spec.size(); ++i) {
     char c = spec[i];
-    if (std::isdigit(static_cast<unsigned char>(c))) any = true;
-    else if (c != ' ' && c != ',') return false;
+    if (std::isdigit(static_cast<unsigned char>(c)))
+      any = true;
+    else if (c != ' ' && c != ',')
+      return false;
   }
   return any;
 }
@@ -55,7 +56,8 @@ ProgramOption program_option(const char* cmd,
               << opts.devices_override << "'\n";
     return ProgramOption::Bad;
   }
-  if ((a == "-D" && i + 1 < args.size()) || (a.size() > 2 && a.rfind("-D", 0) == 0)) {
+  if ((a == "-D" && i + 1 < args.size()) ||
+      (a.size() > 2 && a.rfind("-D", 0) == 0)) {
     std::string def = a == "-D" ? args[++i] : a.substr(2);
     std::string name;
     int64_t size;

@@ -64,8 +64,8 @@ std::optional<Expectation> parse_expectations(const std::string& text,
         if (!parse_uint(pos.substr(0, colon), e.line) ||
             (colon != std::string::npos &&
              !parse_uint(pos.substr(colon + 1), e.column))) {
-          why = "line " + std::to_string(lineno) + ": bad position '" + pos +
-                "'";
+          why =
+              "line " + std::to_string(lineno) + ": bad position '" + pos + "'";
           return std::nullopt;
         }
         ex.errors.push_back(e);

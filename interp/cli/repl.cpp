@@ -13,8 +13,8 @@
 
 #include <csignal>
 #include <cstdlib>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <sstream>
 
@@ -30,9 +30,15 @@ volatile int Repl::interrupted = 0;
 
 namespace {
 
-constexpr const char* kDeclWords[] = {"fn ",   "model ", "data ",
-                                      "dim ",  "devices", "mesh ",
-                                      "import ", "spmd ", "extern "};
+constexpr const char* kDeclWords[] = {"fn ",
+                                      "model ",
+                                      "data ",
+                                      "dim ",
+                                      "devices",
+                                      "mesh ",
+                                      "import ",
+                                      "spmd ",
+                                      "extern "};
 
 bool is_declaration(const std::string& text) {
   for (const char* w : kDeclWords)
@@ -100,15 +106,20 @@ bool Repl::needs_more(const std::string& partial) {
   for (size_t i = 0; i < partial.size(); ++i) {
     char c = partial[i];
     if (in_str) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_str = false;
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_str = false;
       continue;
     }
-    if (c == '"') in_str = true;
+    if (c == '"')
+      in_str = true;
     else if (c == '#') {
       while (i < partial.size() && partial[i] != '\n') ++i;
-    } else if (c == '(' || c == '[' || c == '{') ++depth;
-    else if (c == ')' || c == ']' || c == '}') --depth;
+    } else if (c == '(' || c == '[' || c == '{')
+      ++depth;
+    else if (c == ')' || c == ']' || c == '}')
+      --depth;
   }
   if (depth > 0) return true;
   // A block: lines after one ending in ':' continue until a blank line.
@@ -149,8 +160,10 @@ std::unique_ptr<check::Program> Repl::check(const std::string& body_fn,
   return check::check_source("<repl>", text, sm, diags, opts);
 }
 
-void Repl::print_errors(const diag::Diagnostics& d, const diag::SourceMap& sm,
-                        size_t, size_t) {
+void Repl::print_errors(const diag::Diagnostics& d,
+                        const diag::SourceMap& sm,
+                        size_t,
+                        size_t) {
   err_ << diag::render_terminal(d, sm);
 }
 
@@ -172,8 +185,8 @@ void Repl::declare(const std::string& text) {
 
 void Repl::statements(const std::string& text) {
   std::string name = "__repl_" + std::to_string(++counter_);
-  std::string fn = "fn " + name + "(" + signature() + "):\n" +
-                   indent(text, "    ");
+  std::string fn =
+      "fn " + name + "(" + signature() + "):\n" + indent(text, "    ");
   auto sm = std::make_unique<diag::SourceMap>();
   diag::Diagnostics diags;
   size_t off;
@@ -215,8 +228,10 @@ void Repl::statements(const std::string& text) {
       last.kind != VK::Unit) {
     const types::Type& t = prog->type_of(body.back()->value.get());
     std::string shown = eval::format_value(last, &t);
-    if (last.kind == VK::Tensor) out_ << shown << "\n";
-    else out_ << shown << "  : " << t.str() << "\n";
+    if (last.kind == VK::Tensor)
+      out_ << shown << "\n";
+    else
+      out_ << shown << "  : " << t.str() << "\n";
   }
   programs_.push_back(std::move(prog));
   sources_.push_back(std::move(sm));
@@ -242,8 +257,8 @@ bool Repl::command(const std::string& line) {
             "  :quit          leave (or Ctrl-D)\n"
             "Ctrl-C stops a running statement and keeps the session.\n";
   } else if (cmd == ":type") {
-    std::string fn = "fn __repl_type(" + signature() + "):\n    let __t = " +
-                     rest + "\n";
+    std::string fn =
+        "fn __repl_type(" + signature() + "):\n    let __t = " + rest + "\n";
     auto sm = std::make_unique<diag::SourceMap>();
     diag::Diagnostics diags;
     size_t off;
@@ -308,14 +323,18 @@ bool Repl::handle(const std::string& input) {
   size_t b = text.find_first_not_of(" \n");
   if (b == std::string::npos) return true;
   if (text[b] == ':') return command(text.substr(b));
-  if (is_declaration(text)) declare(text);
-  else statements(text.substr(b));
+  if (is_declaration(text))
+    declare(text);
+  else
+    statements(text.substr(b));
   return true;
 }
 
 namespace {
 
-void on_sigint(int) { Repl::interrupted = 1; }
+void on_sigint(int) {
+  Repl::interrupted = 1;
+}
 
 }  // namespace
 

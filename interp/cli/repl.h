@@ -42,8 +42,10 @@ class Repl {
                                         diag::SourceMap& sm,
                                         diag::Diagnostics& diags,
                                         size_t& body_offset);
-  void print_errors(const diag::Diagnostics& d, const diag::SourceMap& sm,
-                    size_t body_offset, size_t body_len);
+  void print_errors(const diag::Diagnostics& d,
+                    const diag::SourceMap& sm,
+                    size_t body_offset,
+                    size_t body_len);
 
   std::ostream& out_;
   std::ostream& err_;

@@ -17,7 +17,9 @@ constexpr CodeInfo kCodes[] = {
 };
 }  // namespace
 
-const char* code_name(Code c) { return kCodes[static_cast<int>(c)].name; }
+const char* code_name(Code c) {
+  return kCodes[static_cast<int>(c)].name;
+}
 const char* code_summary(Code c) {
   return kCodes[static_cast<int>(c)].summary;
 }
@@ -38,14 +40,19 @@ Diagnostic& Diagnostics::error(Code code,
 
 void Diagnostics::sort() {
   auto key = [](const Diagnostic& d) {
-    return std::make_tuple(d.span.file, d.span.begin, d.span.end,
-                           static_cast<int>(d.code), d.message);
+    return std::make_tuple(d.span.file,
+                           d.span.begin,
+                           d.span.end,
+                           static_cast<int>(d.code),
+                           d.message);
   };
-  std::stable_sort(list_.begin(), list_.end(),
+  std::stable_sort(list_.begin(),
+                   list_.end(),
                    [&](const Diagnostic& a, const Diagnostic& b) {
                      return key(a) < key(b);
                    });
-  list_.erase(std::unique(list_.begin(), list_.end(),
+  list_.erase(std::unique(list_.begin(),
+                          list_.end(),
                           [&](const Diagnostic& a, const Diagnostic& b) {
                             return key(a) == key(b);
                           }),

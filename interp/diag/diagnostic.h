@@ -50,7 +50,9 @@ struct Diagnostic {
 /// Collects every diagnostic of a phase; the front end reports all at once.
 class Diagnostics {
  public:
-  Diagnostic& error(Code code, Span span, std::string message,
+  Diagnostic& error(Code code,
+                    Span span,
+                    std::string message,
                     std::string label = {});
   bool empty() const { return list_.empty(); }
   size_t size() const { return list_.size(); }

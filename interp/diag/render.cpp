@@ -37,14 +37,13 @@ std::string render_terminal(const Diagnostic& d, const SourceMap& sm) {
     out += "\n";
   }
   for (const Note& n : d.notes) {
-    out += std::string(std::to_string(d.span.file < sm.size()
-                                          ? sm.line_col(d.span.file,
-                                                        d.span.begin)
-                                                .line
-                                          : 1)
-                           .size() +
-                       1,
-                       ' ');
+    out += std::string(
+        std::to_string(d.span.file < sm.size()
+                           ? sm.line_col(d.span.file, d.span.begin).line
+                           : 1)
+                .size() +
+            1,
+        ' ');
     out += n.kind == Note::Kind::Help ? "= help: " : "= note: ";
     out += n.message;
     if (n.span) out += " (at " + location(sm, *n.span) + ")";

@@ -23,8 +23,9 @@ std::string_view SourceMap::line_text(uint32_t file, uint32_t line) const {
   const auto& f = files_.at(file);
   if (line == 0 || line > f.line_starts.size()) return {};
   uint32_t b = f.line_starts[line - 1];
-  uint32_t e = line < f.line_starts.size() ? f.line_starts[line] - 1
-                                           : static_cast<uint32_t>(f.text.size());
+  uint32_t e = line < f.line_starts.size()
+                   ? f.line_starts[line] - 1
+                   : static_cast<uint32_t>(f.text.size());
   std::string_view v(f.text);
   v = v.substr(b, e - b);
   if (!v.empty() && v.back() == '\r') v.remove_suffix(1);

@@ -16,7 +16,8 @@ struct Span {
 
   /// The smallest span covering both [a] and [b] (same file assumed).
   static Span cover(Span a, Span b) {
-    return {a.file, a.begin < b.begin ? a.begin : b.begin,
+    return {a.file,
+            a.begin < b.begin ? a.begin : b.begin,
             a.end > b.end ? a.end : b.end};
   }
 };

@@ -61,10 +61,10 @@ std::optional<RuntimeError> run_data_parallel(const check::Program& prog,
     if (errors[r]) return errors[r];
   for (int r = 0; r < world; ++r)
     if (!crashes[r].empty())
-      return RuntimeError("WorkerError",
-                          "rank " + std::to_string(r) + " failed: " +
-                              crashes[r],
-                          {});
+      return RuntimeError(
+          "WorkerError",
+          "rank " + std::to_string(r) + " failed: " + crashes[r],
+          {});
   return std::nullopt;
 }
 

@@ -29,8 +29,8 @@ using ops::Tensor;
 
 std::pair<int64_t, int64_t> DeviceContext::share(int64_t n) const {
   std::vector<int64_t> parts = dist::batch_split(n, world);
-  int64_t start = std::accumulate(parts.begin(), parts.begin() + rank,
-                                  int64_t(0));
+  int64_t start =
+      std::accumulate(parts.begin(), parts.begin() + rank, int64_t(0));
   return {start, start + parts[rank]};
 }
 
@@ -74,12 +74,12 @@ int64_t count_over(const Tensor& x, const std::vector<int>& axes) {
 
 // A local sum and a count, all-reduced in one message ([values..., count],
 // as devices.md counts it), then divided: the whole batch's mean.
-Tensor global_mean(const Tensor& local_sum, int64_t local_count,
+Tensor global_mean(const Tensor& local_sum,
+                   int64_t local_count,
                    DeviceContext& d) {
   Tensor flat = ops::reshape(local_sum, {-1});
   Tensor count = ops::Tensor::scalar(double(local_count), flat.dtype());
-  Tensor packed =
-      ops::concat({flat, ops::reshape(count, {1})}, 0);
+  Tensor packed = ops::concat({flat, ops::reshape(count, {1})}, 0);
   Tensor all = all_reduce_sum(packed, d);
   int64_t n = flat.numel();
   Tensor s = ops::reshape(ops::slice(all, 0, 0, n), local_sum.shape());
@@ -87,7 +87,9 @@ Tensor global_mean(const Tensor& local_sum, int64_t local_count,
   return ops::div(s, ops::reshape(c, {}));
 }
 
-Value tensor_value(const Tensor& t) { return Value::tensor(t); }
+Value tensor_value(const Tensor& t) {
+  return Value::tensor(t);
+}
 
 // batch_norm in Train mode over the whole batch: sums of x and x² and the
 // count, in f64, in one all-reduce (2·C + 1 values).
@@ -103,30 +105,36 @@ Value batch_norm_train(BuiltinCall& c, DeviceContext& d) {
   Tensor s1 = ops::sum(x, axes);
   Tensor s2 = ops::sum(ops::mul(x, x), axes);
   Tensor packed = ops::concat(
-      {s1, s2, ops::Tensor::scalar(double(local_n), types::DType::F64)
-                   .reshape({1})},
+      {s1,
+       s2,
+       ops::Tensor::scalar(double(local_n), types::DType::F64).reshape({1})},
       0);
   Tensor all = all_reduce_sum(packed, d);
   double n = all.at(2 * C);
-  if (n <= 1) c.fail("ValueError", "batch_norm needs more than one value per "
-                                   "channel in Train mode");
+  if (n <= 1)
+    c.fail("ValueError",
+           "batch_norm needs more than one value per "
+           "channel in Train mode");
   Tensor mu = ops::div(ops::slice(all, 0, 0, C), ops::scalar_like(n, all));
   Tensor ex2 = ops::div(ops::slice(all, 0, C, 2 * C), ops::scalar_like(n, all));
   Tensor var = ops::sub(ex2, ops::mul(mu, mu));  // biased, as torch normalises
   ops::Shape bshape(x.rank(), 1);
   bshape[1] = C;
-  Tensor xhat = ops::mul(
-      ops::sub(x, ops::reshape(mu, bshape)),
-      ops::rsqrt(ops::add(ops::reshape(var, bshape), ops::scalar_like(1e-5, var))));
+  Tensor xhat = ops::mul(ops::sub(x, ops::reshape(mu, bshape)),
+                         ops::rsqrt(ops::add(ops::reshape(var, bshape),
+                                             ops::scalar_like(1e-5, var))));
   // Running statistics: momentum 0.1 and the unbiased variance, as torch.
   auto step = [](const Tensor& run, const Tensor& batch) {
     Tensor b = ops::cast(batch, run.dtype());
     return ops::add(ops::mul(run, ops::scalar_like(0.9, run)),
                     ops::mul(b, ops::scalar_like(0.1, b)));
   };
-  Tensor unbiased = ops::mul(ops::stop_grad(var), ops::scalar_like(n / (n - 1), var));
-  bn->set("running_mean", ops::stop_grad(step(bn->get("running_mean"), ops::stop_grad(mu))));
-  bn->set("running_var", ops::stop_grad(step(bn->get("running_var"), unbiased)));
+  Tensor unbiased =
+      ops::mul(ops::stop_grad(var), ops::scalar_like(n / (n - 1), var));
+  bn->set("running_mean",
+          ops::stop_grad(step(bn->get("running_mean"), ops::stop_grad(mu))));
+  bn->set("running_var",
+          ops::stop_grad(step(bn->get("running_var"), unbiased)));
   Tensor g = ops::reshape(ops::cast(bn->get("g"), types::DType::F64), bshape);
   Tensor b = ops::reshape(ops::cast(bn->get("b"), types::DType::F64), bshape);
   return tensor_value(ops::cast(ops::add(ops::mul(xhat, g), b), x0.dtype()));
@@ -137,7 +145,8 @@ Value batch_norm_train(BuiltinCall& c, DeviceContext& d) {
 Value lower(BuiltinCall& c, DeviceContext& d) {
   std::string name = c.op.name;
   if (name == "batch_norm") {
-    if (c.has(2) && c.arg(2).kind == VK::Mode && c.arg(2).as<ModeState>()->train)
+    if (c.has(2) && c.arg(2).kind == VK::Mode &&
+        c.arg(2).as<ModeState>()->train)
       return batch_norm_train(c, d);
     return c.in.call_builtin_forward(c);  // running statistics: per example
   }
@@ -148,8 +157,10 @@ Value lower(BuiltinCall& c, DeviceContext& d) {
   if (name == "mean") {
     Tensor x = c.arg(0).t;
     std::vector<int> axes = over_axes(c, 1, x.rank());
-    Tensor xf = types::is_float(x.dtype()) ? x : ops::cast(x, types::DType::F32);
-    return tensor_value(global_mean(ops::sum(xf, axes), count_over(x, axes), d));
+    Tensor xf =
+        types::is_float(x.dtype()) ? x : ops::cast(x, types::DType::F32);
+    return tensor_value(
+        global_mean(ops::sum(xf, axes), count_over(x, axes), d));
   }
   if (name == "cross_entropy" || name == "mse") {
     // The forward's mean over this share, times its count, is its sum.
@@ -159,8 +170,9 @@ Value lower(BuiltinCall& c, DeviceContext& d) {
       n = ops::numel_of(ops::sub(c.arg(0).t, c.arg(1).t).shape());
     } else {
       const Tensor& label = c.arg(1).t;
-      n = types::is_float(label.dtype()) ? c.arg(0).t.numel() / c.arg(0).t.shape().back()
-                                         : label.numel();
+      n = types::is_float(label.dtype())
+              ? c.arg(0).t.numel() / c.arg(0).t.shape().back()
+              : label.numel();
     }
     // A share with no examples (a batch of 1 on 3 devices) adds nothing:
     // its local mean is 0/0.

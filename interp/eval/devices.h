@@ -31,8 +31,7 @@ struct DeviceContext {
 
   /// Called when the controller's part calls into the workers' (a step):
   /// the fn and its `.ss` location, for a WorkerError's "it was running".
-  std::function<void(const std::string& fn, const std::string& where)>
-      on_step;
+  std::function<void(const std::string& fn, const std::string& where)> on_step;
 
   bool active() const { return world > 1 && comm != nullptr; }
   /// This rank's rows [start, end) of a batch of [n]: as evenly as

@@ -33,8 +33,8 @@ class EvalForwardCtx final : public ops::ForwardCtx {
     const Value& v = need(i);
     if (v.kind == VK::Tensor) return v.t;
     if (v.is_number()) return as_tensor(v, partner_);
-    c_.fail("ValueError", std::string(op_name()) + ": `" + pname(i) +
-                              "` must be a tensor");
+    c_.fail("ValueError",
+            std::string(op_name()) + ": `" + pname(i) + "` must be a tensor");
   }
   double number(size_t i) override {
     const Value& v = need(i);
@@ -43,9 +43,7 @@ class EvalForwardCtx final : public ops::ForwardCtx {
     c_.fail("ValueError",
             std::string(op_name()) + ": `" + pname(i) + "` must be a number");
   }
-  int64_t integer(size_t i) override {
-    return static_cast<int64_t>(number(i));
-  }
+  int64_t integer(size_t i) override { return static_cast<int64_t>(number(i)); }
   bool flag(size_t i, bool dflt) override { return c_.flag(i, dflt); }
   std::string str(size_t i) override { return need(i).s; }
   std::vector<ops::Tensor> tensors(size_t i) override {
@@ -74,8 +72,9 @@ class EvalForwardCtx final : public ops::ForwardCtx {
     if (!c_.info) c_.fail("ValueError", "an axis argument has no size here");
     auto it = c_.info->axis_args.find(static_cast<int>(i));
     if (it == c_.info->axis_args.end())
-      c_.fail("ValueError", std::string(op_name()) + ": axis `" + pname(i) +
-                                "` was not resolved");
+      c_.fail("ValueError",
+              std::string(op_name()) + ": axis `" + pname(i) +
+                  "` was not resolved");
     return c_.in.axis_size(it->second, c_.frame, c_.span);
   }
   ops::Shape shape_arg(size_t i) override {
@@ -125,7 +124,8 @@ class EvalForwardCtx final : public ops::ForwardCtx {
                    static_cast<uint64_t>(x.numel() / x.shape()[0]);
       }
       return {ops::philox::key_for(m->seed, "dropout"),
-              (m->calls << 32) | (ordinal & 0xffffffffu), offset};
+              (m->calls << 32) | (ordinal & 0xffffffffu),
+              offset};
     }
     // rand/randn: (seed, call site).
     uint64_t seed = static_cast<uint64_t>(v.number());
@@ -138,7 +138,8 @@ class EvalForwardCtx final : public ops::ForwardCtx {
   ops::Tensor model_field(size_t i, const std::string& path) override {
     return need(i).as<ModelRef>()->get(path);
   }
-  void set_model_field(size_t i, const std::string& path,
+  void set_model_field(size_t i,
+                       const std::string& path,
                        const ops::Tensor& t) override {
     need(i).as<ModelRef>()->set(path, ops::stop_grad(t));
   }
@@ -213,8 +214,8 @@ Value Interpreter::call_builtin_forward(BuiltinCall& c) {
       return fn(c);
   // Builtins overload on their first argument: take, split, len of a
   // Dataset are the dataset's (language.md).
-  if (c.has(0) && (c.args[0].kind == VK::Dataset ||
-                   c.args[0].kind == VK::Batches))
+  if (c.has(0) &&
+      (c.args[0].kind == VK::Dataset || c.args[0].kind == VK::Batches))
     if (RuntimeFn fn = find_runtime(std::string("dataset.") + c.op.name))
       return fn(c);
   if (c.op.forward) {
@@ -231,22 +232,22 @@ Value Interpreter::call_builtin_forward(BuiltinCall& c) {
       }
       return v;
     } catch (const ops::OpError& e) {
-      c.fail(e.kind() == ops::OpError::Kind::Shape ? "ShapeError"
-                                                   : "ValueError",
-             std::string(c.op.name) + ": " + e.what());
+      c.fail(
+          e.kind() == ops::OpError::Kind::Shape ? "ShapeError" : "ValueError",
+          std::string(c.op.name) + ": " + e.what());
     }
   }
   if (RuntimeFn fn = find_runtime(c.op.name)) {
     try {
       return fn(c);
     } catch (const ops::OpError& e) {
-      c.fail(e.kind() == ops::OpError::Kind::Shape ? "ShapeError"
-                                                   : "ValueError",
-             std::string(c.op.name) + ": " + e.what());
+      c.fail(
+          e.kind() == ops::OpError::Kind::Shape ? "ShapeError" : "ValueError",
+          std::string(c.op.name) + ": " + e.what());
     }
   }
-  c.fail("ValueError", std::string("`") + c.op.name +
-                           "` cannot run in this build yet");
+  c.fail("ValueError",
+         std::string("`") + c.op.name + "` cannot run in this build yet");
 }
 
 Value Interpreter::call_builtin(const ops::OpDef& op,
@@ -317,8 +318,8 @@ Value Interpreter::call_builtin_values(const std::string& name,
   Frame* f = current_frame();
   Frame empty;
   empty.scopes.emplace_back();
-  BuiltinCall c{*this, f ? *f : empty, *op, site, nullptr, nullptr,
-                {}, {}, {}, {}, {}};
+  BuiltinCall c{
+      *this, f ? *f : empty, *op, site, nullptr, nullptr, {}, {}, {}, {}, {}};
   size_t np = op->params.size();
   c.args.resize(np);
   c.given.assign(np, false);

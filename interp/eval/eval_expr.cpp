@@ -113,9 +113,8 @@ Value Interpreter::eval_unary(const ast::Expr& e, Frame& f) {
       if (a.kind == VK::Float) return Value::floating(-a.f);
       if (a.kind == VK::Bool) return Value::integer(a.b ? -1 : 0);
       if (a.kind == VK::Tensor) return Value::tensor(ops::neg(a.t));
-      if (a.kind == VK::Grads) return grads_map(a, [](const ops::Tensor& t) {
-          return ops::neg(t);
-        });
+      if (a.kind == VK::Grads)
+        return grads_map(a, [](const ops::Tensor& t) { return ops::neg(t); });
       break;
     case ast::UnaryOp::Not:
       if (a.kind == VK::Tensor) return Value::tensor(ops::logical_not(a.t));
@@ -134,8 +133,7 @@ int64_t floor_div(int64_t a, int64_t b) {
 
 }  // namespace
 
-Value Interpreter::binary(B op, const Value& a, const Value& b,
-                          diag::Span at) {
+Value Interpreter::binary(B op, const Value& a, const Value& b, diag::Span at) {
   // Host values.
   if (a.kind == VK::Str || b.kind == VK::Str) {
     if (op == B::Add) return Value::string(a.s + b.s);
@@ -174,16 +172,25 @@ Value Interpreter::binary(B op, const Value& a, const Value& b,
         }
         return Value::floating(x - std::floor(x / y) * y);
       case B::Pow:
-        if (ints && y >= 0) return Value::integer(int64_t(std::llround(std::pow(x, y))));
+        if (ints && y >= 0)
+          return Value::integer(int64_t(std::llround(std::pow(x, y))));
         return Value::floating(std::pow(x, y));
-      case B::Eq: return Value::boolean(x == y);
-      case B::Ne: return Value::boolean(x != y);
-      case B::Lt: return Value::boolean(x < y);
-      case B::Le: return Value::boolean(x <= y);
-      case B::Gt: return Value::boolean(x > y);
-      case B::Ge: return Value::boolean(x >= y);
-      case B::And: return Value::boolean(x != 0 && y != 0);
-      case B::Or: return Value::boolean(x != 0 || y != 0);
+      case B::Eq:
+        return Value::boolean(x == y);
+      case B::Ne:
+        return Value::boolean(x != y);
+      case B::Lt:
+        return Value::boolean(x < y);
+      case B::Le:
+        return Value::boolean(x <= y);
+      case B::Gt:
+        return Value::boolean(x > y);
+      case B::Ge:
+        return Value::boolean(x >= y);
+      case B::And:
+        return Value::boolean(x != 0 && y != 0);
+      case B::Or:
+        return Value::boolean(x != 0 || y != 0);
       case B::MatMul:
         break;
     }
@@ -194,26 +201,43 @@ Value Interpreter::binary(B op, const Value& a, const Value& b,
   ops::Tensor x = as_tensor(a, b), y = as_tensor(b, a);
   try {
     switch (op) {
-      case B::Add: return Value::tensor(ops::add(x, y));
-      case B::Sub: return Value::tensor(ops::sub(x, y));
-      case B::Mul: return Value::tensor(ops::mul(x, y));
-      case B::Div: return Value::tensor(ops::div(x, y));
-      case B::FloorDiv: return Value::tensor(ops::floordiv(x, y));
-      case B::Mod: return Value::tensor(ops::mod(x, y));
-      case B::Pow: return Value::tensor(ops::pow(x, y));
-      case B::MatMul: return Value::tensor(ops::matmul(x, y));
-      case B::Eq: return Value::tensor(ops::eq(x, y));
-      case B::Ne: return Value::tensor(ops::ne(x, y));
-      case B::Lt: return Value::tensor(ops::lt(x, y));
-      case B::Le: return Value::tensor(ops::le(x, y));
-      case B::Gt: return Value::tensor(ops::gt(x, y));
-      case B::Ge: return Value::tensor(ops::ge(x, y));
-      case B::And: return Value::tensor(ops::logical_and(x, y));
-      case B::Or: return Value::tensor(ops::logical_or(x, y));
+      case B::Add:
+        return Value::tensor(ops::add(x, y));
+      case B::Sub:
+        return Value::tensor(ops::sub(x, y));
+      case B::Mul:
+        return Value::tensor(ops::mul(x, y));
+      case B::Div:
+        return Value::tensor(ops::div(x, y));
+      case B::FloorDiv:
+        return Value::tensor(ops::floordiv(x, y));
+      case B::Mod:
+        return Value::tensor(ops::mod(x, y));
+      case B::Pow:
+        return Value::tensor(ops::pow(x, y));
+      case B::MatMul:
+        return Value::tensor(ops::matmul(x, y));
+      case B::Eq:
+        return Value::tensor(ops::eq(x, y));
+      case B::Ne:
+        return Value::tensor(ops::ne(x, y));
+      case B::Lt:
+        return Value::tensor(ops::lt(x, y));
+      case B::Le:
+        return Value::tensor(ops::le(x, y));
+      case B::Gt:
+        return Value::tensor(ops::gt(x, y));
+      case B::Ge:
+        return Value::tensor(ops::ge(x, y));
+      case B::And:
+        return Value::tensor(ops::logical_and(x, y));
+      case B::Or:
+        return Value::tensor(ops::logical_or(x, y));
     }
   } catch (const ops::OpError& err) {
     fail(err.kind() == ops::OpError::Kind::Shape ? "ShapeError" : "ValueError",
-         at, err.what());
+         at,
+         err.what());
   }
   fail("ValueError", at, "unsupported operation");
 }
@@ -295,12 +319,14 @@ Value Interpreter::eval_index(const ast::Expr& e, Frame& f) {
         if (hi < 0) hi += n;
         lo = std::clamp<int64_t>(lo, 0, n);
         hi = std::clamp<int64_t>(hi, lo, n);
-        return Value::list({base.items->begin() + lo, base.items->begin() + hi});
+        return Value::list(
+            {base.items->begin() + lo, base.items->begin() + hi});
       }
       int64_t i = int64_t(index_of(it).number());
       if (i < 0) i += n;
       if (i < 0 || i >= n)
-        fail("ValueError", it.span,
+        fail("ValueError",
+             it.span,
              "index " + std::to_string(i) + " is out of range for " +
                  std::to_string(n) + " items");
       return (*base.items)[i];
@@ -315,7 +341,8 @@ Value Interpreter::eval_index(const ast::Expr& e, Frame& f) {
       int64_t i = int64_t(index_of(e.indices[0]).number());
       if (i < 0) i += n;
       if (i < 0 || i >= n)
-        fail("ValueError", e.indices[0].span,
+        fail("ValueError",
+             e.indices[0].span,
              "block " + std::to_string(i) + " is out of range: the stack has " +
                  std::to_string(n));
       r->index.push_back(i);
@@ -350,7 +377,8 @@ Value Interpreter::eval_index(const ast::Expr& e, Frame& f) {
       } catch (const ops::OpError& err) {
         fail(err.kind() == ops::OpError::Kind::Shape ? "ShapeError"
                                                      : "ValueError",
-             e.span, err.what());
+             e.span,
+             err.what());
       }
       return Value::tensor(t);
     }

@@ -21,7 +21,8 @@ Value Interpreter::eval_fstring(const ast::Expr& e, Frame& f) {
   return Value::string(std::move(out));
 }
 
-int64_t Interpreter::axis_size(const types::Axis& a, const Frame& f,
+int64_t Interpreter::axis_size(const types::Axis& a,
+                               const Frame& f,
                                diag::Span at) {
   switch (a.kind) {
     case types::Axis::Kind::Dim: {
@@ -43,11 +44,13 @@ int64_t Interpreter::axis_size(const types::Axis& a, const Frame& f,
       return p;
     }
   }
-  fail("ShapeError", at,
+  fail("ShapeError",
+       at,
        "the size of `" + a.str() + "` is not known at this point");
 }
 
-ops::Shape Interpreter::runtime_shape(const types::Type& t, const Frame& f,
+ops::Shape Interpreter::runtime_shape(const types::Type& t,
+                                      const Frame& f,
                                       diag::Span at) {
   ops::Shape s;
   for (const auto& a : t.shape) s.push_back(axis_size(a, f, at));
@@ -63,14 +66,24 @@ Value Interpreter::call_extern(const check::FnInfo& fn,
   std::string name = target.substr(dot + 1);
   const ops::OpDef* op = module == "nn" ? ops::find_op(name) : nullptr;
   if (!op)
-    fail("ImportError", site,
+    fail("ImportError",
+         site,
          "extern fn `" + fn.name + "`: \"" + target +
              "\" cannot be loaded (plugins arrive with the plugin ABI)");
   Frame* cur = current_frame();
   Frame empty;
   empty.scopes.emplace_back();
-  BuiltinCall c{*this, cur ? *cur : empty, *op, site, nullptr, nullptr,
-                {}, {}, {}, {}, {}};
+  BuiltinCall c{*this,
+                cur ? *cur : empty,
+                *op,
+                site,
+                nullptr,
+                nullptr,
+                {},
+                {},
+                {},
+                {},
+                {}};
   c.args.resize(op->params.size());
   c.given.assign(op->params.size(), false);
   c.exprs.assign(op->params.size(), nullptr);

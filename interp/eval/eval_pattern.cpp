@@ -75,21 +75,28 @@ class Sizes {
     const ast::PatternItem* unknown = nullptr;
     for (const auto& i : it.items) {
       std::optional<int64_t> s;
-      if (i.kind == PK::Literal) s = i.value;
-      else if (i.kind == PK::Name) s = known(i.name);
-      else s = nested(i);
-      if (s) prod *= *s;
-      else unknown = &i;
+      if (i.kind == PK::Literal)
+        s = i.value;
+      else if (i.kind == PK::Name)
+        s = known(i.name);
+      else
+        s = nested(i);
+      if (s)
+        prod *= *s;
+      else
+        unknown = &i;
     }
     if (unknown) {
       if (prod == 0 || size % prod != 0)
-        in_.fail("ShapeError", at_,
+        in_.fail("ShapeError",
+                 at_,
                  "a group of this pattern does not divide the axis: " +
                      std::to_string(size) + " is not a multiple of " +
                      std::to_string(prod));
       sizes_[unknown->name] = size / prod;
     } else if (prod != size) {
-      in_.fail("ShapeError", at_,
+      in_.fail("ShapeError",
+               at_,
                "a group of this pattern is " + std::to_string(prod) +
                    " but the axis is " + std::to_string(size));
     }
@@ -101,9 +108,12 @@ class Sizes {
   std::optional<int64_t> nested(const ast::PatternItem& g) const {
     int64_t p = 1;
     for (const auto& i : g.items) {
-      if (i.kind == PK::Literal) p *= i.value;
-      else if (auto s = known(i.name)) p *= *s;
-      else return std::nullopt;
+      if (i.kind == PK::Literal)
+        p *= i.value;
+      else if (auto s = known(i.name))
+        p *= *s;
+      else
+        return std::nullopt;
     }
     return p;
   }
@@ -172,7 +182,9 @@ Value Interpreter::call_pattern(const ops::OpDef& op,
   Sizes sz(*this, call.span);
   for (size_t i = 0; i < xs.size() && i < pat.inputs.size(); ++i) {
     if (xs[i].rank() != pat.inputs[i].items.size())
-      fail("ShapeError", call.span, "the operand's rank does not fit the pattern");
+      fail("ShapeError",
+           call.span,
+           "the operand's rank does not fit the pattern");
     sz.bind(pat.inputs[i], xs[i].shape());
   }
   ops::Shape out_shape;
@@ -224,19 +236,21 @@ Value Interpreter::call_pattern(const ops::OpDef& op,
       return false;
     };
     // Sum away labels of the first operand used nowhere else.
-    auto reduce_unused = [&](ops::Tensor& t, std::vector<std::string>& at,
-                             size_t from) {
-      std::vector<int> axes;
-      std::vector<std::string> keep;
-      for (size_t i = 0; i < at.size(); ++i) {
-        if (needed_later(at[i], from)) keep.push_back(at[i]);
-        else axes.push_back(static_cast<int>(i));
-      }
-      if (!axes.empty()) {
-        t = ops::sum(t, axes);
-        at = keep;
-      }
-    };
+    auto reduce_unused =
+        [&](ops::Tensor& t, std::vector<std::string>& at, size_t from) {
+          std::vector<int> axes;
+          std::vector<std::string> keep;
+          for (size_t i = 0; i < at.size(); ++i) {
+            if (needed_later(at[i], from))
+              keep.push_back(at[i]);
+            else
+              axes.push_back(static_cast<int>(i));
+          }
+          if (!axes.empty()) {
+            t = ops::sum(t, axes);
+            at = keep;
+          }
+        };
     ops::Tensor acc = xs[0];
     std::vector<std::string> acc_atoms = atoms[0];
     reduce_unused(acc, acc_atoms, 1);
@@ -248,9 +262,12 @@ Value Interpreter::call_pattern(const ops::OpDef& op,
       // only, right only.
       std::vector<std::string> batch, contract, left, right;
       for (const auto& a : acc_atoms) {
-        bool in_b = std::find(b_atoms.begin(), b_atoms.end(), a) != b_atoms.end();
-        if (in_b) (needed_later(a, j + 1) ? batch : contract).push_back(a);
-        else left.push_back(a);
+        bool in_b =
+            std::find(b_atoms.begin(), b_atoms.end(), a) != b_atoms.end();
+        if (in_b)
+          (needed_later(a, j + 1) ? batch : contract).push_back(a);
+        else
+          left.push_back(a);
       }
       for (const auto& a : b_atoms)
         if (std::find(acc_atoms.begin(), acc_atoms.end(), a) == acc_atoms.end())

@@ -37,8 +37,12 @@ std::string element(double v, bool is_int, bool is_bool) {
 }
 
 // numpy-like nested brackets, eliding the middle of long axes.
-void tensor_values(const ops::Tensor& t, const std::vector<double>& vals,
-                   size_t axis, int64_t offset, int indent, bool summarise,
+void tensor_values(const ops::Tensor& t,
+                   const std::vector<double>& vals,
+                   size_t axis,
+                   int64_t offset,
+                   int indent,
+                   bool summarise,
                    std::string& out) {
   const auto& shape = t.shape();
   bool is_int = types::is_int(t.dtype());
@@ -51,13 +55,12 @@ void tensor_values(const ops::Tensor& t, const std::vector<double>& vals,
     if (axis + 1 == shape.size()) {
       out += element(vals[offset + i], is_int, is_bool);
     } else {
-      tensor_values(t, vals, axis + 1, offset + i * stride, indent + 1,
-                    summarise, out);
+      tensor_values(
+          t, vals, axis + 1, offset + i * stride, indent + 1, summarise, out);
     }
   };
-  std::string sep = axis + 1 == shape.size()
-                        ? " "
-                        : "\n" + std::string(indent + 1, ' ');
+  std::string sep =
+      axis + 1 == shape.size() ? " " : "\n" + std::string(indent + 1, ' ');
   for (int64_t i = 0; i < n; ++i) {
     if (summarise && n > 6 && i == 3) {
       out += "..." + sep;
@@ -84,8 +87,10 @@ std::string tensor_string(const ops::Tensor& t, const types::Type* st) {
   }
   std::vector<double> vals = t.to_doubles();
   if (t.rank() == 0)
-    return head + " " + element(vals[0], types::is_int(t.dtype()),
-                                t.dtype() == types::DType::Bool);
+    return head + " " +
+           element(vals[0],
+                   types::is_int(t.dtype()),
+                   t.dtype() == types::DType::Bool);
   std::string body;
   tensor_values(t, vals, 0, 0, 0, t.numel() > 1000, body);
   return head + "\n" + body;
@@ -165,11 +170,13 @@ std::string format_with_spec(const Value& v, const std::string& spec) {
   bool numeric = v.is_number() || v.kind == VK::Tensor;
   size_t i = 0;
   char fill = ' ', align = 0;
-  if (spec.size() >= 2 && (spec[1] == '<' || spec[1] == '>' || spec[1] == '^')) {
+  if (spec.size() >= 2 &&
+      (spec[1] == '<' || spec[1] == '>' || spec[1] == '^')) {
     fill = spec[0];
     align = spec[1];
     i = 2;
-  } else if (!spec.empty() && (spec[0] == '<' || spec[0] == '>' || spec[0] == '^')) {
+  } else if (!spec.empty() &&
+             (spec[0] == '<' || spec[0] == '>' || spec[0] == '^')) {
     align = spec[0];
     i = 1;
   }
@@ -195,16 +202,21 @@ std::string format_with_spec(const Value& v, const std::string& spec) {
   if (!numeric) {
     body = format_value(v);
   } else if (type == 'd' || (type == 0 && prec < 0 && v.kind == VK::Int)) {
-    std::snprintf(buf, sizeof buf, ("%" + sign + "lld").c_str(),
+    std::snprintf(buf,
+                  sizeof buf,
+                  ("%" + sign + "lld").c_str(),
                   static_cast<long long>(std::llround(x)));
     body = buf;
   } else if (type == '%') {
-    std::snprintf(buf, sizeof buf, ("%" + sign + ".*f").c_str(),
-                  prec < 0 ? 6 : prec, x * 100);
+    std::snprintf(buf,
+                  sizeof buf,
+                  ("%" + sign + ".*f").c_str(),
+                  prec < 0 ? 6 : prec,
+                  x * 100);
     body = std::string(buf) + "%";
   } else {
-    char t = type == 'e' || type == 'E' || type == 'g' || type == 'G' ? type
-             : 'f';
+    char t =
+        type == 'e' || type == 'E' || type == 'g' || type == 'G' ? type : 'f';
     if (type == 0 && prec < 0) {
       body = format_number(x);
     } else {
@@ -223,9 +235,13 @@ std::string format_with_spec(const Value& v, const std::string& spec) {
   if (static_cast<int>(body.size()) < width) {
     int pad = width - static_cast<int>(body.size());
     if (!align) align = numeric ? '>' : '<';
-    if (align == '<') body += std::string(pad, fill);
-    else if (align == '>') body = std::string(pad, fill) + body;
-    else body = std::string(pad / 2, fill) + body + std::string(pad - pad / 2, fill);
+    if (align == '<')
+      body += std::string(pad, fill);
+    else if (align == '>')
+      body = std::string(pad, fill) + body;
+    else
+      body =
+          std::string(pad / 2, fill) + body + std::string(pad - pad / 2, fill);
   }
   return body;
 }

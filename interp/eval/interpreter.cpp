@@ -52,8 +52,7 @@ Value Interpreter::run_main(const std::vector<std::string>& args,
                             const std::string& entry) {
   const check::FnInfo* fn = prog_.fn(entry);
   if (!fn) {
-    RuntimeError e("ValueError", "the program has no fn `" + entry + "`",
-                   {});
+    RuntimeError e("ValueError", "the program has no fn `" + entry + "`", {});
     throw e;
   }
   std::vector<Value> vals;
@@ -71,7 +70,8 @@ namespace {
 // Binds the size variables of [t] (a param type) to [v]'s runtime sizes.
 // Returns a message when a variable meets two sizes (data-dependent sizes
 // are checked at the call: language.md, Shape rules).
-std::string bind_sizes(const types::Type& t, const Value& v,
+std::string bind_sizes(const types::Type& t,
+                       const Value& v,
                        std::map<uint32_t, int64_t>& sizes) {
   auto bind = [&](const types::Axis& a, int64_t n) -> std::string {
     if (a.kind == types::Axis::Kind::Var) {
@@ -140,7 +140,8 @@ void Interpreter::split_arguments(const check::FnInfo& fn,
   }
 }
 
-Value Interpreter::join_result(const check::FnInfo& fn, Value v,
+Value Interpreter::join_result(const check::FnInfo& fn,
+                               Value v,
                                const types::Type& t) {
   if (v.kind == VK::Tensor && batch_leading(t, fn))
     return Value::tensor(join_rows(v.t, *devices_));
@@ -161,14 +162,13 @@ Value Interpreter::call(const check::FnInfo& fn,
   // its batch-axis arguments (each rank keeps its share) and joins a
   // batch-axis result in order (devices.md items 3 and 6).
   if (devices_ && devices_->active() && on_workers(fn) &&
-      (frames_.empty() || !on_workers(*frames_.back()->fn)) &&
-      !splitting_) {
+      (frames_.empty() || !on_workers(*frames_.back()->fn)) && !splitting_) {
     if (devices_->on_step) {
       std::string where = "?";
       if (site.file < sm_.size()) {
         diag::LineCol lc = sm_.line_col(site.file, site.begin);
-        where = sm_.file(site.file).path + ":" + std::to_string(lc.line) +
-                ":" + std::to_string(lc.column);
+        where = sm_.file(site.file).path + ":" + std::to_string(lc.line) + ":" +
+                std::to_string(lc.column);
       }
       devices_->on_step(fn.name, where);
     }
@@ -183,8 +183,8 @@ Value Interpreter::call(const check::FnInfo& fn,
   }
   if (++depth_ > 2000) {
     --depth_;
-    fail("ValueError", site,
-         "recursion too deep (more than 2000 nested calls)");
+    fail(
+        "ValueError", site, "recursion too deep (more than 2000 nested calls)");
   }
   Frame f;
   f.fn = &fn;
@@ -199,7 +199,8 @@ Value Interpreter::call(const check::FnInfo& fn,
     std::string bad = bind_sizes(fn.params[i].type, v, f.sizes);
     if (!bad.empty()) {
       --depth_;
-      fail("ShapeError", site,
+      fail("ShapeError",
+           site,
            "argument `" + fn.params[i].name + "` of `" + fn.name +
                "` does not fit " + fn.params[i].type.str() + ": " + bad);
     }
@@ -207,8 +208,8 @@ Value Interpreter::call(const check::FnInfo& fn,
   }
   // A Train mode entering device work from the controller starts a new
   // entry: its dropout draws are keyed by that count (language.md).
-  bool enters = on_workers(fn) &&
-                (frames_.empty() || !on_workers(*frames_.back()->fn));
+  bool enters =
+      on_workers(fn) && (frames_.empty() || !on_workers(*frames_.back()->fn));
   if (enters)
     for (const check::ParamInfo& p : fn.params)
       if (Value* v = f.find(p.name); v && v->kind == VK::Mode) {
@@ -298,7 +299,8 @@ void Interpreter::bind(const std::vector<ast::NameTarget>& targets,
   }
   if ((v.kind != VK::Tuple && v.kind != VK::List) ||
       v.items->size() != targets.size())
-    fail("ValueError", at,
+    fail("ValueError",
+         at,
          "cannot unpack this value into " + std::to_string(targets.size()) +
              " names");
   for (size_t i = 0; i < targets.size(); ++i)
@@ -308,7 +310,8 @@ void Interpreter::bind(const std::vector<ast::NameTarget>& targets,
 void Interpreter::assign(const ast::Expr& target, Value v, Frame& f) {
   if (target.kind == EK::Name) {
     Value* slot = f.find(target.name);
-    if (!slot) fail("ValueError", target.span, "`" + target.name + "` is not declared");
+    if (!slot)
+      fail("ValueError", target.span, "`" + target.name + "` is not declared");
     *slot = std::move(v);
     return;
   }
@@ -321,7 +324,8 @@ void Interpreter::assign(const ast::Expr& target, Value v, Frame& f) {
       fail("ValueError", target.span, "a model field takes a tensor");
     ops::Tensor old = m->get(target.name);
     if (old.shape() != v.t.shape())
-      fail("ShapeError", target.span,
+      fail("ShapeError",
+           target.span,
            "field `" + target.name + "` is " + ops::shape_string(old.shape()) +
                ", the new value " + ops::shape_string(v.t.shape()));
     m->set(target.name, ops::stop_grad(v.t));
@@ -369,7 +373,8 @@ Interpreter::Flow Interpreter::exec(const ast::Stmt& s, Frame& f, Value& ret) {
     }
     case SK::If:
       for (const ast::IfBranch& br : s.branches) {
-        if (!br.cond || condition(*br.cond, f)) return exec_block(br.body, f, ret);
+        if (!br.cond || condition(*br.cond, f))
+          return exec_block(br.body, f, ret);
       }
       return Flow::Normal;
     case SK::For: {
@@ -385,9 +390,11 @@ Interpreter::Flow Interpreter::exec(const ast::Stmt& s, Frame& f, Value& ret) {
         // The loop's header (`for x in it`): where a streamed dataset's
         // bad item, found as its batch loads, is raised.
         auto cur = lazy->cursor(
-            *this, diag::Span{s.span.file, s.span.begin,
-                              s.iter->span.end > s.span.begin ? s.iter->span.end
-                                                        : s.span.begin});
+            *this,
+            diag::Span{s.span.file,
+                       s.span.begin,
+                       s.iter->span.end > s.span.begin ? s.iter->span.end
+                                                       : s.span.begin});
         Value v;
         while (cur->next(v)) {
           Flow flow = body(std::move(v));

@@ -44,35 +44,33 @@ class Interpreter {
                  const std::string& entry = "main");
 
   /// Calls a user fn with arguments in parameter order (defaults filled).
-  Value call(const check::FnInfo& fn, std::vector<Value> args,
-             diag::Span site);
+  Value call(const check::FnInfo& fn, std::vector<Value> args, diag::Span site);
   /// Calls a function value (a user fn or a builtin) positionally.
   Value call_value(const Value& fn, std::vector<Value> args, diag::Span site);
   /// Calls a builtin by name with positional arguments (a fn value naming
   /// a builtin: `reduce(with=max)`, `value_and_grad(sum, ...)`).
-  Value call_builtin_values(const std::string& name, std::vector<Value> args,
+  Value call_builtin_values(const std::string& name,
+                            std::vector<Value> args,
                             diag::Span site);
   /// `a op b` on values (operators and `x op= e`).
-  Value binary(ast::BinaryOp op, const Value& a, const Value& b,
-               diag::Span at);
+  Value binary(ast::BinaryOp op, const Value& a, const Value& b, diag::Span at);
 
   const check::Program& program() const { return prog_; }
   const diag::SourceMap& sources() const { return sm_; }
   std::ostream& out() { return out_; }
 
   /// A RuntimeError of [kind] at [span] with the current `.ss` stack.
-  [[noreturn]] void fail(const std::string& kind, diag::Span span,
+  [[noreturn]] void fail(const std::string& kind,
+                         diag::Span span,
                          const std::string& message);
 
   // ---- used by builtins (interp/eval/lib) and the forward context.
   Value eval(const ast::Expr& e, Frame& f);
   /// A type in value position, with this frame's size variables.
-  ops::Shape runtime_shape(const types::Type& t, const Frame& f,
-                           diag::Span at);
+  ops::Shape runtime_shape(const types::Type& t, const Frame& f, diag::Span at);
   int64_t axis_size(const types::Axis& a, const Frame& f, diag::Span at);
   /// Makes a model from its type (Model.init).
-  Value init_model(const types::Type& model_type, uint64_t seed,
-                   diag::Span at);
+  Value init_model(const types::Type& model_type, uint64_t seed, diag::Span at);
   Frame* current_frame() { return frames_.empty() ? nullptr : frames_.back(); }
 
   /// Runs [stmts] in [f] without a scope of their own, so their `let`s stay
@@ -90,7 +88,9 @@ class Interpreter {
   bool condition(const ast::Expr& e, Frame& f);
   Flow exec(const ast::Stmt& s, Frame& f, Value& ret);
   void assign(const ast::Expr& target, Value v, Frame& f);
-  void bind(const std::vector<ast::NameTarget>& targets, Value v, Frame& f,
+  void bind(const std::vector<ast::NameTarget>& targets,
+            Value v,
+            Frame& f,
             diag::Span at);
   std::vector<Value> iterate(const Value& it, diag::Span at);
 
@@ -101,11 +101,16 @@ class Interpreter {
   Value eval_binary(const ast::Expr& e, Frame& f);
   Value eval_call(const ast::Expr& e, Frame& f);
   Value eval_fstring(const ast::Expr& e, Frame& f);
-  Value call_builtin(const ops::OpDef& op, const ast::Expr& call,
-                     const ast::Expr* receiver, Frame& f);
-  Value call_pattern(const ops::OpDef& op, const ast::Expr& call,
-                     const ast::Expr* receiver, Frame& f);
-  Value call_extern(const check::FnInfo& fn, std::vector<Value> args,
+  Value call_builtin(const ops::OpDef& op,
+                     const ast::Expr& call,
+                     const ast::Expr* receiver,
+                     Frame& f);
+  Value call_pattern(const ops::OpDef& op,
+                     const ast::Expr& call,
+                     const ast::Expr* receiver,
+                     Frame& f);
+  Value call_extern(const check::FnInfo& fn,
+                    std::vector<Value> args,
                     diag::Span site);
   void split_arguments(const check::FnInfo& fn, std::vector<Value>& args);
   Value join_result(const check::FnInfo& fn, Value v, const types::Type& t);
@@ -119,10 +124,11 @@ class Interpreter {
 
   /// This process's part in a data-parallel run (null on one device).
   void set_devices(struct DeviceContext* d) { devices_ = d; }
-  struct DeviceContext* devices() const { return devices_; }
+  struct DeviceContext* devices() const {
+    return devices_;
+  }
 
  private:
-
   const check::Program& prog_;
   const diag::SourceMap& sm_;
   std::ostream& out_;

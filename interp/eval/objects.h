@@ -47,8 +47,8 @@ struct OptimState : Object {
   types::OptimKind kind = types::OptimKind::AdamW;
   std::shared_ptr<ModelStore> model;
   std::string prefix;  // the sub-model it was made for
-  double lr = 1e-3, momentum = 0, weight_decay = 0, beta1 = 0.9,
-         beta2 = 0.999, eps = 1e-8;
+  double lr = 1e-3, momentum = 0, weight_decay = 0, beta1 = 0.9, beta2 = 0.999,
+         eps = 1e-8;
   bool nesterov = false;
   int64_t step = 0;
   /// SGD: "momentum_buffer"; AdamW: "exp_avg", "exp_avg_sq"; by param path.
@@ -61,9 +61,9 @@ struct OptimState : Object {
 struct ModeState : Object {
   bool train = false;
   uint64_t seed = 0;
-  uint64_t calls = 0;    // entries counted so far
-  uint64_t draws = 0;    // draws made during the current entry
-  int active = 0;        // frames currently holding it (nesting)
+  uint64_t calls = 0;  // entries counted so far
+  uint64_t draws = 0;  // draws made during the current entry
+  int active = 0;      // frames currently holding it (nesting)
 };
 
 /// One record, or a batch of records (`[b] Digit`): field tensors, with the

@@ -18,8 +18,8 @@ std::string render_runtime_error(const RuntimeError& e,
     std::string gutter(num.size() + 1, ' ');
     std::string_view line = sm.line_text(e.span().file, lc.line);
     size_t start = std::min<size_t>(lc.column - 1, line.size());
-    size_t len = e.span().end > e.span().begin ? e.span().end - e.span().begin
-                                               : 1;
+    size_t len =
+        e.span().end > e.span().begin ? e.span().end - e.span().begin : 1;
     len = std::max<size_t>(1, std::min(len, line.size() - start));
     out += gutter + "|\n" + num + " | " + std::string(line) + "\n" + gutter +
            "| " + std::string(start, ' ') + std::string(len, '^') + "\n";

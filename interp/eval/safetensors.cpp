@@ -32,8 +32,12 @@ struct DtypeName {
   const char* name;
 };
 constexpr DtypeName kDtypes[] = {
-    {DType::F32, "F32"},   {DType::F64, "F64"}, {DType::BF16, "BF16"},
-    {DType::F16, "F16"},   {DType::I32, "I32"}, {DType::I64, "I64"},
+    {DType::F32, "F32"},
+    {DType::F64, "F64"},
+    {DType::BF16, "BF16"},
+    {DType::F16, "F16"},
+    {DType::I32, "I32"},
+    {DType::I64, "I64"},
     {DType::Bool, "BOOL"},
 };
 
@@ -43,7 +47,9 @@ std::optional<DType> dtype_of(const std::string& s) {
   return std::nullopt;
 }
 
-std::string quote(const std::string& s) { return "'" + s + "'"; }
+std::string quote(const std::string& s) {
+  return "'" + s + "'";
+}
 
 // Closes a descriptor on every path out.
 struct Fd {
@@ -139,7 +145,8 @@ class Reader {
     out.tensors.reserve(entries.size());
     for (const Entry& e : entries) {
       ops::Tensor t = ops::Tensor::empty(e.shape, e.dtype);
-      if (e.end > e.begin) read_at(data_start_ + e.begin, t.raw(), e.end - e.begin);
+      if (e.end > e.begin)
+        read_at(data_start_ + e.begin, t.raw(), e.end - e.begin);
       out.tensors.emplace_back(e.name, std::move(t));
     }
     return out;
@@ -186,8 +193,8 @@ class Reader {
       shape.push_back(static_cast<int64_t>(x));
     }
     uint64_t bytes = 0;
-    if (__builtin_mul_overflow(count, uint64_t(types::dtype_size(*dtype)),
-                               &bytes))
+    if (__builtin_mul_overflow(
+            count, uint64_t(types::dtype_size(*dtype)), &bytes))
       bad(t + "'s shape " + sh->dump() + " overflows");
     uint64_t b = integer((*of)[0], t + "'s data_offsets[0]");
     uint64_t e = integer((*of)[1], t + "'s data_offsets[1]");
@@ -196,9 +203,9 @@ class Reader {
       bad(t + "'s data_offsets " + of->dump() + " run past the data (" +
           std::to_string(data_size_) + " bytes; truncated?)");
     if (e - b != bytes)
-      bad(t + " is " + dname + " " + sh->dump() + ", " +
-          std::to_string(bytes) + " bytes, but its data_offsets " +
-          of->dump() + " span " + std::to_string(e - b));
+      bad(t + " is " + dname + " " + sh->dump() + ", " + std::to_string(bytes) +
+          " bytes, but its data_offsets " + of->dump() + " span " +
+          std::to_string(e - b));
     return Entry{name, *dtype, std::move(shape), b, e};
   }
 

@@ -69,7 +69,9 @@ Value grads_map(const Value& g,
   return make_grads(like, out);
 }
 
-Value grads_binary(ast::BinaryOp op, const Value& a, const Value& b,
+Value grads_binary(ast::BinaryOp op,
+                   const Value& a,
+                   const Value& b,
                    diag::Span at) {
   using B = ast::BinaryOp;
   if (a.kind == VK::Grads && b.kind == VK::Grads) {

@@ -20,7 +20,9 @@ ops::Tensor number_tensor(const Value& v);
 Value grads_map(const Value& g,
                 const std::function<ops::Tensor(const ops::Tensor&)>& fn);
 /// g1 + g2, g1 - g2, g * s, s * g, g / s.
-Value grads_binary(ast::BinaryOp op, const Value& a, const Value& b,
+Value grads_binary(ast::BinaryOp op,
+                   const Value& a,
+                   const Value& b,
                    diag::Span at);
 
 /// A fresh model store holding [tensors] under [like]'s layout.

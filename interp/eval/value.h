@@ -21,15 +21,33 @@ struct Object {
 
 struct Value {
   enum class Kind : uint8_t {
-    Unit, Int, Float, Bool, Str, Tensor, Tuple, List, Fn, Record, Model,
-    Optim, Grads, Mode, Logs, Dataset, Batches, Sink, Type, Axis
+    Unit,
+    Int,
+    Float,
+    Bool,
+    Str,
+    Tensor,
+    Tuple,
+    List,
+    Fn,
+    Record,
+    Model,
+    Optim,
+    Grads,
+    Mode,
+    Logs,
+    Dataset,
+    Batches,
+    Sink,
+    Type,
+    Axis
   };
   Kind kind = Kind::Unit;
-  int64_t i = 0;      // Int; Mode: the seed
-  double f = 0;       // Float
-  bool b = false;     // Bool; Mode: training; Fn: remat
-  std::string s;      // Str; Fn: its name
-  ops::Tensor t;      // Tensor
+  int64_t i = 0;                              // Int; Mode: the seed
+  double f = 0;                               // Float
+  bool b = false;                             // Bool; Mode: training; Fn: remat
+  std::string s;                              // Str; Fn: its name
+  ops::Tensor t;                              // Tensor
   std::shared_ptr<std::vector<Value>> items;  // Tuple, List
   std::shared_ptr<Object> obj;  // Record, Model, Optim, Grads, Mode, Logs,
                                 // Dataset, Batches, Sink

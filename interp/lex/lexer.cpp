@@ -19,15 +19,24 @@ struct Keyword {
   Tok tok;
 };
 constexpr Keyword kKeywords[] = {
-    {"fn", Tok::KwFn},           {"let", Tok::KwLet},
-    {"mut", Tok::KwMut},         {"return", Tok::KwReturn},
-    {"if", Tok::KwIf},           {"elif", Tok::KwElif},
-    {"else", Tok::KwElse},       {"for", Tok::KwFor},
-    {"in", Tok::KwIn},           {"while", Tok::KwWhile},
-    {"break", Tok::KwBreak},     {"continue", Tok::KwContinue},
-    {"and", Tok::KwAnd},         {"or", Tok::KwOr},
-    {"not", Tok::KwNot},         {"true", Tok::KwTrue},
-    {"false", Tok::KwFalse},     {"import", Tok::KwImport},
+    {"fn", Tok::KwFn},
+    {"let", Tok::KwLet},
+    {"mut", Tok::KwMut},
+    {"return", Tok::KwReturn},
+    {"if", Tok::KwIf},
+    {"elif", Tok::KwElif},
+    {"else", Tok::KwElse},
+    {"for", Tok::KwFor},
+    {"in", Tok::KwIn},
+    {"while", Tok::KwWhile},
+    {"break", Tok::KwBreak},
+    {"continue", Tok::KwContinue},
+    {"and", Tok::KwAnd},
+    {"or", Tok::KwOr},
+    {"not", Tok::KwNot},
+    {"true", Tok::KwTrue},
+    {"false", Tok::KwFalse},
+    {"import", Tok::KwImport},
 };
 
 // Longest first, so "**" wins over "*" and "..=" over "..".
@@ -36,17 +45,17 @@ struct Punct {
   Tok tok;
 };
 constexpr Punct kPuncts[] = {
-    {"..=", Tok::DotDotEq}, {"**", Tok::StarStar},  {"//", Tok::SlashSlash},
-    {"->", Tok::Arrow},     {"..", Tok::DotDot},    {"+=", Tok::PlusAssign},
-    {"-=", Tok::MinusAssign}, {"*=", Tok::StarAssign},
-    {"/=", Tok::SlashAssign}, {"==", Tok::EqEq},    {"!=", Tok::NotEq},
-    {"<=", Tok::LessEq},    {">=", Tok::GreaterEq}, {"(", Tok::LParen},
-    {")", Tok::RParen},     {"[", Tok::LBracket},   {"]", Tok::RBracket},
-    {"{", Tok::LBrace},     {"}", Tok::RBrace},     {",", Tok::Comma},
-    {":", Tok::Colon},      {".", Tok::Dot},        {"+", Tok::Plus},
-    {"-", Tok::Minus},      {"*", Tok::Star},       {"/", Tok::Slash},
-    {"%", Tok::Percent},    {"@", Tok::At},         {"=", Tok::Assign},
-    {"<", Tok::Less},       {">", Tok::Greater},
+    {"..=", Tok::DotDotEq},   {"**", Tok::StarStar},   {"//", Tok::SlashSlash},
+    {"->", Tok::Arrow},       {"..", Tok::DotDot},     {"+=", Tok::PlusAssign},
+    {"-=", Tok::MinusAssign}, {"*=", Tok::StarAssign}, {"/=", Tok::SlashAssign},
+    {"==", Tok::EqEq},        {"!=", Tok::NotEq},      {"<=", Tok::LessEq},
+    {">=", Tok::GreaterEq},   {"(", Tok::LParen},      {")", Tok::RParen},
+    {"[", Tok::LBracket},     {"]", Tok::RBracket},    {"{", Tok::LBrace},
+    {"}", Tok::RBrace},       {",", Tok::Comma},       {":", Tok::Colon},
+    {".", Tok::Dot},          {"+", Tok::Plus},        {"-", Tok::Minus},
+    {"*", Tok::Star},         {"/", Tok::Slash},       {"%", Tok::Percent},
+    {"@", Tok::At},           {"=", Tok::Assign},      {"<", Tok::Less},
+    {">", Tok::Greater},
 };
 
 bool is_name_start(char c) {
@@ -58,7 +67,9 @@ bool is_name_char(char c) {
 
 class Lexer {
  public:
-  Lexer(std::string_view src, uint32_t file, uint32_t base,
+  Lexer(std::string_view src,
+        uint32_t file,
+        uint32_t base,
         diag::Diagnostics& diags)
       : src_(src), file_(file), base_(base), diags_(diags) {}
 
@@ -94,7 +105,8 @@ class Lexer {
     }
     if (!brackets_.empty()) {
       for (const auto& b : brackets_)
-        diags_.error(diag::Code::E0103, b.span,
+        diags_.error(diag::Code::E0103,
+                     b.span,
                      std::string("unclosed '") + kSpellings[int(b.kind)] + "'",
                      "opened here and never closed");
       brackets_.clear();
@@ -133,9 +145,11 @@ class Lexer {
       return false;
     }
     if (tab)
-      diags_.error(diag::Code::E0102, span(tab_at, tab_at + 1),
-                   "a tab in indentation; ShapeScript indents with spaces only",
-                   "tab here")
+      diags_
+          .error(diag::Code::E0102,
+                 span(tab_at, tab_at + 1),
+                 "a tab in indentation; ShapeScript indents with spaces only",
+                 "tab here")
           .help("replace the tab with spaces");
     pos_ = p;
     at_line_start_ = false;
@@ -149,11 +163,13 @@ class Lexer {
         push(Tok::Dedent, p, p);
       }
       if (width != indents_.back()) {
-        diags_.error(diag::Code::E0102, span(p - width, p),
-                     "this line's indentation (" + std::to_string(width) +
-                         " spaces) matches no enclosing block",
-                     "the enclosing block is at " +
-                         std::to_string(indents_.back()) + " spaces")
+        diags_
+            .error(diag::Code::E0102,
+                   span(p - width, p),
+                   "this line's indentation (" + std::to_string(width) +
+                       " spaces) matches no enclosing block",
+                   "the enclosing block is at " +
+                       std::to_string(indents_.back()) + " spaces")
             .help("indent to the level of the block it belongs to");
         // Recover: treat it as that enclosing level.
       }
@@ -223,10 +239,11 @@ class Lexer {
     unsigned char u = static_cast<unsigned char>(c);
     if (u >= 0xC0) len = u >= 0xF0 ? 4 : u >= 0xE0 ? 3 : 2;
     len = std::min(len, src_.size() - pos_);
-    diags_.error(diag::Code::E0101, span(start, start + len),
-                 "unexpected character '" +
-                     std::string(src_.substr(start, len)) + "'",
-                 "not part of any token");
+    diags_.error(
+        diag::Code::E0101,
+        span(start, start + len),
+        "unexpected character '" + std::string(src_.substr(start, len)) + "'",
+        "not part of any token");
     pos_ += len;
   }
 
@@ -238,16 +255,19 @@ class Lexer {
                  : t == Tok::RBracket ? Tok::LBracket
                                       : Tok::LBrace;
       if (brackets_.empty()) {
-        diags_.error(diag::Code::E0101, span(start, pos_),
+        diags_.error(diag::Code::E0101,
+                     span(start, pos_),
                      std::string("unexpected '") + kSpellings[int(t)] +
                          "' with no bracket open",
                      "nothing to close");
       } else if (brackets_.back().kind != want) {
-        diags_.error(diag::Code::E0103, brackets_.back().span,
-                     std::string("unclosed '") +
-                         kSpellings[int(brackets_.back().kind)] + "'",
-                     std::string("closed by '") + kSpellings[int(t)] +
-                         "' instead")
+        diags_
+            .error(
+                diag::Code::E0103,
+                brackets_.back().span,
+                std::string("unclosed '") +
+                    kSpellings[int(brackets_.back().kind)] + "'",
+                std::string("closed by '") + kSpellings[int(t)] + "' instead")
             .note("the mismatched bracket", span(start, pos_));
         brackets_.pop_back();
       } else {
@@ -275,7 +295,8 @@ class Lexer {
     if (pos_ < src_.size() && (src_[pos_] == 'e' || src_[pos_] == 'E')) {
       size_t p = pos_ + 1;
       if (p < src_.size() && (src_[p] == '+' || src_[p] == '-')) ++p;
-      if (p < src_.size() && std::isdigit(static_cast<unsigned char>(src_[p]))) {
+      if (p < src_.size() &&
+          std::isdigit(static_cast<unsigned char>(src_[p]))) {
         is_float = true;
         pos_ = p;
         while (pos_ < src_.size() &&
@@ -295,14 +316,19 @@ class Lexer {
     size_t raw_begin = pos_;
     while (true) {
       if (pos_ >= src_.size() || src_[pos_] == '\n') {
-        diags_.error(diag::Code::E0103, span(start, pos_),
-                     "unterminated string", "no closing '\"' on this line")
+        diags_
+            .error(diag::Code::E0103,
+                   span(start, pos_),
+                   "unterminated string",
+                   "no closing '\"' on this line")
             .help("close the string with '\"'; write a newline as \\n");
         // The rest of the line is lost, so brackets opened before the
         // string cannot be matched: forget them rather than swallow the
         // following lines into one logical line (one error, not several).
         brackets_.clear();
-        push(format ? Tok::FString : Tok::String, start, pos_,
+        push(format ? Tok::FString : Tok::String,
+             start,
+             pos_,
              format ? std::string(src_.substr(raw_begin, pos_ - raw_begin))
                     : value);
         return;
@@ -313,16 +339,30 @@ class Lexer {
         char e = src_[pos_ + 1];
         pos_ += 2;
         switch (e) {
-          case 'n': value += '\n'; break;
-          case 't': value += '\t'; break;
-          case '"': value += '"'; break;
-          case '\\': value += '\\'; break;
-          case '{': value += "\\{"; break;
-          case '}': value += "\\}"; break;
+          case 'n':
+            value += '\n';
+            break;
+          case 't':
+            value += '\t';
+            break;
+          case '"':
+            value += '"';
+            break;
+          case '\\':
+            value += '\\';
+            break;
+          case '{':
+            value += "\\{";
+            break;
+          case '}':
+            value += "\\}";
+            break;
           default:
-            diags_.error(diag::Code::E0101, span(pos_ - 2, pos_),
-                         std::string("unknown escape '\\") + e + "'",
-                         "only \\n \\\" \\\\ are escapes")
+            diags_
+                .error(diag::Code::E0101,
+                       span(pos_ - 2, pos_),
+                       std::string("unknown escape '\\") + e + "'",
+                       "only \\n \\\" \\\\ are escapes")
                 .help("write a backslash as \\\\");
         }
         continue;
@@ -332,12 +372,13 @@ class Lexer {
     }
     std::string raw(src_.substr(raw_begin, pos_ - raw_begin));
     ++pos_;  // closing quote
-    push(format ? Tok::FString : Tok::String, start, pos_,
-         format ? raw : value);
+    push(
+        format ? Tok::FString : Tok::String, start, pos_, format ? raw : value);
   }
 
   diag::Span span(size_t b, size_t e) const {
-    return {file_, static_cast<uint32_t>(base_ + b),
+    return {file_,
+            static_cast<uint32_t>(base_ + b),
             static_cast<uint32_t>(base_ + e)};
   }
 
@@ -347,9 +388,8 @@ class Lexer {
     tok.span = span(b, e);
     tok.text = std::move(text);
     size_t line_begin = src_.rfind('\n', b == 0 ? 0 : b - 1);
-    line_begin = (b == 0 || line_begin == std::string_view::npos)
-                     ? 0
-                     : line_begin + 1;
+    line_begin =
+        (b == 0 || line_begin == std::string_view::npos) ? 0 : line_begin + 1;
     if (b > 0 && src_[b - 1] == '\n') line_begin = b;
     tok.column = static_cast<uint32_t>(b - line_begin);
     if (t != Tok::Indent && t != Tok::Dedent && t != Tok::Newline &&
@@ -379,13 +419,17 @@ class Lexer {
 
 }  // namespace
 
-const char* tok_spelling(Tok t) { return kSpellings[static_cast<int>(t)]; }
+const char* tok_spelling(Tok t) {
+  return kSpellings[static_cast<int>(t)];
+}
 
 Tokens lex(const diag::SourceMap& sm, uint32_t file, diag::Diagnostics& diags) {
   return Lexer(sm.file(file).text, file, 0, diags).run();
 }
 
-Tokens lex_fragment(std::string_view text, uint32_t file, uint32_t base,
+Tokens lex_fragment(std::string_view text,
+                    uint32_t file,
+                    uint32_t base,
                     diag::Diagnostics& diags) {
   Tokens raw = Lexer(text, file, base, diags).run();
   Tokens out;

@@ -16,7 +16,9 @@ Tokens lex(const diag::SourceMap& sm, uint32_t file, diag::Diagnostics& diags);
 /// Lexes [text], a piece of file [file] that starts at byte [base] (the
 /// inside of an f-string's `{...}`), so spans point into the real file.
 /// Returns tokens without Newline/Indent/Dedent, ending in Eof.
-Tokens lex_fragment(std::string_view text, uint32_t file, uint32_t base,
+Tokens lex_fragment(std::string_view text,
+                    uint32_t file,
+                    uint32_t base,
                     diag::Diagnostics& diags);
 
 }  // namespace ss::lex

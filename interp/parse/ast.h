@@ -23,10 +23,10 @@ struct AxisExpr {
   enum class Kind { Name, Literal, Group, Star };
   Kind kind = Kind::Name;
   Span span;
-  std::string name;                 // Name, Star (without the '*')
-  int64_t value = 0;                // Literal
-  std::vector<AxisExpr> items;      // Group, outer first
-  std::vector<std::string> split;   // mesh axes after '/', major first
+  std::string name;                // Name, Star (without the '*')
+  int64_t value = 0;               // Literal
+  std::vector<AxisExpr> items;     // Group, outer first
+  std::vector<std::string> split;  // mesh axes after '/', major first
 };
 
 /// `w_inner/stages` inside `Net{...}`.
@@ -48,15 +48,15 @@ struct TypeExpr {
   enum class Kind { Tensor, Named, Tuple };
   Kind kind = Kind::Named;
   Span span;
-  std::vector<AxisExpr> axes;      // Tensor
-  std::string elem;                // Tensor
-  Span elem_span;                  // Tensor, when elem is set
-  std::string name;                // Named
-  bool has_args = false;           // Named: `[...]` was written
-  std::vector<AxisExpr> args;      // Named
-  std::vector<std::string> split;  // Named: `Net/x`, `Net/(x y)`
+  std::vector<AxisExpr> axes;          // Tensor
+  std::string elem;                    // Tensor
+  Span elem_span;                      // Tensor, when elem is set
+  std::string name;                    // Named
+  bool has_args = false;               // Named: `[...]` was written
+  std::vector<AxisExpr> args;          // Named
+  std::vector<std::string> split;      // Named: `Net/x`, `Net/(x y)`
   std::vector<FieldSpec> field_specs;  // Named: `Net{a/x, b/x}`
-  std::vector<TypeExpr> elems;     // Tuple
+  std::vector<TypeExpr> elems;         // Tuple
 };
 
 // ---------------------------------------------------------------- expressions
@@ -112,8 +112,22 @@ struct FStringPart {
 
 enum class UnaryOp { Neg, Plus, Not };
 enum class BinaryOp {
-  Add, Sub, Mul, Div, FloorDiv, Mod, Pow, MatMul,
-  Eq, Ne, Lt, Le, Gt, Ge, And, Or
+  Add,
+  Sub,
+  Mul,
+  Div,
+  FloorDiv,
+  Mod,
+  Pow,
+  MatMul,
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  And,
+  Or
 };
 
 const char* unary_op_spelling(UnaryOp op);
@@ -147,21 +161,21 @@ struct Expr {
   bool bool_value = false;
   std::vector<FStringPart> fparts;
   std::vector<ExprPtr> elems;
-  ExprPtr elem;                     // Comprehension
-  std::vector<std::string> targets; // Comprehension loop names
-  ExprPtr iter;                     // Comprehension
-  ExprPtr cond;                     // Comprehension filter (may be null)
+  ExprPtr elem;                      // Comprehension
+  std::vector<std::string> targets;  // Comprehension loop names
+  ExprPtr iter;                      // Comprehension
+  ExprPtr cond;                      // Comprehension filter (may be null)
   UnaryOp unary_op = UnaryOp::Neg;
   BinaryOp binary_op = BinaryOp::Add;
-  ExprPtr lhs;                      // Unary operand, Binary lhs, Field/Index base
+  ExprPtr lhs;  // Unary operand, Binary lhs, Field/Index base
   ExprPtr rhs;
-  ExprPtr callee;                   // Call
-  std::vector<Arg> args;            // Call
-  std::optional<Pattern> pattern;   // Call, when an argument held `->`
-  std::vector<IndexItem> indices;   // Index
-  std::optional<TypeExpr> type;     // TypeLit
-  std::optional<AxisExpr> axis;     // AxisRef (Literal may be negative)
-  Span name_span;                   // Field: the field name's span
+  ExprPtr callee;                  // Call
+  std::vector<Arg> args;           // Call
+  std::optional<Pattern> pattern;  // Call, when an argument held `->`
+  std::vector<IndexItem> indices;  // Index
+  std::optional<TypeExpr> type;    // TypeLit
+  std::optional<AxisExpr> axis;    // AxisRef (Literal may be negative)
+  Span name_span;                  // Field: the field name's span
 };
 
 // ---------------------------------------------------------------- statements
@@ -178,7 +192,7 @@ struct NameTarget {
 struct IfBranch {
   ExprPtr cond;  // null for `else`
   Block body;
-  Span span;     // the `if`/`elif`/`else` keyword
+  Span span;  // the `if`/`elif`/`else` keyword
 };
 
 struct Stmt {
@@ -191,20 +205,20 @@ struct Stmt {
     While,      // while cond: body
     Break,
     Continue,
-    Return,     // value may be null
-    Expr,       // value
+    Return,  // value may be null
+    Expr,    // value
   };
   Kind kind = Kind::Expr;
   Span span;
-  std::vector<NameTarget> targets;   // Let, For
+  std::vector<NameTarget> targets;     // Let, For
   std::optional<TypeExpr> annotation;  // Let
-  ExprPtr target;                    // Assign, AugAssign
-  BinaryOp aug_op = BinaryOp::Add;   // AugAssign
-  ExprPtr value;                     // Let, Assign, AugAssign, Return, Expr
-  std::vector<IfBranch> branches;    // If
-  ExprPtr iter;                      // For
-  ExprPtr cond;                      // While
-  Block body;                        // For, While
+  ExprPtr target;                      // Assign, AugAssign
+  BinaryOp aug_op = BinaryOp::Add;     // AugAssign
+  ExprPtr value;                       // Let, Assign, AugAssign, Return, Expr
+  std::vector<IfBranch> branches;      // If
+  ExprPtr iter;                        // For
+  ExprPtr cond;                        // While
+  Block body;                          // For, While
 };
 
 // ---------------------------------------------------------------- declarations
@@ -290,7 +304,7 @@ struct Param {
 };
 
 struct FnDecl {
-  Span span;       // the whole header line
+  Span span;  // the whole header line
   std::string name;
   Span name_span;
   std::vector<Param> params;
@@ -298,9 +312,9 @@ struct FnDecl {
   Block body;                      // block form
   ExprPtr expr_body;               // `= expr` form
   bool is_spmd = false;
-  bool spmd_check = true;          // `spmd(check=false) fn`
+  bool spmd_check = true;  // `spmd(check=false) fn`
   bool is_extern = false;
-  std::string extern_target;       // "module.function"
+  std::string extern_target;  // "module.function"
   Span extern_span;
 };
 

@@ -194,7 +194,9 @@ void Parser::parse_pattern_call(Expr& call, size_t close) {
       if (closes(k)) --depth;
       if (depth == 0 && k == Tok::Arrow) {
         if (arrow != std::string::npos)
-          fail(Code::E0101, toks_[i].span, "a pattern has only one '->'",
+          fail(Code::E0101,
+               toks_[i].span,
+               "a pattern has only one '->'",
                "a second '->'");
         arrow = i;
       }
@@ -216,8 +218,10 @@ void Parser::parse_pattern_call(Expr& call, size_t close) {
                    toks_[part.begin + 1].kind == Tok::Assign;
     if (part.arrow != std::string::npos) {
       if (part.keyword)
-        fail(Code::E0101, toks_[part.arrow].span,
-             "a pattern cannot be a keyword argument", "pattern here");
+        fail(Code::E0101,
+             toks_[part.arrow].span,
+             "a pattern cannot be a keyword argument",
+             "pattern here");
       arrow_part = positional.size();
     }
     if (!part.keyword) positional.push_back(p);
@@ -225,7 +229,9 @@ void Parser::parse_pattern_call(Expr& call, size_t close) {
   size_t n = positional.size();
   if (arrow_part != n - 1) {
     const Token& a = toks_[parts[positional[arrow_part]].arrow];
-    fail(Code::E0101, a.span, "a pattern's `->` must be in its last part",
+    fail(Code::E0101,
+         a.span,
+         "a pattern's `->` must be in its last part",
          "move the pattern's output to the last argument");
   }
   // `x.rearrange(p -> q)`: the receiver is the first operand, so the
@@ -233,7 +239,8 @@ void Parser::parse_pattern_call(Expr& call, size_t close) {
   bool method = call.callee && call.callee->kind == Expr::Kind::Field;
   if (n % 2 != 0 && !method) {
     const Token& a = toks_[parts[positional.back()].arrow];
-    fail(Code::E0101, a.span,
+    fail(Code::E0101,
+         a.span,
          "this pattern call has " + std::to_string(n) +
              (n == 1 ? " part" : " parts") +
              "; it needs k operands followed by k pattern sides, the last "

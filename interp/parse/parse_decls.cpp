@@ -82,7 +82,9 @@ void Parser::parse_devices(ast::Module& m) {
       continue;
     }
     if (at(Tok::Indent)) {
-      report(Code::E0102, here(), "unexpected indent",
+      report(Code::E0102,
+             here(),
+             "unexpected indent",
              "an option line is indented more than the others");
       skip_block();
       continue;
@@ -150,7 +152,9 @@ void field_block(Parser& p, F line) {
   if (!p.accept(Tok::Newline) && !p.at(Tok::Eof))
     p.fail_expected("end of line after ':'");
   if (!p.at(Tok::Indent)) {
-    p.report(Code::E0102, p.here(), "expected an indented block after ':'",
+    p.report(Code::E0102,
+             p.here(),
+             "expected an indented block after ':'",
              "the fields should start here, indented");
     return;
   }
@@ -162,7 +166,9 @@ void field_block(Parser& p, F line) {
       continue;
     }
     if (p.at(Tok::Indent)) {
-      p.report(Code::E0102, p.here(), "unexpected indent",
+      p.report(Code::E0102,
+               p.here(),
+               "unexpected indent",
                "this line is indented more than the fields");
       p.skip_block();
       continue;
@@ -297,7 +303,8 @@ void Parser::parse_fn(ast::Module& m) {
     if (accept(Tok::LParen)) {
       const Token& k = expect(Tok::Name, "'check'");
       if (k.text != "check")
-        fail(Code::E0101, k.span,
+        fail(Code::E0101,
+             k.span,
              "expected 'check', found name '" + k.text + "'",
              "spmd takes only check=true or check=false");
       expect(Tok::Assign, "'=' after 'check'");

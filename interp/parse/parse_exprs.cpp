@@ -39,9 +39,17 @@ ExprPtr unary(UnaryOp op, Span op_span, ExprPtr operand) {
 
 bool Parser::can_start_expr() const {
   switch (kind()) {
-    case Tok::Name: case Tok::Int: case Tok::Float: case Tok::String:
-    case Tok::FString: case Tok::KwTrue: case Tok::KwFalse:
-    case Tok::LParen: case Tok::LBracket: case Tok::Minus: case Tok::Plus:
+    case Tok::Name:
+    case Tok::Int:
+    case Tok::Float:
+    case Tok::String:
+    case Tok::FString:
+    case Tok::KwTrue:
+    case Tok::KwFalse:
+    case Tok::LParen:
+    case Tok::LBracket:
+    case Tok::Minus:
+    case Tok::Plus:
     case Tok::KwNot:
       return true;
     default:
@@ -99,13 +107,26 @@ ExprPtr Parser::parse_comparison() {
   while (true) {
     BinaryOp op;
     switch (kind()) {
-      case Tok::EqEq: op = BinaryOp::Eq; break;
-      case Tok::NotEq: op = BinaryOp::Ne; break;
-      case Tok::Less: op = BinaryOp::Lt; break;
-      case Tok::LessEq: op = BinaryOp::Le; break;
-      case Tok::Greater: op = BinaryOp::Gt; break;
-      case Tok::GreaterEq: op = BinaryOp::Ge; break;
-      default: return lhs;
+      case Tok::EqEq:
+        op = BinaryOp::Eq;
+        break;
+      case Tok::NotEq:
+        op = BinaryOp::Ne;
+        break;
+      case Tok::Less:
+        op = BinaryOp::Lt;
+        break;
+      case Tok::LessEq:
+        op = BinaryOp::Le;
+        break;
+      case Tok::Greater:
+        op = BinaryOp::Gt;
+        break;
+      case Tok::GreaterEq:
+        op = BinaryOp::Ge;
+        break;
+      default:
+        return lhs;
     }
     advance();
     lhs = binary(op, std::move(lhs), parse_additive());
@@ -127,12 +148,23 @@ ExprPtr Parser::parse_multiplicative() {
   while (true) {
     BinaryOp op;
     switch (kind()) {
-      case Tok::Star: op = BinaryOp::Mul; break;
-      case Tok::Slash: op = BinaryOp::Div; break;
-      case Tok::SlashSlash: op = BinaryOp::FloorDiv; break;
-      case Tok::Percent: op = BinaryOp::Mod; break;
-      case Tok::At: op = BinaryOp::MatMul; break;
-      default: return lhs;
+      case Tok::Star:
+        op = BinaryOp::Mul;
+        break;
+      case Tok::Slash:
+        op = BinaryOp::Div;
+        break;
+      case Tok::SlashSlash:
+        op = BinaryOp::FloorDiv;
+        break;
+      case Tok::Percent:
+        op = BinaryOp::Mod;
+        break;
+      case Tok::At:
+        op = BinaryOp::MatMul;
+        break;
+      default:
+        return lhs;
     }
     advance();
     lhs = binary(op, std::move(lhs), parse_unary());
@@ -227,7 +259,9 @@ ExprPtr Parser::parse_primary() {
       auto e = make(Expr::Kind::Int, t.span);
       auto v = parse_int_text(t.text);
       if (!v)
-        report(Code::E0101, t.span, "integer literal too large",
+        report(Code::E0101,
+               t.span,
+               "integer literal too large",
                "does not fit in 64 bits");
       e->int_value = v.value_or(0);
       advance();
@@ -300,7 +334,7 @@ ExprPtr Parser::parse_bracket() {
       bool type_like = t->axes.size() >= 2 || !t->elem.empty();
       for (const auto& a : t->axes)
         if (!a.split.empty() || (a.kind != ast::AxisExpr::Kind::Name &&
-                                     a.kind != ast::AxisExpr::Kind::Literal))
+                                 a.kind != ast::AxisExpr::Kind::Literal))
           type_like = true;
       if (type_like) {
         auto e = make(Expr::Kind::TypeLit, t->span);
@@ -320,8 +354,7 @@ ExprPtr Parser::parse_bracket() {
     c->elem = std::move(first);
     bool paren = accept(Tok::LParen);
     do {
-      c->targets.push_back(
-          expect(Tok::Name, "a loop variable name").text);
+      c->targets.push_back(expect(Tok::Name, "a loop variable name").text);
     } while (accept(Tok::Comma));
     if (paren) expect(Tok::RParen, "')' after the loop variables");
     expect(Tok::KwIn, "'in' after the loop variables");
@@ -363,7 +396,8 @@ ExprPtr Parser::parse_fstring() {
   // The raw text starts after `f"`.
   uint32_t base = tok.span.begin + 2;
   auto sp = [&](size_t b, size_t en) {
-    return Span{file_, static_cast<uint32_t>(base + b),
+    return Span{file_,
+                static_cast<uint32_t>(base + b),
                 static_cast<uint32_t>(base + en)};
   };
   std::string lit;
@@ -394,7 +428,9 @@ ExprPtr Parser::parse_fstring() {
         }
       }
       if (j >= n) {
-        report(Code::E0101, sp(i, i + 1), "unclosed '{' in an f-string",
+        report(Code::E0101,
+               sp(i, i + 1),
+               "unclosed '{' in an f-string",
                "no matching '}'");
         lit += raw.substr(i);
         break;
@@ -403,7 +439,9 @@ ExprPtr Parser::parse_fstring() {
       size_t expr_end = colon != std::string::npos ? colon : j;
       std::string_view frag(raw.data() + i + 1, expr_end - (i + 1));
       if (frag.find_first_not_of(" ") == std::string_view::npos) {
-        report(Code::E0101, sp(i, j + 1), "an empty expression in an f-string",
+        report(Code::E0101,
+               sp(i, j + 1),
+               "an empty expression in an f-string",
                "expected an expression inside the braces");
       } else {
         lex::Tokens sub = lex::lex_fragment(
@@ -429,20 +467,37 @@ ExprPtr Parser::parse_fstring() {
         i += 2;
         continue;
       }
-      report(Code::E0101, sp(i, i + 1), "a single '}' in an f-string",
+      report(Code::E0101,
+             sp(i, i + 1),
+             "a single '}' in an f-string",
              "write '}}' for a literal brace");
       lit += '}';
       ++i;
     } else if (c == '\\' && i + 1 < n) {
       char d = raw[i + 1];
       switch (d) {
-        case 'n': lit += '\n'; break;
-        case 't': lit += '\t'; break;
-        case '"': lit += '"'; break;
-        case '\\': lit += '\\'; break;
-        case '{': lit += '{'; break;
-        case '}': lit += '}'; break;
-        default: lit += c; lit += d; break;
+        case 'n':
+          lit += '\n';
+          break;
+        case 't':
+          lit += '\t';
+          break;
+        case '"':
+          lit += '"';
+          break;
+        case '\\':
+          lit += '\\';
+          break;
+        case '{':
+          lit += '{';
+          break;
+        case '}':
+          lit += '}';
+          break;
+        default:
+          lit += c;
+          lit += d;
+          break;
       }
       i += 2;
     } else {

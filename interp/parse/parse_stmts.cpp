@@ -26,7 +26,9 @@ void Parser::end_stmt(const char* what) {
 ast::Block Parser::parse_block() {
   if (accept(Tok::Newline)) return parse_indented_block();
   if (at(Tok::Eof)) {
-    report(Code::E0102, here(), "expected an indented block after ':'",
+    report(Code::E0102,
+           here(),
+           "expected an indented block after ':'",
            "the file ends here");
     return {};
   }
@@ -38,7 +40,9 @@ ast::Block Parser::parse_block() {
 
 ast::Block Parser::parse_indented_block() {
   if (!at(Tok::Indent)) {
-    report(Code::E0102, here(), "expected an indented block after ':'",
+    report(Code::E0102,
+           here(),
+           "expected an indented block after ':'",
            "indent this line to put it in the block");
     return {};
   }
@@ -52,7 +56,9 @@ ast::Block Parser::parse_indented_block() {
       continue;
     }
     if (at(Tok::Indent)) {
-      report(Code::E0102, here(), "unexpected indent",
+      report(Code::E0102,
+             here(),
+             "unexpected indent",
              "this line is indented more than the block");
       skip_block();
       continue;
@@ -100,7 +106,8 @@ StmtPtr Parser::parse_stmt() {
     }
     case Tok::KwElif:
     case Tok::KwElse:
-      fail(Code::E0101, here(),
+      fail(Code::E0101,
+           here(),
            std::string("'") + lex::tok_spelling(kind()) +
                "' without an 'if' before it",
            "no 'if' at this indentation");
@@ -178,21 +185,31 @@ StmtPtr Parser::parse_simple() {
   ast::BinaryOp aug{};
   bool is_aug = true;
   switch (kind()) {
-    case Tok::PlusAssign: aug = ast::BinaryOp::Add; break;
-    case Tok::MinusAssign: aug = ast::BinaryOp::Sub; break;
-    case Tok::StarAssign: aug = ast::BinaryOp::Mul; break;
-    case Tok::SlashAssign: aug = ast::BinaryOp::Div; break;
-    default: is_aug = false;
+    case Tok::PlusAssign:
+      aug = ast::BinaryOp::Add;
+      break;
+    case Tok::MinusAssign:
+      aug = ast::BinaryOp::Sub;
+      break;
+    case Tok::StarAssign:
+      aug = ast::BinaryOp::Mul;
+      break;
+    case Tok::SlashAssign:
+      aug = ast::BinaryOp::Div;
+      break;
+    default:
+      is_aug = false;
   }
   if (is_aug || at(Tok::Assign)) {
     using K = ast::Expr::Kind;
     if (lhs->kind != K::Name && lhs->kind != K::Field && lhs->kind != K::Index)
-      fail(Code::E0101, lhs->span,
+      fail(Code::E0101,
+           lhs->span,
            "cannot assign to this expression",
            "expected a name, a field (m.w1) or an index (x[i])");
     advance();
-    auto st = make_stmt(is_aug ? Stmt::Kind::AugAssign : Stmt::Kind::Assign,
-                        start);
+    auto st =
+        make_stmt(is_aug ? Stmt::Kind::AugAssign : Stmt::Kind::Assign, start);
     st->aug_op = aug;
     st->target = std::move(lhs);
     st->value = parse_expr_list();

@@ -151,7 +151,9 @@ ast::AxisExpr Parser::parse_axis(bool allow_star, bool allow_split) {
       a.items.push_back(parse_axis(/*allow_star=*/false, allow_split));
     }
     if (a.items.empty())
-      fail(Code::E0101, cover_from(start), "an empty axis group",
+      fail(Code::E0101,
+           cover_from(start),
+           "an empty axis group",
            "a group needs at least one axis");
     advance();  // )
   } else {

@@ -11,15 +11,18 @@
 namespace ss::parse {
 namespace detail {
 
-Parser::Parser(const lex::Tokens& tokens, uint32_t file,
-               diag::Diagnostics& diags, int depth)
+Parser::Parser(const lex::Tokens& tokens,
+               uint32_t file,
+               diag::Diagnostics& diags,
+               int depth)
     : toks_(tokens), file_(file), diags_(&diags), depth_(depth) {
   eof_.kind = Tok::Eof;
   uint32_t end = 0;
   if (!toks_.empty()) end = toks_.back().span.end;
   eof_.span = {file, end, end};
   last_span_ = {file, 0, 0};
-  if (!toks_.empty()) last_span_ = {file, toks_[0].span.begin, toks_[0].span.begin};
+  if (!toks_.empty())
+    last_span_ = {file, toks_[0].span.begin, toks_[0].span.begin};
   std::vector<uint32_t> newlines;
   for (const Token& t : toks_)
     if (t.kind == Tok::Newline) newlines.push_back(t.span.begin);
@@ -69,27 +72,41 @@ const Token& Parser::expect(Tok t, const std::string& what) {
 
 std::string Parser::describe(const Token& t) {
   switch (t.kind) {
-    case Tok::Name: return "name '" + t.text + "'";
-    case Tok::Int: return "integer " + t.text;
-    case Tok::Float: return "float " + t.text;
-    case Tok::String: return "a string";
-    case Tok::FString: return "an f-string";
-    case Tok::Newline: return "end of line";
-    case Tok::Eof: return "end of file";
-    case Tok::Indent: return "an indent";
-    case Tok::Dedent: return "a dedent";
-    default: return std::string("'") + lex::tok_spelling(t.kind) + "'";
+    case Tok::Name:
+      return "name '" + t.text + "'";
+    case Tok::Int:
+      return "integer " + t.text;
+    case Tok::Float:
+      return "float " + t.text;
+    case Tok::String:
+      return "a string";
+    case Tok::FString:
+      return "an f-string";
+    case Tok::Newline:
+      return "end of line";
+    case Tok::Eof:
+      return "end of file";
+    case Tok::Indent:
+      return "an indent";
+    case Tok::Dedent:
+      return "a dedent";
+    default:
+      return std::string("'") + lex::tok_spelling(t.kind) + "'";
   }
 }
 
-void Parser::report(Code code, Span span, std::string message,
+void Parser::report(Code code,
+                    Span span,
+                    std::string message,
                     std::string label) {
   for (const auto& [from, to] : quiet_)
     if (span.begin >= from && span.begin <= to) return;
   diags_->error(code, span, std::move(message), std::move(label));
 }
 
-void Parser::fail(Code code, Span span, std::string message,
+void Parser::fail(Code code,
+                  Span span,
+                  std::string message,
                   std::string label) {
   report(code, span, std::move(message), std::move(label));
   throw ParseError{};
@@ -101,7 +118,9 @@ void Parser::fail_expected(const std::string& what) {
   if (t.kind == Tok::Indent) {
     fail(Code::E0102, t.span, "unexpected indent", "expected " + what);
   }
-  fail(code, t.span, "expected " + what + ", found " + describe(t),
+  fail(code,
+       t.span,
+       "expected " + what + ", found " + describe(t),
        "expected " + what);
 }
 
@@ -145,7 +164,9 @@ Parser::DepthGuard::DepthGuard(Parser& parser) : p(parser) {
   if (++p.depth_ > kMaxDepth) {
     // The destructor will not run when the constructor throws.
     --p.depth_;
-    p.fail(Code::E0101, p.here(), "expression nested too deeply",
+    p.fail(Code::E0101,
+           p.here(),
+           "expression nested too deeply",
            "more than 200 levels of nesting");
   }
 }
@@ -175,7 +196,9 @@ void Parser::parse_module(ast::Module& m, ast::Block* repl_stmts) {
       continue;
     }
     if (at(Tok::Indent)) {
-      report(Code::E0102, here(), "unexpected indent",
+      report(Code::E0102,
+             here(),
+             "unexpected indent",
              "this line is indented but no block is open");
       skip_block();
       continue;
@@ -187,9 +210,11 @@ void Parser::parse_module(ast::Module& m, ast::Block* repl_stmts) {
       } else if (repl_stmts) {
         repl_stmts->push_back(parse_stmt());
       } else {
-        fail(Code::E0101, here(),
+        fail(Code::E0101,
+             here(),
              "expected a declaration (fn, model, data, dim, devices, mesh, "
-             "import), found " + describe(peek()),
+             "import), found " +
+                 describe(peek()),
              "not a declaration");
       }
     } catch (const ParseError&) {
@@ -204,7 +229,8 @@ void Parser::parse_module(ast::Module& m, ast::Block* repl_stmts) {
 
 }  // namespace detail
 
-ast::Module parse(const lex::Tokens& tokens, uint32_t file,
+ast::Module parse(const lex::Tokens& tokens,
+                  uint32_t file,
                   diag::Diagnostics& diags) {
   ast::Module m;
   m.file = file;
@@ -217,7 +243,8 @@ ast::Module parse(const lex::Tokens& tokens, uint32_t file,
   return m;
 }
 
-ReplInput parse_repl(const lex::Tokens& tokens, uint32_t file,
+ReplInput parse_repl(const lex::Tokens& tokens,
+                     uint32_t file,
                      diag::Diagnostics& diags) {
   ReplInput in;
   in.decls.file = file;

@@ -37,7 +37,9 @@ class Parser {
   /// errors later on the same logical line as one of them are follow-on
   /// noise and are not reported (an unclosed bracket's line runs to the end
   /// of the file).
-  Parser(const lex::Tokens& tokens, uint32_t file, diag::Diagnostics& diags,
+  Parser(const lex::Tokens& tokens,
+         uint32_t file,
+         diag::Diagnostics& diags,
          int depth = 0);
   /// A sub-parser (an f-string's `{...}`) shares its parent's quiet zones.
   void inherit_quiet_zones(const Parser& parent) { quiet_ = parent.quiet_; }
@@ -72,9 +74,13 @@ class Parser {
   static std::string describe(const Token& t);
   /// Reports E0101 "expected [what], found <current token>" and throws.
   [[noreturn]] void fail_expected(const std::string& what);
-  [[noreturn]] void fail(Code code, Span span, std::string message,
+  [[noreturn]] void fail(Code code,
+                         Span span,
+                         std::string message,
                          std::string label = {});
-  void report(Code code, Span span, std::string message,
+  void report(Code code,
+              Span span,
+              std::string message,
               std::string label = {});
 
   // ------------------------------------------------------------ recovery
@@ -192,7 +198,9 @@ struct Speculation {
   diag::Diagnostics* diags;
   diag::Diagnostics scratch;
   explicit Speculation(Parser& parser)
-      : p(parser), pos(parser.pos_), last(parser.last_span_),
+      : p(parser),
+        pos(parser.pos_),
+        last(parser.last_span_),
         diags(parser.diags_) {
     p.diags_ = &scratch;
   }

@@ -3,7 +3,6 @@
 // never crash, hang or throw past the diagnostic layer. Deterministic
 // (fixed seed); run under ASan/UBSan by scripts/test.sh.
 #include <catch2/catch.hpp>
-
 #include <chrono>
 #include <filesystem>
 #include <random>
@@ -15,14 +14,59 @@ namespace {
 // Fragments that steer mutations towards interesting programs: the
 // language's own tokens, types and patterns.
 const char* const kFragments[] = {
-    "(",      ")",       "[",        "]",       ":",       ",",     "->",
-    " @ ",    " + ",     " * ",      "**",      "=",       "\n",    "    ",
-    "\t",     "\"",      "f\"{x}\"", "let ",    "fn ",     "mut ",  "return ",
-    "over=",  "[b D]",   "(H Dh)",   "b n -> n b", "D",    "b",     "0",
-    "-1",     "1e-3",    "inf",      "model ",  "data ",   "dim ",  "if ",
-    "for ",   " in ",    "..",       "..=",     "split(",  "einsum(",
-    "rearrange(", "value_and_grad(", "Grads[", "AdamW[", "/x", "spmd ",
-    "mesh x=2", "devices cpu[0 1]", "import \"x.ss\"", "#", "{", "}",
+    "(",
+    ")",
+    "[",
+    "]",
+    ":",
+    ",",
+    "->",
+    " @ ",
+    " + ",
+    " * ",
+    "**",
+    "=",
+    "\n",
+    "    ",
+    "\t",
+    "\"",
+    "f\"{x}\"",
+    "let ",
+    "fn ",
+    "mut ",
+    "return ",
+    "over=",
+    "[b D]",
+    "(H Dh)",
+    "b n -> n b",
+    "D",
+    "b",
+    "0",
+    "-1",
+    "1e-3",
+    "inf",
+    "model ",
+    "data ",
+    "dim ",
+    "if ",
+    "for ",
+    " in ",
+    "..",
+    "..=",
+    "split(",
+    "einsum(",
+    "rearrange(",
+    "value_and_grad(",
+    "Grads[",
+    "AdamW[",
+    "/x",
+    "spmd ",
+    "mesh x=2",
+    "devices cpu[0 1]",
+    "import \"x.ss\"",
+    "#",
+    "{",
+    "}",
 };
 
 std::string mutate(const std::string& src, std::mt19937_64& rng) {
@@ -64,15 +108,15 @@ std::string mutate(const std::string& src, std::mt19937_64& rng) {
 
 }  // namespace
 
-TEST_CASE("mutated programs never crash, hang or throw the checker",
-          "[fuzz]") {
+TEST_CASE("mutated programs never crash, hang or throw the checker", "[fuzz]") {
   namespace fs = std::filesystem;
   std::vector<std::string> corpus;
   for (const char* dir : {"examples", "conformance"}) {
     fs::path root = fs::path(SS_SOURCE_DIR) / dir;
     std::error_code ec;
     for (auto it = fs::recursive_directory_iterator(root, ec);
-         it != fs::recursive_directory_iterator(); it.increment(ec))
+         it != fs::recursive_directory_iterator();
+         it.increment(ec))
       if (!ec && it->path().extension() == ".ss")
         corpus.push_back(ss::testing::read_source_file(
             fs::relative(it->path(), SS_SOURCE_DIR).string()));
@@ -92,9 +136,9 @@ TEST_CASE("mutated programs never crash, hang or throw the checker",
     } catch (...) {
       FAIL("run " << i << " threw a non-std exception\n--- input:\n" << src);
     }
-    double secs = std::chrono::duration<double>(
-                      std::chrono::steady_clock::now() - t0)
-                      .count();
+    double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+            .count();
     // Generous: a debug+ASan build checks these in milliseconds.
     if (secs > 5.0) FAIL("run " << i << " took " << secs << " s:\n" << src);
     // Every error has a code and a location inside some file.

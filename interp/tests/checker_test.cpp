@@ -29,9 +29,9 @@ std::unique_ptr<ss::testing::Checked> with_prelude(const std::string& body) {
 
 }  // namespace
 
-TEST_CASE("the spec's README and attention examples check clean",
-          "[check]") {
-  for (const char* f : {"examples/readme_mlp.ss", "examples/attention.ss",
+TEST_CASE("the spec's README and attention examples check clean", "[check]") {
+  for (const char* f : {"examples/readme_mlp.ss",
+                        "examples/attention.ss",
                         "examples/transformer_block.ss",
                         "conformance/spec/spmd_matmul_basic.ss"}) {
     INFO(f);
@@ -48,9 +48,9 @@ TEST_CASE("check --types prints inferred signatures, logs fields and aliases",
   REQUIRE(c->prog);
   std::string t = ss::check::describe_types(*c->prog);
   CHECK_THAT(t, Catch::Contains("fn forward(m: Mlp, x: [b D]) -> [b C]"));
-  CHECK_THAT(t, Catch::Contains(
-                    "fn evaluate(m: Mlp, batch: [b] Digit) -> "
-                    "Logs{loss: f32, acc: f32}"));
+  CHECK_THAT(t,
+             Catch::Contains("fn evaluate(m: Mlp, batch: [b] Digit) -> "
+                             "Logs{loss: f32, acc: f32}"));
   CHECK_THAT(t, Catch::Contains("    g: Grads[Mlp]"));
   auto a = check_text(read_source_file("examples/attention.ss"));
   REQUIRE(a->prog);
@@ -67,13 +67,15 @@ TEST_CASE("E0302 prints as errors.md shows, with the field suggestion",
 )");
   CHECK(c->codes() == Codes{"E0302@14:17"});
   std::string r = c->rendered();
-  CHECK_THAT(r, Catch::Contains("test.ss:14:17: error[E0302]: matmul "
-                                "contracts D (784) with Hd (256)"));
+  CHECK_THAT(r,
+             Catch::Contains("test.ss:14:17: error[E0302]: matmul "
+                             "contracts D (784) with Hd (256)"));
   CHECK_THAT(r, Catch::Contains("14 |     return relu(x @ m.w2) @ m.w2\n"));
-  CHECK_THAT(r, Catch::Contains("   |                 ^^^^^^^^ x: [b D], "
-                                "m.w2: [Hd C]\n"));
-  CHECK_THAT(r, Catch::Contains(
-                    "   = help: did you mean m.w1, which is [D Hd]?"));
+  CHECK_THAT(r,
+             Catch::Contains("   |                 ^^^^^^^^ x: [b D], "
+                             "m.w2: [Hd C]\n"));
+  CHECK_THAT(r,
+             Catch::Contains("   = help: did you mean m.w1, which is [D Hd]?"));
 }
 
 TEST_CASE("every error is reported at once, sorted by location", "[check]") {
@@ -280,10 +282,10 @@ fn g(n: LayerNorm[D], x: [b D]) -> [b D] = layer_norm(x, over=D)
   CHECK(c->codes().empty());
 }
 
-TEST_CASE("imports bring declarations; a missing one is reported",
-          "[check]") {
-  auto c = check_text("import \"does_not_exist.ss\"\nfn main():\n    "
-                      "print(1)\n");
+TEST_CASE("imports bring declarations; a missing one is reported", "[check]") {
+  auto c = check_text(
+      "import \"does_not_exist.ss\"\nfn main():\n    "
+      "print(1)\n");
   CHECK(c->codes() == Codes{"E0204@1:1"});
 }
 

@@ -3,23 +3,23 @@
 // logged values are compared. f32 sums in another order differ by a few
 // ulps a step; logged to 4 decimals through stdout(), the values agree
 // exactly over these short runs, and the final evaluation to 1e-5.
-#include <catch2/catch.hpp>
+#include "interp/eval/data_parallel.h"
 
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <random>
 #include <fstream>
+#include <random>
 #include <regex>
 #include <sstream>
 
 #include "interp/check/checker.h"
-#include "interp/eval/data_parallel.h"
 #include "interp/eval/interpreter.h"
 
 namespace {
@@ -47,7 +47,8 @@ std::vector<double> numbers(const std::string& s) {
   std::vector<double> v;
   std::regex num(R"(-?\d+\.\d+(e-?\d+)?)");
   for (auto it = std::sregex_iterator(s.begin(), s.end(), num);
-       it != std::sregex_iterator(); ++it)
+       it != std::sregex_iterator();
+       ++it)
     v.push_back(std::stod(it->str()));
   return v;
 }
@@ -105,8 +106,7 @@ fn main():
 
 }  // namespace
 
-TEST_CASE("the README MLP logs the same on 1, 2 and 3 devices",
-          "[dist][dp]") {
+TEST_CASE("the README MLP logs the same on 1, 2 and 3 devices", "[dist][dp]") {
   // 900 examples in batches of 64: the last has 4 (2/1/1 on 3 devices);
   // the test batches of 32 end with 4 too.
   same_logs(kMlp);
@@ -215,9 +215,10 @@ std::vector<pid_t> children_of(pid_t pid) {
 
 }  // namespace
 
-TEST_CASE("killing a worker at a random moment, 20 times: WorkerError "
-          "within 5 s, exit 3, nothing left behind",
-          "[dist][process][dp]") {
+TEST_CASE(
+    "killing a worker at a random moment, 20 times: WorkerError "
+    "within 5 s, exit 3, nothing left behind",
+    "[dist][process][dp]") {
   std::string path = "/tmp/ss_dp_kill_" + std::to_string(getpid()) + ".ss";
   {
     std::ofstream f(path);
@@ -254,8 +255,13 @@ fn main():
       int devnull = open("/dev/null", O_WRONLY);
       dup2(devnull, 1);
       dup2(devnull, 2);
-      execl(SS_BINARY, SS_BINARY, "run", "--devices", "cpu[0 1 2]",
-            path.c_str(), static_cast<char*>(nullptr));
+      execl(SS_BINARY,
+            SS_BINARY,
+            "run",
+            "--devices",
+            "cpu[0 1 2]",
+            path.c_str(),
+            static_cast<char*>(nullptr));
       _exit(127);
     }
     // Wait for the three workers, then a random moment of their work.

@@ -37,7 +37,9 @@ const std::string& tmpdir() {
   return d;
 }
 
-std::string tmp(const std::string& name) { return tmpdir() + "/" + name; }
+std::string tmp(const std::string& name) {
+  return tmpdir() + "/" + name;
+}
 
 void write_file(const std::string& path, const std::string& bytes) {
   fs::create_directories(fs::path(path).parent_path());
@@ -47,20 +49,25 @@ void write_file(const std::string& path, const std::string& bytes) {
 
 template <class T>
 std::string bytes_of(const std::vector<T>& v) {
-  return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+  return std::string(reinterpret_cast<const char*>(v.data()),
+                     v.size() * sizeof(T));
 }
 
 std::string shape_tuple(const std::vector<int64_t>& s) {
   std::string out = "(";
   for (int64_t d : s) out += std::to_string(d) + ", ";
   if (s.size() > 1) out.resize(out.size() - 1);  // "(3, 4)"; "(3,)" stays
-  if (s.size() > 1) out.back() = ')';
-  else out += ")";
+  if (s.size() > 1)
+    out.back() = ')';
+  else
+    out += ")";
   return out;
 }
 
-std::string npy(const std::string& descr, const std::vector<int64_t>& shape,
-                const std::string& data, int version = 1,
+std::string npy(const std::string& descr,
+                const std::vector<int64_t>& shape,
+                const std::string& data,
+                int version = 1,
                 const std::string& fortran = "False") {
   std::string dict = "{'descr': '" + descr + "', 'fortran_order': " + fortran +
                      ", 'shape': " + shape_tuple(shape) + ", }";
@@ -113,39 +120,59 @@ std::string zip(const std::vector<Member>& members) {
   std::string out, cd;
   for (const Member& m : members) {
     std::string body = m.deflated ? deflate_raw(m.data) : m.data;
-    uint32_t crc = crc32(0, reinterpret_cast<const Bytef*>(m.data.data()),
+    uint32_t crc = crc32(0,
+                         reinterpret_cast<const Bytef*>(m.data.data()),
                          static_cast<uInt>(m.data.size()));
     uint32_t at = static_cast<uint32_t>(out.size());
     put32(out, 0x04034b50);
-    put16(out, 20); put16(out, 0); put16(out, m.deflated ? 8 : 0);
-    put16(out, 0); put16(out, 0);
-    put32(out, crc); put32(out, static_cast<uint32_t>(body.size()));
+    put16(out, 20);
+    put16(out, 0);
+    put16(out, m.deflated ? 8 : 0);
+    put16(out, 0);
+    put16(out, 0);
+    put32(out, crc);
+    put32(out, static_cast<uint32_t>(body.size()));
     put32(out, static_cast<uint32_t>(m.data.size()));
-    put16(out, static_cast<uint16_t>(m.name.size())); put16(out, 0);
+    put16(out, static_cast<uint16_t>(m.name.size()));
+    put16(out, 0);
     out += m.name + body;
     put32(cd, 0x02014b50);
-    put16(cd, 20); put16(cd, 20); put16(cd, 0); put16(cd, m.deflated ? 8 : 0);
-    put16(cd, 0); put16(cd, 0);
-    put32(cd, crc); put32(cd, static_cast<uint32_t>(body.size()));
+    put16(cd, 20);
+    put16(cd, 20);
+    put16(cd, 0);
+    put16(cd, m.deflated ? 8 : 0);
+    put16(cd, 0);
+    put16(cd, 0);
+    put32(cd, crc);
+    put32(cd, static_cast<uint32_t>(body.size()));
     put32(cd, static_cast<uint32_t>(m.data.size()));
     put16(cd, static_cast<uint16_t>(m.name.size()));
-    put16(cd, 0); put16(cd, 0); put16(cd, 0); put16(cd, 0); put32(cd, 0);
+    put16(cd, 0);
+    put16(cd, 0);
+    put16(cd, 0);
+    put16(cd, 0);
+    put32(cd, 0);
     put32(cd, at);
     cd += m.name;
   }
   uint32_t cd_at = static_cast<uint32_t>(out.size());
   out += cd;
   put32(out, 0x06054b50);
-  put16(out, 0); put16(out, 0);
+  put16(out, 0);
+  put16(out, 0);
   put16(out, static_cast<uint16_t>(members.size()));
   put16(out, static_cast<uint16_t>(members.size()));
-  put32(out, static_cast<uint32_t>(cd.size())); put32(out, cd_at); put16(out, 0);
+  put32(out, static_cast<uint32_t>(cd.size()));
+  put32(out, cd_at);
+  put16(out, 0);
   return out;
 }
 
-std::string idx(uint8_t type, const std::vector<uint32_t>& dims,
+std::string idx(uint8_t type,
+                const std::vector<uint32_t>& dims,
                 const std::string& data) {
-  std::string out = {0, 0, static_cast<char>(type), static_cast<char>(dims.size())};
+  std::string out = {
+      0, 0, static_cast<char>(type), static_cast<char>(dims.size())};
   for (uint32_t d : dims) {
     out += static_cast<char>(d >> 24);
     out += static_cast<char>(d >> 16);
@@ -191,7 +218,9 @@ const types::RecordInfo& rec(const std::string& name) {
   REQUIRE(r);
   return *r;
 }
-const std::map<std::string, int64_t>& dims() { return records().prog->dims(); }
+const std::map<std::string, int64_t>& dims() {
+  return records().prog->dims();
+}
 
 // "Kind: message" of the DataError [f] throws, or "" when it succeeds.
 template <class F>
@@ -204,8 +233,10 @@ std::string error_of(F&& f) {
   return "";
 }
 
-std::shared_ptr<TensorStore> load(const std::string& record, const std::string& path,
-                                  std::map<std::string, std::string> renames = {}) {
+std::shared_ptr<TensorStore> load(
+    const std::string& record,
+    const std::string& path,
+    std::map<std::string, std::string> renames = {}) {
   return load_dataset(rec(record), dims(), path, renames);
 }
 
@@ -250,12 +281,14 @@ std::vector<std::shared_ptr<RecordValue>> all_batches(const BatchesValue& b) {
   std::vector<std::shared_ptr<RecordValue>> out;
   auto cur = const_cast<BatchesValue&>(b).cursor(ni.in);
   Value v;
-  while (cur->next(v)) out.push_back(std::static_pointer_cast<RecordValue>(v.obj));
+  while (cur->next(v))
+    out.push_back(std::static_pointer_cast<RecordValue>(v.obj));
   return out;
 }
 
 std::shared_ptr<BatchesValue> batches_of(std::shared_ptr<const TensorStore> s,
-                                         int64_t n, int threads = 2) {
+                                         int64_t n,
+                                         int threads = 2) {
   auto b = std::make_shared<BatchesValue>();
   b->ds = DatasetValue::of(std::move(s));
   b->n = n;
@@ -290,7 +323,8 @@ TEST_CASE("synthetic_digits is deterministic and order-independent", "[data]") {
   REQUIRE(xa.shape() == ops::Shape{1000, 784});
   REQUIRE(xa.dtype() == types::DType::F32);
   CHECK(std::memcmp(xa.raw(), b->fields.at("img").raw(), xa.nbytes()) == 0);
-  CHECK(std::memcmp(a->fields.at("label").raw(), b->fields.at("label").raw(),
+  CHECK(std::memcmp(a->fields.at("label").raw(),
+                    b->fields.at("label").raw(),
                     1000 * 8) == 0);
   // Item i does not depend on n.
   CHECK(std::memcmp(xa.raw(), c->fields.at("img").raw(), 100 * 784 * 4) == 0);
@@ -377,7 +411,8 @@ TEST_CASE("batches: sizes, drop_last, len", "[data]") {
   CHECK(b->length() == 16);
   auto all = all_batches(*b);
   REQUIRE(all.size() == 16);
-  for (size_t k = 0; k < 15; ++k) CHECK(all[k]->fields.at("x").shape()[0] == 64);
+  for (size_t k = 0; k < 15; ++k)
+    CHECK(all[k]->fields.at("x").shape()[0] == 64);
   CHECK(all[15]->fields.at("x").shape() == ops::Shape{40, 4});
   CHECK(all[15]->fields.at("y").shape() == ops::Shape{40});
   CHECK(all[15]->batch);
@@ -387,7 +422,8 @@ TEST_CASE("batches: sizes, drop_last, len", "[data]") {
   CHECK(all_batches(*b).size() == 15);
 }
 
-TEST_CASE("batches: the shuffle is a deterministic permutation per seed", "[data]") {
+TEST_CASE("batches: the shuffle is a deterministic permutation per seed",
+          "[data]") {
   auto p1 = shuffle_order(1000, 1), p1b = shuffle_order(1000, 1),
        p2 = shuffle_order(1000, 2);
   CHECK(p1 == p1b);
@@ -413,15 +449,17 @@ TEST_CASE("batches: the shuffle is a deterministic permutation per seed", "[data
   for (size_t i = 0; i < 100; ++i) CHECK(order[i] == p5[i] % 10);
 }
 
-TEST_CASE("batches: loader threads give the same batches, and a break does not hang",
-          "[data]") {
+TEST_CASE(
+    "batches: loader threads give the same batches, and a break does not hang",
+    "[data]") {
   auto s = small_store(500);
   auto ref = all_batches(*batches_of(s, 7, 0));
   for (int t : {1, 2, 4, 8}) {
     auto got = all_batches(*batches_of(s, 7, t));
     REQUIRE(got.size() == ref.size());
     for (size_t k = 0; k < ref.size(); ++k)
-      CHECK(got[k]->fields.at("x").to_doubles() == ref[k]->fields.at("x").to_doubles());
+      CHECK(got[k]->fields.at("x").to_doubles() ==
+            ref[k]->fields.at("x").to_doubles());
   }
   NullInterp ni;
   for (int rep = 0; rep < 100; ++rep) {
@@ -444,9 +482,10 @@ TEST_CASE("batches: a size-variable field is padded, with a mask", "[data]") {
     y.push_back(i);
   }
   std::string path = tmp("seq.npz");
-  write_file(path, zip({{"tokens.npy", npy("<i8", {n, L}, bytes_of(tok)), false},
-                        {"tokens_lengths.npy", npy("<i8", {n}, bytes_of(lens)), true},
-                        {"y.npy", npy("<i8", {n}, bytes_of(y)), false}}));
+  write_file(path,
+             zip({{"tokens.npy", npy("<i8", {n, L}, bytes_of(tok)), false},
+                  {"tokens_lengths.npy", npy("<i8", {n}, bytes_of(lens)), true},
+                  {"y.npy", npy("<i8", {n}, bytes_of(y)), false}}));
   auto s = load("Seq", path);
   REQUIRE(s->items.at("tokens").size() == 6);
   CHECK(s->items.at("tokens")[2].shape() == ops::Shape{3});
@@ -463,9 +502,11 @@ TEST_CASE("batches: a size-variable field is padded, with a mask", "[data]") {
         std::vector<double>{1, 1, 1, 1, 1, 0, 0, 0, 1, 1, 0, 0});
   // A length past the array's axis is a ShapeError.
   lens[1] = 9;
-  write_file(path, zip({{"tokens.npy", npy("<i8", {n, L}, bytes_of(tok)), false},
-                        {"tokens_lengths.npy", npy("<i8", {n}, bytes_of(lens)), false},
-                        {"y.npy", npy("<i8", {n}, bytes_of(y)), false}}));
+  write_file(
+      path,
+      zip({{"tokens.npy", npy("<i8", {n, L}, bytes_of(tok)), false},
+           {"tokens_lengths.npy", npy("<i8", {n}, bytes_of(lens)), false},
+           {"y.npy", npy("<i8", {n}, bytes_of(y)), false}}));
   std::string e = error_of([&] { load("Seq", path); });
   CHECK(e.rfind("ShapeError", 0) == 0);
   CHECK(e.find("item 1") != std::string::npos);
@@ -480,9 +521,13 @@ TEST_CASE("npy: v1 and v2 headers, little-endian dtypes", "[data]") {
   std::vector<uint8_t> u1 = {3, 9};
   for (int version : {1, 2}) {
     for (const char* ydescr : {"<i8", "<i4", "|u1"}) {
-      std::string dir = tmp(std::string("npy_v") + std::to_string(version) + ydescr + "/");
-      write_file(dir + "x.npy", npy(std::string(version == 1 ? "<f4" : "<f8"), {2, 4},
-                                    version == 1 ? bytes_of(f4) : bytes_of(f8), version));
+      std::string dir =
+          tmp(std::string("npy_v") + std::to_string(version) + ydescr + "/");
+      write_file(dir + "x.npy",
+                 npy(std::string(version == 1 ? "<f4" : "<f8"),
+                     {2, 4},
+                     version == 1 ? bytes_of(f4) : bytes_of(f8),
+                     version));
       std::string ydata = ydescr[1] == 'i' && ydescr[2] == '8'
                               ? bytes_of(std::vector<int64_t>{3, 9})
                           : ydescr[1] == 'i' ? bytes_of(i4)
@@ -497,7 +542,8 @@ TEST_CASE("npy: v1 and v2 headers, little-endian dtypes", "[data]") {
     }
   }
   // |b1 for a bool field: read through parse_npy.
-  auto bytes = std::make_shared<const std::string>(npy("|b1", {3}, std::string("\1\0\1", 3)));
+  auto bytes = std::make_shared<const std::string>(
+      npy("|b1", {3}, std::string("\1\0\1", 3)));
   RawArray a = parse_npy(bytes, 0, bytes->size(), "b.npy");
   CHECK(a.type == RawType::Bool);
   CHECK(a.shape == ops::Shape{3});
@@ -509,33 +555,40 @@ TEST_CASE("npz: stored and deflated members", "[data]") {
   std::vector<int64_t> y = {1, 2, 3};
   for (bool deflated : {false, true}) {
     std::string path = tmp(deflated ? "z_deflated.npz" : "z_stored.npz");
-    write_file(path, zip({{"x.npy", npy("<f4", {3, 4}, bytes_of(x)), deflated},
-                          {"y.npy", npy("<i8", {3}, bytes_of(y)), deflated}}));
+    write_file(path,
+               zip({{"x.npy", npy("<f4", {3, 4}, bytes_of(x)), deflated},
+                    {"y.npy", npy("<i8", {3}, bytes_of(y)), deflated}}));
     auto s = load("Small", path);
     CHECK(s->fields.at("x").at(11) == 11);
     CHECK(s->fields.at("y").to_doubles() == std::vector<double>{1, 2, 3});
   }
   // Renames: x="pixels".
   std::string path = tmp("renamed.npz");
-  write_file(path, zip({{"pixels.npy", npy("<f4", {3, 4}, bytes_of(x)), true},
-                        {"y.npy", npy("<i8", {3}, bytes_of(y)), false}}));
+  write_file(path,
+             zip({{"pixels.npy", npy("<f4", {3, 4}, bytes_of(x)), true},
+                  {"y.npy", npy("<i8", {3}, bytes_of(y)), false}}));
   CHECK(load("Small", path, {{"x", "pixels"}})->n == 3);
 }
 
 TEST_CASE("safetensors and csv sources", "[data]") {
   SafetensorsFile f;
-  f.tensors.push_back({"x", ops::Tensor::from_doubles({2, 4}, {1, 2, 3, 4, 5, 6, 7, 8},
-                                                      types::DType::F64)});
-  f.tensors.push_back({"y", ops::Tensor::from_doubles({2}, {4, 5}, types::DType::I64)});
+  f.tensors.push_back(
+      {"x",
+       ops::Tensor::from_doubles(
+           {2, 4}, {1, 2, 3, 4, 5, 6, 7, 8}, types::DType::F64)});
+  f.tensors.push_back(
+      {"y", ops::Tensor::from_doubles({2}, {4, 5}, types::DType::I64)});
   write_safetensors(tmp("d.safetensors"), f);
   auto s = load("Small", tmp("d.safetensors"));
   CHECK(s->fields.at("x").dtype() == types::DType::F32);
   CHECK(s->fields.at("x").at(7) == 8);
 
-  write_file(tmp("d.csv"), "y,x_0,x_1,x_2,x_3\r\n1,0.5,1,2,3\r\n2, 4 ,5,6,7e0\n\n");
+  write_file(tmp("d.csv"),
+             "y,x_0,x_1,x_2,x_3\r\n1,0.5,1,2,3\r\n2, 4 ,5,6,7e0\n\n");
   auto c = load("Small", tmp("d.csv"));
   CHECK(c->n == 2);
-  CHECK(c->fields.at("x").to_doubles() == std::vector<double>{0.5, 1, 2, 3, 4, 5, 6, 7});
+  CHECK(c->fields.at("x").to_doubles() ==
+        std::vector<double>{0.5, 1, 2, 3, 4, 5, 6, 7});
   CHECK(c->fields.at("y").to_doubles() == std::vector<double>{1, 2});
 }
 
@@ -545,9 +598,12 @@ TEST_CASE("mnist: IDX files, u8 scaled to [0, 1]", "[data]") {
   pix[0] = static_cast<char>(255);
   pix[784 + 1] = static_cast<char>(51);
   write_file(dir + "train-images-idx3-ubyte", idx(0x08, {2, 28, 28}, pix));
-  write_file(dir + "train-labels-idx1-ubyte", idx(0x08, {2}, std::string("\7\2", 2)));
-  write_file(dir + "t10k-images-idx3-ubyte", idx(0x08, {1, 28, 28}, pix.substr(0, 784)));
-  write_file(dir + "t10k-labels-idx1-ubyte", idx(0x08, {1}, std::string("\3", 1)));
+  write_file(dir + "train-labels-idx1-ubyte",
+             idx(0x08, {2}, std::string("\7\2", 2)));
+  write_file(dir + "t10k-images-idx3-ubyte",
+             idx(0x08, {1, 28, 28}, pix.substr(0, 784)));
+  write_file(dir + "t10k-labels-idx1-ubyte",
+             idx(0x08, {1}, std::string("\3", 1)));
   auto s = load_mnist(rec("Digit"), dims(), dir);
   CHECK(s->n == 2);
   CHECK(s->fields.at("img").at(0) == 1.0);
@@ -556,9 +612,11 @@ TEST_CASE("mnist: IDX files, u8 scaled to [0, 1]", "[data]") {
   auto t = load_mnist(rec("Digit"), dims(), dir + "t10k");
   CHECK(t->n == 1);
   // A label of 12 is outside 0..10.
-  write_file(dir + "t10k-labels-idx1-ubyte", idx(0x08, {1}, std::string("\14", 1)));
-  CHECK(error_of([&] { load_mnist(rec("Digit"), dims(), dir + "t10k"); })
-            .rfind("DomainError", 0) == 0);
+  write_file(dir + "t10k-labels-idx1-ubyte",
+             idx(0x08, {1}, std::string("\14", 1)));
+  CHECK(error_of([&] {
+          load_mnist(rec("Digit"), dims(), dir + "t10k");
+        }).rfind("DomainError", 0) == 0);
 }
 
 // ------------------------------------------------------------ error paths
@@ -568,7 +626,8 @@ TEST_CASE("loader errors: each is a clear error naming the file", "[data]") {
   std::vector<int64_t> y = {1, 2};
   std::string good_x = npy("<f4", {2, 4}, bytes_of(x));
   std::string good_y = npy("<i8", {2}, bytes_of(y));
-  auto dir_with = [&](const std::string& name, const std::string& xbytes,
+  auto dir_with = [&](const std::string& name,
+                      const std::string& xbytes,
                       const std::string& ybytes) {
     std::string d = tmp("err_" + name + "/");
     write_file(d + "x.npy", xbytes);
@@ -580,159 +639,264 @@ TEST_CASE("loader errors: each is a clear error naming the file", "[data]") {
     std::function<void()> f;
   };
   std::vector<Case> cases = {
-      {"missing file", "IOError", "no such file",
+      {"missing file",
+       "IOError",
+       "no such file",
        [&] { load("Small", tmp("nope.npz")); }},
-      {"missing npy in a dir", "IOError", "y.npy",
+      {"missing npy in a dir",
+       "IOError",
+       "y.npy",
        [&] {
          std::string d = tmp("err_missing/");
          write_file(d + "x.npy", good_x);
          load("Small", d);
        }},
-      {"unknown format", "IOError", "unknown dataset format",
+      {"unknown format",
+       "IOError",
+       "unknown dataset format",
        [&] {
          write_file(tmp("f.txt"), "hello");
          load("Small", tmp("f.txt"));
        }},
-      {"bad npy magic", "IOError", "bad magic",
+      {"bad npy magic",
+       "IOError",
+       "bad magic",
        [&] { load("Small", dir_with("magic", "NOTNUMPY" + good_x, good_y)); }},
-      {"truncated npy data", "IOError", "declares 32 bytes",
-       [&] { load("Small", dir_with("trunc", good_x.substr(0, good_x.size() - 3), good_y)); }},
-      {"truncated npy header", "IOError", "truncated",
-       [&] { load("Small", dir_with("trunch", good_x.substr(0, 30), good_y)); }},
-      {"absurd npy shape", "IOError", "bytes of data",
+      {"truncated npy data",
+       "IOError",
+       "declares 32 bytes",
        [&] {
-         load("Small", dir_with("absurd", npy("<f4", {1000000000000LL, 4}, bytes_of(x)),
-                                good_y));
+         load("Small",
+              dir_with("trunc", good_x.substr(0, good_x.size() - 3), good_y));
        }},
-      {"overflowing npy shape", "IOError", "overflow",
+      {"truncated npy header",
+       "IOError",
+       "truncated",
        [&] {
-         load("Small", dir_with("overflow",
-                                npy("<f4", {4611686018427387904LL, 4611686018427387904LL},
-                                    ""),
-                                good_y));
+         load("Small", dir_with("trunch", good_x.substr(0, 30), good_y));
        }},
-      {"malformed npy header", "IOError", "malformed",
+      {"absurd npy shape",
+       "IOError",
+       "bytes of data",
+       [&] {
+         load("Small",
+              dir_with("absurd",
+                       npy("<f4", {1000000000000LL, 4}, bytes_of(x)),
+                       good_y));
+       }},
+      {"overflowing npy shape",
+       "IOError",
+       "overflow",
+       [&] {
+         load(
+             "Small",
+             dir_with(
+                 "overflow",
+                 npy("<f4", {4611686018427387904LL, 4611686018427387904LL}, ""),
+                 good_y));
+       }},
+      {"malformed npy header",
+       "IOError",
+       "malformed",
        [&] {
          std::string h = good_x;
          h[20] = '#';
          load("Small", dir_with("malformed", h, good_y));
        }},
-      {"fortran order", "ShapeError", "fortran_order",
-       [&] { load("Small", dir_with("fortran", npy("<f4", {2, 4}, bytes_of(x), 1, "True"), good_y)); }},
-      {"big-endian", "ShapeError", "big-endian",
-       [&] { load("Small", dir_with("be", npy(">f4", {2, 4}, bytes_of(x)), good_y)); }},
-      {"unsupported dtype", "ShapeError", "unsupported dtype",
-       [&] { load("Small", dir_with("c8", npy("<c8", {2, 4}, bytes_of(x) + bytes_of(x)), good_y)); }},
-      {"wrong dtype", "ShapeError", "expected dtype f32, found i32",
+      {"fortran order",
+       "ShapeError",
+       "fortran_order",
        [&] {
-         load("Small", dir_with("dtype", npy("<i4", {2, 4}, bytes_of(std::vector<int32_t>(8))),
-                                good_y));
+         load("Small",
+              dir_with("fortran",
+                       npy("<f4", {2, 4}, bytes_of(x), 1, "True"),
+                       good_y));
        }},
-      {"float for an int field", "ShapeError", "expected dtype i64, found f64",
+      {"big-endian",
+       "ShapeError",
+       "big-endian",
        [&] {
-         load("Small", dir_with("dtype2", good_x,
-                                npy("<f8", {2}, bytes_of(std::vector<double>{1, 2}))));
+         load("Small", dir_with("be", npy(">f4", {2, 4}, bytes_of(x)), good_y));
        }},
-      {"wrong shape", "ShapeError", "expected [4] f32, found [2 2]",
-       [&] { load("Small", dir_with("shape", npy("<f4", {2, 2, 2}, bytes_of(x)), good_y)); }},
-      {"item counts disagree", "ShapeError", "has 3 items",
+      {"unsupported dtype",
+       "ShapeError",
+       "unsupported dtype",
        [&] {
-         load("Small", dir_with("count", good_x,
-                                npy("<i8", {3}, bytes_of(std::vector<int64_t>{1, 2, 3}))));
+         load("Small",
+              dir_with(
+                  "c8", npy("<c8", {2, 4}, bytes_of(x) + bytes_of(x)), good_y));
        }},
-      {"domain", "DomainError", "item 1 of",
+      {"wrong dtype",
+       "ShapeError",
+       "expected dtype f32, found i32",
        [&] {
-         load("Small", dir_with("domain", good_x,
-                                npy("<i8", {2}, bytes_of(std::vector<int64_t>{1, 12}))));
+         load("Small",
+              dir_with("dtype",
+                       npy("<i4", {2, 4}, bytes_of(std::vector<int32_t>(8))),
+                       good_y));
        }},
-      {"npz not a zip", "IOError", "not a zip",
+      {"float for an int field",
+       "ShapeError",
+       "expected dtype i64, found f64",
+       [&] {
+         load("Small",
+              dir_with("dtype2",
+                       good_x,
+                       npy("<f8", {2}, bytes_of(std::vector<double>{1, 2}))));
+       }},
+      {"wrong shape",
+       "ShapeError",
+       "expected [4] f32, found [2 2]",
+       [&] {
+         load("Small",
+              dir_with("shape", npy("<f4", {2, 2, 2}, bytes_of(x)), good_y));
+       }},
+      {"item counts disagree",
+       "ShapeError",
+       "has 3 items",
+       [&] {
+         load("Small",
+              dir_with(
+                  "count",
+                  good_x,
+                  npy("<i8", {3}, bytes_of(std::vector<int64_t>{1, 2, 3}))));
+       }},
+      {"domain",
+       "DomainError",
+       "item 1 of",
+       [&] {
+         load("Small",
+              dir_with("domain",
+                       good_x,
+                       npy("<i8", {2}, bytes_of(std::vector<int64_t>{1, 12}))));
+       }},
+      {"npz not a zip",
+       "IOError",
+       "not a zip",
        [&] {
          write_file(tmp("bad.npz"), std::string(100, 'x'));
          load("Small", tmp("bad.npz"));
        }},
-      {"npz crc", "IOError", "CRC",
+      {"npz crc",
+       "IOError",
+       "CRC",
        [&] {
-         std::string z = zip({{"x.npy", good_x, false}, {"y.npy", good_y, false}});
+         std::string z =
+             zip({{"x.npy", good_x, false}, {"y.npy", good_y, false}});
          z[40 + 130] ^= 1;  // a data byte of x.npy
          write_file(tmp("crc.npz"), z);
          load("Small", tmp("crc.npz"));
        }},
-      {"npz corrupt deflate", "IOError", "x.npy",
+      {"npz corrupt deflate",
+       "IOError",
+       "x.npy",
        [&] {
-         std::string z = zip({{"x.npy", good_x, true}, {"y.npy", good_y, false}});
+         std::string z =
+             zip({{"x.npy", good_x, true}, {"y.npy", good_y, false}});
          for (size_t i = 36; i < 60; ++i) z[i] = static_cast<char>(0xFF);
          write_file(tmp("deflate.npz"), z);
          load("Small", tmp("deflate.npz"));
        }},
-      {"npz absurd inflated size", "IOError", "more than deflate can produce",
+      {"npz absurd inflated size",
+       "IOError",
+       "more than deflate can produce",
        [&] {
-         std::string z = zip({{"x.npy", good_x, true}, {"y.npy", good_y, false}});
+         std::string z =
+             zip({{"x.npy", good_x, true}, {"y.npy", good_y, false}});
          size_t cd = z.find(std::string("PK\1\2", 4));
          z[cd + 27] = static_cast<char>(0x7F);  // uncompressed size ~2 GB
          write_file(tmp("absurd.npz"), z);
          load("Small", tmp("absurd.npz"));
        }},
-      {"npz truncated", "IOError", "",
+      {"npz truncated",
+       "IOError",
+       "",
        [&] {
-         std::string z = zip({{"x.npy", good_x, false}, {"y.npy", good_y, false}});
+         std::string z =
+             zip({{"x.npy", good_x, false}, {"y.npy", good_y, false}});
          write_file(tmp("trunc.npz"), z.substr(0, z.size() - 30));
          load("Small", tmp("trunc.npz"));
        }},
-      {"npz missing field", "ShapeError", "no array `y`",
+      {"npz missing field",
+       "ShapeError",
+       "no array `y`",
        [&] {
          write_file(tmp("missing.npz"), zip({{"x.npy", good_x, false}}));
          load("Small", tmp("missing.npz"));
        }},
-      {"csv missing column", "ShapeError", "no column `x_3`",
+      {"csv missing column",
+       "ShapeError",
+       "no column `x_3`",
        [&] {
          write_file(tmp("e1.csv"), "y,x_0,x_1,x_2\n1,0,0,0\n");
          load("Small", tmp("e1.csv"));
        }},
-      {"csv ragged row", "IOError", "line 3 has 4 cells",
+      {"csv ragged row",
+       "IOError",
+       "line 3 has 4 cells",
        [&] {
          write_file(tmp("e2.csv"), "y,x_0,x_1,x_2,x_3\n1,0,0,0,0\n1,0,0,0\n");
          load("Small", tmp("e2.csv"));
        }},
-      {"csv not a number", "ShapeError", "expected a number, found 'abc'",
+      {"csv not a number",
+       "ShapeError",
+       "expected a number, found 'abc'",
        [&] {
          write_file(tmp("e3.csv"), "y,x_0,x_1,x_2,x_3\n1,0,abc,0,0\n");
          load("Small", tmp("e3.csv"));
        }},
-      {"csv float for an int", "ShapeError", "expected an i64, found '1.5'",
+      {"csv float for an int",
+       "ShapeError",
+       "expected an i64, found '1.5'",
        [&] {
          write_file(tmp("e4.csv"), "y,x_0,x_1,x_2,x_3\n1.5,0,0,0,0\n");
          load("Small", tmp("e4.csv"));
        }},
-      {"csv empty", "IOError", "empty CSV",
+      {"csv empty",
+       "IOError",
+       "empty CSV",
        [&] {
          write_file(tmp("e5.csv"), "\n\n");
          load("Small", tmp("e5.csv"));
        }},
-      {"safetensors corrupt", "IOError", "",
+      {"safetensors corrupt",
+       "IOError",
+       "",
        [&] {
-         write_file(tmp("bad.safetensors"), std::string("\xff\xff\xff\xff\xff\xff\xff\x7f{}", 10));
+         write_file(tmp("bad.safetensors"),
+                    std::string("\xff\xff\xff\xff\xff\xff\xff\x7f{}", 10));
          load("Small", tmp("bad.safetensors"));
        }},
-      {"idx truncated", "IOError", "declares",
+      {"idx truncated",
+       "IOError",
+       "declares",
        [&] {
          std::string d = tmp("mnist_bad/");
-         write_file(d + "train-images-idx3-ubyte", idx(0x08, {60000, 28, 28}, "abc"));
+         write_file(d + "train-images-idx3-ubyte",
+                    idx(0x08, {60000, 28, 28}, "abc"));
          write_file(d + "train-labels-idx1-ubyte", idx(0x08, {1}, "\1"));
          load_mnist(rec("Digit"), dims(), d);
        }},
-      {"idx bad magic", "IOError", "bad magic",
+      {"idx bad magic",
+       "IOError",
+       "bad magic",
        [&] {
          std::string d = tmp("mnist_magic/");
          write_file(d + "train-images-idx3-ubyte", "\1\1\1\1");
          write_file(d + "train-labels-idx1-ubyte", idx(0x08, {1}, "\1"));
          load_mnist(rec("Digit"), dims(), d);
        }},
-      {"mnist missing", "IOError", "no such file",
+      {"mnist missing",
+       "IOError",
+       "no such file",
        [&] { load_mnist(rec("Digit"), dims(), tmp("no_mnist_here/")); }},
-      {"mnist wrong image size", "ShapeError", "expected [784]",
+      {"mnist wrong image size",
+       "ShapeError",
+       "expected [784]",
        [&] {
          std::string d = tmp("mnist_size/");
-         write_file(d + "train-images-idx3-ubyte", idx(0x08, {1, 10, 10}, std::string(100, '\0')));
+         write_file(d + "train-images-idx3-ubyte",
+                    idx(0x08, {1, 10, 10}, std::string(100, '\0')));
          write_file(d + "train-labels-idx1-ubyte", idx(0x08, {1}, "\1"));
          load_mnist(rec("Digit"), dims(), d);
        }},
@@ -753,7 +917,8 @@ TEST_CASE("progress: a summary line off a terminal, a bar on one", "[data]") {
   NullInterp ni;
   for (int tty : {0, 1}) {
     std::ostringstream err;
-    Value p = make_progress(Value::object(Value::Kind::Batches, batches_of(s, 3)), tty, &err);
+    Value p = make_progress(
+        Value::object(Value::Kind::Batches, batches_of(s, 3)), tty, &err);
     auto* it = dynamic_cast<IterableObject*>(p.obj.get());
     REQUIRE(it);
     CHECK(it->length() == 4);
@@ -781,7 +946,8 @@ TEST_CASE("progress: a summary line off a terminal, a bar on one", "[data]") {
   }
   // A list, left early: the summary still comes once.
   std::ostringstream err;
-  Value p = make_progress(Value::list({Value::integer(1), Value::integer(2)}), 0, &err);
+  Value p = make_progress(
+      Value::list({Value::integer(1), Value::integer(2)}), 0, &err);
   auto cur = dynamic_cast<IterableObject*>(p.obj.get())->cursor(ni.in);
   Value v;
   REQUIRE(cur->next(v));
@@ -839,15 +1005,18 @@ fn main():
   CHECK(r.out == "200 7\n");
 }
 
-TEST_CASE(".ss: a CSV label outside its domain is a DomainError at the line", "[data]") {
+TEST_CASE(".ss: a CSV label outside its domain is a DomainError at the line",
+          "[data]") {
   write_file(tmp("labels.csv"), "label,x_0,x_1\n3,0.5,0.5\n12,0.1,0.2\n");
-  RunResult r = run_ss("data_domain.ss", std::string(R"(
+  RunResult r = run_ss("data_domain.ss",
+                       std::string(R"(
 data Row:
     x: [2] f32
     label: i64 in 0..10
 
 fn main():
-    let ds = dataset(Row, ")") + tmp("labels.csv") + R"(")
+    let ds = dataset(Row, ")") +
+                           tmp("labels.csv") + R"(")
     print(len(ds))
 )");
   INFO(r.message << r.rendered);
@@ -882,7 +1051,8 @@ fn main():
     print(f"{r.s:.3f} {r.n:.3f}")
 )");
   INFO(r.message << r.rendered);
-  if (r.kind == "ValueError" && r.message.find("cannot run in this build") != std::string::npos) {
+  if (r.kind == "ValueError" &&
+      r.message.find("cannot run in this build") != std::string::npos) {
     WARN("a tensor op is not runnable yet: " << r.message);
     return;
   }
@@ -902,10 +1072,19 @@ void fuzz(const std::string& seed_bytes, uint32_t seed, F&& parse) {
     int edits = 1 + static_cast<int>(rng() % 4);
     for (int e = 0; e < edits && !b.empty(); ++e) {
       switch (rng() % 5) {
-        case 0: b[rng() % b.size()] ^= static_cast<char>(1 << (rng() % 8)); break;
-        case 1: b[rng() % b.size()] = static_cast<char>(rng()); break;
-        case 2: b.resize(rng() % b.size()); break;
-        case 3: b.insert(rng() % (b.size() + 1), std::string(1 + rng() % 8, static_cast<char>(rng()))); break;
+        case 0:
+          b[rng() % b.size()] ^= static_cast<char>(1 << (rng() % 8));
+          break;
+        case 1:
+          b[rng() % b.size()] = static_cast<char>(rng());
+          break;
+        case 2:
+          b.resize(rng() % b.size());
+          break;
+        case 3:
+          b.insert(rng() % (b.size() + 1),
+                   std::string(1 + rng() % 8, static_cast<char>(rng())));
+          break;
         default: {  // a 32-bit field set to a large value
           if (b.size() < 4) break;
           size_t at = rng() % (b.size() - 3);
@@ -926,7 +1105,8 @@ void fuzz(const std::string& seed_bytes, uint32_t seed, F&& parse) {
 TEST_CASE("loaders never crash on mutated files", "[fuzz]") {
   std::vector<float> x(8, 0.5f);
   std::vector<int64_t> y = {1, 2};
-  std::string nx = npy("<f4", {2, 4}, bytes_of(x)), ny = npy("<i8", {2}, bytes_of(y));
+  std::string nx = npy("<f4", {2, 4}, bytes_of(x)),
+              ny = npy("<i8", {2}, bytes_of(y));
   const auto& small = rec("Small");
   auto to_store = [&](std::map<std::string, RawArray> m) {
     std::map<std::string, RawArray> cols;
@@ -937,23 +1117,34 @@ TEST_CASE("loaders never crash on mutated files", "[fuzz]") {
   fuzz(nx, 1, [&](const std::string& b) {
     auto p = std::make_shared<const std::string>(b);
     RawArray a = parse_npy(p, 0, p->size(), "fuzz.npy");
-    to_store({{"x", a}, {"y", parse_npy(std::make_shared<const std::string>(ny), 0, ny.size(), "y")}});
+    to_store(
+        {{"x", a},
+         {"y",
+          parse_npy(
+              std::make_shared<const std::string>(ny), 0, ny.size(), "y")}});
   });
   for (bool deflated : {false, true})
-    fuzz(zip({{"x.npy", nx, deflated}, {"y.npy", ny, deflated}}), 2 + deflated,
+    fuzz(zip({{"x.npy", nx, deflated}, {"y.npy", ny, deflated}}),
+         2 + deflated,
          [&](const std::string& b) {
-           to_store(parse_npz(std::make_shared<const std::string>(b), "fuzz.npz"));
+           to_store(
+               parse_npz(std::make_shared<const std::string>(b), "fuzz.npz"));
          });
-  fuzz(idx(0x08, {3, 28, 28}, std::string(3 * 784, '\7')), 4, [&](const std::string& b) {
-    RawArray a = parse_idx(std::make_shared<const std::string>(b), "fuzz-idx");
-    (void)a.numel();
-  });
+  fuzz(idx(0x08, {3, 28, 28}, std::string(3 * 784, '\7')),
+       4,
+       [&](const std::string& b) {
+         RawArray a =
+             parse_idx(std::make_shared<const std::string>(b), "fuzz-idx");
+         (void)a.numel();
+       });
   fuzz(idx(0x0D, {2, 4}, std::string(32, '\0')), 5, [&](const std::string& b) {
     parse_idx(std::make_shared<const std::string>(b), "fuzz-idx");
   });
-  fuzz("y,x_0,x_1,x_2,x_3\n1,0.5,1,2,3\n2,4,5,6,7\n", 6, [&](const std::string& b) {
-    to_store(parse_csv(b, small, dims(), {}, "fuzz.csv"));
-  });
+  fuzz("y,x_0,x_1,x_2,x_3\n1,0.5,1,2,3\n2,4,5,6,7\n",
+       6,
+       [&](const std::string& b) {
+         to_store(parse_csv(b, small, dims(), {}, "fuzz.csv"));
+       });
   SUCCEED();
 }
 
@@ -961,16 +1152,21 @@ TEST_CASE("loaders never crash on mutated files", "[fuzz]") {
 
 namespace {
 
-std::shared_ptr<TensorStore> stream(const std::string& record, const std::string& path,
-                                    std::map<std::string, std::string> renames = {}) {
+std::shared_ptr<TensorStore> stream(
+    const std::string& record,
+    const std::string& path,
+    std::map<std::string, std::string> renames = {}) {
   return stream_dataset(rec(record), dims(), path, renames);
 }
 
 // Every batch's fields as doubles, by field name, in batch order.
 std::vector<std::map<std::string, std::vector<double>>> batch_values(
-    std::shared_ptr<const TensorStore> s, int64_t n, int threads, bool shuffle,
-    std::function<std::shared_ptr<DatasetValue>(std::shared_ptr<DatasetValue>)> view =
-        nullptr) {
+    std::shared_ptr<const TensorStore> s,
+    int64_t n,
+    int threads,
+    bool shuffle,
+    std::function<std::shared_ptr<DatasetValue>(std::shared_ptr<DatasetValue>)>
+        view = nullptr) {
   auto b = std::make_shared<BatchesValue>();
   b->ds = view ? view(DatasetValue::of(s)) : DatasetValue::of(s);
   b->n = n;
@@ -982,7 +1178,8 @@ std::vector<std::map<std::string, std::vector<double>>> batch_values(
     auto& m = out.emplace_back();
     for (const auto& [name, t] : r->fields) {
       m[name] = t.to_doubles();
-      m[name + ".shape"] = std::vector<double>(t.shape().begin(), t.shape().end());
+      m[name + ".shape"] =
+          std::vector<double>(t.shape().begin(), t.shape().end());
       m[name + ".dtype"] = {static_cast<double>(t.dtype())};
     }
   }
@@ -998,8 +1195,9 @@ long rss_pages() {
 
 }  // namespace
 
-TEST_CASE("streamed: a .npy folder and a .safetensors give the in-memory batches",
-          "[data]") {
+TEST_CASE(
+    "streamed: a .npy folder and a .safetensors give the in-memory batches",
+    "[data]") {
   int64_t n = 301;
   std::vector<float> x;
   std::vector<double> x64;
@@ -1022,18 +1220,23 @@ TEST_CASE("streamed: a .npy folder and a .safetensors give the in-memory batches
   // safetensors: a 3-byte bool first leaves x misaligned (no view; copied).
   SafetensorsFile f;
   f.tensors.push_back({"pad", ops::Tensor::zeros({3}, types::DType::Bool)});
-  f.tensors.push_back({"img", ops::Tensor::from_doubles(
-                                  {n, 4}, std::vector<double>(x.begin(), x.end()),
-                                  types::DType::F32)});
-  f.tensors.push_back({"y", ops::Tensor::from_doubles(
-                                {n}, std::vector<double>(y.begin(), y.end()),
-                                types::DType::I64)});
+  f.tensors.push_back(
+      {"img",
+       ops::Tensor::from_doubles({n, 4},
+                                 std::vector<double>(x.begin(), x.end()),
+                                 types::DType::F32)});
+  f.tensors.push_back(
+      {"y",
+       ops::Tensor::from_doubles(
+           {n}, std::vector<double>(y.begin(), y.end()), types::DType::I64)});
   write_safetensors(tmp("st.safetensors"), f);
   SafetensorsFile g;  // aligned, f64 -> f32
-  g.tensors.push_back({"x", ops::Tensor::from_doubles({n, 4}, x64, types::DType::F64)});
-  g.tensors.push_back({"y", ops::Tensor::from_doubles(
-                                {n}, std::vector<double>(y.begin(), y.end()),
-                                types::DType::I64)});
+  g.tensors.push_back(
+      {"x", ops::Tensor::from_doubles({n, 4}, x64, types::DType::F64)});
+  g.tensors.push_back(
+      {"y",
+       ops::Tensor::from_doubles(
+           {n}, std::vector<double>(y.begin(), y.end()), types::DType::I64)});
   write_safetensors(tmp("st64.safetensors"), g);
 
   struct Case {
@@ -1041,7 +1244,8 @@ TEST_CASE("streamed: a .npy folder and a .safetensors give the in-memory batches
     std::map<std::string, std::string> renames;
     bool x_view;
   };
-  for (const Case& c : {Case{tmp("st_npy"), {}, true}, Case{tmp("st_conv"), {}, false},
+  for (const Case& c : {Case{tmp("st_npy"), {}, true},
+                        Case{tmp("st_conv"), {}, false},
                         Case{tmp("st.safetensors"), {{"x", "img"}}, false},
                         Case{tmp("st64.safetensors"), {}, false}}) {
     INFO(c.path);
@@ -1062,12 +1266,14 @@ TEST_CASE("streamed: a .npy folder and a .safetensors give the in-memory batches
       auto [a, b] = d->split(0.8);
       return b->take(150);
     };
-    CHECK(batch_values(str, 16, 2, false, views) == batch_values(mem, 16, 2, false, views));
+    CHECK(batch_values(str, 16, 2, false, views) ==
+          batch_values(mem, 16, 2, false, views));
     auto ds = DatasetValue::of(str), dm = DatasetValue::of(mem);
     CHECK(ds->item(123)->fields.at("x").to_doubles() ==
           dm->item(123)->fields.at("x").to_doubles());
     CHECK(ds->item(123)->fields.at("x").shape() == ops::Shape{4});
-    CHECK(ds->item(7)->fields.at("y").item() == dm->item(7)->fields.at("y").item());
+    CHECK(ds->item(7)->fields.at("y").item() ==
+          dm->item(7)->fields.at("y").item());
   }
 
   // stream=true on other formats reads in memory.
@@ -1077,7 +1283,8 @@ TEST_CASE("streamed: a .npy folder and a .safetensors give the in-memory batches
   CHECK(c->n == 1);
 }
 
-TEST_CASE("streamed: size-variable fields with lengths, checked as loaded", "[data]") {
+TEST_CASE("streamed: size-variable fields with lengths, checked as loaded",
+          "[data]") {
   int64_t n = 6, L = 4;
   std::vector<int64_t> tok(n * L, -1), lens, y;
   for (int64_t i = 0; i < n; ++i) {
@@ -1092,7 +1299,8 @@ TEST_CASE("streamed: size-variable fields with lengths, checked as loaded", "[da
   auto mem = load("Seq", dir);
   auto str = stream("Seq", dir);
   for (int threads : {0, 3})
-    CHECK(batch_values(str, 4, threads, true) == batch_values(mem, 4, threads, true));
+    CHECK(batch_values(str, 4, threads, true) ==
+          batch_values(mem, 4, threads, true));
   // A length past the array: a ShapeError naming the item only when loaded.
   lens[4] = 9;
   write_file(dir + "/tokens_lengths.npy", npy("<i8", {n}, bytes_of(lens)));
@@ -1104,13 +1312,15 @@ TEST_CASE("streamed: size-variable fields with lengths, checked as loaded", "[da
   CHECK(e.find("`tokens`") != std::string::npos);
 }
 
-TEST_CASE("streamed: a wrong shape or dtype is found as the item loads", "[data]") {
+TEST_CASE("streamed: a wrong shape or dtype is found as the item loads",
+          "[data]") {
   std::vector<float> x(10 * 3, 0.5f);
   std::vector<int64_t> y(10, 1);
   std::vector<float> yf(10, 1.0f);
   write_file(tmp("st_shape/x.npy"), npy("<f4", {10, 3}, bytes_of(x)));
   write_file(tmp("st_shape/y.npy"), npy("<i8", {10}, bytes_of(y)));
-  auto s = stream("Small", tmp("st_shape"));  // made: nothing per item is checked
+  auto s =
+      stream("Small", tmp("st_shape"));  // made: nothing per item is checked
   CHECK(s->n == 10);
   std::string e = error_of([&] { load_rows(*s, {6, 2}); });
   CHECK(e.rfind("ShapeError", 0) == 0);
@@ -1128,8 +1338,12 @@ TEST_CASE("streamed: a wrong shape or dtype is found as the item loads", "[data]
   // Dataset-wide problems are still errors when made.
   write_file(tmp("st_count/x.npy"), npy("<f4", {10, 4}, bytes_of(x4)));
   write_file(tmp("st_count/y.npy"), npy("<i8", {9}, std::string(72, '\0')));
-  CHECK(error_of([&] { stream("Small", tmp("st_count")); }).rfind("ShapeError", 0) == 0);
-  CHECK(error_of([&] { stream("Small", tmp("st_nothing")); }).rfind("IOError", 0) == 0);
+  CHECK(error_of([&] {
+          stream("Small", tmp("st_count"));
+        }).rfind("ShapeError", 0) == 0);
+  CHECK(error_of([&] {
+          stream("Small", tmp("st_nothing"));
+        }).rfind("IOError", 0) == 0);
 }
 
 TEST_CASE("streamed: a truncated file is an IOError when made", "[data]") {
@@ -1143,7 +1357,9 @@ TEST_CASE("streamed: a truncated file is an IOError when made", "[data]") {
   CHECK(e.find("x.npy") != std::string::npos);
   CHECK(e.find("bytes of data") != std::string::npos);
   write_file(tmp("st_trunc/x.npy"), nx.substr(0, 7));  // inside the magic
-  CHECK(error_of([&] { stream("Small", tmp("st_trunc")); }).rfind("IOError", 0) == 0);
+  CHECK(error_of([&] {
+          stream("Small", tmp("st_trunc"));
+        }).rfind("IOError", 0) == 0);
 
   SafetensorsFile f;
   f.tensors.push_back({"x", ops::Tensor::zeros({100, 4}, types::DType::F32)});
@@ -1161,13 +1377,17 @@ TEST_CASE("streamed: a truncated file is an IOError when made", "[data]") {
     CHECK(e.rfind("IOError", 0) == 0);
     CHECK(e.find("st_trunc.safetensors") != std::string::npos);
     // The in-memory reader agrees that it is an IOError.
-    CHECK(error_of([&] { load("Small", tmp("st_trunc.safetensors")); }).rfind("IOError", 0) == 0);
+    CHECK(error_of([&] {
+            load("Small", tmp("st_trunc.safetensors"));
+          }).rfind("IOError", 0) == 0);
   }
   // A malformed header (not JSON) too.
   std::string bad = whole;
   bad[9] = '!';
   write_file(tmp("st_trunc.safetensors"), bad);
-  CHECK(error_of([&] { stream("Small", tmp("st_trunc.safetensors")); }).rfind("IOError", 0) == 0);
+  CHECK(error_of([&] {
+          stream("Small", tmp("st_trunc.safetensors"));
+        }).rfind("IOError", 0) == 0);
 }
 
 TEST_CASE("streamed: a 200 MB file is mapped, not read, when made", "[data]") {
@@ -1210,8 +1430,9 @@ TEST_CASE("streamed: a 200 MB file is mapped, not read, when made", "[data]") {
   fs::remove_all(dir);
 }
 
-TEST_CASE("streamed: the mapping outlives the dataset value while batches use it",
-          "[data]") {
+TEST_CASE(
+    "streamed: the mapping outlives the dataset value while batches use it",
+    "[data]") {
   int64_t n = 100;
   std::vector<float> x;
   std::vector<int64_t> y;
@@ -1229,7 +1450,7 @@ TEST_CASE("streamed: the mapping outlives the dataset value while batches use it
     auto ds = DatasetValue::of(store);
     b->ds = ds->split(0.5).second;  // a view of the second half
   }
-  store.reset();  // the dataset value is gone...
+  store.reset();        // the dataset value is gone...
   fs::remove_all(dir);  // ...and so are the files' names
   REQUIRE(!file.expired());
   b->n = 8;
@@ -1239,7 +1460,9 @@ TEST_CASE("streamed: the mapping outlives the dataset value while batches use it
   std::vector<double> ys;
   Value v;
   while (cur->next(v))
-    for (double d : std::static_pointer_cast<RecordValue>(v.obj)->fields.at("x").to_doubles())
+    for (double d : std::static_pointer_cast<RecordValue>(v.obj)
+                        ->fields.at("x")
+                        .to_doubles())
       ys.push_back(d);
   REQUIRE(ys.size() == 50 * 4);
   CHECK(ys.front() == 50);
@@ -1249,8 +1472,10 @@ TEST_CASE("streamed: the mapping outlives the dataset value while batches use it
   CHECK(file.expired());  // unmapped with the last holder
 }
 
-TEST_CASE(".ss: a streamed item outside its domain is raised at the loop as its batch loads",
-          "[data]") {
+TEST_CASE(
+    ".ss: a streamed item outside its domain is raised at the loop as its "
+    "batch loads",
+    "[data]") {
   int64_t n = 2000;
   std::vector<float> x(n * 4, 0.5f);
   std::vector<int64_t> y(n);
@@ -1261,16 +1486,19 @@ TEST_CASE(".ss: a streamed item outside its domain is raised at the loop as its 
   write_file(dir + "/label.npy", npy("<i8", {n}, bytes_of(y)));
   for (int threads : {0, 2}) {
     INFO("loader_threads=" << threads);
-    RunResult r = run_ss("data_stream_domain.ss", std::string(R"(
+    RunResult r = run_ss("data_stream_domain.ss",
+                         std::string(R"(
 data Row:
     x: [4] f32
     label: i64 in 0..10
 
 fn main():
-    let ds = dataset(Row, ")") + dir + R"(", stream=true)
+    let ds = dataset(Row, ")") +
+                             dir + R"(", stream=true)
     print(len(ds))
     let seen = 0
-    for b in ds.batches(100, loader_threads=)" + std::to_string(threads) + R"():
+    for b in ds.batches(100, loader_threads=)" +
+                             std::to_string(threads) + R"():
         seen += len(b.label)
         print(seen)
 )");
@@ -1306,15 +1534,20 @@ fn main():
   CHECK(r.out == "2500 1800 200 4\n");
 }
 
-TEST_CASE("streamed loaders never crash on mutated files, and agree with the in-memory ones",
-          "[fuzz]") {
+TEST_CASE(
+    "streamed loaders never crash on mutated files, and agree with the "
+    "in-memory ones",
+    "[fuzz]") {
   std::vector<float> x(8, 0.5f);
   std::vector<int64_t> y = {1, 2};
   SafetensorsFile f;
   f.metadata["format"] = "pt";
-  f.tensors.push_back({"x", ops::Tensor::from_doubles({2, 4}, {1, 2, 3, 4, 5, 6, 7, 8},
-                                                      types::DType::F32)});
-  f.tensors.push_back({"y", ops::Tensor::from_doubles({2}, {1, 2}, types::DType::I64)});
+  f.tensors.push_back(
+      {"x",
+       ops::Tensor::from_doubles(
+           {2, 4}, {1, 2, 3, 4, 5, 6, 7, 8}, types::DType::F32)});
+  f.tensors.push_back(
+      {"y", ops::Tensor::from_doubles({2}, {1, 2}, types::DType::I64)});
   write_safetensors(tmp("fz.safetensors"), f);
   std::string st;
   {
@@ -1367,7 +1600,8 @@ TEST_CASE("streamed loaders never crash on mutated files, and agree with the in-
       str = stream("Small", tmp("fz_npy"));
       load_rows(*str, {0, 1});
     } catch (const DataError&) {
-      if (mem && mem->n == 2) FAIL("the in-memory load succeeded, the streamed one failed");
+      if (mem && mem->n == 2)
+        FAIL("the in-memory load succeeded, the streamed one failed");
     }
     if (mem && str && mem->n == 2) same(mem, str);
   });

@@ -1,7 +1,6 @@
 // The evaluator: statements, host values, printing, models, optimizers and
 // gradients, through whole programs.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 
 #include "interp/tests/eval_helpers.h"
@@ -48,8 +47,7 @@ fn main():
 )");
   INFO(r->error);
   REQUIRE(r->error.empty());
-  CHECK(r->out.str() ==
-        "[2 3] f32 (b=2)\n[[0 0 0]\n [0 0 0]]\nf32 6\n");
+  CHECK(r->out.str() == "[2 3] f32 (b=2)\n[[0 0 0]\n [0 0 0]]\nf32 6\n");
 }
 
 TEST_CASE("runtime errors carry the .ss stack and exit kind", "[eval]") {
@@ -73,7 +71,8 @@ TEST_CASE("a size variable meeting two sizes at run time is a ShapeError",
 fn pair(x: [b D], y: [b D]) -> [b D] = x + y
 fn main():
     print(0)
-)", false);
+)",
+                       false);
   REQUIRE(r->prog);
   using ss::eval::Value;
   auto t = [](int64_t n) {
@@ -142,9 +141,11 @@ model P:
 fn loss(m: P, c: [N]) -> f32 = sum(m.w * m.w * c)
 fn main():
     let m = P.init(seed=0)
-    let opt = )" + opt_expr + R"(
+    let opt = )" + opt_expr +
+                     R"(
     let c = ones([N]) * 0.7
-    for i in range()" + std::to_string(steps) + R"():
+    for i in range()" +
+                     std::to_string(steps) + R"():
         let l, g = value_and_grad(loss, m, c)
         update(m, opt, g)
         print(f"{float(sum(m.w)):.9f}")
@@ -249,14 +250,14 @@ TEST_CASE("a transformer block's gradients match finite differences",
   ss::types::Type bt = ss::types::Type::of(ss::types::Type::Kind::Model);
   bt.model = r->prog->model("Block");
   Value blk = r->in->init_model(bt, 3, {});
-  Value x = Value::tensor(ss::ops::random_normal({2, 5, 8},
-                                                 ss::types::DType::F64, 11, 0));
-  Value y = Value::tensor(ss::ops::random_normal({2, 5, 8},
-                                                 ss::types::DType::F64, 12, 0));
+  Value x = Value::tensor(
+      ss::ops::random_normal({2, 5, 8}, ss::types::DType::F64, 11, 0));
+  Value y = Value::tensor(
+      ss::ops::random_normal({2, 5, 8}, ss::types::DType::F64, 12, 0));
   const auto* loss = r->prog->fn("loss");
   // Autodiff through value_and_grad, as a program would.
-  Value vg = r->in->call_builtin_values("value_and_grad",
-                                        {Value::fn("loss"), blk, x, y}, {});
+  Value vg = r->in->call_builtin_values(
+      "value_and_grad", {Value::fn("loss"), blk, x, y}, {});
   auto* grads = (*vg.items)[1].as<ss::eval::ModelRef>();
   auto* m = blk.as<ss::eval::ModelRef>();
   // Central differences in f64: truncation O(eps^2) ~ 1e-12, rounding
@@ -266,7 +267,8 @@ TEST_CASE("a transformer block's gradients match finite differences",
   for (const std::string& path : m->paths(true)) {
     ss::ops::Tensor p = m->get(path);
     ss::ops::Tensor g = grads->get(path);
-    for (int64_t i = 0; i < p.numel(); i += std::max<int64_t>(1, p.numel() / 7)) {
+    for (int64_t i = 0; i < p.numel();
+         i += std::max<int64_t>(1, p.numel() / 7)) {
       auto eval_at = [&](double delta) {
         ss::ops::Tensor q = p.clone();
         q.set(i, p.at(i) + delta);
@@ -285,7 +287,8 @@ TEST_CASE("a transformer block's gradients match finite differences",
 }
 
 TEST_CASE("the transformer example trains: its loss falls", "[eval][slow]") {
-  std::ifstream in(std::string(SS_SOURCE_DIR) + "/examples/transformer_block.ss");
+  std::ifstream in(std::string(SS_SOURCE_DIR) +
+                   "/examples/transformer_block.ss");
   std::stringstream text;
   text << in.rdbuf();
   auto r = run_program(text.str());

@@ -2,9 +2,10 @@
 // DeviceTable of the README example matches the seed's hover word for word,
 // and the payloads a real run hands to its collectives add up to the
 // table's figures.
-#include <catch2/catch.hpp>
+#include "interp/check/explain.h"
 
 #include <array>
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <memory>
 #include <random>
@@ -13,7 +14,6 @@
 
 #include "dist/comm/inproc_comm.h"
 #include "interp/check/checker.h"
-#include "interp/check/explain.h"
 #include "interp/eval/devices.h"
 #include "interp/eval/interpreter.h"
 #include "interp/eval/objects.h"
@@ -34,7 +34,9 @@ std::unique_ptr<Checked> check_readme(const std::string& devices) {
   ss::check::Options o;
   o.devices_override = devices;
   c->prog = ss::check::check_file(
-      std::string(SS_SOURCE_DIR) + "/examples/readme_mlp.ss", c->sm, c->diags,
+      std::string(SS_SOURCE_DIR) + "/examples/readme_mlp.ss",
+      c->sm,
+      c->diags,
       o);
   INFO(ss::diag::render_terminal(c->diags, c->sm));
   REQUIRE(c->prog);
@@ -149,8 +151,7 @@ TEST_CASE("explain: the loss fn's cross_entropy sends 8 bytes per call",
         "inside `train_step`: 813,072 bytes (794 KiB) per call");
 }
 
-TEST_CASE("explain: placement and layouts of the README example",
-          "[explain]") {
+TEST_CASE("explain: placement and layouts of the README example", "[explain]") {
   auto c = check_readme("cpu[0 1 2]");
   comms::DeviceTable t = comms::build_table(*c->prog, c->sm);
   for (const char* w : {"forward", "loss", "train_step", "evaluate"})
@@ -178,8 +179,7 @@ TEST_CASE("explain: placement and layouts of the README example",
   CHECK(value(t, "train_step", "l").text == "whole on every device");
   CHECK(value(t, "train_step", "g").text == "whole on every device");
   CHECK(value(t, "main", "m").text == "in the controller");
-  CHECK(value(t, "run", "batch").kind ==
-        comms::ValueLayout::Kind::Controller);
+  CHECK(value(t, "run", "batch").kind == comms::ValueLayout::Kind::Controller);
   CHECK(t.notes.empty());
 }
 
@@ -347,12 +347,11 @@ TEST_CASE("explain: a run's payloads add up to the table's bytes",
         batch->batch = true;
         batch->fields["img"] = ss::ops::Tensor::from_doubles(
             {kBatch, 784}, x, ss::types::DType::F32);
-        batch->fields["label"] = ss::ops::Tensor::from_doubles(
-            {kBatch}, y, ss::types::DType::I64);
+        batch->fields["label"] =
+            ss::ops::Tensor::from_doubles({kBatch}, y, ss::types::DType::I64);
         ss::eval::Value bv =
             ss::eval::Value::object(ss::eval::Value::Kind::Record, batch);
-        ss::types::Type mt =
-            ss::types::Type::of(ss::types::Type::Kind::Model);
+        ss::types::Type mt = ss::types::Type::of(ss::types::Type::Kind::Model);
         mt.model = c->prog->model("Mlp");
         ss::eval::Value m = in.init_model(mt, 0, {});
         auto opt = std::make_shared<ss::eval::OptimState>();
@@ -402,8 +401,8 @@ TEST_CASE("explain: a run's payloads add up to the table's bytes",
 TEST_CASE("explain: ss explain prints the report and the JSON table",
           "[explain]") {
   auto run = [](const std::string& args) {
-    std::string cmd = std::string(SS_BINARY) + " explain " + args +
-                      " 2>/dev/null";
+    std::string cmd =
+        std::string(SS_BINARY) + " explain " + args + " 2>/dev/null";
     std::string out;
     FILE* p = popen(cmd.c_str(), "r");
     REQUIRE(p);

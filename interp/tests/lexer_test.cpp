@@ -1,9 +1,8 @@
-#include <catch2/catch.hpp>
+#include "interp/lex/lexer.h"
 
+#include <catch2/catch.hpp>
 #include <string>
 #include <vector>
-
-#include "interp/lex/lexer.h"
 
 using ss::lex::Tok;
 
@@ -33,10 +32,18 @@ std::vector<Tok> kinds(const ss::lex::Tokens& t) {
 TEST_CASE("lexer: indentation gives Indent/Newline/Dedent", "[lexer]") {
   auto l = lex_text("fn f():\n    return 1\n");
   CHECK(l.diags.empty());
-  CHECK(kinds(l.toks) ==
-        std::vector<Tok>{Tok::KwFn, Tok::Name, Tok::LParen, Tok::RParen,
-                         Tok::Colon, Tok::Newline, Tok::Indent, Tok::KwReturn,
-                         Tok::Int, Tok::Newline, Tok::Dedent, Tok::Eof});
+  CHECK(kinds(l.toks) == std::vector<Tok>{Tok::KwFn,
+                                          Tok::Name,
+                                          Tok::LParen,
+                                          Tok::RParen,
+                                          Tok::Colon,
+                                          Tok::Newline,
+                                          Tok::Indent,
+                                          Tok::KwReturn,
+                                          Tok::Int,
+                                          Tok::Newline,
+                                          Tok::Dedent,
+                                          Tok::Eof});
   CHECK(l.toks[0].column == 0);
   CHECK(l.toks[0].line_start);
   CHECK(l.toks[7].column == 4);
@@ -46,18 +53,31 @@ TEST_CASE("lexer: indentation gives Indent/Newline/Dedent", "[lexer]") {
 TEST_CASE("lexer: no Newline inside brackets", "[lexer]") {
   auto l = lex_text("f(a,\n  b)\n");
   CHECK(l.diags.empty());
-  CHECK(kinds(l.toks) ==
-        std::vector<Tok>{Tok::Name, Tok::LParen, Tok::Name, Tok::Comma,
-                         Tok::Name, Tok::RParen, Tok::Newline, Tok::Eof});
+  CHECK(kinds(l.toks) == std::vector<Tok>{Tok::Name,
+                                          Tok::LParen,
+                                          Tok::Name,
+                                          Tok::Comma,
+                                          Tok::Name,
+                                          Tok::RParen,
+                                          Tok::Newline,
+                                          Tok::Eof});
 }
 
 TEST_CASE("lexer: numbers, ranges and inf/nan", "[lexer]") {
   auto l = lex_text("0.0..=1.0 0..C 1e-3 inf nan 1_000\n");
   CHECK(l.diags.empty());
-  CHECK(kinds(l.toks) ==
-        std::vector<Tok>{Tok::Float, Tok::DotDotEq, Tok::Float, Tok::Int,
-                         Tok::DotDot, Tok::Name, Tok::Float, Tok::Float,
-                         Tok::Float, Tok::Int, Tok::Newline, Tok::Eof});
+  CHECK(kinds(l.toks) == std::vector<Tok>{Tok::Float,
+                                          Tok::DotDotEq,
+                                          Tok::Float,
+                                          Tok::Int,
+                                          Tok::DotDot,
+                                          Tok::Name,
+                                          Tok::Float,
+                                          Tok::Float,
+                                          Tok::Float,
+                                          Tok::Int,
+                                          Tok::Newline,
+                                          Tok::Eof});
   CHECK(l.toks[0].text == "0.0");
   CHECK(l.toks[6].text == "1e-3");
   CHECK(l.toks[9].text == "1000");
@@ -67,9 +87,9 @@ TEST_CASE("lexer: punctuation is matched longest first", "[lexer]") {
   auto l = lex_text("a ** b // c -> d += e == f != g <= h >= i ..= j\n");
   CHECK(l.diags.empty());
   std::vector<Tok> want{Tok::Name, Tok::StarStar, Tok::Name, Tok::SlashSlash,
-                        Tok::Name, Tok::Arrow, Tok::Name, Tok::PlusAssign,
-                        Tok::Name, Tok::EqEq, Tok::Name, Tok::NotEq,
-                        Tok::Name, Tok::LessEq, Tok::Name, Tok::GreaterEq,
+                        Tok::Name, Tok::Arrow,    Tok::Name, Tok::PlusAssign,
+                        Tok::Name, Tok::EqEq,     Tok::Name, Tok::NotEq,
+                        Tok::Name, Tok::LessEq,   Tok::Name, Tok::GreaterEq,
                         Tok::Name, Tok::DotDotEq, Tok::Name, Tok::Newline,
                         Tok::Eof};
   CHECK(kinds(l.toks) == want);
@@ -95,10 +115,13 @@ TEST_CASE("lexer: strings and f-strings", "[lexer]") {
 }
 
 TEST_CASE("lexer: comments and blank lines", "[lexer]") {
-  auto l = lex_text("# top\n\ndim D = 3   # trailing\n\n   # indented comment\n");
+  auto l =
+      lex_text("# top\n\ndim D = 3   # trailing\n\n   # indented comment\n");
   CHECK(l.diags.empty());
-  CHECK(kinds(l.toks) == std::vector<Tok>{Tok::Name, Tok::Name, Tok::Assign,
-                                          Tok::Int, Tok::Newline, Tok::Eof});
+  CHECK(
+      kinds(l.toks) ==
+      std::vector<Tok>{
+          Tok::Name, Tok::Name, Tok::Assign, Tok::Int, Tok::Newline, Tok::Eof});
 }
 
 TEST_CASE("lexer: errors", "[lexer]") {

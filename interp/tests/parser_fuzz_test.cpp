@@ -3,7 +3,6 @@
 // Run under -fsanitize=address,undefined to catch memory errors.
 
 #include <catch2/catch.hpp>
-
 #include <cstdint>
 #include <random>
 #include <string>
@@ -90,11 +89,13 @@ fn attention(m: Attention, x: [b n D]) -> [b n D]:
 )";
 
 const char* kSnippets[] = {
-    "(", ")", "[", "]", "{", "}", ":", ",", "->", "=", "**", "-", "..",
-    "..=", "\n", "    ", "\t", "fn ", "not ", "in ", "f\"{", "\"", "#",
-    "let ", "if ", "else:", "for ", "return ", "spmd ", "model ", "data ",
-    "dim ", "devices ", "mesh ", "extern ", "buffer ", "over=", "@", "/",
-    "*", "(H Dh)", "b n -> n b", "1", "-1", "x", "\\", "}}", "{{",
+    "(",       ")",      "[",     "]",    "{",        "}",      ":",
+    ",",       "->",     "=",     "**",   "-",        "..",     "..=",
+    "\n",      "    ",   "\t",    "fn ",  "not ",     "in ",    "f\"{",
+    "\"",      "#",      "let ",  "if ",  "else:",    "for ",   "return ",
+    "spmd ",   "model ", "data ", "dim ", "devices ", "mesh ",  "extern ",
+    "buffer ", "over=",  "@",     "/",    "*",        "(H Dh)", "b n -> n b",
+    "1",       "-1",     "x",     "\\",   "}}",       "{{",
 };
 
 struct Piece {

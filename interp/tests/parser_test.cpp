@@ -1,10 +1,10 @@
-#include <catch2/catch.hpp>
+#include "interp/parse/parser.h"
 
+#include <catch2/catch.hpp>
 #include <memory>
 #include <string>
 
 #include "interp/lex/lexer.h"
-#include "interp/parse/parser.h"
 
 using namespace ss;
 using ast::Expr;
@@ -83,15 +83,14 @@ struct Parsed {
   parse::ReplInput repl;
   std::string text_of(diag::Span s) const { return std::string(sm.text(s)); }
   uint32_t line(size_t i = 0) const {
-    return sm.line_col(diags.list().at(i).span.file,
-                       diags.list().at(i).span.begin)
+    return sm
+        .line_col(diags.list().at(i).span.file, diags.list().at(i).span.begin)
         .line;
   }
   std::string dump() const { return diag::render_terminal(diags, sm); }
 };
 
-std::unique_ptr<Parsed> parse_text(const std::string& text,
-                                   bool repl = false) {
+std::unique_ptr<Parsed> parse_text(const std::string& text, bool repl = false) {
   auto p = std::make_unique<Parsed>();
   uint32_t f = p->sm.add("test.ss", text);
   auto toks = lex::lex(p->sm, f, p->diags);
@@ -135,9 +134,15 @@ std::string show(const Expr& e);
 std::string show_axis(const ast::AxisExpr& a) {
   std::string s;
   switch (a.kind) {
-    case ast::AxisExpr::Kind::Name: s = a.name; break;
-    case ast::AxisExpr::Kind::Literal: s = std::to_string(a.value); break;
-    case ast::AxisExpr::Kind::Star: s = "*" + a.name; break;
+    case ast::AxisExpr::Kind::Name:
+      s = a.name;
+      break;
+    case ast::AxisExpr::Kind::Literal:
+      s = std::to_string(a.value);
+      break;
+    case ast::AxisExpr::Kind::Star:
+      s = "*" + a.name;
+      break;
     case ast::AxisExpr::Kind::Group:
       s = "(";
       for (size_t i = 0; i < a.items.size(); ++i)
@@ -154,8 +159,10 @@ std::string show_axis(const ast::AxisExpr& a) {
 }
 std::string show_item(const ast::PatternItem& it) {
   switch (it.kind) {
-    case ast::PatternItem::Kind::Name: return it.name;
-    case ast::PatternItem::Kind::Literal: return std::to_string(it.value);
+    case ast::PatternItem::Kind::Name:
+      return it.name;
+    case ast::PatternItem::Kind::Literal:
+      return std::to_string(it.value);
     case ast::PatternItem::Kind::Group: {
       std::string s = "(";
       for (size_t i = 0; i < it.items.size(); ++i)
@@ -213,15 +220,20 @@ std::string show_type(const ast::TypeExpr& t) {
 }
 std::string show(const Expr& e) {
   switch (e.kind) {
-    case Expr::Kind::Name: return e.name;
-    case Expr::Kind::Int: return std::to_string(e.int_value);
+    case Expr::Kind::Name:
+      return e.name;
+    case Expr::Kind::Int:
+      return std::to_string(e.int_value);
     case Expr::Kind::Float: {
       std::string s = std::to_string(e.float_value);
       return s;
     }
-    case Expr::Kind::String: return "\"" + e.name + "\"";
-    case Expr::Kind::FString: return "f\"...\"";
-    case Expr::Kind::Bool: return e.bool_value ? "true" : "false";
+    case Expr::Kind::String:
+      return "\"" + e.name + "\"";
+    case Expr::Kind::FString:
+      return "f\"...\"";
+    case Expr::Kind::Bool:
+      return e.bool_value ? "true" : "false";
     case Expr::Kind::List:
     case Expr::Kind::Tuple: {
       std::string s = e.kind == Expr::Kind::List ? "[" : "(";
@@ -258,7 +270,8 @@ std::string show(const Expr& e) {
       }
       return s + ")";
     }
-    case Expr::Kind::Field: return show(*e.lhs) + "." + e.name;
+    case Expr::Kind::Field:
+      return show(*e.lhs) + "." + e.name;
     case Expr::Kind::Index: {
       std::string s = show(*e.lhs) + "[";
       for (size_t i = 0; i < e.indices.size(); ++i) {
@@ -271,8 +284,10 @@ std::string show(const Expr& e) {
       }
       return s + "]";
     }
-    case Expr::Kind::TypeLit: return "type " + show_type(*e.type);
-    case Expr::Kind::AxisRef: return "axis " + show_axis(*e.axis);
+    case Expr::Kind::TypeLit:
+      return "type " + show_type(*e.type);
+    case Expr::Kind::AxisRef:
+      return "axis " + show_axis(*e.axis);
   }
   return "?";
 }
@@ -531,7 +546,8 @@ TEST_CASE("parser: library.md calls", "[parser]") {
       {"sum(x, over=(n, D))", "sum(x, over=(axis n, axis D))"},
       {"sum(x, over=-1)", "sum(x, over=axis -1)"},
       {"sum(x, over=0)", "sum(x, over=axis 0)"},
-      {"value_and_grad(f, m, x, aux=true)", "value_and_grad(f, m, x, aux=true)"},
+      {"value_and_grad(f, m, x, aux=true)",
+       "value_and_grad(f, m, x, aux=true)"},
       {"adamw(m, lr=1e-3, betas=(0.9, 0.999))",
        "adamw(m, lr=0.001000, betas=(0.900000, 0.999000))"},
       {"out.write(r, step=i)", "out.write(r, step=i)"},
@@ -741,7 +757,8 @@ TEST_CASE("parser: errors", "[parser]") {
     CHECK(p->m.dims.size() == 1);
   }
   SECTION("E0102 unexpected indent") {
-    auto p = parse_text("fn f():\n    let a = 1\n        let b = 2\n    return a\n");
+    auto p =
+        parse_text("fn f():\n    let a = 1\n        let b = 2\n    return a\n");
     REQUIRE(p->diags.size() == 1);
     CHECK(p->diags.list()[0].code == Code::E0102);
     CHECK(p->diags.list()[0].message == "unexpected indent");

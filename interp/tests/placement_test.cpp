@@ -61,12 +61,12 @@ TEST_CASE("the README example on cpu[0 1 2]: placement as the spec says",
   // The batch is split; forward's x follows it through loss.
   CHECK(c->prog->fn("train_step")->param_split ==
         std::vector<bool>{false, false, true});
-  CHECK(c->prog->fn("forward")->param_split ==
-        std::vector<bool>{false, true});
+  CHECK(c->prog->fn("forward")->param_split == std::vector<bool>{false, true});
   CHECK(!c->prog->fn("forward")->batch_vars.empty());
   std::string t = ss::check::describe_types(*c->prog);
-  CHECK_THAT(t, Catch::Contains(
-                    "fn forward(m: Mlp, x: [b D]) -> [b C]  # on the workers"));
+  CHECK_THAT(t,
+             Catch::Contains(
+                 "fn forward(m: Mlp, x: [b D]) -> [b C]  # on the workers"));
   CHECK_THAT(t, Catch::Contains("fn main()  # in the controller"));
 }
 
@@ -119,14 +119,15 @@ TEST_CASE("E1801: max, softmax, indexing across the batch axis",
 )");
   CHECK(max->codes() == Codes{"E1801@17:25"});
   std::string r = max->rendered();
-  CHECK_THAT(r, Catch::Contains(
-                    "error[E1801]: max over the batch axis `b` has no "
-                    "distributed lowering"));
+  CHECK_THAT(r,
+             Catch::Contains("error[E1801]: max over the batch axis `b` has no "
+                             "distributed lowering"));
   CHECK_THAT(r, Catch::Contains("`b` is split across the 3 devices"));
-  CHECK_THAT(r, Catch::Contains(
-                    "= help: sum, mean, cross_entropy, mse, batch_norm and "
-                    "reduce(with=sum) are lowered to an all-reduce; max is "
-                    "not"));
+  CHECK_THAT(
+      r,
+      Catch::Contains("= help: sum, mean, cross_entropy, mse, batch_norm and "
+                      "reduce(with=sum) are lowered to an all-reduce; max is "
+                      "not"));
   auto sm = on("cpu[0 1 2]", R"(fn probs(m: Mlp, batch: [b] Digit) -> [b C]:
     return softmax(forward(m, batch.img), over=b)
 )");
@@ -145,8 +146,7 @@ TEST_CASE("E1801: max, softmax, indexing across the batch axis",
   CHECK(ok->diags.empty());
 }
 
-TEST_CASE("E1801: a tensor condition computed from split data",
-          "[placement]") {
+TEST_CASE("E1801: a tensor condition computed from split data", "[placement]") {
   auto c = on("cpu[0 1 2]", R"(fn f(m: Mlp, batch: [b] Digit) -> f32:
     let l = cross_entropy(forward(m, batch.img), batch.label)
     if l > 10.0:
@@ -198,11 +198,13 @@ fn run(train: Dataset[Digit], mut m: Mlp, mut opt: AdamW[Mlp], out: Sink):
 )");
   CHECK(c->codes() == Codes{"E1803@21:20", "E1803@22:9"});
   std::string r = c->rendered();
-  CHECK_THAT(r, Catch::Contains("`value_and_grad` is device work, but `run` "
-                                "runs in the controller"));
-  CHECK_THAT(r, Catch::Contains("= note: `run` runs in the controller "
-                                "because it loops over a dataset (at "
-                                "test.ss:20:5)"));
+  CHECK_THAT(r,
+             Catch::Contains("`value_and_grad` is device work, but `run` "
+                             "runs in the controller"));
+  CHECK_THAT(r,
+             Catch::Contains("= note: `run` runs in the controller "
+                             "because it loops over a dataset (at "
+                             "test.ss:20:5)"));
 }
 
 TEST_CASE("E1804: split in one call, whole in another, noted at the first",
@@ -215,11 +217,13 @@ fn blank_logits(m: Mlp) -> [1 C]:
 )");
   CHECK(c->codes() == Codes{"E1804@20:23"});
   std::string r = c->rendered();
-  CHECK_THAT(r, Catch::Contains("`forward` is called here with `x` whole, "
-                                "but in another call with it split across "
-                                "the devices"));
-  CHECK_THAT(r, Catch::Contains("= note: `x` is split in this call (at "
-                                "test.ss:17:37)"));
+  CHECK_THAT(r,
+             Catch::Contains("`forward` is called here with `x` whole, "
+                             "but in another call with it split across "
+                             "the devices"));
+  CHECK_THAT(r,
+             Catch::Contains("= note: `x` is split in this call (at "
+                             "test.ss:17:37)"));
 }
 
 TEST_CASE("E1901: a host call given split data", "[placement]") {
@@ -255,7 +259,10 @@ fn run(train: Dataset[Digit], mut m: Mlp, mut opt: AdamW[Mlp], out: Sink):
   INFO(one->rendered());
   CHECK(one->diags.empty());
   auto three = on("cpu[0 1 2]", body);
-  CHECK(three->codes() ==
-        Codes{"E1801@17:25", "E1802@18:62", "E1804@21:23", "E1901@25:15",
-              "E1803@26:20", "E1803@27:9"});
+  CHECK(three->codes() == Codes{"E1801@17:25",
+                                "E1802@18:62",
+                                "E1804@21:23",
+                                "E1901@25:15",
+                                "E1803@26:20",
+                                "E1803@27:9"});
 }

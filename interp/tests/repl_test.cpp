@@ -1,7 +1,7 @@
 // `ss repl` driven through a pseudo-terminal, as a user at a terminal would:
 // the prompt, line editing and history (libedit), errors that keep the
 // session, Ctrl-C stopping a running statement.
-#include <catch2/catch.hpp>
+#include "interp/cli/repl.h"
 
 #include <poll.h>
 #include <pty.h>
@@ -9,12 +9,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <fstream>
 #include <sstream>
 #include <string>
-
-#include "interp/cli/repl.h"
 
 namespace {
 
@@ -74,8 +73,7 @@ class PtyRepl {
 
 }  // namespace
 
-TEST_CASE("the repl at a terminal: values, errors, history, Ctrl-C",
-          "[repl]") {
+TEST_CASE("the repl at a terminal: values, errors, history, Ctrl-C", "[repl]") {
   PtyRepl r;
   REQUIRE(r.expect("ss> "));
   r.send("let n = 40 + 2\r");
@@ -93,7 +91,9 @@ TEST_CASE("the repl at a terminal: values, errors, history, Ctrl-C",
   REQUIRE(r.expect("ss> "));
   r.send("\x1b[A");
   REQUIRE(r.expect("n * 2"));
-  r.send("\x7f" "3\r");  // n * 2 -> n * 3
+  r.send(
+      "\x7f"
+      "3\r");  // n * 2 -> n * 3
   CHECK(r.expect("126  : int"));
   // A block over several lines, ended by an empty line.
   r.send("for i in range(2):\r");
@@ -113,8 +113,7 @@ TEST_CASE("the repl at a terminal: values, errors, history, Ctrl-C",
   CHECK(r.wait_exit() == 0);
 }
 
-TEST_CASE("repl input grouping: blocks and open brackets continue",
-          "[repl]") {
+TEST_CASE("repl input grouping: blocks and open brackets continue", "[repl]") {
   using ss::cli::Repl;
   CHECK(Repl::needs_more("for i in range(3):\n"));
   CHECK(Repl::needs_more("for i in range(3):\n    print(i)\n"));
@@ -124,8 +123,7 @@ TEST_CASE("repl input grouping: blocks and open brackets continue",
   CHECK_FALSE(Repl::needs_more("print(\"(\")\n"));
 }
 
-TEST_CASE("repl commands: :load, :explain, :devices, :reset, :help",
-          "[repl]") {
+TEST_CASE("repl commands: :load, :explain, :devices, :reset, :help", "[repl]") {
   std::ostringstream out, err;
   ss::cli::Repl r(out, err);
   std::string path = "/tmp/ss_repl_test_" + std::to_string(getpid()) + ".ss";

@@ -3,10 +3,11 @@
 // layout other writers produce, atomic writes, every corrupt input as a
 // clear error, mutation fuzzing, and save/load through the interpreter.
 
-#include <catch2/catch.hpp>
+#include "interp/eval/safetensors.h"
 
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -18,17 +19,16 @@
 #include <vector>
 
 #include "interp/eval/interpreter.h"
-#include "interp/eval/safetensors.h"
 #include "interp/tests/check_test_util.h"
 
 using namespace ss;
+using Catch::Matchers::Contains;
 using eval::read_safetensors;
 using eval::SafetensorsError;
 using eval::SafetensorsFile;
 using eval::write_safetensors;
 using ops::Tensor;
 using types::DType;
-using Catch::Matchers::Contains;
 
 namespace fs = std::filesystem;
 
@@ -107,7 +107,8 @@ SafetensorsFile sample() {
   SafetensorsFile f;
   f.tensors.emplace_back(
       "w", Tensor::from_doubles({2, 3}, {1, -2, 3.5, 4, 5, 6}, DType::F32));
-  f.tensors.emplace_back("b", Tensor::from_doubles({3}, {0.5, 0, -1}, DType::F32));
+  f.tensors.emplace_back("b",
+                         Tensor::from_doubles({3}, {0.5, 0, -1}, DType::F32));
   f.metadata["format"] = "shapescript";
   return f;
 }
@@ -137,13 +138,13 @@ TEST_CASE("safetensors round-trips every dtype, 0-d and empty tensors",
   f.tensors.emplace_back("f16", Tensor::from_doubles({1, 6}, v, DType::F16));
   f.tensors.emplace_back("i32", Tensor::from_doubles({2, 3}, v, DType::I32));
   f.tensors.emplace_back("i64", Tensor::from_doubles({6, 1}, v, DType::I64));
-  f.tensors.emplace_back("bool",
-                         Tensor::from_doubles({2, 3}, {1, 0, 1, 1, 0, 0},
-                                              DType::Bool));
+  f.tensors.emplace_back(
+      "bool", Tensor::from_doubles({2, 3}, {1, 0, 1, 1, 0, 0}, DType::Bool));
   f.tensors.emplace_back("scalar", Tensor::scalar(7.5, DType::F64));
   f.tensors.emplace_back("empty", Tensor::zeros({0, 3}, DType::F32));
   f.tensors.emplace_back("empty2", Tensor::zeros({4, 0, 2}, DType::I64));
-  f.tensors.emplace_back("blocks.w_q", Tensor::full({2, 2, 2}, 0.25, DType::F32));
+  f.tensors.emplace_back("blocks.w_q",
+                         Tensor::full({2, 2, 2}, 0.25, DType::F32));
   std::string path = tmp / "all.safetensors";
   write_safetensors(path, f);
   SafetensorsFile g = read_safetensors(path);
@@ -271,7 +272,8 @@ TEST_CASE("safetensors reads the byte layout torch and numpy write",
     SafetensorsFile f = read_safetensors(path);
     CHECK(f.metadata == std::map<std::string, std::string>{{"format", "pt"}});
     REQUIRE(f.tensors.size() == 4);
-    CHECK(find(f, "b")->to_doubles() == std::vector<double>{-3, double(1LL << 40)});
+    CHECK(find(f, "b")->to_doubles() ==
+          std::vector<double>{-3, double(1LL << 40)});
     CHECK(find(f, "a")->dtype() == DType::BF16);
     CHECK(find(f, "a")->item() == 1.5);
     CHECK(find(f, "c")->item() == 0.5);
@@ -280,8 +282,9 @@ TEST_CASE("safetensors reads the byte layout torch and numpy write",
   SECTION("an unpadded header and trailing bytes after the data") {
     std::string header =
         R"({"x":{"dtype":"I32","shape":[3],"data_offsets":[0,12]}})";
-    write_bytes(path, u64le(header.size()) + header +
-                          raw(std::vector<int32_t>{7, 8, 9}) + "xyz");
+    write_bytes(path,
+                u64le(header.size()) + header +
+                    raw(std::vector<int32_t>{7, 8, 9}) + "xyz");
     CHECK(read_safetensors(path).tensors[0].second.to_doubles() ==
           std::vector<double>{7, 8, 9});
   }
@@ -306,7 +309,8 @@ TEST_CASE("safetensors rejects corrupt files with a clear error",
     write_bytes(path, st_file(header, data));
     return read_error(path);
   };
-  auto entry = [](const std::string& dtype, const std::string& shape,
+  auto entry = [](const std::string& dtype,
+                  const std::string& shape,
                   const std::string& offsets) {
     return R"({"t":{"dtype":")" + dtype + R"(","shape":)" + shape +
            R"(,"data_offsets":)" + offsets + "}}";
@@ -362,8 +366,9 @@ TEST_CASE("safetensors rejects corrupt files with a clear error",
              Contains("integer"));
   CHECK_THAT(with_header(entry("F32", "[2,2]", "[0,32]"), d16),
              Contains("run past the data"));
-  CHECK_THAT(with_header(entry("F32", "[2,2]", "[0,18446744073709551615]"), d16),
-             Contains("run past the data"));
+  CHECK_THAT(
+      with_header(entry("F32", "[2,2]", "[0,18446744073709551615]"), d16),
+      Contains("run past the data"));
   CHECK_THAT(with_header(entry("F32", "[2,2]", "[16,0]"), d16),
              Contains("reversed"));
   CHECK_THAT(with_header(entry("F32", "[2,2]", "[-8,8]"), d16),
@@ -374,22 +379,33 @@ TEST_CASE("safetensors rejects corrupt files with a clear error",
              Contains("12 bytes") && Contains("span 16"));
   CHECK_THAT(with_header(entry("F64", "[2,2]", "[0,16]"), d16),
              Contains("32 bytes"));
-  for (const char* dt : {"U8", "I8", "I16", "U16", "U32", "U64", "F8_E4M3",
-                         "F8_E5M2", "f32", ""}) {
+  for (const char* dt : {"U8",
+                         "I8",
+                         "I16",
+                         "U16",
+                         "U32",
+                         "U64",
+                         "F8_E4M3",
+                         "F8_E5M2",
+                         "f32",
+                         ""}) {
     INFO(dt);
     CHECK_THAT(with_header(entry(dt, "[16]", "[0,16]"), d16),
                Contains("tensor 't'") && Contains("dtype"));
   }
-  CHECK_THAT(with_header(entry("F32", "[4294967296,4294967296,4]", "[0,16]"), d16),
-             Contains("overflows"));
-  CHECK_THAT(with_header(entry("F32", "[9223372036854775807,2]", "[0,16]"), d16),
-             Contains("overflows"));
+  CHECK_THAT(
+      with_header(entry("F32", "[4294967296,4294967296,4]", "[0,16]"), d16),
+      Contains("overflows"));
+  CHECK_THAT(
+      with_header(entry("F32", "[9223372036854775807,2]", "[0,16]"), d16),
+      Contains("overflows"));
   CHECK_THAT(with_header(entry("F32", "[18446744073709551615]", "[0,16]"), d16),
              Contains("overflows"));
   CHECK_THAT(with_header(entry("I64", "[2305843009213693952]", "[0,16]"), d16),
              Contains("overflows"));  // 2^61 * 8 bytes wraps to 0 in u64
-  CHECK_THAT(with_header(entry("F32", "[0,4611686018427387904,4]", "[0,0]"), d16),
-             Contains("overflows"));  // 0 elements, but an absurd axis
+  CHECK_THAT(
+      with_header(entry("F32", "[0,4611686018427387904,4]", "[0,0]"), d16),
+      Contains("overflows"));  // 0 elements, but an absurd axis
   CHECK_THAT(with_header(R"({"__metadata__":{"step":3}})", ""),
              Contains("__metadata__") && Contains("'step'"));
   CHECK_THAT(with_header(R"({"__metadata__":[]})", ""),
@@ -507,8 +523,7 @@ fn main():
 )";
 
 struct Env {
-  std::unique_ptr<testing::Checked> checked =
-      testing::check_text(kModels);
+  std::unique_ptr<testing::Checked> checked = testing::check_text(kModels);
   std::ostringstream out;
   std::unique_ptr<eval::Interpreter> in;
   Env() {
@@ -540,7 +555,9 @@ struct Env {
   }
 };
 
-eval::Value str(const std::string& s) { return eval::Value::string(s); }
+eval::Value str(const std::string& s) {
+  return eval::Value::string(s);
+}
 
 std::shared_ptr<eval::OptimState> adamw_state(const eval::Value& m) {
   auto* ref = m.as<eval::ModelRef>();
@@ -581,7 +598,8 @@ TEST_CASE("checkpoint: save and load a model with adamw state",
   std::string path = tmp / "lin.safetensors";
   eval::Value m = env.model("Lin", 3);
   auto o = adamw_state(m);
-  env.call("save", {str(path), m, eval::Value::object(eval::Value::Kind::Optim, o)});
+  env.call("save",
+           {str(path), m, eval::Value::object(eval::Value::Kind::Optim, o)});
   CHECK(leftovers(tmp.dir).empty());
 
   SafetensorsFile f = read_safetensors(path);
@@ -595,13 +613,19 @@ TEST_CASE("checkpoint: save and load a model with adamw state",
   CHECK(f.metadata.at("weight_decay") == "0.05");
   std::vector<std::string> names;
   for (const auto& [n, t] : f.tensors) names.push_back(n);
-  CHECK(names == std::vector<std::string>{"w", "b", "count", "opt.exp_avg.w",
-                                          "opt.exp_avg.b", "opt.exp_avg_sq.w",
+  CHECK(names == std::vector<std::string>{"w",
+                                          "b",
+                                          "count",
+                                          "opt.exp_avg.w",
+                                          "opt.exp_avg.b",
+                                          "opt.exp_avg_sq.w",
                                           "opt.exp_avg_sq.b"});
 
   SECTION("load(path, Lin, adamw)") {
-    eval::Value r = env.call("load", {str(path), eval::Value::type_value(env.type("Lin")),
-                                      eval::Value::fn("adamw")});
+    eval::Value r = env.call("load",
+                             {str(path),
+                              eval::Value::type_value(env.type("Lin")),
+                              eval::Value::fn("adamw")});
     REQUIRE(r.kind == eval::Value::Kind::Tuple);
     const eval::Value& m2 = (*r.items)[0];
     const eval::Value& o2v = (*r.items)[1];
@@ -637,9 +661,12 @@ TEST_CASE("checkpoint: save and load a model with adamw state",
     CHECK(same_model(m, m2));
   }
   SECTION("the wrong optimizer") {
-    CHECK_THAT(env.error("load", {str(path), eval::Value::type_value(env.type("Lin")),
-                                  eval::Value::fn("sgd")}),
-               Contains("ValueError") && Contains("holds adamw state, not sgd"));
+    CHECK_THAT(
+        env.error("load",
+                  {str(path),
+                   eval::Value::type_value(env.type("Lin")),
+                   eval::Value::fn("sgd")}),
+        Contains("ValueError") && Contains("holds adamw state, not sgd"));
   }
 }
 
@@ -658,8 +685,10 @@ TEST_CASE("checkpoint: sgd state, sub-models and files without optimizer",
   o->nesterov = true;
   o->weight_decay = 1e-4;
   o->step = 2;
-  o->state["inner.w"]["momentum_buffer"] = Tensor::full({4, 3}, 0.5, DType::F32);
-  env.call("save", {str(path), m, eval::Value::object(eval::Value::Kind::Optim, o)});
+  o->state["inner.w"]["momentum_buffer"] =
+      Tensor::full({4, 3}, 0.5, DType::F32);
+  env.call("save",
+           {str(path), m, eval::Value::object(eval::Value::Kind::Optim, o)});
   SafetensorsFile f = read_safetensors(path);
   CHECK(find(f, "inner.w"));
   CHECK(find(f, "inner.count"));
@@ -667,8 +696,10 @@ TEST_CASE("checkpoint: sgd state, sub-models and files without optimizer",
   CHECK(f.metadata.at("nesterov") == "true");
   CHECK(f.metadata.at("momentum") == "0.9");
 
-  eval::Value r = env.call("load", {str(path), eval::Value::type_value(env.type("Net")),
-                                    eval::Value::fn("sgd")});
+  eval::Value r = env.call("load",
+                           {str(path),
+                            eval::Value::type_value(env.type("Net")),
+                            eval::Value::fn("sgd")});
   auto* o2 = (*r.items)[1].as<eval::OptimState>();
   CHECK(same_model(m, (*r.items)[0]));
   CHECK(o2->kind == types::OptimKind::SGD);
@@ -693,10 +724,13 @@ TEST_CASE("checkpoint: sgd state, sub-models and files without optimizer",
   CHECK(g.tensors[0].first == "w");
   CHECK(g.metadata.at("model") == "Lin");
   CHECK(!g.metadata.count("optimizer"));
-  eval::Value lin = env.call("load", {str(ipath), eval::Value::type_value(env.type("Lin"))});
+  eval::Value lin =
+      env.call("load", {str(ipath), eval::Value::type_value(env.type("Lin"))});
   CHECK(same_model(iv, lin));
-  CHECK_THAT(env.error("load", {str(ipath), eval::Value::type_value(env.type("Lin")),
-                                eval::Value::fn("adamw")}),
+  CHECK_THAT(env.error("load",
+                       {str(ipath),
+                        eval::Value::type_value(env.type("Lin")),
+                        eval::Value::fn("adamw")}),
              Contains("ValueError") && Contains("has no optimizer state"));
   // load_into a sub-model handle writes through to the parent's store.
   eval::Value other = env.model("Lin", 42);
@@ -714,7 +748,8 @@ TEST_CASE("checkpoint: every tensor is checked against the model type",
   eval::Value m = env.model("Lin", 3);
   env.call("save", {str(path), m});
   auto load_as = [&](const std::string& type) {
-    return env.error("load", {str(path), eval::Value::type_value(env.type(type))});
+    return env.error("load",
+                     {str(path), eval::Value::type_value(env.type(type))});
   };
   CHECK_THAT(load_as("Wide"),
              Contains("ShapeError") && Contains("`w` is [4 3] f32") &&
@@ -729,11 +764,13 @@ TEST_CASE("checkpoint: every tensor is checked against the model type",
              Contains("ShapeError") && Contains("`count` is [3] f32") &&
                  Contains("i32") && Contains("only float dtypes"));
   // Float dtypes convert to the model's.
-  eval::Value h = env.call("load", {str(path), eval::Value::type_value(env.type("Half"))});
+  eval::Value h =
+      env.call("load", {str(path), eval::Value::type_value(env.type("Half"))});
   auto* hr = h.as<eval::ModelRef>();
   CHECK(hr->get("w").dtype() == DType::BF16);
   CHECK(hr->get("b").dtype() == DType::F64);
-  CHECK(hr->get("b").to_doubles() == m.as<eval::ModelRef>()->get("b").to_doubles());
+  CHECK(hr->get("b").to_doubles() ==
+        m.as<eval::ModelRef>()->get("b").to_doubles());
 
   SECTION("a failed load_into leaves the model as it was") {
     eval::Value w = env.model("Wide", 5);
@@ -747,10 +784,13 @@ TEST_CASE("checkpoint: every tensor is checked against the model type",
     f.metadata["optimizer"] = "adamw";
     f.metadata["step"] = "1";
     f.tensors.emplace_back("opt.exp_avg.w", Tensor::zeros({4, 2}, DType::F32));
-    f.tensors.emplace_back("opt.exp_avg_sq.w", Tensor::zeros({4, 2}, DType::F32));
+    f.tensors.emplace_back("opt.exp_avg_sq.w",
+                           Tensor::zeros({4, 2}, DType::F32));
     write_safetensors(path, f);
-    CHECK_THAT(env.error("load", {str(path), eval::Value::type_value(env.type("Lin")),
-                                  eval::Value::fn("adamw")}),
+    CHECK_THAT(env.error("load",
+                         {str(path),
+                          eval::Value::type_value(env.type("Lin")),
+                          eval::Value::fn("adamw")}),
                Contains("ShapeError") && Contains("opt.exp_avg.w") &&
                    Contains("[4 2]") && Contains("[4 3]"));
   }
@@ -759,14 +799,21 @@ TEST_CASE("checkpoint: every tensor is checked against the model type",
     f.metadata["optimizer"] = "adamw";
     f.tensors.emplace_back("opt.exp_avg.w", Tensor::zeros({4, 3}, DType::F32));
     write_safetensors(path, f);
-    CHECK_THAT(env.error("load", {str(path), eval::Value::type_value(env.type("Lin")),
-                                  eval::Value::fn("adamw")}),
-               Contains("ValueError") && Contains("exp_avg but not exp_avg_sq"));
-    f.tensors.emplace_back("opt.exp_avg_sq.w", Tensor::zeros({4, 3}, DType::F32));
-    f.tensors.emplace_back("opt.exp_avg.nope", Tensor::zeros({4, 3}, DType::F32));
+    CHECK_THAT(
+        env.error("load",
+                  {str(path),
+                   eval::Value::type_value(env.type("Lin")),
+                   eval::Value::fn("adamw")}),
+        Contains("ValueError") && Contains("exp_avg but not exp_avg_sq"));
+    f.tensors.emplace_back("opt.exp_avg_sq.w",
+                           Tensor::zeros({4, 3}, DType::F32));
+    f.tensors.emplace_back("opt.exp_avg.nope",
+                           Tensor::zeros({4, 3}, DType::F32));
     write_safetensors(path, f);
-    CHECK_THAT(env.error("load", {str(path), eval::Value::type_value(env.type("Lin")),
-                                  eval::Value::fn("adamw")}),
+    CHECK_THAT(env.error("load",
+                         {str(path),
+                          eval::Value::type_value(env.type("Lin")),
+                          eval::Value::fn("adamw")}),
                Contains("ValueError") && Contains("`opt.exp_avg.nope`"));
   }
   SECTION("bad metadata") {
@@ -774,9 +821,12 @@ TEST_CASE("checkpoint: every tensor is checked against the model type",
     f.metadata["optimizer"] = "adamw";
     f.metadata["lr"] = "fast";
     write_safetensors(path, f);
-    CHECK_THAT(env.error("load", {str(path), eval::Value::type_value(env.type("Lin")),
-                                  eval::Value::fn("adamw")}),
-               Contains("ValueError") && Contains("lr is not a number: 'fast'"));
+    CHECK_THAT(
+        env.error("load",
+                  {str(path),
+                   eval::Value::type_value(env.type("Lin")),
+                   eval::Value::fn("adamw")}),
+        Contains("ValueError") && Contains("lr is not a number: 'fast'"));
   }
   SECTION("a torch-style file with matching names loads") {
     SafetensorsFile f;
@@ -785,7 +835,8 @@ TEST_CASE("checkpoint: every tensor is checked against the model type",
     f.tensors.emplace_back("w", Tensor::full({4, 3}, 1.0, DType::F16));
     f.metadata["format"] = "pt";
     write_safetensors(path, f);
-    eval::Value l = env.call("load", {str(path), eval::Value::type_value(env.type("Lin"))});
+    eval::Value l =
+        env.call("load", {str(path), eval::Value::type_value(env.type("Lin"))});
     auto* lr = l.as<eval::ModelRef>();
     CHECK(lr->get("w").dtype() == DType::F32);
     CHECK(lr->get("w").to_doubles() == std::vector<double>(12, 1.0));
@@ -833,10 +884,12 @@ fn main():
     let m = Lin.init(seed=1)
     let opt = sgd(m, lr=0.05, momentum=0.9, nesterov=true)
     save(")" << a << R"(", m, opt)
-    let m2, opt2 = load(")" << a << R"(", Lin, sgd)
+    let m2, opt2 = load(")"
+                      << a << R"(", Lin, sgd)
     save(")" << b << R"(", m2, opt2)
     let m3 = Lin.init(seed=7)
-    load_into(m3, ")" << b << R"(")
+    load_into(m3, ")" << b
+                      << R"(")
     save(")" << c << R"(", m3)
     print(m3.w == m.w)
 )";
@@ -877,7 +930,8 @@ model Lin:
     b: [3] = zeros()
 
 fn main():
-    let m = load(")" << a << R"(", Lin)
+    let m = load(")" << a
+                      << R"(", Lin)
     print(m.w)
 )";
   p = ::popen(cmd.c_str(), "r");
@@ -887,6 +941,7 @@ fn main():
   rc = ::pclose(p);
   INFO(out);
   CHECK(rc != 0);
-  CHECK_THAT(out, Contains("ShapeError") && Contains("`w` is [4 3] f32") &&
-                      Contains("Lin.w is [4 5] f32"));
+  CHECK_THAT(out,
+             Contains("ShapeError") && Contains("`w` is [4 3] f32") &&
+                 Contains("Lin.w is [4 5] f32"));
 }

@@ -25,7 +25,9 @@ thread_local bool g_grad_enabled = true;
 std::atomic<uint64_t> g_next_seq{1};
 
 // Adds [g] into [slot] (undefined = zero), casting to [dtype] first.
-void accumulate(Tensor& slot, const Tensor& g, const Tensor& like,
+void accumulate(Tensor& slot,
+                const Tensor& g,
+                const Tensor& like,
                 const char* node_name) {
   if (g.shape() != like.shape())
     throw std::logic_error(std::string("backward: the VJP of ") + node_name +
@@ -37,12 +39,16 @@ void accumulate(Tensor& slot, const Tensor& g, const Tensor& like,
 }
 }  // namespace
 
-bool GradMode::enabled() { return g_grad_enabled; }
+bool GradMode::enabled() {
+  return g_grad_enabled;
+}
 
 GradMode::Guard::Guard(bool enabled) : prev_(g_grad_enabled) {
   g_grad_enabled = enabled;
 }
-GradMode::Guard::~Guard() { g_grad_enabled = prev_; }
+GradMode::Guard::~Guard() {
+  g_grad_enabled = prev_;
+}
 
 Tensor requires_grad(const Tensor& t) {
   Tensor out = t.detach();
@@ -62,8 +68,9 @@ Tensor record(const char* name,
               std::vector<Tensor> inputs,
               std::function<std::vector<Tensor>(const Tensor& gy)> vjp) {
   if (!GradMode::enabled()) return out;
-  bool any = std::any_of(inputs.begin(), inputs.end(),
-                         [](const Tensor& t) { return needs_grad(t); });
+  bool any = std::any_of(inputs.begin(), inputs.end(), [](const Tensor& t) {
+    return needs_grad(t);
+  });
   if (!any) return out;
   auto node = std::make_shared<Node>();
   node->name = name;
@@ -106,8 +113,9 @@ std::vector<Tensor> backward(const Tensor& root,
       }
     }
   }
-  std::sort(nodes.begin(), nodes.end(),
-            [](Node* a, Node* b) { return a->seq > b->seq; });
+  std::sort(nodes.begin(), nodes.end(), [](Node* a, Node* b) {
+    return a->seq > b->seq;
+  });
 
   // Nodes whose output was asked for (a non-leaf in [leaves]) keep their
   // cotangent; the others drop it once used.

@@ -19,13 +19,44 @@
 namespace ss::ops {
 
 enum class UnaryOp : uint8_t {
-  Neg, Abs, Sign, Exp, Log, Log1p, Sqrt, Rsqrt, Sin, Cos, Tanh, Sigmoid,
-  Relu, Erf, Floor, Not, IsNan, IsFinite,
+  Neg,
+  Abs,
+  Sign,
+  Exp,
+  Log,
+  Log1p,
+  Sqrt,
+  Rsqrt,
+  Sin,
+  Cos,
+  Tanh,
+  Sigmoid,
+  Relu,
+  Erf,
+  Floor,
+  Not,
+  IsNan,
+  IsFinite,
 };
 
 enum class BinaryOp : uint8_t {
-  Add, Sub, Mul, Div, FloorDiv, Mod, Pow, Maximum, Minimum,
-  Eq, Ne, Lt, Le, Gt, Ge, And, Or,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  FloorDiv,
+  Mod,
+  Pow,
+  Maximum,
+  Minimum,
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  And,
+  Or,
 };
 
 enum class ReduceOp : uint8_t { Sum, Prod, Max, Min, ArgMax, ArgMin, Any, All };
@@ -43,19 +74,24 @@ class Backend {
   /// (Python's); Div of ints is not allowed (callers cast to float).
   virtual Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) = 0;
   /// cond ? a : b with broadcasting; cond is bool, a and b share a dtype.
-  virtual Tensor where(const Tensor& cond, const Tensor& a,
+  virtual Tensor where(const Tensor& cond,
+                       const Tensor& a,
                        const Tensor& b) = 0;
   /// Reduces [axes] (sorted, distinct; empty means none). ArgMax/ArgMin
   /// take exactly one axis and give i64 (first index of the extreme);
   /// Any/All give bool; Sum of bool gives i64.
-  virtual Tensor reduce(ReduceOp op, const Tensor& x,
-                        const std::vector<int>& axes, bool keepdims) = 0;
+  virtual Tensor reduce(ReduceOp op,
+                        const Tensor& x,
+                        const std::vector<int>& axes,
+                        bool keepdims) = 0;
   /// [..., n, k] @ [..., k, m] -> [..., n, m], batch axes broadcast; both
   /// of rank >= 2 and one float dtype (ints: i64 accumulation). With
   /// [trans_a] / [trans_b] the operand's last two axes are read swapped
   /// (BLAS's transpose flags: the VJPs need aᵀ·g and g·bᵀ, and copying a
   /// transpose of a [6144 784] batch costs more than the product).
-  virtual Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a,
+  virtual Tensor matmul(const Tensor& a,
+                        const Tensor& b,
+                        bool trans_a,
                         bool trans_b) = 0;
   virtual Tensor cast(const Tensor& x, DType to) = 0;
   /// out.shape[i] = x.shape[perm[i]].
@@ -63,53 +99,83 @@ class Backend {
   /// Materialises numpy broadcasting of [x] to [shape].
   virtual Tensor broadcast_to(const Tensor& x, const Shape& shape) = 0;
   /// Elements start, start+step, ... < stop along [axis] (step >= 1).
-  virtual Tensor slice(const Tensor& x, int axis, int64_t start,
-                       int64_t stop, int64_t step) = 0;
+  virtual Tensor slice(
+      const Tensor& x, int axis, int64_t start, int64_t stop, int64_t step) = 0;
   virtual Tensor concat(const std::vector<Tensor>& xs, int axis) = 0;
   /// [before] and [after] elements of [value] added along [axis].
-  virtual Tensor pad(const Tensor& x, int axis, int64_t before,
-                     int64_t after, double value) = 0;
+  virtual Tensor pad(const Tensor& x,
+                     int axis,
+                     int64_t before,
+                     int64_t after,
+                     double value) = 0;
   /// Selects along [axis] by the i64 indices [idx] (in range: callers
   /// check): the axis is replaced by idx's shape (embedding, take).
   virtual Tensor take(const Tensor& x, const Tensor& idx, int axis) = 0;
   /// The transpose of take: a tensor whose [axis] has size [n], zero but
   /// for v's slices added at [idx] (repeated indices add up).
-  virtual Tensor take_add(const Tensor& v, const Tensor& idx, int axis,
+  virtual Tensor take_add(const Tensor& v,
+                          const Tensor& idx,
+                          int axis,
                           int64_t n) = 0;
   /// take_along_axis: idx has x's rank; out[..i..] = x[..idx[..i..]..].
   virtual Tensor gather(const Tensor& x, const Tensor& idx, int axis) = 0;
   /// The transpose of gather: zeros of [shape] with v added at idx.
-  virtual Tensor scatter_add(const Shape& shape, const Tensor& idx,
-                             const Tensor& v, int axis) = 0;
+  virtual Tensor scatter_add(const Shape& shape,
+                             const Tensor& idx,
+                             const Tensor& v,
+                             int axis) = 0;
   virtual Tensor cumsum(const Tensor& x, int axis, bool reverse) = 0;
   /// A stable sort along [axis]: (values, i64 indices).
-  virtual std::pair<Tensor, Tensor> sort(const Tensor& x, int axis,
+  virtual std::pair<Tensor, Tensor> sort(const Tensor& x,
+                                         int axis,
                                          bool descending) = 0;
   /// Counter-based draws (Philox4x32-10): element i draws block
   /// (key, counter = (offset + i, stream)); uniform in [0, 1), or standard
   /// normal by Box-Muller of the block's first two words.
-  virtual Tensor random(const Shape& shape, DType dtype, uint64_t key,
-                        uint64_t stream, uint64_t offset, bool normal) = 0;
+  virtual Tensor random(const Shape& shape,
+                        DType dtype,
+                        uint64_t key,
+                        uint64_t stream,
+                        uint64_t offset,
+                        bool normal) = 0;
   /// One torch.optim.AdamW step for one param, in place on [p], [m], [v]
   /// (the optimizer's own tensors): fused, one pass, as torch's fused
   /// kernels. [step] counts this step (bias corrections).
-  virtual void adamw_update(Tensor& p, const Tensor& g, Tensor& m, Tensor& v,
-                            double lr, double beta1, double beta2, double eps,
-                            double weight_decay, int64_t step) = 0;
+  virtual void adamw_update(Tensor& p,
+                            const Tensor& g,
+                            Tensor& m,
+                            Tensor& v,
+                            double lr,
+                            double beta1,
+                            double beta2,
+                            double eps,
+                            double weight_decay,
+                            int64_t step) = 0;
   /// One torch.optim.SGD step in place on [p] and, with momentum, [buf]
   /// ([first]: the buffer starts as a copy of the gradient).
-  virtual void sgd_update(Tensor& p, const Tensor& g, Tensor* buf, double lr,
-                          double momentum, double weight_decay, bool nesterov,
+  virtual void sgd_update(Tensor& p,
+                          const Tensor& g,
+                          Tensor* buf,
+                          double lr,
+                          double momentum,
+                          double weight_decay,
+                          bool nesterov,
                           bool first) = 0;
   /// NCHW convolution: x [b C h w], k [O C kh kw] -> [b O h2 w2].
-  virtual Tensor conv2d(const Tensor& x, const Tensor& k, int stride,
+  virtual Tensor conv2d(const Tensor& x,
+                        const Tensor& k,
+                        int stride,
                         int padding) = 0;
   /// Its VJPs: w.r.t. the input and the kernel.
-  virtual Tensor conv2d_grad_input(const Tensor& gy, const Tensor& k,
-                                   const Shape& x_shape, int stride,
+  virtual Tensor conv2d_grad_input(const Tensor& gy,
+                                   const Tensor& k,
+                                   const Shape& x_shape,
+                                   int stride,
                                    int padding) = 0;
-  virtual Tensor conv2d_grad_kernel(const Tensor& gy, const Tensor& x,
-                                    const Shape& k_shape, int stride,
+  virtual Tensor conv2d_grad_kernel(const Tensor& gy,
+                                    const Tensor& x,
+                                    const Shape& k_shape,
+                                    int stride,
                                     int padding) = 0;
 };
 

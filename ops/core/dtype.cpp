@@ -7,12 +7,21 @@ struct Info {
   const char* name;
   int size;
 };
-constexpr Info kInfo[] = {{"f32", 4}, {"f64", 8}, {"bf16", 2}, {"f16", 2},
-                          {"i32", 4}, {"i64", 8}, {"bool", 1}};
+constexpr Info kInfo[] = {{"f32", 4},
+                          {"f64", 8},
+                          {"bf16", 2},
+                          {"f16", 2},
+                          {"i32", 4},
+                          {"i64", 8},
+                          {"bool", 1}};
 }  // namespace
 
-const char* dtype_name(DType d) { return kInfo[static_cast<int>(d)].name; }
-int dtype_size(DType d) { return kInfo[static_cast<int>(d)].size; }
+const char* dtype_name(DType d) {
+  return kInfo[static_cast<int>(d)].name;
+}
+int dtype_size(DType d) {
+  return kInfo[static_cast<int>(d)].size;
+}
 
 std::optional<DType> dtype_from_name(std::string_view name) {
   for (int i = 0; i < 7; ++i)
@@ -24,7 +33,9 @@ bool is_float(DType d) {
   return d == DType::F32 || d == DType::F64 || d == DType::BF16 ||
          d == DType::F16;
 }
-bool is_int(DType d) { return d == DType::I32 || d == DType::I64; }
+bool is_int(DType d) {
+  return d == DType::I32 || d == DType::I64;
+}
 
 DType promote(DType a, DType b) {
   if (a == b) return a;

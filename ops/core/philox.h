@@ -16,7 +16,8 @@ using Block = std::array<uint32_t, 4>;
 inline Block draw(uint64_t key, uint64_t counter_lo, uint64_t counter_hi) {
   constexpr uint32_t kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u;
   constexpr uint32_t kW0 = 0x9E3779B9u, kW1 = 0xBB67AE85u;
-  uint32_t k0 = static_cast<uint32_t>(key), k1 = static_cast<uint32_t>(key >> 32);
+  uint32_t k0 = static_cast<uint32_t>(key),
+           k1 = static_cast<uint32_t>(key >> 32);
   Block c = {static_cast<uint32_t>(counter_lo),
              static_cast<uint32_t>(counter_lo >> 32),
              static_cast<uint32_t>(counter_hi),

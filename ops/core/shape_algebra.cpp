@@ -103,8 +103,10 @@ Type result_dtype(const Type& a, const Type& b, Arith arith) {
   return Type::scalar(d);
 }
 
-std::optional<Axes> broadcast_shapes(const Axes& a, const Axes& b,
-                                      const Axis** bad_a, const Axis** bad_b) {
+std::optional<Axes> broadcast_shapes(const Axes& a,
+                                     const Axes& b,
+                                     const Axis** bad_a,
+                                     const Axis** bad_b) {
   size_t n = std::max(a.size(), b.size());
   Axes out(n);
   for (size_t k = 0; k < n; ++k) {
@@ -131,9 +133,13 @@ std::optional<Axes> broadcast_shapes(const Axes& a, const Axes& b,
   return out;
 }
 
-std::optional<Type> broadcast(RuleCtx& ctx, const Type& a, const Type& b,
-                              diag::Span span_a, diag::Span span_b,
-                              std::string_view label, Arith arith) {
+std::optional<Type> broadcast(RuleCtx& ctx,
+                              const Type& a,
+                              const Type& b,
+                              diag::Span span_a,
+                              diag::Span span_b,
+                              std::string_view label,
+                              Arith arith) {
   static const Axes kEmpty;
   const Axes& sa = a.is_tensor() ? a.shape : kEmpty;
   const Axes& sb = b.is_tensor() ? b.shape : kEmpty;
@@ -143,7 +149,8 @@ std::optional<Type> broadcast(RuleCtx& ctx, const Type& a, const Type& b,
   if (!shape) {
     std::string l(label);
     if (l.empty()) l = a.str() + " with " + b.str();
-    ctx.error(diag::Code::E0301, diag::Span::cover(span_a, span_b),
+    ctx.error(diag::Code::E0301,
+              diag::Span::cover(span_a, span_b),
               "cannot broadcast " + types::shape_str(sa) + " with " +
                   types::shape_str(sb) + ": " + x->str_sized() + " vs " +
                   y->str_sized(),
@@ -186,7 +193,8 @@ bool require_tensor(RuleCtx& ctx, size_t i, bool host_ok) {
   const Type& t = ctx.type(i);
   if (t.is_error()) return false;
   if (t.is_tensor() || (host_ok && t.is_host_number())) return true;
-  ctx.error(diag::Code::E0303, ctx.span(i),
+  ctx.error(diag::Code::E0303,
+            ctx.span(i),
             std::string(ctx.op_name()) + " needs a tensor, but " + ctx.text(i) +
                 " is " + t.str(),
             describe(ctx, i));
@@ -197,7 +205,8 @@ bool require_kind(RuleCtx& ctx, size_t i, Type::Kind k, const char* what) {
   const Type& t = ctx.type(i);
   if (t.is_error()) return false;
   if (t.kind == k) return true;
-  ctx.error(diag::Code::E0303, ctx.span(i),
+  ctx.error(diag::Code::E0303,
+            ctx.span(i),
             std::string(ctx.op_name()) + " needs " + what + ", but " +
                 ctx.text(i) + " is " + t.str(),
             describe(ctx, i));
@@ -209,9 +218,10 @@ bool require_number(RuleCtx& ctx, size_t i, bool zero_d_ok) {
   if (t.is_error()) return false;
   if (t.is_host_number() || (zero_d_ok && t.is_tensor() && t.rank() == 0))
     return true;
-  ctx.error(diag::Code::E0303, ctx.span(i),
-            std::string(ctx.op_name()) + " needs a number, but " +
-                ctx.text(i) + " is " + t.str(),
+  ctx.error(diag::Code::E0303,
+            ctx.span(i),
+            std::string(ctx.op_name()) + " needs a number, but " + ctx.text(i) +
+                " is " + t.str(),
             describe(ctx, i));
   return false;
 }
@@ -220,7 +230,8 @@ std::optional<size_t> over_one(RuleCtx& ctx, size_t i, const Axes& shape) {
   auto pos = ctx.over(i, shape);
   if (!pos) return std::nullopt;
   if (pos->size() != 1) {
-    ctx.error(diag::Code::E0303, ctx.span(i),
+    ctx.error(diag::Code::E0303,
+              ctx.span(i),
               std::string(ctx.op_name()) +
                   " works along one axis, but over= names " +
                   std::to_string(pos->size()),

@@ -71,9 +71,10 @@ DType sum_result(DType d);
 /// Numpy broadcasting of two named shapes, aligned from the right: each
 /// pair must be equal (Axis ==) or one side the literal 1. nullopt on a
 /// mismatch, with [bad_a]/[bad_b] (when given) set to the offending pair.
-std::optional<Axes> broadcast_shapes(const Axes& a, const Axes& b,
-                                      const Axis** bad_a = nullptr,
-                                      const Axis** bad_b = nullptr);
+std::optional<Axes> broadcast_shapes(const Axes& a,
+                                     const Axes& b,
+                                     const Axis** bad_a = nullptr,
+                                     const Axis** bad_b = nullptr);
 
 /// Broadcasts [a] with [b] (tensors or host numbers, which act as 0-d) for
 /// an elementwise op: the result is a Tensor of the broadcast shape with
@@ -81,8 +82,11 @@ std::optional<Axes> broadcast_shapes(const Axes& a, const Axes& b,
 /// kind when both are host values. On a mismatch reports E0301 at the span
 /// covering both, `cannot broadcast [b Hd] with [D]: Hd (256) vs D (784)`,
 /// with [label] (or `<a> with <b>` when empty), and returns nullopt.
-std::optional<Type> broadcast(RuleCtx& ctx, const Type& a, const Type& b,
-                              diag::Span span_a, diag::Span span_b,
+std::optional<Type> broadcast(RuleCtx& ctx,
+                              const Type& a,
+                              const Type& b,
+                              diag::Span span_a,
+                              diag::Span span_b,
                               std::string_view label = {},
                               Arith arith = Arith::Plain);
 

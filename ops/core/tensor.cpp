@@ -35,7 +35,9 @@ Storage::Storage(size_t nbytes, Device device)
   if (!data_) throw std::bad_alloc();
 }
 
-Storage::Storage(void* data, size_t nbytes, Device device,
+Storage::Storage(void* data,
+                 size_t nbytes,
+                 Device device,
                  std::shared_ptr<void> keeper)
     : data_(data),
       nbytes_(nbytes),
@@ -130,8 +132,11 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
   return t;
 }
 
-Tensor Tensor::external(void* data, const Shape& shape, DType dtype,
-                        std::shared_ptr<void> keeper, Device device) {
+Tensor Tensor::external(void* data,
+                        const Shape& shape,
+                        DType dtype,
+                        std::shared_ptr<void> keeper,
+                        Device device) {
   for (int64_t d : shape)
     if (d < 0)
       throw std::invalid_argument("negative dimension in shape " +
@@ -140,8 +145,10 @@ Tensor Tensor::external(void* data, const Shape& shape, DType dtype,
   t.shape_ = shape;
   t.dtype_ = dtype;
   t.storage_ = std::make_shared<Storage>(
-      data, static_cast<size_t>(numel_of(shape)) * types::dtype_size(dtype),
-      device, std::move(keeper));
+      data,
+      static_cast<size_t>(numel_of(shape)) * types::dtype_size(dtype),
+      device,
+      std::move(keeper));
   return t;
 }
 

@@ -36,7 +36,9 @@ struct AutogradMeta;  // ops/autodiff/tape.h
 class Storage {
  public:
   Storage(size_t nbytes, Device device);
-  Storage(void* data, size_t nbytes, Device device,
+  Storage(void* data,
+          size_t nbytes,
+          Device device,
           std::shared_ptr<void> keeper);
   ~Storage();
   Storage(const Storage&) = delete;
@@ -64,7 +66,9 @@ class Tensor {
   /// Uninitialised storage.
   static Tensor empty(const Shape& shape, DType dtype, Device device = {});
   static Tensor zeros(const Shape& shape, DType dtype, Device device = {});
-  static Tensor full(const Shape& shape, double value, DType dtype,
+  static Tensor full(const Shape& shape,
+                     double value,
+                     DType dtype,
                      Device device = {});
   /// A 0-d tensor.
   static Tensor scalar(double value, DType dtype = DType::F32);
@@ -75,8 +79,11 @@ class Tensor {
   /// A tensor over bytes owned elsewhere (see Storage): [data] holds
   /// numel(shape) elements of [dtype], aligned to the element size;
   /// [keeper] keeps them alive.
-  static Tensor external(void* data, const Shape& shape, DType dtype,
-                        std::shared_ptr<void> keeper, Device device = {});
+  static Tensor external(void* data,
+                         const Shape& shape,
+                         DType dtype,
+                         std::shared_ptr<void> keeper,
+                         Device device = {});
 
   bool defined() const { return storage_ != nullptr; }
   const Shape& shape() const { return shape_; }

@@ -224,8 +224,8 @@ std::string Type::str() const {
     case Kind::Model:
       return model_str(*this);
     case Kind::Optim:
-      return std::string(optim_kind == OptimKind::SGD ? "SGD" : "AdamW") +
-             "[" + (model ? model->name : "?") + "]";
+      return std::string(optim_kind == OptimKind::SGD ? "SGD" : "AdamW") + "[" +
+             (model ? model->name : "?") + "]";
     case Kind::Grads:
       return "Grads[" + (model ? model->name : std::string("?")) + "]";
     case Kind::Mode:

@@ -42,7 +42,9 @@ struct Axis {
 
 /// Identity, not spelling: labels are ignored; splits must agree.
 bool operator==(const Axis& a, const Axis& b);
-inline bool operator!=(const Axis& a, const Axis& b) { return !(a == b); }
+inline bool operator!=(const Axis& a, const Axis& b) {
+  return !(a == b);
+}
 
 /// `[b D]`.
 std::string shape_str(const std::vector<Axis>& shape);
@@ -56,25 +58,25 @@ enum class OptimKind { SGD, AdamW };
 /// A value's type. Only the members of its kind are meaningful.
 struct Type {
   enum class Kind : uint8_t {
-    Error,      // an error was reported already: fits everything, silently
-    Unit,       // a statement-like call's result
-    Int,        // host int
-    Float,      // host float
-    Str,        // host string
-    Bool,       // host bool (true, false, comparisons of host values)
-    Tensor,     // shape + dtype (+ varying mesh axes in spmd fns)
-    Tuple,      // elems
-    List,       // elems[0] is the element type (Error when empty)
-    Fn,         // a function value: fn_name (+ remat)
-    Record,     // one record of `record`
-    Batch,      // [b] Record: shape[0] is the batch axis
-    Model,      // model (+ model_args, stack)
-    Optim,      // optim_kind over model
-    Grads,      // gradients of model
-    Mode,       // Train(seed=) / Eval
-    Logs,       // named values (fields); open when unknown
-    Dataset,    // of record
-    Batches,    // of record
+    Error,    // an error was reported already: fits everything, silently
+    Unit,     // a statement-like call's result
+    Int,      // host int
+    Float,    // host float
+    Str,      // host string
+    Bool,     // host bool (true, false, comparisons of host values)
+    Tensor,   // shape + dtype (+ varying mesh axes in spmd fns)
+    Tuple,    // elems
+    List,     // elems[0] is the element type (Error when empty)
+    Fn,       // a function value: fn_name (+ remat)
+    Record,   // one record of `record`
+    Batch,    // [b] Record: shape[0] is the batch axis
+    Model,    // model (+ model_args, stack)
+    Optim,    // optim_kind over model
+    Grads,    // gradients of model
+    Mode,     // Train(seed=) / Eval
+    Logs,     // named values (fields); open when unknown
+    Dataset,  // of record
+    Batches,  // of record
     Sink,
     AxisArg,    // an axis passed by name: shape[0]
     TypeValue,  // a type in value position: elems[0]
@@ -82,19 +84,19 @@ struct Type {
   };
   Kind kind = Kind::Error;
 
-  std::vector<Axis> shape;            // Tensor, Batch (axis 0), AxisArg
-  DType dtype = DType::F32;           // Tensor
-  std::vector<std::string> varying;   // Tensor in spmd fns, sorted
-  std::vector<Type> elems;            // Tuple, List, TypeValue
-  const RecordInfo* record = nullptr; // Record, Batch, Dataset, Batches
-  const ModelInfo* model = nullptr;   // Model, Optim, Grads
-  std::vector<Axis> model_args;       // Model: `Dense[D Hd]`
-  std::vector<Axis> stack;            // Model: `[L] Block` leading axes
+  std::vector<Axis> shape;             // Tensor, Batch (axis 0), AxisArg
+  DType dtype = DType::F32;            // Tensor
+  std::vector<std::string> varying;    // Tensor in spmd fns, sorted
+  std::vector<Type> elems;             // Tuple, List, TypeValue
+  const RecordInfo* record = nullptr;  // Record, Batch, Dataset, Batches
+  const ModelInfo* model = nullptr;    // Model, Optim, Grads
+  std::vector<Axis> model_args;        // Model: `Dense[D Hd]`
+  std::vector<Axis> stack;             // Model: `[L] Block` leading axes
   OptimKind optim_kind = OptimKind::SGD;
-  std::string fn_name;                // Fn
-  bool remat = false;                 // Fn
+  std::string fn_name;                               // Fn
+  bool remat = false;                                // Fn
   std::vector<std::pair<std::string, Type>> fields;  // Logs
-  bool open = false;                  // Logs whose fields are unknown
+  bool open = false;  // Logs whose fields are unknown
   /// Tensor: the extern fn without a VJP this value was computed through,
   /// if any (E0310 when a value_and_grad's loss carries it). Not part of
   /// the type's identity.

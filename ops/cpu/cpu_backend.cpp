@@ -28,13 +28,25 @@ class CpuBackend final : public Backend {
   }
   const char* name() const override { return "cpu"; }
 
-  void adamw_update(Tensor& p, const Tensor& g, Tensor& m, Tensor& v,
-                    double lr, double b1, double b2, double eps, double wd,
+  void adamw_update(Tensor& p,
+                    const Tensor& g,
+                    Tensor& m,
+                    Tensor& v,
+                    double lr,
+                    double b1,
+                    double b2,
+                    double eps,
+                    double wd,
                     int64_t step) override {
     cpu::adamw_update(p, g, m, v, lr, b1, b2, eps, wd, step);
   }
-  void sgd_update(Tensor& p, const Tensor& g, Tensor* buf, double lr,
-                  double momentum, double wd, bool nesterov,
+  void sgd_update(Tensor& p,
+                  const Tensor& g,
+                  Tensor* buf,
+                  double lr,
+                  double momentum,
+                  double wd,
+                  bool nesterov,
                   bool first) override {
     cpu::sgd_update(p, g, buf, lr, momentum, wd, nesterov, first);
   }
@@ -54,7 +66,9 @@ class CpuBackend final : public Backend {
                 bool keepdims) override {
     return cpu::reduce(op, x, axes, keepdims);
   }
-  Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a,
+  Tensor matmul(const Tensor& a,
+                const Tensor& b,
+                bool trans_a,
                 bool trans_b) override {
     return cpu::matmul(a, b, trans_a, trans_b);
   }

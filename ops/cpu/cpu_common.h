@@ -146,13 +146,29 @@ Tensor reduce(ReduceOp op,
 Tensor cumsum(const Tensor& x, int axis, bool reverse);
 std::pair<Tensor, Tensor> sort(const Tensor& x, int axis, bool descending);
 // cpu_optim.cpp
-void adamw_update(Tensor& p, const Tensor& g, Tensor& m, Tensor& v, double lr,
-                  double b1, double b2, double eps, double wd, int64_t step);
-void sgd_update(Tensor& p, const Tensor& g, Tensor* buf, double lr,
-                double momentum, double wd, bool nesterov, bool first);
+void adamw_update(Tensor& p,
+                  const Tensor& g,
+                  Tensor& m,
+                  Tensor& v,
+                  double lr,
+                  double b1,
+                  double b2,
+                  double eps,
+                  double wd,
+                  int64_t step);
+void sgd_update(Tensor& p,
+                const Tensor& g,
+                Tensor* buf,
+                double lr,
+                double momentum,
+                double wd,
+                bool nesterov,
+                bool first);
 
 // cpu_matmul.cpp
-Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a = false,
+Tensor matmul(const Tensor& a,
+              const Tensor& b,
+              bool trans_a = false,
               bool trans_b = false);
 // cpu_shape.cpp
 Tensor permute(const Tensor& x, const std::vector<int>& perm);

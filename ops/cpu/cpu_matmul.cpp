@@ -15,31 +15,73 @@ namespace ss::ops::cpu {
 
 // One body for both float types: only the BLAS entry point differs.
 template <class T>
-static void blas_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K,
-                      T alpha, const T* A, int64_t lda, const T* B,
-                      int64_t ldb, T beta, T* C, int64_t ldc) {
+static void blas_gemm(bool ta,
+                      bool tb,
+                      int64_t M,
+                      int64_t N,
+                      int64_t K,
+                      T alpha,
+                      const T* A,
+                      int64_t lda,
+                      const T* B,
+                      int64_t ldb,
+                      T beta,
+                      T* C,
+                      int64_t ldc) {
   if (M == 0 || N == 0) return;
   auto f = [] {
-    if constexpr (std::is_same_v<T, float>) return cblas_sgemm;
-    else return cblas_dgemm;
+    if constexpr (std::is_same_v<T, float>)
+      return cblas_sgemm;
+    else
+      return cblas_dgemm;
   }();
-  f(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
-    tb ? CblasTrans : CblasNoTrans, M, N, K, alpha, A,
-    std::max<int64_t>(lda, 1), B, std::max<int64_t>(ldb, 1), beta, C,
+  f(CblasRowMajor,
+    ta ? CblasTrans : CblasNoTrans,
+    tb ? CblasTrans : CblasNoTrans,
+    M,
+    N,
+    K,
+    alpha,
+    A,
+    std::max<int64_t>(lda, 1),
+    B,
+    std::max<int64_t>(ldb, 1),
+    beta,
+    C,
     std::max<int64_t>(ldc, 1));
 }
 
 template <>
-void gemm<float>(bool ta, bool tb, int64_t M, int64_t N, int64_t K,
-                 float alpha, const float* A, int64_t lda, const float* B,
-                 int64_t ldb, float beta, float* C, int64_t ldc) {
+void gemm<float>(bool ta,
+                 bool tb,
+                 int64_t M,
+                 int64_t N,
+                 int64_t K,
+                 float alpha,
+                 const float* A,
+                 int64_t lda,
+                 const float* B,
+                 int64_t ldb,
+                 float beta,
+                 float* C,
+                 int64_t ldc) {
   blas_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 template <>
-void gemm<double>(bool ta, bool tb, int64_t M, int64_t N, int64_t K,
-                  double alpha, const double* A, int64_t lda, const double* B,
-                  int64_t ldb, double beta, double* C, int64_t ldc) {
+void gemm<double>(bool ta,
+                  bool tb,
+                  int64_t M,
+                  int64_t N,
+                  int64_t K,
+                  double alpha,
+                  const double* A,
+                  int64_t lda,
+                  const double* B,
+                  int64_t ldb,
+                  double beta,
+                  double* C,
+                  int64_t ldc) {
   blas_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 

@@ -10,8 +10,17 @@ namespace ss::ops::cpu {
 namespace {
 
 template <class T>
-void adamw_loop(T* p, const T* g, T* m, T* v, int64_t n, double lr, double b1,
-                double b2, double eps, double wd, int64_t step) {
+void adamw_loop(T* p,
+                const T* g,
+                T* m,
+                T* v,
+                int64_t n,
+                double lr,
+                double b1,
+                double b2,
+                double eps,
+                double wd,
+                int64_t step) {
   const double bc1 = 1.0 - std::pow(b1, double(step));
   const double bc2_sqrt = std::sqrt(1.0 - std::pow(b2, double(step)));
   const T decay = T(1.0 - lr * wd), tb1 = T(b1), tb2 = T(b2);
@@ -28,8 +37,15 @@ void adamw_loop(T* p, const T* g, T* m, T* v, int64_t n, double lr, double b1,
 }
 
 template <class T>
-void sgd_loop(T* p, const T* g, T* buf, int64_t n, double lr, double mu,
-              double wd, bool nesterov, bool first) {
+void sgd_loop(T* p,
+              const T* g,
+              T* buf,
+              int64_t n,
+              double lr,
+              double mu,
+              double wd,
+              bool nesterov,
+              bool first) {
   const T tlr = T(lr), tmu = T(mu), twd = T(wd);
   for (int64_t i = 0; i < n; ++i) {
     T gi = g[i] + twd * p[i];
@@ -44,56 +60,116 @@ void sgd_loop(T* p, const T* g, T* buf, int64_t n, double lr, double mu,
 
 void check(const Tensor& p, const Tensor& g, const char* op) {
   if (p.shape() != g.shape())
-    fail(op, "param " + shape_string(p.shape()) + " and gradient " +
-                 shape_string(g.shape()) + " differ");
+    fail(op,
+         "param " + shape_string(p.shape()) + " and gradient " +
+             shape_string(g.shape()) + " differ");
   if (!types::is_float(p.dtype())) fail(op, "params must be floats");
 }
 
 }  // namespace
 
-void adamw_update(Tensor& p, const Tensor& g0, Tensor& m, Tensor& v, double lr,
-                  double b1, double b2, double eps, double wd, int64_t step) {
+void adamw_update(Tensor& p,
+                  const Tensor& g0,
+                  Tensor& m,
+                  Tensor& v,
+                  double lr,
+                  double b1,
+                  double b2,
+                  double eps,
+                  double wd,
+                  int64_t step) {
   check(p, g0, "adamw");
   Tensor g = g0.dtype() == p.dtype() ? g0 : cast(g0, p.dtype());
   if (is_half(p.dtype())) {
     Tensor pf = to_f32(p), mf = to_f32(m), vf = to_f32(v), gf = to_f32(g);
-    adamw_loop(pf.data<float>(), gf.data<float>(), mf.data<float>(),
-               vf.data<float>(), p.numel(), lr, b1, b2, eps, wd, step);
+    adamw_loop(pf.data<float>(),
+               gf.data<float>(),
+               mf.data<float>(),
+               vf.data<float>(),
+               p.numel(),
+               lr,
+               b1,
+               b2,
+               eps,
+               wd,
+               step);
     p = from_f32(pf, p.dtype());
     m = from_f32(mf, m.dtype());
     v = from_f32(vf, v.dtype());
     return;
   }
   if (p.dtype() == DType::F64)
-    adamw_loop(p.data<double>(), g.data<double>(), m.data<double>(),
-               v.data<double>(), p.numel(), lr, b1, b2, eps, wd, step);
+    adamw_loop(p.data<double>(),
+               g.data<double>(),
+               m.data<double>(),
+               v.data<double>(),
+               p.numel(),
+               lr,
+               b1,
+               b2,
+               eps,
+               wd,
+               step);
   else
-    adamw_loop(p.data<float>(), g.data<float>(), m.data<float>(),
-               v.data<float>(), p.numel(), lr, b1, b2, eps, wd, step);
+    adamw_loop(p.data<float>(),
+               g.data<float>(),
+               m.data<float>(),
+               v.data<float>(),
+               p.numel(),
+               lr,
+               b1,
+               b2,
+               eps,
+               wd,
+               step);
 }
 
-void sgd_update(Tensor& p, const Tensor& g0, Tensor* buf, double lr,
-                double momentum, double wd, bool nesterov, bool first) {
+void sgd_update(Tensor& p,
+                const Tensor& g0,
+                Tensor* buf,
+                double lr,
+                double momentum,
+                double wd,
+                bool nesterov,
+                bool first) {
   check(p, g0, "sgd");
   Tensor g = g0.dtype() == p.dtype() ? g0 : cast(g0, p.dtype());
   if (is_half(p.dtype())) {
     Tensor pf = to_f32(p), gf = to_f32(g);
     Tensor bf = buf ? to_f32(*buf) : Tensor();
-    sgd_loop(pf.data<float>(), gf.data<float>(),
-             buf ? bf.data<float>() : nullptr, p.numel(), lr, momentum, wd,
-             nesterov, first);
+    sgd_loop(pf.data<float>(),
+             gf.data<float>(),
+             buf ? bf.data<float>() : nullptr,
+             p.numel(),
+             lr,
+             momentum,
+             wd,
+             nesterov,
+             first);
     p = from_f32(pf, p.dtype());
     if (buf) *buf = from_f32(bf, buf->dtype());
     return;
   }
   if (p.dtype() == DType::F64)
-    sgd_loop(p.data<double>(), g.data<double>(),
-             buf ? buf->data<double>() : nullptr, p.numel(), lr, momentum, wd,
-             nesterov, first);
+    sgd_loop(p.data<double>(),
+             g.data<double>(),
+             buf ? buf->data<double>() : nullptr,
+             p.numel(),
+             lr,
+             momentum,
+             wd,
+             nesterov,
+             first);
   else
-    sgd_loop(p.data<float>(), g.data<float>(),
-             buf ? buf->data<float>() : nullptr, p.numel(), lr, momentum, wd,
-             nesterov, first);
+    sgd_loop(p.data<float>(),
+             g.data<float>(),
+             buf ? buf->data<float>() : nullptr,
+             p.numel(),
+             lr,
+             momentum,
+             wd,
+             nesterov,
+             first);
 }
 
 }  // namespace ss::ops::cpu

@@ -41,7 +41,8 @@ Type topk_rule(RuleCtx& ctx) {
   if (any_error({&x, &k})) return Type::error();
   if (!require_tensor(ctx, 0)) return Type::error();
   if (k.kind != Type::Kind::Int) {
-    ctx.error(Code::E0303, ctx.span(1),
+    ctx.error(Code::E0303,
+              ctx.span(1),
               "topk's k is a host int, but " + ctx.text(1) + " is " + k.str(),
               describe(ctx, 1));
     return Type::error();
@@ -55,7 +56,8 @@ Type topk_rule(RuleCtx& ctx) {
   } else {
     auto have = x.shape[*pos].static_size();
     if (*n < 0 || (have && *n > *have)) {
-      ctx.error(Code::E0303, ctx.span(1),
+      ctx.error(Code::E0303,
+                ctx.span(1),
                 "topk takes k = " + std::to_string(*n) + " of " +
                     x.shape[*pos].str_sized(),
                 describe(ctx, 0));
@@ -74,7 +76,8 @@ bool require_int_index(RuleCtx& ctx, size_t i) {
   const Type& t = ctx.type(i);
   if (!require_tensor(ctx, i)) return false;
   if (!types::is_int(t.dtype)) {
-    ctx.error(Code::E0304, ctx.span(i),
+    ctx.error(Code::E0304,
+              ctx.span(i),
               std::string(ctx.op_name()) + " needs int indices, but " +
                   ctx.text(i) + " is " + t.str(),
               describe(ctx, i));
@@ -85,7 +88,8 @@ bool require_int_index(RuleCtx& ctx, size_t i) {
 
 bool same_rank(RuleCtx& ctx, size_t i, size_t j) {
   if (ctx.type(i).rank() == ctx.type(j).rank()) return true;
-  ctx.error(Code::E0303, ctx.span(j),
+  ctx.error(Code::E0303,
+            ctx.span(j),
             std::string(ctx.op_name()) + " needs " + ctx.text(j) +
                 " to have as many axes as " + ctx.text(i),
             describe(ctx, i) + ", " + describe(ctx, j));
@@ -117,7 +121,8 @@ Type scatter_rule(RuleCtx& ctx) {
   if (!over_one(ctx, 3, x.shape)) return Type::error();
   if (!same_rank(ctx, 0, 1)) return Type::error();
   if (v.is_tensor() && v.rank() > 0 && v.shape != idx.shape) {
-    ctx.error(Code::E0303, ctx.span(2),
+    ctx.error(Code::E0303,
+              ctx.span(2),
               "scatter needs values shaped like the indices " +
                   types::shape_str(idx.shape) + ", but " + ctx.text(2) +
                   " is " + v.str(),
@@ -191,8 +196,8 @@ std::vector<Tensor> scatter_fwd(ForwardCtx& ctx) {
   // Written positions take the value written there; a position written
   // several times (torch leaves it unspecified) takes the sum of its
   // values. Built from scatter_add so it is differentiable in x and v.
-  Tensor hit = gt(scatter_add(zeros_like(x), idx, ones_like(v), a),
-                  scalar_like(0, x));
+  Tensor hit =
+      gt(scatter_add(zeros_like(x), idx, ones_like(v), a), scalar_like(0, x));
   Tensor kept = where(hit, zeros_like(x), x);
   return {scatter_add(kept, idx, v, a)};
 }

@@ -31,7 +31,8 @@ std::optional<Type> grads_of(RuleCtx& ctx, size_t i) {
   }
   if (m.is_tensor()) {
     if (!types::is_float(m.dtype)) {
-      ctx.error(Code::E0304, ctx.span(i),
+      ctx.error(Code::E0304,
+                ctx.span(i),
                 std::string(ctx.op_name()) +
                     " differentiates with respect to floats, but " +
                     ctx.text(i) + " is " + m.str(),
@@ -40,7 +41,8 @@ std::optional<Type> grads_of(RuleCtx& ctx, size_t i) {
     }
     return m;
   }
-  ctx.error(Code::E0303, ctx.span(i),
+  ctx.error(Code::E0303,
+            ctx.span(i),
             std::string(ctx.op_name()) +
                 " differentiates with respect to a model or a tensor, but " +
                 ctx.text(i) + " is " + m.str(),
@@ -66,7 +68,8 @@ std::optional<Diff> differentiate(RuleCtx& ctx) {
     if (t.is_error()) return std::nullopt;
     auto v = ctx.const_bool(2);
     if (t.kind != K::Bool || !v) {
-      ctx.error(Code::E0303, ctx.span(2),
+      ctx.error(Code::E0303,
+                ctx.span(2),
                 std::string(ctx.op_name()) + "'s aux= is true or false, not " +
                     ctx.text(2),
                 "write aux=true or aux=false");
@@ -88,9 +91,12 @@ std::optional<Diff> differentiate(RuleCtx& ctx) {
   Diff d{r, std::nullopt, *g};
   if (aux_given) {
     if (r.kind != K::Tuple || r.elems.size() != 2) {
-      ctx.error(Code::E0309, ctx.span(0),
-                std::string(ctx.op_name()) + " with aux=true needs a function "
-                "returning (loss, aux), but " + fname + " returns " + r.str(),
+      ctx.error(Code::E0309,
+                ctx.span(0),
+                std::string(ctx.op_name()) +
+                    " with aux=true needs a function "
+                    "returning (loss, aux), but " +
+                    fname + " returns " + r.str(),
                 ctx.text(0) + ": " + r.str());
       return std::nullopt;
     }
@@ -99,7 +105,8 @@ std::optional<Diff> differentiate(RuleCtx& ctx) {
     if (d.loss.is_error()) return std::nullopt;
   }
   if (!is_0d_float(d.loss)) {
-    ctx.error(Code::E0309, ctx.span(0),
+    ctx.error(Code::E0309,
+              ctx.span(0),
               std::string(ctx.op_name()) +
                   " needs a function returning a 0-d float" +
                   (aux_given ? " (and its aux, with aux=true)" : "") +
@@ -152,7 +159,9 @@ Type remat_rule(RuleCtx& ctx) {
   return r;
 }
 
-OpDef def(const char* name, std::vector<ParamSpec> params, ShapeRule rule,
+OpDef def(const char* name,
+          std::vector<ParamSpec> params,
+          ShapeRule rule,
           const char* summary) {
   OpDef d{name, std::move(params), rule, summary};
   d.differentiable = false;
@@ -164,22 +173,32 @@ OpDef def(const char* name, std::vector<ParamSpec> params, ShapeRule rule,
 std::vector<OpDef> ops_autodiff() {
   // aux= comes after the variadic arguments, so only by keyword.
   const ParamSpec aux{"aux", ParamKind::Value, false, false, true};
-  OpDef vg = def("value_and_grad", {{"f"}, {"m"}, aux}, value_and_grad_rule,
+  OpDef vg = def("value_and_grad",
+                 {{"f"}, {"m"}, aux},
+                 value_and_grad_rule,
                  "(f(m, args...), gradients w.r.t. m); aux=true: (loss, aux, "
                  "grads)");
   vg.variadic = true;
-  OpDef g = def("grad", {{"f"}, {"m"}, aux}, grad_rule,
+  OpDef g = def("grad",
+                {{"f"}, {"m"}, aux},
+                grad_rule,
                 "the gradients of f(m, args...) w.r.t. m; aux=true: (aux, "
                 "grads)");
   g.variadic = true;
   return {
       vg,
       g,
-      def("clip_norm", {{"g"}, {"max"}}, clip_norm_rule,
+      def("clip_norm",
+          {{"g"}, {"max"}},
+          clip_norm_rule,
           "gradients scaled so their global L2 norm is at most max"),
-      def("copy", {{"m"}}, copy_rule,
+      def("copy",
+          {{"m"}},
+          copy_rule,
           "an independent model with the same values"),
-      def("remat", {{"f"}}, remat_rule,
+      def("remat",
+          {{"f"}},
+          remat_rule,
           "f, recomputing its intermediates in the backward pass"),
   };
 }

@@ -21,7 +21,8 @@ Type save_rule(RuleCtx& ctx) {
     if (o.is_error()) return Type::error();
     if (!require_kind(ctx, 2, K::Optim, "an optimizer")) return Type::error();
     if (o.model != m.model) {
-      ctx.error(Code::E0303, ctx.span(2),
+      ctx.error(Code::E0303,
+                ctx.span(2),
                 "save of " + m.str() + " with an optimizer of " + o.str(),
                 describe(ctx, 1) + ", " + describe(ctx, 2));
       return Type::error();
@@ -36,9 +37,9 @@ Type load_rule(RuleCtx& ctx) {
   Type m = ctx.type_arg(1);
   if (m.is_error()) return Type::error();
   if (m.kind != K::Model) {
-    ctx.error(Code::E0303, ctx.span(1),
-              "load needs a model type, but " + ctx.text(1) + " is " +
-                  m.str(),
+    ctx.error(Code::E0303,
+              ctx.span(1),
+              "load needs a model type, but " + ctx.text(1) + " is " + m.str(),
               ctx.text(1));
     return Type::error();
   }
@@ -54,7 +55,8 @@ Type load_rule(RuleCtx& ctx) {
   } else if (f.kind == K::Fn && f.fn_name == "sgd") {
     o.optim_kind = types::OptimKind::SGD;
   } else {
-    ctx.error(Code::E0303, ctx.span(2),
+    ctx.error(Code::E0303,
+              ctx.span(2),
               "load's third argument names an optimizer, adamw or sgd, not " +
                   ctx.text(2),
               ctx.text(2));
@@ -71,7 +73,9 @@ Type load_into_rule(RuleCtx& ctx) {
   return Type::of(K::Unit);
 }
 
-OpDef def(const char* name, std::vector<ParamSpec> params, ShapeRule rule,
+OpDef def(const char* name,
+          std::vector<ParamSpec> params,
+          ShapeRule rule,
           const char* summary) {
   OpDef d{name, std::move(params), rule, summary};
   d.differentiable = false;
@@ -84,12 +88,17 @@ OpDef def(const char* name, std::vector<ParamSpec> params, ShapeRule rule,
 std::vector<OpDef> ops_checkpoint() {
   constexpr ParamKind V = ParamKind::Value;
   return {
-      def("save", {{"path"}, {"m"}, {"opt", V, false}}, save_rule,
+      def("save",
+          {{"path"}, {"m"}, {"opt", V, false}},
+          save_rule,
           "writes m (and opt) to one safetensors file, atomically"),
-      def("load", {{"path"}, {"model", ParamKind::TypeArg}, {"optim", V, false}},
+      def("load",
+          {{"path"}, {"model", ParamKind::TypeArg}, {"optim", V, false}},
           load_rule,
           "a model (and its optimizer: load(p, Mlp, adamw)) from a file"),
-      def("load_into", {{"m", V, true, true}, {"path"}}, load_into_rule,
+      def("load_into",
+          {{"m", V, true, true}, {"path"}},
+          load_into_rule,
           "reads a checkpoint's params into m"),
   };
 }

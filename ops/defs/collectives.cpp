@@ -16,11 +16,14 @@ namespace {
 using K = Type::Kind;
 using diag::Code;
 
-bool is(const char* a, const char* b) { return std::strcmp(a, b) == 0; }
+bool is(const char* a, const char* b) {
+  return std::strcmp(a, b) == 0;
+}
 
 bool in_spmd(RuleCtx& ctx) {
   if (ctx.in_spmd()) return true;
-  ctx.error(Code::E2002, ctx.call_span(),
+  ctx.error(Code::E2002,
+            ctx.call_span(),
             std::string(ctx.op_name()) +
                 " is a collective and may only be used inside an spmd fn");
   return false;
@@ -28,15 +31,17 @@ bool in_spmd(RuleCtx& ctx) {
 
 /// The mesh axes named by param [i]: `x`, `(x, y)` or `(x y)`; [one]
 /// demands exactly one.
-std::optional<std::vector<std::string>> mesh_names(RuleCtx& ctx, size_t i,
+std::optional<std::vector<std::string>> mesh_names(RuleCtx& ctx,
+                                                   size_t i,
                                                    bool one = false) {
   auto names = ctx.mesh_axes(i);
   if (!names) return std::nullopt;
   if (one && names->size() != 1) {
-    ctx.error(Code::E2002, ctx.span(i),
-              std::string(ctx.op_name()) + " needs one mesh axis, not " +
-                  ctx.text(i),
-              ctx.text(i));
+    ctx.error(
+        Code::E2002,
+        ctx.span(i),
+        std::string(ctx.op_name()) + " needs one mesh axis, not " + ctx.text(i),
+        ctx.text(i));
     return std::nullopt;
   }
   return names;
@@ -105,13 +110,14 @@ std::optional<int64_t> block_size(RuleCtx& ctx, const Axis& a) {
 /// Splits [a] further over mesh axis [x] (psum_scatter, all_to_all's
 /// split=): E2003 when a static block does not divide; an axis already
 /// split over x becomes a fresh size.
-std::optional<Axis> split_more(RuleCtx& ctx, const Axis& a,
-                               const std::string& x, int64_t nx, size_t at) {
+std::optional<Axis> split_more(
+    RuleCtx& ctx, const Axis& a, const std::string& x, int64_t nx, size_t at) {
   if (std::find(a.split.begin(), a.split.end(), x) != a.split.end())
     return ctx.fresh(a.name.empty() ? "n" : a.name);
   auto b = block_size(ctx, a);
   if (b && nx > 0 && *b % nx != 0) {
-    ctx.error(Code::E2003, ctx.span(at),
+    ctx.error(Code::E2003,
+              ctx.span(at),
               std::string(ctx.op_name()) + " splits " + a.str_sized() +
                   " (a block of " + std::to_string(*b) + ") over " + x +
                   " of size " + std::to_string(nx) + ", which does not divide",
@@ -124,12 +130,15 @@ std::optional<Axis> split_more(RuleCtx& ctx, const Axis& a,
 }
 
 /// Joins [a]'s blocks over [x], which must be its split's last entry.
-std::optional<Axis> split_less(RuleCtx& ctx, const Axis& a,
-                               const std::string& x, size_t at) {
+std::optional<Axis> split_less(RuleCtx& ctx,
+                               const Axis& a,
+                               const std::string& x,
+                               size_t at) {
   if (a.split.empty() || a.split.back() != x) {
-    ctx.error(Code::E2003, ctx.span(at),
-              std::string(ctx.op_name()) + " over " + x + " needs " +
-                  a.str() + " split over " + x + " last",
+    ctx.error(Code::E2003,
+              ctx.span(at),
+              std::string(ctx.op_name()) + " over " + x + " needs " + a.str() +
+                  " split over " + x + " last",
               describe(ctx, 0));
     return std::nullopt;
   }
@@ -154,7 +163,9 @@ Type all_gather_rule(RuleCtx& ctx) {
     return r;
   }
   if (!ctx.has(2)) {
-    ctx.error(Code::E0305, ctx.call_span(), "all_gather needs over=",
+    ctx.error(Code::E0305,
+              ctx.call_span(),
+              "all_gather needs over=",
               describe(ctx, 0));
     return Type::error();
   }
@@ -177,10 +188,11 @@ Type psum_scatter_rule(RuleCtx& ctx) {
   if (untiled(ctx, 3)) {
     auto s = r.rank() ? r.shape[0].static_size() : std::nullopt;
     if (!s || *s != nx) {
-      ctx.error(Code::E2003, ctx.span(0),
+      ctx.error(Code::E2003,
+                ctx.span(0),
                 "psum_scatter with tiled=false needs a leading axis of size " +
-                    std::to_string(nx) + " (|" + x + "|), but " +
-                    ctx.text(0) + " is " + r.str(),
+                    std::to_string(nx) + " (|" + x + "|), but " + ctx.text(0) +
+                    " is " + r.str(),
                 describe(ctx, 0));
       return Type::error();
     }
@@ -188,7 +200,9 @@ Type psum_scatter_rule(RuleCtx& ctx) {
     return r;
   }
   if (!ctx.has(2)) {
-    ctx.error(Code::E0305, ctx.call_span(), "psum_scatter needs over=",
+    ctx.error(Code::E0305,
+              ctx.call_span(),
+              "psum_scatter needs over=",
               describe(ctx, 0));
     return Type::error();
   }
@@ -205,7 +219,8 @@ Type ppermute_rule(RuleCtx& ctx) {
   auto names = mesh_names(ctx, 1, true);
   if (!names) return Type::error();
   if (ctx.has(2) == ctx.has(3)) {
-    ctx.error(Code::E0305, ctx.call_span(),
+    ctx.error(Code::E0305,
+              ctx.call_span(),
               "ppermute takes one of perm=[(src, dst), ...] and shift=k",
               describe(ctx, 0));
     return Type::error();
@@ -216,14 +231,16 @@ Type ppermute_rule(RuleCtx& ctx) {
     bool ok = p.kind == K::List || p.kind == K::Tuple;
     if (ok && p.kind == K::List && !p.elems.empty()) {
       const Type& e = p.elems[0];
-      ok = e.is_error() || (e.kind == K::Tuple && e.elems.size() == 2 &&
-                            e.elems[0].kind == K::Int &&
-                            e.elems[1].kind == K::Int);
+      ok = e.is_error() ||
+           (e.kind == K::Tuple && e.elems.size() == 2 &&
+            e.elems[0].kind == K::Int && e.elems[1].kind == K::Int);
     }
     if (!ok) {
-      ctx.error(Code::E0303, ctx.span(2),
+      ctx.error(Code::E0303,
+                ctx.span(2),
                 "ppermute's perm= is a list of (source, destination) int "
-                "pairs, but " + ctx.text(2) + " is " + p.str(),
+                "pairs, but " +
+                    ctx.text(2) + " is " + p.str(),
                 describe(ctx, 2));
       return Type::error();
     }
@@ -248,7 +265,8 @@ Type all_to_all_rule(RuleCtx& ctx) {
   if (untiled(ctx, 4)) {
     auto s = r.shape[*sp].static_size();
     if (!s || *s != nx) {
-      ctx.error(Code::E2003, ctx.span(2),
+      ctx.error(Code::E2003,
+                ctx.span(2),
                 "all_to_all with tiled=false needs split= of size " +
                     std::to_string(nx) + " (|" + x + "|), but it is " +
                     r.shape[*sp].str_sized(),
@@ -283,8 +301,11 @@ Type axis_size_rule(RuleCtx& ctx) {
   return Type::of(K::Int);
 }
 
-OpDef def(const char* name, std::vector<ParamSpec> params, ShapeRule rule,
-          const char* summary, bool diff = true) {
+OpDef def(const char* name,
+          std::vector<ParamSpec> params,
+          ShapeRule rule,
+          const char* summary,
+          bool diff = true) {
   OpDef d{name, std::move(params), rule, summary};
   d.differentiable = diff;
   return d;
@@ -300,28 +321,47 @@ std::vector<OpDef> ops_collectives() {
   constexpr ParamSpec tiled{"tiled", ParamKind::Value, false};
   constexpr ParamKind V = ParamKind::Value;
   return {
-      def("psum", {v, axes}, reduce_rule,
+      def("psum",
+          {v, axes},
+          reduce_rule,
           "sum over mesh axes; the result no longer varies over them"),
       def("pmean", {v, axes}, reduce_rule, "mean over mesh axes"),
       def("pmax", {v, axes}, reduce_rule, "maximum over mesh axes"),
       def("pmin", {v, axes}, reduce_rule, "minimum over mesh axes"),
-      def("pvary", {v, axes}, reduce_rule,
+      def("pvary",
+          {v, axes},
+          reduce_rule,
           "marks v as varying over mesh axes (no data moves)"),
-      def("all_gather", {v, axis, over, tiled}, all_gather_rule,
+      def("all_gather",
+          {v, axis, over, tiled},
+          all_gather_rule,
           "joins the blocks of over= along a mesh axis: A/x -> A"),
-      def("psum_scatter", {v, axis, over, tiled}, psum_scatter_rule,
+      def("psum_scatter",
+          {v, axis, over, tiled},
+          psum_scatter_rule,
           "sums over a mesh axis and keeps one block: A -> A/x"),
-      def("ppermute", {v, axis, {"perm", V, false}, {"shift", V, false}},
-          ppermute_rule, "sends blocks along a mesh axis by a permutation"),
+      def("ppermute",
+          {v, axis, {"perm", V, false}, {"shift", V, false}},
+          ppermute_rule,
+          "sends blocks along a mesh axis by a permutation"),
       def("all_to_all",
-          {v, axis, {"split", ParamKind::Axes}, {"concat", ParamKind::Axes},
+          {v,
+           axis,
+           {"split", ParamKind::Axes},
+           {"concat", ParamKind::Axes},
            tiled},
           all_to_all_rule,
           "block transpose: split= is cut and sent, concat= joined"),
-      def("axis_index", {axis}, axis_index_rule,
-          "this instance's index along a mesh axis, an i32", false),
-      def("axis_size", {axis}, axis_size_rule,
-          "the size of a mesh axis, a host int", false),
+      def("axis_index",
+          {axis},
+          axis_index_rule,
+          "this instance's index along a mesh axis, an i32",
+          false),
+      def("axis_size",
+          {axis},
+          axis_size_rule,
+          "the size of a mesh axis, a host int",
+          false),
   };
 }
 

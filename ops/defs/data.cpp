@@ -16,7 +16,8 @@ const types::RecordInfo* record_arg(RuleCtx& ctx, size_t i) {
   Type t = ctx.type_arg(i);
   if (t.is_error()) return nullptr;
   if (t.kind != K::Record || !t.record) {
-    ctx.error(Code::E0303, ctx.span(i),
+    ctx.error(Code::E0303,
+              ctx.span(i),
               std::string(ctx.op_name()) +
                   " needs a record type (a `data` declaration), but " +
                   ctx.text(i) + " is " + t.str(),
@@ -47,15 +48,19 @@ Type dataset_rule(RuleCtx& ctx) {
   for (auto& [name, t] : ctx.extra_keywords()) {
     if (t.is_error()) return Type::error();
     if (!r->field(name)) {
-      ctx.error(Code::E0203, ctx.call_span(),
-                "dataset renames " + name + ", which is not a field of " +
-                    r->name);
+      ctx.error(
+          Code::E0203,
+          ctx.call_span(),
+          "dataset renames " + name + ", which is not a field of " + r->name);
       return Type::error();
     }
     if (t.kind != K::Str) {
-      ctx.error(Code::E0303, ctx.call_span(),
-                "dataset's " + name + "= names a tensor in the file, a str, "
-                "not " + t.str());
+      ctx.error(Code::E0303,
+                ctx.call_span(),
+                "dataset's " + name +
+                    "= names a tensor in the file, a str, "
+                    "not " +
+                    t.str());
       return Type::error();
     }
   }
@@ -81,10 +86,12 @@ Type synthetic_digits_rule(RuleCtx& ctx) {
   const FieldInfo* img = nullptr;
   const FieldInfo* label = nullptr;
   auto bad = [&](const FieldInfo* f, const std::string& why) {
-    auto& d = ctx.error(Code::E0303, ctx.span(0),
+    auto& d = ctx.error(Code::E0303,
+                        ctx.span(0),
                         "synthetic_digits needs " + r->name +
                             " to have one float field of 784 values in "
-                            "0..=1 and one i64 field in 0..10, but " + why,
+                            "0..=1 and one i64 field in 0..10, but " +
+                            why,
                         ctx.text(0));
     if (f) d.note(f->name + " is declared here", f->span);
     return Type::error();
@@ -92,21 +99,21 @@ Type synthetic_digits_rule(RuleCtx& ctx) {
   for (const FieldInfo& f : r->fields) {
     if (!f.type.is_tensor()) continue;
     if (types::is_float(f.type.dtype)) {
-      if (img) return bad(&f, "it has two float fields, " + img->name +
-                                  " and " + f.name);
+      if (img)
+        return bad(&f,
+                   "it has two float fields, " + img->name + " and " + f.name);
       img = &f;
     } else if (types::is_int(f.type.dtype)) {
       if (label)
-        return bad(&f, "it has two int fields, " + label->name + " and " +
-                           f.name);
+        return bad(&f,
+                   "it has two int fields, " + label->name + " and " + f.name);
       label = &f;
     }
   }
   if (!img) return bad(nullptr, "it has no float field");
   if (!label) return bad(nullptr, "it has no int field");
   auto n = static_numel(img->type.shape);
-  if (!n || *n != 784)
-    return bad(img, img->name + " is " + img->type.str());
+  if (!n || *n != 784) return bad(img, img->name + " is " + img->type.str());
   if (img->has_domain && img->domain_lo && img->domain_hi &&
       (*img->domain_lo > 0 || *img->domain_hi < 1 ||
        (*img->domain_hi == 1 && !img->domain_inclusive)))
@@ -137,9 +144,11 @@ Type len_rule(RuleCtx& ctx) {
     default:
       break;
   }
-  ctx.error(Code::E0303, ctx.span(0),
+  ctx.error(Code::E0303,
+            ctx.span(0),
             "len needs a dataset, list, tuple, batches or a tensor with an "
-            "axis, but " + ctx.text(0) + " is " + x.str(),
+            "axis, but " +
+                ctx.text(0) + " is " + x.str(),
             describe(ctx, 0));
   return Type::error();
 }
@@ -151,7 +160,8 @@ Type batches_rule(RuleCtx& ctx) {
       !require_kind(ctx, 1, K::Int, "a batch size, an int"))
     return Type::error();
   if (auto n = ctx.const_int(1); n && *n <= 0) {
-    ctx.error(Code::E0303, ctx.span(1),
+    ctx.error(Code::E0303,
+              ctx.span(1),
               "batches needs a positive batch size, not " + ctx.text(1),
               describe(ctx, 1));
     return Type::error();
@@ -187,14 +197,17 @@ Type progress_rule(RuleCtx& ctx) {
     default:
       break;
   }
-  ctx.error(Code::E0303, ctx.span(0),
-            "progress wraps something a for loop iterates, but " +
-                ctx.text(0) + " is " + it.str(),
+  ctx.error(Code::E0303,
+            ctx.span(0),
+            "progress wraps something a for loop iterates, but " + ctx.text(0) +
+                " is " + it.str(),
             describe(ctx, 0));
   return Type::error();
 }
 
-OpDef def(const char* name, std::vector<ParamSpec> params, ShapeRule rule,
+OpDef def(const char* name,
+          std::vector<ParamSpec> params,
+          ShapeRule rule,
           const char* summary) {
   OpDef d{name, std::move(params), rule, summary};
   d.differentiable = false;
@@ -207,24 +220,36 @@ OpDef def(const char* name, std::vector<ParamSpec> params, ShapeRule rule,
 std::vector<OpDef> ops_data() {
   constexpr ParamKind V = ParamKind::Value;
   constexpr ParamKind T = ParamKind::TypeArg;
-  OpDef ds = def("dataset", {{"record", T}, {"path"}, {"stream", V, false}},
+  OpDef ds = def("dataset",
+                 {{"record", T}, {"path"}, {"stream", V, false}},
                  dataset_rule,
                  "a Dataset[R] from safetensors, npz, a .npy dir or csv");
   ds.any_keywords = true;  // field renames: img="x"
   return {
       ds,
-      def("mnist", {{"record", T}, {"dir"}}, mnist_rule,
+      def("mnist",
+          {{"record", T}, {"dir"}},
+          mnist_rule,
           "a Dataset[R] from MNIST's IDX files in dir"),
-      def("synthetic_digits", {{"record", T}, {"n"}, {"seed", V, false}},
+      def("synthetic_digits",
+          {{"record", T}, {"n"}, {"seed", V, false}},
           synthetic_digits_rule,
           "n drawn digit images (28x28 in [0, 1]) with labels, in memory"),
-      def("len", {{"x"}}, len_rule,
+      def("len",
+          {{"x"}},
+          len_rule,
           "the number of items of a dataset, list, tuple or batches"),
       def("batches",
-          {{"ds"}, {"n"}, {"shuffle", V, false}, {"drop_last", V, false},
+          {{"ds"},
+           {"n"},
+           {"shuffle", V, false},
+           {"drop_last", V, false},
            {"loader_threads", V, false}},
-          batches_rule, "batches of n records, [b] R, shuffled by a seed"),
-      def("progress", {{"it"}}, progress_rule,
+          batches_rule,
+          "batches of n records, [b] R, shuffled by a seed"),
+      def("progress",
+          {{"it"}},
+          progress_rule,
           "the iterable, with a progress bar on stderr"),
   };
 }

@@ -16,7 +16,9 @@ namespace {
 using K = Type::Kind;
 using diag::Code;
 
-bool is(const char* a, const char* b) { return std::strcmp(a, b) == 0; }
+bool is(const char* a, const char* b) {
+  return std::strcmp(a, b) == 0;
+}
 
 // Unary ops that keep an int dtype (and a host Int); the rest are float.
 bool keeps_int(const char* op) {
@@ -36,10 +38,11 @@ Type unary_rule(RuleCtx& ctx) {
   if (is(op, "gelu") && ctx.has(1)) {
     auto s = ctx.const_str(1);
     if (s && *s != "none" && *s != "tanh") {
-      ctx.error(Code::E0303, ctx.span(1),
-                "gelu's approximate= is \"none\" or \"tanh\", not \"" + *s +
-                    "\"",
-                ctx.text(1));
+      ctx.error(
+          Code::E0303,
+          ctx.span(1),
+          "gelu's approximate= is \"none\" or \"tanh\", not \"" + *s + "\"",
+          ctx.text(1));
       return Type::error();
     }
   }
@@ -78,9 +81,9 @@ Type grads_arith(RuleCtx& ctx, const Type& a, const Type& b) {
   } else if (is(op, "div") && a.kind == K::Grads && scalar(b)) {
     return a;
   }
-  ctx.error(Code::E0303, ctx.call_span(),
-            std::string(op) + " cannot combine " + a.str() + " with " +
-                b.str(),
+  ctx.error(Code::E0303,
+            ctx.call_span(),
+            std::string(op) + " cannot combine " + a.str() + " with " + b.str(),
             pair_label(ctx));
   return Type::error();
 }
@@ -97,14 +100,15 @@ Type binary_impl(RuleCtx& ctx, Arith arith, bool to_bool, bool bool_is_int) {
   }
   if (!a.is_numeric() || !b.is_numeric()) {
     size_t bad = a.is_numeric() ? 1 : 0;
-    ctx.error(Code::E0303, ctx.span(bad),
+    ctx.error(Code::E0303,
+              ctx.span(bad),
               std::string(op) + " needs numbers or tensors, but " +
                   ctx.text(bad) + " is " + ctx.type(bad).str(),
               pair_label(ctx));
     return Type::error();
   }
-  auto r = broadcast(ctx, a, b, ctx.span(0), ctx.span(1), pair_label(ctx),
-                     arith);
+  auto r =
+      broadcast(ctx, a, b, ctx.span(0), ctx.span(1), pair_label(ctx), arith);
   if (!r) return Type::error();
   if (to_bool) {
     if (!r->is_tensor()) return Type::of(K::Bool);
@@ -152,11 +156,11 @@ Type where_rule(RuleCtx& ctx) {
   for (size_t i = 0; i < 3; ++i)
     if (!require_tensor(ctx, i, true)) return Type::error();
   if (category(c) != 0) {
-    ctx.error(Code::E0304,
-              ctx.span(0),
-              "where needs a bool condition, but " + ctx.text(0) + " is " +
-                  c.str(),
-              describe(ctx, 0));
+    ctx.error(
+        Code::E0304,
+        ctx.span(0),
+        "where needs a bool condition, but " + ctx.text(0) + " is " + c.str(),
+        describe(ctx, 0));
     return Type::error();
   }
   std::string label =
@@ -164,8 +168,8 @@ Type where_rule(RuleCtx& ctx) {
   auto ab = broadcast(ctx, a, b, ctx.span(1), ctx.span(2), label);
   if (!ab) return Type::error();
   Type cond = as_tensor(c);
-  auto all = broadcast(ctx, cond, as_tensor(*ab), ctx.span(0), ctx.span(2),
-                       label);
+  auto all =
+      broadcast(ctx, cond, as_tensor(*ab), ctx.span(0), ctx.span(2), label);
   if (!all) return Type::error();
   if (!c.is_tensor() && !ab->is_tensor()) return *ab;  // all host values
   Type r = as_tensor(*ab);
@@ -181,10 +185,18 @@ Type clip_rule(RuleCtx& ctx) {
   if (any_error({&x, &lo, &hi})) return Type::error();
   for (size_t i = 0; i < 3; ++i)
     if (!require_tensor(ctx, i, true)) return Type::error();
-  auto r = broadcast(ctx, x, lo, ctx.span(0), ctx.span(1),
+  auto r = broadcast(ctx,
+                     x,
+                     lo,
+                     ctx.span(0),
+                     ctx.span(1),
                      describe(ctx, 0) + ", " + describe(ctx, 1));
   if (!r) return Type::error();
-  auto r2 = broadcast(ctx, *r, hi, ctx.span(0), ctx.span(2),
+  auto r2 = broadcast(ctx,
+                      *r,
+                      hi,
+                      ctx.span(0),
+                      ctx.span(2),
                       describe(ctx, 0) + ", " + describe(ctx, 2));
   if (!r2) return Type::error();
   return *r2;
@@ -199,7 +211,8 @@ Type masked_fill_rule(RuleCtx& ctx) {
       !require_number(ctx, 2))
     return Type::error();
   if (category(mask) != 0) {
-    ctx.error(Code::E0304, ctx.span(1),
+    ctx.error(Code::E0304,
+              ctx.span(1),
               "masked_fill needs a bool mask, but " + ctx.text(1) + " is " +
                   mask.str(),
               describe(ctx, 1));
@@ -209,7 +222,8 @@ Type masked_fill_rule(RuleCtx& ctx) {
   auto r = broadcast(ctx, x, mask, ctx.span(0), ctx.span(1), label);
   if (!r) return Type::error();
   if (r->shape != x.shape) {
-    ctx.error(Code::E0301, ctx.span(1),
+    ctx.error(Code::E0301,
+              ctx.span(1),
               "masked_fill's mask " + mask.str() +
                   " must broadcast to x's shape " + types::shape_str(x.shape) +
                   ", not extend it to " + types::shape_str(r->shape),

@@ -28,10 +28,11 @@ Type convert_rule(RuleCtx& ctx) {
   bool ok = x.is_host_number() || x.kind == K::Str ||
             (x.is_tensor() && x.rank() == 0);
   if (!ok) {
-    ctx.error(Code::E0303, ctx.span(0),
+    ctx.error(Code::E0303,
+              ctx.span(0),
               std::string(ctx.op_name()) +
-                  " needs a number, a str or a 0-d tensor, but " +
-                  ctx.text(0) + " is " + x.str(),
+                  " needs a number, a str or a 0-d tensor, but " + ctx.text(0) +
+                  " is " + x.str(),
               describe(ctx, 0));
     return Type::error();
   }
@@ -47,7 +48,8 @@ Type timeout_rule(RuleCtx& ctx) {
   if (ctx.type(0).is_error()) return Type::error();
   if (!require_number(ctx, 0, false)) return Type::error();
   if (auto v = ctx.const_float(0); v && *v <= 0) {
-    ctx.error(Code::E0303, ctx.span(0),
+    ctx.error(Code::E0303,
+              ctx.span(0),
               "collective_timeout needs a positive number of seconds, not " +
                   ctx.text(0),
               describe(ctx, 0));
@@ -56,7 +58,9 @@ Type timeout_rule(RuleCtx& ctx) {
   return Type::of(K::Unit);
 }
 
-OpDef def(const char* name, std::vector<ParamSpec> params, ShapeRule rule,
+OpDef def(const char* name,
+          std::vector<ParamSpec> params,
+          ShapeRule rule,
           const char* summary) {
   OpDef d{name, std::move(params), rule, summary};
   d.differentiable = false;
@@ -68,13 +72,17 @@ OpDef def(const char* name, std::vector<ParamSpec> params, ShapeRule rule,
 
 std::vector<OpDef> ops_host() {
   return {
-      def("range", {{"a"}, {"b", ParamKind::Value, false}}, range_rule,
+      def("range",
+          {{"a"}, {"b", ParamKind::Value, false}},
+          range_rule,
           "range(n): 0..n-1; range(a, b): a..b-1, a list of ints"),
       def("float", {{"x"}}, convert_rule, "x as a host float"),
       def("int", {{"x"}}, convert_rule, "x as a host int (truncated)"),
       def("str", {{"x"}}, str_rule, "x as a str, as print writes it"),
       def("typeof", {{"v"}}, str_rule, "v's type, as a str: [b D]{x}"),
-      def("collective_timeout", {{"seconds"}}, timeout_rule,
+      def("collective_timeout",
+          {{"seconds"}},
+          timeout_rule,
           "how long a collective waits before a WorkerError"),
   };
 }

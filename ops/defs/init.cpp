@@ -19,7 +19,8 @@ Type init_rule(RuleCtx& ctx) {
     const Type& t = ctx.type(i);
     if (t.is_error()) return Type::error();
     if (t.kind != K::Int && t.kind != K::Float) {
-      ctx.error(Code::E0303, ctx.span(i),
+      ctx.error(Code::E0303,
+                ctx.span(i),
                 std::string(ctx.op_name()) + " needs host numbers, but " +
                     ctx.text(i) + " is " + t.str(),
                 describe(ctx, i));
@@ -28,7 +29,8 @@ Type init_rule(RuleCtx& ctx) {
                v && i == 0 && *v < 0 &&
                (ctx.op_name() == std::string("normal") ||
                 ctx.op_name() == std::string("truncated_normal"))) {
-      ctx.error(Code::E0303, ctx.span(i),
+      ctx.error(Code::E0303,
+                ctx.span(i),
                 "std= must not be negative, but is " + ctx.text(i),
                 describe(ctx, i));
       ok = false;
@@ -37,7 +39,8 @@ Type init_rule(RuleCtx& ctx) {
   return ok ? Type::of(K::Init) : Type::error();
 }
 
-OpDef def(const char* name, std::vector<ParamSpec> params,
+OpDef def(const char* name,
+          std::vector<ParamSpec> params,
           const char* summary) {
   OpDef d{name, std::move(params), init_rule, summary};
   d.differentiable = false;
@@ -50,15 +53,17 @@ OpDef def(const char* name, std::vector<ParamSpec> params,
 std::vector<OpDef> ops_init() {
   constexpr ParamKind V = ParamKind::Value;
   return {
-      def("normal", {{"std", V, false}, {"mean", V, false}},
+      def("normal",
+          {{"std", V, false}, {"mean", V, false}},
           "initialiser: normal(std=, mean=0)"),
-      def("uniform", {{"lo", V, false}, {"hi", V, false}},
+      def("uniform",
+          {{"lo", V, false}, {"hi", V, false}},
           "initialiser: uniform in [lo, hi)"),
       def("constant", {{"v"}}, "initialiser: every value v"),
       def("xavier", {}, "initialiser: torch's xavier_uniform_"),
-      def("kaiming", {},
-          "initialiser: torch's kaiming_normal_ (fan_in, relu)"),
-      def("truncated_normal", {{"std", V, false}},
+      def("kaiming", {}, "initialiser: torch's kaiming_normal_ (fan_in, relu)"),
+      def("truncated_normal",
+          {{"std", V, false}},
           "initialiser: normal(std=) cut at +-2 std (trunc_normal_)"),
   };
 }

@@ -24,10 +24,11 @@ std::optional<DType> dtype_arg(RuleCtx& ctx, size_t i, bool& bad) {
     return std::nullopt;
   }
   if (!t.is_tensor() || t.rank() != 0) {
-    ctx.error(Code::E0303, ctx.span(i),
-              "dtype= is one of f32 f64 bf16 f16 i32 i64 bool, not " +
-                  ctx.text(i),
-              ctx.text(i));
+    ctx.error(
+        Code::E0303,
+        ctx.span(i),
+        "dtype= is one of f32 f64 bf16 f16 i32 i64 bool, not " + ctx.text(i),
+        ctx.text(i));
     bad = true;
     return std::nullopt;
   }
@@ -62,7 +63,8 @@ Type tensor_rule(RuleCtx& ctx) {
   else if (t->is_tensor() && t->rank() == 0)
     d = t->dtype;
   else {
-    ctx.error(Code::E0303, ctx.span(0),
+    ctx.error(Code::E0303,
+              ctx.span(0),
               "tensor needs a (nested) list of numbers, but " + ctx.text(0) +
                   " is " + l.str(),
               describe(ctx, 0));
@@ -79,7 +81,8 @@ std::optional<Type> tensor_type_arg(RuleCtx& ctx, size_t i) {
   Type t = ctx.type_arg(i);
   if (t.is_error()) return std::nullopt;
   if (!t.is_tensor()) {
-    ctx.error(Code::E0303, ctx.span(i),
+    ctx.error(Code::E0303,
+              ctx.span(i),
               std::string(ctx.op_name()) +
                   " needs a tensor type or a list of sizes, but " +
                   ctx.text(i) + " is " + t.str(),
@@ -109,10 +112,11 @@ Type arange_rule(RuleCtx& ctx) {
   const Type& n = ctx.type(0);
   if (n.is_error()) return Type::error();
   if (n.kind != K::Int) {
-    ctx.error(Code::E0303, ctx.span(0),
-              "arange needs a count, an int, but " + ctx.text(0) + " is " +
-                  n.str(),
-              describe(ctx, 0));
+    ctx.error(
+        Code::E0303,
+        ctx.span(0),
+        "arange needs a count, an int, but " + ctx.text(0) + " is " + n.str(),
+        describe(ctx, 0));
     return Type::error();
   }
   auto a = size_arg(ctx, 0);

@@ -21,9 +21,10 @@ Type matmul_rule(RuleCtx& ctx) {
       return Type::error();
     }
     if (!t.is_tensor() || t.rank() == 0) {
-      ctx.error(Code::E0302, ctx.span(i),
-                "matmul needs operands of at least 1 axis, but " +
-                    ctx.text(i) + " is " + t.str(),
+      ctx.error(Code::E0302,
+                ctx.span(i),
+                "matmul needs operands of at least 1 axis, but " + ctx.text(i) +
+                    " is " + t.str(),
                 label);
       return Type::error();
     }
@@ -34,7 +35,8 @@ Type matmul_rule(RuleCtx& ctx) {
   const Axis& ka = sa.back();
   const Axis& kb = sb.size() == 1 ? sb[0] : sb[sb.size() - 2];
   if (ka != kb) {
-    ctx.error(Code::E0302, ctx.call_span(),
+    ctx.error(Code::E0302,
+              ctx.call_span(),
               "matmul contracts " + ka.str_sized() + " with " + kb.str_sized(),
               label);
     return Type::error();
@@ -53,10 +55,11 @@ Type matmul_rule(RuleCtx& ctx) {
     const Axis* y = nullptr;
     auto batch = broadcast_shapes(ba, bb, &x, &y);
     if (!batch) {
-      ctx.error(Code::E0302, ctx.call_span(),
+      ctx.error(Code::E0302,
+                ctx.call_span(),
                 "matmul's batch axes " + types::shape_str(ba) + " and " +
-                    types::shape_str(bb) + " do not align: " +
-                    x->str_sized() + " vs " + y->str_sized(),
+                    types::shape_str(bb) + " do not align: " + x->str_sized() +
+                    " vs " + y->str_sized(),
                 label);
       return Type::error();
     }
@@ -81,7 +84,9 @@ std::vector<OpDef> ops_matmul() {
                matmul_rule,
                "a @ b: contracts a's last axis with b's first (numpy matmul)"};
   matmul.forward = matmul_fwd;
-  OpDef einsum{"einsum", {{"x"}}, nullptr,
+  OpDef einsum{"einsum",
+               {{"x"}},
+               nullptr,
                "einsum(t1, ..., tk, p1, ..., pk -> out): contraction by "
                "patterns"};
   einsum.variadic = true;

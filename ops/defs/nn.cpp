@@ -19,7 +19,8 @@ bool require_float(RuleCtx& ctx, size_t i) {
   const Type& t = ctx.type(i);
   if (!require_tensor(ctx, i)) return false;
   if (types::is_float(t.dtype)) return true;
-  ctx.error(Code::E0304, ctx.span(i),
+  ctx.error(Code::E0304,
+            ctx.span(i),
             std::string(ctx.op_name()) + " needs a float tensor, but " +
                 ctx.text(i) + " is " + t.str(),
             describe(ctx, i));
@@ -30,13 +31,12 @@ bool require_float(RuleCtx& ctx, size_t i) {
 bool require_model(RuleCtx& ctx, size_t i, const char* name) {
   const Type& t = ctx.type(i);
   if (t.is_error()) return false;
-  if (t.kind == K::Model && t.model &&
-      (!name || t.model->name == name))
+  if (t.kind == K::Model && t.model && (!name || t.model->name == name))
     return true;
-  ctx.error(Code::E0303, ctx.span(i),
-            std::string(ctx.op_name()) + " needs a " +
-                (name ? name : "model") + ", but " + ctx.text(i) + " is " +
-                t.str(),
+  ctx.error(Code::E0303,
+            ctx.span(i),
+            std::string(ctx.op_name()) + " needs a " + (name ? name : "model") +
+                ", but " + ctx.text(i) + " is " + t.str(),
             describe(ctx, i));
   return false;
 }
@@ -47,9 +47,10 @@ std::optional<Type> field_of(RuleCtx& ctx, size_t i, const char* f) {
   const Type& m = ctx.type(i);
   const types::FieldInfo* fi = m.model->field(f);
   if (!fi) {
-    ctx.error(Code::E0303, ctx.span(i),
-              std::string(ctx.op_name()) + " needs a model with a field " +
-                  f + ", but " + m.str() + " has none",
+    ctx.error(Code::E0303,
+              ctx.span(i),
+              std::string(ctx.op_name()) + " needs a model with a field " + f +
+                  ", but " + m.str() + " has none",
               describe(ctx, i));
     return std::nullopt;
   }
@@ -63,7 +64,8 @@ Type cross_entropy_rule(RuleCtx& ctx) {
   if (!require_float(ctx, 0) || !require_tensor(ctx, 1)) return Type::error();
   std::string label = describe(ctx, 0) + ", " + describe(ctx, 1);
   if (lg.rank() == 0) {
-    ctx.error(Code::E0303, ctx.span(0),
+    ctx.error(Code::E0303,
+              ctx.span(0),
               "cross_entropy needs logits with a class axis, but " +
                   ctx.text(0) + " is " + lg.str(),
               label);
@@ -73,7 +75,8 @@ Type cross_entropy_rule(RuleCtx& ctx) {
   r.varying = union_varying({&lg, &lb});
   if (types::is_float(lb.dtype) && lb.shape == lg.shape) return r;  // probs
   if (!types::is_int(lb.dtype)) {
-    ctx.error(Code::E0304, ctx.span(1),
+    ctx.error(Code::E0304,
+              ctx.span(1),
               "cross_entropy needs int class labels, but " + ctx.text(1) +
                   " is " + lb.str(),
               label);
@@ -81,12 +84,12 @@ Type cross_entropy_rule(RuleCtx& ctx) {
   }
   Axes want(lg.shape.begin(), lg.shape.end() - 1);
   if (lb.shape != want) {
-    ctx.error(Code::E0303, ctx.call_span(),
+    ctx.error(Code::E0303,
+              ctx.call_span(),
               "cross_entropy needs labels shaped like the logits without "
               "their class axis " +
-                  lg.shape.back().str_sized() + ", " +
-                  types::shape_str(want) + ", but " + ctx.text(1) + " is " +
-                  types::shape_str(lb.shape),
+                  lg.shape.back().str_sized() + ", " + types::shape_str(want) +
+                  ", but " + ctx.text(1) + " is " + types::shape_str(lb.shape),
               label);
     return Type::error();
   }
@@ -99,7 +102,11 @@ Type mse_rule(RuleCtx& ctx) {
   if (any_error({&a, &b})) return Type::error();
   if (!require_tensor(ctx, 0, true) || !require_tensor(ctx, 1, true))
     return Type::error();
-  auto r = broadcast(ctx, a, b, ctx.span(0), ctx.span(1),
+  auto r = broadcast(ctx,
+                     a,
+                     b,
+                     ctx.span(0),
+                     ctx.span(1),
                      describe(ctx, 0) + ", " + describe(ctx, 1));
   if (!r) return Type::error();
   Type out = Type::scalar(DType::F32);
@@ -118,7 +125,8 @@ Type dropout_rule(RuleCtx& ctx) {
       !require_mode(ctx, 2))
     return Type::error();
   if (auto p = ctx.const_float(1); p && !(*p >= 0 && *p < 1)) {
-    ctx.error(Code::E0303, ctx.span(1),
+    ctx.error(Code::E0303,
+              ctx.span(1),
               "dropout's p is a probability in [0, 1), not " + ctx.text(1),
               describe(ctx, 1));
     return Type::error();
@@ -134,18 +142,19 @@ Type batch_norm_rule(RuleCtx& ctx) {
       !require_mode(ctx, 2))
     return Type::error();
   if (x.rank() < 2) {
-    ctx.error(Code::E0303, ctx.span(0),
-              "batch_norm needs [b C ...], but " + ctx.text(0) + " is " +
-                  x.str(),
-              describe(ctx, 0));
+    ctx.error(
+        Code::E0303,
+        ctx.span(0),
+        "batch_norm needs [b C ...], but " + ctx.text(0) + " is " + x.str(),
+        describe(ctx, 0));
     return Type::error();
   }
   if (auto g = field_of(ctx, 1, "g"); g && g->rank() >= 1) {
     if (g->shape.back() != x.shape[1]) {
-      ctx.error(Code::E0303, ctx.call_span(),
+      ctx.error(Code::E0303,
+                ctx.call_span(),
                 "batch_norm normalises channels " + x.shape[1].str_sized() +
-                    " with " + bn.str() + " of " +
-                    g->shape.back().str_sized(),
+                    " with " + bn.str() + " of " + g->shape.back().str_sized(),
                 describe(ctx, 0) + ", " + describe(ctx, 1));
       return Type::error();
     }
@@ -161,8 +170,7 @@ Type norm_rule(RuleCtx& ctx) {
   if (!require_float(ctx, 0)) return Type::error();
   auto pos = ctx.over(1, x.shape);
   if (!pos) return Type::error();
-  if (ctx.has(2) && !ctx.type(2).is_error() &&
-      !require_number(ctx, 2, false))
+  if (ctx.has(2) && !ctx.type(2).is_error() && !require_number(ctx, 2, false))
     return Type::error();
   bool ln = std::strcmp(ctx.op_name(), "layer_norm") == 0;
   if (ln && ctx.has(3)) {
@@ -174,10 +182,10 @@ Type norm_rule(RuleCtx& ctx) {
     Axes normed;
     for (size_t p : *pos) normed.push_back(x.shape[p]);
     if (g->shape != normed) {
-      ctx.error(Code::E0303, ctx.span(3),
+      ctx.error(Code::E0303,
+                ctx.span(3),
                 "layer_norm over " + types::shape_str(normed) +
-                    " with affine=" + ctx.text(3) + " whose g is " +
-                    g->str(),
+                    " with affine=" + ctx.text(3) + " whose g is " + g->str(),
                 describe(ctx, 0) + ", " + describe(ctx, 3));
       return Type::error();
     }
@@ -191,17 +199,19 @@ Type embedding_rule(RuleCtx& ctx) {
   if (any_error({&table, &ids})) return Type::error();
   if (!require_tensor(ctx, 0) || !require_tensor(ctx, 1)) return Type::error();
   if (table.rank() != 2) {
-    ctx.error(Code::E0303, ctx.span(0),
+    ctx.error(Code::E0303,
+              ctx.span(0),
               "embedding needs a table [V D], but " + ctx.text(0) + " is " +
                   table.str(),
               describe(ctx, 0));
     return Type::error();
   }
   if (!types::is_int(ids.dtype)) {
-    ctx.error(Code::E0304, ctx.span(1),
-              "embedding needs int ids, but " + ctx.text(1) + " is " +
-                  ids.str(),
-              describe(ctx, 1));
+    ctx.error(
+        Code::E0304,
+        ctx.span(1),
+        "embedding needs int ids, but " + ctx.text(1) + " is " + ids.str(),
+        describe(ctx, 1));
     return Type::error();
   }
   Type r = Type::tensor(ids.shape, table.dtype);
@@ -211,8 +221,12 @@ Type embedding_rule(RuleCtx& ctx) {
 }
 
 /// (h + 2p - k) / s + 1 when everything is static, else a fresh size.
-Axis conv_out(RuleCtx& ctx, const Axis& h, std::optional<int64_t> k,
-              int64_t s, int64_t p, const char* name) {
+Axis conv_out(RuleCtx& ctx,
+              const Axis& h,
+              std::optional<int64_t> k,
+              int64_t s,
+              int64_t p,
+              const char* name) {
   auto hs = h.static_size();
   if (hs && k && s > 0 && *hs + 2 * p >= *k)
     return Axis::lit((*hs + 2 * p - *k) / s + 1);
@@ -226,14 +240,17 @@ Type conv2d_rule(RuleCtx& ctx) {
   if (!require_float(ctx, 0) || !require_float(ctx, 1)) return Type::error();
   std::string label = describe(ctx, 0) + ", " + describe(ctx, 1);
   if (x.rank() != 4 || k.rank() != 4) {
-    ctx.error(Code::E0303, ctx.call_span(),
-              "conv2d needs x: [b C h w] and k: [O C kh kw]", label);
+    ctx.error(Code::E0303,
+              ctx.call_span(),
+              "conv2d needs x: [b C h w] and k: [O C kh kw]",
+              label);
     return Type::error();
   }
   if (x.shape[1] != k.shape[1]) {
-    ctx.error(Code::E0302, ctx.call_span(),
-              "conv2d contracts channels " + x.shape[1].str_sized() +
-                  " with " + k.shape[1].str_sized(),
+    ctx.error(Code::E0302,
+              ctx.call_span(),
+              "conv2d contracts channels " + x.shape[1].str_sized() + " with " +
+                  k.shape[1].str_sized(),
               label);
     return Type::error();
   }
@@ -246,12 +263,14 @@ Type conv2d_rule(RuleCtx& ctx) {
     (i == 2 ? stride : pad) = v ? *v : -1;
   }
   bool known = stride > 0 && pad >= 0;
-  Axis h2 = known ? conv_out(ctx, x.shape[2], k.shape[2].static_size(),
-                             stride, pad, "h2")
-                  : ctx.fresh("h2");
-  Axis w2 = known ? conv_out(ctx, x.shape[3], k.shape[3].static_size(),
-                             stride, pad, "w2")
-                  : ctx.fresh("w2");
+  Axis h2 =
+      known ? conv_out(
+                  ctx, x.shape[2], k.shape[2].static_size(), stride, pad, "h2")
+            : ctx.fresh("h2");
+  Axis w2 =
+      known ? conv_out(
+                  ctx, x.shape[3], k.shape[3].static_size(), stride, pad, "w2")
+            : ctx.fresh("w2");
   Type r = Type::tensor({x.shape[0], k.shape[0], h2, w2},
                         types::promote(x.dtype, k.dtype));
   r.varying = union_varying({&x, &k});
@@ -263,14 +282,16 @@ Type pool_rule(RuleCtx& ctx) {
   if (any_error({&x, &ctx.type(1)})) return Type::error();
   if (!require_float(ctx, 0)) return Type::error();
   if (x.rank() < 2) {
-    ctx.error(Code::E0303, ctx.span(0),
+    ctx.error(Code::E0303,
+              ctx.span(0),
               std::string(ctx.op_name()) + " needs [.. h w], but " +
                   ctx.text(0) + " is " + x.str(),
               describe(ctx, 0));
     return Type::error();
   }
   if (ctx.type(1).kind != K::Int) {
-    ctx.error(Code::E0303, ctx.span(1),
+    ctx.error(Code::E0303,
+              ctx.span(1),
               std::string(ctx.op_name()) + "'s window is an int, but " +
                   ctx.text(1) + " is " + ctx.type(1).str(),
               describe(ctx, 1));
@@ -280,9 +301,10 @@ Type pool_rule(RuleCtx& ctx) {
   Type r = x;
   size_t n = x.rank();
   for (size_t i = n - 2; i < n; ++i)
-    r.shape[i] = k && *k > 0 ? conv_out(ctx, x.shape[i], k, *k, 0,
-                                        i == n - 2 ? "h2" : "w2")
-                             : ctx.fresh(i == n - 2 ? "h2" : "w2");
+    r.shape[i] =
+        k && *k > 0
+            ? conv_out(ctx, x.shape[i], k, *k, 0, i == n - 2 ? "h2" : "w2")
+            : ctx.fresh(i == n - 2 ? "h2" : "w2");
   return r;
 }
 
@@ -301,15 +323,17 @@ Type linear_rule(RuleCtx& ctx) {
     return Type::error();
   auto w = field_of(ctx, 0, "w");
   if (!w) return Type::error();
-  std::string label = describe(ctx, 1) + ", " + ctx.text(0) + ".w: " +
-                      w->str();
+  std::string label = describe(ctx, 1) + ", " + ctx.text(0) + ".w: " + w->str();
   if (w->rank() != 2 || x.rank() == 0) {
-    ctx.error(Code::E0303, ctx.call_span(),
-              "linear needs x: [*s I] and a model with w: [I O]", label);
+    ctx.error(Code::E0303,
+              ctx.call_span(),
+              "linear needs x: [*s I] and a model with w: [I O]",
+              label);
     return Type::error();
   }
   if (x.shape.back() != w->shape[0]) {
-    ctx.error(Code::E0302, ctx.call_span(),
+    ctx.error(Code::E0302,
+              ctx.call_span(),
               "linear contracts " + x.shape.back().str_sized() + " with " +
                   w->shape[0].str_sized(),
               label);

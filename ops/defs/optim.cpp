@@ -14,7 +14,8 @@ bool host_number(RuleCtx& ctx, size_t i) {
   const Type& t = ctx.type(i);
   if (t.is_error()) return false;
   if (t.kind == K::Int || t.kind == K::Float) return true;
-  ctx.error(Code::E0303, ctx.span(i),
+  ctx.error(Code::E0303,
+            ctx.span(i),
             std::string(ctx.op_name()) + " needs a host number for " +
                 ctx.text(i) + ", but it is " + t.str(),
             describe(ctx, i));
@@ -25,7 +26,8 @@ bool nonnegative(RuleCtx& ctx, size_t i, const char* what) {
   if (!ctx.has(i)) return true;
   auto v = ctx.const_float(i);
   if (!v || *v >= 0) return true;
-  ctx.error(Code::E0303, ctx.span(i),
+  ctx.error(Code::E0303,
+            ctx.span(i),
             std::string(ctx.op_name()) + "'s " + what +
                 " must not be negative, but is " + ctx.text(i),
             describe(ctx, i));
@@ -52,8 +54,7 @@ Type sgd_rule(RuleCtx& ctx) {
   if (!require_kind(ctx, 0, K::Model, "a model")) return Type::error();
   bool ok = true;
   for (size_t i = 1; i <= 3; ++i) ok = host_number(ctx, i) && ok;
-  if (ctx.has(4) && !ctx.type(4).is_error() &&
-      ctx.type(4).kind != K::Bool) {
+  if (ctx.has(4) && !ctx.type(4).is_error() && ctx.type(4).kind != K::Bool) {
     require_kind(ctx, 4, K::Bool, "true or false");
     ok = false;
   }
@@ -76,7 +77,8 @@ Type adamw_rule(RuleCtx& ctx) {
       for (const Type& e : b.elems)
         if (e.kind != K::Int && e.kind != K::Float) good = false;
     if (!good) {
-      ctx.error(Code::E0303, ctx.span(2),
+      ctx.error(Code::E0303,
+                ctx.span(2),
                 "adamw's betas= is a pair of floats, but " + ctx.text(2) +
                     " is " + b.str(),
                 describe(ctx, 2));
@@ -99,14 +101,17 @@ Type update_rule(RuleCtx& ctx) {
   std::string label =
       describe(ctx, 0) + ", " + describe(ctx, 1) + ", " + describe(ctx, 2);
   if (!same_model(m, o)) {
-    ctx.error(Code::E0303, ctx.span(1),
+    ctx.error(Code::E0303,
+              ctx.span(1),
               "update of " + m.str() + " with an optimizer of " + o.str(),
               label);
     return Type::error();
   }
   if (!same_model(m, g)) {
-    ctx.error(Code::E0303, ctx.span(2),
-              "update of " + m.str() + " with gradients " + g.str(), label);
+    ctx.error(Code::E0303,
+              ctx.span(2),
+              "update of " + m.str() + " with gradients " + g.str(),
+              label);
     return Type::error();
   }
   return Type::of(K::Unit);
@@ -116,8 +121,7 @@ Type set_lr_rule(RuleCtx& ctx) {
   const Type& o = ctx.type(0);
   if (any_error({&o, &ctx.type(1)})) return Type::error();
   if (!require_kind(ctx, 0, K::Optim, "an optimizer")) return Type::error();
-  if (!host_number(ctx, 1) || !nonnegative(ctx, 1, "lr"))
-    return Type::error();
+  if (!host_number(ctx, 1) || !nonnegative(ctx, 1, "lr")) return Type::error();
   return Type::of(K::Unit);
 }
 
@@ -131,7 +135,8 @@ Type init_rule(RuleCtx& ctx) {
   Type t = ctx.type_arg(0);
   if (t.is_error()) return Type::error();
   if (t.kind != K::Model) {
-    ctx.error(Code::E0303, ctx.span(0),
+    ctx.error(Code::E0303,
+              ctx.span(0),
               "init makes a model, but " + ctx.text(0) + " is " + t.str(),
               ctx.text(0));
     return Type::error();
@@ -153,8 +158,11 @@ Type train_rule(RuleCtx& ctx) {
   return Type::of(K::Mode);
 }
 
-OpDef def(const char* name, std::vector<ParamSpec> params, ShapeRule rule,
-          const char* summary, BatchRule batch = BatchRule::PerExample) {
+OpDef def(const char* name,
+          std::vector<ParamSpec> params,
+          ShapeRule rule,
+          const char* summary,
+          BatchRule batch = BatchRule::PerExample) {
   OpDef d{name, std::move(params), rule, summary};
   d.differentiable = false;
   d.batch = batch;
@@ -167,26 +175,45 @@ std::vector<OpDef> ops_optim() {
   constexpr ParamKind V = ParamKind::Value;
   return {
       def("sgd",
-          {{"m"}, {"lr"}, {"momentum", V, false},
-           {"weight_decay", V, false}, {"nesterov", V, false}},
-          sgd_rule, "SGD[M] state for m (torch.optim.SGD)"),
+          {{"m"},
+           {"lr"},
+           {"momentum", V, false},
+           {"weight_decay", V, false},
+           {"nesterov", V, false}},
+          sgd_rule,
+          "SGD[M] state for m (torch.optim.SGD)"),
       def("adamw",
-          {{"m"}, {"lr"}, {"betas", V, false}, {"eps", V, false},
+          {{"m"},
+           {"lr"},
+           {"betas", V, false},
+           {"eps", V, false},
            {"weight_decay", V, false}},
-          adamw_rule, "AdamW[M] state for m (torch.optim.AdamW)"),
+          adamw_rule,
+          "AdamW[M] state for m (torch.optim.AdamW)"),
       def("update",
           {{"m", V, true, true}, {"opt", V, true, true}, {"g"}},
-          update_rule, "one optimizer step: m and opt change"),
-      def("set_lr", {{"opt", V, true, true}, {"lr"}}, set_lr_rule,
-          "sets the optimizer's learning rate", BatchRule::Host),
-      def("cosine_lr", {{"step"}, {"total"}, {"lr"}, {"warmup", V, false}},
-          cosine_lr_rule, "warm-up then cosine-decayed learning rate",
+          update_rule,
+          "one optimizer step: m and opt change"),
+      def("set_lr",
+          {{"opt", V, true, true}, {"lr"}},
+          set_lr_rule,
+          "sets the optimizer's learning rate",
           BatchRule::Host),
-      def("init", {{"model", ParamKind::TypeArg}, {"seed", V, false}},
-          init_rule, "Model.init(seed=): a model with fresh params",
+      def("cosine_lr",
+          {{"step"}, {"total"}, {"lr"}, {"warmup", V, false}},
+          cosine_lr_rule,
+          "warm-up then cosine-decayed learning rate",
           BatchRule::Host),
-      def("Train", {{"seed", V, false}}, train_rule,
-          "the training Mode; dropout draws keyed by seed=", BatchRule::Host),
+      def("init",
+          {{"model", ParamKind::TypeArg}, {"seed", V, false}},
+          init_rule,
+          "Model.init(seed=): a model with fresh params",
+          BatchRule::Host),
+      def("Train",
+          {{"seed", V, false}},
+          train_rule,
+          "the training Mode; dropout draws keyed by seed=",
+          BatchRule::Host),
   };
 }
 

@@ -18,16 +18,18 @@ Type logs_rule(RuleCtx& ctx) {
       continue;
     }
     if (!t.is_numeric()) {
-      ctx.error(Code::E0303, ctx.call_span(),
-                "logs holds numbers and tensors, but " + name + " is " +
-                    t.str());
+      ctx.error(
+          Code::E0303,
+          ctx.call_span(),
+          "logs holds numbers and tensors, but " + name + " is " + t.str());
       ok = false;
       continue;
     }
     r.fields.emplace_back(name, t);
   }
   if (ctx.extra_count() > 0) {
-    ctx.error(Code::E0305, ctx.extra_span(0),
+    ctx.error(Code::E0305,
+              ctx.extra_span(0),
               "logs takes named values only: logs(loss=l, acc=a)");
     ok = false;
   }
@@ -50,7 +52,8 @@ Type tee_rule(RuleCtx& ctx) {
     if (t.is_error()) {
       ok = false;
     } else if (t.kind != K::Sink) {
-      ctx.error(Code::E0303, ctx.extra_span(k),
+      ctx.error(Code::E0303,
+                ctx.extra_span(k),
                 "tee joins sinks, but argument " + std::to_string(k + 1) +
                     " is " + t.str());
       ok = false;
@@ -84,20 +87,26 @@ Type mean_logs_rule(RuleCtx& ctx) {
   Type r = ctx.call_fn(f, {m, batch}, ctx.call_span());
   if (r.is_error()) return Type::error();
   if (r.kind != K::Logs) {
-    ctx.error(Code::E0303, ctx.span(0),
+    ctx.error(Code::E0303,
+              ctx.span(0),
               "mean_logs needs a function returning Logs, but " +
-                  (f.fn_name.empty() ? ctx.text(0) : f.fn_name) +
-                  " returns " + r.str(),
+                  (f.fn_name.empty() ? ctx.text(0) : f.fn_name) + " returns " +
+                  r.str(),
               ctx.text(0) + ": " + r.str());
     return Type::error();
   }
   return r;
 }
 
-Type print_rule(RuleCtx&) { return Type::of(K::Unit); }
+Type print_rule(RuleCtx&) {
+  return Type::of(K::Unit);
+}
 
-OpDef def(const char* name, std::vector<ParamSpec> params, ShapeRule rule,
-          const char* summary, BatchRule batch = BatchRule::Host) {
+OpDef def(const char* name,
+          std::vector<ParamSpec> params,
+          ShapeRule rule,
+          const char* summary,
+          BatchRule batch = BatchRule::Host) {
   OpDef d{name, std::move(params), rule, summary};
   d.differentiable = false;
   d.batch = batch;
@@ -107,27 +116,39 @@ OpDef def(const char* name, std::vector<ParamSpec> params, ShapeRule rule,
 }  // namespace
 
 std::vector<OpDef> ops_output() {
-  OpDef logs = def("logs", {}, logs_rule,
+  OpDef logs = def("logs",
+                   {},
+                   logs_rule,
                    "named values (0-d or tensors) for sinks and progress",
                    BatchRule::PerExample);
   logs.any_keywords = true;
   OpDef tee = def("tee", {}, tee_rule, "a sink writing to every sink given");
   tee.variadic = true;
-  OpDef print = def("print", {}, print_rule,
+  OpDef print = def("print",
+                    {},
+                    print_rule,
                     "writes values to stdout; tensors with their type");
   print.variadic = true;
   print.any_keywords = true;
   return {
       logs,
       def("stdout", {}, sink_rule, "a sink printing one aligned line a write"),
-      def("csv", {{"path"}}, sink_rule,
+      def("csv",
+          {{"path"}},
+          sink_rule,
           "a sink writing a csv file: step,<names...> then a row a write"),
-      def("jsonl", {{"path"}}, sink_rule,
+      def("jsonl",
+          {{"path"}},
+          sink_rule,
           "a sink writing one JSON object a line"),
       tee,
-      def("write", {{"sink"}, {"r"}, {"step", ParamKind::Value, false}},
-          write_rule, "writes logs to a sink (step defaults to a counter)"),
-      def("mean_logs", {{"f"}, {"m"}, {"batches"}}, mean_logs_rule,
+      def("write",
+          {{"sink"}, {"r"}, {"step", ParamKind::Value, false}},
+          write_rule,
+          "writes logs to a sink (step defaults to a counter)"),
+      def("mean_logs",
+          {{"f"}, {"m"}, {"batches"}},
+          mean_logs_rule,
           "f(m, batch) averaged over batches, weighted by example count"),
       print,
   };

@@ -16,7 +16,8 @@ Type rand_rule(RuleCtx& ctx) {
   Type t = ctx.type_arg(0);
   if (t.is_error()) return Type::error();
   if (!t.is_tensor()) {
-    ctx.error(Code::E0303, ctx.span(0),
+    ctx.error(Code::E0303,
+              ctx.span(0),
               std::string(ctx.op_name()) +
                   " needs a tensor type or a list of sizes, but " +
                   ctx.text(0) + " is " + t.str(),
@@ -24,7 +25,8 @@ Type rand_rule(RuleCtx& ctx) {
     return Type::error();
   }
   if (!types::is_float(t.dtype)) {
-    ctx.error(Code::E0304, ctx.span(0),
+    ctx.error(Code::E0304,
+              ctx.span(0),
               std::string(ctx.op_name()) + " draws floats, not " +
                   types::dtype_name(t.dtype),
               ctx.text(0));
@@ -34,7 +36,8 @@ Type rand_rule(RuleCtx& ctx) {
     const Type& s = ctx.type(1);
     if (s.is_error()) return Type::error();
     if (s.kind != Type::Kind::Int) {
-      ctx.error(Code::E0303, ctx.span(1),
+      ctx.error(Code::E0303,
+                ctx.span(1),
                 "seed= is an int, but " + ctx.text(1) + " is " + s.str(),
                 describe(ctx, 1));
       return Type::error();

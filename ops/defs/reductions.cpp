@@ -17,7 +17,9 @@ namespace {
 using K = Type::Kind;
 using diag::Code;
 
-bool is(const char* a, const char* b) { return std::strcmp(a, b) == 0; }
+bool is(const char* a, const char* b) {
+  return std::strcmp(a, b) == 0;
+}
 
 /// The result dtype of reduction [op] on [d].
 DType reduce_dtype(const char* op, DType d) {
@@ -34,7 +36,8 @@ Type reduce_impl(RuleCtx& ctx, const char* op, size_t over_i) {
   if (x.is_error()) return Type::error();
   if (is(op, "norm") && x.kind == K::Grads) {
     if (ctx.has(over_i)) {
-      ctx.error(Code::E0303, ctx.span(over_i),
+      ctx.error(Code::E0303,
+                ctx.span(over_i),
                 "norm of gradients is the global L2 norm and takes no over=",
                 describe(ctx, 0));
       return Type::error();
@@ -66,7 +69,8 @@ Type max_min_rule(RuleCtx& ctx) {
   const Type& b = ctx.type(1);
   if (any_error({&a, &b})) return Type::error();
   if (ctx.has(2)) {
-    ctx.error(Code::E0305, ctx.span(2),
+    ctx.error(Code::E0305,
+              ctx.span(2),
               std::string(ctx.op_name()) +
                   " of two values takes no over=; use " + ctx.op_name() +
                   "(x, over=...) to reduce",
@@ -92,7 +96,8 @@ Type reduce_with_rule(RuleCtx& ctx) {
       for (const char* k : kOk)
         if (f.fn_name == k) op = k;
     if (!op) {
-      ctx.error(Code::E0303, ctx.span(2),
+      ctx.error(Code::E0303,
+                ctx.span(2),
                 "reduce's with= is one of sum, max, min, prod, mean, not " +
                     ctx.text(2),
                 "with=" + ctx.text(2));
@@ -186,12 +191,12 @@ std::vector<Tensor> reduce_with_fwd(ForwardCtx& ctx) {
   return {reduce_by(op, x, fwd::over_axes(ctx, 1, x))};
 }
 
-OpDef reduction(const char* name, const char* summary, BatchRule batch,
+OpDef reduction(const char* name,
+                const char* summary,
+                BatchRule batch,
                 bool diff = true) {
-  OpDef d{name,
-          {{"x"}, {"over", ParamKind::Axes, false}},
-          reduction_rule,
-          summary};
+  OpDef d{
+      name, {{"x"}, {"over", ParamKind::Axes, false}}, reduction_rule, summary};
   d.batch = batch;
   d.differentiable = diff;
   d.forward = reduction_fwd;
@@ -199,11 +204,11 @@ OpDef reduction(const char* name, const char* summary, BatchRule batch,
 }
 
 OpDef max_min(const char* name, const char* summary) {
-  OpDef d{name,
-          {{"x"}, {"y", ParamKind::Value, false},
-           {"over", ParamKind::Axes, false}},
-          max_min_rule,
-          summary};
+  OpDef d{
+      name,
+      {{"x"}, {"y", ParamKind::Value, false}, {"over", ParamKind::Axes, false}},
+      max_min_rule,
+      summary};
   d.batch = BatchRule::NoLowering;
   d.forward = max_min_fwd;
   return d;
@@ -224,15 +229,16 @@ std::vector<OpDef> ops_reductions() {
       reduction("var", "unbiased variance over over=", NL),
       reduction("logsumexp", "log(sum(exp(x))) over over=, stably", NL),
       reduction("norm", "L2 norm over over=; norm(g) of Grads: global", NL),
-      reduction("argmax", "index (i64) of the largest value over over=", NL,
-                false),
-      reduction("argmin", "index (i64) of the smallest value over over=", NL,
-                false),
+      reduction(
+          "argmax", "index (i64) of the largest value over over=", NL, false),
+      reduction(
+          "argmin", "index (i64) of the smallest value over over=", NL, false),
       reduction("any", "whether any value over over= is true", NL, false),
       reduction("all", "whether every value over over= is true", NL, false),
   };
   OpDef red{"reduce",
-            {{"x"}, {"over", ParamKind::Axes, false},
+            {{"x"},
+             {"over", ParamKind::Axes, false},
              {"with", ParamKind::Value, false}},
             reduce_with_rule,
             "reduce(x, over=, with=sum): reduction by a named function"};

@@ -14,7 +14,9 @@ using diag::Code;
 
 /// The tensors of a List or Tuple argument (a List gives its one element
 /// type, [count] nullopt).
-bool seq_elems(RuleCtx& ctx, size_t i, std::vector<Type>& out,
+bool seq_elems(RuleCtx& ctx,
+               size_t i,
+               std::vector<Type>& out,
                std::optional<size_t>& count) {
   const Type& xs = ctx.type(i);
   if (xs.is_error()) return false;
@@ -25,7 +27,8 @@ bool seq_elems(RuleCtx& ctx, size_t i, std::vector<Type>& out,
     out = {xs.elems[0]};
     count = std::nullopt;
   } else {
-    ctx.error(Code::E0303, ctx.span(i),
+    ctx.error(Code::E0303,
+              ctx.span(i),
               std::string(ctx.op_name()) +
                   " needs a list or tuple of tensors, but " + ctx.text(i) +
                   " is " + xs.str(),
@@ -35,7 +38,8 @@ bool seq_elems(RuleCtx& ctx, size_t i, std::vector<Type>& out,
   for (const Type& t : out) {
     if (t.is_error()) return false;
     if (!t.is_tensor()) {
-      ctx.error(Code::E0303, ctx.span(i),
+      ctx.error(Code::E0303,
+                ctx.span(i),
                 std::string(ctx.op_name()) + " needs tensors, but " +
                     ctx.text(i) + " holds " + t.str(),
                 describe(ctx, i));
@@ -43,7 +47,8 @@ bool seq_elems(RuleCtx& ctx, size_t i, std::vector<Type>& out,
     }
   }
   if (out.empty()) {
-    ctx.error(Code::E0303, ctx.span(i),
+    ctx.error(Code::E0303,
+              ctx.span(i),
               std::string(ctx.op_name()) + " needs at least one tensor",
               describe(ctx, i));
     return false;
@@ -64,16 +69,19 @@ Type concat_rule(RuleCtx& ctx) {
     Axes a = remove_axes(r.shape, {*pos});
     Axes b = t.rank() == r.rank() ? remove_axes(t.shape, {*pos}) : t.shape;
     if (t.rank() != r.rank() || a != b) {
-      ctx.error(Code::E0303, ctx.span(0),
+      ctx.error(Code::E0303,
+                ctx.span(0),
                 "concat needs tensors equal except along " +
-                    r.shape[*pos].str() + ", but has " + xs[0].str() +
-                    " and " + t.str(),
+                    r.shape[*pos].str() + ", but has " + xs[0].str() + " and " +
+                    t.str(),
                 describe(ctx, 0));
       return Type::error();
     }
     auto s = t.shape[*pos].static_size();
-    if (!s) all_static = false;
-    else total += *s;
+    if (!s)
+      all_static = false;
+    else
+      total += *s;
     r.dtype = types::promote(r.dtype, t.dtype);
     r.varying.insert(r.varying.end(), t.varying.begin(), t.varying.end());
   }
@@ -93,7 +101,8 @@ Type stack_rule(RuleCtx& ctx) {
   Type r = xs[0];
   for (const Type& t : xs) {
     if (t.shape != r.shape) {
-      ctx.error(Code::E0303, ctx.span(0),
+      ctx.error(Code::E0303,
+                ctx.span(0),
                 "stack needs tensors of one shape, but has " + xs[0].str() +
                     " and " + t.str(),
                 describe(ctx, 0));
@@ -109,7 +118,8 @@ Type stack_rule(RuleCtx& ctx) {
     if (!a) return Type::error();
     n = *a;
     if (count && n.static_size() && *n.static_size() != (int64_t)*count) {
-      ctx.error(Code::E0303, ctx.span(1),
+      ctx.error(Code::E0303,
+                ctx.span(1),
                 "stack's new axis " + n.str_sized() + " does not fit " +
                     std::to_string(*count) + " tensors",
                 describe(ctx, 0));
@@ -129,7 +139,8 @@ bool check_index(RuleCtx& ctx, size_t i) {
   const Type& t = ctx.type(i);
   if (t.kind == K::Int) return true;
   if (t.is_tensor() && types::is_int(t.dtype)) return true;
-  ctx.error(t.is_tensor() ? Code::E0304 : Code::E0303, ctx.span(i),
+  ctx.error(t.is_tensor() ? Code::E0304 : Code::E0303,
+            ctx.span(i),
             std::string(ctx.op_name()) + " needs an int index, but " +
                 ctx.text(i) + " is " + t.str(),
             describe(ctx, i));
@@ -138,7 +149,8 @@ bool check_index(RuleCtx& ctx, size_t i) {
 
 bool need_over(RuleCtx& ctx, size_t i) {
   if (ctx.has(i)) return true;
-  ctx.error(Code::E0305, ctx.call_span(),
+  ctx.error(Code::E0305,
+            ctx.call_span(),
             std::string(ctx.op_name()) + " on a tensor needs over=",
             describe(ctx, 0));
   return false;
@@ -147,7 +159,8 @@ bool need_over(RuleCtx& ctx, size_t i) {
 /// x's shape with the axis at [pos] taken by index type [idx].
 Axes indexed_shape(const Axes& x, size_t pos, const Type& idx) {
   Axes out(x.begin(), x.begin() + pos);
-  if (idx.is_tensor()) out.insert(out.end(), idx.shape.begin(), idx.shape.end());
+  if (idx.is_tensor())
+    out.insert(out.end(), idx.shape.begin(), idx.shape.end());
   out.insert(out.end(), x.begin() + pos + 1, x.end());
   return out;
 }
@@ -158,9 +171,10 @@ Type take_rule(RuleCtx& ctx) {
   if (any_error({&x, &i})) return Type::error();
   if (x.kind == K::Dataset) {  // ds.take(n)
     if (i.kind != K::Int) {
-      ctx.error(Code::E0303, ctx.span(1),
-                "take of a dataset needs a count, an int, but " +
-                    ctx.text(1) + " is " + i.str(),
+      ctx.error(Code::E0303,
+                ctx.span(1),
+                "take of a dataset needs a count, an int, but " + ctx.text(1) +
+                    " is " + i.str(),
                 describe(ctx, 1));
       return Type::error();
     }
@@ -190,7 +204,8 @@ Type put_rule(RuleCtx& ctx) {
   Axes vs = v.is_tensor() ? v.shape : Axes{};
   auto b = broadcast_shapes(slice, vs);
   if (!b || *b != slice) {
-    ctx.error(Code::E0303, ctx.span(2),
+    ctx.error(Code::E0303,
+              ctx.span(2),
               "put needs a value that fits the slice " +
                   types::shape_str(slice) + ", but " + ctx.text(2) + " is " +
                   v.str(),
@@ -208,7 +223,9 @@ Type roll_rule(RuleCtx& ctx) {
   if (any_error({&x, &k})) return Type::error();
   if (!require_tensor(ctx, 0) || !check_index(ctx, 1)) return Type::error();
   if (k.is_tensor() && k.rank() != 0) {
-    ctx.error(Code::E0303, ctx.span(1), "roll's shift must be one int",
+    ctx.error(Code::E0303,
+              ctx.span(1),
+              "roll's shift must be one int",
               describe(ctx, 1));
     return Type::error();
   }
@@ -225,7 +242,8 @@ Type pad_rule(RuleCtx& ctx) {
   auto pos = over_one(ctx, 1, x.shape);
   if (!pos) return Type::error();
   if (ctx.type(2).kind != K::Int) {
-    ctx.error(Code::E0303, ctx.span(2),
+    ctx.error(Code::E0303,
+              ctx.span(2),
               "pad's to= is a size, an int, but " + ctx.text(2) + " is " +
                   ctx.type(2).str(),
               describe(ctx, 2));
@@ -235,7 +253,8 @@ Type pad_rule(RuleCtx& ctx) {
   auto to = size_arg(ctx, 2);
   auto have = x.shape[*pos].static_size();
   if (to && have && *to->static_size() < *have) {
-    ctx.error(Code::E0303, ctx.span(2),
+    ctx.error(Code::E0303,
+              ctx.span(2),
               "pad to " + to->str_sized() + " is smaller than " +
                   x.shape[*pos].str_sized(),
               describe(ctx, 0));
@@ -252,16 +271,18 @@ Type reshape_rule(RuleCtx& ctx) {
   Type t = ctx.type_arg(1);
   if (t.is_error()) return Type::error();
   if (!t.is_tensor()) {
-    ctx.error(Code::E0303, ctx.span(1),
-              "reshape needs a list of sizes, but " + ctx.text(1) + " is " +
-                  t.str(),
-              ctx.text(1));
+    ctx.error(
+        Code::E0303,
+        ctx.span(1),
+        "reshape needs a list of sizes, but " + ctx.text(1) + " is " + t.str(),
+        ctx.text(1));
     return Type::error();
   }
   auto a = static_numel(x.shape);
   auto b = static_numel(t.shape);
   if (a && b && *a != *b) {
-    ctx.error(Code::E0303, ctx.call_span(),
+    ctx.error(Code::E0303,
+              ctx.call_span(),
               "reshape of " + x.str() + " (" + std::to_string(*a) +
                   " values) to " + types::shape_str(t.shape) + " (" +
                   std::to_string(*b) + " values)",
@@ -280,10 +301,11 @@ Type to_rule(RuleCtx& ctx) {
   Type t = ctx.type_arg(1);
   if (t.is_error()) return Type::error();
   if (!t.is_tensor() || t.rank() != 0) {
-    ctx.error(Code::E0303, ctx.span(1),
-              "to needs a dtype (f32 f64 bf16 f16 i32 i64 bool), not " +
-                  ctx.text(1),
-              ctx.text(1));
+    ctx.error(
+        Code::E0303,
+        ctx.span(1),
+        "to needs a dtype (f32 f64 bf16 f16 i32 i64 bool), not " + ctx.text(1),
+        ctx.text(1));
     return Type::error();
   }
   Type r = as_tensor(x);
@@ -299,7 +321,8 @@ Type size_rule(RuleCtx& ctx) {
   if (!a) return Type::error();
   for (const Axis& s : x.shape)
     if (same_axis_base(s, *a)) return Type::of(K::Int);
-  ctx.error(Code::E0308, ctx.span(1),
+  ctx.error(Code::E0308,
+            ctx.span(1),
             "size: " + a->str() + " is not an axis of " + ctx.text(0) + ": " +
                 x.str(),
             describe(ctx, 0));
@@ -312,7 +335,8 @@ Type split_rule(RuleCtx& ctx) {
   const Type& x = ctx.type(0);
   if (x.is_error()) return Type::error();
   if (x.kind != K::Dataset) {
-    ctx.error(Code::E0303, ctx.span(0),
+    ctx.error(Code::E0303,
+              ctx.span(0),
               "split needs a pattern (split(x, b (3 D) -> b D)) or a "
               "Dataset (ds.split(0.9)), but " +
                   ctx.text(0) + " is " + x.str(),
@@ -320,7 +344,8 @@ Type split_rule(RuleCtx& ctx) {
     return Type::error();
   }
   if (!ctx.has(1)) {
-    ctx.error(Code::E0305, ctx.call_span(),
+    ctx.error(Code::E0305,
+              ctx.call_span(),
               "split of a dataset needs the fraction of the first part",
               describe(ctx, 0));
     return Type::error();
@@ -328,14 +353,16 @@ Type split_rule(RuleCtx& ctx) {
   const Type& f = ctx.type(1);
   if (f.is_error()) return Type::error();
   if (f.kind != K::Float) {
-    ctx.error(Code::E0303, ctx.span(1),
+    ctx.error(Code::E0303,
+              ctx.span(1),
               "split's fraction is a float in (0, 1), but " + ctx.text(1) +
                   " is " + f.str(),
               describe(ctx, 1));
     return Type::error();
   }
   if (auto v = ctx.const_float(1); v && !(*v > 0 && *v < 1)) {
-    ctx.error(Code::E0303, ctx.span(1),
+    ctx.error(Code::E0303,
+              ctx.span(1),
               "split's fraction must be in (0, 1), not " + ctx.text(1),
               describe(ctx, 1));
     return Type::error();
@@ -532,7 +559,9 @@ std::vector<OpDef> ops_shape() {
           "the size of one of x's axes, a host int",
           false),
   };
-  OpDef re{"rearrange", {{"x"}}, nullptr,
+  OpDef re{"rearrange",
+           {{"x"}},
+           nullptr,
            "rearrange(x, b H n Dh -> b n (H Dh)): einops-style reshaping"};
   re.variadic = true;
   re.intrinsic = Intrinsic::Rearrange;

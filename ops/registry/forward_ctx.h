@@ -61,7 +61,8 @@ class ForwardCtx {
   virtual RandomStream random(size_t param) = 0;
   /// A model argument's field (batch_norm's buffers), read and replaced.
   virtual Tensor model_field(size_t i, const std::string& path) = 0;
-  virtual void set_model_field(size_t i, const std::string& path,
+  virtual void set_model_field(size_t i,
+                               const std::string& path,
                                const Tensor& t) = 0;
 };
 

@@ -38,10 +38,10 @@ enum class Intrinsic : uint8_t { None, Rearrange, Split, Einsum };
 /// The checker's E1801 check and the lowering of the several-devices issue
 /// read it.
 enum class BatchRule : uint8_t {
-  PerExample,   // runs on each worker's part unchanged
-  AllReduce,    // across the batch axis: lowered to an all-reduce
-  NoLowering,   // across the batch axis: E1801
-  Host,         // runs in the controller (print, save, sinks)
+  PerExample,  // runs on each worker's part unchanged
+  AllReduce,   // across the batch axis: lowered to an all-reduce
+  NoLowering,  // across the batch axis: E1801
+  Host,        // runs in the controller (print, save, sinks)
 };
 
 using ShapeRule = types::Type (*)(RuleCtx& ctx);

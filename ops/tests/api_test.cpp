@@ -2,8 +2,9 @@
 // hand-computed case per function, dtype promotion, broadcasting, negative
 // axes and the OpErrors for bad arguments. Gradients: grad_test.cpp.
 
-#include <catch2/catch.hpp>
+#include "ops/api.h"
 
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -11,21 +12,21 @@
 #include <string>
 #include <vector>
 
-#include "ops/api.h"
-
 namespace {
 
 using namespace ss::ops;
 using ss::types::DType;
 constexpr double kPi = std::numbers::pi;
 
-Tensor T(const Shape& s, const std::vector<double>& v,
-         DType d = DType::F32) {
+Tensor T(const Shape& s, const std::vector<double>& v, DType d = DType::F32) {
   return Tensor::from_doubles(s, v, d);
 }
 
-void check(const Tensor& t, const Shape& s, const std::vector<double>& v,
-           DType d, double eps = 1e-6) {
+void check(const Tensor& t,
+           const Shape& s,
+           const std::vector<double>& v,
+           DType d,
+           double eps = 1e-6) {
   INFO("shape " << shape_string(t.shape()) << " dtype "
                 << ss::types::dtype_name(t.dtype()));
   REQUIRE(t.shape() == s);
@@ -106,8 +107,10 @@ TEST_CASE("api: unary functions", "[api]") {
       {"sin", sin, {0, kPi / 2, -kPi / 2}, {0, 1, -1}},
       {"cos", cos, {0, kPi, kPi / 2}, {1, -1, 0}},
       {"tanh", tanh, {0, 1, -1}, {0, std::tanh(1.0), -std::tanh(1.0)}},
-      {"sigmoid", sigmoid, {0, 2, -2}, {0.5, 1 / (1 + std::exp(-2.0)),
-                                        1 / (1 + std::exp(2.0))}},
+      {"sigmoid",
+       sigmoid,
+       {0, 2, -2},
+       {0.5, 1 / (1 + std::exp(-2.0)), 1 / (1 + std::exp(2.0))}},
       {"relu", relu, {1.5, -2, 0}, {1.5, 0, 0}},
       {"erf", erf, {0, 1, -0.5}, {0, std::erf(1.0), std::erf(-0.5)}},
       {"floor", floor, {1.5, -1.5, 2}, {1, -2, 2}},
@@ -148,11 +151,14 @@ TEST_CASE("api: binary ops and broadcasting", "[api]") {
   check(mul(a, b), {2, 3}, {10, 20, 30, 20, 40, 60}, DType::F32);
   check(div(b, a), {2, 3}, {10, 20, 30, 5, 10, 15}, DType::F32);
   check(pow(T({3}, {2, 3, 4}), T({}, {2})), {3}, {4, 9, 16}, DType::F32);
-  check(pow(T({2}, {4, 9}), T({2}, {0.5, -1})), {2}, {2, 1.0 / 9},
+  check(pow(T({2}, {4, 9}), T({2}, {0.5, -1})), {2}, {2, 1.0 / 9}, DType::F32);
+  check(maximum(T({3}, {1, 5, 3}), T({3}, {2, 4, 3})),
+        {3},
+        {2, 5, 3},
         DType::F32);
-  check(maximum(T({3}, {1, 5, 3}), T({3}, {2, 4, 3})), {3}, {2, 5, 3},
-        DType::F32);
-  check(minimum(T({3}, {1, 5, 3}), T({3}, {2, 4, 3})), {3}, {1, 4, 3},
+  check(minimum(T({3}, {1, 5, 3}), T({3}, {2, 4, 3})),
+        {3},
+        {1, 4, 3},
         DType::F32);
   // Floored, as Python.
   Tensor p = T({4}, {7, -7, 7, -7}, DType::I64);
@@ -168,17 +174,19 @@ TEST_CASE("api: binary ops and broadcasting", "[api]") {
   check(le(x, y), {3}, {1, 1, 0}, DType::Bool);
   check(gt(x, y), {3}, {0, 0, 1}, DType::Bool);
   check(ge(x, y), {3}, {0, 1, 1}, DType::Bool);
-  Tensor t = T({4}, {1, 1, 0, 0}, DType::Bool), f = T({4}, {1, 0, 1, 0},
-                                                     DType::Bool);
+  Tensor t = T({4}, {1, 1, 0, 0}, DType::Bool),
+         f = T({4}, {1, 0, 1, 0}, DType::Bool);
   check(logical_and(t, f), {4}, {1, 0, 0, 0}, DType::Bool);
   check(logical_or(t, f), {4}, {1, 1, 1, 0}, DType::Bool);
 
-  check(where(T({2, 1}, {1, 0}, DType::Bool), T({3}, {1, 2, 3}),
-              T({}, {-1})),
-        {2, 3}, {1, 2, 3, -1, -1, -1}, DType::F32);
+  check(where(T({2, 1}, {1, 0}, DType::Bool), T({3}, {1, 2, 3}), T({}, {-1})),
+        {2, 3},
+        {1, 2, 3, -1, -1, -1},
+        DType::F32);
 
-  std::string msg = op_error([&] { add(T({2, 3}, {1, 2, 3, 4, 5, 6}),
-                                       T({2}, {1, 2})); });
+  std::string msg = op_error([&] {
+    add(T({2, 3}, {1, 2, 3, 4, 5, 6}), T({2}, {1, 2}));
+  });
   CHECK(msg == "add: shapes [2 3] and [2] do not broadcast");
 }
 
@@ -191,9 +199,13 @@ TEST_CASE("api: dtype promotion", "[api]") {
   check(mul(f, T({2}, {2, 2}, DType::F64)), {2}, {2, 2}, DType::F64);
   check(add(i64, f), {2}, {4, 5}, DType::F32);
   // True division of ints gives f32; floor division keeps ints.
-  check(div(T({2}, {1, 7}, DType::I64), T({2}, {2, 2}, DType::I32)), {2},
-        {0.5, 3.5}, DType::F32);
-  check(floordiv(T({1}, {7}, DType::I32), T({1}, {2}, DType::I32)), {1}, {3},
+  check(div(T({2}, {1, 7}, DType::I64), T({2}, {2, 2}, DType::I32)),
+        {2},
+        {0.5, 3.5},
+        DType::F32);
+  check(floordiv(T({1}, {7}, DType::I32), T({1}, {2}, DType::I32)),
+        {1},
+        {3},
         DType::I32);
   // Bool arithmetic computes in i64; bool + float is float.
   Tensor bt = T({2}, {1, 0}, DType::Bool);
@@ -205,10 +217,9 @@ TEST_CASE("api: dtype promotion", "[api]") {
   check(mean(T({2}, {1, 2}, DType::I64)), {}, {1.5}, DType::F32);
   check(sum(T({3}, {1, 0, 1}, DType::Bool)), {}, {2}, DType::I64);
   check(sum(T({2}, {1, 2}, DType::I32)), {}, {3}, DType::I64);
-  check(cast(T({3}, {1.7, -1.7, 0}), DType::I64), {3}, {1, -1, 0},
-        DType::I64);
-  check(cast(T({2}, {2, 0}, DType::I32), DType::Bool), {2}, {1, 0},
-        DType::Bool);
+  check(cast(T({3}, {1.7, -1.7, 0}), DType::I64), {3}, {1, -1, 0}, DType::I64);
+  check(
+      cast(T({2}, {2, 0}, DType::I32), DType::Bool), {2}, {1, 0}, DType::Bool);
 }
 
 TEST_CASE("api: reductions", "[api]") {
@@ -253,8 +264,10 @@ TEST_CASE("api: shape ops", "[api]") {
   op_error([&] { permute(x, {0, 0}); });
   Tensor y = T({1, 2, 2}, {1, 2, 3, 4});
   check(transpose_last(y), {1, 2, 2}, {1, 3, 2, 4}, DType::F32);
-  check(broadcast_to(T({2, 1}, {1, 2}), {3, 2, 2}), {3, 2, 2},
-        {1, 1, 2, 2, 1, 1, 2, 2, 1, 1, 2, 2}, DType::F32);
+  check(broadcast_to(T({2, 1}, {1, 2}), {3, 2, 2}),
+        {3, 2, 2},
+        {1, 1, 2, 2, 1, 1, 2, 2, 1, 1, 2, 2},
+        DType::F32);
   op_error([&] { broadcast_to(x, {3, 3}); });
   check(sum_to(x, {3}), {3}, {3, 5, 7}, DType::F32);
   check(sum_to(x, {2, 1}), {2, 1}, {3, 12}, DType::F32);
@@ -268,16 +281,22 @@ TEST_CASE("api: shape ops", "[api]") {
   check(slice(x, -1, 0, 3, 2), {2, 2}, {0, 2, 3, 5}, DType::F32);
   check(slice(x, 1, -2, 100), {2, 2}, {1, 2, 4, 5}, DType::F32);
   check(slice(x, 1, 2, 1), {2, 0}, {}, DType::F32);
-  check(concat({x, T({2, 1}, {9, 8}, DType::I64)}, -1), {2, 4},
-        {0, 1, 2, 9, 3, 4, 5, 8}, DType::F32);
-  CHECK(op_error([&] { concat({x, T({3, 1}, {9, 8, 7})}, 1); }) ==
-        "concat: shapes [2 3] and [3 1] differ outside axis 1");
-  check(stack({T({2}, {1, 2}), T({2}, {3, 4})}, 1), {2, 2}, {1, 3, 2, 4},
+  check(concat({x, T({2, 1}, {9, 8}, DType::I64)}, -1),
+        {2, 4},
+        {0, 1, 2, 9, 3, 4, 5, 8},
         DType::F32);
-  check(stack({T({2}, {1, 2}), T({2}, {3, 4})}, 0), {2, 2}, {1, 2, 3, 4},
+  CHECK(op_error([&] {
+          concat({x, T({3, 1}, {9, 8, 7})}, 1);
+        }) == "concat: shapes [2 3] and [3 1] differ outside axis 1");
+  check(stack({T({2}, {1, 2}), T({2}, {3, 4})}, 1),
+        {2, 2},
+        {1, 3, 2, 4},
         DType::F32);
-  check(pad(T({2}, {1, 2}), 0, 1, 2, -1), {5}, {-1, 1, 2, -1, -1},
+  check(stack({T({2}, {1, 2}), T({2}, {3, 4})}, 0),
+        {2, 2},
+        {1, 2, 3, 4},
         DType::F32);
+  check(pad(T({2}, {1, 2}), 0, 1, 2, -1), {5}, {-1, 1, 2, -1, -1}, DType::F32);
   check(pad(T({1, 2}, {1, 2}), -1, 1, 0), {1, 3}, {0, 1, 2}, DType::F32);
 }
 
@@ -286,8 +305,11 @@ TEST_CASE("api: indexing, cumsum, sort", "[api]") {
   Tensor idx = T({2, 2}, {2, 0, 1, 1}, DType::I64);
   check(take(x, idx, 1), {2, 2, 2}, {2, 0, 1, 1, 5, 3, 4, 4}, DType::F32);
   check(take(x, T({1}, {1}, DType::I64), 0), {1, 3}, {3, 4, 5}, DType::F32);
-  CHECK(op_error([&] { take(x, T({2}, {0, 3}, DType::I64), 1); },
-                 OpError::Kind::Value) ==
+  CHECK(op_error(
+            [&] {
+              take(x, T({2}, {0, 3}, DType::I64), 1);
+            },
+            OpError::Kind::Value) ==
         "take: index 3 is out of range for an axis of size 3");
   // Negative indices count from the end, as an int index does.
   check(take(x, T({1}, {-1}, DType::I64), 1), {2, 1}, {2, 5}, DType::F32);
@@ -302,17 +324,21 @@ TEST_CASE("api: indexing, cumsum, sort", "[api]") {
 
   Tensor gi = T({2, 2}, {2, 0, 1, 1}, DType::I64);
   check(gather(x, gi, 1), {2, 2}, {2, 0, 4, 4}, DType::F32);
-  op_error([&] { gather(x, T({2, 1}, {3, 0}, DType::I64), 1); },
-           OpError::Kind::Value);
+  op_error(
+      [&] {
+        gather(x, T({2, 1}, {3, 0}, DType::I64), 1);
+      },
+      OpError::Kind::Value);
   op_error([&] { gather(x, T({2}, {0, 0}, DType::I64), 1); });
   // Repeated indices add up.
-  check(scatter_add(x, gi, T({2, 2}, {10, 20, 30, 40}), 1), {2, 3},
-        {20, 1, 12, 3, 74, 5}, DType::F32);
+  check(scatter_add(x, gi, T({2, 2}, {10, 20, 30, 40}), 1),
+        {2, 3},
+        {20, 1, 12, 3, 74, 5},
+        DType::F32);
 
   check(cumsum(x, 1), {2, 3}, {0, 1, 3, 3, 7, 12}, DType::F32);
   check(cumsum(x, 0), {2, 3}, {0, 1, 2, 3, 5, 7}, DType::F32);
-  check(cumsum(T({3}, {1, 1, 0}, DType::Bool), 0), {3}, {1, 2, 2},
-        DType::I64);
+  check(cumsum(T({3}, {1, 1, 0}, DType::Bool), 0), {3}, {1, 2, 2}, DType::I64);
 
   auto [v, i] = sort(T({2, 3}, {3, 1, 2, 0, 5, 5}), -1);
   check(v, {2, 3}, {1, 2, 3, 0, 5, 5}, DType::F32);
@@ -333,13 +359,17 @@ TEST_CASE("api: matmul and conv2d", "[api]") {
   // Batch axes broadcast.
   Tensor bb = T({2, 1, 3, 1}, {1, 0, 0, 0, 0, 1});
   check(matmul(a, bb), {2, 1, 2, 1}, {1, 4, 3, 6}, DType::F32);
-  check(matmul(T({2}, {1, 2}, DType::I64), T({2}, {3, 4}, DType::I32)), {},
-        {11}, DType::I64);
+  check(matmul(T({2}, {1, 2}, DType::I64), T({2}, {3, 4}, DType::I32)),
+        {},
+        {11},
+        DType::I64);
   CHECK(op_error([&] { matmul(a, a); }) ==
         "matmul: inner dims differ: [2 3] vs [2 3]");
   op_error([&] { matmul(T({}, {1}), a); });
-  op_error([&] { matmul(T({2, 2, 3}, std::vector<double>(12, 1)),
-                        T({3, 3, 1}, std::vector<double>(9, 1))); });
+  op_error([&] {
+    matmul(T({2, 2, 3}, std::vector<double>(12, 1)),
+           T({3, 3, 1}, std::vector<double>(9, 1)));
+  });
 
   // 1 channel, 3x3 input, 2x2 kernel of ones: sums of 2x2 windows.
   Tensor x = T({1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});

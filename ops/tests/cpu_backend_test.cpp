@@ -731,10 +731,14 @@ TEST_CASE("matmul against a naive triple loop", "[cpu]") {
       check_close(y, os, want, tol);
     }
   Tensor e = B().matmul(Tensor::zeros({2, 0}, DType::F32),
-                        Tensor::zeros({0, 3}, DType::F32), false, false);
+                        Tensor::zeros({0, 3}, DType::F32),
+                        false,
+                        false);
   check_close(e, {2, 3}, std::vector<double>(6, 0), 0);
   CHECK_THROWS(B().matmul(T({2, 3}, std::vector<double>(6, 1)),
-                          T({2, 3}, std::vector<double>(6, 1)), false, false));
+                          T({2, 3}, std::vector<double>(6, 1)),
+                          false,
+                          false));
 }
 
 TEST_CASE("matmul reads transposed operands in place", "[cpu]") {
@@ -745,10 +749,12 @@ TEST_CASE("matmul reads transposed operands in place", "[cpu]") {
       for (bool tb : {false, true})
         for (Shape batch : {Shape{}, Shape{2}}) {
           Shape sa = batch, sb = batch;
-          sa.insert(sa.end(), ta ? std::initializer_list<int64_t>{4, 3}
-                                 : std::initializer_list<int64_t>{3, 4});
-          sb.insert(sb.end(), tb ? std::initializer_list<int64_t>{5, 4}
-                                 : std::initializer_list<int64_t>{4, 5});
+          sa.insert(sa.end(),
+                    ta ? std::initializer_list<int64_t>{4, 3}
+                       : std::initializer_list<int64_t>{3, 4});
+          sb.insert(sb.end(),
+                    tb ? std::initializer_list<int64_t>{5, 4}
+                       : std::initializer_list<int64_t>{4, 5});
           Tensor a = rnd(sa, d, 11), b = rnd(sb, d, 12);
           auto swap = [&](const Tensor& t) {
             std::vector<int> p;
@@ -756,8 +762,8 @@ TEST_CASE("matmul reads transposed operands in place", "[cpu]") {
             std::swap(p[p.size() - 1], p[p.size() - 2]);
             return B().permute(t, p);
           };
-          Tensor want = B().matmul(ta ? swap(a) : a, tb ? swap(b) : b, false,
-                                   false);
+          Tensor want =
+              B().matmul(ta ? swap(a) : a, tb ? swap(b) : b, false, false);
           Tensor got = B().matmul(a, b, ta, tb);
           INFO(ss::types::dtype_name(d) << " ta=" << ta << " tb=" << tb);
           CHECK(got.shape() == want.shape());

@@ -4,7 +4,6 @@
 // matched against the operand's axes, and errors and fn calls are recorded.
 
 #include <catch2/catch.hpp>
-
 #include <functional>
 #include <map>
 #include <optional>
@@ -158,7 +157,8 @@ class FakeCtx : public RuleCtx {
         }
       }
       if (!found) {
-        error(diag::Code::E0308, span(i),
+        error(diag::Code::E0308,
+              span(i),
               "over=" + nm + " is not an axis of " + types::shape_str(operand));
         return std::nullopt;
       }
@@ -216,7 +216,9 @@ class FakeCtx : public RuleCtx {
     if (it == lists_.end()) return std::nullopt;
     return it->second;
   }
-  diag::Diagnostic& error(diag::Code code, diag::Span span, std::string msg,
+  diag::Diagnostic& error(diag::Code code,
+                          diag::Span span,
+                          std::string msg,
                           std::string label = {}) override {
     errors.push_back({code, span, std::move(msg), std::move(label), {}});
     return errors.back();
@@ -224,7 +226,8 @@ class FakeCtx : public RuleCtx {
   Axis fresh(const std::string& nm) override {
     return Axis::variable(next_var_++, nm);
   }
-  Type call_fn(const Type& f, const std::vector<Type>& args,
+  Type call_fn(const Type& f,
+               const std::vector<Type>& args,
                diag::Span) override {
     calls.push_back(args);
     return fn_ ? fn_(args) : Type::error();

@@ -13,7 +13,6 @@
 // through f32 and uses eps = 1e-2, rtol = 1e-3 (f32 rounding ~ 6e-8 / 1e-2).
 
 #include <catch2/catch.hpp>
-
 #include <cstdint>
 #include <functional>
 #include <numeric>
@@ -135,7 +134,9 @@ std::vector<Row> rows() {
       // ------------------------------------------------ reductions
       {"sum all", [](auto& x) { return sum(x[0]); }, {R({2, 3, 4}, 50)}},
       {"sum axes",
-       [](auto& x) { return sum(x[0], {0, -1}); },
+       [](auto& x) {
+         return sum(x[0], {0, -1});
+       },
        {R({2, 3, 4}, 51)}},
       {"sum keepdims",
        [](auto& x) { return sum(x[0], {1}, true); },
@@ -145,40 +146,62 @@ std::vector<Row> rows() {
       {"max", [](auto& x) { return max(x[0], {1}); }, {Distinct({2, 3, 4})}},
       {"max all", [](auto& x) { return max(x[0]); }, {Distinct({2, 3})}},
       {"min",
-       [](auto& x) { return min(x[0], {0, 2}, true); },
+       [](auto& x) {
+         return min(x[0], {0, 2}, true);
+       },
        {Distinct({2, 3, 4})}},
       {"prod", [](auto& x) { return prod(x[0], {1}); }, {R({2, 3, 4}, 55)}},
-      {"prod all", [](auto& x) { return prod(x[0]); }, {R({2, 3}, 56, 0.5, 1.5)}},
+      {"prod all",
+       [](auto& x) { return prod(x[0]); },
+       {R({2, 3}, 56, 0.5, 1.5)}},
       // ------------------------------------------------ shape
       {"reshape",
-       [](auto& x) { return reshape(x[0], {3, -1}); },
+       [](auto& x) {
+         return reshape(x[0], {3, -1});
+       },
        {R({2, 3, 2}, 60)}},
       {"permute",
-       [](auto& x) { return permute(x[0], {2, 0, 1}); },
+       [](auto& x) {
+         return permute(x[0], {2, 0, 1});
+       },
        {R({2, 3, 4}, 61)}},
       {"transpose_last", U(transpose_last), {R({2, 3, 4}, 62)}},
       {"broadcast_to",
-       [](auto& x) { return broadcast_to(x[0], {2, 3, 4}); },
+       [](auto& x) {
+         return broadcast_to(x[0], {2, 3, 4});
+       },
        {R({3, 1}, 63)}},
-      {"sum_to", [](auto& x) { return sum_to(x[0], {3, 1}); }, {R({2, 3, 4}, 64)}},
-      {"unsqueeze", [](auto& x) { return unsqueeze(x[0], -1); }, {R({2, 3}, 65)}},
+      {"sum_to",
+       [](auto& x) {
+         return sum_to(x[0], {3, 1});
+       },
+       {R({2, 3, 4}, 64)}},
+      {"unsqueeze",
+       [](auto& x) { return unsqueeze(x[0], -1); },
+       {R({2, 3}, 65)}},
       {"squeeze", [](auto& x) { return squeeze(x[0], 1); }, {R({2, 1, 3}, 66)}},
       {"slice", [](auto& x) { return slice(x[0], 1, 1, 3); }, {R({2, 4}, 67)}},
       {"slice step",
        [](auto& x) { return slice(x[0], -1, 1, 7, 2); },
        {R({2, 7}, 68)}},
       {"concat",
-       [](auto& x) { return concat({x[0], x[1], x[0]}, -1); },
+       [](auto& x) {
+         return concat({x[0], x[1], x[0]}, -1);
+       },
        {R({2, 3}, 69), R({2, 1}, 70)}},
       {"stack",
-       [](auto& x) { return stack({x[0], x[1]}, 1); },
+       [](auto& x) {
+         return stack({x[0], x[1]}, 1);
+       },
        {R({2, 3}, 71), R({2, 3}, 72)}},
       {"pad", [](auto& x) { return pad(x[0], 0, 2, 1, 3.0); }, {R({2, 3}, 73)}},
       // ------------------------------------------------ indexing
       {"take",
        [](auto& x) { return take(x[0], x[1], 1); },
        {R({2, 4}, 80), I({2, 3}, {3, 0, 3, 1, 1, 2})}},
-      {"take_one", [](auto& x) { return take_one(x[0], -2, 1); }, {R({2, 4}, 81)}},
+      {"take_one",
+       [](auto& x) { return take_one(x[0], -2, 1); },
+       {R({2, 4}, 81)}},
       {"gather",
        [](auto& x) { return gather(x[0], x[1], 0); },
        {R({3, 2}, 82), I({4, 2}, {2, 0, 2, 1, 0, 0, 1, 2})}},
@@ -186,7 +209,9 @@ std::vector<Row> rows() {
        [](auto& x) { return scatter_add(x[0], x[2], x[1], 1); },
        {R({2, 3}, 83), R({2, 4}, 84), I({2, 4}, {0, 2, 2, 1, 1, 1, 0, 2})}},
       {"cumsum", [](auto& x) { return cumsum(x[0], -1); }, {R({2, 4}, 85)}},
-      {"cumsum axis 0", [](auto& x) { return cumsum(x[0], 0); }, {R({3, 2}, 86)}},
+      {"cumsum axis 0",
+       [](auto& x) { return cumsum(x[0], 0); },
+       {R({3, 2}, 86)}},
       {"sort", [](auto& x) { return sort(x[0], 1).first; }, {Distinct({2, 5})}},
       {"sort descending",
        [](auto& x) { return sort(x[0], 0, true).first; },
@@ -295,9 +320,9 @@ TEST_CASE("grad: no recording without grad mode or grad inputs", "[grad]") {
 TEST_CASE("grad: backward checks its root", "[grad]") {
   Tensor x = requires_grad(F({2}, {1, 2}));
   CHECK_THROWS_AS(backward(mul(x, x), {x}), OpError);
-  CHECK_THROWS_AS(backward(sum(Tensor::from_doubles({2}, {1, 2}, DType::I64)),
-                           {x}),
-                  OpError);
+  CHECK_THROWS_AS(
+      backward(sum(Tensor::from_doubles({2}, {1, 2}, DType::I64)), {x}),
+      OpError);
   // The root as its own leaf: one.
   Tensor s = requires_grad(F({}, {3}));
   CHECK(backward(s, {s})[0].item() == 1);
@@ -328,8 +353,7 @@ TEST_CASE("grad: conventions at kinks and ties", "[grad]") {
   // max / min reductions: split evenly among the extremes (torch.amax).
   CHECK(grad_of([](auto& x) { return max(x); }, F({4}, {3, 1, 3, 3})) ==
         std::vector<double>{1.0 / 3, 0, 1.0 / 3, 1.0 / 3});
-  CHECK(grad_of([](auto& x) { return min(x, {1}); },
-                F({2, 2}, {2, 2, 1, 4})) ==
+  CHECK(grad_of([](auto& x) { return min(x, {1}); }, F({2, 2}, {2, 2, 1, 4})) ==
         std::vector<double>{0.5, 0.5, 1, 0});
   // prod with zeros: the product of the others, without dividing by 0.
   CHECK(grad_of([](auto& x) { return prod(x); }, F({3}, {2, 0, 3})) ==
@@ -337,8 +361,7 @@ TEST_CASE("grad: conventions at kinks and ties", "[grad]") {
   CHECK(grad_of([](auto& x) { return prod(x); }, F({3}, {2, 0, 0})) ==
         std::vector<double>{0, 0, 0});
   CHECK(grad_of([](auto& x) { return prod(x, {1}); },
-                F({2, 2}, {0, 5, 2, 3})) ==
-        std::vector<double>{5, 0, 3, 2});
+                F({2, 2}, {0, 5, 2, 3})) == std::vector<double>{5, 0, 3, 2});
   // pow: 0^0 has gradient 0 w.r.t. the base, and 0^b gives 0 w.r.t. b.
   Tensor zero = F({1}, {0});
   CHECK(grad_of([&](auto& x) { return pow(zero, x); }, F({1}, {2})) ==

@@ -2,7 +2,6 @@
 // given as types, over= as axis names, errors are collected.
 
 #include <catch2/catch.hpp>
-
 #include <set>
 #include <string>
 
@@ -29,7 +28,6 @@ Axis n = Axis::variable(2, "n");
 Type T(std::vector<Axis> s, DType d = DType::F32) {
   return Type::tensor(std::move(s), d);
 }
-
 
 types::FieldInfo field(std::string name, Type t) {
   types::FieldInfo f;
@@ -117,10 +115,8 @@ TEST_CASE("elementwise: broadcasting and dtypes", "[ops]") {
   CHECK(r.shape == std::vector<Axis>{b, Hd});
   r = bin("mul", T({b, Axis::lit(1)}), T({n}));
   CHECK(r.shape == std::vector<Axis>{b, n});
-  CHECK(bin("mul", T({b}, DType::I64), Type::of(K::Float)).dtype ==
-        DType::F32);
-  CHECK(bin("div", T({b}, DType::I64), T({b}, DType::I32)).dtype ==
-        DType::F32);
+  CHECK(bin("mul", T({b}, DType::I64), Type::of(K::Float)).dtype == DType::F32);
+  CHECK(bin("div", T({b}, DType::I64), T({b}, DType::I32)).dtype == DType::F32);
   CHECK(bin("add", T({b}, DType::Bool), T({b}, DType::Bool)).dtype ==
         DType::I64);
   CHECK(bin("lt", T({b, C}), Type::of(K::Float)).dtype == DType::Bool);
@@ -440,8 +436,8 @@ TEST_CASE("nn", "[ops]") {
       .arg(T({Axis::lit(8), Axis::lit(1), Axis::lit(3), Axis::lit(3)}));
   r = cv.run();
   CHECK(cv.errors.empty());
-  CHECK(r.shape == std::vector<Axis>{b, Axis::lit(8), Axis::lit(26),
-                                     Axis::lit(26)});
+  CHECK(r.shape ==
+        std::vector<Axis>{b, Axis::lit(8), Axis::lit(26), Axis::lit(26)});
 
   // linear(l, x) with l: Linear[D Hd].
   types::ModelInfo lin;
@@ -623,14 +619,18 @@ TEST_CASE("collectives", "[ops]") {
   CHECK(nz.errors[0].code == diag::Code::E2002);
 
   FakeCtx ag("all_gather");
-  ag.spmd({{"x", 4}}).arg(T({mx, k})).axis_arg("axis", Axis::lit(4), "x")
+  ag.spmd({{"x", 4}})
+      .arg(T({mx, k}))
+      .axis_arg("axis", Axis::lit(4), "x")
       .over({"m"});
   r = ag.run();
   CHECK(ag.errors.empty());
   CHECK(r.shape == std::vector<Axis>{m, k});
 
   FakeCtx pss("psum_scatter");
-  pss.spmd({{"x", 4}, {"y", 2}}).arg(T({ky, n})).axis_arg("axis", Axis::lit(4), "x")
+  pss.spmd({{"x", 4}, {"y", 2}})
+      .arg(T({ky, n}))
+      .axis_arg("axis", Axis::lit(4), "x")
       .over({"k"});
   r = pss.run();
   CHECK(pss.errors.empty());

@@ -204,7 +204,6 @@ TEST_CASE(
   }
 }
 
-
 TEST_CASE("ref: every differentiable builtin has a gradient check", "[ref]") {
   std::set<std::string> covered = {
       // ops/tests/grad_test.cpp (the API primitive the forward calls)

@@ -1261,7 +1261,6 @@ TEST_CASE("ref: every CPU forward matches the reference, f64 and f32",
   }
 }
 
-
 TEST_CASE("ref: every builtin with a forward has a reference row", "[ref]") {
   std::set<std::string> covered;
   for (const Row& r : all_rows()) covered.insert(r.op);

@@ -16,7 +16,8 @@ namespace {
 // The backward pass of [loss] to [leaves]. On several devices every rank
 // holds the whole loss: each seeds 1/world, and the gradients are summed
 // across the ranks (devices.cpp, Note [Same result as one device]).
-std::vector<ops::Tensor> gradients(Interpreter& in, const ops::Tensor& loss,
+std::vector<ops::Tensor> gradients(Interpreter& in,
+                                   const ops::Tensor& loss,
                                    const std::vector<ops::Tensor>& leaves) {
   DeviceContext* d = in.devices();
   if (!d || !d->active()) return ops::backward(loss, leaves);
@@ -47,9 +48,10 @@ Differentiated differentiate(BuiltinCall& c, bool aux) {
     return {r, Value::tensor(g[0])};
   }
   if (m.kind != VK::Model)
-    c.fail("ValueError", std::string(c.op.name) +
-                             " differentiates with respect to a model or a "
-                             "tensor");
+    c.fail("ValueError",
+           std::string(c.op.name) +
+               " differentiates with respect to a model or a "
+               "tensor");
   auto* ref = m.as<ModelRef>();
   // A private store whose params are leaves; buffers are shared values
   // copied back afterwards (batch_norm updates its running statistics).
@@ -95,7 +97,8 @@ Value value_and_grad(BuiltinCall& c) {
   Differentiated d = differentiate(c, aux);
   if (aux)
     return Value::tuple({detach_value((*d.result.items)[0]),
-                         detach_value((*d.result.items)[1]), d.grads});
+                         detach_value((*d.result.items)[1]),
+                         d.grads});
   return Value::tuple({detach_value(d.result), d.grads});
 }
 
@@ -133,9 +136,8 @@ Value clip_norm(BuiltinCall& c) {
 }
 
 Value grads_zeros_like(BuiltinCall& c) {
-  return grads_map(c.arg(0), [](const ops::Tensor& t) {
-    return ops::zeros_like(t);
-  });
+  return grads_map(c.arg(0),
+                   [](const ops::Tensor& t) { return ops::zeros_like(t); });
 }
 
 Value remat(BuiltinCall& c) {

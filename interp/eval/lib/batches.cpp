@@ -90,12 +90,14 @@ std::shared_ptr<RecordValue> BatchesValue::make_batch_of_rows(
       const char* src = static_cast<const char*>(t.raw());
       char* d = dst + i * outer * longest * inner * es;
       for (int64_t o = 0; o < outer; ++o)
-        std::memcpy(d + o * longest * inner * es, src + o * len * inner * es,
+        std::memcpy(d + o * longest * inner * es,
+                    src + o * len * inner * es,
                     len * inner * es);
     }
     r->fields[name] = x;
     std::string mask = "mask_" + var;
-    if (r->fields.count(mask)) continue;  // another field with the same variable
+    if (r->fields.count(mask))
+      continue;  // another field with the same variable
     ops::Tensor m = ops::Tensor::zeros({b, longest}, types::DType::Bool);
     uint8_t* mp = m.data<uint8_t>();
     for (int64_t i = 0; i < b; ++i) {
@@ -125,7 +127,8 @@ struct BatchCursor : Cursor {
   bool stop = false;
   std::vector<std::thread> workers;
 
-  BatchCursor(std::shared_ptr<const BatchesValue> b, Interpreter& i,
+  BatchCursor(std::shared_ptr<const BatchesValue> b,
+              Interpreter& i,
               diag::Span l)
       : bv(std::move(b)), in(&i), loop(l) {
     ord = bv->order();
@@ -165,8 +168,10 @@ struct BatchCursor : Cursor {
       }
       {
         std::lock_guard<std::mutex> lk(mu);
-        if (err) errors[k] = err;
-        else ready[k] = std::move(r);
+        if (err)
+          errors[k] = err;
+        else
+          ready[k] = std::move(r);
       }
       ready_cv.notify_all();
     }
@@ -192,9 +197,8 @@ struct BatchCursor : Cursor {
       r = bv->make_batch(ord, consumed++);
     } else {
       std::unique_lock<std::mutex> lk(mu);
-      ready_cv.wait(lk, [&] {
-        return ready.count(consumed) || errors.count(consumed);
-      });
+      ready_cv.wait(
+          lk, [&] { return ready.count(consumed) || errors.count(consumed); });
       if (auto e = errors.find(consumed); e != errors.end()) {
         std::exception_ptr err = e->second;
         errors.erase(e);
@@ -218,8 +222,8 @@ struct BatchCursor : Cursor {
 }  // namespace
 
 std::unique_ptr<Cursor> BatchesValue::cursor(Interpreter& in, diag::Span loop) {
-  return std::make_unique<BatchCursor>(std::make_shared<BatchesValue>(*this),
-                                       in, loop);
+  return std::make_unique<BatchCursor>(
+      std::make_shared<BatchesValue>(*this), in, loop);
 }
 
 }  // namespace ss::eval

@@ -48,13 +48,16 @@ struct BatchesValue : IterableObject {
   /// Errors from loading (a streamed dataset's bad item) are raised by the
   /// cursor's next() in the calling thread, at [loop], before the batch is
   /// handed out; the batches before it are handed out as usual.
-  std::unique_ptr<Cursor> cursor(Interpreter& in, diag::Span loop = {}) override;
+  std::unique_ptr<Cursor> cursor(Interpreter& in,
+                                 diag::Span loop = {}) override;
   int64_t length() const override;
 };
 
 /// progress(it) (progress.cpp): an iterable wrapping [inner] (any iterable:
 /// a list, a dataset, batches, a tensor's rows). [tty]: -1 asks isatty(2),
 /// 0 or 1 forces the summary line or the bar; [err] defaults to std::cerr.
-Value make_progress(const Value& inner, int tty = -1, std::ostream* err = nullptr);
+Value make_progress(const Value& inner,
+                    int tty = -1,
+                    std::ostream* err = nullptr);
 
 }  // namespace ss::eval

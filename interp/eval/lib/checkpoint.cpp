@@ -29,15 +29,17 @@ namespace {
 std::string num(double v) {
   char buf[512];
   double a = std::fabs(v);
-  auto r = (a >= 1e-4 && a < 1e16) || a == 0
-               ? std::to_chars(buf, buf + sizeof buf, v,
-                               std::chars_format::fixed)
-               : std::to_chars(buf, buf + sizeof buf, v,
-                               std::chars_format::scientific);
+  auto r =
+      (a >= 1e-4 && a < 1e16) || a == 0
+          ? std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed)
+          : std::to_chars(
+                buf, buf + sizeof buf, v, std::chars_format::scientific);
   return std::string(buf, r.ptr);
 }
 
-std::string quote(const std::string& s) { return "'" + s + "'"; }
+std::string quote(const std::string& s) {
+  return "'" + s + "'";
+}
 
 std::string describe(const ops::Tensor& t) {
   return ops::shape_string(t.shape()) + " " + types::dtype_name(t.dtype());
@@ -66,13 +68,16 @@ std::string model_name(const ModelRef& m) {
 
 // A tensor from the file checked against what the model holds at [what]
 // ("Mlp.w1"): the same shape, and the same dtype or both floats.
-ops::Tensor fit(BuiltinCall& c, const std::string& file,
-                const std::string& name, const ops::Tensor& found,
-                const ops::Tensor& expected, const std::string& what) {
+ops::Tensor fit(BuiltinCall& c,
+                const std::string& file,
+                const std::string& name,
+                const ops::Tensor& found,
+                const ops::Tensor& expected,
+                const std::string& what) {
   if (found.shape() != expected.shape())
-    c.fail("ShapeError", "checkpoint " + quote(file) + ": `" + name +
-                             "` is " + describe(found) + ", but " + what +
-                             " is " + describe(expected));
+    c.fail("ShapeError",
+           "checkpoint " + quote(file) + ": `" + name + "` is " +
+               describe(found) + ", but " + what + " is " + describe(expected));
   if (found.dtype() == expected.dtype()) return found;
   // A different float dtype (a bf16 checkpoint into an f32 model, or f32
   // from PyTorch into a bf16 model) is converted to the model's dtype, as
@@ -80,10 +85,10 @@ ops::Tensor fit(BuiltinCall& c, const std::string& file,
   // changes (ints, bools) would change meaning and are errors.
   if (types::is_float(found.dtype()) && types::is_float(expected.dtype()))
     return ops::cast(found, expected.dtype());
-  c.fail("ShapeError", "checkpoint " + quote(file) + ": `" + name + "` is " +
-                           describe(found) + ", but " + what + " is " +
-                           describe(expected) +
-                           " (only float dtypes are converted)");
+  c.fail("ShapeError",
+         "checkpoint " + quote(file) + ": `" + name + "` is " +
+             describe(found) + ", but " + what + " is " + describe(expected) +
+             " (only float dtypes are converted)");
 }
 
 using TensorMap = std::map<std::string, ops::Tensor>;
@@ -91,7 +96,9 @@ using TensorMap = std::map<std::string, ops::Tensor>;
 // The model's new tensors from [tensors] by path, every one checked; the
 // model is left untouched (the caller sets them once all are checked).
 std::vector<std::pair<std::string, ops::Tensor>> model_tensors(
-    BuiltinCall& c, const std::string& file, const TensorMap& tensors,
+    BuiltinCall& c,
+    const std::string& file,
+    const TensorMap& tensors,
     const ModelRef& m) {
   std::vector<std::pair<std::string, ops::Tensor>> out;
   std::set<std::string> used;
@@ -101,9 +108,9 @@ std::vector<std::pair<std::string, ops::Tensor>> model_tensors(
     std::string what = mname + "." + p;
     auto it = tensors.find(p);
     if (it == tensors.end())
-      c.fail("ShapeError", "checkpoint " + quote(file) + " has no tensor `" +
-                               p + "` (" + what + ": " + describe(expected) +
-                               ")");
+      c.fail("ShapeError",
+             "checkpoint " + quote(file) + " has no tensor `" + p + "` (" +
+                 what + ": " + describe(expected) + ")");
     out.emplace_back(p, fit(c, file, p, it->second, expected, what));
     used.insert(p);
   }
@@ -120,9 +127,10 @@ std::vector<std::pair<std::string, ops::Tensor>> model_tensors(
       list += (i ? ", `" : "`") + unknown[i] + "`";
     if (unknown.size() > 10)
       list += " and " + std::to_string(unknown.size() - 10) + " more";
-    c.fail("ValueError", "checkpoint " + quote(file) + " has tensor" +
-                             (unknown.size() == 1 ? " " : "s ") + list +
-                             " that " + mname + " has no field for");
+    c.fail("ValueError",
+           "checkpoint " + quote(file) + " has tensor" +
+               (unknown.size() == 1 ? " " : "s ") + list + " that " + mname +
+               " has no field for");
   }
   return out;
 }
@@ -182,17 +190,20 @@ Value save(BuiltinCall& c) {
 
 // ---- load ----
 
-double meta_number(BuiltinCall& c, const std::string& file,
+double meta_number(BuiltinCall& c,
+                   const std::string& file,
                    const std::map<std::string, std::string>& meta,
-                   const std::string& key, double dflt) {
+                   const std::string& key,
+                   double dflt) {
   auto it = meta.find(key);
   if (it == meta.end()) return dflt;
   const std::string& s = it->second;
   double v = 0;
   auto r = std::from_chars(s.data(), s.data() + s.size(), v);
   if (r.ec != std::errc() || r.ptr != s.data() + s.size() || !std::isfinite(v))
-    c.fail("ValueError", "checkpoint " + quote(file) + ": metadata " + key +
-                             " is not a number: " + quote(s));
+    c.fail("ValueError",
+           "checkpoint " + quote(file) + ": metadata " + key +
+               " is not a number: " + quote(s));
   return v;
 }
 
@@ -205,21 +216,24 @@ std::shared_ptr<OptimState> load_optim(BuiltinCall& c,
   const auto& meta = f.metadata;
   auto it = meta.find("optimizer");
   if (it == meta.end())
-    c.fail("ValueError", "checkpoint " + quote(file) +
-                             " has no optimizer state (save(path, m, opt) "
-                             "writes it)");
+    c.fail("ValueError",
+           "checkpoint " + quote(file) +
+               " has no optimizer state (save(path, m, opt) "
+               "writes it)");
   if (it->second != want)
-    c.fail("ValueError", "checkpoint " + quote(file) + " holds " +
-                             it->second + " state, not " + want);
+    c.fail("ValueError",
+           "checkpoint " + quote(file) + " holds " + it->second +
+               " state, not " + want);
   auto o = std::make_shared<OptimState>();
   o->kind = want == "sgd" ? types::OptimKind::SGD : types::OptimKind::AdamW;
   o->model = m.store;
   o->prefix = m.prefix;
   double step = meta_number(c, file, meta, "step", 0);
   if (step < 0 || step != std::floor(step) || step > 9e15)
-    c.fail("ValueError", "checkpoint " + quote(file) +
-                             ": metadata step is not a step count: " +
-                             quote(meta.at("step")));
+    c.fail(
+        "ValueError",
+        "checkpoint " + quote(file) +
+            ": metadata step is not a step count: " + quote(meta.at("step")));
   o->step = static_cast<int64_t>(step);
   o->lr = meta_number(c, file, meta, "lr", 1e-3);
   if (o->kind == types::OptimKind::SGD) {
@@ -246,9 +260,9 @@ std::shared_ptr<OptimState> load_optim(BuiltinCall& c,
         parts["beta2"] = trim(s.substr(comma + 1, s.size() - comma - 2));
       }
       if (!ok)
-        c.fail("ValueError", "checkpoint " + quote(file) +
-                                 ": metadata betas is not [b1, b2]: " +
-                                 quote(s));
+        c.fail("ValueError",
+               "checkpoint " + quote(file) +
+                   ": metadata betas is not [b1, b2]: " + quote(s));
       o->beta1 = meta_number(c, file, parts, "beta1", 0.9);
       o->beta2 = meta_number(c, file, parts, "beta2", 0.999);
     }
@@ -264,29 +278,36 @@ std::shared_ptr<OptimState> load_optim(BuiltinCall& c,
       auto t = tensors.find(key);
       if (t == tensors.end()) continue;
       used.insert(key);
-      st[s] = fit(c, file, key, t->second, param,
-                  "the " + s + " of " + mname + "." + p).clone();
+      st[s] = fit(c,
+                  file,
+                  key,
+                  t->second,
+                  param,
+                  "the " + s + " of " + mname + "." + p)
+                  .clone();
     }
     if (o->kind == types::OptimKind::AdamW && st.size() == 1)
-      c.fail("ValueError", "checkpoint " + quote(file) + " has " +
-                               (st.count("exp_avg") ? "exp_avg" : "exp_avg_sq") +
-                               " but not " +
-                               (st.count("exp_avg") ? "exp_avg_sq" : "exp_avg") +
-                               " for `" + p + "`");
+      c.fail("ValueError",
+             "checkpoint " + quote(file) + " has " +
+                 (st.count("exp_avg") ? "exp_avg" : "exp_avg_sq") +
+                 " but not " +
+                 (st.count("exp_avg") ? "exp_avg_sq" : "exp_avg") + " for `" +
+                 p + "`");
     if (!st.empty()) o->state[m.prefix + p] = std::move(st);
   }
   std::vector<std::string> unknown;
   for (const auto& [name, t] : tensors)
-    if (name.rfind("opt.", 0) == 0 && !used.count(name)) unknown.push_back(name);
+    if (name.rfind("opt.", 0) == 0 && !used.count(name))
+      unknown.push_back(name);
   if (!unknown.empty()) {
     std::string list;
     for (size_t i = 0; i < unknown.size() && i < 10; ++i)
       list += (i ? ", `" : "`") + unknown[i] + "`";
     if (unknown.size() > 10)
       list += " and " + std::to_string(unknown.size() - 10) + " more";
-    c.fail("ValueError", "checkpoint " + quote(file) +
-                             " has optimizer state " + list + " that " +
-                             want + " over " + mname + " has no place for");
+    c.fail("ValueError",
+           "checkpoint " + quote(file) + " has optimizer state " + list +
+               " that " + want + " over " + mname + " has no place for");
   }
   return o;
 }
@@ -326,7 +347,8 @@ Value load(BuiltinCall& c) {
 }
 
 Value load_into(BuiltinCall& c) {
-  if (c.arg(0).kind != VK::Model) c.fail("ValueError", "load_into needs a model");
+  if (c.arg(0).kind != VK::Model)
+    c.fail("ValueError", "load_into needs a model");
   auto* m = c.arg(0).as<ModelRef>();
   const std::string& path = c.arg(1).s;
   SafetensorsFile f = read(c, path);

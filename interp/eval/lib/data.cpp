@@ -21,8 +21,9 @@ namespace {
 const types::RecordInfo& record_of(BuiltinCall& c, size_t i) {
   const Value& v = c.arg(i);
   if (v.kind != VK::Type || !v.type || !v.type->record)
-    c.fail("ValueError", std::string(c.op.name) +
-                             " needs a record type (a `data` declaration)");
+    c.fail(
+        "ValueError",
+        std::string(c.op.name) + " needs a record type (a `data` declaration)");
   return *v.type->record;
 }
 
@@ -44,22 +45,25 @@ Value dataset_value(std::shared_ptr<const TensorStore> s) {
 const DatasetValue& dataset_arg(BuiltinCall& c, size_t i) {
   auto* d = dynamic_cast<DatasetValue*>(c.arg(i).obj.get());
   if (!d)
-    c.fail("ValueError", std::string(c.op.name) +
-                             " needs a dataset here (not a progress(...) "
-                             "wrapper or another value)");
+    c.fail("ValueError",
+           std::string(c.op.name) +
+               " needs a dataset here (not a progress(...) "
+               "wrapper or another value)");
   return *d;
 }
 
 Value dataset(BuiltinCall& c) {
   const types::RecordInfo& r = record_of(c, 0);
-  if (c.arg(1).kind != VK::Str) c.fail("ValueError", "dataset needs a path, a str");
+  if (c.arg(1).kind != VK::Str)
+    c.fail("ValueError", "dataset needs a path, a str");
   std::map<std::string, std::string> renames;
   for (const auto& [k, v] : c.keywords) {
     if (v.kind != VK::Str)
-      c.fail("ValueError", "dataset's " + k + "= names an array in the file, a str");
+      c.fail("ValueError",
+             "dataset's " + k + "= names an array in the file, a str");
     if (!r.field(k))
-      c.fail("ValueError", "dataset renames " + k + ", which is not a field of " +
-                               r.name);
+      c.fail("ValueError",
+             "dataset renames " + k + ", which is not a field of " + r.name);
     renames[k] = v.s;
   }
   // stream=true: mapped and read as batches load for a .npy directory or
@@ -74,7 +78,8 @@ Value dataset(BuiltinCall& c) {
 
 Value mnist(BuiltinCall& c) {
   const types::RecordInfo& r = record_of(c, 0);
-  if (c.arg(1).kind != VK::Str) c.fail("ValueError", "mnist needs a directory, a str");
+  if (c.arg(1).kind != VK::Str)
+    c.fail("ValueError", "mnist needs a directory, a str");
   return guarded(c, [&] {
     return dataset_value(load_mnist(r, c.in.program().dims(), c.arg(1).s));
   });
@@ -85,7 +90,8 @@ Value synthetic_digits(BuiltinCall& c) {
   int64_t n = c.integer(1, 0);
   uint64_t seed = static_cast<uint64_t>(c.integer(2, 0));
   return guarded(c, [&] {
-    return dataset_value(make_synthetic_digits(r, c.in.program().dims(), n, seed));
+    return dataset_value(
+        make_synthetic_digits(r, c.in.program().dims(), n, seed));
   });
 }
 
@@ -98,15 +104,18 @@ Value len(BuiltinCall& c) {
   }
   if ((v.kind == VK::List || v.kind == VK::Tuple) && v.items)
     return Value::integer(static_cast<int64_t>(v.items->size()));
-  if (v.kind == VK::Str) return Value::integer(static_cast<int64_t>(v.s.size()));
-  if (v.kind == VK::Tensor && v.t.rank() > 0) return Value::integer(v.t.shape()[0]);
+  if (v.kind == VK::Str)
+    return Value::integer(static_cast<int64_t>(v.s.size()));
+  if (v.kind == VK::Tensor && v.t.rank() > 0)
+    return Value::integer(v.t.shape()[0]);
   c.fail("ValueError", "len() of a value without a length");
 }
 
 Value take(BuiltinCall& c) {
   if (c.arg(0).kind != VK::Dataset)
-    c.fail("ValueError", "take of batches: take from the dataset first, "
-                         "ds.take(n).batches(m)");
+    c.fail("ValueError",
+           "take of batches: take from the dataset first, "
+           "ds.take(n).batches(m)");
   const DatasetValue& d = dataset_arg(c, 0);
   int64_t n = c.integer(1, 0);
   return guarded(c, [&] { return Value::object(VK::Dataset, d.take(n)); });
@@ -114,14 +123,17 @@ Value take(BuiltinCall& c) {
 
 Value split(BuiltinCall& c) {
   if (c.arg(0).kind != VK::Dataset)
-    c.fail("ValueError", "split of batches: split the dataset first, "
-                         "ds.split(0.9)");
+    c.fail("ValueError",
+           "split of batches: split the dataset first, "
+           "ds.split(0.9)");
   const DatasetValue& d = dataset_arg(c, 0);
-  if (!c.has(1)) c.fail("ValueError", "ds.split needs a fraction: ds.split(0.9)");
+  if (!c.has(1))
+    c.fail("ValueError", "ds.split needs a fraction: ds.split(0.9)");
   double frac = c.number(1, 0);
   return guarded(c, [&] {
     auto [a, b] = d.split(frac);
-    return Value::tuple({Value::object(VK::Dataset, a), Value::object(VK::Dataset, b)});
+    return Value::tuple(
+        {Value::object(VK::Dataset, a), Value::object(VK::Dataset, b)});
   });
 }
 
@@ -131,8 +143,8 @@ Value batches(BuiltinCall& c) {
   b->ds = std::make_shared<DatasetValue>(d);
   b->n = c.integer(1, 1);
   if (b->n <= 0)
-    c.fail("ValueError", "batches needs a positive batch size, not " +
-                             std::to_string(b->n));
+    c.fail("ValueError",
+           "batches needs a positive batch size, not " + std::to_string(b->n));
   if (c.has(2)) {
     b->shuffle = true;
     b->seed = static_cast<uint64_t>(c.integer(2, 0));
@@ -140,13 +152,16 @@ Value batches(BuiltinCall& c) {
   b->drop_last = c.flag(3, false);
   int64_t t = c.integer(4, 2);
   if (t < 0 || t > 256)
-    c.fail("ValueError", "loader_threads must be between 0 and 256, not " +
-                             std::to_string(t));
+    c.fail(
+        "ValueError",
+        "loader_threads must be between 0 and 256, not " + std::to_string(t));
   b->threads = static_cast<int>(t);
   return Value::object(VK::Batches, b);
 }
 
-Value progress(BuiltinCall& c) { return make_progress(c.arg(0)); }
+Value progress(BuiltinCall& c) {
+  return make_progress(c.arg(0));
+}
 
 // The number of examples in a batch: its fields' leading size.
 double batch_weight(const Value& batch) {
@@ -189,8 +204,9 @@ Value mean_logs(BuiltinCall& c) {
           m.dtype = v.t.dtype() == types::DType::F64 ? types::DType::F64
                                                      : types::DType::F32;
         } else if (!v.is_number()) {
-          c.fail("ValueError", "mean_logs averages numbers and tensors, but `" +
-                                   name + "` is neither");
+          c.fail("ValueError",
+                 "mean_logs averages numbers and tensors, but `" + name +
+                     "` is neither");
         }
         acc.push_back({name, m});
       }
@@ -201,17 +217,19 @@ Value mean_logs(BuiltinCall& c) {
       const auto& [name, v] = fields[i];
       Mean& m = acc[i].second;
       if (name != acc[i].first)
-        c.fail("ValueError", "mean_logs: every batch must log the same names, "
-                             "in the same order (found `" + name + "` for `" +
-                                 acc[i].first + "`)");
+        c.fail("ValueError",
+               "mean_logs: every batch must log the same names, "
+               "in the same order (found `" +
+                   name + "` for `" + acc[i].first + "`)");
       if (m.host) {
         if (!v.is_number())
-          c.fail("ValueError", "mean_logs: `" + name + "` changed kind between batches");
+          c.fail("ValueError",
+                 "mean_logs: `" + name + "` changed kind between batches");
         m.sum += w * v.number();
       } else {
         if (v.kind != VK::Tensor || v.t.shape() != m.shape)
-          c.fail("ShapeError", "mean_logs: `" + name +
-                                   "` changed shape between batches");
+          c.fail("ShapeError",
+                 "mean_logs: `" + name + "` changed shape between batches");
         std::vector<double> vals = v.t.to_doubles();
         for (size_t k = 0; k < vals.size(); ++k) m.sums[k] += w * vals[k];
       }
@@ -227,7 +245,8 @@ Value mean_logs(BuiltinCall& c) {
     }
     for (double& x : m.sums) x /= total;
     out->fields.push_back(
-        {name, Value::tensor(ops::Tensor::from_doubles(m.shape, m.sums, m.dtype))});
+        {name,
+         Value::tensor(ops::Tensor::from_doubles(m.shape, m.sums, m.dtype))});
   }
   return Value::object(VK::Logs, out);
 }

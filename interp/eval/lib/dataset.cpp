@@ -2,12 +2,12 @@
 // one check of every item when a dataset is made, and split/take views.
 #include "interp/eval/lib/dataset.h"
 
-#include "interp/eval/interpreter.h"
-
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <sstream>
+
+#include "interp/eval/interpreter.h"
 
 namespace ss::eval {
 
@@ -18,29 +18,55 @@ using types::FieldInfo;
 
 int raw_size(RawType t) {
   switch (t) {
-    case RawType::Bool: case RawType::U8: case RawType::I8: return 1;
-    case RawType::I16: case RawType::U16: case RawType::F16: case RawType::BF16: return 2;
-    case RawType::I32: case RawType::U32: case RawType::F32: return 4;
-    case RawType::I64: case RawType::U64: case RawType::F64: return 8;
+    case RawType::Bool:
+    case RawType::U8:
+    case RawType::I8:
+      return 1;
+    case RawType::I16:
+    case RawType::U16:
+    case RawType::F16:
+    case RawType::BF16:
+      return 2;
+    case RawType::I32:
+    case RawType::U32:
+    case RawType::F32:
+      return 4;
+    case RawType::I64:
+    case RawType::U64:
+    case RawType::F64:
+      return 8;
   }
   return 1;
 }
 
 const char* raw_name(RawType t) {
   switch (t) {
-    case RawType::Bool: return "b1";
-    case RawType::U8: return "u1";
-    case RawType::I8: return "i1";
-    case RawType::I16: return "i2";
-    case RawType::U16: return "u2";
-    case RawType::I32: return "i4";
-    case RawType::U32: return "u4";
-    case RawType::I64: return "i8";
-    case RawType::U64: return "u8";
-    case RawType::F16: return "f2";
-    case RawType::BF16: return "bf16";
-    case RawType::F32: return "f4";
-    case RawType::F64: return "f8";
+    case RawType::Bool:
+      return "b1";
+    case RawType::U8:
+      return "u1";
+    case RawType::I8:
+      return "i1";
+    case RawType::I16:
+      return "i2";
+    case RawType::U16:
+      return "u2";
+    case RawType::I32:
+      return "i4";
+    case RawType::U32:
+      return "u4";
+    case RawType::I64:
+      return "i8";
+    case RawType::U64:
+      return "u8";
+    case RawType::F16:
+      return "f2";
+    case RawType::BF16:
+      return "bf16";
+    case RawType::F32:
+      return "f4";
+    case RawType::F64:
+      return "f8";
   }
   return "?";
 }
@@ -49,7 +75,9 @@ bool raw_is_float(RawType t) {
   return t == RawType::F16 || t == RawType::BF16 || t == RawType::F32 ||
          t == RawType::F64;
 }
-bool raw_is_int(RawType t) { return !raw_is_float(t) && t != RawType::Bool; }
+bool raw_is_int(RawType t) {
+  return !raw_is_float(t) && t != RawType::Bool;
+}
 
 namespace {
 template <class T>
@@ -62,19 +90,34 @@ T ld(const uint8_t* p) {
 
 bool raw_int(RawType t, const uint8_t* p, int64_t& out) {
   switch (t) {
-    case RawType::U8: out = *p; return true;
-    case RawType::I8: out = static_cast<int8_t>(*p); return true;
-    case RawType::I16: out = ld<int16_t>(p); return true;
-    case RawType::U16: out = ld<uint16_t>(p); return true;
-    case RawType::I32: out = ld<int32_t>(p); return true;
-    case RawType::U32: out = ld<uint32_t>(p); return true;
-    case RawType::I64: out = ld<int64_t>(p); return true;
+    case RawType::U8:
+      out = *p;
+      return true;
+    case RawType::I8:
+      out = static_cast<int8_t>(*p);
+      return true;
+    case RawType::I16:
+      out = ld<int16_t>(p);
+      return true;
+    case RawType::U16:
+      out = ld<uint16_t>(p);
+      return true;
+    case RawType::I32:
+      out = ld<int32_t>(p);
+      return true;
+    case RawType::U32:
+      out = ld<uint32_t>(p);
+      return true;
+    case RawType::I64:
+      out = ld<int64_t>(p);
+      return true;
     case RawType::U64: {
       uint64_t u = ld<uint64_t>(p);
       out = static_cast<int64_t>(u);
       return u <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
     }
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -82,13 +125,20 @@ namespace {
 
 RawType raw_of(DType d) {
   switch (d) {
-    case DType::F32: return RawType::F32;
-    case DType::F64: return RawType::F64;
-    case DType::BF16: return RawType::BF16;
-    case DType::F16: return RawType::F16;
-    case DType::I32: return RawType::I32;
-    case DType::I64: return RawType::I64;
-    case DType::Bool: return RawType::Bool;
+    case DType::F32:
+      return RawType::F32;
+    case DType::F64:
+      return RawType::F64;
+    case DType::BF16:
+      return RawType::BF16;
+    case DType::F16:
+      return RawType::F16;
+    case DType::I32:
+      return RawType::I32;
+    case DType::I64:
+      return RawType::I64;
+    case DType::Bool:
+      return RawType::Bool;
   }
   return RawType::F32;
 }
@@ -96,19 +146,32 @@ RawType raw_of(DType d) {
 // The file's type name as the user knows it: "f32" for f4, "u8" for u1.
 std::string found_dtype(RawType t) {
   switch (t) {
-    case RawType::Bool: return "bool";
-    case RawType::U8: return "u8";
-    case RawType::I8: return "i8";
-    case RawType::I16: return "i16";
-    case RawType::U16: return "u16";
-    case RawType::I32: return "i32";
-    case RawType::U32: return "u32";
-    case RawType::I64: return "i64";
-    case RawType::U64: return "u64";
-    case RawType::F16: return "f16";
-    case RawType::BF16: return "bf16";
-    case RawType::F32: return "f32";
-    case RawType::F64: return "f64";
+    case RawType::Bool:
+      return "bool";
+    case RawType::U8:
+      return "u8";
+    case RawType::I8:
+      return "i8";
+    case RawType::I16:
+      return "i16";
+    case RawType::U16:
+      return "u16";
+    case RawType::I32:
+      return "i32";
+    case RawType::U32:
+      return "u32";
+    case RawType::I64:
+      return "i64";
+    case RawType::U64:
+      return "u64";
+    case RawType::F16:
+      return "f16";
+    case RawType::BF16:
+      return "bf16";
+    case RawType::F32:
+      return "f32";
+    case RawType::F64:
+      return "f64";
   }
   return "?";
 }
@@ -122,16 +185,22 @@ T load(const uint8_t* p) {
 
 double raw_float(RawType t, const uint8_t* p) {
   switch (t) {
-    case RawType::F16: return ops::f16_to_float(load<uint16_t>(p));
-    case RawType::BF16: return ops::bf16_to_float(load<uint16_t>(p));
-    case RawType::F32: return load<float>(p);
-    case RawType::F64: return load<double>(p);
-    default: return 0;
+    case RawType::F16:
+      return ops::f16_to_float(load<uint16_t>(p));
+    case RawType::BF16:
+      return ops::bf16_to_float(load<uint16_t>(p));
+    case RawType::F32:
+      return load<float>(p);
+    case RawType::F64:
+      return load<double>(p);
+    default:
+      return 0;
   }
 }
 
-
-std::string dims_str(const ops::Shape& s) { return ops::shape_string(s); }
+std::string dims_str(const ops::Shape& s) {
+  return ops::shape_string(s);
+}
 
 std::string expected_str(const ops::Shape& fs, const FieldInfo& f) {
   std::string s = "[";
@@ -142,7 +211,8 @@ std::string expected_str(const ops::Shape& fs, const FieldInfo& f) {
   return s + "] " + types::dtype_name(f.type.dtype);
 }
 
-std::string where(int64_t item, const std::string& source,
+std::string where(int64_t item,
+                  const std::string& source,
                   const std::string& field) {
   return "item " + std::to_string(item) + " of " + source + ", field `" +
          field + "`: ";
@@ -164,7 +234,8 @@ std::string domain_str(const FieldInfo& f) {
 bool in_domain(const FieldInfo& f, double v) {
   if (std::isnan(v)) return false;
   if (f.domain_lo && v < *f.domain_lo) return false;
-  if (f.domain_hi && (f.domain_inclusive ? v > *f.domain_hi : v >= *f.domain_hi))
+  if (f.domain_hi &&
+      (f.domain_inclusive ? v > *f.domain_hi : v >= *f.domain_hi))
     return false;
   return true;
 }
@@ -188,11 +259,16 @@ int64_t first_outside(const ops::Tensor& t, const FieldInfo& f, double& bad) {
     return -1;
   };
   switch (t.dtype()) {
-    case DType::F32: return scan(t.data<float>());
-    case DType::F64: return scan(t.data<double>());
-    case DType::I32: return scan(t.data<int32_t>());
-    case DType::I64: return scan(t.data<int64_t>());
-    case DType::Bool: return scan(t.data<uint8_t>());
+    case DType::F32:
+      return scan(t.data<float>());
+    case DType::F64:
+      return scan(t.data<double>());
+    case DType::I32:
+      return scan(t.data<int32_t>());
+    case DType::I64:
+      return scan(t.data<int64_t>());
+    case DType::Bool:
+      return scan(t.data<uint8_t>());
     default:
       for (int64_t i = 0; i < n; ++i)
         if (!in_domain(f, t.at(i))) {
@@ -214,8 +290,8 @@ bool convertible(RawType t, DType d) {
 
 // [n] elements of [t] at [src] converted to [d] at [dst] (convertible(t,
 // d) holds); the index of the first int that does not fit [d], or -1.
-int64_t convert_elems(RawType t, const uint8_t* src, DType d, void* dst,
-                      int64_t n) {
+int64_t convert_elems(
+    RawType t, const uint8_t* src, DType d, void* dst, int64_t n) {
   int rs = raw_size(t);
   if (raw_of(d) == t) {  // the same type: a copy
     std::memcpy(dst, src, static_cast<size_t>(n) * rs);
@@ -225,13 +301,19 @@ int64_t convert_elems(RawType t, const uint8_t* src, DType d, void* dst,
     for (int64_t i = 0; i < n; ++i) {
       double v = raw_float(t, src + i * rs);
       switch (d) {
-        case DType::F32: static_cast<float*>(dst)[i] = static_cast<float>(v); break;
-        case DType::F64: static_cast<double*>(dst)[i] = v; break;
+        case DType::F32:
+          static_cast<float*>(dst)[i] = static_cast<float>(v);
+          break;
+        case DType::F64:
+          static_cast<double*>(dst)[i] = v;
+          break;
         case DType::BF16:
-          static_cast<uint16_t*>(dst)[i] = ops::float_to_bf16(static_cast<float>(v));
+          static_cast<uint16_t*>(dst)[i] =
+              ops::float_to_bf16(static_cast<float>(v));
           break;
         default:
-          static_cast<uint16_t*>(dst)[i] = ops::float_to_f16(static_cast<float>(v));
+          static_cast<uint16_t*>(dst)[i] =
+              ops::float_to_f16(static_cast<float>(v));
           break;
       }
     }
@@ -252,46 +334,58 @@ int64_t convert_elems(RawType t, const uint8_t* src, DType d, void* dst,
   return -1;
 }
 
-std::string wrong_dtype(int64_t item, const std::string& source,
-                        const FieldInfo& f, RawType t) {
+std::string wrong_dtype(int64_t item,
+                        const std::string& source,
+                        const FieldInfo& f,
+                        RawType t) {
   return where(item, source, f.name) + "expected dtype " +
          types::dtype_name(f.type.dtype) + ", found " + found_dtype(t);
 }
 
-std::string does_not_fit(int64_t item, const std::string& source,
-                         const FieldInfo& f, RawType t) {
+std::string does_not_fit(int64_t item,
+                         const std::string& source,
+                         const FieldInfo& f,
+                         RawType t) {
   return where(item, source, f.name) + "a " + found_dtype(t) +
          " value does not fit " + types::dtype_name(f.type.dtype);
 }
 
 // [a] converted to dtype [d]; on a wrong dtype or a value that does not
 // fit, a ShapeError naming [field] (the item is the element's).
-ops::Tensor convert(const RawArray& a, DType d, const ops::Shape& shape,
-                    const std::string& source, const FieldInfo& f,
+ops::Tensor convert(const RawArray& a,
+                    DType d,
+                    const ops::Shape& shape,
+                    const std::string& source,
+                    const FieldInfo& f,
                     int64_t per_item) {
   if (!convertible(a.type, d))
     throw DataError("ShapeError", wrong_dtype(0, source, f, a.type));
   ops::Tensor t = ops::Tensor::empty(shape, d);
   int64_t bad = convert_elems(a.type, a.data(), d, t.raw(), a.numel());
   if (bad >= 0)
-    throw DataError("ShapeError", does_not_fit(per_item ? bad / per_item : 0,
-                                               source, f, a.type));
+    throw DataError(
+        "ShapeError",
+        does_not_fit(per_item ? bad / per_item : 0, source, f, a.type));
   return t;
 }
 
-void check_domain(const ops::Tensor& t, const FieldInfo& f, int64_t per_item,
-                  int64_t item0, const std::string& source) {
+void check_domain(const ops::Tensor& t,
+                  const FieldInfo& f,
+                  int64_t per_item,
+                  int64_t item0,
+                  const std::string& source) {
   double bad = 0;
   int64_t at = first_outside(t, f, bad);
   if (at < 0) return;
-  throw DataError("DomainError",
-                  where(item0 + (per_item ? at / per_item : 0), source, f.name) +
-                      "expected a value in " + domain_str(f) + ", found " +
-                      num_str(bad));
+  throw DataError(
+      "DomainError",
+      where(item0 + (per_item ? at / per_item : 0), source, f.name) +
+          "expected a value in " + domain_str(f) + ", found " + num_str(bad));
 }
 
 // A field's size-variable axis: -1 when it has none.
-int var_axis_of(const ops::Shape& fs, const FieldInfo& f,
+int var_axis_of(const ops::Shape& fs,
+                const FieldInfo& f,
                 const std::string& source) {
   int at = -1;
   for (size_t i = 0; i < fs.size(); ++i)
@@ -339,7 +433,8 @@ ops::Shape field_shape(const FieldInfo& f,
 }
 
 std::shared_ptr<TensorStore> make_store(
-    const types::RecordInfo& r, const std::map<std::string, int64_t>& dims,
+    const types::RecordInfo& r,
+    const std::map<std::string, int64_t>& dims,
     std::map<std::string, RawArray> cols,
     std::map<std::string, std::vector<int64_t>> lengths,
     const std::string& source) {
@@ -350,14 +445,16 @@ std::shared_ptr<TensorStore> make_store(
     if (!f.type.is_tensor()) continue;
     auto it = cols.find(f.name);
     if (it == cols.end())
-      throw DataError("ShapeError", source + " has no array for field `" +
-                                        f.name + "` of " + r.name);
+      throw DataError(
+          "ShapeError",
+          source + " has no array for field `" + f.name + "` of " + r.name);
     const RawArray& a = it->second;
     ops::Shape fs = field_shape(f, dims);
     if (a.shape.empty())
       throw DataError("ShapeError",
-                      source + ": field `" + f.name + "` is a 0-d array; a "
-                      "dataset's arrays have a leading item axis");
+                      source + ": field `" + f.name +
+                          "` is a 0-d array; a "
+                          "dataset's arrays have a leading item axis");
     int64_t n = a.shape[0];
     if (first.empty()) {
       s->n = n;
@@ -388,10 +485,10 @@ std::shared_ptr<TensorStore> make_store(
     int64_t L = item[va];
     auto lit = lengths.find(f.name);
     if (lit != lengths.end() && static_cast<int64_t>(lit->second.size()) != n)
-      throw DataError("ShapeError", source + ": field `" + f.name + "` has " +
-                                        std::to_string(n) + " items but " +
-                                        std::to_string(lit->second.size()) +
-                                        " lengths");
+      throw DataError("ShapeError",
+                      source + ": field `" + f.name + "` has " +
+                          std::to_string(n) + " items but " +
+                          std::to_string(lit->second.size()) + " lengths");
     int64_t outer = 1, inner = 1;
     for (int i = 0; i < va; ++i) outer *= item[i];
     for (size_t i = va + 1; i < item.size(); ++i) inner *= item[i];
@@ -412,7 +509,8 @@ std::shared_ptr<TensorStore> make_store(
       char* dst = static_cast<char*>(x.raw());
       const char* src = base + k * per_item * es;
       for (int64_t o = 0; o < outer; ++o)
-        std::memcpy(dst + o * len * inner * es, src + o * L * inner * es,
+        std::memcpy(dst + o * len * inner * es,
+                    src + o * L * inner * es,
                     len * inner * es);
       vec.push_back(std::move(x));
     }
@@ -449,10 +547,9 @@ void check_store(const TensorStore& s,
       continue;
     }
     auto it = s.items.find(f.name);
-    if (it == s.items.end() ||
-        static_cast<int64_t>(it->second.size()) != s.n)
-      throw DataError("ShapeError", source + " has no items for field `" +
-                                        f.name + "`");
+    if (it == s.items.end() || static_cast<int64_t>(it->second.size()) != s.n)
+      throw DataError("ShapeError",
+                      source + " has no items for field `" + f.name + "`");
     for (int64_t k = 0; k < s.n; ++k) {
       const ops::Tensor& t = it->second[k];
       bool fits = t.rank() == fs.size() && t.dtype() == f.type.dtype;
@@ -468,7 +565,8 @@ void check_store(const TensorStore& s,
     }
   }
   // One size variable has one size within an item.
-  std::map<uint32_t, std::pair<std::string, const std::vector<ops::Tensor>*>> seen;
+  std::map<uint32_t, std::pair<std::string, const std::vector<ops::Tensor>*>>
+      seen;
   std::map<uint32_t, int> seen_axis;
   for (const FieldInfo& f : s.info->fields) {
     if (!f.type.is_tensor()) continue;
@@ -488,10 +586,10 @@ void check_store(const TensorStore& s,
         int64_t y = it->second[k].shape()[i];
         if (x != y)
           throw DataError("ShapeError",
-                          where(k, source, f.name) + "size variable " +
-                              a.name + " is " + std::to_string(y) +
-                              " here but " + std::to_string(x) + " in `" +
-                              prev->second.first + "`");
+                          where(k, source, f.name) + "size variable " + a.name +
+                              " is " + std::to_string(y) + " here but " +
+                              std::to_string(x) + " in `" + prev->second.first +
+                              "`");
       }
     }
   }
@@ -500,8 +598,10 @@ void check_store(const TensorStore& s,
 // ------------------------------------------------------------ streamed
 
 std::shared_ptr<TensorStore> make_stream_store(
-    const types::RecordInfo& r, const std::map<std::string, int64_t>& dims,
-    std::map<std::string, StreamArray> cols, const std::string& path,
+    const types::RecordInfo& r,
+    const std::map<std::string, int64_t>& dims,
+    std::map<std::string, StreamArray> cols,
+    const std::string& path,
     const std::map<std::string, std::string>& renames) {
   auto src = std::make_shared<StreamSource>();
   src->path = path;
@@ -514,15 +614,17 @@ std::shared_ptr<TensorStore> make_stream_store(
     if (!f.type.is_tensor()) continue;
     auto it = cols.find(f.name);
     if (it == cols.end())
-      throw DataError("ShapeError", path + " has no array for field `" +
-                                        f.name + "` of " + r.name);
+      throw DataError(
+          "ShapeError",
+          path + " has no array for field `" + f.name + "` of " + r.name);
     StreamArray& a = it->second;
     ops::Shape fs = field_shape(f, dims);
     int va = var_axis_of(fs, f, path);
     if (a.shape.empty())
       throw DataError("ShapeError",
-                      path + ": field `" + f.name + "` is a 0-d array; a "
-                      "dataset's arrays have a leading item axis");
+                      path + ": field `" + f.name +
+                          "` is a 0-d array; a "
+                          "dataset's arrays have a leading item axis");
     int64_t n = a.shape[0];
     if (first.empty()) {
       s->n = n;
@@ -534,17 +636,19 @@ std::shared_ptr<TensorStore> make_stream_store(
                           "` has " + std::to_string(s->n));
     }
     if (a.lengths && static_cast<int64_t>(a.lengths->size()) != n)
-      throw DataError("ShapeError", path + ": field `" + f.name + "` has " +
-                                        std::to_string(n) + " items but " +
-                                        std::to_string(a.lengths->size()) +
-                                        " lengths");
+      throw DataError("ShapeError",
+                      path + ": field `" + f.name + "` has " +
+                          std::to_string(n) + " items but " +
+                          std::to_string(a.lengths->size()) + " lengths");
     if (va < 0) a.lengths.reset();
     // A view over the mapping where no conversion is needed.
     size_t es = types::dtype_size(f.type.dtype);
     if (raw_of(f.type.dtype) == a.type &&
         reinterpret_cast<uintptr_t>(a.data) % es == 0)
       a.view = ops::Tensor::external(
-          const_cast<uint8_t*>(a.data), a.shape, f.type.dtype,
+          const_cast<uint8_t*>(a.data),
+          a.shape,
+          f.type.dtype,
           std::const_pointer_cast<void>(
               std::static_pointer_cast<const void>(a.file)));
     src->arrays[f.name] = std::move(a);
@@ -557,16 +661,19 @@ namespace {
 
 // Field [f]'s rows [rows] of a streamed store as one [b ...] tensor,
 // converted and checked.
-ops::Tensor stream_fixed(const StreamSource& src, const FieldInfo& f,
-                         const StreamArray& a, const std::vector<int64_t>& rows) {
+ops::Tensor stream_fixed(const StreamSource& src,
+                         const FieldInfo& f,
+                         const StreamArray& a,
+                         const std::vector<int64_t>& rows) {
   const std::string& source = src.path;
   ops::Shape fs = field_shape(f, src.dims);
   ops::Shape item(a.shape.begin() + 1, a.shape.end());
   int64_t at = rows.empty() ? 0 : rows[0];
   if (item != fs)
-    throw DataError("ShapeError", where(at, source, f.name) + "expected " +
-                                      expected_str(fs, f) + ", found " +
-                                      dims_str(item) + " " + found_dtype(a.type));
+    throw DataError("ShapeError",
+                    where(at, source, f.name) + "expected " +
+                        expected_str(fs, f) + ", found " + dims_str(item) +
+                        " " + found_dtype(a.type));
   DType d = f.type.dtype;
   if (!convertible(a.type, d))
     throw DataError("ShapeError", wrong_dtype(at, source, f, a.type));
@@ -601,8 +708,10 @@ ops::Tensor stream_fixed(const StreamSource& src, const FieldInfo& f,
 
 // Item [j] of a size-variable field of a streamed store, cut to its
 // length, converted and checked.
-ops::Tensor stream_var(const StreamSource& src, const FieldInfo& f,
-                       const StreamArray& a, int64_t j) {
+ops::Tensor stream_var(const StreamSource& src,
+                       const FieldInfo& f,
+                       const StreamArray& a,
+                       int64_t j) {
   const std::string& source = src.path;
   ops::Shape fs = field_shape(f, src.dims);
   ops::Shape item(a.shape.begin() + 1, a.shape.end());
@@ -611,18 +720,19 @@ ops::Tensor stream_var(const StreamSource& src, const FieldInfo& f,
   for (size_t i = 0; fits && i < fs.size(); ++i)
     if (fs[i] >= 0 && fs[i] != item[i]) fits = false;
   if (!fits)
-    throw DataError("ShapeError", where(j, source, f.name) + "expected " +
-                                      expected_str(fs, f) + ", found " +
-                                      dims_str(item) + " " + found_dtype(a.type));
+    throw DataError("ShapeError",
+                    where(j, source, f.name) + "expected " +
+                        expected_str(fs, f) + ", found " + dims_str(item) +
+                        " " + found_dtype(a.type));
   DType d = f.type.dtype;
   if (!convertible(a.type, d))
     throw DataError("ShapeError", wrong_dtype(j, source, f, a.type));
   int64_t L = item[va];
   int64_t len = a.lengths ? (*a.lengths)[j] : L;
   if (len < 0 || len > L)
-    throw DataError("ShapeError", where(j, source, f.name) + "length " +
-                                      std::to_string(len) + " is outside 0.." +
-                                      std::to_string(L));
+    throw DataError("ShapeError",
+                    where(j, source, f.name) + "length " + std::to_string(len) +
+                        " is outside 0.." + std::to_string(L));
   int64_t outer = 1, inner = 1;
   for (int i = 0; i < va; ++i) outer *= item[i];
   for (size_t i = va + 1; i < item.size(); ++i) inner *= item[i];
@@ -633,8 +743,11 @@ ops::Tensor stream_var(const StreamSource& src, const FieldInfo& f,
   const uint8_t* p = a.data + j * ops::numel_of(item) * rs;
   char* dst = static_cast<char*>(x.raw());
   for (int64_t o = 0; o < outer; ++o)
-    if (convert_elems(a.type, p + o * L * inner * rs, d,
-                      dst + o * len * inner * es, len * inner) >= 0)
+    if (convert_elems(a.type,
+                      p + o * L * inner * rs,
+                      d,
+                      dst + o * len * inner * es,
+                      len * inner) >= 0)
       throw DataError("ShapeError", does_not_fit(j, source, f, a.type));
   check_domain(x, f, 0, j, source);
   return x;
@@ -665,12 +778,14 @@ Rows load_rows(const TensorStore& s, const std::vector<int64_t>& rows) {
     return out;
   }
   const StreamSource& src = *s.stream;
-  std::map<uint32_t, std::pair<std::string, int>> var_seen;  // var -> (field, axis)
+  std::map<uint32_t, std::pair<std::string, int>>
+      var_seen;  // var -> (field, axis)
   for (const FieldInfo& f : s.info->fields) {
     if (!f.type.is_tensor()) continue;
     auto it = src.arrays.find(f.name);
     if (it == src.arrays.end())
-      throw DataError("ShapeError", src.path + " has no field `" + f.name + "`");
+      throw DataError("ShapeError",
+                      src.path + " has no field `" + f.name + "`");
     const StreamArray& a = it->second;
     ops::Shape fs = field_shape(f, src.dims);
     int va = var_axis_of(fs, f, src.path);
@@ -732,8 +847,10 @@ std::shared_ptr<DatasetValue> DatasetValue::plain() const {
 std::pair<std::shared_ptr<DatasetValue>, std::shared_ptr<DatasetValue>>
 DatasetValue::split(double frac) const {
   if (!(frac > 0 && frac < 1))
-    throw DataError("ValueError", "split needs a fraction strictly between 0 "
-                                  "and 1, not " + num_str(frac));
+    throw DataError("ValueError",
+                    "split needs a fraction strictly between 0 "
+                    "and 1, not " +
+                        num_str(frac));
   int64_t k = static_cast<int64_t>(std::llround(frac * count));
   auto a = plain();
   auto b = std::make_shared<DatasetValue>(*a);
@@ -747,11 +864,13 @@ DatasetValue::split(double frac) const {
 
 std::shared_ptr<DatasetValue> DatasetValue::take(int64_t n) const {
   if (n < 0)
-    throw DataError("ValueError",
-                    "take needs a count of 0 or more, not " + std::to_string(n));
+    throw DataError(
+        "ValueError",
+        "take needs a count of 0 or more, not " + std::to_string(n));
   if (n > 0 && count == 0)
-    throw DataError("ValueError", "take of " + std::to_string(n) +
-                                      " items from an empty dataset");
+    throw DataError(
+        "ValueError",
+        "take of " + std::to_string(n) + " items from an empty dataset");
   auto d = plain();
   d->base_count = count;
   d->count = n;
@@ -763,7 +882,8 @@ std::shared_ptr<RecordValue> DatasetValue::item(int64_t k) const {
   auto r = std::make_shared<RecordValue>();
   r->info = store->info;
   for (const auto& [name, t] : got.fields)
-    r->fields[name] = t.reshape(ops::Shape(t.shape().begin() + 1, t.shape().end()));
+    r->fields[name] =
+        t.reshape(ops::Shape(t.shape().begin() + 1, t.shape().end()));
   for (const auto& [name, v] : got.items) r->fields[name] = v[0];
   return r;
 }

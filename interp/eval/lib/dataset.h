@@ -54,7 +54,21 @@ struct DataError : std::runtime_error {
 };
 
 /// Element types found in files (numpy's, safetensors', IDX's).
-enum class RawType { Bool, U8, I8, I16, U16, I32, U32, I64, U64, F16, BF16, F32, F64 };
+enum class RawType {
+  Bool,
+  U8,
+  I8,
+  I16,
+  U16,
+  I32,
+  U32,
+  I64,
+  U64,
+  F16,
+  BF16,
+  F32,
+  F64
+};
 int raw_size(RawType t);
 const char* raw_name(RawType t);  // numpy style: "u1", "f4", "b1"
 bool raw_is_float(RawType t);
@@ -152,8 +166,10 @@ Rows load_rows(const TensorStore& s, const std::vector<int64_t>& rows);
 /// leading item axis, the same item count, and a field at most one size
 /// variable. [path] names the source in messages.
 std::shared_ptr<TensorStore> make_stream_store(
-    const types::RecordInfo& r, const std::map<std::string, int64_t>& dims,
-    std::map<std::string, StreamArray> cols, const std::string& path,
+    const types::RecordInfo& r,
+    const std::map<std::string, int64_t>& dims,
+    std::map<std::string, StreamArray> cols,
+    const std::string& path,
     const std::map<std::string, std::string>& renames);
 
 /// A field's shape with static sizes; -1 where the axis is a size variable.
@@ -166,7 +182,8 @@ ops::Shape field_shape(const types::FieldInfo& f,
 /// are cut from the dense [n ... L ...] array). [source] names the origin
 /// in messages ("data/train.npz").
 std::shared_ptr<TensorStore> make_store(
-    const types::RecordInfo& r, const std::map<std::string, int64_t>& dims,
+    const types::RecordInfo& r,
+    const std::map<std::string, int64_t>& dims,
     std::map<std::string, RawArray> cols,
     std::map<std::string, std::vector<int64_t>> lengths,
     const std::string& source);
@@ -196,14 +213,15 @@ struct DatasetValue : IterableObject {
   /// The same items as a view that does not cycle (offset 0).
   std::shared_ptr<DatasetValue> plain() const;
   /// (the first round(frac * count) items, the rest); frac in (0, 1).
-  std::pair<std::shared_ptr<DatasetValue>, std::shared_ptr<DatasetValue>>
-  split(double frac) const;
+  std::pair<std::shared_ptr<DatasetValue>, std::shared_ptr<DatasetValue>> split(
+      double frac) const;
   /// The first n items, cycling from the start past the end.
   std::shared_ptr<DatasetValue> take(int64_t n) const;
   /// Item k as a record (not a batch).
   std::shared_ptr<RecordValue> item(int64_t k) const;
 
-  std::unique_ptr<Cursor> cursor(Interpreter& in, diag::Span loop = {}) override;
+  std::unique_ptr<Cursor> cursor(Interpreter& in,
+                                 diag::Span loop = {}) override;
   int64_t length() const override { return count; }
 };
 
@@ -212,33 +230,42 @@ struct DatasetValue : IterableObject {
 /// `dataset(R, path)`: by extension (.safetensors, .npz, .csv) or a
 /// directory of <field>.npy. [renames]: field -> the name in the file.
 std::shared_ptr<TensorStore> load_dataset(
-    const types::RecordInfo& r, const std::map<std::string, int64_t>& dims,
-    const std::string& path, const std::map<std::string, std::string>& renames);
+    const types::RecordInfo& r,
+    const std::map<std::string, int64_t>& dims,
+    const std::string& path,
+    const std::map<std::string, std::string>& renames);
 
 /// `dataset(R, path, stream=true)`: a streamed store for a directory of
 /// <field>.npy or a .safetensors file; any other source is load_dataset's
 /// (read now, in memory).
 std::shared_ptr<TensorStore> stream_dataset(
-    const types::RecordInfo& r, const std::map<std::string, int64_t>& dims,
-    const std::string& path, const std::map<std::string, std::string>& renames);
+    const types::RecordInfo& r,
+    const std::map<std::string, int64_t>& dims,
+    const std::string& path,
+    const std::map<std::string, std::string>& renames);
 
 /// `mnist(R, dir)`: train-images-idx3-ubyte + train-labels-idx1-ubyte in dir
 /// (or `<dir>/t10k`: t10k-images-idx3-ubyte + t10k-labels-idx1-ubyte);
 /// `.gz` copies are read when the plain file is absent.
 std::shared_ptr<TensorStore> load_mnist(
-    const types::RecordInfo& r, const std::map<std::string, int64_t>& dims,
+    const types::RecordInfo& r,
+    const std::map<std::string, int64_t>& dims,
     const std::string& dir);
 
 /// `synthetic_digits(R, n, seed=)`.
 std::shared_ptr<TensorStore> make_synthetic_digits(
-    const types::RecordInfo& r, const std::map<std::string, int64_t>& dims,
-    int64_t n, uint64_t seed);
+    const types::RecordInfo& r,
+    const std::map<std::string, int64_t>& dims,
+    int64_t n,
+    uint64_t seed);
 
 // Parsers, exposed for tests and fuzzing: [name] is used in messages.
-RawArray parse_npy(std::shared_ptr<const std::string> bytes, size_t offset,
-                   size_t size, const std::string& name);
-std::map<std::string, RawArray> parse_npz(std::shared_ptr<const std::string> bytes,
-                                          const std::string& name);
+RawArray parse_npy(std::shared_ptr<const std::string> bytes,
+                   size_t offset,
+                   size_t size,
+                   const std::string& name);
+std::map<std::string, RawArray> parse_npz(
+    std::shared_ptr<const std::string> bytes, const std::string& name);
 RawArray parse_idx(std::shared_ptr<const std::string> bytes,
                    const std::string& name);
 /// A CSV with a header row: a scalar field is a column named after it; a
@@ -246,9 +273,11 @@ RawArray parse_idx(std::shared_ptr<const std::string> bytes,
 /// (its values flattened in C order). Size-variable fields are not
 /// supported in CSV.
 std::map<std::string, RawArray> parse_csv(
-    const std::string& text, const types::RecordInfo& r,
+    const std::string& text,
+    const types::RecordInfo& r,
     const std::map<std::string, int64_t>& dims,
-    const std::map<std::string, std::string>& renames, const std::string& name);
+    const std::map<std::string, std::string>& renames,
+    const std::string& name);
 /// A whole file, or an IOError naming it.
 std::shared_ptr<const std::string> read_whole_file(const std::string& path);
 

@@ -26,7 +26,9 @@ Value range(BuiltinCall& c) {
   return Value::list(std::move(items));
 }
 
-Value to_float(BuiltinCall& c) { return Value::floating(c.number(0, 0)); }
+Value to_float(BuiltinCall& c) {
+  return Value::floating(c.number(0, 0));
+}
 
 Value to_int(BuiltinCall& c) {
   double v = c.number(0, 0);
@@ -38,7 +40,9 @@ Value to_str(BuiltinCall& c) {
   return Value::string(format_with_spec(c.arg(0), ""));
 }
 
-Value type_of(BuiltinCall& c) { return Value::string(c.arg_type(0).str()); }
+Value type_of(BuiltinCall& c) {
+  return Value::string(c.arg_type(0).str());
+}
 
 Value collective_timeout(BuiltinCall& c) {
   double s = c.number(0, 600);
@@ -56,7 +60,8 @@ Value size(BuiltinCall& c) {
   const Value& x = c.arg(0);
   if (x.kind != VK::Tensor) c.fail("ValueError", "size needs a tensor");
   const types::Type& t = c.arg_type(0);
-  auto it = c.info ? c.info->axis_args.find(1) : decltype(c.info->axis_args.end()){};
+  auto it =
+      c.info ? c.info->axis_args.find(1) : decltype(c.info->axis_args.end()){};
   if (!c.info || it == c.info->axis_args.end() || t.shape.size() != x.t.rank())
     c.fail("ValueError", "size: the axis was not resolved");
   auto bare = [](types::Axis a) {
@@ -67,16 +72,19 @@ Value size(BuiltinCall& c) {
   for (size_t k = 0; k < t.shape.size(); ++k)
     if (bare(t.shape[k]) == bare(it->second))
       return Value::integer(x.t.shape()[k]);
-  c.fail("ValueError", "size: " + it->second.str() + " is not an axis of " +
-                           t.str());
+  c.fail("ValueError",
+         "size: " + it->second.str() + " is not an axis of " + t.str());
 }
 
 }  // namespace
 
 std::vector<RuntimeEntry> lib_host() {
-  return {{"range", range},       {"float", to_float},
-          {"int", to_int},        {"str", to_str},
-          {"typeof", type_of},    {"collective_timeout", collective_timeout},
+  return {{"range", range},
+          {"float", to_float},
+          {"int", to_int},
+          {"str", to_str},
+          {"typeof", type_of},
+          {"collective_timeout", collective_timeout},
           {"size", size}};
 }
 

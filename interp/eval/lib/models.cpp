@@ -56,9 +56,13 @@ Initialiser read_init(Interpreter& in, const ast::Expr& e, Frame& f) {
   return init;
 }
 
-ops::Tensor draw(Interpreter& in, const Initialiser& init,
-                 const ops::Shape& shape, size_t stack, types::DType dtype,
-                 uint64_t key, diag::Span at) {
+ops::Tensor draw(Interpreter& in,
+                 const Initialiser& init,
+                 const ops::Shape& shape,
+                 size_t stack,
+                 types::DType dtype,
+                 uint64_t key,
+                 diag::Span at) {
   ops::Shape core(shape.begin() + stack, shape.end());
   auto [fan_in, fan_out] = fans(core);
   auto arg = [&](const char* n, double d) {
@@ -109,7 +113,8 @@ ops::Tensor draw(Interpreter& in, const Initialiser& init,
       ops::Tensor r;
       for (size_t i = 0; i < v.size(); ++i)
         if (std::fabs(v[i]) > 2.0) {
-          if (!any) r = ops::random_normal(shape, types::DType::F64, key, stream);
+          if (!any)
+            r = ops::random_normal(shape, types::DType::F64, key, stream);
           any = true;
           v[i] = r.at(static_cast<int64_t>(i));
         }
@@ -123,15 +128,20 @@ ops::Tensor draw(Interpreter& in, const Initialiser& init,
   return ops::cast(t, dtype);
 }
 
-void init_fields(Interpreter& in, const types::Type& mt, const std::string& prefix,
-                 uint64_t seed, ModelStore& store, diag::Span at) {
+void init_fields(Interpreter& in,
+                 const types::Type& mt,
+                 const std::string& prefix,
+                 uint64_t seed,
+                 ModelStore& store,
+                 diag::Span at) {
   const types::ModelInfo* info = mt.model;
   const ast::ModelDecl* decl = find_decl(in.program(), info->name);
   // The model's dim parameters are host ints in its initialisers.
   Frame f;
   f.scopes.emplace_back();
   Frame sizes;
-  for (size_t i = 0; i < info->dim_params.size() && i < mt.model_args.size(); ++i)
+  for (size_t i = 0; i < info->dim_params.size() && i < mt.model_args.size();
+       ++i)
     f.declare(info->dim_params[i],
               Value::integer(in.axis_size(mt.model_args[i], sizes, at)));
   for (const types::FieldInfo& fi : info->fields) {
@@ -182,7 +192,8 @@ Value copy(BuiltinCall& c) {
 
 }  // namespace
 
-Value Interpreter::init_model(const types::Type& mt, uint64_t seed,
+Value Interpreter::init_model(const types::Type& mt,
+                              uint64_t seed,
                               diag::Span at) {
   auto store = std::make_shared<ModelStore>();
   store->info = mt.model;

@@ -21,8 +21,8 @@ std::shared_ptr<OptimState> make(BuiltinCall& c, types::OptimKind kind) {
   o->prefix = m.as<ModelRef>()->prefix;
   o->lr = c.number(1, 1e-3);
   if (!(o->lr >= 0) || !std::isfinite(o->lr))
-    c.fail("ValueError", "the learning rate must be >= 0, got " +
-                             std::to_string(o->lr));
+    c.fail("ValueError",
+           "the learning rate must be >= 0, got " + std::to_string(o->lr));
   return o;
 }
 
@@ -52,7 +52,8 @@ Value adamw(BuiltinCall& c) {
   if (!(o->beta1 >= 0 && o->beta1 < 1 && o->beta2 >= 0 && o->beta2 < 1))
     c.fail("ValueError", "betas must be in [0, 1)");
   if (!(o->eps >= 0)) c.fail("ValueError", "eps must be >= 0");
-  if (!(o->weight_decay >= 0)) c.fail("ValueError", "weight_decay must be >= 0");
+  if (!(o->weight_decay >= 0))
+    c.fail("ValueError", "weight_decay must be >= 0");
   return Value::object(VK::Optim, o);
 }
 
@@ -61,9 +62,12 @@ ops::Tensor scal(double v, const ops::Tensor& like) {
 }
 
 // One torch.optim.SGD step for one param.
-ops::Tensor sgd_step(OptimState& o, const std::string& path,
-                     const ops::Tensor& p, ops::Tensor g) {
-  if (o.weight_decay != 0) g = ops::add(g, ops::mul(scal(o.weight_decay, p), p));
+ops::Tensor sgd_step(OptimState& o,
+                     const std::string& path,
+                     const ops::Tensor& p,
+                     ops::Tensor g) {
+  if (o.weight_decay != 0)
+    g = ops::add(g, ops::mul(scal(o.weight_decay, p), p));
   if (o.momentum != 0) {
     auto& st = o.state[path];
     auto it = st.find("momentum_buffer");
@@ -81,8 +85,10 @@ ops::Tensor sgd_step(OptimState& o, const std::string& path,
 
 // One torch.optim.AdamW step (amsgrad=False) for one param; o.step already
 // counts this step.
-ops::Tensor adamw_step(OptimState& o, const std::string& path,
-                       ops::Tensor p, const ops::Tensor& g) {
+ops::Tensor adamw_step(OptimState& o,
+                       const std::string& path,
+                       ops::Tensor p,
+                       const ops::Tensor& g) {
   p = ops::mul(p, scal(1.0 - o.lr * o.weight_decay, p));
   auto& st = o.state[path];
   if (!st.count("exp_avg")) {
@@ -98,8 +104,8 @@ ops::Tensor adamw_step(OptimState& o, const std::string& path,
   double bc1 = 1.0 - std::pow(o.beta1, static_cast<double>(o.step));
   double bc2 = 1.0 - std::pow(o.beta2, static_cast<double>(o.step));
   double step_size = o.lr / bc1;
-  ops::Tensor denom = ops::add(ops::div(ops::sqrt(v), scal(std::sqrt(bc2), p)),
-                               scal(o.eps, p));
+  ops::Tensor denom =
+      ops::add(ops::div(ops::sqrt(v), scal(std::sqrt(bc2), p)), scal(o.eps, p));
   return ops::sub(p, ops::mul(scal(step_size, p), ops::div(m, denom)));
 }
 
@@ -124,15 +130,29 @@ void fused_update(ModelRef& m, OptimState& o, ModelRef& g) {
         st["exp_avg"] = ops::Tensor::zeros(p.shape(), p.dtype(), p.device());
         st["exp_avg_sq"] = ops::Tensor::zeros(p.shape(), p.dtype(), p.device());
       }
-      be.adamw_update(p, grad, own(st["exp_avg"]), own(st["exp_avg_sq"]),
-                      o.lr, o.beta1, o.beta2, o.eps, o.weight_decay, o.step);
+      be.adamw_update(p,
+                      grad,
+                      own(st["exp_avg"]),
+                      own(st["exp_avg_sq"]),
+                      o.lr,
+                      o.beta1,
+                      o.beta2,
+                      o.eps,
+                      o.weight_decay,
+                      o.step);
     } else if (o.momentum != 0) {
       bool first = !st.count("momentum_buffer");
       if (first)
         st["momentum_buffer"] =
             ops::Tensor::zeros(p.shape(), p.dtype(), p.device());
-      be.sgd_update(p, grad, &own(st["momentum_buffer"]), o.lr, o.momentum,
-                    o.weight_decay, o.nesterov, first);
+      be.sgd_update(p,
+                    grad,
+                    &own(st["momentum_buffer"]),
+                    o.lr,
+                    o.momentum,
+                    o.weight_decay,
+                    o.nesterov,
+                    first);
     } else {
       be.sgd_update(p, grad, nullptr, o.lr, 0, o.weight_decay, false, false);
     }
@@ -157,9 +177,9 @@ Value update(BuiltinCall& c) {
     ops::Tensor p = m->get(path);
     ops::Tensor grad = ops::cast(g->get(path), p.dtype());
     std::string key = m->prefix + path;
-    m->set(path, o->kind == types::OptimKind::SGD
-                     ? sgd_step(*o, key, p, grad)
-                     : adamw_step(*o, key, p, grad));
+    m->set(path,
+           o->kind == types::OptimKind::SGD ? sgd_step(*o, key, p, grad)
+                                            : adamw_step(*o, key, p, grad));
   }
   return Value::unit();
 }
@@ -180,7 +200,8 @@ Value cosine_lr(BuiltinCall& c) {
   if (step < warmup) return Value::floating(lr * step / std::max(1.0, warmup));
   double progress = (step - warmup) / std::max(1.0, total - warmup);
   return Value::floating(
-      lr * std::max(0.0, 0.5 * (1.0 + std::cos(M_PI * std::min(progress, 1.0)))));
+      lr *
+      std::max(0.0, 0.5 * (1.0 + std::cos(M_PI * std::min(progress, 1.0)))));
 }
 
 Value train(BuiltinCall& c) {
@@ -193,8 +214,12 @@ Value train(BuiltinCall& c) {
 }  // namespace
 
 std::vector<RuntimeEntry> lib_optim() {
-  return {{"sgd", sgd},       {"adamw", adamw},         {"update", update},
-          {"set_lr", set_lr}, {"cosine_lr", cosine_lr}, {"Train", train}};
+  return {{"sgd", sgd},
+          {"adamw", adamw},
+          {"update", update},
+          {"set_lr", set_lr},
+          {"cosine_lr", cosine_lr},
+          {"Train", train}};
 }
 
 }  // namespace ss::eval

@@ -13,7 +13,9 @@ using VK = Value::Kind;
 
 namespace {
 
-std::string number_text(double v) { return format_number(v); }
+std::string number_text(double v) {
+  return format_number(v);
+}
 
 // A logged value as one number when it is 0-d.
 bool scalar_of(const Value& v, double& out) {
@@ -28,8 +30,11 @@ bool scalar_of(const Value& v, double& out) {
   return false;
 }
 
-void json_tensor(const std::vector<double>& vals, const ops::Shape& shape,
-                 size_t axis, int64_t& at, std::string& out) {
+void json_tensor(const std::vector<double>& vals,
+                 const ops::Shape& shape,
+                 size_t axis,
+                 int64_t& at,
+                 std::string& out) {
   if (axis == shape.size()) {
     out += number_text(vals[at++]);
     return;
@@ -46,10 +51,18 @@ std::string json_string(const std::string& s) {
   std::string out = "\"";
   for (char ch : s) {
     switch (ch) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(ch) < 0x20) {
           char buf[8];
@@ -95,8 +108,10 @@ struct CsvSink : SinkValue {
       file << ",";
       if (const Value* v = logs.find(col)) {
         double x;
-        if (scalar_of(*v, x)) file << number_text(x);
-        else file << json_string(json_value(*v));
+        if (scalar_of(*v, x))
+          file << number_text(x);
+        else
+          file << json_string(json_value(*v));
       }
     }
     file << "\n";
@@ -131,9 +146,12 @@ Value logs(BuiltinCall& c) {
 Value print(BuiltinCall& c) {
   std::string sep = " ", end = "\n";
   for (const auto& [k, v] : c.keywords) {
-    if (k == "sep") sep = v.s;
-    else if (k == "end") end = v.s;
-    else c.fail("ValueError", "print takes sep= and end=, not " + k + "=");
+    if (k == "sep")
+      sep = v.s;
+    else if (k == "end")
+      end = v.s;
+    else
+      c.fail("ValueError", "print takes sep= and end=, not " + k + "=");
   }
   std::string line;
   for (size_t i = 0; i < c.extras.size(); ++i) {

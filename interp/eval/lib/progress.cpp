@@ -35,12 +35,17 @@ std::string clock_text(double s) {
   int64_t t = static_cast<int64_t>(s + 0.5);
   char buf[32];
   if (t >= 3600)
-    std::snprintf(buf, sizeof buf, "%lld:%02lld:%02lld",
+    std::snprintf(buf,
+                  sizeof buf,
+                  "%lld:%02lld:%02lld",
                   static_cast<long long>(t / 3600),
                   static_cast<long long>(t / 60 % 60),
                   static_cast<long long>(t % 60));
   else
-    std::snprintf(buf, sizeof buf, "%lld:%02lld", static_cast<long long>(t / 60),
+    std::snprintf(buf,
+                  sizeof buf,
+                  "%lld:%02lld",
+                  static_cast<long long>(t / 60),
                   static_cast<long long>(t % 60));
   return buf;
 }
@@ -50,7 +55,8 @@ std::string logs_text(const LogsValue& logs, const char* sep) {
   std::string out;
   for (const auto& [name, v] : logs.fields) {
     double x;
-    if (v.is_number()) x = v.number();
+    if (v.is_number())
+      x = v.number();
     else if (v.kind == VK::Tensor && v.t.defined() && v.t.numel() == 1)
       x = v.t.item();
     else
@@ -104,10 +110,12 @@ struct ProgressValue : IterableObject {
       return it->length();
     if ((inner.kind == VK::List || inner.kind == VK::Tuple) && inner.items)
       return static_cast<int64_t>(inner.items->size());
-    if (inner.kind == VK::Tensor && inner.t.rank() > 0) return inner.t.shape()[0];
+    if (inner.kind == VK::Tensor && inner.t.rank() > 0)
+      return inner.t.shape()[0];
     return -1;
   }
-  std::unique_ptr<Cursor> cursor(Interpreter& in, diag::Span loop = {}) override;
+  std::unique_ptr<Cursor> cursor(Interpreter& in,
+                                 diag::Span loop = {}) override;
 };
 
 struct ProgressCursor : Cursor {
@@ -121,8 +129,10 @@ struct ProgressCursor : Cursor {
   uint64_t writes_at_start = last_written().writes;
 
   ~ProgressCursor() override {
-    if (!finished && std::uncaught_exceptions() == 0) finish();
-    else if (!finished && tty) *err << "\n" << std::flush;
+    if (!finished && std::uncaught_exceptions() == 0)
+      finish();
+    else if (!finished && tty)
+      *err << "\n" << std::flush;
   }
 
   double elapsed() const {
@@ -142,18 +152,22 @@ struct ProgressCursor : Cursor {
     if (total >= 0) {
       int width = 20;
       int filled = total ? static_cast<int>(width * count / total) : width;
-      line.append(std::to_string(count)).append("/").append(std::to_string(total));
+      line.append(std::to_string(count))
+          .append("/")
+          .append(std::to_string(total));
       line.append(" [").append(static_cast<size_t>(filled), '=');
       if (filled < width)
         line.append(">").append(static_cast<size_t>(width - filled - 1), ' ');
-      line.append("] ").append(std::to_string(total ? 100 * count / total : 100));
+      line.append("] ").append(
+          std::to_string(total ? 100 * count / total : 100));
       line.append("%");
     } else {
       line.append(std::to_string(count)).append(" it");
     }
     line.append(" ").append(fixed(rate, rate < 10 ? 2 : 1)).append(" it/s");
     if (total >= 0 && count < total)
-      line.append(" ETA ").append(clock_text(rate > 0 ? (total - count) / rate : -1));
+      line.append(" ETA ").append(
+          clock_text(rate > 0 ? (total - count) / rate : -1));
     else
       line.append(" ").append(clock_text(s));
     std::string logs = latest_logs(" ");
@@ -170,8 +184,9 @@ struct ProgressCursor : Cursor {
       return;
     }
     double s = elapsed();
-    std::string line = std::to_string(count) + " it in " + fixed(s, s < 10 ? 2 : 1) +
-                       " s (" + fixed(s > 0 ? count / s : 0, 1) + " it/s)";
+    std::string line = std::to_string(count) + " it in " +
+                       fixed(s, s < 10 ? 2 : 1) + " s (" +
+                       fixed(s > 0 ? count / s : 0, 1) + " it/s)";
     std::string logs = latest_logs(", ");
     if (!logs.empty()) line += ", " + logs;
     *err << line << "\n" << std::flush;
@@ -192,13 +207,15 @@ struct ProgressCursor : Cursor {
     // Count the item about to run once the previous step has finished:
     // the count is of items handed out.
     ++count;
-    if (tty && (count == 1 || Clock::now() - last_draw > std::chrono::milliseconds(100)))
+    if (tty && (count == 1 ||
+                Clock::now() - last_draw > std::chrono::milliseconds(100)))
       draw();
     return true;
   }
 };
 
-std::unique_ptr<Cursor> ProgressValue::cursor(Interpreter& in, diag::Span loop) {
+std::unique_ptr<Cursor> ProgressValue::cursor(Interpreter& in,
+                                              diag::Span loop) {
   auto c = std::make_unique<ProgressCursor>();
   if (auto* it = dynamic_cast<IterableObject*>(inner.obj.get()))
     c->inner = it->cursor(in, loop);

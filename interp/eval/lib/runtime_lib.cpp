@@ -28,8 +28,7 @@ RuntimeFn find_runtime(std::string_view name) {
 
 const types::Type& BuiltinCall::arg_type(size_t i) const {
   static const types::Type kError;
-  if (i < exprs.size() && exprs[i])
-    return in.program().type_of(exprs[i]);
+  if (i < exprs.size() && exprs[i]) return in.program().type_of(exprs[i]);
   return kError;
 }
 
@@ -42,8 +41,9 @@ double BuiltinCall::number(size_t i, double dflt) const {
   if (!has(i)) return dflt;
   const Value& v = args[i];
   if (!v.is_number() && v.kind != Value::Kind::Tensor)
-    fail("ValueError", std::string(op.name) + ": `" + op.params[i].name +
-                           "` must be a number");
+    fail("ValueError",
+         std::string(op.name) + ": `" + op.params[i].name +
+             "` must be a number");
   return v.number();
 }
 

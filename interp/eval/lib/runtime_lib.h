@@ -25,8 +25,8 @@ struct BuiltinCall {
   const check::ExprInfo* info = nullptr;  // the call's checked info
   std::vector<Value> args;                // by param; Unit when absent
   std::vector<bool> given;
-  std::vector<const ast::Expr*> exprs;    // by param; null when absent
-  std::vector<Value> extras;              // extra positional arguments
+  std::vector<const ast::Expr*> exprs;        // by param; null when absent
+  std::vector<Value> extras;                  // extra positional arguments
   std::vector<const ast::Expr*> extra_exprs;  // theirs (null as values)
   std::vector<std::pair<std::string, Value>> keywords;  // extra keywords
 

@@ -82,8 +82,10 @@ struct Quantiles {
       double u = (k + 0.5) / kQ, lo = -8, hi = 8;
       for (int it = 0; it < 80; ++it) {  // bisection on Phi(x) = u
         double mid = 0.5 * (lo + hi);
-        if (0.5 * std::erfc(-mid / std::sqrt(2.0)) < u) lo = mid;
-        else hi = mid;
+        if (0.5 * std::erfc(-mid / std::sqrt(2.0)) < u)
+          lo = mid;
+        else
+          hi = mid;
       }
       z[k] = static_cast<float>(0.5 * (lo + hi));
     }
@@ -130,7 +132,8 @@ void make_item(uint64_t key, int64_t i, float* img, int64_t* label) {
     for (int x = 0; x < kSide; ++x) {
       int tx = x - dx;
       float v = row[x];
-      if (ty >= 0 && ty < kSide && tx >= 0 && tx < kSide) v += t[ty * kSide + tx];
+      if (ty >= 0 && ty < kSide && tx >= 0 && tx < kSide)
+        v += t[ty * kSide + tx];
       row[x] = std::min(1.0f, std::max(0.0f, v));
     }
   }
@@ -139,27 +142,33 @@ void make_item(uint64_t key, int64_t i, float* img, int64_t* label) {
 }  // namespace
 
 std::shared_ptr<TensorStore> make_synthetic_digits(
-    const types::RecordInfo& r, const std::map<std::string, int64_t>& dims,
-    int64_t n, uint64_t seed) {
+    const types::RecordInfo& r,
+    const std::map<std::string, int64_t>& dims,
+    int64_t n,
+    uint64_t seed) {
   if (n < 0)
-    throw DataError("ValueError", "synthetic_digits needs a count of 0 or "
-                                  "more, not " + std::to_string(n));
+    throw DataError("ValueError",
+                    "synthetic_digits needs a count of 0 or "
+                    "more, not " +
+                        std::to_string(n));
   if (n > (int64_t{1} << 31))
-    throw DataError("ValueError", "synthetic_digits: " + std::to_string(n) +
-                                      " items is too many to hold in memory");
+    throw DataError("ValueError",
+                    "synthetic_digits: " + std::to_string(n) +
+                        " items is too many to hold in memory");
   const types::FieldInfo* img = nullptr;
   const types::FieldInfo* label = nullptr;
   for (const types::FieldInfo& f : r.fields) {
     if (!f.type.is_tensor()) continue;
-    if (types::is_float(f.type.dtype) && !img) img = &f;
+    if (types::is_float(f.type.dtype) && !img)
+      img = &f;
     else if (f.type.dtype == types::DType::I64 && f.type.rank() == 0 && !label)
       label = &f;
     else
       throw DataError("ShapeError",
                       "synthetic_digits needs " + r.name +
                           " to have one float field of 784 values and one "
-                          "0-d i64 field, but `" + f.name + "` is " +
-                          f.type.str());
+                          "0-d i64 field, but `" +
+                          f.name + "` is " + f.type.str());
   }
   if (!img || !label)
     throw DataError("ShapeError",
@@ -168,10 +177,11 @@ std::shared_ptr<TensorStore> make_synthetic_digits(
                         "i64 field");
   ops::Shape ishape = field_shape(*img, dims);
   if (ops::numel_of(ishape) != kPixels ||
-      std::any_of(ishape.begin(), ishape.end(), [](int64_t d) { return d < 0; }))
-    throw DataError("ShapeError", "synthetic_digits needs field `" + img->name +
-                                      "` to hold 784 values, not " +
-                                      img->type.str());
+      std::any_of(
+          ishape.begin(), ishape.end(), [](int64_t d) { return d < 0; }))
+    throw DataError("ShapeError",
+                    "synthetic_digits needs field `" + img->name +
+                        "` to hold 784 values, not " + img->type.str());
   ops::Shape full = ishape;
   full.insert(full.begin(), n);
   ops::Tensor x = ops::Tensor::empty(full, types::DType::F32);
@@ -182,9 +192,11 @@ std::shared_ptr<TensorStore> make_synthetic_digits(
   float* xp = x.data<float>();
   int64_t* yp = y.data<int64_t>();
   unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  int64_t threads = std::min<int64_t>({static_cast<int64_t>(hw), 16, n / 2048 + 1});
+  int64_t threads =
+      std::min<int64_t>({static_cast<int64_t>(hw), 16, n / 2048 + 1});
   auto work = [&](int64_t lo, int64_t hi) {
-    for (int64_t i = lo; i < hi; ++i) make_item(key, i, xp + i * kPixels, yp + i);
+    for (int64_t i = lo; i < hi; ++i)
+      make_item(key, i, xp + i * kPixels, yp + i);
   };
   std::vector<std::thread> pool;
   int64_t per = (n + threads - 1) / std::max<int64_t>(threads, 1);
@@ -193,7 +205,8 @@ std::shared_ptr<TensorStore> make_synthetic_digits(
   work(0, std::min(n, per));
   for (auto& th : pool) th.join();
 
-  std::string source = "synthetic_digits(" + r.name + ", " + std::to_string(n) + ")";
+  std::string source =
+      "synthetic_digits(" + r.name + ", " + std::to_string(n) + ")";
   if (img->type.dtype != types::DType::F32) {
     std::map<std::string, RawArray> cols;
     cols[img->name] = raw_from_tensor(x);
