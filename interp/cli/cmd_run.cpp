@@ -52,6 +52,14 @@ int cmd_run(const std::vector<std::string>& args) {
     std::cerr << file << ": error: no `fn " << entry << "()` to run\n";
     return kExitUsage;
   }
+  if (prog->devices().kind == "cuda") {
+    // The GPU backend is a separately built module (ops/no_cuda stubs here).
+    std::cerr << file
+              << ": error: the program asks for cuda devices, but this ss "
+                 "was built without the CUDA backend; run it on the CPU "
+                 "with --devices cpu or --devices 'cpu[0 1 2]'\n";
+    return kExitRuntime;
+  }
   // Several devices: worker processes run it (no mesh: spmd fns come later).
   if (prog->devices().count() > 1 && prog->devices().kind == "cpu" &&
       prog->mesh().empty()) {
