@@ -1,0 +1,50 @@
+#pragma once
+// The item checks and conversions of dataset.cpp shared by dataset_stream.cpp
+// and dataset_views.cpp. Not included outside interp/eval/lib/.
+
+#include <cstdint>
+#include <string>
+
+#include "interp/eval/lib/dataset.h"
+
+namespace ss::eval::dataset_detail {
+
+RawType raw_of(types::DType d);
+// The file's type name as the user knows it: "f32" for f4, "u8" for u1.
+std::string found_dtype(RawType t);
+std::string dims_str(const ops::Shape& s);
+std::string expected_str(const ops::Shape& fs, const types::FieldInfo& f);
+std::string where(int64_t item,
+                  const std::string& source,
+                  const std::string& field);
+std::string num_str(double v);
+std::string domain_str(const types::FieldInfo& f);
+// The first element of [t] outside f's domain, or -1.
+int64_t first_outside(const ops::Tensor& t,
+                      const types::FieldInfo& f,
+                      double& bad);
+// Whether a file's [t] may be converted to a field's [d].
+bool convertible(RawType t, types::DType d);
+// [n] elements of [t] at [src] converted to [d] at [dst]; the index of the
+// first int that does not fit [d], or -1.
+int64_t convert_elems(
+    RawType t, const uint8_t* src, types::DType d, void* dst, int64_t n);
+std::string wrong_dtype(int64_t item,
+                        const std::string& source,
+                        const types::FieldInfo& f,
+                        RawType t);
+std::string does_not_fit(int64_t item,
+                         const std::string& source,
+                         const types::FieldInfo& f,
+                         RawType t);
+void check_domain(const ops::Tensor& t,
+                  const types::FieldInfo& f,
+                  int64_t per_item,
+                  int64_t item0,
+                  const std::string& source);
+// A field's size-variable axis: -1 when it has none.
+int var_axis_of(const ops::Shape& fs,
+                const types::FieldInfo& f,
+                const std::string& source);
+
+}  // namespace ss::eval::dataset_detail

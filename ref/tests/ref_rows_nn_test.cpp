@@ -1,0 +1,227 @@
+// Reference rows of the nn ops (ref_table.h).
+#include <catch2/catch.hpp>
+
+#include "ref/tests/ref_table.h"
+
+namespace ref_table {
+
+void nn_rows(std::vector<Row>& rows) {
+  auto ce = [&](std::string label, Tensor logits, Tensor label_t, double rtol) {
+    rows.push_back(
+        {"cross_entropy",
+         "cross_entropy " + label,
+         rtol,
+         {logits, label_t},
+         one([](const Ts& in) {
+           return FakeFwd("cross_entropy")
+               .t("logits", in[0])
+               .t("label", in[1])
+               .run1();
+         }),
+         one([](const Ts& in) { return ref::cross_entropy(in[0], in[1]); })});
+  };
+  ce("[4 5]", R({4, 5}, 700, -3, 3), Ri({4}, 701, 0, 4), kBig);
+  ce("[b n C]", R({2, 3, 5}, 702, -3, 3), Ri({2, 3}, 703, 0, 4), kBig);
+  ce("[64 1000]", R({64, 1000}, 704, -3, 3), Ri({64}, 705, 0, 999), kBig);
+  {
+    // Probabilities: rows of a softmax.
+    Tensor p = ref::softmax(R({3, 4}, 706, -2, 2), 1);
+    ce("probabilities", R({3, 4}, 707, -3, 3), p, kBig);
+  }
+  rows.push_back({"mse",
+                  "mse broadcast",
+                  kElem,
+                  {R({3, 4}, 708), R({4}, 709)},
+                  one([](const Ts& in) {
+                    return FakeFwd("mse").t("a", in[0]).t("b", in[1]).run1();
+                  }),
+                  one([](const Ts& in) { return ref::mse(in[0], in[1]); })});
+  // dropout: the keep mask is u >= p for u = rand on the Train stream.
+  for (double p : {0.3, 0.0, 1.0})
+    for (bool train : {true, false})
+      rows.push_back(
+          {"dropout",
+           "dropout p=" + std::to_string(p) + (train ? " train" : " eval"),
+           kElem,
+           {R({20, 30}, 710)},
+           one([p, train](const Ts& in) {
+             return FakeFwd("dropout")
+                 .t("x", in[0])
+                 .num("p", p)
+                 .mode("mode", train, RandomStream{55, 9, 4})
+                 .run1();
+           }),
+           one([p, train](const Ts& in) {
+             if (!train)
+               return ref::dropout(
+                   in[0], ref::ones_like(ref::isnan(in[0])), 0.0);
+             Tensor u = ref::rand(in[0].shape(), DType::F32, 55, 9, 4);
+             return ref::dropout(
+                 in[0], ref::ge(u, Tensor::scalar(p, DType::F64)), p);
+           })});
+  // batch_norm: y and the running stats after the call.
+  for (auto [label, shape, train] :
+       {std::tuple{"train [6 3]", Shape{6, 3}, true},
+        std::tuple{"train [2 3 4 5]", Shape{2, 3, 4, 5}, true},
+        std::tuple{"eval [2 3 4]", Shape{2, 3, 4}, false}}) {
+    rows.push_back({"batch_norm",
+                    std::string("batch_norm ") + label,
+                    kBig,
+                    {R(shape, 711, -2, 3),
+                     R({3}, 712, 0.5, 1.5),
+                     R({3}, 713),
+                     R({3}, 714),
+                     R({3}, 715, 0.5, 2)},
+                    [train = train](const Ts& in) {
+                      Model bn = {{"g", in[1]},
+                                  {"b", in[2]},
+                                  {"running_mean", in[3]},
+                                  {"running_var", in[4]}};
+                      Tensor y = FakeFwd("batch_norm")
+                                     .t("x", in[0])
+                                     .model("bn", &bn)
+                                     .mode("mode", train)
+                                     .run1();
+                      return Ts{y, bn["running_mean"], bn["running_var"]};
+                    },
+                    [train = train](const Ts& in) {
+                      auto r = ref::batch_norm(
+                          in[0], in[1], in[2], in[3], in[4], train);
+                      return Ts{r.y, r.running_mean, r.running_var};
+                    }});
+  }
+  struct LN {
+    const char* label;
+    Shape x;
+    std::vector<int> over;
+    Shape g;  // empty: no affine
+  };
+  const LN lns[] = {
+      {"over 1", {4, 6}, {1}, {}},
+      {"over -1 affine", {4, 6}, {-1}, {6}},
+      {"over 0 affine", {4, 6}, {0}, {4}},
+      {"over 1 2 affine", {2, 3, 4}, {1, 2}, {3, 4}},
+      {"over 2 1 affine", {2, 3, 4}, {2, 1}, {4, 3}},
+      {"all axes", {3, 5}, {}, {}},
+      {"[4 4096] over 1", {4, 4096}, {1}, {}},
+  };
+  uint64_t seed = 720;
+  for (const LN& ln : lns) {
+    Ts in = {R(ln.x, seed++, -2, 3)};
+    bool affine = !ln.g.empty();
+    if (affine) {
+      in.push_back(R(ln.g, seed++, 0.5, 1.5));
+      in.push_back(R(ln.g, seed++));
+    }
+    std::vector<int> over = ln.over;
+    rows.push_back({"layer_norm",
+                    std::string("layer_norm ") + ln.label,
+                    kBig,
+                    in,
+                    one([over, affine](const Ts& in) {
+                      FakeFwd f("layer_norm");
+                      f.t("x", in[0]);
+                      if (!over.empty()) f.over(over);
+                      Model m;
+                      if (affine) {
+                        m = {{"g", in[1]}, {"b", in[2]}};
+                        f.model("affine", &m);
+                      }
+                      return f.run1();
+                    }),
+                    one([over, affine](const Ts& in) {
+                      if (!affine) return ref::layer_norm(in[0], over);
+                      return ref::layer_norm(in[0], over, 1e-5, in[1], in[2]);
+                    })});
+    rows.push_back(
+        {"rms_norm",
+         std::string("rms_norm ") + ln.label,
+         kBig,
+         {in[0]},
+         one([over](const Ts& in) {
+           FakeFwd f("rms_norm");
+           f.t("x", in[0]);
+           if (!over.empty()) f.over(over);
+           return f.run1();
+         }),
+         one([over](const Ts& in) { return ref::rms_norm(in[0], over); })});
+  }
+  rows.push_back(
+      {"layer_norm",
+       "layer_norm eps=0.1",
+       kBig,
+       {R({3, 4}, 740)},
+       one([](const Ts& in) {
+         return FakeFwd("layer_norm")
+             .t("x", in[0])
+             .over({1})
+             .num("eps", 0.1)
+             .run1();
+       }),
+       one([](const Ts& in) { return ref::layer_norm(in[0], {1}, 0.1); })});
+  rows.push_back(
+      {"rms_norm",
+       "rms_norm eps=0.1",
+       kBig,
+       {R({3, 4}, 741)},
+       one([](const Ts& in) {
+         return FakeFwd("rms_norm")
+             .t("x", in[0])
+             .over({1})
+             .num("eps", 0.1)
+             .run1();
+       }),
+       one([](const Ts& in) { return ref::rms_norm(in[0], {1}, 0.1); })});
+  rows.push_back(
+      {"embedding",
+       "embedding",
+       kElem,
+       {R({7, 4}, 742), Ri({2, 3}, 743, 0, 6)},
+       one([](const Ts& in) {
+         return FakeFwd("embedding").t("table", in[0]).t("ids", in[1]).run1();
+       }),
+       one([](const Ts& in) { return ref::embedding(in[0], in[1]); })});
+  for (auto [label, xs, ks, stride, padding] :
+       {std::tuple{"3x3", Shape{2, 3, 7, 6}, Shape{4, 3, 3, 3}, 1, 0},
+        std::tuple{
+            "stride 2 padding 1", Shape{2, 3, 7, 6}, Shape{4, 3, 3, 3}, 2, 1},
+        std::tuple{"2x1 padding 2", Shape{1, 2, 4, 5}, Shape{3, 2, 2, 1}, 1, 2},
+        std::tuple{
+            "16 channels 5x5", Shape{1, 16, 9, 9}, Shape{2, 16, 5, 5}, 2, 2}})
+    rows.push_back({"conv2d",
+                    std::string("conv2d ") + label,
+                    kElem,
+                    {R(xs, 744), R(ks, 745)},
+                    one([stride = stride, padding = padding](const Ts& in) {
+                      return FakeFwd("conv2d")
+                          .t("x", in[0])
+                          .t("k", in[1])
+                          .integer("stride", stride)
+                          .integer("padding", padding)
+                          .run1();
+                    }),
+                    one([stride = stride, padding = padding](const Ts& in) {
+                      return ref::conv2d(in[0], in[1], stride, padding);
+                    })});
+  for (auto [op, f] : {std::make_pair("max_pool2d", ref::max_pool2d),
+                       std::make_pair("avg_pool2d", ref::avg_pool2d)})
+    for (int k : {2, 3})
+      rows.push_back({op,
+                      std::string(op) + " k=" + std::to_string(k),
+                      kElem,
+                      {R({2, 3, 7, 8}, 746)},
+                      one([op = op, k](const Ts& in) {
+                        return FakeFwd(op).t("x", in[0]).integer("k", k).run1();
+                      }),
+                      one([f = f, k](const Ts& in) { return f(in[0], k); })});
+  rows.push_back({"stop_grad",
+                  "stop_grad",
+                  kElem,
+                  {R({2, 3}, 747)},
+                  one([](const Ts& in) {
+                    return FakeFwd("stop_grad").t("x", in[0]).run1();
+                  }),
+                  one([](const Ts& in) { return ref::stop_grad(in[0]); })});
+}
+
+}  // namespace ref_table
