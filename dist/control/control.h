@@ -173,6 +173,9 @@ class WorkerPool {
   void stop();
 
   int world() const;
+  /// Request messages sent to the workers so far (each call_all counts
+  /// one per worker; shutdown is not counted).
+  uint64_t messages_sent() const;
   const std::string& job()
       const;  // the prefix of every /dev/shm name of this pool
   std::vector<int> pids() const;  // the workers' pids, by rank

@@ -62,6 +62,7 @@ struct WorkerPool::Impl {
   std::unique_ptr<OutputForwarder> fwd;
   pid_t pgid = 0;
   uint64_t next_id = 1;
+  uint64_t sent = 0;  // request messages handed to the workers' queues
   bool running = false;
   bool cleaned = false;
   std::exception_ptr failure;
@@ -302,7 +303,10 @@ struct WorkerPool::Impl {
     while (true) {
       if (!p.alive) fail_dead(rank, false);
       QResult r = q_try_send(*p.to, data, n);
-      if (r == QResult::Ok) return;
+      if (r == QResult::Ok) {
+        ++sent;
+        return;
+      }
       // Full (the worker is behind) or its lock timed out (did it die
       // holding it?): look at the workers, wait a little, retry.
       check_events(false);
@@ -628,6 +632,10 @@ void WorkerPool::stop() {
   } catch (...) {
   }
   I.cleanup();
+}
+
+uint64_t WorkerPool::messages_sent() const {
+  return impl_->sent;
 }
 
 int WorkerPool::world() const {

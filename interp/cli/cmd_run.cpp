@@ -74,7 +74,7 @@ int cmd_run(const std::vector<std::string>& args) {
     run_args.push_back(entry);
     run_args.push_back("--");
     run_args.insert(run_args.end(), program_args.begin(), program_args.end());
-    return run_on_devices(run_args, *prog);
+    return run_on_devices(run_args, *prog, sm, program_args, entry);
   }
   try {
     eval::Interpreter in(*prog, sm, std::cout);

@@ -1,15 +1,22 @@
-// `ss run` on several devices (`cpu[0 1 2]`): the controller starts one
-// `ss worker` process per device; each worker checks the same program and
-// runs it as its rank with real Gloo collectives on loopback
-// (interp/eval/devices.cpp), host effects on rank 0, whose output is the
-// program's. A worker that dies stops the run with a WorkerError (exit 3).
+// `ss run` on several devices (`cpu[0 1 2]`, devices.md items 2, 6, 8, 11).
 //
-// This first multi-process form runs every fn on every worker (data
-// parallel by construction: batches split, reductions all-reduced,
-// gradients summed); moving controller fns into the `ss` process with
-// workers serving calls (devices.md's placement at run time) comes next.
+// The controller (this process) runs `main` and every controller and
+// anywhere fn itself, in an Interpreter without a DeviceContext: prints,
+// sinks, files and progress bars happen here, once. It starts one `ss
+// worker` per device; each checks the same program once (kInit), joins
+// the Gloo group and keeps one Interpreter with its DeviceContext. A call
+// of a worker fn from a controller frame is one kCall message to every
+// worker: the fn's name, the call site and the arguments (interp/eval/
+// wire.h: models and optimizer states as handles, sent whole the first
+// time). Each worker runs Interpreter::call (which splits the batch-axis
+// arguments and joins a batch-axis result) and rank 0 answers with the
+// result. A model or optimizer passed as `mut` is then newer on the
+// workers: reading it here (m.w1, opt.step, save, printing) copies it from
+// rank 0 first (kFetch, one message). A worker that dies stops the run
+// with a WorkerError (exit 3).
+#include <chrono>
+#include <cstdlib>
 #include <iostream>
-#include <sstream>
 #include <streambuf>
 
 #include "dist/comm/gloo_comm.h"
@@ -18,84 +25,302 @@
 #include "interp/cli/commands.h"
 #include "interp/eval/devices.h"
 #include "interp/eval/interpreter.h"
+#include "interp/eval/wire.h"
 #include "ops/cpu/cpu_backend.h"
 
 namespace ss::cli {
 
 namespace {
 
-constexpr uint32_t kRunProgram = 100;
+using eval::wire::Codec;
+using eval::wire::Reader;
+using eval::wire::Writer;
+
+constexpr uint32_t kInit = 101;   // check the program, join the group
+constexpr uint32_t kCall = 102;   // call a worker fn
+constexpr uint32_t kFetch = 103;  // rank 0: a store's tensors / state
+
+// A reply's first byte.
+constexpr uint8_t kOk = 0, kRuntime = 1, kFailed = 2;
 
 struct NullBuf : std::streambuf {
   int overflow(int c) override { return c; }
 };
 
-// Runs the program as this worker's rank. Other message kinds go to the
-// test handler (dist/control's tests drive `ss worker` with them).
+std::string where(const diag::SourceMap& sm, diag::Span site) {
+  if (site.file >= sm.size()) return "?";
+  diag::LineCol lc = sm.line_col(site.file, site.begin);
+  return sm.file(site.file).path + ":" + std::to_string(lc.line) + ":" +
+         std::to_string(lc.column);
+}
+
+void write_span(Writer& w, diag::Span s) {
+  w.u32(s.file);
+  w.u32(s.begin);
+  w.u32(s.end);
+}
+
+diag::Span read_span(Reader& r) {
+  diag::Span s;
+  s.file = r.u32();
+  s.begin = r.u32();
+  s.end = r.u32();
+  return s;
+}
+
+// Serves the controller's calls. Other message kinds go to the test
+// handler (dist/control's tests drive `ss worker` with them).
 class ProgramHandler : public dist::Handler {
  public:
   explicit ProgramHandler(const dist::WorkerArgs& a)
-      : args_(a), echo_(dist::make_echo_handler(a)) {}
+      : args_(a), echo_(dist::make_echo_handler(a)), null_(&nb_) {}
 
   dist::Message handle(const dist::Message& m) override {
-    if (m.kind != kRunProgram) return echo_->handle(m);
     dist::Message reply{m.kind, m.id, {}};
-    // extra: FILE [-D N=S]... [--devices SPEC] [--entry E] [-- ARGS]
-    std::string file, entry = "main";
-    std::vector<std::string> program_args;
+    if (m.kind == kInit) {
+      reply.payload = init();
+      return reply;
+    }
+    if (m.kind != kCall && m.kind != kFetch) return echo_->handle(m);
+    if (!in_) throw std::runtime_error("the worker was not started");
+    Writer w;
+    try {
+      Reader r(m.payload);
+      if (m.kind == kFetch)
+        fetch(r, w);
+      else
+        call(r, w);
+    } catch (const eval::RuntimeError& e) {
+      w.buf.clear();
+      w.u8(kRuntime);
+      w.str(e.kind());
+      w.str(e.message());
+      write_span(w, e.span());
+      w.u32(static_cast<uint32_t>(e.stack().size()));
+      for (const eval::StackEntry& s : e.stack()) {
+        w.str(s.fn);
+        write_span(w, s.site);
+      }
+      w.u32(static_cast<uint32_t>(e.notes().size()));
+      for (const std::string& n : e.notes()) w.str(n);
+    } catch (const std::exception& e) {
+      w.buf.clear();
+      w.u8(kFailed);
+      w.str(e.what());
+    }
+    reply.payload = std::move(w.buf);
+    return reply;
+  }
+
+ private:
+  // extra: FILE [-D N=S]... [--devices SPEC] [--entry E] [-- ARGS]
+  std::string init() {
+    std::string file;
     check::Options opts;
     const auto& x = args_.extra;
     for (size_t i = 0; i < x.size(); ++i) {
-      if (x[i] == "--") {
-        program_args.assign(x.begin() + i + 1, x.end());
-        break;
-      }
+      if (x[i] == "--") break;
       if (x[i] == "--entry" && i + 1 < x.size()) {
-        entry = x[++i];
+        ++i;
       } else if (program_option("worker", x, i, opts) ==
                  ProgramOption::NotMine) {
         file = x[i];
       }
     }
-    diag::SourceMap sm;
     diag::Diagnostics diags;
-    auto prog = check::check_file(file, sm, diags, opts);
-    if (!prog) {
-      reply.payload = "static\n" + diag::render_terminal(diags, sm);
-      return reply;
-    }
-    NullBuf nb;
-    std::ostream null(&nb);
+    prog_ = check::check_file(file, sm_, diags, opts);
+    if (!prog_) return "static\n" + diag::render_terminal(diags, sm_);
     // N workers share the machine's cores: one BLAS thread each, unless the
     // user chose (OPENBLAS_NUM_THREADS); spinning BLAS threads of several
     // processes on few cores cost more than they give.
     if (!std::getenv("OPENBLAS_NUM_THREADS")) ops::set_cpu_threads(1);
-    try {
-      dist::GlooComm comm(args_.rank, args_.world, args_.store);
-      eval::DeviceContext d;
-      d.rank = args_.rank;
-      d.world = args_.world;
-      d.comm = &comm;
-      d.on_step = [](const std::string& fn, const std::string& where) {
-        dist::worker_set_status("running `" + fn + "` at " + where);
-      };
-      eval::Interpreter in(*prog, sm, args_.rank == 0 ? std::cout : null);
-      in.set_devices(&d);
-      dist::worker_set_status("running `" + entry + "`");
-      in.run_main(program_args, entry);
-      std::cout.flush();
-    } catch (const eval::RuntimeError& e) {
-      std::cout.flush();
-      reply.payload = "runtime\n" + eval::render_runtime_error(e, sm);
-    } catch (const std::exception& e) {
-      reply.payload = "worker\n" + std::string(e.what()) + "\n";
-    }
-    return reply;
+    comm_ =
+        std::make_unique<dist::GlooComm>(args_.rank, args_.world, args_.store);
+    d_.rank = args_.rank;
+    d_.world = args_.world;
+    d_.comm = comm_.get();
+    d_.on_step = [](const std::string& fn, const std::string& at) {
+      dist::worker_set_status("running `" + fn + "` at " + at);
+    };
+    in_ = std::make_unique<eval::Interpreter>(*prog_, sm_, null_);
+    in_->set_devices(&d_);
+    codec_ = std::make_unique<Codec>(Codec::Side::Worker, *prog_);
+    return "";
   }
 
- private:
+  void call(Reader& r, Writer& w) {
+    std::string name = r.str();
+    diag::Span site = read_span(r);
+    const check::FnInfo* fn = prog_->fn(name);
+    if (!fn) throw std::runtime_error("the program has no fn `" + name + "`");
+    dist::worker_set_status("running `" + name + "` at " + where(sm_, site));
+    std::vector<eval::Value> args;
+    for (uint32_t n = r.u32(), i = 0; i < n; ++i)
+      args.push_back(codec_->read(r));
+    eval::Value v = in_->call(*fn, std::move(args), site);
+    w.u8(kOk);
+    // Every worker has the same result: the first one's is the call's.
+    if (args_.rank == 0) codec_->write(w, v);
+  }
+
+  void fetch(Reader& r, Writer& w) {
+    uint8_t what = r.u8();
+    uint64_t id = r.u64();
+    w.u8(kOk);
+    if (what == 'm') {
+      auto s = codec_->model(id);
+      if (!s) throw std::runtime_error("no model " + std::to_string(id));
+      Codec::write_tensors(w, *s);
+    } else {
+      auto o = codec_->optim(id);
+      if (!o) throw std::runtime_error("no optimizer " + std::to_string(id));
+      Codec::write_optim_state(w, *o);
+    }
+  }
+
   dist::WorkerArgs args_;
   std::unique_ptr<dist::Handler> echo_;
+  NullBuf nb_;
+  std::ostream null_;
+  diag::SourceMap sm_;
+  std::unique_ptr<check::Program> prog_;
+  std::unique_ptr<dist::GlooComm> comm_;
+  eval::DeviceContext d_;
+  std::unique_ptr<eval::Interpreter> in_;
+  std::unique_ptr<Codec> codec_;
+};
+
+// The controller's side of the calls.
+class Controller {
+ public:
+  Controller(dist::WorkerPool& pool,
+             const check::Program& prog,
+             const diag::SourceMap& sm,
+             eval::Interpreter& in)
+      : pool_(pool), sm_(sm), in_(in), codec_(Codec::Side::Controller, prog) {}
+
+  std::optional<eval::Value> call(const check::FnInfo& fn,
+                                  std::vector<eval::Value>& args,
+                                  diag::Span site) {
+    Writer w;
+    w.str(fn.name);
+    write_span(w, site);
+    w.u32(static_cast<uint32_t>(args.size()));
+    codec_.sent_models.clear();
+    codec_.sent_optims.clear();
+    // The stores of `mut` params: newer on the workers after the call.
+    std::vector<std::shared_ptr<eval::ModelStore>> models;
+    std::vector<std::shared_ptr<eval::OptimState>> optims;
+    for (size_t i = 0; i < args.size(); ++i) {
+      size_t m0 = codec_.sent_models.size(), o0 = codec_.sent_optims.size();
+      try {
+        codec_.write(w, args[i]);
+      } catch (const eval::wire::WireError& e) {
+        in_.fail("ValueError", site, e.what());
+      }
+      if (i < fn.params.size() && fn.params[i].mut) {
+        models.insert(models.end(),
+                      codec_.sent_models.begin() + m0,
+                      codec_.sent_models.end());
+        optims.insert(optims.end(),
+                      codec_.sent_optims.begin() + o0,
+                      codec_.sent_optims.end());
+      }
+    }
+    // Train modes entering device work: the controller counts the entry
+    // (language.md, Randomness); the workers received the count before it
+    // and count the same entry in their own call.
+    for (size_t i = 0; i < args.size() && i < fn.params.size(); ++i)
+      if (args[i].kind == eval::Value::Kind::Mode) {
+        auto* m = args[i].as<eval::ModeState>();
+        ++m->calls;
+        m->draws = 0;
+      }
+    ++calls_;
+    std::string what = "`" + fn.name + "` (" + where(sm_, site) + ")";
+    std::vector<dist::Message> replies =
+        pool_.call_all(dist::Message{kCall, 0, std::move(w.buf)}, what);
+    for (auto& s : models) s->remote_newer = true;
+    for (auto& o : optims) o->remote_newer = true;
+    for (size_t rank = 0; rank < replies.size(); ++rank) {
+      Reader r(replies[rank].payload);
+      uint8_t status = r.u8();
+      if (status == kOk) continue;
+      if (status == kRuntime) raise(r, static_cast<int>(rank));
+      throw std::runtime_error("worker " + std::to_string(rank) + " failed " +
+                               "while running " + what + ": " + r.str());
+    }
+    Reader r(replies[0].payload);
+    r.u8();
+    return codec_.read(r);
+  }
+
+  void fetch(eval::ModelStore& s) {
+    Writer w;
+    w.u8('m');
+    w.u64(s.remote_id);
+    std::string bytes = reply(w, "copying a model from the workers");
+    Reader r(bytes);
+    Codec::read_tensors(r, s);
+    s.remote_newer = false;
+  }
+
+  void fetch(eval::OptimState& o) {
+    Writer w;
+    w.u8('o');
+    w.u64(o.remote_id);
+    std::string bytes =
+        reply(w, "copying an optimizer's state from the workers");
+    Reader r(bytes);
+    Codec::read_optim_state(r, o);
+    o.remote_newer = false;
+  }
+
+  uint64_t calls() const { return calls_; }
+  uint64_t fetches() const { return fetches_; }
+
+ private:
+  std::string reply(Writer& w, const std::string& what) {
+    ++fetches_;
+    dist::Message m =
+        pool_.call(0, dist::Message{kFetch, 0, std::move(w.buf)}, what);
+    if (m.payload.empty() || m.payload[0] != kOk)
+      throw std::runtime_error(what + " failed");
+    return m.payload.substr(1);
+  }
+
+  // The worker's runtime error, raised here with the controller's stack
+  // before the worker's.
+  [[noreturn]] void raise(Reader& r, int rank) {
+    std::string kind = r.str();
+    std::string message = r.str();
+    diag::Span span = read_span(r);
+    eval::RuntimeError e(kind, message, span);
+    e.stack() = in_.stack();
+    for (uint32_t n = r.u32(), i = 0; i < n; ++i) {
+      eval::StackEntry s;
+      s.fn = r.str();
+      s.site = read_span(r);
+      e.stack().push_back(s);
+    }
+    for (uint32_t n = r.u32(), i = 0; i < n; ++i) e.notes().push_back(r.str());
+    e.notes().push_back("raised on worker " + std::to_string(rank) + " of " +
+                        std::to_string(pool_.world()));
+    throw e;
+  }
+
+  dist::WorkerPool& pool_;
+  const diag::SourceMap& sm_;
+  eval::Interpreter& in_;
+  Codec codec_;
+  uint64_t calls_ = 0, fetches_ = 0;
+};
+
+struct ResetHooks {
+  ~ResetHooks() {
+    eval::fetch_model_hook = nullptr;
+    eval::fetch_optim_hook = nullptr;
+  }
 };
 
 }  // namespace
@@ -107,19 +332,48 @@ void register_program_worker() {
 }
 
 int run_on_devices(const std::vector<std::string>& run_args,
-                   const check::Program& prog) {
+                   const check::Program& prog,
+                   const diag::SourceMap& sm,
+                   const std::vector<std::string>& program_args,
+                   const std::string& entry) {
   dist::LaunchOptions lo;
   lo.world = static_cast<int>(prog.devices().count());
   lo.extra_args = run_args;
-  lo.inherit_output_rank = 0;
-  // The whole run is one call: its length is the program's. A stuck
-  // collective is caught inside the workers by its own timeout (Gloo's),
-  // which stops that worker's run with an error.
+  // A call's length is its fn's: a stuck collective is caught inside the
+  // workers by its own timeout (Gloo's), which fails that worker's call.
   lo.call_timeout = std::chrono::hours(24 * 365);
-  std::vector<dist::Message> replies;
+  const bool stats = std::getenv("SHAPESCRIPT_CONTROL_STATS") != nullptr;
+  int rc = kExitOk;
   try {
     auto pool = dist::WorkerPool::start(lo);
-    replies = pool->call_all(dist::Message{kRunProgram, 1, {}}, "main");
+    std::vector<dist::Message> ready =
+        pool->call_all(dist::Message{kInit, 0, {}}, "starting the workers");
+    for (const dist::Message& m : ready)
+      if (!m.payload.empty()) {
+        std::cerr << m.payload.substr(m.payload.find('\n') + 1);
+        return kExitStatic;
+      }
+    eval::Interpreter in(prog, sm, std::cout);
+    Controller c(*pool, prog, sm, in);
+    ResetHooks reset;
+    eval::fetch_model_hook = [&c](eval::ModelStore& s) { c.fetch(s); };
+    eval::fetch_optim_hook = [&c](eval::OptimState& o) { c.fetch(o); };
+    in.set_remote_call(
+        [&c](const check::FnInfo& fn,
+             std::vector<eval::Value>& args,
+             diag::Span site) { return c.call(fn, args, site); });
+    try {
+      in.run_main(program_args, entry);
+    } catch (const eval::RuntimeError& e) {
+      std::cout.flush();
+      std::cerr << eval::render_runtime_error(e, sm);
+      rc = kExitRuntime;
+    }
+    std::cout.flush();
+    if (stats)
+      std::cerr << "control: " << c.calls() << " calls, "
+                << pool->messages_sent() << " messages to " << pool->world()
+                << " workers, " << c.fetches() << " fetches\n";
     pool->stop();
   } catch (const dist::WorkerError& e) {
     std::cout.flush();
@@ -127,21 +381,11 @@ int run_on_devices(const std::vector<std::string>& run_args,
     if (!e.stderr_tail.empty()) std::cerr << e.stderr_tail << "\n";
     return kExitWorker;
   } catch (const std::exception& e) {
+    std::cout.flush();
     std::cerr << "error: WorkerError: " << e.what() << "\n";
     return kExitWorker;
   }
-  // Rank 0's error is the program's; another rank's means a worker failed.
-  for (size_t r = 0; r < replies.size(); ++r) {
-    const std::string& p = replies[r].payload;
-    if (p.empty()) continue;
-    size_t nl = p.find('\n');
-    std::string kind = p.substr(0, nl);
-    std::cerr << p.substr(nl + 1);
-    if (kind == "static") return kExitStatic;
-    if (kind == "runtime") return kExitRuntime;
-    return kExitWorker;
-  }
-  return kExitOk;
+  return rc;
 }
 
 }  // namespace ss::cli

@@ -19,8 +19,13 @@ constexpr int kExitUsage = 64;
 int cmd_check(const std::vector<std::string>& args);
 int cmd_run(const std::vector<std::string>& args);
 /// `ss run` on a device list of several: worker processes (cmd_run_devices).
+/// The controller runs [entry] here and sends each call of a worker fn
+/// to the workers; [run_args] go to every `ss worker` (program, options).
 int run_on_devices(const std::vector<std::string>& run_args,
-                   const check::Program& prog);
+                   const check::Program& prog,
+                   const diag::SourceMap& sm,
+                   const std::vector<std::string>& program_args,
+                   const std::string& entry);
 /// Makes `ss worker` run programs (call before dist::worker_entry).
 void register_program_worker();
 int cmd_conformance(const std::vector<std::string>& args);

@@ -2,8 +2,9 @@
 // Runs a program's main on N ranks in this process, one thread each, over
 // real Gloo collectives on loopback (or in-process ones): every rank runs
 // the program with its DeviceContext, host effects happen on rank 0. It is
-// the engine's test bed (N devices compute what one does) until
-// `ss run --devices cpu[...]` starts worker processes (devices.md).
+// the engine's test bed (N devices compute what one does); `ss run
+// --devices cpu[...]` runs main in the controller and worker fns in worker
+// processes (interp/cli/cmd_run_devices.cpp).
 
 #include <iosfwd>
 #include <optional>

@@ -288,6 +288,7 @@ Value Interpreter::eval_field(const ast::Expr& e, Frame& f) {
     }
     case VK::Optim: {
       auto* o = base.as<OptimState>();
+      sync(*o);
       if (e.name == "step") return Value::integer(o->step);
       if (e.name == "lr") return Value::floating(o->lr);
       break;

@@ -158,6 +158,9 @@ Value Interpreter::call(const check::FnInfo& fn,
                         std::vector<Value> args,
                         diag::Span site) {
   if (fn.decl->is_extern) return call_extern(fn, std::move(args), site);
+  if (remote_call_ && on_workers(fn) &&
+      (frames_.empty() || !on_workers(*frames_.back()->fn)))
+    if (std::optional<Value> r = remote_call_(fn, args, site)) return *r;
   // On several devices a call from the controller into the workers splits
   // its batch-axis arguments (each rank keeps its share) and joins a
   // batch-axis result in order (devices.md items 3 and 6).

@@ -4,9 +4,11 @@
 // (ops/defs, written with ops/api.h) and every other builtin to its
 // runtime implementation (interp/eval/lib/).
 
+#include <functional>
 #include <iosfwd>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -128,6 +130,15 @@ class Interpreter {
     return devices_;
   }
 
+  /// Several devices, in the controller (cmd_run_devices): a call of a
+  /// worker fn from a controller frame goes to the workers instead, and
+  /// its value is the first worker's result (nullopt: run it here).
+  using RemoteCall = std::function<std::optional<Value>(
+      const check::FnInfo&, std::vector<Value>&, diag::Span)>;
+  void set_remote_call(RemoteCall f) { remote_call_ = std::move(f); }
+  /// The `.ss` stack of the running calls (most recent last).
+  const std::vector<StackEntry>& stack() const { return stack_; }
+
  private:
   const check::Program& prog_;
   const diag::SourceMap& sm_;
@@ -138,6 +149,7 @@ class Interpreter {
   volatile int* interrupt_ = nullptr;
   struct DeviceContext* devices_ = nullptr;
   bool splitting_ = false;  // inside the entry call that split its args
+  RemoteCall remote_call_;
 };
 
 }  // namespace ss::eval

@@ -17,7 +17,19 @@ std::vector<std::string> ModelRef::paths(bool params_only) const {
   return out;
 }
 
+std::function<void(ModelStore&)> fetch_model_hook;
+std::function<void(OptimState&)> fetch_optim_hook;
+
+void sync(ModelStore& s) {
+  if (s.remote_newer && fetch_model_hook) fetch_model_hook(s);
+}
+
+void sync(OptimState& o) {
+  if (o.remote_newer && fetch_optim_hook) fetch_optim_hook(o);
+}
+
 ops::Tensor ModelRef::get(const std::string& path) const {
+  sync(*store);
   ops::Tensor t = store->tensors.at(prefix + path);
   for (int64_t i : index) t = ops::take_one(t, i, 0);
   return t;
@@ -47,6 +59,9 @@ ops::Tensor put_path(const ops::Tensor& x,
 }  // namespace
 
 void ModelRef::set(const std::string& path, const ops::Tensor& t) {
+  // Changed here: the workers' copy (if any) is stale, send it whole again.
+  sync(*store);
+  store->remote_id = 0;
   ops::Tensor& slot = store->tensors.at(prefix + path);
   slot = index.empty() ? t : put_path(slot, index, 0, t);
 }

@@ -3,6 +3,7 @@
 // record and logs values. Datasets, batches and sinks live in
 // interp/eval/lib/ (data.h, output.h).
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -24,6 +25,11 @@ struct ModelStore {
   std::map<std::string, ops::Tensor> tensors;
   std::vector<std::string> order;  // paths in declaration order
   std::map<std::string, bool> is_buffer;
+  /// Several devices, in the controller: the id the workers hold this
+  /// store under (0: not sent, or changed here since), and whether their
+  /// copy is newer than these tensors (sync() copies it back).
+  uint64_t remote_id = 0;
+  bool remote_newer = false;
 };
 
 /// A model value (or a sub-model, or one of a stack): a store, the path
@@ -53,7 +59,20 @@ struct OptimState : Object {
   int64_t step = 0;
   /// SGD: "momentum_buffer"; AdamW: "exp_avg", "exp_avg_sq"; by param path.
   std::map<std::string, std::map<std::string, ops::Tensor>> state;
+  /// As ModelStore's: several devices, in the controller.
+  uint64_t remote_id = 0;
+  bool remote_newer = false;
 };
+
+/// Set by the controller of a run on several devices (cmd_run_devices):
+/// copies a store's tensors (an optimizer's step and state) back from the
+/// first worker. sync() calls it when the workers' copy is newer; every
+/// read of a model's tensors or an optimizer's state in the controller
+/// goes through sync().
+extern std::function<void(ModelStore&)> fetch_model_hook;
+extern std::function<void(OptimState&)> fetch_optim_hook;
+void sync(ModelStore& s);
+void sync(OptimState& o);
 
 /// Train(seed=s) or Eval. Draws are keyed by (seed, the count of calls into
 /// device functions that received this value, the draw's ordinal in that

@@ -155,7 +155,8 @@ Value save(BuiltinCall& c) {
   if (c.has(2)) {
     if (c.arg(2).kind != VK::Optim)
       c.fail("ValueError", "save's opt= is an optimizer");
-    const auto* o = c.arg(2).as<OptimState>();
+    auto* o = c.arg(2).as<OptimState>();
+    sync(*o);
     if (o->model != m->store)
       c.fail("ValueError",
              "save: this optimizer was made for another model (save it with "

@@ -1,0 +1,136 @@
+#pragma once
+// Values on the control channel of a run on several devices (devices.md
+// items 6 and 11): the controller sends a worker fn's arguments in one
+// message, and rank 0 answers with the result. Host numbers, strings,
+// bools, tuples, lists, tensors (dtype, shape, bytes), records and batches
+// (whole: each worker takes its share in Interpreter::call), Train/Eval
+// (with the controller's entry count), logs and fn values travel by value.
+// Models and optimizer states travel as handles: the first time a store
+// goes to the workers it is sent whole under a new id, later only the id;
+// the workers keep id -> store and are its truth after a call that may
+// change it (the controller's store is then marked remote_newer and copied
+// back from rank 0 when it is read: sync() in objects.h).
+
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "interp/check/checked.h"
+#include "interp/eval/objects.h"
+#include "interp/eval/value.h"
+
+namespace ss::eval::wire {
+
+/// A malformed message, or a value that cannot be sent (a dataset, a sink).
+struct WireError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class Writer {
+ public:
+  std::string buf;
+  void u8(uint8_t v) { buf.push_back(static_cast<char>(v)); }
+  void u32(uint32_t v) { raw(&v, sizeof v); }
+  void u64(uint64_t v) { raw(&v, sizeof v); }
+  void i64(int64_t v) { raw(&v, sizeof v); }
+  void f64(double v) { raw(&v, sizeof v); }
+  void str(const std::string& s) {
+    u64(s.size());
+    buf.append(s);
+  }
+  void tensor(const ops::Tensor& t);
+  void raw(const void* p, size_t n) {
+    buf.append(static_cast<const char*>(p), n);
+  }
+};
+
+class Reader {
+ public:
+  /// Reads [s], which must outlive the reader.
+  explicit Reader(const std::string& s) : s_(s) {}
+  Reader(std::string&&) = delete;
+  uint8_t u8() { return static_cast<uint8_t>(*take(1)); }
+  uint32_t u32() { return pod<uint32_t>(); }
+  uint64_t u64() { return pod<uint64_t>(); }
+  int64_t i64() { return pod<int64_t>(); }
+  double f64() { return pod<double>(); }
+  std::string str() {
+    uint64_t n = u64();
+    const char* p = take(n);
+    return std::string(p, n);
+  }
+  ops::Tensor tensor();
+  bool done() const { return at_ == s_.size(); }
+
+ private:
+  template <class T>
+  T pod() {
+    T v;
+    std::memcpy(&v, take(sizeof v), sizeof v);
+    return v;
+  }
+  const char* take(size_t n) {
+    if (n > s_.size() - at_) throw WireError("truncated message");
+    const char* p = s_.data() + at_;
+    at_ += n;
+    return p;
+  }
+  const std::string& s_;
+  size_t at_ = 0;
+};
+
+/// Encodes and decodes values for one side of the channel; keeps the
+/// handles' ids.
+class Codec {
+ public:
+  enum class Side { Controller, Worker };
+  Codec(Side side, const check::Program& prog) : side_(side), prog_(prog) {}
+
+  void write(Writer& w, const Value& v);
+  Value read(Reader& r);
+
+  /// Controller: the stores the last writes sent or named (a call that
+  /// may change them leaves the workers' copies newer).
+  std::vector<std::shared_ptr<ModelStore>> sent_models;
+  std::vector<std::shared_ptr<OptimState>> sent_optims;
+
+  /// A store's tensors (FETCH's answer) and their reading into [s].
+  static void write_tensors(Writer& w, const ModelStore& s);
+  static void read_tensors(Reader& r, ModelStore& s);
+  /// An optimizer's step and state (FETCH's answer).
+  static void write_optim_state(Writer& w, const OptimState& o);
+  static void read_optim_state(Reader& r, OptimState& o);
+
+  /// Worker: the store under [id] (null when unknown).
+  std::shared_ptr<ModelStore> model(uint64_t id) const;
+  std::shared_ptr<OptimState> optim(uint64_t id) const;
+  /// Worker: forgets every store (after a failed call they may be
+  /// inconsistent; the controller starts over with new ids).
+  size_t models_held() const { return w_models_.size(); }
+
+ private:
+  void write_store(Writer& w, const std::shared_ptr<ModelStore>& s);
+  std::shared_ptr<ModelStore> read_store(Reader& r);
+  void write_handle(Writer& w, const ModelRef& m);
+  Value read_handle(Reader& r, Value::Kind kind);
+  void write_optim(Writer& w, const std::shared_ptr<OptimState>& o);
+  std::shared_ptr<OptimState> read_optim(Reader& r);
+
+  Side side_;
+  const check::Program& prog_;
+  uint64_t next_id_ = 1;
+  // Controller: id -> store (the store holds its own id).
+  std::map<uint64_t, std::weak_ptr<ModelStore>> c_models_;
+  std::map<uint64_t, std::weak_ptr<OptimState>> c_optims_;
+  // Worker: id -> store and back.
+  std::map<uint64_t, std::shared_ptr<ModelStore>> w_models_;
+  std::map<const ModelStore*, uint64_t> w_model_ids_;
+  std::map<uint64_t, std::shared_ptr<OptimState>> w_optims_;
+  std::map<const OptimState*, uint64_t> w_optim_ids_;
+};
+
+}  // namespace ss::eval::wire
