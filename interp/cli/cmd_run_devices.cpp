@@ -2,7 +2,8 @@
 //
 // The controller (this process) runs `main` and every controller and
 // anywhere fn itself, in an Interpreter without a DeviceContext: prints,
-// sinks, files and progress bars happen here, once. It starts one `ss
+// sinks, files and progress bars happen here, once. When the program first
+// needs the devices (its first call into a worker fn) it starts one `ss
 // worker` per device; each checks the same program once (kInit), joins
 // the Gloo group and keeps one Interpreter with its DeviceContext. A call
 // of a worker fn from a controller frame is one kCall message to every
@@ -191,9 +192,32 @@ class ProgramHandler : public dist::Handler {
 };
 
 // The controller's side of the calls.
+// The workers, started when the program first needs the devices (its first
+// call into a worker fn: devices.md), each told to check the program once.
+class LazyPool {
+ public:
+  explicit LazyPool(dist::LaunchOptions lo) : lo_(std::move(lo)) {}
+  dist::WorkerPool& get() {
+    if (!pool_) {
+      pool_ = dist::WorkerPool::start(lo_);
+      std::vector<dist::Message> ready =
+          pool_->call_all(dist::Message{kInit, 0, {}}, "starting the workers");
+      for (const dist::Message& m : ready)
+        if (!m.payload.empty())
+          throw std::runtime_error(m.payload.substr(m.payload.find('\n') + 1));
+    }
+    return *pool_;
+  }
+  dist::WorkerPool* started() { return pool_.get(); }
+
+ private:
+  dist::LaunchOptions lo_;
+  std::unique_ptr<dist::WorkerPool> pool_;
+};
+
 class Controller {
  public:
-  Controller(dist::WorkerPool& pool,
+  Controller(LazyPool& pool,
              const check::Program& prog,
              const diag::SourceMap& sm,
              eval::Interpreter& in)
@@ -239,7 +263,7 @@ class Controller {
     ++calls_;
     std::string what = "`" + fn.name + "` (" + where(sm_, site) + ")";
     std::vector<dist::Message> replies =
-        pool_.call_all(dist::Message{kCall, 0, std::move(w.buf)}, what);
+        pool_.get().call_all(dist::Message{kCall, 0, std::move(w.buf)}, what);
     for (auto& s : models) s->remote_newer = true;
     for (auto& o : optims) o->remote_newer = true;
     for (size_t rank = 0; rank < replies.size(); ++rank) {
@@ -283,7 +307,7 @@ class Controller {
   std::string reply(Writer& w, const std::string& what) {
     ++fetches_;
     dist::Message m =
-        pool_.call(0, dist::Message{kFetch, 0, std::move(w.buf)}, what);
+        pool_.get().call(0, dist::Message{kFetch, 0, std::move(w.buf)}, what);
     if (m.payload.empty() || m.payload[0] != kOk)
       throw std::runtime_error(what + " failed");
     return m.payload.substr(1);
@@ -305,11 +329,11 @@ class Controller {
     }
     for (uint32_t n = r.u32(), i = 0; i < n; ++i) e.notes().push_back(r.str());
     e.notes().push_back("raised on worker " + std::to_string(rank) + " of " +
-                        std::to_string(pool_.world()));
+                        std::to_string(pool_.get().world()));
     throw e;
   }
 
-  dist::WorkerPool& pool_;
+  LazyPool& pool_;
   const diag::SourceMap& sm_;
   eval::Interpreter& in_;
   Codec codec_;
@@ -345,16 +369,9 @@ int run_on_devices(const std::vector<std::string>& run_args,
   const bool stats = std::getenv("SHAPESCRIPT_CONTROL_STATS") != nullptr;
   int rc = kExitOk;
   try {
-    auto pool = dist::WorkerPool::start(lo);
-    std::vector<dist::Message> ready =
-        pool->call_all(dist::Message{kInit, 0, {}}, "starting the workers");
-    for (const dist::Message& m : ready)
-      if (!m.payload.empty()) {
-        std::cerr << m.payload.substr(m.payload.find('\n') + 1);
-        return kExitStatic;
-      }
+    LazyPool pool(lo);
     eval::Interpreter in(prog, sm, std::cout);
-    Controller c(*pool, prog, sm, in);
+    Controller c(pool, prog, sm, in);
     ResetHooks reset;
     eval::fetch_model_hook = [&c](eval::ModelStore& s) { c.fetch(s); };
     eval::fetch_optim_hook = [&c](eval::OptimState& o) { c.fetch(o); };
@@ -370,11 +387,14 @@ int run_on_devices(const std::vector<std::string>& run_args,
       rc = kExitRuntime;
     }
     std::cout.flush();
-    if (stats)
-      std::cerr << "control: " << c.calls() << " calls, "
-                << pool->messages_sent() << " messages to " << pool->world()
-                << " workers, " << c.fetches() << " fetches\n";
-    pool->stop();
+    if (dist::WorkerPool* started = pool.started()) {
+      if (stats)
+        std::cerr << "control: " << c.calls() << " calls, "
+                  << started->messages_sent() << " messages to "
+                  << started->world() << " workers, " << c.fetches()
+                  << " fetches\n";
+      started->stop();
+    }
   } catch (const dist::WorkerError& e) {
     std::cout.flush();
     std::cerr << "error: WorkerError: " << e.what() << "\n";
