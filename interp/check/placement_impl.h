@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "interp/check/call_args.h"
 #include "interp/check/checker_impl.h"
+#include "interp/parse/ast_walk.h"
 
 namespace ss::check::placement_detail {
 
@@ -25,12 +27,11 @@ struct CallSite {
   std::pair<size_t, uint32_t> order;  // (module, offset)
 };
 
-// ---- placement.cpp: walking.
-void each_expr(const ast::Expr& e,
-               const std::function<void(const ast::Expr&)>& f);
-std::vector<const ast::Expr*> children(const ast::Expr& e);
-std::vector<const ast::Expr*> given_args(const ast::Expr& call);
-const ast::Expr* param_arg(const ast::Expr& call, const ExprInfo& info, int k);
+// ---- walking (interp/parse/ast_walk.h, interp/check/call_args.h).
+using ast::children;
+using ast::each_expr;
+using check::given_args;
+using check::param_arg;
 
 // ------------------------------------------------------------ the batch axis
 
