@@ -134,9 +134,6 @@ struct LaunchOptions {
   /// Copy the workers' stdout/stderr to the controller's stderr, each line
   /// prefixed "[worker R] ". Off: kept only for WorkerError::stderr_tail.
   bool forward_output = true;
-  /// This worker writes straight to the controller's stdout and stderr
-  /// (inherited, not forwarded): the rank whose output is the program's.
-  int inherit_output_rank = -1;
   /// Polled (at least every 100 ms, and after any signal) while a call
   /// waits; true stops the workers and throws Interrupted. The repl passes
   /// its SIGINT flag here.

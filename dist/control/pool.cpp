@@ -475,7 +475,6 @@ std::unique_ptr<WorkerPool> WorkerPool::start(const LaunchOptions& opts) {
     int out_r = move_high(outp[0]), out_w = move_high(outp[1]);
     int bell_r = move_high(bellp[0]), bell_w = move_high(bellp[1]);
     pid_t group = I.pgid;
-    const int inherit_rank = opts.inherit_output_rank;
 
     pid_t pid = ::fork();
     if (pid == 0) {
@@ -488,10 +487,8 @@ std::unique_ptr<WorkerPool> WorkerPool::start(const LaunchOptions& opts) {
       sigemptyset(&none);
       ::sigprocmask(SIG_SETMASK, &none, nullptr);
       ::dup2(devnull, 0);
-      if (r != inherit_rank) {
-        ::dup2(out_w, 1);
-        ::dup2(out_w, 2);
-      }
+      ::dup2(out_w, 1);
+      ::dup2(out_w, 2);
       ::dup2(bell_w, 3);
       if (::syscall(SYS_close_range, 4u, ~0u, 0u) != 0)
         for (int fd = 4; fd < 4096; ++fd) ::close(fd);
