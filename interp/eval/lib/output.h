@@ -26,7 +26,9 @@ struct LastWritten {
   uint64_t writes = 0;
 };
 inline LastWritten& last_written() {
-  static LastWritten w;
+  // Per thread: when ranks run as threads (conformance, tests) each
+  // interpreter has its own.
+  thread_local LastWritten w;
   return w;
 }
 
