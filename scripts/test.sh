@@ -56,4 +56,12 @@ log "$tests_bin \"[fuzz]\" under ASan/UBSan"
 ASAN_OPTIONS=detect_leaks=0 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   "$tests_bin" "[fuzz]"
+# The conformance suite runs several-device cases as threads of one process
+# over Gloo: under the sanitizers it also catches races on shared state.
+log "build-asan/ss conformance under ASan/UBSan"
+ASAN_OPTIONS=detect_leaks=0 \
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  build-asan/ss conformance conformance > build-asan/conformance.log ||
+  { tail -n 40 build-asan/conformance.log; exit 1; }
+tail -n 1 build-asan/conformance.log
 log "all tests passed"
