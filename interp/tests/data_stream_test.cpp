@@ -206,6 +206,37 @@ TEST_CASE("streamed: a wrong shape or dtype is found as the item loads",
         }).rfind("IOError", 0) == 0);
 }
 
+TEST_CASE(
+    "a field without an item axis, or with another item count, is a "
+    "ShapeError in memory and streamed",
+    "[data]") {
+  std::vector<float> x(100 * 4, 0.5f);
+  std::vector<int64_t> y(99, 1);
+  write_file(tmp("count_npy/x.npy"), npy("<f4", {100, 4}, bytes_of(x)));
+  write_file(tmp("count_npy/y.npy"), npy("<i8", {99}, bytes_of(y)));
+  for (bool streamed : {false, true}) {
+    INFO("streamed " << streamed);
+    std::string e = error_of([&] {
+      streamed ? stream("Small", tmp("count_npy"))
+               : load("Small", tmp("count_npy"));
+    });
+    CHECK(e.rfind("ShapeError", 0) == 0);
+    CHECK(e.find("field `y` has 99 items but `x` has 100") !=
+          std::string::npos);
+  }
+  std::vector<int64_t> one{7};
+  write_file(tmp("count_npy/y.npy"), npy("<i8", {}, bytes_of(one)));
+  for (bool streamed : {false, true}) {
+    INFO("streamed " << streamed);
+    std::string e = error_of([&] {
+      streamed ? stream("Small", tmp("count_npy"))
+               : load("Small", tmp("count_npy"));
+    });
+    CHECK(e.rfind("ShapeError", 0) == 0);
+    CHECK(e.find("field `y` is a 0-d array") != std::string::npos);
+  }
+}
+
 TEST_CASE("streamed: a truncated file is an IOError when made", "[data]") {
   std::vector<float> x(100 * 4, 0.5f);
   std::vector<int64_t> y(100, 1);

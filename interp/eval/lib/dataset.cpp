@@ -386,6 +386,27 @@ void check_domain(const ops::Tensor& t,
 }
 
 // A field's size-variable axis: -1 when it has none.
+void check_item_count(const ops::Shape& array_shape,
+                      const FieldInfo& f,
+                      const std::string& source,
+                      std::string& first,
+                      int64_t& n) {
+  if (array_shape.empty())
+    throw DataError("ShapeError",
+                    source + ": field `" + f.name +
+                        "` is a 0-d array; a "
+                        "dataset's arrays have a leading item axis");
+  if (first.empty()) {
+    n = array_shape[0];
+    first = f.name;
+  } else if (array_shape[0] != n) {
+    throw DataError("ShapeError",
+                    source + ": field `" + f.name + "` has " +
+                        std::to_string(array_shape[0]) + " items but `" +
+                        first + "` has " + std::to_string(n));
+  }
+}
+
 int var_axis_of(const ops::Shape& fs,
                 const FieldInfo& f,
                 const std::string& source) {
@@ -454,21 +475,8 @@ std::shared_ptr<TensorStore> make_store(
           source + " has no array for field `" + f.name + "` of " + r.name);
     const RawArray& a = it->second;
     ops::Shape fs = field_shape(f, dims);
-    if (a.shape.empty())
-      throw DataError("ShapeError",
-                      source + ": field `" + f.name +
-                          "` is a 0-d array; a "
-                          "dataset's arrays have a leading item axis");
-    int64_t n = a.shape[0];
-    if (first.empty()) {
-      s->n = n;
-      first = f.name;
-    } else if (n != s->n) {
-      throw DataError("ShapeError",
-                      source + ": field `" + f.name + "` has " +
-                          std::to_string(n) + " items but `" + first +
-                          "` has " + std::to_string(s->n));
-    }
+    check_item_count(a.shape, f, source, first, s->n);
+    int64_t n = s->n;
     ops::Shape item(a.shape.begin() + 1, a.shape.end());
     int va = var_axis_of(fs, f, source);
     bool fits = item.size() == fs.size();

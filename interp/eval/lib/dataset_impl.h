@@ -46,5 +46,13 @@ void check_domain(const ops::Tensor& t,
 int var_axis_of(const ops::Shape& fs,
                 const types::FieldInfo& f,
                 const std::string& source);
+// Checks a field's array has a leading item axis and as many items as the
+// fields before it: [first] names the first field seen ("" before it),
+// [n] its item count. Both are set by the first field.
+void check_item_count(const ops::Shape& array_shape,
+                      const types::FieldInfo& f,
+                      const std::string& source,
+                      std::string& first,
+                      int64_t& n);
 
 }  // namespace ss::eval::dataset_detail

@@ -34,21 +34,8 @@ std::shared_ptr<TensorStore> make_stream_store(
     StreamArray& a = it->second;
     ops::Shape fs = field_shape(f, dims);
     int va = var_axis_of(fs, f, path);
-    if (a.shape.empty())
-      throw DataError("ShapeError",
-                      path + ": field `" + f.name +
-                          "` is a 0-d array; a "
-                          "dataset's arrays have a leading item axis");
-    int64_t n = a.shape[0];
-    if (first.empty()) {
-      s->n = n;
-      first = f.name;
-    } else if (n != s->n) {
-      throw DataError("ShapeError",
-                      path + ": field `" + f.name + "` has " +
-                          std::to_string(n) + " items but `" + first +
-                          "` has " + std::to_string(s->n));
-    }
+    check_item_count(a.shape, f, path, first, s->n);
+    int64_t n = s->n;
     if (a.lengths && static_cast<int64_t>(a.lengths->size()) != n)
       throw DataError("ShapeError",
                       path + ": field `" + f.name + "` has " +
