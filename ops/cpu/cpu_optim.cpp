@@ -80,48 +80,33 @@ void adamw_update(Tensor& p,
                   int64_t step) {
   check(p, g0, "adamw");
   Tensor g = g0.dtype() == p.dtype() ? g0 : cast(g0, p.dtype());
+  // [zero] picks the element type the loop runs in.
+  auto run =
+      [&](auto zero, Tensor& pp, const Tensor& gg, Tensor& mm, Tensor& vv) {
+        using T = decltype(zero);
+        adamw_loop(pp.data<T>(),
+                   gg.data<T>(),
+                   mm.data<T>(),
+                   vv.data<T>(),
+                   p.numel(),
+                   lr,
+                   b1,
+                   b2,
+                   eps,
+                   wd,
+                   step);
+      };
   if (is_half(p.dtype())) {
     Tensor pf = to_f32(p), mf = to_f32(m), vf = to_f32(v), gf = to_f32(g);
-    adamw_loop(pf.data<float>(),
-               gf.data<float>(),
-               mf.data<float>(),
-               vf.data<float>(),
-               p.numel(),
-               lr,
-               b1,
-               b2,
-               eps,
-               wd,
-               step);
+    run(0.0f, pf, gf, mf, vf);
     p = from_f32(pf, p.dtype());
     m = from_f32(mf, m.dtype());
     v = from_f32(vf, v.dtype());
-    return;
+  } else if (p.dtype() == DType::F64) {
+    run(0.0, p, g, m, v);
+  } else {
+    run(0.0f, p, g, m, v);
   }
-  if (p.dtype() == DType::F64)
-    adamw_loop(p.data<double>(),
-               g.data<double>(),
-               m.data<double>(),
-               v.data<double>(),
-               p.numel(),
-               lr,
-               b1,
-               b2,
-               eps,
-               wd,
-               step);
-  else
-    adamw_loop(p.data<float>(),
-               g.data<float>(),
-               m.data<float>(),
-               v.data<float>(),
-               p.numel(),
-               lr,
-               b1,
-               b2,
-               eps,
-               wd,
-               step);
 }
 
 void sgd_update(Tensor& p,
@@ -134,42 +119,30 @@ void sgd_update(Tensor& p,
                 bool first) {
   check(p, g0, "sgd");
   Tensor g = g0.dtype() == p.dtype() ? g0 : cast(g0, p.dtype());
+  // [zero] picks the element type the loop runs in; [bb] may be null.
+  auto run = [&](auto zero, Tensor& pp, const Tensor& gg, Tensor* bb) {
+    using T = decltype(zero);
+    sgd_loop(pp.data<T>(),
+             gg.data<T>(),
+             bb ? bb->data<T>() : nullptr,
+             p.numel(),
+             lr,
+             momentum,
+             wd,
+             nesterov,
+             first);
+  };
   if (is_half(p.dtype())) {
     Tensor pf = to_f32(p), gf = to_f32(g);
     Tensor bf = buf ? to_f32(*buf) : Tensor();
-    sgd_loop(pf.data<float>(),
-             gf.data<float>(),
-             buf ? bf.data<float>() : nullptr,
-             p.numel(),
-             lr,
-             momentum,
-             wd,
-             nesterov,
-             first);
+    run(0.0f, pf, gf, buf ? &bf : nullptr);
     p = from_f32(pf, p.dtype());
     if (buf) *buf = from_f32(bf, buf->dtype());
-    return;
+  } else if (p.dtype() == DType::F64) {
+    run(0.0, p, g, buf);
+  } else {
+    run(0.0f, p, g, buf);
   }
-  if (p.dtype() == DType::F64)
-    sgd_loop(p.data<double>(),
-             g.data<double>(),
-             buf ? buf->data<double>() : nullptr,
-             p.numel(),
-             lr,
-             momentum,
-             wd,
-             nesterov,
-             first);
-  else
-    sgd_loop(p.data<float>(),
-             g.data<float>(),
-             buf ? buf->data<float>() : nullptr,
-             p.numel(),
-             lr,
-             momentum,
-             wd,
-             nesterov,
-             first);
 }
 
 }  // namespace ss::ops::cpu

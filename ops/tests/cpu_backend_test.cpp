@@ -376,3 +376,47 @@ TEST_CASE("cast between every pair of dtypes", "[cpu]") {
   CHECK(B().cast(T({1}, {1.0 / 3}), DType::BF16).data<uint16_t>()[0] ==
         float_to_bf16(1.0f / 3));
 }
+
+// ---------------------------------------------------------------- optimizers
+
+// The fused steps in every float dtype against torch.optim's rules computed
+// here in f64
+// (https://pytorch.org/docs/stable/generated/torch.optim.AdamW.html,
+// .../torch.optim.SGD.html). Tolerance per dtype: f64 1e-12 (a few roundings),
+// f32 1e-5 (float arithmetic over 3 steps), bf16 1e-2 (8-bit mantissa, each
+// step rounds params and moments).
+TEST_CASE("fused adamw and sgd follow torch.optim in f64, f32, bf16",
+          "[cpu][optim]") {
+  using ss::types::DType;
+  const std::vector<double> p0 = {1.5, -0.75, 0.25, 2.0};
+  const std::vector<double> g0 = {0.3, -1.2, 0.05, 0.8};
+  for (auto [dt, tol] : {std::pair{DType::F64, 1e-12},
+                         std::pair{DType::F32, 1e-5},
+                         std::pair{DType::BF16, 1e-2}}) {
+    INFO(ss::types::dtype_name(dt));
+    Tensor p = Tensor::from_doubles({4}, p0, dt);
+    Tensor g = Tensor::from_doubles({4}, g0, dt);
+    Tensor m = Tensor::zeros({4}, dt), v = Tensor::zeros({4}, dt);
+    Tensor sp = p.clone(), sb = Tensor::zeros({4}, dt);
+    std::vector<double> w = p0, mm(4, 0), vv(4, 0), sw = p0, buf(4, 0);
+    const double lr = 0.05, b1 = 0.8, b2 = 0.95, eps = 1e-6, wd = 0.1;
+    const double mu = 0.9;
+    for (int t = 1; t <= 3; ++t) {
+      B().adamw_update(p, g, m, v, lr, b1, b2, eps, wd, t);
+      B().sgd_update(sp, g, &sb, lr, mu, wd, /*nesterov=*/true, t == 1);
+      for (int i = 0; i < 4; ++i) {
+        double gi = g.at(i);  // the gradient as the dtype holds it
+        w[i] *= 1 - lr * wd;
+        mm[i] = b1 * mm[i] + (1 - b1) * gi;
+        vv[i] = b2 * vv[i] + (1 - b2) * gi * gi;
+        double bc1 = 1 - std::pow(b1, t), bc2 = 1 - std::pow(b2, t);
+        w[i] -= lr / bc1 * mm[i] / (std::sqrt(vv[i]) / std::sqrt(bc2) + eps);
+        double d = gi + wd * sw[i];
+        buf[i] = t == 1 ? d : mu * buf[i] + d;
+        sw[i] -= lr * (d + mu * buf[i]);
+        CHECK(p.at(i) == Approx(w[i]).epsilon(tol));
+        CHECK(sp.at(i) == Approx(sw[i]).epsilon(tol));
+      }
+    }
+  }
+}
