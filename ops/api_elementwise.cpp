@@ -404,11 +404,18 @@ Tensor pow(const Tensor& a, const Tensor& b) {
                      });
 }
 
-Tensor maximum(const Tensor& a, const Tensor& b) {
-  // The gradient goes to the larger operand; ties split it half and half
-  // (as torch.maximum does), so the sum of both stays g.
-  return binary_impl("maximum",
-                     BinaryOp::Maximum,
+namespace {
+// maximum and minimum: the gradient goes to the operand [wins] picks
+// (gt: the larger); ties split it half and half (as torch.maximum does), so
+// the sum of both stays g.
+// (A template parameter: a vjp is a plain function pointer, no captures.)
+template <Tensor (*wins)(const Tensor&, const Tensor&)>
+Tensor extremum(const char* name,
+                BinaryOp op,
+                const Tensor& a,
+                const Tensor& b) {
+  return binary_impl(name,
+                     op,
                      Promo::Arith,
                      a,
                      b,
@@ -418,29 +425,19 @@ Tensor maximum(const Tensor& a, const Tensor& b) {
                         const Tensor&,
                         bool,
                         bool) {
-                       Tensor w = add(mask_as(gt(a, b), g),
+                       Tensor w = add(mask_as(wins(a, b), g),
                                       mul(mask_as(eq(a, b), g), sc(0.5, g)));
                        return split_by(g, w);
                      });
 }
+}  // namespace
+
+Tensor maximum(const Tensor& a, const Tensor& b) {
+  return extremum<gt>("maximum", BinaryOp::Maximum, a, b);
+}
 
 Tensor minimum(const Tensor& a, const Tensor& b) {
-  // To the smaller operand; ties half and half (see maximum).
-  return binary_impl("minimum",
-                     BinaryOp::Minimum,
-                     Promo::Arith,
-                     a,
-                     b,
-                     [](const Tensor& g,
-                        const Tensor& a,
-                        const Tensor& b,
-                        const Tensor&,
-                        bool,
-                        bool) {
-                       Tensor w = add(mask_as(lt(a, b), g),
-                                      mul(mask_as(eq(a, b), g), sc(0.5, g)));
-                       return split_by(g, w);
-                     });
+  return extremum<lt>("minimum", BinaryOp::Minimum, a, b);
 }
 
 Tensor eq(const Tensor& a, const Tensor& b) {
