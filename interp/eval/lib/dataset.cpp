@@ -385,7 +385,6 @@ void check_domain(const ops::Tensor& t,
           "expected a value in " + domain_str(f) + ", found " + num_str(bad));
 }
 
-// A field's size-variable axis: -1 when it has none.
 void check_item_count(const ops::Shape& array_shape,
                       const FieldInfo& f,
                       const std::string& source,
@@ -407,6 +406,7 @@ void check_item_count(const ops::Shape& array_shape,
   }
 }
 
+// A field's size-variable axis: -1 when it has none.
 int var_axis_of(const ops::Shape& fs,
                 const FieldInfo& f,
                 const std::string& source) {
