@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "interp/check/explain_impl.h"
+#include "interp/check/placement_impl.h"
 
 namespace ss::check::comms {
 
@@ -23,6 +24,7 @@ using EK = ast::Expr::Kind;
 using SK = ast::Stmt::Kind;
 using Placement = FnInfo::Placement;
 using namespace detail;
+using placement_detail::find_batch;  // the checker's own rule
 
 namespace {
 
@@ -94,35 +96,6 @@ void model_leaves(const Type& m,
       out.push_back({prefix + f.name, ft, f.buffer});
     else if (ft.kind == TK::Model)
       model_leaves(ft, prefix + f.name + ".", out, depth + 1);
-  }
-}
-
-const Axis* axis_find(const Axis& a, const std::set<uint32_t>& v) {
-  if (a.kind == Axis::Kind::Var && v.count(a.var)) return &a;
-  for (const Axis& i : a.items)
-    if (const Axis* f = axis_find(i, v)) return f;
-  return nullptr;
-}
-
-const Axis* find_batch(const Type& t, const std::set<uint32_t>& v) {
-  if (v.empty()) return nullptr;
-  switch (t.kind) {
-    case TK::Tensor:
-    case TK::Batch:
-      for (const Axis& a : t.shape)
-        if (const Axis* f = axis_find(a, v)) return f;
-      return nullptr;
-    case TK::Tuple:
-    case TK::List:
-      for (const Type& e : t.elems)
-        if (const Axis* f = find_batch(e, v)) return f;
-      return nullptr;
-    case TK::Logs:
-      for (const auto& [_, ft] : t.fields)
-        if (const Axis* f = find_batch(ft, v)) return f;
-      return nullptr;
-    default:
-      return nullptr;
   }
 }
 
