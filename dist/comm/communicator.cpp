@@ -81,12 +81,6 @@ std::chrono::milliseconds default_collective_timeout() {
   return std::chrono::seconds(600);
 }
 
-std::vector<int64_t> batch_split(int64_t n, int parts) {
-  std::vector<int64_t> r(parts > 0 ? parts : 0);
-  for (int i = 0; i < parts; ++i) r[i] = n / parts + (i < n % parts ? 1 : 0);
-  return r;
-}
-
 std::vector<CollectiveRecord> Communicator::log() const {
   std::lock_guard<std::mutex> lk(log_mu_);
   return log_;

@@ -37,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/core/batch_split.h"
 #include "ops/core/tensor.h"
 
 namespace ss::dist {
@@ -104,9 +105,7 @@ struct CollectiveRecord {
   uint64_t bytes;  // count × dtype size
 };
 
-/// n rows over `parts` ranks as evenly as possible, the first ranks one
-/// more (64 over 3: 22 21 21).
-std::vector<int64_t> batch_split(int64_t n, int parts);
+using ops::batch_split;  // ops/core/batch_split.h
 
 class Communicator {
  public:

@@ -14,6 +14,7 @@
 
 #include "interp/check/explain_impl.h"
 #include "interp/check/placement_impl.h"
+#include "ops/core/batch_split.h"
 
 namespace ss::check::comms {
 
@@ -97,12 +98,6 @@ void model_leaves(const Type& m,
     else if (ft.kind == TK::Model)
       model_leaves(ft, prefix + f.name + ".", out, depth + 1);
   }
-}
-
-std::vector<int64_t> split_of(int64_t n, size_t parts) {
-  std::vector<int64_t> v(parts, n / static_cast<int64_t>(parts));
-  for (int64_t i = 0; i < n % static_cast<int64_t>(parts); ++i) ++v[i];
-  return v;
 }
 
 std::string join(const std::vector<std::string>& xs) {
@@ -445,7 +440,8 @@ DeviceTable build_table(const Program& P, const diag::SourceMap& sm) {
         "communicates");
   t.example_batch = example_batch(P);
   if (several && t.example_batch)
-    t.example_split = split_of(*t.example_batch, t.count);
+    t.example_split =
+        ops::batch_split(*t.example_batch, static_cast<int>(t.count));
 
   Analysis an(P, sm);
 
