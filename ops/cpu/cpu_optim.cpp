@@ -10,10 +10,10 @@ namespace ss::ops::cpu {
 namespace {
 
 template <class T>
-void adamw_loop(T* p,
-                const T* g,
-                T* m,
-                T* v,
+void adamw_loop(T* __restrict p,
+                const T* __restrict g,
+                T* __restrict m,
+                T* __restrict v,
                 int64_t n,
                 double lr,
                 double b1,
@@ -37,9 +37,9 @@ void adamw_loop(T* p,
 }
 
 template <class T>
-void sgd_loop(T* p,
-              const T* g,
-              T* buf,
+void sgd_loop(T* __restrict p,
+              const T* __restrict g,
+              T* __restrict buf,
               int64_t n,
               double lr,
               double mu,
