@@ -46,11 +46,17 @@ Tensor summed(const Tensor& x, DeviceContext& d) {
 
 Tensor all_reduce_sum(const Tensor& x, DeviceContext& d) {
   Tensor y = summed(x, d);
-  if (!types::is_float(x.dtype())) return y;
+  if (!types::is_float(x.dtype())) return ops::mark_replicated(y);
   DeviceContext* dp = &d;
-  return ops::record("all_reduce", y, {x}, [dp](const Tensor& g) {
-    return std::vector<Tensor>{summed(g, *dp)};
-  });
+  // When every rank holds the same cotangent, their sum is world x it: no
+  // message (ops/autodiff/tape.cpp, Note [Replicated cotangents]).
+  return ops::mark_replicated(
+      ops::record("all_reduce", y, {x}, [dp](const Tensor& g) {
+        if (ops::cotangent_replicated())
+          return std::vector<Tensor>{
+              ops::mul(g, ops::scalar_like(double(dp->world), g))};
+        return std::vector<Tensor>{summed(g, *dp)};
+      }));
 }
 
 namespace {
@@ -83,8 +89,9 @@ Tensor global_mean(const Tensor& local_sum,
   Tensor all = all_reduce_sum(packed, d);
   int64_t n = flat.numel();
   Tensor s = ops::reshape(ops::slice(all, 0, 0, n), local_sum.shape());
-  Tensor c = ops::stop_grad(ops::slice(all, 0, n, n + 1));
-  return ops::div(s, ops::reshape(c, {}));
+  Tensor c = ops::mark_replicated(
+      ops::reshape(ops::stop_grad(ops::slice(all, 0, n, n + 1)), {}));
+  return ops::div(s, c);
 }
 
 Value tensor_value(const Tensor& t) {

@@ -6,6 +6,19 @@
 // increasing sequence number at creation, so visiting the reachable nodes in
 // decreasing order is a valid reverse topological order: a node's output is
 // only ever consumed by nodes created after it.
+//
+// Note [Replicated cotangents]
+// On several devices each rank runs the same tape on its share of the
+// batch. A cross-rank all-reduce's VJP sums its cotangent across the ranks,
+// which is only needed when that cotangent differs between them: when some
+// path from the all-reduce's output to the root meets a value computed from
+// the rank's own rows (`x - mean(x, over=b)`). When every consumer between
+// it and the root is replicated (the usual loss = cross_entropy(...)), each
+// rank holds the same cotangent and the sum is world x it, with no message.
+// backward() works this out while it walks: a node's cotangent is replicated
+// when the root's is and every consumer that sent it one has a replicated
+// output and a replicated cotangent itself (consumers come first in the
+// walk, so the flag is final when the node is visited).
 
 #include "ops/autodiff/tape.h"
 
@@ -22,6 +35,7 @@ namespace ss::ops {
 
 namespace {
 thread_local bool g_grad_enabled = true;
+thread_local bool g_cotangent_replicated = false;
 std::atomic<uint64_t> g_next_seq{1};
 
 // Adds [g] into [slot] (undefined = zero), casting to [dtype] first.
@@ -74,15 +88,33 @@ Tensor record(const char* name,
   if (!any) return out;
   auto node = std::make_shared<Node>();
   node->name = name;
+  node->out_replicated =
+      std::all_of(inputs.begin(), inputs.end(), is_replicated);
   node->seq = g_next_seq.fetch_add(1);
   node->inputs = std::move(inputs);
   node->vjp = std::move(vjp);
   auto meta = std::make_shared<AutogradMeta>();
+  meta->replicated = node->out_replicated;
   meta->grad_fn = std::move(node);
   // [out] may share storage with an input (reshape, cast to the same
   // dtype): it gets its own autodiff state either way.
   out.set_autograd(std::move(meta));
   return out;
+}
+
+Tensor mark_replicated(Tensor t) {
+  if (!t.autograd()) t.set_autograd(std::make_shared<AutogradMeta>());
+  t.autograd()->replicated = true;
+  if (t.autograd()->grad_fn) t.autograd()->grad_fn->out_replicated = true;
+  return t;
+}
+
+bool is_replicated(const Tensor& t) {
+  return t.autograd() && t.autograd()->replicated;
+}
+
+bool cotangent_replicated() {
+  return g_cotangent_replicated;
 }
 
 std::vector<Tensor> backward(const Tensor& root,
@@ -126,15 +158,26 @@ std::vector<Tensor> backward(const Tensor& root,
 
   std::unordered_map<Node*, Tensor> node_cot;
   std::unordered_map<AutogradMeta*, Tensor> leaf_cot;
+  // Absent: replicated so far (Note [Replicated cotangents]).
+  std::unordered_set<Node*> cot_differs;
   {
     GradMode::Guard no_grad(false);
-    if (!nodes.empty()) node_cot[nodes.front()] = ones_like(root.detach());
+    if (!nodes.empty()) {
+      node_cot[nodes.front()] = ones_like(root.detach());
+      if (!is_replicated(root)) cot_differs.insert(nodes.front());
+    }
+    struct Restore {
+      ~Restore() { g_cotangent_replicated = false; }
+    } restore;
     for (Node* n : nodes) {
       auto it = node_cot.find(n);
       if (it == node_cot.end()) continue;
       Tensor gy = it->second;
       if (!wanted.count(n)) node_cot.erase(it);
+      const bool sends_replicated = n->out_replicated && !cot_differs.count(n);
+      g_cotangent_replicated = !cot_differs.count(n);
       std::vector<Tensor> gs = n->vjp(gy);
+      g_cotangent_replicated = false;
       if (gs.size() != n->inputs.size())
         throw std::logic_error(std::string("backward: the VJP of ") + n->name +
                                " gave " + std::to_string(gs.size()) +
@@ -144,9 +187,10 @@ std::vector<Tensor> backward(const Tensor& root,
         const Tensor& in = n->inputs[i];
         if (!gs[i].defined() || !needs_grad(in)) continue;
         const auto& ag = in.autograd();
-        if (ag->grad_fn)
+        if (ag->grad_fn) {
           accumulate(node_cot[ag->grad_fn.get()], gs[i], in, n->name);
-        else
+          if (!sends_replicated) cot_differs.insert(ag->grad_fn.get());
+        } else
           accumulate(leaf_cot[ag.get()], gs[i], in, n->name);
       }
     }

@@ -20,6 +20,9 @@ struct Node;
 struct AutogradMeta {
   bool requires_grad = false;
   std::shared_ptr<Node> grad_fn;
+  /// On several devices: the same value on every rank (see
+  /// mark_replicated).
+  bool replicated = false;
 };
 
 /// One recorded op: its inputs that need gradients, and how to turn the
@@ -29,6 +32,8 @@ struct Node {
   uint64_t seq = 0;  // creation order: backward visits in reverse
   std::vector<Tensor> inputs;
   std::function<std::vector<Tensor>(const Tensor& gy)> vjp;
+  /// Every input is replicated (mark_replicated), so the output is too.
+  bool out_replicated = false;
 };
 
 /// Whether ops record (on by default; off inside backward and stop_grad).
@@ -61,6 +66,20 @@ Tensor record(const char* name,
               Tensor out,
               std::vector<Tensor> inputs,
               std::function<std::vector<Tensor>(const Tensor& gy)> vjp);
+
+/// Marks [t] as holding the same value on every rank of a data-parallel
+/// run: a model's params, a constant, an all-reduce's result. An op's
+/// output is replicated when all its inputs are; anything unmarked counts
+/// as differing between ranks. backward() uses this to tell a collective's
+/// VJP whether its cotangent is the same on every rank (Note [Replicated
+/// cotangents] in tape.cpp). Returns [t] with the mark.
+Tensor mark_replicated(Tensor t);
+bool is_replicated(const Tensor& t);
+
+/// Inside a VJP called by backward(): whether the cotangent it was handed
+/// is the same on every rank, because every path from this node to the
+/// root runs through replicated values only.
+bool cotangent_replicated();
 
 /// Gradients of the 0-d [root] w.r.t. each of [leaves] (zeros for a leaf
 /// the root does not depend on), in the leaves' dtypes.

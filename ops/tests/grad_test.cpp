@@ -372,3 +372,50 @@ TEST_CASE("grad: conventions at kinks and ties", "[grad]") {
   CHECK(grad_of([](auto& x) { return mul(x, stop_grad(x)); },
                 F({2}, {3, -1})) == std::vector<double>{3, -1});
 }
+
+namespace {
+
+// A stand-in for a cross-rank all-reduce: the identity, whose output is
+// replicated, and whose VJP reports what backward() told it.
+Tensor probe(const Tensor& x, bool& saw_replicated) {
+  bool* seen = &saw_replicated;
+  return mark_replicated(
+      record("probe", x.detach(), {x}, [seen](const Tensor& g) {
+        *seen = cotangent_replicated();
+        return std::vector<Tensor>{g};
+      }));
+}
+
+}  // namespace
+
+TEST_CASE("grad: a cotangent is replicated only along replicated values",
+          "[grad]") {
+  // Tape.cpp, Note [Replicated cotangents]: p is a param (the same on every
+  // rank), x a rank's own rows (unmarked), k a replicated constant.
+  Tensor p = mark_replicated(requires_grad(F({2}, {1, 2})));
+  Tensor x = F({2}, {3, 4});
+  Tensor k = mark_replicated(Tensor::scalar(0.5, DType::F64));
+  bool saw = false;
+
+  // loss = k · Σ probe(p · x): every value after the probe is replicated.
+  Tensor s = probe(sum(mul(p, x)), saw);
+  CHECK(is_replicated(s));
+  CHECK_FALSE(is_replicated(mul(p, x)));
+  CHECK(is_replicated(mul(p, k)));
+  backward(mul(s, k), {p});
+  CHECK(saw);
+
+  // An unmarked factor after the probe makes the root differ by rank.
+  saw = true;
+  backward(mul(probe(sum(mul(p, x)), saw), Tensor::scalar(0.5, DType::F64)),
+           {p});
+  CHECK_FALSE(saw);
+
+  // x - probe(mean): the probe's output meets x, so its cotangent differs
+  // even though the root is marked (as after a second all-reduce).
+  saw = true;
+  Tensor m = probe(mean(mul(p, x)), saw);
+  Tensor centred = sub(mul(p, x), m);
+  backward(mark_replicated(sum(mul(centred, centred))), {p});
+  CHECK_FALSE(saw);
+}

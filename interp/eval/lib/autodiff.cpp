@@ -21,7 +21,8 @@ std::vector<ops::Tensor> gradients(Interpreter& in,
                                    const std::vector<ops::Tensor>& leaves) {
   DeviceContext* d = in.devices();
   if (!d || !d->active()) return ops::backward(loss, leaves);
-  ops::Tensor root = ops::mul(loss, ops::scalar_like(1.0 / d->world, loss));
+  ops::Tensor root = ops::mul(
+      loss, ops::mark_replicated(ops::scalar_like(1.0 / d->world, loss)));
   std::vector<ops::Tensor> g = ops::backward(root, leaves);
   all_reduce_grads(g, *d);
   return g;
@@ -64,7 +65,9 @@ Differentiated differentiate(BuiltinCall& c, bool aux) {
     bool buffer = ref->store->is_buffer[ref->prefix + p];
     ops::Tensor t = ref->get(p);
     if (!buffer) {
-      t = ops::requires_grad(t);
+      // Every rank holds the whole model (tape.cpp, Note [Replicated
+      // cotangents]).
+      t = ops::mark_replicated(ops::requires_grad(t));
       leaves.push_back(t);
     }
     store->tensors[p] = t;
