@@ -26,6 +26,8 @@
 #include "interp/cli/commands.h"
 #include "interp/eval/devices.h"
 #include "interp/eval/interpreter.h"
+#include "interp/eval/lib/batch_shares.h"
+#include "interp/eval/lib/batches.h"
 #include "interp/eval/wire.h"
 #include "ops/cpu/cpu_backend.h"
 
@@ -42,7 +44,8 @@ constexpr uint32_t kCall = 102;   // call a worker fn
 constexpr uint32_t kFetch = 103;  // rank 0: a store's tensors / state
 
 // A reply's first byte.
-constexpr uint8_t kOk = 0, kRuntime = 1, kFailed = 2;
+// kData: a batch's rows could not be loaded, no step started.
+constexpr uint8_t kOk = 0, kRuntime = 1, kFailed = 2, kData = 3;
 
 struct NullBuf : std::streambuf {
   int overflow(int c) override { return c; }
@@ -146,6 +149,7 @@ class ProgramHandler : public dist::Handler {
     in_ = std::make_unique<eval::Interpreter>(*prog_, sm_, null_);
     in_->set_devices(&d_);
     codec_ = std::make_unique<Codec>(Codec::Side::Worker, *prog_);
+    shares_ = std::make_unique<eval::BatchShares>(args_.rank, args_.world);
     return "";
   }
 
@@ -158,6 +162,14 @@ class ProgramHandler : public dist::Handler {
     std::vector<eval::Value> args;
     for (uint32_t n = r.u32(), i = 0; i < n; ++i)
       args.push_back(codec_->read(r));
+    if (std::optional<eval::ShareFailure> bad =
+            shares_->resolve(args, comm_.get())) {
+      w.u8(kData);
+      w.u8(bad->here);
+      w.str(bad->kind);
+      w.str(bad->message);
+      return;
+    }
     eval::Value v = in_->call(*fn, std::move(args), site);
     w.u8(kOk);
     // Every worker has the same result: the first one's is the call's.
@@ -189,6 +201,7 @@ class ProgramHandler : public dist::Handler {
   eval::DeviceContext d_;
   std::unique_ptr<eval::Interpreter> in_;
   std::unique_ptr<Codec> codec_;
+  std::unique_ptr<eval::BatchShares> shares_;
 };
 
 // The controller's side of the calls.
@@ -270,6 +283,11 @@ class Controller {
       Reader r(replies[rank].payload);
       uint8_t status = r.u8();
       if (status == kOk) continue;
+      if (status == kData) {
+        if (r.u8() == 0) continue;  // another worker found it
+        std::string kind = r.str();
+        in_.fail(kind, loop_of(args, site), r.str());
+      }
       if (status == kRuntime) raise(r, static_cast<int>(rank));
       throw std::runtime_error("worker " + std::to_string(rank) + " failed " +
                                "while running " + what + ": " + r.str());
@@ -331,6 +349,17 @@ class Controller {
     e.notes().push_back("raised on worker " + std::to_string(rank) + " of " +
                         std::to_string(pool_.get().world()));
     throw e;
+  }
+
+  // Where a bad item of a call's batch is raised: its loop, as on one
+  // device.
+  static diag::Span loop_of(const std::vector<eval::Value>& args,
+                            diag::Span site) {
+    for (const eval::Value& v : args)
+      if (v.kind == eval::Value::Kind::Record)
+        if (const auto& lazy = v.as<eval::RecordValue>()->lazy)
+          return lazy->loop;
+    return site;
   }
 
   LazyPool& pool_;

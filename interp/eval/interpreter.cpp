@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "interp/eval/devices.h"
+#include "interp/eval/lib/batches.h"
 #include "ops/api.h"
 
 namespace ss::eval {
@@ -94,6 +95,7 @@ std::string bind_sizes(const types::Type& t,
     }
   } else if (t.kind == types::Type::Kind::Batch && v.kind == VK::Record) {
     auto* r = v.as<RecordValue>();
+    if (r->lazy && !t.shape.empty()) return bind(t.shape[0], r->lazy->size());
     if (!r->fields.empty() && !t.shape.empty())
       return bind(t.shape[0], r->fields.begin()->second.shape()[0]);
   } else if (t.kind == types::Type::Kind::Tuple && v.kind == VK::Tuple) {
@@ -125,6 +127,10 @@ void Interpreter::split_arguments(const check::FnInfo& fn,
     Value& v = args[i];
     if (v.kind == VK::Record && v.as<RecordValue>()->batch) {
       auto* whole = v.as<RecordValue>();
+      if (whole->share_start >= 0) {  // a worker's own rows already
+        devices_->row_start = whole->share_start;
+        continue;
+      }
       auto part = std::make_shared<RecordValue>(*whole);
       for (auto& [name, t] : part->fields) {
         auto [start, end] = devices_->share(t.shape()[0]);

@@ -136,6 +136,9 @@ class Interpreter {
   using RemoteCall = std::function<std::optional<Value>(
       const check::FnInfo&, std::vector<Value>&, diag::Span)>;
   void set_remote_call(RemoteCall f) { remote_call_ = std::move(f); }
+  /// The controller of a run on several devices: batches are loaded by the
+  /// workers (lib/batches.h, LazyBatch).
+  bool loads_on_workers() const { return static_cast<bool>(remote_call_); }
   /// The `.ss` stack of the running calls (most recent last).
   const std::vector<StackEntry>& stack() const { return stack_; }
 

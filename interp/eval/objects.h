@@ -87,10 +87,19 @@ struct ModeState : Object {
 
 /// One record, or a batch of records (`[b] Digit`): field tensors, with the
 /// batch axis leading in a batch.
+struct LazyBatch;
+
 struct RecordValue : Object {
   const types::RecordInfo* info = nullptr;
   bool batch = false;
   std::map<std::string, ops::Tensor> fields;  // incl. mask_<n> for batches
+  /// Several devices, in the controller: a batch the workers load (each its
+  /// own rows, devices.md 8). [fields] stay empty until the controller
+  /// itself reads the batch (load_lazy_batch, lib/batches.h).
+  std::shared_ptr<const LazyBatch> lazy;
+  /// On a worker: [fields] are already this rank's rows of the batch,
+  /// starting at this row of the whole batch (-1: a whole batch).
+  int64_t share_start = -1;
 };
 
 class Interpreter;

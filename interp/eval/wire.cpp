@@ -21,7 +21,8 @@ enum Tag : uint8_t {
   kGrads,
   kOptim,
   kMode,
-  kLogs
+  kLogs,
+  kBatchRef
 };
 
 void write_axis(Writer& w, const types::Axis& a) {
@@ -332,6 +333,11 @@ void Codec::write(Writer& w, const Value& v) {
       return;
     case VK::Record: {
       auto* r = v.as<RecordValue>();
+      if (r->lazy) {
+        w.u8(kBatchRef);
+        write_batch_ref(w, *r->lazy);
+        return;
+      }
       w.u8(kRecord);
       w.str(r->info ? r->info->name : "");
       w.u8(r->batch);
@@ -420,6 +426,8 @@ Value Codec::read(Reader& r) {
       }
       return Value::object(VK::Record, rec);
     }
+    case kBatchRef:
+      return read_batch_ref(r);
     case kModel:
       return read_handle(r, VK::Model);
     case kGrads:

@@ -9,7 +9,10 @@
 // goes to the workers it is sent whole under a new id, later only the id;
 // the workers keep id -> store and are its truth after a call that may
 // change it (the controller's store is then marked remote_newer and copied
-// back from rank 0 when it is read: sync() in objects.h).
+// back from rank 0 when it is read: sync() in objects.h). A batch the
+// controller did not build travels as a reference (wire_data.cpp): its
+// dataset's store once under an id, then the view, the Batches' options,
+// the walk and the batch number; each worker loads its own rows.
 
 #include <cstdint>
 #include <cstring>
@@ -22,6 +25,11 @@
 #include "interp/check/checked.h"
 #include "interp/eval/objects.h"
 #include "interp/eval/value.h"
+
+namespace ss::eval {
+struct LazyBatch;
+struct TensorStore;
+}  // namespace ss::eval
 
 namespace ss::eval::wire {
 
@@ -119,6 +127,11 @@ class Codec {
   Value read_handle(Reader& r, Value::Kind kind);
   void write_optim(Writer& w, const std::shared_ptr<OptimState>& o);
   std::shared_ptr<OptimState> read_optim(Reader& r);
+  // wire_data.cpp
+  void write_batch_ref(Writer& w, const LazyBatch& b);
+  Value read_batch_ref(Reader& r);
+  void write_data_store(Writer& w, const std::shared_ptr<const TensorStore>& s);
+  std::shared_ptr<const TensorStore> read_data_store(Reader& r);
 
   Side side_;
   const check::Program& prog_;
@@ -131,6 +144,12 @@ class Codec {
   std::map<const ModelStore*, uint64_t> w_model_ids_;
   std::map<uint64_t, std::shared_ptr<OptimState>> w_optims_;
   std::map<const OptimState*, uint64_t> w_optim_ids_;
+  // Datasets' stores, sent once: the controller's by address (checked
+  // against the weak pointer, as an address can be reused), the workers'.
+  std::map<const TensorStore*,
+           std::pair<uint64_t, std::weak_ptr<const TensorStore>>>
+      c_stores_;
+  std::map<uint64_t, std::shared_ptr<const TensorStore>> w_stores_;
 };
 
 }  // namespace ss::eval::wire

@@ -15,13 +15,11 @@
 #include <string>
 #include <vector>
 
+#include "interp/tests/process_util.h"
+
 namespace {
 
-// Runs `ss ARGS` in [dir] with [env]; returns (exit code, stdout, stderr).
-struct Run {
-  int rc = -1;
-  std::string out, err;
-};
+using Run = ss::testing::ProcessRun;
 
 std::string slurp(const std::string& path) {
   std::ifstream f(path);
@@ -31,19 +29,7 @@ std::string slurp(const std::string& path) {
 Run ss_in(const std::string& dir,
           const std::string& args,
           const std::string& env = "") {
-  std::string err = dir + "/stderr.txt";
-  std::string cmd = "cd '" + dir + "' && " + env + " " +
-                    std::string(SS_BINARY) + " " + args + " 2>'" + err + "'";
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p);
-  Run r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  int st = pclose(p);
-  r.rc = WEXITSTATUS(st);
-  r.err = slurp(err);
-  return r;
+  return ss::testing::run_ss_process(args, dir, env);
 }
 
 std::vector<double> numbers(const std::string& s) {

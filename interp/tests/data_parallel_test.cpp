@@ -21,6 +21,7 @@
 
 #include "interp/check/checker.h"
 #include "interp/eval/interpreter.h"
+#include "interp/tests/process_util.h"
 
 namespace {
 
@@ -43,22 +44,14 @@ std::string run_on(const std::string& text, int world) {
   return out.str();
 }
 
-std::vector<double> numbers(const std::string& s) {
-  std::vector<double> v;
-  std::regex num(R"(-?\d+\.\d+(e-?\d+)?)");
-  for (auto it = std::sregex_iterator(s.begin(), s.end(), num);
-       it != std::sregex_iterator();
-       ++it)
-    v.push_back(std::stod(it->str()));
-  return v;
-}
+using ss::testing::decimals;
 
 void same_logs(const std::string& program) {
   std::string one = run_on(program, 1);
-  std::vector<double> want = numbers(one);
+  std::vector<double> want = decimals(one);
   REQUIRE(want.size() > 5);
   for (int world : {2, 3}) {
-    std::vector<double> got = numbers(run_on(program, world));
+    std::vector<double> got = decimals(run_on(program, world));
     INFO("world " << world);
     REQUIRE(got.size() == want.size());
     for (size_t i = 0; i < want.size(); ++i)
@@ -153,23 +146,6 @@ fn main():
 )");
 }
 
-namespace {
-
-// Runs `ss ARGS` and returns (exit code, stdout).
-std::pair<int, std::string> ss_cmd(const std::string& args) {
-  std::string cmd = std::string(SS_BINARY) + " " + args + " 2>/dev/null";
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p);
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  int st = pclose(p);
-  return {WEXITSTATUS(st), out};
-}
-
-}  // namespace
-
 TEST_CASE("ss run on cpu[0 1 2]: worker processes log what one device does",
           "[dist][process][dp]") {
   std::string path = "/tmp/ss_dp_" + std::to_string(getpid()) + ".ss";
@@ -177,12 +153,13 @@ TEST_CASE("ss run on cpu[0 1 2]: worker processes log what one device does",
     std::ofstream f(path);
     f << kMlp;
   }
-  auto [rc1, one] = ss_cmd("run " + path);
-  auto [rc3, three] = ss_cmd("run --devices 'cpu[0 1 2]' " + path);
+  auto [rc1, one, err1] = ss::testing::run_ss_process("run " + path);
+  auto [rc3, three, err3] =
+      ss::testing::run_ss_process("run --devices 'cpu[0 1 2]' " + path);
   std::remove(path.c_str());
   REQUIRE(rc1 == 0);
   REQUIRE(rc3 == 0);
-  std::vector<double> a = numbers(one), b = numbers(three);
+  std::vector<double> a = decimals(one), b = decimals(three);
   REQUIRE(a.size() > 10);
   REQUIRE(a.size() == b.size());
   for (size_t i = 0; i < a.size(); ++i)
@@ -197,7 +174,8 @@ TEST_CASE("a runtime error on several devices is the program's (exit 2)",
     f << "dim D = 4\nfn pick(x: [n D], i: int) -> [D] = x[i]\n"
          "fn main():\n    print(pick(zeros([3, D]), 7))\n";
   }
-  auto [rc, out] = ss_cmd("run --devices 'cpu[0 1]' " + path);
+  auto [rc, out, err] =
+      ss::testing::run_ss_process("run --devices 'cpu[0 1]' " + path);
   std::remove(path.c_str());
   CHECK(rc == 2);
 }

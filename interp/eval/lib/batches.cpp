@@ -2,6 +2,7 @@
 // size-variable fields) and the loader thread pool behind the cursor.
 #include "interp/eval/lib/batches.h"
 
+#include <atomic>
 #include <condition_variable>
 #include <cstring>
 #include <exception>
@@ -40,17 +41,23 @@ int64_t BatchesValue::length() const {
   return drop_last ? c / n : (c + n - 1) / n;
 }
 
-std::shared_ptr<RecordValue> BatchesValue::make_batch(
-    const std::vector<int64_t>& ord, int64_t k) const {
+std::vector<int64_t> BatchesValue::batch_rows(const std::vector<int64_t>& ord,
+                                              int64_t k) const {
   int64_t lo = k * n;
   int64_t b = std::min<int64_t>(n, static_cast<int64_t>(ord.size()) - lo);
   std::vector<int64_t> rows(std::max<int64_t>(b, 0));
   for (int64_t i = 0; i < b; ++i) rows[i] = ds->index(ord[lo + i]);
-  return make_batch_of_rows(rows);
+  return rows;
+}
+
+std::shared_ptr<RecordValue> BatchesValue::make_batch(
+    const std::vector<int64_t>& ord, int64_t k) const {
+  return make_batch_of_rows(batch_rows(ord, k));
 }
 
 std::shared_ptr<RecordValue> BatchesValue::make_batch_of_rows(
-    const std::vector<int64_t>& rows) const {
+    const std::vector<int64_t>& rows,
+    const std::map<std::string, int64_t>* pad_to) const {
   const TensorStore& s = *ds->store;
   int64_t b = static_cast<int64_t>(rows.size());
   Rows got = load_rows(s, rows);  // a streamed store's items checked here
@@ -75,6 +82,9 @@ std::shared_ptr<RecordValue> BatchesValue::make_batch_of_rows(
     int64_t longest = 0;
     for (int64_t i = 0; i < b; ++i)
       longest = std::max(longest, items[i].shape()[axis]);
+    if (pad_to)
+      if (auto it = pad_to->find(name); it != pad_to->end())
+        longest = std::max(longest, it->second);
     item[axis] = longest;
     ops::Shape shape = item;
     shape.insert(shape.begin(), b);
@@ -109,44 +119,15 @@ std::shared_ptr<RecordValue> BatchesValue::make_batch_of_rows(
   return r;
 }
 
-namespace {
-
-struct BatchCursor : Cursor {
-  std::shared_ptr<const BatchesValue> bv;
-  Interpreter* in = nullptr;
-  diag::Span loop;
-  std::vector<int64_t> ord;
-  int64_t total = 0, consumed = 0;
-
-  // The loader pool (when threads > 0).
+struct Prefetcher::State {
+  Build build;
+  int64_t total = 0, taken = 0, next_claim = 0, ahead = 0;
   std::mutex mu;
   std::condition_variable work_cv, ready_cv;
   std::map<int64_t, std::shared_ptr<RecordValue>> ready;
   std::map<int64_t, std::exception_ptr> errors;
-  int64_t next_claim = 0, ahead = 0;
   bool stop = false;
-  std::vector<std::thread> workers;
-
-  BatchCursor(std::shared_ptr<const BatchesValue> b,
-              Interpreter& i,
-              diag::Span l)
-      : bv(std::move(b)), in(&i), loop(l) {
-    ord = bv->order();
-    total = bv->length();
-    int t = std::max(0, bv->threads);
-    ahead = 2 * static_cast<int64_t>(t);
-    for (int i = 0; i < t && i < total; ++i)
-      workers.emplace_back([this] { work(); });
-  }
-
-  ~BatchCursor() override {
-    {
-      std::lock_guard<std::mutex> lk(mu);
-      stop = true;
-    }
-    work_cv.notify_all();
-    for (auto& w : workers) w.join();
-  }
+  std::vector<std::thread> threads;
 
   void work() {
     for (;;) {
@@ -154,7 +135,7 @@ struct BatchCursor : Cursor {
       {
         std::unique_lock<std::mutex> lk(mu);
         work_cv.wait(lk, [&] {
-          return stop || next_claim >= total || next_claim < consumed + ahead;
+          return stop || next_claim >= total || next_claim < taken + ahead;
         });
         if (stop || next_claim >= total) return;
         k = next_claim++;
@@ -162,7 +143,7 @@ struct BatchCursor : Cursor {
       std::shared_ptr<RecordValue> r;
       std::exception_ptr err;
       try {
-        r = bv->make_batch(ord, k);
+        r = build(k);
       } catch (...) {
         err = std::current_exception();
       }
@@ -176,10 +157,126 @@ struct BatchCursor : Cursor {
       ready_cv.notify_all();
     }
   }
+};
+
+Prefetcher::Prefetcher(int64_t first, int64_t total, int threads, Build build)
+    : s_(std::make_unique<State>()) {
+  s_->build = std::move(build);
+  s_->total = total;
+  s_->taken = s_->next_claim = first;
+  int t = std::max(0, threads);
+  s_->ahead = 2 * static_cast<int64_t>(t);
+  for (int i = 0; i < t && first + i < total; ++i)
+    s_->threads.emplace_back([st = s_.get()] { st->work(); });
+}
+
+Prefetcher::~Prefetcher() {
+  {
+    std::lock_guard<std::mutex> lk(s_->mu);
+    s_->stop = true;
+  }
+  s_->work_cv.notify_all();
+  for (auto& t : s_->threads) t.join();
+}
+
+int64_t Prefetcher::next_index() const {
+  std::lock_guard<std::mutex> lk(s_->mu);
+  return s_->taken;
+}
+
+std::shared_ptr<RecordValue> Prefetcher::take() {
+  State& s = *s_;
+  if (s.threads.empty()) return s.build(s.taken++);
+  std::unique_lock<std::mutex> lk(s.mu);
+  const int64_t k = s.taken;
+  s.ready_cv.wait(lk, [&] { return s.ready.count(k) || s.errors.count(k); });
+  ++s.taken;
+  std::shared_ptr<RecordValue> r;
+  std::exception_ptr err;
+  if (auto e = s.errors.find(k); e != s.errors.end()) {
+    err = e->second;
+    s.errors.erase(e);
+  } else {
+    auto it = s.ready.find(k);
+    r = std::move(it->second);
+    s.ready.erase(it);
+  }
+  lk.unlock();
+  s.work_cv.notify_all();
+  if (err) std::rethrow_exception(err);
+  return r;
+}
+
+int64_t LazyBatch::size() const {
+  return std::max<int64_t>(
+      0,
+      std::min<int64_t>(bv->n,
+                        static_cast<int64_t>(order->size()) - k * bv->n));
+}
+
+void load_lazy_batch(Interpreter& in, RecordValue& r) {
+  if (!r.lazy) return;
+  std::shared_ptr<const LazyBatch> lazy = std::move(r.lazy);
+  try {
+    r.fields = lazy->bv->make_batch(*lazy->order, lazy->k)->fields;
+  } catch (const DataError& e) {
+    in.fail(e.kind, lazy->loop, e.what());
+  }
+}
+
+namespace {
+
+std::atomic<uint64_t> g_next_walk{1};
+
+struct BatchCursor : Cursor {
+  std::shared_ptr<const BatchesValue> bv;
+  Interpreter* in = nullptr;
+  diag::Span loop;
+  std::shared_ptr<const std::vector<int64_t>> ord;
+  int64_t total = 0;
+  // Several devices, in the controller: lazy batches, no loading here.
+  bool lazy = false;
+  uint64_t walk = 0;
+  int64_t handed = 0;
+  std::unique_ptr<Prefetcher> loader;
+
+  BatchCursor(std::shared_ptr<const BatchesValue> b,
+              Interpreter& i,
+              diag::Span l)
+      : bv(std::move(b)), in(&i), loop(l) {
+    ord = std::make_shared<const std::vector<int64_t>>(bv->order());
+    total = bv->length();
+    lazy = in->loads_on_workers();
+    if (lazy) {
+      walk = g_next_walk.fetch_add(1);
+      return;
+    }
+    loader = std::make_unique<Prefetcher>(
+        0, total, bv->threads, [bv = bv, ord = ord](int64_t k) {
+          return bv->make_batch(*ord, k);
+        });
+  }
 
   bool next(Value& out) override {
+    if (lazy) {
+      if (handed >= total) return false;
+      auto r = std::make_shared<RecordValue>();
+      r->info = bv->ds->store->info;
+      r->batch = true;
+      auto l = std::make_shared<LazyBatch>();
+      l->bv = bv;
+      l->order = ord;
+      l->k = handed++;
+      l->walk = walk;
+      l->loop = loop;
+      r->lazy = std::move(l);
+      out = Value::object(Value::Kind::Record, std::move(r));
+      return true;
+    }
+    if (loader->next_index() >= total) return false;
     try {
-      return next_batch(out);
+      out = Value::object(Value::Kind::Record, loader->take());
+      return true;
     } catch (const DataError& e) {
       // A bad item of a streamed dataset, found as its batch loaded (here
       // or on a loader thread): raised here, at the loop, before the batch
@@ -188,34 +285,6 @@ struct BatchCursor : Cursor {
     } catch (const std::bad_alloc&) {
       in->fail("IOError", loop, "out of memory while loading a batch");
     }
-  }
-
-  bool next_batch(Value& out) {
-    if (consumed >= total) return false;
-    std::shared_ptr<RecordValue> r;
-    if (workers.empty()) {
-      r = bv->make_batch(ord, consumed++);
-    } else {
-      std::unique_lock<std::mutex> lk(mu);
-      ready_cv.wait(
-          lk, [&] { return ready.count(consumed) || errors.count(consumed); });
-      if (auto e = errors.find(consumed); e != errors.end()) {
-        std::exception_ptr err = e->second;
-        errors.erase(e);
-        ++consumed;
-        lk.unlock();
-        work_cv.notify_all();
-        std::rethrow_exception(err);
-      }
-      auto it = ready.find(consumed);
-      r = std::move(it->second);
-      ready.erase(it);
-      ++consumed;
-      lk.unlock();
-      work_cv.notify_all();
-    }
-    out = Value::object(Value::Kind::Record, std::move(r));
-    return true;
   }
 };
 

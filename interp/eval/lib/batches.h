@@ -14,10 +14,17 @@
 // Loading: loader_threads threads build the next batches while the loop
 // body runs, at most 2 x threads batches ahead; 0 threads builds each batch
 // when asked. Leaving the loop early (break, an error) stops and joins them.
+//
+// On several devices the controller's loop builds nothing: it hands out
+// lazy batches (LazyBatch), sent to the workers as references, and each
+// worker loads only its own rows on its own threads (batch_shares.h).
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "interp/eval/lib/dataset.h"
@@ -41,16 +48,58 @@ struct BatchesValue : IterableObject {
   /// for a bad item of a streamed dataset.
   std::shared_ptr<RecordValue> make_batch(const std::vector<int64_t>& order,
                                           int64_t k) const;
+  /// The store items of batch [k] of [order], in batch order.
+  std::vector<int64_t> batch_rows(const std::vector<int64_t>& order,
+                                  int64_t k) const;
   /// The batch record of store items [rows] (padding, masks): make_batch's
-  /// second half, for a worker that loads its own part of a batch.
+  /// second half. A size-variable field is padded to [longest] when given
+  /// (a worker's rows, padded over the whole batch: devices.md 8), else to
+  /// its longest item among [rows].
   std::shared_ptr<RecordValue> make_batch_of_rows(
-      const std::vector<int64_t>& rows) const;
+      const std::vector<int64_t>& rows,
+      const std::map<std::string, int64_t>* longest = nullptr) const;
   /// Errors from loading (a streamed dataset's bad item) are raised by the
   /// cursor's next() in the calling thread, at [loop], before the batch is
   /// handed out; the batches before it are handed out as usual.
   std::unique_ptr<Cursor> cursor(Interpreter& in,
                                  diag::Span loop = {}) override;
   int64_t length() const override;
+};
+
+/// A batch the controller hands out without building it: batch [k] of a
+/// walk (one `for` over a Batches value) over [order].
+struct LazyBatch {
+  std::shared_ptr<const BatchesValue> bv;
+  std::shared_ptr<const std::vector<int64_t>> order;
+  int64_t k = 0;
+  uint64_t walk = 0;  // unique per walk in this process
+  diag::Span loop;    // where a bad item is raised
+  /// The number of examples in the batch.
+  int64_t size() const;
+};
+
+/// Builds [r]'s fields from its lazy batch when the controller reads them
+/// (a bad streamed item raised at the loop, as on one device).
+void load_lazy_batch(Interpreter& in, RecordValue& r);
+
+/// Builds batches [first, total) in order on [threads] threads, at most
+/// 2 x threads ahead of the one taken (0 threads: each when taken).
+/// Destroying it stops and joins the threads.
+class Prefetcher {
+ public:
+  using Build = std::function<std::shared_ptr<RecordValue>(int64_t k)>;
+  Prefetcher(int64_t first, int64_t total, int threads, Build build);
+  ~Prefetcher();
+  Prefetcher(const Prefetcher&) = delete;
+  Prefetcher& operator=(const Prefetcher&) = delete;
+  /// The next batch's index, or total when done.
+  int64_t next_index() const;
+  /// The next batch (its build's exception rethrown here).
+  std::shared_ptr<RecordValue> take();
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
 };
 
 /// progress(it) (progress.cpp): an iterable wrapping [inner] (any iterable:

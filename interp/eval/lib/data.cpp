@@ -167,9 +167,11 @@ Value progress(BuiltinCall& c) {
 double batch_weight(const Value& batch) {
   if (batch.kind == VK::Record)
     if (auto* r = dynamic_cast<RecordValue*>(batch.obj.get()))
-      if (r->batch)
+      if (r->batch) {
+        if (r->lazy) return static_cast<double>(r->lazy->size());
         for (const auto& [name, t] : r->fields)
           if (t.rank() > 0) return static_cast<double>(t.shape()[0]);
+      }
   return 1;
 }
 
