@@ -3,15 +3,19 @@
 on Gloo, side by side (devices.md: target ss <= 0.7x DDP's step time).
 
 Both train the README MLP with AdamW on the same synthetic data at batch 64
-and 6144, on N processes over Gloo on loopback, one BLAS thread each. ss's
-step time comes from progress()'s summary on rank 0 (the loop alone, after
-loading); DDP's from a timer around its loop. Needs Debian's python3-torch
+and 6144, on N processes over Gloo on loopback, one BLAS thread each. Each
+side first takes one untimed step (ss: starting the workers and sending
+them the dataset; DDP: its buckets), then times the rest: ss's step time
+comes from progress()'s summary (the loop alone), DDP's from a timer around
+its loop on rank 0. Each configuration runs --repeats times, alternating
+ss and DDP; the medians are compared. Needs Debian's python3-torch
 (/usr/bin/python3); not part of CI:
-    /usr/bin/python3 bench/compare_ddp.py [--ss build/ss]
+    /usr/bin/python3 bench/compare_ddp.py [--ss build/ss] [--repeats 3]
 """
 import argparse
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -24,6 +28,14 @@ import torch.multiprocessing as mp
 
 sys.path.insert(0, os.path.dirname(__file__))
 from compare_pytorch import PROGRAM, make_inputs  # noqa: E402
+
+# The timed loop after one untimed step on the first batch.
+WARM_PROGRAM = PROGRAM.replace(
+    "    for batch in progress(ds.batches(B)):",
+    "    for batch in ds.take(B).batches(B):\n"
+    "        out.write(train_step(m, opt, batch))\n"
+    "    for batch in progress(ds.batches(B)):")
+assert WARM_PROGRAM != PROGRAM
 
 
 def ddp_worker(rank, world, folder, batch, port, result):
@@ -44,14 +56,20 @@ def ddp_worker(rank, world, folder, batch, port, result):
     opt = torch.optim.AdamW(ddp.parameters(), lr=1e-3)
     steps = len(img) // batch
     per = batch // world
-    t0 = time.perf_counter()
-    for s in range(steps):
+
+    def step(s):
         lo = s * batch + rank * per
         x, y = img[lo:lo + per], label[lo:lo + per]
         opt.zero_grad()
         loss = torch.nn.functional.cross_entropy(ddp(x), y)
         loss.backward()
         opt.step()
+
+    step(0)  # untimed, as ss's first step
+    dist.barrier()
+    t0 = time.perf_counter()
+    for s in range(steps):
+        step(s)
     dist.barrier()
     if rank == 0:
         result.put((time.perf_counter() - t0) / steps)
@@ -75,7 +93,7 @@ def run_ddp(folder, world, batch):
 
 def run_ss(ss, folder, world, batch):
     with open(os.path.join(folder, "mlp.ss"), "w") as f:
-        f.write(PROGRAM)
+        f.write(WARM_PROGRAM)
     devices = "cpu[" + " ".join(str(i) for i in range(world)) + "]"
     p = subprocess.run([ss, "run", "mlp.ss", "--devices", devices,
                         "-D", f"B={batch}"], cwd=folder, capture_output=True,
@@ -90,6 +108,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ss", default=os.path.join(os.path.dirname(__file__),
                                                  "..", "build", "ss"))
+    ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
     ss = os.path.abspath(args.ss)
     print(f"torch {torch.__version__}; Gloo on loopback; 1 BLAS thread per "
@@ -102,8 +121,11 @@ def main():
                 np.savez(os.path.join(folder, "data.npz"), img=img,
                          label=label)
                 np.savez(os.path.join(folder, "init.npz"), w1=w1, w2=w2)
-                t_ss = run_ss(ss, folder, world, batch)
-                t_ddp = run_ddp(folder, world, batch)
+                ts, td = [], []
+                for _ in range(args.repeats):
+                    ts.append(run_ss(ss, folder, world, batch))
+                    td.append(run_ddp(folder, world, batch))
+                t_ss, t_ddp = statistics.median(ts), statistics.median(td)
                 print(f"{world:>8} {batch:>6} {t_ss * 1e3:9.3f} "
                       f"{t_ddp * 1e3:9.3f} {t_ss / t_ddp:7.3f}")
 

@@ -10,11 +10,11 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
-#include <regex>
 #include <sstream>
 
 #include "interp/check/checker.h"
 #include "interp/cli/commands.h"
+#include "interp/cli/conformance_compare.h"
 #include "interp/cli/expectations.h"
 #include "interp/eval/data_parallel.h"
 #include "interp/eval/interpreter.h"
@@ -30,6 +30,7 @@ struct Outcome {
   bool skipped = false;
   std::string detail;
   std::string out;  // what main printed (compared across device sets)
+  eval::Interpreter::FinalParams params;  // main's models at its end
 };
 
 std::string describe(const diag::Diagnostic& d, const diag::SourceMap& sm) {
@@ -46,6 +47,8 @@ struct RunResult {
   std::string kind;
   std::string detail;
   std::string out;
+  eval::Interpreter::FinalParams params;  // rank 0's
+  std::string ranks_differ;  // "" when every rank's params are rank 0's
 };
 
 // On several devices the suite runs the ranks as threads of this process
@@ -59,17 +62,26 @@ RunResult run_main(const check::Program& prog, const diag::SourceMap& sm) {
   std::ostringstream out;
   int world = static_cast<int>(prog.devices().count());
   if (world > 1) {
-    auto e = eval::run_data_parallel(prog, sm, out, {world, true});
+    std::vector<eval::Interpreter::FinalParams> ranks;
+    eval::ParallelOptions po;
+    po.world = world;
+    po.final_params = &ranks;
+    auto e = eval::run_data_parallel(prog, sm, out, po);
     if (e) {
       r.kind = e->kind();
       r.detail = eval::render_runtime_error(*e, sm);
+    } else {
+      r.params = ranks.at(0);
+      r.ranks_differ = compare_ranks(ranks);
     }
     r.out = out.str();
     return r;
   }
   try {
     eval::Interpreter in(prog, sm, out);
+    in.keep_final_params();
     in.run_main({});
+    r.params = in.final_params();
   } catch (const eval::RuntimeError& e) {
     r.kind = e.kind();
     r.detail = eval::render_runtime_error(e, sm);
@@ -78,39 +90,11 @@ RunResult run_main(const check::Program& prog, const diag::SourceMap& sm) {
   return r;
 }
 
-std::vector<double> numbers_in(const std::string& s) {
-  std::vector<double> v;
-  static const std::regex num(R"(-?\d+(\.\d+)?([eE][-+]?\d+)?)");
-  for (auto it = std::sregex_iterator(s.begin(), s.end(), num);
-       it != std::sregex_iterator();
-       ++it)
-    v.push_back(std::stod(it->str()));
-  return v;
-}
-
-// Same result as one device (devices.md item 1): every number main
-// printed equals the one-device run's within [tol] (relative).
-std::string compare_outputs(const std::string& want,
-                            const std::string& got,
-                            double tol) {
-  std::vector<double> a = numbers_in(want), b = numbers_in(got);
-  if (a.size() != b.size())
-    return "printed " + std::to_string(b.size()) + " numbers, one device " +
-           std::to_string(a.size());
-  for (size_t i = 0; i < a.size(); ++i) {
-    double err = std::fabs(a[i] - b[i]);
-    if (err > tol * std::max(std::fabs(a[i]), 1.0))
-      return "number " + std::to_string(i + 1) + " is " + std::to_string(b[i]) +
-             ", on one device " + std::to_string(a[i]);
-  }
-  return "";
-}
-
 Outcome run_case(const fs::path& file,
                  const std::string& text,
                  const Expectation& ex,
                  const std::string& devices,
-                 const std::string* one_device_out) {
+                 const Outcome* one_device) {
   diag::SourceMap sm;
   diag::Diagnostics diags;
   check::Options opts;
@@ -129,12 +113,18 @@ Outcome run_case(const fs::path& file,
   if (ex.kind == Expectation::Kind::Ok) {
     RunResult r = run_main(*prog, sm);
     o.out = r.out;
+    o.params = r.params;
     o.pass = r.kind.empty();
     if (!o.pass) {
       o.detail = "expected ok, main raised:\n" + r.detail;
-    } else if (one_device_out && prog->devices().count() > 1) {
-      std::string diff =
-          compare_outputs(*one_device_out, r.out, ex.tolerance.value_or(1e-5));
+    } else if (!r.ranks_differ.empty()) {
+      o.pass = false;
+      o.detail = " the workers' copies differ: " + r.ranks_differ;
+    } else if (one_device && prog->devices().count() > 1) {
+      double tol = ex.tolerance.value_or(1e-5);
+      std::string diff = compare_outputs(one_device->out, r.out, tol);
+      if (diff.empty())
+        diff = compare_params(one_device->params, r.params, tol);
       o.pass = diff.empty();
       if (!o.pass) o.detail = " not the result of one device: " + diff;
     }
@@ -240,11 +230,11 @@ int cmd_conformance(const std::vector<std::string>& args) {
     }
     std::vector<std::string> sets =
         ex->devices.empty() ? device_sets : ex->devices;
-    std::optional<std::string> one_device;  // the reference output
+    std::optional<Outcome> one_device;  // the reference run
     for (const std::string& devs : sets) {
       Outcome o =
           run_case(f, ss.str(), *ex, devs, one_device ? &*one_device : nullptr);
-      if (devs == "cpu" && o.pass) one_device = o.out;
+      if (devs == "cpu" && o.pass) one_device = o;
       const char* tag = o.skipped ? "SKIP" : o.pass ? "PASS" : "FAIL";
       std::cout << tag << " " << rel << " [" << devs << "]";
       if (o.skipped)

@@ -31,6 +31,7 @@ std::optional<RuntimeError> run_data_parallel(const check::Program& prog,
   std::vector<std::optional<RuntimeError>> errors(world);
   std::vector<std::string> crashes(world);
   std::vector<std::thread> threads;
+  if (opts.final_params) opts.final_params->assign(world, {});
   for (int r = 0; r < world; ++r)
     threads.emplace_back([&, r] {
       NullBuf nb;
@@ -47,7 +48,9 @@ std::optional<RuntimeError> run_data_parallel(const check::Program& prog,
         d.comm = comm.get();
         Interpreter in(prog, sm, r == 0 ? out : null);
         in.set_devices(&d);
+        if (opts.final_params) in.keep_final_params();
         in.run_main({});
+        if (opts.final_params) (*opts.final_params)[r] = in.final_params();
       } catch (const RuntimeError& e) {
         errors[r] = e;
         if (comm) comm->close();  // the others stop at their next collective

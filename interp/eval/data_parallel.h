@@ -11,6 +11,7 @@
 
 #include "interp/check/checked.h"
 #include "interp/diag/source.h"
+#include "interp/eval/interpreter.h"
 #include "interp/eval/runtime_error.h"
 
 namespace ss::eval {
@@ -18,6 +19,9 @@ namespace ss::eval {
 struct ParallelOptions {
   int world = 2;
   bool gloo = true;  // false: in-process collectives (faster to set up)
+  /// When set: each rank's final params (Interpreter::final_params), by
+  /// rank, to check the copies stayed equal.
+  std::vector<Interpreter::FinalParams>* final_params = nullptr;
 };
 
 /// Rank 0's runtime error, if any rank failed (a rank's failure stops the

@@ -259,8 +259,24 @@ Interpreter::Flow Interpreter::exec_block(const ast::Block& b,
     flow = exec(*s, f, ret);
     if (flow != Flow::Normal) break;
   }
+  if (keep_final_ && frames_.size() == 1 && &f == frames_.front() &&
+      &b == &f.fn->decl->body)
+    capture_final(f);
   f.scopes.pop_back();
   return flow;
+}
+
+void Interpreter::capture_final(Frame& f) {
+  final_ = FinalParams{};
+  for (const auto& scope : f.scopes)
+    for (const auto& [name, v] : scope) {
+      if (v.kind == VK::Optim)
+        final_.steps = std::max(final_.steps, v.as<OptimState>()->step);
+      if (v.kind != VK::Model) continue;
+      auto* m = v.as<ModelRef>();
+      for (const std::string& p : m->paths(true))
+        final_.params[name + "." + p] = m->get(p);
+    }
 }
 
 std::vector<Value> Interpreter::iterate(const Value& it, diag::Span at) {

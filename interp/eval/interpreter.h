@@ -142,6 +142,16 @@ class Interpreter {
   /// The `.ss` stack of the running calls (most recent last).
   const std::vector<StackEntry>& stack() const { return stack_; }
 
+  /// What the entry fn's body holds when it returns: every param of each
+  /// model bound there ("m.w1"), and its optimizers' largest step count.
+  /// `ss conformance` compares them across device counts (devices.md 1).
+  struct FinalParams {
+    std::map<std::string, ops::Tensor> params;
+    int64_t steps = 0;
+  };
+  void keep_final_params() { keep_final_ = true; }
+  const FinalParams& final_params() const { return final_; }
+
  private:
   const check::Program& prog_;
   const diag::SourceMap& sm_;
@@ -153,6 +163,9 @@ class Interpreter {
   struct DeviceContext* devices_ = nullptr;
   bool splitting_ = false;  // inside the entry call that split its args
   RemoteCall remote_call_;
+  bool keep_final_ = false;
+  FinalParams final_;
+  void capture_final(Frame& f);
 };
 
 }  // namespace ss::eval

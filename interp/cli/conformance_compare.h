@@ -1,0 +1,36 @@
+#pragma once
+// `ss conformance`'s test of "the same result as one device" (devices.md
+// item 1): the numbers main printed, and the final params of the models it
+// held, each against the one-device run; and, on several devices, every
+// rank's params against rank 0's, bit for bit (item 5: the copies stay
+// equal).
+
+#include <string>
+#include <vector>
+
+#include "interp/eval/interpreter.h"
+
+namespace ss::cli {
+
+/// The numbers in [s], in order.
+std::vector<double> numbers_in(const std::string& s);
+
+/// "" when every number [got] printed equals [want]'s within [tol]
+/// (relative, against max(|want|, 1)); else what differs.
+std::string compare_outputs(const std::string& want,
+                            const std::string& got,
+                            double tol);
+
+/// "" when [got] has [want]'s params, each element within tol x steps of
+/// one device's, relative to the largest param element (the f32 error of
+/// a sum in another order is relative to the terms summed, and grows with
+/// the steps: devices.md item 1).
+std::string compare_params(const eval::Interpreter::FinalParams& want,
+                           const eval::Interpreter::FinalParams& got,
+                           double tol);
+
+/// "" when every rank's params are rank 0's, byte for byte.
+std::string compare_ranks(
+    const std::vector<eval::Interpreter::FinalParams>& ranks);
+
+}  // namespace ss::cli
