@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -253,26 +254,36 @@ void StatusBoard::set(int rank, std::string_view text, bool waiting) {
   std::memcpy(s->text, text.data(), n);
   s->len = static_cast<uint32_t>(n);
   s->waiting.store(waiting ? 1 : 0, std::memory_order_relaxed);
+  s->since_ms.store(monotonic_ms(), std::memory_order_relaxed);
   s->seq.fetch_add(1, std::memory_order_release);  // even: done
 }
 
-std::string StatusBoard::get(int rank, bool* waiting) const {
+int64_t monotonic_ms() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+std::string StatusBoard::get(int rank, bool* waiting, int64_t* since_ms) const {
   if (rank < 0 || rank >= world_) return {};
   StatusSlot* s = slot(rank);
   char text[sizeof s->text];
   uint32_t len = 0;
   bool w = false;
+  int64_t since = 0;
   for (int tries = 0; tries < 1000; ++tries) {
     uint32_t s1 = s->seq.load(std::memory_order_acquire);
     len = std::min<uint32_t>(s->len, sizeof text);
     std::memcpy(text, s->text, len);
     w = s->waiting.load(std::memory_order_relaxed) != 0;
+    since = s->since_ms.load(std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_acquire);
     uint32_t s2 = s->seq.load(std::memory_order_relaxed);
     if (s1 == s2 && (s1 & 1) == 0)
       break;  // else: a write in progress, or its writer died
   }
   if (waiting) *waiting = w;
+  if (since_ms) *since_ms = since;
   return std::string(text, len);
 }
 

@@ -124,16 +124,24 @@ Message decode(const char* buf,
 struct StatusSlot {
   std::atomic<uint32_t> seq;
   std::atomic<uint32_t> waiting;
+  /// When the worker started waiting (CLOCK_MONOTONIC ms, the same clock
+  /// in every process): the collective timeout counts from here.
+  std::atomic<int64_t> since_ms;
   uint32_t len;
   char text[500];
 };
+
+/// CLOCK_MONOTONIC in milliseconds.
+int64_t monotonic_ms();
 
 class StatusBoard {
  public:
   static std::unique_ptr<StatusBoard> create(const std::string& job, int world);
   static std::unique_ptr<StatusBoard> open(const std::string& job, int world);
   void set(int rank, std::string_view text, bool waiting);
-  std::string get(int rank, bool* waiting = nullptr) const;
+  std::string get(int rank,
+                  bool* waiting = nullptr,
+                  int64_t* since_ms = nullptr) const;
 
  private:
   StatusSlot* slot(int rank) const;

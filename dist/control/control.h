@@ -126,8 +126,13 @@ struct LaunchOptions {
   /// made by start() and removed by stop().
   std::string store_dir;
   std::chrono::milliseconds start_timeout{10000};
-  /// How long a call waits for every reply (the collective timeout).
+  /// How long a call waits for every reply.
   std::chrono::duration<double> call_timeout{default_collective_timeout_s()};
+  /// How long a worker may wait for the others in one collective (its
+  /// status set with waiting=true) before the call fails with a
+  /// CallTimeout saying where each worker was (devices.md item 12).
+  std::chrono::duration<double> collective_timeout{
+      default_collective_timeout_s()};
   /// After a failure or on stop(): how long workers get after SIGTERM (or
   /// the shutdown message) before SIGKILL.
   std::chrono::milliseconds grace{1000};

@@ -240,11 +240,27 @@ struct WorkerPool::Impl {
         WorkerError(msg, rank, p.pid, "didn't start in time", status, tail)));
   }
 
+  // Whether a worker still working on the call has waited for the others
+  // in one collective for longer than the collective timeout.
+  bool collective_stuck(const std::vector<int>& pending) const {
+    if (!board) return false;
+    const int64_t limit_ms =
+        static_cast<int64_t>(opts.collective_timeout.count() * 1000.0);
+    const int64_t now = monotonic_ms();
+    for (int r : pending) {
+      bool waiting = false;
+      int64_t since = 0;
+      board->get(r, &waiting, &since);
+      if (waiting && now - since > limit_ms) return true;
+    }
+    return false;
+  }
+
   [[noreturn]] void fail_timeout(const std::vector<bool>& answered,
                                  std::string_view what,
                                  uint32_t kind) {
     std::vector<WorkerState> states;
-    std::vector<int> culprits, pending;
+    std::vector<int> culprits, pending, stopped;
     for (auto& p : w) {
       WorkerState s;
       s.rank = p.rank;
@@ -254,10 +270,13 @@ struct WorkerPool::Impl {
       if (!s.answered) {
         pending.push_back(p.rank);
         if (!s.waiting) culprits.push_back(p.rank);
+        if (process_stopped(p.pid)) stopped.push_back(p.rank);
       }
       states.push_back(s);
     }
-    if (culprits.empty()) culprits = pending;
+    // A worker stopped by a signal (SIGSTOP, a debugger) looks like one
+    // waiting in a collective: it is the one that didn't get there.
+    if (culprits.empty()) culprits = stopped.empty() ? pending : stopped;
     std::string call =
         what.empty() ? "a call (message kind " + std::to_string(kind) + ")"
                      : std::string(what);
@@ -272,10 +291,13 @@ struct WorkerPool::Impl {
       else
         msg += "didn't answer; it was " +
                (s.status.empty() ? std::string("idle") : s.status);
+      if (!s.answered && process_stopped(s.pid))
+        msg += " (its process is stopped)";
     }
     int rank = culprits.front();
     std::string status = states[rank].status;
-    double t = opts.call_timeout.count();
+    double t =
+        std::min(opts.call_timeout.count(), opts.collective_timeout.count());
     stop_workers(SIGTERM, opts.grace);
     fail(std::make_exception_ptr(
         CallTimeout(msg, rank, w[rank].pid, status, states, t)));
@@ -357,6 +379,8 @@ struct WorkerPool::Impl {
         if (hello) fail_start_timeout(pending);
         fail_timeout(answered, what, kind);
       }
+      if (!hello && collective_stuck(pending))
+        fail_timeout(answered, what, kind);
       auto left =
           std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now)
               .count();

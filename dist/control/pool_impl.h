@@ -21,6 +21,8 @@ void registry_add_pid(int slot, int pid);
 /// Records worker 0's process group in [slot] (the signal handlers kill it).
 void registry_set_pgid(int slot, int pgid);
 std::string describe_wait_status(int st);
+/// Whether [pid] is stopped by a signal or a tracer (state T or t).
+bool process_stopped(int pid);
 int move_high(int fd);
 
 // ---- pool_output.cpp: the workers' output: forwarded to our stderr, tail

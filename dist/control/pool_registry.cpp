@@ -12,6 +12,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <mutex>
 
 #include "dist/control/channel.h"
@@ -164,6 +166,15 @@ void registry_add_pid(int slot, int pid) {
 
 void registry_set_pgid(int slot, int pgid) {
   g_reg[slot].pgid.store(pgid);
+}
+
+bool process_stopped(int pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(f)), {});
+  size_t close = stat.rfind(')');  // the command name may hold spaces
+  if (close == std::string::npos || close + 2 >= stat.size()) return false;
+  char state = stat[close + 2];
+  return state == 'T' || state == 't';
 }
 
 std::string describe_wait_status(int st) {

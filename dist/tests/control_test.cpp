@@ -444,6 +444,41 @@ TEST_CASE("control: the collective timeout says where each worker was",
   }
 }
 
+TEST_CASE(
+    "control: a worker waiting in one collective longer than the "
+    "collective timeout stops a long call",
+    "[dist][process]") {
+  // The call may run long (call_timeout is a minute); what counts is how
+  // long a worker has been waiting for the others (its status set with
+  // waiting=true), checked against collective_timeout.
+  auto o = opts(3);
+  o.call_timeout = std::chrono::seconds(60);
+  o.collective_timeout = std::chrono::milliseconds(400);
+  auto pool = WorkerPool::start(o);
+  auto pids = pool->pids();
+  auto job = pool->job();
+  // Sleeping (not in a collective) for longer than the timeout is fine.
+  pool->call_each({Message{kSleep, 0, "900"},
+                   Message{kSleep, 0, "900"},
+                   Message{kSleep, 0, "900"}});
+  auto t0 = Clock::now();
+  try {
+    pool->call_each({Message{kStall, 0, "30000"},
+                     Message{kSleep, 0, "30000"},
+                     Message{kStall, 0, "30000"}},
+                    "`train_step` (train.ss:32:4)");
+    FAIL("no CallTimeout");
+  } catch (const CallTimeout& e) {
+    double ms = ms_since(t0);
+    CHECK(ms >= 400);
+    CHECK(ms < 3000);
+    CHECK(e.rank == 1);
+    CHECK(std::string(e.what()).find("worker 1: didn't answer; it was "
+                                     "sleeping 30000 ms") != std::string::npos);
+  }
+  check_all_gone(pids, job);
+}
+
 TEST_CASE("control: workers that don't start", "[dist][process]") {
   SECTION("exits at once, with its output") {
     auto o = opts(2);

@@ -126,6 +126,9 @@ class ProgramHandler : public dist::Handler {
       if (x[i] == "--") break;
       if (x[i] == "--entry" && i + 1 < x.size()) {
         ++i;
+      } else if (x[i] == "--collective-timeout" && i + 1 < x.size()) {
+        dist::set_default_collective_timeout(std::chrono::milliseconds(
+            static_cast<int64_t>(std::stod(x[++i]) * 1000.0)));
       } else if (program_option("worker", x, i, opts) ==
                  ProgramOption::NotMine) {
         file = x[i];
@@ -143,8 +146,16 @@ class ProgramHandler : public dist::Handler {
     d_.rank = args_.rank;
     d_.world = args_.world;
     d_.comm = comm_.get();
-    d_.on_step = [](const std::string& fn, const std::string& at) {
-      dist::worker_set_status("running `" + fn + "` at " + at);
+    d_.on_step = [this](const std::string& fn, const std::string& at) {
+      running_ = "running `" + fn + "` at " + at;
+      dist::worker_set_status(running_);
+    };
+    d_.on_wait = [this](bool waiting) {
+      if (waiting)
+        dist::worker_set_status(
+            "waiting for the other workers at " + where(sm_, d_.at), true);
+      else
+        dist::worker_set_status(running_);
     };
     in_ = std::make_unique<eval::Interpreter>(*prog_, sm_, null_);
     in_->set_devices(&d_);
@@ -158,7 +169,8 @@ class ProgramHandler : public dist::Handler {
     diag::Span site = read_span(r);
     const check::FnInfo* fn = prog_->fn(name);
     if (!fn) throw std::runtime_error("the program has no fn `" + name + "`");
-    dist::worker_set_status("running `" + name + "` at " + where(sm_, site));
+    running_ = "running `" + name + "` at " + where(sm_, site);
+    dist::worker_set_status(running_);
     std::vector<eval::Value> args;
     for (uint32_t n = r.u32(), i = 0; i < n; ++i)
       args.push_back(codec_->read(r));
@@ -202,6 +214,7 @@ class ProgramHandler : public dist::Handler {
   std::unique_ptr<eval::Interpreter> in_;
   std::unique_ptr<Codec> codec_;
   std::unique_ptr<eval::BatchShares> shares_;
+  std::string running_;  // the status while a call runs
 };
 
 // The controller's side of the calls.
@@ -212,6 +225,18 @@ class LazyPool {
   explicit LazyPool(dist::LaunchOptions lo) : lo_(std::move(lo)) {}
   dist::WorkerPool& get() {
     if (!pool_) {
+      // The collective timeout in effect now (SHAPESCRIPT_COLLECTIVE_TIMEOUT
+      // or collective_timeout(seconds) before this first call): the pool
+      // reports a worker waiting longer than that, with where each worker
+      // was. The workers' own (Gloo's) timeout is set later than it, so
+      // that report comes first.
+      double t =
+          std::chrono::duration<double>(dist::default_collective_timeout())
+              .count();
+      lo_.collective_timeout = std::chrono::duration<double>(t);
+      lo_.extra_args.insert(
+          lo_.extra_args.begin(),
+          {"--collective-timeout", std::to_string(t + std::max(5.0, t / 10))});
       pool_ = dist::WorkerPool::start(lo_);
       std::vector<dist::Message> ready =
           pool_->call_all(dist::Message{kInit, 0, {}}, "starting the workers");

@@ -36,8 +36,21 @@ std::pair<int64_t, int64_t> DeviceContext::share(int64_t n) const {
 
 namespace {
 
+// While this rank waits for the others in a collective (DeviceContext::
+// on_wait).
+struct Waiting {
+  DeviceContext& d;
+  explicit Waiting(DeviceContext& dc) : d(dc) {
+    if (d.on_wait) d.on_wait(true);
+  }
+  ~Waiting() {
+    if (d.on_wait) d.on_wait(false);
+  }
+};
+
 Tensor summed(const Tensor& x, DeviceContext& d) {
   Tensor t = x.detach().clone();
+  Waiting w(d);
   d.comm->all_reduce(t, dist::ReduceOp::Sum, dist::Options{});
   return t;
 }
@@ -199,6 +212,7 @@ void all_reduce_grads(std::vector<Tensor>& grads, DeviceContext& d) {
     std::vector<Tensor> flat;
     for (size_t i : idx) flat.push_back(ops::reshape(grads[i], {-1}));
     Tensor buf = flat.size() == 1 ? flat[0].clone() : ops::concat(flat, 0);
+    Waiting w(d);
     d.comm->all_reduce(buf, dist::ReduceOp::Sum, dist::Options{});
     int64_t at = 0;
     for (size_t i : idx) {
@@ -214,6 +228,7 @@ Tensor join_rows(const Tensor& local, DeviceContext& d) {
   Tensor n = ops::Tensor::scalar(double(local.shape()[0]), types::DType::I64)
                  .reshape({1});
   Tensor all;
+  Waiting w(d);
   d.comm->all_gather(n, all, dist::Options{});
   for (int r = 0; r < d.world; ++r) rows[r] = static_cast<int64_t>(all.at(r));
   Tensor out;

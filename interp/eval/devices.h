@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "interp/diag/source.h"
 #include "interp/eval/value.h"
 #include "ops/core/tensor.h"
 
@@ -32,6 +33,12 @@ struct DeviceContext {
   /// Called when the controller's part calls into the workers' (a step):
   /// the fn and its `.ss` location, for a WorkerError's "it was running".
   std::function<void(const std::string& fn, const std::string& where)> on_step;
+  /// The `.ss` line whose collectives run now (a lowered reduction,
+  /// value_and_grad, a joined result), and a hook told when this rank
+  /// starts (true) and stops (false) waiting for the others in one: a
+  /// worker's status, for the collective timeout's report.
+  diag::Span at;
+  std::function<void(bool waiting)> on_wait;
 
   bool active() const { return world > 1 && comm != nullptr; }
   /// This rank's rows [start, end) of a batch of [n]: as evenly as

@@ -193,8 +193,10 @@ Value wrap(std::vector<ops::Tensor> ts) {
 // Runs a builtin on arguments already gathered by param: on several
 // devices a reduction across the batch axis is lowered to an all-reduce.
 Value Interpreter::call_builtin_prepared(BuiltinCall& c) {
-  if (devices_ && devices_->active() && c.info && c.info->allreduce)
+  if (devices_ && devices_->active() && c.info && c.info->allreduce) {
+    devices_->at = c.span;
     return lower(c, *devices_);
+  }
   return call_builtin_forward(c);
 }
 

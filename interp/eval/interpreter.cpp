@@ -188,6 +188,7 @@ Value Interpreter::call(const check::FnInfo& fn,
       ~Reset() { flag = false; }
     } reset{splitting_};
     Value r = call(fn, std::move(args), site);
+    devices_->at = site;  // a joined result's all-gather
     return join_result(fn, std::move(r), fn.result);
   }
   if (++depth_ > 2000) {

@@ -191,16 +191,11 @@ std::vector<pid_t> children_of(pid_t pid) {
   return out;
 }
 
-}  // namespace
-
-TEST_CASE(
-    "killing a worker at a random moment, 20 times: WorkerError "
-    "within 5 s, exit 3, nothing left behind",
-    "[dist][process][dp]") {
-  std::string path = "/tmp/ss_dp_kill_" + std::to_string(getpid()) + ".ss";
-  {
-    std::ofstream f(path);
-    f << R"(dim D = 784
+// Trains the README-like MLP for a very long time on three workers; [first]
+// is main's first line.
+std::string long_training(const std::string& first) {
+  std::string main_head = "fn main():\n" + first;
+  std::string text = R"(dim D = 784
 dim Hd = 64
 dim C = 10
 data Digit:
@@ -223,50 +218,74 @@ fn main():
         for batch in train.batches(64, shuffle=epoch):
             train_step(m, opt, batch)
 )";
+  return text.replace(text.find("fn main():\n"), 11, main_head);
+}
+
+// Starts `ss run --devices cpu[0 1 2] PATH` with stderr to [err] and waits
+// for its three workers; returns (ss's pid, the workers' pids).
+std::pair<pid_t, std::vector<pid_t>> start_three(const std::string& path,
+                                                 const std::string& err) {
+  pid_t ss = fork();
+  REQUIRE(ss >= 0);
+  if (ss == 0) {
+    int devnull = open("/dev/null", O_WRONLY);
+    int errfd = err.empty()
+                    ? devnull
+                    : open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(devnull, 1);
+    dup2(errfd, 2);
+    execl(SS_BINARY,
+          SS_BINARY,
+          "run",
+          "--devices",
+          "cpu[0 1 2]",
+          path.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  std::vector<pid_t> workers;
+  for (int i = 0; i < 200 && workers.size() < 3; ++i) {
+    usleep(20000);
+    workers = children_of(ss);
+  }
+  REQUIRE(workers.size() == 3);
+  return {ss, workers};
+}
+
+// Waits up to [limit] for [ss] to exit; its wait status, or -1 (then it
+// was killed).
+int wait_for(pid_t ss, std::chrono::milliseconds limit) {
+  auto t0 = std::chrono::steady_clock::now();
+  int st = 0;
+  while (std::chrono::steady_clock::now() - t0 < limit) {
+    if (waitpid(ss, &st, WNOHANG) == ss) return st;
+    usleep(10000);
+  }
+  kill(ss, SIGKILL);
+  waitpid(ss, &st, 0);
+  return -1;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "killing a worker at a random moment, 20 times: WorkerError "
+    "within 5 s, exit 3, nothing left behind",
+    "[dist][process][dp]") {
+  std::string path = "/tmp/ss_dp_kill_" + std::to_string(getpid()) + ".ss";
+  {
+    std::ofstream f(path);
+    f << long_training("");
   }
   std::mt19937 rng(7);
   for (int round = 0; round < 20; ++round) {
     INFO("round " << round);
-    pid_t ss = fork();
-    REQUIRE(ss >= 0);
-    if (ss == 0) {
-      int devnull = open("/dev/null", O_WRONLY);
-      dup2(devnull, 1);
-      dup2(devnull, 2);
-      execl(SS_BINARY,
-            SS_BINARY,
-            "run",
-            "--devices",
-            "cpu[0 1 2]",
-            path.c_str(),
-            static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    // Wait for the three workers, then a random moment of their work.
-    std::vector<pid_t> workers;
-    for (int i = 0; i < 200 && workers.size() < 3; ++i) {
-      usleep(20000);
-      workers = children_of(ss);
-    }
-    REQUIRE(workers.size() == 3);
+    auto [ss, workers] = start_three(path, "");
     usleep(100000 + rng() % 600000);
     pid_t victim = workers[rng() % 3];
-    auto t0 = std::chrono::steady_clock::now();
     kill(victim, SIGKILL);
-    int st = 0;
-    bool done = false;
-    while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5)) {
-      if (waitpid(ss, &st, WNOHANG) == ss) {
-        done = true;
-        break;
-      }
-      usleep(10000);
-    }
-    if (!done) {
-      kill(ss, SIGKILL);
-      waitpid(ss, &st, 0);
-    }
-    REQUIRE(done);
+    int st = wait_for(ss, std::chrono::seconds(5));
+    REQUIRE(st != -1);
     CHECK(WIFEXITED(st));
     CHECK(WEXITSTATUS(st) == 3);
     for (pid_t w : workers) {
@@ -275,4 +294,42 @@ fn main():
     }
   }
   std::remove(path.c_str());
+}
+
+TEST_CASE(
+    "a stopped worker: after collective_timeout(s), "
+    "WorkerError says where each worker was, exit 3, nothing left behind",
+    "[dist][process][dp]") {
+  std::string path = "/tmp/ss_dp_stall_" + std::to_string(getpid()) + ".ss";
+  std::string err = path + ".err";
+  {
+    std::ofstream f(path);
+    f << long_training("    collective_timeout(1.5)\n");
+  }
+  auto [ss, workers] = start_three(path, err);
+  usleep(400000);
+  auto t0 = std::chrono::steady_clock::now();
+  kill(workers[1], SIGSTOP);  // worker 1 never gets to the next collective
+  int st = wait_for(ss, std::chrono::seconds(10));
+  double s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+          .count();
+  std::ifstream e(err);
+  std::string text((std::istreambuf_iterator<char>(e)), {});
+  INFO(text);
+  REQUIRE(st != -1);
+  CHECK(WIFEXITED(st));
+  CHECK(WEXITSTATUS(st) == 3);
+  CHECK(s >= 1.4);
+  CHECK(text.find("error: WorkerError: a worker failed while running "
+                  "`train_step` (") != std::string::npos);
+  CHECK(text.find("and worker 1 didn't finish:\n") != std::string::npos);
+  CHECK(text.find("\n  worker 0: ") != std::string::npos);
+  CHECK(text.find("(its process is stopped)") != std::string::npos);
+  // Some worker was waiting for the others at a line of the program.
+  CHECK(text.find("was waiting for the other workers at " + path + ":") !=
+        std::string::npos);
+  for (pid_t w : workers) CHECK((kill(w, 0) == -1 && errno == ESRCH));
+  std::remove(path.c_str());
+  std::remove(err.c_str());
 }

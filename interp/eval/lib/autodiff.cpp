@@ -18,12 +18,14 @@ namespace {
 // across the ranks (devices.cpp, Note [Same result as one device]).
 std::vector<ops::Tensor> gradients(Interpreter& in,
                                    const ops::Tensor& loss,
-                                   const std::vector<ops::Tensor>& leaves) {
+                                   const std::vector<ops::Tensor>& leaves,
+                                   diag::Span at) {
   DeviceContext* d = in.devices();
   if (!d || !d->active()) return ops::backward(loss, leaves);
   ops::Tensor root = ops::mul(
       loss, ops::mark_replicated(ops::scalar_like(1.0 / d->world, loss)));
   std::vector<ops::Tensor> g = ops::backward(root, leaves);
+  d->at = at;
   all_reduce_grads(g, *d);
   return g;
 }
@@ -45,7 +47,7 @@ Differentiated differentiate(BuiltinCall& c, bool aux) {
     args[0] = Value::tensor(leaf);
     Value r = c.in.call_value(f, std::move(args), c.span);
     const Value& loss = aux ? (*r.items)[0] : r;
-    auto g = gradients(c.in, loss.t, {leaf});
+    auto g = gradients(c.in, loss.t, {leaf}, c.span);
     return {r, Value::tensor(g[0])};
   }
   if (m.kind != VK::Model)
@@ -84,7 +86,7 @@ Differentiated differentiate(BuiltinCall& c, bool aux) {
   const Value& loss = aux ? (*r.items)[0] : r;
   if (loss.kind != VK::Tensor)
     c.fail("ValueError", std::string(c.op.name) + ": the loss is not a tensor");
-  std::vector<ops::Tensor> g = gradients(c.in, loss.t, leaves);
+  std::vector<ops::Tensor> g = gradients(c.in, loss.t, leaves, c.span);
   std::map<std::string, ops::Tensor> by_path;
   for (size_t i = 0; i < params.size(); ++i) by_path[params[i]] = g[i];
   ModelRef like = *leaf_ref;
