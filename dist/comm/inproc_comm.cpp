@@ -63,10 +63,12 @@ std::shared_ptr<InprocHub::Round> InprocComm::exchange(CollectiveOp op,
                                                        const Options& o,
                                                        InprocHub::Part mine) {
   const uint64_t tag = o.tag & 0xffffff;
-  const auto key = std::make_pair(tag, seq_[tag]++);
   const auto deadline = std::chrono::steady_clock::now() + o.timeout;
   const int n = size();
   std::unique_lock<std::mutex> lk(hub_->mu_);
+  // Under the hub's lock: collectives with different tags may run from
+  // different threads of one rank at once.
+  const auto key = std::make_pair(tag, seq_[tag]++);
   auto& slot = hub_->rounds_[key];
   if (!slot) {
     slot = std::make_shared<InprocHub::Round>();

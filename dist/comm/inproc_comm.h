@@ -1,8 +1,9 @@
 #pragma once
 // Thread ranks in one process: N InprocComm objects share an InprocHub
 // (a mutex and a condition variable). Same semantics, payload log and
-// timeouts as GlooComm, for fast tests and the reference mode. Each rank's
-// communicator is used from one thread at a time.
+// timeouts as GlooComm, for fast tests and the reference mode. A rank's
+// collectives with different tags may run from different threads at once
+// (as Gloo's); with one tag, from one thread at a time.
 //
 //   auto hub = std::make_shared<InprocHub>(3);
 //   // in thread r: InprocComm c(hub, r); c.all_reduce(t, ReduceOp::Sum, {});

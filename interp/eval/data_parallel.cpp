@@ -46,6 +46,8 @@ std::optional<RuntimeError> run_data_parallel(const check::Program& prog,
         d.rank = r;
         d.world = world;
         d.comm = comm.get();
+        if (opts.grad_bucket_bytes)
+          d.grad_bucket_bytes = opts.grad_bucket_bytes;
         Interpreter in(prog, sm, r == 0 ? out : null);
         in.set_devices(&d);
         if (opts.final_params) in.keep_final_params();

@@ -22,6 +22,8 @@ struct ParallelOptions {
   /// When set: each rank's final params (Interpreter::final_params), by
   /// rank, to check the copies stayed equal.
   std::vector<Interpreter::FinalParams>* final_params = nullptr;
+  /// DeviceContext::grad_bucket_bytes when not 0.
+  size_t grad_bucket_bytes = 0;
 };
 
 /// Rank 0's runtime error, if any rank failed (a rank's failure stops the

@@ -36,18 +36,6 @@ std::pair<int64_t, int64_t> DeviceContext::share(int64_t n) const {
 
 namespace {
 
-// While this rank waits for the others in a collective (DeviceContext::
-// on_wait).
-struct Waiting {
-  DeviceContext& d;
-  explicit Waiting(DeviceContext& dc) : d(dc) {
-    if (d.on_wait) d.on_wait(true);
-  }
-  ~Waiting() {
-    if (d.on_wait) d.on_wait(false);
-  }
-};
-
 Tensor summed(const Tensor& x, DeviceContext& d) {
   Tensor t = x.detach().clone();
   Waiting w(d);
@@ -201,26 +189,6 @@ Value lower(BuiltinCall& c, DeviceContext& d) {
     return tensor_value(global_mean(s, n, d));
   }
   return c.in.call_builtin_forward(c);
-}
-
-void all_reduce_grads(std::vector<Tensor>& grads, DeviceContext& d) {
-  // One buffer per dtype, in order (bucketed: one collective each).
-  std::map<types::DType, std::vector<size_t>> by_dtype;
-  for (size_t i = 0; i < grads.size(); ++i)
-    by_dtype[grads[i].dtype()].push_back(i);
-  for (auto& [dt, idx] : by_dtype) {
-    std::vector<Tensor> flat;
-    for (size_t i : idx) flat.push_back(ops::reshape(grads[i], {-1}));
-    Tensor buf = flat.size() == 1 ? flat[0].clone() : ops::concat(flat, 0);
-    Waiting w(d);
-    d.comm->all_reduce(buf, dist::ReduceOp::Sum, dist::Options{});
-    int64_t at = 0;
-    for (size_t i : idx) {
-      int64_t n = grads[i].numel();
-      grads[i] = ops::reshape(ops::slice(buf, 0, at, at + n), grads[i].shape());
-      at += n;
-    }
-  }
 }
 
 Tensor join_rows(const Tensor& local, DeviceContext& d) {

@@ -1,8 +1,9 @@
 #pragma once
 // Data parallelism inside one rank's evaluator (devices.md): the share of a
 // batch this rank holds, the lowering of reductions across the batch axis
-// into all-reduces, the gradient all-reduce, and joining batch-axis
-// results. See Note [Same result as one device] in devices.cpp.
+// into all-reduces, and joining batch-axis results (the gradient
+// all-reduce: grad_allreduce.h). See Note [Same result as one device] in
+// devices.cpp.
 
 #include <cstdint>
 #include <functional>
@@ -39,6 +40,9 @@ struct DeviceContext {
   /// worker's status, for the collective timeout's report.
   diag::Span at;
   std::function<void(bool waiting)> on_wait;
+  /// value_and_grad's gradient buckets: one that reaches this size is
+  /// all-reduced while the backward pass goes on (grad_allreduce.h).
+  size_t grad_bucket_bytes = size_t{1} << 20;
 
   bool active() const { return world > 1 && comm != nullptr; }
   /// This rank's rows [start, end) of a batch of [n]: as evenly as
@@ -58,8 +62,19 @@ ops::Tensor all_reduce_sum(const ops::Tensor& x, DeviceContext& d);
 /// share.
 Value lower(BuiltinCall& c, DeviceContext& d);
 
-/// Sums each dtype's gradients across the ranks, one all-reduce per dtype.
-void all_reduce_grads(std::vector<ops::Tensor>& grads, DeviceContext& d);
+/// While this rank waits for the others in a collective (tells
+/// DeviceContext::on_wait).
+struct Waiting {
+  DeviceContext& d;
+  explicit Waiting(DeviceContext& dc) : d(dc) {
+    if (d.on_wait) d.on_wait(true);
+  }
+  ~Waiting() {
+    if (d.on_wait) d.on_wait(false);
+  }
+  Waiting(const Waiting&) = delete;
+  Waiting& operator=(const Waiting&) = delete;
+};
 
 /// Every rank's rows of a batch-axis value, joined in rank order.
 ops::Tensor join_rows(const ops::Tensor& local, DeviceContext& d);

@@ -32,8 +32,8 @@ TEST_CASE("final params: within tol x steps of the largest param",
   auto one = params({1.0, -2.0}, {1e-9, 0}, 10);
   CHECK(compare_params(one, one, 1e-5).empty());
   // 10 steps at 1e-5: 1e-4 x the largest |2.0| = 2e-4 is allowed.
-  CHECK(
-      compare_params(one, params({1.00015, -2.0}, {1e-9, 0}, 10), 1e-5).empty());
+  CHECK(compare_params(one, params({1.00015, -2.0}, {1e-9, 0}, 10), 1e-5)
+            .empty());
   CHECK_FALSE(
       compare_params(one, params({1.0005, -2.0}, {1e-9, 0}, 10), 1e-5).empty());
   // Noise around 0 in a bias is measured against the largest param.

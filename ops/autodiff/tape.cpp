@@ -118,7 +118,8 @@ bool cotangent_replicated() {
 }
 
 std::vector<Tensor> backward(const Tensor& root,
-                             const std::vector<Tensor>& leaves) {
+                             const std::vector<Tensor>& leaves,
+                             const LeafReady& ready) {
   if (!root.defined())
     throw OpError(OpError::Kind::Value, "backward: the root is undefined");
   if (root.rank() != 0 || !types::is_float(root.dtype()))
@@ -158,6 +159,55 @@ std::vector<Tensor> backward(const Tensor& root,
 
   std::unordered_map<Node*, Tensor> node_cot;
   std::unordered_map<AutogradMeta*, Tensor> leaf_cot;
+
+  // The final gradient of leaf [i] (zeros when nothing reached it).
+  auto final_grad = [&](size_t i) {
+    const Tensor& l = leaves[i];
+    const auto& ag = l.autograd();
+    Tensor g;
+    if (ag && ag->grad_fn) {
+      auto it = node_cot.find(ag->grad_fn.get());
+      if (it != node_cot.end()) g = it->second;
+    } else if (ag && ag->requires_grad) {
+      auto it = leaf_cot.find(ag.get());
+      if (it != leaf_cot.end()) g = it->second;
+    }
+    // The root itself as a "leaf": its cotangent is one.
+    if (!g.defined() && l.same_storage(root) && ag && ag == root.autograd())
+      g = ones_like(root.detach());
+    if (!g.defined()) g = zeros_like(l.detach());
+    if (g.dtype() != l.dtype()) g = cast(g, l.dtype());
+    return g.detach();
+  };
+  // With [ready]: how many uses by the reachable nodes each true leaf has
+  // left, and which of [leaves] it is.
+  std::unordered_map<AutogradMeta*, int64_t> uses_left;
+  std::unordered_map<AutogradMeta*, std::vector<size_t>> leaf_index;
+  std::vector<bool> told(leaves.size(), false);
+  if (ready) {
+    for (size_t i = 0; i < leaves.size(); ++i) {
+      const auto& ag = leaves[i].autograd();
+      if (ag && ag->requires_grad && !ag->grad_fn)
+        leaf_index[ag.get()].push_back(i);
+    }
+    for (Node* n : nodes)
+      for (const Tensor& in : n->inputs)
+        if (auto it = leaf_index.find(in.autograd().get());
+            in.autograd() && it != leaf_index.end())
+          ++uses_left[it->first];
+  }
+  auto used = [&](Node* n) {
+    for (const Tensor& in : n->inputs) {
+      if (!in.autograd()) continue;
+      auto it = uses_left.find(in.autograd().get());
+      if (it == uses_left.end() || --it->second > 0) continue;
+      GradMode::Guard no_grad(false);
+      for (size_t i : leaf_index[it->first]) {
+        told[i] = true;
+        ready(i, final_grad(i));
+      }
+    }
+  };
   // Absent: replicated so far (Note [Replicated cotangents]).
   std::unordered_set<Node*> cot_differs;
   {
@@ -171,7 +221,10 @@ std::vector<Tensor> backward(const Tensor& root,
     } restore;
     for (Node* n : nodes) {
       auto it = node_cot.find(n);
-      if (it == node_cot.end()) continue;
+      if (it == node_cot.end()) {
+        if (ready) used(n);
+        continue;
+      }
       Tensor gy = it->second;
       if (!wanted.count(n)) node_cot.erase(it);
       const bool sends_replicated = n->out_replicated && !cot_differs.count(n);
@@ -193,28 +246,16 @@ std::vector<Tensor> backward(const Tensor& root,
         } else
           accumulate(leaf_cot[ag.get()], gs[i], in, n->name);
       }
+      if (ready) used(n);
     }
   }
 
   std::vector<Tensor> out;
   out.reserve(leaves.size());
   GradMode::Guard no_grad(false);
-  for (const Tensor& l : leaves) {
-    Tensor g;
-    const auto& ag = l.autograd();
-    if (ag && ag->grad_fn) {
-      auto it = node_cot.find(ag->grad_fn.get());
-      if (it != node_cot.end()) g = it->second;
-    } else if (ag && ag->requires_grad) {
-      auto it = leaf_cot.find(ag.get());
-      if (it != leaf_cot.end()) g = it->second;
-    }
-    // The root itself as a "leaf": its cotangent is one.
-    if (!g.defined() && l.same_storage(root) && ag && ag == root.autograd())
-      g = ones_like(root.detach());
-    if (!g.defined()) g = zeros_like(l.detach());
-    if (g.dtype() != l.dtype()) g = cast(g, l.dtype());
-    out.push_back(g.detach());
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    out.push_back(final_grad(i));
+    if (ready && !told[i]) ready(i, out.back());
   }
   return out;
 }

@@ -81,9 +81,18 @@ bool is_replicated(const Tensor& t);
 /// root runs through replicated values only.
 bool cotangent_replicated();
 
+/// Told leaf [i]'s final gradient as soon as the backward pass has it (so
+/// a data-parallel run can start sending it while the pass goes on).
+using LeafReady = std::function<void(size_t i, const Tensor& grad)>;
+
 /// Gradients of the 0-d [root] w.r.t. each of [leaves] (zeros for a leaf
-/// the root does not depend on), in the leaves' dtypes.
+/// the root does not depend on), in the leaves' dtypes. [ready], when set,
+/// is called once per leaf with its gradient, in the order the pass
+/// finishes them (the same order for the same graph): a leaf is done once
+/// every node that uses it has run; unused leaves and non-leaf "leaves"
+/// come last.
 std::vector<Tensor> backward(const Tensor& root,
-                             const std::vector<Tensor>& leaves);
+                             const std::vector<Tensor>& leaves,
+                             const LeafReady& ready = nullptr);
 
 }  // namespace ss::ops

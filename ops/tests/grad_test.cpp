@@ -419,3 +419,23 @@ TEST_CASE("grad: a cotangent is replicated only along replicated values",
   backward(mark_replicated(sum(mul(centred, centred))), {p});
   CHECK_FALSE(saw);
 }
+
+TEST_CASE("grad: leaves are handed over as the pass finishes them", "[grad]") {
+  // loss = sum(relu(x·w1)·w2): the pass reaches w2 before w1; `unused`
+  // gets no gradient and comes last, as zeros.
+  Tensor x = R({3, 4}, 1);
+  Tensor w1 = requires_grad(R({4, 5}, 2));
+  Tensor w2 = requires_grad(R({5, 2}, 3));
+  Tensor unused = requires_grad(R({2}, 4));
+  Tensor loss = sum(matmul(relu(matmul(x, w1)), w2));
+  std::vector<size_t> order;
+  std::vector<Tensor> handed(3);
+  auto grads = backward(loss, {w1, w2, unused}, [&](size_t i, const Tensor& g) {
+    order.push_back(i);
+    handed[i] = g;
+  });
+  CHECK(order == std::vector<size_t>{1, 0, 2});
+  for (size_t i = 0; i < 3; ++i)
+    CHECK(handed[i].to_doubles() == grads[i].to_doubles());
+  CHECK(grads[2].to_doubles() == std::vector<double>{0, 0});
+}

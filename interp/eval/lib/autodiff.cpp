@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "interp/eval/devices.h"
+#include "interp/eval/grad_allreduce.h"
 #include "interp/eval/lib/runtime_lib.h"
 #include "interp/eval/tensor_values.h"
 #include "ops/api.h"
@@ -24,10 +25,14 @@ std::vector<ops::Tensor> gradients(Interpreter& in,
   if (!d || !d->active()) return ops::backward(loss, leaves);
   ops::Tensor root = ops::mul(
       loss, ops::mark_replicated(ops::scalar_like(1.0 / d->world, loss)));
-  std::vector<ops::Tensor> g = ops::backward(root, leaves);
+  // Gradients travel as the pass finishes them (grad_allreduce.h).
   d->at = at;
-  all_reduce_grads(g, *d);
-  return g;
+  GradAllReduce sum(*d, leaves.size());
+  ops::backward(root, leaves, [&sum](size_t i, const ops::Tensor& g) {
+    sum.ready(i, g);
+  });
+  d->at = at;
+  return sum.finish();
 }
 
 struct Differentiated {
