@@ -116,3 +116,26 @@ TEST_CASE("batches: a size-variable field is padded, with a mask", "[data]") {
   CHECK(e.rfind("ShapeError", 0) == 0);
   CHECK(e.find("item 1") != std::string::npos);
 }
+
+TEST_CASE("batches: in the dataset's order they are views of its rows",
+          "[data]") {
+  // As torch slices a tensor: no copy for consecutive items; a shuffled
+  // batch is gathered into its own storage.
+  auto store = small_store(100);
+  const auto* x0 = static_cast<const char*>(store->fields.at("x").raw());
+  auto plain = all_batches(*batches_of(store, 30, 0));
+  REQUIRE(plain.size() == 4);
+  for (size_t k = 0; k < plain.size(); ++k) {
+    const ops::Tensor& x = plain[k]->fields.at("x");
+    CHECK(static_cast<const char*>(x.raw()) == x0 + k * 30 * 4 * sizeof(float));
+    CHECK(x.to_doubles()[0] == double(30 * k));
+  }
+  CHECK(plain[3]->fields.at("x").shape() == ops::Shape{10, 4});
+  auto b = batches_of(store, 30, 0);
+  b->shuffle = true;
+  b->seed = 3;
+  for (const auto& r : all_batches(*b)) {
+    const char* p = static_cast<const char*>(r->fields.at("x").raw());
+    CHECK((p < x0 || p >= x0 + 100 * 4 * sizeof(float)));
+  }
+}

@@ -160,9 +160,26 @@ Rows load_rows(const TensorStore& s, const std::vector<int64_t>& rows) {
   Rows out;
   int64_t b = static_cast<int64_t>(rows.size());
   if (!s.stream) {
+    // Consecutive items (batches in the dataset's order) are a view of the
+    // store's rows, as torch slices a tensor: nothing is copied. Nothing
+    // writes into a batch's tensors; the view keeps the store's alive.
+    bool consecutive = b > 0;
+    for (int64_t i = 1; i < b && consecutive; ++i)
+      consecutive = rows[i] == rows[0] + i;
     for (const auto& [name, t] : s.fields) {
       ops::Shape shape = t.shape();
       shape[0] = b;
+      if (consecutive) {
+        size_t row = t.nbytes() / std::max<int64_t>(1, t.shape()[0]);
+        auto keeper = std::make_shared<ops::Tensor>(t);
+        out.fields[name] = ops::Tensor::external(
+            const_cast<char*>(static_cast<const char*>(t.raw())) +
+                rows[0] * row,
+            shape,
+            t.dtype(),
+            keeper);
+        continue;
+      }
       ops::Tensor x = ops::Tensor::empty(shape, t.dtype());
       size_t row = b ? x.nbytes() / b : 0;
       const char* src = static_cast<const char*>(t.raw());
