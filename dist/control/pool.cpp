@@ -280,7 +280,11 @@ struct WorkerPool::Impl {
     std::string call =
         what.empty() ? "a call (message kind " + std::to_string(kind) + ")"
                      : std::string(what);
-    std::string msg = "a worker failed while running " + call + ", and " +
+    // "running `train_step` (a.ss:3:4)", or a phrase of its own ("starting
+    // the workers").
+    bool phrase = what.rfind("starting", 0) == 0;
+    std::string msg = "a worker failed while " +
+                      std::string(phrase ? "" : "running ") + call + ", and " +
                       join_ranks(culprits) + " didn't finish:";
     for (auto& s : states) {
       msg += "\n  worker " + std::to_string(s.rank) + ": ";

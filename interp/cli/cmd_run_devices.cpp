@@ -141,8 +141,12 @@ class ProgramHandler : public dist::Handler {
     // user chose (OPENBLAS_NUM_THREADS); spinning BLAS threads of several
     // processes on few cores cost more than they give.
     if (!std::getenv("OPENBLAS_NUM_THREADS")) ops::set_cpu_threads(1);
+    // Joining the group waits for every worker, as a collective does: the
+    // collective timeout covers it (a worker stopped while starting).
+    dist::worker_set_status("waiting for the other workers to connect", true);
     comm_ =
         std::make_unique<dist::GlooComm>(args_.rank, args_.world, args_.store);
+    dist::worker_set_status("idle");
     d_.rank = args_.rank;
     d_.world = args_.world;
     d_.comm = comm_.get();
@@ -174,8 +178,9 @@ class ProgramHandler : public dist::Handler {
     std::vector<eval::Value> args;
     for (uint32_t n = r.u32(), i = 0; i < n; ++i)
       args.push_back(codec_->read(r));
+    d_.at = site;  // the ranks agree on the call's batches here
     if (std::optional<eval::ShareFailure> bad =
-            shares_->resolve(args, comm_.get())) {
+            shares_->resolve(args, comm_.get(), d_.on_wait)) {
       w.u8(kData);
       w.u8(bad->here);
       w.str(bad->kind);

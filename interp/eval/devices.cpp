@@ -18,6 +18,7 @@
 #include <numeric>
 
 #include "dist/comm/communicator.h"
+#include "interp/eval/comm_thread.h"
 #include "interp/eval/lib/runtime_lib.h"
 #include "ops/api.h"
 #include "ops/autodiff/tape.h"
@@ -26,6 +27,11 @@ namespace ss::eval {
 
 using VK = Value::Kind;
 using ops::Tensor;
+
+CommThread& DeviceContext::async() {
+  if (!comm_thread) comm_thread = std::make_shared<CommThread>();
+  return *comm_thread;
+}
 
 std::pair<int64_t, int64_t> DeviceContext::share(int64_t n) const {
   std::vector<int64_t> parts = dist::batch_split(n, world);

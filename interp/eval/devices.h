@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,6 +23,7 @@ class Communicator;
 namespace ss::eval {
 
 struct BuiltinCall;
+class CommThread;
 
 struct DeviceContext {
   int rank = 0;
@@ -43,6 +45,10 @@ struct DeviceContext {
   /// value_and_grad's gradient buckets: one that reaches this size is
   /// all-reduced while the backward pass goes on (grad_allreduce.h).
   size_t grad_bucket_bytes = size_t{1} << 20;
+  /// Collectives that run while the evaluator goes on (comm_thread.h),
+  /// started on first use.
+  CommThread& async();
+  std::shared_ptr<CommThread> comm_thread;
 
   bool active() const { return world > 1 && comm != nullptr; }
   /// This rank's rows [start, end) of a batch of [n]: as evenly as

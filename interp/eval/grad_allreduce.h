@@ -3,22 +3,16 @@
 // 5): every rank sums the params' gradients across the ranks, so each
 // applies the same update. Gradients go, in the order the backward pass
 // finishes them, into one bucket per dtype; a bucket that reaches
-// DeviceContext::grad_bucket_bytes is all-reduced on a communication thread
-// while the pass goes on (its own collective tag, so it may run beside the
-// pass's own collectives), and the rest when the pass ends — one
-// collective per dtype when the gradients fit one bucket (the README MLP's
-// 813,056 bytes). As DDP's buckets, this pays when the pass has work left
-// after the first buckets fill: the later layers' gradients travel while
-// the earlier layers' are computed.
+// DeviceContext::grad_bucket_bytes is all-reduced on the communication
+// thread (comm_thread.h) while the pass goes on, and the rest when the pass
+// ends — one collective per dtype when the gradients fit one bucket (the
+// README MLP's 813,056 bytes). As DDP's buckets, this pays when the pass has
+// work left after the first buckets fill: the later layers' gradients
+// travel while the earlier layers' are computed.
 
-#include <condition_variable>
-#include <cstdint>
-#include <deque>
-#include <exception>
+#include <future>
 #include <map>
 #include <memory>
-#include <mutex>
-#include <thread>
 #include <vector>
 
 #include "ops/core/tensor.h"
@@ -30,7 +24,7 @@ struct DeviceContext;
 class GradAllReduce {
  public:
   GradAllReduce(DeviceContext& d, size_t n_grads);
-  /// Joins the communication thread (after an error too).
+  /// Waits for the buckets it sent (after an error too).
   ~GradAllReduce();
   GradAllReduce(const GradAllReduce&) = delete;
   GradAllReduce& operator=(const GradAllReduce&) = delete;
@@ -41,8 +35,8 @@ class GradAllReduce {
   /// gradients in their order. Throws what a collective threw.
   std::vector<ops::Tensor> finish();
 
-  /// Buckets all-reduced so far on the communication thread (tests).
-  int overlapped() const { return overlapped_; }
+  /// Buckets sent while the pass went on (tests).
+  int overlapped() const { return static_cast<int>(sent_.size()); }
 
  private:
   struct Bucket {
@@ -50,26 +44,14 @@ class GradAllReduce {
     std::vector<ops::Tensor> parts;  // flattened, in order
     size_t bytes = 0;
     ops::Tensor buf;
-    uint64_t tag = 0;
   };
-  void launch(std::unique_ptr<Bucket> b, bool on_thread);
-  void run(Bucket& b);
-  void serve();
+  std::unique_ptr<Bucket> close(std::unique_ptr<Bucket> b);
 
   DeviceContext& d_;
   std::vector<ops::Tensor> grads_;
   std::map<int, std::unique_ptr<Bucket>> open_;  // by dtype
-  std::vector<std::unique_ptr<Bucket>> launched_;
-  uint64_t next_tag_ = 1;
-  int overlapped_ = 0;
-  // The communication thread, started by the first full bucket.
-  std::thread thread_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Bucket*> queue_;
-  bool closing_ = false;
-  bool busy_ = false;
-  std::exception_ptr error_;
+  std::vector<std::unique_ptr<Bucket>> done_;
+  std::vector<std::shared_future<void>> sent_;
 };
 
 }  // namespace ss::eval

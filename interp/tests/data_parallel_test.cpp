@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cerrno>
 #include <chrono>
@@ -222,8 +223,10 @@ std::vector<pid_t> children_of(pid_t pid) {
 }
 
 // Trains the README-like MLP for a very long time on three workers; [first]
-// is main's first line.
-std::string long_training(const std::string& first) {
+// is main's first line, [step] the loop's (a call of train_step).
+std::string long_training(
+    const std::string& first,
+    const std::string& step = "train_step(m, opt, batch)") {
   std::string main_head = "fn main():\n" + first;
   std::string text = R"(dim D = 784
 dim Hd = 64
@@ -246,8 +249,9 @@ fn main():
     let opt = adamw(m, lr=1e-3)
     for epoch in range(100000):
         for batch in train.batches(64, shuffle=epoch):
-            train_step(m, opt, batch)
+            STEP
 )";
+  text.replace(text.find("STEP"), 4, step);
   return text.replace(text.find("fn main():\n"), 11, main_head);
 }
 
@@ -332,12 +336,22 @@ TEST_CASE(
     "[dist][process][dp]") {
   std::string path = "/tmp/ss_dp_stall_" + std::to_string(getpid()) + ".ss";
   std::string err = path + ".err";
+  std::string log = path + ".csv";
   {
     std::ofstream f(path);
-    f << long_training("    collective_timeout(1.5)\n");
+    f << long_training(
+        "    collective_timeout(1.5)\n    let out = csv(\"" + log + "\")\n",
+        "out.write(train_step(m, opt, batch))");
   }
   auto [ss, workers] = start_three(path, err);
-  usleep(400000);
+  // Once a few steps ran (the csv is flushed per line), at a random moment.
+  for (int i = 0; i < 500; ++i) {
+    std::ifstream f(log);
+    std::string all((std::istreambuf_iterator<char>(f)), {});
+    if (std::count(all.begin(), all.end(), '\n') >= 4) break;
+    usleep(10000);
+  }
+  usleep(std::random_device{}() % 100000);
   auto t0 = std::chrono::steady_clock::now();
   kill(workers[1], SIGSTOP);  // worker 1 never gets to the next collective
   int st = wait_for(ss, std::chrono::seconds(10));
@@ -362,4 +376,5 @@ TEST_CASE(
   for (pid_t w : workers) CHECK((kill(w, 0) == -1 && errno == ESRCH));
   std::remove(path.c_str());
   std::remove(err.c_str());
+  std::remove(log.c_str());
 }

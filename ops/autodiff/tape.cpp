@@ -119,7 +119,8 @@ bool cotangent_replicated() {
 
 std::vector<Tensor> backward(const Tensor& root,
                              const std::vector<Tensor>& leaves,
-                             const LeafReady& ready) {
+                             const LeafReady& ready,
+                             double seed) {
   if (!root.defined())
     throw OpError(OpError::Kind::Value, "backward: the root is undefined");
   if (root.rank() != 0 || !types::is_float(root.dtype()))
@@ -174,7 +175,7 @@ std::vector<Tensor> backward(const Tensor& root,
     }
     // The root itself as a "leaf": its cotangent is one.
     if (!g.defined() && l.same_storage(root) && ag && ag == root.autograd())
-      g = ones_like(root.detach());
+      g = Tensor::full(root.shape(), seed, root.dtype(), root.device());
     if (!g.defined()) g = zeros_like(l.detach());
     if (g.dtype() != l.dtype()) g = cast(g, l.dtype());
     return g.detach();
@@ -213,7 +214,8 @@ std::vector<Tensor> backward(const Tensor& root,
   {
     GradMode::Guard no_grad(false);
     if (!nodes.empty()) {
-      node_cot[nodes.front()] = ones_like(root.detach());
+      node_cot[nodes.front()] =
+          Tensor::full(root.shape(), seed, root.dtype(), root.device());
       if (!is_replicated(root)) cot_differs.insert(nodes.front());
     }
     struct Restore {

@@ -23,14 +23,16 @@ std::vector<ops::Tensor> gradients(Interpreter& in,
                                    diag::Span at) {
   DeviceContext* d = in.devices();
   if (!d || !d->active()) return ops::backward(loss, leaves);
-  ops::Tensor root = ops::mul(
-      loss, ops::mark_replicated(ops::scalar_like(1.0 / d->world, loss)));
   // Gradients travel as the pass finishes them (grad_allreduce.h).
   d->at = at;
   GradAllReduce sum(*d, leaves.size());
-  ops::backward(root, leaves, [&sum](size_t i, const ops::Tensor& g) {
-    sum.ready(i, g);
-  });
+  // Each rank seeds 1/world: the loss's value (maybe still on its way,
+  // devices.cpp Note [Deferred all-reduce]) is not read.
+  ops::backward(
+      loss,
+      leaves,
+      [&sum](size_t i, const ops::Tensor& g) { sum.ready(i, g); },
+      1.0 / d->world);
   d->at = at;
   return sum.finish();
 }

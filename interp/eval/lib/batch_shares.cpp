@@ -125,8 +125,10 @@ std::shared_ptr<RecordValue> BatchShares::share(const LazyBatch& b) {
   return w.last;
 }
 
-std::optional<ShareFailure> BatchShares::resolve(std::vector<Value>& args,
-                                                 dist::Communicator* comm) {
+std::optional<ShareFailure> BatchShares::resolve(
+    std::vector<Value>& args,
+    dist::Communicator* comm,
+    const std::function<void(bool waiting)>& on_wait) {
   std::optional<ShareFailure> failure;
   bool streamed = false;
   for (Value& v : args) {
@@ -149,7 +151,14 @@ std::optional<ShareFailure> BatchShares::resolve(std::vector<Value>& args,
   if (!streamed || !comm || world_ < 2) return failure;
   ops::Tensor flag =
       ops::Tensor::scalar(failure ? 1.0 : 0.0, types::DType::I64).reshape({1});
-  comm->all_reduce(flag, dist::ReduceOp::Max, dist::Options{});
+  if (on_wait) on_wait(true);
+  try {
+    comm->all_reduce(flag, dist::ReduceOp::Max, dist::Options{});
+  } catch (...) {
+    if (on_wait) on_wait(false);
+    throw;
+  }
+  if (on_wait) on_wait(false);
   if (!failure && flag.at(0) > 0) failure = ShareFailure{false, "", ""};
   return failure;
 }

@@ -9,6 +9,7 @@
 // before the step, and the controller raises it.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -44,8 +45,10 @@ class BatchShares {
   /// Replaces every lazy batch among [args] by this rank's rows of it. When
   /// one comes from a streamed dataset, the ranks then agree over [comm];
   /// the failure every rank reports, if any (no step may start).
-  std::optional<ShareFailure> resolve(std::vector<Value>& args,
-                                      dist::Communicator* comm);
+  std::optional<ShareFailure> resolve(
+      std::vector<Value>& args,
+      dist::Communicator* comm,
+      const std::function<void(bool waiting)>& on_wait = nullptr);
 
   /// This rank's rows of [b]'s batch (a DataError for a bad item).
   std::shared_ptr<RecordValue> share(const LazyBatch& b);
