@@ -3,7 +3,8 @@
 // items 6 and 11): the controller sends a worker fn's arguments in one
 // message, and rank 0 answers with the result. Host numbers, strings,
 // bools, tuples, lists, tensors (dtype, shape, bytes), records and batches
-// (whole: each worker takes its share in Interpreter::call), Train/Eval
+// the controller built (whole: each worker takes its share in
+// Interpreter::call), Train/Eval
 // (with the controller's entry count), logs and fn values travel by value.
 // Models and optimizer states travel as handles: the first time a store
 // goes to the workers it is sent whole under a new id, later only the id;
