@@ -209,17 +209,73 @@ void GlooComm::translate(CollectiveOp op, int peer) {
   detail::fail(k, op, rank_, peer, msg);
 }
 
+// Note [Two ranks exchange]
+// With two ranks, Gloo's ring all-reduce runs a reduce-scatter and an
+// all-gather, two dependent phases of segmented messages; on loopback TCP
+// with the cores busy it took 1.1-3.9 ms for the README MLP's 813 KB of
+// gradients (and BCUBE 0.44 ms). Sending each rank's whole buffer to the
+// other at once over the same Gloo pair and reducing locally moves the
+// same bytes in one phase: 0.22-0.34 ms (a 2-float loss: 93 against 115
+// µs). Both ranks compute mine ⊕ theirs with a commutative ⊕ (sum, max,
+// min, product), so their results are bit-identical. Three or more ranks
+// keep Gloo's algorithms.
+template <class T>
+void GlooComm::pair_all_reduce(T* p, int64_t n, ReduceOp op, const Options& o) {
+  const uint64_t tag = o.tag & 0xffffff;
+  uint32_t seq;
+  {
+    std::lock_guard<std::mutex> lk(pair_mu_);
+    seq = pair_seq_[tag]++;
+  }
+  const uint64_t slot = (uint64_t{0x21} << 56) | (tag << 32) | seq;
+  const int peer = 1 - rank_;
+  const size_t bytes = static_cast<size_t>(n) * sizeof(T);
+  std::vector<T> theirs(static_cast<size_t>(n));
+  auto rb = ctx_->createUnboundBuffer(theirs.data(), bytes);
+  auto sb = ctx_->createUnboundBuffer(p, bytes);
+  try {
+    rb->recv(peer, slot, 0, bytes);
+    sb->send(peer, slot, 0, bytes);
+    const auto deadline = std::chrono::steady_clock::now() + o.timeout;
+    auto left = [&] {
+      return std::max(std::chrono::milliseconds(1),
+                      std::chrono::duration_cast<std::chrono::milliseconds>(
+                          deadline - std::chrono::steady_clock::now()));
+    };
+    const std::string late =
+        "timed out after " + std::to_string(o.timeout.count()) + " ms";
+    if (!sb->waitSend(left()))
+      detail::fail(Kind::Timeout, CollectiveOp::AllReduce, rank_, peer, late);
+    if (!rb->waitRecv(left()))
+      detail::fail(Kind::Timeout, CollectiveOp::AllReduce, rank_, peer, late);
+  } catch (...) {
+    // Abort pending waits before the buffers go away.
+    try {
+      sb->abortWaitSend();
+      rb->abortWaitRecv();
+    } catch (...) {
+    }
+    throw;
+  }
+  reduce_fn<T>(op)(p, p, theirs.data(), static_cast<size_t>(n));
+}
+
 void GlooComm::raw_all_reduce(
     void* p, int64_t n, DType dt, ReduceOp op, const Options& o) {
   if (n == 0 || size_ == 1) return;
+  const bool pair = size_ == 2;
   switch (dt) {
     case DType::F32:
+      if (pair) return pair_all_reduce(static_cast<float*>(p), n, op, o);
       return allreduce_t<float>(ctx_, p, n, op, o);
     case DType::F64:
+      if (pair) return pair_all_reduce(static_cast<double*>(p), n, op, o);
       return allreduce_t<double>(ctx_, p, n, op, o);
     case DType::I32:
+      if (pair) return pair_all_reduce(static_cast<int32_t*>(p), n, op, o);
       return allreduce_t<int32_t>(ctx_, p, n, op, o);
     case DType::I64:
+      if (pair) return pair_all_reduce(static_cast<int64_t*>(p), n, op, o);
       return allreduce_t<int64_t>(ctx_, p, n, op, o);
     default:
       throw std::logic_error("unsupported dtype");

@@ -16,6 +16,7 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "dist/comm/communicator.h"
@@ -78,6 +79,10 @@ class GlooComm final : public Communicator {
   int peer_of_message(const std::string& msg) const;
   void raw_all_reduce(
       void* p, int64_t n, types::DType dt, ReduceOp op, const Options& o);
+  /// Two ranks: each sends its whole buffer to the other and reduces the
+  /// pair locally (see the note at its definition).
+  template <class T>
+  void pair_all_reduce(T* p, int64_t n, ReduceOp op, const Options& o);
 
   int rank_;
   int size_;
@@ -87,6 +92,10 @@ class GlooComm final : public Communicator {
   std::string broken_why_;
   std::map<int, int> port_rank_;  // peers' listening ports, for messages
   std::map<std::pair<int, uint64_t>, uint32_t> send_seq_, recv_seq_;
+  // pair_all_reduce's sequence per tag (its calls may come from several
+  // threads, one per tag).
+  std::mutex pair_mu_;
+  std::map<uint64_t, uint32_t> pair_seq_;
 };
 
 }  // namespace ss::dist

@@ -639,3 +639,67 @@ TEST_CASE("recv with no sender times out (inproc and Gloo)", "[dist]") {
   require_ok(run_inproc(2, body));
   require_ok(run_gloo(2, body));
 }
+
+TEST_CASE("GlooComm: two ranks exchange (Note [Two ranks exchange])",
+          "[dist]") {
+  // Each rank's sum is mine + theirs: exact for these values, the same
+  // bits on both ranks, every op and dtype; and two tags at once from two
+  // threads of each rank (the gradient buckets' communication thread).
+  std::vector<std::vector<float>> got(2);
+  require_ok(run_gloo(2, [&](Communicator& c) {
+    const int r = c.rank();
+    std::vector<double> v(100000);
+    for (size_t i = 0; i < v.size(); ++i)
+      v[i] = (r + 1) * 0.25 * double(i % 97);
+    Tensor t = Tensor::from_doubles({int64_t(v.size())}, v, DType::F32);
+    c.all_reduce(t, ReduceOp::Sum, opt());
+    for (size_t i = 0; i < v.size(); i += 997)
+      EXPECT(t.at(i) == 0.75 * double(i % 97));
+    got[r].assign(t.data<float>(), t.data<float>() + t.numel());
+    Tensor m =
+        Tensor::from_doubles({3}, {double(r), 5.0 - r, -1.0}, DType::I64);
+    c.all_reduce(m, ReduceOp::Max, opt());
+    EXPECT(m.to_doubles() == std::vector<double>({1, 5, -1}));
+    Tensor p = Tensor::from_doubles({2}, {2.0 + r, 0.5}, DType::F64);
+    c.all_reduce(p, ReduceOp::Prod, opt());
+    EXPECT(p.to_doubles() == std::vector<double>({6, 0.25}));
+    Tensor a = Tensor::full({5000}, 1.0 + r, DType::F32);
+    Tensor b = Tensor::full({7}, 10.0 * (r + 1), DType::F64);
+    std::thread other([&] {
+      c.all_reduce(
+          b, ReduceOp::Sum, Options::with_timeout(milliseconds(20000), 7));
+    });
+    c.all_reduce(a, ReduceOp::Min, opt());
+    other.join();
+    EXPECT(a.at(4999) == 1.0);
+    EXPECT(b.at(6) == 30.0);
+  }));
+  CHECK(got[0] == got[1]);
+}
+
+TEST_CASE(
+    "GlooComm: with two ranks, a rank that leaves fails the other "
+    "quickly",
+    "[dist]") {
+  CollectiveError::Kind kind = CollectiveError::Kind::Other;
+  double secs = 0;
+  require_ok(run_gloo(2, [&](Communicator& c) {
+    c.barrier(opt());
+    if (c.rank() == 1) {
+      std::this_thread::sleep_for(milliseconds(100));
+      c.close();
+      return;
+    }
+    auto t0 = Clock::now();
+    try {
+      Tensor t = Tensor::full({200000}, 1, DType::F32);
+      c.all_reduce(t, ReduceOp::Sum, opt(30000));
+      throw RankFailure("all_reduce succeeded");
+    } catch (const CollectiveError& e) {
+      kind = e.kind();
+    }
+    secs = std::chrono::duration<double>(Clock::now() - t0).count();
+  }));
+  CHECK(kind == CollectiveError::Kind::PeerGone);
+  CHECK(secs < 5.0);
+}
