@@ -19,7 +19,6 @@ std::shared_future<void> CommThread::submit(std::function<void()> job) {
   {
     std::lock_guard<std::mutex> lk(mu_);
     queue_.push_back(std::move(task));
-    submitted_.push_back(f);
   }
   cv_.notify_all();
   return f;
@@ -28,23 +27,6 @@ std::shared_future<void> CommThread::submit(std::function<void()> job) {
 uint64_t CommThread::next_tag() {
   tag_ = tag_ % ((uint64_t{1} << 24) - 1) + 1;
   return tag_;
-}
-
-void CommThread::drain() {
-  std::deque<std::shared_future<void>> all;
-  {
-    std::lock_guard<std::mutex> lk(mu_);
-    all.swap(submitted_);
-  }
-  std::exception_ptr first;
-  for (auto& f : all) {
-    try {
-      f.get();
-    } catch (...) {
-      if (!first) first = std::current_exception();
-    }
-  }
-  if (first) std::rethrow_exception(first);
 }
 
 void CommThread::serve() {

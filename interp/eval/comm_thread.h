@@ -34,9 +34,6 @@ class CommThread {
   std::shared_future<void> submit(std::function<void()> job);
   /// A collective tag for the next job (1 .. 2^24 - 1, cycling).
   uint64_t next_tag();
-  /// Waits for every job submitted so far; rethrows the first failure
-  /// (once).
-  void drain();
 
  private:
   void serve();
@@ -44,7 +41,6 @@ class CommThread {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::packaged_task<void()>> queue_;
-  std::deque<std::shared_future<void>> submitted_;
   bool closing_ = false;
   uint64_t tag_ = 0;
   std::thread thread_;
