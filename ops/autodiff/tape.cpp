@@ -173,7 +173,7 @@ std::vector<Tensor> backward(const Tensor& root,
       auto it = leaf_cot.find(ag.get());
       if (it != leaf_cot.end()) g = it->second;
     }
-    // The root itself as a "leaf": its cotangent is one.
+    // The root itself as a "leaf": its cotangent is the seed.
     if (!g.defined() && l.same_storage(root) && ag && ag == root.autograd())
       g = Tensor::full(root.shape(), seed, root.dtype(), root.device());
     if (!g.defined()) g = zeros_like(l.detach());
