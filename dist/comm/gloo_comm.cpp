@@ -67,6 +67,48 @@ uint64_t p2p_slot(uint64_t tag, uint32_t seq) {
   return (uint64_t{0x20} << 56) | ((tag & 0xffffff) << 32) | seq;
 }
 
+// Waits on posted unbound-buffer sends and receives until one deadline.
+class Waits {
+ public:
+  Waits(int rank, std::chrono::milliseconds timeout)
+      : rank_(rank),
+        timeout_(timeout),
+        deadline_(std::chrono::steady_clock::now() + timeout) {}
+  // A Timeout CollectiveError naming [op] and [peer] when it doesn't end.
+  void send(gloo::transport::UnboundBuffer& b, CollectiveOp op, int peer) {
+    if (!b.waitSend(left())) late(op, peer);
+  }
+  void recv(gloo::transport::UnboundBuffer& b, CollectiveOp op, int peer) {
+    if (!b.waitRecv(left())) late(op, peer);
+  }
+  // Before the buffers go away after a failure.
+  static void abort(gloo::transport::UnboundBuffer* sb,
+                    gloo::transport::UnboundBuffer* rb) {
+    try {
+      if (sb) sb->abortWaitSend();
+      if (rb) rb->abortWaitRecv();
+    } catch (...) {
+    }
+  }
+
+ private:
+  std::chrono::milliseconds left() const {
+    return std::max(std::chrono::milliseconds(1),
+                    std::chrono::duration_cast<std::chrono::milliseconds>(
+                        deadline_ - std::chrono::steady_clock::now()));
+  }
+  [[noreturn]] void late(CollectiveOp op, int peer) const {
+    detail::fail(CollectiveError::Kind::Timeout,
+                 op,
+                 rank_,
+                 peer,
+                 "timed out after " + std::to_string(timeout_.count()) + " ms");
+  }
+  int rank_;
+  std::chrono::milliseconds timeout_;
+  std::chrono::steady_clock::time_point deadline_;
+};
+
 int port_of(const std::string& addr) {
   // "[127.0.0.1]:40123" or "[127.0.0.1]:40123$7"
   static const std::regex re(R"(\]:(\d+))");
@@ -236,25 +278,11 @@ void GlooComm::pair_all_reduce(T* p, int64_t n, ReduceOp op, const Options& o) {
   try {
     rb->recv(peer, slot, 0, bytes);
     sb->send(peer, slot, 0, bytes);
-    const auto deadline = std::chrono::steady_clock::now() + o.timeout;
-    auto left = [&] {
-      return std::max(std::chrono::milliseconds(1),
-                      std::chrono::duration_cast<std::chrono::milliseconds>(
-                          deadline - std::chrono::steady_clock::now()));
-    };
-    const std::string late =
-        "timed out after " + std::to_string(o.timeout.count()) + " ms";
-    if (!sb->waitSend(left()))
-      detail::fail(Kind::Timeout, CollectiveOp::AllReduce, rank_, peer, late);
-    if (!rb->waitRecv(left()))
-      detail::fail(Kind::Timeout, CollectiveOp::AllReduce, rank_, peer, late);
+    Waits waits(rank_, o.timeout);
+    waits.send(*sb, CollectiveOp::AllReduce, peer);
+    waits.recv(*rb, CollectiveOp::AllReduce, peer);
   } catch (...) {
-    // Abort pending waits before the buffers go away.
-    try {
-      sb->abortWaitSend();
-      rb->abortWaitRecv();
-    } catch (...) {
-    }
+    Waits::abort(sb.get(), rb.get());
     throw;
   }
   reduce_fn<T>(op)(p, p, theirs.data(), static_cast<size_t>(n));
@@ -468,42 +496,20 @@ void GlooComm::send_recv(
       sb = ctx_->createUnboundBuffer(nonnull(out.raw()), out.nbytes());
       sb->send(dst, p2p_slot(tag, send_seq_[{dst, tag}]++), 0, out.nbytes());
     }
-    const auto deadline = std::chrono::steady_clock::now() + o.timeout;
-    auto left = [&] {
-      return std::max(std::chrono::milliseconds(1),
-                      std::chrono::duration_cast<std::chrono::milliseconds>(
-                          deadline - std::chrono::steady_clock::now()));
-    };
+    Waits waits(rank_, o.timeout);
     if (sb) {
       cur = sop;
       peer = dst;
-      if (!sb->waitSend(left()))
-        detail::fail(
-            Kind::Timeout,
-            sop,
-            rank_,
-            dst,
-            "timed out after " + std::to_string(o.timeout.count()) + " ms");
+      waits.send(*sb, sop, dst);
     }
     if (rb) {
       cur = rop;
       peer = src;
-      if (!rb->waitRecv(left()))
-        detail::fail(
-            Kind::Timeout,
-            rop,
-            rank_,
-            src,
-            "timed out after " + std::to_string(o.timeout.count()) + " ms");
+      waits.recv(*rb, rop, src);
       record(rop, in.numel(), in.dtype());
     }
   } catch (...) {
-    // Abort pending waits before the buffers go away.
-    try {
-      if (sb) sb->abortWaitSend();
-      if (rb) rb->abortWaitRecv();
-    } catch (...) {
-    }
+    Waits::abort(sb.get(), rb.get());
     translate(cur, peer);
   }
 }
