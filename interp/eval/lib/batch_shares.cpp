@@ -16,41 +16,6 @@ namespace {
 // interleave; older walks (finished or abandoned) are dropped.
 constexpr size_t kWalksKept = 8;
 
-// The length of each size-variable field of store item [row] along its
-// variable axis, read from what is already known (the items in memory, a
-// streamed field's `<field>_lengths` or its dense size): no item is loaded.
-// A length a streamed file gets wrong is caught when that item loads.
-void grow_longest(const TensorStore& s,
-                  int64_t row,
-                  std::map<std::string, int64_t>& longest) {
-  for (const types::FieldInfo& f : s.info->fields) {
-    if (!f.type.is_tensor()) continue;
-    int axis = -1;
-    for (size_t i = 0; i < f.type.shape.size() && axis < 0; ++i)
-      if (f.type.shape[i].kind == types::Axis::Kind::Var)
-        axis = static_cast<int>(i);
-    if (axis < 0) continue;
-    int64_t len = 0;
-    if (s.stream) {
-      auto it = s.stream->arrays.find(f.name);
-      if (it == s.stream->arrays.end()) continue;
-      const StreamArray& a = it->second;
-      if (a.lengths && row < static_cast<int64_t>(a.lengths->size()))
-        len = (*a.lengths)[row];
-      else if (static_cast<size_t>(axis + 1) < a.shape.size())
-        len = a.shape[axis + 1];
-    } else {
-      auto it = s.items.find(f.name);
-      if (it == s.items.end() || row >= static_cast<int64_t>(it->second.size()))
-        continue;
-      const ops::Tensor& t = it->second[row];
-      if (static_cast<size_t>(axis) < t.rank()) len = t.shape()[axis];
-    }
-    int64_t& l = longest[f.name];
-    l = std::max(l, len);
-  }
-}
-
 // Rank [rank]'s rows of batch [k] of [order], padded over the whole batch.
 std::shared_ptr<RecordValue> build_share(const BatchesValue& bv,
                                          const std::vector<int64_t>& order,
@@ -62,8 +27,13 @@ std::shared_ptr<RecordValue> build_share(const BatchesValue& bv,
       ops::batch_split(static_cast<int64_t>(rows.size()), world);
   int64_t start =
       std::accumulate(parts.begin(), parts.begin() + rank, int64_t(0));
+  // Each size-variable field's longest item in the whole batch.
+  const TensorStore& store = *bv.ds->store;
   std::map<std::string, int64_t> longest;
-  for (int64_t row : rows) grow_longest(*bv.ds->store, row, longest);
+  for (const types::FieldInfo& f : store.info->fields)
+    if (f.type.is_tensor() && var_axis(f) >= 0)
+      for (int64_t row : rows)
+        longest[f.name] = std::max(longest[f.name], item_length(store, f, row));
   std::vector<int64_t> mine(rows.begin() + start,
                             rows.begin() + start + parts[rank]);
   std::shared_ptr<RecordValue> r = bv.make_batch_of_rows(mine, &longest);

@@ -71,12 +71,10 @@ std::shared_ptr<RecordValue> BatchesValue::make_batch_of_rows(
     int axis = 0;
     std::string var = "n";
     if (const types::FieldInfo* f = s.info->field(name))
-      for (size_t i = 0; i < f->type.shape.size(); ++i)
-        if (f->type.shape[i].kind == types::Axis::Kind::Var) {
-          axis = static_cast<int>(i);
-          var = f->type.shape[i].name;
-          break;
-        }
+      if (int va = var_axis(*f); va >= 0) {
+        axis = va;
+        var = f->type.shape[va].name;
+      }
     const ops::Tensor& first = items[0];
     ops::Shape item = first.shape();
     int64_t longest = 0;

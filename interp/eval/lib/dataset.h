@@ -172,6 +172,18 @@ std::shared_ptr<TensorStore> make_stream_store(
     const std::string& path,
     const std::map<std::string, std::string>& renames);
 
+/// The position of [f]'s size-variable axis in its type (-1: none).
+int var_axis(const types::FieldInfo& f);
+
+/// Store item [row]'s length along [f]'s size-variable axis, from what is
+/// known without loading the item: the item itself in memory; for a
+/// streamed field its `<field>_lengths`, else the array's dense size (a
+/// wrong streamed length is found when the item loads). -1 for a field
+/// without a size variable.
+int64_t item_length(const TensorStore& s,
+                    const types::FieldInfo& f,
+                    int64_t row);
+
 /// A field's shape with static sizes; -1 where the axis is a size variable.
 ops::Shape field_shape(const types::FieldInfo& f,
                        const std::map<std::string, int64_t>& dims);

@@ -109,6 +109,12 @@ ops::Tensor stream_fixed(const StreamSource& src,
 
 // Item [j] of a size-variable field of a streamed store, cut to its
 // length, converted and checked.
+// Item [j]'s length along a streamed field's variable axis [va]: its
+// `<field>_lengths` entry, else the array's dense size.
+int64_t streamed_length(const StreamArray& a, int va, int64_t j) {
+  return a.lengths ? (*a.lengths)[j] : a.shape[va + 1];
+}
+
 ops::Tensor stream_var(const StreamSource& src,
                        const FieldInfo& f,
                        const StreamArray& a,
@@ -129,7 +135,7 @@ ops::Tensor stream_var(const StreamSource& src,
   if (!convertible(a.type, d))
     throw DataError("ShapeError", wrong_dtype(j, source, f, a.type));
   int64_t L = item[va];
-  int64_t len = a.lengths ? (*a.lengths)[j] : L;
+  int64_t len = streamed_length(a, va, j);
   if (len < 0 || len > L)
     throw DataError("ShapeError",
                     where(j, source, f.name) + "length " + std::to_string(len) +
@@ -155,6 +161,32 @@ ops::Tensor stream_var(const StreamSource& src,
 }
 
 }  // namespace
+
+int var_axis(const FieldInfo& f) {
+  for (size_t i = 0; i < f.type.shape.size(); ++i)
+    if (f.type.shape[i].kind == types::Axis::Kind::Var)
+      return static_cast<int>(i);
+  return -1;
+}
+
+int64_t item_length(const TensorStore& s, const FieldInfo& f, int64_t row) {
+  const int va = var_axis(f);
+  if (va < 0) return -1;
+  if (s.stream) {
+    auto it = s.stream->arrays.find(f.name);
+    if (it == s.stream->arrays.end()) return 0;
+    const StreamArray& a = it->second;
+    if (static_cast<size_t>(va + 1) >= a.shape.size() ||
+        (a.lengths && row >= static_cast<int64_t>(a.lengths->size())))
+      return 0;  // found wrong when the item loads
+    return streamed_length(a, va, row);
+  }
+  auto it = s.items.find(f.name);
+  if (it == s.items.end() || row >= static_cast<int64_t>(it->second.size()))
+    return 0;
+  const ops::Tensor& t = it->second[row];
+  return static_cast<size_t>(va) < t.rank() ? t.shape()[va] : 0;
+}
 
 Rows load_rows(const TensorStore& s, const std::vector<int64_t>& rows) {
   Rows out;
