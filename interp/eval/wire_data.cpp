@@ -119,6 +119,7 @@ std::shared_ptr<const TensorStore> Codec::read_data_store(Reader& r) {
 }
 
 void Codec::write_batch_ref(Writer& w, const LazyBatch& b) {
+  b.loaded = true;  // the workers check what they load
   const DatasetValue& ds = *b.bv->ds;
   write_data_store(w, ds.store);
   for (int64_t x : {ds.base, ds.base_count, ds.offset, ds.count}) w.i64(x);

@@ -156,6 +156,24 @@ using ss::testing::decimals;
 using ss::testing::run_ss_process;
 
 // f32 sums in another order differ in the last bits.
+// A Row folder (x: [4] f32, label: i64 in 0..10) of [labels].size()
+// items, streamed by the programs below.
+std::string row_dir(const std::string& name,
+                    const std::vector<int64_t>& labels) {
+  int64_t n = static_cast<int64_t>(labels.size());
+  std::vector<float> x(n * 4, 0.5f);
+  std::string dir = tmp(name);
+  write_file(dir + "/x.npy", npy("<f4", {n, 4}, bytes_of(x)));
+  write_file(dir + "/label.npy", npy("<i8", {n}, bytes_of(labels)));
+  return dir;
+}
+
+std::vector<int64_t> digits_labels(int64_t n) {
+  std::vector<int64_t> y(n);
+  for (int64_t i = 0; i < n; ++i) y[i] = i % 10;
+  return y;
+}
+
 void same_numbers(const std::string& got, const std::string& want) {
   std::vector<double> a = decimals(got), b = decimals(want);
   REQUIRE(a.size() == b.size());
@@ -204,14 +222,9 @@ TEST_CASE(
     "ss run on cpu[0 1 2]: a bad streamed item stops every worker "
     "before the step and is raised at the loop",
     "[data][dp][process]") {
-  int64_t n = 600;
-  std::vector<float> x(n * 4, 0.5f);
-  std::vector<int64_t> y(n);
-  for (int64_t i = 0; i < n; ++i) y[i] = i % 10;
+  std::vector<int64_t> y = digits_labels(600);
   y[437] = 12;  // batch 4 (of 100), row 37: rank 0's share on 3 workers
-  std::string dir = tmp("dow_bad");
-  write_file(dir + "/x.npy", npy("<f4", {n, 4}, bytes_of(x)));
-  write_file(dir + "/label.npy", npy("<i8", {n}, bytes_of(y)));
+  std::string dir = row_dir("dow_bad", y);
   std::string path = tmp("dow_bad.ss");
   write_file(path,
              R"(data Row:
@@ -253,7 +266,7 @@ fn main():
   // The bad item in rank 1's rows (row 60 of batch 4 on 2 workers).
   y[437] = 4;
   y[460] = -1;
-  write_file(dir + "/label.npy", npy("<i8", {n}, bytes_of(y)));
+  row_dir("dow_bad", y);
   ss::testing::ProcessRun one_b = run_ss_process("run " + path);
   ss::testing::ProcessRun two_b =
       run_ss_process("run --devices 'cpu[0 1]' " + path);
@@ -262,4 +275,42 @@ fn main():
   CHECK(two_b.err == one_b.err);
   same_numbers(two_b.out, one_b.out);
   CHECK(one_b.err.find("item 460 ") != std::string::npos);
+}
+
+TEST_CASE(
+    "ss run on cpu[0 1]: a bad streamed item in batches the loop "
+    "never sends to the workers still stops the program",
+    "[data][dp][process]") {
+  // The controller checks a streamed batch its loop body neither sent nor
+  // read, after that body: the same error as one device, which raises it
+  // before.
+  std::vector<int64_t> y = digits_labels(500);
+  y[321] = 99;
+  std::string dir = row_dir("dow_unsent", y);
+  std::string path = tmp("dow_unsent.ss");
+  write_file(path,
+             R"(data Row:
+    x: [4] f32
+    label: i64 in 0..10
+
+fn total(batch: [b] Row) -> f32:
+    return sum(batch.x)
+
+fn main():
+    let ds = dataset(Row, ")" +
+                 dir + R"(", stream=true)
+    let k = 0
+    for batch in ds.batches(100):
+        k += 1
+    print(k)
+    for batch in ds.batches(100):
+        print(total(batch))
+)");
+  auto one = run_ss_process("run " + path);
+  auto two = run_ss_process("run --devices 'cpu[0 1]' " + path);
+  REQUIRE(one.rc == 2);
+  CHECK(two.rc == 2);
+  CHECK(two.err == one.err);
+  CHECK(one.err.find("item 321 ") != std::string::npos);
+  CHECK(two.out.find("5") == std::string::npos);  // the first loop never ended
 }

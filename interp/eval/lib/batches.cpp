@@ -215,6 +215,7 @@ int64_t LazyBatch::size() const {
 void load_lazy_batch(Interpreter& in, RecordValue& r) {
   if (!r.lazy) return;
   std::shared_ptr<const LazyBatch> lazy = std::move(r.lazy);
+  lazy->loaded = true;
   try {
     r.fields = lazy->bv->make_batch(*lazy->order, lazy->k)->fields;
   } catch (const DataError& e) {
@@ -236,6 +237,7 @@ struct BatchCursor : Cursor {
   bool lazy = false;
   uint64_t walk = 0;
   int64_t handed = 0;
+  std::shared_ptr<const LazyBatch> last;  // the batch handed out last
   std::unique_ptr<Prefetcher> loader;
 
   BatchCursor(std::shared_ptr<const BatchesValue> b,
@@ -255,8 +257,22 @@ struct BatchCursor : Cursor {
         });
   }
 
+  // A streamed batch the loop body neither sent to the workers nor read is
+  // checked here, so a bad item stops the program as on one device (after
+  // that body, not before it: the workers check the batches they get).
+  void check_unloaded() {
+    if (!last || last->loaded || !bv->ds->store->stream) return;
+    last->loaded = true;
+    try {
+      load_rows(*bv->ds->store, bv->batch_rows(*ord, last->k));
+    } catch (const DataError& e) {
+      in->fail(e.kind, loop, e.what());
+    }
+  }
+
   bool next(Value& out) override {
     if (lazy) {
+      check_unloaded();
       if (handed >= total) return false;
       auto r = std::make_shared<RecordValue>();
       r->info = bv->ds->store->info;
@@ -267,6 +283,7 @@ struct BatchCursor : Cursor {
       l->k = handed++;
       l->walk = walk;
       l->loop = loop;
+      last = l;
       r->lazy = std::move(l);
       out = Value::object(Value::Kind::Record, std::move(r));
       return true;

@@ -74,6 +74,9 @@ struct LazyBatch {
   int64_t k = 0;
   uint64_t walk = 0;  // unique per walk in this process
   diag::Span loop;    // where a bad item is raised
+  /// Sent to the workers or built here: its items were (or will be, by
+  /// the workers) checked.
+  mutable bool loaded = false;
   /// The number of examples in the batch.
   int64_t size() const;
 };
