@@ -156,9 +156,10 @@ class WorkerPool {
   WorkerPool& operator=(const WorkerPool&) = delete;
 
   /// Sends `m` (the same bytes) to every worker and waits for every reply,
-  /// in rank order. `what` names the call in a CallTimeout ("`train_step`
-  /// (train.ss:32:4)"). Throws WorkerError, CallTimeout, RemoteError (after
-  /// every reply arrived), Interrupted.
+  /// in rank order. `what` says what the workers were doing, as a CallTimeout
+  /// reads it after "a worker failed while" ("running `train_step`
+  /// (train.ss:32:4)", "starting the workers"). Throws WorkerError,
+  /// CallTimeout, RemoteError (after every reply arrived), Interrupted.
   std::vector<Message> call_all(const Message& m, std::string_view what = {});
   /// One message per worker (ms.size() == world).
   std::vector<Message> call_each(const std::vector<Message>& ms,

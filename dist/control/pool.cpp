@@ -277,14 +277,10 @@ struct WorkerPool::Impl {
     // A worker stopped by a signal (SIGSTOP, a debugger) looks like one
     // waiting in a collective: it is the one that didn't get there.
     if (culprits.empty()) culprits = stopped.empty() ? pending : stopped;
-    std::string call =
-        what.empty() ? "a call (message kind " + std::to_string(kind) + ")"
-                     : std::string(what);
-    // "running `train_step` (a.ss:3:4)", or a phrase of its own ("starting
-    // the workers").
-    bool phrase = what.rfind("starting", 0) == 0;
-    std::string msg = "a worker failed while " +
-                      std::string(phrase ? "" : "running ") + call + ", and " +
+    std::string doing = what.empty() ? "running a call (message kind " +
+                                           std::to_string(kind) + ")"
+                                     : std::string(what);
+    std::string msg = "a worker failed while " + doing + ", and " +
                       join_ranks(culprits) + " didn't finish:";
     for (auto& s : states) {
       msg += "\n  worker " + std::to_string(s.rank) + ": ";

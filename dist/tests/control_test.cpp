@@ -410,7 +410,7 @@ TEST_CASE("control: the collective timeout says where each worker was",
     pool->call_each({Message{kStall, 0, "5000"},
                      Message{kSleep, 0, "5000"},
                      Message{kStall, 0, "5000"}},
-                    "`train_step` (train.ss:32:4)");
+                    "running `train_step` (train.ss:32:4)");
     FAIL("no CallTimeout");
   } catch (const CallTimeout& e) {
     double ms = ms_since(t0);
@@ -467,7 +467,7 @@ TEST_CASE(
     pool->call_each({Message{kStall, 0, "30000"},
                      Message{kSleep, 0, "30000"},
                      Message{kStall, 0, "30000"}},
-                    "`train_step` (train.ss:32:4)");
+                    "running `train_step` (train.ss:32:4)");
     FAIL("no CallTimeout");
   } catch (const CallTimeout& e) {
     double ms = ms_since(t0);

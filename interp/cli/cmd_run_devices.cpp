@@ -151,8 +151,7 @@ class ProgramHandler : public dist::Handler {
     d_.world = args_.world;
     d_.comm = comm_.get();
     d_.on_step = [this](const std::string& fn, const std::string& at) {
-      running_ = "running `" + fn + "` at " + at;
-      dist::worker_set_status(running_);
+      set_running(fn, at);
     };
     d_.on_wait = [this](bool waiting) {
       if (waiting)
@@ -173,14 +172,12 @@ class ProgramHandler : public dist::Handler {
     diag::Span site = read_span(r);
     const check::FnInfo* fn = prog_->fn(name);
     if (!fn) throw std::runtime_error("the program has no fn `" + name + "`");
-    running_ = "running `" + name + "` at " + where(sm_, site);
-    dist::worker_set_status(running_);
+    set_running(name, where(sm_, site));
     std::vector<eval::Value> args;
     for (uint32_t n = r.u32(), i = 0; i < n; ++i)
       args.push_back(codec_->read(r));
     d_.at = site;  // the ranks agree on the call's batches here
-    if (std::optional<eval::ShareFailure> bad =
-            shares_->resolve(args, comm_.get(), d_.on_wait)) {
+    if (std::optional<eval::ShareFailure> bad = shares_->resolve(args, d_)) {
       w.u8(kData);
       w.u8(bad->here);
       w.str(bad->kind);
@@ -220,6 +217,11 @@ class ProgramHandler : public dist::Handler {
   std::unique_ptr<Codec> codec_;
   std::unique_ptr<eval::BatchShares> shares_;
   std::string running_;  // the status while a call runs
+
+  void set_running(const std::string& fn, const std::string& at) {
+    running_ = "running `" + fn + "` at " + at;
+    dist::worker_set_status(running_);
+  }
 };
 
 // The controller's side of the calls.
@@ -305,8 +307,8 @@ class Controller {
       }
     ++calls_;
     std::string what = "`" + fn.name + "` (" + where(sm_, site) + ")";
-    std::vector<dist::Message> replies =
-        pool_.get().call_all(dist::Message{kCall, 0, std::move(w.buf)}, what);
+    std::vector<dist::Message> replies = pool_.get().call_all(
+        dist::Message{kCall, 0, std::move(w.buf)}, "running " + what);
     for (auto& s : models) s->remote_newer = true;
     for (auto& o : optims) o->remote_newer = true;
     for (size_t rank = 0; rank < replies.size(); ++rank) {

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "dist/comm/communicator.h"
+#include "interp/eval/devices.h"
 #include "interp/eval/lib/batches.h"
 #include "ops/core/batch_split.h"
 
@@ -95,10 +96,8 @@ std::shared_ptr<RecordValue> BatchShares::share(const LazyBatch& b) {
   return w.last;
 }
 
-std::optional<ShareFailure> BatchShares::resolve(
-    std::vector<Value>& args,
-    dist::Communicator* comm,
-    const std::function<void(bool waiting)>& on_wait) {
+std::optional<ShareFailure> BatchShares::resolve(std::vector<Value>& args,
+                                                 DeviceContext& d) {
   std::optional<ShareFailure> failure;
   bool streamed = false;
   for (Value& v : args) {
@@ -118,17 +117,13 @@ std::optional<ShareFailure> BatchShares::resolve(
   }
   // A dataset in memory was checked whole when it loaded: its shares
   // cannot fail, and the ranks need not agree.
-  if (!streamed || !comm || world_ < 2) return failure;
+  if (!streamed || !d.active()) return failure;
   ops::Tensor flag =
       ops::Tensor::scalar(failure ? 1.0 : 0.0, types::DType::I64).reshape({1});
-  if (on_wait) on_wait(true);
-  try {
-    comm->all_reduce(flag, dist::ReduceOp::Max, dist::Options{});
-  } catch (...) {
-    if (on_wait) on_wait(false);
-    throw;
+  {
+    Waiting w(d);
+    d.comm->all_reduce(flag, dist::ReduceOp::Max, dist::Options{});
   }
-  if (on_wait) on_wait(false);
   if (!failure && flag.at(0) > 0) failure = ShareFailure{false, "", ""};
   return failure;
 }

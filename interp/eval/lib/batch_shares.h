@@ -9,7 +9,6 @@
 // before the step, and the controller raises it.
 
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -18,12 +17,9 @@
 
 #include "interp/eval/value.h"
 
-namespace ss::dist {
-class Communicator;
-}
-
 namespace ss::eval {
 
+struct DeviceContext;
 struct LazyBatch;
 struct RecordValue;
 
@@ -43,12 +39,11 @@ class BatchShares {
   BatchShares& operator=(const BatchShares&) = delete;
 
   /// Replaces every lazy batch among [args] by this rank's rows of it. When
-  /// one comes from a streamed dataset, the ranks then agree over [comm];
-  /// the failure every rank reports, if any (no step may start).
-  std::optional<ShareFailure> resolve(
-      std::vector<Value>& args,
-      dist::Communicator* comm,
-      const std::function<void(bool waiting)>& on_wait = nullptr);
+  /// one comes from a streamed dataset, the ranks then agree over [d]'s
+  /// communicator (waiting as its other collectives do); the failure every
+  /// rank reports, if any (no step may start).
+  std::optional<ShareFailure> resolve(std::vector<Value>& args,
+                                      DeviceContext& d);
 
   /// This rank's rows of [b]'s batch (a DataError for a bad item).
   std::shared_ptr<RecordValue> share(const LazyBatch& b);
