@@ -11,7 +11,8 @@ GradAllReduce::GradAllReduce(DeviceContext& d, size_t n_grads)
     : d_(d), grads_(n_grads) {}
 
 GradAllReduce::~GradAllReduce() {
-  for (auto& f : sent_) f.wait();  // the jobs hold pointers into done_
+  // A step that failed leaves no bucket still travelling behind it.
+  for (auto& f : sent_) f.wait();
 }
 
 std::unique_ptr<GradAllReduce::Bucket> GradAllReduce::close(
