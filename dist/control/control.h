@@ -122,6 +122,8 @@ struct LaunchOptions {
   std::string binary;
   /// Appended to every worker's command line (program path, -D, --devices).
   std::vector<std::string> extra_args;
+  /// "NAME=VALUE" set in every worker's environment (over this process's).
+  std::vector<std::string> env;
   /// The rendezvous directory passed as --store; empty: a private temp dir
   /// made by start() and removed by stop().
   std::string store_dir;
@@ -161,6 +163,14 @@ class WorkerPool {
   /// (train.ss:32:4)", "starting the workers"). Throws WorkerError,
   /// CallTimeout, RemoteError (after every reply arrived), Interrupted.
   std::vector<Message> call_all(const Message& m, std::string_view what = {});
+  /// call_all in two halves, so that the controller can go on while the
+  /// workers run (async dispatch): post_all sends `m` to every worker and
+  /// returns its id at once; collect waits for that call's replies, as
+  /// call_all does. Calls are collected in the order they were posted
+  /// (each worker answers its queue in order); a call that is posted and
+  /// never collected leaves its replies for the next collect to drop.
+  uint64_t post_all(const Message& m, std::string_view what = {});
+  std::vector<Message> collect(uint64_t id);
   /// One message per worker (ms.size() == world).
   std::vector<Message> call_each(const std::vector<Message>& ms,
                                  std::string_view what = {});
@@ -248,6 +258,7 @@ enum EchoKind : uint32_t {
   kThrow = 7,   // throw std::runtime_error(payload)
   kStall = 8,   // V ms with status "waiting for the other workers at
                 // stall.ss:1:1" (waiting)
+  kEnv = 9,     // reply the environment variable named by the payload
 };
 std::unique_ptr<Handler> make_echo_handler(const WorkerArgs& args);
 

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -96,6 +97,9 @@ class EchoHandler : public Handler {
         break;
       case kThrow:
         throw std::runtime_error(m.payload);
+      case kEnv:
+        if (const char* e = std::getenv(m.payload.c_str())) r.payload = e;
+        break;
       default:
         throw std::runtime_error("the test handler has no message kind " +
                                  std::to_string(m.kind));

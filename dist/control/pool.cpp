@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -62,6 +63,13 @@ struct WorkerPool::Impl {
   std::unique_ptr<OutputForwarder> fwd;
   pid_t pgid = 0;
   uint64_t next_id = 1;
+  // Calls posted and not yet collected (post_all/collect).
+  struct Posted {
+    Clock::time_point deadline;
+    std::string what;
+    uint32_t kind = 0;
+  };
+  std::map<uint64_t, Posted> posted;
   uint64_t sent = 0;  // request messages handed to the workers' queues
   bool running = false;
   bool cleaned = false;
@@ -469,6 +477,20 @@ std::unique_ptr<WorkerPool> WorkerPool::start(const LaunchOptions& opts) {
   pid_t parent = ::getpid();
   std::vector<int> out_fds(N, -1);
   std::string exec_fail = "ss worker: cannot run " + binary + "\n";
+  // The workers' environment: ours, with opts.env's names replaced.
+  std::vector<std::string> env_strings = opts.env;
+  for (char** e = environ; *e; ++e) {
+    std::string_view kv(*e);
+    bool replaced = false;
+    for (const std::string& mine : opts.env)
+      if (kv.substr(0, kv.find('=') + 1) ==
+          std::string_view(mine).substr(0, mine.find('=') + 1))
+        replaced = true;
+    if (!replaced) env_strings.emplace_back(kv);
+  }
+  std::vector<char*> envp;
+  for (auto& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
 
   for (int r = 0; r < N; ++r) {
     WorkerProc& p = I.w[r];
@@ -516,7 +538,7 @@ std::unique_ptr<WorkerPool> WorkerPool::start(const LaunchOptions& opts) {
       ::dup2(bell_w, 3);
       if (::syscall(SYS_close_range, 4u, ~0u, 0u) != 0)
         for (int fd = 4; fd < 4096; ++fd) ::close(fd);
-      ::execv(argv[0], argv.data());
+      ::execve(argv[0], argv.data(), envp.data());
       (void)!::write(2, exec_fail.data(), exec_fail.size());
       ::_exit(127);
     }
@@ -565,19 +587,36 @@ std::unique_ptr<WorkerPool> WorkerPool::start(const LaunchOptions& opts) {
 
 std::vector<Message> WorkerPool::call_all(const Message& m,
                                           std::string_view what) {
+  return collect(post_all(m, what));
+}
+
+uint64_t WorkerPool::post_all(const Message& m, std::string_view what) {
   Impl& I = *impl_;
   I.ensure_running();
   const int N = static_cast<int>(I.w.size());
   uint64_t id = I.next_id++;
   size_t n = encode(m, id, 0, *I.tx, static_cast<uint32_t>(N), I.buf.data());
   std::vector<char> wire(I.buf.begin(), I.buf.begin() + n);
-  auto deadline = I.call_deadline();
+  I.posted[id] = Impl::Posted{I.call_deadline(), std::string(what), m.kind};
   for (int r = 0; r < N; ++r) I.send_to(r, wire.data(), n);
+  return id;
+}
+
+std::vector<Message> WorkerPool::collect(uint64_t id) {
+  Impl& I = *impl_;
+  I.ensure_running();
+  auto it = I.posted.find(id);
+  if (it == I.posted.end())
+    throw std::logic_error("WorkerPool::collect: no call " +
+                           std::to_string(id) + " is waiting");
+  Impl::Posted p = std::move(it->second);
+  I.posted.erase(it);
+  const int N = static_cast<int>(I.w.size());
   std::vector<Message> out(N);
   std::vector<uint32_t> flags(N, 0);
   std::vector<int> all(N);
   for (int r = 0; r < N; ++r) all[r] = r;
-  I.wait_replies(all, id, false, deadline, what, m.kind, out, flags);
+  I.wait_replies(all, id, false, p.deadline, p.what, p.kind, out, flags);
   return I.finish(std::move(out), flags, all);
 }
 

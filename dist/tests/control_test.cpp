@@ -160,6 +160,45 @@ TEST_CASE("control: three workers answer, small and large payloads round-trip",
   CHECK_THROWS_AS(pool->call_all(Message{kEcho, 0, "z"}), std::logic_error);
 }
 
+TEST_CASE(
+    "control: calls posted ahead are answered in order; the workers get "
+    "LaunchOptions::env",
+    "[dist][process]") {
+  LaunchOptions o = opts(2);
+  o.env = {"SS_TEST_ENV=from the pool", "HOME=/nowhere"};
+  auto pool = WorkerPool::start(o);
+  for (const Message& m : pool->call_all(Message{kEnv, 0, "SS_TEST_ENV"}))
+    CHECK(m.payload == "from the pool");
+  // A name in env replaces the controller's own value.
+  CHECK(pool->call(1, Message{kEnv, 0, "HOME"}).payload == "/nowhere");
+  // The controller's other variables pass through.
+  CHECK(pool->call(0, Message{kEnv, 0, "PATH"}).payload ==
+        std::string(std::getenv("PATH")));
+
+  // Three calls in the workers' queues at once: the first sleeps, so the
+  // others wait behind it; each is collected with its own replies.
+  auto t0 = Clock::now();
+  uint64_t a = pool->post_all(Message{kSleep, 0, "*=150"});
+  uint64_t b = pool->post_all(Message{kEcho, 0, "second"});
+  uint64_t c = pool->post_all(Message{kWhoAmI, 0, ""});
+  CHECK(ms_since(t0) < 100);  // posting doesn't wait for the sleep
+  pool->collect(a);
+  CHECK(ms_since(t0) >= 150);
+  for (const Message& m : pool->collect(b)) CHECK(m.payload == "second");
+  std::vector<Message> who = pool->collect(c);
+  CHECK(who[1].payload.rfind("1 2 ", 0) == 0);
+  CHECK_THROWS_AS(pool->collect(c), std::logic_error);  // collected already
+
+  // A call left uncollected: its replies are dropped by the next collect.
+  pool->post_all(Message{kEcho, 0, "dropped"});
+  CHECK(pool->call_all(Message{kEcho, 0, "kept"})[0].payload == "kept");
+  // A failing call posted ahead raises when it is collected.
+  uint64_t bad = pool->post_all(Message{kThrow, 0, "boom"});
+  uint64_t after = pool->post_all(Message{kEcho, 0, "after"});
+  CHECK_THROWS_WITH(pool->collect(bad), "boom");
+  CHECK(pool->collect(after)[1].payload == "after");
+}
+
 TEST_CASE("control: round-trip latency", "[dist][process]") {
   auto pool = WorkerPool::start(opts(3));
   Message m{kEcho, 0, std::string(64, 'x')};

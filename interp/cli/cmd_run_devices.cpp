@@ -1,4 +1,6 @@
-// `ss run` on several devices (`cpu[0 1 2]`, devices.md items 2, 6, 8, 11).
+// `ss run` on several devices (`cpu[0 1 2]`, devices.md items 2, 6, 8, 11):
+// the workers' program handler and the run; the controller's side of the
+// calls is controller.h, their messages device_protocol.h.
 //
 // The controller (this process) runs `main` and every controller and
 // anywhere fn itself, in an Interpreter without a DeviceContext: prints,
@@ -24,6 +26,8 @@
 #include "dist/control/control.h"
 #include "interp/check/checker.h"
 #include "interp/cli/commands.h"
+#include "interp/cli/controller.h"
+#include "interp/cli/device_protocol.h"
 #include "interp/eval/devices.h"
 #include "interp/eval/interpreter.h"
 #include "interp/eval/lib/batch_shares.h"
@@ -39,38 +43,11 @@ using eval::wire::Codec;
 using eval::wire::Reader;
 using eval::wire::Writer;
 
-constexpr uint32_t kInit = 101;   // check the program, join the group
-constexpr uint32_t kCall = 102;   // call a worker fn
-constexpr uint32_t kFetch = 103;  // rank 0: a store's tensors / state
-
-// A reply's first byte.
-// kData: a batch's rows could not be loaded, no step started.
-constexpr uint8_t kOk = 0, kRuntime = 1, kFailed = 2, kData = 3;
+using namespace protocol;
 
 struct NullBuf : std::streambuf {
   int overflow(int c) override { return c; }
 };
-
-std::string where(const diag::SourceMap& sm, diag::Span site) {
-  if (site.file >= sm.size()) return "?";
-  diag::LineCol lc = sm.line_col(site.file, site.begin);
-  return sm.file(site.file).path + ":" + std::to_string(lc.line) + ":" +
-         std::to_string(lc.column);
-}
-
-void write_span(Writer& w, diag::Span s) {
-  w.u32(s.file);
-  w.u32(s.begin);
-  w.u32(s.end);
-}
-
-diag::Span read_span(Reader& r) {
-  diag::Span s;
-  s.file = r.u32();
-  s.begin = r.u32();
-  s.end = r.u32();
-  return s;
-}
 
 // Serves the controller's calls. Other message kinds go to the test
 // handler (dist/control's tests drive `ss worker` with them).
@@ -85,9 +62,18 @@ class ProgramHandler : public dist::Handler {
       reply.payload = init();
       return reply;
     }
-    if (m.kind != kCall && m.kind != kFetch) return echo_->handle(m);
+    const bool is_call = m.kind == kCall || m.kind == kCallAfter;
+    if (!is_call && m.kind != kFetch) return echo_->handle(m);
     if (!in_) throw std::runtime_error("the worker was not started");
     Writer w;
+    if (m.kind == kCallAfter && last_failed_) {
+      w.u8(kSkipped);
+      reply.payload = std::move(w.buf);
+      return reply;
+    }
+    // Until it returns kOk, a call counts as failed (a handler that throws
+    // past the catches below is a failure too).
+    if (is_call) last_failed_ = true;
     try {
       Reader r(m.payload);
       if (m.kind == kFetch)
@@ -112,6 +98,7 @@ class ProgramHandler : public dist::Handler {
       w.u8(kFailed);
       w.str(e.what());
     }
+    if (is_call) last_failed_ = w.buf.empty() || w.buf[0] != kOk;
     reply.payload = std::move(w.buf);
     return reply;
   }
@@ -216,189 +203,13 @@ class ProgramHandler : public dist::Handler {
   std::unique_ptr<eval::Interpreter> in_;
   std::unique_ptr<Codec> codec_;
   std::unique_ptr<eval::BatchShares> shares_;
-  std::string running_;  // the status while a call runs
+  std::string running_;       // the status while a call runs
+  bool last_failed_ = false;  // the last call's reply was not kOk
 
   void set_running(const std::string& fn, const std::string& at) {
     running_ = "running `" + fn + "` at " + at;
     dist::worker_set_status(running_);
   }
-};
-
-// The controller's side of the calls.
-// The workers, started when the program first needs the devices (its first
-// call into a worker fn: devices.md), each told to check the program once.
-class LazyPool {
- public:
-  explicit LazyPool(dist::LaunchOptions lo) : lo_(std::move(lo)) {}
-  dist::WorkerPool& get() {
-    if (!pool_) {
-      // The collective timeout in effect now (SHAPESCRIPT_COLLECTIVE_TIMEOUT
-      // or collective_timeout(seconds) before this first call): the pool
-      // reports a worker waiting longer than that, with where each worker
-      // was. The workers' own (Gloo's) timeout is set later than it, so
-      // that report comes first.
-      double t =
-          std::chrono::duration<double>(dist::default_collective_timeout())
-              .count();
-      lo_.collective_timeout = std::chrono::duration<double>(t);
-      lo_.extra_args.insert(
-          lo_.extra_args.begin(),
-          {"--collective-timeout", std::to_string(t + std::max(5.0, t / 10))});
-      pool_ = dist::WorkerPool::start(lo_);
-      std::vector<dist::Message> ready =
-          pool_->call_all(dist::Message{kInit, 0, {}}, "starting the workers");
-      for (const dist::Message& m : ready)
-        if (!m.payload.empty())
-          throw std::runtime_error(m.payload.substr(m.payload.find('\n') + 1));
-    }
-    return *pool_;
-  }
-  dist::WorkerPool* started() { return pool_.get(); }
-
- private:
-  dist::LaunchOptions lo_;
-  std::unique_ptr<dist::WorkerPool> pool_;
-};
-
-class Controller {
- public:
-  Controller(LazyPool& pool,
-             const check::Program& prog,
-             const diag::SourceMap& sm,
-             eval::Interpreter& in)
-      : pool_(pool), sm_(sm), in_(in), codec_(Codec::Side::Controller, prog) {}
-
-  std::optional<eval::Value> call(const check::FnInfo& fn,
-                                  std::vector<eval::Value>& args,
-                                  diag::Span site) {
-    Writer w;
-    w.str(fn.name);
-    write_span(w, site);
-    w.u32(static_cast<uint32_t>(args.size()));
-    codec_.sent_models.clear();
-    codec_.sent_optims.clear();
-    // The stores of `mut` params: newer on the workers after the call.
-    std::vector<std::shared_ptr<eval::ModelStore>> models;
-    std::vector<std::shared_ptr<eval::OptimState>> optims;
-    for (size_t i = 0; i < args.size(); ++i) {
-      size_t m0 = codec_.sent_models.size(), o0 = codec_.sent_optims.size();
-      try {
-        codec_.write(w, args[i]);
-      } catch (const eval::wire::WireError& e) {
-        in_.fail("ValueError", site, e.what());
-      }
-      if (i < fn.params.size() && fn.params[i].mut) {
-        models.insert(models.end(),
-                      codec_.sent_models.begin() + m0,
-                      codec_.sent_models.end());
-        optims.insert(optims.end(),
-                      codec_.sent_optims.begin() + o0,
-                      codec_.sent_optims.end());
-      }
-    }
-    // Train modes entering device work: the controller counts the entry
-    // (language.md, Randomness); the workers received the count before it
-    // and count the same entry in their own call.
-    for (size_t i = 0; i < args.size() && i < fn.params.size(); ++i)
-      if (args[i].kind == eval::Value::Kind::Mode) {
-        auto* m = args[i].as<eval::ModeState>();
-        ++m->calls;
-        m->draws = 0;
-      }
-    ++calls_;
-    std::string what = "`" + fn.name + "` (" + where(sm_, site) + ")";
-    std::vector<dist::Message> replies = pool_.get().call_all(
-        dist::Message{kCall, 0, std::move(w.buf)}, "running " + what);
-    for (auto& s : models) s->remote_newer = true;
-    for (auto& o : optims) o->remote_newer = true;
-    for (size_t rank = 0; rank < replies.size(); ++rank) {
-      Reader r(replies[rank].payload);
-      uint8_t status = r.u8();
-      if (status == kOk) continue;
-      if (status == kData) {
-        if (r.u8() == 0) continue;  // another worker found it
-        std::string kind = r.str();
-        in_.fail(kind, loop_of(args, site), r.str());
-      }
-      if (status == kRuntime) raise(r, static_cast<int>(rank));
-      throw std::runtime_error("worker " + std::to_string(rank) + " failed " +
-                               "while running " + what + ": " + r.str());
-    }
-    Reader r(replies[0].payload);
-    r.u8();
-    return codec_.read(r);
-  }
-
-  void fetch(eval::ModelStore& s) {
-    Writer w;
-    w.u8('m');
-    w.u64(s.remote_id);
-    std::string bytes = reply(w, "copying a model from the workers");
-    Reader r(bytes);
-    Codec::read_tensors(r, s);
-    s.remote_newer = false;
-  }
-
-  void fetch(eval::OptimState& o) {
-    Writer w;
-    w.u8('o');
-    w.u64(o.remote_id);
-    std::string bytes =
-        reply(w, "copying an optimizer's state from the workers");
-    Reader r(bytes);
-    Codec::read_optim_state(r, o);
-    o.remote_newer = false;
-  }
-
-  uint64_t calls() const { return calls_; }
-  uint64_t fetches() const { return fetches_; }
-
- private:
-  std::string reply(Writer& w, const std::string& what) {
-    ++fetches_;
-    dist::Message m =
-        pool_.get().call(0, dist::Message{kFetch, 0, std::move(w.buf)}, what);
-    if (m.payload.empty() || m.payload[0] != kOk)
-      throw std::runtime_error(what + " failed");
-    return m.payload.substr(1);
-  }
-
-  // The worker's runtime error, raised here with the controller's stack
-  // before the worker's.
-  [[noreturn]] void raise(Reader& r, int rank) {
-    std::string kind = r.str();
-    std::string message = r.str();
-    diag::Span span = read_span(r);
-    eval::RuntimeError e(kind, message, span);
-    e.stack() = in_.stack();
-    for (uint32_t n = r.u32(), i = 0; i < n; ++i) {
-      eval::StackEntry s;
-      s.fn = r.str();
-      s.site = read_span(r);
-      e.stack().push_back(s);
-    }
-    for (uint32_t n = r.u32(), i = 0; i < n; ++i) e.notes().push_back(r.str());
-    e.notes().push_back("raised on worker " + std::to_string(rank) + " of " +
-                        std::to_string(pool_.get().world()));
-    throw e;
-  }
-
-  // Where a bad item of a call's batch is raised: its loop, as on one
-  // device.
-  static diag::Span loop_of(const std::vector<eval::Value>& args,
-                            diag::Span site) {
-    for (const eval::Value& v : args)
-      if (v.kind == eval::Value::Kind::Record)
-        if (const auto& lazy = v.as<eval::RecordValue>()->lazy)
-          return lazy->loop;
-    return site;
-  }
-
-  LazyPool& pool_;
-  const diag::SourceMap& sm_;
-  eval::Interpreter& in_;
-  Codec codec_;
-  uint64_t calls_ = 0, fetches_ = 0;
 };
 
 struct ResetHooks {
@@ -427,6 +238,12 @@ int run_on_devices(const std::vector<std::string>& run_args,
   // A call's length is its fn's: a stuck collective is caught inside the
   // workers by its own timeout (Gloo's), which fails that worker's call.
   lo.call_timeout = std::chrono::hours(24 * 365);
+  // N workers share the machine's cores: one BLAS thread each, unless the
+  // user chose. Set before OpenBLAS loads, it starts no thread pool at
+  // all: its idle threads spin in sched_yield, which on two cores cost a
+  // small step a fifth of its time (measured: 8,000 yields in 200 steps).
+  if (!std::getenv("OPENBLAS_NUM_THREADS"))
+    lo.env.push_back("OPENBLAS_NUM_THREADS=1");
   const bool stats = std::getenv("SHAPESCRIPT_CONTROL_STATS") != nullptr;
   int rc = kExitOk;
   try {
@@ -436,15 +253,26 @@ int run_on_devices(const std::vector<std::string>& run_args,
     ResetHooks reset;
     eval::fetch_model_hook = [&c](eval::ModelStore& s) { c.fetch(s); };
     eval::fetch_optim_hook = [&c](eval::OptimState& o) { c.fetch(o); };
-    in.set_remote_call(
-        [&c](const check::FnInfo& fn,
-             std::vector<eval::Value>& args,
-             diag::Span site) { return c.call(fn, args, site); });
+    in.set_remote_call([&c](const check::FnInfo& fn,
+                            std::vector<eval::Value>& args,
+                            diag::Span site,
+                            eval::Interpreter::Later later) {
+      return c.call(fn, args, site, std::move(later));
+    });
+    in.set_settle([&c] { c.settle(); });
     try {
       in.run_main(program_args, entry);
+      in.settle();
     } catch (const eval::RuntimeError& e) {
+      // A call still running came first: its error is the program's.
+      std::optional<eval::RuntimeError> first;
+      try {
+        in.settle();
+      } catch (const eval::RuntimeError& earlier) {
+        first = earlier;
+      }
       std::cout.flush();
-      std::cerr << eval::render_runtime_error(e, sm);
+      std::cerr << eval::render_runtime_error(first ? *first : e, sm);
       rc = kExitRuntime;
     }
     std::cout.flush();
@@ -453,7 +281,7 @@ int run_on_devices(const std::vector<std::string>& run_args,
         std::cerr << "control: " << c.calls() << " calls, "
                   << started->messages_sent() << " messages to "
                   << started->world() << " workers, " << c.fetches()
-                  << " fetches\n";
+                  << " fetches, " << c.calls_ahead() << " calls sent ahead\n";
       started->stop();
     }
   } catch (const dist::WorkerError& e) {

@@ -256,6 +256,7 @@ Value Interpreter::call_builtin(const ops::OpDef& op,
                                 const ast::Expr& call,
                                 const ast::Expr* receiver,
                                 Frame& f) {
+  settle();  // a builtin may observe what running worker calls produce
   if (call.pattern) return call_pattern(op, call, receiver, f);
   const check::ExprInfo* info = prog_.info(&call);
   BuiltinCall c{*this, f, op, call.span, &call, info, {}, {}, {}, {}, {}};
@@ -315,6 +316,7 @@ Value Interpreter::call_builtin(const ops::OpDef& op,
 Value Interpreter::call_builtin_values(const std::string& name,
                                        std::vector<Value> args,
                                        diag::Span site) {
+  settle();
   const ops::OpDef* op = ops::find_op(name);
   if (!op) fail("ValueError", site, "no builtin `" + name + "`");
   Frame* f = current_frame();

@@ -22,6 +22,12 @@ bool on_workers(const check::FnInfo& fn) {
 
 }  // namespace
 
+// A worker fn called from a controller frame, in the controller.
+bool Interpreter::goes_to_workers(const check::FnInfo& fn) const {
+  return remote_call_ && !fn.decl->is_extern && on_workers(fn) &&
+         (frames_.empty() || !on_workers(*frames_.back()->fn));
+}
+
 Value* Frame::find(const std::string& name) {
   for (auto it = scopes.rbegin(); it != scopes.rend(); ++it) {
     auto v = it->find(name);
@@ -44,6 +50,9 @@ Interpreter::~Interpreter() = default;
 void Interpreter::fail(const std::string& kind,
                        diag::Span span,
                        const std::string& message) {
+  // A worker call still running came first: its error, if it has one,
+  // is the program's.
+  settle();
   RuntimeError e(kind, message, span);
   e.stack() = stack_;
   throw e;
@@ -164,9 +173,15 @@ Value Interpreter::call(const check::FnInfo& fn,
                         std::vector<Value> args,
                         diag::Span site) {
   if (fn.decl->is_extern) return call_extern(fn, std::move(args), site);
-  if (remote_call_ && on_workers(fn) &&
-      (frames_.empty() || !on_workers(*frames_.back()->fn)))
-    if (std::optional<Value> r = remote_call_(fn, args, site)) return *r;
+  if (remote_call_ && goes_to_workers(fn)) {
+    Later later;
+    if (later_ && later_->site.file == site.file &&
+        later_->site.begin == site.begin && later_->site.end == site.end) {
+      later = std::move(later_->then);
+      later_.reset();
+    }
+    if (std::optional<Value> r = remote_call_(fn, args, site, later)) return *r;
+  }
   // On several devices a call from the controller into the workers splits
   // its batch-axis arguments (each rank keeps its share) and joins a
   // batch-axis result in order (devices.md items 3 and 6).
@@ -424,8 +439,12 @@ Interpreter::Flow Interpreter::exec(const ast::Stmt& s, Frame& f, Value& ret) {
         Value v;
         while (cur->next(v)) {
           Flow flow = body(std::move(v));
-          if (flow == Flow::Break) break;
-          if (flow == Flow::Return) return flow;
+          if (flow == Flow::Break || flow == Flow::Return) {
+            // Before the cursor goes: a progress bar's summary reads the
+            // last logs written (async_dispatch.cpp).
+            settle();
+            return flow == Flow::Break ? Flow::Normal : flow;
+          }
         }
         return Flow::Normal;
       }
@@ -451,7 +470,7 @@ Interpreter::Flow Interpreter::exec(const ast::Stmt& s, Frame& f, Value& ret) {
       ret = s.value ? eval(*s.value, f) : Value::unit();
       return Flow::Return;
     case SK::Expr:
-      eval(*s.value, f);
+      if (!dispatch_later(*s.value, f)) eval(*s.value, f);
       return Flow::Normal;
   }
   return Flow::Normal;

@@ -95,6 +95,11 @@ class Interpreter {
             Frame& f,
             diag::Span at);
   std::vector<Value> iterate(const Value& it, diag::Span at);
+  /// `f(...)` or `sink.write(f(...))` as a statement, f a worker fn: sends
+  /// the call without waiting for it (async_dispatch.cpp). False: not
+  /// such a statement, nothing evaluated.
+  bool dispatch_later(const ast::Expr& e, Frame& f);
+  bool goes_to_workers(const check::FnInfo& fn) const;
 
   Value eval_name(const ast::Expr& e, Frame& f);
   Value eval_field(const ast::Expr& e, Frame& f);
@@ -133,9 +138,20 @@ class Interpreter {
   /// Several devices, in the controller (cmd_run_devices): a call of a
   /// worker fn from a controller frame goes to the workers instead, and
   /// its value is the first worker's result (nullopt: run it here).
+  /// With `later` (a statement that only drops the result or writes it to
+  /// a sink: Note [Async dispatch] in async_dispatch.cpp), the remote side
+  /// may return Value::unit() at once and hand the result to `later` when
+  /// it arrives, in call order and at the latest in settle(); it must not
+  /// return nullopt then.
+  using Later = std::function<void(Value)>;
   using RemoteCall = std::function<std::optional<Value>(
-      const check::FnInfo&, std::vector<Value>&, diag::Span)>;
+      const check::FnInfo&, std::vector<Value>&, diag::Span, Later later)>;
   void set_remote_call(RemoteCall f) { remote_call_ = std::move(f); }
+  /// Finishes every worker call still running (async dispatch) and hands
+  /// on its result. Runs before anything the program could observe after
+  /// it: a builtin, an error, the end of a progress bar, the end of main.
+  void settle();
+  void set_settle(std::function<void()> f) { settle_ = std::move(f); }
   /// The controller of a run on several devices: batches are loaded by the
   /// workers (lib/batches.h, LazyBatch).
   bool loads_on_workers() const { return static_cast<bool>(remote_call_); }
@@ -163,6 +179,14 @@ class Interpreter {
   struct DeviceContext* devices_ = nullptr;
   bool splitting_ = false;  // inside the entry call that split its args
   RemoteCall remote_call_;
+  // The call dispatch_later is sending, and what takes its result.
+  struct LaterCall {
+    diag::Span site;
+    Later then;
+  };
+  std::optional<LaterCall> later_;
+  std::function<void()> settle_;
+  bool settling_ = false;
   bool keep_final_ = false;
   FinalParams final_;
   void capture_final(Frame& f);

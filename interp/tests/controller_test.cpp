@@ -160,7 +160,7 @@ TEST_CASE(
   REQUIRE(r.rc == 0);
   std::smatch mt;
   std::regex stats(
-      R"(control: (\d+) calls, (\d+) messages to (\d+) workers, (\d+) fetches)");
+      R"(control: (\d+) calls, (\d+) messages to (\d+) workers, (\d+) fetches, (\d+) calls sent ahead)");
   REQUIRE(std::regex_search(r.err, mt, stats));
   long calls = std::stol(mt[1]), messages = std::stol(mt[2]),
        workers = std::stol(mt[3]), fetches = std::stol(mt[4]);
@@ -172,6 +172,9 @@ TEST_CASE(
   CHECK(fetches == 4);
   // Start-up (one each), one per worker per call, fetches go to rank 0.
   CHECK(messages == workers * (1 + calls) + fetches);
+  // A training loop's calls after its first go before the one before has
+  // answered (async dispatch); evaluate's results are read at once.
+  CHECK(std::stol(mt[5]) == 8);
   std::filesystem::remove_all(d);
 }
 

@@ -26,8 +26,7 @@ std::vector<ops::Tensor> gradients(Interpreter& in,
   // Gradients travel as the pass finishes them (grad_allreduce.h).
   d->at = at;
   GradAllReduce sum(*d, leaves.size());
-  // Each rank seeds 1/world: the loss's value (maybe still on its way,
-  // devices.cpp Note [Deferred all-reduce]) is not read.
+  // Each rank seeds 1/world; the loss's value is not read.
   ops::backward(
       loss,
       leaves,

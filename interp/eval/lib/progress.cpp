@@ -12,6 +12,7 @@
 #include <iostream>
 
 #include "interp/eval/format.h"
+#include "interp/eval/interpreter.h"
 #include "interp/eval/lib/batches.h"
 #include "interp/eval/lib/output.h"
 #include "ops/api.h"
@@ -125,6 +126,7 @@ struct ProgressCursor : Cursor {
   int64_t total = -1, count = 0;
   bool tty = false, finished = false;
   std::ostream* err = &std::cerr;
+  Interpreter* in = nullptr;
   Clock::time_point start = Clock::now(), last_draw;
   uint64_t writes_at_start = last_written().writes;
 
@@ -201,6 +203,9 @@ struct ProgressCursor : Cursor {
       if (ok) out = items[at++];
     }
     if (!ok) {
+      // The summary shows the last logs written: the loop's worker calls
+      // finish first (async dispatch, interp/eval/async_dispatch.cpp).
+      if (in) in->settle();
       if (!finished) finish();
       return false;
     }
@@ -217,6 +222,7 @@ struct ProgressCursor : Cursor {
 std::unique_ptr<Cursor> ProgressValue::cursor(Interpreter& in,
                                               diag::Span loop) {
   auto c = std::make_unique<ProgressCursor>();
+  c->in = &in;
   if (auto* it = dynamic_cast<IterableObject*>(inner.obj.get()))
     c->inner = it->cursor(in, loop);
   else

@@ -1,0 +1,151 @@
+// Async dispatch in the controller (Note [Async dispatch] in
+// interp/eval/async_dispatch.cpp): a loop of `out.write(step(...))` sends
+// each call before the last one's result is back, and the program prints,
+// logs and fails exactly as on one device.
+#include <unistd.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+
+#include "interp/tests/process_util.h"
+
+namespace {
+
+using ss::testing::decimals;
+using ss::testing::ProcessRun;
+using ss::testing::run_ss_process;
+
+// 640 examples in batches of 64: 10 steps an epoch, 2 epochs. `step`
+// divides by (k - BAD): with BAD = 99 it never fails, with BAD = 3 its
+// fourth call raises a ValueError on every worker.
+const char* kProgram = R"(dim D = 784
+dim Hd = 16
+dim C = 10
+
+data Digit:
+    img: [D] in 0.0..=1.0
+    label: i64 in 0..C
+
+model Mlp:
+    w1: [D Hd] = normal(std=1/sqrt(D))
+    w2: [Hd C] = normal(std=1/sqrt(Hd))
+
+fn loss(m: Mlp, batch: [b] Digit) -> f32:
+    return cross_entropy(relu(batch.img @ m.w1) @ m.w2, batch.label)
+
+fn step(mut m: Mlp, mut opt: AdamW[Mlp], batch: [b] Digit, k: i64) -> Logs:
+    let l, g = value_and_grad(loss, m, batch)
+    update(m, opt, g)
+    return logs(loss=l, q=10 // (k - BAD))
+
+fn main():
+    let train = synthetic_digits(Digit, 640, seed=0)
+    let m = Mlp.init(seed=0)
+    let opt = adamw(m, lr=1e-3)
+    let out = stdout()
+    let k = 0
+    for epoch in range(2):
+        for batch in progress(train.batches(64, shuffle=epoch)):
+            out.write(step(m, opt, batch, k))
+            k += 1
+            if k == 6:
+                print("six steps")
+        print("epoch", epoch, float(sum(m.w2)))
+    print(opt.step)
+)";
+
+std::string scratch(const std::string& name) {
+  std::string d = "/tmp/ss_async_" + name + "_" + std::to_string(getpid());
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+std::string program(int bad) {
+  std::string p = kProgram;
+  return std::regex_replace(p, std::regex("BAD"), std::to_string(bad));
+}
+
+// [s] with each logged float as "#": the text and order of the output.
+std::string shape_of(const std::string& s) {
+  return std::regex_replace(s, std::regex(R"(-?\d+\.\d+(e-?\d+)?)"), "#");
+}
+
+void same_output(const std::string& many, const std::string& one) {
+  CHECK(shape_of(many) == shape_of(one));
+  std::vector<double> a = decimals(many), b = decimals(one);
+  REQUIRE(a.size() == b.size());
+  // f32 sums over 2 shares against 1: a few ulps after 20 AdamW steps.
+  for (size_t i = 0; i < a.size(); ++i)
+    CHECK(a[i] == Approx(b[i]).epsilon(1e-4).margin(1e-5));
+}
+
+}  // namespace
+
+TEST_CASE(
+    "async dispatch: calls go ahead of their results, and the output is "
+    "one device's, in order",
+    "[dist][process][dp][controller]") {
+  std::string d = scratch("order");
+  std::ofstream(d + "/p.ss") << program(99);
+  ProcessRun one = run_ss_process("run p.ss", d);
+  REQUIRE(one.rc == 0);
+  ProcessRun two = run_ss_process(
+      "run --devices 'cpu[0 1]' p.ss", d, "SHAPESCRIPT_CONTROL_STATS=1");
+  INFO(two.err);
+  REQUIRE(two.rc == 0);
+  // Every logged line, "six steps" after the sixth, each epoch's line after
+  // its ten steps, the step count last.
+  same_output(two.out, one.out);
+  CHECK(one.out.find("six steps") != std::string::npos);
+  // Each progress summary shows its epoch's last logged loss.
+  std::regex summary(R"(10 it in [0-9.]+ s \([0-9.]+ it/s\), loss ([0-9.]+))");
+  auto s1 = std::sregex_iterator(one.err.begin(), one.err.end(), summary);
+  auto s2 = std::sregex_iterator(two.err.begin(), two.err.end(), summary);
+  for (int epoch = 0; epoch < 2; ++epoch, ++s1, ++s2) {
+    REQUIRE(s1 != std::sregex_iterator());
+    REQUIRE(s2 != std::sregex_iterator());
+    CHECK(std::stod((*s2)[1]) == Approx(std::stod((*s1)[1])).margin(2e-4));
+  }
+  // 20 calls; in each epoch all but the first went while the one before
+  // was still running, except the one after "six steps" (print waits for
+  // the calls before it).
+  std::smatch m;
+  REQUIRE(std::regex_search(
+      two.err,
+      m,
+      std::regex(R"(control: (\d+) calls, .* (\d+) calls sent ahead)")));
+  CHECK(std::stol(m[1]) == 20);
+  CHECK(std::stol(m[2]) == 17);
+  std::filesystem::remove_all(d);
+}
+
+TEST_CASE(
+    "async dispatch: a call that fails while the next is already sent "
+    "gives one device's error and logs",
+    "[dist][process][dp][controller]") {
+  std::string d = scratch("fail");
+  std::ofstream(d + "/p.ss") << program(3);
+  ProcessRun one = run_ss_process("run p.ss", d);
+  REQUIRE(one.rc == 2);
+  REQUIRE(one.err.find("ValueError: division by zero") != std::string::npos);
+  for (const char* devices : {"cpu[0 1]", "cpu[0 1 2]"}) {
+    INFO(devices);
+    ProcessRun many =
+        run_ss_process(std::string("run --devices '") + devices + "' p.ss", d);
+    INFO(many.err);
+    CHECK(many.rc == 2);
+    // Three steps logged, then the error at `step`'s line with the stack
+    // main -> step, as on one device; the workers add where it was raised.
+    same_output(many.out, one.out);
+    CHECK(std::count(many.out.begin(), many.out.end(), '\n') == 3);
+    std::string note = std::regex_replace(
+        many.err, std::regex(R"(\n *= note: raised on worker \d of \d)"), "");
+    CHECK(shape_of(note) == shape_of(one.err));
+  }
+  std::filesystem::remove_all(d);
+}
