@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -147,5 +148,33 @@ TEST_CASE(
         many.err, std::regex(R"(\n *= note: raised on worker \d of \d)"), "");
     CHECK(shape_of(note) == shape_of(one.err));
   }
+  std::filesystem::remove_all(d);
+}
+
+TEST_CASE(
+    "async dispatch: a call that fails on one worker only, while the others "
+    "went on to the next, stops the workers instead of waiting",
+    "[dist][process][dp][controller]") {
+  std::string d = scratch("one");
+  std::ofstream(d + "/p.ss") << program(99);
+  // Worker 1's 5th call fails after its collectives; worker 0 finished it
+  // and runs the 6th (already sent), waiting there for worker 1, which
+  // skips it. Draining that call would wait for the collective timeout.
+  auto t0 = std::chrono::steady_clock::now();
+  ProcessRun two = run_ss_process("run --devices 'cpu[0 1]' p.ss",
+                                  d,
+                                  "SHAPESCRIPT_TEST_FAIL_CALL=1:5 "
+                                  "SHAPESCRIPT_COLLECTIVE_TIMEOUT=60");
+  double s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+          .count();
+  INFO(two.err);
+  CHECK(two.rc == 3);
+  CHECK(s < 20);
+  CHECK(two.err.find("error: WorkerError: worker 1 failed while running "
+                     "`step` (p.ss:29:23): failed as "
+                     "SHAPESCRIPT_TEST_FAIL_CALL asked") != std::string::npos);
+  // The four steps before it were written.
+  CHECK(std::count(two.out.begin(), two.out.end(), '\n') == 4);
   std::filesystem::remove_all(d);
 }
