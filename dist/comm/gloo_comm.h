@@ -9,6 +9,10 @@
 // Point-to-point uses unbound buffers on slots (0x20 << 56) | tag << 32 |
 // seq, away from the collectives' slots.
 //
+// Up to kSyncRanks ranks also connect a second mesh whose pairs are in
+// Gloo's sync mode: the main thread's all-reduces exchange buffers on it,
+// reading and writing the sockets itself (Note [Direct exchange]).
+//
 // Every Gloo failure (gloo::Exception, EnforceNotMet, any std::exception)
 // becomes a CollectiveError; a communicator that fails closes its context
 // at once (a Gloo context is dead after a timeout anyway), so its peers
@@ -46,6 +50,9 @@ class GlooComm final : public Communicator {
   GlooComm(const GlooComm&) = delete;
   GlooComm& operator=(const GlooComm&) = delete;
 
+  /// The most ranks whose all-reduces exchange whole buffers directly.
+  static constexpr int kSyncRanks = 3;
+
   int rank() const override { return rank_; }
   int size() const override { return size_; }
 
@@ -70,6 +77,9 @@ class GlooComm final : public Communicator {
   void barrier(const Options& o) override;
   void close() override;
 
+  /// All-reduces that took the direct exchange so far (tests).
+  uint64_t direct_all_reduces() const { return direct_calls_; }
+
  private:
   void check_usable(CollectiveOp op);
   void check_peer(int peer, CollectiveOp op);
@@ -83,11 +93,22 @@ class GlooComm final : public Communicator {
   /// pair locally (see the note at its definition).
   template <class T>
   void pair_all_reduce(T* p, int64_t n, ReduceOp op, const Options& o);
+  /// Every rank sends its whole buffer to every other over the sync mesh
+  /// and reduces all of them in rank order (Note [Direct exchange]).
+  template <class T>
+  void direct_all_reduce(T* p, int64_t n, ReduceOp op);
+  bool use_direct(const Options& o) const;
 
   int rank_;
   int size_;
   std::shared_ptr<gloo::transport::Device> device_;
   std::shared_ptr<gloo::Context> ctx_;
+  // The sync-mode mesh (2..kSyncRanks ranks), its pairs' fixed timeout, and
+  // the next bound-buffer slot (the main thread's calls only).
+  std::shared_ptr<gloo::Context> sync_ctx_;
+  std::chrono::milliseconds sync_timeout_{0};
+  int sync_slot_ = 0;
+  uint64_t direct_calls_ = 0;
   bool broken_ = false;
   std::string broken_why_;
   std::map<int, int> port_rank_;  // peers' listening ports, for messages
