@@ -343,9 +343,11 @@ void GlooComm::direct_all_reduce(T* p, int64_t n, ReduceOp op) {
   const int slot = sync_slot_++ & 0x7fffffff;
   ++direct_calls_;
   // others[r]: rank r's buffer (mine stays in p).
-  std::vector<T> others(static_cast<size_t>(n) * (size_ - 1));
+  // Written whole by the peers before it is read: no need to zero it.
+  auto others =
+      std::make_unique_for_overwrite<T[]>(static_cast<size_t>(n) * (size_ - 1));
   auto theirs = [&](int r) {
-    return others.data() + static_cast<size_t>(n) * (r < rank_ ? r : r - 1);
+    return others.get() + static_cast<size_t>(n) * (r < rank_ ? r : r - 1);
   };
   std::vector<std::unique_ptr<gloo::transport::Buffer>> sb(size_), rb(size_);
   for (int r = 0; r < size_; ++r) {
