@@ -248,14 +248,18 @@ struct WorkerPool::Impl {
         WorkerError(msg, rank, p.pid, "didn't start in time", status, tail)));
   }
 
-  // Whether a worker still working on the call has waited for the others
-  // in one collective for longer than the collective timeout.
-  bool collective_stuck(const std::vector<int>& pending) const {
+  // Whether a worker has waited for the others in one collective for
+  // longer than the collective timeout. Any worker counts, not only those
+  // still on the call being collected: with calls posted ahead, a worker
+  // that answered it may already wait in the next call for one that
+  // stopped after its last collective.
+  bool collective_stuck() const {
     if (!board) return false;
     const int64_t limit_ms =
         static_cast<int64_t>(opts.collective_timeout.count() * 1000.0);
     const int64_t now = monotonic_ms();
-    for (int r : pending) {
+    for (const WorkerProc& p : w) {
+      const int r = p.rank;
       bool waiting = false;
       int64_t since = 0;
       board->get(r, &waiting, &since);
@@ -292,7 +296,9 @@ struct WorkerPool::Impl {
                       join_ranks(culprits) + " didn't finish:";
     for (auto& s : states) {
       msg += "\n  worker " + std::to_string(s.rank) + ": ";
-      if (s.answered)
+      if (s.answered && s.waiting)  // in a call posted after this one
+        msg += "had finished it, and then was " + s.status;
+      else if (s.answered)
         msg += "had finished";
       else if (s.waiting)
         msg += "was " + s.status;
@@ -387,8 +393,7 @@ struct WorkerPool::Impl {
         if (hello) fail_start_timeout(pending);
         fail_timeout(answered, what, kind);
       }
-      if (!hello && collective_stuck(pending))
-        fail_timeout(answered, what, kind);
+      if (!hello && collective_stuck()) fail_timeout(answered, what, kind);
       auto left =
           std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now)
               .count();

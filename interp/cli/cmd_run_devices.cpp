@@ -18,6 +18,7 @@
 // rank 0 first (kFetch, one message). A worker that dies stops the run
 // with a WorkerError (exit 3).
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -152,13 +153,18 @@ class ProgramHandler : public dist::Handler {
     in_->set_devices(&d_);
     codec_ = std::make_unique<Codec>(Codec::Side::Worker, *prog_);
     shares_ = std::make_unique<eval::BatchShares>(args_.rank, args_.world);
-    // Tests make one worker fail alone: "RANK:N" fails that rank's Nth
-    // call after it ran (the others went on; async_dispatch_test).
+    // Tests make one worker fail alone after its Nth call ran, when the
+    // others went on (async_dispatch_test): "RANK:N" throws, "RANK:N:stop"
+    // stops the process (SIGSTOP) before it answers.
     if (const char* f = std::getenv("SHAPESCRIPT_TEST_FAIL_CALL")) {
       int rank = -1;
       long n = 0;
-      if (std::sscanf(f, "%d:%ld", &rank, &n) == 2 && rank == args_.rank)
+      char how[8] = "";
+      if (std::sscanf(f, "%d:%ld:%7s", &rank, &n, how) >= 2 &&
+          rank == args_.rank) {
         fail_at_call_ = n;
+        stop_instead_ = std::string(how) == "stop";
+      }
     }
     return "";
   }
@@ -181,8 +187,10 @@ class ProgramHandler : public dist::Handler {
       return;
     }
     eval::Value v = in_->call(*fn, std::move(args), site);
-    if (++calls_ == fail_at_call_)
+    if (++calls_ == fail_at_call_) {
+      if (stop_instead_) ::raise(SIGSTOP);
       throw std::runtime_error("failed as SHAPESCRIPT_TEST_FAIL_CALL asked");
+    }
     w.u8(kOk);
     // Every worker has the same result: the first one's is the call's.
     if (args_.rank == 0) codec_->write(w, v);
@@ -217,6 +225,7 @@ class ProgramHandler : public dist::Handler {
   std::string running_;       // the status while a call runs
   bool last_failed_ = false;  // the last call's reply was not kOk
   long calls_ = 0, fail_at_call_ = 0;
+  bool stop_instead_ = false;
 
   void set_running(const std::string& fn, const std::string& at) {
     running_ = "running `" + fn + "` at " + at;

@@ -178,3 +178,33 @@ TEST_CASE(
   CHECK(std::count(two.out.begin(), two.out.end(), '\n') == 4);
   std::filesystem::remove_all(d);
 }
+
+TEST_CASE(
+    "async dispatch: a worker that stops after its call's collectives, "
+    "while the others wait in the next call, is a collective timeout",
+    "[dist][process][dp][controller]") {
+  std::string d = scratch("stop");
+  std::ofstream(d + "/p.ss") << program(99);
+  // Worker 1 stops itself (SIGSTOP) after its 5th call ran, before it
+  // answers; workers 0 and 2 answered and wait for it in the 6th. Only
+  // the workers still on the call being collected were watched before:
+  // the run then hung.
+  auto t0 = std::chrono::steady_clock::now();
+  ProcessRun three = run_ss_process("run --devices 'cpu[0 1 2]' p.ss",
+                                    d,
+                                    "SHAPESCRIPT_TEST_FAIL_CALL=1:5:stop "
+                                    "SHAPESCRIPT_COLLECTIVE_TIMEOUT=1.5");
+  double s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+          .count();
+  INFO(three.err);
+  CHECK(three.rc == 3);
+  CHECK(s < 15);
+  CHECK(three.err.find("error: WorkerError: a worker failed while running "
+                       "`step` (p.ss:29:23), and worker 1 didn't finish:") !=
+        std::string::npos);
+  CHECK(three.err.find("  worker 0: had finished it, and then was waiting "
+                       "for the other workers at p.ss:") != std::string::npos);
+  CHECK(three.err.find("(its process is stopped)") != std::string::npos);
+  std::filesystem::remove_all(d);
+}
