@@ -72,11 +72,20 @@ struct Options {
   /// Distinguishes concurrent collectives (Gloo setTag); point-to-point
   /// messages match on it. Only the low 24 bits are used.
   uint64_t tag = 0;
+  /// The calling thread's lane: the collectives of one lane come from one
+  /// thread of each rank, in the same order on every rank. Lane 0 is the
+  /// evaluator's main thread, lane 1 its communication thread (gradient
+  /// buckets). GlooComm gives each lane its own direct exchange
+  /// (gloo_comm.cpp, Note [Direct exchange]).
+  int lane = 0;
 
-  static Options with_timeout(std::chrono::milliseconds t, uint64_t tag = 0) {
+  static Options with_timeout(std::chrono::milliseconds t,
+                              uint64_t tag = 0,
+                              int lane = 0) {
     Options o;
     o.timeout = t;
     o.tag = tag;
+    o.lane = lane;
     return o;
   }
 };

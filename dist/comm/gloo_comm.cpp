@@ -143,14 +143,16 @@ GlooComm::GlooComm(int rank,
     rctx->setTimeout(connect_timeout);
     rctx->connectFullMesh(store, device_);
     ctx_ = rctx;
-    if (size >= 2 && size <= kSyncRanks) {
-      gloo::rendezvous::PrefixStore sync_store(prefix + ".sync", fs);
+    for (int lane = 0; lane < kLanes && size >= 2 && size <= kSyncRanks;
+         ++lane) {
+      gloo::rendezvous::PrefixStore sync_store(
+          prefix + ".lane" + std::to_string(lane), fs);
       auto sctx = std::make_shared<gloo::rendezvous::Context>(rank, size);
       sctx->setTimeout(connect_timeout);
       sctx->connectFullMesh(sync_store, device_);
       for (int r = 0; r < size; ++r)
         if (r != rank) sctx->getPair(r)->setSync(true, false);
-      sync_ctx_ = sctx;
+      sync_ctx_[lane] = sctx;
       sync_timeout_ = connect_timeout;
     }
     // Publish this rank's listening port so errors can name the peer.
@@ -177,7 +179,7 @@ GlooComm::GlooComm(int rank,
 
 GlooComm::~GlooComm() {
   try {
-    sync_ctx_.reset();
+    for (auto& c : sync_ctx_) c.reset();
     ctx_.reset();
     device_.reset();
   } catch (...) {
@@ -189,7 +191,7 @@ void GlooComm::close() {
     broken_ = true;
     broken_why_ = "the communicator was closed";
   }
-  sync_ctx_.reset();
+  for (auto& c : sync_ctx_) c.reset();
   ctx_.reset();
   device_.reset();
 }
@@ -275,10 +277,10 @@ void GlooComm::translate(CollectiveOp op, int peer) {
 // other at once over the same Gloo pair and reducing locally moves the
 // same bytes in one phase: 0.22-0.34 ms (a 2-float loss: 93 against 115
 // µs). Both ranks compute mine ⊕ theirs with a commutative ⊕ (sum, max,
-// min, product), so their results are bit-identical. The main thread's
-// calls go the direct exchange instead (Note [Direct exchange], the same
-// idea without the event loop); this path serves the other threads'
-// (gradient buckets) and calls with their own timeout.
+// min, product), so their results are bit-identical. Calls with the
+// default timeout go the direct exchange instead (Note [Direct exchange],
+// the same idea without the event loop); this path serves calls with a
+// timeout of their own.
 template <class T>
 void GlooComm::pair_all_reduce(T* p, int64_t n, ReduceOp op, const Options& o) {
   const uint64_t tag = o.tag & 0xffffff;
@@ -311,12 +313,13 @@ void GlooComm::pair_all_reduce(T* p, int64_t n, ReduceOp op, const Options& o) {
 // process: a message that arrives while the main thread computes waits
 // for that thread to be scheduled, and then for a wake-up of the main
 // thread. On two cores shared by busy workers that waiting dominated a
-// small step. So up to kSyncRanks ranks connect a second mesh whose pairs
-// are in Gloo's sync mode (no event loop: the calling thread writes and
-// reads the socket itself), and the main thread's all-reduces (tag 0 and
-// the default timeout, which is the sync pairs' read timeout) exchange
-// whole buffers on it. Measured with a 2-float and an 813 KB all-reduce
-// between 0.5 ms of computation, beyond that computation (comm_test's
+// small step. So up to kSyncRanks ranks connect one more mesh per lane
+// (Options::lane: the main thread's, the gradient buckets' thread's) whose
+// pairs are in Gloo's sync mode (no event loop: the calling thread writes
+// and reads the socket itself), and a lane's all-reduces with the default
+// timeout (the sync pairs' read timeout) exchange whole buffers on it. Measured
+// with a 2-float and an 813 KB all-reduce between 0.5 ms of computation, beyond
+// that computation (comm_test's
 // "[dist_bench]"): 2 ranks 0.93-1.18 ms (p90 2.6-3.5 ms, scheduler ticks)
 // on the event loop, 0.27-0.66 ms (p90 0.65-0.9 ms) exchanged directly;
 // 3 ranks (Gloo's ring) 2.2-3.6 ms (p90 7.7-7.9 ms), 1.9 ms (p90 2.1 ms).
@@ -329,18 +332,20 @@ void GlooComm::pair_all_reduce(T* p, int64_t n, ReduceOp op, const Options& o) {
 // peer, then reads every peer's chunk i. A write blocks at most until the
 // peer has read the chunk before, which it does without waiting for
 // anyone, and one chunk always fits in the socket's buffers (Gloo sizes
-// SO_SNDBUF to the message), so the exchange cannot deadlock. Calls with
-// another tag (the gradient buckets' thread) or timeout, and more ranks,
-// keep the event loop (pair_all_reduce, Gloo's ring).
+// SO_SNDBUF to the message), so the exchange cannot deadlock. A lane is
+// one thread per rank calling in the same order on every rank, so each
+// mesh's sockets carry one call at a time. Calls with another timeout, and
+// more ranks, keep the event loop (pair_all_reduce, Gloo's ring).
 bool GlooComm::use_direct(const Options& o) const {
-  return sync_ctx_ && (o.tag & 0xffffff) == 0 && o.timeout == sync_timeout_;
+  return o.lane >= 0 && o.lane < kLanes && sync_ctx_[o.lane] &&
+         o.timeout == sync_timeout_;
 }
 
 template <class T>
-void GlooComm::direct_all_reduce(T* p, int64_t n, ReduceOp op) {
+void GlooComm::direct_all_reduce(T* p, int64_t n, ReduceOp op, int lane) {
   constexpr size_t kChunk = size_t{64} << 10;
   const size_t bytes = static_cast<size_t>(n) * sizeof(T);
-  const int slot = sync_slot_++ & 0x7fffffff;
+  const int slot = sync_slot_[lane]++ & 0x7fffffff;
   ++direct_calls_;
   // others[r]: rank r's buffer (mine stays in p).
   // Written whole by the peers before it is read: no need to zero it.
@@ -352,7 +357,7 @@ void GlooComm::direct_all_reduce(T* p, int64_t n, ReduceOp op) {
   std::vector<std::unique_ptr<gloo::transport::Buffer>> sb(size_), rb(size_);
   for (int r = 0; r < size_; ++r) {
     if (r == rank_) continue;
-    auto& pair = sync_ctx_->getPair(r);
+    auto& pair = sync_ctx_[lane]->getPair(r);
     rb[r] = pair->createRecvBuffer(slot, theirs(r), bytes);
     sb[r] = pair->createSendBuffer(slot, p, bytes);
   }
@@ -387,19 +392,23 @@ void GlooComm::raw_all_reduce(
   const bool pair = size_ == 2;
   switch (dt) {
     case DType::F32:
-      if (direct) return direct_all_reduce(static_cast<float*>(p), n, op);
+      if (direct)
+        return direct_all_reduce(static_cast<float*>(p), n, op, o.lane);
       if (pair) return pair_all_reduce(static_cast<float*>(p), n, op, o);
       return allreduce_t<float>(ctx_, p, n, op, o);
     case DType::F64:
-      if (direct) return direct_all_reduce(static_cast<double*>(p), n, op);
+      if (direct)
+        return direct_all_reduce(static_cast<double*>(p), n, op, o.lane);
       if (pair) return pair_all_reduce(static_cast<double*>(p), n, op, o);
       return allreduce_t<double>(ctx_, p, n, op, o);
     case DType::I32:
-      if (direct) return direct_all_reduce(static_cast<int32_t*>(p), n, op);
+      if (direct)
+        return direct_all_reduce(static_cast<int32_t*>(p), n, op, o.lane);
       if (pair) return pair_all_reduce(static_cast<int32_t*>(p), n, op, o);
       return allreduce_t<int32_t>(ctx_, p, n, op, o);
     case DType::I64:
-      if (direct) return direct_all_reduce(static_cast<int64_t*>(p), n, op);
+      if (direct)
+        return direct_all_reduce(static_cast<int64_t*>(p), n, op, o.lane);
       if (pair) return pair_all_reduce(static_cast<int64_t*>(p), n, op, o);
       return allreduce_t<int64_t>(ctx_, p, n, op, o);
     default:

@@ -9,15 +9,18 @@
 // Point-to-point uses unbound buffers on slots (0x20 << 56) | tag << 32 |
 // seq, away from the collectives' slots.
 //
-// Up to kSyncRanks ranks also connect a second mesh whose pairs are in
-// Gloo's sync mode: the main thread's all-reduces exchange buffers on it,
-// reading and writing the sockets itself (Note [Direct exchange]).
+// Up to kSyncRanks ranks also connect one mesh per lane (Options::lane)
+// whose pairs are in Gloo's sync mode: that lane's all-reduces exchange
+// buffers on it, the calling thread reading and writing the sockets
+// itself (Note [Direct exchange]).
 //
 // Every Gloo failure (gloo::Exception, EnforceNotMet, any std::exception)
 // becomes a CollectiveError; a communicator that fails closes its context
 // at once (a Gloo context is dead after a timeout anyway), so its peers
 // fail fast with PeerGone instead of waiting out their timeouts.
 
+#include <array>
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -52,6 +55,8 @@ class GlooComm final : public Communicator {
 
   /// The most ranks whose all-reduces exchange whole buffers directly.
   static constexpr int kSyncRanks = 3;
+  /// Lanes 0..kLanes-1 have a direct exchange.
+  static constexpr int kLanes = 2;
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
@@ -96,19 +101,19 @@ class GlooComm final : public Communicator {
   /// Every rank sends its whole buffer to every other over the sync mesh
   /// and reduces all of them in rank order (Note [Direct exchange]).
   template <class T>
-  void direct_all_reduce(T* p, int64_t n, ReduceOp op);
+  void direct_all_reduce(T* p, int64_t n, ReduceOp op, int lane);
   bool use_direct(const Options& o) const;
 
   int rank_;
   int size_;
   std::shared_ptr<gloo::transport::Device> device_;
   std::shared_ptr<gloo::Context> ctx_;
-  // The sync-mode mesh (2..kSyncRanks ranks), its pairs' fixed timeout, and
-  // the next bound-buffer slot (the main thread's calls only).
-  std::shared_ptr<gloo::Context> sync_ctx_;
+  // Each lane's sync-mode mesh (2..kSyncRanks ranks) and next bound-buffer
+  // slot, and the pairs' fixed timeout.
+  std::array<std::shared_ptr<gloo::Context>, kLanes> sync_ctx_;
+  std::array<int, kLanes> sync_slot_{};
   std::chrono::milliseconds sync_timeout_{0};
-  int sync_slot_ = 0;
-  uint64_t direct_calls_ = 0;
+  std::atomic<uint64_t> direct_calls_{0};
   bool broken_ = false;
   std::string broken_why_;
   std::map<int, int> port_rank_;  // peers' listening ports, for messages

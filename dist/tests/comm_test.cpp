@@ -628,11 +628,11 @@ TEST_CASE("GlooComm: all-reduce latency", "[.][dist_bench]") {
 
 // Note [Direct exchange]'s measurement: a 2-float and an 813 KB
 // all-reduce with 0.5 ms of busy computation around them, per step, on
-// the event loop's path (tag 1) and on the direct exchange (tag 0), on
-// thread ranks (`ss_tests "[dist_bench]"`).
+// the event loop's path (a timeout of their own) and on the direct
+// exchange, on thread ranks (`ss_tests "[dist_bench]"`).
 TEST_CASE("GlooComm: all-reduces between computations", "[.][dist_bench]") {
   for (int n : {2, 3}) {
-    for (uint64_t tag : {uint64_t{1}, uint64_t{0}}) {
+    for (int ms : {20001, 20000}) {
       std::vector<double> us;
       require_ok(run_gloo_direct(n, [&](GlooComm& c) {
         Tensor big = Tensor::full({203264}, 1, DType::F32);
@@ -643,15 +643,14 @@ TEST_CASE("GlooComm: all-reduces between computations", "[.][dist_bench]") {
                      .count() < micros) {
           }
         };
-        for (int i = 0; i < 10; ++i)
-          c.all_reduce(big, ReduceOp::Sum, opt(20000, tag));
+        for (int i = 0; i < 10; ++i) c.all_reduce(big, ReduceOp::Sum, opt(ms));
         c.barrier(opt());
         for (int i = 0; i < 300; ++i) {
           auto t0 = Clock::now();
           spin(250);
-          c.all_reduce(small, ReduceOp::Sum, opt(20000, tag));
+          c.all_reduce(small, ReduceOp::Sum, opt(ms));
           spin(250);
-          c.all_reduce(big, ReduceOp::Sum, opt(20000, tag));
+          c.all_reduce(big, ReduceOp::Sum, opt(ms));
           if (c.rank() == 0)
             us.push_back(
                 std::chrono::duration<double, std::micro>(Clock::now() - t0)
@@ -664,7 +663,7 @@ TEST_CASE("GlooComm: all-reduces between computations", "[.][dist_bench]") {
           "%d ranks, %s: all-reduces took median %.1f us, p90 %.1f us a step "
           "beyond the 500 us of computation\n",
           n,
-          tag == 0 ? "direct exchange" : "event loop",
+          ms == 20000 ? "direct exchange" : "event loop",
           us[us.size() / 2],
           us[us.size() * 9 / 10]);
     }
@@ -752,12 +751,12 @@ TEST_CASE("GlooComm: direct exchange on 2 and 3 ranks (Note [Direct exchange])",
       std::vector<double> v(count);
       for (int64_t i = 0; i < count; ++i) v[i] = value(r, i);
       Tensor t = Tensor::from_doubles({count}, v, DType::F32);
-      // Another tag at the same time from a second thread takes the event
-      // loop's path.
+      // Lane 1 at the same time from a second thread (the gradient
+      // buckets' thread) has a direct exchange of its own.
       Tensor b = Tensor::full({7}, 10.0 * (r + 1), DType::F64);
       std::thread other([&] {
         c.all_reduce(
-            b, ReduceOp::Sum, Options::with_timeout(milliseconds(20000), 7));
+            b, ReduceOp::Sum, Options::with_timeout(milliseconds(20000), 7, 1));
       });
       c.all_reduce(t, ReduceOp::Sum, opt());
       other.join();
@@ -777,10 +776,14 @@ TEST_CASE("GlooComm: direct exchange on 2 and 3 ranks (Note [Direct exchange])",
       c.all_reduce(p, ReduceOp::Prod, opt());
       EXPECT(p.at(0) == (n == 2 ? 6.0 : 24.0));
       EXPECT(p.at(1) == (n == 2 ? 0.25 : 0.125));
+      // A timeout other than the sync pairs' takes the event loop.
+      Tensor q = Tensor::full({3}, 1.0, DType::F32);
+      c.all_reduce(q, ReduceOp::Sum, opt(20001));
+      EXPECT(q.at(2) == double(n));
       direct[r] = c.direct_all_reduces() - before[r];
     }));
     for (int r = 0; r < n; ++r) {
-      CHECK(direct[r] == 5);  // the tag-7 call is not one of them
+      CHECK(direct[r] == 6);  // 5 on lane 0, 1 on lane 1, not opt(20001)
       CHECK(got[r] == got[0]);
     }
     for (int64_t i = 0; i < count; i += 1009) {

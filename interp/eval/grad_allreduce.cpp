@@ -25,22 +25,24 @@ std::unique_ptr<GradAllReduce::Bucket> GradAllReduce::close(
 
 void GradAllReduce::ready(size_t i, const ops::Tensor& g) {
   grads_[i] = g;
+  const bool last = ++n_ready_ == grads_.size();
   auto& b = open_[static_cast<int>(g.dtype())];
   if (!b) b = std::make_unique<Bucket>();
   b->index.push_back(i);
   b->parts.push_back(ops::reshape(g, {-1}));
   b->bytes += g.nbytes();
-  if (b->bytes < d_.grad_bucket_bytes) return;
+  // The pass's last gradient: finish() sends what is left, from here.
+  if (b->bytes < d_.grad_bucket_bytes || last) return;
   done_.push_back(close(std::move(b)));
   CommThread& ct = d_.async();
   uint64_t tag = ct.next_tag();
   ops::Tensor buf = done_.back()->buf;
   dist::Communicator* comm = d_.comm;
   sent_.push_back(ct.submit([comm, buf, tag]() mutable {
-    comm->all_reduce(
-        buf,
-        dist::ReduceOp::Sum,
-        dist::Options::with_timeout(dist::default_collective_timeout(), tag));
+    comm->all_reduce(buf,
+                     dist::ReduceOp::Sum,
+                     dist::Options::with_timeout(
+                         dist::default_collective_timeout(), tag, /*lane=*/1));
   }));
 }
 

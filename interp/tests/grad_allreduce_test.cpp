@@ -53,3 +53,39 @@ TEST_CASE("gradient buckets: full ones overlap, all are summed", "[dp]") {
           std::vector<double>{6, 12, 18, 24, 30, 36, 42, 48, 54});
   }
 }
+
+TEST_CASE(
+    "gradient buckets: one that fills with the last gradient goes at "
+    "finish(), from the calling thread",
+    "[dp]") {
+  constexpr int kWorld = 2;
+  auto hub = std::make_shared<dist::InprocHub>(kWorld);
+  std::vector<std::vector<ops::Tensor>> out(kWorld);
+  std::vector<int> overlapped(kWorld);
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < kWorld; ++r)
+    ranks.emplace_back([&, r] {
+      dist::InprocComm comm(hub, r);
+      eval::DeviceContext d;
+      d.rank = r;
+      d.world = kWorld;
+      d.comm = &comm;
+      d.grad_bucket_bytes = 32;  // 8 f32
+      eval::GradAllReduce sum(d, 3);
+      auto t = [&](double v, int64_t n) {
+        return ops::Tensor::full({n}, v * (r + 1), types::DType::F32);
+      };
+      sum.ready(2, t(1, 8));  // full: overlaps
+      sum.ready(0, t(2, 3));
+      sum.ready(1, t(3, 9));  // the last: fills the bucket, nothing to overlap
+      out[r] = sum.finish();
+      overlapped[r] = sum.overlapped();
+    });
+  for (auto& t : ranks) t.join();
+  for (int r = 0; r < kWorld; ++r) {
+    CHECK(overlapped[r] == 1);
+    CHECK(out[r][0].to_doubles() == std::vector<double>(3, 6));
+    CHECK(out[r][1].to_doubles() == std::vector<double>(9, 9));
+    CHECK(out[r][2].to_doubles() == std::vector<double>(8, 3));
+  }
+}
