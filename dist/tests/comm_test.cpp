@@ -828,7 +828,14 @@ TEST_CASE(
     INFO(what);
     CHECK(kind == (leave ? CollectiveError::Kind::PeerGone
                          : CollectiveError::Kind::Timeout));
-    CHECK(secs < 2.0);
+    // Leaving is seen at once; a late peer after the pairs' 1 s timeout
+    // (not the 20 s of opt()), with room for a loaded machine.
+    if (leave) {
+      CHECK(secs < 1.0);
+    } else {
+      CHECK(secs >= 0.9);
+      CHECK(secs < 3.0);
+    }
   }
 }
 
