@@ -85,6 +85,24 @@ void same_output(const std::string& many, const std::string& one) {
     CHECK(a[i] == Approx(b[i]).epsilon(1e-4).margin(1e-5));
 }
 
+// `ss run --devices DEVICES p.ss` in [dir] with a worker made to fail by
+// SHAPESCRIPT_TEST_FAIL_CALL=[fail] and the collective timeout [timeout];
+// also how long it took, in seconds.
+std::pair<ProcessRun, double> run_failing(const std::string& dir,
+                                          const std::string& devices,
+                                          const std::string& fail,
+                                          const std::string& timeout) {
+  auto t0 = std::chrono::steady_clock::now();
+  ProcessRun r =
+      run_ss_process("run --devices '" + devices + "' p.ss",
+                     dir,
+                     "SHAPESCRIPT_TEST_FAIL_CALL=" + fail +
+                         " SHAPESCRIPT_COLLECTIVE_TIMEOUT=" + timeout);
+  return {r,
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+              .count()};
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -160,14 +178,7 @@ TEST_CASE(
   // Worker 1's 5th call fails after its collectives; worker 0 finished it
   // and runs the 6th (already sent), waiting there for worker 1, which
   // skips it. Draining that call would wait for the collective timeout.
-  auto t0 = std::chrono::steady_clock::now();
-  ProcessRun two = run_ss_process("run --devices 'cpu[0 1]' p.ss",
-                                  d,
-                                  "SHAPESCRIPT_TEST_FAIL_CALL=1:5 "
-                                  "SHAPESCRIPT_COLLECTIVE_TIMEOUT=60");
-  double s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
-          .count();
+  auto [two, s] = run_failing(d, "cpu[0 1]", "1:5", "60");
   INFO(two.err);
   CHECK(two.rc == 3);
   CHECK(s < 20);
@@ -189,14 +200,7 @@ TEST_CASE(
   // answers; workers 0 and 2 answered and wait for it in the 6th. Only
   // the workers still on the call being collected were watched before:
   // the run then hung.
-  auto t0 = std::chrono::steady_clock::now();
-  ProcessRun three = run_ss_process("run --devices 'cpu[0 1 2]' p.ss",
-                                    d,
-                                    "SHAPESCRIPT_TEST_FAIL_CALL=1:5:stop "
-                                    "SHAPESCRIPT_COLLECTIVE_TIMEOUT=1.5");
-  double s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
-          .count();
+  auto [three, s] = run_failing(d, "cpu[0 1 2]", "1:5:stop", "1.5");
   INFO(three.err);
   CHECK(three.rc == 3);
   CHECK(s < 15);
