@@ -140,6 +140,7 @@ void Controller::settle_first() {
 // to the next call and may wait in its collectives for the others, so the
 // workers are stopped.
 void Controller::drop_in_flight(bool workers_went_on) {
+  if (in_flight_.empty()) return;
   if (workers_went_on) {
     in_flight_.clear();
     if (dist::WorkerPool* p = pool_.started()) p->stop();
