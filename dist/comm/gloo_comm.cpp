@@ -317,9 +317,9 @@ void GlooComm::pair_all_reduce(T* p, int64_t n, ReduceOp op, const Options& o) {
 // (Options::lane: the main thread's, the gradient buckets' thread's) whose
 // pairs are in Gloo's sync mode (no event loop: the calling thread writes
 // and reads the socket itself), and a lane's all-reduces with the default
-// timeout (the sync pairs' read timeout) exchange whole buffers on it. Measured
-// with a 2-float and an 813 KB all-reduce between 0.5 ms of computation, beyond
-// that computation (comm_test's
+// timeout (the sync pairs' read timeout) exchange whole buffers on it.
+// Measured with a 2-float and an 813 KB all-reduce between 0.5 ms of
+// computation, beyond that computation (gloo_exchange_test.cpp,
 // "[dist_bench]"): 2 ranks 0.93-1.18 ms (p90 2.6-3.5 ms, scheduler ticks)
 // on the event loop, 0.27-0.66 ms (p90 0.65-0.9 ms) exchanged directly;
 // 3 ranks (Gloo's ring) 2.2-3.6 ms (p90 7.7-7.9 ms), 1.9 ms (p90 2.1 ms).
