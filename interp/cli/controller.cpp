@@ -188,28 +188,30 @@ eval::Value Controller::finish(InFlight& c) {
 }
 
 void Controller::fetch(eval::ModelStore& s) {
-  in_.settle();
-  Writer w;
-  w.u8('m');
-  w.u64(s.remote_id);
-  std::string bytes = reply(w, "copying a model from the workers");
+  std::string bytes =
+      reply('m', s.remote_id, "copying a model from the workers");
   Reader r(bytes);
   Codec::read_tensors(r, s);
   s.remote_newer = false;
 }
 
 void Controller::fetch(eval::OptimState& o) {
-  in_.settle();
-  Writer w;
-  w.u8('o');
-  w.u64(o.remote_id);
-  std::string bytes = reply(w, "copying an optimizer's state from the workers");
+  std::string bytes =
+      reply('o', o.remote_id, "copying an optimizer's state from the workers");
   Reader r(bytes);
   Codec::read_optim_state(r, o);
   o.remote_newer = false;
 }
 
-std::string Controller::reply(Writer& w, const std::string& what) {
+// Rank 0's copy of store [id] ('m' a model, 'o' an optimizer), after the
+// calls sent ahead of it.
+std::string Controller::reply(char what_store,
+                              uint64_t id,
+                              const std::string& what) {
+  in_.settle();
+  Writer w;
+  w.u8(static_cast<uint8_t>(what_store));
+  w.u64(id);
   ++fetches_;
   dist::Message m =
       pool_.get().call(0, dist::Message{kFetch, 0, std::move(w.buf)}, what);

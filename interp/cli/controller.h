@@ -76,7 +76,7 @@ class Controller {
   void settle_first();
   eval::Value finish(InFlight& c);
   void drop_in_flight(bool workers_went_on);
-  std::string reply(eval::wire::Writer& w, const std::string& what);
+  std::string reply(char what_store, uint64_t id, const std::string& what);
   [[noreturn]] void raise(eval::wire::Reader& r,
                           int rank,
                           const std::vector<eval::StackEntry>& stack);

@@ -14,6 +14,8 @@ struct Span {
   uint32_t begin = 0;
   uint32_t end = 0;
 
+  bool operator==(const Span&) const = default;
+
   /// The smallest span covering both [a] and [b] (same file assumed).
   static Span cover(Span a, Span b) {
     return {a.file,

@@ -175,8 +175,7 @@ Value Interpreter::call(const check::FnInfo& fn,
   if (fn.decl->is_extern) return call_extern(fn, std::move(args), site);
   if (remote_call_ && goes_to_workers(fn)) {
     Later later;
-    if (later_ && later_->site.file == site.file &&
-        later_->site.begin == site.begin && later_->site.end == site.end) {
+    if (later_ && later_->site == site) {
       later = std::move(later_->then);
       later_.reset();
     }
