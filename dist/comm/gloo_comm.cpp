@@ -385,32 +385,30 @@ void GlooComm::direct_all_reduce(T* p, int64_t n, ReduceOp op, int lane) {
   for (int r = 2; r < size_; ++r) f(p, p, buffer(r), count);
 }
 
+// One path for every dtype: the direct exchange, two ranks' exchange on the
+// event loop, or Gloo's ring.
+template <class T>
+void GlooComm::typed_all_reduce(T* p,
+                                int64_t n,
+                                ReduceOp op,
+                                const Options& o) {
+  if (use_direct(o)) return direct_all_reduce(p, n, op, o.lane);
+  if (size_ == 2) return pair_all_reduce(p, n, op, o);
+  allreduce_t<T>(ctx_, p, n, op, o);
+}
+
 void GlooComm::raw_all_reduce(
     void* p, int64_t n, DType dt, ReduceOp op, const Options& o) {
   if (n == 0 || size_ == 1) return;
-  const bool direct = use_direct(o);
-  const bool pair = size_ == 2;
   switch (dt) {
     case DType::F32:
-      if (direct)
-        return direct_all_reduce(static_cast<float*>(p), n, op, o.lane);
-      if (pair) return pair_all_reduce(static_cast<float*>(p), n, op, o);
-      return allreduce_t<float>(ctx_, p, n, op, o);
+      return typed_all_reduce(static_cast<float*>(p), n, op, o);
     case DType::F64:
-      if (direct)
-        return direct_all_reduce(static_cast<double*>(p), n, op, o.lane);
-      if (pair) return pair_all_reduce(static_cast<double*>(p), n, op, o);
-      return allreduce_t<double>(ctx_, p, n, op, o);
+      return typed_all_reduce(static_cast<double*>(p), n, op, o);
     case DType::I32:
-      if (direct)
-        return direct_all_reduce(static_cast<int32_t*>(p), n, op, o.lane);
-      if (pair) return pair_all_reduce(static_cast<int32_t*>(p), n, op, o);
-      return allreduce_t<int32_t>(ctx_, p, n, op, o);
+      return typed_all_reduce(static_cast<int32_t*>(p), n, op, o);
     case DType::I64:
-      if (direct)
-        return direct_all_reduce(static_cast<int64_t*>(p), n, op, o.lane);
-      if (pair) return pair_all_reduce(static_cast<int64_t*>(p), n, op, o);
-      return allreduce_t<int64_t>(ctx_, p, n, op, o);
+      return typed_all_reduce(static_cast<int64_t*>(p), n, op, o);
     default:
       throw std::logic_error("unsupported dtype");
   }

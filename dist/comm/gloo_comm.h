@@ -103,6 +103,8 @@ class GlooComm final : public Communicator {
   template <class T>
   void direct_all_reduce(T* p, int64_t n, ReduceOp op, int lane);
   bool use_direct(const Options& o) const;
+  template <class T>
+  void typed_all_reduce(T* p, int64_t n, ReduceOp op, const Options& o);
 
   int rank_;
   int size_;
