@@ -173,6 +173,18 @@ Value Interpreter::call(const check::FnInfo& fn,
                         std::vector<Value> args,
                         diag::Span site) {
   if (fn.decl->is_extern) return call_extern(fn, std::move(args), site);
+  // Note [No spmd fn runs yet]: an spmd fn's body is per-instance code
+  // (each instance sees its block of every split argument); running it
+  // once on whole arrays gives the whole array's answer, silently wrong
+  // for anything that is not elementwise (`a - mean(a)`). Until manual
+  // SPMD runs (spmd.md), a call is an error at the call, never a value.
+  if (fn.decl->is_spmd)
+    fail("ValueError",
+         site,
+         "`" + fn.name +
+             "` is an spmd fn: this build checks spmd fns but cannot run "
+             "them yet (each instance must see its own block; running the "
+             "body once on whole arrays would give a wrong value)");
   if (remote_call_ && goes_to_workers(fn)) {
     Later later;
     if (later_ && later_->site == site) {
