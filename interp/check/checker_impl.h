@@ -100,6 +100,7 @@ class Checker {
   void resolve_devices();
   void resolve_dims();
   void resolve_records();
+  void check_pad(const ast::DataField& f, types::FieldInfo& fi);
   void resolve_models();
   void resolve_signatures();
   void check_extern(const ast::FnDecl& f);

@@ -360,9 +360,46 @@ void Checker::resolve_records() {
           }
         }
       }
+      if (f.pad) check_pad(f, fi);
       info->fields.push_back(std::move(fi));
     }
     prog_->records_[name] = std::move(info);
+  }
+}
+
+// `pad=v`: a constant of the field's dtype. It may lie outside the
+// domain (a pad is masked: -1 beside labels 0..V is the usual choice).
+void Checker::check_pad(const ast::DataField& f, types::FieldInfo& fi) {
+  std::optional<double> v = const_float(*f.pad);
+  types::DType dt = fi.type.dtype;
+  std::string dts = types::dtype_name(dt);
+  if (!v) {
+    error(Code::E0501,
+          f.pad->span,
+          "the pad value of `" + f.name + "` must be a constant",
+          "not a constant")
+        .help("write a number: `pad=0`, `pad=-1`");
+    return;
+  }
+  double lo, hi;
+  bool integral;
+  dtype_range(dt, lo, hi, integral);
+  if (dt == types::DType::Bool ? (*v != 0 && *v != 1) : (*v < lo || *v > hi)) {
+    error(Code::E0501,
+          f.pad->span,
+          "the pad value of `" + f.name + "` does not fit " + dts,
+          "outside " + dts + "'s range");
+  } else if (integral &&
+             (std::floor(*v) != *v || f.pad->kind == ast::Expr::Kind::Float)) {
+    error(Code::E0501,
+          f.pad->span,
+          "the pad value of `" + f.name +
+              "` is not an integer, but its dtype "
+              "is " +
+              dts,
+          "a float pad for an " + dts + " field");
+  } else {
+    fi.pad = *v;
   }
 }
 

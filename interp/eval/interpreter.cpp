@@ -49,12 +49,14 @@ Interpreter::~Interpreter() = default;
 
 void Interpreter::fail(const std::string& kind,
                        diag::Span span,
-                       const std::string& message) {
+                       const std::string& message,
+                       std::vector<std::string> notes) {
   // A worker call still running came first: its error, if it has one,
   // is the program's.
   settle();
   RuntimeError e(kind, message, span);
   e.stack() = stack_;
+  e.notes() = std::move(notes);
   throw e;
 }
 

@@ -62,9 +62,11 @@ class Interpreter {
   std::ostream& out() { return out_; }
 
   /// A RuntimeError of [kind] at [span] with the current `.ss` stack.
+  /// [notes] starting with "help: " render as help lines.
   [[noreturn]] void fail(const std::string& kind,
                          diag::Span span,
-                         const std::string& message);
+                         const std::string& message,
+                         std::vector<std::string> notes = {});
 
   // ---- used by builtins (interp/eval/lib) and the forward context.
   Value eval(const ast::Expr& e, Frame& f);

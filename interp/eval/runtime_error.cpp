@@ -24,7 +24,9 @@ std::string render_runtime_error(const RuntimeError& e,
     out += gutter + "|\n" + num + " | " + std::string(line) + "\n" + gutter +
            "| " + std::string(start, ' ') + std::string(len, '^') + "\n";
   }
-  for (const std::string& n : e.notes()) out += "   = note: " + n + "\n";
+  for (const std::string& n : e.notes())
+    out += n.rfind("help: ", 0) == 0 ? "   = " + n + "\n"
+                                     : "   = note: " + n + "\n";
   if (!e.stack().empty()) {
     out += "   = .ss stack (most recent call last):\n";
     for (const StackEntry& s : e.stack())

@@ -105,6 +105,11 @@ TEST_CASE("batches: a size-variable field is padded, with a mask", "[data]") {
   CHECK(all[1]->fields.at("tokens").shape() == ops::Shape{3, 4});
   CHECK(all[1]->fields.at("mask_n").to_doubles() ==
         std::vector<double>{1, 1, 1, 1, 1, 0, 0, 0, 1, 1, 0, 0});
+  // The field's pad value, not 0 (issue 10 item 8: `pad=` was ignored).
+  auto padded = all_batches(*batches_of(load("SeqPad", path), 3));
+  CHECK(padded[0]->fields.at("tokens").to_doubles() ==
+        std::vector<double>{0, -1, -1, 10, 11, -1, 20, 21, 22});
+  CHECK(padded[0]->fields.at("mask_n").to_doubles() == m0.to_doubles());
   // A length past the array's axis is a ShapeError.
   lens[1] = 9;
   write_file(

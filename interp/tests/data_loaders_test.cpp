@@ -30,12 +30,30 @@ TEST_CASE("npy: v1 and v2 headers, little-endian dtypes", "[data]") {
                           : ydescr[1] == 'i' ? bytes_of(i4)
                                              : bytes_of(u1);
       write_file(dir + "y.npy", npy(ydescr, {2}, ydata, version));
-      auto s = load("Small", dir);
-      CHECK(s->n == 2);
-      CHECK(s->fields.at("x").dtype() == types::DType::F32);  // f8 converted
-      CHECK(s->fields.at("x").to_doubles() ==
-            std::vector<double>{0, 0.25, 0.5, 1, 0, 0, 0, 0});
-      CHECK(s->fields.at("y").to_doubles() == std::vector<double>{3, 9});
+      // Only the fields' own dtypes load (x: f32, y: i64); any other is a
+      // ShapeError with a help line (Note [No silent dtype conversion]).
+      std::string err = error_of([&] { load("Small", dir); });
+      INFO(err);
+      if (version == 2) {
+        CHECK_THAT(err,
+                   Catch::Contains("ShapeError") &&
+                       Catch::Contains("field `x`: expected dtype f32, "
+                                       "found f64"));
+      } else if (std::string(ydescr) != "<i8") {
+        CHECK_THAT(
+            err,
+            Catch::Contains("ShapeError") &&
+                Catch::Contains("field `y`: expected dtype i64, found " +
+                                std::string(ydescr[1] == 'i' ? "i32" : "u8")));
+      } else {
+        CHECK(err.empty());
+        auto s = load("Small", dir);
+        CHECK(s->n == 2);
+        CHECK(s->fields.at("x").dtype() == types::DType::F32);
+        CHECK(s->fields.at("x").to_doubles() ==
+              std::vector<double>{0, 0.25, 0.5, 1, 0, 0, 0, 0});
+        CHECK(s->fields.at("y").to_doubles() == std::vector<double>{3, 9});
+      }
     }
   }
   // |b1 for a bool field: read through parse_npy.
@@ -75,6 +93,12 @@ TEST_CASE("safetensors and csv sources", "[data]") {
            {2, 4}, {1, 2, 3, 4, 5, 6, 7, 8}, types::DType::F64)});
   f.tensors.push_back(
       {"y", ops::Tensor::from_doubles({2}, {4, 5}, types::DType::I64)});
+  write_safetensors(tmp("d.safetensors"), f);
+  CHECK_THAT(error_of([&] { load("Small", tmp("d.safetensors")); }),
+             Catch::Contains("ShapeError") &&
+                 Catch::Contains("field `x`: expected dtype f32, found f64"));
+  f.tensors[0].second = ops::Tensor::from_doubles(
+      {2, 4}, {1, 2, 3, 4, 5, 6, 7, 8}, types::DType::F32);
   write_safetensors(tmp("d.safetensors"), f);
   auto s = load("Small", tmp("d.safetensors"));
   CHECK(s->fields.at("x").dtype() == types::DType::F32);

@@ -74,7 +74,8 @@ TEST_CASE(
   // f32 -> f32 (a view over the mapping), i64 -> i64.
   write_file(tmp("st_npy/x.npy"), npy("<f4", {n, 4}, bytes_of(x)));
   write_file(tmp("st_npy/y.npy"), npy("<i8", {n}, bytes_of(y)));
-  // f64 -> f32 and i32 -> i64: converted per batch.
+  // f64 for f32 and i32 for i64: a ShapeError (Note [No silent dtype
+  // conversion]), streamed or not.
   write_file(tmp("st_conv/x.npy"), npy("<f8", {n, 4}, bytes_of(x64)));
   write_file(tmp("st_conv/y.npy"), npy("<i4", {n}, bytes_of(y32)));
   // safetensors: a 3-byte bool first leaves x misaligned (no view; copied).
@@ -90,7 +91,7 @@ TEST_CASE(
        ops::Tensor::from_doubles(
            {n}, std::vector<double>(y.begin(), y.end()), types::DType::I64)});
   write_safetensors(tmp("st.safetensors"), f);
-  SafetensorsFile g;  // aligned, f64 -> f32
+  SafetensorsFile g;  // aligned, f64 for f32: a ShapeError
   g.tensors.push_back(
       {"x", ops::Tensor::from_doubles({n, 4}, x64, types::DType::F64)});
   g.tensors.push_back(
@@ -104,10 +105,28 @@ TEST_CASE(
     std::map<std::string, std::string> renames;
     bool x_view;
   };
+  for (const std::string& wrong : {tmp("st_conv"), tmp("st64.safetensors")}) {
+    INFO(wrong);
+    std::string mem = error_of([&] { load("Small", wrong); });
+    CHECK_THAT(mem,
+               Catch::Contains("ShapeError") &&
+                   Catch::Contains("expected dtype f32, found f64"));
+    // Streamed, the item is checked as its batch loads: the loop's error.
+    auto str = stream("Small", wrong);
+    std::string streamed;
+    try {
+      batch_values(str, 32, 0, false);
+    } catch (const RuntimeError& e) {
+      streamed = e.kind() + ": " + e.message();
+      for (const std::string& n : e.notes()) streamed += "\n" + n;
+    }
+    CHECK_THAT(streamed,
+               Catch::Contains("ShapeError: item 0") &&
+                   Catch::Contains("expected dtype f32, found f64") &&
+                   Catch::Contains("help: convert the array to f32"));
+  }
   for (const Case& c : {Case{tmp("st_npy"), {}, true},
-                        Case{tmp("st_conv"), {}, false},
-                        Case{tmp("st.safetensors"), {{"x", "img"}}, false},
-                        Case{tmp("st64.safetensors"), {}, false}}) {
+                        Case{tmp("st.safetensors"), {{"x", "img"}}, false}}) {
     INFO(c.path);
     auto mem = load("Small", c.path, c.renames);
     auto str = stream("Small", c.path, c.renames);

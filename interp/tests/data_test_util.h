@@ -193,6 +193,9 @@ data Small:
 data Seq:
     tokens: [n] i64
     y: i64
+data SeqPad:
+    tokens: [n] i64 pad=-1
+    y: i64
 fn main():
     print(1)
 )";

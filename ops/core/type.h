@@ -133,6 +133,8 @@ struct FieldInfo {
   std::optional<double> domain_lo, domain_hi;
   bool domain_inclusive = false;
   bool has_domain = false;
+  // Records: `pad=v`, what a size-variable axis is padded with in a batch.
+  double pad = 0;
 };
 
 struct RecordInfo {

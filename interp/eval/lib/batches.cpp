@@ -86,7 +86,9 @@ std::shared_ptr<RecordValue> BatchesValue::make_batch_of_rows(
     item[axis] = longest;
     ops::Shape shape = item;
     shape.insert(shape.begin(), b);
-    ops::Tensor x = ops::Tensor::zeros(shape, first.dtype());  // pad value 0
+    double pad_value = 0;
+    if (const types::FieldInfo* f = s.info->field(name)) pad_value = f->pad;
+    ops::Tensor x = ops::Tensor::full(shape, pad_value, first.dtype());
     int64_t outer = 1, inner = 1;
     for (int i = 0; i < axis; ++i) outer *= item[i];
     for (size_t i = axis + 1; i < item.size(); ++i) inner *= item[i];
@@ -219,7 +221,7 @@ void load_lazy_batch(Interpreter& in, RecordValue& r) {
   try {
     r.fields = lazy->bv->make_batch(*lazy->order, lazy->k)->fields;
   } catch (const DataError& e) {
-    in.fail(e.kind, lazy->loop, e.what());
+    in.fail(e.kind, lazy->loop, e.what(), e.notes);
   }
 }
 
@@ -266,7 +268,7 @@ struct BatchCursor : Cursor {
     try {
       load_rows(*bv->ds->store, bv->batch_rows(*ord, last->k));
     } catch (const DataError& e) {
-      in->fail(e.kind, loop, e.what());
+      in->fail(e.kind, loop, e.what(), e.notes);
     }
   }
 
@@ -296,7 +298,7 @@ struct BatchCursor : Cursor {
       // A bad item of a streamed dataset, found as its batch loaded (here
       // or on a loader thread): raised here, at the loop, before the batch
       // reaches the loop body.
-      in->fail(e.kind, loop, e.what());
+      in->fail(e.kind, loop, e.what(), e.notes);
     } catch (const std::bad_alloc&) {
       in->fail("IOError", loop, "out of memory while loading a batch");
     }

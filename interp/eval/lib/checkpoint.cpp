@@ -41,6 +41,27 @@ std::string quote(const std::string& s) {
   return "'" + s + "'";
 }
 
+// torch's name of [d]: `torch.float32`.
+const char* torch_dtype(types::DType d) {
+  switch (d) {
+    case types::DType::F32:
+      return "float32";
+    case types::DType::F64:
+      return "float64";
+    case types::DType::F16:
+      return "float16";
+    case types::DType::BF16:
+      return "bfloat16";
+    case types::DType::I32:
+      return "int32";
+    case types::DType::I64:
+      return "int64";
+    case types::DType::Bool:
+      return "bool";
+  }
+  return "float32";
+}
+
 std::string describe(const ops::Tensor& t) {
   return ops::shape_string(t.shape()) + " " + types::dtype_name(t.dtype());
 }
@@ -67,28 +88,30 @@ std::string model_name(const ModelRef& m) {
 }
 
 // A tensor from the file checked against what the model holds at [what]
-// ("Mlp.w1"): the same shape, and the same dtype or both floats.
+// ("Mlp.w1"): the same shape and the same dtype. A different dtype is a
+// ShapeError, as a wrong dtype in a dataset is (Note [No silent dtype
+// conversion] in lib/dataset.cpp): an f64 checkpoint read into f32 params
+// silently loses precision, and torch's own `load_state_dict` is the only
+// tool that converts; the help says how to convert the file instead.
 ops::Tensor fit(BuiltinCall& c,
                 const std::string& file,
                 const std::string& name,
                 const ops::Tensor& found,
                 const ops::Tensor& expected,
                 const std::string& what) {
-  if (found.shape() != expected.shape())
-    c.fail("ShapeError",
-           "checkpoint " + quote(file) + ": `" + name + "` is " +
-               describe(found) + ", but " + what + " is " + describe(expected));
+  std::string mismatch = "checkpoint " + quote(file) + ": `" + name + "` is " +
+                         describe(found) + ", but " + what + " is " +
+                         describe(expected);
+  if (found.shape() != expected.shape()) c.fail("ShapeError", mismatch);
   if (found.dtype() == expected.dtype()) return found;
-  // A different float dtype (a bf16 checkpoint into an f32 model, or f32
-  // from PyTorch into a bf16 model) is converted to the model's dtype, as
-  // torch's load_state_dict copies into the existing tensor; other dtype
-  // changes (ints, bools) would change meaning and are errors.
-  if (types::is_float(found.dtype()) && types::is_float(expected.dtype()))
-    return ops::cast(found, expected.dtype());
+  std::string want = types::dtype_name(expected.dtype());
+  std::string have = types::dtype_name(found.dtype());
   c.fail("ShapeError",
-         "checkpoint " + quote(file) + ": `" + name + "` is " +
-             describe(found) + ", but " + what + " is " + describe(expected) +
-             " (only float dtypes are converted)");
+         mismatch,
+         {"help: write the checkpoint's tensors as " + want +
+          " (torch: `{k: v.to(torch." + torch_dtype(expected.dtype()) +
+          ") for k, v in sd.items()}` before `save_file`), or declare " + what +
+          " as " + have + " in the model"});
 }
 
 using TensorMap = std::map<std::string, ops::Tensor>;

@@ -32,7 +32,7 @@ auto guarded(BuiltinCall& c, F&& f) -> decltype(f()) {
   try {
     return f();
   } catch (const DataError& e) {
-    c.fail(e.kind, e.what());
+    c.fail(e.kind, e.what(), e.notes);
   } catch (const std::bad_alloc&) {
     c.fail("IOError", std::string(c.op.name) + ": out of memory");
   }

@@ -281,13 +281,13 @@ int64_t first_outside(const ops::Tensor& t, const FieldInfo& f, double& bad) {
   }
 }
 
-// Whether a file's [t] may be converted to a field's [d] (a float to any
-// float, an int to any int, bool to bool).
+// Whether a file's [t] may be read into a field's [d]: only when they are
+// the same. Note [No silent dtype conversion]: library.md makes a field of
+// the wrong dtype a ShapeError, as torch refuses an f64 batch into f32
+// weights; converting silently hid f64 data read as f32 (precision lost)
+// and i32 labels read as i64. The error's help says how to convert.
 bool convertible(RawType t, DType d) {
-  if (raw_of(d) == t) return true;
-  if (types::is_float(d)) return raw_is_float(t);
-  if (types::is_int(d)) return raw_is_int(t);
-  return false;
+  return raw_of(d) == t;
 }
 
 // [n] elements of [t] at [src] converted to [d] at [dst] (convertible(t,
@@ -344,12 +344,83 @@ std::string wrong_dtype(int64_t item,
          types::dtype_name(f.type.dtype) + ", found " + found_dtype(t);
 }
 
+namespace {
+
+struct DTypeSpelling {
+  DType d;
+  const char* numpy;  // "" when numpy has none
+  const char* torch;
+};
+constexpr DTypeSpelling kSpellings[] = {
+    {DType::F32, "x.astype(np.float32)", "x.float()"},
+    {DType::F64, "x.astype(np.float64)", "x.double()"},
+    {DType::F16, "x.astype(np.float16)", "x.half()"},
+    {DType::BF16, "", "x.bfloat16()"},
+    {DType::I32, "x.astype(np.int32)", "x.int()"},
+    {DType::I64, "x.astype(np.int64)", "x.long()"},
+    {DType::Bool, "x.astype(np.bool_)", "x.bool()"},
+};
+
+// The file's type as a ShapeScript dtype, when it is one.
+std::optional<DType> as_dtype(RawType t) {
+  for (const DTypeSpelling& s : kSpellings)
+    if (raw_of(s.d) == t) return s.d;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<std::string> dtype_help(const FieldInfo& f, RawType t) {
+  std::string want = types::dtype_name(f.type.dtype);
+  std::string how;
+  for (const DTypeSpelling& s : kSpellings)
+    if (s.d == f.type.dtype)
+      how = std::string(*s.numpy ? "numpy: `" + std::string(s.numpy) + "`; "
+                                 : "") +
+            "torch: `" + s.torch + "`";
+  std::string help =
+      "help: convert the array to " + want + " before saving it (" + how + ")";
+  if (std::optional<DType> d = as_dtype(t)) {
+    types::Type as_file = f.type;
+    as_file.dtype = *d;
+    help += ", or declare the field as " + std::string(types::dtype_name(*d)) +
+            " (`" + f.name + ": " + as_file.str() + "`)";
+  }
+  return {help};
+}
+
+[[noreturn]] void throw_wrong_dtype(int64_t item,
+                                    const std::string& source,
+                                    const FieldInfo& f,
+                                    RawType t) {
+  throw DataError(
+      "ShapeError", wrong_dtype(item, source, f, t), dtype_help(f, t));
+}
+
 std::string does_not_fit(int64_t item,
                          const std::string& source,
                          const FieldInfo& f,
                          RawType t) {
   return where(item, source, f.name) + "a " + found_dtype(t) +
          " value does not fit " + types::dtype_name(f.type.dtype);
+}
+
+RawArray as_field_dtype(RawArray a,
+                        const FieldInfo& f,
+                        const std::string& source) {
+  RawType want = raw_of(f.type.dtype);
+  if (a.type == want) return a;
+  auto buf = std::make_shared<std::string>(
+      static_cast<size_t>(a.numel()) * types::dtype_size(f.type.dtype), '\0');
+  int64_t bad =
+      convert_elems(a.type, a.data(), f.type.dtype, buf->data(), a.numel());
+  if (bad >= 0)
+    throw DataError("ShapeError", does_not_fit(bad, source, f, a.type));
+  RawArray out;
+  out.type = want;
+  out.shape = a.shape;
+  out.bytes = std::move(buf);
+  return out;
 }
 
 // [a] converted to dtype [d]; on a wrong dtype or a value that does not
@@ -360,8 +431,7 @@ ops::Tensor convert(const RawArray& a,
                     const std::string& source,
                     const FieldInfo& f,
                     int64_t per_item) {
-  if (!convertible(a.type, d))
-    throw DataError("ShapeError", wrong_dtype(0, source, f, a.type));
+  if (!convertible(a.type, d)) throw_wrong_dtype(0, source, f, a.type);
   ops::Tensor t = ops::Tensor::empty(shape, d);
   int64_t bad = convert_elems(a.type, a.data(), d, t.raw(), a.numel());
   if (bad >= 0)

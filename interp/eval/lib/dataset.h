@@ -48,9 +48,15 @@ namespace ss::eval {
 /// "ShapeError", "DomainError" or "ValueError"; the message names the path,
 /// the item, the field, the expected and the found.
 struct DataError : std::runtime_error {
-  DataError(std::string k, const std::string& message)
-      : std::runtime_error(message), kind(std::move(k)) {}
+  DataError(std::string k,
+            const std::string& message,
+            std::vector<std::string> notes = {})
+      : std::runtime_error(message),
+        kind(std::move(k)),
+        notes(std::move(notes)) {}
   std::string kind;
+  /// The RuntimeError's notes; "help: ..." ones render as help lines.
+  std::vector<std::string> notes;
 };
 
 /// Element types found in files (numpy's, safetensors', IDX's).

@@ -33,10 +33,24 @@ std::string wrong_dtype(int64_t item,
                         const std::string& source,
                         const types::FieldInfo& f,
                         RawType t);
+/// The help line of a wrong dtype: how to convert the array, or how to
+/// declare the field to take it.
+std::vector<std::string> dtype_help(const types::FieldInfo& f, RawType t);
+/// A ShapeError for an array of [t] where field [f] wants its dtype.
+[[noreturn]] void throw_wrong_dtype(int64_t item,
+                                    const std::string& source,
+                                    const types::FieldInfo& f,
+                                    RawType t);
 std::string does_not_fit(int64_t item,
                          const std::string& source,
                          const types::FieldInfo& f,
                          RawType t);
+/// [a], decoded by a loader from a format with its own element types (a
+/// CSV's text, IDX's u8), converted to [f]'s dtype: an int that does not
+/// fit it is a ShapeError. Files of typed arrays are never converted.
+RawArray as_field_dtype(RawArray a,
+                        const types::FieldInfo& f,
+                        const std::string& source);
 void check_domain(const ops::Tensor& t,
                   const types::FieldInfo& f,
                   int64_t per_item,

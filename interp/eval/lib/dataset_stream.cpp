@@ -76,8 +76,7 @@ ops::Tensor stream_fixed(const StreamSource& src,
                         expected_str(fs, f) + ", found " + dims_str(item) +
                         " " + found_dtype(a.type));
   DType d = f.type.dtype;
-  if (!convertible(a.type, d))
-    throw DataError("ShapeError", wrong_dtype(at, source, f, a.type));
+  if (!convertible(a.type, d)) throw_wrong_dtype(at, source, f, a.type);
   int64_t per = ops::numel_of(fs);
   int64_t b = static_cast<int64_t>(rows.size());
   ops::Shape shape = fs;
@@ -132,8 +131,7 @@ ops::Tensor stream_var(const StreamSource& src,
                         expected_str(fs, f) + ", found " + dims_str(item) +
                         " " + found_dtype(a.type));
   DType d = f.type.dtype;
-  if (!convertible(a.type, d))
-    throw DataError("ShapeError", wrong_dtype(j, source, f, a.type));
+  if (!convertible(a.type, d)) throw_wrong_dtype(j, source, f, a.type);
   int64_t L = item[va];
   int64_t len = streamed_length(a, va, j);
   if (len < 0 || len > L)

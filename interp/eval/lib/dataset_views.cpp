@@ -89,7 +89,7 @@ struct DatasetCursor : Cursor {
     try {
       r = ds->item(k++);
     } catch (const DataError& e) {
-      in->fail(e.kind, loop, e.what());
+      in->fail(e.kind, loop, e.what(), e.notes);
     }
     out = Value::object(Value::Kind::Record, std::move(r));
     return true;

@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "interp/eval/lib/dataset.h"
+#include "interp/eval/lib/dataset_impl.h"
 #include "interp/eval/lib/loaders_impl.h"
 
 namespace ss::eval {
@@ -182,7 +183,7 @@ std::map<std::string, RawArray> parse_csv(
       a.bytes = std::make_shared<const std::string>(
           reinterpret_cast<const char*>(pl.ivals.data()), pl.ivals.size() * 8);
     }
-    out[pl.f->name] = std::move(a);
+    out[pl.f->name] = dataset_detail::as_field_dtype(std::move(a), *pl.f, name);
   }
   return out;
 }

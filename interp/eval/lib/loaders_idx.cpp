@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "interp/eval/lib/dataset.h"
+#include "interp/eval/lib/dataset_impl.h"
 #include "interp/eval/lib/loaders_impl.h"
 
 namespace ss::eval {
@@ -155,9 +156,13 @@ std::shared_ptr<TensorStore> load_mnist(
     throw DataError("ShapeError",
                     lname + ": expected labels [N], found " +
                         ops::shape_string(labels.shape));
+  // IDX has its own element types (u8): the loader decodes them into the
+  // fields' dtypes itself, since the file's arrays are not the user's to
+  // convert (Note [No silent dtype conversion] is about files of arrays).
   std::map<std::string, RawArray> cols;
-  cols[img->name] = std::move(x);
-  cols[label->name] = std::move(labels);
+  cols[img->name] = dataset_detail::as_field_dtype(std::move(x), *img, iname);
+  cols[label->name] =
+      dataset_detail::as_field_dtype(std::move(labels), *label, lname);
   return make_store(r, dims, std::move(cols), {}, prefix + "-*");
 }
 

@@ -1,6 +1,8 @@
 // logs, print, and the sinks stdout(), csv(path), jsonl(path), tee(...).
 #include "interp/eval/lib/output.h"
 
+#include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 
@@ -12,10 +14,6 @@ namespace ss::eval {
 using VK = Value::Kind;
 
 namespace {
-
-std::string number_text(double v) {
-  return format_number(v);
-}
 
 // A logged value as one number when it is 0-d.
 bool scalar_of(const Value& v, double& out) {
@@ -30,19 +28,52 @@ bool scalar_of(const Value& v, double& out) {
   return false;
 }
 
-void json_tensor(const std::vector<double>& vals,
-                 const ops::Shape& shape,
+// Note [JSON numbers]: a jsonl reader (Python's json, pandas) must get
+// back exactly what was logged, typed as logged: an int tensor's elements
+// as JSON integers, read from the int64 storage (a double would round
+// above 2^53), bools as true/false, and floats as the shortest text that
+// reads back to the same value of their own dtype (an f32 0.1 is "0.1",
+// not its double's 0.10000000149011612). NaN and infinities use Python's
+// spellings, which its json module reads back.
+std::string json_float(double v, types::DType dt) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
+  char buf[64];
+  std::to_chars_result r =
+      dt == types::DType::F64
+          ? std::to_chars(buf, buf + sizeof buf, v)
+          : std::to_chars(buf, buf + sizeof buf, static_cast<float>(v));
+  std::string out(buf, r.ptr);
+  // "1" would read back as an int: a float stays a float ("1.0").
+  if (out.find_first_of(".en") == std::string::npos) out += ".0";
+  return out;
+}
+
+std::string json_element(const ops::Tensor& t, int64_t i) {
+  switch (t.dtype()) {
+    case types::DType::I64:
+      return std::to_string(t.data<int64_t>()[i]);
+    case types::DType::I32:
+      return std::to_string(t.data<int32_t>()[i]);
+    case types::DType::Bool:
+      return t.data<uint8_t>()[i] ? "true" : "false";
+    default:
+      return json_float(t.at(i), t.dtype());
+  }
+}
+
+void json_tensor(const ops::Tensor& t,
                  size_t axis,
                  int64_t& at,
                  std::string& out) {
-  if (axis == shape.size()) {
-    out += number_text(vals[at++]);
+  if (axis == t.rank()) {
+    out += json_element(t, at++);
     return;
   }
   out += "[";
-  for (int64_t i = 0; i < shape[axis]; ++i) {
+  for (int64_t i = 0; i < t.shape()[axis]; ++i) {
     if (i) out += ", ";
-    json_tensor(vals, shape, axis + 1, at, out);
+    json_tensor(t, axis + 1, at, out);
   }
   out += "]";
 }
@@ -109,7 +140,7 @@ struct CsvSink : SinkValue {
       if (const Value* v = logs.find(col)) {
         double x;
         if (scalar_of(*v, x))
-          file << number_text(x);
+          file << json_value(*v);  // typed as logged (Note [JSON numbers])
         else
           file << json_string(json_value(*v));
       }
@@ -199,12 +230,13 @@ Value write(BuiltinCall& c) {
 }  // namespace
 
 std::string json_value(const Value& v) {
-  double x;
-  if (scalar_of(v, x)) return number_text(x);
+  if (v.kind == VK::Int) return std::to_string(v.i);
+  if (v.kind == VK::Bool) return v.b ? "true" : "false";
+  if (v.kind == VK::Float) return json_float(v.f, types::DType::F64);
   if (v.kind == VK::Tensor) {
     std::string out;
     int64_t at = 0;
-    json_tensor(v.t.to_doubles(), v.t.shape(), 0, at, out);
+    json_tensor(v.t, 0, at, out);
     return out;
   }
   if (v.kind == VK::Str) return json_string(v.s);

@@ -39,8 +39,9 @@ struct BuiltinCall {
   int64_t integer(size_t i, int64_t dflt) const;
   bool flag(size_t i, bool dflt) const;
   [[noreturn]] void fail(const std::string& kind,
-                         const std::string& message) const {
-    in.fail(kind, span, message);
+                         const std::string& message,
+                         std::vector<std::string> notes = {}) const {
+    in.fail(kind, span, message, std::move(notes));
   }
 };
 
