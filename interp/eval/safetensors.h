@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "interp/eval/safetensors_header.h"
 #include "ops/core/tensor.h"
 
 namespace ss::eval {
@@ -31,17 +32,15 @@ struct SafetensorsFile {
   std::map<std::string, std::string> metadata;
 };
 
-/// Writes [file] to [path] atomically: to `path.tmp.<pid>`, fsync'd, then
-/// renamed over [path]; the temporary is removed on any error, and [path]
-/// is left as it was. Tensors must be defined, on the CPU, with distinct
-/// names other than "__metadata__".
+/// Writes [file] to [path] atomically: to a new `path.tmp.XXXXXX`
+/// (mkstemp), fsync'd, then renamed over [path]; the temporary is removed
+/// on any error, and [path] is left as it was. [path] must be a regular
+/// file or missing (Note [Safe replace]). Tensors must be defined, on the CPU,
+/// with distinct names other than "__metadata__".
 void write_safetensors(const std::string& path, const SafetensorsFile& file);
 
 /// Reads [path], validating the whole header against the file's size before
 /// allocating any tensor. Dtypes: F32 F64 BF16 F16 I32 I64 BOOL.
 SafetensorsFile read_safetensors(const std::string& path);
-
-/// The safetensors name of [d] ("F32", "BF16", "BOOL").
-const char* safetensors_dtype_name(types::DType d);
 
 }  // namespace ss::eval

@@ -1,5 +1,7 @@
 // The data pipeline: the file loaders (npy, npz, safetensors, csv, mnist),
 // their errors and fuzzing.
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
 
 #include "interp/tests/data_test_util.h"
@@ -477,4 +479,26 @@ TEST_CASE("loaders never crash on mutated files", "[fuzz]") {
          to_store(parse_csv(b, small, dims(), {}, "fuzz.csv"));
        });
   SUCCEED();
+}
+
+TEST_CASE("loaders refuse a FIFO named like a data file, without blocking",
+          "[data]") {
+  // Issue 16 item 6: opening a FIFO waits for a writer; dataset() hung.
+  std::string dir = tmp("fifo_dir/");
+  fs::create_directories(dir);
+  for (const std::string& name : {dir + "x.npy",
+                                  tmp("fifo.safetensors"),
+                                  tmp("fifo.csv"),
+                                  tmp("fifo.npz")}) {
+    INFO(name);
+    fs::remove(name);
+    REQUIRE(::mkfifo(name.c_str(), 0600) == 0);
+    std::string from = name == dir + "x.npy" ? dir : name;
+    std::string e = error_of([&] { load("Small", from); });
+    CHECK_THAT(
+        e, Catch::Contains("IOError") && Catch::Contains("not a regular file"));
+    CHECK_THAT(
+        error_of([&] { stream_dataset(rec("Small"), dims(), from, {}); }),
+        Catch::Contains("not a regular file"));
+  }
 }

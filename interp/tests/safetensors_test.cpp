@@ -3,6 +3,9 @@
 // layout other writers produce, atomic writes, every corrupt input as a
 // clear error, and mutation fuzzing.
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 
 #include "interp/tests/safetensors_test_util.h"
@@ -112,13 +115,40 @@ TEST_CASE("safetensors writes through a temporary file and rename",
     CHECK_THROWS_AS(write_safetensors(path, g), SafetensorsError);
     CHECK(read_bytes(path) == before);
   }
-  SECTION("the rename fails: the target is a directory") {
+  SECTION("only a regular file is replaced (Note [Safe replace])") {
     std::string dirpath = tmp / "adir";
     fs::create_directory(dirpath);
     write_bytes(tmp / "adir/keep", "keep");
-    CHECK_THROWS_WITH(write_safetensors(dirpath, sample()), Contains("rename"));
+    CHECK_THROWS_WITH(write_safetensors(dirpath, sample()),
+                      Contains("not a regular file"));
     CHECK(fs::is_directory(dirpath));
     CHECK(read_bytes(tmp / "adir/keep") == "keep");
+    // A FIFO stands in for a device node (as root, /dev/full was replaced).
+    std::string fifo = tmp / "pipe.safetensors";
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    CHECK_THROWS_WITH(write_safetensors(fifo, sample()),
+                      Contains("not a regular file"));
+    CHECK(fs::is_fifo(fifo));
+    fs::remove(fifo);
+    // A symlink is refused, not replaced and not written through.
+    std::string link = tmp / "link.safetensors";
+    fs::create_symlink(path, link);
+    CHECK_THROWS_WITH(write_safetensors(link, sample()),
+                      Contains("symbolic link"));
+    CHECK(fs::is_symlink(link));
+    CHECK(read_bytes(path) == before);
+    fs::remove(link);
+  }
+  SECTION("the temporary is new: a planted `path.tmp.<pid>` is untouched") {
+    // Issue 16 item 11: the old fixed name followed a symlink planted there.
+    std::string victim = tmp / "victim";
+    write_bytes(victim, "victim");
+    std::string planted = path + ".tmp." + std::to_string(::getpid());
+    fs::create_symlink(victim, planted);
+    write_safetensors(path, sample());
+    CHECK(read_bytes(victim) == "victim");
+    CHECK(read_safetensors(path).tensors.size() == sample().tensors.size());
+    fs::remove(planted);
   }
   SECTION("a new file replaces the old one whole") {
     SafetensorsFile f;
@@ -305,6 +335,54 @@ TEST_CASE("safetensors rejects corrupt files with a clear error",
              Contains("__metadata__") && Contains("'step'"));
   CHECK_THAT(with_header(R"({"__metadata__":[]})", ""),
              Contains("__metadata__"));
+}
+
+TEST_CASE("safetensors: hostile headers cost linear time, no recursion",
+          "[checkpoint]") {
+  // Issue 16 items 1-2 (Note [Hostile headers]): metadata nested 100,000
+  // deep crashed the recursive JSON parser (SIGSEGV), and 80,000 metadata
+  // keys took 17 s in ordered_json's linear key search.
+  TempDir tmp;
+  std::string path = tmp / "hostile.safetensors";
+  std::string deep = R"({"__metadata__":)" + std::string(100000, '[') +
+                     std::string(100000, ']') + "}";
+  write_bytes(path, st_file(deep, ""));
+  CHECK_THAT(read_error(path),
+             Contains("not a valid safetensors file") &&
+                 Contains("nesting over 64 deep"));
+  // Deep inside a value the reader skips (an unknown key of an entry).
+  std::string skipped =
+      R"({"t":{"dtype":"F32","shape":[1],"data_offsets":[0,4],"x":)" +
+      std::string(1000, '[') + std::string(1000, ']') + "}}";
+  write_bytes(path, st_file(skipped, std::string(4, '\0')));
+  CHECK_THAT(read_error(path), Contains("nesting over 64 deep"));
+  // Nesting up to the bound is fine.
+  std::string ok = R"({"t":{"dtype":"F32","shape":[1],"data_offsets":[0,4],)"
+                   R"("x":)" +
+                   std::string(60, '[') + std::string(60, ']') + "}}";
+  write_bytes(path, st_file(ok, std::string(4, '\0')));
+  CHECK(read_safetensors(path).tensors.size() == 1);
+
+  std::string many = R"({"__metadata__":{)";
+  for (int i = 0; i < 80000; ++i)
+    many += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":\"v\"";
+  many += "}}";
+  write_bytes(path, st_file(many, ""));
+  SafetensorsFile f = read_safetensors(path);
+  CHECK(f.metadata.size() == 80000);
+  CHECK(f.metadata.at("k79999") == "v");
+
+  // A name twice is an error, not the last one silently.
+  write_bytes(path, st_file(R"({"__metadata__":{"a":"1","a":"2"}})", ""));
+  CHECK_THAT(read_error(path), Contains("entry 'a' appears twice"));
+  std::string t = R"("t":{"dtype":"F32","shape":[1],"data_offsets":[0,4]})";
+  write_bytes(path, st_file("{" + t + "," + t + "}", std::string(4, '\0')));
+  CHECK_THAT(read_error(path), Contains("tensor 't' appears twice"));
+  // The header's length is bounded well below the format's 100 MB.
+  uint64_t big = ss::eval::kMaxHeaderBytes + 8;
+  write_bytes(path, u64le(big) + "{");
+  fs::resize_file(path, 8 + big);
+  CHECK_THAT(read_error(path), Contains("over the limit of 16777216"));
 }
 
 TEST_CASE("safetensors survives random mutations of a valid file",

@@ -11,6 +11,10 @@
 // which picks a format's parser (loaders_npy.cpp, loaders_zip.cpp,
 // loaders_csv.cpp); MNIST's IDX files are in loaders_idx.cpp, streaming
 // (stream_dataset) in loaders_stream.cpp.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -37,18 +41,34 @@ using namespace detail;
 // --------------------------------------------------------------- readers
 
 std::shared_ptr<const std::string> read_whole_file(const std::string& path) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) io_error(path, "no such file");
-  if (fs::is_directory(path, ec)) io_error(path, "is a directory, not a file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) io_error(path, std::string("cannot open: ") + std::strerror(errno));
-  auto s = std::make_shared<std::string>();
-  in.seekg(0, std::ios::end);
-  std::streamoff n = in.tellg();
-  if (n < 0) io_error(path, "cannot read");
-  in.seekg(0);
-  s->resize(static_cast<size_t>(n));
-  if (n && !in.read(s->data(), n)) io_error(path, "read failed");
+  // O_NONBLOCK: opening a FIFO named like a data file must not wait for a
+  // writer; fstat then refuses anything but a regular file (issue 16: a
+  // FIFO named x.npy blocked dataset() forever).
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    if (errno == ENOENT) io_error(path, "no such file");
+    io_error(path, std::string("cannot open: ") + std::strerror(errno));
+  }
+  struct Close {
+    int fd;
+    ~Close() { ::close(fd); }
+  } close_fd{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0)
+    io_error(path, std::string("cannot read: ") + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) io_error(path, "is a directory, not a file");
+  if (!S_ISREG(st.st_mode)) io_error(path, "not a regular file");
+  auto s = std::make_shared<std::string>(static_cast<size_t>(st.st_size), '\0');
+  size_t got = 0;
+  while (got < s->size()) {
+    ssize_t r =
+        ::pread(fd, s->data() + got, s->size() - got, static_cast<off_t>(got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0)
+      io_error(path, std::string("read failed: ") + std::strerror(errno));
+    if (r == 0) io_error(path, "it ended early (changed while being read?)");
+    got += static_cast<size_t>(r);
+  }
   return s;
 }
 
