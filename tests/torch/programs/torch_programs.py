@@ -71,6 +71,14 @@ def sgd_metadata(opt, steps, lr):
             "nesterov": g["nesterov"]}
 
 
+def check_clipping(logs, clip):
+    """The data must make clip_norm act on some steps and not on others,
+    or the comparison would not test it."""
+    clipped = sum(log["grad_norm"] > clip for log in logs)
+    assert 0 < clipped < len(logs), \
+        f"clip_norm({clip}) acts on {clipped} of {len(logs)} steps"
+
+
 def uniform(rng, shape, fan_in):
     a = 1 / math.sqrt(fan_in)
     return rng.uniform(-a, a, shape)
@@ -124,9 +132,7 @@ class Mlp:
                          "lr": opt.param_groups[0]["lr"]})
             opt.step()
             sched.step()
-        clipped = sum(l["grad_norm"] > self.CLIP for l in logs)
-        assert 0 < clipped < len(logs), \
-            f"clip_norm must act on some steps and not others ({clipped})"
+        check_clipping(logs, self.CLIP)
         return logs, final(p, opt, ["exp_avg", "exp_avg_sq"]), \
             adamw_metadata(opt, len(logs), logs[-1].get("lr", self.LR))
 
@@ -265,6 +271,7 @@ class Gpt:
             gn = torch.nn.utils.clip_grad_norm_(p.values(), self.CLIP)
             logs.append({"loss": loss.item(), "grad_norm": gn.item()})
             opt.step()
+        check_clipping(logs, self.CLIP)
         return logs, final(p, opt, ["exp_avg", "exp_avg_sq"]), \
             adamw_metadata(opt, len(logs), logs[-1].get("lr", self.LR))
 
