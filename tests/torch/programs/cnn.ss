@@ -1,7 +1,8 @@
-# A CNN: conv2d (no bias: batch_norm's mean removes it), batch_norm (Train while training, Eval on the
-# held-out batch after every step), relu, max_pool2d, a linear head; SGD
-# with momentum, nesterov and weight decay, the lr set by cosine_lr every
-# step. compare.py runs it beside the same training in PyTorch.
+# A CNN: conv2d (no bias: batch_norm's mean would remove it), batch_norm
+# (Train while training, Eval on the held-out batch after every step),
+# relu, max_pool2d, a linear head; SGD with momentum, nesterov and weight
+# decay, the lr set by cosine_lr every step. compare.py runs it beside the
+# same training in PyTorch.
 
 devices cpu
 
@@ -32,7 +33,11 @@ fn forward(mut m: Cnn, x: [b Ci S S] f64, mode: Mode) -> [b C] f64:
 fn loss(mut m: Cnn, batch: [b] Image, mode: Mode) -> f64:
     return cross_entropy(forward(m, batch.img, mode), batch.label)
 
-fn train_step(mut m: Cnn, mut opt: SGD[Cnn], batch: [b] Image) -> Logs:
+# set_lr here, in a worker fn on several devices (mlp.ss calls it in main,
+# in the controller): the saved metadata's lr is the one set last.
+fn train_step(mut m: Cnn, mut opt: SGD[Cnn], batch: [b] Image,
+              lr: float) -> Logs:
+    set_lr(opt, lr)
     let l, g = value_and_grad(loss, m, batch, Train(seed=0))
     update(m, opt, g)
     return logs(loss=l, grad_norm=norm(g))
@@ -49,8 +54,7 @@ fn main():
     let step = 0
     for batch in ds.batches(B):
         let lr = cosine_lr(step, STEPS, 0.1)
-        set_lr(opt, lr)
-        let r = train_step(m, opt, batch)
+        let r = train_step(m, opt, batch, lr)
         let e = mean_logs(evaluate, m, held_out.batches(B))
         out.write(logs(loss=r.loss, grad_norm=r.grad_norm, lr=lr,
                        eval_loss=e.loss), step=step)

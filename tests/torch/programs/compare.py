@@ -2,7 +2,7 @@
 """Runs one whole .ss training program beside the same training in PyTorch
 and compares them (issue 10, "No silent wrong results").
 
-    /usr/bin/python3 compare.py SS PROGRAM DTYPE [-D NAME=SIZE]...
+    /usr/bin/python3 compare.py SS PROGRAM DTYPE [-D NAME=SIZE]... [--devices SPEC]
 
 PROGRAM is a key of torch_programs.PROGRAMS; DTYPE f64 runs the program
 as written, f32 runs it with every `f64` in its text replaced by `f32` (the
@@ -90,7 +90,7 @@ def write_inputs(folder, files, dt):
         safetensors_io.write(os.path.join(folder, name), cast)
 
 
-def run_ss(ss, folder, program, dtype, defines):
+def run_ss(ss, folder, program, dtype, defines, devices):
     here = os.path.dirname(os.path.abspath(__file__))
     for name in os.listdir(here):  # the program and what it imports
         if name.endswith(".ss"):
@@ -102,6 +102,8 @@ def run_ss(ss, folder, program, dtype, defines):
             with open(os.path.join(folder, name), "w") as f:
                 f.write(src)
     cmd = [ss, "run", program.source] + [a for d in defines for a in ("-D", d)]
+    if devices:
+        cmd += ["--devices", devices]
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
     p = subprocess.run(cmd, cwd=folder, env=env, capture_output=True, text=True)
     if p.returncode != 0:
@@ -154,6 +156,7 @@ def main():
     ap.add_argument("program", choices=sorted(torch_programs.PROGRAMS))
     ap.add_argument("dtype", choices=sorted(DTYPES))
     ap.add_argument("-D", dest="defines", action="append", default=[])
+    ap.add_argument("--devices", help="ss run --devices (default: the file's)")
     args = ap.parse_args()
     torch.set_num_threads(1)
     np_dt, torch_dt = DTYPES[args.dtype]
@@ -166,7 +169,8 @@ def main():
         if hasattr(program, "prepare"):
             program.prepare(folder, np_dt)
         ss_logs, tensors, meta = run_ss(os.path.abspath(args.ss), folder,
-                                        program, args.dtype, args.defines)
+                                        program, args.dtype, args.defines,
+                                        args.devices)
         torch_logs, want, want_meta = program.train(folder, np_dt)
     want_meta.update(format="shapescript", model=program.model)
     first_step = getattr(program, "PRE", 0)
