@@ -110,9 +110,7 @@ def run_ss(ss, folder, program, dtype, defines, devices):
         sys.exit(f"FAIL: {' '.join(cmd)} exited {p.returncode}:\n"
                  f"{p.stdout}\n{p.stderr}")
     with open(os.path.join(folder, "log.jsonl")) as f:
-        logs = [json.loads(line) for line in f]
-    tensors, meta = safetensors_io.read(os.path.join(folder, "final.safetensors"))
-    return logs, tensors, meta
+        return [json.loads(line) for line in f]
 
 
 def compare_logs(r, ss_logs, torch_logs, first_step):
@@ -129,25 +127,28 @@ def compare_logs(r, ss_logs, torch_logs, first_step):
                 r.value(f"step {i} {k}", k, s[k], v)
 
 
-def compare_checkpoint(r, tensors, meta, want, want_meta, np_dt):
+def compare_checkpoint(r, file, want, want_meta, np_dt):
+    """The file ss saved at [file], read here, against torch's tensors."""
+    tensors, meta = safetensors_io.read(file)
+    file = os.path.basename(file)
     if set(tensors) != set(want):
-        r.fail(f"final.safetensors holds {sorted(tensors)}, "
-               f"torch expects {sorted(want)}")
+        r.fail(f"{file} holds {sorted(tensors)}, torch expects {sorted(want)}")
     for name in sorted(set(tensors) & set(want)):
         a, b = tensors[name], want[name]
         if a.shape != b.shape or a.dtype != np_dt:
-            r.fail(f"{name}: ss saved {a.shape} {a.dtype}, torch has "
+            r.fail(f"{file} {name}: ss saved {a.shape} {a.dtype}, torch has "
                    f"{b.shape} {np_dt.__name__}")
         else:
-            r.value(name, "opt." if name.startswith("opt.") else "params", a, b)
+            r.value(f"{file} {name}",
+                    "opt." if name.startswith("opt.") else "params", a, b)
     for k, v in torch_programs.metadata_text(want_meta).items():
         got = meta.get(k)
         if k in ("lr", "weight_decay", "eps", "momentum", "betas") and got:
-            r.value(f"metadata {k}", "metadata",
+            r.value(f"{file} metadata {k}", "metadata",
                     json.loads(got) if k == "betas" else float(got),
                     json.loads(v) if k == "betas" else float(v))
         elif got != v:
-            r.fail(f"metadata {k}: ss saved {got!r}, expected {v!r}")
+            r.fail(f"{file} metadata {k}: ss saved {got!r}, expected {v!r}")
 
 
 def main():
@@ -168,18 +169,19 @@ def main():
         write_inputs(folder, program.make(np.random.default_rng(0)), np_dt)
         if hasattr(program, "prepare"):
             program.prepare(folder, np_dt)
-        ss_logs, tensors, meta = run_ss(os.path.abspath(args.ss), folder,
-                                        program, args.dtype, args.defines,
-                                        args.devices)
-        torch_logs, want, want_meta = program.train(folder, np_dt)
-    want_meta.update(format="shapescript", model=program.model)
-    first_step = getattr(program, "PRE", 0)
-    compare_logs(r, ss_logs, torch_logs, first_step)
-    compare_checkpoint(r, tensors, meta, want, want_meta, np_dt)
+        ss_logs = run_ss(os.path.abspath(args.ss), folder, program,
+                         args.dtype, args.defines, args.devices)
+        torch_logs, finals = program.train(folder, np_dt)
+        compare_logs(r, ss_logs, torch_logs, getattr(program, "PRE", 0))
+        for file, (want, want_meta) in finals.items():
+            want_meta.update(format="shapescript", model=program.model)
+            compare_checkpoint(r, os.path.join(folder, file), want, want_meta,
+                               np_dt)
     worst = ", ".join(f"{k} {v:.2e}" for k, v in sorted(r.worst.items()))
-    print(f"{' '.join(case[0:1] + case[1])} {args.dtype}: {len(torch_logs)} steps, "
-          f"loss {torch_logs[0]['loss']:.4f} -> {torch_logs[-1]['loss']:.4f}; "
-          f"largest errors: {worst} (tolerance {r.tol:g})")
+    losses = " ".join(f"{k} {torch_logs[0][k]:.4f} -> {torch_logs[-1][k]:.4f}"
+                      for k in torch_logs[0] if k.endswith("loss"))
+    print(f"{' '.join(case[0:1] + case[1])} {args.dtype}: {len(torch_logs)} "
+          f"steps, {losses}; largest errors: {worst} (tolerance {r.tol:g})")
     for f in r.failures[:20]:
         print("  " + f)
     if len(r.failures) > 20:

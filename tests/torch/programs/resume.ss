@@ -1,8 +1,9 @@
-# Resuming from a checkpoint that PyTorch wrote: compare.py trains a few SGD
-# steps in torch and writes the params and momentum buffers under the names
-# ss uses (library.md, Checkpoints); this program loads them with the
-# optimizer, trains on with the lr set from the loaded step count, and
-# saves, for torch to read back.
+# Resuming from checkpoints that PyTorch wrote: compare.py trains a few
+# steps in torch, one copy of the model with SGD (momentum, weight decay)
+# and one with AdamW, and writes each copy's params and optimizer state
+# under the names ss uses (library.md, Checkpoints); this program loads
+# them with their optimizers, trains both on with the lr set from the
+# loaded step counts, and saves them, for torch to read back.
 
 devices cpu
 
@@ -26,19 +27,28 @@ fn loss(m: Mlp, batch: [b] Example) -> f64:
     let logits = linear(m.l2, tanh(linear(m.l1, batch.x)))
     return cross_entropy(logits, batch.y)
 
-fn train_step(mut m: Mlp, mut opt: SGD[Mlp], batch: [b] Example) -> Logs:
+fn sgd_step(mut m: Mlp, mut opt: SGD[Mlp], batch: [b] Example) -> f64:
     let l, g = value_and_grad(loss, m, batch)
     update(m, opt, g)
-    return logs(loss=l)
+    return l
 
+fn adamw_step(mut m: Mlp, mut opt: AdamW[Mlp], batch: [b] Example) -> f64:
+    let l, g = value_and_grad(loss, m, batch)
+    update(m, opt, g)
+    return l
+
+# The optimizers' hyperparameters and step counts come from the files.
 fn main():
     let ds = dataset(Example, "data.safetensors")
-    let m, opt = load("resume.safetensors", Mlp, sgd)
+    let m1, o1 = load("resume_sgd.safetensors", Mlp, sgd)
+    let m2, o2 = load("resume_adamw.safetensors", Mlp, adamw)
     let out = jsonl("log.jsonl")
     for batch in ds.batches(B):
-        let step = opt.step
-        let lr = cosine_lr(step, TOTAL, 0.2)
-        set_lr(opt, lr)
-        let r = train_step(m, opt, batch)
-        out.write(logs(loss=r.loss, lr=lr), step=step)
-    save("final.safetensors", m, opt)
+        let step = o1.step
+        set_lr(o1, cosine_lr(step, TOTAL, 0.2))
+        set_lr(o2, cosine_lr(o2.step, TOTAL, 0.01))
+        out.write(logs(sgd_loss=sgd_step(m1, o1, batch), sgd_lr=o1.lr,
+                       adamw_loss=adamw_step(m2, o2, batch), adamw_lr=o2.lr),
+                  step=step)
+    save("final_sgd.safetensors", m1, o1)
+    save("final_adamw.safetensors", m2, o2)

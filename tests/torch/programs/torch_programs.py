@@ -5,9 +5,9 @@ torch.optim's optimizers), from the files the .ss program reads.
 Each program is a Program: `make(rng)` gives the files to write (float
 arrays in f64; compare.py casts them to the run's dtype), and
 `train(folder, dt)` reads those files back, trains, and gives every step's
-logs (the names the .ss program writes to log.jsonl) and the final tensors
-under the names ss's `save` uses (library.md, Checkpoints), with the
-metadata the saved file must hold.
+logs (the names the .ss program writes to log.jsonl) and, for each file the
+program saves, the tensors under the names ss's `save` uses (library.md,
+Checkpoints) and the metadata that file must hold.
 """
 import math
 import os
@@ -133,8 +133,9 @@ class Mlp:
             opt.step()
             sched.step()
         check_clipping(logs, self.CLIP)
-        return logs, final(p, opt, ["exp_avg", "exp_avg_sq"]), \
-            adamw_metadata(opt, len(logs), logs[-1].get("lr", self.LR))
+        return logs, {"final.safetensors": (
+            final(p, opt, ["exp_avg", "exp_avg_sq"]),
+            adamw_metadata(opt, len(logs), logs[-1].get("lr", self.LR)))}
 
 
 class Cnn:
@@ -193,8 +194,9 @@ class Cnn:
                 ev = F.cross_entropy(forward(test["img"], False), test["label"])
             logs.append({"loss": loss.item(), "grad_norm": gn.item(), "lr": lr,
                          "eval_loss": ev.item()})
-        return logs, final(p, opt, ["momentum_buffer"], bufs), \
-            sgd_metadata(opt, len(logs), logs[-1]["lr"])
+        return logs, {"final.safetensors": (
+            final(p, opt, ["momentum_buffer"], bufs),
+            sgd_metadata(opt, len(logs), logs[-1]["lr"]))}
 
 
 def split_heads(x, h):
@@ -272,17 +274,26 @@ class Gpt:
             logs.append({"loss": loss.item(), "grad_norm": gn.item()})
             opt.step()
         check_clipping(logs, self.CLIP)
-        return logs, final(p, opt, ["exp_avg", "exp_avg_sq"]), \
-            adamw_metadata(opt, len(logs), logs[-1].get("lr", self.LR))
+        return logs, {"final.safetensors": (
+            final(p, opt, ["exp_avg", "exp_avg_sq"]),
+            adamw_metadata(opt, len(logs), logs[-1].get("lr", self.LR)))}
 
 
 class Resume:
-    """resume.ss: torch trains PRE SGD steps and writes a checkpoint with
-    the names ss uses; ss loads it with sgd, trains the remaining steps and
-    saves; torch trains on from its own state, to compare."""
+    """resume.ss: torch trains PRE steps of two copies of a model, one with
+    SGD and one with AdamW, and writes each as a checkpoint with the names
+    ss uses; ss loads them with their optimizers, trains the remaining
+    steps and saves; torch trains on from its own state, to compare."""
     source, model = "resume.ss", "Mlp"
     D, H, C, B, TOTAL, PRE = 16, 24, 5, 16, 40, 5
-    LR, MOMENTUM, WD = 0.2, 0.9, 1e-3
+    # Hyperparameters away from the defaults: ss learns them from the files.
+    OPTIMIZERS = {
+        "sgd": (0.2, lambda ps, lr: torch.optim.SGD(
+            ps, lr=lr, momentum=0.9, weight_decay=1e-3), ["momentum_buffer"]),
+        "adamw": (0.01, lambda ps, lr: torch.optim.AdamW(
+            ps, lr=lr, betas=(0.8, 0.99), eps=1e-7, weight_decay=0.02),
+            ["exp_avg", "exp_avg_sq"]),
+    }
 
     def make(self, rng):
         x = rng.standard_normal((self.TOTAL * self.B, self.D))
@@ -292,47 +303,60 @@ class Resume:
         cut = self.PRE * self.B
         y = teacher_labels(rng, x, C)
         self.pre = {"x": x[:cut], "y": y[:cut]}
-        # resume.safetensors is written by prepare(), in the run's dtype.
+        # The checkpoints are written by prepare(), in the run's dtype.
         return {"data.safetensors": {"x": x[cut:], "y": y[cut:]}}
 
-    def _steps(self, p, opt, data, first):
+    def _steps(self, name, p, opt, data, first):
         logs = []
         for i, batch in enumerate(batches(data, self.B)):
-            lr = self.LR * cosine(first + i, self.TOTAL)
+            lr = self.OPTIMIZERS[name][0] * cosine(first + i, self.TOTAL)
             for g in opt.param_groups:
                 g["lr"] = lr
             h = torch.tanh(batch["x"] @ p["l1.w"] + p["l1.b"])
-            logits = h @ p["l2.w"] + p["l2.b"]
-            loss = F.cross_entropy(logits, batch["y"])
+            loss = F.cross_entropy(h @ p["l2.w"] + p["l2.b"], batch["y"])
             opt.zero_grad()
             loss.backward()
             opt.step()
-            logs.append({"loss": loss.item(), "lr": lr})
+            logs.append({f"{name}_loss": loss.item(), f"{name}_lr": lr})
         return logs
 
-    def _start(self, dt):
+    def _start(self, name, dt):
+        """Torch's first PRE steps with optimizer [name]."""
+        base, make_opt, _ = self.OPTIMIZERS[name]
         p = leaves({k: torch.from_numpy(v.astype(dt)) for k, v in self.init.items()})
-        opt = torch.optim.SGD(p.values(), lr=self.LR, momentum=self.MOMENTUM,
-                              weight_decay=self.WD)
+        opt = make_opt(p.values(), base)
         pre = {k: torch.from_numpy(v.astype(dt) if v.dtype.kind == "f" else v)
                for k, v in self.pre.items()}
-        self._steps(p, opt, pre, 0)
+        self._steps(name, p, opt, pre, 0)
         return p, opt
 
+    def _checkpoint(self, name, p, opt, steps):
+        metadata = adamw_metadata if name == "adamw" else sgd_metadata
+        return (final(p, opt, self.OPTIMIZERS[name][2]),
+                metadata(opt, steps, opt.param_groups[0]["lr"]))
+
     def prepare(self, folder, dt):
-        """Torch's first PRE steps, saved as ss's save(path, m, opt) would."""
-        p, opt = self._start(dt)
-        meta = sgd_metadata(opt, self.PRE, opt.param_groups[0]["lr"])
-        meta.update(format="shapescript", model="Mlp")
-        safetensors_io.write(os.path.join(folder, "resume.safetensors"),
-                             final(p, opt, ["momentum_buffer"]),
-                             metadata=metadata_text(meta))
+        """Each optimizer's PRE steps, saved as ss's save(path, m, opt)
+        would."""
+        for name in self.OPTIMIZERS:
+            p, opt = self._start(name, dt)
+            tensors, meta = self._checkpoint(name, p, opt, self.PRE)
+            meta.update(format="shapescript", model=self.model)
+            safetensors_io.write(
+                os.path.join(folder, f"resume_{name}.safetensors"),
+                tensors, metadata=metadata_text(meta))
 
     def train(self, folder, dt):
-        p, opt = self._start(dt)
-        logs = self._steps(p, opt, read(folder, "data.safetensors"), self.PRE)
-        return logs, final(p, opt, ["momentum_buffer"]), \
-            sgd_metadata(opt, self.TOTAL, logs[-1]["lr"])
+        data = read(folder, "data.safetensors")
+        logs, finals = None, {}
+        for name in self.OPTIMIZERS:
+            p, opt = self._start(name, dt)
+            mine = self._steps(name, p, opt, data, self.PRE)
+            logs = mine if logs is None else [
+                dict(a, **b) for a, b in zip(logs, mine)]
+            finals[f"final_{name}.safetensors"] = self._checkpoint(
+                name, p, opt, self.TOTAL)
+        return logs, finals
 
 
 def metadata_text(meta):
