@@ -14,7 +14,6 @@ import argparse
 import json
 import os
 import re
-import struct
 import subprocess
 import sys
 import tempfile
@@ -22,6 +21,12 @@ import time
 
 import numpy as np
 import torch
+
+# The safetensors writer the torch program tests use (python3-safetensors
+# is not in Debian 12).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "tests", "torch", "programs"))
+import safetensors_io  # noqa: E402
 
 D, H, C = 784, 256, 10
 
@@ -60,25 +65,6 @@ fn main():
 """
 
 
-def write_safetensors(path, tensors):
-    """safetensors by hand (python3-safetensors is not in Debian 12)."""
-    header, offset, blobs = {}, 0, []
-    for name, a in tensors.items():
-        dt = {np.float32: "F32", np.int64: "I64"}[a.dtype.type]
-        data = np.ascontiguousarray(a).tobytes()
-        header[name] = {"dtype": dt, "shape": list(a.shape),
-                        "data_offsets": [offset, offset + len(data)]}
-        offset += len(data)
-        blobs.append(data)
-    h = json.dumps(header, separators=(",", ":")).encode()
-    h += b" " * ((8 - len(h) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(h)))
-        f.write(h)
-        for b in blobs:
-            f.write(b)
-
-
 def make_inputs(folder, steps, batch, seed=0):
     rng = np.random.default_rng(seed)
     n = steps * batch
@@ -89,10 +75,10 @@ def make_inputs(folder, steps, batch, seed=0):
     label = np.argmax((img - 0.5) @ proj, axis=1).astype(np.int64)
     w1 = (rng.standard_normal((D, H)) / np.sqrt(D)).astype(np.float32)
     w2 = (rng.standard_normal((H, C)) / np.sqrt(H)).astype(np.float32)
-    write_safetensors(os.path.join(folder, "data.safetensors"),
-                      {"img": img, "label": label})
-    write_safetensors(os.path.join(folder, "init.safetensors"),
-                      {"w1": w1, "w2": w2})
+    safetensors_io.write(os.path.join(folder, "data.safetensors"),
+                         {"img": img, "label": label})
+    safetensors_io.write(os.path.join(folder, "init.safetensors"),
+                         {"w1": w1, "w2": w2})
     return img, label, w1, w2
 
 

@@ -199,7 +199,9 @@ void Controller::fetch(eval::OptimState& o) {
   std::string bytes =
       reply('o', o.remote_id, "copying an optimizer's state from the workers");
   Reader r(bytes);
+  double lr = o.lr;
   Codec::read_optim_state(r, o);
+  if (o.lr_unsent) o.lr = lr;  // Note [Learning rate on the wire]
   o.remote_newer = false;
 }
 

@@ -19,7 +19,8 @@ namespace {
 // The evaluator's side of ForwardCtx: one builtin call's arguments.
 class EvalForwardCtx final : public ops::ForwardCtx {
  public:
-  EvalForwardCtx(BuiltinCall& c) : c_(c) {
+  EvalForwardCtx(BuiltinCall& c)
+      : c_(c), host_math_(c.result_type().kind == TK::Float) {
     for (const Value& v : c.args)
       if (v.kind == VK::Tensor) {
         partner_ = v;
@@ -32,6 +33,12 @@ class EvalForwardCtx final : public ops::ForwardCtx {
   ops::Tensor tensor(size_t i) override {
     const Value& v = need(i);
     if (v.kind == VK::Tensor) return v.t;
+    // Note [Host math in f64]: math on host numbers whose result is a host
+    // float (`sqrt(Dh)`, `exp(0.5)`) runs on f64 0-d tensors: a host float
+    // is a double, and an f32 tensor here would round `x / sqrt(Dh)` of an
+    // f64 program to 7 digits, silently.
+    if (host_math_ && (v.kind == VK::Int || v.kind == VK::Float))
+      return ops::Tensor::scalar(v.number(), types::DType::F64);
     if (v.is_number()) return as_tensor(v, partner_);
     c_.fail("ValueError",
             std::string(op_name()) + ": `" + pname(i) + "` must be a tensor");
@@ -178,6 +185,7 @@ class EvalForwardCtx final : public ops::ForwardCtx {
   }
 
   BuiltinCall& c_;
+  bool host_math_;  // the result is a host float: Note [Host math in f64]
   Value partner_;
 };
 

@@ -62,6 +62,10 @@ struct OptimState : Object {
   /// As ModelStore's: several devices, in the controller.
   uint64_t remote_id = 0;
   bool remote_newer = false;
+  /// set_lr changed lr since the other side last heard it: the next
+  /// message that names this optimizer carries it (Note [Learning rate on
+  /// the wire] in wire.cpp).
+  bool lr_unsent = false;
 };
 
 /// Set by the controller of a run on several devices (cmd_run_devices):

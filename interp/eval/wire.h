@@ -110,7 +110,7 @@ class Codec {
   /// A store's tensors (FETCH's answer) and their reading into [s].
   static void write_tensors(Writer& w, const ModelStore& s);
   static void read_tensors(Reader& r, ModelStore& s);
-  /// An optimizer's step and state (FETCH's answer).
+  /// An optimizer's step, lr and state (FETCH's answer).
   static void write_optim_state(Writer& w, const OptimState& o);
   static void read_optim_state(Reader& r, OptimState& o);
 

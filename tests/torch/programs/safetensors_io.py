@@ -1,0 +1,50 @@
+"""safetensors by hand: python3-safetensors is not in Debian 12.
+
+The format: an 8-byte little-endian header length, a JSON header (each
+tensor's dtype, shape and byte range; `__metadata__`: str -> str), then the
+raw little-endian bytes.
+"""
+import json
+import struct
+
+import numpy as np
+
+DTYPES = {"F64": np.float64, "F32": np.float32, "I64": np.int64,
+          "I32": np.int32, "BOOL": np.bool_}
+NAMES = {np.dtype(v): k for k, v in DTYPES.items()}
+
+
+def write(path, tensors, metadata=None):
+    """Writes {name: numpy array} (and str metadata) to [path]."""
+    header, offset, blobs = {}, 0, []
+    if metadata:
+        header["__metadata__"] = {k: str(v) for k, v in metadata.items()}
+    for name, a in tensors.items():
+        data = np.ascontiguousarray(a).tobytes()
+        header[name] = {"dtype": NAMES[a.dtype], "shape": list(a.shape),
+                        "data_offsets": [offset, offset + len(data)]}
+        offset += len(data)
+        blobs.append(data)
+    h = json.dumps(header, separators=(",", ":")).encode()
+    h += b" " * ((8 - len(h) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)))
+        f.write(h)
+        for b in blobs:
+            f.write(b)
+
+
+def read(path):
+    """({name: numpy array}, metadata) from [path]."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    (n,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8:8 + n])
+    metadata = header.pop("__metadata__", {})
+    body = raw[8 + n:]
+    tensors = {}
+    for name, e in header.items():
+        lo, hi = e["data_offsets"]
+        a = np.frombuffer(body[lo:hi], dtype=DTYPES[e["dtype"]])
+        tensors[name] = a.reshape(e["shape"]).copy()
+    return tensors, metadata

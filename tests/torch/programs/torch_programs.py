@@ -1,0 +1,374 @@
+"""The PyTorch side of each program in this folder: its data and init, and
+the same training written in torch (functional ops on leaf tensors, and
+torch.optim's optimizers), from the files the .ss program reads.
+
+Each program is a Program: `make(rng)` gives the files to write (float
+arrays in f64; compare.py casts them to the run's dtype), and
+`train(folder, dt)` reads those files back, trains, and gives every step's
+logs (the names the .ss program writes to log.jsonl) and, for each file the
+program saves, the tensors under the names ss's `save` uses (library.md,
+Checkpoints) and the metadata that file must hold.
+"""
+import math
+import os
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+import safetensors_io
+
+
+def cosine(step, total, warmup=0):
+    """transformers' get_cosine_schedule_with_warmup factor (num_cycles 0.5):
+    linear warm-up, then cosine decay to 0."""
+    if step < warmup:
+        return step / max(1, warmup)
+    progress = (step - warmup) / max(1, total - warmup)
+    return max(0.0, 0.5 * (1.0 + math.cos(math.pi * 0.5 * 2.0 * progress)))
+
+
+def read(folder, name):
+    """{name: torch tensor} of a safetensors file in [folder]."""
+    tensors, _ = safetensors_io.read(os.path.join(folder, name))
+    return {k: torch.from_numpy(v) for k, v in tensors.items()}
+
+
+def leaves(init):
+    return {k: v.clone().requires_grad_(True) for k, v in init.items()}
+
+
+def batches(data, b):
+    """ds.batches(b) without shuffle: consecutive slices, in order."""
+    n = len(next(iter(data.values())))
+    for i in range(0, n, b):
+        yield {k: v[i:i + b] for k, v in data.items()}
+
+
+def final(params, opt, states, buffers=None):
+    """The checkpoint ss's save(path, m, opt) writes, from torch's tensors:
+    params and buffers by path, optimizer state as opt.<state>.<path>."""
+    out = {k: p.detach().numpy() for k, p in params.items()}
+    out.update({k: b.numpy() for k, b in (buffers or {}).items()})
+    for k, p in params.items():
+        for s in states:
+            out[f"opt.{s}.{k}"] = opt.state[p][s].numpy()
+    return out
+
+
+def adamw_metadata(opt, steps, lr):
+    g = opt.param_groups[0]
+    return {"optimizer": "adamw", "step": steps, "lr": lr,
+            "weight_decay": g["weight_decay"], "eps": g["eps"],
+            "betas": list(g["betas"])}
+
+
+def sgd_metadata(opt, steps, lr):
+    """[lr]: the last step's (a scheduler has moved torch's on since)."""
+    g = opt.param_groups[0]
+    return {"optimizer": "sgd", "step": steps, "lr": lr,
+            "weight_decay": g["weight_decay"], "momentum": g["momentum"],
+            "nesterov": g["nesterov"]}
+
+
+def check_clipping(logs, clip):
+    """The data must make clip_norm act on some steps and not on others,
+    or the comparison would not test it."""
+    clipped = sum(log["grad_norm"] > clip for log in logs)
+    assert 0 < clipped < len(logs), \
+        f"clip_norm({clip}) acts on {clipped} of {len(logs)} steps"
+
+
+def uniform(rng, shape, fan_in):
+    a = 1 / math.sqrt(fan_in)
+    return rng.uniform(-a, a, shape)
+
+
+def near(rng, shape, centre, spread):
+    """Norm params away from 1 and 0, so a slip in the affine shows."""
+    return centre + spread * rng.standard_normal(shape)
+
+
+def teacher_labels(rng, x, classes):
+    """Labels a model can learn: a noisy random linear teacher's argmax."""
+    t = rng.standard_normal((x.shape[1], classes))
+    s = x @ t + 0.5 * rng.standard_normal((len(x), classes))
+    return np.argmax(s, axis=1).astype(np.int64)
+
+
+class Mlp:
+    """mlp.ss: Linear, layer_norm (affine), gelu, Linear; AdamW, clip_norm,
+    warm-up + cosine lr through set_lr."""
+    source, model = "mlp.ss", "Mlp"
+    D, H, C, B, STEPS, WARMUP = 16, 32, 4, 16, 40, 5
+    LR, CLIP = 0.02, 1.0
+
+    def make(self, rng):
+        x = rng.standard_normal((self.STEPS * self.B, self.D))
+        D, H, C = self.D, self.H, self.C
+        init = {"l1.w": uniform(rng, (D, H), D), "l1.b": uniform(rng, H, D),
+                "norm.g": near(rng, H, 1, 0.2), "norm.b": near(rng, H, 0, 0.2),
+                "l2.w": uniform(rng, (H, C), H), "l2.b": uniform(rng, C, H)}
+        return {"data.safetensors": {"x": x, "y": teacher_labels(rng, x, C)},
+                "init.safetensors": init}
+
+    def train(self, folder, dt):
+        data = read(folder, "data.safetensors")
+        p = leaves(read(folder, "init.safetensors"))
+        opt = torch.optim.AdamW(p.values(), lr=self.LR, betas=(0.9, 0.99),
+                                weight_decay=0.05)
+        sched = torch.optim.lr_scheduler.LambdaLR(
+            opt, lambda s: cosine(s, self.STEPS, self.WARMUP))
+        logs = []
+        for batch in batches(data, self.B):
+            h = F.layer_norm(batch["x"] @ p["l1.w"] + p["l1.b"], (self.H,),
+                             p["norm.g"], p["norm.b"], eps=1e-5)
+            logits = F.gelu(h) @ p["l2.w"] + p["l2.b"]
+            loss = F.cross_entropy(logits, batch["y"])
+            opt.zero_grad()
+            loss.backward()
+            gn = torch.nn.utils.clip_grad_norm_(p.values(), self.CLIP)
+            logs.append({"loss": loss.item(), "grad_norm": gn.item(),
+                         "lr": opt.param_groups[0]["lr"]})
+            opt.step()
+            sched.step()
+        check_clipping(logs, self.CLIP)
+        return logs, {"final.safetensors": (
+            final(p, opt, ["exp_avg", "exp_avg_sq"]),
+            adamw_metadata(opt, len(logs), logs[-1].get("lr", self.LR)))}
+
+
+class Cnn:
+    """cnn.ss: conv2d, batch_norm in Train and, on the held-out
+    batch after every step, in Eval; relu, max_pool2d, a linear head; SGD
+    with momentum, nesterov, weight decay, cosine lr through set_lr."""
+    source, model = "cnn.ss", "Cnn"
+    Ci, S, Co, C, B, STEPS = 2, 8, 4, 3, 16, 40
+    LR = 0.1
+
+    def make(self, rng):
+        n = self.STEPS * self.B
+        x = rng.standard_normal((n + 2 * self.B, self.Ci, self.S, self.S))
+        # Labels from the images' quadrant means: learnable by this CNN.
+        q = x.reshape(len(x), self.Ci, 2, self.S // 2, 2, self.S // 2)
+        y = teacher_labels(rng, q.mean(axis=(3, 5)).reshape(len(x), -1), self.C)
+        Co, Ci, C = self.Co, self.Ci, self.C
+        init = {"k": 0.3 * rng.standard_normal((Co, Ci, 3, 3)),
+                "bn.g": near(rng, Co, 1, 0.2), "bn.b": near(rng, Co, 0, 0.2),
+                "bn.running_mean": near(rng, Co, 0, 0.1),
+                "bn.running_var": near(rng, Co, 1, 0.1),
+                "w": 0.1 * rng.standard_normal((Co * 16, C)),
+                "b": 0.1 * rng.standard_normal(C)}
+        return {"data.safetensors": {"img": x[:n], "label": y[:n]},
+                "test.safetensors": {"img": x[n:], "label": y[n:]},
+                "init.safetensors": init}
+
+    def train(self, folder, dt):
+        data, test = read(folder, "data.safetensors"), read(folder, "test.safetensors")
+        init = read(folder, "init.safetensors")
+        bufs = {k: init.pop(k) for k in ("bn.running_mean", "bn.running_var")}
+        p = leaves(init)
+
+        def forward(x, training):
+            h = F.conv2d(x, p["k"], padding=1)
+            h = F.batch_norm(h, bufs["bn.running_mean"], bufs["bn.running_var"],
+                             p["bn.g"], p["bn.b"], training=training,
+                             momentum=0.1, eps=1e-5)
+            return F.max_pool2d(F.relu(h), 2).flatten(1) @ p["w"] + p["b"]
+
+        opt = torch.optim.SGD(p.values(), lr=self.LR, momentum=0.9,
+                              weight_decay=1e-3, nesterov=True)
+        sched = torch.optim.lr_scheduler.LambdaLR(
+            opt, lambda s: cosine(s, self.STEPS))
+        logs = []
+        for batch in batches(data, self.B):
+            loss = F.cross_entropy(forward(batch["img"], True), batch["label"])
+            opt.zero_grad()
+            loss.backward()
+            gn = torch.linalg.vector_norm(
+                torch.stack([torch.linalg.vector_norm(q.grad) for q in p.values()]))
+            lr = opt.param_groups[0]["lr"]
+            opt.step()
+            sched.step()
+            with torch.no_grad():
+                ev = F.cross_entropy(forward(test["img"], False), test["label"])
+            logs.append({"loss": loss.item(), "grad_norm": gn.item(), "lr": lr,
+                         "eval_loss": ev.item()})
+        return logs, {"final.safetensors": (
+            final(p, opt, ["momentum_buffer"], bufs),
+            sgd_metadata(opt, len(logs), logs[-1]["lr"]))}
+
+
+def split_heads(x, h):
+    """[b n (3 H Dh)] -> three [b H n Dh], H outer in the group."""
+    b, n, _ = x.shape
+    return x.view(b, n, 3, h, -1).permute(2, 0, 3, 1, 4).unbind(0)
+
+
+class Gpt:
+    """gpt.ss: embedding + positions, a pre-norm causal attention block with
+    a gelu MLP, a final layer_norm and head, cross_entropy over [b n V];
+    AdamW with clip_norm."""
+    source, model = "gpt.ss", "Gpt"
+    V, T, D, H, F, B, STEPS = 16, 8, 16, 2, 32, 8, 40
+    LR, CLIP = 0.01, 1.0
+
+    def make(self, rng):
+        # Sequences of a random Markov chain: the next token is learnable.
+        V, T, D, Fw = self.V, self.T, self.D, self.F
+        n = self.STEPS * self.B
+        trans = rng.dirichlet(np.full(V, 0.3), size=V)
+        s = np.zeros((n, T + 1), dtype=np.int64)
+        s[:, 0] = rng.integers(0, V, n)
+        for t in range(T):
+            u = rng.random(n)[:, None]
+            s[:, t + 1] = (np.cumsum(trans[s[:, t]], axis=1) < u).sum(axis=1)
+        s = np.minimum(s, V - 1)
+        init = {"embed.table": rng.standard_normal((V, D)),
+                "pos": 0.1 * rng.standard_normal((T, D)),
+                "head": 0.3 * rng.standard_normal((D, V)),
+                "blk.w_qkv": 0.3 * rng.standard_normal((D, 3 * D)),
+                "blk.w_o": 0.2 * rng.standard_normal((D, D)),
+                "blk.up.w": uniform(rng, (D, Fw), D), "blk.up.b": uniform(rng, Fw, D),
+                "blk.down.w": uniform(rng, (Fw, D), Fw),
+                "blk.down.b": uniform(rng, D, Fw)}
+        for ln in ("blk.ln1", "blk.ln2", "ln_f"):
+            init[ln + ".g"] = near(rng, D, 1, 0.2)
+            init[ln + ".b"] = near(rng, D, 0, 0.2)
+        return {"data.safetensors": {"tokens": s[:, :T], "targets": s[:, 1:]},
+                "init.safetensors": init}
+
+    def train(self, folder, dt):
+        data = read(folder, "data.safetensors")
+        p = leaves(read(folder, "init.safetensors"))
+        D, T = self.D, self.T
+        mask = torch.tril(torch.ones(T, T, dtype=torch.bool))
+
+        def ln(x, name):
+            return F.layer_norm(x, (D,), p[name + ".g"], p[name + ".b"], eps=1e-5)
+
+        def attention(x):
+            q, k, v = split_heads(x @ p["blk.w_qkv"], self.H)
+            s = torch.einsum("bhnd,bhtd->bhnt", q, k) / math.sqrt(D // self.H)
+            a = torch.softmax(s.masked_fill(~mask, -math.inf), dim=-1)
+            o = (a @ v).permute(0, 2, 1, 3).flatten(2)
+            return o @ p["blk.w_o"]
+
+        def forward(tokens):
+            x = p["embed.table"][tokens] + p["pos"]
+            h = x + attention(ln(x, "blk.ln1"))
+            u = F.gelu(ln(h, "blk.ln2") @ p["blk.up.w"] + p["blk.up.b"])
+            h = h + u @ p["blk.down.w"] + p["blk.down.b"]
+            return ln(h, "ln_f") @ p["head"]
+
+        opt = torch.optim.AdamW(p.values(), lr=self.LR, betas=(0.9, 0.95),
+                                weight_decay=0.1)
+        logs = []
+        for batch in batches(data, self.B):
+            logits = forward(batch["tokens"])
+            loss = F.cross_entropy(logits.reshape(-1, self.V),
+                                   batch["targets"].reshape(-1))
+            opt.zero_grad()
+            loss.backward()
+            gn = torch.nn.utils.clip_grad_norm_(p.values(), self.CLIP)
+            logs.append({"loss": loss.item(), "grad_norm": gn.item()})
+            opt.step()
+        check_clipping(logs, self.CLIP)
+        return logs, {"final.safetensors": (
+            final(p, opt, ["exp_avg", "exp_avg_sq"]),
+            adamw_metadata(opt, len(logs), logs[-1].get("lr", self.LR)))}
+
+
+class Resume:
+    """resume.ss: torch trains PRE steps of two copies of a model, one with
+    SGD and one with AdamW, and writes each as a checkpoint with the names
+    ss uses; ss loads them with their optimizers, trains the remaining
+    steps and saves; torch trains on from its own state, to compare."""
+    source, model = "resume.ss", "Mlp"
+    D, H, C, B, TOTAL, PRE = 16, 24, 5, 16, 40, 5
+    # Hyperparameters away from the defaults: ss learns them from the files.
+    OPTIMIZERS = {
+        "sgd": (0.2, lambda ps, lr: torch.optim.SGD(
+            ps, lr=lr, momentum=0.9, weight_decay=1e-3), ["momentum_buffer"]),
+        "adamw": (0.01, lambda ps, lr: torch.optim.AdamW(
+            ps, lr=lr, betas=(0.8, 0.99), eps=1e-7, weight_decay=0.02),
+            ["exp_avg", "exp_avg_sq"]),
+    }
+
+    def make(self, rng):
+        x = rng.standard_normal((self.TOTAL * self.B, self.D))
+        D, H, C = self.D, self.H, self.C
+        self.init = {"l1.w": uniform(rng, (D, H), D), "l1.b": uniform(rng, H, D),
+                     "l2.w": uniform(rng, (H, C), H), "l2.b": uniform(rng, C, H)}
+        cut = self.PRE * self.B
+        y = teacher_labels(rng, x, C)
+        self.pre = {"x": x[:cut], "y": y[:cut]}
+        # The checkpoints are written by prepare(), in the run's dtype.
+        return {"data.safetensors": {"x": x[cut:], "y": y[cut:]}}
+
+    def _steps(self, name, p, opt, data, first):
+        logs = []
+        for i, batch in enumerate(batches(data, self.B)):
+            lr = self.OPTIMIZERS[name][0] * cosine(first + i, self.TOTAL)
+            for g in opt.param_groups:
+                g["lr"] = lr
+            h = torch.tanh(batch["x"] @ p["l1.w"] + p["l1.b"])
+            loss = F.cross_entropy(h @ p["l2.w"] + p["l2.b"], batch["y"])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            logs.append({f"{name}_loss": loss.item(), f"{name}_lr": lr})
+        return logs
+
+    def _start(self, name, dt):
+        """Torch's first PRE steps with optimizer [name]."""
+        base, make_opt, _ = self.OPTIMIZERS[name]
+        p = leaves({k: torch.from_numpy(v.astype(dt)) for k, v in self.init.items()})
+        opt = make_opt(p.values(), base)
+        pre = {k: torch.from_numpy(v.astype(dt) if v.dtype.kind == "f" else v)
+               for k, v in self.pre.items()}
+        self._steps(name, p, opt, pre, 0)
+        return p, opt
+
+    def _checkpoint(self, name, p, opt, steps):
+        metadata = adamw_metadata if name == "adamw" else sgd_metadata
+        return (final(p, opt, self.OPTIMIZERS[name][2]),
+                metadata(opt, steps, opt.param_groups[0]["lr"]))
+
+    def prepare(self, folder, dt):
+        """Each optimizer's PRE steps, saved as ss's save(path, m, opt)
+        would."""
+        for name in self.OPTIMIZERS:
+            p, opt = self._start(name, dt)
+            tensors, meta = self._checkpoint(name, p, opt, self.PRE)
+            meta.update(format="shapescript", model=self.model)
+            safetensors_io.write(
+                os.path.join(folder, f"resume_{name}.safetensors"),
+                tensors, metadata=metadata_text(meta))
+
+    def train(self, folder, dt):
+        data = read(folder, "data.safetensors")
+        logs, finals = None, {}
+        for name in self.OPTIMIZERS:
+            p, opt = self._start(name, dt)
+            mine = self._steps(name, p, opt, data, self.PRE)
+            logs = mine if logs is None else [
+                dict(a, **b) for a, b in zip(logs, mine)]
+            finals[f"final_{name}.safetensors"] = self._checkpoint(
+                name, p, opt, self.TOTAL)
+        return logs, finals
+
+
+def metadata_text(meta):
+    """Metadata values as ss writes them: numbers exactly (repr), bools as
+    true/false, betas as [b1, b2]."""
+    def text(v):
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, list):
+            return "[" + ", ".join(repr(float(x)) for x in v) + "]"
+        return str(v) if isinstance(v, (int, str)) else repr(float(v))
+    return {k: text(v) for k, v in meta.items()}
+
+
+PROGRAMS = {"mlp": Mlp, "cnn": Cnn, "gpt": Gpt, "resume": Resume}
