@@ -1,0 +1,141 @@
+"""Torch rows of the elementwise, comparison and logic builtins."""
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from op_row import In, Row
+
+
+def away_from(points, margin=0.1):
+    """Uniform values in [-2, 2) at least [margin] from each kink."""
+    def draw(rng, shape):
+        v = rng.uniform(-2, 2, size=shape)
+        for p in points:
+            near = np.abs(v - p) < margin
+            v = np.where(near, v + np.sign(v - p + 1e-9) * 2 * margin, v)
+        return v
+    return draw
+
+
+def ints_as_floats(lo, hi):
+    """Integer values stored as floats: comparisons and maximum meet ties."""
+    return lambda rng, shape: rng.integers(lo, hi, size=shape).astype(float)
+
+
+def with_nonfinite(rng, shape):
+    v = rng.uniform(-2, 2, size=shape)
+    flat = v.reshape(-1)
+    flat[::3] = np.nan
+    flat[1::5] = np.inf
+    flat[2::7] = -np.inf
+    return v
+
+
+X = In("x", "A B")
+POS = In("x", "A B", lo=0.1, hi=3.0)
+KINKED = In("x", "A B", values=away_from([0.0]))
+
+UNARY = [
+    ("abs", "abs(x)", KINKED, torch.abs),
+    ("sign", "sign(x)", KINKED, torch.sign),
+    ("exp", "exp(x)", X, torch.exp),
+    ("log", "log(x)", POS, torch.log),
+    ("log1p", "log1p(x)", In("x", "A B", lo=-0.9, hi=3.0), torch.log1p),
+    ("sqrt", "sqrt(x)", POS, torch.sqrt),
+    ("rsqrt", "rsqrt(x)", POS, torch.rsqrt),
+    ("sin", "sin(x)", X, torch.sin),
+    ("cos", "cos(x)", X, torch.cos),
+    ("tanh", "tanh(x)", X, torch.tanh),
+    ("sigmoid", "sigmoid(x)", X, torch.sigmoid),
+    ("relu", "relu(x)", KINKED, torch.relu),
+    ("silu", "silu(x)", X, F.silu),
+    ("softplus", "softplus(x)", In("x", "A B", lo=-6, hi=6), F.softplus),
+    ("neg", "-x", X, torch.neg),
+    ("gelu", "gelu(x)", X, F.gelu),
+]
+
+ROWS = [Row(op, call, [inp], "A B", fn) for op, call, inp, fn in UNARY]
+ROWS += [
+    Row("gelu", 'gelu(x, approximate="tanh")', [X], "A B",
+        lambda x: F.gelu(x, approximate="tanh")),
+    Row("isnan", "isnan(x)", [In("x", "A B", values=with_nonfinite)], "A B",
+        torch.isnan, grad=False),
+    Row("isfinite", "isfinite(x)", [In("x", "A B", values=with_nonfinite)],
+        "A B", torch.isfinite, grad=False),
+]
+
+XY = [In("x", "A B"), In("y", "B")]  # broadcasting [A B] with [B]
+ROWS += [
+    Row("add", "x + y", XY, "A B", torch.add),
+    Row("sub", "x - y", XY, "A B", torch.sub),
+    Row("mul", "x * y", XY, "A B", torch.mul),
+    Row("div", "x / y", [In("x", "A B"), In("y", "B", lo=0.5, hi=2.0)],
+        "A B", torch.div),
+    Row("pow", "x ** y", [In("x", "A B", lo=0.2, hi=2.0), In("y", "B")],
+        "A B", torch.pow),
+    Row("pow", "x ** 3.0", [X], "A B", lambda x: x ** 3, label="x ** 3.0"),
+    Row("maximum", "maximum(x, y)", XY, "A B", torch.maximum),
+    Row("minimum", "minimum(x, y)", XY, "A B", torch.minimum),
+    Row("max", "max(x, y)", XY, "A B", torch.maximum),
+    Row("min", "min(x, y)", XY, "A B", torch.minimum),
+    Row("clip", "clip(x, -0.5, 0.7)", [In("x", "A B",
+        values=away_from([-0.5, 0.7], 0.05))], "A B",
+        lambda x: torch.clamp(x, -0.5, 0.7)),
+    # Floored division and remainder of floats, as Python's // and %.
+    Row("floordiv", "x // y", [In("x", "A B", lo=-5, hi=5),
+        In("y", "B", values=lambda r, s: r.choice([-1.5, 0.7, 2.0], s))],
+        "A B", lambda x, y: torch.div(x, y, rounding_mode="floor"),
+        grad=False),
+    Row("mod", "x % y", [In("x", "A B", lo=-5, hi=5),
+        In("y", "B", values=lambda r, s: r.choice([-1.5, 0.7, 2.0], s))],
+        "A B", torch.remainder),
+    Row("floordiv", "x // y", [In("x", "A B", "i64", -9, 9),
+        In("y", "B", "i64", values=lambda r, s: r.choice([-3, 2, 4], s))],
+        "A B", lambda x, y: torch.div(x, y, rounding_mode="floor"),
+        label="x // y i64"),
+    Row("mod", "x % y", [In("x", "A B", "i64", -9, 9),
+        In("y", "B", "i64", values=lambda r, s: r.choice([-3, 2, 4], s))],
+        "A B", torch.remainder, label="x % y i64"),
+    # Dtype promotion (language.md: torch.result_type).
+    Row("add", "x + y", [In("x", "A B", "i32", -5, 5),
+        In("y", "B", "i64", -5, 5)], "A B", torch.add, label="i32 + i64"),
+    Row("div", "x / y", [In("x", "A B", "i64", -5, 5),
+        In("y", "B", "i64", 1, 4)], "A B", torch.div, label="i64 / i64",
+        dtypes=("f32",)),
+    Row("mul", "x * 0.5", [In("x", "A B", "i64", -5, 5)], "A B",
+        lambda x: (x * 0.5).float(), label="i64 * host float",
+        dtypes=("f32",)),
+]
+
+TIES = [In("x", "A B", values=ints_as_floats(-2, 3)),
+        In("y", "B", values=ints_as_floats(-2, 3))]
+for op, sym, fn in [("eq", "==", torch.eq), ("ne", "!=", torch.ne),
+                    ("lt", "<", torch.lt), ("le", "<=", torch.le),
+                    ("gt", ">", torch.gt), ("ge", ">=", torch.ge)]:
+    ROWS.append(Row(op, f"x {sym} y", TIES, "A B", fn, grad=False))
+    ROWS.append(Row(op, f"x {sym} y", [In("x", "A B", "i64", -2, 3),
+                    In("y", "B", "i64", -2, 3)], "A B", fn, grad=False,
+                    label=f"x {sym} y i64", dtypes=("f64",)))
+
+PQ = [In("p", "A B", "bool"), In("q", "B", "bool")]
+ROWS += [
+    Row("logical_and", "p and q", PQ, "A B", torch.logical_and, grad=False,
+        dtypes=("f64",)),
+    Row("logical_or", "p or q", PQ, "A B", torch.logical_or, grad=False,
+        dtypes=("f64",)),
+    Row("logical_not", "not p", PQ[:1], "A B", torch.logical_not,
+        grad=False, dtypes=("f64",)),
+    Row("where", "where(c, x, y)", [In("c", "A B", "bool"), *XY], "A B",
+        torch.where),
+    Row("where", "where(x > 0.0, x, 0.0)", [X], "A B",
+        lambda x: torch.where(x > 0, x, torch.zeros((), dtype=x.dtype)),
+        label="where(x > 0.0, x, 0.0)"),
+    Row("masked_fill", "masked_fill(x, c, -1.5)",
+        [X, In("c", "B", "bool")], "A B",
+        lambda x, c: x.masked_fill(c, -1.5)),
+    Row("masked_fill", "masked_fill(x, c, -inf)",
+        [X, In("c", "A B", "bool")], "A B",
+        lambda x, c: x.masked_fill(c, float("-inf")),
+        label="masked_fill -inf", grad=False),
+]

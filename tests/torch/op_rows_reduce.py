@@ -1,0 +1,97 @@
+"""Torch rows of the reductions and the ops along an axis."""
+
+import numpy as np
+import torch
+
+from op_row import In, Row
+
+
+def distinct(rng, shape):
+    """A shuffle of distinct values 0.1 apart: no ties for max, sort, topk,
+    argmax (a tie's index would be the implementation's choice)."""
+    n = int(np.prod(shape))
+    return (rng.permutation(n) * 0.1 - 0.05 * n).reshape(shape)
+
+
+X = In("x", "A B C")
+D = In("x", "A B C", values=distinct)
+ROWS = []
+for op, fn in [("sum", torch.sum), ("mean", torch.mean)]:
+    ROWS += [
+        Row(op, f"{op}(x)", [X], "", fn),
+        Row(op, f"{op}(x, over=B)", [X], "A C", lambda x, fn=fn: fn(x, 1)),
+        Row(op, f"{op}(x, over=(A, C))", [X], "B",
+            lambda x, fn=fn: fn(x, (0, 2))),
+        Row(op, f"{op}(x, over=-1)", [X], "A B",
+            lambda x, fn=fn: fn(x, -1)),
+    ]
+ROWS += [
+    Row("sum", "sum(c)", [In("c", "A B", "bool")], "",
+        lambda c: c.sum(), grad=False, dtypes=("f64",)),
+    Row("mean", "mean(c)", [In("c", "A B", "bool")], "",
+        lambda c: c.float().mean(), grad=False, dtypes=("f32",)),
+    Row("sum", "sum(k, over=B)", [In("k", "A B", "i64", -5, 5)], "A",
+        lambda k: k.sum(1), grad=False, dtypes=("f64",)),
+    Row("max", "max(x, over=B)", [D], "A C", lambda x: x.amax(1)),
+    Row("min", "min(x, over=(A, C))", [D], "B", lambda x: x.amin((0, 2))),
+    Row("max", "max(x)", [D], "", torch.max),
+    Row("prod", "prod(x, over=C)", [In("x", "A B C", lo=0.5, hi=1.5)],
+        "A B", lambda x: x.prod(2)),
+    Row("prod", "prod(x)", [In("x", "A B", lo=0.5, hi=1.5)], "", torch.prod),
+    Row("std", "std(x, over=B)", [X], "A C", lambda x: x.std(1)),
+    Row("std", "std(x)", [X], "", torch.std),
+    Row("var", "var(x, over=(A, B))", [X], "C", lambda x: x.var((0, 1))),
+    Row("var", "var(x)", [X], "", torch.var),
+    Row("logsumexp", "logsumexp(x, over=C)", [In("x", "A B C", lo=-30,
+        hi=30)], "A B", lambda x: x.logsumexp(2)),
+    Row("logsumexp", "logsumexp(x)", [X], "", lambda x: x.logsumexp((0, 1,
+        2))),
+    Row("norm", "norm(x, over=B)", [X], "A C",
+        lambda x: torch.linalg.vector_norm(x, dim=1)),
+    Row("norm", "norm(x)", [X], "", lambda x: torch.linalg.vector_norm(x)),
+    Row("argmax", "argmax(x, over=B)", [D], "A C", lambda x: x.argmax(1),
+        grad=False),
+    Row("argmin", "argmin(x, over=C)", [D], "A B", lambda x: x.argmin(2),
+        grad=False),
+    Row("any", "any(c, over=B)", [In("c", "A B", "bool")], "A",
+        lambda c: c.any(1), grad=False, dtypes=("f64",)),
+    Row("all", "all(c, over=A)", [In("c", "A B", "bool",
+        values=lambda r, s: r.uniform(size=s) < 0.8)], "B",
+        lambda c: c.all(0), grad=False, dtypes=("f64",)),
+    Row("any", "any(c)", [In("c", "A B", "bool")], "", torch.any,
+        grad=False, dtypes=("f64",)),
+    Row("reduce", "reduce(x, over=B)", [X], "A C", lambda x: x.sum(1)),
+    Row("reduce", 'reduce(x, over=B, with=max)', [D], "A C",
+        lambda x: x.amax(1)),
+    Row("reduce", 'reduce(x, over=(A, C), with=min)', [D], "B",
+        lambda x: x.amin((0, 2))),
+    Row("reduce", 'reduce(x, over=C, with=prod)', [In("x", "A B C",
+        lo=0.5, hi=1.5)], "A B", lambda x: x.prod(2)),
+    Row("reduce", 'reduce(x, over=A, with=mean)', [X], "B C",
+        lambda x: x.mean(0)),
+]
+
+# Along an axis.
+ROWS += [
+    Row("softmax", "softmax(x, over=B)", [X], "A B C",
+        lambda x: torch.softmax(x, 1)),
+    Row("softmax", "softmax(x, over=C)", [In("x", "A B C", lo=-40, hi=40)],
+        "A B C", lambda x: torch.softmax(x, 2), label="softmax large logits"),
+    Row("log_softmax", "log_softmax(x, over=C)", [X], "A B C",
+        lambda x: torch.log_softmax(x, 2)),
+    Row("log_softmax", "log_softmax(x, over=A)", [In("x", "A B C", lo=-40,
+        hi=40)], "A B C", lambda x: torch.log_softmax(x, 0),
+        label="log_softmax large logits"),
+    Row("cumsum", "cumsum(x, over=B)", [X], "A B C",
+        lambda x: torch.cumsum(x, 1)),
+    Row("sort", "sort(x, over=C)", [D], ["A B C", "A B C"],
+        lambda x: tuple(torch.sort(x, 2))),
+    Row("topk", "topk(x, 2, over=B)", [D], ["A 2 C", "A 2 C"],
+        lambda x: tuple(torch.topk(x, 2, 1))),
+    Row("gather", "gather(x, idx, over=B)",
+        [In("x", "A B"), In("idx", "A C", "i64", 0, 4)], "A C",
+        lambda x, idx: torch.gather(x, 1, idx)),
+    Row("scatter", "scatter(x, idx, v, over=B)",
+        [In("x", "A B"), In("idx", "A 1", "i64", 0, 4), In("v", "A 1")],
+        "A B", lambda x, idx, v: torch.scatter(x, 1, idx, v)),
+]
