@@ -139,3 +139,38 @@ ROWS += [
         lambda x, c: x.masked_fill(c, float("-inf")),
         label="masked_fill -inf", grad=False),
 ]
+
+# Where the derivative has a kink or a tie, torch's choice is the contract:
+# relu'(0) = 0, abs'(0) = 0, clamp passes the gradient at a bound, maximum
+# and minimum split it half and half at a tie.
+ROWS += [
+    Row("relu", "relu(x)", [In("x", "A B", values=ints_as_floats(-1, 2))],
+        "A B", torch.relu, label="relu at 0"),
+    Row("abs", "abs(x)", [In("x", "A B", values=ints_as_floats(-1, 2))],
+        "A B", torch.abs, label="abs at 0"),
+    Row("clip", "clip(x, -1.0, 1.0)", [In("x", "A B",
+        values=ints_as_floats(-2, 3))], "A B",
+        lambda x: torch.clamp(x, -1.0, 1.0), label="clip at its bounds"),
+    Row("clip", "clip(x, lo, hi)", [X, In("lo", "B", lo=-1.5, hi=-0.2),
+        In("hi", "B", lo=0.2, hi=1.5)], "A B", torch.clamp,
+        label="clip by tensors"),
+    Row("maximum", "maximum(x, y)", TIES, "A B", torch.maximum,
+        label="maximum ties"),
+    Row("minimum", "minimum(x, y)", TIES, "A B", torch.minimum,
+        label="minimum ties"),
+    Row("pow", "x ** 2.0", [X], "A B", lambda x: x ** 2, label="x ** 2.0"),
+    Row("sqrt", "sqrt(x)", [In("x", "A B", lo=1e-6, hi=1e-3)], "A B",
+        torch.sqrt, label="sqrt small"),
+    Row("exp", "exp(x)", [In("x", "A B", lo=-80, hi=80)], "A B", torch.exp,
+        label="exp wide range"),
+    # Conversions to the 16-bit floats round to nearest even, as torch's.
+    Row("to", "to(to(x, bf16), f64)", [In("x", "A B", lo=-300, hi=300)],
+        "A B", lambda x: x.bfloat16().double(), grad=False,
+        label="to bf16 rounds", dtypes=("f64",)),
+    Row("to", "to(to(x, f16), f64)", [In("x", "A B", lo=-300, hi=300)],
+        "A B", lambda x: x.half().double(), grad=False,
+        label="to f16 rounds", dtypes=("f64",)),
+    Row("to", "to(to(x, f16), f32)", [In("x", "A B", lo=-1e-4, hi=1e-4)],
+        "A B", lambda x: x.half().float(), grad=False,
+        label="to f16 subnormals", dtypes=("f32",)),
+]

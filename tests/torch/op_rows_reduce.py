@@ -95,3 +95,32 @@ ROWS += [
         [In("x", "A B"), In("idx", "A 1", "i64", 0, 4), In("v", "A 1")],
         "A B", lambda x, idx, v: torch.scatter(x, 1, idx, v)),
 ]
+
+# Ties and masks: torch's amax/amin split the gradient evenly among tied
+# maxima; a softmax over a row with -inf entries (a causal mask) gives them
+# 0 and no NaN.
+TIED = In("x", "A B C", values=lambda r, s: r.integers(0, 3, s).astype(float))
+ROWS += [
+    Row("max", "max(x, over=B)", [TIED], "A C", lambda x: x.amax(1),
+        label="max ties"),
+    Row("min", "min(x)", [TIED], "", lambda x: x.amin(), label="min ties"),
+    Row("reduce", "reduce(x, over=C, with=max)", [TIED], "A B",
+        lambda x: x.amax(2), label="reduce max ties"),
+    Row("argmax", "argmax(x)", [D], "", torch.argmax, grad=False,
+        label="argmax all axes"),
+    Row("mean", "mean(k)", [In("k", "A B", "i64", -5, 5)], "",
+        lambda k: k.float().mean(), grad=False, dtypes=("f32",),
+        label="mean of ints"),
+    Row("softmax", "softmax(masked_fill(x, c, -inf), over=B)",
+        [In("x", "A B"), In("c", "A B", "bool", values=lambda r, s:
+                            np.tril(np.ones(s, bool), -1))], "A B",
+        lambda x, c: torch.softmax(x.masked_fill(c, float("-inf")), 1),
+        label="softmax masked"),
+    Row("logsumexp", "logsumexp(masked_fill(x, c, -inf), over=B)",
+        [In("x", "A B"), In("c", "A B", "bool", values=lambda r, s:
+                            np.tril(np.ones(s, bool), -1))], "A",
+        lambda x, c: x.masked_fill(c, float("-inf")).logsumexp(1),
+        label="logsumexp masked"),
+    Row("cumsum", "cumsum(x, over=A)", [X], "A B C",
+        lambda x: torch.cumsum(x, 0), label="cumsum over A"),
+]

@@ -1,5 +1,6 @@
 """Torch rows of matmul, einsum, the pattern and shape ops, and the makers."""
 
+import numpy as np
 import torch
 
 from op_row import In, Row
@@ -107,4 +108,17 @@ ROWS += [
     Row("causal", "causal(A, B)", [], "A B",
         lambda: torch.tril(torch.ones(3, 4, dtype=torch.bool)), grad=False,
         dtypes=("f64",)),
+]
+
+ROWS += [
+    Row("take", "take(x, -1, over=B)", [X], "A", lambda x: x[:, -1],
+        label="take -1"),
+    Row("take", "x[1]", [X], "B", lambda x: x[1], label="x[1]"),
+    Row("take", "x[1:3]", [X], "2 B", lambda x: x[1:3], label="x[1:3]"),
+    Row("pad", "pad(x, over=A, to=5)", [X], "5 B",
+        lambda x: torch.nn.functional.pad(x, (0, 0, 0, 2)), label="pad A"),
+    Row("put", "put(x, i, v, over=B)", [X, In("i", "2", "i64",
+        values=lambda r, s: np.array([3, 0])), In("v", "A 2")], "A B",
+        lambda x, i, v: x.index_put((torch.arange(3)[:, None], i), v),
+        label="put index tensor"),
 ]
