@@ -141,3 +141,17 @@ def other_rows():
 
 ROWS = (layer_norm_rows() + batch_norm_rows() + cross_entropy_rows() +
         conv_rows() + other_rows())
+
+# i32 labels, ids and indices (torch takes int64: converted for it).
+ROWS += [
+    Row("cross_entropy", "cross_entropy(z, y)",
+        [In("z", "A C", lo=-3, hi=3), In("y", "A", "i32", 0, 5)], "",
+        lambda z, y: F.cross_entropy(z, y.long()),
+        label="cross_entropy i32 labels"),
+    Row("embedding", "embedding(t, ids)",
+        [In("t", "D B"), In("ids", "A", "i32", 0, 6)], "A B",
+        lambda t, ids: F.embedding(ids.long(), t), label="embedding i32"),
+    Row("gather", "gather(x, idx, over=B)",
+        [In("x", "A B"), In("idx", "A C", "i32", 0, 4)], "A C",
+        lambda x, idx: torch.gather(x, 1, idx.long()), label="gather i32"),
+]

@@ -124,3 +124,17 @@ ROWS += [
     Row("cumsum", "cumsum(x, over=A)", [X], "A B C",
         lambda x: torch.cumsum(x, 0), label="cumsum over A"),
 ]
+
+# Zeros: prod's gradient is the product of the others (not prod / x), and
+# a zero vector's norm has gradient 0 (torch masks 0/0).
+WITH_ZEROS = In("x", "A B C", values=lambda r, s: np.where(
+    r.uniform(size=s) < 0.25, 0.0, r.uniform(0.5, 1.5, s)))
+ROWS += [
+    Row("prod", "prod(x, over=C)", [WITH_ZEROS], "A B",
+        lambda x: x.prod(2), label="prod with zeros"),
+    Row("norm", "norm(x, over=C)", [In("x", "A B C", values=lambda r, s:
+        np.where(np.arange(s[0])[:, None, None] == 1, 0.0,
+                 r.uniform(-1, 1, s)))], "A B",
+        lambda x: torch.linalg.vector_norm(x, dim=2),
+        label="norm of a zero vector"),
+]

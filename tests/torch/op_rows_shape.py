@@ -122,3 +122,21 @@ ROWS += [
         lambda x, i, v: x.index_put((torch.arange(3)[:, None], i), v),
         label="put index tensor"),
 ]
+
+ROWS += [
+    Row("matmul", "x @ y", [In("x", "B"), In("y", "B")], "", torch.matmul,
+        label="[B] @ [B]"),
+    Row("matmul", "x @ y", [In("x", "B"), In("y", "B C")], "C",
+        torch.matmul, label="[B] @ [B C]"),
+    Row("einsum", "einsum(x, a b -> b)", [X], "B",
+        lambda x: torch.einsum("ab->b", x), label="einsum sum of one"),
+    Row("rearrange", "rearrange(x, a b -> a 1 b)", [X], "A 1 B",
+        lambda x: x[:, None], label="rearrange literal 1"),
+    Row("split", "split(x, (2 a) b -> a b)", [In("x", "(2 A) B")],
+        ["A B", "A B"], lambda x: tuple(x.reshape(2, 3, 4).unbind(0)),
+        label="split leading"),
+    Row("roll", "roll(x, 6, over=B)", [X], "A B",
+        lambda x: torch.roll(x, 6, 1), label="roll past the size"),
+    Row("pad", "pad(x, over=B, to=4)", [X], "A 4", lambda x: x * 1,
+        label="pad to its own size"),
+]
