@@ -12,7 +12,8 @@ A row becomes one .ss program run by `ss run`, the path users run:
   that cotangent;
 - everything goes out through a jsonl sink (format_number writes the
   shortest text that round-trips a double, so f64 values come back exact),
-  and `typeof` of each output goes to stdout, so the dtype is compared too.
+  and `typeof` of each output and gradient goes to stdout, so dtypes are
+  compared too (a gradient has its param's dtype, as in torch).
 The driver (op_table.py) computes the same with torch in float64 and
 compares.
 """
@@ -190,8 +191,13 @@ def program(row, dtype, torch_outs):
         for name in grad_names(row):
             fields.append(f"g_{name.replace('.', '__')}=grads.{name}")
     lines.append(f'    jsonl("out.jsonl").write(logs({", ".join(fields)}))')
+    # One line per value: its jsonl name, then its type.
     for k in range(len(row.outs)):
-        lines.append(f"    print(typeof(y{k}))")
+        lines.append(f'    print("y{k}", typeof(y{k}))')
+    if cots:
+        for name in grad_names(row):
+            key = "g_" + name.replace(".", "__")
+            lines.append(f'    print("{key}", typeof(grads.{name}))')
     return "\n".join(lines) + "\n"
 
 

@@ -174,3 +174,32 @@ ROWS += [
         "A B", lambda x: x.half().float(), grad=False,
         label="to f16 subnormals", dtypes=("f32",)),
 ]
+
+# Integer operands: results and dtypes as torch's (torch.result_type and
+# its reductions' promotions: an i32 sum, prod or cumsum is i64 in torch).
+K = In("k", "A B", "i64", -5, 6)
+K32 = In("k", "A B", "i32", -5, 6)
+ROWS += [Row(op, call, [inp], out, fn, grad=False, dtypes=("f32",),
+             label=f"{call} {inp.kind}") for op, call, inp, out, fn in [
+    ("abs", "abs(k)", K, "A B", torch.abs),
+    ("neg", "-k", K32, "A B", torch.neg),
+    ("sign", "sign(k)", K, "A B", torch.sign),
+    ("exp", "exp(k)", K, "A B", torch.exp),
+    ("sqrt", "sqrt(abs(k))", K32, "A B", lambda k: torch.sqrt(k.abs())),
+    ("pow", "k ** 2", K, "A B", lambda k: k ** 2),
+    ("div", "k / 2", K, "A B", lambda k: k / 2),
+    ("floordiv", "k // 2", K32, "A B", lambda k: torch.div(
+        k, 2, rounding_mode="floor")),
+    ("mod", "k % 3", K, "A B", lambda k: torch.remainder(k, 3)),
+    ("maximum", "maximum(k, 0)", K32, "A B",
+     lambda k: torch.maximum(k, torch.zeros((), dtype=k.dtype))),
+    ("sum", "sum(k)", K32, "", torch.sum),
+    ("sum", "sum(k, over=A)", K32, "B", lambda k: k.sum(0)),
+    ("prod", "prod(k, over=B)", K32, "A", lambda k: k.prod(1)),
+    ("cumsum", "cumsum(k, over=B)", K32, "A B", lambda k: k.cumsum(1)),
+    ("max", "max(k, over=B)", K32, "A", lambda k: k.amax(1)),
+    ("mean", "mean(k, over=B)", K32, "A", lambda k: k.float().mean(1)),
+    ("clip", "clip(k, -2, 3)", K, "A B", lambda k: k.clamp(-2, 3)),
+    ("where", "where(k > 0, k, 0)", K32, "A B",
+     lambda k: torch.where(k > 0, k, torch.zeros((), dtype=k.dtype))),
+]]

@@ -129,7 +129,9 @@ def run_row(ss, row, dtype):
     ran = run_ss(ss, src, arrays)
     if isinstance(ran, str):
         return [ran]
-    got, types = ran[0][0], ran[1].split("\n")
+    got = ran[0][0]
+    types = dict(line.split(" ", 1) for line in ran[1].splitlines()
+                 if " " in line)
     rtol = row.tol.get(dtype, RTOL[dtype])
     errs = []
 
@@ -138,16 +140,20 @@ def run_row(ss, row, dtype):
         if e:
             errs.append(e)
 
-    for k, t in enumerate(outs):
-        found = dtype_of(types[k]) if k < len(types) else "?"
-        want = row.out_dtype or expected_dtype(t, dtype)
+    def check_dtype(key, want):
+        found = dtype_of(types.get(key, "?"))
         if found != want:
-            errs.append(f"y{k}: dtype {found}, torch gives {want}")
+            errs.append(f"{key}: dtype {found}, expected {want}")
+
+    for k, t in enumerate(outs):
+        check_dtype(f"y{k}", row.out_dtype or expected_dtype(t, dtype))
         check(f"y{k}", got[f"y{k}"], t)
     for name, t in extras.items():
         check(name, got[f"x_{name}"], t)
     for name, t in grads.items():
-        check(f"grad {name}", got[f"g_{name.replace('.', '__')}"], t)
+        key = "g_" + name.replace(".", "__")
+        check_dtype(key, dtype)  # the param's dtype
+        check(f"grad {name}", got[key], t)
     return errs
 
 
