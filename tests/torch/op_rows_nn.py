@@ -155,3 +155,20 @@ ROWS += [
         [In("x", "A B"), In("idx", "A C", "i32", 0, 4)], "A C",
         lambda x, idx: torch.gather(x, 1, idx.long()), label="gather i32"),
 ]
+
+ROWS += [
+    Row("layer_norm", "layer_norm(x, over=A)", [In("x", "A B")], "A B",
+        lambda x: F.layer_norm(x.T, (3,)).T, label="layer_norm over A"),
+    # A window of equal values (relu's zeros before a pool): torch gives
+    # the whole gradient to the first of them.
+    Row("max_pool2d", "max_pool2d(relu(x), 2)", [In("x", "E A H W",
+        values=lambda r, s: r.integers(-2, 2, s).astype(float))], "E A 3 2",
+        lambda x: F.max_pool2d(torch.relu(x), 2), dims={"H": 6, "W": 4},
+        label="max_pool2d ties"),
+    Row("max_pool2d", "max_pool2d(x, 2)", [In("x", "E A H W",
+        values=distinct)], "E A 3 2", lambda x: F.max_pool2d(x, 2),
+        dims={"H": 7, "W": 5}, label="max_pool2d odd sizes"),
+    Row("avg_pool2d", "avg_pool2d(x, 3)", [In("x", "E A H W")], "E A 2 1",
+        lambda x: F.avg_pool2d(x, 3), dims={"H": 7, "W": 5},
+        label="avg_pool2d 3 odd sizes"),
+]

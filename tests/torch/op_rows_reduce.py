@@ -138,3 +138,11 @@ ROWS += [
         lambda x: torch.linalg.vector_norm(x, dim=2),
         label="norm of a zero vector"),
 ]
+
+# torch.argmax and argmin return the first of tied extremes (documented).
+ROWS += [
+    Row("argmax", "argmax(x, over=B)", [TIED], "A C", lambda x: x.argmax(1),
+        grad=False, label="argmax ties"),
+    Row("argmin", "argmin(x, over=C)", [TIED], "A B", lambda x: x.argmin(2),
+        grad=False, label="argmin ties"),
+]
