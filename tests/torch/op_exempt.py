@@ -89,7 +89,8 @@ REASONS = {
     "write": Reason("harness", "every row writes its record with it",
                     "tests/torch/op_row.py"),
     "stdout": Reason("elsewhere", "a sink", "interp/tests/eval_test.cpp"),
-    "csv": Reason("elsewhere", "a sink", "interp/tests/data_programs_test.cpp"),
+    "csv": Reason("elsewhere", "a sink",
+                  "interp/tests/data_programs_test.cpp"),
     "tee": Reason("neither", "a sink of sinks, and no test writes through "
                   "one yet", "ops/defs/output.cpp"),
     "mean_logs": Reason("elsewhere", "averages Logs over batches",

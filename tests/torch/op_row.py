@@ -64,7 +64,8 @@ class Row:
     """ops: the builtins the row covers (the coverage test reads them).
     call: the ShapeScript expression over the inputs' names.
     outs: each output's axes (a tuple call has several); "" is 0-d.
-    torch: fn(*inputs), in the order of ins, -> a tensor or a tuple of them, in float64.
+    torch: fn(*inputs), the inputs in the order of ins, in float64 (a
+    sub-model as {field: tensor}) -> a tensor or a tuple of them.
     grad: whether the float outputs get cotangents (the VJP is compared).
     extra: {name: ShapeScript expression} read after the call (a model's
     buffers); torch_extra(*inputs) gives their torch values.

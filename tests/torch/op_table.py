@@ -51,8 +51,10 @@ import op_rows  # noqa: E402
 torch.set_num_threads(1)
 RTOL = {"f64": 1e-10, "f32": 1e-5}
 NP = {"f64": np.float64, "f32": np.float32}
-DTYPE_NAMES = {torch.float64: None, torch.float32: "f32", torch.int64: "i64", torch.int32: "i32",
-               torch.bool: "bool"}
+# torch's result dtype as ShapeScript names it; float64 is the pass's float
+# (torch computes every pass in float64).
+DTYPE_NAMES = {torch.float64: None, torch.float32: "f32", torch.int64: "i64",
+               torch.int32: "i32", torch.bool: "bool"}
 
 
 def draw_inputs(row, dtype, rng):
@@ -71,9 +73,10 @@ def draw_inputs(row, dtype, rng):
 
 
 def torch_inputs(row, arrays):
-    """The torch arguments, in the row's order: float64 tensors (leaves with requires_grad for the
-    params), sub-models as {field: tensor}; and the leaves by grad name."""
-    kw, leaves = [], {}
+    """The torch arguments, in the row's order: float64 tensors (leaves
+    with requires_grad for the params), sub-models as {field: tensor}; and
+    the leaves by grad name."""
+    args, leaves = [], {}
 
     def leaf(name, a, grad):
         t = torch.from_numpy(np.array(a))
@@ -85,11 +88,11 @@ def torch_inputs(row, arrays):
 
     for i in row.ins:
         if i.model:
-            kw.append({f: leaf(f"{i.name}.{f}", arrays[f"{i.name}.{f}"], p)
+            args.append({f: leaf(f"{i.name}.{f}", arrays[f"{i.name}.{f}"], p)
                        for f, _, p in model_fields(i)})
         else:
-            kw.append(leaf(i.name, arrays[i.name], i.grad))
-    return kw, leaves
+            args.append(leaf(i.name, arrays[i.name], i.grad))
+    return args, leaves
 
 
 def as_tuple(v):
@@ -105,8 +108,8 @@ def run_row(ss, row, dtype):
     """Runs [row] in the float pass [dtype]; a list of failure messages."""
     rng = np.random.default_rng(row.seed())
     arrays = draw_inputs(row, dtype, rng)
-    kw, leaves = torch_inputs(row, arrays)
-    outs = as_tuple(row.torch(*kw))
+    args, leaves = torch_inputs(row, arrays)
+    outs = as_tuple(row.torch(*args))
     if len(outs) != len(row.outs):
         return [f"the row has {len(row.outs)} outs, torch gives {len(outs)}"]
     cots = {}
@@ -122,7 +125,7 @@ def run_row(ss, row, dtype):
                                  allow_unused=True)
         for (name, t), gr in zip(leaves.items(), gs):
             grads[name] = torch.zeros_like(t) if gr is None else gr
-    extras = row.torch_extra(*kw) if row.torch_extra else {}
+    extras = row.torch_extra(*args) if row.torch_extra else {}
     arrays.update(cots)
     arrays["unused"] = np.array(0.0)
     src = program(row, dtype, outs)
