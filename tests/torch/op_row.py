@@ -27,12 +27,15 @@ import numpy as np
 # or transposed axis changes the shape and cannot pass.
 DIMS = {"A": 3, "B": 4, "C": 5, "D": 6, "E": 2}
 
-_INT_DTYPES = {"i64": np.int64, "i32": np.int32, "bool": np.bool_}
+_DTYPES = {"f64": np.float64, "f32": np.float32, "i64": np.int64,
+           "i32": np.int32, "bool": np.bool_}
+FLOATS = ("f", "f32", "f64")
 
 
 class In:
-    """An input of a row. kind: "f" (the pass's float dtype), "i64", "i32"
-    or "bool". Floats are drawn uniformly from [lo, hi), ints from
+    """An input of a row. kind: "f" (the pass's float dtype), "f32" or
+    "f64" (that one in either pass: mixed-dtype rows), "i64", "i32" or
+    "bool". Floats are drawn uniformly from [lo, hi), ints from
     [lo, hi) too. values(rng, shape) overrides the draw (distinct values,
     NaNs, ties)."""
 
@@ -40,7 +43,7 @@ class In:
                  values=None, model=None):
         self.name, self.axes, self.kind = name, axes, kind
         self.lo, self.hi, self.values = lo, hi, values
-        self.grad = grad and kind == "f"
+        self.grad = grad and kind in FLOATS
         # A stdlib sub-model type (`LayerNorm[B]`): the input is `m.<name>`
         # and the row's tensors are its fields, named "<name>.<field>".
         self.model = model
@@ -49,7 +52,7 @@ class In:
         shape = shape_of(self.axes, dims)
         if self.values is not None:
             a = np.asarray(self.values(rng, shape))
-        elif self.kind == "f":
+        elif self.kind in FLOATS:
             a = rng.uniform(self.lo, self.hi, size=shape)
         elif self.kind == "bool":
             a = rng.integers(0, 2, size=shape).astype(np.bool_)
@@ -57,7 +60,11 @@ class In:
             a = rng.integers(int(self.lo), int(self.hi), size=shape)
         if self.kind == "f":
             return a.astype(float_dtype)
-        return a.astype(_INT_DTYPES[self.kind])
+        return a.astype(_DTYPES[self.kind])
+
+    def dtype(self, pass_dtype):
+        """The input's ShapeScript dtype in the float pass [pass_dtype]."""
+        return pass_dtype if self.kind == "f" else self.kind
 
 
 class Row:
@@ -159,7 +166,7 @@ def program(row, dtype, torch_outs):
         if i.model:
             lines.append(f"    {i.name}: {i.model}")
             continue
-        t = dtype if i.kind == "f" else i.kind
+        t = i.dtype(dtype)
         buf = "" if i.grad else "buffer "
         lines.append(f"    {buf}{i.name}: [{i.axes}] {t} = zeros()")
     cots = float_outputs(row, torch_outs) if row.grad and params else []

@@ -203,3 +203,23 @@ ROWS += [Row(op, call, [inp], out, fn, grad=False, dtypes=("f32",),
     ("where", "where(k > 0, k, 0)", K32, "A B",
      lambda k: torch.where(k > 0, k, torch.zeros((), dtype=k.dtype))),
 ]]
+
+# Mixed float dtypes promote as torch.result_type: f32 with f64 is f64.
+X32, Y64 = In("x", "A B", "f32"), In("y", "B", "f64")
+ROWS += [
+    Row("add", "x + y", [X32, Y64], "A B", torch.add, label="f32 + f64",
+        dtypes=("f64",)),
+    Row("mul", "x * y", [X32, Y64], "A B", torch.mul, label="f32 * f64",
+        dtypes=("f64",)),
+    Row("where", "where(c, x, y)", [In("c", "A B", "bool"), X32, Y64],
+        "A B", torch.where, label="where f32 f64", dtypes=("f64",)),
+    Row("maximum", "maximum(x, y)", [X32, Y64], "A B", torch.maximum,
+        label="maximum f32 f64", dtypes=("f64",)),
+    Row("to", "to(x, bool)", [In("x", "A B", values=ints_as_floats(-1, 2))],
+        "A B", lambda x: x.bool(), grad=False, label="to(x, bool)"),
+    Row("to", "to(c, f32)", [In("c", "A B", "bool")], "A B",
+        lambda c: c.float(), grad=False, label="to(c, f32)",
+        dtypes=("f32",)),
+    Row("gelu", 'gelu(x, approximate="none")', [X], "A B", F.gelu,
+        label='gelu approximate="none"'),
+]
