@@ -146,3 +146,17 @@ ROWS += [
     Row("argmin", "argmin(x, over=C)", [TIED], "A B", lambda x: x.argmin(2),
         grad=False, label="argmin ties"),
 ]
+
+# Long f32 reductions held to the table's 1e-5: a sequential f32 sum of
+# 65536 values in [0, 1) errs by 1e-6 to 1e-5 (numpy's cumsum, measured),
+# torch's pairwise sum by 1e-7, so these catch an accumulation as plain as
+# the sequential one or worse. (About a second each.)
+BIG = {"B": 65536}
+ROWS += [
+    Row("sum", "sum(x, over=B)", [In("x", "A B", lo=0, hi=1)], "A",
+        lambda x: x.sum(1), dims=BIG, label="sum of 65536 f32",
+        dtypes=("f32",)),
+    Row("layer_norm", "layer_norm(x, over=B)", [In("x", "A B", lo=0, hi=1)],
+        "A B", lambda x: torch.nn.functional.layer_norm(x, (65536,)),
+        dims=BIG, label="layer_norm of 65536 f32", dtypes=("f32",)),
+]
