@@ -223,3 +223,18 @@ ROWS += [
     Row("gelu", 'gelu(x, approximate="none")', [X], "A B", F.gelu,
         label='gelu approximate="none"'),
 ]
+
+# Broadcasting's VJP: literal 1 axes on both sides, a 0-d operand, an input
+# used twice (its gradients add).
+ROWS += [
+    Row("add", "x + y", [In("x", "A 1"), In("y", "1 B")], "A B", torch.add,
+        label="[A 1] + [1 B]"),
+    Row("div", "x / s", [X, In("s", "", lo=0.5, hi=2.0)], "A B", torch.div,
+        label="x / 0-d"),
+    Row("mul", "x * x + sin(x)", [X], "A B", lambda x: x * x + torch.sin(x),
+        label="x used three times"),
+    Row("pow", "x ** 0.5", [POS], "A B", torch.sqrt, label="x ** 0.5"),
+    Row("where", "where(c, x, 0.5)", [In("c", "B", "bool"), X], "A B",
+        lambda c, x: torch.where(c, x, torch.tensor(0.5, dtype=x.dtype)),
+        label="where broadcast condition"),
+]

@@ -1,6 +1,7 @@
 """Torch rows of the nn builtins (library.md's "nn" group and the stdlib
 models' ops)."""
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -9,7 +10,6 @@ from op_rows_reduce import distinct
 
 X = In("x", "A B")
 LN = In("ln", "", model="LayerNorm[B]")
-LN2 = In("ln", "", model="LayerNorm[B C]")
 
 
 def layer_norm_rows():
@@ -171,4 +171,26 @@ ROWS += [
     Row("avg_pool2d", "avg_pool2d(x, 3)", [In("x", "E A H W")], "E A 2 1",
         lambda x: F.avg_pool2d(x, 3), dims={"H": 7, "W": 5},
         label="avg_pool2d 3 odd sizes"),
+]
+
+# Masked logits (a vocabulary mask, causal attention): -inf entries get 0
+# probability and no NaN, in the value or the gradient.
+UPPER = In("c", "A C", "bool", values=lambda r, s: np.triu(
+    np.ones(s, bool), 2))
+ROWS += [
+    Row("cross_entropy", "cross_entropy(masked_fill(z, c, -inf), y)",
+        [In("z", "A C"), UPPER, In("y", "A", "i64", values=lambda r, s:
+                                   np.zeros(s, np.int64))], "",
+        lambda z, c, y: F.cross_entropy(z.masked_fill(c, float("-inf")), y),
+        label="cross_entropy masked logits"),
+    Row("log_softmax", "log_softmax(masked_fill(z, c, -inf), over=C)",
+        [In("z", "A C"), UPPER], "A C",
+        lambda z, c: torch.log_softmax(z.masked_fill(c, float("-inf")), 1),
+        label="log_softmax masked"),
+    Row("layer_norm", "layer_norm(x, over=B, affine=ln)", [In("x", "E A B"),
+        LN], "E A B", lambda x, ln: F.layer_norm(x, (4,), ln["g"], ln["b"]),
+        label="layer_norm affine [E A B]"),
+    Row("batch_norm", "batch_norm(x, bn, Eval)", [In("x", "A B"),
+        In("bn", "", model="BatchNorm[B]")], "A B",
+        lambda x, bn: batch_norm(x, bn, False)[0], label="batch_norm eval 2-d"),
 ]

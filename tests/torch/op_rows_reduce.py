@@ -160,3 +160,25 @@ ROWS += [
         "A B", lambda x: torch.nn.functional.layer_norm(x, (65536,)),
         dims=BIG, label="layer_norm of 65536 f32", dtypes=("f32",)),
 ]
+
+ROWS += [
+    Row("sum", "sum(x, over=(A, B, C))", [X], "", torch.sum,
+        label="sum over every axis by name"),
+    Row("mean", "mean(x, over=0)", [X], "B C", lambda x: x.mean(0),
+        label="mean over=0"),
+    Row("std", "std(x, over=(A, C))", [X], "B", lambda x: x.std((0, 2)),
+        label="std over two axes"),
+    Row("softmax", "softmax(x, over=A)", [X], "A B C",
+        lambda x: torch.softmax(x, 0), label="softmax over A"),
+    Row("sort", "sort(x, over=A)", [D], ["A B C", "A B C"],
+        lambda x: tuple(torch.sort(x, 0)), label="sort over A"),
+    Row("topk", "topk(x, 5, over=C)", [D], ["A B 5", "A B 5"],
+        lambda x: tuple(torch.topk(x, 5, 2)), label="topk all"),
+    Row("gather", "gather(x, idx, over=A)",
+        [In("x", "A B"), In("idx", "C B", "i64", 0, 3)], "C B",
+        lambda x, idx: torch.gather(x, 0, idx), label="gather over A"),
+    Row("scatter", "scatter(x, idx, v, over=A)",
+        [In("x", "A B"), In("idx", "1 B", "i64", 0, 3), In("v", "1 B")],
+        "A B", lambda x, idx, v: torch.scatter(x, 0, idx, v),
+        label="scatter over A"),
+]
