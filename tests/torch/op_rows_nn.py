@@ -192,5 +192,6 @@ ROWS += [
         label="layer_norm affine [E A B]"),
     Row("batch_norm", "batch_norm(x, bn, Eval)", [In("x", "A B"),
         In("bn", "", model="BatchNorm[B]")], "A B",
-        lambda x, bn: batch_norm(x, bn, False)[0], label="batch_norm eval 2-d"),
+        lambda x, bn: batch_norm(x, bn, False)[0],
+        label="batch_norm eval 2-d"),
 ]
