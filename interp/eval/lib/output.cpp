@@ -30,19 +30,38 @@ bool scalar_of(const Value& v, double& out) {
   return false;
 }
 
-void json_tensor(const std::vector<double>& vals,
-                 const ops::Shape& shape,
+// Note [jsonl numbers round-trip]
+// A float element is the shortest text that reads back as the same double
+// (format_number), so f32 and f64 values come back exact; an integer
+// element is written as an integer from its own bits (`7`, not `7.0`, and
+// exact past 2^53, where a double rounds), a bool as true or false, so a
+// reader gets the tensor's dtype back; host ints and bools likewise (issue 10
+// item 8; checked by tests/torch/op_table_selftest.py's round-trip case).
+std::string json_element(const ops::Tensor& t, int64_t i) {
+  switch (t.dtype()) {
+    case types::DType::I64:
+      return std::to_string(t.data<int64_t>()[i]);
+    case types::DType::I32:
+      return std::to_string(t.data<int32_t>()[i]);
+    case types::DType::Bool:
+      return t.at(i) != 0 ? "true" : "false";
+    default:
+      return number_text(t.at(i));
+  }
+}
+
+void json_tensor(const ops::Tensor& t,
                  size_t axis,
                  int64_t& at,
                  std::string& out) {
-  if (axis == shape.size()) {
-    out += number_text(vals[at++]);
+  if (axis == t.rank()) {
+    out += json_element(t, at++);
     return;
   }
   out += "[";
-  for (int64_t i = 0; i < shape[axis]; ++i) {
+  for (int64_t i = 0; i < t.shape()[axis]; ++i) {
     if (i) out += ", ";
-    json_tensor(vals, shape, axis + 1, at, out);
+    json_tensor(t, axis + 1, at, out);
   }
   out += "]";
 }
@@ -199,14 +218,16 @@ Value write(BuiltinCall& c) {
 }  // namespace
 
 std::string json_value(const Value& v) {
-  double x;
-  if (scalar_of(v, x)) return number_text(x);
-  if (v.kind == VK::Tensor) {
+  if (v.kind == VK::Tensor) {  // 0-d too: a number of its dtype
     std::string out;
     int64_t at = 0;
-    json_tensor(v.t.to_doubles(), v.t.shape(), 0, at, out);
+    json_tensor(v.t, 0, at, out);
     return out;
   }
+  if (v.kind == VK::Int) return std::to_string(v.i);
+  if (v.kind == VK::Bool) return v.b ? "true" : "false";
+  double x;
+  if (scalar_of(v, x)) return number_text(x);
   if (v.kind == VK::Str) return json_string(v.s);
   return json_string(format_value(v));
 }
