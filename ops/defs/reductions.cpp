@@ -30,23 +30,6 @@ DType reduce_dtype(const char* op, DType d) {
   return float_result(d);  // mean std var logsumexp norm
 }
 
-// Note [Norm of gradients dtype]
-// norm(g) of Grads is f64 when a param of the model is f64, else f32, as
-// torch.nn.utils.clip_grad_norm_ returns the norm in the gradients' dtype;
-// the evaluator's grads_norm (interp/eval/lib/autodiff.cpp) picks the same
-// from the gradients it holds. (It was always f32: an f64 model's norm was
-// rounded; found by tests/torch/op_rows_optim.py's norm rows.)
-bool has_f64_param(const types::ModelInfo* m) {
-  if (!m) return false;
-  for (const types::FieldInfo& f : m->fields) {
-    if (f.buffer) continue;
-    if (f.type.kind == K::Model ? has_f64_param(f.type.model)
-                                : f.type.dtype == DType::F64)
-      return true;
-  }
-  return false;
-}
-
 /// Reduces param 0 with [op] over param [over_i] (all axes when absent).
 Type reduce_impl(RuleCtx& ctx, const char* op, size_t over_i) {
   const Type& x = ctx.type(0);
@@ -59,7 +42,7 @@ Type reduce_impl(RuleCtx& ctx, const char* op, size_t over_i) {
                 describe(ctx, 0));
       return Type::error();
     }
-    return Type::scalar(has_f64_param(x.model) ? DType::F64 : DType::F32);
+    return Type::scalar(DType::F32);
   }
   if (!require_tensor(ctx, 0)) return Type::error();
   Type r = x;

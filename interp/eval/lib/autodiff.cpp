@@ -131,14 +131,8 @@ double global_norm(const Value& g) {
   return std::sqrt(ss);
 }
 
-// f64 when a gradient is f64, else f32: Note [Norm of gradients dtype] in
-// ops/defs/reductions.cpp.
 Value grads_norm(BuiltinCall& c) {
-  auto* m = c.arg(0).as<ModelRef>();
-  types::DType d = types::DType::F32;
-  for (const std::string& p : m->paths(true))
-    if (m->get(p).dtype() == types::DType::F64) d = types::DType::F64;
-  return Value::tensor(ops::Tensor::scalar(global_norm(c.arg(0)), d));
+  return Value::tensor(ops::Tensor::scalar(global_norm(c.arg(0))));
 }
 
 // torch.nn.utils.clip_grad_norm_: scale by max / (norm + 1e-6) when < 1.
