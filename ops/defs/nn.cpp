@@ -57,19 +57,6 @@ std::optional<Type> field_of(RuleCtx& ctx, size_t i, const char* f) {
   return types::model_field_type(m, *fi);
 }
 
-// Note [Loss dtype]
-// cross_entropy and mse give f64 when an operand is f64, else f32 (ints,
-// bf16 and f16 are computed in f32, as torch's autocast does for losses):
-// torch.result_type's answer for f32 and f64. An f32 result of f64 logits
-// rounded the loss and, through the cast's VJP, the cotangent of every
-// gradient to f32 (found by tests/torch/op_table.py's cross_entropy and mse
-// rows).
-DType loss_dtype(std::initializer_list<const Type*> operands) {
-  for (const Type* t : operands)
-    if (t->dtype == DType::F64) return DType::F64;
-  return DType::F32;
-}
-
 Type cross_entropy_rule(RuleCtx& ctx) {
   const Type& lg = ctx.type(0);
   const Type& lb = ctx.type(1);
@@ -84,7 +71,7 @@ Type cross_entropy_rule(RuleCtx& ctx) {
               label);
     return Type::error();
   }
-  Type r = Type::scalar(loss_dtype({&lg}));
+  Type r = Type::scalar(DType::F32);
   r.varying = union_varying({&lg, &lb});
   if (types::is_float(lb.dtype) && lb.shape == lg.shape) return r;  // probs
   if (!types::is_int(lb.dtype)) {
@@ -122,7 +109,7 @@ Type mse_rule(RuleCtx& ctx) {
                      ctx.span(1),
                      describe(ctx, 0) + ", " + describe(ctx, 1));
   if (!r) return Type::error();
-  Type out = Type::scalar(loss_dtype({&a, &b}));
+  Type out = Type::scalar(DType::F32);
   out.varying = union_varying({&a, &b});
   return out;
 }
@@ -637,7 +624,7 @@ std::vector<OpDef> ops_nn() {
           {{"a"}, {"b"}},
           mse_rule,
           mse_fwd,
-          "mean squared error (f64 for an f64 operand, else f32)",
+          "mean squared error, an f32",
           BatchRule::AllReduce),
       def("dropout",
           {{"x"}, {"p"}, {"mode"}},
