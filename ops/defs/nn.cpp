@@ -57,6 +57,14 @@ std::optional<Type> field_of(RuleCtx& ctx, size_t i, const char* f) {
   return types::model_field_type(m, *fi);
 }
 
+/// A loss's dtype: f64 for f64 inputs (as torch's F.cross_entropy and
+/// F.mse_loss keep f64), else f32 (low-precision floats are computed in f32,
+/// see compute_float). An f32 result for f64 inputs would silently round
+/// the loss of an f64 program to 7 digits.
+DType loss_dtype(DType input) {
+  return input == DType::F64 ? DType::F64 : DType::F32;
+}
+
 Type cross_entropy_rule(RuleCtx& ctx) {
   const Type& lg = ctx.type(0);
   const Type& lb = ctx.type(1);
@@ -71,7 +79,7 @@ Type cross_entropy_rule(RuleCtx& ctx) {
               label);
     return Type::error();
   }
-  Type r = Type::scalar(DType::F32);
+  Type r = Type::scalar(loss_dtype(lg.dtype));
   r.varying = union_varying({&lg, &lb});
   if (types::is_float(lb.dtype) && lb.shape == lg.shape) return r;  // probs
   if (!types::is_int(lb.dtype)) {
@@ -109,7 +117,7 @@ Type mse_rule(RuleCtx& ctx) {
                      ctx.span(1),
                      describe(ctx, 0) + ", " + describe(ctx, 1));
   if (!r) return Type::error();
-  Type out = Type::scalar(DType::F32);
+  Type out = Type::scalar(loss_dtype(types::promote(a.dtype, b.dtype)));
   out.varying = union_varying({&a, &b});
   return out;
 }
