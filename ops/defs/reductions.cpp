@@ -30,6 +30,24 @@ DType reduce_dtype(const char* op, DType d) {
   return float_result(d);  // mean std var logsumexp norm
 }
 
+/// norm(g)'s dtype: f64 when the model trains an f64 param (the norm is
+/// accumulated in f64, and torch's clip_grad_norm_ returns f64 norms of f64
+/// grads), else f32.
+DType grads_norm_dtype(const Type& g) {
+  if (!g.model) return DType::F32;
+  Type m = g;
+  m.kind = K::Model;
+  for (const types::FieldInfo& f : g.model->fields) {
+    if (f.buffer) continue;
+    Type t = types::model_field_type(m, f);
+    if (t.kind == K::Model) t.kind = K::Grads;
+    if (t.kind == K::Grads ? grads_norm_dtype(t) == DType::F64
+                           : t.is_tensor() && t.dtype == DType::F64)
+      return DType::F64;
+  }
+  return DType::F32;
+}
+
 /// Reduces param 0 with [op] over param [over_i] (all axes when absent).
 Type reduce_impl(RuleCtx& ctx, const char* op, size_t over_i) {
   const Type& x = ctx.type(0);
@@ -42,7 +60,7 @@ Type reduce_impl(RuleCtx& ctx, const char* op, size_t over_i) {
                 describe(ctx, 0));
       return Type::error();
     }
-    return Type::scalar(DType::F32);
+    return Type::scalar(grads_norm_dtype(x));
   }
   if (!require_tensor(ctx, 0)) return Type::error();
   Type r = x;

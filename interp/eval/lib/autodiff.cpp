@@ -132,7 +132,10 @@ double global_norm(const Value& g) {
 }
 
 Value grads_norm(BuiltinCall& c) {
-  return Value::tensor(ops::Tensor::scalar(global_norm(c.arg(0))));
+  // f64 when the checker says so (a model with f64 params), else f32.
+  const types::Type& r = c.result_type();
+  return Value::tensor(ops::Tensor::scalar(
+      global_norm(c.arg(0)), r.is_tensor() ? r.dtype : types::DType::F32));
 }
 
 // torch.nn.utils.clip_grad_norm_: scale by max / (norm + 1e-6) when < 1.
