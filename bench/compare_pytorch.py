@@ -25,7 +25,7 @@ import torch
 # The safetensors writer the torch program tests use (python3-safetensors
 # is not in Debian 12).
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "tests", "torch", "programs"))
+                                "..", "tests", "torch"))
 import safetensors_io  # noqa: E402
 
 D, H, C = 784, 256, 10

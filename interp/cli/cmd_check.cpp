@@ -4,8 +4,25 @@
 
 #include "interp/check/checker.h"
 #include "interp/cli/commands.h"
+#include "ops/registry/registry.h"
 
 namespace ss::cli {
+
+namespace {
+// Note [Listing the builtins]
+// `ss check --list-builtins` (hidden: not in the usage line, as `ss worker`)
+// prints the op table, one builtin a line: its name, `tensor` when it has a
+// forward (else `host`: models, data, sinks, optimizers, files, host
+// functions, computed by the evaluator), and `grad` when differentiable
+// (else `nograd`). tests/torch/op_table.py reads it so that its coverage
+// check fails when a builtin has neither a torch row nor a written reason.
+int list_builtins() {
+  for (const ops::OpDef* op : ops::all_ops())
+    std::cout << op->name << '\t' << (op->forward ? "tensor" : "host") << '\t'
+              << (op->differentiable ? "grad" : "nograd") << '\n';
+  return kExitOk;
+}
+}  // namespace
 
 int cmd_check(const std::vector<std::string>& args) {
   std::string file;
@@ -13,7 +30,9 @@ int cmd_check(const std::vector<std::string>& args) {
   check::Options opts;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    if (a == "--json") {
+    if (a == "--list-builtins") {
+      return list_builtins();
+    } else if (a == "--json") {
       json = true;
     } else if (a == "--types") {
       types = true;

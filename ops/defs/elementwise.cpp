@@ -287,8 +287,18 @@ std::vector<Tensor> where_fwd(ForwardCtx& ctx) {
 }
 
 // min(max(x, lo), hi), with torch's dtype promotion of the three.
+//
+// Note [clip's gradient at a bound]
+// As torch.clamp: x's gradient passes where lo <= x <= hi, bounds included,
+// lo's where x < lo, hi's where the result would exceed hi (so hi wins when
+// lo > hi, as clamp's min(max(x, lo), hi)). Written as maximum and minimum,
+// a value exactly at a bound (pixels clipped to [0, 1], say) got half its
+// gradient, maximum's share of a tie (found by tests/torch/op_table.py's
+// "clip at its bounds" row).
 std::vector<Tensor> clip_fwd(ForwardCtx& ctx) {
-  return {minimum(maximum(ctx.tensor(0), ctx.tensor(1)), ctx.tensor(2))};
+  Tensor x = ctx.tensor(0), lo = ctx.tensor(1), hi = ctx.tensor(2);
+  Tensor above_lo = where(lt(x, lo), lo, x);
+  return {where(gt(above_lo, hi), hi, above_lo)};
 }
 
 // where(mask, v, x) with v a scalar of x's dtype (v may be -inf).

@@ -548,6 +548,27 @@ std::vector<Tensor> conv2d_fwd(ForwardCtx& ctx) {
                  static_cast<int>(padding))};
 }
 
+// Note [max_pool2d's gradient at a tie]
+// The max of each window of [y] ([.. h2 k w2 k]) as torch's max_pool2d: the
+// whole gradient goes to the first maximum of the window in row-major
+// order (argmax's choice), where max() over the window axes split it
+// evenly among tied maxima (found by tests/torch/op_table.py's
+// "max_pool2d ties" row). The windows are made [.. h2 w2 (k k)], the
+// maximum gathered at its argmax.
+Tensor window_max(const Tensor& y) {
+  int n = static_cast<int>(y.rank());
+  std::vector<int> perm;
+  for (int a = 0; a < n - 4; ++a) perm.push_back(a);
+  perm.insert(perm.end(), {n - 4, n - 2, n - 3, n - 1});
+  Shape s(y.shape().begin(), y.shape().end() - 4);
+  int64_t k = y.shape()[n - 3];
+  s.insert(s.end(), {y.shape()[n - 4], y.shape()[n - 2], k * k});
+  Tensor windows = reshape(permute(y, perm), s);
+  int last = n - 2;
+  Tensor first = argmax(windows, last, true);
+  return squeeze(gather(windows, first, last), last);
+}
+
 // k x k windows with stride k over the last two axes: [.. h w] is cut to
 // [.. h2*k w2*k] (h2 = h / k rounded down, as torch and the shape rule do),
 // reshaped to [.. h2 k w2 k], and reduced over the two k axes.
@@ -569,7 +590,7 @@ std::vector<Tensor> pool_fwd(ForwardCtx& ctx) {
   s.insert(s.end(), {h2, k, w2, k});
   Tensor y = reshape(x, s);
   std::vector<int> win = {static_cast<int>(r - 1), static_cast<int>(r + 1)};
-  if (std::strcmp(ctx.op_name(), "max_pool2d") == 0) return {max(y, win)};
+  if (std::strcmp(ctx.op_name(), "max_pool2d") == 0) return {window_max(y)};
   return {mean(y, win)};
 }
 

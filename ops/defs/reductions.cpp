@@ -172,8 +172,17 @@ Tensor reduce_by(const std::string& op,
   if (op == "std") return sqrt(fwd::variance(x, axes, true));
   if (op == "logsumexp") return fwd::logsumexp(x, axes);
   if (op == "norm") {
+    // Note [Gradient of a zero norm]
+    // sqrt's derivative at 0 is infinite, and times the 2x = 0 of the sum of
+    // squares it made a zero vector's gradient NaN (a zero-initialised row
+    // poisoned training). As torch's vector_norm, the gradient there is 0:
+    // sqrt sees 1 where the sum is 0, and where() routes no gradient to it.
+    // (Found by tests/torch/op_table.py's "norm of a zero vector" row.)
     Tensor f = fwd::to_float(x);
-    return sqrt(sum(mul(f, f), axes));
+    Tensor s = sum(mul(f, f), axes);
+    Tensor zero = eq(s, scalar_like(0, s));
+    Tensor root = sqrt(where(zero, scalar_like(1, s), s));
+    return where(zero, scalar_like(0, s), root);
   }
   if (op == "argmax") return arg_extreme(true, x, axes);
   if (op == "argmin") return arg_extreme(false, x, axes);

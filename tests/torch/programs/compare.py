@@ -43,6 +43,8 @@ import torch
 
 sys.dont_write_bytecode = True  # nothing written into the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# tests/torch/safetensors_io.py, shared with the op table
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import safetensors_io  # noqa: E402
 import torch_programs  # noqa: E402
 

@@ -1,8 +1,11 @@
-"""safetensors by hand: python3-safetensors is not in Debian 12.
+"""safetensors by hand: python3-safetensors is not in Debian 12. The one
+copy the torch tests (op_table.py, programs/) and bench/compare_pytorch.py
+share.
 
 The format: an 8-byte little-endian header length, a JSON header (each
 tensor's dtype, shape and byte range; `__metadata__`: str -> str), then the
-raw little-endian bytes.
+raw little-endian bytes of each tensor. Numbers round-trip exactly, which is
+why tests pass their inputs this way rather than as text.
 """
 import json
 import struct
@@ -16,20 +19,23 @@ NAMES = {np.dtype(v): k for k, v in DTYPES.items()}
 
 def write(path, tensors, metadata=None):
     """Writes {name: numpy array} (and str metadata) to [path]."""
-    header, offset, blobs = {}, 0, []
+    header = {}
     if metadata:
         header["__metadata__"] = {k: str(v) for k, v in metadata.items()}
+    blobs, offset = [], 0
     for name, a in tensors.items():
-        data = np.ascontiguousarray(a).tobytes()
+        # (not np.ascontiguousarray: it makes a 0-d array 1-d)
+        a = np.asarray(a)
+        data = a.astype(a.dtype.newbyteorder("<")).tobytes(order="C")
         header[name] = {"dtype": NAMES[a.dtype], "shape": list(a.shape),
                         "data_offsets": [offset, offset + len(data)]}
-        offset += len(data)
         blobs.append(data)
-    h = json.dumps(header, separators=(",", ":")).encode()
-    h += b" " * ((8 - len(h) % 8) % 8)
+        offset += len(data)
+    text = json.dumps(header).encode()
+    text += b" " * ((8 - len(text) % 8) % 8)
     with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(h)))
-        f.write(h)
+        f.write(struct.pack("<Q", len(text)))
+        f.write(text)
         for b in blobs:
             f.write(b)
 

@@ -1,0 +1,197 @@
+"""Torch rows of the nn builtins (library.md's "nn" group and the stdlib
+models' ops)."""
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from op_row import In, Row
+from op_rows_reduce import distinct
+
+X = In("x", "A B")
+LN = In("ln", "", model="LayerNorm[B]")
+
+
+def layer_norm_rows():
+    return [
+        Row("layer_norm", "layer_norm(x, over=B)", [X], "A B",
+            lambda x: F.layer_norm(x, (4,))),
+        Row("layer_norm", "layer_norm(x, over=B, affine=ln)", [X, LN], "A B",
+            lambda x, ln: F.layer_norm(x, (4,), ln["g"], ln["b"])),
+        Row("layer_norm", "layer_norm(x, over=B, eps=0.1)", [X], "A B",
+            lambda x: F.layer_norm(x, (4,), eps=0.1)),
+        # Inputs far from 0 mean: the variance must not cancel.
+        Row("layer_norm", "layer_norm(x, over=(B, C))",
+            [In("x", "A B C", lo=9.0, hi=11.0)], "A B C",
+            lambda x: F.layer_norm(x, (4, 5)), label="layer_norm offset"),
+        # rms_norm: torch 1.13 has none; this is its definition,
+        # x / sqrt(mean(x^2) + eps), with the default eps of 1e-6
+        # (ops/defs/nn.cpp; library.md names no default: see the report).
+        Row("rms_norm", "rms_norm(x, over=B)", [X], "A B",
+            lambda x: x * torch.rsqrt((x * x).mean(1, keepdim=True) + 1e-6)),
+        Row("rms_norm", "rms_norm(x, over=B, eps=0.5)", [X], "A B",
+            lambda x: x * torch.rsqrt((x * x).mean(1, keepdim=True) + 0.5)),
+    ]
+
+
+def batch_norm(x, bn, train):
+    """torch's batch_norm over every axis but 1; the running stats updated
+    on copies (they are read back as the row's extra outputs)."""
+    rm, rv = bn["running_mean"].clone(), bn["running_var"].clone()
+    y = F.batch_norm(x, rm, rv, bn["g"], bn["b"], training=train,
+                     momentum=0.1, eps=1e-5)
+    return y, rm, rv
+
+
+def batch_norm_rows():
+    bn = In("bn", "", model="BatchNorm[B]")
+    rows = []
+    for label, axes, mode, train in [
+            ("train [A B]", "A B", "Train(seed=0)", True),
+            ("train [E B C D]", "E B C D", "Train(seed=0)", True),
+            ("eval [A B C]", "A B C", "Eval", False)]:
+        rows.append(Row(
+            "batch_norm", f"batch_norm(x, bn, {mode})", [In("x", axes), bn],
+            axes, lambda x, bn, t=train: batch_norm(x, bn, t)[0],
+            label="batch_norm " + label,
+            extra={"running_mean": "m.bn.running_mean",
+                   "running_var": "m.bn.running_var"},
+            torch_extra=lambda x, bn, t=train: dict(zip(
+                ("running_mean", "running_var"), batch_norm(x, bn, t)[1:]))))
+    return rows
+
+
+def cross_entropy_rows():
+    logits = In("z", "A C", lo=-3, hi=3)
+    return [
+        Row("cross_entropy", "cross_entropy(z, y)",
+            [logits, In("y", "A", "i64", 0, 5)], "", F.cross_entropy),
+        Row("cross_entropy", "cross_entropy(z, y)",
+            [In("z", "E A C", lo=-3, hi=3), In("y", "E A", "i64", 0, 5)], "",
+            lambda z, y: F.cross_entropy(z.reshape(-1, 5), y.reshape(-1)),
+            label="cross_entropy [E A C]"),
+        Row("cross_entropy", "cross_entropy(z, y)",
+            [In("z", "A C", lo=-40, hi=40), In("y", "A", "i64", 0, 5)], "",
+            F.cross_entropy, label="cross_entropy large logits"),
+        # Probabilities as the label (rows of a softmax), as torch's
+        # probability targets.
+        Row("cross_entropy", "cross_entropy(z, softmax(p, over=C))",
+            [logits, In("p", "A C", grad=False)], "",
+            lambda z, p: F.cross_entropy(z, torch.softmax(p, 1)),
+            label="cross_entropy probabilities"),
+        Row("mse", "mse(x, y)", [X, In("y", "B")], "",
+            lambda x, y: ((x - y) ** 2).mean()),
+        Row("mse", "mse(x, y)", [X, In("y", "A B")], "", F.mse_loss,
+            label="mse same shape"),
+    ]
+
+
+def conv_rows():
+    # x: [b C h w] = [E B 7 6]; k: [O C kh kw] = [A B 3 3]
+    dims = {"H": 7, "W": 6}
+    x, k = In("x", "E B H W"), In("k", "A B 3 3", lo=-0.5, hi=0.5)
+    rows = []
+    for stride, pad, out in [(1, 0, "E A 5 4"), (2, 1, "E A 4 3"),
+                             (1, 2, "E A 9 8")]:
+        rows.append(Row(
+            "conv2d", f"conv2d(x, k, stride={stride}, padding={pad})",
+            [x, k], out, lambda x, k, s=stride, p=pad: F.conv2d(x, k, None,
+                                                                s, p),
+            dims=dims))
+    rows.append(Row("conv2d", "conv2d(x, k)", [x, In("k", "A B 2 1")],
+                    "E A 6 6", F.conv2d, dims=dims, label="conv2d 2x1"))
+    pool_x = In("x", "E A H W", values=distinct)
+    dims6 = {"H": 6, "W": 4}
+    rows += [
+        Row("max_pool2d", "max_pool2d(x, 2)", [pool_x], "E A 3 2",
+            lambda x: F.max_pool2d(x, 2), dims=dims6),
+        Row("avg_pool2d", "avg_pool2d(x, 2)", [In("x", "E A H W")],
+            "E A 3 2", lambda x: F.avg_pool2d(x, 2), dims=dims6),
+    ]
+    return rows
+
+
+def other_rows():
+    return [
+        Row("embedding", "embedding(t, ids)",
+            [In("t", "D B"), In("ids", "A C", "i64", 0, 6)], "A C B",
+            lambda t, ids: F.embedding(ids, t)),
+        Row("linear", "linear(l, x)", [X, In("l", "", model="Linear[B C]")],
+            "A C", lambda x, lin: x @ lin["w"] + lin["b"]),
+        Row("linear", "l.linear(x)", [In("x", "E A B"),
+            In("l", "", model="Linear[B C]")], "E A C",
+            lambda x, lin: F.linear(x, lin["w"].T, lin["b"]),
+            label="l.linear(x) [E A B]"),
+        # dropout's mask is drawn from Philox (torch's generator differs: its
+        # ref row is the oracle of the draw); what torch can check: Eval and
+        # p=0 are the identity, gradients included.
+        # The VJP by grad(..) and through remat(..) (recomputed in the
+        # backward pass: the same values).
+        Row("grad", "layer_norm(tanh(x), over=B)", [X], "A B",
+            lambda x: F.layer_norm(torch.tanh(x), (4,)), vjp="grad",
+            label="grad(loss, m)"),
+        Row("remat", "layer_norm(tanh(x), over=B)", [X], "A B",
+            lambda x: F.layer_norm(torch.tanh(x), (4,)), vjp="remat",
+            label="value_and_grad(remat(loss), m)"),
+        Row("dropout", "dropout(x, 0.5, Eval)", [X], "A B", lambda x: x * 1),
+        Row("dropout", "dropout(x, 0.0, Train(seed=3))", [X], "A B",
+            lambda x: x * 1),
+    ]
+
+
+ROWS = (layer_norm_rows() + batch_norm_rows() + cross_entropy_rows() +
+        conv_rows() + other_rows())
+
+# i32 labels, ids and indices (torch takes int64: converted for it).
+ROWS += [
+    Row("cross_entropy", "cross_entropy(z, y)",
+        [In("z", "A C", lo=-3, hi=3), In("y", "A", "i32", 0, 5)], "",
+        lambda z, y: F.cross_entropy(z, y.long()),
+        label="cross_entropy i32 labels"),
+    Row("embedding", "embedding(t, ids)",
+        [In("t", "D B"), In("ids", "A", "i32", 0, 6)], "A B",
+        lambda t, ids: F.embedding(ids.long(), t), label="embedding i32"),
+    Row("gather", "gather(x, idx, over=B)",
+        [In("x", "A B"), In("idx", "A C", "i32", 0, 4)], "A C",
+        lambda x, idx: torch.gather(x, 1, idx.long()), label="gather i32"),
+]
+
+ROWS += [
+    Row("layer_norm", "layer_norm(x, over=A)", [In("x", "A B")], "A B",
+        lambda x: F.layer_norm(x.T, (3,)).T, label="layer_norm over A"),
+    # A window of equal values (relu's zeros before a pool): torch gives
+    # the whole gradient to the first of them.
+    Row("max_pool2d", "max_pool2d(relu(x), 2)", [In("x", "E A H W",
+        values=lambda r, s: r.integers(-2, 2, s).astype(float))], "E A 3 2",
+        lambda x: F.max_pool2d(torch.relu(x), 2), dims={"H": 6, "W": 4},
+        label="max_pool2d ties"),
+    Row("max_pool2d", "max_pool2d(x, 2)", [In("x", "E A H W",
+        values=distinct)], "E A 3 2", lambda x: F.max_pool2d(x, 2),
+        dims={"H": 7, "W": 5}, label="max_pool2d odd sizes"),
+    Row("avg_pool2d", "avg_pool2d(x, 3)", [In("x", "E A H W")], "E A 2 1",
+        lambda x: F.avg_pool2d(x, 3), dims={"H": 7, "W": 5},
+        label="avg_pool2d 3 odd sizes"),
+]
+
+# Masked logits (a vocabulary mask, causal attention): -inf entries get 0
+# probability and no NaN, in the value or the gradient.
+UPPER = In("c", "A C", "bool", values=lambda r, s: np.triu(
+    np.ones(s, bool), 2))
+ROWS += [
+    Row("cross_entropy", "cross_entropy(masked_fill(z, c, -inf), y)",
+        [In("z", "A C"), UPPER, In("y", "A", "i64", values=lambda r, s:
+                                   np.zeros(s, np.int64))], "",
+        lambda z, c, y: F.cross_entropy(z.masked_fill(c, float("-inf")), y),
+        label="cross_entropy masked logits"),
+    Row("log_softmax", "log_softmax(masked_fill(z, c, -inf), over=C)",
+        [In("z", "A C"), UPPER], "A C",
+        lambda z, c: torch.log_softmax(z.masked_fill(c, float("-inf")), 1),
+        label="log_softmax masked"),
+    Row("layer_norm", "layer_norm(x, over=B, affine=ln)", [In("x", "E A B"),
+        LN], "E A B", lambda x, ln: F.layer_norm(x, (4,), ln["g"], ln["b"]),
+        label="layer_norm affine [E A B]"),
+    Row("batch_norm", "batch_norm(x, bn, Eval)", [In("x", "A B"),
+        In("bn", "", model="BatchNorm[B]")], "A B",
+        lambda x, bn: batch_norm(x, bn, False)[0],
+        label="batch_norm eval 2-d"),
+]
