@@ -1,5 +1,6 @@
 // Expressions: names, literals, operators, fields, indexing.
 #include <cmath>
+#include <limits>
 
 #include "interp/eval/interpreter.h"
 #include "interp/eval/lib/batches.h"
@@ -110,7 +111,14 @@ Value Interpreter::eval_unary(const ast::Expr& e, Frame& f) {
     case ast::UnaryOp::Plus:
       return a;
     case ast::UnaryOp::Neg:
-      if (a.kind == VK::Int) return Value::integer(-a.i);
+      if (a.kind == VK::Int) {
+        if (a.i == std::numeric_limits<int64_t>::min())
+          fail("ValueError",
+               e.span,
+               "integer overflow: -(" + std::to_string(a.i) +
+                   ") does not fit in 64 bits");
+        return Value::integer(-a.i);
+      }
       if (a.kind == VK::Float) return Value::floating(-a.f);
       if (a.kind == VK::Bool) return Value::integer(a.b ? -1 : 0);
       if (a.kind == VK::Tensor) return Value::tensor(ops::neg(a.t));
@@ -132,6 +140,74 @@ int64_t floor_div(int64_t a, int64_t b) {
   return q;
 }
 
+// Note [Host ints are exact]: host ints are 64-bit integers, computed as
+// integers (never through a double, which rounds past 2^53): an operation
+// whose result does not fit is a ValueError at the line, as is a division
+// by zero, rather than a wrapped value or a SIGFPE (INT64_MIN // -1).
+// `/` and a negative power give floats, as in Python.
+Value int_binary(Interpreter& in, B op, int64_t x, int64_t y, diag::Span at) {
+  int64_t r = 0;
+  auto overflow = [&](const char* what) {
+    in.fail("ValueError",
+            at,
+            std::string("integer overflow: ") + std::to_string(x) + " " + what +
+                " " + std::to_string(y) + " does not fit in 64 bits");
+  };
+  switch (op) {
+    case B::Add:
+      if (__builtin_add_overflow(x, y, &r)) overflow("+");
+      return Value::integer(r);
+    case B::Sub:
+      if (__builtin_sub_overflow(x, y, &r)) overflow("-");
+      return Value::integer(r);
+    case B::Mul:
+      if (__builtin_mul_overflow(x, y, &r)) overflow("*");
+      return Value::integer(r);
+    case B::Div:
+      if (y == 0) in.fail("ValueError", at, "division by zero");
+      return Value::floating(double(x) / double(y));
+    case B::FloorDiv:
+      if (y == 0) in.fail("ValueError", at, "division by zero");
+      if (y == -1 && x == std::numeric_limits<int64_t>::min()) overflow("//");
+      return Value::integer(floor_div(x, y));
+    case B::Mod: {
+      if (y == 0) in.fail("ValueError", at, "modulo by zero");
+      if (y == -1) return Value::integer(0);  // INT64_MIN % -1 traps in C++
+      r = x % y;
+      if (r != 0 && ((r < 0) != (y < 0))) r += y;
+      return Value::integer(r);
+    }
+    case B::Pow: {
+      if (y < 0) return Value::floating(std::pow(double(x), double(y)));
+      int64_t base = x, acc = 1;
+      for (int64_t e = y; e > 0; e >>= 1) {
+        if ((e & 1) && __builtin_mul_overflow(acc, base, &acc)) overflow("**");
+        if (e > 1 && __builtin_mul_overflow(base, base, &base)) overflow("**");
+      }
+      return Value::integer(acc);
+    }
+    case B::Eq:
+      return Value::boolean(x == y);
+    case B::Ne:
+      return Value::boolean(x != y);
+    case B::Lt:
+      return Value::boolean(x < y);
+    case B::Le:
+      return Value::boolean(x <= y);
+    case B::Gt:
+      return Value::boolean(x > y);
+    case B::Ge:
+      return Value::boolean(x >= y);
+    case B::And:
+      return Value::boolean(x != 0 && y != 0);
+    case B::Or:
+      return Value::boolean(x != 0 || y != 0);
+    case B::MatMul:
+      break;
+  }
+  in.fail("ValueError", at, "unsupported operation on numbers");
+}
+
 }  // namespace
 
 Value Interpreter::binary(B op, const Value& a, const Value& b, diag::Span at) {
@@ -145,36 +221,30 @@ Value Interpreter::binary(B op, const Value& a, const Value& b, diag::Span at) {
   if (a.kind == VK::Grads || b.kind == VK::Grads)
     return grads_binary(op, a, b, at);
   if (a.is_number() && b.is_number()) {
-    bool ints = a.kind != VK::Float && b.kind != VK::Float;
+    if (a.kind != VK::Float && b.kind != VK::Float)
+      return int_binary(*this,
+                        op,
+                        a.kind == VK::Int ? a.i : int64_t(a.b),
+                        b.kind == VK::Int ? b.i : int64_t(b.b),
+                        at);
     double x = a.number(), y = b.number();
     switch (op) {
       case B::Add:
-        return ints ? Value::integer(int64_t(x) + int64_t(y))
-                    : Value::floating(x + y);
+        return Value::floating(x + y);
       case B::Sub:
-        return ints ? Value::integer(int64_t(x) - int64_t(y))
-                    : Value::floating(x - y);
+        return Value::floating(x - y);
       case B::Mul:
-        return ints ? Value::integer(int64_t(x) * int64_t(y))
-                    : Value::floating(x * y);
+        return Value::floating(x * y);
       case B::Div:
         if (y == 0) fail("ValueError", at, "division by zero");
         return Value::floating(x / y);
       case B::FloorDiv:
         if (y == 0) fail("ValueError", at, "division by zero");
-        return ints ? Value::integer(floor_div(int64_t(x), int64_t(y)))
-                    : Value::floating(std::floor(x / y));
+        return Value::floating(std::floor(x / y));
       case B::Mod:
         if (y == 0) fail("ValueError", at, "modulo by zero");
-        if (ints) {
-          int64_t r = int64_t(x) % int64_t(y);
-          if (r != 0 && ((r < 0) != (int64_t(y) < 0))) r += int64_t(y);
-          return Value::integer(r);
-        }
         return Value::floating(x - std::floor(x / y) * y);
       case B::Pow:
-        if (ints && y >= 0)
-          return Value::integer(int64_t(std::llround(std::pow(x, y))));
         return Value::floating(std::pow(x, y));
       case B::Eq:
         return Value::boolean(x == y);
