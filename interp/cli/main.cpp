@@ -1,4 +1,6 @@
 // `ss`: the ShapeScript command. See ../shared/spec/cli.md.
+#include <pthread.h>
+
 #include <iostream>
 #include <string>
 #include <vector>
@@ -31,10 +33,7 @@ constexpr const char* kUsage =
     "Exit codes: 0 ok, 1 static error, 2 runtime error, 3 WorkerError, "
     "64 usage.\n";
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
+int dispatch(const std::vector<std::string>& args) {
   if (args.empty()) {
     std::cerr << kUsage;
     return ss::cli::kExitUsage;
@@ -66,4 +65,41 @@ int main(int argc, char** argv) {
   }
   std::cerr << "ss: unknown command '" << cmd << "'\n\n" << kUsage;
   return ss::cli::kExitUsage;
+}
+
+// Note [A deep stack]: the checker and the evaluator are recursive (an
+// expression's tree, a `.ss` call per C++ frames), and the language allows
+// 2,000 nested calls; the main thread's 8 MiB overflowed at 1,600 (a
+// SIGSEGV, issue 16). Every command runs on a thread whose stack is
+// reserved large: untouched pages cost nothing, and the limits of the
+// parser (kMaxDepth) and the evaluator (2,000 calls) stay far inside it,
+// under the sanitizers' larger frames too.
+constexpr size_t kStackBytes = size_t{1} << 30;
+
+struct Job {
+  const std::vector<std::string>* args;
+  int rc = 0;
+};
+
+void* run_job(void* p) {
+  auto* job = static_cast<Job*>(p);
+  job->rc = dispatch(*job->args);
+  return nullptr;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  Job job{&args};
+  pthread_attr_t attr;
+  pthread_t t;
+  if (pthread_attr_init(&attr) == 0 &&
+      pthread_attr_setstacksize(&attr, kStackBytes) == 0 &&
+      pthread_create(&t, &attr, run_job, &job) == 0) {
+    pthread_attr_destroy(&attr);
+    pthread_join(t, nullptr);
+    return job.rc;
+  }
+  return dispatch(args);  // no thread to be had: the main thread's stack
 }

@@ -29,10 +29,21 @@ std::string render_runtime_error(const RuntimeError& e,
                                      : "   = note: " + n + "\n";
   if (!e.stack().empty()) {
     out += "   = .ss stack (most recent call last):\n";
-    for (const StackEntry& s : e.stack())
+    // A recursion's repeated frames are one line and a count, as Python
+    // prints them (2,000 frames of `f, called at a.ss:4:12` help nobody).
+    const std::vector<StackEntry>& st = e.stack();
+    for (size_t i = 0; i < st.size();) {
+      const StackEntry& s = st[i];
+      size_t j = i + 1;
+      while (j < st.size() && st[j].fn == s.fn && st[j].site == s.site) ++j;
       out += "       " + s.fn +
              (s.site.file < sm.size() ? ", called at " + loc(s.site) : "") +
              "\n";
+      if (j - i > 1)
+        out += "       [the line above repeated " + std::to_string(j - i - 1) +
+               " more times]\n";
+      i = j;
+    }
   }
   return out;
 }

@@ -104,11 +104,20 @@ class Lexer {
       token();
     }
     if (!brackets_.empty()) {
-      for (const auto& b : brackets_)
-        diags_.error(diag::Code::E0103,
-                     b.span,
-                     std::string("unclosed '") + kSpellings[int(b.kind)] + "'",
-                     "opened here and never closed");
+      // At most kMaxReported errors: 100,000 unclosed brackets made as many
+      // diagnostics, each rendering the whole line (3.2 GB, then bad_alloc).
+      constexpr size_t kMaxReported = 8;
+      for (size_t i = 0; i < brackets_.size() && i < kMaxReported; ++i) {
+        const Open& b = brackets_[i];
+        auto& d = diags_.error(
+            diag::Code::E0103,
+            b.span,
+            std::string("unclosed '") + kSpellings[int(b.kind)] + "'",
+            "opened here and never closed");
+        if (i + 1 == kMaxReported && brackets_.size() > kMaxReported)
+          d.note("and " + std::to_string(brackets_.size() - kMaxReported) +
+                 " more unclosed brackets after this one");
+      }
       brackets_.clear();
     }
     if (!out_.empty() && out_.back().kind != Tok::Newline &&
@@ -387,17 +396,26 @@ class Lexer {
     tok.kind = t;
     tok.span = span(b, e);
     tok.text = std::move(text);
-    size_t line_begin = src_.rfind('\n', b == 0 ? 0 : b - 1);
-    line_begin =
-        (b == 0 || line_begin == std::string_view::npos) ? 0 : line_begin + 1;
-    if (b > 0 && src_[b - 1] == '\n') line_begin = b;
-    tok.column = static_cast<uint32_t>(b - line_begin);
+    tok.column = static_cast<uint32_t>(b - line_begin_of(b));
     if (t != Tok::Indent && t != Tok::Dedent && t != Tok::Newline &&
         t != Tok::Eof) {
       tok.line_start = next_is_line_start_;
       next_is_line_start_ = false;
     }
     out_.push_back(std::move(tok));
+  }
+
+  // The start of the line holding byte [b]. Tokens come in source order,
+  // so the scan resumes where the last one stopped: linear in the file (a
+  // search back from each token was quadratic on a 100,000-term line).
+  size_t line_begin_of(size_t b) {
+    if (b < scanned_) {  // behind the scan (rare): search back
+      size_t nl = b == 0 ? std::string_view::npos : src_.rfind('\n', b - 1);
+      return nl == std::string_view::npos ? 0 : nl + 1;
+    }
+    for (; scanned_ < b; ++scanned_)
+      if (src_[scanned_] == '\n') line_begin_ = scanned_ + 1;
+    return line_begin_;
   }
 
   struct Open {
@@ -410,6 +428,7 @@ class Lexer {
   uint32_t base_ = 0;
   diag::Diagnostics& diags_;
   size_t pos_ = 0;
+  size_t scanned_ = 0, line_begin_ = 0;  // line_begin_of's scan
   bool at_line_start_ = true;
   bool next_is_line_start_ = false;
   std::vector<uint32_t> indents_;

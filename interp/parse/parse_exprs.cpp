@@ -77,7 +77,9 @@ ExprPtr Parser::parse_expr_list() {
 
 ExprPtr Parser::parse_or() {
   ExprPtr lhs = parse_and();
+  ChainGuard chain(*this);
   while (at(Tok::KwOr)) {
+    chain.step();
     advance();
     lhs = binary(BinaryOp::Or, std::move(lhs), parse_and());
   }
@@ -86,7 +88,9 @@ ExprPtr Parser::parse_or() {
 
 ExprPtr Parser::parse_and() {
   ExprPtr lhs = parse_not();
+  ChainGuard chain(*this);
   while (at(Tok::KwAnd)) {
+    chain.step();
     advance();
     lhs = binary(BinaryOp::And, std::move(lhs), parse_not());
   }
@@ -104,6 +108,7 @@ ExprPtr Parser::parse_not() {
 
 ExprPtr Parser::parse_comparison() {
   ExprPtr lhs = parse_additive();
+  ChainGuard chain(*this);
   while (true) {
     BinaryOp op;
     switch (kind()) {
@@ -128,6 +133,7 @@ ExprPtr Parser::parse_comparison() {
       default:
         return lhs;
     }
+    chain.step();
     advance();
     lhs = binary(op, std::move(lhs), parse_additive());
   }
@@ -135,7 +141,9 @@ ExprPtr Parser::parse_comparison() {
 
 ExprPtr Parser::parse_additive() {
   ExprPtr lhs = parse_multiplicative();
+  ChainGuard chain(*this);
   while (at(Tok::Plus) || at(Tok::Minus)) {
+    chain.step();
     BinaryOp op = at(Tok::Plus) ? BinaryOp::Add : BinaryOp::Sub;
     advance();
     lhs = binary(op, std::move(lhs), parse_multiplicative());
@@ -145,6 +153,7 @@ ExprPtr Parser::parse_additive() {
 
 ExprPtr Parser::parse_multiplicative() {
   ExprPtr lhs = parse_unary();
+  ChainGuard chain(*this);
   while (true) {
     BinaryOp op;
     switch (kind()) {
@@ -166,6 +175,7 @@ ExprPtr Parser::parse_multiplicative() {
       default:
         return lhs;
     }
+    chain.step();
     advance();
     lhs = binary(op, std::move(lhs), parse_unary());
   }
@@ -192,7 +202,9 @@ ExprPtr Parser::parse_power() {
 
 ExprPtr Parser::parse_postfix() {
   ExprPtr e = parse_primary();
+  ChainGuard chain(*this);
   while (true) {
+    if (at(Tok::LParen) || at(Tok::Dot) || at(Tok::LBracket)) chain.step();
     if (at(Tok::LParen)) {
       auto call = make(Expr::Kind::Call, e->span);
       call->callee = std::move(e);

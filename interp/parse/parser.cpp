@@ -171,6 +171,18 @@ Parser::DepthGuard::DepthGuard(Parser& parser) : p(parser) {
   }
 }
 
+void Parser::ChainGuard::step() {
+  if (p.depth_ + 1 > kMaxDepth)
+    p.fail(Code::E0101,
+           p.here(),
+           "expression nested too deeply",
+           "more than " + std::to_string(kMaxDepth) +
+               " levels of nesting and chained operators: split it with "
+               "`let`");
+  ++p.depth_;
+  ++added;
+}
+
 ast::ExprPtr Parser::make(ast::Expr::Kind k, Span s) {
   auto e = std::make_unique<ast::Expr>();
   e->kind = k;

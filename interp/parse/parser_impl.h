@@ -101,6 +101,21 @@ class Parser {
     DepthGuard(const DepthGuard&) = delete;
     DepthGuard& operator=(const DepthGuard&) = delete;
   };
+  /// Note [Chains count as depth]: `a + b + c` is a tree as deep as the
+  /// chain is long, and every later phase walks it recursively (a chain of
+  /// 100,000 terms overflowed the checker's stack). Each operator of a
+  /// chain (binary operators, calls, fields, indexing) adds a level to the
+  /// parser's depth for the rest of the chain, so kMaxDepth bounds the
+  /// whole tree's depth.
+  struct ChainGuard {
+    Parser& p;
+    int added = 0;
+    explicit ChainGuard(Parser& parser) : p(parser) {}
+    void step();  // one more operator: E0101 past kMaxDepth
+    ~ChainGuard() { p.depth_ -= added; }
+    ChainGuard(const ChainGuard&) = delete;
+    ChainGuard& operator=(const ChainGuard&) = delete;
+  };
 
   // ------------------------------------------------------------ types
   ast::TypeExpr parse_type();

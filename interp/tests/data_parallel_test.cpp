@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <regex>
@@ -213,12 +214,17 @@ TEST_CASE("a runtime error on several devices is the program's (exit 2)",
 
 namespace {
 
+// Every thread's children: ss starts its workers from the thread that runs
+// the command (Note [A deep stack] in interp/cli/main.cpp).
 std::vector<pid_t> children_of(pid_t pid) {
   std::vector<pid_t> out;
-  std::ifstream f("/proc/" + std::to_string(pid) + "/task/" +
-                  std::to_string(pid) + "/children");
-  pid_t c;
-  while (f >> c) out.push_back(c);
+  std::error_code ec;
+  std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+  for (const auto& t : std::filesystem::directory_iterator(tasks, ec)) {
+    std::ifstream f(t.path() / "children");
+    pid_t c;
+    while (f >> c) out.push_back(c);
+  }
   return out;
 }
 

@@ -1,0 +1,83 @@
+// Programs at the edges of the language's limits get a clear error or run,
+// never a crash or a blow-up (issue 16 item 4), through `ss` as users run
+// it (the deep stack of Note [A deep stack] is set up by its main).
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "interp/tests/data_test_util.h"
+#include "interp/tests/process_util.h"
+
+namespace {
+
+ss::testing::ProcessRun run_text(const std::string& name,
+                                 const std::string& text,
+                                 const std::string& cmd = "run") {
+  std::string dir = data_test::tmp("limits");
+  data_test::write_file(dir + "/" + name, text);
+  return ss::testing::run_ss_process(cmd + " " + name, dir);
+}
+
+std::string repeat(const std::string& s, int n, const std::string& sep) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += (i ? sep : "") + s;
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("limits: recursion up to 2,000 calls runs, deeper is a ValueError",
+          "[eval]") {
+  const std::string fn =
+      "fn f(n: int) -> int:\n    if n == 0:\n        return 0\n"
+      "    return f(n - 1) + 1\n\n";
+  // 1,600 deep overflowed the main thread's 8 MiB stack (SIGSEGV).
+  auto ok = run_text("rec_ok.ss", fn + "fn main():\n    print(f(1990))\n");
+  INFO(ok.err);
+  CHECK(ok.rc == 0);
+  CHECK(ok.out == "1990\n");
+  auto deep = run_text("rec_deep.ss", fn + "fn main():\n    print(f(2500))\n");
+  INFO(deep.err);
+  CHECK(deep.rc == 2);
+  CHECK_THAT(deep.err,
+             Catch::Contains("rec_deep.ss:4:12: ValueError: recursion too deep "
+                             "(more than 2000 nested calls)") &&
+                 Catch::Contains("[the line above repeated 1997 more times]"));
+}
+
+TEST_CASE("limits: long chains and unclosed brackets are E0101/E0103",
+          "[check]") {
+  // A 100,000-term sum crashed the checker (SIGSEGV after 38 s): chained
+  // operators count as depth (Note [Chains count as depth]).
+  auto chain = run_text("chain.ss",
+                        "fn main():\n    let a = 1\n    print(" +
+                            repeat("a", 100000, " + ") + ")\n",
+                        "check");
+  CHECK(chain.rc == 1);
+  CHECK_THAT(chain.err,
+             Catch::Contains("chain.ss:3:") &&
+                 Catch::Contains("error[E0101]: expression nested "
+                                 "too deeply"));
+  // 150 terms still run (the bound is 200 levels in all).
+  auto ok = run_text(
+      "chain_ok.ss",
+      "fn main():\n    let a = 1\n    print(" + repeat("a", 150, " + ") + ")\n",
+      "run");
+  INFO(ok.err);
+  CHECK(ok.out == "150\n");
+  // 100,000 unclosed parens took 3.2 GB and then bad_alloc: at most 8
+  // errors, the last saying how many more.
+  auto parens =
+      run_text("parens.ss",
+               "fn main():\n    print(" + std::string(100000, '(') + "\n",
+               "check");
+  CHECK(parens.rc == 1);
+  CHECK_THAT(parens.err,
+             Catch::Contains("8 errors") &&
+                 Catch::Contains("and 99993 more unclosed "
+                                 "brackets after this one"));
+  // A 40,000-element list literal (quadratic before: ~15 s).
+  auto list = run_text("list.ss",
+                       "fn main():\n    let a = [" + repeat("1", 40000, ", ") +
+                           "]\n    print(len(a))\n");
+  CHECK(list.out == "40000\n");
+}
