@@ -12,23 +12,10 @@
 #include <vector>
 
 #include "ops/autodiff/tape.h"
+#include "ops/core/op_error.h"
 #include "ops/core/tensor.h"
 
 namespace ss::ops {
-
-/// A bad argument reaching an op at run time (shapes that disagree, an
-/// index out of range). The evaluator turns it into a ShapeError or a
-/// ValueError at the `.ss` line that called the op.
-class OpError : public std::runtime_error {
- public:
-  enum class Kind { Shape, Value };
-  OpError(Kind kind, const std::string& message)
-      : std::runtime_error(message), kind_(kind) {}
-  Kind kind() const { return kind_; }
-
- private:
-  Kind kind_;
-};
 
 // ---------------------------------------------------------------- make
 /// A 0-d tensor of [like]'s dtype and device.

@@ -83,7 +83,14 @@ struct Job {
 
 void* run_job(void* p) {
   auto* job = static_cast<Job*>(p);
-  job->rc = dispatch(*job->args);
+  try {
+    job->rc = dispatch(*job->args);
+  } catch (const std::bad_alloc&) {
+    // A last resort: allocations that can fail are reported where they
+    // happen (Note [Tensors too large to allocate]).
+    std::cerr << "ss: out of memory\n";
+    job->rc = ss::cli::kExitRuntime;
+  }
   return nullptr;
 }
 

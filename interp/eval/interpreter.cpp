@@ -6,6 +6,7 @@
 #include "interp/eval/devices.h"
 #include "interp/eval/lib/batches.h"
 #include "ops/api.h"
+#include "ops/core/op_error.h"
 
 namespace ss::eval {
 
@@ -285,7 +286,15 @@ Interpreter::Flow Interpreter::exec_block(const ast::Block& b,
   f.scopes.emplace_back();
   Flow flow = Flow::Normal;
   for (const ast::StmtPtr& s : b) {
-    flow = exec(*s, f, ret);
+    try {
+      flow = exec(*s, f, ret);
+    } catch (const ops::OpError& e) {
+      // An op's error that no builtin call caught (a tensor too large to
+      // allocate while a model is made, say): at the statement's line.
+      fail(e.kind() == ops::OpError::Kind::Shape ? "ShapeError" : "ValueError",
+           s->span,
+           e.what());
+    }
     if (flow != Flow::Normal) break;
   }
   if (keep_final_ && frames_.size() == 1 && &f == frames_.front() &&

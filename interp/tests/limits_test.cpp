@@ -81,3 +81,41 @@ TEST_CASE("limits: long chains and unclosed brackets are E0101/E0103",
                            "]\n    print(len(a))\n");
   CHECK(list.out == "40000\n");
 }
+
+TEST_CASE("limits: a tensor too large to allocate is a ValueError at the line",
+          "[eval]") {
+  // Issue 16 item 5: `terminate called after throwing std::bad_alloc`
+  // (exit 134), or a SIGSEGV for a dim of 2^62 (Note [Tensors too large
+  // to allocate]).
+  const std::string model =
+      "dim Hd = 256\n\nmodel Mlp:\n    w1: [D Hd] = normal(std=0.01)\n\n"
+      "fn main():\n    let m = Mlp.init(seed=0)\n    print(m.w1)\n";
+  auto big = run_text("big.ss", "dim D = 784784784\n" + model);
+  CHECK(big.rc == 2);
+  CHECK_THAT(big.err,
+             Catch::Contains("big.ss:8:13: ValueError: cannot allocate Mlp.w1 "
+                             "[784784784 256] f32: it needs 803,619,618,816 "
+                             "bytes (748.4 GiB), more than this machine's"));
+  auto huge = run_text("huge.ss", "dim D = 4611686018427387904\n" + model);
+  CHECK(huge.rc == 2);
+  CHECK_THAT(huge.err,
+             Catch::Contains("huge.ss:8:13: ValueError: cannot allocate "
+                             "Mlp.w1 [4611686018427387904 256] f32: its "
+                             "element count overflows 64 bits"));
+  auto zeros =
+      run_text("zeros.ss",
+               "dim D = 100000\n\nfn main():\n    let x = zeros([D D D])\n"
+               "    print(x)\n");
+  CHECK(zeros.rc == 2);
+  CHECK_THAT(zeros.err,
+             Catch::Contains("zeros.ss:4:13: ValueError: zeros: cannot "
+                             "allocate a [100000 100000 100000] f32 tensor"));
+  // A size given on the command line, as the issue found it.
+  std::string dir = data_test::tmp("limits");
+  data_test::write_file(dir + "/d.ss", "dim D = 784\n" + model);
+  auto cli = ss::testing::run_ss_process("run -D Hd=100000000000 d.ss", dir);
+  CHECK(cli.rc == 2);
+  CHECK_THAT(cli.err,
+             Catch::Contains("ValueError: cannot allocate Mlp.w1 "
+                             "[784 100000000000] f32"));
+}

@@ -1,11 +1,16 @@
 #include "ops/core/tensor.h"
 
+#include <sys/sysinfo.h>
+#include <unistd.h>
+
 #include <bit>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
+
+#include "ops/core/op_error.h"
 
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -77,7 +82,11 @@ Storage::~Storage() {
 
 int64_t numel_of(const Shape& shape) {
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(n, d, &n))
+      throw OpError(OpError::Kind::Shape,
+                    "the shape " + shape_string(shape) +
+                        " has more elements than a 64-bit count holds");
   return n;
 }
 
@@ -143,16 +152,93 @@ uint16_t float_to_f16(float f) {
 
 // ---------------------------------------------------------------- tensor
 
-Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
+namespace {
+
+std::string bytes_text(uint64_t n) {
+  std::string digits = std::to_string(n), grouped;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0) grouped += ',';
+    grouped += digits[i];
+  }
+  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double v = static_cast<double>(n);
+  int u = 0;
+  while (v >= 1024 && u < 6) v /= 1024, ++u;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u ? "%.1f %s" : "%.0f %s", v, units[u]);
+  return grouped + " bytes (" + buf + ")";
+}
+
+// What this machine could ever hold: its memory and swap.
+uint64_t machine_bytes() {
+  static const uint64_t n = [] {
+    long pages = ::sysconf(_SC_PHYS_PAGES), size = ::sysconf(_SC_PAGESIZE);
+    struct sysinfo si {};
+    uint64_t swap =
+        ::sysinfo(&si) == 0 ? uint64_t(si.totalswap) * si.mem_unit : 0;
+    return pages > 0 && size > 0 ? uint64_t(pages) * uint64_t(size) + swap
+                                 : ~uint64_t(0);
+  }();
+  return n;
+}
+
+}  // namespace
+
+// Note [Tensors too large to allocate]: a shape whose element count or
+// bytes overflow, or whose bytes are more than the machine's memory and
+// swap, is an OpError before anything is allocated (issue 16: `dim D =
+// 784784784` ended in `terminate ... std::bad_alloc`, a dim of 2^62 in a
+// SIGSEGV); the evaluator reports it at the `.ss` line with the tensor's
+// shape and bytes. A malloc that fails anyway is the same error.
+uint64_t check_allocatable(const Shape& shape,
+                           DType dtype,
+                           const std::string& what,
+                           Device device) {
   for (int64_t d : shape)
     if (d < 0)
-      throw std::invalid_argument("negative dimension in shape " +
-                                  shape_string(shape));
+      throw OpError(OpError::Kind::Shape,
+                    "negative dimension in shape " + shape_string(shape));
+  uint64_t bytes = 0;
+  int64_t n = 1;
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(n, d, &n))
+      throw OpError(
+          OpError::Kind::Value,
+          "cannot allocate " + what + ": its element count overflows 64 bits");
+  if (__builtin_mul_overflow(
+          uint64_t(n), uint64_t(types::dtype_size(dtype)), &bytes))
+    throw OpError(OpError::Kind::Value,
+                  "cannot allocate " + what + ": its size overflows 64 bits");
+  if (device.kind == Device::Kind::Cpu && bytes > machine_bytes())
+    throw OpError(OpError::Kind::Value,
+                  "cannot allocate " + what + ": it needs " +
+                      bytes_text(bytes) + ", more than this machine's " +
+                      bytes_text(machine_bytes()) + " of memory and swap");
+  return bytes;
+}
+
+Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
+  auto what = [&] {
+    return "a " + shape_string(shape) + " " +
+           std::string(types::dtype_name(dtype)) + " tensor";
+  };
+  uint64_t bytes = 0;
+  // The common case needs no message: build it only when a check fails.
+  try {
+    bytes = check_allocatable(shape, dtype, "", device);
+  } catch (const OpError&) {
+    check_allocatable(shape, dtype, what(), device);
+  }
   Tensor t;
   t.shape_ = shape;
   t.dtype_ = dtype;
-  t.storage_ = std::make_shared<Storage>(
-      static_cast<size_t>(numel_of(shape)) * types::dtype_size(dtype), device);
+  try {
+    t.storage_ = std::make_shared<Storage>(static_cast<size_t>(bytes), device);
+  } catch (const std::bad_alloc&) {
+    throw OpError(OpError::Kind::Value,
+                  "cannot allocate " + what() + " (" + bytes_text(bytes) +
+                      "): out of memory");
+  }
   return t;
 }
 

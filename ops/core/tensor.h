@@ -56,7 +56,15 @@ class Storage {
   bool external_ = false;
 };
 
+/// The element count; an OpError when it overflows 64 bits.
 int64_t numel_of(const Shape& shape);
+/// The bytes of a [shape] tensor of [dtype], or an OpError naming [what]
+/// when they overflow or exceed what this machine could hold (Note
+/// [Tensors too large to allocate] in tensor.cpp).
+uint64_t check_allocatable(const Shape& shape,
+                           types::DType dtype,
+                           const std::string& what,
+                           Device device = {});
 std::string shape_string(const Shape& shape);  // "[64 10]"
 
 class Tensor {

@@ -156,6 +156,15 @@ void init_fields(Interpreter& in,
       if (x.name == fi.name) af = &x;
     Initialiser init = read_init(in, *af->init, f);
     ops::Shape shape = in.runtime_shape(ft, sizes, at);
+    try {
+      ops::check_allocatable(shape,
+                             ft.dtype,
+                             info->name + "." + path + " " +
+                                 ops::shape_string(shape) + " " +
+                                 types::dtype_name(ft.dtype));
+    } catch (const ops::OpError& e) {
+      in.fail("ValueError", at, e.what());
+    }
     size_t stack = ft.shape.size() - fi.type.shape.size();
     uint64_t key = ops::philox::key_for(seed, path.c_str());
     store.tensors[path] = draw(in, init, shape, stack, ft.dtype, key, at);
