@@ -123,10 +123,15 @@ class PatternBinder {
     return std::nullopt;
   }
 
-  // Makes this call's new labels aliases for the rest of the fn.
-  void commit() {
+  // Makes this call's new labels aliases for the rest of the fn, and tells
+  // the evaluator every label's axis (Note [Binding a pattern's labels at
+  // run time], eval_pattern.cpp).
+  void commit(ExprInfo& info) {
     for (const auto& [name, axis] : fresh_) c_.axes.names[name] = axis;
     for (const auto& cut : cuts_) c_.axes.decompositions.push_back(cut);
+    info.pattern_labels.clear();
+    for (const auto& [name, axis] : bound_)
+      info.pattern_labels[name] = {axis, divided_.count(name) > 0};
   }
 
   const std::map<std::string, Axis>& bound() const { return bound_; }
@@ -176,8 +181,13 @@ class PatternBinder {
         if (!bind(it.items[i], axis.items[i])) return false;
       return true;
     }
-    // A group cut out of one axis: at most one unknown size.
+    // A group cut out of one axis: at most one label new to the fn or only
+    // in the result type (the unknown). A label in scope whose size only a
+    // call knows (a param's size variable, an alias of one) is known, not
+    // unknown: it must bind its own axis (Note [Pattern aliases]), so the
+    // cut is checked at run time.
     int64_t known = 1;
+    bool symbolic = false;
     const ast::PatternItem* unknown = nullptr;
     std::vector<std::optional<Axis>> parts(it.items.size());
     for (size_t i = 0; i < it.items.size(); ++i) {
@@ -198,8 +208,10 @@ class PatternBinder {
                   "nested group");
         return false;
       }
-      auto s = a ? a->static_size() : std::nullopt;
-      if (!s) {
+      // A size variable only the result names is bound by this cut.
+      if (a && a->kind == Axis::Kind::Var && c_.result_only.count(a->var))
+        a.reset();
+      if (!a) {
         if (unknown) {
           ck_.error(Code::E0306,
                     it.span,
@@ -212,12 +224,17 @@ class PatternBinder {
         unknown = &p;
         continue;
       }
-      known *= *s;
+      if (auto s = a->static_size())
+        known *= *s;
+      else
+        symbolic = true;
       parts[i] = a;
     }
     auto total = axis.static_size();
     Axis whole = axis;
-    if (!unknown) {
+    if (!unknown && symbolic) {
+      // Sizes only a call knows: a ShapeError there if they do not fit.
+    } else if (!unknown) {
       if (total && *total != known) {
         ck_.error(Code::E0306,
                   it.span,
@@ -237,7 +254,7 @@ class PatternBinder {
       }
     } else {
       Axis q;
-      if (total) {
+      if (total && !symbolic) {
         if (known == 0 || *total % known != 0) {
           ck_.error(Code::E0306,
                     it.span,
@@ -257,6 +274,7 @@ class PatternBinder {
         if (&it.items[i] == unknown) parts[i] = q;
       bound_[unknown->name] = q;
       fresh_[unknown->name] = q;
+      divided_.insert(unknown->name);
     }
     std::vector<Axis> items;
     for (size_t i = 0; i < it.items.size(); ++i) {
@@ -276,6 +294,7 @@ class PatternBinder {
   FnCtx& c_;
   std::map<std::string, Axis> bound_;  // every label of this call
   std::map<std::string, Axis> fresh_;  // labels new to the fn
+  std::set<std::string> divided_;      // the unknowns of cut groups
   std::vector<std::pair<Axis, Axis>> cuts_;
 };
 
@@ -386,6 +405,32 @@ Type Checker::check_pattern_call(ops::Intrinsic kind,
         return Type::error();
       }
   }
+  // Literals other than 1 in the inputs: split's k, and nothing else
+  // (rearrange would drop the axis; einsum has no label to keep or sum).
+  if (kind != ops::Intrinsic::Split)
+    for (const ast::PatternSide& side : pat.inputs) {
+      std::vector<const ast::PatternItem*> lits;
+      for (const auto& it : side.items) collect_literals(it, lits);
+      for (const auto* l : lits)
+        if (l->value != 1) {
+          auto& d = error(Code::E0306,
+                          l->span,
+                          "literal " + std::to_string(l->value) + " in " +
+                              name + "'s input has no label: " +
+                              (kind == ops::Intrinsic::Einsum
+                                   ? "einsum can neither keep nor sum it"
+                                   : "rearrange cannot drop it"),
+                          "an axis of " + std::to_string(l->value));
+          if (kind == ops::Intrinsic::Einsum)
+            d.help(
+                "name the axis with a label; leave the label out of the "
+                "output to sum it");
+          else
+            d.help("split(x, " + side_str(side) + " -> ...) cuts it into " +
+                   std::to_string(l->value) + " parts");
+          return Type::error();
+        }
+    }
   Type out = Type::tensor(std::move(shape), dtype);
   out.varying.assign(varying.begin(), varying.end());
   if (kind == ops::Intrinsic::Split) {
@@ -404,10 +449,10 @@ Type Checker::check_pattern_call(ops::Intrinsic kind,
           .help("split(x, b n (3 H Dh) -> b H n Dh) gives 3 parts");
       return Type::error();
     }
-    binder.commit();
+    binder.commit(info_for(&call));
     return Type::tuple(std::vector<Type>(cut[0]->value, out));
   }
-  binder.commit();
+  binder.commit(info_for(&call));
   return out;
 }
 

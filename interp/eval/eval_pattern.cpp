@@ -18,29 +18,34 @@ namespace {
 
 // Note [Binding a pattern's labels at run time]
 // Every label gets its size before any group is divided, as the checker
-// binds them: first each label that binds an axis alone, in any operand,
-// and the items of a group whose operand's type is that group (the
-// checker's axis gives each item's size: `[(3 4)]` under `(a b)` is a = 3,
-// b = 4, which the tensor's 12 alone cannot say); then each group cut out of
-// one axis gets its one unknown label as the quotient, until every group is
-// known. Binding operand by operand instead left `(n k)` before a later `n`
-// with two unknowns.
+// binds them. A label takes its axis's size in this call when the checker
+// knows the axis (ExprInfo::pattern_labels: a dim, a size variable, an
+// alias, a group's item): `[(3 4)]` under `(a b)` is a = 3, b = 4, which
+// the tensor's 12 alone cannot say. Then each label that binds an axis
+// alone, in any operand, takes that axis's size (a mismatch is a
+// ShapeError, never a silent choice), and each group cut out of one axis
+// gives its one unknown label the quotient, until every group is known.
+// Binding operand by operand instead left `(n k)` before a later `n` with
+// two unknowns. A quotient on a size variable the checker made up for it
+// is recorded in the frame, so that later types and patterns with that
+// variable see the same size (a loop's next pass divides it again).
 class Sizes {
  public:
-  Sizes(Interpreter& in, const Frame& f, diag::Span at)
-      : in_(in), f_(f), at_(at) {}
+  Sizes(Interpreter& in,
+        const Frame& f,
+        diag::Span at,
+        const check::ExprInfo* info)
+      : in_(in), at_(at), info_(info) {
+    if (!info_) return;
+    for (const auto& [name, l] : info_->pattern_labels)
+      if (!l.divided && sizable(l.axis, f))
+        set(name, in_.axis_size(l.axis, f, at_));
+  }
 
-  // Binds the labels of [side] to [shape]; [type] is the operand's static
-  // type (its axes), when the checker recorded one.
-  void bind(const ast::PatternSide& side,
-            const ops::Shape& shape,
-            const types::Type* type) {
-    for (size_t k = 0; k < side.items.size(); ++k) {
-      const types::Axis* axis = type && type->shape.size() == shape.size()
-                                    ? &type->shape[k]
-                                    : nullptr;
-      bind_item(side.items[k], shape[k], axis);
-    }
+  // Binds the labels of [side] to [shape].
+  void bind(const ast::PatternSide& side, const ops::Shape& shape) {
+    for (size_t k = 0; k < side.items.size(); ++k)
+      bind_item(side.items[k], shape[k]);
   }
 
   // Divides the groups cut out of one axis; call after every bind.
@@ -62,6 +67,14 @@ class Sizes {
                "a group of this pattern leaves two sizes unknown");
   }
 
+  // Records the quotients' size variables (see the Note).
+  void record(Frame& f) const {
+    if (!info_) return;
+    for (const auto& [name, l] : info_->pattern_labels)
+      if (l.divided && l.axis.kind == types::Axis::Kind::Var)
+        f.sizes[l.axis.var] = sizes_.at(name);
+  }
+
   // The atoms of [side]: labels (groups flattened), literals as "#n".
   static void atoms(const ast::PatternItem& it, std::vector<std::string>& out) {
     switch (it.kind) {
@@ -77,7 +90,7 @@ class Sizes {
     }
   }
 
-  // "#n" or "#n@k" (an input's literal, unique per position) is n.
+  // "#n" or "#n@i.k" (an input's literal, see side_atoms) is n.
   int64_t size_of(const std::string& atom) const {
     if (atom[0] == '#') return std::stoll(atom.substr(1));
     return sizes_.at(atom);
@@ -100,10 +113,10 @@ class Sizes {
   }
 
   // Whether [a]'s size is known in this call (its size variables bound).
-  bool sizable(const types::Axis& a) const {
-    if (a.kind == types::Axis::Kind::Var) return f_.sizes.count(a.var) > 0;
+  bool sizable(const types::Axis& a, const Frame& f) const {
+    if (a.kind == types::Axis::Kind::Var) return f.sizes.count(a.var) > 0;
     for (const auto& i : a.items)
-      if (!sizable(i)) return false;
+      if (!sizable(i, f)) return false;
     return a.kind != types::Axis::Kind::Dim || a.size >= 0 ||
            in_.program().dims().count(a.name);
   }
@@ -117,9 +130,7 @@ class Sizes {
                    std::to_string(it->second) + " and " + std::to_string(size));
   }
 
-  void bind_item(const ast::PatternItem& it,
-                 int64_t size,
-                 const types::Axis* axis) {
+  void bind_item(const ast::PatternItem& it, int64_t size) {
     if (it.kind == PK::Name) return set(it.name, size);
     if (it.kind == PK::Literal) {
       if (it.value != size)
@@ -128,19 +139,6 @@ class Sizes {
                  "the pattern says " + std::to_string(it.value) +
                      " where the axis is " + std::to_string(size));
       return;
-    }
-    // A group typed as this group: each item's size from the type.
-    if (axis && axis->kind == types::Axis::Kind::Group &&
-        axis->items.size() == it.items.size()) {
-      bool all = true;
-      for (const auto& i : axis->items) all &= sizable(i);
-      if (all) {
-        for (size_t k = 0; k < it.items.size(); ++k)
-          bind_item(it.items[k],
-                    in_.axis_size(axis->items[k], f_, at_),
-                    &axis->items[k]);
-        return;
-      }
     }
     pending_.push_back({&it, size});
   }
@@ -183,22 +181,23 @@ class Sizes {
   }
 
   Interpreter& in_;
-  const Frame& f_;
   diag::Span at_;
+  const check::ExprInfo* info_;
   std::map<std::string, int64_t> sizes_;
   std::vector<std::pair<const ast::PatternItem*, int64_t>> pending_;
 };
 
-// The atoms of a side. An input's literals are named by position ("#1@2"),
-// so they are never taken for one another or for an output's literal 1
-// ("#1", inserted): each input literal is an axis of its own, squeezed
-// (1) or cut (split's k).
-std::vector<std::string> side_atoms(const ast::PatternSide& s, bool input) {
+// The atoms of a side. The literals of input [operand] are named by
+// position ("#1@0.2"), so they are never taken for one another or for an
+// output's literal 1 ("#1", inserted): each input literal is an axis of its
+// own, squeezed (1) or cut (split's k). [operand] is -1 for the output.
+std::vector<std::string> side_atoms(const ast::PatternSide& s, int operand) {
   std::vector<std::string> out;
   for (const auto& it : s.items) Sizes::atoms(it, out);
-  if (input)
+  if (operand >= 0)
     for (size_t i = 0; i < out.size(); ++i)
-      if (out[i][0] == '#') out[i] += "@" + std::to_string(i);
+      if (out[i][0] == '#')
+        out[i] += "@" + std::to_string(operand) + "." + std::to_string(i);
   return out;
 }
 
@@ -334,30 +333,26 @@ Value Interpreter::call_pattern(const ops::OpDef& op,
                                 Frame& f) {
   const ast::Pattern& pat = *call.pattern;
   std::vector<ops::Tensor> xs;
-  std::vector<const types::Type*> types;
-  auto operand = [&](const ast::Expr& e) {
-    xs.push_back(eval(e, f).t);
-    types.push_back(&prog_.type_of(&e));
-  };
-  if (receiver) operand(*receiver);
+  if (receiver) xs.push_back(eval(*receiver, f).t);
   for (const ast::Arg& a : call.args)
-    if (a.keyword.empty()) operand(*a.value);
-  Sizes sz(*this, f, call.span);
+    if (a.keyword.empty()) xs.push_back(eval(*a.value, f).t);
+  Sizes sz(*this, f, call.span, prog_.info(&call));
   for (size_t i = 0; i < xs.size() && i < pat.inputs.size(); ++i) {
     if (xs[i].rank() != pat.inputs[i].items.size())
       fail("ShapeError",
            call.span,
            "the operand's rank does not fit the pattern");
-    sz.bind(pat.inputs[i], xs[i].shape(), types[i]);
+    sz.bind(pat.inputs[i], xs[i].shape());
   }
   sz.resolve();
+  sz.record(f);
   ops::Shape out_shape;
   for (const auto& it : pat.output.items) out_shape.push_back(sz.item_size(it));
-  std::vector<std::string> out_atoms = side_atoms(pat.output, false);
+  std::vector<std::string> out_atoms = side_atoms(pat.output, -1);
   try {
     if (op.intrinsic == ops::Intrinsic::Rearrange ||
         op.intrinsic == ops::Intrinsic::Split) {
-      std::vector<std::string> in_atoms = side_atoms(pat.inputs[0], true);
+      std::vector<std::string> in_atoms = side_atoms(pat.inputs[0], 0);
       ops::Shape flat;
       for (const auto& a : in_atoms) flat.push_back(sz.size_of(a));
       ops::Tensor x = ops::reshape(xs[0], flat);
@@ -382,7 +377,7 @@ Value Interpreter::call_pattern(const ops::OpDef& op,
     }
     std::vector<std::vector<std::string>> atoms;
     for (size_t i = 0; i < xs.size(); ++i) {
-      atoms.push_back(side_atoms(pat.inputs[i], true));
+      atoms.push_back(side_atoms(pat.inputs[i], static_cast<int>(i)));
       ops::Shape flat;
       for (const auto& a : atoms[i]) flat.push_back(sz.size_of(a));
       xs[i] = ops::reshape(xs[i], flat);
