@@ -363,11 +363,19 @@ Type Checker::check_pattern_call(ops::Intrinsic kind,
               "repeated label");
         return Type::error();
       }
-    for (size_t k = 0; k < side.items.size(); ++k)
-      if (!binder.bind(side.items[k], t.shape[k])) return Type::error();
     dtype = i == 0 ? t.dtype : types::promote(dtype, t.dtype);
     varying.insert(t.varying.begin(), t.varying.end());
   }
+  // Labels alone on an axis first, in every operand, then literals and
+  // groups: a group `(k n)` may be cut with the `n` of a later operand.
+  for (bool alone : {true, false})
+    for (size_t i = 0; i < operands.size(); ++i) {
+      const ast::PatternSide& side = pat.inputs[i];
+      for (size_t k = 0; k < side.items.size(); ++k)
+        if ((side.items[k].kind == PK::Name) == alone &&
+            !binder.bind(side.items[k], operands[i].shape[k]))
+          return Type::error();
+    }
   // The output.
   std::vector<std::string> out_labels;
   for (const auto& it : pat.output.items) collect_labels(it, out_labels);

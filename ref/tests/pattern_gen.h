@@ -43,6 +43,7 @@ struct PatternCase {
   std::vector<std::string> dims;  ///< "dim A3 = 4" lines
   ref::LabelSizes known;          ///< every label's size but the cuts'
   int64_t parts = 1;              ///< split's k
+  bool method = false;            ///< written `x0.rearrange(...)`
   ops::Shape out_shape;           ///< of the result (each part of a split)
   /// What the case exercises ("contracted", "cut-runtime", ...), so the
   /// test can insist that every kind keeps being drawn.
@@ -59,10 +60,13 @@ class PatternGen {
     c_.op = r < 30   ? PatternOp::Rearrange
             : r < 50 ? PatternOp::Split
                      : PatternOp::Einsum;
-    if (c_.op == PatternOp::Einsum)
+    if (c_.op == PatternOp::Einsum) {
       draw_einsum();
-    else
+    } else {
       draw_moves();
+      c_.method = chance(30);
+      if (c_.method) c_.features.insert("method");
+    }
     finish();
     return c_;
   }
@@ -152,13 +156,10 @@ class PatternGen {
   void maybe_group(size_t k, int percent) {
     auto& ax = operands_[k];
     for (size_t i = 0; i + 1 < ax.size(); ++i) {
-      if (!chance(percent) || ax[i].typing != Typing::Alone ||
-          ax[i + 1].typing != Typing::Alone)
+      if (!chance(percent) || !groupable(k, i) || !groupable(k, i + 1))
         continue;
       size_t n =
-          (i + 2 < ax.size() && ax[i + 2].typing == Typing::Alone && chance(30))
-              ? 3
-              : 2;
+          (i + 2 < ax.size() && groupable(k, i + 2) && chance(30)) ? 3 : 2;
       if (chance(60) && cut(k, i, n)) continue;
       bool ok = true;
       for (size_t j = i; j < i + n; ++j) {
@@ -170,8 +171,15 @@ class PatternGen {
         if ((f == Form::Var || f == Form::Alias) && !alone_elsewhere(a, k))
           ok = false;
       }
-      if (ok) join(ax, i, n, Typing::Group);
+      if (!ok) continue;
+      for (size_t j = i; j < i + n; ++j) pin(ax[j].atoms[0], k);
+      join(ax, i, n, Typing::Group);
     }
+  }
+
+  bool groupable(size_t k, size_t i) {
+    const Axis& a = operands_[k][i];
+    return a.typing == Typing::Alone && !pinned_.count({k, a.atoms[0]});
   }
 
   // Cuts axes [i, i + n) of operand [k] into a group whose one unknown is
@@ -187,19 +195,29 @@ class PatternGen {
     }
     if (free.empty()) return false;
     const std::string unknown = free[pick(free.size())];
+    // The others are dims (made so when this is their only use), or size
+    // variables that bind an axis alone in another operand: known only in
+    // a call, so the checker makes the quotient a size variable of its own.
+    bool symbolic = false;
     for (size_t j = i; j < i + n; ++j) {
       const std::string& a = ax[j].atoms[0];
-      if (a[0] != '#' && a != unknown && n_uses[a] != 1 &&
-          label(a).form != Form::Dim)
+      if (a[0] == '#' || a == unknown || n_uses[a] == 1 ||
+          label(a).form == Form::Dim)
+        continue;
+      Form f = label(a).form;
+      if ((f != Form::Var && f != Form::Alias) || !alone_elsewhere(a, k))
         return false;
+      symbolic = true;
     }
     for (size_t j = i; j < i + n; ++j) {
       const std::string a = ax[j].atoms[0];
-      if (a[0] != '#' && a != unknown) make_dim(a);
+      if (a[0] != '#' && a != unknown && n_uses[a] == 1) make_dim(a);
     }
+    for (size_t j = i; j < i + n; ++j) pin(ax[j].atoms[0], k);
     bool runtime = chance(50);
-    label(unknown).form = runtime ? Form::CutRuntime : Form::Cut;
+    label(unknown).form = runtime || symbolic ? Form::CutRuntime : Form::Cut;
     join(ax, i, n, runtime ? Typing::CutRuntime : Typing::CutStatic);
+    if (symbolic) c_.features.insert("cut-symbolic");
     return true;
   }
 
@@ -210,12 +228,22 @@ class PatternGen {
     ax.erase(ax.begin() + i, ax.begin() + i + n);
     ax.insert(ax.begin() + i, std::move(g));
   }
+  // Whether [l] binds an axis alone in an operand other than [k].
   bool alone_elsewhere(const std::string& l, size_t k) {
     for (size_t j = 0; j < operands_.size(); ++j)
       if (j != k)
         for (const auto& a : operands_[j])
           if (a.typing == Typing::Alone && a.atoms[0] == l) return true;
     return false;
+  }
+  // Keeps every axis where a size variable [l] of a group in operand [k]
+  // binds alone elsewhere out of later groups, so some axis still binds it.
+  void pin(const std::string& l, size_t k) {
+    if (l[0] == '#') return;
+    Form f = label(l).form;
+    if (f == Form::Var || f == Form::Alias)
+      for (size_t j = 0; j < operands_.size(); ++j)
+        if (j != k) pinned_.insert({j, l});
   }
 
   // ------------------------------------------------------------- einsum
@@ -500,6 +528,7 @@ class PatternGen {
   std::vector<std::vector<Axis>> operands_;
   std::vector<std::vector<std::string>> output_;
   int runtime_vars_ = 0;
+  std::set<std::pair<size_t, std::string>> pinned_;
 };
 
 }  // namespace ss::testing

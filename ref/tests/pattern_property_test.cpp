@@ -59,9 +59,11 @@ uint64_t case_seed(uint64_t seed, int c) {
 }
 
 std::string call_text(const PatternCase& pc) {
-  std::string s = pc.op == PatternOp::Einsum  ? "einsum("
-                  : pc.op == PatternOp::Split ? "split("
-                                              : "rearrange(";
+  const char* op = pc.op == PatternOp::Einsum  ? "einsum"
+                   : pc.op == PatternOp::Split ? "split"
+                                               : "rearrange";
+  if (pc.method) return "x0." + std::string(op) + "(" + pc.text() + ")";
+  std::string s = std::string(op) + "(";
   for (size_t i = 0; i < pc.shapes.size(); ++i)
     s += "x" + std::to_string(i) + ", ";
   return s + pc.text() + ")";
@@ -337,25 +339,14 @@ TEST_CASE("patterns: random rearrange, split and einsum match the reference",
   std::ostringstream drawn;
   for (const auto& [k, v] : counts.n) drawn << k << "=" << v << " ";
   INFO("drawn: " << drawn.str());
-  for (const char* k : {"einsum",
-                        "rearrange",
-                        "split",
-                        "contracted",
-                        "kept-shared",
-                        "summed-alone",
-                        "0-d",
-                        "size-1",
-                        "three-operands",
-                        "group-in",
-                        "group-out",
-                        "literal-1-in",
-                        "literal-1-out",
-                        "two-ones",
-                        "cut-static",
-                        "cut-runtime",
-                        "group-type",
-                        "alias",
-                        "literal-alias"}) {
+  const char* kinds[] = {
+      "einsum",        "rearrange",      "split",        "contracted",
+      "kept-shared",   "kept-alone",     "summed-alone", "0-d",
+      "size-1",        "three-operands", "group-in",     "group-out",
+      "literal-1-in",  "literal-1-out",  "two-ones",     "cut-static",
+      "cut-runtime",   "cut-symbolic",   "group-type",   "alias",
+      "literal-alias", "method"};
+  for (const char* k : kinds) {
     INFO(k);
     CHECK(counts.n[k] >= 20);
   }
