@@ -2,7 +2,7 @@
 # a = [[0 1 2 3] [4 5 6 7]] and c = a / 2, out[n t] = sum over d of
 # a[n d] c[t d] is [[7 19] [19 63]] (row 0 with row 0: (0 + 1 + 4 + 9) / 2).
 # The bug summed d on each side first: [[18 66] [66 242]]. The runner only
-# checks that this runs; interp/tests/einsum_attention_test.cpp asserts the
+# checks that this runs; interp/tests/patterns_eval_test.cpp asserts the
 # numbers.
 # expect: ok
 

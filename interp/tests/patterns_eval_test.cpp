@@ -1,8 +1,10 @@
-// einsum as attention uses it (issue 10, item 1): the issue's numbers,
-// computed by hand; attention written with einsum and with `@`, both
-// against the reference loops (ref/: matmul, softmax, masked_fill, causal,
-// and the pattern moves, never einsum); and the examples' attention fns
-// against the same loops.
+// Patterns in programs, beside the property test
+// (ref/tests/pattern_property_test.cpp): einsum as attention uses it (issue
+// 10, item 1: the issue's numbers, computed by hand; attention written with
+// einsum and with `@`, both against the reference loops of ref/: matmul,
+// softmax, masked_fill, causal and the pattern moves, never einsum; the
+// examples' attention fns against the same loops), and how a pattern's
+// labels meet the fn's size variables at run time.
 
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -170,4 +172,43 @@ TEST_CASE("the examples' einsum attention equals the ref loops",
     // room and still sees any wrong contraction (issue 10's was O(1)).
     close(got, want, 1e-4);
   }
+}
+
+TEST_CASE("a param's size variable inside a cut group is checked at run time",
+          "[eval][patterns]") {
+  // m is the size of y; (K m) must be x's whole axis. It was a new alias of
+  // the quotient instead, so [K m] passed with m = 3 where y says 2.
+  auto r = ss::testing::run_program(R"(dim K = 2
+fn chunks(x: [s] f64, y: [m] f64) -> [K m] f64:
+    return rearrange(x, (K m) -> K m)
+fn main():
+    print(chunks(tensor([0.0, 1.0, 2.0, 3.0, 4.0, 5.0], f64), tensor([0.0, 1.0, 2.0], f64)))
+    print(chunks(tensor([0.0, 1.0, 2.0, 3.0, 4.0, 5.0], f64), tensor([0.0, 1.0], f64)))
+)");
+  CHECK_THAT(r->out.str(), Catch::Contains("[[0 1 2]\n [3 4 5]]"));
+  CHECK(r->error_kind == "ShapeError");
+  CHECK_THAT(r->error, Catch::Contains("test.ss:3:12:"));
+  CHECK_THAT(r->error, Catch::Contains("is 4 but the axis is 6"));
+}
+
+TEST_CASE("a label divided at run time keeps its size in later patterns",
+          "[eval][patterns]") {
+  // m is divided out of x (6 / K = 3); the second pattern's (m J) must be
+  // y's whole axis: 3 * 2 = 6 fits, 4 does not (m was divided again, 2).
+  auto r = ss::testing::run_program(R"(dim K = 2
+dim J = 2
+fn both(x: [s] f64, y: [t] f64) -> [K J] f64:
+    let a = rearrange(x, (K m) -> K m)
+    let c = rearrange(y, (m J) -> m J)
+    return einsum(a, c, K m, m J -> K J)
+fn main():
+    print(both(tensor([0.0, 1.0, 2.0, 3.0, 4.0, 5.0], f64), tensor([1.0, 0.0, 0.0, 1.0, 1.0, 1.0], f64)))
+    print(both(tensor([0.0, 1.0, 2.0, 3.0, 4.0, 5.0], f64), tensor([1.0, 0.0, 0.0, 1.0], f64)))
+)");
+  // By hand: a = [[0 1 2] [3 4 5]], c = [[1 0] [0 1] [1 1]]: a c =
+  // [[0+0+2, 0+1+2] [3+0+5, 0+4+5]].
+  CHECK_THAT(r->out.str(), Catch::Contains("[[2 3]\n [8 9]]"));
+  CHECK(r->error_kind == "ShapeError");
+  CHECK_THAT(r->error, Catch::Contains("test.ss:5:13:"));
+  CHECK_THAT(r->error, Catch::Contains("is 6 but the axis is 4"));
 }
