@@ -141,13 +141,19 @@ class PatternBinder {
     return !c_.axes.names.count(n) && ck_.prog_->dims().count(n);
   }
 
+  // A size variable only the result type names: the pattern binds it (the
+  // return checks the binding), as a new label would.
+  bool result_only(const Axis& a) const {
+    return a.kind == Axis::Kind::Var && c_.result_only.count(a.var);
+  }
+
   bool bind_name(const ast::PatternItem& it, const Axis& axis) {
     const std::string& n = it.name;
     std::optional<Axis> want;
     auto b = bound_.find(n);
     if (b != bound_.end()) {
       want = b->second;
-    } else if (auto a = ck_.lookup_axis(n, c_.axes)) {
+    } else if (auto a = ck_.lookup_axis(n, c_.axes); a && !result_only(*a)) {
       want = a;
     }
     if (want) {
@@ -209,8 +215,7 @@ class PatternBinder {
         return false;
       }
       // A size variable only the result names is bound by this cut.
-      if (a && a->kind == Axis::Kind::Var && c_.result_only.count(a->var))
-        a.reset();
+      if (a && result_only(*a)) a.reset();
       if (!a) {
         if (unknown) {
           ck_.error(Code::E0306,

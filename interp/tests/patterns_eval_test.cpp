@@ -212,3 +212,23 @@ fn main():
   CHECK_THAT(r->error, Catch::Contains("test.ss:5:13:"));
   CHECK_THAT(r->error, Catch::Contains("is 6 but the axis is 4"));
 }
+
+TEST_CASE("a label named like a size variable only the result has binds it",
+          "[eval][patterns]") {
+  // language.md: a variable only in the result type is bound by the
+  // result. A label `n` alone on an axis was E0306 ("n is n, but this axis
+  // is T") while `(K n)` bound it; now both do, and the return checks it.
+  auto r = ss::testing::run_program(R"(dim T = 4
+fn f(x: [b T] f64) -> [b n] f64:
+    return rearrange(x, b n -> b n)
+fn g(x: [b T] f64) -> [n b] f64:
+    return rearrange(x, b n -> b n)
+fn main():
+    print(0)
+)",
+                                    false);
+  CHECK(r->prog == nullptr);
+  CHECK_THAT(r->error, Catch::Contains("test.ss:5:12: error[E0307]"));
+  CHECK_THAT(r->error, Catch::Contains("size variable `b` is b and n (4)"));
+  CHECK_THAT(r->error, !Catch::Contains("E0306"));
+}
