@@ -94,6 +94,14 @@ struct ExprInfo {
   std::map<int, std::vector<int>> axes;
   /// Builtin calls: axes passed by name (ParamKind::Axis), param -> axis.
   std::map<int, types::Axis> axis_args;
+  /// Pattern calls: the axis each label binds, and whether this call
+  /// divides its size out of a group (the one unknown of a group cut out of
+  /// one axis); every other label's size is its axis's.
+  struct PatternLabel {
+    types::Axis axis;
+    bool divided = false;
+  };
+  std::map<std::string, PatternLabel> pattern_labels;
   /// The value has the batch axis (split across the devices along it).
   bool split = false;
   /// A builtin call across the batch axis with a distributed lowering

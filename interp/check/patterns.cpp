@@ -123,10 +123,15 @@ class PatternBinder {
     return std::nullopt;
   }
 
-  // Makes this call's new labels aliases for the rest of the fn.
-  void commit() {
+  // Makes this call's new labels aliases for the rest of the fn, and tells
+  // the evaluator every label's axis (Note [Binding a pattern's labels at
+  // run time], eval_pattern.cpp).
+  void commit(ExprInfo& info) {
     for (const auto& [name, axis] : fresh_) c_.axes.names[name] = axis;
     for (const auto& cut : cuts_) c_.axes.decompositions.push_back(cut);
+    info.pattern_labels.clear();
+    for (const auto& [name, axis] : bound_)
+      info.pattern_labels[name] = {axis, divided_.count(name) > 0};
   }
 
   const std::map<std::string, Axis>& bound() const { return bound_; }
@@ -136,13 +141,19 @@ class PatternBinder {
     return !c_.axes.names.count(n) && ck_.prog_->dims().count(n);
   }
 
+  // A size variable only the result type names: the pattern binds it (the
+  // return checks the binding), as a new label would.
+  bool result_only(const Axis& a) const {
+    return a.kind == Axis::Kind::Var && c_.result_only.count(a.var);
+  }
+
   bool bind_name(const ast::PatternItem& it, const Axis& axis) {
     const std::string& n = it.name;
     std::optional<Axis> want;
     auto b = bound_.find(n);
     if (b != bound_.end()) {
       want = b->second;
-    } else if (auto a = ck_.lookup_axis(n, c_.axes)) {
+    } else if (auto a = ck_.lookup_axis(n, c_.axes); a && !result_only(*a)) {
       want = a;
     }
     if (want) {
@@ -176,8 +187,13 @@ class PatternBinder {
         if (!bind(it.items[i], axis.items[i])) return false;
       return true;
     }
-    // A group cut out of one axis: at most one unknown size.
+    // A group cut out of one axis: at most one label new to the fn or only
+    // in the result type (the unknown). A label in scope whose size only a
+    // call knows (a param's size variable, an alias of one) is known, not
+    // unknown: it must bind its own axis (Note [Pattern aliases]), so the
+    // cut is checked at run time.
     int64_t known = 1;
+    bool symbolic = false;
     const ast::PatternItem* unknown = nullptr;
     std::vector<std::optional<Axis>> parts(it.items.size());
     for (size_t i = 0; i < it.items.size(); ++i) {
@@ -198,8 +214,9 @@ class PatternBinder {
                   "nested group");
         return false;
       }
-      auto s = a ? a->static_size() : std::nullopt;
-      if (!s) {
+      // A size variable only the result names is bound by this cut.
+      if (a && result_only(*a)) a.reset();
+      if (!a) {
         if (unknown) {
           ck_.error(Code::E0306,
                     it.span,
@@ -212,12 +229,17 @@ class PatternBinder {
         unknown = &p;
         continue;
       }
-      known *= *s;
+      if (auto s = a->static_size())
+        known *= *s;
+      else
+        symbolic = true;
       parts[i] = a;
     }
     auto total = axis.static_size();
     Axis whole = axis;
-    if (!unknown) {
+    if (!unknown && symbolic) {
+      // Sizes only a call knows: a ShapeError there if they do not fit.
+    } else if (!unknown) {
       if (total && *total != known) {
         ck_.error(Code::E0306,
                   it.span,
@@ -237,7 +259,7 @@ class PatternBinder {
       }
     } else {
       Axis q;
-      if (total) {
+      if (total && !symbolic) {
         if (known == 0 || *total % known != 0) {
           ck_.error(Code::E0306,
                     it.span,
@@ -257,6 +279,7 @@ class PatternBinder {
         if (&it.items[i] == unknown) parts[i] = q;
       bound_[unknown->name] = q;
       fresh_[unknown->name] = q;
+      divided_.insert(unknown->name);
     }
     std::vector<Axis> items;
     for (size_t i = 0; i < it.items.size(); ++i) {
@@ -276,6 +299,7 @@ class PatternBinder {
   FnCtx& c_;
   std::map<std::string, Axis> bound_;  // every label of this call
   std::map<std::string, Axis> fresh_;  // labels new to the fn
+  std::set<std::string> divided_;      // the unknowns of cut groups
   std::vector<std::pair<Axis, Axis>> cuts_;
 };
 
@@ -344,11 +368,19 @@ Type Checker::check_pattern_call(ops::Intrinsic kind,
               "repeated label");
         return Type::error();
       }
-    for (size_t k = 0; k < side.items.size(); ++k)
-      if (!binder.bind(side.items[k], t.shape[k])) return Type::error();
     dtype = i == 0 ? t.dtype : types::promote(dtype, t.dtype);
     varying.insert(t.varying.begin(), t.varying.end());
   }
+  // Labels alone on an axis first, in every operand, then literals and
+  // groups: a group `(k n)` may be cut with the `n` of a later operand.
+  for (bool alone : {true, false})
+    for (size_t i = 0; i < operands.size(); ++i) {
+      const ast::PatternSide& side = pat.inputs[i];
+      for (size_t k = 0; k < side.items.size(); ++k)
+        if ((side.items[k].kind == PK::Name) == alone &&
+            !binder.bind(side.items[k], operands[i].shape[k]))
+          return Type::error();
+    }
   // The output.
   std::vector<std::string> out_labels;
   for (const auto& it : pat.output.items) collect_labels(it, out_labels);
@@ -386,6 +418,32 @@ Type Checker::check_pattern_call(ops::Intrinsic kind,
         return Type::error();
       }
   }
+  // Literals other than 1 in the inputs: split's k, and nothing else
+  // (rearrange would drop the axis; einsum has no label to keep or sum).
+  if (kind != ops::Intrinsic::Split)
+    for (const ast::PatternSide& side : pat.inputs) {
+      std::vector<const ast::PatternItem*> lits;
+      for (const auto& it : side.items) collect_literals(it, lits);
+      for (const auto* l : lits)
+        if (l->value != 1) {
+          auto& d = error(Code::E0306,
+                          l->span,
+                          "literal " + std::to_string(l->value) + " in " +
+                              name + "'s input has no label: " +
+                              (kind == ops::Intrinsic::Einsum
+                                   ? "einsum can neither keep nor sum it"
+                                   : "rearrange cannot drop it"),
+                          "an axis of " + std::to_string(l->value));
+          if (kind == ops::Intrinsic::Einsum)
+            d.help(
+                "name the axis with a label; leave the label out of the "
+                "output to sum it");
+          else
+            d.help("split(x, " + side_str(side) + " -> ...) cuts it into " +
+                   std::to_string(l->value) + " parts");
+          return Type::error();
+        }
+    }
   Type out = Type::tensor(std::move(shape), dtype);
   out.varying.assign(varying.begin(), varying.end());
   if (kind == ops::Intrinsic::Split) {
@@ -404,10 +462,10 @@ Type Checker::check_pattern_call(ops::Intrinsic kind,
           .help("split(x, b n (3 H Dh) -> b H n Dh) gives 3 parts");
       return Type::error();
     }
-    binder.commit();
+    binder.commit(info_for(&call));
     return Type::tuple(std::vector<Type>(cut[0]->value, out));
   }
-  binder.commit();
+  binder.commit(info_for(&call));
   return out;
 }
 

@@ -16,16 +16,63 @@ using VK = Value::Kind;
 
 namespace {
 
-// Label sizes of one pattern call, and the flat "atoms" of each side: every
-// group expanded to its labels, so a side is a reshape of its operand.
+// Note [Binding a pattern's labels at run time]
+// Every label gets its size before any group is divided, as the checker
+// binds them. A label takes its axis's size in this call when the checker
+// knows the axis (ExprInfo::pattern_labels: a dim, a size variable, an
+// alias, a group's item): `[(3 4)]` under `(a b)` is a = 3, b = 4, which
+// the tensor's 12 alone cannot say. Then each label that binds an axis
+// alone, in any operand, takes that axis's size (a mismatch is a
+// ShapeError, never a silent choice), and each group cut out of one axis
+// gives its one unknown label the quotient, until every group is known.
+// Binding operand by operand instead left `(n k)` before a later `n` with
+// two unknowns. A quotient on a size variable the checker made up for it
+// is recorded in the frame, so that later types and patterns with that
+// variable see the same size (a loop's next pass divides it again).
 class Sizes {
  public:
-  Sizes(Interpreter& in, diag::Span at) : in_(in), at_(at) {}
+  Sizes(Interpreter& in,
+        const Frame& f,
+        diag::Span at,
+        const check::ExprInfo* info)
+      : in_(in), at_(at), info_(info) {
+    if (!info_) return;
+    for (const auto& [name, l] : info_->pattern_labels)
+      if (!l.divided && sizable(l.axis, f))
+        set(name, in_.axis_size(l.axis, f, at_));
+  }
 
   // Binds the labels of [side] to [shape].
   void bind(const ast::PatternSide& side, const ops::Shape& shape) {
     for (size_t k = 0; k < side.items.size(); ++k)
       bind_item(side.items[k], shape[k]);
+  }
+
+  // Divides the groups cut out of one axis; call after every bind.
+  void resolve() {
+    for (bool progress = true; progress && !pending_.empty();) {
+      progress = false;
+      for (auto g = pending_.begin(); g != pending_.end();) {
+        if (divide(*g->first, g->second)) {
+          g = pending_.erase(g);
+          progress = true;
+        } else {
+          ++g;
+        }
+      }
+    }
+    if (!pending_.empty())
+      in_.fail("ShapeError",
+               at_,
+               "a group of this pattern leaves two sizes unknown");
+  }
+
+  // Records the quotients' size variables (see the Note).
+  void record(Frame& f) const {
+    if (!info_) return;
+    for (const auto& [name, l] : info_->pattern_labels)
+      if (l.divided && l.axis.kind == types::Axis::Kind::Var)
+        f.sizes[l.axis.var] = sizes_.at(name);
   }
 
   // The atoms of [side]: labels (groups flattened), literals as "#n".
@@ -43,6 +90,7 @@ class Sizes {
     }
   }
 
+  // "#n" or "#n@i.k" (an input's literal, see side_atoms) is n.
   int64_t size_of(const std::string& atom) const {
     if (atom[0] == '#') return std::stoll(atom.substr(1));
     return sizes_.at(atom);
@@ -64,68 +112,92 @@ class Sizes {
     return std::nullopt;
   }
 
+  // Whether [a]'s size is known in this call (its size variables bound).
+  bool sizable(const types::Axis& a, const Frame& f) const {
+    if (a.kind == types::Axis::Kind::Var) return f.sizes.count(a.var) > 0;
+    for (const auto& i : a.items)
+      if (!sizable(i, f)) return false;
+    return a.kind != types::Axis::Kind::Dim || a.size >= 0 ||
+           in_.program().dims().count(a.name);
+  }
+
+  void set(const std::string& name, int64_t size) {
+    auto [it, fresh] = sizes_.insert({name, size});
+    if (!fresh && it->second != size)
+      in_.fail("ShapeError",
+               at_,
+               "label `" + name + "` of this pattern is " +
+                   std::to_string(it->second) + " and " + std::to_string(size));
+  }
+
   void bind_item(const ast::PatternItem& it, int64_t size) {
-    if (it.kind == PK::Name) {
-      sizes_[it.name] = size;
+    if (it.kind == PK::Name) return set(it.name, size);
+    if (it.kind == PK::Literal) {
+      if (it.value != size)
+        in_.fail("ShapeError",
+                 at_,
+                 "the pattern says " + std::to_string(it.value) +
+                     " where the axis is " + std::to_string(size));
       return;
     }
-    if (it.kind == PK::Literal) return;
-    // A group: every size known but at most one, which is the quotient.
+    pending_.push_back({&it, size});
+  }
+
+  // The group [g] on an axis of [size]: true once its labels are known
+  // (every size but at most one known, that one the quotient).
+  bool divide(const ast::PatternItem& g, int64_t size) {
+    std::vector<std::string> as;
+    atoms(g, as);
     int64_t prod = 1;
-    const ast::PatternItem* unknown = nullptr;
-    for (const auto& i : it.items) {
-      std::optional<int64_t> s;
-      if (i.kind == PK::Literal)
-        s = i.value;
-      else if (i.kind == PK::Name)
-        s = known(i.name);
-      else
-        s = nested(i);
-      if (s)
+    std::string unknown;
+    for (const auto& a : as) {
+      std::optional<int64_t> s =
+          a[0] == '#' ? std::optional<int64_t>(size_of(a)) : known(a);
+      if (s) {
         prod *= *s;
-      else
-        unknown = &i;
+      } else if (!unknown.empty()) {
+        return false;
+      } else {
+        unknown = a;
+      }
     }
-    if (unknown) {
+    if (!unknown.empty()) {
       if (prod == 0 || size % prod != 0)
         in_.fail("ShapeError",
                  at_,
                  "a group of this pattern does not divide the axis: " +
                      std::to_string(size) + " is not a multiple of " +
                      std::to_string(prod));
-      sizes_[unknown->name] = size / prod;
+      sizes_[unknown] = size / prod;
     } else if (prod != size) {
       in_.fail("ShapeError",
                at_,
                "a group of this pattern is " + std::to_string(prod) +
                    " but the axis is " + std::to_string(size));
     }
-    for (const auto& i : it.items)
-      if (i.kind == PK::Name && !sizes_.count(i.name))
-        sizes_[i.name] = *known(i.name);
-  }
-
-  std::optional<int64_t> nested(const ast::PatternItem& g) const {
-    int64_t p = 1;
-    for (const auto& i : g.items) {
-      if (i.kind == PK::Literal)
-        p *= i.value;
-      else if (auto s = known(i.name))
-        p *= *s;
-      else
-        return std::nullopt;
-    }
-    return p;
+    for (const auto& a : as)
+      if (a[0] != '#' && !sizes_.count(a)) sizes_[a] = *known(a);
+    return true;
   }
 
   Interpreter& in_;
   diag::Span at_;
+  const check::ExprInfo* info_;
   std::map<std::string, int64_t> sizes_;
+  std::vector<std::pair<const ast::PatternItem*, int64_t>> pending_;
 };
 
-std::vector<std::string> side_atoms(const ast::PatternSide& s) {
+// The atoms of a side. The literals of input [operand] are named by
+// position ("#1@0.2"), so they are never taken for one another or for an
+// output's literal 1 ("#1", inserted): each input literal is an axis of its
+// own, squeezed (1) or cut (split's k). [operand] is -1 for the output.
+std::vector<std::string> side_atoms(const ast::PatternSide& s, int operand) {
   std::vector<std::string> out;
   for (const auto& it : s.items) Sizes::atoms(it, out);
+  if (operand >= 0)
+    for (size_t i = 0; i < out.size(); ++i)
+      if (out[i][0] == '#')
+        out[i] += "@" + std::to_string(operand) + "." + std::to_string(i);
   return out;
 }
 
@@ -168,6 +240,91 @@ ops::Tensor to_order(const ops::Tensor& x,
   return ops::reshape(y, out);
 }
 
+// Note [einsum as pairwise matmuls]
+// The operands are contracted left to right. Before each step a label is
+// summed away from one side when nothing else needs it: not the output,
+// not the other side of this step, not a later operand (a label the two
+// sides share must be contracted by the matmul, never summed on each side
+// first: that multiplied the two sums, issue 10's
+// `einsum(a, c, n d, t d -> n t)`). The step's labels are then batch (both
+// sides, needed later), contracted (both sides, needed no more), left only
+// and right only, and the step is one [batch left contract] @
+// [batch contract right] matmul.
+ops::Tensor einsum_pairwise(std::vector<ops::Tensor> xs,
+                            std::vector<std::vector<std::string>> atoms,
+                            const std::vector<std::string>& out_atoms,
+                            const Sizes& sz) {
+  auto in = [](const std::vector<std::string>& v, const std::string& a) {
+    return std::find(v.begin(), v.end(), a) != v.end();
+  };
+  // Needed after operand [from - 1] is taken in (besides [also]).
+  auto needed = [&](const std::string& a,
+                    size_t from,
+                    const std::vector<std::string>& also) {
+    if (in(out_atoms, a) || in(also, a)) return true;
+    for (size_t j = from; j < atoms.size(); ++j)
+      if (in(atoms[j], a)) return true;
+    return false;
+  };
+  auto sum_unneeded = [&](ops::Tensor& t,
+                          std::vector<std::string>& at,
+                          size_t from,
+                          const std::vector<std::string>& also) {
+    std::vector<int> axes;
+    std::vector<std::string> keep;
+    for (size_t i = 0; i < at.size(); ++i) {
+      if (needed(at[i], from, also))
+        keep.push_back(at[i]);
+      else
+        axes.push_back(static_cast<int>(i));
+    }
+    if (!axes.empty()) {
+      t = ops::sum(t, axes);
+      at = keep;
+    }
+  };
+  auto prod = [&](const std::vector<std::string>& v) {
+    int64_t p = 1;
+    for (const auto& a : v) p *= sz.size_of(a);
+    return p;
+  };
+  ops::Tensor acc = xs[0];
+  std::vector<std::string> acc_atoms = atoms[0];
+  sum_unneeded(acc, acc_atoms, 1, {});
+  for (size_t j = 1; j < xs.size(); ++j) {
+    ops::Tensor b = xs[j];
+    std::vector<std::string> b_atoms = atoms[j];
+    sum_unneeded(b, b_atoms, j + 1, acc_atoms);
+    std::vector<std::string> batch, contract, left, right;
+    for (const auto& a : acc_atoms) {
+      if (!in(b_atoms, a))
+        left.push_back(a);
+      else
+        (needed(a, j + 1, {}) ? batch : contract).push_back(a);
+    }
+    for (const auto& a : b_atoms)
+      if (!in(acc_atoms, a)) right.push_back(a);
+    std::vector<std::string> a_order = batch, b_order = batch;
+    a_order.insert(a_order.end(), left.begin(), left.end());
+    a_order.insert(a_order.end(), contract.begin(), contract.end());
+    b_order.insert(b_order.end(), contract.begin(), contract.end());
+    b_order.insert(b_order.end(), right.begin(), right.end());
+    ops::Tensor a3 = ops::reshape(to_order(acc, acc_atoms, a_order, sz),
+                                  {prod(batch), prod(left), prod(contract)});
+    ops::Tensor b3 = ops::reshape(to_order(b, b_atoms, b_order, sz),
+                                  {prod(batch), prod(contract), prod(right)});
+    acc = ops::matmul(a3, b3);
+    acc_atoms = batch;
+    acc_atoms.insert(acc_atoms.end(), left.begin(), left.end());
+    acc_atoms.insert(acc_atoms.end(), right.begin(), right.end());
+    ops::Shape s;
+    for (const auto& a : acc_atoms) s.push_back(sz.size_of(a));
+    acc = ops::reshape(acc, s);
+  }
+  sum_unneeded(acc, acc_atoms, xs.size(), {});
+  return to_order(acc, acc_atoms, out_atoms, sz);
+}
+
 }  // namespace
 
 Value Interpreter::call_pattern(const ops::OpDef& op,
@@ -179,7 +336,7 @@ Value Interpreter::call_pattern(const ops::OpDef& op,
   if (receiver) xs.push_back(eval(*receiver, f).t);
   for (const ast::Arg& a : call.args)
     if (a.keyword.empty()) xs.push_back(eval(*a.value, f).t);
-  Sizes sz(*this, call.span);
+  Sizes sz(*this, f, call.span, prog_.info(&call));
   for (size_t i = 0; i < xs.size() && i < pat.inputs.size(); ++i) {
     if (xs[i].rank() != pat.inputs[i].items.size())
       fail("ShapeError",
@@ -187,28 +344,27 @@ Value Interpreter::call_pattern(const ops::OpDef& op,
            "the operand's rank does not fit the pattern");
     sz.bind(pat.inputs[i], xs[i].shape());
   }
+  sz.resolve();
+  sz.record(f);
   ops::Shape out_shape;
   for (const auto& it : pat.output.items) out_shape.push_back(sz.item_size(it));
-  std::vector<std::string> out_atoms = side_atoms(pat.output);
+  std::vector<std::string> out_atoms = side_atoms(pat.output, -1);
   try {
     if (op.intrinsic == ops::Intrinsic::Rearrange ||
         op.intrinsic == ops::Intrinsic::Split) {
-      std::vector<std::string> in_atoms = side_atoms(pat.inputs[0]);
+      std::vector<std::string> in_atoms = side_atoms(pat.inputs[0], 0);
       ops::Shape flat;
       for (const auto& a : in_atoms) flat.push_back(sz.size_of(a));
       ops::Tensor x = ops::reshape(xs[0], flat);
       if (op.intrinsic == ops::Intrinsic::Rearrange)
         return Value::tensor(
             ops::reshape(to_order(x, in_atoms, out_atoms, sz), out_shape));
-      // split: the one literal k absent from the output is cut into parts.
-      std::string cut;
-      for (const auto& a : in_atoms)
-        if (a[0] == '#' && a != "#1" &&
-            std::find(out_atoms.begin(), out_atoms.end(), a) == out_atoms.end())
-          cut = a;
-      int axis = static_cast<int>(
-          std::find(in_atoms.begin(), in_atoms.end(), cut) - in_atoms.begin());
-      int64_t k = sz.size_of(cut);
+      // split: the one literal k (not 1) of the input is cut into parts.
+      auto cut = std::find_if(in_atoms.begin(), in_atoms.end(), [&](auto& a) {
+        return a[0] == '#' && sz.size_of(a) != 1;
+      });
+      int axis = static_cast<int>(cut - in_atoms.begin());
+      int64_t k = sz.size_of(*cut);
       std::vector<std::string> rest = in_atoms;
       rest.erase(rest.begin() + axis);
       std::vector<Value> parts;
@@ -219,84 +375,16 @@ Value Interpreter::call_pattern(const ops::OpDef& op,
       }
       return Value::tuple(std::move(parts));
     }
-    // einsum: contract operands pairwise, left to right, with matmul.
     std::vector<std::vector<std::string>> atoms;
     for (size_t i = 0; i < xs.size(); ++i) {
-      atoms.push_back(side_atoms(pat.inputs[i]));
+      atoms.push_back(side_atoms(pat.inputs[i], static_cast<int>(i)));
       ops::Shape flat;
       for (const auto& a : atoms[i]) flat.push_back(sz.size_of(a));
       xs[i] = ops::reshape(xs[i], flat);
     }
-    auto needed_later = [&](const std::string& a, size_t from) {
-      if (std::find(out_atoms.begin(), out_atoms.end(), a) != out_atoms.end())
-        return true;
-      for (size_t j = from; j < atoms.size(); ++j)
-        if (std::find(atoms[j].begin(), atoms[j].end(), a) != atoms[j].end())
-          return true;
-      return false;
-    };
-    // Sum away labels of the first operand used nowhere else.
-    auto reduce_unused =
-        [&](ops::Tensor& t, std::vector<std::string>& at, size_t from) {
-          std::vector<int> axes;
-          std::vector<std::string> keep;
-          for (size_t i = 0; i < at.size(); ++i) {
-            if (needed_later(at[i], from))
-              keep.push_back(at[i]);
-            else
-              axes.push_back(static_cast<int>(i));
-          }
-          if (!axes.empty()) {
-            t = ops::sum(t, axes);
-            at = keep;
-          }
-        };
-    ops::Tensor acc = xs[0];
-    std::vector<std::string> acc_atoms = atoms[0];
-    reduce_unused(acc, acc_atoms, 1);
-    for (size_t j = 1; j < xs.size(); ++j) {
-      ops::Tensor b = xs[j];
-      std::vector<std::string> b_atoms = atoms[j];
-      reduce_unused(b, b_atoms, j + 1);
-      // Classify: batch (both, kept), contracted (both, not kept), left
-      // only, right only.
-      std::vector<std::string> batch, contract, left, right;
-      for (const auto& a : acc_atoms) {
-        bool in_b =
-            std::find(b_atoms.begin(), b_atoms.end(), a) != b_atoms.end();
-        if (in_b)
-          (needed_later(a, j + 1) ? batch : contract).push_back(a);
-        else
-          left.push_back(a);
-      }
-      for (const auto& a : b_atoms)
-        if (std::find(acc_atoms.begin(), acc_atoms.end(), a) == acc_atoms.end())
-          right.push_back(a);
-      auto prod = [&](const std::vector<std::string>& v) {
-        int64_t p = 1;
-        for (const auto& a : v) p *= sz.size_of(a);
-        return p;
-      };
-      std::vector<std::string> a_order = batch, b_order = batch;
-      a_order.insert(a_order.end(), left.begin(), left.end());
-      a_order.insert(a_order.end(), contract.begin(), contract.end());
-      b_order.insert(b_order.end(), contract.begin(), contract.end());
-      b_order.insert(b_order.end(), right.begin(), right.end());
-      ops::Tensor a3 = ops::reshape(to_order(acc, acc_atoms, a_order, sz),
-                                    {prod(batch), prod(left), prod(contract)});
-      ops::Tensor b3 = ops::reshape(to_order(b, b_atoms, b_order, sz),
-                                    {prod(batch), prod(contract), prod(right)});
-      acc = ops::matmul(a3, b3);
-      acc_atoms = batch;
-      acc_atoms.insert(acc_atoms.end(), left.begin(), left.end());
-      acc_atoms.insert(acc_atoms.end(), right.begin(), right.end());
-      ops::Shape s;
-      for (const auto& a : acc_atoms) s.push_back(sz.size_of(a));
-      acc = ops::reshape(acc, s);
-    }
-    reduce_unused(acc, acc_atoms, xs.size());
-    return Value::tensor(
-        ops::reshape(to_order(acc, acc_atoms, out_atoms, sz), out_shape));
+    return Value::tensor(ops::reshape(
+        einsum_pairwise(std::move(xs), std::move(atoms), out_atoms, sz),
+        out_shape));
   } catch (const ops::OpError& e) {
     fail("ShapeError", call.span, e.what());
   }

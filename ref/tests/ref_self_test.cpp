@@ -9,36 +9,12 @@
 
 #include "ops/core/philox.h"
 #include "ref/ref_ops.h"
+#include "ref/tests/hand_values.h"
 
 namespace {
 
-using ss::ops::Shape;
-using ss::ops::Tensor;
-using ss::types::DType;
+using namespace ss::ref::hand;
 namespace ref = ss::ref;
-
-Tensor F(const Shape& s, std::vector<double> v) {
-  return Tensor::from_doubles(s, v, DType::F64);
-}
-Tensor I(const Shape& s, std::vector<double> v) {
-  return Tensor::from_doubles(s, v, DType::I64);
-}
-Tensor B(const Shape& s, std::vector<double> v) {
-  return Tensor::from_doubles(s, v, DType::Bool);
-}
-
-void is(const Tensor& got,
-        const Shape& shape,
-        const std::vector<double>& want,
-        double tol = 1e-12) {
-  REQUIRE(got.shape() == shape);
-  std::vector<double> g = got.to_doubles();
-  REQUIRE(g.size() == want.size());
-  for (size_t i = 0; i < g.size(); ++i) {
-    INFO("element " << i);
-    CHECK(g[i] == Approx(want[i]).margin(tol).epsilon(tol));
-  }
-}
 
 }  // namespace
 
