@@ -5,11 +5,6 @@ import torch
 
 from op_row import In, Row
 
-# Issue 10 item 1, fixed on the einsum branch (interp/eval/eval_pattern.cpp):
-# remove the mark when it lands; the driver says when these pass.
-EINSUM_BUG = ("issue 10 item 1: a label contracted between two operands is "
-              "summed out of each operand first")
-
 X = In("x", "A B")
 ROWS = [
     Row("matmul", "x @ y", [X, In("y", "B C")], "A C", torch.matmul),
@@ -21,23 +16,24 @@ ROWS = [
     Row("matmul", "x @ y", [In("x", "A B", "i64", -3, 3),
         In("y", "B C", "i64", -3, 3)], "A C", torch.matmul,
         label="i64 @ i64", dtypes=("f64",)),
-    # Issue 10's einsum: a label contracted between two operands.
+    # Issue 10's einsum: a label contracted between two operands (it was
+    # summed out of each operand first).
     Row("einsum", "einsum(x, y, n d, t d -> n t)",
         [In("x", "A B"), In("y", "C B")], "A C",
-        lambda x, y: torch.einsum("nd,td->nt", x, y), known_bug=EINSUM_BUG),
+        lambda x, y: torch.einsum("nd,td->nt", x, y)),
     Row("einsum", "einsum(x, y, b h n d, b h t d -> b h n t)",
         [In("x", "E A C B"), In("y", "E A D B")], "E A C D",
         lambda x, y: torch.einsum("bhnd,bhtd->bhnt", x, y),
-        label="einsum attention scores", known_bug=EINSUM_BUG),
+        label="einsum attention scores"),
     Row("einsum", "einsum(x, y, z, i j, j k, k -> i)",
         [In("x", "A B"), In("y", "B C"), In("z", "C")], "A",
         lambda x, y, z: torch.einsum("ij,jk,k->i", x, y, z),
-        label="einsum three operands", known_bug=EINSUM_BUG),
+        label="einsum three operands"),
     Row("einsum", "einsum(x, i j -> j i)", [X], "B A",
         lambda x: torch.einsum("ij->ji", x), label="einsum transpose"),
     Row("einsum", "einsum(x, y, i j, i j -> i)", [X, In("y", "A B")], "A",
         lambda x, y: torch.einsum("ij,ij->i", x, y),
-        label="einsum rowwise dot", known_bug=EINSUM_BUG),
+        label="einsum rowwise dot"),
     Row("rearrange", "rearrange(x, a b c -> c (a b))", [In("x", "A B C")],
         "C (A B)", lambda x: x.permute(2, 0, 1).reshape(5, 12)),
     Row("rearrange", "rearrange(x, a (E d) -> E a d)",
@@ -47,10 +43,7 @@ ROWS = [
     Row("rearrange", "rearrange(x, a (h d) -> h a d)",
         [In("x", "A (E B)")], "E A B",
         lambda x: x.reshape(3, 2, 4).permute(1, 0, 2),
-        label="rearrange ungroup by the type's group",
-        known_bug="checks (h, d bound to the type's group (E B)), then the "
-        "evaluator reshapes to an unbound size: `cannot reshape [3 8] to "
-        "[3 0 8]` (or a garbage size); the pattern owner's area"),
+        label="rearrange ungroup by the type's group"),
     Row("split", "split(x, a (3 d) -> a d)", [In("x", "A (3 B)")],
         ["A B", "A B", "A B"], lambda x: tuple(x.reshape(3, 3, 4).unbind(1))),
     # (reshape: concat's new axis is a size variable [A m], though library.md

@@ -54,13 +54,7 @@ DTYPES = {"f64": (np.float64, torch.float64), "f32": (np.float32, torch.float32)
 # Cases that must fail until a fix lands elsewhere: (program, -D flags) ->
 # why. A marked case that passes fails the test, so the mark is removed
 # when the fix lands.
-EXPECTED_FAILURES = {
-    ("gpt", ()): "fails until the einsum fix lands: einsum sums each "
-                 "operand over a contracted label shared by two operands "
-                 "separately (einsum(a, b, i k, k j -> i j) gives "
-                 "sum_k a * sum_k b); gpt -D PRODUCTS=2, the same attention "
-                 "with @, matches",
-}
+EXPECTED_FAILURES = {}
 
 
 def error(a, b):

@@ -19,9 +19,9 @@ endfunction()
 
 ss_torch_program(mlp mlp)
 ss_torch_program(cnn cnn)
-# Expected to fail until the einsum fix lands (compare.py's
-# EXPECTED_FAILURES reports it and passes); gpt_matmul is the same program
-# with @ and must match now.
+# gpt writes attention with einsum; gpt_matmul is the same program with @
+# (both must match torch: einsum once summed a contracted label out of each
+# operand first).
 ss_torch_program(gpt_einsum gpt)
 ss_torch_program(gpt_matmul gpt -D PRODUCTS=2)
 ss_torch_program(resume resume)
