@@ -62,6 +62,12 @@ struct OptimState : Object {
   /// As ModelStore's: several devices, in the controller.
   uint64_t remote_id = 0;
   bool remote_newer = false;
+  /// Several devices, in the controller: the hyperparameters were changed
+  /// here (set_lr) since the workers last received them. The next call
+  /// that names this optimizer sends them, and a copy fetched from the
+  /// workers before then keeps these (Note [Optimizer hyperparameters] in
+  /// wire.cpp).
+  bool hyper_newer = false;
 };
 
 /// Set by the controller of a run on several devices (cmd_run_devices):

@@ -110,7 +110,35 @@ void Codec::read_tensors(Reader& r, ModelStore& s) {
   }
 }
 
+// Note [Optimizer hyperparameters]
+// The controller sends an optimizer whole once, then by id; set_lr in the
+// controller changes its lr after that. So a handle by id carries the
+// hyperparameters whenever the controller changed them since the last
+// send (OptimState::hyper_newer), and the workers take them before the
+// call runs: a warm-up schedule set from main reaches every step. The other
+// way, set_lr in a worker fn changes the workers' lr, so a fetch (reading
+// opt.lr or opt.step, save) brings the hyperparameters back with the step
+// and state, unless the controller's are newer (changed here after the
+// call that the fetch follows was sent, not yet sent themselves).
+namespace {
+
+void write_hyper(Writer& w, const OptimState& o) {
+  for (double x : {o.lr, o.momentum, o.weight_decay, o.beta1, o.beta2, o.eps})
+    w.f64(x);
+  w.u8(o.nesterov);
+}
+
+void read_hyper(Reader& r, OptimState& o) {
+  for (double* x :
+       {&o.lr, &o.momentum, &o.weight_decay, &o.beta1, &o.beta2, &o.eps})
+    *x = r.f64();
+  o.nesterov = r.u8() != 0;
+}
+
+}  // namespace
+
 void Codec::write_optim_state(Writer& w, const OptimState& o) {
+  write_hyper(w, o);
   w.i64(o.step);
   w.u32(static_cast<uint32_t>(o.state.size()));
   for (const auto& [path, st] : o.state) {
@@ -125,6 +153,12 @@ void Codec::write_optim_state(Writer& w, const OptimState& o) {
 }
 
 void Codec::read_optim_state(Reader& r, OptimState& o) {
+  if (o.hyper_newer) {
+    OptimState theirs;
+    read_hyper(r, theirs);
+  } else {
+    read_hyper(r, o);
+  }
   o.step = r.i64();
   o.state.clear();
   for (uint32_t n = r.u32(), i = 0; i < n; ++i) {
@@ -238,6 +272,9 @@ void Codec::write_optim(Writer& w, const std::shared_ptr<OptimState>& o) {
     if (o->remote_id) {
       w.u8(0);
       w.u64(o->remote_id);
+      w.u8(o->hyper_newer);
+      if (o->hyper_newer) write_hyper(w, *o);
+      o->hyper_newer = false;
       return;
     }
     id = o->remote_id = next_id_++;
@@ -247,6 +284,7 @@ void Codec::write_optim(Writer& w, const std::shared_ptr<OptimState>& o) {
     if (it != w_optim_ids_.end()) {
       w.u8(0);
       w.u64(it->second);
+      w.u8(0);  // the controller fetches them with the state
       return;
     }
   }
@@ -254,11 +292,8 @@ void Codec::write_optim(Writer& w, const std::shared_ptr<OptimState>& o) {
   w.u64(id);
   w.u8(static_cast<uint8_t>(o->kind));
   w.str(o->prefix);
-  for (double x :
-       {o->lr, o->momentum, o->weight_decay, o->beta1, o->beta2, o->eps})
-    w.f64(x);
-  w.u8(o->nesterov);
-  write_optim_state(w, *o);
+  write_optim_state(w, *o);  // the hyperparameters included
+  o->hyper_newer = false;
 }
 
 std::shared_ptr<OptimState> Codec::read_optim(Reader& r) {
@@ -273,7 +308,8 @@ std::shared_ptr<OptimState> Codec::read_optim(Reader& r) {
       if (it != c_optims_.end()) o = it->second.lock();
     }
     if (!o) throw WireError("this optimizer state is no longer on the devices");
-    o->model = model;  // the model may have been sent again
+    o->model = model;               // the model may have been sent again
+    if (r.u8()) read_hyper(r, *o);  // set_lr in the controller
     return o;
   }
   uint64_t id = r.u64();
@@ -281,10 +317,6 @@ std::shared_ptr<OptimState> Codec::read_optim(Reader& r) {
   o->model = model;
   o->kind = static_cast<types::OptimKind>(r.u8());
   o->prefix = r.str();
-  for (double* x :
-       {&o->lr, &o->momentum, &o->weight_decay, &o->beta1, &o->beta2, &o->eps})
-    *x = r.f64();
-  o->nesterov = r.u8() != 0;
   read_optim_state(r, *o);
   if (side_ == Side::Worker && id) {
     if (auto old = optim(id)) w_optim_ids_.erase(old.get());

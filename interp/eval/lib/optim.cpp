@@ -188,7 +188,9 @@ Value set_lr(BuiltinCall& c) {
   double lr = c.number(1, 0);
   if (!(lr >= 0) || !std::isfinite(lr))
     c.fail("ValueError", "set_lr: the learning rate must be >= 0");
-  c.arg(0).as<OptimState>()->lr = lr;
+  auto* o = c.arg(0).as<OptimState>();
+  o->lr = lr;
+  o->hyper_newer = true;  // in the controller: for the workers' copy
   return Value::unit();
 }
 
