@@ -210,6 +210,16 @@ Tensor join_rows(const Tensor& local, DeviceContext& d) {
   return out;
 }
 
+Tensor join_along(const Tensor& local, int axis, DeviceContext& d) {
+  if (axis == 0) return join_rows(local, d);
+  std::vector<int> to_front(local.rank()), back(local.rank());
+  to_front[0] = axis;
+  for (int k = 0, j = 1; k < int(local.rank()); ++k)
+    if (k != axis) to_front[j++] = k;
+  for (int k = 0; k < int(local.rank()); ++k) back[to_front[k]] = k;
+  return ops::permute(join_rows(ops::permute(local, to_front), d), back);
+}
+
 Tensor my_rows(const Tensor& whole, DeviceContext& d) {
   auto [start, end] = d.share(whole.shape()[0]);
   return ops::slice(whole, 0, start, end);

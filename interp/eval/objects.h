@@ -129,6 +129,11 @@ struct IterableObject : Object {
 
 struct LogsValue : Object {
   std::vector<std::pair<std::string, Value>> fields;
+  /// On a worker: the fields that hold this rank's rows of a batch-axis
+  /// value (`logs(j=batch.y)`) and the position of that axis, joined in
+  /// order when the call returns to the controller (devices.md item 6;
+  /// Interpreter::join_result).
+  std::vector<std::pair<std::string, int>> split_fields;
   const Value* find(const std::string& name) const;
 };
 
