@@ -1,0 +1,323 @@
+// Every way the controller of `ss run --devices 'cpu[...]'` changes state
+// the workers hold (issue 10, item D), run through the real controller and
+// `ss worker` processes on cpu, cpu[0 1] and cpu[0 1 2]: set_lr in the
+// controller and in a worker fn, load_into, copy(m), a re-initialised
+// model, and what reading opt.lr/opt.step and save see after the workers'
+// updates; with them a batch-axis value in logs(...) (devices.md item 6),
+// a batch whose last worker gets no rows (with padded fields), and bf16,
+// f16 and f64 params.
+//
+// The oracle is hand computation. The model is Lin (w: [K] = zeros()) and
+// the loss mean(y) * sum(w), so d loss / d w_k = mean(y) of the batch, and
+// plain SGD gives w_k = -sum over steps of lr_t * mean(y_t). The data are
+// 12 points with y = 0..11 in batches of 4 (means 1.5, 5.5, 9.5; 2/1/1 rows
+// on three devices). Every number is a small dyadic fraction, exact in f32
+// and in bf16, and every sum of shares is exact, so the checks are exact
+// (the tolerance 1e-12 is only there for the decimal text).
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "interp/tests/data_test_util.h"
+#include "interp/tests/process_util.h"
+
+namespace {
+
+using Run = ss::testing::ProcessRun;
+
+const char* kDevices[] = {"cpu", "cpu[0 1]", "cpu[0 1 2]"};
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+// Every number in [s] (ints too), in order.
+std::vector<double> numbers(const std::string& s) {
+  std::vector<double> v;
+  std::regex num(R"(-?\d+(\.\d+)?(e-?\d+)?)");
+  for (auto it = std::sregex_iterator(s.begin(), s.end(), num);
+       it != std::sregex_iterator();
+       ++it)
+    v.push_back(std::stod(it->str()));
+  return v;
+}
+
+// A scratch folder holding p.ss and the 12 points (pts.csv, y = x = 0..11).
+std::string folder(const std::string& name, const std::string& program) {
+  std::string d = "/tmp/ss_ctlstate_" + name + "_" + std::to_string(::getpid());
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  std::ofstream(d + "/p.ss") << program;
+  std::ofstream csv(d + "/pts.csv");
+  csv << "x,y\n";
+  for (int i = 0; i < 12; ++i) csv << i << "," << i << "\n";
+  return d;
+}
+
+Run run_on(const std::string& dir, const std::string& devices) {
+  return ss::testing::run_ss_process("run --devices '" + devices + "' p.ss",
+                                     dir,
+                                     "SHAPESCRIPT_COLLECTIVE_TIMEOUT=20");
+}
+
+void check_numbers(const std::string& what,
+                   const std::string& text,
+                   const std::vector<double>& want) {
+  INFO(what << ":\n" << text);
+  std::vector<double> got = numbers(text);
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    INFO("number " << i);
+    CHECK(got[i] == Approx(want[i]).margin(1e-12));
+  }
+}
+
+// Runs [program] on each device list; what it prints, and [file] if
+// given, must be [want] / [want_file].
+void expect_everywhere(const std::string& name,
+                       const std::string& program,
+                       const std::vector<double>& want,
+                       const std::string& file = "",
+                       const std::vector<double>& want_file = {}) {
+  std::string d = folder(name, program);
+  for (const char* devices : kDevices) {
+    INFO("--devices " << devices);
+    Run r = run_on(d, devices);
+    INFO(r.err);
+    REQUIRE(r.rc == 0);
+    check_numbers("printed", r.out, want);
+    if (!file.empty()) check_numbers(file, slurp(d + "/" + file), want_file);
+  }
+}
+
+const std::string kLin = R"(dim K = 2
+
+data Pt:
+    x: f32
+    y: f32
+
+model Lin:
+    w: [K] = zeros()
+
+fn loss(m: Lin, batch: [b] Pt) -> f32:
+    return mean(batch.y) * sum(m.w)
+
+fn step(mut m: Lin, mut opt: SGD[Lin], batch: [b] Pt) -> Logs:
+    let l, g = value_and_grad(loss, m, batch)
+    update(m, opt, g)
+    return logs(loss=l, y=batch.y)
+)";
+
+}  // namespace
+
+TEST_CASE(
+    "set_lr in the controller reaches the workers, and logs(y=batch.y) "
+    "is the whole batch",
+    "[dist][process][controller_state]") {
+  // lr 0, 0.25, 0.5: w_k = -(0.25 * 5.5 + 0.5 * 9.5) = -6.125, so
+  // sum(w) = -12.25 (before the fix: 0, the workers kept lr 0). Each
+  // step's loss is mean(y) * sum(w) before its update: 0, 0, 9.5 * -2.75.
+  // The jsonl rows are the step, the loss and the batch's four y values
+  // (before the fix: rank 0's share only).
+  std::string main = R"(
+fn main():
+    let m = Lin.init(seed=0)
+    let opt = sgd(m, lr=0.0)
+    let out = jsonl("log.jsonl")
+    let i = 0
+    for batch in dataset(Pt, "pts.csv").batches(4):
+        set_lr(opt, 0.25 * i)
+        out.write(step(m, opt, batch))
+        i = i + 1
+    print(opt.lr, opt.step, float(sum(m.w)))
+)";
+  expect_everywhere("setlr",
+                    kLin + main,
+                    {0.5, 3, -12.25},
+                    "log.jsonl",
+                    {0,
+                     0,
+                     0,
+                     1,
+                     2,
+                     3,  //
+                     1,
+                     0,
+                     4,
+                     5,
+                     6,
+                     7,  //
+                     2,
+                     -26.125,
+                     8,
+                     9,
+                     10,
+                     11});
+}
+
+TEST_CASE(
+    "set_lr in a worker fn: opt.lr, save and load in the controller see it",
+    "[dist][process][controller_state]") {
+  // The same schedule set inside the worker fn: the controller's opt.lr
+  // must follow it (before the fix: the lr it was made with, 1), and so
+  // must the checkpoint's metadata, read back by load.
+  std::string main = R"(
+fn warm(mut m: Lin, mut opt: SGD[Lin], batch: [b] Pt, lr: float) -> Logs:
+    set_lr(opt, lr)
+    return step(m, opt, batch)
+
+fn main():
+    let m = Lin.init(seed=0)
+    let opt = sgd(m, lr=1.0)
+    let i = 0
+    for batch in dataset(Pt, "pts.csv").batches(4):
+        warm(m, opt, batch, 0.25 * i)
+        print(opt.lr)
+        i = i + 1
+    save("ck.safetensors", m, opt)
+    let m2, o2 = load("ck.safetensors", Lin, sgd)
+    print(o2.lr, o2.step, float(sum(m2.w)))
+)";
+  expect_everywhere("workerlr", kLin + main, {0, 0.25, 0.5, 0.5, 3, -12.25});
+}
+
+TEST_CASE("load_into and copy(m) in the controller replace the workers' copy",
+          "[dist][process][controller_state]") {
+  // lr 0.25 over one epoch: w_k = -0.25 * 16.5 = -4.125 (sum -8.25).
+  // load_into puts the zeros back; a second epoch gives -8.25 again (the
+  // workers' stale copy would give -16.5). copy(m) is then trained alone
+  // with lr 0.5: -8.25 - 2 * 0.5 * 16.5 = -24.75, and m does not move
+  // until it is trained itself (-16.5).
+  std::string main = R"(
+fn main():
+    let data = dataset(Pt, "pts.csv")
+    let m = Lin.init(seed=0)
+    let opt = sgd(m, lr=0.25)
+    save("zeros.safetensors", m)
+    for batch in data.batches(4):
+        step(m, opt, batch)
+    print(float(sum(m.w)))
+    load_into(m, "zeros.safetensors")
+    print(float(sum(m.w)))
+    for batch in data.batches(4):
+        step(m, opt, batch)
+    print(float(sum(m.w)), opt.step)
+    let t = copy(m)
+    let topt = sgd(t, lr=0.5)
+    for batch in data.batches(4):
+        step(t, topt, batch)
+    print(float(sum(t.w)), float(sum(m.w)))
+    for batch in data.batches(4):
+        step(m, opt, batch)
+    print(float(sum(t.w)), float(sum(m.w)), opt.step, topt.step)
+    m = Lin.init(seed=3)
+    opt = sgd(m, lr=0.25)
+    for batch in data.batches(4):
+        step(m, opt, batch)
+    print(float(sum(m.w)), opt.step)
+)";
+  expect_everywhere(
+      "loadcopy",
+      kLin + main,
+      {-8.25, 0, -8.25, 6, -24.75, -8.25, -24.75, -16.5, 9, 3, -8.25, 3});
+}
+
+TEST_CASE(
+    "a batch whose last worker gets no rows, with padded i64 and f32 fields",
+    "[dist][process][controller_state]") {
+  // 4 items in batches of 2: on three devices the shares are 1/1/0 (before
+  // the fix the empty share had no padded field and the others waited in
+  // the first all-reduce). tokens and v share the size variable n; per
+  // item, sum over n of tokens + v·mask is 4.5, 5, 18.5, 5, so the batch
+  // means are 4.75 and 11.75 and SGD with lr 0.5 ends at w_k = -8.25.
+  // The second step's loss is 11.75 * 2 * -2.375. The logged tokens and
+  // mask are the whole padded batch, in order.
+  std::string program = R"(dim K = 2
+
+data Seq:
+    tokens: [n] i64 in 0..8
+    v: [n] f32
+
+model Lin:
+    w: [K] = zeros()
+
+fn loss(m: Lin, batch: [b] Seq) -> f32:
+    let keep = to(batch.mask_n, f32)
+    let per = sum(to(batch.tokens, f32) + batch.v * keep, over=n)
+    return mean(per) * sum(m.w)
+
+fn step(mut m: Lin, mut opt: SGD[Lin], batch: [b] Seq) -> Logs:
+    let l, g = value_and_grad(loss, m, batch)
+    update(m, opt, g)
+    return logs(loss=l, tokens=batch.tokens, mask=batch.mask_n)
+
+fn main():
+    let m = Lin.init(seed=0)
+    let opt = sgd(m, lr=0.5)
+    let out = jsonl("log.jsonl")
+    for batch in dataset(Seq, "seq/").batches(2):
+        out.write(step(m, opt, batch))
+    print(opt.step, float(sum(m.w)))
+)";
+  std::string d = folder("empty", program);
+  std::filesystem::create_directories(d + "/seq");
+  using data_test::bytes_of;
+  using data_test::npy;
+  std::vector<int64_t> tok{1, 2, 0, 3, 0, 0, 4, 5, 6, 7, 0, 0};
+  std::vector<float> v{0.5f, 1, 0, 2, 0, 0, 1.5f, -1, 3, -2, 0, 0};
+  std::vector<int64_t> lens{2, 1, 3, 1};
+  data_test::write_file(d + "/seq/tokens.npy",
+                        npy("<i8", {4, 3}, bytes_of(tok)));
+  data_test::write_file(d + "/seq/tokens_lengths.npy",
+                        npy("<i8", {4}, bytes_of(lens)));
+  data_test::write_file(d + "/seq/v.npy", npy("<f4", {4, 3}, bytes_of(v)));
+  data_test::write_file(d + "/seq/v_lengths.npy",
+                        npy("<i8", {4}, bytes_of(lens)));
+  for (const char* devices : kDevices) {
+    INFO("--devices " << devices);
+    Run r = run_on(d, devices);
+    INFO(r.err);
+    REQUIRE(r.rc == 0);
+    check_numbers("printed", r.out, {2, -16.5});
+    check_numbers("log.jsonl",
+                  slurp(d + "/log.jsonl"),
+                  {0, 0,        1, 2, 3, 0, 1, 1, 1, 0,  //
+                   1, -55.8125, 4, 5, 6, 7, 0, 0, 1, 1, 1, 1, 0, 0});
+  }
+}
+
+TEST_CASE("bf16, f16 and f64 params train as on one device",
+          "[dist][process][controller_state]") {
+  // The set_lr program with w in each dtype: every value of the run
+  // (1.5, 5.5, 9.5, their shares' thirds summed and rounded once, -1.375,
+  // -6.125) is exact in bf16 and f16, so w_k = -6.125 exactly (before the
+  // fix: a WorkerError at the gradient all-reduce).
+  for (const char* dt : {"bf16", "f16", "f64"}) {
+    INFO(dt);
+    std::string lin =
+        std::regex_replace(kLin,
+                           std::regex(R"(w: \[K\] = zeros\(\))"),
+                           std::string("w: [K] ") + dt + " = zeros()");
+    lin = std::regex_replace(lin,
+                             std::regex(R"(mean\(batch\.y\) \* sum\(m\.w\))"),
+                             "mean(batch.y) * sum(to(m.w, f32))");
+    std::string main = R"(
+fn main():
+    let m = Lin.init(seed=0)
+    let opt = sgd(m, lr=0.0)
+    let i = 0
+    for batch in dataset(Pt, "pts.csv").batches(4):
+        set_lr(opt, 0.25 * i)
+        step(m, opt, batch)
+        i = i + 1
+    let w = to(m.w, f32)
+    print(float(w[0]), float(w[1]), float(sum(w)))
+)";
+    expect_everywhere(
+        std::string("dtype_") + dt, lin + main, {-6.125, -6.125, -12.25});
+  }
+}
