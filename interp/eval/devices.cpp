@@ -189,9 +189,19 @@ Value lower(BuiltinCall& c, DeviceContext& d) {
               : label.numel();
     }
     // A share with no examples (a batch of 1 on 3 devices) adds nothing:
-    // its local mean is 0/0.
-    Tensor s = n == 0 ? ops::zeros_like(local.t)
-                      : ops::mul(local.t, ops::scalar_like(double(n), local.t));
+    // its local mean is 0/0. Its zero is still computed from the inputs
+    // (their empty sums), so the backward pass reaches the params through
+    // the same ops as on the other ranks and finishes their gradients in
+    // the same order (grad_allreduce.h).
+    Tensor s;
+    if (n == 0) {
+      Tensor none = ops::sum(c.arg(0).t);
+      if (name == "mse") none = ops::add(none, ops::sum(c.arg(1).t));
+      s = ops::cast(ops::mul(none, ops::scalar_like(0.0, none)),
+                    local.t.dtype());
+    } else {
+      s = ops::mul(local.t, ops::scalar_like(double(n), local.t));
+    }
     return tensor_value(global_mean(s, n, d));
   }
   return c.in.call_builtin_forward(c);
