@@ -14,7 +14,9 @@
 // on three devices). Every number is a small dyadic fraction, exact in f32
 // and in bf16, and every sum of shares is exact, so the checks are exact
 // (the tolerance 1e-12 is only there for the decimal text).
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -319,5 +321,70 @@ fn main():
 )";
     expect_everywhere(
         std::string("dtype_") + dt, lin + main, {-6.125, -6.125, -12.25});
+  }
+}
+
+namespace {
+
+// The relative tolerance of a conformance case (`# tolerance: x`), else
+// the suite's default.
+double case_tolerance(const std::string& text) {
+  std::smatch m;
+  if (std::regex_search(text, m, std::regex(R"(# tolerance: *([0-9.eE+-]+))")))
+    return std::stod(m[1]);
+  return 1e-5;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "the controller-state conformance cases through ss run's processes "
+    "equal one device",
+    "[dist][process][controller_state]") {
+  // Until ss conformance runs several devices through the controller and
+  // `ss worker` processes (it runs ranks as threads, main on each), this
+  // runs the cases of this work through them. The oracle is the same
+  // program on one device, as the suite's; each number must be within the
+  // case's own tolerance, relative to the larger magnitude (an absolute
+  // floor of tol * 1e-3 keeps values printed as 0 comparable).
+  const char* cases[] = {"controller_set_lr",
+                         "controller_set_lr_in_worker",
+                         "controller_load_into",
+                         "controller_copy",
+                         "controller_reinit",
+                         "controller_grads",
+                         "controller_batch_norm",
+                         "logs_batch_axis",
+                         "empty_shares_padded",
+                         "param_dtypes_bf16",
+                         "param_dtypes_f16",
+                         "param_dtypes_f64"};
+  for (const char* name : cases) {
+    INFO(name);
+    std::string path =
+        std::string(SS_SOURCE_DIR) + "/conformance/dist/" + name + ".ss";
+    std::string text = slurp(path);
+    REQUIRE(!text.empty());
+    double tol = case_tolerance(text);
+    std::string d = folder(std::string("case_") + name, text);
+    std::vector<double> one;
+    for (const char* devices : kDevices) {
+      INFO("--devices " << devices);
+      Run r = run_on(d, devices);
+      INFO(r.err);
+      REQUIRE(r.rc == 0);
+      std::vector<double> got = numbers(r.out);
+      if (one.empty()) {
+        one = got;
+        REQUIRE(!one.empty());
+        continue;
+      }
+      REQUIRE(got.size() == one.size());
+      for (size_t i = 0; i < one.size(); ++i) {
+        INFO("number " << i << ": " << got[i] << ", one device " << one[i]);
+        double scale = std::max(std::abs(one[i]), std::abs(got[i]));
+        CHECK(std::abs(got[i] - one[i]) <= tol * std::max(scale, 1e-3));
+      }
+    }
   }
 }
