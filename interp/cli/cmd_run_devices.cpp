@@ -101,6 +101,14 @@ class ProgramHandler : public dist::Handler {
       w.str(e.what());
     }
     if (is_call) last_failed_ = w.buf.empty() || w.buf[0] != kOk;
+    // A call that failed here alone (an index out of range in this
+    // worker's rows) leaves the others waiting in its next collective:
+    // leaving the group fails them at once, instead of at the collective
+    // timeout, and the controller raises this worker's error (the run
+    // ends with it: Controller::finish).
+    if (is_call && last_failed_ && comm_ && !w.buf.empty() &&
+        (w.buf[0] == kRuntime || w.buf[0] == kFailed))
+      comm_->close();
     reply.payload = std::move(w.buf);
     return reply;
   }

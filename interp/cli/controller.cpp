@@ -167,7 +167,14 @@ eval::Value Controller::finish(InFlight& c) {
     return codec_.read(r);
   }
   drop_in_flight(any_ok);
-  for (size_t rank = 0; rank < replies.size(); ++rank) {
+  // The program's error first: a worker that failed alone left the group,
+  // and the others' collectives then failed (kFailed) because of it.
+  std::vector<size_t> order;
+  for (size_t rank = 0; rank < replies.size(); ++rank)
+    if (status_of(replies[rank]) != kFailed) order.push_back(rank);
+  for (size_t rank = 0; rank < replies.size(); ++rank)
+    if (status_of(replies[rank]) == kFailed) order.push_back(rank);
+  for (size_t rank : order) {
     Reader r(replies[rank].payload);
     uint8_t status = status_of(replies[rank]);
     if (!replies[rank].payload.empty()) r.u8();

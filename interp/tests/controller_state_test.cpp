@@ -16,6 +16,7 @@
 // (the tolerance 1e-12 is only there for the decimal text).
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -386,5 +387,54 @@ TEST_CASE(
         CHECK(std::abs(got[i] - one[i]) <= tol * std::max(scale, 1e-3));
       }
     }
+  }
+}
+
+TEST_CASE("an error raised on one worker alone is the program's error, at once",
+          "[dist][process][controller_state]") {
+  // ids = y + 4 over 12 rows: rows 8..11 index past the 12-row table, so
+  // only the last worker fails (shares 6/6 and 4/4/4). One device raises
+  // the ValueError at the embedding line; several must raise the same,
+  // not wait in the next all-reduce until the collective timeout (20 s
+  // here; before the fix, a WorkerError after it).
+  std::string program = R"(dim K = 2
+dim V = 12
+
+data Pt:
+    x: f32
+    y: f32
+
+model Lin:
+    table: [V K] = zeros()
+
+fn loss(m: Lin, batch: [b] Pt) -> f32:
+    let ids = to(batch.y, i64) + 4
+    return mean(sum(embedding(m.table, ids), over=K))
+
+fn step(mut m: Lin, mut opt: SGD[Lin], batch: [b] Pt) -> Logs:
+    let l, g = value_and_grad(loss, m, batch)
+    update(m, opt, g)
+    return logs(loss=l)
+
+fn main():
+    let m = Lin.init(seed=0)
+    let opt = sgd(m, lr=0.1)
+    for batch in dataset(Pt, "pts.csv").batches(12):
+        print(step(m, opt, batch))
+)";
+  std::string d = folder("one_fails", program);
+  for (const char* devices : kDevices) {
+    INFO("--devices " << devices);
+    auto t0 = std::chrono::steady_clock::now();
+    Run r = run_on(d, devices);
+    double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+            .count();
+    INFO(r.err);
+    CHECK(r.rc == 2);  // a runtime error, as on one device
+    CHECK(r.err.find("p.ss:13:21: ValueError: embedding: take: index 12 is "
+                     "out of range") != std::string::npos);
+    CHECK(r.err.find("WorkerError") == std::string::npos);
+    CHECK(secs < 10);
   }
 }
