@@ -136,11 +136,18 @@ fn main():
         set_lr(opt, 0.25 * i)
         out.write(step(m, opt, batch))
         i = i + 1
+    set_lr(opt, 0.125)
     print(opt.lr, opt.step, float(sum(m.w)))
+    save("ck.safetensors", m, opt)
+    let m2, o2 = load("ck.safetensors", Lin, sgd)
+    print(o2.lr, o2.step)
 )";
+  // Then set_lr right after the last step, with no call after it: reading
+  // opt.lr fetches the workers' newer state, which must keep the
+  // controller's newer lr, and save must write it (0.125 3, twice).
   expect_everywhere("setlr",
                     kLin + main,
-                    {0.5, 3, -12.25},
+                    {0.125, 3, -12.25, 0.125, 3},
                     "log.jsonl",
                     {0,
                      0,
