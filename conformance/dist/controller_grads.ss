@@ -1,6 +1,7 @@
 # Gradients the workers computed, accumulated across calls, made in the
-# controller (zeros_like(g)), scaled there (g * 0.5) and applied by a
-# worker fn: each travels as a new value, as on one device.
+# controller (zeros_like(m) of a model the workers hold and have trained,
+# zeros_like(g)), scaled there (g * 0.25) and applied by a worker fn: each
+# travels as a new value, as on one device.
 # expect: ok
 # tolerance: 1e-5
 
@@ -41,11 +42,13 @@ fn main():
     let data = synthetic_digits(Digit, 64, seed=3)
     let m = Mlp.init(seed=0)
     let opt = adamw(m, lr=0.01)
-    for whole in data.batches(64):
-        let acc = zeros_like(grads_of(m, whole))
-        print(float(sum(acc.w2 * acc.w2)))
-        for batch in data.batches(16):
-            acc = add_grads(acc, grads_of(m, batch))
-        print(float(sum(acc.w2 * acc.w2)))
-        apply(m, opt, acc * 0.25)
+    for batch in data.batches(32):
+        train_step(m, opt, batch)
+    # A zero Grads of the model the workers have trained, made here.
+    let acc = zeros_like(m)
+    print(acc, float(sum(acc.w2 * acc.w2)))
+    for batch in data.batches(16):
+        acc = add_grads(acc, grads_of(m, batch))
+    print(float(sum(acc.w2 * acc.w2)))
+    apply(m, opt, acc * 0.25 + zeros_like(acc))
     print(float(sum(m.w1 * m.w1)), float(sum(m.w2)), opt.step)

@@ -225,6 +225,10 @@ Value Interpreter::call_builtin_forward(BuiltinCall& c) {
   if (c.has(0) && c.args[0].kind == VK::Grads)
     if (RuntimeFn fn = find_runtime(std::string("grads.") + c.op.name))
       return fn(c);
+  // ... and `zeros_like(m)` of a model is a zero Grads (library.md).
+  if (c.has(0) && c.args[0].kind == VK::Model)
+    if (RuntimeFn fn = find_runtime(std::string("model.") + c.op.name))
+      return fn(c);
   // Builtins overload on their first argument: take, split, len of a
   // Dataset are the dataset's (language.md).
   if (c.has(0) &&

@@ -237,6 +237,42 @@ fn main():
 }
 
 TEST_CASE(
+    "zeros_like(m) in the controller, gradients accumulated over calls and "
+    "scaled there",
+    "[dist][process][controller_state]") {
+  // After one epoch with lr 0.25 (w_k = -4.125), zeros_like(m) is zero,
+  // the gradients of the three batches add up to 1.5 + 5.5 + 9.5 = 16.5
+  // per k, and applying half of them with lr 0.25 moves w_k by -2.0625:
+  // sum(w) = 2 * (-4.125 - 2.0625) = -12.375.
+  std::string main = R"(
+fn grads_of(m: Lin, batch: [b] Pt) -> Grads[Lin]:
+    let l, g = value_and_grad(loss, m, batch)
+    return g
+
+fn add_grads(acc: Grads[Lin], g: Grads[Lin]) -> Grads[Lin]:
+    return acc + g
+
+fn apply(mut m: Lin, mut opt: SGD[Lin], g: Grads[Lin]):
+    update(m, opt, g)
+
+fn main():
+    let data = dataset(Pt, "pts.csv")
+    let m = Lin.init(seed=0)
+    let opt = sgd(m, lr=0.25)
+    for batch in data.batches(4):
+        step(m, opt, batch)
+    let acc = zeros_like(m)
+    print(float(sum(acc.w)))
+    for batch in data.batches(4):
+        acc = add_grads(acc, grads_of(m, batch))
+    print(float(sum(acc.w)))
+    apply(m, opt, acc * 0.5)
+    print(float(sum(m.w)), opt.step)
+)";
+  expect_everywhere("zeros_like", kLin + main, {0, 33, -12.375, 4});
+}
+
+TEST_CASE(
     "a batch whose last worker gets no rows, with padded i64 and f32 fields",
     "[dist][process][controller_state]") {
   // 4 items in batches of 2: on three devices the shares are 1/1/0 (before
