@@ -481,3 +481,36 @@ fn main():
     CHECK(secs < 10);
   }
 }
+
+TEST_CASE("a bf16 mean across the shares is one device's, bit for bit",
+          "[dist][process][controller_state]") {
+  // 2999 labels + 1 (sum 16578): one device rounds the sum to bf16
+  // (16640) and divides, 5.5625, as torch does (checked with torch 1.13:
+  // torch.full(...).to(torch.bfloat16).mean()). The shares' sums and
+  // counts are added in f32 and rounded the same way (Note
+  // [Half-precision means]); before, each share's sum and its count (1500
+  // is not a bf16 integer) were rounded to bf16 first: 5.53125.
+  std::string program = R"(dim D = 784
+dim C = 10
+
+data Digit:
+    img: [D] in 0.0..=1.0
+    label: i64 in 0..C
+
+fn stat(batch: [b] Digit) -> bf16:
+    return mean(to(to(batch.label, f32) + 1.0, bf16))
+
+fn main():
+    for batch in synthetic_digits(Digit, 2999, seed=5).batches(2999):
+        print(float(to(stat(batch), f32)))
+        print(float(sum(to(batch.label, f32) + 1.0)))
+)";
+  std::string d = folder("bf16_mean", program);
+  for (const char* devices : kDevices) {
+    INFO("--devices " << devices);
+    Run r = run_on(d, devices);
+    INFO(r.err);
+    REQUIRE(r.rc == 0);
+    check_numbers("printed", r.out, {5.5625, 16578});
+  }
+}
