@@ -96,14 +96,15 @@ std::optional<eval::Value> Controller::call(const check::FnInfo& fn,
   // Train modes entering device work: the controller counts the entry
   // (language.md, Randomness); the workers received the count before it
   // and count the same entry in their own call.
+  InFlight c;
   for (size_t i = 0; i < args.size() && i < fn.params.size(); ++i)
     if (args[i].kind == eval::Value::Kind::Mode) {
       auto* m = args[i].as<eval::ModeState>();
       ++m->calls;
       m->draws = 0;
+      c.modes.push_back(args[i].obj);
     }
   ++calls_;
-  InFlight c;
   c.what = "running `" + fn.name + "` (" + where(sm_, site) + ")";
   c.loop = loop_of(args, site);
   c.stack = in_.stack();
@@ -164,7 +165,19 @@ eval::Value Controller::finish(InFlight& c) {
   if (all_ok) {
     Reader r(replies[0].payload);
     r.u8();
-    return codec_.read(r);
+    eval::Value v = codec_.read(r);
+    // Note [Modes' draws]: a Train mode's draws are keyed by its entry
+    // count and the draw's ordinal in the entry (language.md,
+    // Randomness). The workers drew in this entry; a draw here before the
+    // next entry (dropout in main) goes on from their count, as on one
+    // device.
+    uint32_t n = r.u32();
+    for (uint32_t i = 0; i < n; ++i) {
+      uint64_t draws = r.u64();
+      if (i < c.modes.size())
+        static_cast<eval::ModeState*>(c.modes[i].get())->draws = draws;
+    }
+    return v;
   }
   drop_in_flight(any_ok);
   // The program's error first: a worker that failed alone left the group,

@@ -398,6 +398,7 @@ TEST_CASE(
                          "controller_reinit",
                          "controller_grads",
                          "controller_batch_norm",
+                         "controller_dropout",
                          "logs_batch_axis",
                          "empty_shares_padded",
                          "param_dtypes_bf16",
