@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 namespace ss::dist {
@@ -136,20 +137,18 @@ void check_tensor(const Tensor& t, CollectiveOp op, int rank, const char* arg) {
          -1,
          std::string(arg) + " is on " + t.device().str() +
              ", this communicator takes CPU tensors");
-  switch (t.dtype()) {
-    case DType::F32:
-    case DType::F64:
-    case DType::I32:
-    case DType::I64:
-      return;
-    default:
-      fail(CollectiveError::Kind::Other,
-           op,
-           rank,
-           -1,
-           std::string(arg) + " has dtype " + types::dtype_name(t.dtype()) +
-               " (supported: f32, f64, i32, i64)");
-  }
+  // Moving data (gathers, broadcasts, messages) copies bytes of any dtype;
+  // a reduction needs arithmetic: every number dtype, bf16 and f16 through
+  // f32 (Note [Half-precision reductions]), but not bool.
+  const bool reduces =
+      op == CollectiveOp::AllReduce || op == CollectiveOp::ReduceScatter;
+  if (!reduces || t.dtype() != DType::Bool) return;
+  fail(CollectiveError::Kind::Other,
+       op,
+       rank,
+       -1,
+       std::string(arg) + " has dtype " + types::dtype_name(t.dtype()) +
+           " (supported: f32, f64, bf16, f16, i32, i64)");
 }
 
 ops::Shape gather_shape(const ops::Shape& in, int64_t total_rows) {
@@ -224,6 +223,57 @@ void reduce_into(
     default:
       throw std::logic_error("reduce_into: unsupported dtype");
   }
+}
+
+// Note [Half-precision reductions]
+// bf16 and f16 values are summed (maxed, multiplied) in f32 and rounded
+// back once, to nearest even: what torch's CPU kernels do for a bf16 sum
+// (they accumulate in float) and what one device does when a matmul
+// reduces over the batch inside one kernel. Gloo has no bfloat16, and its
+// float16 rounds after every addition (N-1 roundings, in the ring's order),
+// so both half types take this one path: a rank's buffer widened to f32,
+// the f32 collective, and the result narrowed. Every rank narrows the same
+// f32 sum, so the copies stay bit-identical (devices.md item 5). The
+// payload log records the half dtype: the values handed to the collective.
+bool is_half(DType dtype) {
+  return dtype == DType::BF16 || dtype == DType::F16;
+}
+
+std::vector<float> widen_half(const void* p, int64_t n, DType dtype) {
+  std::vector<float> out(static_cast<size_t>(n));
+  const auto* h = static_cast<const uint16_t*>(p);
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = dtype == DType::BF16 ? ops::bf16_to_float(h[i])
+                                  : ops::f16_to_float(h[i]);
+  return out;
+}
+
+void narrow_half(const float* src, void* dst, int64_t n, DType dtype) {
+  auto* h = static_cast<uint16_t*>(dst);
+  for (int64_t i = 0; i < n; ++i)
+    h[i] = dtype == DType::BF16 ? ops::float_to_bf16(src[i])
+                                : ops::float_to_f16(src[i]);
+}
+
+void reduce_parts(const std::vector<const void*>& parts,
+                  void* out,
+                  int64_t n,
+                  DType dtype,
+                  ReduceOp op) {
+  if (parts.empty() || n == 0) return;
+  if (is_half(dtype)) {
+    std::vector<float> acc = widen_half(parts[0], n, dtype);
+    for (size_t r = 1; r < parts.size(); ++r) {
+      std::vector<float> x = widen_half(parts[r], n, dtype);
+      reduce_into(acc.data(), x.data(), n, DType::F32, op);
+    }
+    narrow_half(acc.data(), out, n, dtype);
+    return;
+  }
+  std::memmove(
+      out, parts[0], static_cast<size_t>(n) * types::dtype_size(dtype));
+  for (size_t r = 1; r < parts.size(); ++r)
+    reduce_into(out, parts[r], n, dtype, op);
 }
 
 }  // namespace detail

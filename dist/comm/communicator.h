@@ -236,6 +236,18 @@ void reduce_into(
     void* dst, const void* src, int64_t n, types::DType dtype, ReduceOp op);
 /// Row size (elements per index of axis 0; 1 for 0-d).
 int64_t row_elems(const Tensor& t);
+/// bf16 and f16 reduce through f32, rounded once (Note [Half-precision
+/// reductions] in communicator.cpp): a half buffer as f32, and back.
+bool is_half(types::DType dtype);
+std::vector<float> widen_half(const void* p, int64_t n, types::DType dtype);
+void narrow_half(const float* src, void* dst, int64_t n, types::DType dtype);
+/// out = op over [parts] (n values each, in this order); halves in f32.
+/// [out] may be parts[0].
+void reduce_parts(const std::vector<const void*>& parts,
+                  void* out,
+                  int64_t n,
+                  types::DType dtype,
+                  ReduceOp op);
 }  // namespace detail
 
 }  // namespace ss::dist

@@ -409,6 +409,14 @@ void GlooComm::raw_all_reduce(
       return typed_all_reduce(static_cast<int32_t*>(p), n, op, o);
     case DType::I64:
       return typed_all_reduce(static_cast<int64_t*>(p), n, op, o);
+    case DType::BF16:
+    case DType::F16: {
+      // In f32, rounded once (Note [Half-precision reductions]).
+      std::vector<float> wide = detail::widen_half(p, n, dt);
+      typed_all_reduce(wide.data(), n, op, o);
+      detail::narrow_half(wide.data(), p, n, dt);
+      return;
+    }
     default:
       throw std::logic_error("unsupported dtype");
   }

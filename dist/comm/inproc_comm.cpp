@@ -157,12 +157,10 @@ void InprocComm::all_reduce(Tensor& t, ReduceOp op, const Options& o) {
               std::to_string(t.numel()) + " " + types::dtype_name(t.dtype()));
   }
   // Reduce in rank order so every rank gets bit-identical results.
-  if (t.numel() == 0) return;
-  std::vector<unsigned char> acc = round->parts[0].bytes;
-  for (int r = 1; r < size(); ++r)
-    detail::reduce_into(
-        acc.data(), round->parts[r].bytes.data(), t.numel(), t.dtype(), op);
-  std::memcpy(t.raw(), acc.data(), acc.size());
+  std::vector<const void*> parts;
+  for (int r = 0; r < size(); ++r)
+    parts.push_back(round->parts[r].bytes.data());
+  detail::reduce_parts(parts, t.raw(), t.numel(), t.dtype(), op);
 }
 
 void InprocComm::all_gather(const Tensor& in, Tensor& out, const Options& o) {
@@ -266,17 +264,10 @@ void InprocComm::reduce_scatter(const Tensor& in,
       fail_and_close(
           Kind::Other, cop, r, "ranks disagree on count, dtype or op");
   }
-  if (block == 0) return;
-  std::vector<unsigned char> acc(
-      round->parts[0].bytes.begin() + rank_ * bb,
-      round->parts[0].bytes.begin() + (rank_ + 1) * bb);
-  for (int r = 1; r < size(); ++r)
-    detail::reduce_into(acc.data(),
-                        round->parts[r].bytes.data() + rank_ * bb,
-                        block,
-                        in.dtype(),
-                        op);
-  std::memcpy(out.raw(), acc.data(), bb);
+  std::vector<const void*> parts;
+  for (int r = 0; r < size(); ++r)
+    parts.push_back(round->parts[r].bytes.data() + rank_ * bb);
+  detail::reduce_parts(parts, out.raw(), block, in.dtype(), op);
 }
 
 void InprocComm::broadcast(Tensor& t, int root, const Options& o) {

@@ -101,6 +101,14 @@ class ProgramHandler : public dist::Handler {
       w.str(e.what());
     }
     if (is_call) last_failed_ = w.buf.empty() || w.buf[0] != kOk;
+    // A call that failed here alone (an index out of range in this
+    // worker's rows) leaves the others waiting in its next collective:
+    // leaving the group fails them at once, instead of at the collective
+    // timeout, and the controller raises this worker's error (the run
+    // ends with it: Controller::finish).
+    if (is_call && last_failed_ && comm_ && !w.buf.empty() &&
+        (w.buf[0] == kRuntime || w.buf[0] == kFailed))
+      comm_->close();
     reply.payload = std::move(w.buf);
     return reply;
   }
@@ -186,6 +194,11 @@ class ProgramHandler : public dist::Handler {
       w.str(bad->message);
       return;
     }
+    // Train/Eval arguments: their draws in this call go back with the
+    // result (Note [Modes' draws] in controller.cpp).
+    std::vector<std::shared_ptr<eval::Object>> modes;
+    for (const eval::Value& a : args)
+      if (a.kind == eval::Value::Kind::Mode) modes.push_back(a.obj);
     eval::Value v = in_->call(*fn, std::move(args), site);
     if (++calls_ == fail_at_call_) {
       if (stop_instead_) ::raise(SIGSTOP);
@@ -193,7 +206,11 @@ class ProgramHandler : public dist::Handler {
     }
     w.u8(kOk);
     // Every worker has the same result: the first one's is the call's.
-    if (args_.rank == 0) codec_->write(w, v);
+    if (args_.rank != 0) return;
+    codec_->write(w, v);
+    w.u32(static_cast<uint32_t>(modes.size()));
+    for (const auto& m : modes)
+      w.u64(static_cast<const eval::ModeState*>(m.get())->draws);
   }
 
   void fetch(Reader& r, Writer& w) {

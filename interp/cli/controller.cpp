@@ -96,14 +96,15 @@ std::optional<eval::Value> Controller::call(const check::FnInfo& fn,
   // Train modes entering device work: the controller counts the entry
   // (language.md, Randomness); the workers received the count before it
   // and count the same entry in their own call.
+  InFlight c;
   for (size_t i = 0; i < args.size() && i < fn.params.size(); ++i)
     if (args[i].kind == eval::Value::Kind::Mode) {
       auto* m = args[i].as<eval::ModeState>();
       ++m->calls;
       m->draws = 0;
+      c.modes.push_back(args[i].obj);
     }
   ++calls_;
-  InFlight c;
   c.what = "running `" + fn.name + "` (" + where(sm_, site) + ")";
   c.loop = loop_of(args, site);
   c.stack = in_.stack();
@@ -164,10 +165,29 @@ eval::Value Controller::finish(InFlight& c) {
   if (all_ok) {
     Reader r(replies[0].payload);
     r.u8();
-    return codec_.read(r);
+    eval::Value v = codec_.read(r);
+    // Note [Modes' draws]: a Train mode's draws are keyed by its entry
+    // count and the draw's ordinal in the entry (language.md,
+    // Randomness). The workers drew in this entry; a draw here before the
+    // next entry (dropout in main) goes on from their count, as on one
+    // device.
+    uint32_t n = r.u32();
+    for (uint32_t i = 0; i < n; ++i) {
+      uint64_t draws = r.u64();
+      if (i < c.modes.size())
+        static_cast<eval::ModeState*>(c.modes[i].get())->draws = draws;
+    }
+    return v;
   }
   drop_in_flight(any_ok);
-  for (size_t rank = 0; rank < replies.size(); ++rank) {
+  // The program's error first: a worker that failed alone left the group,
+  // and the others' collectives then failed (kFailed) because of it.
+  std::vector<size_t> order;
+  for (size_t rank = 0; rank < replies.size(); ++rank)
+    if (status_of(replies[rank]) != kFailed) order.push_back(rank);
+  for (size_t rank = 0; rank < replies.size(); ++rank)
+    if (status_of(replies[rank]) == kFailed) order.push_back(rank);
+  for (size_t rank : order) {
     Reader r(replies[rank].payload);
     uint8_t status = status_of(replies[rank]);
     if (!replies[rank].payload.empty()) r.u8();
@@ -199,9 +219,7 @@ void Controller::fetch(eval::OptimState& o) {
   std::string bytes =
       reply('o', o.remote_id, "copying an optimizer's state from the workers");
   Reader r(bytes);
-  double lr = o.lr;
   Codec::read_optim_state(r, o);
-  if (o.lr_unsent) o.lr = lr;  // Note [Learning rate on the wire]
   o.remote_newer = false;
 }
 

@@ -71,6 +71,8 @@ class Controller {
     diag::Span loop;                      // where a bad batch is raised
     std::vector<eval::StackEntry> stack;  // the `.ss` stack it left from
     eval::Interpreter::Later later;
+    /// The call's Train/Eval arguments, in order: their draws come back.
+    std::vector<std::shared_ptr<eval::Object>> modes;
   };
 
   void settle_first();

@@ -85,17 +85,43 @@ int64_t count_over(const Tensor& x, const std::vector<int>& axes) {
   return n;
 }
 
+Tensor global_mean(const Tensor& local_sum,
+                   int64_t local_count,
+                   DeviceContext& d,
+                   types::DType round_sum_to);
+
 // A local sum and a count, all-reduced in one message ([values..., count],
 // as devices.md counts it), then divided: the whole batch's mean.
+//
+// Note [Half-precision means]: a bf16 or f16 mean is summed in f32 (the
+// shares' sums, the count: bf16 holds integers exactly only up to 256, so a
+// count of 2999 would be 3008), and the whole sum is rounded to the half
+// dtype before the division and the mean after it, as torch computes one
+// device's bf16 mean: the result is one device's, not each share rounded.
 Tensor global_mean(const Tensor& local_sum,
                    int64_t local_count,
                    DeviceContext& d) {
+  const types::DType dt = local_sum.dtype();
+  if (dt == types::DType::BF16 || dt == types::DType::F16) {
+    Tensor m = global_mean(
+        ops::cast(local_sum, types::DType::F32), local_count, d, dt);
+    return ops::cast(m, dt);
+  }
+  return global_mean(local_sum, local_count, d, dt);
+}
+
+Tensor global_mean(const Tensor& local_sum,
+                   int64_t local_count,
+                   DeviceContext& d,
+                   types::DType round_sum_to) {
   Tensor flat = ops::reshape(local_sum, {-1});
   Tensor count = ops::Tensor::scalar(double(local_count), flat.dtype());
   Tensor packed = ops::concat({flat, ops::reshape(count, {1})}, 0);
   Tensor all = all_reduce_sum(packed, d);
   int64_t n = flat.numel();
   Tensor s = ops::reshape(ops::slice(all, 0, 0, n), local_sum.shape());
+  if (round_sum_to != s.dtype())
+    s = ops::cast(ops::cast(s, round_sum_to), s.dtype());
   Tensor c = ops::mark_replicated(
       ops::reshape(ops::stop_grad(ops::slice(all, 0, n, n + 1)), {}));
   return ops::div(s, c);
@@ -171,10 +197,17 @@ Value lower(BuiltinCall& c, DeviceContext& d) {
   if (name == "mean") {
     Tensor x = c.arg(0).t;
     std::vector<int> axes = over_axes(c, 1, x.rank());
-    Tensor xf =
-        types::is_float(x.dtype()) ? x : ops::cast(x, types::DType::F32);
-    return tensor_value(
-        global_mean(ops::sum(xf, axes), count_over(x, axes), d));
+    // A half's share is summed in f32 (Note [Half-precision means]).
+    const bool half =
+        x.dtype() == types::DType::BF16 || x.dtype() == types::DType::F16;
+    Tensor xf = types::is_float(x.dtype()) && !half
+                    ? x
+                    : ops::cast(x, types::DType::F32);
+    Tensor local = ops::sum(xf, axes);
+    if (half)
+      return tensor_value(ops::cast(
+          global_mean(local, count_over(x, axes), d, x.dtype()), x.dtype()));
+    return tensor_value(global_mean(local, count_over(x, axes), d));
   }
   if (name == "cross_entropy" || name == "mse") {
     // The forward's mean over this share, times its count, is its sum.
@@ -189,10 +222,25 @@ Value lower(BuiltinCall& c, DeviceContext& d) {
               : label.numel();
     }
     // A share with no examples (a batch of 1 on 3 devices) adds nothing:
-    // its local mean is 0/0.
-    Tensor s = n == 0 ? ops::zeros_like(local.t)
-                      : ops::mul(local.t, ops::scalar_like(double(n), local.t));
-    return tensor_value(global_mean(s, n, d));
+    // its local mean is 0/0. Its zero is still computed from the inputs
+    // (their empty sums), so the backward pass reaches the params through
+    // the same ops as on the other ranks and finishes their gradients in
+    // the same order (grad_allreduce.h).
+    // A half's mean times its count is taken in f32, so that the sum is
+    // not rounded twice (Note [Half-precision means]).
+    const types::DType dt = local.t.dtype();
+    const bool half = dt == types::DType::BF16 || dt == types::DType::F16;
+    Tensor lt = half ? ops::cast(local.t, types::DType::F32) : local.t;
+    Tensor s;
+    if (n == 0) {
+      Tensor none = ops::sum(c.arg(0).t);
+      if (name == "mse") none = ops::add(none, ops::sum(c.arg(1).t));
+      s = ops::cast(ops::mul(none, ops::scalar_like(0.0, none)), lt.dtype());
+    } else {
+      s = ops::mul(lt, ops::scalar_like(double(n), lt));
+    }
+    Tensor m = global_mean(s, n, d);
+    return tensor_value(half ? ops::cast(m, dt) : m);
   }
   return c.in.call_builtin_forward(c);
 }
@@ -208,6 +256,16 @@ Tensor join_rows(const Tensor& local, DeviceContext& d) {
   Tensor out;
   d.comm->all_gather_v(local.detach(), out, rows, dist::Options{});
   return out;
+}
+
+Tensor join_along(const Tensor& local, int axis, DeviceContext& d) {
+  if (axis == 0) return join_rows(local, d);
+  std::vector<int> to_front(local.rank()), back(local.rank());
+  to_front[0] = axis;
+  for (int k = 0, j = 1; k < int(local.rank()); ++k)
+    if (k != axis) to_front[j++] = k;
+  for (int k = 0; k < int(local.rank()); ++k) back[to_front[k]] = k;
+  return ops::permute(join_rows(ops::permute(local, to_front), d), back);
 }
 
 Tensor my_rows(const Tensor& whole, DeviceContext& d) {

@@ -85,6 +85,9 @@ struct Waiting {
 /// Every rank's rows of a batch-axis value, joined in rank order.
 ops::Tensor join_rows(const ops::Tensor& local, DeviceContext& d);
 
+/// The same along [axis] (a batch axis that is not leading).
+ops::Tensor join_along(const ops::Tensor& local, int axis, DeviceContext& d);
+
 /// This rank's rows of a whole batch-axis value (axis 0).
 ops::Tensor my_rows(const ops::Tensor& whole, DeviceContext& d);
 

@@ -1,5 +1,6 @@
 // Calls: user fns, builtins with a forward (tensor ops, through
 // ForwardCtx), and runtime builtins (interp/eval/lib).
+#include "dist/comm/communicator.h"
 #include "interp/eval/devices.h"
 #include "interp/eval/interpreter.h"
 #include "interp/eval/lib/runtime_lib.h"
@@ -211,9 +212,19 @@ Value Interpreter::call_builtin_prepared(BuiltinCall& c) {
 Value Interpreter::call_builtin_forward(BuiltinCall& c) {
   // When every rank runs the program, host effects happen once, on rank 0
   // (its output stream is the only real one): files, checkpoints, bars.
+  if (devices_ && devices_->active() && std::string(c.op.name) == "save") {
+    // Ranks as threads (ss conformance), main on each: rank 0 writes the
+    // checkpoint and every rank waits for it, so a load after it finds
+    // the whole file on every rank. (In `ss run` save is a host call:
+    // the controller alone runs it.)
+    Value v = Value::unit();
+    if (devices_->host()) v = find_runtime("save")(c);
+    Waiting w(*devices_);
+    devices_->comm->barrier(dist::Options{});
+    return v;
+  }
   if (devices_ && devices_->active() && !devices_->host()) {
     std::string n = c.op.name;
-    if (n == "save") return Value::unit();
     if (n == "csv" || n == "jsonl")
       return call_builtin_values("stdout", {}, c.span);
     if (n == "progress") return c.arg(0);
@@ -221,6 +232,10 @@ Value Interpreter::call_builtin_forward(BuiltinCall& c) {
   // Gradients are models of tensors: `norm(g)`, `zeros_like(g)`.
   if (c.has(0) && c.args[0].kind == VK::Grads)
     if (RuntimeFn fn = find_runtime(std::string("grads.") + c.op.name))
+      return fn(c);
+  // ... and `zeros_like(m)` of a model is a zero Grads (library.md).
+  if (c.has(0) && c.args[0].kind == VK::Model)
+    if (RuntimeFn fn = find_runtime(std::string("model.") + c.op.name))
       return fn(c);
   // Builtins overload on their first argument: take, split, len of a
   // Dataset are the dataset's (language.md).

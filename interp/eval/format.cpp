@@ -140,9 +140,11 @@ std::string format_value(const Value& v, const types::Type* st) {
       auto* m = v.as<ModelRef>();
       int64_t bytes = 0;
       for (const std::string& p : m->paths(false)) bytes += m->get(p).nbytes();
-      return (v.kind == VK::Grads ? "Grads[" + m->type.str() + "]"
-                                  : m->type.str()) +
-             " (" + std::to_string(bytes) + " bytes)";
+      // A Grads handle's type is Grads[M] already.
+      bool wrap =
+          v.kind == VK::Grads && m->type.kind != types::Type::Kind::Grads;
+      return (wrap ? "Grads[" + m->type.str() + "]" : m->type.str()) + " (" +
+             std::to_string(bytes) + " bytes)";
     }
     case VK::Mode: {
       auto* m = v.as<ModeState>();

@@ -1,5 +1,7 @@
 #include "interp/eval/grad_allreduce.h"
 
+#include <algorithm>
+
 #include "dist/comm/communicator.h"
 #include "interp/eval/comm_thread.h"
 #include "interp/eval/devices.h"
@@ -17,8 +19,22 @@ GradAllReduce::~GradAllReduce() {
 
 std::unique_ptr<GradAllReduce::Bucket> GradAllReduce::close(
     std::unique_ptr<Bucket> b) {
-  b->buf =
-      b->parts.size() == 1 ? b->parts[0].clone() : ops::concat(b->parts, 0);
+  // In the params' order, not the pass's: a rank whose pass finished them
+  // in another order (one with an empty share of the batch) lays the
+  // bucket out as the others do, so the sum adds like to like.
+  std::vector<size_t> order(b->index.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+    return b->index[x] < b->index[y];
+  });
+  std::vector<size_t> index;
+  std::vector<ops::Tensor> parts;
+  for (size_t k : order) {
+    index.push_back(b->index[k]);
+    parts.push_back(b->parts[k]);
+  }
+  b->index = std::move(index);
+  b->buf = parts.size() == 1 ? parts[0].clone() : ops::concat(parts, 0);
   b->parts.clear();
   return b;
 }

@@ -163,6 +163,16 @@ Value Interpreter::join_result(const check::FnInfo& fn,
                                const types::Type& t) {
   if (v.kind == VK::Tensor && batch_leading(t, fn))
     return Value::tensor(join_rows(v.t, *devices_));
+  if (v.kind == VK::Logs && !v.as<LogsValue>()->split_fields.empty()) {
+    // A new Logs: the worker's own may still be read where it was made.
+    auto joined = std::make_shared<LogsValue>(*v.as<LogsValue>());
+    for (const auto& [name, axis] : joined->split_fields)
+      for (auto& [n, x] : joined->fields)
+        if (n == name && x.kind == VK::Tensor && axis < int(x.t.rank()))
+          x = Value::tensor(join_along(x.t, axis, *devices_));
+    joined->split_fields.clear();
+    return Value::object(VK::Logs, joined);
+  }
   if (v.kind == VK::Tuple && t.kind == types::Type::Kind::Tuple) {
     std::vector<Value> items = *v.items;
     for (size_t i = 0; i < items.size() && i < t.elems.size(); ++i)

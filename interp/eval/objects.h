@@ -62,10 +62,12 @@ struct OptimState : Object {
   /// As ModelStore's: several devices, in the controller.
   uint64_t remote_id = 0;
   bool remote_newer = false;
-  /// set_lr changed lr since the other side last heard it: the next
-  /// message that names this optimizer carries it (Note [Learning rate on
-  /// the wire] in wire.cpp).
-  bool lr_unsent = false;
+  /// Several devices, in the controller: the hyperparameters were changed
+  /// here (set_lr) since the workers last received them. The next call
+  /// that names this optimizer sends them, and a copy fetched from the
+  /// workers before then keeps these (Note [Optimizer hyperparameters] in
+  /// wire.cpp).
+  bool hyper_newer = false;
 };
 
 /// Set by the controller of a run on several devices (cmd_run_devices):
@@ -127,6 +129,11 @@ struct IterableObject : Object {
 
 struct LogsValue : Object {
   std::vector<std::pair<std::string, Value>> fields;
+  /// On a worker: the fields that hold this rank's rows of a batch-axis
+  /// value (`logs(j=batch.y)`) and the position of that axis, joined in
+  /// order when the call returns to the controller (devices.md item 6;
+  /// Interpreter::join_result).
+  std::vector<std::pair<std::string, int>> split_fields;
   const Value* find(const std::string& name) const;
 };
 

@@ -1,7 +1,5 @@
 #include "interp/eval/wire.h"
 
-#include <optional>
-
 namespace ss::eval::wire {
 
 using VK = Value::Kind;
@@ -112,18 +110,36 @@ void Codec::read_tensors(Reader& r, ModelStore& s) {
   }
 }
 
-// Note [Learning rate on the wire]: lr is the one field of an optimizer
-// that changes outside `update`, by set_lr, on either side: in the
-// controller (set_lr in main, between calls) or on the workers (set_lr in
-// a worker fn). The workers hold the optimizer under its id after its first
-// send, so a reference to it carries lr when set_lr changed it on the
-// writing side since (lr_unsent), and FETCH's answer carries the workers'
-// lr, which the controller keeps unless its own is unsent. Without this the
-// workers trained on with the lr of the first call, and the controller
-// read (and saved) the lr of its last set_lr, silently.
+// Note [Optimizer hyperparameters]
+// The controller sends an optimizer whole once, then by id; set_lr in the
+// controller changes its lr after that. So a handle by id carries the
+// hyperparameters whenever the controller changed them since the last
+// send (OptimState::hyper_newer), and the workers take them before the
+// call runs: a warm-up schedule set from main reaches every step. The other
+// way, set_lr in a worker fn changes the workers' lr, so a fetch (reading
+// opt.lr or opt.step, save) brings the hyperparameters back with the step
+// and state, unless the controller's are newer (changed here after the
+// call that the fetch follows was sent, not yet sent themselves).
+namespace {
+
+void write_hyper(Writer& w, const OptimState& o) {
+  for (double x : {o.lr, o.momentum, o.weight_decay, o.beta1, o.beta2, o.eps})
+    w.f64(x);
+  w.u8(o.nesterov);
+}
+
+void read_hyper(Reader& r, OptimState& o) {
+  for (double* x :
+       {&o.lr, &o.momentum, &o.weight_decay, &o.beta1, &o.beta2, &o.eps})
+    *x = r.f64();
+  o.nesterov = r.u8() != 0;
+}
+
+}  // namespace
+
 void Codec::write_optim_state(Writer& w, const OptimState& o) {
+  write_hyper(w, o);
   w.i64(o.step);
-  w.f64(o.lr);
   w.u32(static_cast<uint32_t>(o.state.size()));
   for (const auto& [path, st] : o.state) {
     w.str(path);
@@ -137,8 +153,13 @@ void Codec::write_optim_state(Writer& w, const OptimState& o) {
 }
 
 void Codec::read_optim_state(Reader& r, OptimState& o) {
+  if (o.hyper_newer) {
+    OptimState theirs;
+    read_hyper(r, theirs);
+  } else {
+    read_hyper(r, o);
+  }
   o.step = r.i64();
-  o.lr = r.f64();
   o.state.clear();
   for (uint32_t n = r.u32(), i = 0; i < n; ++i) {
     auto& st = o.state[r.str()];
@@ -241,44 +262,44 @@ Value Codec::read_handle(Reader& r, Value::Kind kind) {
   return Value::object(kind, ref);
 }
 
-// An optimizer: its model's store, then 0, its id and lr if set_lr changed
-// it (Note [Learning rate on the wire]), or 1, its id and the whole state.
+// An optimizer: its model's store, then 0 and its id, or 1, its id and the
+// whole state.
 void Codec::write_optim(Writer& w, const std::shared_ptr<OptimState>& o) {
   write_store(w, o->model);
   uint64_t id = 0;
-  auto reference = [&](uint64_t known) {
-    w.u8(0);
-    w.u64(known);
-    w.u8(o->lr_unsent);
-    if (o->lr_unsent) w.f64(o->lr);
-    o->lr_unsent = false;
-  };
   if (side_ == Side::Controller) {
     sent_optims.push_back(o);
-    if (o->remote_id) return reference(o->remote_id);
+    if (o->remote_id) {
+      w.u8(0);
+      w.u64(o->remote_id);
+      w.u8(o->hyper_newer);
+      if (o->hyper_newer) write_hyper(w, *o);
+      o->hyper_newer = false;
+      return;
+    }
     id = o->remote_id = next_id_++;
     c_optims_[id] = o;
   } else {
     auto it = w_optim_ids_.find(o.get());
-    if (it != w_optim_ids_.end()) return reference(it->second);
+    if (it != w_optim_ids_.end()) {
+      w.u8(0);
+      w.u64(it->second);
+      w.u8(0);  // the controller fetches them with the state
+      return;
+    }
   }
-  o->lr_unsent = false;  // write_optim_state sends it
   w.u8(1);
   w.u64(id);
   w.u8(static_cast<uint8_t>(o->kind));
   w.str(o->prefix);
-  for (double x : {o->momentum, o->weight_decay, o->beta1, o->beta2, o->eps})
-    w.f64(x);
-  w.u8(o->nesterov);
-  write_optim_state(w, *o);
+  write_optim_state(w, *o);  // the hyperparameters included
+  o->hyper_newer = false;
 }
 
 std::shared_ptr<OptimState> Codec::read_optim(Reader& r) {
   std::shared_ptr<ModelStore> model = read_store(r);
   if (r.u8() == 0) {
     uint64_t id = r.u64();
-    std::optional<double> lr;
-    if (r.u8()) lr = r.f64();
     std::shared_ptr<OptimState> o;
     if (side_ == Side::Worker) {
       o = optim(id);
@@ -287,8 +308,8 @@ std::shared_ptr<OptimState> Codec::read_optim(Reader& r) {
       if (it != c_optims_.end()) o = it->second.lock();
     }
     if (!o) throw WireError("this optimizer state is no longer on the devices");
-    o->model = model;  // the model may have been sent again
-    if (lr) o->lr = *lr;
+    o->model = model;               // the model may have been sent again
+    if (r.u8()) read_hyper(r, *o);  // set_lr in the controller
     return o;
   }
   uint64_t id = r.u64();
@@ -296,10 +317,6 @@ std::shared_ptr<OptimState> Codec::read_optim(Reader& r) {
   o->model = model;
   o->kind = static_cast<types::OptimKind>(r.u8());
   o->prefix = r.str();
-  for (double* x :
-       {&o->momentum, &o->weight_decay, &o->beta1, &o->beta2, &o->eps})
-    *x = r.f64();
-  o->nesterov = r.u8() != 0;
   read_optim_state(r, *o);
   if (side_ == Side::Worker && id) {
     if (auto old = optim(id)) w_optim_ids_.erase(old.get());

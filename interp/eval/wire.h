@@ -10,7 +10,10 @@
 // goes to the workers it is sent whole under a new id, later only the id;
 // the workers keep id -> store and are its truth after a call that may
 // change it (the controller's store is then marked remote_newer and copied
-// back from rank 0 when it is read: sync() in objects.h). A batch the
+// back from rank 0 when it is read: sync() in objects.h). An optimizer's
+// hyperparameters go with its id when the controller changed them (set_lr)
+// and come back with its state (Note [Optimizer hyperparameters] in
+// wire.cpp). A batch the
 // controller did not build travels as a reference (wire_data.cpp): its
 // dataset's store once under an id, then the view, the Batches' options,
 // the walk and the batch number; each worker loads its own rows.
@@ -110,7 +113,7 @@ class Codec {
   /// A store's tensors (FETCH's answer) and their reading into [s].
   static void write_tensors(Writer& w, const ModelStore& s);
   static void read_tensors(Reader& r, ModelStore& s);
-  /// An optimizer's step, lr and state (FETCH's answer).
+  /// An optimizer's hyperparameters, step and state (FETCH's answer).
   static void write_optim_state(Writer& w, const OptimState& o);
   static void read_optim_state(Reader& r, OptimState& o);
 

@@ -175,9 +175,17 @@ std::vector<Tensor> backward(const Tensor& root,
     }
     // The root itself as a "leaf": its cotangent is the seed.
     if (!g.defined() && l.same_storage(root) && ag && ag == root.autograd())
-      g = Tensor::full(root.shape(), seed, root.dtype(), root.device());
+      g = Tensor::full(root.shape(), 1.0, root.dtype(), root.device());
     if (!g.defined()) g = zeros_like(l.detach());
     if (g.dtype() != l.dtype()) g = cast(g, l.dtype());
+    // Note [The seed scales the leaves]: the pass runs from a cotangent of
+    // 1 and [seed] scales each leaf's gradient at the end, in the leaf's
+    // own dtype. Seeded at the root instead, 1/3 (three ranks) was rounded
+    // to an f32 root's dtype (a loss cast to f32) before an f64 program's
+    // gradients saw it, and a replicated cotangent is multiplied back by
+    // the world at the all-reduce (Note [Replicated cotangents]): f64
+    // params came out 3e-8 off one device's.
+    if (seed != 1.0) g = mul(g, scalar_like(seed, g));
     return g.detach();
   };
   // With [ready]: how many uses by the reachable nodes each true leaf has
@@ -215,7 +223,7 @@ std::vector<Tensor> backward(const Tensor& root,
     GradMode::Guard no_grad(false);
     if (!nodes.empty()) {
       node_cot[nodes.front()] =
-          Tensor::full(root.shape(), seed, root.dtype(), root.device());
+          Tensor::full(root.shape(), 1.0, root.dtype(), root.device());
       if (!is_replicated(root)) cot_differs.insert(nodes.front());
     }
     struct Restore {

@@ -132,6 +132,18 @@ Type like_rule(RuleCtx& ctx) {
   return Type::error();
 }
 
+// zeros_like(m) of a model is a zero Grads[M], to start an accumulation
+// before the first batch (library.md); of anything else, like_rule.
+Type zeros_like_rule(RuleCtx& ctx) {
+  const Type& x = ctx.type(0);
+  if (x.kind != K::Model) return like_rule(ctx);
+  Type g = Type::of(K::Grads);
+  g.model = x.model;
+  g.model_args = x.model_args;
+  g.stack = x.stack;
+  return g;
+}
+
 Type causal_rule(RuleCtx& ctx) {
   auto n = ctx.axis(0);
   auto m = ctx.axis(1);
@@ -258,9 +270,9 @@ std::vector<OpDef> ops_make() {
           "0, 1, ..., n-1 as [n] i64"),
       def("zeros_like",
           {{"x"}},
-          like_rule,
+          zeros_like_rule,
           zeros_like_fwd,
-          "zeros of x's type (tensors and Grads)"),
+          "zeros of x's type (tensors and Grads; of a model, its Grads)"),
       def("ones_like",
           {{"x"}},
           like_rule,

@@ -170,7 +170,8 @@ std::vector<RuntimeEntry> lib_autodiff() {
           {"clip_norm", clip_norm},
           {"remat", remat},
           {"grads.norm", grads_norm},
-          {"grads.zeros_like", grads_zeros_like}};
+          {"grads.zeros_like", grads_zeros_like},
+          {"model.zeros_like", grads_zeros_like}};
 }
 
 }  // namespace ss::eval

@@ -7,6 +7,7 @@
 #include "dist/comm/communicator.h"
 #include "interp/eval/devices.h"
 #include "interp/eval/lib/batches.h"
+#include "ops/api.h"
 #include "ops/core/batch_split.h"
 
 namespace ss::eval {
@@ -37,7 +38,18 @@ std::shared_ptr<RecordValue> build_share(const BatchesValue& bv,
         longest[f.name] = std::max(longest[f.name], item_length(store, f, row));
   std::vector<int64_t> mine(rows.begin() + start,
                             rows.begin() + start + parts[rank]);
-  std::shared_ptr<RecordValue> r = bv.make_batch_of_rows(mine, &longest);
+  std::shared_ptr<RecordValue> r;
+  if (mine.empty() && !rows.empty()) {
+    // Note [Empty shares]: a batch smaller than the device count leaves
+    // the last ranks no rows, but they still run the step and its
+    // collectives, so their share must have every field (a padded field
+    // and its mask too, which rows of nothing cannot shape): one row of
+    // the batch, padded like the others, cut to none.
+    r = bv.make_batch_of_rows({rows[0]}, &longest);
+    for (auto& [name, t] : r->fields) t = ops::slice(t, 0, 0, 0);
+  } else {
+    r = bv.make_batch_of_rows(mine, &longest);
+  }
   r->share_start = start;
   return r;
 }

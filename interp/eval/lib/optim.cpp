@@ -190,7 +190,7 @@ Value set_lr(BuiltinCall& c) {
     c.fail("ValueError", "set_lr: the learning rate must be >= 0");
   auto* o = c.arg(0).as<OptimState>();
   o->lr = lr;
-  o->lr_unsent = true;  // Note [Learning rate on the wire]
+  o->hyper_newer = true;  // in the controller: for the workers' copy
   return Value::unit();
 }
 

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "interp/eval/devices.h"
 #include "interp/eval/format.h"
 #include "interp/eval/lib/runtime_lib.h"
 
@@ -171,6 +172,22 @@ struct TeeSink : SinkValue {
 Value logs(BuiltinCall& c) {
   auto l = std::make_shared<LogsValue>();
   for (const auto& [name, v] : c.keywords) l->fields.push_back({name, v});
+  // On several devices a batch-axis value here is this rank's share: mark
+  // it, so the call's result carries the whole batch (devices.md item 6).
+  const DeviceContext* d = c.in.devices();
+  if (d && d->active() && c.call)
+    for (const ast::Arg& a : c.call->args) {
+      if (a.keyword.empty() || !a.value) continue;
+      const check::ExprInfo* info = c.in.program().info(a.value.get());
+      if (!info || !info->split || !c.frame.fn) continue;
+      const std::vector<types::Axis>& shape = info->type.shape;
+      for (size_t k = 0; k < shape.size(); ++k)
+        if (shape[k].kind == types::Axis::Kind::Var &&
+            c.frame.fn->batch_vars.count(shape[k].var)) {
+          l->split_fields.push_back({a.keyword, static_cast<int>(k)});
+          break;
+        }
+    }
   return Value::object(VK::Logs, l);
 }
 
