@@ -30,6 +30,7 @@
 #include "interp/cli/commands.h"
 #include "interp/cli/controller.h"
 #include "interp/cli/device_protocol.h"
+#include "interp/cli/device_run.h"
 #include "interp/eval/devices.h"
 #include "interp/eval/interpreter.h"
 #include "interp/eval/lib/batch_shares.h"
@@ -65,6 +66,10 @@ class ProgramHandler : public dist::Handler {
       return reply;
     }
     const bool is_call = m.kind == kCall || m.kind == kCallAfter;
+    if (m.kind == kStores && in_) {
+      reply.payload = stores();
+      return reply;
+    }
     if (!is_call && m.kind != kFetch) return echo_->handle(m);
     if (!in_) throw std::runtime_error("the worker was not started");
     Writer w;
@@ -211,6 +216,18 @@ class ProgramHandler : public dist::Handler {
     }
   }
 
+  std::string stores() const {
+    Writer w;
+    w.u8(kOk);
+    std::vector<uint64_t> ids = codec_->model_ids();
+    w.u32(static_cast<uint32_t>(ids.size()));
+    for (uint64_t id : ids) {
+      w.u64(id);
+      Codec::write_tensors(w, *codec_->model(id));
+    }
+    return std::move(w.buf);
+  }
+
   dist::WorkerArgs args_;
   std::unique_ptr<dist::Handler> echo_;
   NullBuf nb_;
@@ -240,6 +257,29 @@ struct ResetHooks {
   }
 };
 
+// Every rank's copies of the model stores it holds, by "model <id>.<path>".
+std::vector<eval::Interpreter::FinalParams> rank_stores(
+    dist::WorkerPool& pool) {
+  std::vector<dist::Message> replies =
+      pool.call_all(dist::Message{kStores, 0, {}}, "reading the final params");
+  std::vector<eval::Interpreter::FinalParams> ranks;
+  for (const dist::Message& m : replies) {
+    if (m.payload.empty() || m.payload[0] != kOk)
+      throw std::runtime_error("a worker could not send its final params");
+    Reader r(m.payload);
+    r.u8();
+    eval::Interpreter::FinalParams& p = ranks.emplace_back();
+    for (uint32_t n = r.u32(), i = 0; i < n; ++i) {
+      std::string id = std::to_string(r.u64());
+      eval::ModelStore s;
+      Codec::read_tensors(r, s);
+      for (auto& [path, t] : s.tensors)
+        p.params["model " + id + "." + path] = std::move(t);
+    }
+  }
+  return ranks;
+}
+
 }  // namespace
 
 void register_program_worker() {
@@ -248,14 +288,33 @@ void register_program_worker() {
   });
 }
 
-int run_on_devices(const std::vector<std::string>& run_args,
-                   const check::Program& prog,
-                   const diag::SourceMap& sm,
-                   const std::vector<std::string>& program_args,
-                   const std::string& entry) {
+std::vector<std::string> worker_run_args(
+    const std::string& file,
+    const check::Options& opts,
+    const std::string& entry,
+    const std::vector<std::string>& program_args) {
+  std::vector<std::string> a = {file};
+  for (const auto& [n, v] : opts.dim_overrides)
+    a.push_back("-D" + n + "=" + std::to_string(v));
+  if (!opts.devices_override.empty()) {
+    a.push_back("--devices");
+    a.push_back(opts.devices_override);
+  }
+  a.push_back("--entry");
+  a.push_back(entry);
+  a.push_back("--");
+  a.insert(a.end(), program_args.begin(), program_args.end());
+  return a;
+}
+
+DeviceRun run_program_on_devices(const check::Program& prog,
+                                 const diag::SourceMap& sm,
+                                 std::ostream& out,
+                                 const DeviceRunOptions& opts) {
   dist::LaunchOptions lo;
   lo.world = static_cast<int>(prog.devices().count());
-  lo.extra_args = run_args;
+  lo.extra_args = opts.worker_args;
+  lo.forward_output = opts.forward_worker_output;
   // A call's length is its fn's: a stuck collective is caught inside the
   // workers by its own timeout (Gloo's), which fails that worker's call.
   lo.call_timeout = std::chrono::hours(24 * 365);
@@ -266,10 +325,11 @@ int run_on_devices(const std::vector<std::string>& run_args,
   if (!std::getenv("OPENBLAS_NUM_THREADS"))
     lo.env.push_back("OPENBLAS_NUM_THREADS=1");
   const bool stats = std::getenv("SHAPESCRIPT_CONTROL_STATS") != nullptr;
-  int rc = kExitOk;
+  DeviceRun run;
   try {
     LazyPool pool(lo);
-    eval::Interpreter in(prog, sm, std::cout);
+    eval::Interpreter in(prog, sm, out);
+    if (opts.final_params) in.keep_final_params();
     Controller c(pool, prog, sm, in);
     ResetHooks reset;
     eval::fetch_model_hook = [&c](eval::ModelStore& s) { c.fetch(s); };
@@ -282,7 +342,7 @@ int run_on_devices(const std::vector<std::string>& run_args,
     });
     in.set_settle([&c] { c.settle(); });
     try {
-      in.run_main(program_args, entry);
+      in.run_main(opts.program_args, opts.entry);
       in.settle();
     } catch (const eval::RuntimeError& e) {
       // A call still running came first: its error is the program's.
@@ -292,30 +352,53 @@ int run_on_devices(const std::vector<std::string>& run_args,
       } catch (const eval::RuntimeError& earlier) {
         first = earlier;
       }
-      std::cout.flush();
-      std::cerr << eval::render_runtime_error(first ? *first : e, sm);
-      rc = kExitRuntime;
+      run.kind = (first ? *first : e).kind();
+      run.error = eval::render_runtime_error(first ? *first : e, sm);
+      run.exit_code = kExitRuntime;
     }
-    std::cout.flush();
+    out.flush();
     if (dist::WorkerPool* started = pool.started()) {
+      if (opts.final_params && run.kind.empty()) {
+        run.params = in.final_params();
+        run.rank_params = rank_stores(*started);
+      }
       if (stats)
         std::cerr << "control: " << c.calls() << " calls, "
                   << started->messages_sent() << " messages to "
                   << started->world() << " workers, " << c.fetches()
                   << " fetches, " << c.calls_ahead() << " calls sent ahead\n";
       started->stop();
+    } else if (opts.final_params && run.kind.empty()) {
+      run.params = in.final_params();
     }
   } catch (const dist::WorkerError& e) {
-    std::cout.flush();
-    std::cerr << "error: WorkerError: " << e.what() << "\n";
-    if (!e.stderr_tail.empty()) std::cerr << e.stderr_tail << "\n";
-    return kExitWorker;
+    out.flush();
+    run.kind = "WorkerError";
+    run.error = "error: WorkerError: " + std::string(e.what()) + "\n";
+    if (!e.stderr_tail.empty()) run.error += e.stderr_tail + "\n";
+    run.exit_code = kExitWorker;
   } catch (const std::exception& e) {
-    std::cout.flush();
-    std::cerr << "error: WorkerError: " << e.what() << "\n";
-    return kExitWorker;
+    out.flush();
+    run.kind = "WorkerError";
+    run.error = "error: WorkerError: " + std::string(e.what()) + "\n";
+    run.exit_code = kExitWorker;
   }
-  return rc;
+  return run;
+}
+
+int run_on_devices(const std::vector<std::string>& run_args,
+                   const check::Program& prog,
+                   const diag::SourceMap& sm,
+                   const std::vector<std::string>& program_args,
+                   const std::string& entry) {
+  DeviceRunOptions opts;
+  opts.worker_args = run_args;
+  opts.program_args = program_args;
+  opts.entry = entry;
+  DeviceRun run = run_program_on_devices(prog, sm, std::cout, opts);
+  std::cout.flush();
+  std::cerr << run.error;
+  return run.exit_code;
 }
 
 }  // namespace ss::cli

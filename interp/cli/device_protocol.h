@@ -16,6 +16,10 @@ constexpr uint32_t kFetch = 103;  // rank 0: a store's tensors / state
 // A call posted while the one before it may still be running (Note [Async
 // dispatch]): run only if that one succeeded, else answered kSkipped.
 constexpr uint32_t kCallAfter = 104;
+// Every model store the worker holds: u32 count, then each one's u64 id and
+// tensors (Codec::write_tensors). `ss conformance` asks every rank, to
+// check that their copies stayed equal (devices.md item 5).
+constexpr uint32_t kStores = 105;
 
 // A reply's first byte.
 // kData: a batch's rows could not be loaded, no step started.
