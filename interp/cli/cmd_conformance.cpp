@@ -34,6 +34,7 @@ struct Outcome {
   std::string out;  // what main printed (compared across device sets)
   eval::Interpreter::FinalParams params;  // main's models at its end
   CaseFiles files;                        // what main wrote
+  std::string error_head;  // a runtime error's first line (where, what)
 };
 
 std::string describe(const diag::Diagnostic& d, const diag::SourceMap& sm) {
@@ -194,10 +195,12 @@ Outcome run_case(const fs::path& file,
     for (const auto& d : diags.list()) o.detail += "\n    " + describe(d, sm);
     return o;
   }
-  if (ex.kind != Expectation::Kind::Error && prog && !prog->mesh().empty())
-    return {false,
-            true,
-            "checked clean; running spmd programs arrives with the spmd work"};
+  if (ex.kind != Expectation::Kind::Error && prog && !prog->mesh().empty()) {
+    o.skipped = true;
+    o.detail =
+        "checked clean; running spmd programs arrives with the spmd work";
+    return o;
+  }
   if (ex.kind == Expectation::Kind::Ok) {
     RunResult r = run_main(*prog, sm, file, devices, engine);
     o.out = r.out;
@@ -225,10 +228,19 @@ Outcome run_case(const fs::path& file,
   if (ex.kind == Expectation::Kind::Runtime) {
     RunResult r = run_main(*prog, sm, file, devices, engine);
     o.pass = r.kind == ex.runtime_kind;
-    if (!o.pass)
+    o.error_head = r.detail.substr(0, r.detail.find('\n'));
+    if (!o.pass) {
       o.detail = "expected runtime " + ex.runtime_kind + ", got " +
                  (r.ran ? (r.kind.empty() ? "a clean run" : r.detail)
                         : "no fn main() to run");
+    } else if (one_device && prog->devices().count() > 1 &&
+               o.error_head != one_device->error_head) {
+      // The same error as one device's: its location and message (the
+      // notes say which worker raised it).
+      o.pass = false;
+      o.detail = " not one device's error: " + o.error_head +
+                 "\n    one device: " + one_device->error_head;
+    }
     return o;
   }
   // Errors: the same set of (code, line[, column]) in the case's own file.

@@ -119,7 +119,9 @@ class ProgramHandler : public dist::Handler {
     for (size_t i = 0; i < x.size(); ++i) {
       if (x[i] == "--") break;
       if (x[i] == "--entry" && i + 1 < x.size()) {
-        ++i;
+        entry_ = x[++i];
+      } else if (x[i] == "--final-params") {
+        keep_final_ = true;
       } else if (x[i] == "--collective-timeout" && i + 1 < x.size()) {
         dist::set_default_collective_timeout(std::chrono::milliseconds(
             static_cast<int64_t>(std::stod(x[++i]) * 1000.0)));
@@ -156,6 +158,7 @@ class ProgramHandler : public dist::Handler {
     };
     in_ = std::make_unique<eval::Interpreter>(*prog_, sm_, null_);
     in_->set_devices(&d_);
+    if (keep_final_) in_->keep_final_params();
     codec_ = std::make_unique<Codec>(Codec::Side::Worker, *prog_);
     shares_ = std::make_unique<eval::BatchShares>(args_.rank, args_.world);
     // Tests make one worker fail alone after its Nth call ran, when the
@@ -192,6 +195,9 @@ class ProgramHandler : public dist::Handler {
       return;
     }
     eval::Value v = in_->call(*fn, std::move(args), site);
+    // A main without host effects runs here whole (a worker fn): its
+    // final params are this worker's to report.
+    if (keep_final_ && name == entry_) entry_final_ = in_->final_params();
     if (++calls_ == fail_at_call_) {
       if (stop_instead_) ::raise(SIGSTOP);
       throw std::runtime_error("failed as SHAPESCRIPT_TEST_FAIL_CALL asked");
@@ -225,6 +231,15 @@ class ProgramHandler : public dist::Handler {
       w.u64(id);
       Codec::write_tensors(w, *codec_->model(id));
     }
+    w.u8(entry_final_.has_value());
+    if (entry_final_) {
+      w.i64(entry_final_->steps);
+      w.u32(static_cast<uint32_t>(entry_final_->params.size()));
+      for (const auto& [name, t] : entry_final_->params) {
+        w.str(name);
+        w.tensor(t);
+      }
+    }
     return std::move(w.buf);
   }
 
@@ -243,6 +258,10 @@ class ProgramHandler : public dist::Handler {
   bool last_failed_ = false;  // the last call's reply was not kOk
   long calls_ = 0, fail_at_call_ = 0;
   bool stop_instead_ = false;
+  std::string entry_ = "main";
+  // --final-params (ss conformance): the entry fn's, when it ran here.
+  bool keep_final_ = false;
+  std::optional<eval::Interpreter::FinalParams> entry_final_;
 
   void set_running(const std::string& fn, const std::string& at) {
     running_ = "running `" + fn + "` at " + at;
@@ -257,24 +276,38 @@ struct ResetHooks {
   }
 };
 
-// Every rank's copies of the model stores it holds, by "model <id>.<path>".
-std::vector<eval::Interpreter::FinalParams> rank_stores(
-    dist::WorkerPool& pool) {
+// What a worker holds at the end (kStores): every model store, by
+// "model <id>.<path>", and the entry fn's final params when the entry ran
+// on the workers.
+struct WorkerFinal {
+  eval::Interpreter::FinalParams stores;
+  std::optional<eval::Interpreter::FinalParams> entry;
+};
+
+std::vector<WorkerFinal> worker_finals(dist::WorkerPool& pool) {
   std::vector<dist::Message> replies =
       pool.call_all(dist::Message{kStores, 0, {}}, "reading the final params");
-  std::vector<eval::Interpreter::FinalParams> ranks;
+  std::vector<WorkerFinal> ranks;
   for (const dist::Message& m : replies) {
     if (m.payload.empty() || m.payload[0] != kOk)
       throw std::runtime_error("a worker could not send its final params");
     Reader r(m.payload);
     r.u8();
-    eval::Interpreter::FinalParams& p = ranks.emplace_back();
+    WorkerFinal& f = ranks.emplace_back();
     for (uint32_t n = r.u32(), i = 0; i < n; ++i) {
       std::string id = std::to_string(r.u64());
       eval::ModelStore s;
       Codec::read_tensors(r, s);
       for (auto& [path, t] : s.tensors)
-        p.params["model " + id + "." + path] = std::move(t);
+        f.stores.params["model " + id + "." + path] = std::move(t);
+    }
+    if (r.u8()) {
+      f.entry.emplace();
+      f.entry->steps = r.i64();
+      for (uint32_t n = r.u32(), i = 0; i < n; ++i) {
+        std::string name = r.str();
+        f.entry->params[name] = r.tensor();
+      }
     }
   }
   return ranks;
@@ -314,6 +347,8 @@ DeviceRun run_program_on_devices(const check::Program& prog,
   dist::LaunchOptions lo;
   lo.world = static_cast<int>(prog.devices().count());
   lo.extra_args = opts.worker_args;
+  if (opts.final_params)
+    lo.extra_args.insert(lo.extra_args.begin(), "--final-params");
   lo.forward_output = opts.forward_worker_output;
   // A call's length is its fn's: a stuck collective is caught inside the
   // workers by its own timeout (Gloo's), which fails that worker's call.
@@ -360,13 +395,21 @@ DeviceRun run_program_on_devices(const check::Program& prog,
     if (dist::WorkerPool* started = pool.started()) {
       if (opts.final_params && run.kind.empty()) {
         run.params = in.final_params();
-        run.rank_params = rank_stores(*started);
+        for (WorkerFinal& f : worker_finals(*started)) {
+          eval::Interpreter::FinalParams& p = run.rank_params.emplace_back();
+          p = std::move(f.stores);
+          if (!f.entry) continue;
+          // The entry ran on the workers, not here.
+          if (run.rank_params.size() == 1) run.params = *f.entry;
+          p.params.insert(f.entry->params.begin(), f.entry->params.end());
+        }
       }
       if (stats)
-        std::cerr << "control: " << c.calls() << " calls, "
-                  << started->messages_sent() << " messages to "
-                  << started->world() << " workers, " << c.fetches()
-                  << " fetches, " << c.calls_ahead() << " calls sent ahead\n";
+        run.stats = "control: " + std::to_string(c.calls()) + " calls, " +
+                    std::to_string(started->messages_sent()) + " messages to " +
+                    std::to_string(started->world()) + " workers, " +
+                    std::to_string(c.fetches()) + " fetches, " +
+                    std::to_string(c.calls_ahead()) + " calls sent ahead\n";
       started->stop();
     } else if (opts.final_params && run.kind.empty()) {
       run.params = in.final_params();
@@ -397,7 +440,7 @@ int run_on_devices(const std::vector<std::string>& run_args,
   opts.entry = entry;
   DeviceRun run = run_program_on_devices(prog, sm, std::cout, opts);
   std::cout.flush();
-  std::cerr << run.error;
+  std::cerr << run.error << run.stats;
   return run.exit_code;
 }
 

@@ -35,6 +35,8 @@ struct DeviceRun {
   std::string error;
   /// kExitOk, kExitRuntime or kExitWorker (commands.h).
   int exit_code = 0;
+  /// With SHAPESCRIPT_CONTROL_STATS: the controller's counters, a line.
+  std::string stats;
   /// With DeviceRunOptions::final_params and a clean run: what the entry
   /// fn held at its end (Interpreter::final_params, read from rank 0),
   /// and by rank, every model store each worker holds (by "model <id>.
@@ -45,8 +47,7 @@ struct DeviceRun {
 };
 
 /// Runs [prog] (checked from [sm]) on its devices; the program's output
-/// goes to [out], the controller's counters (SHAPESCRIPT_CONTROL_STATS) to
-/// stderr.
+/// goes to [out].
 DeviceRun run_program_on_devices(const check::Program& prog,
                                  const diag::SourceMap& sm,
                                  std::ostream& out,
