@@ -121,6 +121,8 @@ void run_processes(const check::Program& prog,
   check::Options opts;
   opts.devices_override = devices;
   DeviceRunOptions dro;
+  // The path the program was checked from: absolute (Note [One path for
+  // every run]).
   dro.worker_args = worker_run_args(file.string(), opts, "main", {});
   dro.final_params = true;
   // A worker's own output is not the program's (its tail comes with a
@@ -158,9 +160,6 @@ RunResult run_main(const check::Program& prog,
   if (!main || !main->params.empty()) return r;
   r.ran = true;
   std::ostringstream out;
-  // Absolute before the run moves to its scratch directory: the workers
-  // check the program from this path.
-  const fs::path abs = fs::absolute(file);
   try {
     ScratchDir dir;
     if (prog.devices().count() <= 1)
@@ -168,7 +167,7 @@ RunResult run_main(const check::Program& prog,
     else if (engine == Engine::Threads)
       run_threads(prog, sm, out, r);
     else
-      run_processes(prog, sm, abs, devices, out, r);
+      run_processes(prog, sm, file, devices, out, r);
     r.files = read_case_files(dir.path());
   } catch (const std::exception& e) {
     r.kind = "RunnerError";
@@ -349,8 +348,17 @@ int cmd_conformance(const std::vector<std::string>& args) {
         ex->devices.empty() ? device_sets : ex->devices;
     std::optional<Outcome> one_device;  // the reference run
     for (const std::string& devs : sets) {
-      Outcome o = run_case(
-          f, ss.str(), *ex, devs, engine, one_device ? &*one_device : nullptr);
+      // Note [One path for every run]: rand/randn draw from (seed, call
+      // site), and the site names the file as it was given
+      // (language.md, Randomness), so every run of a case, in this
+      // process and on the workers (which start in a scratch directory),
+      // checks the program from the same absolute path.
+      Outcome o = run_case(fs::absolute(f),
+                           ss.str(),
+                           *ex,
+                           devs,
+                           engine,
+                           one_device ? &*one_device : nullptr);
       if (devs == "cpu" && o.pass) one_device = o;
       const char* tag = o.skipped ? "SKIP" : o.pass ? "PASS" : "FAIL";
       std::cout << tag << " " << rel << " [" << devs << "]";
