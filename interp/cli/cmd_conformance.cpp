@@ -1,7 +1,9 @@
-// `ss conformance [DIR] [--devices SPEC]... [--filter GLOB]`: runs every
-// `.ss` case under DIR and compares what happens with its `# expect:`
-// header. This build checks programs (static expectations); cases that
-// need evaluation are reported as skipped, never as passed.
+// `ss conformance [DIR] [--devices SPEC]... [--filter GLOB] [--engine
+// processes|threads] [--missing-expect-ok]`: runs every `.ss` case under
+// DIR and compares what happens with its `# expect:` header, and on
+// several devices with the one-device run (conformance/README.md). Cases
+// this build cannot run yet (spmd programs) are reported as skipped, never
+// as passed.
 #include <fnmatch.h>
 #include <stdlib.h>
 

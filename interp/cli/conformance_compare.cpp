@@ -27,7 +27,7 @@ std::string compare_outputs(const std::string& want,
                             double tol) {
   std::vector<double> a = numbers_in(want), b = numbers_in(got);
   if (a.size() != b.size())
-    return "printed " + std::to_string(b.size()) + " numbers, one device " +
+    return "gave " + std::to_string(b.size()) + " numbers, one device " +
            std::to_string(a.size());
   for (size_t i = 0; i < a.size(); ++i) {
     double err = std::fabs(a[i] - b[i]);
