@@ -56,12 +56,21 @@ log "$tests_bin \"[fuzz]\" under ASan/UBSan"
 ASAN_OPTIONS=detect_leaks=0 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   "$tests_bin" "[fuzz]"
-# The conformance suite runs several-device cases as threads of one process
-# over Gloo: under the sanitizers it also catches races on shared state.
-log "build-asan/ss conformance under ASan/UBSan"
+# The conformance suite under the sanitizers, both engines (conformance/
+# README.md): the processes, as `ss run` runs them (the `ss worker`
+# processes are this ASan build too), over every case; the ranks as threads
+# of one process over dist/, where ASan sees the memory errors that races
+# on state they share cause.
+log "build-asan/ss conformance under ASan/UBSan (processes, then threads)"
 ASAN_OPTIONS=detect_leaks=0 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   build-asan/ss conformance conformance > build-asan/conformance.log ||
   { tail -n 40 build-asan/conformance.log; exit 1; }
 tail -n 1 build-asan/conformance.log
+ASAN_OPTIONS=detect_leaks=0 \
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  build-asan/ss conformance conformance --engine threads --filter 'dist/*' \
+  > build-asan/conformance_threads.log ||
+  { tail -n 40 build-asan/conformance_threads.log; exit 1; }
+tail -n 1 build-asan/conformance_threads.log
 log "all tests passed"

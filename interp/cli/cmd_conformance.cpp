@@ -1,8 +1,11 @@
-// `ss conformance [DIR] [--devices SPEC]... [--filter GLOB]`: runs every
-// `.ss` case under DIR and compares what happens with its `# expect:`
-// header. This build checks programs (static expectations); cases that
-// need evaluation are reported as skipped, never as passed.
+// `ss conformance [DIR] [--devices SPEC]... [--filter GLOB] [--engine
+// processes|threads] [--missing-expect-ok]`: runs every `.ss` case under
+// DIR and compares what happens with its `# expect:` header, and on
+// several devices with the one-device run (conformance/README.md). Cases
+// this build cannot run yet (spmd programs) are reported as skipped, never
+// as passed.
 #include <fnmatch.h>
+#include <stdlib.h>
 
 #include <algorithm>
 #include <cmath>
@@ -15,6 +18,7 @@
 #include "interp/check/checker.h"
 #include "interp/cli/commands.h"
 #include "interp/cli/conformance_compare.h"
+#include "interp/cli/device_run.h"
 #include "interp/cli/expectations.h"
 #include "interp/eval/data_parallel.h"
 #include "interp/eval/interpreter.h"
@@ -25,12 +29,18 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// f32's relative error of a sum in another order, per step (devices.md
+// item 1), unless the case says `# tolerance:`.
+constexpr double kDefaultTolerance = 1e-5;
+
 struct Outcome {
   bool pass = false;
   bool skipped = false;
   std::string detail;
   std::string out;  // what main printed (compared across device sets)
   eval::Interpreter::FinalParams params;  // main's models at its end
+  CaseFiles files;                        // what main wrote
+  std::string error_head;  // a runtime error's first line (where, what)
 };
 
 std::string describe(const diag::Diagnostic& d, const diag::SourceMap& sm) {
@@ -39,6 +49,45 @@ std::string describe(const diag::Diagnostic& d, const diag::SourceMap& sm) {
          std::to_string(lc.line) + ":" + std::to_string(lc.column) + " (" +
          d.message + ")";
 }
+
+// Note [Runs as users run them]: on several devices a case runs through
+// run_program_on_devices, the controller here and `ss worker` processes,
+// as `ss run` runs it (cli.md); what main prints, what it writes to sinks
+// and files, and its final params are compared with the one-device run's.
+// `--engine threads` runs the ranks as threads of this process instead
+// (eval::run_data_parallel, each rank running main itself): one process
+// under the sanitizers sees races on state the ranks share; the processes
+// are what users run, and the only path with the controller's handles,
+// fetches and messages.
+enum class Engine { Processes, Threads };
+
+// Sinks and checkpoints write relative to the working directory: each run
+// gets a fresh one, so what it wrote is its own, and the suite leaves
+// nothing behind (the workers inherit it when they start).
+class ScratchDir {
+ public:
+  ScratchDir() : old_(fs::current_path()) {
+    std::string t =
+        (fs::temp_directory_path() / "ss_conformance_XXXXXX").string();
+    if (!mkdtemp(t.data()))
+      throw std::runtime_error("cannot make a scratch directory in " +
+                               fs::temp_directory_path().string());
+    path_ = t;
+    fs::current_path(path_);
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    fs::current_path(old_, ec);
+    fs::remove_all(path_, ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  fs::path old_;
+  std::string path_;
+};
 
 // Runs main() when the program has one taking no arguments. Returns the
 // runtime error's kind ("" when it ran clean) and its rendering.
@@ -49,34 +98,53 @@ struct RunResult {
   std::string out;
   eval::Interpreter::FinalParams params;  // rank 0's
   std::string ranks_differ;  // "" when every rank's params are rank 0's
+  CaseFiles files;           // what it wrote in its working directory
 };
 
-// On several devices the suite runs the ranks as threads of this process
-// over real Gloo collectives (interp/eval/data_parallel.h), so it can read
-// rank 0's output; `ss run` runs the same engine in worker processes.
-RunResult run_main(const check::Program& prog, const diag::SourceMap& sm) {
-  RunResult r;
-  const check::FnInfo* main = prog.fn("main");
-  if (!main || !main->params.empty()) return r;
-  r.ran = true;
-  std::ostringstream out;
-  int world = static_cast<int>(prog.devices().count());
-  if (world > 1) {
-    std::vector<eval::Interpreter::FinalParams> ranks;
-    eval::ParallelOptions po;
-    po.world = world;
-    po.final_params = &ranks;
-    auto e = eval::run_data_parallel(prog, sm, out, po);
-    if (e) {
-      r.kind = e->kind();
-      r.detail = eval::render_runtime_error(*e, sm);
-    } else {
-      r.params = ranks.at(0);
-      r.ranks_differ = compare_ranks(ranks);
-    }
-    r.out = out.str();
-    return r;
+void run_threads(const check::Program& prog,
+                 const diag::SourceMap& sm,
+                 std::ostream& out,
+                 RunResult& r) {
+  std::vector<eval::Interpreter::FinalParams> ranks;
+  eval::ParallelOptions po;
+  po.world = static_cast<int>(prog.devices().count());
+  po.final_params = &ranks;
+  if (auto e = eval::run_data_parallel(prog, sm, out, po)) {
+    r.kind = e->kind();
+    r.detail = eval::render_runtime_error(*e, sm);
+  } else {
+    r.params = ranks.at(0);
+    r.ranks_differ = compare_ranks(ranks);
   }
+}
+
+void run_processes(const check::Program& prog,
+                   const diag::SourceMap& sm,
+                   const fs::path& file,
+                   const std::string& devices,
+                   std::ostream& out,
+                   RunResult& r) {
+  check::Options opts;
+  opts.devices_override = devices;
+  DeviceRunOptions dro;
+  // The path the program was checked from: absolute (Note [One path for
+  // every run]).
+  dro.worker_args = worker_run_args(file.string(), opts, "main", {});
+  dro.final_params = true;
+  // A worker's own output is not the program's (its tail comes with a
+  // WorkerError).
+  dro.forward_worker_output = false;
+  DeviceRun run = run_program_on_devices(prog, sm, out, dro);
+  r.kind = run.kind;
+  r.detail = run.error;
+  r.params = run.params;
+  r.ranks_differ = compare_ranks(run.rank_params);
+}
+
+void run_one_device(const check::Program& prog,
+                    const diag::SourceMap& sm,
+                    std::ostream& out,
+                    RunResult& r) {
   try {
     eval::Interpreter in(prog, sm, out);
     in.keep_final_params();
@@ -86,6 +154,31 @@ RunResult run_main(const check::Program& prog, const diag::SourceMap& sm) {
     r.kind = e.kind();
     r.detail = eval::render_runtime_error(e, sm);
   }
+}
+
+RunResult run_main(const check::Program& prog,
+                   const diag::SourceMap& sm,
+                   const fs::path& file,
+                   const std::string& devices,
+                   Engine engine) {
+  RunResult r;
+  const check::FnInfo* main = prog.fn("main");
+  if (!main || !main->params.empty()) return r;
+  r.ran = true;
+  std::ostringstream out;
+  try {
+    ScratchDir dir;
+    if (prog.devices().count() <= 1)
+      run_one_device(prog, sm, out, r);
+    else if (engine == Engine::Threads)
+      run_threads(prog, sm, out, r);
+    else
+      run_processes(prog, sm, file, devices, out, r);
+    r.files = read_case_files(dir.path());
+  } catch (const std::exception& e) {
+    r.kind = "RunnerError";
+    r.detail = std::string("the runner failed: ") + e.what();
+  }
   r.out = out.str();
   return r;
 }
@@ -94,6 +187,7 @@ Outcome run_case(const fs::path& file,
                  const std::string& text,
                  const Expectation& ex,
                  const std::string& devices,
+                 Engine engine,
                  const Outcome* one_device) {
   diag::SourceMap sm;
   diag::Diagnostics diags;
@@ -106,14 +200,17 @@ Outcome run_case(const fs::path& file,
     for (const auto& d : diags.list()) o.detail += "\n    " + describe(d, sm);
     return o;
   }
-  if (ex.kind != Expectation::Kind::Error && prog && !prog->mesh().empty())
-    return {false,
-            true,
-            "checked clean; running spmd programs arrives with the spmd work"};
+  if (ex.kind != Expectation::Kind::Error && prog && !prog->mesh().empty()) {
+    o.skipped = true;
+    o.detail =
+        "checked clean; running spmd programs arrives with the spmd work";
+    return o;
+  }
   if (ex.kind == Expectation::Kind::Ok) {
-    RunResult r = run_main(*prog, sm);
+    RunResult r = run_main(*prog, sm, file, devices, engine);
     o.out = r.out;
     o.params = r.params;
+    o.files = r.files;
     o.pass = r.kind.empty();
     if (!o.pass) {
       o.detail = "expected ok, main raised:\n" + r.detail;
@@ -121,22 +218,41 @@ Outcome run_case(const fs::path& file,
       o.pass = false;
       o.detail = " the workers' copies differ: " + r.ranks_differ;
     } else if (one_device && prog->devices().count() > 1) {
-      double tol = ex.tolerance.value_or(1e-5);
+      double tol = ex.tolerance.value_or(kDefaultTolerance);
       std::string diff = compare_outputs(one_device->out, r.out, tol);
       if (diff.empty())
         diff = compare_params(one_device->params, r.params, tol);
+      if (diff.empty())
+        diff = compare_files(
+            one_device->files, r.files, tol, one_device->params.steps);
       o.pass = diff.empty();
       if (!o.pass) o.detail = " not the result of one device: " + diff;
     }
     return o;
   }
   if (ex.kind == Expectation::Kind::Runtime) {
-    RunResult r = run_main(*prog, sm);
+    RunResult r = run_main(*prog, sm, file, devices, engine);
     o.pass = r.kind == ex.runtime_kind;
-    if (!o.pass)
+    o.out = r.out;
+    o.error_head = r.detail.substr(0, r.detail.find('\n'));
+    if (!o.pass) {
       o.detail = "expected runtime " + ex.runtime_kind + ", got " +
                  (r.ran ? (r.kind.empty() ? "a clean run" : r.detail)
                         : "no fn main() to run");
+    } else if (one_device && prog->devices().count() > 1 &&
+               o.error_head != one_device->error_head) {
+      // The same error as one device's: its location and message (the
+      // notes say which worker raised it).
+      o.pass = false;
+      o.detail = " not one device's error: " + o.error_head +
+                 "\n    one device: " + one_device->error_head;
+    } else if (one_device && prog->devices().count() > 1) {
+      // What main printed before the error, too.
+      std::string diff = compare_outputs(
+          one_device->out, r.out, ex.tolerance.value_or(kDefaultTolerance));
+      o.pass = diff.empty();
+      if (!o.pass) o.detail = " not the output of one device: " + diff;
+    }
     return o;
   }
   // Errors: the same set of (code, line[, column]) in the case's own file.
@@ -175,6 +291,8 @@ int cmd_conformance(const std::vector<std::string>& args) {
   std::string dir = "conformance";
   std::vector<std::string> device_sets;
   std::string filter;
+  Engine engine = Engine::Processes;
+  bool missing_is_ok = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--devices" && i + 1 < args.size()) {
@@ -186,9 +304,20 @@ int cmd_conformance(const std::vector<std::string>& args) {
       }
     } else if (a == "--filter" && i + 1 < args.size()) {
       filter = args[++i];
+    } else if (a == "--engine" && i + 1 < args.size()) {
+      std::string e = args[++i];
+      if (e != "processes" && e != "threads") {
+        std::cerr << "ss conformance: --engine is processes or threads, not '"
+                  << e << "'\n";
+        return kExitUsage;
+      }
+      engine = e == "threads" ? Engine::Threads : Engine::Processes;
+    } else if (a == "--missing-expect-ok") {
+      missing_is_ok = true;
     } else if (a == "--help" || a == "-h") {
       std::cout << "usage: ss conformance [DIR] [--devices SPEC]... "
-                   "[--filter GLOB]\n";
+                   "[--filter GLOB] [--engine processes|threads] "
+                   "[--missing-expect-ok]\n";
       return kExitOk;
     } else if (!a.empty() && a[0] == '-') {
       std::cerr << "ss conformance: unknown option '" << a << "'\n";
@@ -222,7 +351,7 @@ int cmd_conformance(const std::vector<std::string>& args) {
     std::stringstream ss;
     ss << in.rdbuf();
     std::string why;
-    auto ex = parse_expectations(ss.str(), why);
+    auto ex = parse_expectations(ss.str(), why, missing_is_ok);
     if (!ex) {
       std::cout << "FAIL " << rel << ": bad header: " << why << "\n";
       ++failed;
@@ -232,8 +361,17 @@ int cmd_conformance(const std::vector<std::string>& args) {
         ex->devices.empty() ? device_sets : ex->devices;
     std::optional<Outcome> one_device;  // the reference run
     for (const std::string& devs : sets) {
-      Outcome o =
-          run_case(f, ss.str(), *ex, devs, one_device ? &*one_device : nullptr);
+      // Note [One path for every run]: rand/randn draw from (seed, call
+      // site), and the site names the file as it was given
+      // (language.md, Randomness), so every run of a case, in this
+      // process and on the workers (which start in a scratch directory),
+      // checks the program from the same absolute path.
+      Outcome o = run_case(fs::absolute(f),
+                           ss.str(),
+                           *ex,
+                           devs,
+                           engine,
+                           one_device ? &*one_device : nullptr);
       if (devs == "cpu" && o.pass) one_device = o;
       const char* tag = o.skipped ? "SKIP" : o.pass ? "PASS" : "FAIL";
       std::cout << tag << " " << rel << " [" << devs << "]";

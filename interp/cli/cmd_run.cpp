@@ -4,6 +4,7 @@
 
 #include "interp/check/checker.h"
 #include "interp/cli/commands.h"
+#include "interp/cli/device_run.h"
 #include "interp/eval/interpreter.h"
 
 namespace ss::cli {
@@ -63,18 +64,11 @@ int cmd_run(const std::vector<std::string>& args) {
   // Several devices: worker processes run it (no mesh: spmd fns come later).
   if (prog->devices().count() > 1 && prog->devices().kind == "cpu" &&
       prog->mesh().empty()) {
-    std::vector<std::string> run_args = {file};
-    for (const auto& [n, v] : opts.dim_overrides)
-      run_args.push_back("-D" + n + "=" + std::to_string(v));
-    if (!opts.devices_override.empty()) {
-      run_args.push_back("--devices");
-      run_args.push_back(opts.devices_override);
-    }
-    run_args.push_back("--entry");
-    run_args.push_back(entry);
-    run_args.push_back("--");
-    run_args.insert(run_args.end(), program_args.begin(), program_args.end());
-    return run_on_devices(run_args, *prog, sm, program_args, entry);
+    return run_on_devices(worker_run_args(file, opts, entry, program_args),
+                          *prog,
+                          sm,
+                          program_args,
+                          entry);
   }
   try {
     eval::Interpreter in(*prog, sm, std::cout);

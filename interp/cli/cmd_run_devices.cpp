@@ -30,6 +30,7 @@
 #include "interp/cli/commands.h"
 #include "interp/cli/controller.h"
 #include "interp/cli/device_protocol.h"
+#include "interp/cli/device_run.h"
 #include "interp/eval/devices.h"
 #include "interp/eval/interpreter.h"
 #include "interp/eval/lib/batch_shares.h"
@@ -65,6 +66,10 @@ class ProgramHandler : public dist::Handler {
       return reply;
     }
     const bool is_call = m.kind == kCall || m.kind == kCallAfter;
+    if (m.kind == kStores && in_) {
+      reply.payload = stores();
+      return reply;
+    }
     if (!is_call && m.kind != kFetch) return echo_->handle(m);
     if (!in_) throw std::runtime_error("the worker was not started");
     Writer w;
@@ -122,7 +127,9 @@ class ProgramHandler : public dist::Handler {
     for (size_t i = 0; i < x.size(); ++i) {
       if (x[i] == "--") break;
       if (x[i] == "--entry" && i + 1 < x.size()) {
-        ++i;
+        entry_ = x[++i];
+      } else if (x[i] == "--final-params") {
+        keep_final_ = true;
       } else if (x[i] == "--collective-timeout" && i + 1 < x.size()) {
         dist::set_default_collective_timeout(std::chrono::milliseconds(
             static_cast<int64_t>(std::stod(x[++i]) * 1000.0)));
@@ -159,6 +166,7 @@ class ProgramHandler : public dist::Handler {
     };
     in_ = std::make_unique<eval::Interpreter>(*prog_, sm_, null_);
     in_->set_devices(&d_);
+    if (keep_final_) in_->keep_final_params();
     codec_ = std::make_unique<Codec>(Codec::Side::Worker, *prog_);
     shares_ = std::make_unique<eval::BatchShares>(args_.rank, args_.world);
     // Tests make one worker fail alone after its Nth call ran, when the
@@ -200,6 +208,9 @@ class ProgramHandler : public dist::Handler {
     for (const eval::Value& a : args)
       if (a.kind == eval::Value::Kind::Mode) modes.push_back(a.obj);
     eval::Value v = in_->call(*fn, std::move(args), site);
+    // A main without host effects runs here whole (a worker fn): its
+    // final params are this worker's to report.
+    if (keep_final_ && name == entry_) entry_final_ = in_->final_params();
     if (++calls_ == fail_at_call_) {
       if (stop_instead_) ::raise(SIGSTOP);
       throw std::runtime_error("failed as SHAPESCRIPT_TEST_FAIL_CALL asked");
@@ -228,6 +239,27 @@ class ProgramHandler : public dist::Handler {
     }
   }
 
+  std::string stores() const {
+    Writer w;
+    w.u8(kOk);
+    std::vector<uint64_t> ids = codec_->model_ids();
+    w.u32(static_cast<uint32_t>(ids.size()));
+    for (uint64_t id : ids) {
+      w.u64(id);
+      Codec::write_tensors(w, *codec_->model(id));
+    }
+    w.u8(entry_final_.has_value());
+    if (entry_final_) {
+      w.i64(entry_final_->steps);
+      w.u32(static_cast<uint32_t>(entry_final_->params.size()));
+      for (const auto& [name, t] : entry_final_->params) {
+        w.str(name);
+        w.tensor(t);
+      }
+    }
+    return std::move(w.buf);
+  }
+
   dist::WorkerArgs args_;
   std::unique_ptr<dist::Handler> echo_;
   NullBuf nb_;
@@ -243,6 +275,10 @@ class ProgramHandler : public dist::Handler {
   bool last_failed_ = false;  // the last call's reply was not kOk
   long calls_ = 0, fail_at_call_ = 0;
   bool stop_instead_ = false;
+  std::string entry_ = "main";
+  // --final-params (ss conformance): the entry fn's, when it ran here.
+  bool keep_final_ = false;
+  std::optional<eval::Interpreter::FinalParams> entry_final_;
 
   void set_running(const std::string& fn, const std::string& at) {
     running_ = "running `" + fn + "` at " + at;
@@ -257,6 +293,43 @@ struct ResetHooks {
   }
 };
 
+// What a worker holds at the end (kStores): every model store, by
+// "model <id>.<path>", and the entry fn's final params when the entry ran
+// on the workers.
+struct WorkerFinal {
+  eval::Interpreter::FinalParams stores;
+  std::optional<eval::Interpreter::FinalParams> entry;
+};
+
+std::vector<WorkerFinal> worker_finals(dist::WorkerPool& pool) {
+  std::vector<dist::Message> replies =
+      pool.call_all(dist::Message{kStores, 0, {}}, "reading the final params");
+  std::vector<WorkerFinal> ranks;
+  for (const dist::Message& m : replies) {
+    if (m.payload.empty() || m.payload[0] != kOk)
+      throw std::runtime_error("a worker could not send its final params");
+    Reader r(m.payload);
+    r.u8();
+    WorkerFinal& f = ranks.emplace_back();
+    for (uint32_t n = r.u32(), i = 0; i < n; ++i) {
+      std::string id = std::to_string(r.u64());
+      eval::ModelStore s;
+      Codec::read_tensors(r, s);
+      for (auto& [path, t] : s.tensors)
+        f.stores.params["model " + id + "." + path] = std::move(t);
+    }
+    if (r.u8()) {
+      f.entry.emplace();
+      f.entry->steps = r.i64();
+      for (uint32_t n = r.u32(), i = 0; i < n; ++i) {
+        std::string name = r.str();
+        f.entry->params[name] = r.tensor();
+      }
+    }
+  }
+  return ranks;
+}
+
 }  // namespace
 
 void register_program_worker() {
@@ -265,14 +338,35 @@ void register_program_worker() {
   });
 }
 
-int run_on_devices(const std::vector<std::string>& run_args,
-                   const check::Program& prog,
-                   const diag::SourceMap& sm,
-                   const std::vector<std::string>& program_args,
-                   const std::string& entry) {
+std::vector<std::string> worker_run_args(
+    const std::string& file,
+    const check::Options& opts,
+    const std::string& entry,
+    const std::vector<std::string>& program_args) {
+  std::vector<std::string> a = {file};
+  for (const auto& [n, v] : opts.dim_overrides)
+    a.push_back("-D" + n + "=" + std::to_string(v));
+  if (!opts.devices_override.empty()) {
+    a.push_back("--devices");
+    a.push_back(opts.devices_override);
+  }
+  a.push_back("--entry");
+  a.push_back(entry);
+  a.push_back("--");
+  a.insert(a.end(), program_args.begin(), program_args.end());
+  return a;
+}
+
+DeviceRun run_program_on_devices(const check::Program& prog,
+                                 const diag::SourceMap& sm,
+                                 std::ostream& out,
+                                 const DeviceRunOptions& opts) {
   dist::LaunchOptions lo;
   lo.world = static_cast<int>(prog.devices().count());
-  lo.extra_args = run_args;
+  lo.extra_args = opts.worker_args;
+  if (opts.final_params)
+    lo.extra_args.insert(lo.extra_args.begin(), "--final-params");
+  lo.forward_output = opts.forward_worker_output;
   // A call's length is its fn's: a stuck collective is caught inside the
   // workers by its own timeout (Gloo's), which fails that worker's call.
   lo.call_timeout = std::chrono::hours(24 * 365);
@@ -283,10 +377,11 @@ int run_on_devices(const std::vector<std::string>& run_args,
   if (!std::getenv("OPENBLAS_NUM_THREADS"))
     lo.env.push_back("OPENBLAS_NUM_THREADS=1");
   const bool stats = std::getenv("SHAPESCRIPT_CONTROL_STATS") != nullptr;
-  int rc = kExitOk;
+  DeviceRun run;
   try {
     LazyPool pool(lo);
-    eval::Interpreter in(prog, sm, std::cout);
+    eval::Interpreter in(prog, sm, out);
+    if (opts.final_params) in.keep_final_params();
     Controller c(pool, prog, sm, in);
     ResetHooks reset;
     eval::fetch_model_hook = [&c](eval::ModelStore& s) { c.fetch(s); };
@@ -299,7 +394,7 @@ int run_on_devices(const std::vector<std::string>& run_args,
     });
     in.set_settle([&c] { c.settle(); });
     try {
-      in.run_main(program_args, entry);
+      in.run_main(opts.program_args, opts.entry);
       in.settle();
     } catch (const eval::RuntimeError& e) {
       // A call still running came first: its error is the program's.
@@ -309,30 +404,61 @@ int run_on_devices(const std::vector<std::string>& run_args,
       } catch (const eval::RuntimeError& earlier) {
         first = earlier;
       }
-      std::cout.flush();
-      std::cerr << eval::render_runtime_error(first ? *first : e, sm);
-      rc = kExitRuntime;
+      run.kind = (first ? *first : e).kind();
+      run.error = eval::render_runtime_error(first ? *first : e, sm);
+      run.exit_code = kExitRuntime;
     }
-    std::cout.flush();
+    out.flush();
     if (dist::WorkerPool* started = pool.started()) {
+      if (opts.final_params && run.kind.empty()) {
+        run.params = in.final_params();
+        for (WorkerFinal& f : worker_finals(*started)) {
+          eval::Interpreter::FinalParams& p = run.rank_params.emplace_back();
+          p = std::move(f.stores);
+          if (!f.entry) continue;
+          // The entry ran on the workers, not here.
+          if (run.rank_params.size() == 1) run.params = *f.entry;
+          p.params.insert(f.entry->params.begin(), f.entry->params.end());
+        }
+      }
       if (stats)
-        std::cerr << "control: " << c.calls() << " calls, "
-                  << started->messages_sent() << " messages to "
-                  << started->world() << " workers, " << c.fetches()
-                  << " fetches, " << c.calls_ahead() << " calls sent ahead\n";
+        run.stats = "control: " + std::to_string(c.calls()) + " calls, " +
+                    std::to_string(started->messages_sent()) + " messages to " +
+                    std::to_string(started->world()) + " workers, " +
+                    std::to_string(c.fetches()) + " fetches, " +
+                    std::to_string(c.calls_ahead()) + " calls sent ahead\n";
       started->stop();
+    } else if (opts.final_params && run.kind.empty()) {
+      run.params = in.final_params();
     }
   } catch (const dist::WorkerError& e) {
-    std::cout.flush();
-    std::cerr << "error: WorkerError: " << e.what() << "\n";
-    if (!e.stderr_tail.empty()) std::cerr << e.stderr_tail << "\n";
-    return kExitWorker;
+    out.flush();
+    run.kind = "WorkerError";
+    run.error = "error: WorkerError: " + std::string(e.what()) + "\n";
+    if (!e.stderr_tail.empty()) run.error += e.stderr_tail + "\n";
+    run.exit_code = kExitWorker;
   } catch (const std::exception& e) {
-    std::cout.flush();
-    std::cerr << "error: WorkerError: " << e.what() << "\n";
-    return kExitWorker;
+    out.flush();
+    run.kind = "WorkerError";
+    run.error = "error: WorkerError: " + std::string(e.what()) + "\n";
+    run.exit_code = kExitWorker;
   }
-  return rc;
+  return run;
+}
+
+int run_on_devices(const std::vector<std::string>& run_args,
+                   const check::Program& prog,
+                   const diag::SourceMap& sm,
+                   const std::vector<std::string>& program_args,
+                   const std::string& entry) {
+  DeviceRunOptions opts;
+  opts.worker_args = run_args;
+  opts.program_args = program_args;
+  opts.entry = entry;
+  DeviceRun run = run_program_on_devices(prog, sm, std::cout, opts);
+  std::cout.flush();
+  std::cerr << run.error << run.stats;
+  return run.exit_code;
 }
 
 }  // namespace ss::cli

@@ -3,7 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <regex>
+#include <sstream>
+
+#include "interp/eval/safetensors.h"
 
 namespace ss::cli {
 
@@ -22,7 +27,7 @@ std::string compare_outputs(const std::string& want,
                             double tol) {
   std::vector<double> a = numbers_in(want), b = numbers_in(got);
   if (a.size() != b.size())
-    return "printed " + std::to_string(b.size()) + " numbers, one device " +
+    return "gave " + std::to_string(b.size()) + " numbers, one device " +
            std::to_string(a.size());
   for (size_t i = 0; i < a.size(); ++i) {
     double err = std::fabs(a[i] - b[i]);
@@ -59,6 +64,69 @@ std::string compare_params(const eval::Interpreter::FinalParams& want,
   }
   if (got.params.size() != want.params.size())
     return "params differ in number from one device's";
+  return "";
+}
+
+CaseFiles read_case_files(const std::string& dir) {
+  namespace fs = std::filesystem;
+  CaseFiles files;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec);
+       !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (!it->is_regular_file()) continue;
+    std::string rel = fs::relative(it->path(), dir, ec).string();
+    if (it->path().extension() == ".safetensors") {
+      eval::Interpreter::FinalParams& p = files.tensors[rel];
+      try {
+        for (auto& [name, t] :
+             eval::read_safetensors(it->path().string()).tensors)
+          p.params[name] = std::move(t);
+      } catch (const eval::SafetensorsError& e) {
+        files.text[rel] = e.what();  // unreadable: compared as its error
+      }
+      continue;
+    }
+    std::ifstream in(it->path(), std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    files.text[rel] = ss.str();
+  }
+  return files;
+}
+
+namespace {
+
+template <typename T>
+std::string same_names(const std::map<std::string, T>& want,
+                       const std::map<std::string, T>& got) {
+  for (const auto& [name, _] : want)
+    if (!got.count(name)) return "did not write " + name;
+  for (const auto& [name, _] : got)
+    if (!want.count(name)) return "wrote " + name + ", one device did not";
+  return "";
+}
+
+}  // namespace
+
+std::string compare_files(const CaseFiles& want,
+                          const CaseFiles& got,
+                          double tol,
+                          int64_t steps) {
+  std::string diff = same_names(want.text, got.text);
+  if (diff.empty()) diff = same_names(want.tensors, got.tensors);
+  if (!diff.empty()) return diff;
+  for (const auto& [name, text] : want.text)
+    if (std::string d = compare_outputs(text, got.text.at(name), tol);
+        !d.empty())
+      return name + ": " + d;
+  for (const auto& [name, params] : want.tensors) {
+    eval::Interpreter::FinalParams w = params;
+    w.steps = steps;
+    if (std::string d = compare_params(w, got.tensors.at(name), tol);
+        !d.empty())
+      return name + ": " + d;
+  }
   return "";
 }
 

@@ -5,6 +5,7 @@
 // rank's params against rank 0's, bit for bit (item 5: the copies stay
 // equal).
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,24 @@ std::string compare_outputs(const std::string& want,
 std::string compare_params(const eval::Interpreter::FinalParams& want,
                            const eval::Interpreter::FinalParams& got,
                            double tol);
+
+/// What a case wrote in its working directory, by path under it: sinks'
+/// text files (csv, jsonl) and checkpoints (.safetensors, read as params).
+struct CaseFiles {
+  std::map<std::string, std::string> text;
+  std::map<std::string, eval::Interpreter::FinalParams> tensors;
+};
+
+/// Reads every file under [dir].
+CaseFiles read_case_files(const std::string& dir);
+
+/// "" when [got] wrote the files [want] wrote and no other, each text
+/// file's numbers within [tol] of [want]'s (compare_outputs) and each
+/// checkpoint's tensors within tol x [steps] (compare_params).
+std::string compare_files(const CaseFiles& want,
+                          const CaseFiles& got,
+                          double tol,
+                          int64_t steps);
 
 /// "" when every rank's params are rank 0's, byte for byte.
 std::string compare_ranks(

@@ -16,6 +16,13 @@ constexpr uint32_t kFetch = 103;  // rank 0: a store's tensors / state
 // A call posted while the one before it may still be running (Note [Async
 // dispatch]): run only if that one succeeded, else answered kSkipped.
 constexpr uint32_t kCallAfter = 104;
+// What a worker holds after the run, for `ss conformance` (every rank's,
+// to check that their copies stayed equal: devices.md item 5): every model
+// store, u32 count, then each one's u64 id and tensors (Codec::
+// write_tensors); then u8 whether the entry fn ran on the workers (a main
+// without host effects; workers started with --final-params keep it), and
+// if so its final params: i64 steps, u32 count, each name and tensor.
+constexpr uint32_t kStores = 105;
 
 // A reply's first byte.
 // kData: a batch's rows could not be loaded, no step started.

@@ -28,8 +28,11 @@ struct Expectation {
 };
 
 /// Reads every expectation comment of [text]. On a malformed or missing
-/// header returns nullopt and says why in [why].
+/// header returns nullopt and says why in [why]; with [missing_is_ok], a
+/// file without an `# expect:` line expects ok (the programs of
+/// examples/, which have no header).
 std::optional<Expectation> parse_expectations(const std::string& text,
-                                              std::string& why);
+                                              std::string& why,
+                                              bool missing_is_ok = false);
 
 }  // namespace ss::cli

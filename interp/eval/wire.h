@@ -120,6 +120,12 @@ class Codec {
   /// Worker: the store under [id] (null when unknown).
   std::shared_ptr<ModelStore> model(uint64_t id) const;
   std::shared_ptr<OptimState> optim(uint64_t id) const;
+  /// Worker: the ids of every model store it holds (kStores' answer).
+  std::vector<uint64_t> model_ids() const {
+    std::vector<uint64_t> ids;
+    for (const auto& [id, s] : w_models_) ids.push_back(id);
+    return ids;
+  }
   /// Worker: forgets every store (after a failed call they may be
   /// inconsistent; the controller starts over with new ids).
   size_t models_held() const { return w_models_.size(); }
