@@ -48,3 +48,24 @@ fn main():
         "\"big\": 0.3333333333333333, \"bad\": -Infinity}\n");
   CHECK(slurp(cs) == "step,n,s,on\n0,3,0.3,true\n");
 }
+
+TEST_CASE("sinks: tee writes each record to every sink, with one step",
+          "[eval]") {
+  std::string jl = data_test::tmp("sinks/tee.jsonl");
+  std::string cs = data_test::tmp("sinks/tee.csv");
+  auto r = ss::testing::run_program(R"(
+fn main():
+    let out = tee(stdout(), jsonl(")" +
+                                    jl + R"("), csv(")" + cs + R"("))
+    out.write(logs(loss=0.5, n=3))
+    out.write(logs(loss=0.25, n=4), step=10)
+)");
+  INFO(r->error);
+  REQUIRE(r->error.empty());
+  CHECK(r->out.str() ==
+        "step 0  loss 0.5000  n 3.0000\nstep 10  loss 0.2500  n 4.0000\n");
+  CHECK(slurp(jl) ==
+        "{\"step\": 0, \"loss\": 0.5, \"n\": 3}\n"
+        "{\"step\": 10, \"loss\": 0.25, \"n\": 4}\n");
+  CHECK(slurp(cs) == "step,loss,n\n0,0.5,3\n10,0.25,4\n");
+}

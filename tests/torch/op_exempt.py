@@ -82,7 +82,7 @@ REASONS = {
     "load_into": Reason("elsewhere", "load into an existing model",
                         "interp/tests/checkpoint_test.cpp"),
     "jsonl": Reason("harness", "every row writes its results with it (the "
-                    "shortest text that round-trips a double)",
+                    "shortest text that round-trips the value in its dtype)",
                     "tests/torch/op_row.py"),
     "logs": Reason("harness", "every row's jsonl record is one",
                    "tests/torch/op_row.py"),
@@ -91,8 +91,8 @@ REASONS = {
     "stdout": Reason("elsewhere", "a sink", "interp/tests/eval_test.cpp"),
     "csv": Reason("elsewhere", "a sink",
                   "interp/tests/data_programs_test.cpp"),
-    "tee": Reason("neither", "a sink of sinks, and no test writes through "
-                  "one yet", "ops/defs/output.cpp"),
+    "tee": Reason("elsewhere", "a sink of sinks",
+                  "interp/tests/output_sinks_test.cpp"),
     "mean_logs": Reason("elsewhere", "averages Logs over batches",
                         "interp/tests/data_programs_test.cpp"),
     "print": Reason("harness", "every row prints typeof of its outputs "
