@@ -101,6 +101,12 @@ TEST_CASE("printed numbers: within tol relative to max(|one device|, 1)",
   // Below 1 the tolerance is absolute: 1e-5 of 1.
   CHECK(compare_outputs("0.001", "0.000995", 1e-5).empty());
   CHECK_FALSE(compare_outputs("0.001", "0.00098", 1e-5).empty());
+  // A 4-digit print may differ by one unit of its last digit (Note
+  // [Printed precision]) beyond the tolerance, not by three.
+  CHECK(compare_outputs("[0.03359 1.234]", "[0.03358 1.235]", 1e-5).empty());
+  CHECK_FALSE(compare_outputs("[0.03359]", "[0.03356]", 1e-5).empty());
+  CHECK_FALSE(compare_outputs("2.5", "2.6", 1e-5).empty());
+  CHECK_FALSE(compare_outputs("7", "8", 1e-5).empty());
   // A line fewer (rank 0's share only) is a difference.
   std::string why = compare_outputs("[0 1 1 2 0]", "[0 1 1]", 1e-5);
   CHECK(why.find("3 numbers") != std::string::npos);

@@ -53,6 +53,7 @@ TEST_CASE("sinks: tee writes each record to every sink, with one step",
           "[eval]") {
   std::string jl = data_test::tmp("sinks/tee.jsonl");
   std::string cs = data_test::tmp("sinks/tee.csv");
+  data_test::write_file(jl, "");  // makes the folder
   auto r = ss::testing::run_program(R"(
 fn main():
     let out = tee(stdout(), jsonl(")" +
