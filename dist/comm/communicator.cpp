@@ -72,14 +72,28 @@ void set_default_collective_timeout(std::chrono::milliseconds t) {
 
 std::chrono::milliseconds default_collective_timeout() {
   if (int64_t ms = g_timeout_ms.load()) return std::chrono::milliseconds(ms);
-  if (const char* s = std::getenv("SHAPESCRIPT_COLLECTIVE_TIMEOUT")) {
-    char* end = nullptr;
-    double v = std::strtod(s, &end);
-    if (end != s && std::isfinite(v) && v > 0)
-      return std::chrono::milliseconds(
-          std::max<int64_t>(1, static_cast<int64_t>(v * 1000.0)));
-  }
+  if (std::optional<double> v = collective_timeout_from_env())
+    return std::chrono::milliseconds(
+        std::max<int64_t>(1, static_cast<int64_t>(*v * 1000.0)));
   return std::chrono::seconds(600);
+}
+
+std::optional<double> collective_timeout_from_env(std::string* error) {
+  const char* s = std::getenv("SHAPESCRIPT_COLLECTIVE_TIMEOUT");
+  if (!s) return std::nullopt;
+  char* end = nullptr;
+  double v = std::strtod(s, &end);
+  // 1e308 once overflowed to a 1 ms timeout, and "abc" meant 600 s.
+  if (end == s || *end != '\0' || !std::isfinite(v) || v <= 0 ||
+      v > kMaxCollectiveTimeoutS) {
+    if (error)
+      *error = std::string("SHAPESCRIPT_COLLECTIVE_TIMEOUT='") + s +
+               "' is not a number of seconds (more than 0, at most " +
+               std::to_string(static_cast<int64_t>(kMaxCollectiveTimeoutS)) +
+               ")";
+    return std::nullopt;
+  }
+  return v;
 }
 
 std::vector<CollectiveRecord> Communicator::log() const {

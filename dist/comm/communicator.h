@@ -33,6 +33,7 @@
 #include <chrono>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -63,6 +64,12 @@ const char* collective_name(CollectiveOp op);  // "all-reduce", ...
 /// The default collective timeout: $SHAPESCRIPT_COLLECTIVE_TIMEOUT seconds
 /// (a positive number, fractions allowed), else 600 s. Read on every call.
 std::chrono::milliseconds default_collective_timeout();
+/// The one parser of $SHAPESCRIPT_COLLECTIVE_TIMEOUT: its seconds, or
+/// nullopt when it is unset. A value that is not a number of seconds in
+/// (0, kMaxCollectiveTimeoutS] sets [error] (`ss` refuses to start: exit 64)
+/// and gives nullopt.
+constexpr double kMaxCollectiveTimeoutS = 366.0 * 24 * 3600;
+std::optional<double> collective_timeout_from_env(std::string* error = nullptr);
 /// What collective_timeout(seconds) sets: the default for every collective
 /// started afterwards (over SHAPESCRIPT_COLLECTIVE_TIMEOUT and 600 s).
 void set_default_collective_timeout(std::chrono::milliseconds t);

@@ -21,6 +21,7 @@
 #include <mutex>
 #include <thread>
 
+#include "dist/comm/communicator.h"
 #include "dist/control/channel.h"
 #include "dist/control/pool_impl.h"
 
@@ -31,12 +32,7 @@ using namespace pool_detail;
 using Clock = std::chrono::steady_clock;
 
 double default_collective_timeout_s() {
-  if (const char* e = std::getenv("SHAPESCRIPT_COLLECTIVE_TIMEOUT")) {
-    char* end = nullptr;
-    double v = std::strtod(e, &end);
-    if (end != e && v > 0) return v;
-  }
-  return 600.0;
+  return collective_timeout_from_env().value_or(600.0);
 }
 
 // ---- the pool ----

@@ -212,6 +212,18 @@ TEST_CASE("Options: the default timeout comes from the environment", "[dist]") {
   CHECK(Options{}.timeout == milliseconds(2500));
   setenv("SHAPESCRIPT_COLLECTIVE_TIMEOUT", "junk", 1);
   CHECK(Options{}.timeout == milliseconds(600000));
+  // A bad value is reported (ss refuses to start: issue 16 item 14): 1e308
+  // overflowed to 1 ms, junk silently meant 600 s.
+  for (const char* bad : {"junk", "1e308", "0", "-3", "5s", "inf", "nan"}) {
+    INFO(bad);
+    setenv("SHAPESCRIPT_COLLECTIVE_TIMEOUT", bad, 1);
+    std::string why;
+    CHECK(!collective_timeout_from_env(&why));
+    CHECK(why.find(std::string("SHAPESCRIPT_COLLECTIVE_TIMEOUT='") + bad +
+                   "' is not a number of seconds") != std::string::npos);
+  }
+  setenv("SHAPESCRIPT_COLLECTIVE_TIMEOUT", "31622400", 1);
+  CHECK(collective_timeout_from_env() == 31622400.0);
   if (old)
     setenv("SHAPESCRIPT_COLLECTIVE_TIMEOUT", saved.c_str(), 1);
   else

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "dist/comm/communicator.h"
 #include "dist/control/control.h"
 #include "interp/cli/commands.h"
 #include "interp/cli/repl.h"
@@ -39,6 +40,12 @@ int dispatch(const std::vector<std::string>& args) {
     return ss::cli::kExitUsage;
   }
   const std::string cmd = args[0];
+  std::string bad_env;
+  ss::dist::collective_timeout_from_env(&bad_env);
+  if (!bad_env.empty()) {
+    std::cerr << "ss: " << bad_env << "\n";
+    return ss::cli::kExitUsage;
+  }
   std::vector<std::string> rest(args.begin() + 1, args.end());
   if (cmd == "--version") {
     std::cout << "ss (ShapeScript) 0.1.0\n";

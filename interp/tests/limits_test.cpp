@@ -119,3 +119,11 @@ TEST_CASE("limits: a tensor too large to allocate is a ValueError at the line",
              Catch::Contains("ValueError: cannot allocate Mlp.w1 "
                              "[784 100000000000] f32"));
 }
+
+TEST_CASE("limits: a bad SHAPESCRIPT_COLLECTIVE_TIMEOUT is a usage error",
+          "[process]") {
+  auto r = ss::testing::run_ss_process(
+      "--version", "", "SHAPESCRIPT_COLLECTIVE_TIMEOUT=1e308");
+  CHECK(r.rc == 64);
+  CHECK(r.out.empty());
+}
