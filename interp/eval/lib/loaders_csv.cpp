@@ -1,6 +1,8 @@
 // .csv: a header row naming the columns, one row an item (parse_csv).
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <string_view>
 
 #include "interp/eval/lib/dataset.h"
 #include "interp/eval/lib/dataset_impl.h"
@@ -15,29 +17,49 @@ namespace {
 
 // ------------------------------------------------------------------ csv
 
-std::string trim(const std::string& s) {
+std::string_view trim(std::string_view s) {
   size_t a = 0, b = s.size();
   while (a < b && (s[a] == ' ' || s[a] == '\t' || s[a] == '\r')) ++a;
   while (b > a && (s[b - 1] == ' ' || s[b - 1] == '\t' || s[b - 1] == '\r'))
     --b;
-  std::string t = s.substr(a, b - a);
+  std::string_view t = s.substr(a, b - a);
   if (t.size() >= 2 && t.front() == '"' && t.back() == '"')
     t = t.substr(1, t.size() - 2);
   return t;
 }
 
-std::vector<std::string> split_cells(const std::string& line) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  for (;;) {
+// [line]'s cells into [out] (views into the line, reused across lines).
+void split_cells(std::string_view line, std::vector<std::string_view>& out) {
+  out.clear();
+  for (size_t start = 0;;) {
     size_t c = line.find(',', start);
-    out.push_back(
-        trim(line.substr(start, c == std::string::npos ? c : c - start)));
-    if (c == std::string::npos) break;
+    out.push_back(trim(line.substr(start, c == line.npos ? c : c - start)));
+    if (c == line.npos) break;
     start = c + 1;
   }
-  return out;
 }
+
+// Note [A CSV line holds the header's cells]
+// The header declares the columns, so a data line's cells are counted (its
+// commas, no allocation) before any is split or stored: a line of 20M cells
+// is refused at its count (issue 16: it took 1.1 GB first). The lines are
+// views into the file's text, never copies.
+struct Lines {
+  std::string_view text;
+  size_t at = 0;
+  // The next line without its \r\n, or false at the end; trailing blank
+  // lines are no lines.
+  bool next(std::string_view& line) {
+    if (at >= text.size()) return false;
+    if (text.find_first_not_of(" \t\r\n", at) == text.npos) return false;
+    size_t nl = text.find('\n', at);
+    if (nl == text.npos) nl = text.size();
+    line = text.substr(at, nl - at);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    at = nl + 1;
+    return true;
+  }
+};
 
 }  // namespace
 
@@ -47,21 +69,13 @@ std::map<std::string, RawArray> parse_csv(
     const std::map<std::string, int64_t>& dims,
     const std::map<std::string, std::string>& renames,
     const std::string& name) {
-  std::vector<std::string> lines;
-  {
-    size_t start = 0;
-    while (start < text.size()) {
-      size_t nl = text.find('\n', start);
-      if (nl == std::string::npos) nl = text.size();
-      std::string line = text.substr(start, nl - start);
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      lines.push_back(std::move(line));
-      start = nl + 1;
-    }
-  }
-  while (!lines.empty() && trim(lines.back()).empty()) lines.pop_back();
-  if (lines.empty()) io_error(name, "empty CSV file (no header row)");
-  std::vector<std::string> header = split_cells(lines[0]);
+  Lines lines{text};
+  std::string_view header_line;
+  if (!lines.next(header_line))
+    io_error(name, "empty CSV file (no header row)");
+  std::vector<std::string_view> cells;
+  split_cells(header_line, cells);
+  std::vector<std::string> header(cells.begin(), cells.end());
   std::map<std::string, size_t> col;
   for (size_t i = 0; i < header.size(); ++i) {
     if (header[i].empty())
@@ -69,7 +83,6 @@ std::map<std::string, RawArray> parse_csv(
     if (!col.emplace(header[i], i).second)
       io_error(name, "header names column `" + header[i] + "` twice");
   }
-  int64_t rows = static_cast<int64_t>(lines.size()) - 1;
   struct Plan {
     const types::FieldInfo* f;
     std::vector<size_t> cols;
@@ -110,24 +123,22 @@ std::map<std::string, RawArray> parse_csv(
         pl.cols.push_back(it->second);
       }
     }
-    if (types::is_float(f.type.dtype))
-      pl.fvals.reserve(rows * k);
-    else
-      pl.ivals.reserve(rows * k);
     plans.push_back(std::move(pl));
   }
-  std::vector<std::string> cells;
-  for (int64_t row = 0; row < rows; ++row) {
-    const std::string& line = lines[row + 1];
-    cells = split_cells(line);
-    if (cells.size() != header.size())
+  int64_t rows = 0;
+  std::string cell;  // one cell, NUL-terminated for strtod/strtoll
+  for (std::string_view line; lines.next(line); ++rows) {
+    int64_t row = rows;
+    size_t ncells = 1 + std::count(line.begin(), line.end(), ',');
+    if (ncells != header.size())
       io_error(name,
                "line " + std::to_string(row + 2) + " has " +
-                   std::to_string(cells.size()) + " cells, the header has " +
+                   std::to_string(ncells) + " cells, the header has " +
                    std::to_string(header.size()));
+    split_cells(line, cells);
     for (Plan& pl : plans) {
       for (size_t c : pl.cols) {
-        const std::string& cell = cells[c];
+        cell.assign(cells[c]);
         const char* b = cell.c_str();
         char* e = nullptr;
         auto bad = [&](const std::string& want) {

@@ -3,6 +3,8 @@
 // readers, the IOError helper, gunzip and a field's name in the file. Not
 // included outside interp/eval/lib/.
 
+#include <zlib.h>
+
 #include <cstdint>
 #include <map>
 #include <string>
@@ -33,8 +35,45 @@ inline bool mul_ok(uint64_t a, uint64_t b, uint64_t& out) {
   return !__builtin_mul_overflow(a, b, &out);
 }
 
-// A gzip file's bytes inflated (loaders_zip.cpp); MNIST's .gz files.
-std::string gunzip(const std::string& gz, const std::string& name);
+// Note [Inflate no more than declared]
+// A deflate stream says nothing trustworthy about how much it inflates to
+// (gzip's ISIZE and a zip entry's sizes are the writer's word; issue 16: a
+// .gz IDX declaring 10 images inflated to 1 GB before it was refused, an npz
+// of overlapping members to 3.1 GB). So a loader inflates incrementally:
+// first the format's own header, which declares the shape, then exactly the
+// bytes that shape needs, and then asks the stream to end there. Output past
+// the declared size is an IOError after one more byte, never an allocation.
+class Inflater {
+ public:
+  // [gzip] for a gzip stream, else a raw deflate stream (zip members).
+  Inflater(const uint8_t* src, size_t n, bool gzip, std::string name);
+  ~Inflater();
+  Inflater(const Inflater&) = delete;
+  Inflater& operator=(const Inflater&) = delete;
+  // Inflates until [out] holds [size] bytes or the stream ends; false when
+  // it ended first (out then holds what there was). IOError on corrupt or
+  // truncated data.
+  bool fill(std::string& out, size_t size);
+  // IOError unless the stream ends exactly here; [declared] says what
+  // declared the size ("the IDX header declares 7856 bytes").
+  void expect_end(const std::string& declared);
+
+ private:
+  // One inflate() call with input fed; true at the stream's end.
+  bool step();
+  z_stream z_{};
+  size_t in_left_;
+  bool ended_ = false;
+  std::string name_;
+};
+
+// The bytes an IDX header at [p] (of [n] present) occupies and the data it
+// declares (loaders_idx.cpp); false while [n] is too short to tell.
+bool idx_sizes(const uint8_t* p,
+               size_t n,
+               const std::string& name,
+               uint64_t& header,
+               uint64_t& data);
 
 inline bool ends_with(const std::string& s, const std::string& suf) {
   return s.size() >= suf.size() &&
