@@ -31,6 +31,7 @@
 #include "interp/cli/controller.h"
 #include "interp/cli/device_protocol.h"
 #include "interp/cli/device_run.h"
+#include "interp/cli/test_hooks.h"
 #include "interp/eval/devices.h"
 #include "interp/eval/interpreter.h"
 #include "interp/eval/lib/batch_shares.h"
@@ -171,8 +172,12 @@ class ProgramHandler : public dist::Handler {
     shares_ = std::make_unique<eval::BatchShares>(args_.rank, args_.world);
     // Tests make one worker fail alone after its Nth call ran, when the
     // others went on (async_dispatch_test): "RANK:N" throws, "RANK:N:stop"
-    // stops the process (SIGSTOP) before it answers.
-    if (const char* f = std::getenv("SHAPESCRIPT_TEST_FAIL_CALL")) {
+    // stops the process (SIGSTOP) before it answers. Only in ss_test_hooks
+    // (Note [Test hooks]).
+    const char* f = test_hooks_enabled()
+                        ? std::getenv("SHAPESCRIPT_TEST_FAIL_CALL")
+                        : nullptr;
+    if (f) {
       int rank = -1;
       long n = 0;
       char how[8] = "";

@@ -97,7 +97,9 @@ std::pair<ProcessRun, double> run_failing(const std::string& dir,
       run_ss_process("run --devices '" + devices + "' p.ss",
                      dir,
                      "SHAPESCRIPT_TEST_FAIL_CALL=" + fail +
-                         " SHAPESCRIPT_COLLECTIVE_TIMEOUT=" + timeout);
+                         " SHAPESCRIPT_COLLECTIVE_TIMEOUT=" + timeout,
+                     "",
+                     SS_HOOKS_BINARY);
   return {r,
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
               .count()};

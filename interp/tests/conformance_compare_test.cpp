@@ -166,8 +166,11 @@ fn main():
     print(float(total(tensor([1.0, 2.0, 3.0, 4.0]))))
 )";
   std::string dir = d.dir.string();
-  auto run = ss::testing::run_ss_process(
-      "conformance '" + dir + "'", dir, "SHAPESCRIPT_TEST_FAIL_CALL=1:1");
+  auto run = ss::testing::run_ss_process("conformance '" + dir + "'",
+                                         dir,
+                                         "SHAPESCRIPT_TEST_FAIL_CALL=1:1",
+                                         "",
+                                         SS_HOOKS_BINARY);
   INFO(run.out);
   CHECK(run.rc == 1);
   CHECK(run.out.find("PASS total.ss [cpu]\n") != std::string::npos);
@@ -183,6 +186,15 @@ fn main():
   auto threads =
       ss::testing::run_ss_process("conformance '" + dir + "' --engine threads",
                                   dir,
-                                  "SHAPESCRIPT_TEST_FAIL_CALL=1:1");
+                                  "SHAPESCRIPT_TEST_FAIL_CALL=1:1",
+                                  "",
+                                  SS_HOOKS_BINARY);
   CHECK(threads.rc == 0);
+  // `ss` itself has no failure hooks (Note [Test hooks]): a production
+  // worker never fails on request.
+  auto production = ss::testing::run_ss_process(
+      "conformance '" + dir + "'", dir, "SHAPESCRIPT_TEST_FAIL_CALL=1:1");
+  INFO(production.out);
+  CHECK(production.rc == 0);
+  CHECK(production.out.find("3 passed, 0 failed") != std::string::npos);
 }

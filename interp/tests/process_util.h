@@ -20,17 +20,19 @@ struct ProcessRun {
 
 /// Runs `ss ARGS` in [dir] (the current one when empty) with [env]
 /// ("NAME=value ..."); stderr goes through [dir]/stderr.txt or
-/// [err_file].
+/// [err_file]. [binary]: SS_HOOKS_BINARY for the failure hooks (Note [Test
+/// hooks] in interp/cli/test_hooks.h).
 inline ProcessRun run_ss_process(const std::string& args,
                                  const std::string& dir = "",
                                  const std::string& env = "",
-                                 const std::string& err_file = "") {
+                                 const std::string& err_file = "",
+                                 const std::string& binary = SS_BINARY) {
   std::string err =
       !err_file.empty() ? err_file
       : dir.empty() ? "/tmp/ss_test_stderr_" + std::to_string(getpid()) + ".txt"
                     : dir + "/stderr.txt";
   std::string cmd = (dir.empty() ? "" : "cd '" + dir + "' && ") + env + " " +
-                    std::string(SS_BINARY) + " " + args + " 2>'" + err + "'";
+                    binary + " " + args + " 2>'" + err + "'";
   FILE* p = popen(cmd.c_str(), "r");
   REQUIRE(p);
   ProcessRun r;

@@ -1,0 +1,6 @@
+// `ss`: no failure hooks (Note [Test hooks] in test_hooks.h).
+#include "interp/cli/test_hooks.h"
+
+bool ss::cli::test_hooks_enabled() {
+  return false;
+}
