@@ -411,7 +411,7 @@ DeviceRun run_program_on_devices(const check::Program& prog,
       }
       run.kind = (first ? *first : e).kind();
       run.error = eval::render_runtime_error(first ? *first : e, sm);
-      run.exit_code = kExitRuntime;
+      run.exit_code = run.kind == "WorkerError" ? kExitWorker : kExitRuntime;
     }
     out.flush();
     if (dist::WorkerPool* started = pool.started()) {

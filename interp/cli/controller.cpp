@@ -108,6 +108,8 @@ std::optional<eval::Value> Controller::call(const check::FnInfo& fn,
   c.what = "running `" + fn.name + "` (" + where(sm_, site) + ")";
   c.loop = loop_of(args, site);
   c.stack = in_.stack();
+  c.fn = fn.name;
+  c.site = site;
   c.later = std::move(later);
   uint32_t kind = in_flight_.empty() ? kCall : kCallAfter;
   if (kind == kCallAfter) ++ahead_;
@@ -155,7 +157,14 @@ void Controller::drop_in_flight(bool workers_went_on) {
 }
 
 eval::Value Controller::finish(InFlight& c) {
-  std::vector<dist::Message> replies = pool_.get().collect(c.id);
+  std::vector<dist::Message> replies;
+  try {
+    replies = pool_.get().collect(c.id);
+  } catch (const dist::CallTimeout&) {
+    throw;  // the seed's report of where every worker was
+  } catch (const dist::WorkerError& e) {
+    worker_stopped(e, c);
+  }
   bool any_ok = false, all_ok = true;
   for (const dist::Message& m : replies) {
     bool ok = status_of(m) == kOk;
@@ -238,6 +247,25 @@ std::string Controller::reply(char what_store,
   if (m.payload.empty() || m.payload[0] != kOk)
     throw std::runtime_error(what + " failed");
   return m.payload.substr(1);
+}
+
+// Note [A stopped worker at its call]: devices.md item 12 asks a
+// WorkerError to name the fn and the `.ss` location the worker was
+// running, and errors.md gives errors one form; the pool knows the worker
+// and how it stopped, the controller knows the call. So the error is a
+// RuntimeError of kind WorkerError at the call's site, with the stack it
+// left from and the fn on top (`ss` still exits 3), and the worker's last
+// output as a note.
+void Controller::worker_stopped(const dist::WorkerError& e, const InFlight& c) {
+  in_flight_.clear();
+  eval::RuntimeError err("WorkerError",
+                         std::string(e.what()) + " (running `" + c.fn + "`)",
+                         c.site);
+  err.stack() = c.stack;
+  err.stack().push_back({c.fn, c.site});
+  if (!e.stderr_tail.empty())
+    err.notes().push_back("the worker's last output:\n" + e.stderr_tail);
+  throw err;
 }
 
 // The worker's runtime error, raised here with the controller's stack (as

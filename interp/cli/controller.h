@@ -70,6 +70,8 @@ class Controller {
     std::string what;                     // "running `f` (a.ss:3:5)"
     diag::Span loop;                      // where a bad batch is raised
     std::vector<eval::StackEntry> stack;  // the `.ss` stack it left from
+    std::string fn;                       // the worker fn called
+    diag::Span site;                      // where it was called
     eval::Interpreter::Later later;
     /// The call's Train/Eval arguments, in order: their draws come back.
     std::vector<std::shared_ptr<eval::Object>> modes;
@@ -79,6 +81,10 @@ class Controller {
   eval::Value finish(InFlight& c);
   void drop_in_flight(bool workers_went_on);
   std::string reply(char what_store, uint64_t id, const std::string& what);
+  /// A worker stopped (killed, exited) during call [c]: the WorkerError
+  /// in the usual form, at the call's site with its `.ss` stack.
+  [[noreturn]] void worker_stopped(const dist::WorkerError& e,
+                                   const InFlight& c);
   [[noreturn]] void raise(eval::wire::Reader& r,
                           int rank,
                           const std::vector<eval::StackEntry>& stack);

@@ -341,6 +341,48 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "a killed worker: WorkerError names the fn, at its call, with the .ss "
+    "stack",
+    "[dist][process][dp]") {
+  // Issue 16 item 9 (Note [A stopped worker at its call] in controller.cpp):
+  // the message named only the location the worker waited at.
+  std::string path = "/tmp/ss_dp_killmsg_" + std::to_string(getpid()) + ".ss";
+  std::string err = path + ".err";
+  std::string log = path + ".csv";
+  {
+    std::ofstream f(path);
+    f << long_training("    let out = csv(\"" + log + "\")\n",
+                       "out.write(train_step(m, opt, batch))");
+  }
+  auto [ss, workers] = start_three(path, err);
+  // Once steps run (the csv is flushed per line): killed during a call.
+  for (int i = 0; i < 500; ++i) {
+    std::ifstream f(log);
+    std::string all((std::istreambuf_iterator<char>(f)), {});
+    if (std::count(all.begin(), all.end(), '\n') >= 3) break;
+    usleep(10000);
+  }
+  kill(workers[1], SIGKILL);
+  int st = wait_for(ss, std::chrono::seconds(5));
+  REQUIRE(st != -1);
+  CHECK(WEXITSTATUS(st) == 3);
+  std::ifstream f(err);
+  std::string text((std::istreambuf_iterator<char>(f)), {});
+  INFO(text);
+  CHECK(text.find(path + ":") == 0);
+  CHECK(text.find(": WorkerError: worker 1 (pid " + std::to_string(workers[1]) +
+                  ") was killed by signal 9 "
+                  "(SIGKILL)") != std::string::npos);
+  CHECK(text.find("(running `train_step`)") != std::string::npos);
+  CHECK(text.find("   = .ss stack (most recent call last):\n       main\n"
+                  "       train_step, called at " +
+                  path) != std::string::npos);
+  std::remove(path.c_str());
+  std::remove(err.c_str());
+  std::remove(log.c_str());
+}
+
+TEST_CASE(
     "a stopped worker: after collective_timeout(s), "
     "WorkerError says where each worker was, exit 3, nothing left behind",
     "[dist][process][dp]") {
