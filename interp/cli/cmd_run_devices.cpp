@@ -401,6 +401,9 @@ DeviceRun run_program_on_devices(const check::Program& prog,
     try {
       in.run_main(opts.program_args, opts.entry);
       in.settle();
+      // A worker that died after the last call (Note [A worker that dies
+      // between calls] in controller.cpp) is the run's error.
+      if (dist::WorkerPool* p = pool.started()) p->check_alive();
     } catch (const eval::RuntimeError& e) {
       // A call still running came first: its error is the program's.
       std::optional<eval::RuntimeError> first;

@@ -113,7 +113,15 @@ std::optional<eval::Value> Controller::call(const check::FnInfo& fn,
   c.later = std::move(later);
   uint32_t kind = in_flight_.empty() ? kCall : kCallAfter;
   if (kind == kCallAfter) ++ahead_;
-  c.id = pool_.get().post_all(dist::Message{kind, 0, std::move(w.buf)}, c.what);
+  last_call_ = {c.fn, c.site, c.stack};
+  try {
+    c.id =
+        pool_.get().post_all(dist::Message{kind, 0, std::move(w.buf)}, c.what);
+  } catch (const dist::CallTimeout&) {
+    throw;
+  } catch (const dist::WorkerError& e) {
+    worker_stopped(e, c);
+  }
   for (auto& s : models) s->remote_newer = true;
   for (auto& o : optims) o->remote_newer = true;
   if (!c.later) return finish(c);
@@ -121,8 +129,32 @@ std::optional<eval::Value> Controller::call(const check::FnInfo& fn,
   return eval::Value::unit();
 }
 
+// Note [A worker that dies between calls]: the pool notices a death when
+// it waits for the workers; a worker killed while the controller works on
+// its own (saving a model it holds, printing) was noticed by nobody, and
+// the run ended with exit 0 (issue 16 item 8). Every builtin settles
+// first, so the workers are looked at here too (reaping is a few
+// syscalls, done at most every 20 ms), and once more before the run ends.
 void Controller::settle() {
   while (!in_flight_.empty()) settle_first();
+  if (dist::WorkerPool* p = pool_.started()) {
+    auto now = std::chrono::steady_clock::now();
+    if (now - last_alive_check_ >= std::chrono::milliseconds(20)) {
+      last_alive_check_ = now;
+      try {
+        p->check_alive();
+      } catch (const dist::CallTimeout&) {
+        throw;
+      } catch (const dist::WorkerError& e) {
+        if (last_call_.fn.empty()) throw;
+        InFlight c;
+        c.fn = last_call_.fn;
+        c.site = last_call_.site;
+        c.stack = last_call_.stack;
+        worker_stopped(e, c, /*after=*/true);
+      }
+    }
+  }
 }
 
 void Controller::settle_first() {
@@ -255,11 +287,16 @@ std::string Controller::reply(char what_store,
 // and how it stopped, the controller knows the call. So the error is a
 // RuntimeError of kind WorkerError at the call's site, with the stack it
 // left from and the fn on top (`ss` still exits 3), and the worker's last
-// output as a note.
-void Controller::worker_stopped(const dist::WorkerError& e, const InFlight& c) {
+// output as a note. A worker that stopped between calls is reported at the
+// last call the workers ran ("after running `f`").
+void Controller::worker_stopped(const dist::WorkerError& e,
+                                const InFlight& c,
+                                bool after) {
   in_flight_.clear();
   eval::RuntimeError err("WorkerError",
-                         std::string(e.what()) + " (running `" + c.fn + "`)",
+                         std::string(e.what()) +
+                             (after ? " (after running `" : " (running `") +
+                             c.fn + "`)",
                          c.site);
   err.stack() = c.stack;
   err.stack().push_back({c.fn, c.site});

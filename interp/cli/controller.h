@@ -5,6 +5,7 @@
 // interp/eval/async_dispatch.cpp).
 #pragma once
 
+#include <chrono>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -84,7 +85,8 @@ class Controller {
   /// A worker stopped (killed, exited) during call [c]: the WorkerError
   /// in the usual form, at the call's site with its `.ss` stack.
   [[noreturn]] void worker_stopped(const dist::WorkerError& e,
-                                   const InFlight& c);
+                                   const InFlight& c,
+                                   bool after = false);
   [[noreturn]] void raise(eval::wire::Reader& r,
                           int rank,
                           const std::vector<eval::StackEntry>& stack);
@@ -95,6 +97,12 @@ class Controller {
   eval::wire::Codec codec_;
   std::deque<InFlight> in_flight_;
   uint64_t calls_ = 0, fetches_ = 0, ahead_ = 0;
+  std::chrono::steady_clock::time_point last_alive_check_{};
+  struct LastCall {
+    std::string fn;
+    diag::Span site;
+    std::vector<eval::StackEntry> stack;
+  } last_call_;  // where a worker that dies between calls is reported
 };
 
 }  // namespace ss::cli

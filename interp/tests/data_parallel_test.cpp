@@ -373,13 +373,54 @@ TEST_CASE(
   CHECK(text.find(": WorkerError: worker 1 (pid " + std::to_string(workers[1]) +
                   ") was killed by signal 9 "
                   "(SIGKILL)") != std::string::npos);
-  CHECK(text.find("(running `train_step`)") != std::string::npos);
+  // During a call, or between two (the controller noticed while settling).
+  CHECK(text.find("running `train_step`)") != std::string::npos);
   CHECK(text.find("   = .ss stack (most recent call last):\n       main\n"
                   "       train_step, called at " +
                   path) != std::string::npos);
   std::remove(path.c_str());
   std::remove(err.c_str());
   std::remove(log.c_str());
+}
+
+TEST_CASE("a worker killed while the controller saves: WorkerError, exit 3",
+          "[dist][process][dp]") {
+  // Issue 16 item 8 (Note [A worker that dies between calls] in
+  // controller.cpp): the run exited 0 and said nothing.
+  std::string path = "/tmp/ss_dp_killsave_" + std::to_string(getpid()) + ".ss";
+  std::string err = path + ".err";
+  std::string ck = path + ".safetensors";
+  std::string program = long_training("");
+  // After one step, only the controller works: it saves the model it
+  // fetched, over and over.
+  program.replace(program.find("    for epoch in range(100000):"),
+                  std::string::npos,
+                  "    for batch in synthetic_digits(Digit, 64, seed=1)"
+                  ".batches(64):\n"
+                  "        train_step(m, opt, batch)\n"
+                  "    for i in range(100000):\n"
+                  "        save(\"" +
+                      ck + "\", m)\n");
+  {
+    std::ofstream f(path);
+    f << program;
+  }
+  auto [ss, workers] = start_three(path, err);
+  for (int i = 0; i < 1000 && !std::filesystem::exists(ck); ++i) usleep(10000);
+  REQUIRE(std::filesystem::exists(ck));
+  kill(workers[0], SIGKILL);
+  int st = wait_for(ss, std::chrono::seconds(5));
+  REQUIRE(st != -1);
+  CHECK(WEXITSTATUS(st) == 3);
+  std::ifstream f(err);
+  std::string text((std::istreambuf_iterator<char>(f)), {});
+  INFO(text);
+  CHECK(text.find("WorkerError: worker 0 (pid " + std::to_string(workers[0]) +
+                  ") was killed by signal 9 (SIGKILL)") != std::string::npos);
+  // Reported at the last call the workers ran.
+  CHECK(text.find("(after running `train_step`)") != std::string::npos);
+  for (pid_t w : workers) CHECK((kill(w, 0) == -1 && errno == ESRCH));
+  for (const std::string& p : {path, err, ck}) std::remove(p.c_str());
 }
 
 TEST_CASE(
