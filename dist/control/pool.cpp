@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -34,6 +35,36 @@ using Clock = std::chrono::steady_clock;
 double default_collective_timeout_s() {
   return collective_timeout_from_env().value_or(600.0);
 }
+
+namespace {
+
+// Note [Sweeping dead jobs]: a controller killed by SIGKILL (or by a
+// signal whose handler cannot run) leaves its rendezvous directory,
+// `<TMPDIR>/ssdist.<pid>.<hex>.XXXXXX`, behind, as it leaves its /dev/shm
+// objects (sweep_stale_jobs). The next pool removes every such directory
+// of ours whose controller pid is gone.
+void sweep_stale_stores() {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string base = tmp && *tmp ? tmp : "/tmp";
+  std::error_code ec;
+  for (auto it = std::filesystem::directory_iterator(base, ec);
+       !ec && it != std::filesystem::directory_iterator();
+       it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    int pid = job_controller_pid(name);
+    if (pid <= 0 || pid == ::getpid()) continue;
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) ||
+        st.st_uid != ::getuid())
+      continue;
+    if (::kill(pid, 0) == -1 && errno == ESRCH) {
+      std::error_code rm;
+      std::filesystem::remove_all(it->path(), rm);
+    }
+  }
+}
+
+}  // namespace
 
 // ---- the pool ----
 
@@ -421,6 +452,7 @@ std::unique_ptr<WorkerPool> WorkerPool::start(const LaunchOptions& opts) {
     throw std::invalid_argument("WorkerPool: world must be at least 1");
   install_once();
   sweep_stale_jobs();
+  sweep_stale_stores();
   auto impl = std::make_unique<Impl>();
   Impl& I = *impl;
   I.opts = opts;

@@ -4,12 +4,14 @@
 #include "interp/eval/safetensors.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <bit>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -112,6 +114,33 @@ class Reader {
 
 // ---- writing ----
 
+// Note [Dead writers' temporaries]: a save killed between writing its
+// temporary and renaming it leaves `<path>.tmp.<pid>.XXXXXX` (up to the
+// model's size). The next save to [path] removes those whose pid is gone
+// (regular files of ours only).
+void sweep_dead_temporaries(const std::string& path) {
+  namespace fs = std::filesystem;
+  fs::path target(path);
+  fs::path dir = target.has_parent_path() ? target.parent_path() : ".";
+  std::string stem = target.filename().string() + ".tmp.";
+  std::error_code ec;
+  for (auto it = fs::directory_iterator(dir, ec);
+       !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (name.rfind(stem, 0) != 0) continue;
+    char* end = nullptr;
+    long pid = std::strtol(name.c_str() + stem.size(), &end, 10);
+    if (pid <= 0 || *end != '.' || pid == ::getpid()) continue;
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
+        st.st_uid != ::getuid())
+      continue;
+    if (::kill(static_cast<pid_t>(pid), 0) == -1 && errno == ESRCH)
+      ::unlink(it->path().c_str());
+  }
+}
+
 void write_all(int fd, const void* src, size_t n, const std::string& tmp) {
   const char* p = static_cast<const char*>(src);
   while (n > 0) {
@@ -190,7 +219,8 @@ void write_safetensors(const std::string& path, const SafetensorsFile& file) {
   } else if (errno != ENOENT) {
     fail(std::strerror(errno));
   }
-  std::string tmp = path + ".tmp.XXXXXX";
+  sweep_dead_temporaries(path);
+  std::string tmp = path + ".tmp." + std::to_string(::getpid()) + ".XXXXXX";
   Fd f;
   f.fd = ::mkostemp(tmp.data(), O_CLOEXEC);
   if (f.fd < 0) fail(std::strerror(errno));

@@ -32,7 +32,7 @@ struct SafetensorsFile {
   std::map<std::string, std::string> metadata;
 };
 
-/// Writes [file] to [path] atomically: to a new `path.tmp.XXXXXX`
+/// Writes [file] to [path] atomically: to a new `path.tmp.<pid>.XXXXXX`
 /// (mkstemp), fsync'd, then renamed over [path]; the temporary is removed
 /// on any error, and [path] is left as it was. [path] must be a regular
 /// file or missing (Note [Safe replace]). Tensors must be defined, on the CPU,

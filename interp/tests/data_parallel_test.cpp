@@ -423,6 +423,38 @@ TEST_CASE("a worker killed while the controller saves: WorkerError, exit 3",
   for (const std::string& p : {path, err, ck}) std::remove(p.c_str());
 }
 
+TEST_CASE("a dead controller's rendezvous directory is swept by the next run",
+          "[dist][process]") {
+  // Issue 16 item 10 (Note [Sweeping dead jobs] in dist/control/pool.cpp):
+  // a controller killed by a signal left <TMPDIR>/ssdist.<pid>.* for good.
+  pid_t child = fork();
+  if (child == 0) _exit(0);
+  REQUIRE(child > 0);
+  waitpid(child, nullptr, 0);  // a pid that is gone
+  std::string dir = "/tmp/ss_dp_sweep_" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  std::string stale =
+      dir + "/ssdist." + std::to_string(child) + ".0badf00d.AbCdEf";
+  std::string live =
+      dir + "/ssdist." + std::to_string(getpid()) + ".0badf00d.AbCdEf";
+  for (const std::string& d : {stale, live}) {
+    std::filesystem::create_directories(d);
+    std::ofstream(d + "/rank_0") << "x";
+  }
+  {
+    std::ofstream f(dir + "/p.ss");
+    f << "fn twice(x: [b]) -> [b]:\n    return x * 2.0\n\n"
+         "fn main():\n    print(twice(tensor([1.0, 2.0, 3.0])))\n";
+  }
+  auto r = ss::testing::run_ss_process(
+      "run --devices 'cpu[0 1]' p.ss", dir, "TMPDIR=" + dir);
+  INFO(r.err);
+  CHECK(r.rc == 0);
+  CHECK(!std::filesystem::exists(stale));
+  CHECK(std::filesystem::exists(live));  // its controller (this test) lives
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE(
     "a stopped worker: after collective_timeout(s), "
     "WorkerError says where each worker was, exit 3, nothing left behind",

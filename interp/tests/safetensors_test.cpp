@@ -4,6 +4,7 @@
 // clear error, and mutation fuzzing.
 
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -447,4 +448,25 @@ TEST_CASE("safetensors survives random mutations of a valid file",
   CHECK(ok + rejected == 2000);
   CHECK(rejected > 500);
   CHECK(ok > 10);
+}
+
+TEST_CASE("safetensors: a save removes the temporaries of dead writers",
+          "[checkpoint]") {
+  // Issue 16 item 10 (Note [Dead writers' temporaries]): a save killed
+  // before its rename left `<path>.tmp.<pid>...` behind for good.
+  TempDir tmp;
+  std::string path = tmp / "ck.safetensors";
+  pid_t child = fork();
+  if (child == 0) _exit(0);
+  REQUIRE(child > 0);
+  waitpid(child, nullptr, 0);  // a pid that is gone
+  std::string dead = path + ".tmp." + std::to_string(child) + ".Ab12Cd";
+  std::string live = path + ".tmp." + std::to_string(getppid()) + ".Ab12Cd";
+  std::string other = tmp / "other.safetensors.tmp.1.Ab12Cd";
+  for (const std::string& p : {dead, live, other}) write_bytes(p, "half");
+  write_safetensors(path, sample());
+  CHECK(!fs::exists(dead));
+  CHECK(fs::exists(live));   // its writer may still rename it
+  CHECK(fs::exists(other));  // another checkpoint's
+  CHECK(read_safetensors(path).tensors.size() == sample().tensors.size());
 }
