@@ -475,6 +475,7 @@ std::unique_ptr<WorkerPool> WorkerPool::start(const LaunchOptions& opts) {
     }
     I.store = t.data();
     I.own_store = true;
+    registry_set_store(I.reg, I.store);
   }
 
   const int N = opts.world;

@@ -17,6 +17,8 @@ namespace ss::dist::pool_detail {
 void install_once();
 int registry_acquire(const std::string& job);
 void registry_release(int slot);
+/// The pool owns rendezvous directory [dir]: a fatal signal removes it.
+void registry_set_store(int slot, const std::string& dir);
 void registry_add_pid(int slot, int pid);
 /// Records worker 0's process group in [slot] (the signal handlers kill it).
 void registry_set_pgid(int slot, int pgid);

@@ -39,23 +39,25 @@ struct RegEntry {
   std::atomic<int> npids{0};
   std::atomic<int> pids[kMaxPids];
   char job[64];
+  std::atomic<int> has_store{0};
+  char store[512];  // the rendezvous directory, when the pool owns it
 };
 RegEntry g_reg[kMaxPools];
 int g_shm_dir = -1;
 struct sigaction g_old_action[NSIG];
 std::once_flag g_install_once;
 
-void unlink_job_signal_safe(const char* job) {
-  if (g_shm_dir < 0) return;
-  size_t jl = std::strlen(job);
+// Unlinks the entries of directory [dir] whose name [matches] (a prefix,
+// or every entry but . and .. when null), with raw syscalls only.
+void unlink_entries_signal_safe(int dir, const char* prefix) {
+  size_t pl = prefix ? std::strlen(prefix) : 0;
   alignas(8) char buf[4096];
-  ::lseek(g_shm_dir, 0, SEEK_SET);
   // Deleting while listing can skip entries: repeat until a pass deletes none.
   for (int pass = 0; pass < 8; ++pass) {
     bool deleted = false;
-    ::lseek(g_shm_dir, 0, SEEK_SET);
+    ::lseek(dir, 0, SEEK_SET);
     while (true) {
-      long n = ::syscall(SYS_getdents64, g_shm_dir, buf, sizeof buf);
+      long n = ::syscall(SYS_getdents64, dir, buf, sizeof buf);
       if (n <= 0) break;
       for (long off = 0; off < n;) {
         struct Dirent64 {
@@ -66,15 +68,35 @@ void unlink_job_signal_safe(const char* job) {
           char name[1];
         };
         auto* d = reinterpret_cast<Dirent64*>(buf + off);
-        if (std::strncmp(d->name, job, jl) == 0 && d->name[jl] == '.') {
-          ::unlinkat(g_shm_dir, d->name, 0);
-          deleted = true;
-        }
         off += d->reclen;
+        bool dot = d->name[0] == '.' &&
+                   (d->name[1] == 0 || (d->name[1] == '.' && d->name[2] == 0));
+        if (dot) continue;
+        if (prefix &&
+            !(std::strncmp(d->name, prefix, pl) == 0 && d->name[pl] == '.'))
+          continue;
+        if (::unlinkat(dir, d->name, 0) == 0 ||
+            ::unlinkat(dir, d->name, AT_REMOVEDIR) == 0)
+          deleted = true;
       }
     }
     if (!deleted) break;
   }
+}
+
+void unlink_job_signal_safe(const char* job) {
+  if (g_shm_dir < 0) return;
+  unlink_entries_signal_safe(g_shm_dir, job);
+}
+
+// The rendezvous directory too (Note [Sweeping dead jobs] in pool.cpp
+// covers a controller that could not run this).
+void remove_store_signal_safe(const char* store) {
+  int fd = ::open(store, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return;
+  unlink_entries_signal_safe(fd, nullptr);
+  ::close(fd);
+  ::rmdir(store);
 }
 
 void kill_and_unlink_all() {
@@ -85,6 +107,7 @@ void kill_and_unlink_all() {
     for (int i = 0; i < n; ++i)
       if (int p = e.pids[i].load(); p > 0) ::kill(p, SIGKILL);
     unlink_job_signal_safe(e.job);
+    if (e.has_store.load()) remove_store_signal_safe(e.store);
   }
 }
 
@@ -152,7 +175,14 @@ int registry_acquire(const std::string& job) {
 
 void registry_release(int slot) {
   if (slot < 0) return;
+  g_reg[slot].has_store.store(0);
   g_reg[slot].used.store(0);
+}
+
+void registry_set_store(int slot, const std::string& dir) {
+  if (slot < 0 || dir.size() >= sizeof g_reg[slot].store) return;
+  std::memcpy(g_reg[slot].store, dir.c_str(), dir.size() + 1);
+  g_reg[slot].has_store.store(1);
 }
 
 void registry_add_pid(int slot, int pid) {

@@ -24,6 +24,7 @@
 
 #include "interp/check/checker.h"
 #include "interp/eval/interpreter.h"
+#include "interp/eval/safetensors.h"
 #include "interp/tests/process_util.h"
 
 namespace {
@@ -453,6 +454,91 @@ TEST_CASE("a dead controller's rendezvous directory is swept by the next run",
   CHECK(!std::filesystem::exists(stale));
   CHECK(std::filesystem::exists(live));  // its controller (this test) lives
   std::filesystem::remove_all(dir);
+}
+
+namespace {
+
+// Whether anything of controller [pid]'s jobs is left: a /dev/shm object
+// or a rendezvous directory in [tmpdir] named ssdist.<pid>.*.
+std::vector<std::string> left_by(pid_t pid, const std::string& tmpdir) {
+  std::vector<std::string> out;
+  std::string prefix = "ssdist." + std::to_string(pid) + ".";
+  std::error_code ec;
+  for (const std::string& d : {std::string("/dev/shm"), tmpdir})
+    for (const auto& e : std::filesystem::directory_iterator(d, ec))
+      if (e.path().filename().string().rfind(prefix, 0) == 0)
+        out.push_back(e.path().string());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "SIGKILL or SIGINT of the controller during save: no process left, the "
+    "checkpoint whole, and nothing left once the next run has swept",
+    "[dist][process][dp]") {
+  // Issue 16's "make the guarantees permanent": killed while the controller
+  // writes checkpoints over and over, the run leaves its workers dead, the
+  // checkpoint old or new but whole, and what it could not remove (its
+  // /dev/shm objects, its rendezvous directory, a temporary) is swept by
+  // the next run (Note [Sweeping dead jobs], Note [Dead writers'
+  // temporaries]).
+  for (int sig : {SIGKILL, SIGINT}) {
+    INFO("signal " << sig);
+    std::string dir = "/tmp/ss_dp_sigsave_" + std::to_string(getpid());
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    std::string path = dir + "/p.ss", ck = dir + "/ck.safetensors";
+    std::string program = long_training("");
+    program.replace(program.find("    for epoch in range(100000):"),
+                    std::string::npos,
+                    "    for batch in synthetic_digits(Digit, 64, seed=1)"
+                    ".batches(64):\n"
+                    "        train_step(m, opt, batch)\n"
+                    "    for i in range(100000):\n"
+                    "        save(\"" +
+                        ck + "\", m, opt)\n");
+    std::ofstream(path) << program;
+    setenv("TMPDIR", dir.c_str(), 1);
+    auto [ss, workers] = start_three(path, "");
+    unsetenv("TMPDIR");
+    for (int i = 0; i < 1000 && !std::filesystem::exists(ck); ++i)
+      usleep(10000);
+    REQUIRE(std::filesystem::exists(ck));
+    usleep(20000 + std::random_device{}() % 50000);
+    kill(ss, sig);
+    int st = wait_for(ss, std::chrono::seconds(10));
+    CHECK(st != -1);
+    usleep(200000);  // the kernel delivers the workers' death signal
+    for (pid_t w : workers) {
+      bool gone = kill(w, 0) == -1 && errno == ESRCH;
+      if (!gone) {  // a zombie of the dead controller is reaped by init
+        std::ifstream stat("/proc/" + std::to_string(w) + "/stat");
+        std::string pid_s, comm, state;
+        stat >> pid_s >> comm >> state;
+        gone = state == "Z" || !stat;
+      }
+      CHECK(gone);
+    }
+    // Old or new, the checkpoint is whole.
+    CHECK(ss::eval::read_safetensors(ck).tensors.size() > 0);
+    if (sig == SIGINT) CHECK(left_by(ss, dir).empty());
+    // The next run, with a save to the same path, sweeps the rest.
+    std::ofstream(dir + "/next.ss")
+        << "model Lin:\n    w: [2] = zeros()\n\n"
+           "fn twice(x: [b]) -> [b]:\n    return x * 2.0\n\n"
+           "fn main():\n    print(twice(tensor([1.0, 2.0])))\n"
+           "    save(\"" +
+               ck + "\", Lin.init(seed=0))\n";
+    auto next = ss::testing::run_ss_process(
+        "run --devices 'cpu[0 1]' next.ss", dir, "TMPDIR=" + dir);
+    INFO(next.err);
+    CHECK(next.rc == 0);
+    CHECK(left_by(ss, dir).empty());
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+      CHECK(e.path().filename().string().find(".tmp.") == std::string::npos);
+    std::filesystem::remove_all(dir);
+  }
 }
 
 TEST_CASE(
