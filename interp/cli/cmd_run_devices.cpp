@@ -205,6 +205,8 @@ class ProgramHandler : public dist::Handler {
       w.u8(bad->here);
       w.str(bad->kind);
       w.str(bad->message);
+      w.u32(static_cast<uint32_t>(bad->notes.size()));
+      for (const std::string& n : bad->notes) w.str(n);
       return;
     }
     // Train/Eval arguments: their draws in this call go back with the

@@ -238,6 +238,8 @@ eval::Value Controller::finish(InFlight& c) {
       std::string kind = r.str();
       eval::RuntimeError e(kind, r.str(), c.loop);
       e.stack() = c.stack;
+      for (uint32_t n = r.u32(), i = 0; i < n; ++i)
+        e.notes().push_back(r.str());
       throw e;
     }
     if (status == kRuntime) raise(r, static_cast<int>(rank), c.stack);

@@ -314,3 +314,26 @@ fn main():
   CHECK(one.err.find("item 321 ") != std::string::npos);
   CHECK(two.out.find("5") == std::string::npos);  // the first loop never ended
 }
+
+TEST_CASE("a bad streamed item found on a worker keeps its help line",
+          "[data][process]") {
+  // The help of Note [No silent dtype conversion] crosses the wire with
+  // the error (kData), as on one device.
+  std::string dir = tmp("worker_help");
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(std::string(SS_SOURCE_DIR) +
+                                 "/conformance/runtime/worker_stream_shape.ss",
+                             dir + "/p.ss",
+                             std::filesystem::copy_options::overwrite_existing);
+  for (const char* devices : {"cpu", "cpu[0 1]"}) {
+    INFO(devices);
+    auto r = ss::testing::run_ss_process(
+        std::string("run --devices '") + devices + "' p.ss", dir);
+    CHECK(r.rc == 2);
+    CHECK_THAT(
+        r.err,
+        Catch::Contains("ShapeError: item 0 of items.safetensors, "
+                        "field `label`: expected dtype i64, found f32") &&
+            Catch::Contains("   = help: convert the array to i64"));
+  }
+}

@@ -121,10 +121,10 @@ std::optional<ShareFailure> BatchShares::resolve(std::vector<Value>& args,
     try {
       v = Value::object(Value::Kind::Record, share(*r->lazy));
     } catch (const DataError& e) {
-      failure = ShareFailure{true, e.kind, e.what()};
+      failure = ShareFailure{true, e.kind, e.what(), e.notes};
     } catch (const std::bad_alloc&) {
-      failure =
-          ShareFailure{true, "IOError", "out of memory while loading a batch"};
+      failure = ShareFailure{
+          true, "IOError", "out of memory while loading a batch", {}};
     }
   }
   // A dataset in memory was checked whole when it loaded: its shares
@@ -136,7 +136,7 @@ std::optional<ShareFailure> BatchShares::resolve(std::vector<Value>& args,
     Waiting w(d);
     d.comm->all_reduce(flag, dist::ReduceOp::Max, dist::Options{});
   }
-  if (!failure && flag.at(0) > 0) failure = ShareFailure{false, "", ""};
+  if (!failure && flag.at(0) > 0) failure = ShareFailure{false, "", "", {}};
   return failure;
 }
 

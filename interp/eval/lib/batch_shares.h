@@ -29,6 +29,7 @@ struct RecordValue;
 struct ShareFailure {
   bool here = false;
   std::string kind, message;
+  std::vector<std::string> notes;  // the DataError's help lines
 };
 
 class BatchShares {
