@@ -12,8 +12,8 @@ namespace {
 using K = Type::Kind;
 using diag::Code;
 
-/// The tensors of a List or Tuple argument (a List gives its one element
-/// type, [count] nullopt).
+/// The tensors of a List or Tuple argument (a list literal gives its items,
+/// counted; another List its one element type, [count] nullopt).
 bool seq_elems(RuleCtx& ctx,
                size_t i,
                std::vector<Type>& out,
@@ -24,8 +24,18 @@ bool seq_elems(RuleCtx& ctx,
     out = xs.elems;
     count = xs.elems.size();
   } else if (xs.kind == K::List && !xs.elems.empty()) {
-    out = {xs.elems[0]};
-    count = std::nullopt;
+    // A list literal's items share one type and their count is written:
+    // `concat([x, y], over=B)` of two [A 4] is [A 8] (library.md: a
+    // literal size when every size is static). Another list's length is
+    // known at run time only.
+    std::optional<std::vector<int64_t>> lit = ctx.list_shape(i);
+    if (lit && !lit->empty() && (*lit)[0] > 0) {
+      out.assign(static_cast<size_t>((*lit)[0]), xs.elems[0]);
+      count = static_cast<size_t>((*lit)[0]);
+    } else {
+      out = {xs.elems[0]};
+      count = std::nullopt;
+    }
   } else {
     ctx.error(Code::E0303,
               ctx.span(i),

@@ -46,9 +46,8 @@ ROWS = [
         label="rearrange ungroup by the type's group"),
     Row("split", "split(x, a (3 d) -> a d)", [In("x", "A (3 B)")],
         ["A B", "A B", "A B"], lambda x: tuple(x.reshape(3, 3, 4).unbind(1))),
-    # (reshape: concat's new axis is a size variable [A m], though library.md
-    # says it is a literal when every size is static; see the report.)
-    Row("concat", "reshape(concat([x, y], over=B), [A, 8])",
+    # A literal size when every size is static (library.md): [A 8].
+    Row("concat", "concat([x, y], over=B)",
         [X, In("y", "A B")], "A 8", lambda x, y: torch.cat([x, y], 1)),
     Row("stack", "stack([x, y, x], new=A)", [X, In("y", "A B")],
         "A A B", lambda x, y: torch.stack([x, y, x])),
