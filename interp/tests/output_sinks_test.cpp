@@ -64,7 +64,7 @@ fn main():
   INFO(r->error);
   REQUIRE(r->error.empty());
   CHECK(r->out.str() ==
-        "step 0  loss 0.5000  n 3.0000\nstep 10  loss 0.2500  n 4.0000\n");
+        "step 0  loss 0.5000  n 3\nstep 10  loss 0.2500  n 4\n");
   CHECK(slurp(jl) ==
         "{\"step\": 0, \"loss\": 0.5, \"n\": 3}\n"
         "{\"step\": 10, \"loss\": 0.25, \"n\": 4}\n");

@@ -114,9 +114,15 @@ struct StdoutSink : SinkValue {
     std::string line = "step " + std::to_string(step);
     for (const auto& [name, v] : logs.fields) {
       double x;
+      // A count or a flag reads as itself (`n 3`, `done true`); a float
+      // to four decimals.
+      const bool exact = v.kind == VK::Int || v.kind == VK::Bool ||
+                         (v.kind == VK::Tensor && v.t.rank() == 0 &&
+                          !types::is_float(v.t.dtype()));
       line += "  " + name + " " +
-              (scalar_of(v, x) ? format_with_spec(Value::floating(x), ".4f")
-                               : format_value(v));
+              (exact             ? json_value(v)
+               : scalar_of(v, x) ? format_with_spec(Value::floating(x), ".4f")
+                                 : format_value(v));
     }
     out << line << std::endl;  // flushed: complete lines only
   }
