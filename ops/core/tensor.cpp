@@ -190,10 +190,23 @@ uint64_t machine_bytes() {
 // 784784784` ended in `terminate ... std::bad_alloc`, a dim of 2^62 in a
 // SIGSEGV); the evaluator reports it at the `.ss` line with the tensor's
 // shape and bytes. A malloc that fails anyway is the same error.
+namespace {
+
+std::string describe_tensor(const Shape& shape, DType dtype) {
+  return "a " + shape_string(shape) + " " +
+         std::string(types::dtype_name(dtype)) + " tensor";
+}
+
+}  // namespace
+
 uint64_t check_allocatable(const Shape& shape,
                            DType dtype,
-                           const std::string& what,
+                           const std::string& what_given,
                            Device device) {
+  // Built only on a failure, so the common case formats nothing.
+  auto what = [&] {
+    return what_given.empty() ? describe_tensor(shape, dtype) : what_given;
+  };
   for (int64_t d : shape)
     if (d < 0)
       throw OpError(OpError::Kind::Shape,
@@ -202,33 +215,23 @@ uint64_t check_allocatable(const Shape& shape,
   int64_t n = 1;
   for (int64_t d : shape)
     if (__builtin_mul_overflow(n, d, &n))
-      throw OpError(
-          OpError::Kind::Value,
-          "cannot allocate " + what + ": its element count overflows 64 bits");
+      throw OpError(OpError::Kind::Value,
+                    "cannot allocate " + what() +
+                        ": its element count overflows 64 bits");
   if (__builtin_mul_overflow(
           uint64_t(n), uint64_t(types::dtype_size(dtype)), &bytes))
     throw OpError(OpError::Kind::Value,
-                  "cannot allocate " + what + ": its size overflows 64 bits");
+                  "cannot allocate " + what() + ": its size overflows 64 bits");
   if (device.kind == Device::Kind::Cpu && bytes > machine_bytes())
     throw OpError(OpError::Kind::Value,
-                  "cannot allocate " + what + ": it needs " +
+                  "cannot allocate " + what() + ": it needs " +
                       bytes_text(bytes) + ", more than this machine's " +
                       bytes_text(machine_bytes()) + " of memory and swap");
   return bytes;
 }
 
 Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
-  auto what = [&] {
-    return "a " + shape_string(shape) + " " +
-           std::string(types::dtype_name(dtype)) + " tensor";
-  };
-  uint64_t bytes = 0;
-  // The common case needs no message: build it only when a check fails.
-  try {
-    bytes = check_allocatable(shape, dtype, "", device);
-  } catch (const OpError&) {
-    check_allocatable(shape, dtype, what(), device);
-  }
+  uint64_t bytes = check_allocatable(shape, dtype, {}, device);
   Tensor t;
   t.shape_ = shape;
   t.dtype_ = dtype;
@@ -236,8 +239,8 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
     t.storage_ = std::make_shared<Storage>(static_cast<size_t>(bytes), device);
   } catch (const std::bad_alloc&) {
     throw OpError(OpError::Kind::Value,
-                  "cannot allocate " + what() + " (" + bytes_text(bytes) +
-                      "): out of memory");
+                  "cannot allocate " + describe_tensor(shape, dtype) + " (" +
+                      bytes_text(bytes) + "): out of memory");
   }
   return t;
 }

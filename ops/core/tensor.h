@@ -59,8 +59,9 @@ class Storage {
 /// The element count; an OpError when it overflows 64 bits.
 int64_t numel_of(const Shape& shape);
 /// The bytes of a [shape] tensor of [dtype], or an OpError naming [what]
-/// when they overflow or exceed what this machine could hold (Note
-/// [Tensors too large to allocate] in tensor.cpp).
+/// (by default "a [shape] dtype tensor") when they overflow or exceed what
+/// this machine could hold (Note [Tensors too large to allocate] in
+/// tensor.cpp).
 uint64_t check_allocatable(const Shape& shape,
                            types::DType dtype,
                            const std::string& what,
