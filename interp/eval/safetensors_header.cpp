@@ -34,14 +34,18 @@ std::string quote(const std::string& s) {
   return "'" + s + "'";
 }
 
+[[noreturn]] void invalid(const std::string& path, const std::string& problem) {
+  throw SafetensorsError(quote(path) +
+                         " is not a valid safetensors file: " + problem);
+}
+
 class HeaderParser {
  public:
   HeaderParser(const std::string& text, const std::string& path)
       : t_(text), path_(path) {}
 
   [[noreturn]] void bad(const std::string& problem) const {
-    throw SafetensorsError(quote(path_) +
-                           " is not a valid safetensors file: " + problem);
+    invalid(path_, problem);
   }
   [[noreturn]] void not_json(const std::string& what) const {
     bad("the header is not JSON (" + what + " at byte " + std::to_string(i_) +
@@ -432,10 +436,7 @@ const char* safetensors_dtype_name(DType d) {
 SafetensorsHeader read_safetensors_header(const std::string& path,
                                           uint64_t size,
                                           const ReadAt& read_at) {
-  auto bad = [&](const std::string& problem) {
-    throw SafetensorsError(quote(path) +
-                           " is not a valid safetensors file: " + problem);
-  };
+  auto bad = [&](const std::string& problem) { invalid(path, problem); };
   if (size < 8)
     bad("it has " + std::to_string(size) +
         " bytes, fewer than the 8 of the header length (truncated?)");
