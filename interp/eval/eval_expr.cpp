@@ -1,6 +1,7 @@
 // Expressions: names, literals, operators, fields, indexing.
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "interp/eval/interpreter.h"
 #include "interp/eval/lib/batches.h"
@@ -140,6 +141,32 @@ int64_t floor_div(int64_t a, int64_t b) {
   return q;
 }
 
+// Comparisons and logic on two host numbers of one kind (ints compared as
+// ints, floats as floats); nullopt for the arithmetic operators.
+template <class T>
+std::optional<Value> compare(B op, T x, T y) {
+  switch (op) {
+    case B::Eq:
+      return Value::boolean(x == y);
+    case B::Ne:
+      return Value::boolean(x != y);
+    case B::Lt:
+      return Value::boolean(x < y);
+    case B::Le:
+      return Value::boolean(x <= y);
+    case B::Gt:
+      return Value::boolean(x > y);
+    case B::Ge:
+      return Value::boolean(x >= y);
+    case B::And:
+      return Value::boolean(x != 0 && y != 0);
+    case B::Or:
+      return Value::boolean(x != 0 || y != 0);
+    default:
+      return std::nullopt;
+  }
+}
+
 // Note [Host ints are exact]: host ints are 64-bit integers, computed as
 // integers (never through a double, which rounds past 2^53): an operation
 // whose result does not fit is a ValueError at the line, as is a division
@@ -186,23 +213,8 @@ Value int_binary(Interpreter& in, B op, int64_t x, int64_t y, diag::Span at) {
       }
       return Value::integer(acc);
     }
-    case B::Eq:
-      return Value::boolean(x == y);
-    case B::Ne:
-      return Value::boolean(x != y);
-    case B::Lt:
-      return Value::boolean(x < y);
-    case B::Le:
-      return Value::boolean(x <= y);
-    case B::Gt:
-      return Value::boolean(x > y);
-    case B::Ge:
-      return Value::boolean(x >= y);
-    case B::And:
-      return Value::boolean(x != 0 && y != 0);
-    case B::Or:
-      return Value::boolean(x != 0 || y != 0);
-    case B::MatMul:
+    default:
+      if (std::optional<Value> v = compare(op, x, y)) return *v;
       break;
   }
   in.fail("ValueError", at, "unsupported operation on numbers");
@@ -246,23 +258,8 @@ Value Interpreter::binary(B op, const Value& a, const Value& b, diag::Span at) {
         return Value::floating(x - std::floor(x / y) * y);
       case B::Pow:
         return Value::floating(std::pow(x, y));
-      case B::Eq:
-        return Value::boolean(x == y);
-      case B::Ne:
-        return Value::boolean(x != y);
-      case B::Lt:
-        return Value::boolean(x < y);
-      case B::Le:
-        return Value::boolean(x <= y);
-      case B::Gt:
-        return Value::boolean(x > y);
-      case B::Ge:
-        return Value::boolean(x >= y);
-      case B::And:
-        return Value::boolean(x != 0 && y != 0);
-      case B::Or:
-        return Value::boolean(x != 0 || y != 0);
-      case B::MatMul:
+      default:
+        if (std::optional<Value> v = compare(op, x, y)) return *v;
         break;
     }
     fail("ValueError", at, "unsupported operation on numbers");
