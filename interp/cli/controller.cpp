@@ -107,20 +107,18 @@ std::optional<eval::Value> Controller::call(const check::FnInfo& fn,
   ++calls_;
   c.what = "running `" + fn.name + "` (" + where(sm_, site) + ")";
   c.loop = loop_of(args, site);
-  c.stack = in_.stack();
-  c.fn = fn.name;
-  c.site = site;
+  c.call = {fn.name, site, in_.stack()};
   c.later = std::move(later);
   uint32_t kind = in_flight_.empty() ? kCall : kCallAfter;
   if (kind == kCallAfter) ++ahead_;
-  last_call_ = {c.fn, c.site, c.stack};
+  last_call_ = c.call;
   try {
     c.id =
         pool_.get().post_all(dist::Message{kind, 0, std::move(w.buf)}, c.what);
   } catch (const dist::CallTimeout&) {
     throw;
   } catch (const dist::WorkerError& e) {
-    worker_stopped(e, c);
+    worker_stopped(e, c.call);
   }
   for (auto& s : models) s->remote_newer = true;
   for (auto& o : optims) o->remote_newer = true;
@@ -147,11 +145,7 @@ void Controller::settle() {
         throw;
       } catch (const dist::WorkerError& e) {
         if (last_call_.fn.empty()) throw;
-        InFlight c;
-        c.fn = last_call_.fn;
-        c.site = last_call_.site;
-        c.stack = last_call_.stack;
-        worker_stopped(e, c, /*after=*/true);
+        worker_stopped(e, last_call_, /*after=*/true);
       }
     }
   }
@@ -195,7 +189,7 @@ eval::Value Controller::finish(InFlight& c) {
   } catch (const dist::CallTimeout&) {
     throw;  // the seed's report of where every worker was
   } catch (const dist::WorkerError& e) {
-    worker_stopped(e, c);
+    worker_stopped(e, c.call);
   }
   bool any_ok = false, all_ok = true;
   for (const dist::Message& m : replies) {
@@ -237,12 +231,12 @@ eval::Value Controller::finish(InFlight& c) {
       if (r.u8() == 0) continue;  // another worker found it
       std::string kind = r.str();
       eval::RuntimeError e(kind, r.str(), c.loop);
-      e.stack() = c.stack;
+      e.stack() = c.call.stack;
       for (uint32_t n = r.u32(), i = 0; i < n; ++i)
         e.notes().push_back(r.str());
       throw e;
     }
-    if (status == kRuntime) raise(r, static_cast<int>(rank), c.stack);
+    if (status == kRuntime) raise(r, static_cast<int>(rank), c.call.stack);
     throw std::runtime_error("worker " + std::to_string(rank) +
                              " failed while " + c.what + ": " +
                              (replies[rank].payload.empty() ? "" : r.str()));
@@ -292,7 +286,7 @@ std::string Controller::reply(char what_store,
 // output as a note. A worker that stopped between calls is reported at the
 // last call the workers ran ("after running `f`").
 void Controller::worker_stopped(const dist::WorkerError& e,
-                                const InFlight& c,
+                                const CallSite& c,
                                 bool after) {
   in_flight_.clear();
   eval::RuntimeError err("WorkerError",

@@ -66,13 +66,17 @@ class Controller {
   uint64_t calls_ahead() const { return ahead_; }
 
  private:
-  struct InFlight {
-    uint64_t id = 0;
-    std::string what;                     // "running `f` (a.ss:3:5)"
-    diag::Span loop;                      // where a bad batch is raised
-    std::vector<eval::StackEntry> stack;  // the `.ss` stack it left from
+  /// A call of a worker fn, where the program made it.
+  struct CallSite {
     std::string fn;                       // the worker fn called
     diag::Span site;                      // where it was called
+    std::vector<eval::StackEntry> stack;  // the `.ss` stack it left from
+  };
+  struct InFlight {
+    uint64_t id = 0;
+    std::string what;  // "running `f` (a.ss:3:5)"
+    diag::Span loop;   // where a bad batch is raised
+    CallSite call;
     eval::Interpreter::Later later;
     /// The call's Train/Eval arguments, in order: their draws come back.
     std::vector<std::shared_ptr<eval::Object>> modes;
@@ -82,10 +86,11 @@ class Controller {
   eval::Value finish(InFlight& c);
   void drop_in_flight(bool workers_went_on);
   std::string reply(char what_store, uint64_t id, const std::string& what);
-  /// A worker stopped (killed, exited) during call [c]: the WorkerError
-  /// in the usual form, at the call's site with its `.ss` stack.
+  /// A worker stopped (killed, exited) during call [c], or [after] it:
+  /// the WorkerError in the usual form, at the call's site with its `.ss`
+  /// stack.
   [[noreturn]] void worker_stopped(const dist::WorkerError& e,
-                                   const InFlight& c,
+                                   const CallSite& c,
                                    bool after = false);
   [[noreturn]] void raise(eval::wire::Reader& r,
                           int rank,
@@ -98,11 +103,7 @@ class Controller {
   std::deque<InFlight> in_flight_;
   uint64_t calls_ = 0, fetches_ = 0, ahead_ = 0;
   std::chrono::steady_clock::time_point last_alive_check_{};
-  struct LastCall {
-    std::string fn;
-    diag::Span site;
-    std::vector<eval::StackEntry> stack;
-  } last_call_;  // where a worker that dies between calls is reported
+  CallSite last_call_;  // where a worker that dies between calls is reported
 };
 
 }  // namespace ss::cli
