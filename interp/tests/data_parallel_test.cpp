@@ -297,6 +297,21 @@ std::pair<pid_t, std::vector<pid_t>> start_three(const std::string& path,
   return {ss, workers};
 }
 
+std::string file_text(const std::string& path) {
+  std::ifstream f(path);
+  return std::string((std::istreambuf_iterator<char>(f)), {});
+}
+
+// Waits (up to 5 s) until [log] has [n] lines: steps ran, since a sink
+// flushes each line.
+void wait_for_lines(const std::string& log, long n) {
+  for (int i = 0; i < 500; ++i) {
+    std::string all = file_text(log);
+    if (std::count(all.begin(), all.end(), '\n') >= n) return;
+    usleep(10000);
+  }
+}
+
 // Waits up to [limit] for [ss] to exit; its wait status, or -1 (then it
 // was killed).
 int wait_for(pid_t ss, std::chrono::milliseconds limit) {
@@ -356,19 +371,12 @@ TEST_CASE(
                        "out.write(train_step(m, opt, batch))");
   }
   auto [ss, workers] = start_three(path, err);
-  // Once steps run (the csv is flushed per line): killed during a call.
-  for (int i = 0; i < 500; ++i) {
-    std::ifstream f(log);
-    std::string all((std::istreambuf_iterator<char>(f)), {});
-    if (std::count(all.begin(), all.end(), '\n') >= 3) break;
-    usleep(10000);
-  }
+  wait_for_lines(log, 3);  // steps run: killed during a call
   kill(workers[1], SIGKILL);
   int st = wait_for(ss, std::chrono::seconds(5));
   REQUIRE(st != -1);
   CHECK(WEXITSTATUS(st) == 3);
-  std::ifstream f(err);
-  std::string text((std::istreambuf_iterator<char>(f)), {});
+  std::string text = file_text(err);
   INFO(text);
   CHECK(text.find(path + ":") == 0);
   CHECK(text.find(": WorkerError: worker 1 (pid " + std::to_string(workers[1]) +
@@ -413,8 +421,7 @@ TEST_CASE("a worker killed while the controller saves: WorkerError, exit 3",
   int st = wait_for(ss, std::chrono::seconds(5));
   REQUIRE(st != -1);
   CHECK(WEXITSTATUS(st) == 3);
-  std::ifstream f(err);
-  std::string text((std::istreambuf_iterator<char>(f)), {});
+  std::string text = file_text(err);
   INFO(text);
   CHECK(text.find("WorkerError: worker 0 (pid " + std::to_string(workers[0]) +
                   ") was killed by signal 9 (SIGKILL)") != std::string::npos);
@@ -555,13 +562,7 @@ TEST_CASE(
         "out.write(train_step(m, opt, batch))");
   }
   auto [ss, workers] = start_three(path, err);
-  // Once a few steps ran (the csv is flushed per line), at a random moment.
-  for (int i = 0; i < 500; ++i) {
-    std::ifstream f(log);
-    std::string all((std::istreambuf_iterator<char>(f)), {});
-    if (std::count(all.begin(), all.end(), '\n') >= 4) break;
-    usleep(10000);
-  }
+  wait_for_lines(log, 4);  // once a few steps ran, at a random moment
   usleep(std::random_device{}() % 100000);
   auto t0 = std::chrono::steady_clock::now();
   kill(workers[1], SIGSTOP);  // worker 1 never gets to the next collective
@@ -569,8 +570,7 @@ TEST_CASE(
   double s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
           .count();
-  std::ifstream e(err);
-  std::string text((std::istreambuf_iterator<char>(e)), {});
+  std::string text = file_text(err);
   INFO(text);
   REQUIRE(st != -1);
   CHECK(WIFEXITED(st));
