@@ -13,6 +13,7 @@
 #include <cmath>
 #include <set>
 
+#include "interp/eval/lib/dtype_spelling.h"
 #include "interp/eval/lib/runtime_lib.h"
 #include "interp/eval/safetensors.h"
 #include "ops/api.h"
@@ -39,27 +40,6 @@ std::string num(double v) {
 
 std::string quote(const std::string& s) {
   return "'" + s + "'";
-}
-
-// torch's name of [d]: `torch.float32`.
-const char* torch_dtype(types::DType d) {
-  switch (d) {
-    case types::DType::F32:
-      return "float32";
-    case types::DType::F64:
-      return "float64";
-    case types::DType::F16:
-      return "float16";
-    case types::DType::BF16:
-      return "bfloat16";
-    case types::DType::I32:
-      return "int32";
-    case types::DType::I64:
-      return "int64";
-    case types::DType::Bool:
-      return "bool";
-  }
-  return "float32";
 }
 
 std::string describe(const ops::Tensor& t) {
@@ -106,12 +86,13 @@ ops::Tensor fit(BuiltinCall& c,
   if (found.dtype() == expected.dtype()) return found;
   std::string want = types::dtype_name(expected.dtype());
   std::string have = types::dtype_name(found.dtype());
-  c.fail("ShapeError",
-         mismatch,
-         {"help: write the checkpoint's tensors as " + want +
-          " (torch: `{k: v.to(torch." + torch_dtype(expected.dtype()) +
-          ") for k, v in sd.items()}` before `save_file`), or declare " + what +
-          " as " + have + " in the model"});
+  c.fail(
+      "ShapeError",
+      mismatch,
+      {"help: write the checkpoint's tensors as " + want +
+       " (torch: `{k: v.to(torch." + spelling_of(expected.dtype()).torch_name +
+       ") for k, v in sd.items()}` before `save_file`), or declare " + what +
+       " as " + have + " in the model"});
 }
 
 using TensorMap = std::map<std::string, ops::Tensor>;

@@ -10,6 +10,7 @@
 
 #include "interp/eval/interpreter.h"
 #include "interp/eval/lib/dataset_impl.h"
+#include "interp/eval/lib/dtype_spelling.h"
 
 namespace ss::eval {
 
@@ -346,24 +347,9 @@ std::string wrong_dtype(int64_t item,
 
 namespace {
 
-struct DTypeSpelling {
-  DType d;
-  const char* numpy;  // "" when numpy has none
-  const char* torch;
-};
-constexpr DTypeSpelling kSpellings[] = {
-    {DType::F32, "x.astype(np.float32)", "x.float()"},
-    {DType::F64, "x.astype(np.float64)", "x.double()"},
-    {DType::F16, "x.astype(np.float16)", "x.half()"},
-    {DType::BF16, "", "x.bfloat16()"},
-    {DType::I32, "x.astype(np.int32)", "x.int()"},
-    {DType::I64, "x.astype(np.int64)", "x.long()"},
-    {DType::Bool, "x.astype(np.bool_)", "x.bool()"},
-};
-
 // The file's type as a ShapeScript dtype, when it is one.
 std::optional<DType> as_dtype(RawType t) {
-  for (const DTypeSpelling& s : kSpellings)
+  for (const DTypeSpelling& s : kDTypeSpellings)
     if (raw_of(s.d) == t) return s.d;
   return std::nullopt;
 }
@@ -372,12 +358,11 @@ std::optional<DType> as_dtype(RawType t) {
 
 std::vector<std::string> dtype_help(const FieldInfo& f, RawType t) {
   std::string want = types::dtype_name(f.type.dtype);
-  std::string how;
-  for (const DTypeSpelling& s : kSpellings)
-    if (s.d == f.type.dtype)
-      how = std::string(*s.numpy ? "numpy: `" + std::string(s.numpy) + "`; "
-                                 : "") +
-            "torch: `" + s.torch + "`";
+  const DTypeSpelling& s = spelling_of(f.type.dtype);
+  std::string how =
+      std::string(*s.numpy_cast ? "numpy: `" + std::string(s.numpy_cast) + "`; "
+                                : "") +
+      "torch: `" + s.torch_cast + "`";
   std::string help =
       "help: convert the array to " + want + " before saving it (" + how + ")";
   if (std::optional<DType> d = as_dtype(t)) {
