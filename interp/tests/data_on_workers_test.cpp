@@ -337,3 +337,57 @@ TEST_CASE("a bad streamed item found on a worker keeps its help line",
             Catch::Contains("   = help: convert the array to i64"));
   }
 }
+
+TEST_CASE("pad= values pad the workers' shares, joined as on one device",
+          "[data][process]") {
+  // Issue 10 item 8 through ss run's worker processes: each worker pads
+  // its share to the whole batch's longest item with the field's pad value
+  // (the padded arrays below are written by hand from the items).
+  std::string dir = tmp("worker_pad");
+  std::filesystem::create_directories(dir);
+  write_file(dir + "/p.ss", R"(dim N = 4
+dim L = 3
+
+data Seq:
+    tokens: [n] i64 pad=-1
+    v: [n] f32 pad=0.5
+
+model Raw:
+    tokens: [N L] i64 = zeros()
+    tokens_lengths: [N] i64 = zeros()
+    v: [N L] = zeros()
+    v_lengths: [N] i64 = zeros()
+
+fn fill(mut r: Raw):
+    r.tokens = reshape(tensor([1, 2, 0, 3, 0, 0, 4, 5, 6, 7, 0, 0]), [N, L])
+    r.tokens_lengths = reshape(tensor([2, 1, 3, 1]), [N])
+    r.v = reshape(tensor([0.5, 1.0, 9.0, 2.0, 9.0, 9.0, 1.5, -1.0, 3.0, -2.0, 9.0, 9.0]), [N, L])
+    r.v_lengths = reshape(tensor([2, 1, 3, 1]), [N])
+
+fn show(batch: [b] Seq) -> Logs:
+    return logs(tokens=batch.tokens, v=batch.v, mask=batch.mask_n)
+
+fn main():
+    let raw = Raw.init(seed=0)
+    fill(raw)
+    save("seq.safetensors", raw)
+    let out = jsonl("out.jsonl")
+    for batch in dataset(Seq, "seq.safetensors").batches(4):
+        out.write(show(batch))
+)");
+  const std::string want =
+      "{\"step\": 0, \"tokens\": [[1, 2, -1], [3, -1, -1], [4, 5, 6], "
+      "[7, -1, -1]], \"v\": [[0.5, 1.0, 0.5], [2.0, 0.5, 0.5], "
+      "[1.5, -1.0, 3.0], [-2.0, 0.5, 0.5]], \"mask\": [[true, true, false], "
+      "[true, false, false], [true, true, true], [true, false, false]]}\n";
+  for (const char* devices : {"cpu", "cpu[0 1 2]"}) {
+    INFO(devices);
+    auto r = ss::testing::run_ss_process(
+        std::string("run --devices '") + devices + "' p.ss", dir);
+    INFO(r.err);
+    CHECK(r.rc == 0);
+    std::ifstream f(dir + "/out.jsonl");
+    std::string got((std::istreambuf_iterator<char>(f)), {});
+    CHECK(got == want);
+  }
+}
