@@ -12,7 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "interp/diag/source.h"
+#include "diag/source.h"
 #include "interp/parse/ast.h"
 #include "ops/core/type.h"
 #include "ops/registry/op_def.h"

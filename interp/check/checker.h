@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "diag/diagnostic.h"
 #include "interp/check/checked.h"
-#include "interp/diag/diagnostic.h"
 
 namespace ss::check {
 

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "diag/diagnostic.h"
 #include "interp/check/checked.h"
 #include "interp/check/checker.h"
-#include "interp/diag/diagnostic.h"
 #include "ops/registry/registry.h"
 
 namespace ss::check {

@@ -18,9 +18,9 @@
 #include "interp/check/checker.h"
 #include "interp/cli/commands.h"
 #include "interp/cli/conformance_compare.h"
-#include "interp/cli/device_run.h"
 #include "interp/cli/expectations.h"
-#include "interp/eval/data_parallel.h"
+#include "interp/devices/controller/device_run.h"
+#include "interp/devices/threads/data_parallel.h"
 #include "interp/eval/interpreter.h"
 
 namespace ss::cli {
@@ -126,15 +126,15 @@ void run_processes(const check::Program& prog,
                    RunResult& r) {
   check::Options opts;
   opts.devices_override = devices;
-  DeviceRunOptions dro;
+  devices::DeviceRunOptions dro;
   // The path the program was checked from: absolute (Note [One path for
   // every run]).
-  dro.worker_args = worker_run_args(file.string(), opts, "main", {});
+  dro.worker_args = devices::worker_run_args(file.string(), opts, "main", {});
   dro.final_params = true;
   // A worker's own output is not the program's (its tail comes with a
   // WorkerError).
   dro.forward_worker_output = false;
-  DeviceRun run = run_program_on_devices(prog, sm, out, dro);
+  devices::DeviceRun run = devices::run_program_on_devices(prog, sm, out, dro);
   r.kind = run.kind;
   r.detail = run.error;
   r.params = run.params;

@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "interp/check/checker.h"
-#include "interp/check/explain.h"
 #include "interp/cli/commands.h"
+#include "interp/devices/plan/explain.h"
 
 namespace ss::cli {
 

@@ -4,7 +4,7 @@
 
 #include "interp/check/checker.h"
 #include "interp/cli/commands.h"
-#include "interp/cli/device_run.h"
+#include "interp/devices/controller/device_run.h"
 #include "interp/eval/interpreter.h"
 
 namespace ss::cli {
@@ -64,11 +64,16 @@ int cmd_run(const std::vector<std::string>& args) {
   // Several devices: worker processes run it (no mesh: spmd fns come later).
   if (prog->devices().count() > 1 && prog->devices().kind == "cpu" &&
       prog->mesh().empty()) {
-    return run_on_devices(worker_run_args(file, opts, entry, program_args),
-                          *prog,
-                          sm,
-                          program_args,
-                          entry);
+    devices::DeviceRunOptions run_opts;
+    run_opts.worker_args =
+        devices::worker_run_args(file, opts, entry, program_args);
+    run_opts.program_args = program_args;
+    run_opts.entry = entry;
+    devices::DeviceRun run =
+        devices::run_program_on_devices(*prog, sm, std::cout, run_opts);
+    std::cout.flush();
+    std::cerr << run.error << run.stats;
+    return run.exit_code;
   }
   try {
     eval::Interpreter in(*prog, sm, std::cout);

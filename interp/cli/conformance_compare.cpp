@@ -8,7 +8,7 @@
 #include <regex>
 #include <sstream>
 
-#include "interp/eval/safetensors.h"
+#include "interp/data/safetensors.h"
 
 namespace ss::cli {
 

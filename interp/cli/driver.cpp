@@ -1,77 +1,10 @@
 // Argument helpers shared by the subcommands.
-#include <cctype>
 #include <fstream>
 #include <iostream>
 
 #include "interp/cli/commands.h"
 
 namespace ss::cli {
-
-bool parse_dim_override(const std::string& text,
-                        std::string& name,
-                        int64_t& size) {
-  size_t eq = text.find('=');
-  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) return false;
-  name = text.substr(0, eq);
-  for (char c : name)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
-  int64_t v = 0;
-  for (size_t i = eq + 1; i < text.size(); ++i) {
-    if (!std::isdigit(static_cast<unsigned char>(text[i]))) return false;
-    v = v * 10 + (text[i] - '0');
-    if (v > (int64_t(1) << 40)) return false;
-  }
-  if (v < 1) return false;
-  size = v;
-  return true;
-}
-
-bool valid_device_spec(const std::string& spec) {
-  size_t br = spec.find('[');
-  std::string kind = spec.substr(0, br);
-  if (kind != "cpu" && kind != "cuda") return false;
-  if (br == std::string::npos) return true;
-  if (spec.back() != ']') return false;
-  bool any = false;
-  for (size_t i = br + 1; i + 1 < spec.size(); ++i) {
-    char c = spec[i];
-    if (std::isdigit(static_cast<unsigned char>(c)))
-      any = true;
-    else if (c != ' ' && c != ',')
-      return false;
-  }
-  return any;
-}
-
-ProgramOption program_option(const char* cmd,
-                             const std::vector<std::string>& args,
-                             size_t& i,
-                             check::Options& opts) {
-  const std::string& a = args[i];
-  if (a == "--devices" && i + 1 < args.size()) {
-    opts.devices_override = args[++i];
-    if (valid_device_spec(opts.devices_override)) return ProgramOption::Taken;
-    std::cerr << "ss " << cmd
-              << ": --devices wants cpu, cpu[0 1 2] or cuda[0 1 2], found '"
-              << opts.devices_override << "'\n";
-    return ProgramOption::Bad;
-  }
-  if ((a == "-D" && i + 1 < args.size()) ||
-      (a.size() > 2 && a.rfind("-D", 0) == 0)) {
-    std::string def = a == "-D" ? args[++i] : a.substr(2);
-    std::string name;
-    int64_t size;
-    if (parse_dim_override(def, name, size)) {
-      opts.dim_overrides[name] = size;
-      return ProgramOption::Taken;
-    }
-    std::cerr << "ss " << cmd
-              << ": -D wants NAME=SIZE with a positive size, found '" << def
-              << "'\n";
-    return ProgramOption::Bad;
-  }
-  return ProgramOption::NotMine;
-}
 
 bool readable(const std::string& file) {
   if (std::ifstream(file)) return true;

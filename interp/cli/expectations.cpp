@@ -2,7 +2,7 @@
 
 #include <sstream>
 
-#include "interp/diag/diagnostic.h"
+#include "diag/diagnostic.h"
 
 namespace ss::cli {
 

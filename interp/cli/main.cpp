@@ -5,10 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "dist/comm/communicator.h"
-#include "dist/control/control.h"
 #include "interp/cli/commands.h"
 #include "interp/cli/repl.h"
+#include "interp/devices/worker/program_server.h"
 
 namespace ss::cli {
 int cmd_explain(const std::vector<std::string>& args);  // cmd_explain.cpp
@@ -40,8 +39,7 @@ int dispatch(const std::vector<std::string>& args) {
     return ss::cli::kExitUsage;
   }
   const std::string cmd = args[0];
-  std::string bad_env;
-  ss::dist::collective_timeout_from_env(&bad_env);
+  const std::string bad_env = ss::devices::bad_device_environment();
   if (!bad_env.empty()) {
     std::cerr << "ss: " << bad_env << "\n";
     return ss::cli::kExitUsage;
@@ -56,8 +54,7 @@ int dispatch(const std::vector<std::string>& args) {
     return 0;
   }
   if (cmd == "worker") {  // hidden: started by the controller
-    ss::cli::register_program_worker();
-    return ss::dist::worker_entry(rest);
+    return ss::devices::worker_main(rest);
   }
   if (cmd == "check") return ss::cli::cmd_check(rest);
   if (cmd == "run") return ss::cli::cmd_run(rest);

@@ -1,11 +1,11 @@
 // Calls: user fns, builtins with a forward (tensor ops, through
-// ForwardCtx), and runtime builtins (interp/eval/lib).
+// ForwardCtx), and runtime builtins (interp/builtins).
 #include <filesystem>
 
 #include "dist/comm/communicator.h"
-#include "interp/eval/devices.h"
+#include "interp/devices/lower/lowering.h"
 #include "interp/eval/interpreter.h"
-#include "interp/eval/lib/runtime_lib.h"
+#include "interp/eval/runtime_lib.h"
 #include "interp/eval/tensor_values.h"
 #include "ops/api.h"
 #include "ops/core/philox.h"

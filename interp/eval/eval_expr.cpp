@@ -3,8 +3,8 @@
 #include <limits>
 #include <optional>
 
+#include "interp/data/batches.h"
 #include "interp/eval/interpreter.h"
-#include "interp/eval/lib/batches.h"
 #include "interp/eval/tensor_values.h"
 #include "ops/api.h"
 

@@ -1,7 +1,7 @@
 // f-strings, run-time shapes of types, and extern fns.
 #include "interp/eval/format.h"
 #include "interp/eval/interpreter.h"
-#include "interp/eval/lib/runtime_lib.h"
+#include "interp/eval/runtime_lib.h"
 #include "ops/registry/registry.h"
 
 namespace ss::eval {

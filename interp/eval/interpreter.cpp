@@ -3,8 +3,8 @@
 
 #include <ostream>
 
-#include "interp/eval/devices.h"
-#include "interp/eval/lib/batches.h"
+#include "interp/data/batches.h"
+#include "interp/devices/lower/lowering.h"
 #include "ops/api.h"
 #include "ops/core/op_error.h"
 

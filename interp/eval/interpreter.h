@@ -2,7 +2,7 @@
 // The tree-walking evaluator. It accepts only a checked program, runs
 // statements in order and dispatches each tensor op to its forward
 // (ops/defs, written with ops/api.h) and every other builtin to its
-// runtime implementation (interp/eval/lib/).
+// runtime implementation (interp/builtins/).
 
 #include <functional>
 #include <iosfwd>
@@ -13,8 +13,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "diag/source.h"
 #include "interp/check/checked.h"
-#include "interp/diag/source.h"
 #include "interp/eval/objects.h"
 #include "interp/eval/runtime_error.h"
 #include "interp/eval/value.h"
@@ -68,7 +68,7 @@ class Interpreter {
                          const std::string& message,
                          std::vector<std::string> notes = {});
 
-  // ---- used by builtins (interp/eval/lib) and the forward context.
+  // ---- used by builtins (interp/builtins) and the forward context.
   Value eval(const ast::Expr& e, Frame& f);
   /// A type in value position, with this frame's size variables.
   ops::Shape runtime_shape(const types::Type& t, const Frame& f, diag::Span at);
@@ -125,7 +125,7 @@ class Interpreter {
   Value join_result(const check::FnInfo& fn, Value v, const types::Type& t);
 
  public:
-  /// Runs a builtin whose arguments are gathered (interp/eval/lib); on
+  /// Runs a builtin whose arguments are gathered (interp/builtins); on
   /// several devices, lowered reductions become all-reduces.
   Value call_builtin_prepared(struct BuiltinCall& c);
   /// The builtin's own forward or runtime implementation, never lowered.

@@ -1,7 +1,7 @@
 #pragma once
 // The reference-semantics objects behind model, gradient, optimizer, mode,
 // record and logs values. Datasets, batches and sinks live in
-// interp/eval/lib/ (data.h, output.h).
+// interp/data/ and interp/builtins/.
 
 #include <functional>
 #include <map>
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "interp/diag/source.h"
+#include "diag/source.h"
 #include "interp/eval/value.h"
 #include "ops/core/tensor.h"
 #include "ops/core/type.h"

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "interp/diag/diagnostic.h"
+#include "diag/diagnostic.h"
 
 namespace ss::eval {
 

@@ -2,7 +2,7 @@
 
 #include <string_view>
 
-#include "interp/diag/diagnostic.h"
+#include "diag/diagnostic.h"
 #include "interp/lex/token.h"
 
 namespace ss::lex {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "interp/diag/source.h"
+#include "diag/source.h"
 
 namespace ss::lex {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "interp/diag/source.h"
+#include "diag/source.h"
 
 namespace ss::ast {
 

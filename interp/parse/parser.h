@@ -1,6 +1,6 @@
 #pragma once
 
-#include "interp/diag/diagnostic.h"
+#include "diag/diagnostic.h"
 #include "interp/lex/token.h"
 #include "interp/parse/ast.h"
 

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "interp/diag/diagnostic.h"
+#include "diag/diagnostic.h"
 #include "interp/lex/token.h"
 #include "interp/parse/ast.h"
 #include "interp/parse/parser.h"

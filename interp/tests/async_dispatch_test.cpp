@@ -1,7 +1,7 @@
 // Async dispatch in the controller (Note [Async dispatch] in
-// interp/eval/async_dispatch.cpp): a loop of `out.write(step(...))` sends
-// each call before the last one's result is back, and the program prints,
-// logs and fails exactly as on one device.
+// interp/devices/controller/async_dispatch.cpp): a loop of
+// `out.write(step(...))` sends each call before the last one's result is back,
+// and the program prints, logs and fails exactly as on one device.
 #include <unistd.h>
 
 #include <algorithm>

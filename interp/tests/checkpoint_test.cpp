@@ -1,4 +1,4 @@
-// Checkpoints (save, load, load_into: interp/eval/lib/checkpoint.cpp) through
+// Checkpoints (save, load, load_into: interp/builtins/checkpoint.cpp) through
 // the interpreter and through `ss run`.
 
 #include <catch2/catch.hpp>

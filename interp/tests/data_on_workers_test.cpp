@@ -5,8 +5,8 @@
 #include <catch2/catch.hpp>
 #include <numeric>
 
-#include "interp/eval/lib/batch_shares.h"
-#include "interp/eval/wire.h"
+#include "interp/devices/lower/batch_shares.h"
+#include "interp/devices/protocol/wire.h"
 #include "interp/tests/data_test_util.h"
 #include "interp/tests/process_util.h"
 #include "ops/api.h"

@@ -3,7 +3,7 @@
 // logged values are compared. f32 sums in another order differ by a few
 // ulps a step; logged to 4 decimals through stdout(), the values agree
 // exactly over these short runs, and the final evaluation to 1e-5.
-#include "interp/eval/data_parallel.h"
+#include "interp/devices/threads/data_parallel.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -23,8 +23,8 @@
 #include <sstream>
 
 #include "interp/check/checker.h"
+#include "interp/data/safetensors.h"
 #include "interp/eval/interpreter.h"
-#include "interp/eval/safetensors.h"
 #include "interp/tests/process_util.h"
 
 namespace {

@@ -14,12 +14,12 @@
 #include <set>
 #include <sstream>
 
+#include "interp/builtins/output.h"
 #include "interp/check/checker.h"
+#include "interp/data/batches.h"
+#include "interp/data/dataset.h"
+#include "interp/data/safetensors.h"
 #include "interp/eval/interpreter.h"
-#include "interp/eval/lib/batches.h"
-#include "interp/eval/lib/dataset.h"
-#include "interp/eval/lib/output.h"
-#include "interp/eval/safetensors.h"
 
 namespace data_test {
 

@@ -2,7 +2,7 @@
 // DeviceTable of the README example matches the seed's hover word for word,
 // and the payloads a real run hands to its collectives add up to the
 // table's figures.
-#include "interp/check/explain.h"
+#include "interp/devices/plan/explain.h"
 
 #include <array>
 #include <catch2/catch.hpp>
@@ -14,7 +14,7 @@
 
 #include "dist/comm/inproc_comm.h"
 #include "interp/check/checker.h"
-#include "interp/eval/devices.h"
+#include "interp/devices/lower/lowering.h"
 #include "interp/eval/interpreter.h"
 #include "interp/eval/objects.h"
 

@@ -1,14 +1,14 @@
-// The gradient all-reduce's buckets (interp/eval/grad_allreduce.h): full
-// buckets go to the communication thread as gradients arrive, the rest at
+// The gradient all-reduce's buckets (interp/devices/lower/grad_allreduce.h):
+// full buckets go to the communication thread as gradients arrive, the rest at
 // finish(); every rank ends with the sums, in the gradients' order.
-#include "interp/eval/grad_allreduce.h"
+#include "interp/devices/lower/grad_allreduce.h"
 
 #include <catch2/catch.hpp>
 #include <functional>
 #include <thread>
 
 #include "dist/comm/inproc_comm.h"
-#include "interp/eval/devices.h"
+#include "interp/devices/lower/lowering.h"
 
 using namespace ss;
 

@@ -1,5 +1,5 @@
 // The file sinks write what was logged, typed as logged (Note [JSON
-// numbers] in interp/eval/lib/output.cpp): issue 10 item 8 found int
+// numbers] in interp/builtins/output.cpp): issue 10 item 8 found int
 // tensors written as floats (`{"ids": [0.0, 1.0]}`), so a torch reader got
 // float labels. Expected lines are written by hand from the values.
 #include <catch2/catch.hpp>

@@ -21,7 +21,7 @@ struct ProcessRun {
 /// Runs `ss ARGS` in [dir] (the current one when empty) with [env]
 /// ("NAME=value ..."); stderr goes through [dir]/stderr.txt or
 /// [err_file]. [binary]: SS_HOOKS_BINARY for the failure hooks (Note [Test
-/// hooks] in interp/cli/test_hooks.h).
+/// hooks] in interp/devices/worker/test_hooks.h).
 inline ProcessRun run_ss_process(const std::string& args,
                                  const std::string& dir = "",
                                  const std::string& env = "",

@@ -1,5 +1,5 @@
-// Safetensors files (interp/eval/safetensors.h) and checkpoints (save, load,
-// load_into: interp/eval/lib/checkpoint.cpp): round trips, the exact byte
+// Safetensors files (interp/data/safetensors.h) and checkpoints (save, load,
+// load_into: interp/builtins/checkpoint.cpp): round trips, the exact byte
 // layout other writers produce, atomic writes, every corrupt input as a
 // clear error, and mutation fuzzing.
 

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "interp/data/safetensors.h"
 #include "interp/eval/interpreter.h"
-#include "interp/eval/safetensors.h"
 #include "interp/tests/check_test_util.h"
 
 namespace safetensors_test {

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "interp/diag/source.h"
+#include "diag/source.h"
 #include "ops/core/dtype.h"
 
 namespace ss::types {

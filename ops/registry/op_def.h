@@ -59,7 +59,8 @@ struct OpDef {
   /// Tensor ops compute here (written with ops/api.h, so gradients come
   /// from the API's VJPs). Null for builtins the evaluator implements
   /// itself because they handle models, data, sinks or files
-  /// (interp/eval/lib/<family>.cpp, found by the same name).
+  /// (interp/builtins/<family>.cpp (data: interp/data/data.cpp), found by the
+  /// same name).
   Forward forward = nullptr;
 };
 

@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "interp/diag/diagnostic.h"
+#include "diag/diagnostic.h"
 
 namespace ss::ops {
 

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "interp/diag/diagnostic.h"
+#include "diag/diagnostic.h"
 #include "ops/core/type.h"
 
 namespace ss::ops {

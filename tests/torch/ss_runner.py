@@ -46,7 +46,7 @@ def read_jsonl_line(line):
 def as_logged(a, dtype):
     """[a] as the dtype it was logged in: the sink writes an f32, f16 or
     bf16 element as the shortest text that reads back to the same f32
-    (Note [JSON numbers] in interp/eval/lib/output.cpp), so it is rounded
+    (Note [JSON numbers] in interp/builtins/output.cpp), so it is rounded
     to f32 here, exactly recovering the value."""
     a = np.asarray(a, dtype=np.float64)
     if dtype in ("f32", "f16", "bf16"):

@@ -1,0 +1,76 @@
+#pragma once
+// Errors are values: a code, a message, a location and notes. One printer
+// (render.cpp / render_json.cpp) formats them for the terminal, JSON, LSP.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "diag/source.h"
+
+namespace ss::diag {
+
+enum class Code {
+#define X(code, summary) code,
+#include "diag/errors.def"
+#undef X
+};
+
+/// "E0302" for Code::E0302.
+const char* code_name(Code c);
+/// The one-line meaning from errors.def.
+const char* code_summary(Code c);
+/// Parses "E0302"; nullopt when unknown.
+std::optional<Code> code_from_name(const std::string& name);
+
+struct Note {
+  enum class Kind { Note, Help };
+  Kind kind = Kind::Note;
+  std::string message;
+  std::optional<Span> span;  // a second location (e.g. the earlier call)
+};
+
+struct Diagnostic {
+  Code code{};
+  Span span;
+  std::string message;
+  std::string label;  // printed after the carets
+  std::vector<Note> notes;
+
+  Diagnostic& note(std::string m, std::optional<Span> s = std::nullopt) {
+    notes.push_back({Note::Kind::Note, std::move(m), s});
+    return *this;
+  }
+  Diagnostic& help(std::string m) {
+    notes.push_back({Note::Kind::Help, std::move(m), std::nullopt});
+    return *this;
+  }
+};
+
+/// Collects every diagnostic of a phase; the front end reports all at once.
+class Diagnostics {
+ public:
+  Diagnostic& error(Code code,
+                    Span span,
+                    std::string message,
+                    std::string label = {});
+  bool empty() const { return list_.empty(); }
+  size_t size() const { return list_.size(); }
+  const std::vector<Diagnostic>& list() const { return list_; }
+  /// The most recent diagnostic, to add notes to; null when none.
+  Diagnostic* last() { return list_.empty() ? nullptr : &list_.back(); }
+  /// Sorts by (file, offset) and drops exact duplicates.
+  void sort();
+  void append(const Diagnostics& other);
+
+ private:
+  std::vector<Diagnostic> list_;
+};
+
+/// `file:line:col: error[E0302]: message`, the caret snippet and notes.
+std::string render_terminal(const Diagnostic& d, const SourceMap& sm);
+std::string render_terminal(const Diagnostics& ds, const SourceMap& sm);
+/// A JSON array of {code, message, file, line, column, end, notes}.
+std::string render_json(const Diagnostics& ds, const SourceMap& sm);
+
+}  // namespace ss::diag

@@ -1,0 +1,177 @@
+// value_and_grad, grad, clip_norm, remat, and the Grads forms of norm and
+// zeros_like. Gradients come from the API's tape (ops/autodiff).
+#include <cmath>
+
+#include "interp/devices/lower/grad_allreduce.h"
+#include "interp/devices/lower/lowering.h"
+#include "interp/eval/runtime_lib.h"
+#include "interp/eval/tensor_values.h"
+#include "ops/api.h"
+
+namespace ss::eval {
+
+using VK = Value::Kind;
+
+namespace {
+
+// The backward pass of [loss] to [leaves]. On several devices every rank
+// holds the whole loss: each seeds 1/world, and the gradients are summed
+// across the ranks (devices.cpp, Note [Same result as one device]).
+std::vector<ops::Tensor> gradients(Interpreter& in,
+                                   const ops::Tensor& loss,
+                                   const std::vector<ops::Tensor>& leaves,
+                                   diag::Span at) {
+  DeviceContext* d = in.devices();
+  if (!d || !d->active()) return ops::backward(loss, leaves);
+  // Gradients travel as the pass finishes them (grad_allreduce.h).
+  d->at = at;
+  GradAllReduce sum(*d, leaves.size());
+  // Each rank seeds 1/world; the loss's value is not read.
+  ops::backward(
+      loss,
+      leaves,
+      [&sum](size_t i, const ops::Tensor& g) { sum.ready(i, g); },
+      1.0 / d->world);
+  d->at = at;
+  return sum.finish();
+}
+
+struct Differentiated {
+  Value result;  // f's result (loss, or (loss, aux))
+  Value grads;   // Grads or a tensor
+};
+
+// Calls f(m, extras...) with m's params as leaves and differentiates.
+Differentiated differentiate(BuiltinCall& c, bool aux) {
+  const Value& f = c.arg(0);
+  const Value& m = c.arg(1);
+  std::vector<Value> args{Value()};
+  for (const Value& v : c.extras) args.push_back(v);
+  ops::GradMode::Guard on(true);
+  if (m.kind == VK::Tensor) {
+    ops::Tensor leaf = ops::requires_grad(m.t);
+    args[0] = Value::tensor(leaf);
+    Value r = c.in.call_value(f, std::move(args), c.span);
+    const Value& loss = aux ? (*r.items)[0] : r;
+    auto g = gradients(c.in, loss.t, {leaf}, c.span);
+    return {r, Value::tensor(g[0])};
+  }
+  if (m.kind != VK::Model)
+    c.fail("ValueError",
+           std::string(c.op.name) +
+               " differentiates with respect to a model or a "
+               "tensor");
+  auto* ref = m.as<ModelRef>();
+  // A private store whose params are leaves; buffers are shared values
+  // copied back afterwards (batch_norm updates its running statistics).
+  auto store = std::make_shared<ModelStore>();
+  store->info = ref->type.model;
+  store->args = ref->type.model_args;
+  std::vector<std::string> params = ref->paths(true);
+  std::vector<ops::Tensor> leaves;
+  for (const std::string& p : ref->paths(false)) {
+    bool buffer = ref->store->is_buffer[ref->prefix + p];
+    ops::Tensor t = ref->get(p);
+    if (!buffer) {
+      // Every rank holds the whole model (tape.cpp, Note [Replicated
+      // cotangents]).
+      t = ops::mark_replicated(ops::requires_grad(t));
+      leaves.push_back(t);
+    }
+    store->tensors[p] = t;
+    store->order.push_back(p);
+    store->is_buffer[p] = buffer;
+  }
+  auto leaf_ref = std::make_shared<ModelRef>();
+  leaf_ref->store = store;
+  leaf_ref->type = ref->type;
+  args[0] = Value::object(VK::Model, leaf_ref);
+  Value r = c.in.call_value(f, std::move(args), c.span);
+  for (const std::string& p : ref->paths(false))
+    if (store->is_buffer[p]) ref->set(p, store->tensors[p]);
+  const Value& loss = aux ? (*r.items)[0] : r;
+  if (loss.kind != VK::Tensor)
+    c.fail("ValueError", std::string(c.op.name) + ": the loss is not a tensor");
+  std::vector<ops::Tensor> g = gradients(c.in, loss.t, leaves, c.span);
+  std::map<std::string, ops::Tensor> by_path;
+  for (size_t i = 0; i < params.size(); ++i) by_path[params[i]] = g[i];
+  ModelRef like = *leaf_ref;
+  return {r, make_grads(like, by_path)};
+}
+
+Value detach_value(const Value& v) {
+  return v.kind == VK::Tensor ? Value::tensor(v.t.detach()) : v;
+}
+
+Value value_and_grad(BuiltinCall& c) {
+  bool aux = c.flag(2, false);
+  Differentiated d = differentiate(c, aux);
+  if (aux)
+    return Value::tuple({detach_value((*d.result.items)[0]),
+                         detach_value((*d.result.items)[1]),
+                         d.grads});
+  return Value::tuple({detach_value(d.result), d.grads});
+}
+
+Value grad(BuiltinCall& c) {
+  bool aux = c.flag(2, false);
+  Differentiated d = differentiate(c, aux);
+  if (aux) return Value::tuple({detach_value((*d.result.items)[1]), d.grads});
+  return d.grads;
+}
+
+// The global L2 norm of every gradient, accumulated in f64.
+double global_norm(const Value& g) {
+  auto* m = g.as<ModelRef>();
+  double ss = 0;
+  for (const std::string& p : m->paths(true)) {
+    ops::Tensor t = ops::cast(m->get(p), types::DType::F64);
+    ss += ops::sum(ops::mul(t, t)).item();
+  }
+  return std::sqrt(ss);
+}
+
+Value grads_norm(BuiltinCall& c) {
+  // f64 when the checker says so (a model with f64 params), else f32.
+  const types::Type& r = c.result_type();
+  return Value::tensor(ops::Tensor::scalar(
+      global_norm(c.arg(0)), r.is_tensor() ? r.dtype : types::DType::F32));
+}
+
+// torch.nn.utils.clip_grad_norm_: scale by max / (norm + 1e-6) when < 1.
+Value clip_norm(BuiltinCall& c) {
+  double max = c.number(1, 1.0);
+  if (!(max > 0)) c.fail("ValueError", "clip_norm needs max > 0");
+  double coef = max / (global_norm(c.arg(0)) + 1e-6);
+  if (coef >= 1.0) return c.arg(0);
+  return grads_map(c.arg(0), [&](const ops::Tensor& t) {
+    return ops::mul(t, ops::scalar_like(coef, t));
+  });
+}
+
+Value grads_zeros_like(BuiltinCall& c) {
+  return grads_map(c.arg(0),
+                   [](const ops::Tensor& t) { return ops::zeros_like(t); });
+}
+
+Value remat(BuiltinCall& c) {
+  // Recomputing in the backward pass changes memory, not values: on the
+  // reference interpreter the fn runs as it is.
+  Value f = c.arg(0);
+  f.b = true;
+  return f;
+}
+
+}  // namespace
+
+std::vector<RuntimeEntry> lib_autodiff() {
+  return {{"value_and_grad", value_and_grad},
+          {"grad", grad},
+          {"clip_norm", clip_norm},
+          {"remat", remat},
+          {"grads.norm", grads_norm},
+          {"grads.zeros_like", grads_zeros_like},
+          {"model.zeros_like", grads_zeros_like}};
+}
+
+}  // namespace ss::eval

@@ -1,0 +1,374 @@
+// Checkpoints: save, load, load_into (library.md, Checkpoints). One
+// safetensors file (interp/data/safetensors.h):
+//   - params and buffers by field path relative to the handle ("w1",
+//     "norm.g", "blocks.w_q");
+//   - optimizer state as "opt.<state>.<path>" ("opt.exp_avg.w1",
+//     "opt.momentum_buffer.w1"), paths relative like the params';
+//   - __metadata__: format=shapescript, model=<type name>, and with an
+//     optimizer: optimizer=adamw|sgd, step, lr, and its hyperparameters
+//     (adamw: betas "[b1, b2]", eps, weight_decay; sgd: momentum,
+//     weight_decay, nesterov "true"|"false"), numbers in the shortest form
+//     that reads back exactly.
+#include <charconv>
+#include <cmath>
+#include <set>
+
+#include "interp/data/dtype_spelling.h"
+#include "interp/data/safetensors.h"
+#include "interp/eval/runtime_lib.h"
+#include "ops/api.h"
+
+namespace ss::eval {
+
+using VK = Value::Kind;
+using TK = types::Type::Kind;
+
+namespace {
+
+// The shortest text that reads back exactly, fixed-point in the range
+// Python's repr uses it (0.0003, 0.9, 100.0 -> "100"), else scientific.
+std::string num(double v) {
+  char buf[512];
+  double a = std::fabs(v);
+  auto r =
+      (a >= 1e-4 && a < 1e16) || a == 0
+          ? std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed)
+          : std::to_chars(
+                buf, buf + sizeof buf, v, std::chars_format::scientific);
+  return std::string(buf, r.ptr);
+}
+
+std::string quote(const std::string& s) {
+  return "'" + s + "'";
+}
+
+std::string describe(const ops::Tensor& t) {
+  return ops::shape_string(t.shape()) + " " + types::dtype_name(t.dtype());
+}
+
+const char* optim_name(types::OptimKind k) {
+  return k == types::OptimKind::SGD ? "sgd" : "adamw";
+}
+
+std::vector<std::string> state_names(types::OptimKind k) {
+  if (k == types::OptimKind::SGD) return {"momentum_buffer"};
+  return {"exp_avg", "exp_avg_sq"};
+}
+
+SafetensorsFile read(BuiltinCall& c, const std::string& path) {
+  try {
+    return read_safetensors(path);
+  } catch (const SafetensorsError& e) {
+    c.fail("IOError", e.what());
+  }
+}
+
+std::string model_name(const ModelRef& m) {
+  return m.type.model ? m.type.model->name : std::string("model");
+}
+
+// A tensor from the file checked against what the model holds at [what]
+// ("Mlp.w1"): the same shape and the same dtype. A different dtype is a
+// ShapeError, as a wrong dtype in a dataset is (Note [No silent dtype
+// conversion] in lib/dataset.cpp): an f64 checkpoint read into f32 params
+// silently loses precision, and torch's own `load_state_dict` is the only
+// tool that converts; the help says how to convert the file instead.
+ops::Tensor fit(BuiltinCall& c,
+                const std::string& file,
+                const std::string& name,
+                const ops::Tensor& found,
+                const ops::Tensor& expected,
+                const std::string& what) {
+  std::string mismatch = "checkpoint " + quote(file) + ": `" + name + "` is " +
+                         describe(found) + ", but " + what + " is " +
+                         describe(expected);
+  if (found.shape() != expected.shape()) c.fail("ShapeError", mismatch);
+  if (found.dtype() == expected.dtype()) return found;
+  std::string want = types::dtype_name(expected.dtype());
+  std::string have = types::dtype_name(found.dtype());
+  c.fail(
+      "ShapeError",
+      mismatch,
+      {"help: write the checkpoint's tensors as " + want +
+       " (torch: `{k: v.to(torch." + spelling_of(expected.dtype()).torch_name +
+       ") for k, v in sd.items()}` before `save_file`), or declare " + what +
+       " as " + have + " in the model"});
+}
+
+using TensorMap = std::map<std::string, ops::Tensor>;
+
+// The model's new tensors from [tensors] by path, every one checked; the
+// model is left untouched (the caller sets them once all are checked).
+std::vector<std::pair<std::string, ops::Tensor>> model_tensors(
+    BuiltinCall& c,
+    const std::string& file,
+    const TensorMap& tensors,
+    const ModelRef& m) {
+  std::vector<std::pair<std::string, ops::Tensor>> out;
+  std::set<std::string> used;
+  std::string mname = model_name(m);
+  for (const std::string& p : m.paths(false)) {
+    ops::Tensor expected = m.get(p);
+    std::string what = mname + "." + p;
+    auto it = tensors.find(p);
+    if (it == tensors.end())
+      c.fail("ShapeError",
+             "checkpoint " + quote(file) + " has no tensor `" + p + "` (" +
+                 what + ": " + describe(expected) + ")");
+    out.emplace_back(p, fit(c, file, p, it->second, expected, what));
+    used.insert(p);
+  }
+  // A tensor the model has no field for means the wrong file (or the wrong
+  // model type): say which. Optimizer state is checked by load(.., adamw)
+  // and skipped by a plain load.
+  std::vector<std::string> unknown;
+  for (const auto& [name, t] : tensors)
+    if (!used.count(name) && name.rfind("opt.", 0) != 0)
+      unknown.push_back(name);
+  if (!unknown.empty()) {
+    std::string list;
+    for (size_t i = 0; i < unknown.size() && i < 10; ++i)
+      list += (i ? ", `" : "`") + unknown[i] + "`";
+    if (unknown.size() > 10)
+      list += " and " + std::to_string(unknown.size() - 10) + " more";
+    c.fail("ValueError",
+           "checkpoint " + quote(file) + " has tensor" +
+               (unknown.size() == 1 ? " " : "s ") + list + " that " + mname +
+               " has no field for");
+  }
+  return out;
+}
+
+TensorMap by_name(SafetensorsFile& f) {
+  TensorMap m;
+  for (auto& [name, t] : f.tensors) m[name] = std::move(t);
+  return m;
+}
+
+// ---- save ----
+
+Value save(BuiltinCall& c) {
+  const std::string& path = c.arg(0).s;
+  if (c.arg(1).kind != VK::Model) c.fail("ValueError", "save needs a model");
+  const auto* m = c.arg(1).as<ModelRef>();
+  SafetensorsFile f;
+  f.metadata["format"] = "shapescript";
+  f.metadata["model"] = model_name(*m);
+  for (const std::string& p : m->paths(false))
+    f.tensors.emplace_back(p, m->get(p));
+  if (c.has(2)) {
+    if (c.arg(2).kind != VK::Optim)
+      c.fail("ValueError", "save's opt= is an optimizer");
+    auto* o = c.arg(2).as<OptimState>();
+    sync(*o);
+    if (o->model != m->store)
+      c.fail("ValueError",
+             "save: this optimizer was made for another model (save it with "
+             "the model it updates)");
+    f.metadata["optimizer"] = optim_name(o->kind);
+    f.metadata["step"] = std::to_string(o->step);
+    f.metadata["lr"] = num(o->lr);
+    f.metadata["weight_decay"] = num(o->weight_decay);
+    if (o->kind == types::OptimKind::SGD) {
+      f.metadata["momentum"] = num(o->momentum);
+      f.metadata["nesterov"] = o->nesterov ? "true" : "false";
+    } else {
+      f.metadata["betas"] = "[" + num(o->beta1) + ", " + num(o->beta2) + "]";
+      f.metadata["eps"] = num(o->eps);
+    }
+    for (const std::string& st : state_names(o->kind))
+      for (const std::string& p : m->paths(true)) {
+        auto ps = o->state.find(m->prefix + p);
+        if (ps == o->state.end()) continue;
+        auto t = ps->second.find(st);
+        if (t == ps->second.end() || !t->second.defined()) continue;
+        f.tensors.emplace_back("opt." + st + "." + p, t->second);
+      }
+  }
+  try {
+    write_safetensors(path, f);
+  } catch (const SafetensorsError& e) {
+    c.fail("IOError", e.what());
+  }
+  return Value::unit();
+}
+
+// ---- load ----
+
+double meta_number(BuiltinCall& c,
+                   const std::string& file,
+                   const std::map<std::string, std::string>& meta,
+                   const std::string& key,
+                   double dflt) {
+  auto it = meta.find(key);
+  if (it == meta.end()) return dflt;
+  const std::string& s = it->second;
+  double v = 0;
+  auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (r.ec != std::errc() || r.ptr != s.data() + s.size() || !std::isfinite(v))
+    c.fail("ValueError",
+           "checkpoint " + quote(file) + ": metadata " + key +
+               " is not a number: " + quote(s));
+  return v;
+}
+
+std::shared_ptr<OptimState> load_optim(BuiltinCall& c,
+                                       const std::string& file,
+                                       const SafetensorsFile& f,
+                                       const TensorMap& tensors,
+                                       const ModelRef& m,
+                                       const std::string& want) {
+  const auto& meta = f.metadata;
+  auto it = meta.find("optimizer");
+  if (it == meta.end())
+    c.fail("ValueError",
+           "checkpoint " + quote(file) +
+               " has no optimizer state (save(path, m, opt) "
+               "writes it)");
+  if (it->second != want)
+    c.fail("ValueError",
+           "checkpoint " + quote(file) + " holds " + it->second +
+               " state, not " + want);
+  auto o = std::make_shared<OptimState>();
+  o->kind = want == "sgd" ? types::OptimKind::SGD : types::OptimKind::AdamW;
+  o->model = m.store;
+  o->prefix = m.prefix;
+  double step = meta_number(c, file, meta, "step", 0);
+  if (step < 0 || step != std::floor(step) || step > 9e15)
+    c.fail(
+        "ValueError",
+        "checkpoint " + quote(file) +
+            ": metadata step is not a step count: " + quote(meta.at("step")));
+  o->step = static_cast<int64_t>(step);
+  o->lr = meta_number(c, file, meta, "lr", 1e-3);
+  if (o->kind == types::OptimKind::SGD) {
+    o->momentum = meta_number(c, file, meta, "momentum", 0);
+    o->weight_decay = meta_number(c, file, meta, "weight_decay", 0);
+    auto n = meta.find("nesterov");
+    o->nesterov = n != meta.end() && n->second == "true";
+  } else {
+    o->weight_decay = meta_number(c, file, meta, "weight_decay", 0.01);
+    o->eps = meta_number(c, file, meta, "eps", 1e-8);
+    if (auto b = meta.find("betas"); b != meta.end()) {
+      std::string s = b->second;
+      size_t comma = s.find(',');
+      bool ok = s.size() >= 2 && s.front() == '[' && s.back() == ']' &&
+                comma != std::string::npos;
+      std::map<std::string, std::string> parts;
+      if (ok) {
+        auto trim = [](std::string x) {
+          while (!x.empty() && x.front() == ' ') x.erase(0, 1);
+          while (!x.empty() && x.back() == ' ') x.pop_back();
+          return x;
+        };
+        parts["beta1"] = trim(s.substr(1, comma - 1));
+        parts["beta2"] = trim(s.substr(comma + 1, s.size() - comma - 2));
+      }
+      if (!ok)
+        c.fail("ValueError",
+               "checkpoint " + quote(file) +
+                   ": metadata betas is not [b1, b2]: " + quote(s));
+      o->beta1 = meta_number(c, file, parts, "beta1", 0.9);
+      o->beta2 = meta_number(c, file, parts, "beta2", 0.999);
+    }
+  }
+  // State tensors, by the param they belong to, checked like the params.
+  std::set<std::string> used;
+  std::string mname = model_name(m);
+  for (const std::string& p : m.paths(true)) {
+    ops::Tensor param = m.get(p);
+    std::map<std::string, ops::Tensor> st;
+    for (const std::string& s : state_names(o->kind)) {
+      std::string key = "opt." + s + "." + p;
+      auto t = tensors.find(key);
+      if (t == tensors.end()) continue;
+      used.insert(key);
+      st[s] = fit(c,
+                  file,
+                  key,
+                  t->second,
+                  param,
+                  "the " + s + " of " + mname + "." + p)
+                  .clone();
+    }
+    if (o->kind == types::OptimKind::AdamW && st.size() == 1)
+      c.fail("ValueError",
+             "checkpoint " + quote(file) + " has " +
+                 (st.count("exp_avg") ? "exp_avg" : "exp_avg_sq") +
+                 " but not " +
+                 (st.count("exp_avg") ? "exp_avg_sq" : "exp_avg") + " for `" +
+                 p + "`");
+    if (!st.empty()) o->state[m.prefix + p] = std::move(st);
+  }
+  std::vector<std::string> unknown;
+  for (const auto& [name, t] : tensors)
+    if (name.rfind("opt.", 0) == 0 && !used.count(name))
+      unknown.push_back(name);
+  if (!unknown.empty()) {
+    std::string list;
+    for (size_t i = 0; i < unknown.size() && i < 10; ++i)
+      list += (i ? ", `" : "`") + unknown[i] + "`";
+    if (unknown.size() > 10)
+      list += " and " + std::to_string(unknown.size() - 10) + " more";
+    c.fail("ValueError",
+           "checkpoint " + quote(file) + " has optimizer state " + list +
+               " that " + want + " over " + mname + " has no place for");
+  }
+  return o;
+}
+
+Value load(BuiltinCall& c) {
+  const std::string& path = c.arg(0).s;
+  types::Type mt;
+  if (c.arg(1).kind == VK::Type && c.arg(1).type) {
+    mt = *c.arg(1).type;
+  } else {
+    // The checker's result: Mlp, or (Mlp, AdamW[Mlp]).
+    const types::Type& r = c.result_type();
+    mt = r.kind == TK::Tuple && !r.elems.empty() ? r.elems[0] : r;
+  }
+  if (mt.kind != TK::Model || !mt.model)
+    c.fail("ValueError", "load needs a model type");
+  std::string want;
+  if (c.has(2)) {
+    const Value& fn = c.arg(2);
+    if (fn.kind != VK::Fn || (fn.s != "adamw" && fn.s != "sgd"))
+      c.fail("ValueError",
+             "load's third argument names an optimizer, adamw or sgd");
+    want = fn.s;
+  }
+  SafetensorsFile f = read(c, path);
+  TensorMap tensors = by_name(f);
+  // A fresh model gives the layout (paths, shapes, dtypes); every tensor is
+  // then replaced from the file.
+  Value mv = c.in.init_model(mt, 0, c.span);
+  auto* m = mv.as<ModelRef>();
+  auto fitted = model_tensors(c, path, tensors, *m);
+  std::shared_ptr<OptimState> o;
+  if (!want.empty()) o = load_optim(c, path, f, tensors, *m, want);
+  for (auto& [p, t] : fitted) m->set(p, t);
+  if (!o) return mv;
+  return Value::tuple({mv, Value::object(VK::Optim, o)});
+}
+
+Value load_into(BuiltinCall& c) {
+  if (c.arg(0).kind != VK::Model)
+    c.fail("ValueError", "load_into needs a model");
+  auto* m = c.arg(0).as<ModelRef>();
+  const std::string& path = c.arg(1).s;
+  SafetensorsFile f = read(c, path);
+  TensorMap tensors = by_name(f);
+  // Every tensor is checked before any is replaced: a failed load_into
+  // leaves the model as it was.
+  auto fitted = model_tensors(c, path, tensors, *m);
+  for (auto& [p, t] : fitted) m->set(p, t);
+  return Value::unit();
+}
+
+}  // namespace
+
+std::vector<RuntimeEntry> lib_checkpoint() {
+  return {{"save", save}, {"load", load}, {"load_into", load_into}};
+}
+
+}  // namespace ss::eval

@@ -1,0 +1,91 @@
+// Host values: range, float, int, str, typeof, collective_timeout.
+#include <cmath>
+
+#include "dist/comm/communicator.h"
+#include "interp/eval/format.h"
+#include "interp/eval/runtime_lib.h"
+
+namespace ss::eval {
+
+using VK = Value::Kind;
+
+namespace {
+
+Value range(BuiltinCall& c) {
+  // range(n) or range(a, b): params (a, b?) as the table declares.
+  int64_t a = c.integer(0, 0), b;
+  if (c.has(1)) {
+    b = c.integer(1, 0);
+  } else {
+    b = a;
+    a = 0;
+  }
+  std::vector<Value> items;
+  if (b > a) items.reserve(static_cast<size_t>(b - a));
+  for (int64_t i = a; i < b; ++i) items.push_back(Value::integer(i));
+  return Value::list(std::move(items));
+}
+
+Value to_float(BuiltinCall& c) {
+  return Value::floating(c.number(0, 0));
+}
+
+Value to_int(BuiltinCall& c) {
+  double v = c.number(0, 0);
+  if (!std::isfinite(v)) c.fail("ValueError", "int() of a non-finite number");
+  return Value::integer(static_cast<int64_t>(std::trunc(v)));
+}
+
+Value to_str(BuiltinCall& c) {
+  return Value::string(format_with_spec(c.arg(0), ""));
+}
+
+Value type_of(BuiltinCall& c) {
+  return Value::string(c.arg_type(0).str());
+}
+
+Value collective_timeout(BuiltinCall& c) {
+  double s = c.number(0, 600);
+  if (!(s > 0) || !std::isfinite(s))
+    c.fail("ValueError", "collective_timeout needs seconds > 0");
+  // Collectives started afterwards wait this long (devices.md item 12).
+  dist::set_default_collective_timeout(
+      std::chrono::milliseconds(static_cast<int64_t>(s * 1000.0)));
+  return Value::unit();
+}
+
+// size(x, A): the run-time size of x's axis A, found by the checker's
+// resolution of A in x's type.
+Value size(BuiltinCall& c) {
+  const Value& x = c.arg(0);
+  if (x.kind != VK::Tensor) c.fail("ValueError", "size needs a tensor");
+  const types::Type& t = c.arg_type(0);
+  auto it =
+      c.info ? c.info->axis_args.find(1) : decltype(c.info->axis_args.end()){};
+  if (!c.info || it == c.info->axis_args.end() || t.shape.size() != x.t.rank())
+    c.fail("ValueError", "size: the axis was not resolved");
+  auto bare = [](types::Axis a) {
+    a.label.clear();
+    a.split.clear();
+    return a;
+  };
+  for (size_t k = 0; k < t.shape.size(); ++k)
+    if (bare(t.shape[k]) == bare(it->second))
+      return Value::integer(x.t.shape()[k]);
+  c.fail("ValueError",
+         "size: " + it->second.str() + " is not an axis of " + t.str());
+}
+
+}  // namespace
+
+std::vector<RuntimeEntry> lib_host() {
+  return {{"range", range},
+          {"float", to_float},
+          {"int", to_int},
+          {"str", to_str},
+          {"typeof", type_of},
+          {"collective_timeout", collective_timeout},
+          {"size", size}};
+}
+
+}  // namespace ss::eval

@@ -1,0 +1,279 @@
+// logs, print, and the sinks stdout(), csv(path), jsonl(path), tee(...).
+#include "interp/builtins/output.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+
+#include "interp/devices/lower/lowering.h"
+#include "interp/eval/format.h"
+#include "interp/eval/runtime_lib.h"
+
+namespace ss::eval {
+
+using VK = Value::Kind;
+
+namespace {
+
+// A logged value as one number when it is 0-d.
+bool scalar_of(const Value& v, double& out) {
+  if (v.is_number()) {
+    out = v.number();
+    return true;
+  }
+  if (v.kind == VK::Tensor && v.t.rank() == 0) {
+    out = v.t.item();
+    return true;
+  }
+  return false;
+}
+
+// Note [JSON numbers]: a jsonl reader (Python's json, pandas) must get
+// back exactly what was logged, typed as logged: an int tensor's elements
+// as JSON integers, read from the int64 storage (a double would round
+// above 2^53), bools as true/false, and floats as the shortest text that
+// reads back to the same value of their own dtype (an f32 0.1 is "0.1",
+// not its double's 0.10000000149011612). NaN and infinities use Python's
+// spellings, which its json module reads back.
+std::string json_float(double v, types::DType dt) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
+  char buf[64];
+  std::to_chars_result r =
+      dt == types::DType::F64
+          ? std::to_chars(buf, buf + sizeof buf, v)
+          : std::to_chars(buf, buf + sizeof buf, static_cast<float>(v));
+  std::string out(buf, r.ptr);
+  // "1" would read back as an int: a float stays a float ("1.0").
+  if (out.find_first_of(".en") == std::string::npos) out += ".0";
+  return out;
+}
+
+std::string json_element(const ops::Tensor& t, int64_t i) {
+  switch (t.dtype()) {
+    case types::DType::I64:
+      return std::to_string(t.data<int64_t>()[i]);
+    case types::DType::I32:
+      return std::to_string(t.data<int32_t>()[i]);
+    case types::DType::Bool:
+      return t.data<uint8_t>()[i] ? "true" : "false";
+    default:
+      return json_float(t.at(i), t.dtype());
+  }
+}
+
+void json_tensor(const ops::Tensor& t,
+                 size_t axis,
+                 int64_t& at,
+                 std::string& out) {
+  if (axis == t.rank()) {
+    out += json_element(t, at++);
+    return;
+  }
+  out += "[";
+  for (int64_t i = 0; i < t.shape()[axis]; ++i) {
+    if (i) out += ", ";
+    json_tensor(t, axis + 1, at, out);
+  }
+  out += "]";
+}
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (char ch : s) {
+    switch (ch) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (static_cast<unsigned char>(ch) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", ch);
+          out += buf;
+        } else {
+          out += ch;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+struct StdoutSink : SinkValue {
+  explicit StdoutSink(std::ostream& o) : out(o) {}
+  void write(const LogsValue& logs, int64_t step) override {
+    std::string line = "step " + std::to_string(step);
+    for (const auto& [name, v] : logs.fields) {
+      double x;
+      // A count or a flag reads as itself (`n 3`, `done true`); a float
+      // to four decimals.
+      const bool exact = v.kind == VK::Int || v.kind == VK::Bool ||
+                         (v.kind == VK::Tensor && v.t.rank() == 0 &&
+                          !types::is_float(v.t.dtype()));
+      line += "  " + name + " " +
+              (exact             ? json_value(v)
+               : scalar_of(v, x) ? format_with_spec(Value::floating(x), ".4f")
+                                 : format_value(v));
+    }
+    out << line << std::endl;  // flushed: complete lines only
+  }
+  std::ostream& out;
+};
+
+struct CsvSink : SinkValue {
+  std::ofstream file;
+  std::vector<std::string> columns;
+  void write(const LogsValue& logs, int64_t step) override {
+    if (columns.empty()) {
+      file << "step";
+      for (const auto& [name, v] : logs.fields) {
+        columns.push_back(name);
+        file << "," << name;
+      }
+      file << "\n";
+    }
+    file << step;
+    for (const std::string& col : columns) {
+      file << ",";
+      if (const Value* v = logs.find(col)) {
+        double x;
+        if (scalar_of(*v, x))
+          file << json_value(*v);  // typed as logged (Note [JSON numbers])
+        else
+          file << json_string(json_value(*v));
+      }
+    }
+    file << "\n";
+    file.flush();
+  }
+};
+
+struct JsonlSink : SinkValue {
+  std::ofstream file;
+  void write(const LogsValue& logs, int64_t step) override {
+    std::string line = "{\"step\": " + std::to_string(step);
+    for (const auto& [name, v] : logs.fields)
+      line += ", " + json_string(name) + ": " + json_value(v);
+    file << line << "}\n";
+    file.flush();
+  }
+};
+
+struct TeeSink : SinkValue {
+  std::vector<std::shared_ptr<Object>> sinks;
+  void write(const LogsValue& logs, int64_t step) override {
+    for (auto& s : sinks) static_cast<SinkValue*>(s.get())->write(logs, step);
+  }
+};
+
+Value logs(BuiltinCall& c) {
+  auto l = std::make_shared<LogsValue>();
+  for (const auto& [name, v] : c.keywords) l->fields.push_back({name, v});
+  // On several devices a batch-axis value here is this rank's share: mark
+  // it, so the call's result carries the whole batch (devices.md item 6).
+  const DeviceContext* d = c.in.devices();
+  if (d && d->active() && c.call)
+    for (const ast::Arg& a : c.call->args) {
+      if (a.keyword.empty() || !a.value) continue;
+      const check::ExprInfo* info = c.in.program().info(a.value.get());
+      if (!info || !info->split || !c.frame.fn) continue;
+      const std::vector<types::Axis>& shape = info->type.shape;
+      for (size_t k = 0; k < shape.size(); ++k)
+        if (shape[k].kind == types::Axis::Kind::Var &&
+            c.frame.fn->batch_vars.count(shape[k].var)) {
+          l->split_fields.push_back({a.keyword, static_cast<int>(k)});
+          break;
+        }
+    }
+  return Value::object(VK::Logs, l);
+}
+
+Value print(BuiltinCall& c) {
+  std::string sep = " ", end = "\n";
+  for (const auto& [k, v] : c.keywords) {
+    if (k == "sep")
+      sep = v.s;
+    else if (k == "end")
+      end = v.s;
+    else
+      c.fail("ValueError", "print takes sep= and end=, not " + k + "=");
+  }
+  std::string line;
+  for (size_t i = 0; i < c.extras.size(); ++i) {
+    const types::Type* st = nullptr;
+    if (i < c.extra_exprs.size() && c.extra_exprs[i])
+      st = &c.in.program().type_of(c.extra_exprs[i]);
+    line += (i ? sep : "") + format_value(c.extras[i], st);
+  }
+  c.in.out() << line << end << std::flush;
+  return Value::unit();
+}
+
+template <class S>
+Value open_file_sink(BuiltinCall& c) {
+  auto s = std::make_shared<S>();
+  const std::string& path = c.arg(0).s;
+  s->file.open(path, std::ios::out | std::ios::trunc);
+  if (!s->file) c.fail("IOError", "cannot open '" + path + "' for writing");
+  return Value::object(VK::Sink, s);
+}
+
+Value stdout_sink(BuiltinCall& c) {
+  return Value::object(VK::Sink, std::make_shared<StdoutSink>(c.in.out()));
+}
+
+Value tee(BuiltinCall& c) {
+  auto t = std::make_shared<TeeSink>();
+  for (const Value& v : c.extras) t->sinks.push_back(v.obj);
+  return Value::object(VK::Sink, t);
+}
+
+Value write(BuiltinCall& c) {
+  auto* sink = c.arg(0).as<SinkValue>();
+  const Value& r = c.arg(1);
+  if (r.kind != VK::Logs) c.fail("ValueError", "write takes logs(...)");
+  int64_t step = c.has(2) ? c.integer(2, 0) : sink->next_step;
+  sink->next_step = step + 1;
+  sink->write(*r.as<LogsValue>(), step);
+  sink->last = std::static_pointer_cast<LogsValue>(r.obj);
+  last_written().logs = sink->last;
+  ++last_written().writes;
+  return Value::unit();
+}
+
+}  // namespace
+
+std::string json_value(const Value& v) {
+  if (v.kind == VK::Int) return std::to_string(v.i);
+  if (v.kind == VK::Bool) return v.b ? "true" : "false";
+  if (v.kind == VK::Float) return json_float(v.f, types::DType::F64);
+  if (v.kind == VK::Tensor) {
+    std::string out;
+    int64_t at = 0;
+    json_tensor(v.t, 0, at, out);
+    return out;
+  }
+  if (v.kind == VK::Str) return json_string(v.s);
+  return json_string(format_value(v));
+}
+
+std::vector<RuntimeEntry> lib_output() {
+  return {{"logs", logs},
+          {"print", print},
+          {"stdout", stdout_sink},
+          {"csv", open_file_sink<CsvSink>},
+          {"jsonl", open_file_sink<JsonlSink>},
+          {"tee", tee},
+          {"write", write}};
+}
+
+}  // namespace ss::eval

@@ -1,0 +1,30 @@
+#pragma once
+// The options every command that takes a program shares: `--devices SPEC`
+// and `-D NAME=SIZE`, into check::Options. The subcommands read them from
+// their command line and every `ss worker` from the one the controller
+// gives it (worker_run_args).
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "interp/check/checker.h"
+
+namespace ss::check {
+
+/// Parses `-D NAME=SIZE` into [name], [size]; false when malformed.
+bool parse_dim_override(const std::string& text,
+                        std::string& name,
+                        int64_t& size);
+/// Whether [spec] is a device list: `cpu`, `cpu[0 1 2]`, `cuda[0 1]`.
+bool valid_device_spec(const std::string& spec);
+
+/// The options every command that takes a program shares: `--devices
+/// SPEC` and `-D NAME=SIZE` (also `-DNAME=SIZE`), read at args[i] (which
+/// moves past a value). A bad value prints why, prefixed by [cmd].
+enum class ProgramOption { Taken, NotMine, Bad };
+ProgramOption program_option(const char* cmd,
+                             const std::vector<std::string>& args,
+                             size_t& i,
+                             check::Options& opts);
+}  // namespace ss::check

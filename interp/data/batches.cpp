@@ -1,0 +1,315 @@
+// Batches: the order, the assembly of one batch (with padding and masks for
+// size-variable fields) and the loader thread pool behind the cursor.
+#include "interp/data/batches.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <cstring>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <numeric>
+#include <thread>
+
+#include "interp/eval/interpreter.h"
+#include "ops/core/philox.h"
+
+namespace ss::eval {
+
+std::vector<int64_t> shuffle_order(int64_t count, uint64_t seed) {
+  std::vector<int64_t> v(count);
+  std::iota(v.begin(), v.end(), int64_t{0});
+  uint64_t key = ops::philox::key_for(seed, "batches");
+  for (int64_t i = count - 1; i > 0; --i) {
+    ops::philox::Block b = ops::philox::draw(key, static_cast<uint64_t>(i), 0);
+    uint64_t r = (static_cast<uint64_t>(b[0]) << 32) | b[1];
+    int64_t j = static_cast<int64_t>(r % static_cast<uint64_t>(i + 1));
+    std::swap(v[i], v[j]);
+  }
+  return v;
+}
+
+std::vector<int64_t> BatchesValue::order() const {
+  if (shuffle) return shuffle_order(ds->count, seed);
+  std::vector<int64_t> v(ds->count);
+  std::iota(v.begin(), v.end(), int64_t{0});
+  return v;
+}
+
+int64_t BatchesValue::length() const {
+  int64_t c = ds->count;
+  return drop_last ? c / n : (c + n - 1) / n;
+}
+
+std::vector<int64_t> BatchesValue::batch_rows(const std::vector<int64_t>& ord,
+                                              int64_t k) const {
+  int64_t lo = k * n;
+  int64_t b = std::min<int64_t>(n, static_cast<int64_t>(ord.size()) - lo);
+  std::vector<int64_t> rows(std::max<int64_t>(b, 0));
+  for (int64_t i = 0; i < b; ++i) rows[i] = ds->index(ord[lo + i]);
+  return rows;
+}
+
+std::shared_ptr<RecordValue> BatchesValue::make_batch(
+    const std::vector<int64_t>& ord, int64_t k) const {
+  return make_batch_of_rows(batch_rows(ord, k));
+}
+
+std::shared_ptr<RecordValue> BatchesValue::make_batch_of_rows(
+    const std::vector<int64_t>& rows,
+    const std::map<std::string, int64_t>* pad_to) const {
+  const TensorStore& s = *ds->store;
+  int64_t b = static_cast<int64_t>(rows.size());
+  Rows got = load_rows(s, rows);  // a streamed store's items checked here
+  auto r = std::make_shared<RecordValue>();
+  r->info = s.info;
+  r->batch = true;
+  r->fields = std::move(got.fields);
+  for (const auto& [name, items] : got.items) {
+    if (items.empty()) continue;
+    // The varying axis and its variable's name, from the record type.
+    int axis = 0;
+    std::string var = "n";
+    if (const types::FieldInfo* f = s.info->field(name))
+      if (int va = var_axis(*f); va >= 0) {
+        axis = va;
+        var = f->type.shape[va].name;
+      }
+    const ops::Tensor& first = items[0];
+    ops::Shape item = first.shape();
+    int64_t longest = 0;
+    for (int64_t i = 0; i < b; ++i)
+      longest = std::max(longest, items[i].shape()[axis]);
+    if (pad_to)
+      if (auto it = pad_to->find(name); it != pad_to->end())
+        longest = std::max(longest, it->second);
+    item[axis] = longest;
+    ops::Shape shape = item;
+    shape.insert(shape.begin(), b);
+    double pad_value = 0;
+    if (const types::FieldInfo* f = s.info->field(name)) pad_value = f->pad;
+    ops::Tensor x = ops::Tensor::full(shape, pad_value, first.dtype());
+    int64_t outer = 1, inner = 1;
+    for (int i = 0; i < axis; ++i) outer *= item[i];
+    for (size_t i = axis + 1; i < item.size(); ++i) inner *= item[i];
+    size_t es = types::dtype_size(first.dtype());
+    char* dst = static_cast<char*>(x.raw());
+    for (int64_t i = 0; i < b; ++i) {
+      const ops::Tensor& t = items[i];
+      int64_t len = t.shape()[axis];
+      const char* src = static_cast<const char*>(t.raw());
+      char* d = dst + i * outer * longest * inner * es;
+      for (int64_t o = 0; o < outer; ++o)
+        std::memcpy(d + o * longest * inner * es,
+                    src + o * len * inner * es,
+                    len * inner * es);
+    }
+    r->fields[name] = x;
+    std::string mask = "mask_" + var;
+    if (r->fields.count(mask))
+      continue;  // another field with the same variable
+    ops::Tensor m = ops::Tensor::zeros({b, longest}, types::DType::Bool);
+    uint8_t* mp = m.data<uint8_t>();
+    for (int64_t i = 0; i < b; ++i) {
+      int64_t len = items[i].shape()[axis];
+      std::memset(mp + i * longest, 1, len);
+    }
+    r->fields[mask] = m;
+  }
+  return r;
+}
+
+struct Prefetcher::State {
+  Build build;
+  int64_t total = 0, taken = 0, next_claim = 0, ahead = 0;
+  std::mutex mu;
+  std::condition_variable work_cv, ready_cv;
+  std::map<int64_t, std::shared_ptr<RecordValue>> ready;
+  std::map<int64_t, std::exception_ptr> errors;
+  bool stop = false;
+  std::vector<std::thread> threads;
+
+  void work() {
+    for (;;) {
+      int64_t k;
+      {
+        std::unique_lock<std::mutex> lk(mu);
+        work_cv.wait(lk, [&] {
+          return stop || next_claim >= total || next_claim < taken + ahead;
+        });
+        if (stop || next_claim >= total) return;
+        k = next_claim++;
+      }
+      std::shared_ptr<RecordValue> r;
+      std::exception_ptr err;
+      try {
+        r = build(k);
+      } catch (...) {
+        err = std::current_exception();
+      }
+      {
+        std::lock_guard<std::mutex> lk(mu);
+        if (err)
+          errors[k] = err;
+        else
+          ready[k] = std::move(r);
+      }
+      ready_cv.notify_all();
+    }
+  }
+};
+
+Prefetcher::Prefetcher(int64_t first, int64_t total, int threads, Build build)
+    : s_(std::make_unique<State>()) {
+  s_->build = std::move(build);
+  s_->total = total;
+  s_->taken = s_->next_claim = first;
+  int t = std::max(0, threads);
+  s_->ahead = 2 * static_cast<int64_t>(t);
+  for (int i = 0; i < t && first + i < total; ++i)
+    s_->threads.emplace_back([st = s_.get()] { st->work(); });
+}
+
+Prefetcher::~Prefetcher() {
+  {
+    std::lock_guard<std::mutex> lk(s_->mu);
+    s_->stop = true;
+  }
+  s_->work_cv.notify_all();
+  for (auto& t : s_->threads) t.join();
+}
+
+int64_t Prefetcher::next_index() const {
+  std::lock_guard<std::mutex> lk(s_->mu);
+  return s_->taken;
+}
+
+std::shared_ptr<RecordValue> Prefetcher::take() {
+  State& s = *s_;
+  if (s.threads.empty()) return s.build(s.taken++);
+  std::unique_lock<std::mutex> lk(s.mu);
+  const int64_t k = s.taken;
+  s.ready_cv.wait(lk, [&] { return s.ready.count(k) || s.errors.count(k); });
+  ++s.taken;
+  std::shared_ptr<RecordValue> r;
+  std::exception_ptr err;
+  if (auto e = s.errors.find(k); e != s.errors.end()) {
+    err = e->second;
+    s.errors.erase(e);
+  } else {
+    auto it = s.ready.find(k);
+    r = std::move(it->second);
+    s.ready.erase(it);
+  }
+  lk.unlock();
+  s.work_cv.notify_all();
+  if (err) std::rethrow_exception(err);
+  return r;
+}
+
+int64_t LazyBatch::size() const {
+  return std::max<int64_t>(
+      0,
+      std::min<int64_t>(bv->n,
+                        static_cast<int64_t>(order->size()) - k * bv->n));
+}
+
+void load_lazy_batch(Interpreter& in, RecordValue& r) {
+  if (!r.lazy) return;
+  std::shared_ptr<const LazyBatch> lazy = std::move(r.lazy);
+  lazy->loaded = true;
+  try {
+    r.fields = lazy->bv->make_batch(*lazy->order, lazy->k)->fields;
+  } catch (const DataError& e) {
+    in.fail(e.kind, lazy->loop, e.what(), e.notes);
+  }
+}
+
+namespace {
+
+std::atomic<uint64_t> g_next_walk{1};
+
+struct BatchCursor : Cursor {
+  std::shared_ptr<const BatchesValue> bv;
+  Interpreter* in = nullptr;
+  diag::Span loop;
+  std::shared_ptr<const std::vector<int64_t>> ord;
+  int64_t total = 0;
+  // Several devices, in the controller: lazy batches, no loading here.
+  bool lazy = false;
+  uint64_t walk = 0;
+  int64_t handed = 0;
+  std::shared_ptr<const LazyBatch> last;  // the batch handed out last
+  std::unique_ptr<Prefetcher> loader;
+
+  BatchCursor(std::shared_ptr<const BatchesValue> b,
+              Interpreter& i,
+              diag::Span l)
+      : bv(std::move(b)), in(&i), loop(l) {
+    ord = std::make_shared<const std::vector<int64_t>>(bv->order());
+    total = bv->length();
+    lazy = in->loads_on_workers();
+    if (lazy) {
+      walk = g_next_walk.fetch_add(1);
+      return;
+    }
+    loader = std::make_unique<Prefetcher>(
+        0, total, bv->threads, [bv = bv, ord = ord](int64_t k) {
+          return bv->make_batch(*ord, k);
+        });
+  }
+
+  // A streamed batch the loop body neither sent to the workers nor read is
+  // checked here, so a bad item stops the program as on one device (after
+  // that body, not before it: the workers check the batches they get).
+  void check_unloaded() {
+    if (!last || last->loaded || !bv->ds->store->stream) return;
+    last->loaded = true;
+    try {
+      load_rows(*bv->ds->store, bv->batch_rows(*ord, last->k));
+    } catch (const DataError& e) {
+      in->fail(e.kind, loop, e.what(), e.notes);
+    }
+  }
+
+  bool next(Value& out) override {
+    if (lazy) {
+      check_unloaded();
+      if (handed >= total) return false;
+      auto r = std::make_shared<RecordValue>();
+      r->info = bv->ds->store->info;
+      r->batch = true;
+      auto l = std::make_shared<LazyBatch>();
+      l->bv = bv;
+      l->order = ord;
+      l->k = handed++;
+      l->walk = walk;
+      l->loop = loop;
+      last = l;
+      r->lazy = std::move(l);
+      out = Value::object(Value::Kind::Record, std::move(r));
+      return true;
+    }
+    if (loader->next_index() >= total) return false;
+    try {
+      out = Value::object(Value::Kind::Record, loader->take());
+      return true;
+    } catch (const DataError& e) {
+      // A bad item of a streamed dataset, found as its batch loaded (here
+      // or on a loader thread): raised here, at the loop, before the batch
+      // reaches the loop body.
+      in->fail(e.kind, loop, e.what(), e.notes);
+    } catch (const std::bad_alloc&) {
+      in->fail("IOError", loop, "out of memory while loading a batch");
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Cursor> BatchesValue::cursor(Interpreter& in, diag::Span loop) {
+  return std::make_unique<BatchCursor>(
+      std::make_shared<BatchesValue>(*this), in, loop);
+}
+
+}  // namespace ss::eval

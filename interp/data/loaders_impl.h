@@ -1,0 +1,90 @@
+#pragma once
+// The loaders' internals, shared by loaders*.cpp (one format each): byte
+// readers, the IOError helper, gunzip and a field's name in the file. Not
+// included outside interp/builtins/.
+
+#include <zlib.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "interp/data/dataset.h"
+
+namespace ss::eval::detail {
+
+[[noreturn]] void io_error(const std::string& name, const std::string& what);
+
+inline uint16_t le16(const uint8_t* p) {
+  return p[0] | (p[1] << 8);
+}
+inline uint32_t le32(const uint8_t* p) {
+  return p[0] | (p[1] << 8) | (p[2] << 16) |
+         (static_cast<uint32_t>(p[3]) << 24);
+}
+inline uint64_t le64(const uint8_t* p) {
+  return le32(p) | (static_cast<uint64_t>(le32(p + 4)) << 32);
+}
+inline uint32_t be32(const uint8_t* p) {
+  return (static_cast<uint32_t>(p[0]) << 24) | (p[1] << 16) | (p[2] << 8) |
+         p[3];
+}
+
+// n * size, or false on overflow.
+inline bool mul_ok(uint64_t a, uint64_t b, uint64_t& out) {
+  return !__builtin_mul_overflow(a, b, &out);
+}
+
+// Note [Inflate no more than declared]
+// A deflate stream says nothing trustworthy about how much it inflates to
+// (gzip's ISIZE and a zip entry's sizes are the writer's word; issue 16: a
+// .gz IDX declaring 10 images inflated to 1 GB before it was refused, an npz
+// of overlapping members to 3.1 GB). So a loader inflates incrementally:
+// first the format's own header, which declares the shape, then exactly the
+// bytes that shape needs, and then asks the stream to end there. Output past
+// the declared size is an IOError after one more byte, never an allocation.
+class Inflater {
+ public:
+  // [gzip] for a gzip stream, else a raw deflate stream (zip members).
+  Inflater(const uint8_t* src, size_t n, bool gzip, std::string name);
+  ~Inflater();
+  Inflater(const Inflater&) = delete;
+  Inflater& operator=(const Inflater&) = delete;
+  // Inflates until [out] holds [size] bytes or the stream ends; false when
+  // it ended first (out then holds what there was). IOError on corrupt or
+  // truncated data.
+  bool fill(std::string& out, size_t size);
+  // IOError unless the stream ends exactly here; [declared] says what
+  // declared the size ("the IDX header declares 7856 bytes").
+  void expect_end(const std::string& declared);
+
+ private:
+  // One inflate() call with input fed; true at the stream's end.
+  bool step();
+  z_stream z_{};
+  size_t in_left_;
+  bool ended_ = false;
+  std::string name_;
+};
+
+// The bytes an IDX header at [p] (of [n] present) occupies and the data it
+// declares (loaders_idx.cpp); false while [n] is too short to tell.
+bool idx_sizes(const uint8_t* p,
+               size_t n,
+               const std::string& name,
+               uint64_t& header,
+               uint64_t& data);
+
+inline bool ends_with(const std::string& s, const std::string& suf) {
+  return s.size() >= suf.size() &&
+         s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
+}
+
+inline const std::string& file_name_of(
+    const types::FieldInfo& f,
+    const std::map<std::string, std::string>& renames) {
+  auto it = renames.find(f.name);
+  return it == renames.end() ? f.name : it->second;
+}
+
+}  // namespace ss::eval::detail

@@ -1,0 +1,235 @@
+// stream_dataset: a .npy folder or a .safetensors file checked from its
+// headers (a small JSON reader of its own) and then mapped (FileMapping).
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+
+#include "interp/data/dataset.h"
+#include "interp/data/dataset_impl.h"
+#include "interp/data/loaders_impl.h"
+#include "interp/data/safetensors.h"
+
+namespace ss::eval {
+
+namespace fs = std::filesystem;
+using namespace detail;
+
+FileMapping::~FileMapping() {
+  if (data) ::munmap(const_cast<uint8_t*>(data), size);
+}
+
+std::shared_ptr<const FileMapping> FileMapping::map(const std::string& path,
+                                                    size_t size) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    io_error(path, std::string("cannot open: ") + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) != size) {
+    ::close(fd);
+    io_error(path, "the file changed while it was being opened");
+  }
+  auto m = std::make_shared<FileMapping>();
+  m->path = path;
+  if (size) {
+    void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    int err = errno;
+    ::close(fd);
+    if (p == MAP_FAILED)
+      io_error(path, std::string("cannot map: ") + std::strerror(err));
+    m->data = static_cast<const uint8_t*>(p);
+    m->size = size;
+  } else {
+    ::close(fd);
+  }
+  return m;
+}
+
+namespace {
+
+// An open regular file's size, or an IOError.
+uint64_t regular_file_size(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) io_error(path, "no such file");
+    io_error(path, std::string("cannot read: ") + std::strerror(errno));
+  }
+  if (S_ISDIR(st.st_mode)) io_error(path, "is a directory, not a file");
+  if (!S_ISREG(st.st_mode)) io_error(path, "not a regular file");
+  return static_cast<uint64_t>(st.st_size);
+}
+
+// [n] bytes of [path] from [at] (the file holds them), or an IOError.
+std::string read_range(const std::string& path, uint64_t at, size_t n) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    io_error(path, std::string("cannot open: ") + std::strerror(errno));
+  std::string out(n, '\0');
+  size_t got = 0;
+  while (got < n) {
+    ssize_t r =
+        ::pread(fd, out.data() + got, n - got, static_cast<off_t>(at + got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) {
+      ::close(fd);
+      io_error(path,
+               r == 0 ? "it ended early (changed while being read?)"
+                      : std::string("read failed: ") + std::strerror(errno));
+    }
+    got += static_cast<size_t>(r);
+  }
+  ::close(fd);
+  return out;
+}
+
+// The arrays of a safetensors file, its header checked whole by the one
+// header reader (interp/data/safetensors_header.h) without reading the
+// data.
+std::map<std::string, SafetensorsEntry> safetensors_entries(
+    const std::string& path, uint64_t size, uint64_t& data_at) {
+  SafetensorsHeader h;
+  try {
+    h = read_safetensors_header(
+        path, size, [&](uint64_t at, void* dst, uint64_t n) {
+          std::string b = read_range(path, at, static_cast<size_t>(n));
+          std::memcpy(dst, b.data(), b.size());
+        });
+  } catch (const SafetensorsError& e) {
+    throw DataError("IOError", e.what());
+  }
+  data_at = h.data_start;
+  std::map<std::string, SafetensorsEntry> out;
+  for (SafetensorsEntry& e : h.entries) out[e.name] = std::move(e);
+  return out;
+}
+
+// A `<field>_lengths` array read into a vector (small: one int an item).
+std::vector<int64_t> lengths_of(const RawArray& a,
+                                const std::string& source,
+                                const std::string& array) {
+  if (a.shape.size() != 1 || !raw_is_int(a.type))
+    throw DataError("ShapeError",
+                    source + ": `" + array + "` must be a 1-d int array");
+  std::vector<int64_t> v(a.numel());
+  for (int64_t i = 0; i < a.numel(); ++i)
+    if (!raw_int(a.type, a.data() + i * raw_size(a.type), v[i]))
+      throw DataError("ShapeError", source + ": a length does not fit i64");
+  return v;
+}
+
+std::shared_ptr<TensorStore> stream_safetensors(
+    const types::RecordInfo& r,
+    const std::map<std::string, int64_t>& dims,
+    const std::string& path,
+    const std::map<std::string, std::string>& renames) {
+  uint64_t size = regular_file_size(path);
+  uint64_t data_at = 0;
+  std::map<std::string, SafetensorsEntry> entries =
+      safetensors_entries(path, size, data_at);
+  // Every checked: map the file; nothing of the data is read.
+  auto file = FileMapping::map(path, size);
+  std::map<std::string, StreamArray> cols;
+  for (const types::FieldInfo& f : r.fields) {
+    if (!f.type.is_tensor()) continue;
+    const std::string& key = file_name_of(f, renames);
+    auto it = entries.find(key);
+    if (it == entries.end()) {
+      std::string have;
+      for (const auto& [k, v] : entries) have += (have.empty() ? "" : ", ") + k;
+      throw DataError(
+          "ShapeError",
+          path + " has no array `" + key + "` for field `" + f.name + "` of " +
+              r.name + " (it has: " + (have.empty() ? "nothing" : have) + ")");
+    }
+    StreamArray a;
+    a.type = dataset_detail::raw_of(it->second.dtype);
+    a.shape = it->second.shape;
+    a.data = file->data + data_at + it->second.begin;
+    a.file = file;
+    if (auto lit = entries.find(key + "_lengths"); lit != entries.end()) {
+      RawArray la;
+      la.type = dataset_detail::raw_of(lit->second.dtype);
+      la.shape = lit->second.shape;
+      la.bytes = std::make_shared<const std::string>(
+          reinterpret_cast<const char*>(file->data + data_at +
+                                        lit->second.begin),
+          lit->second.end - lit->second.begin);
+      a.lengths = lengths_of(la, path, key + "_lengths");
+    }
+    cols[f.name] = std::move(a);
+  }
+  return make_stream_store(r, dims, std::move(cols), path, renames);
+}
+
+std::shared_ptr<TensorStore> stream_npy_dir(
+    const types::RecordInfo& r,
+    const std::map<std::string, int64_t>& dims,
+    const std::string& path,
+    const std::map<std::string, std::string>& renames) {
+  std::error_code ec;
+  std::map<std::string, StreamArray> cols;
+  for (const types::FieldInfo& f : r.fields) {
+    if (!f.type.is_tensor()) continue;
+    const std::string& key = file_name_of(f, renames);
+    std::string file = (fs::path(path) / (key + ".npy")).string();
+    if (!fs::exists(file, ec))
+      throw DataError("IOError",
+                      file +
+                          ": no such file (the .npy for field "
+                          "of that name)");
+    uint64_t size = regular_file_size(file);
+    // The header (only), checked against the file's size, before mapping:
+    // the first 4 KiB, or as much as a longer header declares (to 16 MiB).
+    std::string head = read_range(
+        file, 0, static_cast<size_t>(std::min<uint64_t>(size, 4096)));
+    if (head.size() >= 12 && std::memcmp(head.data(), "\x93NUMPY", 6) == 0) {
+      const uint8_t* p = reinterpret_cast<const uint8_t*>(head.data());
+      uint64_t need = p[6] == 1 ? 10 + le16(p + 8) : 12 + uint64_t{le32(p + 8)};
+      need = std::min<uint64_t>({need, size, uint64_t{16} << 20});
+      if (need > head.size())
+        head = read_range(file, 0, static_cast<size_t>(need));
+    }
+    RawArray h = parse_npy(
+        std::make_shared<const std::string>(std::move(head)), 0, size, file);
+    StreamArray a;
+    a.type = h.type;
+    a.shape = h.shape;
+    a.file = FileMapping::map(file, size);
+    a.data = a.file->data + h.offset;
+    std::string lfile = (fs::path(path) / (key + "_lengths.npy")).string();
+    if (fs::exists(lfile, ec)) {
+      auto bytes = read_whole_file(lfile);
+      size_t n = bytes->size();
+      a.lengths = lengths_of(
+          parse_npy(std::move(bytes), 0, n, lfile), path, key + "_lengths");
+    }
+    cols[f.name] = std::move(a);
+  }
+  return make_stream_store(r, dims, std::move(cols), path, renames);
+}
+
+}  // namespace
+
+std::shared_ptr<TensorStore> stream_dataset(
+    const types::RecordInfo& r,
+    const std::map<std::string, int64_t>& dims,
+    const std::string& path,
+    const std::map<std::string, std::string>& renames) {
+  std::error_code ec;
+  if (ends_with(path, ".safetensors"))
+    return stream_safetensors(r, dims, path, renames);
+  if (!ends_with(path, ".npz") && !ends_with(path, ".csv") &&
+      fs::is_directory(path, ec))
+    return stream_npy_dir(r, dims, path, renames);
+  // .npz (compressed members cannot be mapped), .csv (text): read now.
+  return load_dataset(r, dims, path, renames);
+}
+
+}  // namespace ss::eval

@@ -1,0 +1,326 @@
+#include "interp/devices/controller/controller.h"
+
+#include <chrono>
+#include <stdexcept>
+
+#include "dist/comm/communicator.h"
+#include "interp/data/batches.h"
+#include "interp/devices/protocol/messages.h"
+
+namespace ss::devices {
+
+using eval::wire::Codec;
+using eval::wire::Reader;
+using eval::wire::Writer;
+using namespace protocol;
+
+dist::WorkerPool& LazyPool::get() {
+  if (!pool_) {
+    // The collective timeout in effect now (SHAPESCRIPT_COLLECTIVE_TIMEOUT
+    // or collective_timeout(seconds) before this first call): the pool
+    // reports a worker waiting longer than that, with where each worker
+    // was. The workers' own (Gloo's) timeout is set later than it, so
+    // that report comes first.
+    double t = std::chrono::duration<double>(dist::default_collective_timeout())
+                   .count();
+    lo_.collective_timeout = std::chrono::duration<double>(t);
+    lo_.extra_args.insert(
+        lo_.extra_args.begin(),
+        {"--collective-timeout", std::to_string(t + std::max(5.0, t / 10))});
+    pool_ = dist::WorkerPool::start(lo_);
+    std::vector<dist::Message> ready =
+        pool_->call_all(dist::Message{kInit, 0, {}}, "starting the workers");
+    for (const dist::Message& m : ready)
+      if (!m.payload.empty())
+        throw std::runtime_error(m.payload.substr(m.payload.find('\n') + 1));
+  }
+  return *pool_;
+}
+
+namespace {
+
+// Where a bad item of a call's batch is raised: its loop, as on one
+// device.
+diag::Span loop_of(const std::vector<eval::Value>& args, diag::Span site) {
+  for (const eval::Value& v : args)
+    if (v.kind == eval::Value::Kind::Record)
+      if (const auto& lazy = v.as<eval::RecordValue>()->lazy) return lazy->loop;
+  return site;
+}
+
+uint8_t status_of(const dist::Message& m) {
+  return m.payload.empty() ? kFailed : static_cast<uint8_t>(m.payload[0]);
+}
+
+}  // namespace
+
+Controller::Controller(LazyPool& pool,
+                       const check::Program& prog,
+                       const diag::SourceMap& sm,
+                       eval::Interpreter& in)
+    : pool_(pool), sm_(sm), in_(in), codec_(Codec::Side::Controller, prog) {}
+
+std::optional<eval::Value> Controller::call(const check::FnInfo& fn,
+                                            std::vector<eval::Value>& args,
+                                            diag::Span site,
+                                            eval::Interpreter::Later later) {
+  // A call whose result is read now waits behind the ones sent ahead; a
+  // call sent ahead waits only for room.
+  if (!later) in_.settle();
+  while (in_flight_.size() >= kInFlight) settle_first();
+  Writer w;
+  w.str(fn.name);
+  write_span(w, site);
+  w.u32(static_cast<uint32_t>(args.size()));
+  codec_.sent_models.clear();
+  codec_.sent_optims.clear();
+  // The stores of `mut` params: newer on the workers after the call.
+  std::vector<std::shared_ptr<eval::ModelStore>> models;
+  std::vector<std::shared_ptr<eval::OptimState>> optims;
+  for (size_t i = 0; i < args.size(); ++i) {
+    size_t m0 = codec_.sent_models.size(), o0 = codec_.sent_optims.size();
+    try {
+      codec_.write(w, args[i]);
+    } catch (const eval::wire::WireError& e) {
+      in_.fail("ValueError", site, e.what());
+    }
+    if (i < fn.params.size() && fn.params[i].mut) {
+      models.insert(models.end(),
+                    codec_.sent_models.begin() + m0,
+                    codec_.sent_models.end());
+      optims.insert(optims.end(),
+                    codec_.sent_optims.begin() + o0,
+                    codec_.sent_optims.end());
+    }
+  }
+  // Train modes entering device work: the controller counts the entry
+  // (language.md, Randomness); the workers received the count before it
+  // and count the same entry in their own call.
+  InFlight c;
+  for (size_t i = 0; i < args.size() && i < fn.params.size(); ++i)
+    if (args[i].kind == eval::Value::Kind::Mode) {
+      auto* m = args[i].as<eval::ModeState>();
+      ++m->calls;
+      m->draws = 0;
+      c.modes.push_back(args[i].obj);
+    }
+  ++calls_;
+  c.what = "running `" + fn.name + "` (" + where(sm_, site) + ")";
+  c.loop = loop_of(args, site);
+  c.call = {fn.name, site, in_.stack()};
+  c.later = std::move(later);
+  uint32_t kind = in_flight_.empty() ? kCall : kCallAfter;
+  if (kind == kCallAfter) ++ahead_;
+  last_call_ = c.call;
+  try {
+    c.id =
+        pool_.get().post_all(dist::Message{kind, 0, std::move(w.buf)}, c.what);
+  } catch (const dist::CallTimeout&) {
+    throw;
+  } catch (const dist::WorkerError& e) {
+    worker_stopped(e, c.call);
+  }
+  for (auto& s : models) s->remote_newer = true;
+  for (auto& o : optims) o->remote_newer = true;
+  if (!c.later) return finish(c);
+  in_flight_.push_back(std::move(c));
+  return eval::Value::unit();
+}
+
+// Note [A worker that dies between calls]: the pool notices a death when
+// it waits for the workers; a worker killed while the controller works on
+// its own (saving a model it holds, printing) was noticed by nobody, and
+// the run ended with exit 0 (issue 16 item 8). Every builtin settles
+// first, so the workers are looked at here too (reaping is a few
+// syscalls, done at most every 20 ms), and once more before the run ends.
+void Controller::settle() {
+  while (!in_flight_.empty()) settle_first();
+  if (dist::WorkerPool* p = pool_.started()) {
+    auto now = std::chrono::steady_clock::now();
+    if (now - last_alive_check_ >= std::chrono::milliseconds(20)) {
+      last_alive_check_ = now;
+      try {
+        p->check_alive();
+      } catch (const dist::CallTimeout&) {
+        throw;
+      } catch (const dist::WorkerError& e) {
+        if (last_call_.fn.empty()) throw;
+        worker_stopped(e, last_call_, /*after=*/true);
+      }
+    }
+  }
+}
+
+void Controller::settle_first() {
+  InFlight c = std::move(in_flight_.front());
+  in_flight_.pop_front();
+  try {
+    eval::Value v = finish(c);
+    c.later(std::move(v));
+  } catch (...) {
+    // The program stops here: what was sent after is not its to see.
+    in_flight_.clear();
+    throw;
+  }
+}
+
+// The calls sent after one that failed: on the workers they did nothing
+// (kSkipped) when every worker failed it; a worker that didn't fail went on
+// to the next call and may wait in its collectives for the others, so the
+// workers are stopped.
+void Controller::drop_in_flight(bool workers_went_on) {
+  if (in_flight_.empty()) return;
+  if (workers_went_on) {
+    in_flight_.clear();
+    if (dist::WorkerPool* p = pool_.started()) p->stop();
+    return;
+  }
+  while (!in_flight_.empty()) {
+    uint64_t id = in_flight_.front().id;
+    in_flight_.pop_front();
+    pool_.get().collect(id);
+  }
+}
+
+eval::Value Controller::finish(InFlight& c) {
+  std::vector<dist::Message> replies;
+  try {
+    replies = pool_.get().collect(c.id);
+  } catch (const dist::CallTimeout&) {
+    throw;  // the seed's report of where every worker was
+  } catch (const dist::WorkerError& e) {
+    worker_stopped(e, c.call);
+  }
+  bool any_ok = false, all_ok = true;
+  for (const dist::Message& m : replies) {
+    bool ok = status_of(m) == kOk;
+    any_ok = any_ok || ok;
+    all_ok = all_ok && ok;
+  }
+  if (all_ok) {
+    Reader r(replies[0].payload);
+    r.u8();
+    eval::Value v = codec_.read(r);
+    // Note [Modes' draws]: a Train mode's draws are keyed by its entry
+    // count and the draw's ordinal in the entry (language.md,
+    // Randomness). The workers drew in this entry; a draw here before the
+    // next entry (dropout in main) goes on from their count, as on one
+    // device.
+    uint32_t n = r.u32();
+    for (uint32_t i = 0; i < n; ++i) {
+      uint64_t draws = r.u64();
+      if (i < c.modes.size())
+        static_cast<eval::ModeState*>(c.modes[i].get())->draws = draws;
+    }
+    return v;
+  }
+  drop_in_flight(any_ok);
+  // The program's error first: a worker that failed alone left the group,
+  // and the others' collectives then failed (kFailed) because of it.
+  std::vector<size_t> order;
+  for (size_t rank = 0; rank < replies.size(); ++rank)
+    if (status_of(replies[rank]) != kFailed) order.push_back(rank);
+  for (size_t rank = 0; rank < replies.size(); ++rank)
+    if (status_of(replies[rank]) == kFailed) order.push_back(rank);
+  for (size_t rank : order) {
+    Reader r(replies[rank].payload);
+    uint8_t status = status_of(replies[rank]);
+    if (!replies[rank].payload.empty()) r.u8();
+    if (status == kOk || status == kSkipped) continue;
+    if (status == kData) {
+      if (r.u8() == 0) continue;  // another worker found it
+      std::string kind = r.str();
+      eval::RuntimeError e(kind, r.str(), c.loop);
+      e.stack() = c.call.stack;
+      for (uint32_t n = r.u32(), i = 0; i < n; ++i)
+        e.notes().push_back(r.str());
+      throw e;
+    }
+    if (status == kRuntime) raise(r, static_cast<int>(rank), c.call.stack);
+    throw std::runtime_error("worker " + std::to_string(rank) +
+                             " failed while " + c.what + ": " +
+                             (replies[rank].payload.empty() ? "" : r.str()));
+  }
+  throw std::runtime_error("the workers skipped a call while " + c.what);
+}
+
+void Controller::fetch(eval::ModelStore& s) {
+  std::string bytes =
+      reply('m', s.remote_id, "copying a model from the workers");
+  Reader r(bytes);
+  Codec::read_tensors(r, s);
+  s.remote_newer = false;
+}
+
+void Controller::fetch(eval::OptimState& o) {
+  std::string bytes =
+      reply('o', o.remote_id, "copying an optimizer's state from the workers");
+  Reader r(bytes);
+  Codec::read_optim_state(r, o);
+  o.remote_newer = false;
+}
+
+// Rank 0's copy of store [id] ('m' a model, 'o' an optimizer), after the
+// calls sent ahead of it.
+std::string Controller::reply(char what_store,
+                              uint64_t id,
+                              const std::string& what) {
+  in_.settle();
+  Writer w;
+  w.u8(static_cast<uint8_t>(what_store));
+  w.u64(id);
+  ++fetches_;
+  dist::Message m =
+      pool_.get().call(0, dist::Message{kFetch, 0, std::move(w.buf)}, what);
+  if (m.payload.empty() || m.payload[0] != kOk)
+    throw std::runtime_error(what + " failed");
+  return m.payload.substr(1);
+}
+
+// Note [A stopped worker at its call]: devices.md item 12 asks a
+// WorkerError to name the fn and the `.ss` location the worker was
+// running, and errors.md gives errors one form; the pool knows the worker
+// and how it stopped, the controller knows the call. So the error is a
+// RuntimeError of kind WorkerError at the call's site, with the stack it
+// left from and the fn on top (`ss` still exits 3), and the worker's last
+// output as a note. A worker that stopped between calls is reported at the
+// last call the workers ran ("after running `f`").
+void Controller::worker_stopped(const dist::WorkerError& e,
+                                const CallSite& c,
+                                bool after) {
+  in_flight_.clear();
+  eval::RuntimeError err("WorkerError",
+                         std::string(e.what()) +
+                             (after ? " (after running `" : " (running `") +
+                             c.fn + "`)",
+                         c.site);
+  err.stack() = c.stack;
+  err.stack().push_back({c.fn, c.site});
+  if (!e.stderr_tail.empty())
+    err.notes().push_back("the worker's last output:\n" + e.stderr_tail);
+  throw err;
+}
+
+// The worker's runtime error, raised here with the controller's stack (as
+// it was when the call left) before the worker's.
+void Controller::raise(Reader& r,
+                       int rank,
+                       const std::vector<eval::StackEntry>& stack) {
+  std::string kind = r.str();
+  std::string message = r.str();
+  diag::Span span = read_span(r);
+  eval::RuntimeError e(kind, message, span);
+  e.stack() = stack;
+  for (uint32_t n = r.u32(), i = 0; i < n; ++i) {
+    eval::StackEntry s;
+    s.fn = r.str();
+    s.site = read_span(r);
+    e.stack().push_back(s);
+  }
+  for (uint32_t n = r.u32(), i = 0; i < n; ++i) e.notes().push_back(r.str());
+  e.notes().push_back("raised on worker " + std::to_string(rank) + " of " +
+                      std::to_string(pool_.get().world()));
+  throw e;
+}
+
+}  // namespace ss::devices

@@ -1,0 +1,109 @@
+// The controller's side of `ss run` on several devices: the workers,
+// started on first need (LazyPool), and the program's calls into them
+// (Controller), sent ahead of their results where the program only
+// writes or drops them (Note [Async dispatch] in
+// interp/devices/controller/async_dispatch.cpp).
+#pragma once
+
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dist/control/control.h"
+#include "interp/devices/protocol/wire.h"
+#include "interp/eval/interpreter.h"
+#include "interp/eval/runtime_error.h"
+
+namespace ss::devices {
+
+/// The workers, started when the program first needs the devices (its
+/// first call into a worker fn: devices.md), each told to check the
+/// program once.
+class LazyPool {
+ public:
+  explicit LazyPool(dist::LaunchOptions lo) : lo_(std::move(lo)) {}
+  dist::WorkerPool& get();
+  dist::WorkerPool* started() { return pool_.get(); }
+
+ private:
+  dist::LaunchOptions lo_;
+  std::unique_ptr<dist::WorkerPool> pool_;
+};
+
+class Controller {
+ public:
+  /// At most this many calls run ahead of the controller: the one the
+  /// workers are running and the next, already in their queues.
+  static constexpr size_t kInFlight = 2;
+
+  Controller(LazyPool& pool,
+             const check::Program& prog,
+             const diag::SourceMap& sm,
+             eval::Interpreter& in);
+
+  /// A call of the worker fn [fn]: the first worker's result. With
+  /// [later], the call is sent and Value::unit() returned at once; its
+  /// result goes to [later] when it settles.
+  std::optional<eval::Value> call(const check::FnInfo& fn,
+                                  std::vector<eval::Value>& args,
+                                  diag::Span site,
+                                  eval::Interpreter::Later later);
+  /// Waits for every call sent ahead, in order, handing each result on.
+  /// A call that failed raises its error here; the calls sent after it
+  /// are dropped (the workers skipped them).
+  void settle();
+
+  /// Copies a model's tensors or an optimizer's state from rank 0.
+  void fetch(eval::ModelStore& s);
+  void fetch(eval::OptimState& o);
+
+  uint64_t calls() const { return calls_; }
+  uint64_t fetches() const { return fetches_; }
+  /// Calls sent while the one before was still running.
+  uint64_t calls_ahead() const { return ahead_; }
+
+ private:
+  /// A call of a worker fn, where the program made it.
+  struct CallSite {
+    std::string fn;                       // the worker fn called
+    diag::Span site;                      // where it was called
+    std::vector<eval::StackEntry> stack;  // the `.ss` stack it left from
+  };
+  struct InFlight {
+    uint64_t id = 0;
+    std::string what;  // "running `f` (a.ss:3:5)"
+    diag::Span loop;   // where a bad batch is raised
+    CallSite call;
+    eval::Interpreter::Later later;
+    /// The call's Train/Eval arguments, in order: their draws come back.
+    std::vector<std::shared_ptr<eval::Object>> modes;
+  };
+
+  void settle_first();
+  eval::Value finish(InFlight& c);
+  void drop_in_flight(bool workers_went_on);
+  std::string reply(char what_store, uint64_t id, const std::string& what);
+  /// A worker stopped (killed, exited) during call [c], or [after] it:
+  /// the WorkerError in the usual form, at the call's site with its `.ss`
+  /// stack.
+  [[noreturn]] void worker_stopped(const dist::WorkerError& e,
+                                   const CallSite& c,
+                                   bool after = false);
+  [[noreturn]] void raise(eval::wire::Reader& r,
+                          int rank,
+                          const std::vector<eval::StackEntry>& stack);
+
+  LazyPool& pool_;
+  const diag::SourceMap& sm_;
+  eval::Interpreter& in_;
+  eval::wire::Codec codec_;
+  std::deque<InFlight> in_flight_;
+  uint64_t calls_ = 0, fetches_ = 0, ahead_ = 0;
+  std::chrono::steady_clock::time_point last_alive_check_{};
+  CallSite last_call_;  // where a worker that dies between calls is reported
+};
+
+}  // namespace ss::devices

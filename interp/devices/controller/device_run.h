@@ -1,0 +1,64 @@
+// A checked program run on several devices the way `ss run` runs it: the
+// controller (this process) runs the entry fn and sends each call of a
+// worker fn to `ss worker` processes (cmd_run_devices.cpp). `ss run` and
+// `ss conformance` both call run_program_on_devices, so what the suite
+// proves is what users run (cli.md).
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "interp/check/checker.h"
+#include "interp/eval/interpreter.h"
+
+namespace ss::devices {
+
+struct DeviceRunOptions {
+  /// What every `ss worker` gets: the program and its options
+  /// (worker_run_args).
+  std::vector<std::string> worker_args;
+  std::vector<std::string> program_args;
+  std::string entry = "main";
+  /// Keep the final params: the controller's (rank 0's copies, by main's
+  /// names) and every rank's copies of every model it holds.
+  bool final_params = false;
+  /// Copy the workers' own stdout/stderr to this process's stderr.
+  bool forward_worker_output = true;
+};
+
+struct DeviceRun {
+  /// The run's error: "" when it ran clean, else a runtime error's kind
+  /// or "WorkerError" (a worker that died, or the workers failing to
+  /// start); [error] is its rendering as `ss run` prints it.
+  std::string kind;
+  std::string error;
+  /// diag::kExitOk, kExitRuntime or kExitWorker (diag/exit_codes.h).
+  int exit_code = 0;
+  /// With SHAPESCRIPT_CONTROL_STATS: the controller's counters, a line.
+  std::string stats;
+  /// With DeviceRunOptions::final_params and a clean run: what the entry
+  /// fn held at its end (Interpreter::final_params, read from rank 0),
+  /// and by rank, every model store each worker holds (by "model <id>.
+  /// <path>"), to check the copies stayed equal (compare_ranks). Empty
+  /// when the workers were never started.
+  eval::Interpreter::FinalParams params;
+  std::vector<eval::Interpreter::FinalParams> rank_params;
+};
+
+/// Runs [prog] (checked from [sm]) on its devices; the program's output
+/// goes to [out].
+DeviceRun run_program_on_devices(const check::Program& prog,
+                                 const diag::SourceMap& sm,
+                                 std::ostream& out,
+                                 const DeviceRunOptions& opts);
+
+/// The command line every worker checks the program from: [file], the -D
+/// and --devices of [opts], the entry and the program's arguments.
+std::vector<std::string> worker_run_args(
+    const std::string& file,
+    const check::Options& opts,
+    const std::string& entry,
+    const std::vector<std::string>& program_args);
+
+}  // namespace ss::devices

@@ -1,0 +1,609 @@
+// The DeviceTable of `ss explain` (explain.h; devices.md, "The `ss
+// explain` report" and item 10). Everything here is read off the checked
+// program: placement (FnInfo::placement), the batch split (param_split,
+// batch_vars), the lowered operations (ExprInfo::allreduce) and the types,
+// which give every count. Nothing is run.
+// Size is in explain_size.cpp, the rendering in explain_render.cpp.
+// Walking the program is in explain_walk.cpp.
+#include "interp/devices/plan/explain.h"
+
+#include <algorithm>
+#include <functional>
+#include <set>
+#include <sstream>
+
+#include "interp/devices/plan/explain_impl.h"
+#include "interp/devices/plan/placement_impl.h"
+#include "ops/core/batch_split.h"
+
+namespace ss::check::comms {
+
+using types::Axis;
+using types::Type;
+using TK = types::Type::Kind;
+using EK = ast::Expr::Kind;
+using SK = ast::Stmt::Kind;
+using Placement = FnInfo::Placement;
+using namespace detail;
+using placement_detail::find_batch;  // the checker's own rule
+
+namespace {
+
+Size operator+(Size a, const Size& b) {
+  a += b;
+  return a;
+}
+
+Size times(const Size& a, const Size& b) {
+  Size s;
+  for (const auto& [ma, ca] : a.terms)
+    for (const auto& [mb, cb] : b.terms) {
+      std::vector<std::string> m = ma;
+      m.insert(m.end(), mb.begin(), mb.end());
+      std::sort(m.begin(), m.end());
+      s += Size{{{m, ca * cb}}};
+    }
+  return s;
+}
+
+Size variable(const std::string& name) {
+  Size s;
+  s.terms[{name}] = 1;
+  return s;
+}
+
+}  // namespace
+
+namespace {
+
+// ------------------------------------------------------------ types
+
+std::string axis_name(const Axis& a) {
+  if (!a.label.empty()) return a.label;
+  return a.name.empty() ? a.str() : a.name;
+}
+
+Size axis_size(const Axis& a) {
+  if (auto n = a.static_size()) return Size::constant(*n);
+  if (a.kind == Axis::Kind::Group) {
+    Size s = Size::constant(1);
+    for (const Axis& i : a.items) s = times(s, axis_size(i));
+    return s;
+  }
+  return variable(axis_name(a));
+}
+
+Size numel(const Type& t) {
+  Size s = Size::constant(1);
+  for (const Axis& a : t.shape) s = times(s, axis_size(a));
+  return s;
+}
+
+struct Leaf {
+  std::string path;
+  Type type;
+  bool buffer = false;
+};
+
+// Every tensor of a model type, sub-models' by their dotted paths.
+void model_leaves(const Type& m,
+                  const std::string& prefix,
+                  std::vector<Leaf>& out,
+                  int depth = 0) {
+  if (!m.model || depth > 32) return;
+  for (const types::FieldInfo& f : m.model->fields) {
+    Type ft = types::model_field_type(m, f);
+    if (ft.kind == TK::Tensor)
+      out.push_back({prefix + f.name, ft, f.buffer});
+    else if (ft.kind == TK::Model)
+      model_leaves(ft, prefix + f.name + ".", out, depth + 1);
+  }
+}
+
+std::string join(const std::vector<std::string>& xs) {
+  std::string s;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (i > 0) s += i + 1 == xs.size() ? " and " : ", ";
+    s += xs[i];
+  }
+  return s;
+}
+
+// ------------------------------------------------------------ the analysis
+
+// Bytes a fn sends per call: its float collectives (which count twice when
+// value_and_grad differentiates it) and the rest.
+struct FnBytes {
+  Size flt, other;
+  Size total() const { return flt + other; }
+  Size differentiated() const { return flt * 2 + other; }
+};
+
+// One thing a line sends.
+struct Item {
+  diag::Span at;
+  bool is_call = false;
+  Collective coll;
+  bool coll_float = false;  // counts twice under value_and_grad
+  CallSend call;
+  FnBytes call_bytes;  // the callee's, for the caller's own sum
+};
+
+class Analysis {
+ public:
+  Analysis(const Program& p, const diag::SourceMap& sm)
+      : P(p), sm_(sm), n_(p.devices().count()) {
+    active_ = n_ > 1 && p.mesh().empty();
+  }
+
+  bool active() const { return active_; }
+
+  // What [fn]'s body sends, item by item, in source order.
+  std::vector<Item> items(const FnInfo& fn) {
+    std::vector<Item> out;
+    if (!active_ || !fn.decl || fn.decl->is_extern) return out;
+    each_body_expr(*fn.decl, [&](const ast::Expr& e) { on_expr(fn, e, out); });
+    return out;
+  }
+
+  FnBytes bytes(const FnInfo& fn) {
+    auto it = memo_.find(fn.name);
+    if (it != memo_.end()) return it->second;
+    if (!busy_.insert(fn.name).second) return {};  // recursion: once
+    FnBytes b;
+    for (const Item& i : items(fn)) {
+      if (i.is_call) {
+        b.flt += i.call_bytes.flt;
+        b.other += i.call_bytes.other;
+      } else if (i.coll_float) {
+        b.flt += i.coll.bytes;
+      } else {
+        b.other += i.coll.bytes;
+      }
+    }
+    busy_.erase(fn.name);
+    memo_[fn.name] = b;
+    return b;
+  }
+
+ private:
+  std::string figure(const Size& count, types::DType dt) const {
+    Size bytes = count * types::dtype_size(dt);
+    std::string c = count.str();
+    if (!count.known() && count.terms.size() > 1) c = "(" + c + ")";
+    return c + " × " + types::dtype_name(dt) + " = " + bytes_text(bytes);
+  }
+
+  Collective collective(const std::string& source,
+                        const std::string& what,
+                        const Size& count,
+                        types::DType dt) const {
+    Collective c;
+    c.source = source;
+    c.what = what;
+    c.count = count;
+    c.dtype = types::dtype_name(dt);
+    c.bytes = count * types::dtype_size(dt);
+    c.text = c.op + " of " + what +
+             ", which adds up every device's part of "
+             "the batch: " +
+             figure(count, dt);
+    return c;
+  }
+
+  void add_call(const FnInfo& callee,
+                const ast::Expr& e,
+                bool diff,
+                bool per_batch,
+                std::vector<Item>& out) {
+    if (callee.placement != Placement::Workers) return;
+    FnBytes fb = bytes(callee);
+    Size total = diff ? fb.differentiated() : fb.total();
+    if (total.zero()) return;
+    Item it;
+    it.at = e.span;
+    it.is_call = true;
+    it.call.fn = callee.name;
+    it.call.bytes = total;
+    it.call.differentiated = diff;
+    it.call.per_batch = per_batch;
+    it.call.text = "inside `" + callee.name + "`" +
+                   (per_batch ? ", for each batch" : "") + ": " +
+                   bytes_text(total) + " per call";
+    // Inside a fn that is itself differentiated, what a differentiated
+    // call's backward sends is already counted: its all of it is "other".
+    if (diff)
+      it.call_bytes.other = total;
+    else
+      it.call_bytes = fb;
+    out.push_back(std::move(it));
+  }
+
+  void on_expr(const FnInfo& fn, const ast::Expr& e, std::vector<Item>& out) {
+    if (e.kind != EK::Call) return;
+    const ExprInfo* info = P.info(&e);
+    if (!info) return;
+    const Resolution& r = info->resolution;
+    if (r.kind == Resolution::Kind::Fn && r.fn) {
+      if (!r.fn->decl || r.fn->decl->is_extern) return;
+      add_call(*r.fn, e, false, false, out);
+      return;
+    }
+    if (r.kind != Resolution::Kind::Builtin || !r.op) return;
+    const ops::OpDef& op = *r.op;
+    const std::string n = op.name;
+    std::vector<const ast::Expr*> given = given_args(e);
+    if (info->allreduce) {
+      lowering(n, e, *info, out);
+      return;
+    }
+    if ((n == "value_and_grad" || n == "grad") && !given.empty()) {
+      gradients(e, *info, out);
+      const Type& ft = P.type_of(given[0]);
+      if (ft.kind == TK::Fn)
+        if (const FnInfo* f = P.fn(ft.fn_name))
+          add_call(*f, e, true, false, out);
+      return;
+    }
+    if (n == "mean_logs" && !given.empty()) {
+      const Type& ft = P.type_of(given[0]);
+      if (ft.kind == TK::Fn)
+        if (const FnInfo* f = P.fn(ft.fn_name))
+          add_call(*f, e, false, true, out);
+    }
+    (void)fn;
+  }
+
+  void lowering(const std::string& n,
+                const ast::Expr& e,
+                const ExprInfo& info,
+                std::vector<Item>& out) {
+    const Type& rt = info.type;
+    types::DType dt = rt.kind == TK::Tensor ? rt.dtype : types::DType::F32;
+    Collective c;
+    if (n == "mean") {
+      if (!types::is_float(dt)) dt = types::DType::F32;
+      Size values = numel(rt);
+      std::string what = values.known() && values.value() == 1
+                             ? "`mean`'s sum and count"
+                             : "`mean`'s sums and count";
+      c = collective(n, what, values + Size::constant(1), dt);
+    } else if (n == "cross_entropy" || n == "mse") {
+      c = collective(n, "`" + n + "`'s sum and count", Size::constant(2), dt);
+    } else if (n == "batch_norm") {
+      // In Eval mode it normalises with its running statistics, per
+      // example: nothing is sent. A mode that isn't written `Eval` is
+      // counted (Train sends).
+      if (const ast::Expr* md = param_arg(e, info, 2))
+        if (md->kind == EK::Name && md->name == "Eval") return;
+      Size channels = Size::constant(1);
+      if (const ast::Expr* x = param_arg(e, info, 0)) {
+        const Type& xt = P.type_of(x);
+        if (xt.kind == TK::Tensor && xt.shape.size() > 1)
+          channels = axis_size(xt.shape[1]);
+      }
+      c = collective(n,
+                     "`batch_norm`'s sums of x and x² per channel and "
+                     "count",
+                     channels * 2 + Size::constant(1),
+                     types::DType::F64);
+      dt = types::DType::F64;
+    } else {  // sum, reduce(with=sum)
+      Size values = numel(rt);
+      std::string what = values.known() && values.value() == 1
+                             ? "`" + n + "`'s partial sum"
+                             : "`" + n + "`'s partial sums";
+      c = collective(n, what, values, dt);
+    }
+    Item it;
+    it.at = e.span;
+    it.coll = std::move(c);
+    it.coll_float = types::is_float(dt);
+    out.push_back(std::move(it));
+  }
+
+  // value_and_grad's all-reduce of the params' gradients, one per dtype.
+  void gradients(const ast::Expr& e,
+                 const ExprInfo& info,
+                 std::vector<Item>& out) {
+    const ast::Expr* m = param_arg(e, info, 1);
+    if (!m) return;
+    const Type& mt = P.type_of(m);
+    std::map<types::DType, std::pair<std::vector<std::string>, Size>> by_dt;
+    std::string owner;
+    if (mt.kind == TK::Model) {
+      std::vector<Leaf> leaves;
+      model_leaves(mt, "", leaves);
+      for (const Leaf& l : leaves) {
+        if (l.buffer) continue;
+        auto& [names, count] = by_dt[l.type.dtype];
+        names.push_back("`" + l.path + "`");
+        count += numel(l.type);
+      }
+      owner = mt.model ? mt.model->name : "the model";
+    } else if (mt.kind == TK::Tensor) {
+      auto& [names, count] = by_dt[mt.dtype];
+      names.push_back("`" + std::string(sm_.text(m->span)) + "`");
+      count += numel(mt);
+    } else {
+      return;
+    }
+    for (auto& [dt, nc] : by_dt) {
+      auto& [names, count] = nc;
+      std::string what;
+      if (mt.kind == TK::Tensor) {
+        what = "the gradient of " + names[0];
+      } else if (names.size() == 1) {
+        what = "the gradient of `" + owner + "`'s param " + names[0];
+      } else if (names.size() <= 6) {
+        what = "the gradients of `" + owner + "`'s params " + join(names);
+      } else {
+        what = "the gradients of `" + owner + "`'s " +
+               std::to_string(names.size()) + " " + types::dtype_name(dt) +
+               " params";
+      }
+      Item it;
+      it.at = e.span;
+      it.coll = collective("value_and_grad", what, count, dt);
+      it.coll.source = P.info(&e)->resolution.op->name;
+      // Not on the tape: an enclosing value_and_grad's backward doesn't
+      // run it again.
+      it.coll_float = false;
+      out.push_back(std::move(it));
+    }
+  }
+
+  const Program& P;
+  const diag::SourceMap& sm_;
+  size_t n_;
+  bool active_ = false;
+  std::map<std::string, FnBytes> memo_;
+  std::set<std::string> busy_;
+};
+
+std::string file_of(const diag::SourceMap& sm, diag::Span s) {
+  return s.file < sm.size() ? sm.file(s.file).path : std::string("?");
+}
+
+uint32_t line_of(const diag::SourceMap& sm, diag::Span s) {
+  return s.file < sm.size() ? sm.line_col(s.file, s.begin).line : 0;
+}
+
+std::string trim(std::string_view v) {
+  size_t a = v.find_first_not_of(" \t\r");
+  if (a == std::string_view::npos) return "";
+  size_t b = v.find_last_not_of(" \t\r");
+  return std::string(v.substr(a, b - a + 1));
+}
+
+// The file's first `batches(n)` with n a number or a dim: the example
+// batch of the split layouts.
+std::optional<int64_t> example_batch(const Program& P) {
+  if (P.modules().empty()) return std::nullopt;
+  const ast::Module& main = P.modules().back();
+  std::optional<std::pair<uint32_t, int64_t>> best;
+  for (const ast::FnDecl& d : main.fns)
+    each_body_expr(d, [&](const ast::Expr& e) {
+      if (e.kind != EK::Call) return;
+      const ExprInfo* in = P.info(&e);
+      if (!in || in->resolution.kind != Resolution::Kind::Builtin ||
+          !in->resolution.op ||
+          std::string(in->resolution.op->name) != "batches")
+        return;
+      const ast::Expr* a =
+          param_arg(e, *in, param_index(*in->resolution.op, "n"));
+      if (!a) return;
+      std::optional<int64_t> n;
+      if (a->kind == EK::Int)
+        n = a->int_value;
+      else if (a->kind == EK::Name) {
+        auto it = P.dims().find(a->name);
+        if (it != P.dims().end()) n = it->second;
+      }
+      if (!n || *n <= 0) return;
+      if (!best || e.span.begin < best->first) best = {{e.span.begin, *n}};
+    });
+  if (!best) return std::nullopt;
+  return best->second;
+}
+
+}  // namespace
+
+// ------------------------------------------------------------ the table
+
+DeviceTable build_table(const Program& P, const diag::SourceMap& sm) {
+  DeviceTable t;
+  const DeviceList& dl = P.devices();
+  t.count = dl.count();
+  t.devices = dl.kind;
+  if (!dl.ids.empty()) {
+    t.devices += "[";
+    for (size_t i = 0; i < dl.ids.size(); ++i)
+      t.devices += (i ? " " : "") + std::to_string(dl.ids[i]);
+    t.devices += "]";
+  }
+  const bool several = t.count > 1;
+  const std::string N = std::to_string(t.count);
+  for (const auto& o : dl.options) {
+    std::string s;
+    for (const std::string& w : o) s += (s.empty() ? "" : " ") + w;
+    t.options.push_back(s);
+    if (several)
+      t.notes.push_back(s +
+                        ": not in this build; the program runs data "
+                        "parallel, and the table is what that sends");
+  }
+  if (several && !P.mesh().empty())
+    t.notes.push_back(
+        "mesh: the collectives of spmd fns are not in this "
+        "table (not in this build); nothing outside them "
+        "communicates");
+  t.example_batch = example_batch(P);
+  if (several && t.example_batch)
+    t.example_split =
+        ops::batch_split(*t.example_batch, static_cast<int>(t.count));
+
+  Analysis an(P, sm);
+
+  // User fns in source order (the stdlib's are counted inside calls).
+  std::vector<const FnInfo*> fns;
+  for (const ast::Module& m : P.modules())
+    for (const ast::FnDecl& d : m.fns) {
+      const FnInfo* f = P.fn(d.name);
+      if (f && f->decl == &d && !f->is_stdlib) fns.push_back(f);
+    }
+
+  std::string split_words = "split across the " + N + " devices along ";
+  std::string share = ", each holding its share of the batch";
+  if (!t.example_split.empty()) {
+    std::string parts;
+    for (size_t i = 0; i < t.example_split.size(); ++i)
+      parts += (i ? "/" : "") + std::to_string(t.example_split[i]);
+    share += " (" + parts + " for a batch of " +
+             std::to_string(*t.example_batch) + ")";
+  }
+
+  for (const FnInfo* fn : fns) {
+    FnEntry fe;
+    fe.name = fn->name;
+    fe.placement = fn->placement;
+    fe.placement_words = placement_words(fn->placement);
+    fe.reason = fn->placement_reason;
+    fe.file = file_of(sm, fn->decl->name_span);
+    fe.line = line_of(sm, fn->decl->name_span);
+    if (fn->placement_at)
+      fe.reason_at = file_of(sm, *fn->placement_at) + ":" +
+                     std::to_string(line_of(sm, *fn->placement_at));
+    switch (fn->placement) {
+      case Placement::Controller:
+        fe.text = "runs in the controller: " + fe.reason;
+        if (!fe.reason_at.empty()) fe.text += " (" + fe.reason_at + ")";
+        break;
+      case Placement::Anywhere:
+        fe.text = "runs anywhere: where it's called";
+        break;
+      case Placement::Workers:
+        if (!several) {
+          fe.text = "runs on the workers; on one device nothing is sent";
+        } else if (fn->decl->is_extern) {
+          fe.text =
+              "runs on the workers, on each device's examples; it "
+              "sends nothing";
+          fe.bytes_per_call = Size{};
+        } else {
+          Size b = an.bytes(*fn).total();
+          fe.bytes_per_call = b;
+          fe.text = b.zero() ? "runs on the workers and sends nothing"
+                             : "runs on the workers and sends " +
+                                   bytes_text(b) + " per call";
+        }
+        break;
+    }
+    t.fns.push_back(fe);
+
+    // Values: params, then locals.
+    std::map<std::string, diag::Span> spans = local_spans(*fn->decl);
+    auto layout = [&](const std::string& name,
+                      const Type& type,
+                      bool param,
+                      bool split_param,
+                      std::optional<diag::Span> at) {
+      ValueLayout v;
+      v.fn = fn->name;
+      v.name = name;
+      v.param = param;
+      v.type = type.str();
+      if (at) {
+        v.file = file_of(sm, *at);
+        v.line = line_of(sm, *at);
+      }
+      if (!several) {
+        v.kind = ValueLayout::Kind::OneDevice;
+        v.text = "whole on the one device";
+      } else if (fn->placement == Placement::Controller) {
+        v.kind = ValueLayout::Kind::Controller;
+        v.text = "in the controller";
+      } else if (fn->placement == Placement::Anywhere) {
+        v.kind = ValueLayout::Kind::Anywhere;
+        v.text = "where `" + fn->name + "` is called (it runs anywhere)";
+      } else if (type.kind == TK::Model) {
+        v.kind = ValueLayout::Kind::ModelCopy;
+        std::vector<Leaf> leaves;
+        model_leaves(type, "", leaves);
+        Size bytes;
+        for (const Leaf& l : leaves)
+          bytes += numel(l.type) * types::dtype_size(l.type.dtype);
+        if (bytes.known()) v.model_bytes = bytes.value();
+        v.text = "a copy on every device: " + bytes_text(bytes) +
+                 " of params and buffers each";
+      } else if (type.kind == TK::Optim) {
+        v.kind = ValueLayout::Kind::OptimCopy;
+        v.text = "a copy on every device, as its model";
+      } else if (const Axis* ax = find_batch(type, fn->batch_vars);
+                 ax && (split_param || !param)) {
+        v.kind = ValueLayout::Kind::Split;
+        v.axis = axis_name(*ax);
+        v.text = split_words + v.axis + share;
+      } else if (param && split_param && type.kind == TK::Batch &&
+                 !type.shape.empty()) {
+        v.kind = ValueLayout::Kind::Split;
+        v.axis = axis_name(type.shape[0]);
+        v.text = split_words + v.axis + share;
+      } else {
+        v.kind = ValueLayout::Kind::Whole;
+        v.text = "whole on every device";
+      }
+      t.values.push_back(std::move(v));
+    };
+    for (size_t k = 0; k < fn->params.size(); ++k) {
+      const ParamInfo& p = fn->params[k];
+      diag::Span at = p.decl ? p.decl->name_span : fn->decl->name_span;
+      bool split = k < fn->param_split.size() && fn->param_split[k];
+      layout(p.name, p.type, true, split, at);
+    }
+    std::set<std::string> seen;
+    for (const auto& [name, type] : fn->locals) {
+      if (!seen.insert(name).second) continue;
+      auto it = spans.find(name);
+      layout(name,
+             type,
+             false,
+             false,
+             it == spans.end() ? std::nullopt
+                               : std::optional<diag::Span>(it->second));
+    }
+
+    // Lines.
+    if (!an.active() || fn->decl->is_extern) continue;
+    std::map<std::pair<uint32_t, uint32_t>, LineSends> by_line;
+    std::vector<std::pair<uint32_t, uint32_t>> order;
+    for (Item& i : an.items(*fn)) {
+      auto key = std::make_pair(i.at.file, line_of(sm, i.at));
+      auto [it, fresh] = by_line.try_emplace(key);
+      LineSends& l = it->second;
+      if (fresh) {
+        order.push_back(key);
+        l.file = file_of(sm, i.at);
+        l.line = key.second;
+        l.fn = fn->name;
+        l.source = trim(sm.line_text(i.at.file, key.second));
+      }
+      if (i.is_call) {
+        l.total += i.call.bytes;
+        l.calls.push_back(std::move(i.call));
+      } else {
+        l.total += i.coll.bytes;
+        l.collectives.push_back(std::move(i.coll));
+      }
+    }
+    std::sort(order.begin(), order.end());
+    for (const auto& key : order) {
+      LineSends& l = by_line[key];
+      l.text = render_line(l, t.count);
+      t.lines.push_back(std::move(l));
+    }
+  }
+  return t;
+}
+
+}  // namespace ss::check::comms

@@ -1,0 +1,99 @@
+// The text of `ss explain`: a DeviceTable rendered as the report, list
+// items wrapped at 92 columns.
+#include <sstream>
+
+#include "interp/devices/plan/explain.h"
+
+namespace ss::check::comms {
+
+namespace {
+
+// Wraps one list item at 92 columns, continuation lines indented by two,
+// never inside the figure after the last ": " (as "203,264 × f32 =
+// 813,056 bytes (794 KiB)").
+std::string wrap_item(const std::string& text) {
+  constexpr size_t kWidth = 92;
+  std::string s = "- " + text;
+  size_t fig = s.rfind(": ");
+  std::vector<std::string> words;
+  std::string cur;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == ' ' && !(fig != std::string::npos && i > fig + 1)) {
+      if (!cur.empty()) words.push_back(cur);
+      cur.clear();
+    } else {
+      cur += s[i];
+    }
+  }
+  if (!cur.empty()) words.push_back(cur);
+  std::string out, line;
+  auto width = [](const std::string& x) {
+    size_t n = 0;  // code points, not bytes (×, ², ·)
+    for (unsigned char c : x) n += (c & 0xC0) != 0x80;
+    return n;
+  };
+  for (const std::string& w : words) {
+    if (line.empty()) {
+      line = (out.empty() ? "" : "  ") + w;
+    } else if (width(line) + 1 + width(w) <= kWidth) {
+      line += " " + w;
+    } else {
+      out += line + "\n";
+      line = "  " + w;
+    }
+  }
+  out += line + "\n";
+  return out;
+}
+
+}  // namespace
+
+std::string render_line(const LineSends& l, size_t devices) {
+  std::string s = "Sent between the " + std::to_string(devices) +
+                  " devices on this line, per call:\n\n";
+  for (const Collective& c : l.collectives) s += wrap_item(c.text);
+  for (const CallSend& c : l.calls) s += wrap_item(c.text);
+  // mean_logs calls its fn once per batch: a line that sends only through
+  // it sends its total for each batch.
+  bool per_batch = l.collectives.empty() && !l.calls.empty();
+  for (const CallSend& c : l.calls) per_batch &= c.per_batch;
+  s += "\nIn all: " + bytes_text(l.total) +
+       (per_batch ? " for each batch" : "") + ".\n";
+  return s;
+}
+
+std::string render_report(const DeviceTable& t) {
+  std::ostringstream o;
+  o << "Devices: " << t.devices << " (" << t.count
+    << (t.count == 1 ? " device" : " devices") << ")";
+  if (t.count > 1) o << ", data parallel";
+  o << "\n";
+  for (const std::string& opt : t.options) o << "  option: " << opt << "\n";
+  for (const std::string& n : t.notes) o << "note: " << n << "\n";
+  if (!t.example_split.empty()) {
+    o << "A batch of " << *t.example_batch << " is split ";
+    for (size_t i = 0; i < t.example_split.size(); ++i)
+      o << (i ? "/" : "") << t.example_split[i];
+    o << " (the file's batches(" << *t.example_batch << ")).\n";
+  }
+  for (const FnEntry& f : t.fns) {
+    o << "\nfn " << f.name << " (" << f.file << ":" << f.line << ") " << f.text
+      << ".\n";
+    bool any = false;
+    for (const ValueLayout& v : t.values) {
+      if (v.fn != f.name) continue;
+      if (!any) o << "\n";
+      any = true;
+      o << "  " << v.name << ": " << v.type << " — " << v.text << "\n";
+    }
+    for (const LineSends& l : t.lines) {
+      if (l.fn != f.name) continue;
+      o << "\n"
+        << l.file << ":" << l.line << ": " << l.source << "\n\n"
+        << l.text;
+    }
+  }
+  return o.str();
+}
+
+}  // namespace ss::check::comms

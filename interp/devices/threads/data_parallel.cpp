@@ -1,0 +1,76 @@
+#include "interp/devices/threads/data_parallel.h"
+
+#include <ostream>
+#include <streambuf>
+#include <thread>
+
+#include "dist/comm/gloo_comm.h"
+#include "dist/comm/inproc_comm.h"
+#include "dist/rendezvous/job_dir.h"
+#include "interp/devices/lower/lowering.h"
+#include "interp/eval/interpreter.h"
+
+namespace ss::eval {
+
+namespace {
+
+// Output of ranks other than 0: host effects happen once.
+struct NullBuf : std::streambuf {
+  int overflow(int c) override { return c; }
+};
+
+}  // namespace
+
+std::optional<RuntimeError> run_data_parallel(const check::Program& prog,
+                                              const diag::SourceMap& sm,
+                                              std::ostream& out,
+                                              const ParallelOptions& opts) {
+  int world = opts.world;
+  auto hub = std::make_shared<dist::InprocHub>(world);
+  dist::JobDir dir = dist::make_job_dir("ss_dp");
+  std::vector<std::optional<RuntimeError>> errors(world);
+  std::vector<std::string> crashes(world);
+  std::vector<std::thread> threads;
+  if (opts.final_params) opts.final_params->assign(world, {});
+  for (int r = 0; r < world; ++r)
+    threads.emplace_back([&, r] {
+      NullBuf nb;
+      std::ostream null(&nb);
+      std::unique_ptr<dist::Communicator> comm;
+      try {
+        if (opts.gloo)
+          comm = std::make_unique<dist::GlooComm>(r, world, dir.path());
+        else
+          comm = std::make_unique<dist::InprocComm>(hub, r);
+        DeviceContext d;
+        d.rank = r;
+        d.world = world;
+        d.comm = comm.get();
+        if (opts.grad_bucket_bytes)
+          d.grad_bucket_bytes = opts.grad_bucket_bytes;
+        Interpreter in(prog, sm, r == 0 ? out : null);
+        in.set_devices(&d);
+        if (opts.final_params) in.keep_final_params();
+        in.run_main({});
+        if (opts.final_params) (*opts.final_params)[r] = in.final_params();
+      } catch (const RuntimeError& e) {
+        errors[r] = e;
+        if (comm) comm->close();  // the others stop at their next collective
+      } catch (const std::exception& e) {
+        crashes[r] = e.what();
+        if (comm) comm->close();
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (int r = 0; r < world; ++r)
+    if (errors[r]) return errors[r];
+  for (int r = 0; r < world; ++r)
+    if (!crashes[r].empty())
+      return RuntimeError(
+          "WorkerError",
+          "rank " + std::to_string(r) + " failed: " + crashes[r],
+          {});
+  return std::nullopt;
+}
+
+}  // namespace ss::eval

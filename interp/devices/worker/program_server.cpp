@@ -1,0 +1,297 @@
+// The worker's side of `ss run` on several devices (devices.md items 2, 6,
+// 8, 11): the program server behind `ss worker`. It checks the program once
+// (kInit), joins the Gloo group and keeps one Interpreter with its
+// DeviceContext; each kCall runs a worker fn (Interpreter::call splits the
+// batch-axis arguments and joins a batch-axis result) and rank 0 answers
+// with the result; kFetch sends a model or optimizer state back. The
+// controller's side is interp/devices/controller/.
+#include "interp/devices/worker/program_server.h"
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <streambuf>
+
+#include "dist/comm/communicator.h"
+#include "dist/comm/gloo_comm.h"
+#include "dist/control/control.h"
+#include "interp/check/checker.h"
+#include "interp/check/program_options.h"
+#include "interp/devices/lower/batch_shares.h"
+#include "interp/devices/lower/lowering.h"
+#include "interp/devices/protocol/messages.h"
+#include "interp/devices/protocol/wire.h"
+#include "interp/devices/worker/test_hooks.h"
+#include "interp/eval/interpreter.h"
+#include "ops/cpu/cpu_backend.h"
+
+namespace ss::devices {
+
+namespace {
+
+using eval::wire::Codec;
+using eval::wire::Reader;
+using eval::wire::Writer;
+
+using namespace protocol;
+
+struct NullBuf : std::streambuf {
+  int overflow(int c) override { return c; }
+};
+
+// Serves the controller's calls. Other message kinds go to the test
+// handler (dist/control's tests drive `ss worker` with them).
+class ProgramHandler : public dist::Handler {
+ public:
+  explicit ProgramHandler(const dist::WorkerArgs& a)
+      : args_(a), echo_(dist::make_echo_handler(a)), null_(&nb_) {}
+
+  dist::Message handle(const dist::Message& m) override {
+    dist::Message reply{m.kind, m.id, {}};
+    if (m.kind == kInit) {
+      reply.payload = init();
+      return reply;
+    }
+    const bool is_call = m.kind == kCall || m.kind == kCallAfter;
+    if (m.kind == kStores && in_) {
+      reply.payload = stores();
+      return reply;
+    }
+    if (!is_call && m.kind != kFetch) return echo_->handle(m);
+    if (!in_) throw std::runtime_error("the worker was not started");
+    Writer w;
+    if (m.kind == kCallAfter && last_failed_) {
+      w.u8(kSkipped);
+      reply.payload = std::move(w.buf);
+      return reply;
+    }
+    // Until it returns kOk, a call counts as failed (a handler that throws
+    // past the catches below is a failure too).
+    if (is_call) last_failed_ = true;
+    try {
+      Reader r(m.payload);
+      if (m.kind == kFetch)
+        fetch(r, w);
+      else
+        call(r, w);
+    } catch (const eval::RuntimeError& e) {
+      w.buf.clear();
+      w.u8(kRuntime);
+      w.str(e.kind());
+      w.str(e.message());
+      write_span(w, e.span());
+      w.u32(static_cast<uint32_t>(e.stack().size()));
+      for (const eval::StackEntry& s : e.stack()) {
+        w.str(s.fn);
+        write_span(w, s.site);
+      }
+      w.u32(static_cast<uint32_t>(e.notes().size()));
+      for (const std::string& n : e.notes()) w.str(n);
+    } catch (const std::exception& e) {
+      w.buf.clear();
+      w.u8(kFailed);
+      w.str(e.what());
+    }
+    if (is_call) last_failed_ = w.buf.empty() || w.buf[0] != kOk;
+    // A call that failed here alone (an index out of range in this
+    // worker's rows) leaves the others waiting in its next collective:
+    // leaving the group fails them at once, instead of at the collective
+    // timeout, and the controller raises this worker's error (the run
+    // ends with it: Controller::finish).
+    if (is_call && last_failed_ && comm_ && !w.buf.empty() &&
+        (w.buf[0] == kRuntime || w.buf[0] == kFailed))
+      comm_->close();
+    reply.payload = std::move(w.buf);
+    return reply;
+  }
+
+ private:
+  // extra: FILE [-D N=S]... [--devices SPEC] [--entry E] [-- ARGS]
+  std::string init() {
+    std::string file;
+    check::Options opts;
+    const auto& x = args_.extra;
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (x[i] == "--") break;
+      if (x[i] == "--entry" && i + 1 < x.size()) {
+        entry_ = x[++i];
+      } else if (x[i] == "--final-params") {
+        keep_final_ = true;
+      } else if (x[i] == "--collective-timeout" && i + 1 < x.size()) {
+        dist::set_default_collective_timeout(std::chrono::milliseconds(
+            static_cast<int64_t>(std::stod(x[++i]) * 1000.0)));
+      } else if (check::program_option("worker", x, i, opts) ==
+                 check::ProgramOption::NotMine) {
+        file = x[i];
+      }
+    }
+    diag::Diagnostics diags;
+    prog_ = check::check_file(file, sm_, diags, opts);
+    if (!prog_) return "static\n" + diag::render_terminal(diags, sm_);
+    // N workers share the machine's cores: one BLAS thread each, unless the
+    // user chose (OPENBLAS_NUM_THREADS); spinning BLAS threads of several
+    // processes on few cores cost more than they give.
+    if (!std::getenv("OPENBLAS_NUM_THREADS")) ops::set_cpu_threads(1);
+    // Joining the group waits for every worker, as a collective does: the
+    // collective timeout covers it (a worker stopped while starting).
+    dist::worker_set_status("waiting for the other workers to connect", true);
+    comm_ =
+        std::make_unique<dist::GlooComm>(args_.rank, args_.world, args_.store);
+    dist::worker_set_status("idle");
+    d_.rank = args_.rank;
+    d_.world = args_.world;
+    d_.comm = comm_.get();
+    d_.on_step = [this](const std::string& fn, const std::string& at) {
+      set_running(fn, at);
+    };
+    d_.on_wait = [this](bool waiting) {
+      if (waiting)
+        dist::worker_set_status(
+            "waiting for the other workers at " + where(sm_, d_.at), true);
+      else
+        dist::worker_set_status(running_);
+    };
+    in_ = std::make_unique<eval::Interpreter>(*prog_, sm_, null_);
+    in_->set_devices(&d_);
+    if (keep_final_) in_->keep_final_params();
+    codec_ = std::make_unique<Codec>(Codec::Side::Worker, *prog_);
+    shares_ = std::make_unique<eval::BatchShares>(args_.rank, args_.world);
+    // Tests make one worker fail alone after its Nth call ran, when the
+    // others went on (async_dispatch_test): "RANK:N" throws, "RANK:N:stop"
+    // stops the process (SIGSTOP) before it answers. Only in ss_test_hooks
+    // (Note [Test hooks]).
+    const char* f = test_hooks_enabled()
+                        ? std::getenv("SHAPESCRIPT_TEST_FAIL_CALL")
+                        : nullptr;
+    if (f) {
+      int rank = -1;
+      long n = 0;
+      char how[8] = "";
+      if (std::sscanf(f, "%d:%ld:%7s", &rank, &n, how) >= 2 &&
+          rank == args_.rank) {
+        fail_at_call_ = n;
+        stop_instead_ = std::string(how) == "stop";
+      }
+    }
+    return "";
+  }
+
+  void call(Reader& r, Writer& w) {
+    std::string name = r.str();
+    diag::Span site = read_span(r);
+    const check::FnInfo* fn = prog_->fn(name);
+    if (!fn) throw std::runtime_error("the program has no fn `" + name + "`");
+    set_running(name, where(sm_, site));
+    std::vector<eval::Value> args;
+    for (uint32_t n = r.u32(), i = 0; i < n; ++i)
+      args.push_back(codec_->read(r));
+    d_.at = site;  // the ranks agree on the call's batches here
+    if (std::optional<eval::ShareFailure> bad = shares_->resolve(args, d_)) {
+      w.u8(kData);
+      w.u8(bad->here);
+      w.str(bad->kind);
+      w.str(bad->message);
+      w.u32(static_cast<uint32_t>(bad->notes.size()));
+      for (const std::string& n : bad->notes) w.str(n);
+      return;
+    }
+    // Train/Eval arguments: their draws in this call go back with the
+    // result (Note [Modes' draws] in controller.cpp).
+    std::vector<std::shared_ptr<eval::Object>> modes;
+    for (const eval::Value& a : args)
+      if (a.kind == eval::Value::Kind::Mode) modes.push_back(a.obj);
+    eval::Value v = in_->call(*fn, std::move(args), site);
+    // A main without host effects runs here whole (a worker fn): its
+    // final params are this worker's to report.
+    if (keep_final_ && name == entry_) entry_final_ = in_->final_params();
+    if (++calls_ == fail_at_call_) {
+      if (stop_instead_) ::raise(SIGSTOP);
+      throw std::runtime_error("failed as SHAPESCRIPT_TEST_FAIL_CALL asked");
+    }
+    w.u8(kOk);
+    // Every worker has the same result: the first one's is the call's.
+    if (args_.rank != 0) return;
+    codec_->write(w, v);
+    w.u32(static_cast<uint32_t>(modes.size()));
+    for (const auto& m : modes)
+      w.u64(static_cast<const eval::ModeState*>(m.get())->draws);
+  }
+
+  void fetch(Reader& r, Writer& w) {
+    uint8_t what = r.u8();
+    uint64_t id = r.u64();
+    w.u8(kOk);
+    if (what == 'm') {
+      auto s = codec_->model(id);
+      if (!s) throw std::runtime_error("no model " + std::to_string(id));
+      Codec::write_tensors(w, *s);
+    } else {
+      auto o = codec_->optim(id);
+      if (!o) throw std::runtime_error("no optimizer " + std::to_string(id));
+      Codec::write_optim_state(w, *o);
+    }
+  }
+
+  std::string stores() const {
+    Writer w;
+    w.u8(kOk);
+    std::vector<uint64_t> ids = codec_->model_ids();
+    w.u32(static_cast<uint32_t>(ids.size()));
+    for (uint64_t id : ids) {
+      w.u64(id);
+      Codec::write_tensors(w, *codec_->model(id));
+    }
+    w.u8(entry_final_.has_value());
+    if (entry_final_) {
+      w.i64(entry_final_->steps);
+      w.u32(static_cast<uint32_t>(entry_final_->params.size()));
+      for (const auto& [name, t] : entry_final_->params) {
+        w.str(name);
+        w.tensor(t);
+      }
+    }
+    return std::move(w.buf);
+  }
+
+  dist::WorkerArgs args_;
+  std::unique_ptr<dist::Handler> echo_;
+  NullBuf nb_;
+  std::ostream null_;
+  diag::SourceMap sm_;
+  std::unique_ptr<check::Program> prog_;
+  std::unique_ptr<dist::GlooComm> comm_;
+  eval::DeviceContext d_;
+  std::unique_ptr<eval::Interpreter> in_;
+  std::unique_ptr<Codec> codec_;
+  std::unique_ptr<eval::BatchShares> shares_;
+  std::string running_;       // the status while a call runs
+  bool last_failed_ = false;  // the last call's reply was not kOk
+  long calls_ = 0, fail_at_call_ = 0;
+  bool stop_instead_ = false;
+  std::string entry_ = "main";
+  // --final-params (ss conformance): the entry fn's, when it ran here.
+  bool keep_final_ = false;
+  std::optional<eval::Interpreter::FinalParams> entry_final_;
+
+  void set_running(const std::string& fn, const std::string& at) {
+    running_ = "running `" + fn + "` at " + at;
+    dist::worker_set_status(running_);
+  }
+};
+
+}  // namespace
+
+int worker_main(const std::vector<std::string>& args) {
+  dist::set_worker_handler_factory([](const dist::WorkerArgs& a) {
+    return std::unique_ptr<dist::Handler>(new ProgramHandler(a));
+  });
+  return dist::worker_entry(args);
+}
+
+std::string bad_device_environment() {
+  std::string bad;
+  dist::collective_timeout_from_env(&bad);
+  return bad;
+}
+
+}  // namespace ss::devices

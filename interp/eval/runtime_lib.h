@@ -1,0 +1,62 @@
+#pragma once
+// Builtins the evaluator implements itself (models, optimizers, data,
+// sinks, files, host values): their signatures and shape rules are in the
+// one builtin table (ops/defs), their run-time behaviour here, found by the
+// same name. Each interp/builtins/<family>.cpp (data: interp/data/data.cpp)
+// defines `std::vector<RuntimeEntry> lib_<family>()`, listed in libs.def.
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "interp/check/checked.h"
+#include "interp/eval/interpreter.h"
+
+namespace ss::eval {
+
+/// One call of a runtime builtin: its arguments by the op's params.
+struct BuiltinCall {
+  Interpreter& in;
+  Frame& frame;
+  const ops::OpDef& op;
+  diag::Span span;
+  const ast::Expr* call = nullptr;        // null when called as a value
+  const check::ExprInfo* info = nullptr;  // the call's checked info
+  std::vector<Value> args;                // by param; Unit when absent
+  std::vector<bool> given;
+  std::vector<const ast::Expr*> exprs;        // by param; null when absent
+  std::vector<Value> extras;                  // extra positional arguments
+  std::vector<const ast::Expr*> extra_exprs;  // theirs (null as values)
+  std::vector<std::pair<std::string, Value>> keywords;  // extra keywords
+
+  bool has(size_t i) const { return i < given.size() && given[i]; }
+  const Value& arg(size_t i) const { return args.at(i); }
+  /// The checker's type of param [i]'s argument (Error when unknown).
+  const types::Type& arg_type(size_t i) const;
+  const types::Type& result_type() const;
+  double number(size_t i, double dflt) const;
+  int64_t integer(size_t i, int64_t dflt) const;
+  bool flag(size_t i, bool dflt) const;
+  [[noreturn]] void fail(const std::string& kind,
+                         const std::string& message,
+                         std::vector<std::string> notes = {}) const {
+    in.fail(kind, span, message, std::move(notes));
+  }
+};
+
+using RuntimeFn = Value (*)(BuiltinCall& c);
+
+struct RuntimeEntry {
+  const char* name;
+  RuntimeFn fn;
+};
+
+/// The runtime implementation of builtin [name], or nullptr.
+RuntimeFn find_runtime(std::string_view name);
+
+#define SS_RUNTIME_LIB(family) std::vector<RuntimeEntry> lib_##family();
+#include "interp/eval/libs.def"
+#undef SS_RUNTIME_LIB
+
+}  // namespace ss::eval
