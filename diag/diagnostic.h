@@ -30,12 +30,30 @@ struct Note {
   std::optional<Span> span;  // a second location (e.g. the earlier call)
 };
 
+/// A frame of a runtime error's `.ss` stack: the fn that ran and where it
+/// was called from (a span in no file: the entry, called by `ss run`).
+struct Frame {
+  std::string fn;
+  Span site;
+};
+
+/// A static error (a code from errors.def), a runtime error (a kind of
+/// errors.md, such as ShapeError, and its `.ss` stack) or a WorkerError:
+/// all printed by the same printers.
 struct Diagnostic {
   Code code{};
   Span span;
   std::string message;
   std::string label;  // printed after the carets
   std::vector<Note> notes;
+  /// A runtime error's kind ("ShapeError"), printed instead of
+  /// `error[CODE]`; empty for a static error.
+  std::string kind;
+  /// A runtime error's `.ss` call stack, most recent call last.
+  std::vector<Frame> stack;
+  /// False for an error with no `.ss` location (workers that failed to
+  /// start): printed `error: KIND: message`.
+  bool located = true;
 
   Diagnostic& note(std::string m, std::optional<Span> s = std::nullopt) {
     notes.push_back({Note::Kind::Note, std::move(m), s});
@@ -67,10 +85,14 @@ class Diagnostics {
   std::vector<Diagnostic> list_;
 };
 
-/// `file:line:col: error[E0302]: message`, the caret snippet and notes.
+/// `file:line:col: error[E0302]: message` (a runtime error: `file:line:col:
+/// ShapeError: message`), the caret snippet, the notes and a runtime
+/// error's `.ss` stack.
 std::string render_terminal(const Diagnostic& d, const SourceMap& sm);
 std::string render_terminal(const Diagnostics& ds, const SourceMap& sm);
-/// A JSON array of {code, message, file, line, column, end, notes}.
+/// A JSON array of {code, message, file, line, column, end, notes}, and a
+/// runtime error's kind and stack.
 std::string render_json(const Diagnostics& ds, const SourceMap& sm);
+std::string render_json(const Diagnostic& d, const SourceMap& sm);
 
 }  // namespace ss::diag

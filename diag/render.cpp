@@ -1,4 +1,5 @@
-// The terminal printer: the format of ../shared/spec/errors.md.
+// The terminal printer: the format of ../shared/spec/errors.md, for static
+// errors, runtime errors and WorkerErrors alike.
 #include <algorithm>
 #include <string>
 
@@ -6,29 +7,22 @@
 
 namespace ss::diag {
 
-namespace {
-
-std::string location(const SourceMap& sm, Span s) {
-  if (s.file >= sm.size()) return "<unknown>";
-  LineCol lc = sm.line_col(s.file, s.begin);
-  return sm.file(s.file).path + ":" + std::to_string(lc.line) + ":" +
-         std::to_string(lc.column);
-}
-
-}  // namespace
-
 std::string render_terminal(const Diagnostic& d, const SourceMap& sm) {
-  std::string out = location(sm, d.span) + ": error[" + code_name(d.code) +
-                    "]: " + d.message + "\n";
+  const std::string head =
+      d.kind.empty() ? "error[" + std::string(code_name(d.code)) + "]" : d.kind;
+  if (!d.located) return "error: " + head + ": " + d.message + "\n";
+  std::string out = sm.location(d.span) + ": " + head + ": " + d.message + "\n";
+  // The gutter is as wide as the line number, plus one: notes and the
+  // stack line up under it (errors.md).
+  std::string gutter = "  ";
   if (d.span.file < sm.size()) {
     LineCol lc = sm.line_col(d.span.file, d.span.begin);
     std::string_view line = sm.line_text(d.span.file, lc.line);
     std::string num = std::to_string(lc.line);
-    std::string gutter(num.size() + 1, ' ');
+    gutter = std::string(num.size() + 1, ' ');
     // Carets cover the span, cut at the end of its first line.
-    size_t start = lc.column - 1;
+    size_t start = std::min<size_t>(lc.column - 1, line.size());
     size_t len = d.span.end > d.span.begin ? d.span.end - d.span.begin : 1;
-    if (start > line.size()) start = line.size();
     len = std::max<size_t>(1, std::min(len, line.size() - start));
     out += gutter + "|\n";
     out += num + " | " + std::string(line) + "\n";
@@ -37,17 +31,29 @@ std::string render_terminal(const Diagnostic& d, const SourceMap& sm) {
     out += "\n";
   }
   for (const Note& n : d.notes) {
-    out += std::string(
-        std::to_string(d.span.file < sm.size()
-                           ? sm.line_col(d.span.file, d.span.begin).line
-                           : 1)
-                .size() +
-            1,
-        ' ');
-    out += n.kind == Note::Kind::Help ? "= help: " : "= note: ";
+    out += gutter + (n.kind == Note::Kind::Help ? "= help: " : "= note: ");
     out += n.message;
-    if (n.span) out += " (at " + location(sm, *n.span) + ")";
+    if (n.span) out += " (at " + sm.location(*n.span) + ")";
     out += "\n";
+  }
+  if (!d.stack.empty()) {
+    out += gutter + "= .ss stack (most recent call last):\n";
+    // A recursion's repeated frames are one line and a count, as Python
+    // prints them (2,000 frames of `f, called at a.ss:4:12` help nobody).
+    const std::vector<Frame>& st = d.stack;
+    for (size_t i = 0; i < st.size();) {
+      const Frame& f = st[i];
+      size_t j = i + 1;
+      while (j < st.size() && st[j].fn == f.fn && st[j].site == f.site) ++j;
+      out += gutter + "    " + f.fn +
+             (f.site.file < sm.size() ? ", called at " + sm.location(f.site)
+                                      : "") +
+             "\n";
+      if (j - i > 1)
+        out += gutter + "    [the line above repeated " +
+               std::to_string(j - i - 1) + " more times]\n";
+      i = j;
+    }
   }
   return out;
 }

@@ -8,43 +8,58 @@ namespace ss::diag {
 
 namespace {
 
-nlohmann::json position(const SourceMap& sm, Span s, uint32_t offset) {
-  LineCol lc = sm.line_col(s.file, offset);
-  return {{"line", lc.line}, {"column", lc.column}};
+// {"file", "line", "column"} of [s]'s start, when it is in a file.
+void put_location(nlohmann::json& j, const SourceMap& sm, Span s) {
+  if (s.file >= sm.size()) return;
+  LineCol lc = sm.line_col(s.file, s.begin);
+  j["file"] = sm.file(s.file).path;
+  j["line"] = lc.line;
+  j["column"] = lc.column;
+}
+
+nlohmann::json to_json(const Diagnostic& d, const SourceMap& sm) {
+  nlohmann::json j;
+  j["severity"] = "error";
+  if (d.kind.empty())
+    j["code"] = code_name(d.code);
+  else
+    j["kind"] = d.kind;
+  j["message"] = d.message;
+  if (d.located && d.span.file < sm.size()) {
+    put_location(j, sm, d.span);
+    LineCol end = sm.line_col(d.span.file, d.span.end);
+    j["end"] = {{"line", end.line}, {"column", end.column}};
+  }
+  if (!d.label.empty()) j["label"] = d.label;
+  nlohmann::json notes = nlohmann::json::array();
+  for (const Note& n : d.notes) {
+    nlohmann::json nj{{"kind", n.kind == Note::Kind::Help ? "help" : "note"},
+                      {"message", n.message}};
+    if (n.span) put_location(nj, sm, *n.span);
+    notes.push_back(nj);
+  }
+  j["notes"] = notes;
+  if (!d.stack.empty()) {
+    nlohmann::json st = nlohmann::json::array();
+    for (const Frame& f : d.stack) {
+      nlohmann::json fj{{"fn", f.fn}};
+      put_location(fj, sm, f.site);
+      st.push_back(fj);
+    }
+    j["stack"] = st;
+  }
+  return j;
 }
 
 }  // namespace
 
+std::string render_json(const Diagnostic& d, const SourceMap& sm) {
+  return to_json(d, sm).dump(2) + "\n";
+}
+
 std::string render_json(const Diagnostics& ds, const SourceMap& sm) {
   nlohmann::json arr = nlohmann::json::array();
-  for (const Diagnostic& d : ds.list()) {
-    nlohmann::json j;
-    j["severity"] = "error";
-    j["code"] = code_name(d.code);
-    j["message"] = d.message;
-    if (d.span.file < sm.size()) {
-      LineCol lc = sm.line_col(d.span.file, d.span.begin);
-      j["file"] = sm.file(d.span.file).path;
-      j["line"] = lc.line;
-      j["column"] = lc.column;
-      j["end"] = position(sm, d.span, d.span.end);
-    }
-    if (!d.label.empty()) j["label"] = d.label;
-    nlohmann::json notes = nlohmann::json::array();
-    for (const Note& n : d.notes) {
-      nlohmann::json nj{{"kind", n.kind == Note::Kind::Help ? "help" : "note"},
-                        {"message", n.message}};
-      if (n.span && n.span->file < sm.size()) {
-        LineCol lc = sm.line_col(n.span->file, n.span->begin);
-        nj["file"] = sm.file(n.span->file).path;
-        nj["line"] = lc.line;
-        nj["column"] = lc.column;
-      }
-      notes.push_back(nj);
-    }
-    j["notes"] = notes;
-    arr.push_back(j);
-  }
+  for (const Diagnostic& d : ds.list()) arr.push_back(to_json(d, sm));
   return arr.dump(2) + "\n";
 }
 

@@ -38,4 +38,14 @@ std::string_view SourceMap::text(Span s) const {
   return std::string_view(t).substr(s.begin, s.end - s.begin);
 }
 
+std::string SourceMap::position(Span s) const {
+  LineCol lc = line_col(s.file, s.begin);
+  return std::to_string(lc.line) + ":" + std::to_string(lc.column);
+}
+
+std::string SourceMap::location(Span s, const char* unknown) const {
+  if (s.file >= files_.size()) return unknown;
+  return files_[s.file].path + ":" + position(s);
+}
+
 }  // namespace ss::diag

@@ -48,6 +48,11 @@ class SourceMap {
   /// The text of 1-based [line] without its newline.
   std::string_view line_text(uint32_t file, uint32_t line) const;
   std::string_view text(Span s) const;
+  /// "LINE:COL" of [s]'s start.
+  std::string position(Span s) const;
+  /// "path:LINE:COL" of [s]'s start, or [unknown] when [s] is in no file
+  /// of this map. Every printed location is this one.
+  std::string location(Span s, const char* unknown = "<unknown>") const;
 
  private:
   std::vector<SourceFile> files_;

@@ -44,10 +44,8 @@ struct Outcome {
 };
 
 std::string describe(const diag::Diagnostic& d, const diag::SourceMap& sm) {
-  diag::LineCol lc = sm.line_col(d.span.file, d.span.begin);
-  return std::string(diag::code_name(d.code)) + " at " +
-         std::to_string(lc.line) + ":" + std::to_string(lc.column) + " (" +
-         d.message + ")";
+  return std::string(diag::code_name(d.code)) + " at " + sm.position(d.span) +
+         " (" + d.message + ")";
 }
 
 // Note [Runs as users run them]: on several devices a case runs through

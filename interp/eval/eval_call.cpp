@@ -142,12 +142,11 @@ class EvalForwardCtx final : public ops::ForwardCtx {
     // are the same program and must draw the same (language.md,
     // Randomness; the conformance runner found three different losses).
     uint64_t seed = static_cast<uint64_t>(v.number());
-    diag::LineCol lc = c_.in.sources().line_col(c_.span.file, c_.span.begin);
     std::string site =
         std::filesystem::path(c_.in.sources().file(c_.span.file).path)
             .filename()
             .string() +
-        ":" + std::to_string(lc.line) + ":" + std::to_string(lc.column);
+        ":" + c_.in.sources().position(c_.span);
     return {ops::philox::key_for(seed, site.c_str()), 0, 0};
   }
   ops::Tensor model_field(size_t i, const std::string& path) override {

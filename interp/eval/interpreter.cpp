@@ -212,13 +212,7 @@ Value Interpreter::call(const check::FnInfo& fn,
   if (devices_ && devices_->active() && on_workers(fn) &&
       (frames_.empty() || !on_workers(*frames_.back()->fn)) && !splitting_) {
     if (devices_->on_step) {
-      std::string where = "?";
-      if (site.file < sm_.size()) {
-        diag::LineCol lc = sm_.line_col(site.file, site.begin);
-        where = sm_.file(site.file).path + ":" + std::to_string(lc.line) + ":" +
-                std::to_string(lc.column);
-      }
-      devices_->on_step(fn.name, where);
+      devices_->on_step(fn.name, sm_.location(site, "?"));
     }
     split_arguments(fn, args);
     splitting_ = true;

@@ -28,6 +28,8 @@ class RuntimeError : public std::exception {
   const std::vector<StackEntry>& stack() const { return stack_; }
   std::vector<std::string>& notes() { return notes_; }
   const std::vector<std::string>& notes() const { return notes_; }
+  /// This error as the one printer prints it (diag/diagnostic.h).
+  diag::Diagnostic diagnostic() const;
 
  private:
   std::string kind_;
@@ -38,7 +40,8 @@ class RuntimeError : public std::exception {
 };
 
 /// `file:line:col: ShapeError: message`, the caret snippet, then the
-/// `.ss` call stack, most recent call last.
+/// `.ss` call stack, most recent call last: diag::render_terminal of
+/// diagnostic().
 std::string render_runtime_error(const RuntimeError& e,
                                  const diag::SourceMap& sm);
 

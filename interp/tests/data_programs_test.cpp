@@ -173,7 +173,7 @@ fn main():
         std::string::npos);
   CHECK(r.rendered.find("field `x`: expected dtype f32, found f64") !=
         std::string::npos);
-  CHECK(r.rendered.find("   = help: convert the array to f32 before saving it "
+  CHECK(r.rendered.find("  = help: convert the array to f32 before saving it "
                         "(numpy: `x.astype(np.float32)`; torch: `x.float()`), "
                         "or declare the field as f64 (`x: [2] f64`)") !=
         std::string::npos);

@@ -31,10 +31,7 @@ constexpr uint8_t kOk = 0, kRuntime = 1, kFailed = 2, kData = 3, kSkipped = 4;
 
 // "file.ss:LINE:COL" of a call site.
 inline std::string where(const diag::SourceMap& sm, diag::Span site) {
-  if (site.file >= sm.size()) return "?";
-  diag::LineCol lc = sm.line_col(site.file, site.begin);
-  return sm.file(site.file).path + ":" + std::to_string(lc.line) + ":" +
-         std::to_string(lc.column);
+  return sm.location(site, "?");
 }
 
 inline void write_span(eval::wire::Writer& w, diag::Span s) {
