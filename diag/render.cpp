@@ -10,12 +10,16 @@ namespace ss::diag {
 std::string render_terminal(const Diagnostic& d, const SourceMap& sm) {
   const std::string head =
       d.kind.empty() ? "error[" + std::string(code_name(d.code)) + "]" : d.kind;
-  if (!d.located) return "error: " + head + ": " + d.message + "\n";
-  std::string out = sm.location(d.span) + ": " + head + ": " + d.message + "\n";
+  // An error with no `.ss` location (a command-line option, workers that
+  // failed to start): `error[E0201]: ...`, `error: WorkerError: ...`.
+  std::string out =
+      !d.located
+          ? (d.kind.empty() ? "" : "error: ") + head + ": " + d.message + "\n"
+          : sm.location(d.span) + ": " + head + ": " + d.message + "\n";
   // The gutter is as wide as the line number, plus one: notes and the
   // stack line up under it (errors.md).
   std::string gutter = "  ";
-  if (d.span.file < sm.size()) {
+  if (d.located && d.span.file < sm.size()) {
     LineCol lc = sm.line_col(d.span.file, d.span.begin);
     std::string_view line = sm.line_text(d.span.file, lc.line);
     std::string num = std::to_string(lc.line);

@@ -204,6 +204,29 @@ void Checker::resolve_devices() {
 }
 
 void Checker::resolve_dims() {
+  // `-D NAME=SIZE` for a name the program does not declare would change
+  // nothing: a typo that must not pass silently. There is no `.ss` line
+  // to point at.
+  std::vector<std::string> dim_names;
+  for (const auto& [n, _] : dim_decls_) dim_names.push_back(n);
+  for (const auto& [n, v] : opts_.dim_overrides) {
+    if (dim_decls_.count(n)) continue;
+    diag::Diagnostic& d = error(
+        Code::E0201,
+        {},
+        "-D " + n + "=" + std::to_string(v) + " names no dim of the program");
+    d.located = false;
+    if (std::string s = suggest(n, dim_names); !s.empty())
+      d.help("did you mean -D " + s + "=" + std::to_string(v) + "?");
+    else if (!dim_names.empty()) {
+      std::string all;
+      for (const std::string& x : dim_names)
+        all += (all.empty() ? "" : ", ") + x;
+      d.note("its dims are " + all);
+    } else {
+      d.note("it declares no dims");
+    }
+  }
   // Dims may refer to other dims: evaluate on demand, guarding cycles.
   std::set<std::string> active;
   std::function<void(const std::string&)> eval = [&](const std::string& n) {

@@ -2,8 +2,10 @@
 // `-D NAME=SIZE`), read by the subcommands and by `ss worker` alike.
 #include "interp/check/program_options.h"
 
+#include <algorithm>
 #include <cctype>
 #include <iostream>
+#include <set>
 
 namespace ss::check {
 
@@ -43,6 +45,24 @@ bool valid_device_spec(const std::string& spec) {
   return any;
 }
 
+std::optional<int64_t> repeated_device(const std::string& spec) {
+  std::set<int64_t> seen;
+  size_t br = spec.find('[');
+  if (br == std::string::npos) return std::nullopt;
+  for (size_t i = br + 1; i < spec.size();) {
+    if (!std::isdigit(static_cast<unsigned char>(spec[i]))) {
+      ++i;
+      continue;
+    }
+    int64_t v = 0;
+    for (; i < spec.size() && std::isdigit(static_cast<unsigned char>(spec[i]));
+         ++i)
+      v = std::min<int64_t>(v * 10 + (spec[i] - '0'), int64_t{1} << 40);
+    if (!seen.insert(v).second) return v;
+  }
+  return std::nullopt;
+}
+
 ProgramOption program_option(const char* cmd,
                              const std::vector<std::string>& args,
                              size_t& i,
@@ -50,6 +70,12 @@ ProgramOption program_option(const char* cmd,
   const std::string& a = args[i];
   if (a == "--devices" && i + 1 < args.size()) {
     opts.devices_override = args[++i];
+    if (std::optional<int64_t> twice = repeated_device(opts.devices_override)) {
+      std::cerr << "ss " << cmd << ": --devices lists device " << *twice
+                << " twice in '" << opts.devices_override
+                << "': each device runs one worker\n";
+      return ProgramOption::Bad;
+    }
     if (valid_device_spec(opts.devices_override)) return ProgramOption::Taken;
     std::cerr << "ss " << cmd
               << ": --devices wants cpu, cpu[0 1 2] or cuda[0 1 2], found '"

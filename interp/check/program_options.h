@@ -5,6 +5,7 @@
 // gives it (worker_run_args).
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,9 @@ bool parse_dim_override(const std::string& text,
                         int64_t& size);
 /// Whether [spec] is a device list: `cpu`, `cpu[0 1 2]`, `cuda[0 1]`.
 bool valid_device_spec(const std::string& spec);
+
+/// The first device id that [spec] (`cpu[0 0]`) lists twice, if any.
+std::optional<int64_t> repeated_device(const std::string& spec);
 
 /// The options every command that takes a program shares: `--devices
 /// SPEC` and `-D NAME=SIZE` (also `-DNAME=SIZE`), read at args[i] (which

@@ -1,5 +1,6 @@
 // Calls: user fns, builtins with a forward (tensor ops, through
 // ForwardCtx), and runtime builtins (interp/builtins).
+#include <cctype>
 #include <filesystem>
 
 #include "dist/comm/communicator.h"
@@ -215,6 +216,25 @@ Value Interpreter::call_builtin_prepared(BuiltinCall& c) {
   return call_builtin_forward(c);
 }
 
+namespace {
+
+// Note [Builtin errors name the builtin]: the API's errors start with the
+// API function that raised them ("take_one: index 7 is out of range"),
+// which may be an internal name or a part of a composite. The user called
+// the builtin: its name replaces the API's.
+[[noreturn]] void fail_with(BuiltinCall& c, const ops::OpError& e) {
+  std::string m = e.what();
+  size_t colon = m.find(": ");
+  bool named = colon != std::string::npos && colon > 0;
+  for (size_t k = 0; named && k < colon; ++k)
+    named = std::isalnum(static_cast<unsigned char>(m[k])) || m[k] == '_';
+  if (named) m = m.substr(colon + 2);
+  c.fail(e.kind() == ops::OpError::Kind::Shape ? "ShapeError" : "ValueError",
+         std::string(c.op.name) + ": " + m);
+}
+
+}  // namespace
+
 Value Interpreter::call_builtin_forward(BuiltinCall& c) {
   // When every rank runs the program, host effects happen once, on rank 0
   // (its output stream is the only real one): files, checkpoints, bars.
@@ -263,18 +283,14 @@ Value Interpreter::call_builtin_forward(BuiltinCall& c) {
       }
       return v;
     } catch (const ops::OpError& e) {
-      c.fail(
-          e.kind() == ops::OpError::Kind::Shape ? "ShapeError" : "ValueError",
-          std::string(c.op.name) + ": " + e.what());
+      fail_with(c, e);
     }
   }
   if (RuntimeFn fn = find_runtime(c.op.name)) {
     try {
       return fn(c);
     } catch (const ops::OpError& e) {
-      c.fail(
-          e.kind() == ops::OpError::Kind::Shape ? "ShapeError" : "ValueError",
-          std::string(c.op.name) + ": " + e.what());
+      fail_with(c, e);
     }
   }
   c.fail("ValueError",

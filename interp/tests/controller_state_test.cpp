@@ -478,7 +478,7 @@ fn main():
             .count();
     INFO(r.err);
     CHECK(r.rc == 2);  // a runtime error, as on one device
-    CHECK(r.err.find("p.ss:13:21: ValueError: embedding: take: index 12 is "
+    CHECK(r.err.find("p.ss:13:21: ValueError: embedding: index 12 is "
                      "out of range") != std::string::npos);
     CHECK(r.err.find("WorkerError") == std::string::npos);
     CHECK(secs < 10);

@@ -1,0 +1,67 @@
+// Command-line options that would change nothing, or mean nothing, are
+// errors, not silence (issue 14 item 5), through `ss` as users run it.
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "interp/tests/data_test_util.h"
+#include "interp/tests/process_util.h"
+
+namespace {
+
+const char* kProgram =
+    "dim D = 4\n"
+    "dim Hd = 3\n"
+    "\n"
+    "fn main():\n"
+    "    let x = zeros([D])\n"
+    "    print(take(x, 7, over=D))\n";
+
+std::string program_dir() {
+  std::string dir = data_test::tmp("cli_options");
+  data_test::write_file(dir + "/p.ss", kProgram);
+  return dir;
+}
+
+}  // namespace
+
+TEST_CASE("cli: -D for a name that is no dim is E0201, with the dims",
+          "[cli]") {
+  std::string dir = program_dir();
+  auto r = ss::testing::run_ss_process("check -D Hdd=5 p.ss", dir);
+  CHECK(r.rc == 1);
+  CHECK(r.err ==
+        "error[E0201]: -D Hdd=5 names no dim of the program\n"
+        "  = help: did you mean -D Hd=5?\n"
+        "1 error\n");
+  // `ss run` checks first: nothing runs.
+  auto run = ss::testing::run_ss_process("run -D Hdd=5 p.ss", dir);
+  CHECK(run.rc == 1);
+  CHECK(run.out.empty());
+  CHECK(run.err.find("error[E0201]: -D Hdd=5 names no dim") !=
+        std::string::npos);
+  // A dim that exists is still replaced.
+  auto ok = ss::testing::run_ss_process("check -D Hd=5 p.ss", dir);
+  CHECK(ok.rc == 0);
+}
+
+TEST_CASE("cli: --devices that lists a device twice is a usage error",
+          "[cli]") {
+  std::string dir = program_dir();
+  auto r = ss::testing::run_ss_process("run --devices 'cpu[0 1 0]' p.ss", dir);
+  CHECK(r.rc == 64);
+  CHECK(r.out.empty());
+  CHECK(r.err ==
+        "ss run: --devices lists device 0 twice in 'cpu[0 1 0]': each device "
+        "runs one worker\n");
+}
+
+TEST_CASE("cli: a builtin's error names the builtin, not the API function",
+          "[cli]") {
+  std::string dir = program_dir();
+  auto r = ss::testing::run_ss_process("run p.ss", dir);
+  CHECK(r.rc == 2);
+  // take(x, i) with one index is the API's take_one: the user wrote take.
+  CHECK(r.err.find("p.ss:6:11: ValueError: take: index 7 is out of range for "
+                   "an axis of size 4\n") != std::string::npos);
+  CHECK(r.err.find("take_one") == std::string::npos);
+}
