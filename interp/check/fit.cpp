@@ -186,6 +186,18 @@ bool Checker::fit(const Type& param,
           return false;
         }
         case Mismatch::Kind::Conflict: {
+          // A fn's own size variable is itself inside its body (a return,
+          // an annotated let): a different axis there is a value that
+          // does not fit its type, not a call that binds `b` twice.
+          if (m.earlier.kind == Axis::Kind::Var &&
+              m.earlier.var == m.param.var) {
+            error(Code::E0303,
+                  at,
+                  what + " must be " + param.str() + ", found " + arg.str(),
+                  describe(m.arg) + " where " + describe(m.param) +
+                      " is expected");
+            return false;
+          }
           auto& d = error(Code::E0307,
                           at,
                           "size variable `" + m.param.name + "` is " +
