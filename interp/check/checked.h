@@ -117,6 +117,9 @@ struct DeviceList {
   std::string kind = "cpu";  // cpu | cuda
   std::vector<int64_t> ids;  // empty: one device
   std::vector<std::vector<std::string>> options;
+  /// `shard params` (FSDP), and the dim of `split H` ("" when none).
+  bool shard_params = false;
+  std::string split_dim;
   size_t count() const { return ids.empty() ? 1 : ids.size(); }
 };
 

@@ -115,6 +115,7 @@ std::unique_ptr<Program> Checker::run(std::vector<ast::Module> modules) {
   collect_globals();
   resolve_devices();
   resolve_dims();
+  check_device_options();
   resolve_records();
   resolve_models();
   resolve_signatures();

@@ -1,0 +1,21 @@
+# split names a dim; `heads` is declared nowhere (docs/errors/E1904.md).
+# devices: cpu[0 1 2]
+# expect: error E1904 at 6:11
+
+devices cpu[0 1 2]
+    split heads
+
+dim D = 768
+dim H = 12
+dim Dh = 64
+
+model Attention:
+    w_qkv: [D (3 H Dh)] = normal(std=0.02)
+    w_o: [(H Dh) D] = normal(std=0.02)
+
+fn attention(m: Attention, x: [b n D]) -> [b n D]:
+    let q, k, v = split(x @ m.w_qkv, b n (3 H Dh) -> b H n Dh)
+    let s = einsum(q, k, b H n Dh, b H t Dh -> b H n t) / sqrt(Dh)
+    let p = softmax(masked_fill(s, not causal(n, t), -inf), over=t)
+    let o = einsum(p, v, b H n t, b H t Dh -> b H n Dh)
+    return rearrange(o, b H n Dh -> b n (H Dh)) @ m.w_o

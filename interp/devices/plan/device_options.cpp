@@ -1,0 +1,119 @@
+// The device list's options (devices.md item 9): `shard params` and
+// `split H`, checked once the dims have their sizes: E1902, E1903, E1904.
+// Like every several-devices check, they run against the device list in
+// effect (the file's, or --devices) and report nothing on one device, so
+// the same file checks on `devices cpu` (docs/errors/E1902.md).
+#include <algorithm>
+#include <cctype>
+
+#include "interp/check/checker_impl.h"
+
+namespace ss::check {
+
+namespace {
+
+using diag::Code;
+
+std::string device_list_text(const DeviceList& dl) {
+  std::string s = dl.kind;
+  if (dl.ids.empty()) return s;
+  s += "[";
+  for (size_t i = 0; i < dl.ids.size(); ++i)
+    s += (i ? " " : "") + std::to_string(dl.ids[i]);
+  return s + "]";
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(c));
+  return s;
+}
+
+// The dim [name] most likely meant: a near spelling, else a dim whose
+// name starts it (`heads` for H).
+std::string likely_dim(const std::string& name,
+                       const std::vector<std::string>& dims) {
+  if (std::string s = suggest(name, dims); !s.empty()) return s;
+  for (const std::string& d : dims)
+    if (lower(name).rfind(lower(d), 0) == 0) return d;
+  return "";
+}
+
+std::string or_list(const std::vector<int64_t>& xs) {
+  std::string s;
+  for (size_t i = 0; i < xs.size(); ++i)
+    s += (i == 0               ? ""
+          : i + 1 == xs.size() ? " or "
+                               : ", ") +
+         std::to_string(xs[i]);
+  return s;
+}
+
+}  // namespace
+
+void Checker::check_device_options() {
+  const ast::DevicesDecl* decl = nullptr;
+  for (const ast::Module& m : prog_->modules_)
+    if (!m.devices.empty()) decl = &m.devices.front();
+  if (!decl) return;
+  DeviceList& dl = prog_->devices_;
+  const ast::DeviceOption* first_split = nullptr;
+  for (const ast::DeviceOption& o : decl->options) {
+    if (o.words.size() == 2 && o.words[0] == "shard" && o.words[1] == "params")
+      dl.shard_params = true;
+    if (o.words.empty() || o.words[0] != "split") continue;
+    if (first_split) {
+      if (dl.count() > 1)
+        error(Code::E1903,
+              o.span,
+              "more than one `split` option",
+              "a second split")
+            .note("`" + text(first_split->span) + "` is here",
+                  first_split->span)
+            .help("keep one split; `shard params` may go with it");
+      continue;
+    }
+    first_split = &o;
+    const std::string name = o.words.size() > 1 ? o.words[1] : "";
+    const auto dim = prog_->dims_.find(name);
+    if (o.words.size() == 2 && dim != prog_->dims_.end()) {
+      dl.split_dim = name;
+      if (dl.count() < 2 || dim->second % static_cast<int64_t>(dl.count()) == 0)
+        continue;
+      std::vector<int64_t> fits;
+      for (int64_t n = 2; n <= dim->second; ++n)
+        if (dim->second % n == 0) fits.push_back(n);
+      auto& d = error(Code::E1902,
+                      o.span,
+                      "the " + std::to_string(dl.count()) +
+                          " devices do not divide " + name + " = " +
+                          std::to_string(dim->second),
+                      "split over " + device_list_text(dl));
+      if (fits.empty())
+        d.help(name + " = 1 cannot be split: remove `split " + name + "`");
+      else
+        d.help("use a number of devices that divides " +
+               std::to_string(dim->second) + ": " + or_list(fits));
+      continue;
+    }
+    if (dl.count() < 2) continue;
+    // `split` alone, `split H Dh`, or a name that is no dim.
+    diag::Span at = o.words.size() == 2 ? o.word_spans[1] : o.span;
+    std::vector<std::string> dims;
+    for (const auto& [n, _] : prog_->dims_) dims.push_back(n);
+    auto& d =
+        o.words.size() == 2
+            ? error(Code::E1904,
+                    at,
+                    "`split " + name + "`: `" + name + "` is not a dim",
+                    "not declared with `dim`")
+            : error(Code::E1904,
+                    at,
+                    "`split` names one dim: `split H`",
+                    o.words.size() < 2 ? "no dim named" : "more than one name");
+    if (std::string s = likely_dim(name, dims); !s.empty())
+      d.help("did you mean `" + s + "`? (dim " + s + " = " +
+             std::to_string(prog_->dims_.at(s)) + ")");
+  }
+}
+
+}  // namespace ss::check
