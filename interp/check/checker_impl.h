@@ -218,6 +218,8 @@ class Checker {
   // ---- devices/plan/device_options.cpp: `shard params` and `split H`
   // (E1902-E1904), once the dims have sizes.
   void check_device_options();
+  void check_mesh_devices(const ast::MeshDecl& mesh,
+                          const ast::DevicesDecl* decl);
 
   // ---- shared
   diag::Diagnostic& error(diag::Code code,

@@ -48,6 +48,25 @@ std::string describe(const diag::Diagnostic& d, const diag::SourceMap& sm) {
          " (" + d.message + ")";
 }
 
+// A program with a mesh runs on `cpu` (every instance simulated in one
+// process) and on `cpu[<mesh size>]`, one device an instance (cli.md), not
+// on the suite's default lists, where its mesh would be E2005. Empty when
+// [text] has no mesh (or does not check: its case reports why).
+std::vector<std::string> mesh_device_sets(const fs::path& file,
+                                          const std::string& text) {
+  diag::SourceMap sm;
+  diag::Diagnostics diags;
+  check::Options opts;
+  opts.devices_override = "cpu";
+  auto prog = check::check_source(file.string(), text, sm, diags, opts);
+  if (!prog || prog->mesh().empty()) return {};
+  int64_t n = 1;
+  for (const check::MeshAxis& a : prog->mesh()) n *= a.size;
+  std::string list = "cpu[";
+  for (int64_t i = 0; i < n; ++i) list += (i ? " " : "") + std::to_string(i);
+  return {"cpu", list + "]"};
+}
+
 // Note [Runs as users run them]: on several devices a case runs through
 // run_program_on_devices, the controller here and `ss worker` processes,
 // as `ss run` runs it (cli.md); what main prints, what it writes to sinks
@@ -357,6 +376,11 @@ int cmd_conformance(const std::vector<std::string>& args) {
     }
     std::vector<std::string> sets =
         ex->devices.empty() ? device_sets : ex->devices;
+    if (ex->devices.empty())
+      if (std::vector<std::string> m =
+              mesh_device_sets(fs::absolute(f), ss.str());
+          !m.empty())
+        sets = m;
     std::optional<Outcome> one_device;  // the reference run
     for (const std::string& devs : sets) {
       // Note [One path for every run]: rand/randn draw from (seed, call

@@ -1,5 +1,6 @@
 // The device list's options (devices.md item 9): `shard params` and
-// `split H`, checked once the dims have their sizes: E1902, E1903, E1904.
+// `split H`, checked once the dims have their sizes: E1902, E1903, E1904;
+// and the device list against a mesh (spmd.md): E2005.
 // Like every several-devices check, they run against the device list in
 // effect (the file's, or --devices) and report nothing on one device, so
 // the same file checks on `devices cpu` (docs/errors/E1902.md).
@@ -52,14 +53,31 @@ std::string or_list(const std::vector<int64_t>& xs) {
 
 void Checker::check_device_options() {
   const ast::DevicesDecl* decl = nullptr;
-  for (const ast::Module& m : prog_->modules_)
-    if (!m.devices.empty()) decl = &m.devices.front();
-  if (!decl) return;
+  const ast::MeshDecl* mesh = nullptr;
+  for (const ast::Module& m : prog_->modules_) {
+    if (!m.devices.empty() && !decl) decl = &m.devices.front();
+    if (!m.meshes.empty() && !mesh) mesh = &m.meshes.front();
+  }
   DeviceList& dl = prog_->devices_;
+  if (mesh) check_mesh_devices(*mesh, decl);
+  if (!decl) return;
   const ast::DeviceOption* first_split = nullptr;
   for (const ast::DeviceOption& o : decl->options) {
     if (o.words.size() == 2 && o.words[0] == "shard" && o.words[1] == "params")
       dl.shard_params = true;
+    if (mesh && !o.words.empty() &&
+        (o.words[0] == "split" || o.words[0] == "shard")) {
+      // A mesh program partitions data through its spmd fns only.
+      error(Code::E2005,
+            o.span,
+            "`" + text(o.span) + "` with a mesh",
+            "an option of the automatic several-devices mode")
+          .note("the mesh is here", mesh->span)
+          .help(
+              "remove it: with a mesh, each spmd fn's types say how its "
+              "data is split");
+      continue;
+    }
     if (o.words.empty() || o.words[0] != "split") continue;
     if (first_split) {
       if (dl.count() > 1)
@@ -114,6 +132,31 @@ void Checker::check_device_options() {
       d.help("did you mean `" + s + "`? (dim " + s + " = " +
              std::to_string(prog_->dims_.at(s)) + ")");
   }
+}
+
+void Checker::check_mesh_devices(const ast::MeshDecl& mesh,
+                                 const ast::DevicesDecl* decl) {
+  const DeviceList& dl = prog_->devices_;
+  int64_t instances = 1;
+  std::string axes;
+  for (const MeshAxis& a : prog_->mesh_) {
+    instances *= a.size;
+    axes += (axes.empty() ? "" : " ") + a.name + "=" + std::to_string(a.size);
+  }
+  // `devices cpu` simulates every instance in one process.
+  if (dl.count() == 1 || static_cast<int64_t>(dl.count()) == instances) return;
+  auto& d = error(Code::E2005,
+                  mesh.span,
+                  "the mesh has " + std::to_string(instances) + " instances (" +
+                      axes + "), but " + device_list_text(dl) + " has " +
+                      std::to_string(dl.count()) + " devices",
+                  std::to_string(instances) + " instances");
+  if (decl) d.note("the device list is here", decl->span);
+  DeviceList fit = dl;
+  fit.ids.clear();
+  for (int64_t i = 0; i < instances; ++i) fit.ids.push_back(i);
+  d.help("use " + device_list_text(fit) + ", or devices " + dl.kind +
+         " to simulate the mesh in one process");
 }
 
 }  // namespace ss::check

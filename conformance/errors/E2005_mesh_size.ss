@@ -1,0 +1,18 @@
+# A mesh of 4 instances on 3 devices (docs/errors/E2005.md).
+# devices: cpu[0 1 2]
+# expect: error E2005 at 6:1
+
+devices cpu[0 1 2]
+mesh x=2 y=2
+
+dim M = 8
+dim K = 16
+dim N = 4
+
+spmd fn matmul_basic(a: [m/x k/y], b: [k/y n]) -> [m/x n]:
+    return psum(a @ b, y)
+
+fn main():
+    let a = randn([M K], seed=0)
+    let b = randn([K N], seed=1)
+    print(matmul_basic(a, b))
