@@ -34,7 +34,12 @@ Diagnostic& Diagnostics::error(Code code,
                                Span span,
                                std::string message,
                                std::string label) {
-  list_.push_back({code, span, std::move(message), std::move(label), {}});
+  Diagnostic d;
+  d.code = code;
+  d.span = span;
+  d.message = std::move(message);
+  d.label = std::move(label);
+  list_.push_back(std::move(d));
   return list_.back();
 }
 

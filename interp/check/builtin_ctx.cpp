@@ -211,6 +211,18 @@ class BuiltinCtx final : public ops::RuleCtx {
     }
     return shape;
   }
+  std::optional<std::vector<IntPair>> const_int_pairs(size_t i) override {
+    if (!has(i) || !args_[i].expr || args_[i].expr->kind != EK::List)
+      return std::nullopt;
+    std::vector<IntPair> pairs;
+    for (const auto& x : args_[i].expr->elems) {
+      if (x->kind != EK::Tuple || x->elems.size() != 2) return std::nullopt;
+      auto a = ck_.const_int(*x->elems[0]), b = ck_.const_int(*x->elems[1]);
+      if (!a || !b) return std::nullopt;
+      pairs.push_back({*a, *b, x->span});
+    }
+    return pairs;
+  }
   diag::Diagnostic& error(diag::Code code,
                           diag::Span span,
                           std::string message,

@@ -22,6 +22,8 @@
 #include "interp/devices/controller/device_run.h"
 #include "interp/devices/threads/data_parallel.h"
 #include "interp/eval/interpreter.h"
+#include "interp/lex/lexer.h"
+#include "interp/parse/parser.h"
 
 namespace ss::cli {
 
@@ -50,18 +52,19 @@ std::string describe(const diag::Diagnostic& d, const diag::SourceMap& sm) {
 
 // A program with a mesh runs on `cpu` (every instance simulated in one
 // process) and on `cpu[<mesh size>]`, one device an instance (cli.md), not
-// on the suite's default lists, where its mesh would be E2005. Empty when
-// [text] has no mesh (or does not check: its case reports why).
+// on the suite's default lists, where its mesh would be E2005. The mesh is
+// read from the syntax alone, so error cases get the same lists. Empty
+// when [text] declares no mesh.
 std::vector<std::string> mesh_device_sets(const fs::path& file,
                                           const std::string& text) {
   diag::SourceMap sm;
   diag::Diagnostics diags;
-  check::Options opts;
-  opts.devices_override = "cpu";
-  auto prog = check::check_source(file.string(), text, sm, diags, opts);
-  if (!prog || prog->mesh().empty()) return {};
+  uint32_t id = sm.add(file.string(), text);
+  ast::Module m = parse::parse(lex::lex(sm, id, diags), id, diags);
+  if (m.meshes.empty()) return {};
   int64_t n = 1;
-  for (const check::MeshAxis& a : prog->mesh()) n *= a.size;
+  for (const ast::MeshAxisDecl& a : m.meshes.front().axes)
+    n = std::min<int64_t>(n * std::clamp<int64_t>(a.size, 1, 64), 64);
   std::string list = "cpu[";
   for (int64_t i = 0; i < n; ++i) list += (i ? " " : "") + std::to_string(i);
   return {"cpu", list + "]"};

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <map>
 
 #include "ops/core/shape_algebra.h"
 #include "ops/registry/op_def.h"
@@ -214,6 +215,49 @@ Type psum_scatter_rule(RuleCtx& ctx) {
   return r;
 }
 
+// E2004: a literal perm= names each instance at most once as a source and
+// once as a destination (a permutation, as jax.lax.ppermute demands).
+bool distinct_ends(RuleCtx& ctx, const std::vector<std::string>& axes) {
+  auto pairs = ctx.const_int_pairs(2);
+  if (!pairs) return true;                      // known at run time only
+  std::map<int64_t, int64_t> from_src, to_dst;  // instance -> the other end
+  for (const RuleCtx::IntPair& p : *pairs) {
+    auto [s, s_new] = from_src.emplace(p.first, p.second);
+    auto [d, d_new] = to_dst.emplace(p.second, p.first);
+    if (s_new && d_new) continue;
+    const bool dst = !d_new;
+    const int64_t inst = dst ? p.second : p.first;
+    auto& e = ctx.error(
+        Code::E2004,
+        p.span,
+        dst ? "ppermute's perm sends to instance " + std::to_string(inst) +
+                  " twice (from " + std::to_string(d->second) + " and from " +
+                  std::to_string(p.first) + ")"
+            : "ppermute's perm sends from instance " + std::to_string(inst) +
+                  " twice (to " + std::to_string(s->second) + " and to " +
+                  std::to_string(p.second) + ")",
+        std::to_string(inst) +
+            (dst ? " is already a destination" : " is already a source"));
+    // Sources 0, 1, ... in order with the first pair's step: a shift.
+    int64_t n = 1;
+    for (const std::string& a : axes) n *= ctx.mesh_axis(a).value_or(1);
+    int64_t k = (((*pairs)[0].second - (*pairs)[0].first) % n + n) % n;
+    bool ordered = static_cast<int64_t>(pairs->size()) == n && k != 0;
+    for (size_t i = 0; ordered && i < pairs->size(); ++i)
+      ordered = (*pairs)[i].first == static_cast<int64_t>(i);
+    if (ordered) {
+      std::string perm;
+      for (int64_t i = 0; i < n; ++i)
+        perm += (i ? ", (" : "(") + std::to_string(i) + ", " +
+                std::to_string((i + k) % n) + ")";
+      e.help("a cyclic shift is shift=" + std::to_string(k) + ": perm=[" +
+             perm + "]");
+    }
+    return false;
+  }
+  return true;
+}
+
 Type ppermute_rule(RuleCtx& ctx) {
   if (!in_spmd(ctx) || !value_arg(ctx, 0)) return Type::error();
   auto names = mesh_names(ctx, 1, true);
@@ -244,6 +288,7 @@ Type ppermute_rule(RuleCtx& ctx) {
                 describe(ctx, 2));
       return Type::error();
     }
+    if (!distinct_ends(ctx, *names)) return Type::error();
   } else {
     if (ctx.type(3).is_error()) return Type::error();
     if (!require_kind(ctx, 3, K::Int, "an int shift")) return Type::error();

@@ -64,6 +64,14 @@ class RuleCtx {
   /// The lengths of a nested list literal, outer first (`tensor([[1, 2],
   /// [3, 4]])` -> {2, 2}); nullopt when not a rectangular literal.
   virtual std::optional<std::vector<int64_t>> list_shape(size_t i) = 0;
+  /// A list literal of pairs of values known at check time
+  /// (`perm=[(0, 1), (1, 2)]`): each pair and its span; nullopt when the
+  /// argument is not such a literal.
+  struct IntPair {
+    int64_t first = 0, second = 0;
+    diag::Span span;
+  };
+  virtual std::optional<std::vector<IntPair>> const_int_pairs(size_t i) = 0;
 
   // --- services.
   virtual diag::Diagnostic& error(diag::Code code,

@@ -216,11 +216,19 @@ class FakeCtx : public RuleCtx {
     if (it == lists_.end()) return std::nullopt;
     return it->second;
   }
+  std::optional<std::vector<IntPair>> const_int_pairs(size_t) override {
+    return std::nullopt;  // the checker's tests cover literal pairs
+  }
   diag::Diagnostic& error(diag::Code code,
                           diag::Span span,
                           std::string msg,
                           std::string label = {}) override {
-    errors.push_back({code, span, std::move(msg), std::move(label), {}});
+    diag::Diagnostic d;
+    d.code = code;
+    d.span = span;
+    d.message = std::move(msg);
+    d.label = std::move(label);
+    errors.push_back(std::move(d));
     return errors.back();
   }
   Axis fresh(const std::string& nm) override {
