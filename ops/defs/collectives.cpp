@@ -7,8 +7,8 @@
 #include <cctype>
 #include <cstring>
 
-#include "ops/core/shape_algebra.h"
 #include "ops/registry/op_def.h"
+#include "ops/registry/rule_helpers.h"
 
 namespace ss::ops {
 namespace {
