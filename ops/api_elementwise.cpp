@@ -74,12 +74,14 @@ using BinaryVjp = std::pair<Tensor, Tensor> (*)(const Tensor& g,
                                                 bool na,
                                                 bool nb);
 
-enum class Promo { Arith, TrueDiv, Compare, Logical };
+// How each kind of ops/elementwise.def promotes its operands.
+enum class Promo { Arith, TrueDiv, Extremum, Compare, Logical };
 
 DType binary_dtype(Promo p, DType a, DType b) {
   switch (p) {
     case Promo::Logical:
       return DType::Bool;
+    case Promo::Extremum:  // two bools stay bools, as torch.maximum's
     case Promo::Compare:
       return types::promote(a, b);
     case Promo::TrueDiv: {
@@ -212,9 +214,9 @@ Tensor pow_vjp_exponent(const Tensor& g, const Tensor& a, const Tensor& y) {
   Tensor name(const Tensor& a, const Tensor& b) {                         \
     return binary_impl(#name, BinaryOp::Enum, Promo::TrueDiv, a, b, vjp); \
   }
-#define SS_BINARY_EXTREMUM(Enum, name, doc, cpu, ref, vjp)              \
-  Tensor name(const Tensor& a, const Tensor& b) {                       \
-    return binary_impl(#name, BinaryOp::Enum, Promo::Arith, a, b, vjp); \
+#define SS_BINARY_EXTREMUM(Enum, name, doc, cpu, ref, vjp)                 \
+  Tensor name(const Tensor& a, const Tensor& b) {                          \
+    return binary_impl(#name, BinaryOp::Enum, Promo::Extremum, a, b, vjp); \
   }
 #define SS_BINARY_COMPARE(Enum, name, doc, cpu, ref)                          \
   Tensor name(const Tensor& a, const Tensor& b) {                             \

@@ -127,6 +127,13 @@ ROWS += [
         dtypes=("f64",)),
     Row("logical_not", "not p", PQ[:1], "A B", torch.logical_not,
         grad=False, dtypes=("f64",)),
+    # Of two bools, torch.maximum is their or, minimum their and. (The table
+    # compares the checker's typeof; the runtime dtype, bool, which was i64,
+    # is checked in ops/tests/api_test.cpp.)
+    Row("maximum", "maximum(p, q)", PQ, "A B", torch.maximum, grad=False,
+        label="maximum of bools", dtypes=("f64",)),
+    Row("minimum", "minimum(p, q)", PQ, "A B", torch.minimum, grad=False,
+        label="minimum of bools", dtypes=("f64",)),
     Row("where", "where(c, x, y)", [In("c", "A B", "bool"), *XY], "A B",
         torch.where),
     Row("where", "where(x > 0.0, x, 0.0)", [X], "A B",
