@@ -37,43 +37,12 @@ Tensor random_normal(const Shape& shape,
                      uint64_t offset = 0);
 
 // ---------------------------------------------------------------- elementwise
-Tensor neg(const Tensor& x);
-Tensor abs(const Tensor& x);
-Tensor sign(const Tensor& x);
-Tensor exp(const Tensor& x);
-Tensor log(const Tensor& x);
-Tensor log1p(const Tensor& x);
-Tensor sqrt(const Tensor& x);
-Tensor rsqrt(const Tensor& x);
-Tensor sin(const Tensor& x);
-Tensor cos(const Tensor& x);
-Tensor tanh(const Tensor& x);
-Tensor sigmoid(const Tensor& x);
-Tensor relu(const Tensor& x);
-Tensor erf(const Tensor& x);
-Tensor floor(const Tensor& x);  // no gradient
-Tensor isnan(const Tensor& x);
-Tensor isfinite(const Tensor& x);
-Tensor logical_not(const Tensor& x);
-
-Tensor add(const Tensor& a, const Tensor& b);
-Tensor sub(const Tensor& a, const Tensor& b);
-Tensor mul(const Tensor& a, const Tensor& b);
-/// True division: ints give f32.
-Tensor div(const Tensor& a, const Tensor& b);
-Tensor floordiv(const Tensor& a, const Tensor& b);  // no gradient
-Tensor mod(const Tensor& a, const Tensor& b);       // no gradient
-Tensor pow(const Tensor& a, const Tensor& b);
-Tensor maximum(const Tensor& a, const Tensor& b);
-Tensor minimum(const Tensor& a, const Tensor& b);
-Tensor eq(const Tensor& a, const Tensor& b);
-Tensor ne(const Tensor& a, const Tensor& b);
-Tensor lt(const Tensor& a, const Tensor& b);
-Tensor le(const Tensor& a, const Tensor& b);
-Tensor gt(const Tensor& a, const Tensor& b);
-Tensor ge(const Tensor& a, const Tensor& b);
-Tensor logical_and(const Tensor& a, const Tensor& b);
-Tensor logical_or(const Tensor& a, const Tensor& b);
+// One function per row of ops/elementwise.def (its kind gives the dtypes;
+// its vjp column the gradient).
+#define SS_UNARY_OP(Enum, name, doc) Tensor name(const Tensor& x);
+#define SS_BINARY_OP(Enum, name, doc) \
+  Tensor name(const Tensor& a, const Tensor& b);
+#include "ops/elementwise.def"
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 /// Converts; differentiable between float dtypes.
 Tensor cast(const Tensor& x, DType dtype);

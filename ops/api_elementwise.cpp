@@ -43,7 +43,7 @@ Tensor unary_impl(const char* name, UnaryOp op, const Tensor& x, UnaryVjp vjp) {
   });
 }
 
-// Float functions: ints and bools are computed in f32.
+// The float kind: ints and bools are computed in f32.
 Tensor float_unary(const char* name,
                    UnaryOp op,
                    const Tensor& x0,
@@ -53,7 +53,7 @@ Tensor float_unary(const char* name,
   return unary_impl(name, op, x, vjp);
 }
 
-// Neg, Abs, Sign, Relu: also on ints; bools are computed in i64.
+// The signed kind: also on ints; bools are computed in i64.
 Tensor signed_unary(const char* name,
                     UnaryOp op,
                     const Tensor& x0,
@@ -74,12 +74,14 @@ using BinaryVjp = std::pair<Tensor, Tensor> (*)(const Tensor& g,
                                                 bool na,
                                                 bool nb);
 
-enum class Promo { Arith, TrueDiv, Compare, Logical };
+// How each kind of ops/elementwise.def promotes its operands.
+enum class Promo { Arith, TrueDiv, Extremum, Compare, Logical };
 
 DType binary_dtype(Promo p, DType a, DType b) {
   switch (p) {
     case Promo::Logical:
       return DType::Bool;
+    case Promo::Extremum:  // two bools stay bools, as torch.maximum's
     case Promo::Compare:
       return types::promote(a, b);
     case Promo::TrueDiv: {
@@ -118,353 +120,117 @@ Tensor binary_impl(const char* name,
   });
 }
 
-// Where [w] (at the output's shape) says how much of g goes to a; the rest
-// goes to b. Used by maximum and minimum.
-std::pair<Tensor, Tensor> split_by(const Tensor& g, const Tensor& w) {
-  Tensor ga = mul(g, w);
-  return {ga, sub(g, ga)};
+// Unary kinds without a gradient (ops/elementwise.def).
+// Predicates: the backend's kernel gives each dtype's answer.
+Tensor predicate_unary(const char* name, UnaryOp op, const Tensor& x) {
+  check_defined(name, x);
+  return backend_of(x).unary(op, x);
 }
 
-}  // namespace
-
-// ---------------------------------------------------------------- unary
-
-Tensor neg(const Tensor& x) {
-  return signed_unary(
-      "neg",
-      UnaryOp::Neg,
-      x,
-      [](const Tensor& g, const Tensor&, const Tensor&) { return neg(g); });
-}
-
-Tensor abs(const Tensor& x) {
-  // d|x| = sign(x): 0 at 0, as torch.
-  return signed_unary("abs",
-                      UnaryOp::Abs,
-                      x,
-                      [](const Tensor& g, const Tensor& x, const Tensor&) {
-                        return mul(g, sign(x));
-                      });
-}
-
-Tensor sign(const Tensor& x) {
-  // Its derivative is zero wherever it exists: nothing is recorded.
-  return signed_unary("sign", UnaryOp::Sign, x, nullptr);
-}
-
-Tensor exp(const Tensor& x) {
-  return float_unary("exp",
-                     UnaryOp::Exp,
-                     x,
-                     [](const Tensor& g, const Tensor&, const Tensor& y) {
-                       return mul(g, y);
-                     });
-}
-
-Tensor log(const Tensor& x) {
-  return float_unary("log",
-                     UnaryOp::Log,
-                     x,
-                     [](const Tensor& g, const Tensor& x, const Tensor&) {
-                       return div(g, x);
-                     });
-}
-
-Tensor log1p(const Tensor& x) {
-  return float_unary("log1p",
-                     UnaryOp::Log1p,
-                     x,
-                     [](const Tensor& g, const Tensor& x, const Tensor&) {
-                       return div(g, add(x, sc(1, x)));
-                     });
-}
-
-Tensor sqrt(const Tensor& x) {
-  return float_unary("sqrt",
-                     UnaryOp::Sqrt,
-                     x,
-                     [](const Tensor& g, const Tensor&, const Tensor& y) {
-                       return div(g, mul(y, sc(2, y)));
-                     });
-}
-
-Tensor rsqrt(const Tensor& x) {
-  // d x^(-1/2) = -1/2 x^(-3/2) = -1/2 y^3.
-  return float_unary("rsqrt",
-                     UnaryOp::Rsqrt,
-                     x,
-                     [](const Tensor& g, const Tensor&, const Tensor& y) {
-                       return mul(g, mul(sc(-0.5, y), mul(y, mul(y, y))));
-                     });
-}
-
-Tensor sin(const Tensor& x) {
-  return float_unary("sin",
-                     UnaryOp::Sin,
-                     x,
-                     [](const Tensor& g, const Tensor& x, const Tensor&) {
-                       return mul(g, cos(x));
-                     });
-}
-
-Tensor cos(const Tensor& x) {
-  return float_unary("cos",
-                     UnaryOp::Cos,
-                     x,
-                     [](const Tensor& g, const Tensor& x, const Tensor&) {
-                       return neg(mul(g, sin(x)));
-                     });
-}
-
-Tensor tanh(const Tensor& x) {
-  return float_unary("tanh",
-                     UnaryOp::Tanh,
-                     x,
-                     [](const Tensor& g, const Tensor&, const Tensor& y) {
-                       return mul(g, sub(sc(1, y), mul(y, y)));
-                     });
-}
-
-Tensor sigmoid(const Tensor& x) {
-  return float_unary("sigmoid",
-                     UnaryOp::Sigmoid,
-                     x,
-                     [](const Tensor& g, const Tensor&, const Tensor& y) {
-                       return mul(g, mul(y, sub(sc(1, y), y)));
-                     });
-}
-
-Tensor relu(const Tensor& x) {
-  // 0 at 0, as torch.
-  return signed_unary("relu",
-                      UnaryOp::Relu,
-                      x,
-                      [](const Tensor& g, const Tensor& x, const Tensor&) {
-                        return mul(g, mask_as(gt(x, sc(0, x)), g));
-                      });
-}
-
-Tensor erf(const Tensor& x) {
-  // d erf(x) = 2/sqrt(pi) exp(-x^2).
-  return float_unary("erf",
-                     UnaryOp::Erf,
-                     x,
-                     [](const Tensor& g, const Tensor& x, const Tensor&) {
-                       Tensor e = exp(neg(mul(x, x)));
-                       return mul(
-                           g, mul(e, sc(2.0 / std::sqrt(std::numbers::pi), e)));
-                     });
-}
-
-Tensor floor(const Tensor& x) {
-  check_defined("floor", x);
-  if (!types::is_float(x.dtype())) return x.detach();
-  return backend_of(x).unary(UnaryOp::Floor, x);
-}
-
-Tensor isnan(const Tensor& x) {
-  check_defined("isnan", x);
-  if (!types::is_float(x.dtype()))
-    return Tensor::zeros(x.shape(), DType::Bool, x.device());
-  return backend_of(x).unary(UnaryOp::IsNan, x);
-}
-
-Tensor isfinite(const Tensor& x) {
-  check_defined("isfinite", x);
-  if (!types::is_float(x.dtype()))
-    return Tensor::full(x.shape(), 1.0, DType::Bool, x.device());
-  return backend_of(x).unary(UnaryOp::IsFinite, x);
-}
-
-Tensor logical_not(const Tensor& x) {
-  check_defined("logical_not", x);
+Tensor logical_unary(const char* name, UnaryOp op, const Tensor& x) {
+  check_defined(name, x);
   Tensor b = x.dtype() == DType::Bool ? x : cast(x, DType::Bool);
-  return backend_of(b).unary(UnaryOp::Not, b);
+  return backend_of(b).unary(op, b);
 }
 
-// ---------------------------------------------------------------- binary
-
-Tensor add(const Tensor& a, const Tensor& b) {
-  return binary_impl("add",
-                     BinaryOp::Add,
-                     Promo::Arith,
-                     a,
-                     b,
-                     [](const Tensor& g,
-                        const Tensor&,
-                        const Tensor&,
-                        const Tensor&,
-                        bool,
-                        bool) {
-                       return std::pair{g, g};
-                     });
+// Ints and bools are already whole: returned as they are.
+Tensor rounding_unary(const char* name, UnaryOp op, const Tensor& x) {
+  check_defined(name, x);
+  if (!types::is_float(x.dtype())) return x.detach();
+  return backend_of(x).unary(op, x);
 }
 
-Tensor sub(const Tensor& a, const Tensor& b) {
-  return binary_impl("sub",
-                     BinaryOp::Sub,
-                     Promo::Arith,
-                     a,
-                     b,
-                     [](const Tensor& g,
-                        const Tensor&,
-                        const Tensor&,
-                        const Tensor&,
-                        bool,
-                        bool nb) {
-                       return std::pair{g, nb ? neg(g) : Tensor()};
-                     });
+// maximum's and minimum's share of g for a, at the output's shape: all of
+// it where [wins] (a is the larger, or the smaller), half where [tie]; b
+// gets the rest (g minus this), so the two add up to g.
+Tensor tie_share(const Tensor& g, const Tensor& wins, const Tensor& tie) {
+  Tensor w = add(mask_as(wins, g), mul(mask_as(tie, g), sc(0.5, g)));
+  return mul(g, w);
 }
 
-Tensor mul(const Tensor& a, const Tensor& b) {
-  return binary_impl(
-      "mul",
-      BinaryOp::Mul,
-      Promo::Arith,
-      a,
-      b,
-      [](const Tensor& g,
-         const Tensor& a,
-         const Tensor& b,
-         const Tensor&,
-         bool na,
-         bool nb) {
-        return std::pair{na ? mul(g, b) : Tensor(), nb ? mul(g, a) : Tensor()};
-      });
+// pow's cotangents (ops/elementwise.def's Pow row says why the wheres).
+Tensor pow_vjp_base(const Tensor& g, const Tensor& a, const Tensor& b) {
+  Tensor d = mul(b, pow(a, sub(b, sc(1, b))));
+  return mul(g, where(eq(b, sc(0, b)), sc(0, d), d));
+}
+Tensor pow_vjp_exponent(const Tensor& g, const Tensor& a, const Tensor& y) {
+  Tensor zero = eq(a, sc(0, a));
+  Tensor la = log(where(zero, sc(1, a), a));
+  return mul(g, where(zero, sc(0, y), mul(y, la)));
 }
 
-Tensor div(const Tensor& a, const Tensor& b) {
-  // d(a/b)/da = 1/b; d(a/b)/db = -a/b^2 = -y/b.
-  return binary_impl("div",
-                     BinaryOp::Div,
-                     Promo::TrueDiv,
-                     a,
-                     b,
-                     [](const Tensor& g,
-                        const Tensor&,
-                        const Tensor& b,
-                        const Tensor& y,
-                        bool na,
-                        bool nb) {
-                       return std::pair{na ? div(g, b) : Tensor(),
-                                        nb ? neg(mul(g, div(y, b))) : Tensor()};
-                     });
-}
-
-Tensor floordiv(const Tensor& a, const Tensor& b) {
-  return binary_impl(
-      "floordiv", BinaryOp::FloorDiv, Promo::Arith, a, b, nullptr);
-}
-
-Tensor mod(const Tensor& a, const Tensor& b) {
-  // a - floor(a / b) * b, as torch.remainder: d/da = 1, d/db = -floor(a/b).
-  return binary_impl("mod",
-                     BinaryOp::Mod,
-                     Promo::Arith,
-                     a,
-                     b,
-                     [](const Tensor& g,
-                        const Tensor& a,
-                        const Tensor& b,
-                        const Tensor&,
-                        bool na,
-                        bool nb) {
-                       Tensor ga, gb;
-                       if (na) ga = g;
-                       if (nb) gb = mul(g, neg(floor(div(a, b))));
-                       return std::make_pair(ga, gb);
-                     });
-}
-
-Tensor pow(const Tensor& a, const Tensor& b) {
-  // As torch: d/da = b a^(b-1), taken as 0 where b == 0 (so 0^0 has no
-  // NaN); d/db = a^b log(a), taken as 0 where a == 0 (and NaN for a < 0).
-  return binary_impl("pow",
-                     BinaryOp::Pow,
-                     Promo::Arith,
-                     a,
-                     b,
-                     [](const Tensor& g,
-                        const Tensor& a,
-                        const Tensor& b,
-                        const Tensor& y,
-                        bool na,
-                        bool nb) {
-                       Tensor ga, gb;
-                       if (na) {
-                         Tensor d = mul(b, pow(a, sub(b, sc(1, b))));
-                         ga = mul(g, where(eq(b, sc(0, b)), sc(0, d), d));
-                       }
-                       if (nb) {
-                         Tensor zero = eq(a, sc(0, a));
-                         Tensor la = log(where(zero, sc(1, a), a));
-                         gb = mul(g, where(zero, sc(0, y), mul(y, la)));
-                       }
-                       return std::pair{ga, gb};
-                     });
-}
-
-namespace {
-// maximum and minimum: the gradient goes to the operand [wins] picks
-// (gt: the larger); ties split it half and half (as torch.maximum does), so
-// the sum of both stays g.
-// (A template parameter: a vjp is a plain function pointer, no captures.)
-template <Tensor (*wins)(const Tensor&, const Tensor&)>
-Tensor extremum(const char* name,
-                BinaryOp op,
-                const Tensor& a,
-                const Tensor& b) {
-  return binary_impl(name,
-                     op,
-                     Promo::Arith,
-                     a,
-                     b,
-                     [](const Tensor& g,
-                        const Tensor& a,
-                        const Tensor& b,
-                        const Tensor&,
-                        bool,
-                        bool) {
-                       Tensor w = add(mask_as(wins(a, b), g),
-                                      mul(mask_as(eq(a, b), g), sc(0.5, g)));
-                       return split_by(g, w);
-                     });
-}
 }  // namespace
 
-Tensor maximum(const Tensor& a, const Tensor& b) {
-  return extremum<gt>("maximum", BinaryOp::Maximum, a, b);
-}
+// ---------------------------------------------------------------- the table
 
-Tensor minimum(const Tensor& a, const Tensor& b) {
-  return extremum<lt>("minimum", BinaryOp::Minimum, a, b);
-}
+// Note [API functions from the table]
+// One function per row of ops/elementwise.def: its kind picks the dtype
+// handling (float_unary, binary_impl's Promo, ...) and its vjp column
+// becomes a captureless lambda (the VJP types are function pointers);
+// SS_ZERO_GRAD and SS_NO_GRAD record nothing. A binary VJP's cotangent is
+// computed only for an operand that needs one.
+#define SS_GRAD(dx)                    \
+  [](const Tensor& g,                  \
+     [[maybe_unused]] const Tensor& x, \
+     [[maybe_unused]] const Tensor& y) { return Tensor(dx); }
+#define SS_GRAD2(da, db)                               \
+  [](const Tensor& g,                                  \
+     [[maybe_unused]] const Tensor& a,                 \
+     [[maybe_unused]] const Tensor& b,                 \
+     [[maybe_unused]] const Tensor& y,                 \
+     bool na,                                          \
+     bool nb) {                                        \
+    return std::make_pair(na ? Tensor(da) : Tensor(),  \
+                          nb ? Tensor(db) : Tensor()); \
+  }
+#define SS_ZERO_GRAD nullptr
+#define SS_NO_GRAD nullptr
 
-Tensor eq(const Tensor& a, const Tensor& b) {
-  return binary_impl("eq", BinaryOp::Eq, Promo::Compare, a, b, nullptr);
-}
-Tensor ne(const Tensor& a, const Tensor& b) {
-  return binary_impl("ne", BinaryOp::Ne, Promo::Compare, a, b, nullptr);
-}
-Tensor lt(const Tensor& a, const Tensor& b) {
-  return binary_impl("lt", BinaryOp::Lt, Promo::Compare, a, b, nullptr);
-}
-Tensor le(const Tensor& a, const Tensor& b) {
-  return binary_impl("le", BinaryOp::Le, Promo::Compare, a, b, nullptr);
-}
-Tensor gt(const Tensor& a, const Tensor& b) {
-  return binary_impl("gt", BinaryOp::Gt, Promo::Compare, a, b, nullptr);
-}
-Tensor ge(const Tensor& a, const Tensor& b) {
-  return binary_impl("ge", BinaryOp::Ge, Promo::Compare, a, b, nullptr);
-}
-Tensor logical_and(const Tensor& a, const Tensor& b) {
-  return binary_impl(
-      "logical_and", BinaryOp::And, Promo::Logical, a, b, nullptr);
-}
-Tensor logical_or(const Tensor& a, const Tensor& b) {
-  return binary_impl("logical_or", BinaryOp::Or, Promo::Logical, a, b, nullptr);
-}
+#define SS_UNARY_FLOAT(Enum, name, doc, cpu, ref, vjp) \
+  Tensor name(const Tensor& x) {                       \
+    return float_unary(#name, UnaryOp::Enum, x, vjp);  \
+  }
+#define SS_UNARY_SIGNED(Enum, name, doc, cpu, cpu_int, ref, vjp) \
+  Tensor name(const Tensor& x) {                                 \
+    return signed_unary(#name, UnaryOp::Enum, x, vjp);           \
+  }
+#define SS_UNARY_PREDICATE(Enum, name, doc, cpu, cpu_int, ref) \
+  Tensor name(const Tensor& x) {                               \
+    return predicate_unary(#name, UnaryOp::Enum, x);           \
+  }
+#define SS_UNARY_LOGICAL(Enum, name, doc, cpu, ref) \
+  Tensor name(const Tensor& x) {                    \
+    return logical_unary(#name, UnaryOp::Enum, x);  \
+  }
+#define SS_UNARY_ROUNDING(Enum, name, doc, cpu)     \
+  Tensor name(const Tensor& x) {                    \
+    return rounding_unary(#name, UnaryOp::Enum, x); \
+  }
+#define SS_BINARY_ARITH(Enum, name, doc, cpu, cpu_int, ref, vjp)        \
+  Tensor name(const Tensor& a, const Tensor& b) {                       \
+    return binary_impl(#name, BinaryOp::Enum, Promo::Arith, a, b, vjp); \
+  }
+#define SS_BINARY_TRUEDIV(Enum, name, doc, cpu, ref, vjp)                 \
+  Tensor name(const Tensor& a, const Tensor& b) {                         \
+    return binary_impl(#name, BinaryOp::Enum, Promo::TrueDiv, a, b, vjp); \
+  }
+#define SS_BINARY_EXTREMUM(Enum, name, doc, cpu, ref, vjp)                 \
+  Tensor name(const Tensor& a, const Tensor& b) {                          \
+    return binary_impl(#name, BinaryOp::Enum, Promo::Extremum, a, b, vjp); \
+  }
+#define SS_BINARY_COMPARE(Enum, name, doc, cpu, ref)                          \
+  Tensor name(const Tensor& a, const Tensor& b) {                             \
+    return binary_impl(#name, BinaryOp::Enum, Promo::Compare, a, b, nullptr); \
+  }
+#define SS_BINARY_LOGICAL(Enum, name, doc, cpu, ref)                          \
+  Tensor name(const Tensor& a, const Tensor& b) {                             \
+    return binary_impl(#name, BinaryOp::Enum, Promo::Logical, a, b, nullptr); \
+  }
+#include "ops/elementwise.def"
+#undef SS_GRAD
+#undef SS_GRAD2
+#undef SS_ZERO_GRAD
+#undef SS_NO_GRAD
 
 // ---------------------------------------------------------------- others
 

@@ -119,55 +119,81 @@ double sigmoid_of(double v) {
   return 1.0 / (1.0 + std::exp(-v));
 }
 
-}  // namespace
-
-// ---------------------------------------------------------------- unary
-
-Tensor abs(const Tensor& x) {
-  return map1(x, keep_int(x.dtype()), [](double v) { return std::fabs(v); });
-}
-Tensor sign(const Tensor& x) {
-  return map1(x, keep_int(x.dtype()), [](double v) {
-    return v > 0 ? 1.0 : v < 0 ? -1.0 : 0.0;
+// Comparisons happen in the promoted dtype: an f64 compared with an f32
+// compares the f32's exact value, which to_doubles already gives.
+template <class F>
+Tensor compare(const Tensor& a, const Tensor& b, F f) {
+  return map2(a, b, DType::Bool, [f](double p, double q) {
+    return f(p, q) ? 1.0 : 0.0;
   });
 }
-Tensor neg(const Tensor& x) {
-  return map1(x, keep_int(x.dtype()), [](double v) { return -v; });
+
+// Python's %: fmod is exact; move it to b's sign.
+double python_mod(double a, double b) {
+  double r = std::fmod(a, b);
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
 }
-Tensor relu(const Tensor& x) {
-  return map1(x, keep_int(x.dtype()), [](double v) { return v > 0 ? v : 0.0; });
-}
-Tensor exp(const Tensor& x) {
-  return map1(x, float_of(x.dtype()), [](double v) { return std::exp(v); });
-}
-Tensor log(const Tensor& x) {
-  return map1(x, float_of(x.dtype()), [](double v) { return std::log(v); });
-}
-Tensor log1p(const Tensor& x) {
-  return map1(x, float_of(x.dtype()), [](double v) { return std::log1p(v); });
-}
-Tensor sqrt(const Tensor& x) {
-  return map1(x, float_of(x.dtype()), [](double v) { return std::sqrt(v); });
-}
-Tensor rsqrt(const Tensor& x) {
-  return map1(
-      x, float_of(x.dtype()), [](double v) { return 1.0 / std::sqrt(v); });
-}
-Tensor sin(const Tensor& x) {
-  return map1(x, float_of(x.dtype()), [](double v) { return std::sin(v); });
-}
-Tensor cos(const Tensor& x) {
-  return map1(x, float_of(x.dtype()), [](double v) { return std::cos(v); });
-}
-Tensor tanh(const Tensor& x) {
-  return map1(x, float_of(x.dtype()), [](double v) { return std::tanh(v); });
-}
-Tensor erf(const Tensor& x) {
-  return map1(x, float_of(x.dtype()), [](double v) { return std::erf(v); });
-}
-Tensor sigmoid(const Tensor& x) {
-  return map1(x, float_of(x.dtype()), sigmoid_of);
-}
+
+}  // namespace
+
+// ---------------------------------------------------------------- the table
+
+// Note [The reference from the table]
+// One function per row of ops/elementwise.def: its kind's dtype rule, here
+// (keep_int, float_of, arith, ...), applied to the row's SS_REF column in
+// double. Only SS_REF is defined in this file: the kernel's SS_CPU column
+// cannot leak into the oracle.
+#define SS_REF(e) e
+#define SS_UNARY_FLOAT(Enum, name, doc, cpu, ref, vjp)                   \
+  Tensor name(const Tensor& t) {                                         \
+    return map1(                                                         \
+        t, float_of(t.dtype()), [](double x) -> double { return ref; }); \
+  }
+#define SS_UNARY_SIGNED(Enum, name, doc, cpu, cpu_int, ref, vjp)         \
+  Tensor name(const Tensor& t) {                                         \
+    return map1(                                                         \
+        t, keep_int(t.dtype()), [](double x) -> double { return ref; }); \
+  }
+#define SS_UNARY_PREDICATE(Enum, name, doc, cpu, cpu_int, ref)                 \
+  Tensor name(const Tensor& t) {                                               \
+    return map1(                                                               \
+        t, DType::Bool, [](double x) -> double { return (ref) ? 1.0 : 0.0; }); \
+  }
+#define SS_UNARY_LOGICAL(Enum, name, doc, cpu, ref)                            \
+  Tensor name(const Tensor& t) {                                               \
+    return map1(                                                               \
+        t, DType::Bool, [](double x) -> double { return (ref) ? 1.0 : 0.0; }); \
+  }
+#define SS_BINARY_ARITH(Enum, name, doc, cpu, cpu_int, ref, vjp)          \
+  Tensor name(const Tensor& ta, const Tensor& tb) {                       \
+    return map2(ta, tb, arith(ta, tb), [](double a, double b) -> double { \
+      return ref;                                                         \
+    });                                                                   \
+  }
+#define SS_BINARY_TRUEDIV(Enum, name, doc, cpu, ref, vjp)                     \
+  Tensor name(const Tensor& ta, const Tensor& tb) {                           \
+    DType d = float_of(types::promote(ta.dtype(), tb.dtype()));               \
+    return map2(ta, tb, d, [](double a, double b) -> double { return ref; }); \
+  }
+#define SS_BINARY_EXTREMUM(Enum, name, doc, cpu, ref, vjp)                    \
+  Tensor name(const Tensor& ta, const Tensor& tb) {                           \
+    DType d = types::promote(ta.dtype(), tb.dtype());                         \
+    return map2(ta, tb, d, [](double a, double b) -> double { return ref; }); \
+  }
+#define SS_BINARY_COMPARE(Enum, name, doc, cpu, ref)                \
+  Tensor name(const Tensor& ta, const Tensor& tb) {                 \
+    return compare(ta, tb, [](double a, double b) { return ref; }); \
+  }
+#define SS_BINARY_LOGICAL(Enum, name, doc, cpu, ref)                \
+  Tensor name(const Tensor& ta, const Tensor& tb) {                 \
+    return compare(ta, tb, [](double a, double b) { return ref; }); \
+  }
+#include "ops/elementwise.def"
+#undef SS_REF
+
+// ---------------------------------------------------------------- composites
+
 Tensor silu(const Tensor& x) {
   return map1(
       x, float_of(x.dtype()), [](double v) { return v * sigmoid_of(v); });
@@ -190,100 +216,6 @@ Tensor gelu(const Tensor& x, const std::string& approximate) {
   return map1(x, float_of(x.dtype()), [](double v) {
     return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
   });
-}
-Tensor isnan(const Tensor& x) {
-  return map1(
-      x, DType::Bool, [](double v) { return std::isnan(v) ? 1.0 : 0.0; });
-}
-Tensor isfinite(const Tensor& x) {
-  return map1(
-      x, DType::Bool, [](double v) { return std::isfinite(v) ? 1.0 : 0.0; });
-}
-Tensor logical_not(const Tensor& x) {
-  return map1(x, DType::Bool, [](double v) { return v == 0 ? 1.0 : 0.0; });
-}
-
-// ---------------------------------------------------------------- binary
-
-Tensor add(const Tensor& a, const Tensor& b) {
-  return map2(a, b, arith(a, b), [](double p, double q) { return p + q; });
-}
-Tensor sub(const Tensor& a, const Tensor& b) {
-  return map2(a, b, arith(a, b), [](double p, double q) { return p - q; });
-}
-Tensor mul(const Tensor& a, const Tensor& b) {
-  return map2(a, b, arith(a, b), [](double p, double q) { return p * q; });
-}
-Tensor div(const Tensor& a, const Tensor& b) {
-  DType d = float_of(types::promote(a.dtype(), b.dtype()));
-  return map2(a, b, d, [](double p, double q) { return p / q; });
-}
-Tensor floordiv(const Tensor& a, const Tensor& b) {
-  return map2(
-      a, b, arith(a, b), [](double p, double q) { return std::floor(p / q); });
-}
-Tensor mod(const Tensor& a, const Tensor& b) {
-  // fmod is exact; move it to b's sign (Python's %).
-  return map2(a, b, arith(a, b), [](double p, double q) {
-    double r = std::fmod(p, q);
-    if (r != 0 && ((r < 0) != (q < 0))) r += q;
-    return r;
-  });
-}
-Tensor pow(const Tensor& a, const Tensor& b) {
-  return map2(
-      a, b, arith(a, b), [](double p, double q) { return std::pow(p, q); });
-}
-Tensor maximum(const Tensor& a, const Tensor& b) {
-  DType d = types::promote(a.dtype(), b.dtype());
-  return map2(a, b, d, [](double p, double q) {
-    if (std::isnan(p) || std::isnan(q))
-      return std::nan("");  // torch propagates NaN
-    return p > q ? p : q;
-  });
-}
-Tensor minimum(const Tensor& a, const Tensor& b) {
-  DType d = types::promote(a.dtype(), b.dtype());
-  return map2(a, b, d, [](double p, double q) {
-    if (std::isnan(p) || std::isnan(q)) return std::nan("");
-    return p < q ? p : q;
-  });
-}
-
-namespace {
-// Comparisons happen in the promoted dtype: an f64 compared with an f32
-// compares the f32's exact value, which to_doubles already gives.
-template <class F>
-Tensor compare(const Tensor& a, const Tensor& b, F f) {
-  return map2(a, b, DType::Bool, [f](double p, double q) {
-    return f(p, q) ? 1.0 : 0.0;
-  });
-}
-}  // namespace
-
-Tensor eq(const Tensor& a, const Tensor& b) {
-  return compare(a, b, [](double p, double q) { return p == q; });
-}
-Tensor ne(const Tensor& a, const Tensor& b) {
-  return compare(a, b, [](double p, double q) { return p != q; });
-}
-Tensor lt(const Tensor& a, const Tensor& b) {
-  return compare(a, b, [](double p, double q) { return p < q; });
-}
-Tensor le(const Tensor& a, const Tensor& b) {
-  return compare(a, b, [](double p, double q) { return p <= q; });
-}
-Tensor gt(const Tensor& a, const Tensor& b) {
-  return compare(a, b, [](double p, double q) { return p > q; });
-}
-Tensor ge(const Tensor& a, const Tensor& b) {
-  return compare(a, b, [](double p, double q) { return p >= q; });
-}
-Tensor logical_and(const Tensor& a, const Tensor& b) {
-  return compare(a, b, [](double p, double q) { return p != 0 && q != 0; });
-}
-Tensor logical_or(const Tensor& a, const Tensor& b) {
-  return compare(a, b, [](double p, double q) { return p != 0 || q != 0; });
 }
 
 Tensor where(const Tensor& c, const Tensor& a, const Tensor& b) {

@@ -30,24 +30,17 @@ using ops::Shape;
 using ops::Tensor;
 using types::DType;
 
-// ---------------------------------------------------------------- unary
-// Elementwise; int and bool inputs give f32 except where noted.
+// ---------------------------------------------------------------- elementwise
+// One function per row of ops/elementwise.def but its SS_UNARY_ROUNDING ones
+// (API helpers with no builtin), named as the builtin, with its kind's dtype
+// rule; the scalar op is the row's SS_REF column (written from the op's
+// definition, not from the kernel's SS_CPU). Binary ones broadcast.
+#define SS_UNARY_OP(Enum, name, doc) Tensor name(const Tensor& x);
+#define SS_BINARY_OP(Enum, name, doc) \
+  Tensor name(const Tensor& a, const Tensor& b);
+#define SS_UNARY_ROUNDING(Enum, name, doc, cpu)
+#include "ops/elementwise.def"
 
-Tensor abs(const Tensor& x);   ///< keeps ints (bool gives i64)
-Tensor sign(const Tensor& x);  ///< -1, 0, 1; keeps ints
-Tensor neg(const Tensor& x);   ///< keeps ints
-Tensor relu(const Tensor& x);  ///< max(x, 0); keeps ints
-Tensor exp(const Tensor& x);
-Tensor log(const Tensor& x);
-Tensor log1p(const Tensor& x);
-Tensor sqrt(const Tensor& x);
-Tensor rsqrt(const Tensor& x);
-Tensor sin(const Tensor& x);
-Tensor cos(const Tensor& x);
-Tensor tanh(const Tensor& x);
-Tensor erf(const Tensor& x);
-/// 1 / (1 + exp(-x)).
-Tensor sigmoid(const Tensor& x);
 /// x * sigmoid(x).
 Tensor silu(const Tensor& x);
 /// log(1 + exp(x)), computed without overflow.
@@ -55,33 +48,6 @@ Tensor softplus(const Tensor& x);
 /// [approximate] "none": 0.5 x (1 + erf(x / sqrt 2)); "tanh":
 /// 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) (torch.nn.GELU).
 Tensor gelu(const Tensor& x, const std::string& approximate = "none");
-Tensor isnan(const Tensor& x);        ///< bool
-Tensor isfinite(const Tensor& x);     ///< bool
-Tensor logical_not(const Tensor& x);  ///< bool: x == 0
-
-// ---------------------------------------------------------------- binary
-// Broadcasting; arithmetic on two bools gives i64.
-
-Tensor add(const Tensor& a, const Tensor& b);
-Tensor sub(const Tensor& a, const Tensor& b);
-Tensor mul(const Tensor& a, const Tensor& b);
-/// True division: ints give f32.
-Tensor div(const Tensor& a, const Tensor& b);
-/// floor(a / b) (Python's //).
-Tensor floordiv(const Tensor& a, const Tensor& b);
-/// a - floor(a / b) * b: the sign of b (Python's %, torch.remainder).
-Tensor mod(const Tensor& a, const Tensor& b);
-Tensor pow(const Tensor& a, const Tensor& b);
-Tensor maximum(const Tensor& a, const Tensor& b);
-Tensor minimum(const Tensor& a, const Tensor& b);
-Tensor eq(const Tensor& a, const Tensor& b);  ///< bool, as the five below
-Tensor ne(const Tensor& a, const Tensor& b);
-Tensor lt(const Tensor& a, const Tensor& b);
-Tensor le(const Tensor& a, const Tensor& b);
-Tensor gt(const Tensor& a, const Tensor& b);
-Tensor ge(const Tensor& a, const Tensor& b);
-Tensor logical_and(const Tensor& a, const Tensor& b);  ///< bool
-Tensor logical_or(const Tensor& a, const Tensor& b);   ///< bool
 
 /// a where [c] is true, else b; the three broadcast; dtype of a with b.
 Tensor where(const Tensor& c, const Tensor& a, const Tensor& b);

@@ -19,6 +19,15 @@
 // when the root's is and every consumer that sent it one has a replicated
 // output and a replicated cotangent itself (consumers come first in the
 // walk, so the flag is final when the node is visited).
+//
+// Note [The tape below the API]
+// The API (ops/api.h) records onto the tape, so the tape does not call the
+// API: the sums, casts and scalings backward() does on cotangents are the
+// backend's primitives (ops/backend/backend.h). That is what the API's
+// add, cast and mul would do here: backward() runs with grad mode off
+// (nothing is recorded), the cotangents of one input share its shape
+// (accumulate checks) and its device, and they are floats (only float
+// values are recorded), for which the API neither promotes nor casts.
 
 #include "ops/autodiff/tape.h"
 
@@ -29,7 +38,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "ops/api.h"
+#include "ops/backend/backend.h"
+#include "ops/core/op_error.h"
 
 namespace ss::ops {
 
@@ -37,6 +47,10 @@ namespace {
 thread_local bool g_grad_enabled = true;
 thread_local bool g_cotangent_replicated = false;
 std::atomic<uint64_t> g_next_seq{1};
+
+Tensor cast_to(const Tensor& g, DType dtype) {
+  return g.dtype() == dtype ? g : backend_for(g.device()).cast(g, dtype);
+}
 
 // Adds [g] into [slot] (undefined = zero), casting to [dtype] first.
 void accumulate(Tensor& slot,
@@ -48,8 +62,10 @@ void accumulate(Tensor& slot,
                            " gave a cotangent of shape " +
                            shape_string(g.shape()) + " for an input of shape " +
                            shape_string(like.shape()));
-  Tensor gc = g.dtype() == like.dtype() ? g : cast(g, like.dtype());
-  slot = slot.defined() ? add(slot, gc) : gc;
+  Tensor gc = cast_to(g, like.dtype());
+  slot = slot.defined()
+             ? backend_for(slot.device()).binary(BinaryOp::Add, slot, gc)
+             : gc;
 }
 }  // namespace
 
@@ -176,8 +192,13 @@ std::vector<Tensor> backward(const Tensor& root,
     // The root itself as a "leaf": its cotangent is the seed.
     if (!g.defined() && l.same_storage(root) && ag && ag == root.autograd())
       g = Tensor::full(root.shape(), 1.0, root.dtype(), root.device());
-    if (!g.defined()) g = zeros_like(l.detach());
-    if (g.dtype() != l.dtype()) g = cast(g, l.dtype());
+    if (!g.defined()) {
+      if (!l.defined())
+        throw OpError(OpError::Kind::Value,
+                      "zeros_like: an argument is an undefined tensor");
+      g = Tensor::zeros(l.shape(), l.dtype(), l.device());
+    }
+    g = cast_to(g, l.dtype());
     // Note [The seed scales the leaves]: the pass runs from a cotangent of
     // 1 and [seed] scales each leaf's gradient at the end, in the leaf's
     // own dtype. Seeded at the root instead, 1/3 (three ranks) was rounded
@@ -185,7 +206,12 @@ std::vector<Tensor> backward(const Tensor& root,
     // gradients saw it, and a replicated cotangent is multiplied back by
     // the world at the all-reduce (Note [Replicated cotangents]): f64
     // params came out 3e-8 off one device's.
-    if (seed != 1.0) g = mul(g, scalar_like(seed, g));
+    // (An int leaf's gradient is zeros, which no seed changes.)
+    if (seed != 1.0 && types::is_float(g.dtype()))
+      g = backend_for(g.device())
+              .binary(BinaryOp::Mul,
+                      g,
+                      Tensor::full({}, seed, g.dtype(), g.device()));
     return g.detach();
   };
   // With [ready]: how many uses by the reachable nodes each true leaf has

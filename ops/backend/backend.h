@@ -18,45 +18,15 @@
 
 namespace ss::ops {
 
+// The elementwise primitives, one value per row of ops/elementwise.def.
 enum class UnaryOp : uint8_t {
-  Neg,
-  Abs,
-  Sign,
-  Exp,
-  Log,
-  Log1p,
-  Sqrt,
-  Rsqrt,
-  Sin,
-  Cos,
-  Tanh,
-  Sigmoid,
-  Relu,
-  Erf,
-  Floor,
-  Not,
-  IsNan,
-  IsFinite,
+#define SS_UNARY_OP(Enum, name, doc) Enum,
+#include "ops/elementwise.def"
 };
 
 enum class BinaryOp : uint8_t {
-  Add,
-  Sub,
-  Mul,
-  Div,
-  FloorDiv,
-  Mod,
-  Pow,
-  Maximum,
-  Minimum,
-  Eq,
-  Ne,
-  Lt,
-  Le,
-  Gt,
-  Ge,
-  And,
-  Or,
+#define SS_BINARY_OP(Enum, name, doc) Enum,
+#include "ops/elementwise.def"
 };
 
 enum class ReduceOp : uint8_t { Sum, Prod, Max, Min, ArgMax, ArgMin, Any, All };
@@ -66,12 +36,15 @@ class Backend {
   virtual ~Backend() = default;
   virtual const char* name() const = 0;
 
-  /// Elementwise. Float functions (Exp, Log, ...) take float dtypes; Neg,
-  /// Abs, Sign, Relu also ints; Not takes bool; IsNan/IsFinite give bool.
+  /// Elementwise: the dtypes each op takes and gives are its kind's in
+  /// ops/elementwise.def (float functions take floats; the signed ones also
+  /// ints; Not takes bool; predicates give bool).
   virtual Tensor unary(UnaryOp op, const Tensor& x) = 0;
-  /// Elementwise with numpy broadcasting; [a] and [b] share a dtype.
-  /// Comparisons and And/Or give bool; FloorDiv and Mod are floored
-  /// (Python's); Div of ints is not allowed (callers cast to float).
+  /// Elementwise with numpy broadcasting; [a] and [b] share a dtype, which
+  /// the op's kind takes (ints for ARITH, not for TRUEDIV; bools only for
+  /// EXTREMUM, COMPARE and LOGICAL: callers compute bool arithmetic in
+  /// i64). Comparisons and And/Or give bool; FloorDiv and Mod are floored
+  /// (Python's).
   virtual Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) = 0;
   /// cond ? a : b with broadcasting; cond is bool, a and b share a dtype.
   virtual Tensor where(const Tensor& cond,

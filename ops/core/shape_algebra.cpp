@@ -42,10 +42,6 @@ DType tensor_dtype(const Type& t) {
   return default_dtype(category(t));
 }
 
-std::string describe(RuleCtx& ctx, size_t i) {
-  return ctx.text(i) + ": " + ctx.type(i).str();
-}
-
 void normalize_names(std::vector<std::string>& v) {
   std::sort(v.begin(), v.end());
   v.erase(std::unique(v.begin(), v.end()), v.end());
@@ -133,37 +129,6 @@ std::optional<Axes> broadcast_shapes(const Axes& a,
   return out;
 }
 
-std::optional<Type> broadcast(RuleCtx& ctx,
-                              const Type& a,
-                              const Type& b,
-                              diag::Span span_a,
-                              diag::Span span_b,
-                              std::string_view label,
-                              Arith arith) {
-  static const Axes kEmpty;
-  const Axes& sa = a.is_tensor() ? a.shape : kEmpty;
-  const Axes& sb = b.is_tensor() ? b.shape : kEmpty;
-  const Axis* x = nullptr;
-  const Axis* y = nullptr;
-  auto shape = broadcast_shapes(sa, sb, &x, &y);
-  if (!shape) {
-    std::string l(label);
-    if (l.empty()) l = a.str() + " with " + b.str();
-    ctx.error(diag::Code::E0301,
-              diag::Span::cover(span_a, span_b),
-              "cannot broadcast " + types::shape_str(sa) + " with " +
-                  types::shape_str(sb) + ": " + x->str_sized() + " vs " +
-                  y->str_sized(),
-              l);
-    return std::nullopt;
-  }
-  Type r = result_dtype(a, b, arith);
-  if (!r.is_tensor()) return r;
-  r.shape = std::move(*shape);
-  r.varying = union_varying({&a, &b});
-  return r;
-}
-
 Axes remove_axes(const Axes& shape, const std::vector<size_t>& positions) {
   Axes out;
   for (size_t i = 0; i < shape.size(); ++i)
@@ -187,64 +152,6 @@ std::optional<int64_t> static_numel(const Axes& shape) {
     n *= *s;
   }
   return n;
-}
-
-bool require_tensor(RuleCtx& ctx, size_t i, bool host_ok) {
-  const Type& t = ctx.type(i);
-  if (t.is_error()) return false;
-  if (t.is_tensor() || (host_ok && t.is_host_number())) return true;
-  ctx.error(diag::Code::E0303,
-            ctx.span(i),
-            std::string(ctx.op_name()) + " needs a tensor, but " + ctx.text(i) +
-                " is " + t.str(),
-            describe(ctx, i));
-  return false;
-}
-
-bool require_kind(RuleCtx& ctx, size_t i, Type::Kind k, const char* what) {
-  const Type& t = ctx.type(i);
-  if (t.is_error()) return false;
-  if (t.kind == k) return true;
-  ctx.error(diag::Code::E0303,
-            ctx.span(i),
-            std::string(ctx.op_name()) + " needs " + what + ", but " +
-                ctx.text(i) + " is " + t.str(),
-            describe(ctx, i));
-  return false;
-}
-
-bool require_number(RuleCtx& ctx, size_t i, bool zero_d_ok) {
-  const Type& t = ctx.type(i);
-  if (t.is_error()) return false;
-  if (t.is_host_number() || (zero_d_ok && t.is_tensor() && t.rank() == 0))
-    return true;
-  ctx.error(diag::Code::E0303,
-            ctx.span(i),
-            std::string(ctx.op_name()) + " needs a number, but " + ctx.text(i) +
-                " is " + t.str(),
-            describe(ctx, i));
-  return false;
-}
-
-std::optional<size_t> over_one(RuleCtx& ctx, size_t i, const Axes& shape) {
-  auto pos = ctx.over(i, shape);
-  if (!pos) return std::nullopt;
-  if (pos->size() != 1) {
-    ctx.error(diag::Code::E0303,
-              ctx.span(i),
-              std::string(ctx.op_name()) +
-                  " works along one axis, but over= names " +
-                  std::to_string(pos->size()),
-              "over=" + ctx.text(i));
-    return std::nullopt;
-  }
-  return (*pos)[0];
-}
-
-std::optional<Axis> size_arg(RuleCtx& ctx, size_t i) {
-  Axis a = ctx.size_axis(i);
-  if (a.kind == Axis::Kind::Var) return std::nullopt;
-  return a;
 }
 
 Type as_tensor(const Type& t) {

@@ -1,17 +1,15 @@
 #pragma once
 // Axes and dtype algebra shared by the builtins' rules (ops/defs): numpy
 // broadcasting of named shapes, torch.result_type's promotion with host
-// scalars, and small helpers for messages. Every function that can fail
-// reports through the RuleCtx and returns nullopt / Type::error().
+// scalars. Pure functions of types; the helpers that report through a
+// RuleCtx are ops/registry/rule_helpers.h.
 
 #include <initializer_list>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "ops/core/type.h"
-#include "ops/registry/rule_ctx.h"
 
 namespace ss::ops {
 
@@ -38,8 +36,6 @@ DType tensor_dtype(const Type& t);
 /// The default dtype of a category (bool, i64, f32).
 DType default_dtype(int category);
 
-/// `x: [b D]`: the argument's source text and its type, for labels.
-std::string describe(RuleCtx& ctx, size_t i);
 /// The union of the tensors' varying sets (sorted, unique).
 std::vector<std::string> union_varying(std::initializer_list<const Type*> ts);
 void add_varying(std::vector<std::string>& v, const std::string& name);
@@ -76,20 +72,6 @@ std::optional<Axes> broadcast_shapes(const Axes& a,
                                      const Axis** bad_a = nullptr,
                                      const Axis** bad_b = nullptr);
 
-/// Broadcasts [a] with [b] (tensors or host numbers, which act as 0-d) for
-/// an elementwise op: the result is a Tensor of the broadcast shape with
-/// result_dtype(a, b, arith) and the union of the varying sets, or the host
-/// kind when both are host values. On a mismatch reports E0301 at the span
-/// covering both, `cannot broadcast [b Hd] with [D]: Hd (256) vs D (784)`,
-/// with [label] (or `<a> with <b>` when empty), and returns nullopt.
-std::optional<Type> broadcast(RuleCtx& ctx,
-                              const Type& a,
-                              const Type& b,
-                              diag::Span span_a,
-                              diag::Span span_b,
-                              std::string_view label = {},
-                              Arith arith = Arith::Plain);
-
 /// [shape] without the axes at [positions] (any order, no duplicates).
 Axes remove_axes(const Axes& shape, const std::vector<size_t>& positions);
 
@@ -102,25 +84,6 @@ std::optional<int64_t> static_numel(const Axes& shape);
 /// Sorted, unique.
 void normalize_names(std::vector<std::string>& v);
 
-// ---------------------------------------------------------------- rules
-
-/// Param [i] must be a tensor (host numbers too when [host_ok]); else
-/// E0303 `softmax needs a tensor, but x is int` at its span. False on an
-/// Error type (silently) or after reporting.
-bool require_tensor(RuleCtx& ctx, size_t i, bool host_ok = false);
-/// Param [i] must be of kind [k]; else E0303 `<op> needs <what> for <param>,
-/// but <text> is <type>`.
-bool require_kind(RuleCtx& ctx, size_t i, Type::Kind k, const char* what);
-/// Param [i] must be a host number (or a 0-d tensor when [zero_d_ok]).
-bool require_number(RuleCtx& ctx, size_t i, bool zero_d_ok = true);
-/// `over=` (param [i]) naming exactly one axis of [shape]; E0308 via the
-/// context, E0303 when it names several.
-std::optional<size_t> over_one(RuleCtx& ctx, size_t i, const Axes& shape);
-/// A size given as a value (`topk(x, 5)`, `arange(N)`, `pad(to=N)`): the
-/// dim itself when the argument's text names one (a bare name whose value
-/// is known at check time), a literal when its value is known, else
-/// nullopt (the caller makes a fresh size variable).
-std::optional<Axis> size_arg(RuleCtx& ctx, size_t i);
 /// The tensor type of [t] as an operand: tensors themselves, host numbers
 /// as 0-d tensors of their default dtype.
 Type as_tensor(const Type& t);

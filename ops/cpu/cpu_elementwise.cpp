@@ -16,6 +16,7 @@
 #include <xtensor/xoperation.hpp>
 
 #include "ops/cpu/cpu_common.h"
+#include "ops/cpu/cpu_scalar.h"
 
 namespace ss::ops::cpu {
 
@@ -129,94 +130,52 @@ Tensor map1(const Tensor& x, DType out_dtype, F f) {
   return out;
 }
 
+// Note [Kernels from the table]
+// Each row of ops/elementwise.def becomes one case: its SS_CPU column as a
+// lambda of the operand's type T for floats (SS_CPU_INT for ints where the
+// kind keeps them), instantiated only for the dtypes the kind takes, so
+// map1 and binary_loop inline the scalar op into plain loops. A dtype the
+// kind does not take falls out of the switch to fail().
+#define SS_CPU(e) e
+#define SS_CPU_INT(e) e
+
 template <class T>
-Tensor unary_typed(UnaryOp op, const Tensor& x) {
+Tensor unary_typed(UnaryOp op, const Tensor& in) {
   constexpr DType D = dtype_of<T>();
   constexpr bool kFloat = std::is_floating_point_v<T>;
   constexpr bool kBool = std::is_same_v<T, bool>;
-  auto same = [&](auto f) { return map1<T, T>(x, D, f); };
-  auto pred = [&](auto f) { return map1<T, bool>(x, DType::Bool, f); };
+  auto same = [&](auto f) { return map1<T, T>(in, D, f); };
+  auto pred = [&](auto f) { return map1<T, bool>(in, DType::Bool, f); };
   switch (op) {
-    case UnaryOp::IsNan:
-      if constexpr (kFloat)
-        return pred([](T v) { return std::isnan(v); });
-      else
-        return pred([](T) { return false; });
-    case UnaryOp::IsFinite:
-      if constexpr (kFloat)
-        return pred([](T v) { return std::isfinite(v); });
-      else
-        return pred([](T) { return true; });
-    case UnaryOp::Not:
-      if constexpr (kBool) return pred([](T v) { return !v; });
-      break;
-    default:
-      break;
-  }
-  if constexpr (!kBool) {
-    switch (op) {
-      case UnaryOp::Neg:
-        if constexpr (kFloat)
-          return same([](T v) { return -v; });
-        else  // wraps like torch for the most negative value
-          return same([](T v) {
-            return static_cast<T>(0u - static_cast<std::make_unsigned_t<T>>(v));
-          });
-      case UnaryOp::Abs:
-        if constexpr (kFloat)
-          return same([](T v) { return std::abs(v); });
-        else
-          return same([](T v) {
-            return v < 0 ? static_cast<T>(
-                               0u - static_cast<std::make_unsigned_t<T>>(v))
-                         : v;
-          });
-      case UnaryOp::Sign:  // 0 -> 0, NaN -> NaN
-        return same([](T v) -> T { return v > 0 ? T(1) : v < 0 ? T(-1) : v; });
-      case UnaryOp::Relu:  // NaN stays NaN (v > 0 is false, v is kept)
-        if constexpr (kFloat)
-          return same(
-              [](T v) -> T { return v > 0 || std::isnan(v) ? v : T(0); });
-        else
-          return same([](T v) -> T { return v > 0 ? v : T(0); });
-      case UnaryOp::Floor:
-        if constexpr (kFloat)
-          return same([](T v) { return std::floor(v); });
-        else
-          return x.clone();
-      default:
-        break;
-    }
-    if constexpr (kFloat) {
-      switch (op) {
-        case UnaryOp::Exp:
-          return same([](T v) { return std::exp(v); });
-        case UnaryOp::Log:
-          return same([](T v) { return std::log(v); });
-        case UnaryOp::Log1p:
-          return same([](T v) { return std::log1p(v); });
-        case UnaryOp::Sqrt:
-          return same([](T v) { return std::sqrt(v); });
-        case UnaryOp::Rsqrt:
-          return same([](T v) { return T(1) / std::sqrt(v); });
-        case UnaryOp::Sin:
-          return same([](T v) { return std::sin(v); });
-        case UnaryOp::Cos:
-          return same([](T v) { return std::cos(v); });
-        case UnaryOp::Tanh:
-          return same([](T v) { return std::tanh(v); });
-        case UnaryOp::Erf:
-          return same([](T v) { return std::erf(v); });
-        case UnaryOp::Sigmoid:  // never exp of a large positive number
-          return same([](T v) -> T {
-            if (v >= 0) return T(1) / (T(1) + std::exp(-v));
-            T e = std::exp(v);
-            return e / (T(1) + e);
-          });
-        default:
-          break;
-      }
-    }
+#define SS_UNARY_FLOAT(Enum, name, doc, cpu, ref, vjp)               \
+  case UnaryOp::Enum:                                                \
+    if constexpr (kFloat) return same([](T x) -> T { return cpu; }); \
+    break;
+#define SS_UNARY_SIGNED(Enum, name, doc, cpu, cpu_int, ref, vjp) \
+  case UnaryOp::Enum:                                            \
+    if constexpr (kFloat)                                        \
+      return same([](T x) -> T { return cpu; });                 \
+    else if constexpr (!kBool)                                   \
+      return same([](T x) -> T { return cpu_int; });             \
+    break;
+#define SS_UNARY_PREDICATE(Enum, name, doc, cpu, cpu_int, ref) \
+  case UnaryOp::Enum:                                          \
+    if constexpr (kFloat)                                      \
+      return pred([](T x) -> bool { return cpu; });            \
+    else                                                       \
+      return pred([](T) -> bool { return cpu_int; });
+#define SS_UNARY_LOGICAL(Enum, name, doc, cpu, ref)                    \
+  case UnaryOp::Enum:                                                  \
+    if constexpr (kBool) return pred([](T x) -> bool { return cpu; }); \
+    break;
+#define SS_UNARY_ROUNDING(Enum, name, doc, cpu)  \
+  case UnaryOp::Enum:                            \
+    if constexpr (kFloat)                        \
+      return same([](T x) -> T { return cpu; }); \
+    else if constexpr (!kBool)                   \
+      return in.clone();                         \
+    break;
+#include "ops/elementwise.def"
   }
   fail("unary",
        std::string("op ") + std::to_string(static_cast<int>(op)) +
@@ -268,152 +227,53 @@ void binary_loop(const Tensor& a, const Tensor& b, Tensor& out, F f) {
 }
 
 template <class T>
-using U = std::make_unsigned_t<T>;
-
-/// Python's floored division and modulo for floats (as CPython and torch).
-template <class T>
-T float_floordiv(T a, T b) {
-  if (b == 0) return a / b;
-  T mod = std::fmod(a, b);
-  T div = (a - mod) / b;
-  if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1;
-  if (div == 0) return std::copysign(T(0), a / b);
-  T fl = std::floor(div);
-  if (div - fl > T(0.5)) fl += 1;
-  return fl;
-}
-template <class T>
-T float_mod(T a, T b) {
-  T r = std::fmod(a, b);
-  if (r != 0) {
-    if ((r < 0) != (b < 0)) r += b;
-  } else {
-    r = std::copysign(T(0), b);
-  }
-  return r;
-}
-
-template <class T>
-T int_floordiv(T a, T b) {
-  if (b == 0) fail("binary", "integer division by zero");
-  if (b == -1) return static_cast<T>(U<T>(0) - static_cast<U<T>>(a));
-  T q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-template <class T>
-T int_mod(T a, T b) {
-  if (b == 0) fail("binary", "integer modulo by zero");
-  if (b == -1) return 0;
-  T r = a % b;
-  if (r != 0 && ((r < 0) != (b < 0))) r += b;
-  return r;
-}
-template <class T>
-T int_pow(T base, T e) {
-  if (e < 0) {
-    if (base == 1) return 1;
-    if (base == -1) return (e & 1) ? -1 : 1;
-    fail("binary", "integers to negative integer powers are not allowed");
-  }
-  U<T> result = 1, b = static_cast<U<T>>(base);
-  for (U<T> k = static_cast<U<T>>(e); k; k >>= 1) {  // wraps like torch
-    if (k & 1) result *= b;
-    b *= b;
-  }
-  return static_cast<T>(result);
-}
-
-template <class T>
 Tensor binary_typed(BinaryOp op,
-                    const Tensor& a,
-                    const Tensor& b,
+                    const Tensor& ta,
+                    const Tensor& tb,
                     const Shape& os) {
   constexpr DType D = dtype_of<T>();
   constexpr bool kFloat = std::is_floating_point_v<T>;
   constexpr bool kBool = std::is_same_v<T, bool>;
   auto arith = [&](auto f) {
     Tensor out = Tensor::empty(os, D);
-    binary_loop<T, T>(a, b, out, f);
+    binary_loop<T, T>(ta, tb, out, f);
     return out;
   };
   auto cmp = [&](auto f) {
     Tensor out = Tensor::empty(os, DType::Bool);
-    binary_loop<T, bool>(a, b, out, f);
+    binary_loop<T, bool>(ta, tb, out, f);
     return out;
   };
   switch (op) {
-    case BinaryOp::Eq:
-      return cmp([](T x, T y) { return x == y; });
-    case BinaryOp::Ne:
-      return cmp([](T x, T y) { return x != y; });
-    case BinaryOp::Lt:
-      return cmp([](T x, T y) { return x < y; });
-    case BinaryOp::Le:
-      return cmp([](T x, T y) { return x <= y; });
-    case BinaryOp::Gt:
-      return cmp([](T x, T y) { return x > y; });
-    case BinaryOp::Ge:
-      return cmp([](T x, T y) { return x >= y; });
-    case BinaryOp::And:
-      return cmp([](T x, T y) { return x != T(0) && y != T(0); });
-    case BinaryOp::Or:
-      return cmp([](T x, T y) { return x != T(0) || y != T(0); });
-    // NaN propagates (torch.maximum): x is kept when it is NaN, y otherwise.
-    case BinaryOp::Maximum:
-      return arith([](T x, T y) -> T { return (x > y || x != x) ? x : y; });
-    case BinaryOp::Minimum:
-      return arith([](T x, T y) -> T { return (x < y || x != x) ? x : y; });
-    default:
-      break;
-  }
-  if constexpr (kBool) {
-    if (op == BinaryOp::Add) return arith([](T x, T y) -> T { return x || y; });
-    if (op == BinaryOp::Mul) return arith([](T x, T y) -> T { return x && y; });
-  } else if constexpr (kFloat) {
-    switch (op) {
-      case BinaryOp::Add:
-        return arith([](T x, T y) { return x + y; });
-      case BinaryOp::Sub:
-        return arith([](T x, T y) { return x - y; });
-      case BinaryOp::Mul:
-        return arith([](T x, T y) { return x * y; });
-      case BinaryOp::Div:
-        return arith([](T x, T y) { return x / y; });
-      case BinaryOp::Pow:
-        return arith([](T x, T y) { return std::pow(x, y); });
-      case BinaryOp::FloorDiv:
-        return arith(float_floordiv<T>);
-      case BinaryOp::Mod:
-        return arith(float_mod<T>);
-      default:
-        break;
-    }
-  } else {  // ints wrap on overflow (computed unsigned), like torch
-    switch (op) {
-      case BinaryOp::Add:
-        return arith(
-            [](T x, T y) { return static_cast<T>(U<T>(x) + U<T>(y)); });
-      case BinaryOp::Sub:
-        return arith(
-            [](T x, T y) { return static_cast<T>(U<T>(x) - U<T>(y)); });
-      case BinaryOp::Mul:
-        return arith(
-            [](T x, T y) { return static_cast<T>(U<T>(x) * U<T>(y)); });
-      case BinaryOp::Pow:
-        return arith(int_pow<T>);
-      case BinaryOp::FloorDiv:
-        return arith(int_floordiv<T>);
-      case BinaryOp::Mod:
-        return arith(int_mod<T>);
-      default:
-        break;
-    }
+#define SS_BINARY_ARITH(Enum, name, doc, cpu, cpu_int, ref, vjp) \
+  case BinaryOp::Enum:                                           \
+    if constexpr (kFloat)                                        \
+      return arith([](T a, T b) -> T { return cpu; });           \
+    else if constexpr (!kBool)                                   \
+      return arith([](T a, T b) -> T { return cpu_int; });       \
+    break;
+#define SS_BINARY_TRUEDIV(Enum, name, doc, cpu, ref, vjp)                  \
+  case BinaryOp::Enum:                                                     \
+    if constexpr (kFloat) return arith([](T a, T b) -> T { return cpu; }); \
+    break;
+#define SS_BINARY_EXTREMUM(Enum, name, doc, cpu, ref, vjp) \
+  case BinaryOp::Enum:                                     \
+    return arith([](T a, T b) -> T { return cpu; });
+#define SS_BINARY_COMPARE(Enum, name, doc, cpu, ref) \
+  case BinaryOp::Enum:                               \
+    return cmp([](T a, T b) -> bool { return cpu; });
+#define SS_BINARY_LOGICAL(Enum, name, doc, cpu, ref) \
+  case BinaryOp::Enum:                               \
+    return cmp([](T a, T b) -> bool { return cpu; });
+#include "ops/elementwise.def"
   }
   fail("binary",
        std::string("op ") + std::to_string(static_cast<int>(op)) +
            " does not take " + types::dtype_name(D));
 }
+
+#undef SS_CPU
+#undef SS_CPU_INT
 
 // ---------------------------------------------------------------- cast
 

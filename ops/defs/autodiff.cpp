@@ -5,8 +5,8 @@
 // is not visible to a rule (RuleCtx has no const_bool for extra keywords):
 // with aux= given, a function returning a 2-tuple is taken as aux=true.
 
-#include "ops/core/shape_algebra.h"
 #include "ops/registry/op_def.h"
+#include "ops/registry/rule_helpers.h"
 
 namespace ss::ops {
 namespace {

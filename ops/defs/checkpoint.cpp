@@ -1,7 +1,7 @@
 // Checkpoints: save load load_into (one safetensors file).
 
-#include "ops/core/shape_algebra.h"
 #include "ops/registry/op_def.h"
+#include "ops/registry/rule_helpers.h"
 
 namespace ss::ops {
 namespace {

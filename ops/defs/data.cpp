@@ -1,8 +1,8 @@
 // Data: dataset mnist synthetic_digits len batches progress (split and
 // take on a Dataset are overloads in shape.cpp).
 
-#include "ops/core/shape_algebra.h"
 #include "ops/registry/op_def.h"
+#include "ops/registry/rule_helpers.h"
 
 namespace ss::ops {
 namespace {

@@ -6,9 +6,9 @@
 #include <cstring>
 #include <string>
 
-#include "ops/core/shape_algebra.h"
 #include "ops/defs/forward_util.h"
 #include "ops/registry/op_def.h"
+#include "ops/registry/rule_helpers.h"
 
 namespace ss::ops {
 namespace {
@@ -20,16 +20,14 @@ bool is(const char* a, const char* b) {
   return std::strcmp(a, b) == 0;
 }
 
-// Unary ops that keep an int dtype (and a host Int); the rest are float.
-bool keeps_int(const char* op) {
-  return is(op, "abs") || is(op, "sign") || is(op, "neg") || is(op, "relu");
-}
+// The dtype rules of ops/elementwise.def's unary kinds (and of the float
+// composites: gelu, silu, softplus).
+enum class UnaryResult { Float, KeepsInt, Bool };
 
-Type unary_rule(RuleCtx& ctx) {
+Type unary_rule(RuleCtx& ctx, UnaryResult result) {
   const Type& x = ctx.type(0);
   if (x.is_error()) return Type::error();
   const char* op = ctx.op_name();
-  bool predicate = is(op, "isnan") || is(op, "isfinite");
   if (x.kind == K::Grads && is(op, "neg")) return x;
   if (!x.is_numeric()) {
     require_tensor(ctx, 0, true);
@@ -47,18 +45,29 @@ Type unary_rule(RuleCtx& ctx) {
     }
   }
   if (!x.is_tensor()) {
-    if (predicate) return Type::of(K::Bool);
-    if (keeps_int(op)) return x.kind == K::Bool ? Type::of(K::Int) : x;
+    if (result == UnaryResult::Bool) return Type::of(K::Bool);
+    if (result == UnaryResult::KeepsInt)
+      return x.kind == K::Bool ? Type::of(K::Int) : x;
     return Type::of(K::Float);
   }
   Type r = x;
-  if (predicate)
+  if (result == UnaryResult::Bool)
     r.dtype = DType::Bool;
-  else if (keeps_int(op))
+  else if (result == UnaryResult::KeepsInt)
     r.dtype = x.dtype == DType::Bool ? DType::I64 : x.dtype;
   else
     r.dtype = float_result(x.dtype);
   return r;
+}
+
+Type float_rule(RuleCtx& ctx) {
+  return unary_rule(ctx, UnaryResult::Float);
+}
+Type signed_rule(RuleCtx& ctx) {
+  return unary_rule(ctx, UnaryResult::KeepsInt);
+}
+Type predicate_rule(RuleCtx& ctx) {
+  return unary_rule(ctx, UnaryResult::Bool);
 }
 
 std::string pair_label(RuleCtx& ctx) {
@@ -136,16 +145,17 @@ Type minmax_rule(RuleCtx& ctx) {
 }
 
 Type logical_rule(RuleCtx& ctx) {
-  if (is(ctx.op_name(), "logical_not")) {
-    const Type& x = ctx.type(0);
-    if (x.is_error()) return Type::error();
-    if (!require_tensor(ctx, 0, true)) return Type::error();
-    if (!x.is_tensor()) return Type::of(K::Bool);
-    Type r = x;
-    r.dtype = DType::Bool;
-    return r;
-  }
   return binary_impl(ctx, Arith::Plain, true, false);
+}
+
+Type logical_not_rule(RuleCtx& ctx) {
+  const Type& x = ctx.type(0);
+  if (x.is_error()) return Type::error();
+  if (!require_tensor(ctx, 0, true)) return Type::error();
+  if (!x.is_tensor()) return Type::of(K::Bool);
+  Type r = x;
+  r.dtype = DType::Bool;
+  return r;
 }
 
 Type where_rule(RuleCtx& ctx) {
@@ -311,130 +321,84 @@ std::vector<Tensor> masked_fill_fwd(ForwardCtx& ctx) {
   return {where(mask, scalar_like(ctx.number(2), x), x)};
 }
 
-OpDef unary(const char* name,
+// Adds a builtin of one operand (x) or two (a, b) to [v]. [summary] is null
+// for ops/elementwise.def's SS_API_ONLY rows, which add nothing.
+void add_op(std::vector<OpDef>& v,
+            const char* name,
+            int arity,
+            ShapeRule rule,
             Forward f,
             const char* summary,
-            bool diff = true) {
-  OpDef d{name, {{"x"}}, unary_rule, summary};
+            bool diff) {
+  if (!summary) return;
+  std::vector<ParamSpec> params = {{"x"}};
+  if (arity == 2) params = {{"a"}, {"b"}};
+  OpDef d{name, params, rule, summary};
   d.differentiable = diff;
   d.forward = f;
-  return d;
-}
-
-OpDef binary(const char* name,
-             ShapeRule rule,
-             Forward f,
-             const char* summary,
-             bool diff = true) {
-  OpDef d{name, {{"a"}, {"b"}}, rule, summary};
-  d.differentiable = diff;
-  d.forward = f;
-  return d;
+  v.push_back(d);
 }
 
 }  // namespace
 
 std::vector<OpDef> ops_elementwise() {
-  std::vector<OpDef> v = {
-      unary("abs", unary_fwd<ops::abs>, "absolute value, elementwise"),
-      unary("sign",
-            unary_fwd<ops::sign>,
-            "-1, 0 or 1 by the sign, elementwise (zero gradient)"),
-      unary("exp", unary_fwd<ops::exp>, "e to the x, elementwise"),
-      unary("log", unary_fwd<ops::log>, "natural logarithm, elementwise"),
-      unary("log1p",
-            unary_fwd<ops::log1p>,
-            "log(1 + x), elementwise, accurate near 0"),
-      unary("sqrt", unary_fwd<ops::sqrt>, "square root, elementwise"),
-      unary("rsqrt", unary_fwd<ops::rsqrt>, "1 / sqrt(x), elementwise"),
-      unary("sin", unary_fwd<ops::sin>, "sine, elementwise"),
-      unary("cos", unary_fwd<ops::cos>, "cosine, elementwise"),
-      unary("tanh", unary_fwd<ops::tanh>, "hyperbolic tangent, elementwise"),
-      unary(
-          "sigmoid", unary_fwd<ops::sigmoid>, "1 / (1 + exp(-x)), elementwise"),
-      unary("relu", unary_fwd<ops::relu>, "max(x, 0), elementwise"),
-      unary("silu", unary_fwd<silu>, "x * sigmoid(x), elementwise"),
-      unary("softplus", unary_fwd<softplus>, "log(1 + exp(x)), elementwise"),
-      unary("neg", unary_fwd<ops::neg>, "-x (unary minus), elementwise"),
-      unary("isnan", unary_fwd<ops::isnan>, "true where x is NaN", false),
-      unary("isfinite",
-            unary_fwd<ops::isfinite>,
-            "true where x is neither infinite nor NaN",
-            false),
-      binary("add", arith_rule, binary_fwd<ops::add>, "a + b, broadcasting"),
-      binary("sub", arith_rule, binary_fwd<ops::sub>, "a - b, broadcasting"),
-      binary("mul", arith_rule, binary_fwd<ops::mul>, "a * b, broadcasting"),
-      binary("div",
-             div_rule,
-             binary_fwd<ops::div>,
-             "a / b, broadcasting; ints give floats"),
-      binary("floordiv",
-             arith_rule,
-             binary_fwd<ops::floordiv>,
-             "a // b, floored division",
-             false),
-      binary(
-          "mod", arith_rule, binary_fwd<ops::mod>, "a % b, floored remainder"),
-      binary("pow", arith_rule, binary_fwd<ops::pow>, "a ** b, broadcasting"),
-      binary("maximum",
-             minmax_rule,
-             binary_fwd<ops::maximum>,
-             "the larger of a and b, elementwise"),
-      binary("minimum",
-             minmax_rule,
-             binary_fwd<ops::minimum>,
-             "the smaller of a and b, elementwise"),
-      binary("eq",
-             compare_rule,
-             binary_fwd<ops::eq>,
-             "a == b, elementwise, as bool",
-             false),
-      binary("ne",
-             compare_rule,
-             binary_fwd<ops::ne>,
-             "a != b, elementwise, as bool",
-             false),
-      binary("lt",
-             compare_rule,
-             binary_fwd<ops::lt>,
-             "a < b, elementwise, as bool",
-             false),
-      binary("le",
-             compare_rule,
-             binary_fwd<ops::le>,
-             "a <= b, elementwise, as bool",
-             false),
-      binary("gt",
-             compare_rule,
-             binary_fwd<ops::gt>,
-             "a > b, elementwise, as bool",
-             false),
-      binary("ge",
-             compare_rule,
-             binary_fwd<ops::ge>,
-             "a >= b, elementwise, as bool",
-             false),
-      binary("logical_and",
-             logical_rule,
-             binary_fwd<ops::logical_and>,
-             "a and b, elementwise",
-             false),
-      binary("logical_or",
-             logical_rule,
-             binary_fwd<ops::logical_or>,
-             "a or b, elementwise",
-             false),
-  };
+  std::vector<OpDef> v;
+  // Note [Builtins from the table]: one OpDef per SS_BUILTIN row of
+  // ops/elementwise.def; the kind picks the shape rule, and the vjp column
+  // whether it is differentiable (SS_ZERO_GRAD is: its gradient is 0).
+#define SS_BUILTIN(summary) summary
+#define SS_API_ONLY nullptr
+#define SS_GRAD(dx) true
+#define SS_GRAD2(da, db) true
+#define SS_ZERO_GRAD true
+#define SS_NO_GRAD false
+#define SS_UNARY_FLOAT(Enum, name, doc, cpu, ref, vjp) \
+  add_op(v, #name, 1, float_rule, unary_fwd<ops::name>, doc, vjp);
+#define SS_UNARY_SIGNED(Enum, name, doc, cpu, cpu_int, ref, vjp) \
+  add_op(v, #name, 1, signed_rule, unary_fwd<ops::name>, doc, vjp);
+#define SS_UNARY_PREDICATE(Enum, name, doc, cpu, cpu_int, ref) \
+  add_op(v, #name, 1, predicate_rule, unary_fwd<ops::name>, doc, false);
+#define SS_UNARY_LOGICAL(Enum, name, doc, cpu, ref) \
+  add_op(v, #name, 1, logical_not_rule, unary_fwd<ops::name>, doc, false);
+#define SS_BINARY_ARITH(Enum, name, doc, cpu, cpu_int, ref, vjp) \
+  add_op(v, #name, 2, arith_rule, binary_fwd<ops::name>, doc, vjp);
+#define SS_BINARY_TRUEDIV(Enum, name, doc, cpu, ref, vjp) \
+  add_op(v, #name, 2, div_rule, binary_fwd<ops::name>, doc, vjp);
+#define SS_BINARY_EXTREMUM(Enum, name, doc, cpu, ref, vjp) \
+  add_op(v, #name, 2, minmax_rule, binary_fwd<ops::name>, doc, vjp);
+#define SS_BINARY_COMPARE(Enum, name, doc, cpu, ref) \
+  add_op(v, #name, 2, compare_rule, binary_fwd<ops::name>, doc, false);
+#define SS_BINARY_LOGICAL(Enum, name, doc, cpu, ref) \
+  add_op(v, #name, 2, logical_rule, binary_fwd<ops::name>, doc, false);
+#include "ops/elementwise.def"
+#undef SS_BUILTIN
+#undef SS_API_ONLY
+#undef SS_GRAD
+#undef SS_GRAD2
+#undef SS_ZERO_GRAD
+#undef SS_NO_GRAD
+  // The composites, written with the API (their gradients come from its
+  // VJPs), and the ops of three operands.
+  add_op(v,
+         "silu",
+         1,
+         float_rule,
+         unary_fwd<silu>,
+         "x * sigmoid(x), elementwise",
+         true);
+  add_op(v,
+         "softplus",
+         1,
+         float_rule,
+         unary_fwd<softplus>,
+         "log(1 + exp(x)), elementwise",
+         true);
   OpDef gelu{"gelu",
              {{"x"}, {"approximate", ParamKind::Value, false}},
-             unary_rule,
+             float_rule,
              "GELU, the exact erf form; approximate=\"tanh\" for the tanh one"};
   gelu.forward = gelu_fwd;
   v.push_back(gelu);
-  OpDef lnot{"logical_not", {{"x"}}, logical_rule, "not x, elementwise"};
-  lnot.differentiable = false;
-  lnot.forward = unary_fwd<ops::logical_not>;
-  v.push_back(lnot);
   OpDef where_op{"where",
                  {{"c"}, {"a"}, {"b"}},
                  where_rule,

@@ -2,8 +2,8 @@
 // collective_timeout. Host min/max of two numbers are max/min's two-value
 // form (reductions.cpp).
 
-#include "ops/core/shape_algebra.h"
 #include "ops/registry/op_def.h"
+#include "ops/registry/rule_helpers.h"
 
 namespace ss::ops {
 namespace {

@@ -2,8 +2,8 @@
 // Kind::Init; the checker allows them only in a field's `= ...`. zeros()
 // and ones() are in make (they also make tensors).
 
-#include "ops/core/shape_algebra.h"
 #include "ops/registry/op_def.h"
+#include "ops/registry/rule_helpers.h"
 
 namespace ss::ops {
 namespace {

@@ -4,9 +4,9 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "ops/core/shape_algebra.h"
 #include "ops/defs/forward_util.h"
 #include "ops/registry/op_def.h"
+#include "ops/registry/rule_helpers.h"
 
 namespace ss::ops {
 namespace {

@@ -1,8 +1,8 @@
 // matmul (`a @ b`) and einsum (typed by the checker from its patterns).
 
 #include "ops/api.h"
-#include "ops/core/shape_algebra.h"
 #include "ops/registry/op_def.h"
+#include "ops/registry/rule_helpers.h"
 
 namespace ss::ops {
 namespace {

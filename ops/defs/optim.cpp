@@ -1,7 +1,7 @@
 // Optimizers and models: sgd adamw update set_lr cosine_lr init Train.
 
-#include "ops/core/shape_algebra.h"
 #include "ops/registry/op_def.h"
+#include "ops/registry/rule_helpers.h"
 
 namespace ss::ops {
 namespace {

@@ -1,7 +1,7 @@
 // Output: logs, sinks (stdout csv jsonl tee), write, mean_logs, print.
 
-#include "ops/core/shape_algebra.h"
 #include "ops/registry/op_def.h"
+#include "ops/registry/rule_helpers.h"
 
 namespace ss::ops {
 namespace {

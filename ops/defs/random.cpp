@@ -4,8 +4,8 @@
 #include <cstring>
 
 #include "ops/api.h"
-#include "ops/core/shape_algebra.h"
 #include "ops/registry/op_def.h"
+#include "ops/registry/rule_helpers.h"
 
 namespace ss::ops {
 namespace {

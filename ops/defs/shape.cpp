@@ -2,9 +2,9 @@
 // pattern ops rearrange/split (typed by the checker; split's rule here is
 // its Dataset overload, ds.split(0.9)).
 
-#include "ops/core/shape_algebra.h"
 #include "ops/defs/forward_util.h"
 #include "ops/registry/op_def.h"
+#include "ops/registry/rule_helpers.h"
 
 namespace ss::ops {
 namespace {

@@ -211,6 +211,12 @@ TEST_CASE("api: dtype promotion", "[api]") {
   Tensor bt = T({2}, {1, 0}, DType::Bool);
   check(add(bt, bt), {2}, {2, 0}, DType::I64);
   check(add(bt, f), {2}, {2, 1}, DType::F32);
+  // maximum and minimum of two bools are bools (torch.maximum: or, and), as
+  // the checker types them; they were i64, computed as arithmetic.
+  Tensor bq = T({2}, {0, 0}, DType::Bool);
+  check(maximum(bt, bq), {2}, {1, 0}, DType::Bool);
+  check(minimum(bt, T({2}, {1, 1}, DType::Bool)), {2}, {1, 0}, DType::Bool);
+  check(maximum(bt, T({2}, {0, 3}, DType::I32)), {2}, {1, 3}, DType::I32);
   check(eq(i32, T({2}, {1, 5}, DType::F32)), {2}, {1, 0}, DType::Bool);
   // Means of ints and bools are f32; sums of them i64.
   check(mean(T({4}, {1, 0, 1, 1}, DType::Bool)), {}, {0.75}, DType::F32);

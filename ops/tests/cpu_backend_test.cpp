@@ -106,6 +106,7 @@ TEST_CASE("unary ops against std functions", "[cpu]") {
        [](double v) { return double((v > 0) - (v < 0)); },
        false},
       {UnaryOp::Exp, [](double v) { return std::exp(v); }, false},
+      {UnaryOp::Expm1, [](double v) { return std::expm1(v); }, false},
       {UnaryOp::Log, [](double v) { return std::log(v); }, true},
       {UnaryOp::Log1p, [](double v) { return std::log1p(v); }, true},
       {UnaryOp::Sqrt, [](double v) { return std::sqrt(v); }, true},

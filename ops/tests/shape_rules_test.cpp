@@ -5,8 +5,8 @@
 #include <set>
 #include <string>
 
-#include "ops/core/shape_algebra.h"
 #include "ops/registry/registry.h"
+#include "ops/registry/rule_helpers.h"
 #include "ops/tests/fake_rule_ctx.h"
 
 namespace {

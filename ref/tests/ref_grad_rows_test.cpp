@@ -57,7 +57,7 @@ Tensor I(const Shape& s, const std::vector<double>& v) {
 // 1e-6, rtol 1e-5, atol 1e-7) for the differentiable builtins that no
 // other file checks. Who checks which builtin's gradient:
 // - ops/tests/grad_test.cpp, at the API primitive the builtin's forward is
-//   (one call, so its VJP is the builtin's): neg abs exp log log1p sqrt
+//   (one call, so its VJP is the builtin's): neg abs exp expm1 log log1p sqrt
 //   rsqrt sin cos tanh sigmoid relu add sub mul div pow maximum minimum
 //   where sum mean max min prod concat stack take (index tensor and int,
 //   as take_one) reshape gather cumsum sort matmul conv2d;
@@ -210,6 +210,7 @@ TEST_CASE("ref: every differentiable builtin has a gradient check", "[ref]") {
       "neg",
       "abs",
       "exp",
+      "expm1",
       "log",
       "log1p",
       "sqrt",

@@ -17,6 +17,7 @@ void unary_rows(std::vector<Row>& rows) {
       {"neg", ref::neg, -2, 2, kElem},
       {"relu", ref::relu, -2, 2, kElem},
       {"exp", ref::exp, -3, 3, kElem},
+      {"expm1", ref::expm1, -3, 3, kElem},
       {"log", ref::log, 0.05, 4, kElem},
       {"log1p", ref::log1p, -0.5, 3, kElem},
       {"sqrt", ref::sqrt, 0, 4, kElem},
@@ -55,6 +56,7 @@ void unary_rows(std::vector<Row>& rows) {
                        std::make_pair("neg", ref::neg),
                        std::make_pair("relu", ref::relu),
                        std::make_pair("exp", ref::exp),
+                       std::make_pair("expm1", ref::expm1),
                        std::make_pair("sigmoid", ref::sigmoid)}) {
     rows.push_back({op,
                     std::string(op) + " i64",

@@ -32,6 +32,11 @@ TEST_CASE("ref self: elementwise", "[ref]") {
   CHECK(ref::exp(I({1}, {0})).dtype() == DType::F32);
   is(ref::sign(F({3}, {-0.5, 0, 2})), {3}, {-1, 0, 1});
   is(ref::rsqrt(F({1}, {4})), {1}, {0.5});
+  // e^x - 1 = x + x^2/2 + x^3/6 + ...: at 1e-5 the series' next term is
+  // 4e-22, far below the 1e-12 the comparison allows.
+  is(ref::expm1(F({3}, {0, 1e-5, std::log(3.0)})),
+     {3},
+     {0, 1e-5 + 5e-11 + 1e-15 / 6, 2});
   // Python's // and %: floored, % takes b's sign.
   is(ref::floordiv(I({2}, {-7, 7}), I({2}, {2, -2})), {2}, {-4, -4});
   is(ref::mod(I({3}, {-7, 7, 6}), I({3}, {3, -3, 3})), {3}, {2, -2, 0});

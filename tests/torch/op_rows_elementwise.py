@@ -40,6 +40,7 @@ UNARY = [
     ("abs", "abs(x)", KINKED, torch.abs),
     ("sign", "sign(x)", KINKED, torch.sign),
     ("exp", "exp(x)", X, torch.exp),
+    ("expm1", "expm1(x)", X, torch.expm1),
     ("log", "log(x)", POS, torch.log),
     ("log1p", "log1p(x)", In("x", "A B", lo=-0.9, hi=3.0), torch.log1p),
     ("sqrt", "sqrt(x)", POS, torch.sqrt),
@@ -126,6 +127,13 @@ ROWS += [
         dtypes=("f64",)),
     Row("logical_not", "not p", PQ[:1], "A B", torch.logical_not,
         grad=False, dtypes=("f64",)),
+    # Of two bools, torch.maximum is their or, minimum their and. (The table
+    # compares the checker's typeof; the runtime dtype, bool, which was i64,
+    # is checked in ops/tests/api_test.cpp.)
+    Row("maximum", "maximum(p, q)", PQ, "A B", torch.maximum, grad=False,
+        label="maximum of bools", dtypes=("f64",)),
+    Row("minimum", "minimum(p, q)", PQ, "A B", torch.minimum, grad=False,
+        label="minimum of bools", dtypes=("f64",)),
     Row("where", "where(c, x, y)", [In("c", "A B", "bool"), *XY], "A B",
         torch.where),
     Row("where", "where(x > 0.0, x, 0.0)", [X], "A B",
@@ -163,6 +171,10 @@ ROWS += [
         torch.sqrt, label="sqrt small"),
     Row("exp", "exp(x)", [In("x", "A B", lo=-80, hi=80)], "A B", torch.exp,
         label="exp wide range"),
+    # Near 0 e^x - 1 in f32 would lose every digit below 6e-8 (about 6% of
+    # 1e-6); expm1 keeps them, so this row holds it to rtol 1e-5 there.
+    Row("expm1", "expm1(x)", [In("x", "A B", lo=-1e-6, hi=1e-6)], "A B",
+        torch.expm1, label="expm1 near 0"),
     # Conversions to the 16-bit floats round to nearest even, as torch's.
     Row("to", "to(to(x, bf16), f64)", [In("x", "A B", lo=-300, hi=300)],
         "A B", lambda x: x.bfloat16().double(), grad=False,
@@ -185,6 +197,7 @@ ROWS += [Row(op, call, [inp], out, fn, grad=False, dtypes=("f32",),
     ("neg", "-k", K32, "A B", torch.neg),
     ("sign", "sign(k)", K, "A B", torch.sign),
     ("exp", "exp(k)", K, "A B", torch.exp),
+    ("expm1", "expm1(k)", K, "A B", torch.expm1),
     ("sqrt", "sqrt(abs(k))", K32, "A B", lambda k: torch.sqrt(k.abs())),
     ("pow", "k ** 2", K, "A B", lambda k: k ** 2),
     ("div", "k / 2", K, "A B", lambda k: k / 2),
