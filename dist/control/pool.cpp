@@ -558,8 +558,11 @@ std::unique_ptr<WorkerPool> WorkerPool::start(const LaunchOptions& opts) {
 
     pid_t pid = ::fork();
     if (pid == 0) {
-      // The child: async-signal-safe calls only until exec.
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      // The child: async-signal-safe calls only until exec. SIGTERM when
+      // we die: the worker then removes what we leave (Note [Workers clean
+      // up after a dead controller] in worker.cpp).
+      ::signal(SIGTERM, SIG_DFL);
+      ::prctl(PR_SET_PDEATHSIG, SIGTERM);
       if (::getppid() != parent)
         ::_exit(111);       // the controller died before prctl
       ::setpgid(0, group);  // group 0: a new group led by worker 0
