@@ -51,17 +51,27 @@ int parse_int(const std::string& opt, const std::string& v) {
 // a worker whose handler is installed cleans up first. The attribute must
 // be set before exec: the kernel reads it from the worker's main thread,
 // and `ss worker` runs on another (Note [A deep stack] in
-// interp/cli/main.cpp). When the controller dies the kernel first
-// reparents the worker and then signals it, so the handler tells that
-// SIGTERM from the live controller's (stopping the workers) by getppid():
-// no longer the controller, it removes every /dev/shm name of the job and
-// the rendezvous directory (only one the pool made for this job: its name
-// starts with the job's), with raw syscalls. Either way it then dies of
-// SIGTERM. Every worker does this at once; unlinking a name another has
-// removed is harmless. A worker whose handler cannot run (SIGTERM blocked)
-// sees getppid() change within a second in its receive loop and does the
-// same before it returns; one killed before its handler was installed
-// leaves the rest to its peers or to the next pool's sweep.
+// interp/cli/main.cpp).
+//
+// The handler must tell that SIGTERM from the live controller's, which
+// stops the workers after a failure and must remove nothing. getppid()
+// alone cannot: the signal comes when the controller's *thread* that
+// forked exits, and while its other threads are still exiting the kernel
+// reparents the worker to one of them, so getppid() is still the
+// controller's pid (the first test of this lost the race one run in
+// three). What does tell them apart is how the signal was sent: the
+// kernel sends PDEATHSIG as SI_USER from the dying controller's pid, and
+// the controller stops its workers with sigqueue (SI_QUEUE; pool.cpp's
+// stop_workers). So the handler cleans up on SI_USER from the controller,
+// or when its parent is no longer the controller: every /dev/shm name of
+// the job and the rendezvous directory (only one the pool made for this
+// job: its name starts with the job's), with raw syscalls. Either way it
+// then dies of SIGTERM. Every worker does this at once; unlinking a name
+// another has removed is harmless. A worker whose handler cannot run
+// (SIGTERM blocked) sees getppid() change within a second in its receive
+// loop, or its bell's EPIPE, and does the same before it returns; one
+// killed before its handler was installed leaves the rest to its peers
+// or to the next pool's sweep.
 char g_job[64];
 char g_store[512];  // empty unless the pool made it for this job
 int g_shm_dir = -1;
@@ -72,9 +82,11 @@ void remove_dead_controllers_job() {
   if (g_store[0]) remove_dir_signal_safe(g_store);
 }
 
-void on_sigterm(int sig) {
+void on_sigterm(int sig, siginfo_t* info, void*) {
   int saved = errno;
-  if (g_controller > 0 && ::getppid() != g_controller)
+  const bool pdeathsig =
+      info && info->si_code == SI_USER && info->si_pid == g_controller;
+  if (g_controller > 0 && (pdeathsig || ::getppid() != g_controller))
     remove_dead_controllers_job();
   errno = saved;
   ::signal(sig, SIG_DFL);
@@ -90,7 +102,8 @@ void clean_up_after_controller(const WorkerArgs& a, pid_t controller) {
   g_shm_dir = ::open("/dev/shm", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   g_controller = controller;
   struct sigaction sa {};
-  sa.sa_handler = on_sigterm;
+  sa.sa_sigaction = on_sigterm;
+  sa.sa_flags = SA_SIGINFO;
   sigemptyset(&sa.sa_mask);
   ::sigaction(SIGTERM, &sa, nullptr);
 }
@@ -163,6 +176,12 @@ int worker_main(const std::vector<std::string>& args, Handler& h) {
     return gone;
   };
   if (controller_gone()) return 0;
+  // The bell's read end closed: the controller is dying (its files close
+  // before the kernel reparents us and signals), so wait for the
+  // reparenting, up to a second, and clean up as the handler would have.
+  auto controller_dying = [&] {
+    for (int i = 0; i < 1000 && !controller_gone(); ++i) ::usleep(1000);
+  };
 
   std::unique_ptr<bip::message_queue> from, to;
   std::unique_ptr<StatusBoard> board;
@@ -196,8 +215,10 @@ int worker_main(const std::vector<std::string>& args, Handler& h) {
     }
     if (a.bell_fd >= 0) {
       ssize_t w = ::write(a.bell_fd, "x", 1);
-      if (w < 0 && errno == EPIPE)
-        return false;  // EAGAIN: a ring is already pending
+      if (w < 0 && errno == EPIPE) {
+        controller_dying();
+        return false;
+      }  // EAGAIN: a ring is already pending
     }
     return true;
   };
