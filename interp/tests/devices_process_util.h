@@ -83,23 +83,26 @@ inline std::string saving_forever(const std::string& ck,
 }
 
 // Starts `ss run --devices DEVICES PATH` (with [env], "NAME=VALUE", set)
-// with stderr to [err] and waits for its [n] workers; returns (ss's pid,
-// the workers' pids).
+// with stderr to [err] (and stdout to [out]) and waits for its [n]
+// workers; returns (ss's pid, the workers' pids).
 inline std::pair<pid_t, std::vector<pid_t>> start_run(
     const std::string& path,
     const std::string& err,
     const std::string& devices = "cpu[0 1 2]",
     size_t n = 3,
-    const std::string& env = "") {
+    const std::string& env = "",
+    const std::string& out = "") {
   pid_t ss = fork();
   REQUIRE(ss >= 0);
   if (ss == 0) {
     if (!env.empty()) putenv(const_cast<char*>(env.c_str()));
     int devnull = open("/dev/null", O_WRONLY);
-    int errfd = err.empty()
-                    ? devnull
-                    : open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    dup2(devnull, 1);
+    auto file = [&](const std::string& f) {
+      return f.empty() ? devnull
+                       : open(f.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    };
+    int errfd = file(err);
+    dup2(file(out), 1);
     dup2(errfd, 2);
     execl(SS_BINARY,
           SS_BINARY,
