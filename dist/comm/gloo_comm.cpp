@@ -17,6 +17,8 @@
 #include <cstring>
 #include <regex>
 
+#include "dist/comm/gloo_join.h"
+
 namespace ss::dist {
 
 using Kind = CollectiveError::Kind;
@@ -137,24 +139,21 @@ GlooComm::GlooComm(int rank,
     gloo::transport::tcp::attr attr;
     attr.hostname = "127.0.0.1";
     device_ = gloo::transport::tcp::CreateDevice(attr);
-    gloo::rendezvous::FileStore fs(store_dir);
-    gloo::rendezvous::PrefixStore store(prefix, fs);
-    auto rctx = std::make_shared<gloo::rendezvous::Context>(rank, size);
-    rctx->setTimeout(connect_timeout);
-    rctx->connectFullMesh(store, device_);
-    ctx_ = rctx;
-    for (int lane = 0; lane < kLanes && size >= 2 && size <= kSyncRanks;
-         ++lane) {
-      gloo::rendezvous::PrefixStore sync_store(
-          prefix + ".lane" + std::to_string(lane), fs);
-      auto sctx = std::make_shared<gloo::rendezvous::Context>(rank, size);
-      sctx->setTimeout(connect_timeout);
-      sctx->connectFullMesh(sync_store, device_);
+    // Note [A stranger's connection] (gloo_join.cpp): the meshes are
+    // joined so that a connection that is not a peer's is found and named.
+    const int lanes = size >= 2 && size <= kSyncRanks ? kLanes : 0;
+    detail::JoinedMeshes joined = detail::join_meshes(
+        rank, size, store_dir, prefix, lanes, device_, connect_timeout);
+    ctx_ = joined.main;
+    for (int lane = 0; lane < lanes; ++lane) {
+      auto& sctx = joined.lanes[lane];
       for (int r = 0; r < size; ++r)
         if (r != rank) sctx->getPair(r)->setSync(true, false);
       sync_ctx_[lane] = sctx;
       sync_timeout_ = connect_timeout;
     }
+    gloo::rendezvous::FileStore fs(store_dir);
+    gloo::rendezvous::PrefixStore store(prefix, fs);
     // Publish this rank's listening port so errors can name the peer.
     if (size > 1) {
       int other = rank == 0 ? 1 : 0;
@@ -172,6 +171,9 @@ GlooComm::GlooComm(int rank,
     }
   } catch (const CollectiveError&) {
     throw;
+  } catch (const detail::StrangerError& e) {
+    close();
+    detail::fail(Kind::Other, CollectiveOp::Connect, rank_, -1, e.what());
   } catch (...) {
     translate(CollectiveOp::Connect, -1);
   }

@@ -16,9 +16,11 @@
 // workers and removed every queue and segment of the job from /dev/shm. A
 // call that does not finish within the collective timeout throws
 // CallTimeout, in the seed's format, listing where each worker was.
-// Workers die with the controller (PR_SET_PDEATHSIG), and SIGINT/SIGTERM/
-// SIGHUP in a controller whose disposition was the default kill the workers
-// and remove the job's names before the controller dies.
+// Workers die with the controller (PR_SET_PDEATHSIG), removing what it
+// left in /dev/shm (Note [Workers clean up after a dead controller] in
+// worker.cpp), and SIGINT/SIGTERM/SIGHUP in a controller whose
+// disposition was the default kill the workers and remove the job's names
+// before the controller dies.
 
 #include <chrono>
 #include <cstdint>

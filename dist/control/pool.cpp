@@ -167,9 +167,12 @@ struct WorkerPool::Impl {
   // Kills and reaps every live worker: `first` (SIGTERM, or 0 for none),
   // `grace`, then SIGKILL.
   void stop_workers(int first, std::chrono::milliseconds grace) {
+    // sigqueue, not kill: a worker's SIGTERM handler tells this stop from
+    // its controller's death by the SI_QUEUE code (Note [Workers clean up
+    // after a dead controller] in worker.cpp).
     if (first != 0)
       for (auto& p : w)
-        if (p.alive) ::kill(p.pid, first);
+        if (p.alive) ::sigqueue(p.pid, first, sigval{});
     auto deadline = Clock::now() + grace;
     while (reap(), any_alive() && Clock::now() < deadline) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -558,8 +561,11 @@ std::unique_ptr<WorkerPool> WorkerPool::start(const LaunchOptions& opts) {
 
     pid_t pid = ::fork();
     if (pid == 0) {
-      // The child: async-signal-safe calls only until exec.
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      // The child: async-signal-safe calls only until exec. SIGTERM when
+      // we die: the worker then removes what we leave (Note [Workers clean
+      // up after a dead controller] in worker.cpp).
+      ::signal(SIGTERM, SIG_DFL);
+      ::prctl(PR_SET_PDEATHSIG, SIGTERM);
       if (::getppid() != parent)
         ::_exit(111);       // the controller died before prctl
       ::setpgid(0, group);  // group 0: a new group led by worker 0

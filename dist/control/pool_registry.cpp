@@ -18,6 +18,7 @@
 
 #include "dist/control/channel.h"
 #include "dist/control/pool_impl.h"
+#include "dist/control/remove_signal_safe.h"
 
 namespace ss::dist::pool_detail {
 
@@ -47,56 +48,9 @@ int g_shm_dir = -1;
 struct sigaction g_old_action[NSIG];
 std::once_flag g_install_once;
 
-// Unlinks the entries of directory [dir] whose name [matches] (a prefix,
-// or every entry but . and .. when null), with raw syscalls only.
-void unlink_entries_signal_safe(int dir, const char* prefix) {
-  size_t pl = prefix ? std::strlen(prefix) : 0;
-  alignas(8) char buf[4096];
-  // Deleting while listing can skip entries: repeat until a pass deletes none.
-  for (int pass = 0; pass < 8; ++pass) {
-    bool deleted = false;
-    ::lseek(dir, 0, SEEK_SET);
-    while (true) {
-      long n = ::syscall(SYS_getdents64, dir, buf, sizeof buf);
-      if (n <= 0) break;
-      for (long off = 0; off < n;) {
-        struct Dirent64 {
-          uint64_t ino;
-          int64_t off;
-          unsigned short reclen;
-          unsigned char type;
-          char name[1];
-        };
-        auto* d = reinterpret_cast<Dirent64*>(buf + off);
-        off += d->reclen;
-        bool dot = d->name[0] == '.' &&
-                   (d->name[1] == 0 || (d->name[1] == '.' && d->name[2] == 0));
-        if (dot) continue;
-        if (prefix &&
-            !(std::strncmp(d->name, prefix, pl) == 0 && d->name[pl] == '.'))
-          continue;
-        if (::unlinkat(dir, d->name, 0) == 0 ||
-            ::unlinkat(dir, d->name, AT_REMOVEDIR) == 0)
-          deleted = true;
-      }
-    }
-    if (!deleted) break;
-  }
-}
-
 void unlink_job_signal_safe(const char* job) {
   if (g_shm_dir < 0) return;
   unlink_entries_signal_safe(g_shm_dir, job);
-}
-
-// The rendezvous directory too (Note [Sweeping dead jobs] in pool.cpp
-// covers a controller that could not run this).
-void remove_store_signal_safe(const char* store) {
-  int fd = ::open(store, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) return;
-  unlink_entries_signal_safe(fd, nullptr);
-  ::close(fd);
-  ::rmdir(store);
 }
 
 void kill_and_unlink_all() {
@@ -107,7 +61,9 @@ void kill_and_unlink_all() {
     for (int i = 0; i < n; ++i)
       if (int p = e.pids[i].load(); p > 0) ::kill(p, SIGKILL);
     unlink_job_signal_safe(e.job);
-    if (e.has_store.load()) remove_store_signal_safe(e.store);
+    // The rendezvous directory too (Note [Sweeping dead jobs] in pool.cpp
+    // covers a controller that could not run this).
+    if (e.has_store.load()) remove_dir_signal_safe(e.store);
   }
 }
 

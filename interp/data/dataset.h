@@ -296,6 +296,13 @@ std::map<std::string, RawArray> parse_csv(
     const std::map<std::string, int64_t>& dims,
     const std::map<std::string, std::string>& renames,
     const std::string& name);
+/// parse_csv of the file at [path], read a chunk at a time (Note [A CSV is
+/// read a cell at a time] in loaders_csv.cpp).
+std::map<std::string, RawArray> load_csv(
+    const std::string& path,
+    const types::RecordInfo& r,
+    const std::map<std::string, int64_t>& dims,
+    const std::map<std::string, std::string>& renames);
 /// A whole file, or an IOError naming it.
 std::shared_ptr<const std::string> read_whole_file(const std::string& path);
 

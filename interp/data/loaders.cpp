@@ -40,36 +40,51 @@ using namespace detail;
 
 // --------------------------------------------------------------- readers
 
-std::shared_ptr<const std::string> read_whole_file(const std::string& path) {
-  // O_NONBLOCK: opening a FIFO named like a data file must not wait for a
-  // writer; fstat then refuses anything but a regular file (issue 16: a
-  // FIFO named x.npy blocked dataset() forever).
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
-    if (errno == ENOENT) io_error(path, "no such file");
-    io_error(path, std::string("cannot open: ") + std::strerror(errno));
-  }
-  struct Close {
-    int fd;
-    ~Close() { ::close(fd); }
-  } close_fd{fd};
+namespace detail {
+
+// The stat comes first, and opening uses O_NONBLOCK: a FIFO named like a
+// data file must not wait for a writer, and anything but a regular file is
+// refused (issue 16: a FIFO named x.npy blocked dataset() forever).
+uint64_t regular_file_size(const std::string& path) {
   struct stat st {};
-  if (::fstat(fd, &st) != 0)
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) io_error(path, "no such file");
     io_error(path, std::string("cannot read: ") + std::strerror(errno));
+  }
   if (S_ISDIR(st.st_mode)) io_error(path, "is a directory, not a file");
   if (!S_ISREG(st.st_mode)) io_error(path, "not a regular file");
-  auto s = std::make_shared<std::string>(static_cast<size_t>(st.st_size), '\0');
+  return static_cast<uint64_t>(st.st_size);
+}
+
+// [n] bytes of [path] from [at] (the file holds them), or an IOError.
+std::string read_range(const std::string& path, uint64_t at, size_t n) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    io_error(path, std::string("cannot open: ") + std::strerror(errno));
+  std::string out(n, '\0');
   size_t got = 0;
-  while (got < s->size()) {
+  while (got < n) {
     ssize_t r =
-        ::pread(fd, s->data() + got, s->size() - got, static_cast<off_t>(got));
+        ::pread(fd, out.data() + got, n - got, static_cast<off_t>(at + got));
     if (r < 0 && errno == EINTR) continue;
-    if (r < 0)
-      io_error(path, std::string("read failed: ") + std::strerror(errno));
-    if (r == 0) io_error(path, "it ended early (changed while being read?)");
+    if (r <= 0) {
+      ::close(fd);
+      io_error(path,
+               r == 0 ? "it ended early (changed while being read?)"
+                      : std::string("read failed: ") + std::strerror(errno));
+    }
     got += static_cast<size_t>(r);
   }
-  return s;
+  ::close(fd);
+  return out;
+}
+
+}  // namespace detail
+
+std::shared_ptr<const std::string> read_whole_file(const std::string& path) {
+  uint64_t size = regular_file_size(path);
+  return std::make_shared<const std::string>(
+      read_range(path, 0, static_cast<size_t>(size)));
 }
 
 // ---------------------------------------------------------------- sources
@@ -151,9 +166,7 @@ std::shared_ptr<TensorStore> load_dataset(
     return from_arrays(
         r, dims, parse_npz(read_whole_file(path), path), renames, path);
   if (ends_with(path, ".csv")) {
-    auto text = read_whole_file(path);
-    std::map<std::string, RawArray> cols =
-        parse_csv(*text, r, dims, renames, path);
+    std::map<std::string, RawArray> cols = load_csv(path, r, dims, renames);
     return make_store(r, dims, std::move(cols), {}, path);
   }
   if (fs::is_directory(path, ec)) {

@@ -1,8 +1,10 @@
-// .csv: a header row naming the columns, one row an item (parse_csv).
+// .csv: a header row naming the columns, one row an item (parse_csv for
+// text in memory, load_csv for a file, read a chunk at a time).
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <string_view>
+#include <unordered_map>
 
 #include "interp/data/dataset.h"
 #include "interp/data/dataset_impl.h"
@@ -15,146 +17,254 @@ using namespace detail;
 
 namespace {
 
-// ------------------------------------------------------------------ csv
-
-std::string_view trim(std::string_view s) {
-  size_t a = 0, b = s.size();
-  while (a < b && (s[a] == ' ' || s[a] == '\t' || s[a] == '\r')) ++a;
-  while (b > a && (s[b - 1] == ' ' || s[b - 1] == '\t' || s[b - 1] == '\r'))
-    --b;
-  std::string_view t = s.substr(a, b - a);
-  if (t.size() >= 2 && t.front() == '"' && t.back() == '"')
-    t = t.substr(1, t.size() - 2);
-  return t;
-}
-
-// [line]'s cells into [out] (views into the line, reused across lines).
-void split_cells(std::string_view line, std::vector<std::string_view>& out) {
-  out.clear();
-  for (size_t start = 0;;) {
-    size_t c = line.find(',', start);
-    out.push_back(trim(line.substr(start, c == line.npos ? c : c - start)));
-    if (c == line.npos) break;
-    start = c + 1;
-  }
-}
+// Note [A CSV is read a cell at a time]
+// A CSV's memory is what its fields declare, never what the file holds:
+// - the text is read 1 MiB at a time (a file is never read whole);
+// - the header's cells are matched, one at a time, against the columns
+//   the record's fields name, and only those are kept: a header of
+//   millions of columns took a string and a map node each before (issue
+//   16), now nothing (a repeated name is an error only among the columns
+//   a field reads);
+// - a data line's cells are counted as they pass, and only the cells of
+//   those columns are kept, each to kCellMax bytes: a line of 20M cells is
+//   refused at its count (Note [A CSV line holds the header's cells]).
+constexpr size_t kChunk = size_t{1} << 20;
+constexpr size_t kCellMax = 4096;
 
 // Note [A CSV line holds the header's cells]
-// The header declares the columns, so a data line's cells are counted (its
-// commas, no allocation) before any is split or stored: a line of 20M cells
-// is refused at its count (issue 16: it took 1.1 GB first). The lines are
-// views into the file's text, never copies.
-struct Lines {
-  std::string_view text;
-  size_t at = 0;
-  // The next line without its \r\n, or false at the end; trailing blank
-  // lines are no lines.
-  bool next(std::string_view& line) {
-    if (at >= text.size()) return false;
-    if (text.find_first_not_of(" \t\r\n", at) == text.npos) return false;
-    size_t nl = text.find('\n', at);
-    if (nl == text.npos) nl = text.size();
-    line = text.substr(at, nl - at);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    at = nl + 1;
+// The header declares the columns, so a data line with another number of
+// cells is refused when the line ends, before any of its values is
+// parsed, whatever it holds (issue 16: a line of 20M cells took 1.1 GB
+// before it was refused).
+
+// The text, a chunk at a time: all of a string, or a file's next 1 MiB.
+class CsvText {
+ public:
+  explicit CsvText(std::string_view all) : chunk_(all) {}
+  explicit CsvText(const std::string& path)
+      : path_(path), size_(regular_file_size(path)) {}
+  // The next byte, or -1 at the end.
+  int get() {
+    if (at_ == chunk_.size() && !refill()) return -1;
+    return static_cast<unsigned char>(chunk_[at_++]);
+  }
+
+ private:
+  bool refill() {
+    if (path_.empty() || read_ == size_) return false;
+    size_t n = static_cast<size_t>(std::min<uint64_t>(kChunk, size_ - read_));
+    buf_ = read_range(path_, read_, n);
+    read_ += n;
+    chunk_ = buf_;
+    at_ = 0;
     return true;
+  }
+  std::string path_;
+  uint64_t size_ = 0, read_ = 0;
+  std::string buf_;
+  std::string_view chunk_;
+  size_t at_ = 0;
+};
+
+bool is_space(int c) {
+  return c == ' ' || c == '\t' || c == '\r';
+}
+
+// One line's cells, each without the whitespace around it and then
+// without one pair of quotes around what is left, and cut to kCellMax
+// bytes (`cut` says when more was dropped).
+class CsvLines {
+ public:
+  explicit CsvLines(CsvText& t) : t_(t) {}
+  // Reads a line, calling on_cell(i, text, cut) for its cells in order;
+  // false at the end of the text. [blank]: the line held only whitespace
+  // (one empty cell).
+  template <class F>
+  bool next(F&& on_cell, size_t& ncells, bool& blank) {
+    int c = t_.get();
+    if (c < 0) return false;
+    ncells = 0;
+    blank = true;
+    cell_.clear();
+    bool cut = false;
+    auto finish = [&] {
+      while (!cell_.empty() && is_space(cell_.back())) cell_.pop_back();
+      std::string_view v = cell_;
+      if (!cut && v.size() >= 2 && v.front() == '"' && v.back() == '"')
+        v = v.substr(1, v.size() - 2);
+      on_cell(ncells++, v, cut);
+      cell_.clear();
+      cut = false;
+    };
+    for (;; c = t_.get()) {
+      if (c < 0 || c == '\n') break;
+      if (c == ',') {
+        blank = false;
+        finish();
+        continue;
+      }
+      bool space = is_space(c);
+      if (!space) blank = false;
+      if (space && cell_.empty()) continue;  // leading whitespace
+      if (cell_.size() < kCellMax)
+        cell_.push_back(static_cast<char>(c));
+      else if (!space)
+        cut = true;
+    }
+    finish();
+    return true;
+  }
+
+ private:
+  CsvText& t_;
+  std::string cell_;
+};
+
+// A field's columns: one slot per value of an item, in C order.
+struct Plan {
+  const types::FieldInfo* f;
+  std::vector<size_t> slots;
+  ops::Shape shape;
+  bool size_variable = false;
+  std::vector<double> fvals;
+  std::vector<int64_t> ivals;
+};
+
+// The kept cells of one line, by slot.
+struct Row {
+  std::string text;
+  std::vector<size_t> at, len;
+  std::vector<char> cut;
+  explicit Row(size_t slots) : at(slots), len(slots), cut(slots) {}
+  void clear() { text.clear(); }
+  void keep(size_t slot, std::string_view v, bool was_cut) {
+    at[slot] = text.size();
+    len[slot] = v.size();
+    cut[slot] = was_cut;
+    text.append(v);
+  }
+  std::string_view cell(size_t slot) const {
+    return std::string_view(text).substr(at[slot], len[slot]);
   }
 };
 
-}  // namespace
-
-std::map<std::string, RawArray> parse_csv(
-    const std::string& text,
+std::map<std::string, RawArray> read_csv(
+    CsvText& text,
     const types::RecordInfo& r,
     const std::map<std::string, int64_t>& dims,
     const std::map<std::string, std::string>& renames,
     const std::string& name) {
-  Lines lines{text};
-  std::string_view header_line;
-  if (!lines.next(header_line))
-    io_error(name, "empty CSV file (no header row)");
-  std::vector<std::string_view> cells;
-  split_cells(header_line, cells);
-  std::vector<std::string> header(cells.begin(), cells.end());
-  std::map<std::string, size_t> col;
-  for (size_t i = 0; i < header.size(); ++i) {
-    if (header[i].empty())
-      io_error(name, "header cell " + std::to_string(i + 1) + " is empty");
-    if (!col.emplace(header[i], i).second)
-      io_error(name, "header names column `" + header[i] + "` twice");
-  }
-  struct Plan {
-    const types::FieldInfo* f;
-    std::vector<size_t> cols;
-    ops::Shape shape;
-    std::vector<double> fvals;
-    std::vector<int64_t> ivals;
-  };
+  // The columns the fields read, before the header is looked at.
   std::vector<Plan> plans;
+  std::vector<std::string> slot_name;
+  // A column two fields read (a rename) has two slots.
+  std::unordered_map<std::string, std::vector<size_t>> slots_of;
   for (const types::FieldInfo& f : r.fields) {
     if (!f.type.is_tensor()) continue;
-    ops::Shape fshape = field_shape(f, dims);
+    Plan pl{&f, {}, field_shape(f, dims), false, {}, {}};
     const std::string& fname = file_name_of(f, renames);
-    for (int64_t d : fshape)
-      if (d < 0)
-        throw DataError("ShapeError",
-                        name + ": field `" + f.name +
-                            "` has a size variable; CSV files hold fields of "
-                            "static shape only");
-    Plan pl{&f, {}, fshape, {}, {}};
-    int64_t k = ops::numel_of(fshape);
-    if (fshape.empty()) {
-      auto it = col.find(fname);
-      if (it == col.end())
-        throw DataError(
-            "ShapeError",
-            name + " has no column `" + fname + "` for field `" + f.name + "`");
-      pl.cols.push_back(it->second);
-    } else {
-      for (int64_t j = 0; j < k; ++j) {
-        std::string cn = fname + "_" + std::to_string(j);
-        auto it = col.find(cn);
-        if (it == col.end())
-          throw DataError("ShapeError",
-                          name + " has no column `" + cn + "` for field `" +
-                              f.name + "` (a field of " + std::to_string(k) +
-                              " values is the columns " + fname + "_0.." +
-                              fname + "_" + std::to_string(k - 1) + ")");
-        pl.cols.push_back(it->second);
-      }
+    pl.size_variable = std::any_of(
+        pl.shape.begin(), pl.shape.end(), [](int64_t d) { return d < 0; });
+    int64_t k = pl.size_variable ? 0 : ops::numel_of(pl.shape);
+    for (int64_t j = 0; j < (pl.shape.empty() ? 1 : k); ++j) {
+      std::string cn =
+          pl.shape.empty() ? fname : fname + "_" + std::to_string(j);
+      pl.slots.push_back(slot_name.size());
+      slots_of[cn].push_back(slot_name.size());
+      slot_name.push_back(std::move(cn));
     }
     plans.push_back(std::move(pl));
   }
+  const size_t nslots = slot_name.size();
+  constexpr size_t kNone = ~size_t{0};
+  std::vector<size_t> col_of(nslots, kNone);
+
+  CsvLines lines(text);
+  size_t header_cells = 0, first_empty = kNone;
+  bool blank = false;
+  auto header_cell = [&](size_t i, std::string_view v, bool cut) {
+    if (v.empty() && !cut && first_empty == kNone) first_empty = i;
+    if (cut || first_empty != kNone)
+      return;  // longer than any column a field names
+    auto it = slots_of.find(std::string(v));
+    if (it == slots_of.end()) return;
+    if (col_of[it->second.front()] != kNone)
+      io_error(name, "header names column `" + std::string(v) + "` twice");
+    for (size_t s : it->second) col_of[s] = i;
+  };
+  if (!lines.next(header_cell, header_cells, blank))
+    io_error(name, "empty CSV file (no header row)");
+  if (blank) {  // a header of one empty cell, or only whitespace left
+    size_t n = 0;
+    for (bool more = true; more && blank;)
+      more = lines.next([](size_t, std::string_view, bool) {}, n, blank);
+    if (blank) io_error(name, "empty CSV file (no header row)");
+    io_error(name, "header cell 1 is empty");
+  }
+  if (first_empty != kNone)
+    io_error(name,
+             "header cell " + std::to_string(first_empty + 1) + " is empty");
+  for (const Plan& pl : plans) {
+    if (pl.size_variable)
+      throw DataError("ShapeError",
+                      name + ": field `" + pl.f->name +
+                          "` has a size variable; CSV files hold fields of "
+                          "static shape only");
+    for (size_t j = 0; j < pl.slots.size(); ++j) {
+      if (col_of[pl.slots[j]] != kNone) continue;
+      const std::string& cn = slot_name[pl.slots[j]];
+      if (pl.shape.empty())
+        throw DataError("ShapeError",
+                        name + " has no column `" + cn + "` for field `" +
+                            pl.f->name + "`");
+      const std::string& fname = file_name_of(*pl.f, renames);
+      size_t k = pl.slots.size();
+      throw DataError("ShapeError",
+                      name + " has no column `" + cn + "` for field `" +
+                          pl.f->name + "` (a field of " + std::to_string(k) +
+                          " values is the columns " + fname + "_0.." + fname +
+                          "_" + std::to_string(k - 1) + ")");
+    }
+  }
+  // The slots by column, so that a line's cells find theirs in one pass.
+  std::vector<std::pair<size_t, size_t>> by_col;
+  for (size_t s = 0; s < nslots; ++s) by_col.emplace_back(col_of[s], s);
+  std::sort(by_col.begin(), by_col.end());
+
   int64_t rows = 0;
   std::string cell;  // one cell, NUL-terminated for strtod/strtoll
-  for (std::string_view line; lines.next(line); ++rows) {
-    int64_t row = rows;
-    size_t ncells = 1 + std::count(line.begin(), line.end(), ',');
-    if (ncells != header.size())
+  auto add_row = [&](size_t ncells, const Row& row) {
+    int64_t item = rows++;
+    if (ncells != header_cells)
       io_error(name,
-               "line " + std::to_string(row + 2) + " has " +
+               "line " + std::to_string(item + 2) + " has " +
                    std::to_string(ncells) + " cells, the header has " +
-                   std::to_string(header.size()));
-    split_cells(line, cells);
+                   std::to_string(header_cells));
     for (Plan& pl : plans) {
-      for (size_t c : pl.cols) {
-        cell.assign(cells[c]);
-        const char* b = cell.c_str();
-        char* e = nullptr;
-        auto bad = [&](const std::string& want) {
+      for (size_t s : pl.slots) {
+        cell.assign(row.cell(s));
+        DType d = pl.f->type.dtype;
+        std::string want = types::is_float(d) ? "a number"
+                           : d == DType::Bool
+                               ? "a bool (true, false, 1, 0)"
+                               : std::string("an ") + types::dtype_name(d);
+        auto bad = [&](const std::string& what) {
           throw DataError("ShapeError",
-                          "item " + std::to_string(row) + " of " + name +
-                              " (line " + std::to_string(row + 2) +
+                          "item " + std::to_string(item) + " of " + name +
+                              " (line " + std::to_string(item + 2) +
                               "), field `" + pl.f->name + "`: expected " +
-                              want + ", found '" + cell + "' in column `" +
-                              header[c] + "`");
+                              what + ", found '" + cell +
+                              (row.cut[s] ? "...'" : "'") + " in column `" +
+                              slot_name[s] + "`");
         };
         if (cell.empty()) bad("a value");
-        DType d = pl.f->type.dtype;
+        if (row.cut[s]) bad(want);
+        const char* b = cell.c_str();
+        char* e = nullptr;
         if (types::is_float(d)) {
           errno = 0;
           double v = std::strtod(b, &e);
-          if (*e) bad("a number");
+          if (*e) bad(want);
           pl.fvals.push_back(v);
         } else if (d == DType::Bool) {
           if (cell == "true" || cell == "True" || cell == "1")
@@ -162,17 +272,40 @@ std::map<std::string, RawArray> parse_csv(
           else if (cell == "false" || cell == "False" || cell == "0")
             pl.ivals.push_back(0);
           else
-            bad("a bool (true, false, 1, 0)");
+            bad(want);
         } else {
           errno = 0;
           long long v = std::strtoll(b, &e, 10);
-          if (*e || errno == ERANGE)
-            bad(std::string("an ") + types::dtype_name(d));
+          if (*e || errno == ERANGE) bad(want);
           pl.ivals.push_back(v);
         }
       }
     }
+  };
+  // A blank line is one empty cell. Blank lines at the end are no lines;
+  // others are rows (which fail: an empty cell, or too few), so they wait
+  // until a line with something in it comes.
+  Row row(nslots), blank_row(nslots);
+  for (size_t i = 0; i < by_col.size() && by_col[i].first == 0; ++i)
+    blank_row.keep(by_col[i].second, "", false);
+  int64_t blanks = 0;
+  size_t next = 0;  // into by_col
+  auto data_cell = [&](size_t i, std::string_view v, bool cut) {
+    while (next < by_col.size() && by_col[next].first == i)
+      row.keep(by_col[next++].second, v, cut);
+  };
+  for (size_t ncells = 0;;) {
+    row.clear();
+    next = 0;
+    if (!lines.next(data_cell, ncells, blank)) break;
+    if (blank) {
+      ++blanks;
+      continue;
+    }
+    for (; blanks > 0; --blanks) add_row(1, blank_row);
+    add_row(ncells, row);
   }
+
   std::map<std::string, RawArray> out;
   for (Plan& pl : plans) {
     RawArray a;
@@ -197,6 +330,27 @@ std::map<std::string, RawArray> parse_csv(
     out[pl.f->name] = dataset_detail::as_field_dtype(std::move(a), *pl.f, name);
   }
   return out;
+}
+
+}  // namespace
+
+std::map<std::string, RawArray> parse_csv(
+    const std::string& text,
+    const types::RecordInfo& r,
+    const std::map<std::string, int64_t>& dims,
+    const std::map<std::string, std::string>& renames,
+    const std::string& name) {
+  CsvText t{std::string_view(text)};
+  return read_csv(t, r, dims, renames, name);
+}
+
+std::map<std::string, RawArray> load_csv(
+    const std::string& path,
+    const types::RecordInfo& r,
+    const std::map<std::string, int64_t>& dims,
+    const std::map<std::string, std::string>& renames) {
+  CsvText t{path};
+  return read_csv(t, r, dims, renames, path);
 }
 
 }  // namespace ss::eval

@@ -30,6 +30,12 @@ inline uint32_t be32(const uint8_t* p) {
          p[3];
 }
 
+// A regular file's size, or an IOError ("no such file", "not a regular
+// file": a FIFO or device is never opened for reading; loaders.cpp).
+uint64_t regular_file_size(const std::string& path);
+// [n] bytes of [path] from [at] (the file holds them), or an IOError.
+std::string read_range(const std::string& path, uint64_t at, size_t n);
+
 // n * size, or false on overflow.
 inline bool mul_ok(uint64_t a, uint64_t b, uint64_t& out) {
   return !__builtin_mul_overflow(a, b, &out);

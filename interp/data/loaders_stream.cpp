@@ -54,41 +54,6 @@ std::shared_ptr<const FileMapping> FileMapping::map(const std::string& path,
 
 namespace {
 
-// An open regular file's size, or an IOError.
-uint64_t regular_file_size(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
-    if (errno == ENOENT) io_error(path, "no such file");
-    io_error(path, std::string("cannot read: ") + std::strerror(errno));
-  }
-  if (S_ISDIR(st.st_mode)) io_error(path, "is a directory, not a file");
-  if (!S_ISREG(st.st_mode)) io_error(path, "not a regular file");
-  return static_cast<uint64_t>(st.st_size);
-}
-
-// [n] bytes of [path] from [at] (the file holds them), or an IOError.
-std::string read_range(const std::string& path, uint64_t at, size_t n) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0)
-    io_error(path, std::string("cannot open: ") + std::strerror(errno));
-  std::string out(n, '\0');
-  size_t got = 0;
-  while (got < n) {
-    ssize_t r =
-        ::pread(fd, out.data() + got, n - got, static_cast<off_t>(at + got));
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) {
-      ::close(fd);
-      io_error(path,
-               r == 0 ? "it ended early (changed while being read?)"
-                      : std::string("read failed: ") + std::strerror(errno));
-    }
-    got += static_cast<size_t>(r);
-  }
-  ::close(fd);
-  return out;
-}
-
 // The arrays of a safetensors file, its header checked whole by the one
 // header reader (interp/data/safetensors_header.h) without reading the
 // data.

@@ -17,6 +17,8 @@
 #include <optional>
 #include <set>
 
+#include "interp/data/fatal_signal_unlink.h"
+
 namespace ss::eval {
 
 static_assert(std::endian::native == std::endian::little,
@@ -224,6 +226,7 @@ void write_safetensors(const std::string& path, const SafetensorsFile& file) {
   Fd f;
   f.fd = ::mkostemp(tmp.data(), O_CLOEXEC);
   if (f.fd < 0) fail(std::strerror(errno));
+  UnlinkOnFatalSignal on_signal(tmp);  // Note [Temporaries on a fatal signal]
   mode_t mask = ::umask(0);
   ::umask(mask);
   try {

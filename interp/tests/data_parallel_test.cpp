@@ -23,8 +23,8 @@
 #include <sstream>
 
 #include "interp/check/checker.h"
-#include "interp/data/safetensors.h"
 #include "interp/eval/interpreter.h"
+#include "interp/tests/devices_process_util.h"
 #include "interp/tests/process_util.h"
 
 namespace {
@@ -64,6 +64,7 @@ std::string run_on(const std::string& text,
 }
 
 using ss::testing::decimals;
+using namespace ss::testing;
 
 void same_logs(const std::string& program, size_t grad_bucket_bytes = 0) {
   std::string one = run_on(program, 1);
@@ -213,121 +214,6 @@ TEST_CASE("a runtime error on several devices is the program's (exit 2)",
   CHECK(rc == 2);
 }
 
-namespace {
-
-// Every thread's children: ss starts its workers from the thread that runs
-// the command (Note [A deep stack] in interp/cli/main.cpp).
-std::vector<pid_t> children_of(pid_t pid) {
-  std::vector<pid_t> out;
-  std::error_code ec;
-  std::string tasks = "/proc/" + std::to_string(pid) + "/task";
-  for (const auto& t : std::filesystem::directory_iterator(tasks, ec)) {
-    std::ifstream f(t.path() / "children");
-    pid_t c;
-    while (f >> c) out.push_back(c);
-  }
-  return out;
-}
-
-// Trains the README-like MLP for a very long time on three workers; [first]
-// is main's first line, [step] the loop's (a call of train_step).
-std::string long_training(
-    const std::string& first,
-    const std::string& step = "train_step(m, opt, batch)") {
-  std::string main_head = "fn main():\n" + first;
-  std::string text = R"(dim D = 784
-dim Hd = 64
-dim C = 10
-data Digit:
-    img: [D] in 0.0..=1.0
-    label: i64 in 0..C
-model Mlp:
-    w1: [D Hd] = normal(std=1/sqrt(D))
-    w2: [Hd C] = normal(std=1/sqrt(Hd))
-fn loss(m: Mlp, batch: [b] Digit) -> f32:
-    return cross_entropy(relu(batch.img @ m.w1) @ m.w2, batch.label)
-fn train_step(mut m: Mlp, mut opt: AdamW[Mlp], batch: [b] Digit) -> Logs:
-    let l, g = value_and_grad(loss, m, batch)
-    update(m, opt, g)
-    return logs(loss=l)
-fn main():
-    let train = synthetic_digits(Digit, 2000, seed=0)
-    let m = Mlp.init(seed=0)
-    let opt = adamw(m, lr=1e-3)
-    for epoch in range(100000):
-        for batch in train.batches(64, shuffle=epoch):
-            STEP
-)";
-  text.replace(text.find("STEP"), 4, step);
-  return text.replace(text.find("fn main():\n"), 11, main_head);
-}
-
-// Starts `ss run --devices cpu[0 1 2] PATH` with stderr to [err] and waits
-// for its three workers; returns (ss's pid, the workers' pids).
-std::pair<pid_t, std::vector<pid_t>> start_three(const std::string& path,
-                                                 const std::string& err) {
-  pid_t ss = fork();
-  REQUIRE(ss >= 0);
-  if (ss == 0) {
-    int devnull = open("/dev/null", O_WRONLY);
-    int errfd = err.empty()
-                    ? devnull
-                    : open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    dup2(devnull, 1);
-    dup2(errfd, 2);
-    execl(SS_BINARY,
-          SS_BINARY,
-          "run",
-          "--devices",
-          "cpu[0 1 2]",
-          path.c_str(),
-          static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  std::vector<pid_t> workers;
-  for (int i = 0; i < 200 && workers.size() < 3; ++i) {
-    usleep(20000);
-    workers = children_of(ss);
-  }
-  if (workers.size() != 3) {  // leave no run behind (its workers follow)
-    kill(ss, SIGKILL);
-    waitpid(ss, nullptr, 0);
-  }
-  REQUIRE(workers.size() == 3);
-  return {ss, workers};
-}
-
-std::string file_text(const std::string& path) {
-  std::ifstream f(path);
-  return std::string((std::istreambuf_iterator<char>(f)), {});
-}
-
-// Waits (up to 5 s) until [log] has [n] lines: steps ran, since a sink
-// flushes each line.
-void wait_for_lines(const std::string& log, long n) {
-  for (int i = 0; i < 500; ++i) {
-    std::string all = file_text(log);
-    if (std::count(all.begin(), all.end(), '\n') >= n) return;
-    usleep(10000);
-  }
-}
-
-// Waits up to [limit] for [ss] to exit; its wait status, or -1 (then it
-// was killed).
-int wait_for(pid_t ss, std::chrono::milliseconds limit) {
-  auto t0 = std::chrono::steady_clock::now();
-  int st = 0;
-  while (std::chrono::steady_clock::now() - t0 < limit) {
-    if (waitpid(ss, &st, WNOHANG) == ss) return st;
-    usleep(10000);
-  }
-  kill(ss, SIGKILL);
-  waitpid(ss, &st, 0);
-  return -1;
-}
-
-}  // namespace
-
 TEST_CASE(
     "killing a worker at a random moment, 20 times: WorkerError "
     "within 5 s, exit 3, nothing left behind",
@@ -340,7 +226,7 @@ TEST_CASE(
   std::mt19937 rng(7);
   for (int round = 0; round < 20; ++round) {
     INFO("round " << round);
-    auto [ss, workers] = start_three(path, "");
+    auto [ss, workers] = start_run(path, "");
     usleep(100000 + rng() % 600000);
     pid_t victim = workers[rng() % 3];
     kill(victim, SIGKILL);
@@ -352,6 +238,8 @@ TEST_CASE(
       // Reaped by the controller: no process, not even a zombie.
       CHECK((kill(w, 0) == -1 && errno == ESRCH));
     }
+    const char* tmp = std::getenv("TMPDIR");
+    CHECK(left_by(ss, tmp && *tmp ? tmp : "/tmp").empty());
   }
   std::remove(path.c_str());
 }
@@ -370,7 +258,7 @@ TEST_CASE(
     f << long_training("    let out = csv(\"" + log + "\")\n",
                        "out.write(train_step(m, opt, batch))");
   }
-  auto [ss, workers] = start_three(path, err);
+  auto [ss, workers] = start_run(path, err);
   wait_for_lines(log, 3);  // steps run: killed during a call
   kill(workers[1], SIGKILL);
   int st = wait_for(ss, std::chrono::seconds(5));
@@ -399,22 +287,14 @@ TEST_CASE("a worker killed while the controller saves: WorkerError, exit 3",
   std::string path = "/tmp/ss_dp_killsave_" + std::to_string(getpid()) + ".ss";
   std::string err = path + ".err";
   std::string ck = path + ".safetensors";
-  std::string program = long_training("");
   // After one step, only the controller works: it saves the model it
   // fetched, over and over.
-  program.replace(program.find("    for epoch in range(100000):"),
-                  std::string::npos,
-                  "    for batch in synthetic_digits(Digit, 64, seed=1)"
-                  ".batches(64):\n"
-                  "        train_step(m, opt, batch)\n"
-                  "    for i in range(100000):\n"
-                  "        save(\"" +
-                      ck + "\", m)\n");
+  std::string program = saving_forever(ck);
   {
     std::ofstream f(path);
     f << program;
   }
-  auto [ss, workers] = start_three(path, err);
+  auto [ss, workers] = start_run(path, err);
   for (int i = 0; i < 1000 && !std::filesystem::exists(ck); ++i) usleep(10000);
   REQUIRE(std::filesystem::exists(ck));
   kill(workers[0], SIGKILL);
@@ -463,91 +343,6 @@ TEST_CASE("a dead controller's rendezvous directory is swept by the next run",
   std::filesystem::remove_all(dir);
 }
 
-namespace {
-
-// Whether anything of controller [pid]'s jobs is left: a /dev/shm object
-// or a rendezvous directory in [tmpdir] named ssdist.<pid>.*.
-std::vector<std::string> left_by(pid_t pid, const std::string& tmpdir) {
-  std::vector<std::string> out;
-  std::string prefix = "ssdist." + std::to_string(pid) + ".";
-  std::error_code ec;
-  for (const std::string& d : {std::string("/dev/shm"), tmpdir})
-    for (const auto& e : std::filesystem::directory_iterator(d, ec))
-      if (e.path().filename().string().rfind(prefix, 0) == 0)
-        out.push_back(e.path().string());
-  return out;
-}
-
-}  // namespace
-
-TEST_CASE(
-    "SIGKILL or SIGINT of the controller during save: no process left, the "
-    "checkpoint whole, and nothing left once the next run has swept",
-    "[dist][process][dp]") {
-  // Issue 16's "make the guarantees permanent": killed while the controller
-  // writes checkpoints over and over, the run leaves its workers dead, the
-  // checkpoint old or new but whole, and what it could not remove (its
-  // /dev/shm objects, its rendezvous directory, a temporary) is swept by
-  // the next run (Note [Sweeping dead jobs], Note [Dead writers'
-  // temporaries]).
-  for (int sig : {SIGKILL, SIGINT}) {
-    INFO("signal " << sig);
-    std::string dir = "/tmp/ss_dp_sigsave_" + std::to_string(getpid());
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
-    std::string path = dir + "/p.ss", ck = dir + "/ck.safetensors";
-    std::string program = long_training("");
-    program.replace(program.find("    for epoch in range(100000):"),
-                    std::string::npos,
-                    "    for batch in synthetic_digits(Digit, 64, seed=1)"
-                    ".batches(64):\n"
-                    "        train_step(m, opt, batch)\n"
-                    "    for i in range(100000):\n"
-                    "        save(\"" +
-                        ck + "\", m, opt)\n");
-    std::ofstream(path) << program;
-    setenv("TMPDIR", dir.c_str(), 1);
-    auto [ss, workers] = start_three(path, "");
-    unsetenv("TMPDIR");
-    for (int i = 0; i < 1000 && !std::filesystem::exists(ck); ++i)
-      usleep(10000);
-    REQUIRE(std::filesystem::exists(ck));
-    usleep(20000 + std::random_device{}() % 50000);
-    kill(ss, sig);
-    int st = wait_for(ss, std::chrono::seconds(10));
-    CHECK(st != -1);
-    usleep(200000);  // the kernel delivers the workers' death signal
-    for (pid_t w : workers) {
-      bool gone = kill(w, 0) == -1 && errno == ESRCH;
-      if (!gone) {  // a zombie of the dead controller is reaped by init
-        std::ifstream stat("/proc/" + std::to_string(w) + "/stat");
-        std::string pid_s, comm, state;
-        stat >> pid_s >> comm >> state;
-        gone = state == "Z" || !stat;
-      }
-      CHECK(gone);
-    }
-    // Old or new, the checkpoint is whole.
-    CHECK(ss::eval::read_safetensors(ck).tensors.size() > 0);
-    if (sig == SIGINT) CHECK(left_by(ss, dir).empty());
-    // The next run, with a save to the same path, sweeps the rest.
-    std::ofstream(dir + "/next.ss")
-        << "model Lin:\n    w: [2] = zeros()\n\n"
-           "fn twice(x: [b]) -> [b]:\n    return x * 2.0\n\n"
-           "fn main():\n    print(twice(tensor([1.0, 2.0])))\n"
-           "    save(\"" +
-               ck + "\", Lin.init(seed=0))\n";
-    auto next = ss::testing::run_ss_process(
-        "run --devices 'cpu[0 1]' next.ss", dir, "TMPDIR=" + dir);
-    INFO(next.err);
-    CHECK(next.rc == 0);
-    CHECK(left_by(ss, dir).empty());
-    for (const auto& e : std::filesystem::directory_iterator(dir))
-      CHECK(e.path().filename().string().find(".tmp.") == std::string::npos);
-    std::filesystem::remove_all(dir);
-  }
-}
-
 TEST_CASE(
     "a stopped worker: after collective_timeout(s), "
     "WorkerError says where each worker was, exit 3, nothing left behind",
@@ -561,7 +356,7 @@ TEST_CASE(
         "    collective_timeout(1.5)\n    let out = csv(\"" + log + "\")\n",
         "out.write(train_step(m, opt, batch))");
   }
-  auto [ss, workers] = start_three(path, err);
+  auto [ss, workers] = start_run(path, err);
   wait_for_lines(log, 4);  // once a few steps ran, at a random moment
   usleep(std::random_device{}() % 100000);
   auto t0 = std::chrono::steady_clock::now();
