@@ -2,8 +2,7 @@
 // zeros_like. Gradients come from the API's tape (ops/autodiff).
 #include <cmath>
 
-#include "interp/devices/lower/grad_allreduce.h"
-#include "interp/devices/lower/lowering.h"
+#include "interp/eval/device_hooks.h"
 #include "interp/eval/runtime_lib.h"
 #include "interp/eval/tensor_values.h"
 #include "ops/api.h"
@@ -15,25 +14,16 @@ using VK = Value::Kind;
 namespace {
 
 // The backward pass of [loss] to [leaves]. On several devices every rank
-// holds the whole loss: each seeds 1/world, and the gradients are summed
-// across the ranks (devices.cpp, Note [Same result as one device]).
+// holds the whole loss and the gradients are summed across the ranks
+// (DeviceHooks::gradients; Note [Same result as one device] in
+// interp/devices/lower/lowering.cpp).
 std::vector<ops::Tensor> gradients(Interpreter& in,
                                    const ops::Tensor& loss,
                                    const std::vector<ops::Tensor>& leaves,
                                    diag::Span at) {
-  DeviceContext* d = in.devices();
-  if (!d || !d->active()) return ops::backward(loss, leaves);
-  // Gradients travel as the pass finishes them (grad_allreduce.h).
-  d->at = at;
-  GradAllReduce sum(*d, leaves.size());
-  // Each rank seeds 1/world; the loss's value is not read.
-  ops::backward(
-      loss,
-      leaves,
-      [&sum](size_t i, const ops::Tensor& g) { sum.ready(i, g); },
-      1.0 / d->world);
-  d->at = at;
-  return sum.finish();
+  if (DeviceHooks* d = in.device_hooks())
+    if (auto g = d->gradients(loss, leaves, at)) return std::move(*g);
+  return ops::backward(loss, leaves);
 }
 
 struct Differentiated {

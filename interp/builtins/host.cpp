@@ -1,7 +1,7 @@
 // Host values: range, float, int, str, typeof, collective_timeout.
 #include <cmath>
 
-#include "dist/comm/communicator.h"
+#include "interp/eval/device_hooks.h"
 #include "interp/eval/format.h"
 #include "interp/eval/runtime_lib.h"
 
@@ -49,8 +49,7 @@ Value collective_timeout(BuiltinCall& c) {
   if (!(s > 0) || !std::isfinite(s))
     c.fail("ValueError", "collective_timeout needs seconds > 0");
   // Collectives started afterwards wait this long (devices.md item 12).
-  dist::set_default_collective_timeout(
-      std::chrono::milliseconds(static_cast<int64_t>(s * 1000.0)));
+  if (DeviceHooks* d = c.in.device_hooks()) d->set_collective_timeout(s);
   return Value::unit();
 }
 

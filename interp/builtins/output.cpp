@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <iostream>
 
-#include "interp/devices/lower/lowering.h"
+#include "interp/eval/device_hooks.h"
 #include "interp/eval/format.h"
 #include "interp/eval/runtime_lib.h"
 
@@ -180,8 +180,8 @@ Value logs(BuiltinCall& c) {
   for (const auto& [name, v] : c.keywords) l->fields.push_back({name, v});
   // On several devices a batch-axis value here is this rank's share: mark
   // it, so the call's result carries the whole batch (devices.md item 6).
-  const DeviceContext* d = c.in.devices();
-  if (d && d->active() && c.call)
+  const DeviceHooks* d = c.in.device_hooks();
+  if (d && d->batch_share_start() && c.call)
     for (const ast::Arg& a : c.call->args) {
       if (a.keyword.empty() || !a.value) continue;
       const check::ExprInfo* info = c.in.program().info(a.value.get());

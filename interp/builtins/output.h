@@ -19,19 +19,6 @@ struct SinkValue : Object {
   std::shared_ptr<LogsValue> last;
 };
 
-/// The logs most recently written to any sink and the count of writes so
-/// far (progress bars show the latest; write() updates it).
-struct LastWritten {
-  std::shared_ptr<LogsValue> logs;
-  uint64_t writes = 0;
-};
-inline LastWritten& last_written() {
-  // Per thread: when ranks run as threads (conformance, tests) each
-  // interpreter has its own.
-  thread_local LastWritten w;
-  return w;
-}
-
 /// A logged value as a JSON value: numbers, nested lists for tensors.
 std::string json_value(const Value& v);
 

@@ -19,8 +19,7 @@
 #include "interp/cli/commands.h"
 #include "interp/cli/conformance_compare.h"
 #include "interp/cli/expectations.h"
-#include "interp/devices/controller/device_run.h"
-#include "interp/devices/threads/data_parallel.h"
+#include "interp/devices/devices.h"
 #include "interp/eval/interpreter.h"
 #include "interp/lex/lexer.h"
 #include "interp/parse/parser.h"
@@ -39,10 +38,10 @@ struct Outcome {
   bool pass = false;
   bool skipped = false;
   std::string detail;
-  std::string out;  // what main printed (compared across device sets)
-  eval::Interpreter::FinalParams params;  // main's models at its end
-  CaseFiles files;                        // what main wrote
-  std::string error_head;  // a runtime error's first line (where, what)
+  std::string out;           // what main printed (compared across device sets)
+  eval::FinalParams params;  // main's models at its end
+  CaseFiles files;           // what main wrote
+  std::string error_head;    // a runtime error's first line (where, what)
 };
 
 std::string describe(const diag::Diagnostic& d, const diag::SourceMap& sm) {
@@ -116,7 +115,7 @@ struct RunResult {
   std::string kind;
   std::string detail;
   std::string out;
-  eval::Interpreter::FinalParams params;  // rank 0's
+  eval::FinalParams params;  // rank 0's
   std::string ranks_differ;  // "" when every rank's params are rank 0's
   CaseFiles files;           // what it wrote in its working directory
 };
@@ -125,7 +124,7 @@ void run_threads(const check::Program& prog,
                  const diag::SourceMap& sm,
                  std::ostream& out,
                  RunResult& r) {
-  std::vector<eval::Interpreter::FinalParams> ranks;
+  std::vector<eval::FinalParams> ranks;
   eval::ParallelOptions po;
   po.world = static_cast<int>(prog.devices().count());
   po.final_params = &ranks;
@@ -167,9 +166,11 @@ void run_one_device(const check::Program& prog,
                     RunResult& r) {
   try {
     eval::Interpreter in(prog, sm, out);
-    in.keep_final_params();
+    devices::Context one_device;
+    one_device.keep_final_params();
+    in.set_device_hooks(&one_device);
     in.run_main({});
-    r.params = in.final_params();
+    r.params = one_device.final_params();
   } catch (const eval::RuntimeError& e) {
     r.kind = e.kind();
     r.detail = eval::render_runtime_error(e, sm);

@@ -7,7 +7,7 @@
 
 #include "interp/check/checker.h"
 #include "interp/cli/commands.h"
-#include "interp/devices/plan/explain.h"
+#include "interp/devices/devices.h"
 
 namespace ss::cli {
 

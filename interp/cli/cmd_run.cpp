@@ -4,7 +4,7 @@
 
 #include "interp/check/checker.h"
 #include "interp/cli/commands.h"
-#include "interp/devices/controller/device_run.h"
+#include "interp/devices/devices.h"
 #include "interp/eval/interpreter.h"
 
 namespace ss::cli {
@@ -84,6 +84,15 @@ int cmd_run(const std::vector<std::string>& args) {
     return kExitRuntime;
   }
   return kExitOk;
+}
+
+// `ss run`'s other half: the process its controller starts on each device.
+int cmd_worker(const std::vector<std::string>& args) {
+  return devices::worker_main(args);
+}
+
+std::string bad_device_environment() {
+  return devices::bad_device_environment();
 }
 
 }  // namespace ss::cli

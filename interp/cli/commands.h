@@ -21,6 +21,11 @@ using diag::kExitWorker;
 int cmd_check(const std::vector<std::string>& args);
 int cmd_run(const std::vector<std::string>& args);
 int cmd_conformance(const std::vector<std::string>& args);
+/// `ss worker ARGS` (hidden: started by `ss run`'s controller, cmd_run.cpp).
+int cmd_worker(const std::vector<std::string>& args);
+/// The environment's problem with the devices' settings
+/// (SHAPESCRIPT_COLLECTIVE_TIMEOUT), or "" when there is none.
+std::string bad_device_environment();
 
 using check::parse_dim_override;
 using check::program_option;

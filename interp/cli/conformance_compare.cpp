@@ -79,8 +79,8 @@ std::string compare_outputs(const std::string& want,
   return "";
 }
 
-std::string compare_params(const eval::Interpreter::FinalParams& want,
-                           const eval::Interpreter::FinalParams& got,
+std::string compare_params(const eval::FinalParams& want,
+                           const eval::FinalParams& got,
                            double tol) {
   const double bound = tol * double(std::max<int64_t>(1, want.steps));
   // A param that stays near 0 while its gradient's terms cancel (a
@@ -118,7 +118,7 @@ CaseFiles read_case_files(const std::string& dir) {
     if (!it->is_regular_file()) continue;
     std::string rel = fs::relative(it->path(), dir, ec).string();
     if (it->path().extension() == ".safetensors") {
-      eval::Interpreter::FinalParams& p = files.tensors[rel];
+      eval::FinalParams& p = files.tensors[rel];
       try {
         for (auto& [name, t] :
              eval::read_safetensors(it->path().string()).tensors)
@@ -162,7 +162,7 @@ std::string compare_files(const CaseFiles& want,
         !d.empty())
       return name + ": " + d;
   for (const auto& [name, params] : want.tensors) {
-    eval::Interpreter::FinalParams w = params;
+    eval::FinalParams w = params;
     w.steps = steps;
     if (std::string d = compare_params(w, got.tensors.at(name), tol);
         !d.empty())
@@ -171,8 +171,7 @@ std::string compare_files(const CaseFiles& want,
   return "";
 }
 
-std::string compare_ranks(
-    const std::vector<eval::Interpreter::FinalParams>& ranks) {
+std::string compare_ranks(const std::vector<eval::FinalParams>& ranks) {
   for (size_t r = 1; r < ranks.size(); ++r) {
     if (ranks[r].params.size() != ranks[0].params.size())
       return "rank " + std::to_string(r) + " holds other params";

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "interp/eval/interpreter.h"
+#include "interp/eval/final_params.h"
 
 namespace ss::cli {
 
@@ -26,15 +26,15 @@ std::string compare_outputs(const std::string& want,
 /// one device's, relative to the largest param element (the f32 error of
 /// a sum in another order is relative to the terms summed, and grows with
 /// the steps: devices.md item 1).
-std::string compare_params(const eval::Interpreter::FinalParams& want,
-                           const eval::Interpreter::FinalParams& got,
+std::string compare_params(const eval::FinalParams& want,
+                           const eval::FinalParams& got,
                            double tol);
 
 /// What a case wrote in its working directory, by path under it: sinks'
 /// text files (csv, jsonl) and checkpoints (.safetensors, read as params).
 struct CaseFiles {
   std::map<std::string, std::string> text;
-  std::map<std::string, eval::Interpreter::FinalParams> tensors;
+  std::map<std::string, eval::FinalParams> tensors;
 };
 
 /// Reads every file under [dir].
@@ -49,7 +49,6 @@ std::string compare_files(const CaseFiles& want,
                           int64_t steps);
 
 /// "" when every rank's params are rank 0's, byte for byte.
-std::string compare_ranks(
-    const std::vector<eval::Interpreter::FinalParams>& ranks);
+std::string compare_ranks(const std::vector<eval::FinalParams>& ranks);
 
 }  // namespace ss::cli

@@ -7,7 +7,6 @@
 
 #include "interp/cli/commands.h"
 #include "interp/cli/repl.h"
-#include "interp/devices/worker/program_server.h"
 
 namespace ss::cli {
 int cmd_explain(const std::vector<std::string>& args);  // cmd_explain.cpp
@@ -39,7 +38,7 @@ int dispatch(const std::vector<std::string>& args) {
     return ss::cli::kExitUsage;
   }
   const std::string cmd = args[0];
-  const std::string bad_env = ss::devices::bad_device_environment();
+  const std::string bad_env = ss::cli::bad_device_environment();
   if (!bad_env.empty()) {
     std::cerr << "ss: " << bad_env << "\n";
     return ss::cli::kExitUsage;
@@ -53,9 +52,7 @@ int dispatch(const std::vector<std::string>& args) {
     std::cout << kUsage;
     return 0;
   }
-  if (cmd == "worker") {  // hidden: started by the controller
-    return ss::devices::worker_main(rest);
-  }
+  if (cmd == "worker") return ss::cli::cmd_worker(rest);  // hidden
   if (cmd == "check") return ss::cli::cmd_check(rest);
   if (cmd == "run") return ss::cli::cmd_run(rest);
   if (cmd == "repl") return ss::cli::run_repl(rest);

@@ -11,6 +11,7 @@
 #include <numeric>
 #include <thread>
 
+#include "interp/eval/device_hooks.h"
 #include "interp/eval/interpreter.h"
 #include "ops/core/philox.h"
 
@@ -214,15 +215,18 @@ int64_t LazyBatch::size() const {
                         static_cast<int64_t>(order->size()) - k * bv->n));
 }
 
-void load_lazy_batch(Interpreter& in, RecordValue& r) {
-  if (!r.lazy) return;
-  std::shared_ptr<const LazyBatch> lazy = std::move(r.lazy);
-  lazy->loaded = true;
+void LazyBatch::load_into(Interpreter& in, RecordValue& r) const {
+  loaded = true;
   try {
-    r.fields = lazy->bv->make_batch(*lazy->order, lazy->k)->fields;
+    r.fields = bv->make_batch(*order, k)->fields;
   } catch (const DataError& e) {
-    in.fail(e.kind, lazy->loop, e.what(), e.notes);
+    in.fail(e.kind, loop, e.what(), e.notes);
   }
+}
+
+const LazyBatch* LazyBatch::of(const RecordValue& r) {
+  // The one kind of UnloadedBatch.
+  return dynamic_cast<const LazyBatch*>(r.lazy.get());
 }
 
 namespace {
@@ -248,7 +252,8 @@ struct BatchCursor : Cursor {
       : bv(std::move(b)), in(&i), loop(l) {
     ord = std::make_shared<const std::vector<int64_t>>(bv->order());
     total = bv->length();
-    lazy = in->loads_on_workers();
+    const DeviceHooks* d = in->device_hooks();
+    lazy = d && d->loads_on_workers();
     if (lazy) {
       walk = g_next_walk.fetch_add(1);
       return;

@@ -68,7 +68,7 @@ struct BatchesValue : IterableObject {
 
 /// A batch the controller hands out without building it: batch [k] of a
 /// walk (one `for` over a Batches value) over [order].
-struct LazyBatch {
+struct LazyBatch : UnloadedBatch {
   std::shared_ptr<const BatchesValue> bv;
   std::shared_ptr<const std::vector<int64_t>> order;
   int64_t k = 0;
@@ -78,12 +78,14 @@ struct LazyBatch {
   /// the workers) checked.
   mutable bool loaded = false;
   /// The number of examples in the batch.
-  int64_t size() const;
-};
+  int64_t size() const override;
+  /// Builds the batch here (the controller read it): a bad streamed item
+  /// raised at [loop], as on one device.
+  void load_into(Interpreter& in, RecordValue& r) const override;
 
-/// Builds [r]'s fields from its lazy batch when the controller reads them
-/// (a bad streamed item raised at the loop, as on one device).
-void load_lazy_batch(Interpreter& in, RecordValue& r);
+  /// [r]'s lazy batch, or null when it has none.
+  static const LazyBatch* of(const RecordValue& r);
+};
 
 /// Builds batches [first, total) in order on [threads] threads, at most
 /// 2 x threads ahead of the one taken (0 threads: each when taken).

@@ -11,10 +11,10 @@
 #include <exception>
 #include <iostream>
 
-#include "interp/builtins/output.h"
 #include "interp/data/batches.h"
 #include "interp/eval/format.h"
 #include "interp/eval/interpreter.h"
+#include "interp/eval/objects.h"
 #include "ops/api.h"
 
 namespace ss::eval {

@@ -3,8 +3,7 @@
 #include <cctype>
 #include <filesystem>
 
-#include "dist/comm/communicator.h"
-#include "interp/devices/lower/lowering.h"
+#include "interp/eval/device_hooks.h"
 #include "interp/eval/interpreter.h"
 #include "interp/eval/runtime_lib.h"
 #include "interp/eval/tensor_values.h"
@@ -127,11 +126,13 @@ class EvalForwardCtx final : public ops::ForwardCtx {
       // Each element draws by its index in the whole value: a rank's share
       // of the batch starts at its first row (language.md, Randomness).
       uint64_t offset = 0;
-      DeviceContext* d = c_.in.devices();
-      if (d && d->active() && c_.info && c_.info->split && c_.has(0)) {
+      const DeviceHooks* d = c_.in.device_hooks();
+      std::optional<int64_t> row_start =
+          d ? d->batch_share_start() : std::nullopt;
+      if (row_start && c_.info && c_.info->split && c_.has(0)) {
         ops::Tensor x = tensor(0);
         if (x.rank() > 0 && x.shape()[0] > 0)
-          offset = static_cast<uint64_t>(d->row_start) *
+          offset = static_cast<uint64_t>(*row_start) *
                    static_cast<uint64_t>(x.numel() / x.shape()[0]);
       }
       return {ops::philox::key_for(m->seed, "dropout"),
@@ -209,10 +210,8 @@ Value wrap(std::vector<ops::Tensor> ts) {
 // Runs a builtin on arguments already gathered by param: on several
 // devices a reduction across the batch axis is lowered to an all-reduce.
 Value Interpreter::call_builtin_prepared(BuiltinCall& c) {
-  if (devices_ && devices_->active() && c.info && c.info->allreduce) {
-    devices_->at = c.span;
-    return lower(c, *devices_);
-  }
+  if (hooks_ && c.info && c.info->allreduce)
+    if (std::optional<Value> v = hooks_->lower_reduction(c)) return *v;
   return call_builtin_forward(c);
 }
 
@@ -236,25 +235,9 @@ namespace {
 }  // namespace
 
 Value Interpreter::call_builtin_forward(BuiltinCall& c) {
-  // When every rank runs the program, host effects happen once, on rank 0
-  // (its output stream is the only real one): files, checkpoints, bars.
-  if (devices_ && devices_->active() && std::string(c.op.name) == "save") {
-    // Ranks as threads (ss conformance), main on each: rank 0 writes the
-    // checkpoint and every rank waits for it, so a load after it finds
-    // the whole file on every rank. (In `ss run` save is a host call:
-    // the controller alone runs it.)
-    Value v = Value::unit();
-    if (devices_->host()) v = find_runtime("save")(c);
-    Waiting w(*devices_);
-    devices_->comm->barrier(dist::Options{});
-    return v;
-  }
-  if (devices_ && devices_->active() && !devices_->host()) {
-    std::string n = c.op.name;
-    if (n == "csv" || n == "jsonl")
-      return call_builtin_values("stdout", {}, c.span);
-    if (n == "progress") return c.arg(0);
-  }
+  // When every rank runs the program, host effects happen once.
+  if (hooks_)
+    if (std::optional<Value> v = hooks_->host_effect(c)) return *v;
   // Gradients are models of tensors: `norm(g)`, `zeros_like(g)`.
   if (c.has(0) && c.args[0].kind == VK::Grads)
     if (RuntimeFn fn = find_runtime(std::string("grads.") + c.op.name))

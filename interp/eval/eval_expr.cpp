@@ -3,7 +3,6 @@
 #include <limits>
 #include <optional>
 
-#include "interp/data/batches.h"
 #include "interp/eval/interpreter.h"
 #include "interp/eval/tensor_values.h"
 #include "ops/api.h"
@@ -334,7 +333,7 @@ Value Interpreter::eval_field(const ast::Expr& e, Frame& f) {
   switch (base.kind) {
     case VK::Record: {
       auto* r = base.as<RecordValue>();
-      load_lazy_batch(*this, *r);
+      load_unloaded_batch(*this, *r);
       auto it = r->fields.find(e.name);
       if (it != r->fields.end()) return Value::tensor(it->second);
       break;

@@ -3,8 +3,7 @@
 
 #include <ostream>
 
-#include "interp/data/batches.h"
-#include "interp/devices/lower/lowering.h"
+#include "interp/eval/device_hooks.h"
 #include "ops/api.h"
 #include "ops/core/op_error.h"
 
@@ -23,9 +22,8 @@ bool on_workers(const check::FnInfo& fn) {
 
 }  // namespace
 
-// A worker fn called from a controller frame, in the controller.
-bool Interpreter::goes_to_workers(const check::FnInfo& fn) const {
-  return remote_call_ && !fn.decl->is_extern && on_workers(fn) &&
+bool Interpreter::enters_workers(const check::FnInfo& fn) const {
+  return on_workers(fn) &&
          (frames_.empty() || !on_workers(*frames_.back()->fn));
 }
 
@@ -59,6 +57,10 @@ void Interpreter::fail(const std::string& kind,
   e.stack() = stack_;
   e.notes() = std::move(notes);
   throw e;
+}
+
+void Interpreter::settle() {
+  if (hooks_) hooks_->settle();
 }
 
 Value Interpreter::run_main(const std::vector<std::string>& args,
@@ -121,67 +123,6 @@ std::string bind_sizes(const types::Type& t,
 
 }  // namespace
 
-namespace {
-
-// Whether [t]'s leading axis is one of [fn]'s batch axes.
-bool batch_leading(const types::Type& t, const check::FnInfo& fn) {
-  return t.kind == types::Type::Kind::Tensor && !t.shape.empty() &&
-         t.shape[0].kind == types::Axis::Kind::Var &&
-         fn.batch_vars.count(t.shape[0].var);
-}
-
-}  // namespace
-
-void Interpreter::split_arguments(const check::FnInfo& fn,
-                                  std::vector<Value>& args) {
-  for (size_t i = 0; i < args.size() && i < fn.param_split.size(); ++i) {
-    if (!fn.param_split[i]) continue;
-    Value& v = args[i];
-    if (v.kind == VK::Record && v.as<RecordValue>()->batch) {
-      auto* whole = v.as<RecordValue>();
-      if (whole->share_start >= 0) {  // a worker's own rows already
-        devices_->row_start = whole->share_start;
-        continue;
-      }
-      auto part = std::make_shared<RecordValue>(*whole);
-      for (auto& [name, t] : part->fields) {
-        auto [start, end] = devices_->share(t.shape()[0]);
-        devices_->row_start = start;
-        t = ops::slice(t, 0, start, end);
-      }
-      v = Value::object(VK::Record, part);
-    } else if (v.kind == VK::Tensor && v.t.rank() > 0) {
-      auto [start, end] = devices_->share(v.t.shape()[0]);
-      devices_->row_start = start;
-      v = Value::tensor(ops::slice(v.t, 0, start, end));
-    }
-  }
-}
-
-Value Interpreter::join_result(const check::FnInfo& fn,
-                               Value v,
-                               const types::Type& t) {
-  if (v.kind == VK::Tensor && batch_leading(t, fn))
-    return Value::tensor(join_rows(v.t, *devices_));
-  if (v.kind == VK::Logs && !v.as<LogsValue>()->split_fields.empty()) {
-    // A new Logs: the worker's own may still be read where it was made.
-    auto joined = std::make_shared<LogsValue>(*v.as<LogsValue>());
-    for (const auto& [name, axis] : joined->split_fields)
-      for (auto& [n, x] : joined->fields)
-        if (n == name && x.kind == VK::Tensor && axis < int(x.t.rank()))
-          x = Value::tensor(join_along(x.t, axis, *devices_));
-    joined->split_fields.clear();
-    return Value::object(VK::Logs, joined);
-  }
-  if (v.kind == VK::Tuple && t.kind == types::Type::Kind::Tuple) {
-    std::vector<Value> items = *v.items;
-    for (size_t i = 0; i < items.size() && i < t.elems.size(); ++i)
-      items[i] = join_result(fn, items[i], t.elems[i]);
-    return Value::tuple(std::move(items));
-  }
-  return v;
-}
-
 Value Interpreter::call(const check::FnInfo& fn,
                         std::vector<Value> args,
                         diag::Span site) {
@@ -198,32 +139,10 @@ Value Interpreter::call(const check::FnInfo& fn,
              "` is an spmd fn: this build checks spmd fns but cannot run "
              "them yet (each instance must see its own block; running the "
              "body once on whole arrays would give a wrong value)");
-  if (remote_call_ && goes_to_workers(fn)) {
-    Later later;
-    if (later_ && later_->site == site) {
-      later = std::move(later_->then);
-      later_.reset();
-    }
-    if (std::optional<Value> r = remote_call_(fn, args, site, later)) return *r;
-  }
-  // On several devices a call from the controller into the workers splits
-  // its batch-axis arguments (each rank keeps its share) and joins a
-  // batch-axis result in order (devices.md items 3 and 6).
-  if (devices_ && devices_->active() && on_workers(fn) &&
-      (frames_.empty() || !on_workers(*frames_.back()->fn)) && !splitting_) {
-    if (devices_->on_step) {
-      devices_->on_step(fn.name, sm_.location(site, "?"));
-    }
-    split_arguments(fn, args);
-    splitting_ = true;
-    struct Reset {
-      bool& flag;
-      ~Reset() { flag = false; }
-    } reset{splitting_};
-    Value r = call(fn, std::move(args), site);
-    devices_->at = site;  // a joined result's all-gather
-    return join_result(fn, std::move(r), fn.result);
-  }
+  // On several devices the call may run elsewhere, or on this rank's share
+  // of the batch (Note [Device hooks]).
+  if (hooks_)
+    if (std::optional<Value> r = hooks_->call(*this, fn, args, site)) return *r;
   if (++depth_ > 2000) {
     --depth_;
     fail(
@@ -251,9 +170,7 @@ Value Interpreter::call(const check::FnInfo& fn,
   }
   // A Train mode entering device work from the controller starts a new
   // entry: its dropout draws are keyed by that count (language.md).
-  bool enters =
-      on_workers(fn) && (frames_.empty() || !on_workers(*frames_.back()->fn));
-  if (enters)
+  if (enters_workers(fn))
     for (const check::ParamInfo& p : fn.params)
       if (Value* v = f.find(p.name); v && v->kind == VK::Mode) {
         auto* m = v->as<ModeState>();
@@ -301,24 +218,11 @@ Interpreter::Flow Interpreter::exec_block(const ast::Block& b,
     }
     if (flow != Flow::Normal) break;
   }
-  if (keep_final_ && frames_.size() == 1 && &f == frames_.front() &&
+  if (hooks_ && frames_.size() == 1 && &f == frames_.front() &&
       &b == &f.fn->decl->body)
-    capture_final(f);
+    hooks_->entry_done(f);
   f.scopes.pop_back();
   return flow;
-}
-
-void Interpreter::capture_final(Frame& f) {
-  final_ = FinalParams{};
-  for (const auto& scope : f.scopes)
-    for (const auto& [name, v] : scope) {
-      if (v.kind == VK::Optim)
-        final_.steps = std::max(final_.steps, v.as<OptimState>()->step);
-      if (v.kind != VK::Model) continue;
-      auto* m = v.as<ModelRef>();
-      for (const std::string& p : m->paths(true))
-        final_.params[name + "." + p] = m->get(p);
-    }
 }
 
 std::vector<Value> Interpreter::iterate(const Value& it, diag::Span at) {
@@ -496,7 +400,8 @@ Interpreter::Flow Interpreter::exec(const ast::Stmt& s, Frame& f, Value& ret) {
       ret = s.value ? eval(*s.value, f) : Value::unit();
       return Flow::Return;
     case SK::Expr:
-      if (!dispatch_later(*s.value, f)) eval(*s.value, f);
+      if (!hooks_ || !hooks_->dispatch_later(*this, *s.value, f))
+        eval(*s.value, f);
       return Flow::Normal;
   }
   return Flow::Normal;

@@ -4,17 +4,18 @@
 // (ops/defs, written with ops/api.h) and every other builtin to its
 // runtime implementation (interp/builtins/).
 
-#include <functional>
 #include <iosfwd>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "diag/source.h"
 #include "interp/check/checked.h"
+#include "interp/eval/device_hooks.h"
 #include "interp/eval/objects.h"
 #include "interp/eval/runtime_error.h"
 #include "interp/eval/value.h"
@@ -76,6 +77,12 @@ class Interpreter {
   /// Makes a model from its type (Model.init).
   Value init_model(const types::Type& model_type, uint64_t seed, diag::Span at);
   Frame* current_frame() { return frames_.empty() ? nullptr : frames_.back(); }
+  /// Whether a call of [fn] from the running frame enters the workers'
+  /// part: [fn] is placed on the workers and its caller is not (or there
+  /// is none). Such a call counts a Train mode's entry (language.md,
+  /// Randomness); on several devices it is the one that goes to the
+  /// workers, or splits its batch (Note [Device hooks]).
+  bool enters_workers(const check::FnInfo& fn) const;
 
   /// Runs [stmts] in [f] without a scope of their own, so their `let`s stay
   /// in [f] (the repl's session). Returns the value of a trailing
@@ -97,12 +104,6 @@ class Interpreter {
             Frame& f,
             diag::Span at);
   std::vector<Value> iterate(const Value& it, diag::Span at);
-  /// `f(...)` or `sink.write(f(...))` as a statement, f a worker fn: sends
-  /// the call without waiting for it (async_dispatch.cpp). False: not
-  /// such a statement, nothing evaluated.
-  bool dispatch_later(const ast::Expr& e, Frame& f);
-  bool goes_to_workers(const check::FnInfo& fn) const;
-
   Value eval_name(const ast::Expr& e, Frame& f);
   Value eval_field(const ast::Expr& e, Frame& f);
   Value eval_index(const ast::Expr& e, Frame& f);
@@ -121,8 +122,6 @@ class Interpreter {
   Value call_extern(const check::FnInfo& fn,
                     std::vector<Value> args,
                     diag::Span site);
-  void split_arguments(const check::FnInfo& fn, std::vector<Value>& args);
-  Value join_result(const check::FnInfo& fn, Value v, const types::Type& t);
 
  public:
   /// Runs a builtin whose arguments are gathered (interp/builtins); on
@@ -131,44 +130,23 @@ class Interpreter {
   /// The builtin's own forward or runtime implementation, never lowered.
   Value call_builtin_forward(struct BuiltinCall& c);
 
-  /// This process's part in a data-parallel run (null on one device).
-  void set_devices(struct DeviceContext* d) { devices_ = d; }
-  struct DeviceContext* devices() const {
-    return devices_;
-  }
-
-  /// Several devices, in the controller (cmd_run_devices): a call of a
-  /// worker fn from a controller frame goes to the workers instead, and
-  /// its value is the first worker's result (nullopt: run it here).
-  /// With `later` (a statement that only drops the result or writes it to
-  /// a sink: Note [Async dispatch] in async_dispatch.cpp), the remote side
-  /// may return Value::unit() at once and hand the result to `later` when
-  /// it arrives, in call order and at the latest in settle(); it must not
-  /// return nullopt then.
-  using Later = std::function<void(Value)>;
-  using RemoteCall = std::function<std::optional<Value>(
-      const check::FnInfo&, std::vector<Value>&, diag::Span, Later later)>;
-  void set_remote_call(RemoteCall f) { remote_call_ = std::move(f); }
+  /// What several devices change in the walk (Note [Device hooks]); null
+  /// on one device. Not owned.
+  void set_device_hooks(DeviceHooks* h) { hooks_ = h; }
+  DeviceHooks* device_hooks() const { return hooks_; }
   /// Finishes every worker call still running (async dispatch) and hands
   /// on its result. Runs before anything the program could observe after
   /// it: a builtin, an error, the end of a progress bar, the end of main.
   void settle();
-  void set_settle(std::function<void()> f) { settle_ = std::move(f); }
-  /// The controller of a run on several devices: batches are loaded by the
-  /// workers (lib/batches.h, LazyBatch).
-  bool loads_on_workers() const { return static_cast<bool>(remote_call_); }
   /// The `.ss` stack of the running calls (most recent last).
   const std::vector<StackEntry>& stack() const { return stack_; }
-
-  /// What the entry fn's body holds when it returns: every param of each
-  /// model bound there ("m.w1"), and its optimizers' largest step count.
-  /// `ss conformance` compares them across device counts (devices.md 1).
-  struct FinalParams {
-    std::map<std::string, ops::Tensor> params;
-    int64_t steps = 0;
-  };
-  void keep_final_params() { keep_final_ = true; }
-  const FinalParams& final_params() const { return final_; }
+  /// Replaces the `.ss` stack, returning the one it replaces (a write the
+  /// controller runs after its statement, with that statement's stack:
+  /// Note [Async dispatch]).
+  std::vector<StackEntry> exchange_stack(std::vector<StackEntry> s) {
+    std::swap(s, stack_);
+    return s;
+  }
 
  private:
   const check::Program& prog_;
@@ -178,20 +156,7 @@ class Interpreter {
   std::vector<StackEntry> stack_;
   int depth_ = 0;
   volatile int* interrupt_ = nullptr;
-  struct DeviceContext* devices_ = nullptr;
-  bool splitting_ = false;  // inside the entry call that split its args
-  RemoteCall remote_call_;
-  // The call dispatch_later is sending, and what takes its result.
-  struct LaterCall {
-    diag::Span site;
-    Later then;
-  };
-  std::optional<LaterCall> later_;
-  std::function<void()> settle_;
-  bool settling_ = false;
-  bool keep_final_ = false;
-  FinalParams final_;
-  void capture_final(Frame& f);
+  DeviceHooks* hooks_ = nullptr;
 };
 
 }  // namespace ss::eval

@@ -1,5 +1,6 @@
 #include "interp/eval/objects.h"
 
+#include "interp/eval/device_hooks.h"
 #include "ops/api.h"
 
 namespace ss::eval {
@@ -17,15 +18,19 @@ std::vector<std::string> ModelRef::paths(bool params_only) const {
   return out;
 }
 
-std::function<void(ModelStore&)> fetch_model_hook;
-std::function<void(OptimState&)> fetch_optim_hook;
-
 void sync(ModelStore& s) {
-  if (s.remote_newer && fetch_model_hook) fetch_model_hook(s);
+  if (s.newer_on) s.newer_on->fetch(s);
 }
 
 void sync(OptimState& o) {
-  if (o.remote_newer && fetch_optim_hook) fetch_optim_hook(o);
+  if (o.newer_on) o.newer_on->fetch(o);
+}
+
+void load_unloaded_batch(Interpreter& in, RecordValue& r) {
+  if (!r.lazy) return;
+  // Taken first: the record is whole after this, even if loading fails.
+  std::shared_ptr<const UnloadedBatch> lazy = std::move(r.lazy);
+  lazy->load_into(in, r);
 }
 
 ops::Tensor ModelRef::get(const std::string& path) const {

@@ -3,7 +3,6 @@
 // record and logs values. Datasets, batches and sinks live in
 // interp/data/ and interp/builtins/.
 
-#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -16,6 +15,9 @@
 
 namespace ss::eval {
 
+class DeviceHooks;
+class Interpreter;
+
 /// A model's tensors by field path ("w1", "norm.g", "blocks.w_q"), shared by
 /// every handle to the model. Stacked sub-models (`blocks: [L] Block`) keep
 /// one tensor per field with a leading L axis.
@@ -26,10 +28,11 @@ struct ModelStore {
   std::vector<std::string> order;  // paths in declaration order
   std::map<std::string, bool> is_buffer;
   /// Several devices, in the controller: the id the workers hold this
-  /// store under (0: not sent, or changed here since), and whether their
-  /// copy is newer than these tensors (sync() copies it back).
+  /// store under (0: not sent, or changed here since), and the context
+  /// whose workers hold a copy newer than these tensors (null: these are
+  /// the newest; sync() copies it back).
   uint64_t remote_id = 0;
-  bool remote_newer = false;
+  DeviceHooks* newer_on = nullptr;
 };
 
 /// A model value (or a sub-model, or one of a stack): a store, the path
@@ -61,7 +64,7 @@ struct OptimState : Object {
   std::map<std::string, std::map<std::string, ops::Tensor>> state;
   /// As ModelStore's: several devices, in the controller.
   uint64_t remote_id = 0;
-  bool remote_newer = false;
+  DeviceHooks* newer_on = nullptr;
   /// Several devices, in the controller: the hyperparameters were changed
   /// here (set_lr) since the workers last received them. The next call
   /// that names this optimizer sends them, and a copy fetched from the
@@ -70,13 +73,10 @@ struct OptimState : Object {
   bool hyper_newer = false;
 };
 
-/// Set by the controller of a run on several devices (cmd_run_devices):
-/// copies a store's tensors (an optimizer's step and state) back from the
-/// first worker. sync() calls it when the workers' copy is newer; every
-/// read of a model's tensors or an optimizer's state in the controller
-/// goes through sync().
-extern std::function<void(ModelStore&)> fetch_model_hook;
-extern std::function<void(OptimState&)> fetch_optim_hook;
+/// Copies a store's tensors (an optimizer's step and state) back from the
+/// context whose workers hold a newer copy (newer_on: several devices, in
+/// the controller), if any. Every read of a model's tensors or an
+/// optimizer's state goes through sync().
 void sync(ModelStore& s);
 void sync(OptimState& o);
 
@@ -91,24 +91,40 @@ struct ModeState : Object {
   int active = 0;      // frames currently holding it (nesting)
 };
 
+struct RecordValue;
+
+/// Several devices, in the controller: a batch handed out without being
+/// built, since the workers load it (each its own rows, devices.md 8).
+/// interp/data's LazyBatch is the one kind; the evaluator needs only its
+/// size and, when the controller itself reads a field, its rows.
+struct UnloadedBatch {
+  virtual ~UnloadedBatch() = default;
+  /// The number of examples in the batch.
+  virtual int64_t size() const = 0;
+  /// Builds [r]'s fields here; a bad item of a streamed dataset is raised
+  /// through [in] at the loop that made the batch.
+  virtual void load_into(Interpreter& in, RecordValue& r) const = 0;
+};
+
 /// One record, or a batch of records (`[b] Digit`): field tensors, with the
 /// batch axis leading in a batch.
-struct LazyBatch;
-
 struct RecordValue : Object {
   const types::RecordInfo* info = nullptr;
   bool batch = false;
   std::map<std::string, ops::Tensor> fields;  // incl. mask_<n> for batches
   /// Several devices, in the controller: a batch the workers load (each its
   /// own rows, devices.md 8). [fields] stay empty until the controller
-  /// itself reads the batch (load_lazy_batch, lib/batches.h).
-  std::shared_ptr<const LazyBatch> lazy;
+  /// itself reads the batch (load_unloaded_batch).
+  std::shared_ptr<const UnloadedBatch> lazy;
   /// On a worker: [fields] are already this rank's rows of the batch,
   /// starting at this row of the whole batch (-1: a whole batch).
   int64_t share_start = -1;
 };
 
-class Interpreter;
+/// Builds [r]'s fields from its unloaded batch, if it has one, when the
+/// controller reads them (a bad streamed item raised at the loop, as on
+/// one device).
+void load_unloaded_batch(Interpreter& in, RecordValue& r);
 
 /// Walks a lazily produced sequence (batches, datasets, progress bars).
 struct Cursor {
@@ -132,9 +148,22 @@ struct LogsValue : Object {
   /// On a worker: the fields that hold this rank's rows of a batch-axis
   /// value (`logs(j=batch.y)`) and the position of that axis, joined in
   /// order when the call returns to the controller (devices.md item 6;
-  /// Interpreter::join_result).
+  /// devices::RankContext's join).
   std::vector<std::pair<std::string, int>> split_fields;
   const Value* find(const std::string& name) const;
 };
+
+/// The logs most recently written to any sink and the count of writes so
+/// far (progress bars show the latest; a sink's write() updates it).
+struct LastWritten {
+  std::shared_ptr<LogsValue> logs;
+  uint64_t writes = 0;
+};
+inline LastWritten& last_written() {
+  // Per thread: when ranks run as threads (conformance, tests) each
+  // interpreter has its own.
+  thread_local LastWritten w;
+  return w;
+}
 
 }  // namespace ss::eval

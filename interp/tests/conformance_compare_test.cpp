@@ -21,16 +21,16 @@ using ss::cli::compare_outputs;
 using ss::cli::compare_params;
 using ss::cli::compare_ranks;
 using ss::cli::read_case_files;
-using ss::eval::Interpreter;
+using ss::eval::FinalParams;
 using ss::ops::Tensor;
 using ss::types::DType;
 
 namespace {
 
-Interpreter::FinalParams params(std::vector<double> w,
-                                std::vector<double> b,
-                                int64_t steps) {
-  Interpreter::FinalParams p;
+FinalParams params(std::vector<double> w,
+                   std::vector<double> b,
+                   int64_t steps) {
+  FinalParams p;
   int64_t nw = static_cast<int64_t>(w.size());
   int64_t nb = static_cast<int64_t>(b.size());
   p.params["m.w"] = Tensor::from_doubles({nw}, w, DType::F32);
@@ -74,8 +74,8 @@ TEST_CASE("final params: every rank's copy is rank 0's, bit for bit",
 
 namespace {
 
-Interpreter::FinalParams tensors(std::vector<double> w) {
-  Interpreter::FinalParams p;
+FinalParams tensors(std::vector<double> w) {
+  FinalParams p;
   int64_t n = static_cast<int64_t>(w.size());
   p.params["w"] = Tensor::from_doubles({n}, w, DType::F32);
   return p;

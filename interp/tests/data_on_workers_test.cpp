@@ -139,10 +139,11 @@ TEST_CASE("a dataset goes to a worker once; later batches are references",
     Value v = worker.read(rd);
     CHECK(rd.done());
     auto* got = v.as<RecordValue>();
-    REQUIRE(got->lazy);
-    CHECK(got->lazy->k == k);
-    CHECK(got->lazy->walk == 3);
-    CHECK(got->lazy->bv->ds->store->n == 1000);
+    const LazyBatch* lazy = LazyBatch::of(*got);
+    REQUIRE(lazy);
+    CHECK(lazy->k == k);
+    CHECK(lazy->walk == 3);
+    CHECK(lazy->bv->ds->store->n == 1000);
   }
   // 1000 × (4 f32 + 1 i64) = 24,000 bytes of tensors the first time.
   CHECK(sizes[0] > 24000);

@@ -44,7 +44,7 @@ std::string run_on(const std::string& text,
     ss::eval::Interpreter in(*prog, sm, out);
     in.run_main({});
   } else {
-    std::vector<ss::eval::Interpreter::FinalParams> ranks;
+    std::vector<ss::eval::FinalParams> ranks;
     ss::eval::ParallelOptions po;
     po.world = world;
     po.final_params = &ranks;

@@ -15,6 +15,7 @@
 #include "dist/comm/inproc_comm.h"
 #include "interp/check/checker.h"
 #include "interp/devices/lower/lowering.h"
+#include "interp/devices/lower/rank_context.h"
 #include "interp/eval/interpreter.h"
 #include "interp/eval/objects.h"
 
@@ -340,8 +341,9 @@ TEST_CASE("explain: a run's payloads add up to the table's bytes",
         d.world = kWorld;
         d.comm = &comm;
         std::ostringstream out;
+        ss::devices::RankContext context(d);
         ss::eval::Interpreter in(*c->prog, c->sm, out);
-        in.set_devices(&d);
+        in.set_device_hooks(&context);
         auto batch = std::make_shared<ss::eval::RecordValue>();
         batch->info = c->prog->record("Digit");
         batch->batch = true;

@@ -1,6 +1,6 @@
 // Async dispatch in the controller of a run on several devices: the
-// interpreter's side (the controller's is
-// interp/devices/controller/controller.cpp).
+// controller context's side, which finds the statements to send ahead
+// (the calls' side is interp/devices/controller/controller.cpp).
 //
 // Note [Async dispatch]
 // A training loop's body is usually one statement, `out.write(step(m, opt,
@@ -18,35 +18,58 @@
 //   result is dropped, and `NAME.write(f(...))` with NAME a sink. Any
 //   other use of a result (a `let`, an `if`, an argument) waits for it.
 // * Everything the program could observe settles first, in call order
-//   (Interpreter::settle): every builtin (print, save, another write,
-//   progress, reading m.w1, ...), every runtime error, the end of a
-//   progress bar's loop and of main. A progress bar drawn on a terminal
-//   may show the logs of one step before.
+//   (Interpreter::settle, ControllerContext::settle): every builtin (print,
+//   save, another write, progress, reading m.w1, ...), every runtime error, the
+//   end of a progress bar's loop and of main. A progress bar drawn on a
+//   terminal may show the logs of one step before.
 // * A call's error is raised when it settles, with the `.ss` stack it
 //   was sent from; a call sent after it doesn't run (the workers skip a
 //   call whose call before failed), so the models are as on one device.
+#include "interp/devices/controller/controller_context.h"
 #include "interp/eval/interpreter.h"
 #include "interp/eval/runtime_error.h"
 #include "interp/eval/runtime_lib.h"
 
-namespace ss::eval {
+namespace ss::devices {
 
 using EK = ast::Expr::Kind;
-using VK = Value::Kind;
+using VK = eval::Value::Kind;
 
-void Interpreter::settle() {
-  if (!settle_ || settling_) return;
+bool ControllerContext::goes_to_workers(const eval::Interpreter& in,
+                                        const check::FnInfo& fn) {
+  return !fn.decl->is_extern && in.enters_workers(fn);
+}
+
+std::optional<eval::Value> ControllerContext::call(
+    eval::Interpreter& in,
+    const check::FnInfo& fn,
+    std::vector<eval::Value>& args,
+    diag::Span site) {
+  if (!goes_to_workers(in, fn)) return std::nullopt;
+  Later later;
+  if (later_ && later_->site == site) {
+    later = std::move(later_->then);
+    later_.reset();
+  }
+  return c_.call(fn, args, site, std::move(later));
+}
+
+void ControllerContext::settle() {
+  if (settling_) return;
   settling_ = true;
   struct Reset {
     bool& flag;
     ~Reset() { flag = false; }
   } reset{settling_};
-  settle_();
+  c_.settle();
 }
 
-bool Interpreter::dispatch_later(const ast::Expr& e, Frame& f) {
-  if (!remote_call_ || e.kind != EK::Call) return false;
-  const check::ExprInfo* info = prog_.info(&e);
+bool ControllerContext::dispatch_later(eval::Interpreter& in,
+                                       const ast::Expr& e,
+                                       eval::Frame& f) {
+  if (e.kind != EK::Call) return false;
+  const check::Program& prog = in.program();
+  const check::ExprInfo* info = prog.info(&e);
   if (!info) return false;
   const check::Resolution& r = info->resolution;
   struct Clear {
@@ -55,9 +78,9 @@ bool Interpreter::dispatch_later(const ast::Expr& e, Frame& f) {
   } clear{later_};
   // `f(...)`, its result dropped.
   if (r.kind == check::Resolution::Kind::Fn && r.fn) {
-    if (!goes_to_workers(*r.fn)) return false;
-    later_ = LaterCall{e.span, [](Value) {}};
-    eval(e, f);
+    if (!goes_to_workers(in, *r.fn)) return false;
+    later_ = LaterCall{e.span, [](eval::Value) {}};
+    in.eval(e, f);
     return true;
   }
   // `out.write(f(...))`: the receiver is a name (reading it twice is
@@ -69,27 +92,26 @@ bool Interpreter::dispatch_later(const ast::Expr& e, Frame& f) {
     return false;
   const ast::Expr& arg = *e.args[0].value;
   const check::ExprInfo* arg_info =
-      arg.kind == EK::Call ? prog_.info(&arg) : nullptr;
+      arg.kind == EK::Call ? prog.info(&arg) : nullptr;
   if (!arg_info || arg_info->resolution.kind != check::Resolution::Kind::Fn ||
-      !arg_info->resolution.fn || !goes_to_workers(*arg_info->resolution.fn))
+      !arg_info->resolution.fn ||
+      !goes_to_workers(in, *arg_info->resolution.fn))
     return false;
-  Value sink = eval(*e.callee->lhs, f);
+  eval::Value sink = in.eval(*e.callee->lhs, f);
   if (sink.kind != VK::Sink) return false;
   const ops::OpDef& op = *r.op;
-  std::vector<StackEntry> stack = stack_;
+  std::vector<eval::StackEntry> stack = in.stack();
   later_ = LaterCall{
-      arg.span, [this, &e, &op, info, sink, stack](Value v) {
+      arg.span, [&in, &e, &op, info, sink, stack](eval::Value v) {
         // The write as the statement would have made it, with its stack.
-        std::vector<StackEntry> now = std::move(stack_);
-        stack_ = stack;
         struct Restore {
-          std::vector<StackEntry>& stack;
-          std::vector<StackEntry> saved;
-          ~Restore() { stack = std::move(saved); }
-        } restore{stack_, std::move(now)};
-        Frame none;
-        BuiltinCall c{*this, none, op, e.span, &e, info, {}, {}, {}, {}, {}};
-        c.args.assign(op.params.size(), Value::unit());
+          eval::Interpreter& in;
+          std::vector<eval::StackEntry> saved;
+          ~Restore() { in.exchange_stack(std::move(saved)); }
+        } restore{in, in.exchange_stack(stack)};
+        eval::Frame none;
+        eval::BuiltinCall c{in, none, op, e.span, &e, info, {}, {}, {}, {}, {}};
+        c.args.assign(op.params.size(), eval::Value::unit());
         c.given.assign(op.params.size(), false);
         c.exprs.assign(op.params.size(), nullptr);
         c.args[0] = sink;
@@ -97,10 +119,10 @@ bool Interpreter::dispatch_later(const ast::Expr& e, Frame& f) {
         c.given[0] = c.given[1] = true;
         c.exprs[0] = e.callee->lhs.get();
         c.exprs[1] = e.args[0].value.get();
-        call_builtin_prepared(c);
+        in.call_builtin_prepared(c);
       }};
-  eval(arg, f);
+  in.eval(arg, f);
   return true;
 }
 
-}  // namespace ss::eval
+}  // namespace ss::devices

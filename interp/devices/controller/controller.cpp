@@ -44,7 +44,8 @@ namespace {
 diag::Span loop_of(const std::vector<eval::Value>& args, diag::Span site) {
   for (const eval::Value& v : args)
     if (v.kind == eval::Value::Kind::Record)
-      if (const auto& lazy = v.as<eval::RecordValue>()->lazy) return lazy->loop;
+      if (auto* lazy = eval::LazyBatch::of(*v.as<eval::RecordValue>()))
+        return lazy->loop;
   return site;
 }
 
@@ -63,7 +64,7 @@ Controller::Controller(LazyPool& pool,
 std::optional<eval::Value> Controller::call(const check::FnInfo& fn,
                                             std::vector<eval::Value>& args,
                                             diag::Span site,
-                                            eval::Interpreter::Later later) {
+                                            Later later) {
   // A call whose result is read now waits behind the ones sent ahead; a
   // call sent ahead waits only for room.
   if (!later) in_.settle();
@@ -120,8 +121,9 @@ std::optional<eval::Value> Controller::call(const check::FnInfo& fn,
   } catch (const dist::WorkerError& e) {
     worker_stopped(e, c.call);
   }
-  for (auto& s : models) s->remote_newer = true;
-  for (auto& o : optims) o->remote_newer = true;
+  // Read here, they are copied back first (eval::sync).
+  for (auto& s : models) s->newer_on = in_.device_hooks();
+  for (auto& o : optims) o->newer_on = in_.device_hooks();
   if (!c.later) return finish(c);
   in_flight_.push_back(std::move(c));
   return eval::Value::unit();
@@ -249,7 +251,7 @@ void Controller::fetch(eval::ModelStore& s) {
       reply('m', s.remote_id, "copying a model from the workers");
   Reader r(bytes);
   Codec::read_tensors(r, s);
-  s.remote_newer = false;
+  s.newer_on = nullptr;
 }
 
 void Controller::fetch(eval::OptimState& o) {
@@ -257,7 +259,7 @@ void Controller::fetch(eval::OptimState& o) {
       reply('o', o.remote_id, "copying an optimizer's state from the workers");
   Reader r(bytes);
   Codec::read_optim_state(r, o);
-  o.remote_newer = false;
+  o.newer_on = nullptr;
 }
 
 // Rank 0's copy of store [id] ('m' a model, 'o' an optimizer), after the

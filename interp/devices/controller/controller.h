@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,6 +34,10 @@ class LazyPool {
   std::unique_ptr<dist::WorkerPool> pool_;
 };
 
+/// What takes the result of a call sent ahead of it (Note [Async
+/// dispatch]), when the call settles.
+using Later = std::function<void(eval::Value)>;
+
 class Controller {
  public:
   /// At most this many calls run ahead of the controller: the one the
@@ -50,7 +55,7 @@ class Controller {
   std::optional<eval::Value> call(const check::FnInfo& fn,
                                   std::vector<eval::Value>& args,
                                   diag::Span site,
-                                  eval::Interpreter::Later later);
+                                  Later later);
   /// Waits for every call sent ahead, in order, handing each result on.
   /// A call that failed raises its error here; the calls sent after it
   /// are dropped (the workers skipped them).
@@ -77,7 +82,7 @@ class Controller {
     std::string what;  // "running `f` (a.ss:3:5)"
     diag::Span loop;   // where a bad batch is raised
     CallSite call;
-    eval::Interpreter::Later later;
+    Later later;
     /// The call's Train/Eval arguments, in order: their draws come back.
     std::vector<std::shared_ptr<eval::Object>> modes;
   };

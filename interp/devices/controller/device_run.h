@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "interp/check/checker.h"
-#include "interp/eval/interpreter.h"
+#include "interp/eval/final_params.h"
 
 namespace ss::devices {
 
@@ -38,12 +38,12 @@ struct DeviceRun {
   /// With SHAPESCRIPT_CONTROL_STATS: the controller's counters, a line.
   std::string stats;
   /// With DeviceRunOptions::final_params and a clean run: what the entry
-  /// fn held at its end (Interpreter::final_params, read from rank 0),
+  /// fn held at its end (devices::Context::final_params, read from rank 0),
   /// and by rank, every model store each worker holds (by "model <id>.
   /// <path>"), to check the copies stayed equal (compare_ranks). Empty
   /// when the workers were never started.
-  eval::Interpreter::FinalParams params;
-  std::vector<eval::Interpreter::FinalParams> rank_params;
+  eval::FinalParams params;
+  std::vector<eval::FinalParams> rank_params;
 };
 
 /// Runs [prog] (checked from [sm]) on its devices; the program's output

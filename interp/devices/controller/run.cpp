@@ -3,7 +3,7 @@
 // program_server.cpp; the calls' messages are interp/devices/protocol/.
 //
 // The controller (this process) runs `main` and every controller and
-// anywhere fn itself, in an Interpreter without a DeviceContext: prints,
+// anywhere fn itself, in an Interpreter with a ControllerContext: prints,
 // sinks, files and progress bars happen here, once. When the program first
 // needs the devices (its first call into a worker fn) it starts one `ss
 // worker` per device (LazyPool). A call of a worker fn from a controller
@@ -20,6 +20,7 @@
 #include "diag/exit_codes.h"
 #include "dist/control/control.h"
 #include "interp/devices/controller/controller.h"
+#include "interp/devices/controller/controller_context.h"
 #include "interp/devices/controller/device_run.h"
 #include "interp/devices/protocol/messages.h"
 #include "interp/devices/protocol/wire.h"
@@ -35,19 +36,12 @@ using eval::wire::Writer;
 
 using namespace protocol;
 
-struct ResetHooks {
-  ~ResetHooks() {
-    eval::fetch_model_hook = nullptr;
-    eval::fetch_optim_hook = nullptr;
-  }
-};
-
 // What a worker holds at the end (kStores): every model store, by
 // "model <id>.<path>", and the entry fn's final params when the entry ran
 // on the workers.
 struct WorkerFinal {
-  eval::Interpreter::FinalParams stores;
-  std::optional<eval::Interpreter::FinalParams> entry;
+  eval::FinalParams stores;
+  std::optional<eval::FinalParams> entry;
 };
 
 std::vector<WorkerFinal> worker_finals(dist::WorkerPool& pool) {
@@ -134,18 +128,10 @@ DeviceRun run_program_on_devices(const check::Program& prog,
   try {
     LazyPool pool(lo);
     eval::Interpreter in(prog, sm, out);
-    if (opts.final_params) in.keep_final_params();
     Controller c(pool, prog, sm, in);
-    ResetHooks reset;
-    eval::fetch_model_hook = [&c](eval::ModelStore& s) { c.fetch(s); };
-    eval::fetch_optim_hook = [&c](eval::OptimState& o) { c.fetch(o); };
-    in.set_remote_call([&c](const check::FnInfo& fn,
-                            std::vector<eval::Value>& args,
-                            diag::Span site,
-                            eval::Interpreter::Later later) {
-      return c.call(fn, args, site, std::move(later));
-    });
-    in.set_settle([&c] { c.settle(); });
+    ControllerContext context(c);
+    if (opts.final_params) context.keep_final_params();
+    in.set_device_hooks(&context);
     try {
       in.run_main(opts.program_args, opts.entry);
       in.settle();
@@ -168,9 +154,9 @@ DeviceRun run_program_on_devices(const check::Program& prog,
     out.flush();
     if (dist::WorkerPool* started = pool.started()) {
       if (opts.final_params && run.kind.empty()) {
-        run.params = in.final_params();
+        run.params = context.final_params();
         for (WorkerFinal& f : worker_finals(*started)) {
-          eval::Interpreter::FinalParams& p = run.rank_params.emplace_back();
+          eval::FinalParams& p = run.rank_params.emplace_back();
           p = std::move(f.stores);
           if (!f.entry) continue;
           // The entry ran on the workers, not here.
@@ -186,7 +172,7 @@ DeviceRun run_program_on_devices(const check::Program& prog,
                     std::to_string(c.calls_ahead()) + " calls sent ahead\n";
       started->stop();
     } else if (opts.final_params && run.kind.empty()) {
-      run.params = in.final_params();
+      run.params = context.final_params();
     }
   } catch (const dist::WorkerError& e) {
     out.flush();

@@ -114,12 +114,12 @@ std::optional<ShareFailure> BatchShares::resolve(std::vector<Value>& args,
   bool streamed = false;
   for (Value& v : args) {
     if (v.kind != Value::Kind::Record) continue;
-    auto* r = v.as<RecordValue>();
-    if (!r->lazy) continue;
-    streamed = streamed || r->lazy->bv->ds->store->stream != nullptr;
+    const LazyBatch* lazy = LazyBatch::of(*v.as<RecordValue>());
+    if (!lazy) continue;
+    streamed = streamed || lazy->bv->ds->store->stream != nullptr;
     if (failure) continue;
     try {
-      v = Value::object(Value::Kind::Record, share(*r->lazy));
+      v = Value::object(Value::Kind::Record, share(*lazy));
     } catch (const DataError& e) {
       failure = ShareFailure{true, e.kind, e.what(), e.notes};
     } catch (const std::bad_alloc&) {

@@ -1,5 +1,7 @@
 #include "interp/devices/protocol/wire.h"
 
+#include "interp/data/batches.h"
+
 namespace ss::eval::wire {
 
 using VK = Value::Kind;
@@ -365,9 +367,9 @@ void Codec::write(Writer& w, const Value& v) {
       return;
     case VK::Record: {
       auto* r = v.as<RecordValue>();
-      if (r->lazy) {
+      if (const LazyBatch* lazy = LazyBatch::of(*r)) {
         w.u8(kBatchRef);
-        write_batch_ref(w, *r->lazy);
+        write_batch_ref(w, *lazy);
         return;
       }
       w.u8(kRecord);

@@ -9,8 +9,9 @@
 // Models and optimizer states travel as handles: the first time a store
 // goes to the workers it is sent whole under a new id, later only the id;
 // the workers keep id -> store and are its truth after a call that may
-// change it (the controller's store is then marked remote_newer and copied
-// back from rank 0 when it is read: sync() in objects.h). An optimizer's
+// change it (the controller's store is then marked newer_on the controller's
+// context and copied back from rank 0 when it is read: sync() in
+// objects.h). An optimizer's
 // hyperparameters go with its id when the controller changed them (set_lr)
 // and come back with its state (Note [Optimizer hyperparameters] in
 // wire.cpp). A batch the

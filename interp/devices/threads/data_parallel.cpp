@@ -8,6 +8,7 @@
 #include "dist/comm/inproc_comm.h"
 #include "dist/rendezvous/job_dir.h"
 #include "interp/devices/lower/lowering.h"
+#include "interp/devices/lower/rank_context.h"
 #include "interp/eval/interpreter.h"
 
 namespace ss::eval {
@@ -48,11 +49,12 @@ std::optional<RuntimeError> run_data_parallel(const check::Program& prog,
         d.comm = comm.get();
         if (opts.grad_bucket_bytes)
           d.grad_bucket_bytes = opts.grad_bucket_bytes;
+        devices::RankContext context(d);
+        if (opts.final_params) context.keep_final_params();
         Interpreter in(prog, sm, r == 0 ? out : null);
-        in.set_devices(&d);
-        if (opts.final_params) in.keep_final_params();
+        in.set_device_hooks(&context);
         in.run_main({});
-        if (opts.final_params) (*opts.final_params)[r] = in.final_params();
+        if (opts.final_params) (*opts.final_params)[r] = context.final_params();
       } catch (const RuntimeError& e) {
         errors[r] = e;
         if (comm) comm->close();  // the others stop at their next collective

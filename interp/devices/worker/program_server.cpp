@@ -1,7 +1,7 @@
 // The worker's side of `ss run` on several devices (devices.md items 2, 6,
 // 8, 11): the program server behind `ss worker`. It checks the program once
 // (kInit), joins the Gloo group and keeps one Interpreter with its
-// DeviceContext; each kCall runs a worker fn (Interpreter::call splits the
+// RankContext; each kCall runs a worker fn (the context splits the
 // batch-axis arguments and joins a batch-axis result) and rank 0 answers
 // with the result; kFetch sends a model or optimizer state back. The
 // controller's side is interp/devices/controller/.
@@ -19,6 +19,7 @@
 #include "interp/check/program_options.h"
 #include "interp/devices/lower/batch_shares.h"
 #include "interp/devices/lower/lowering.h"
+#include "interp/devices/lower/rank_context.h"
 #include "interp/devices/protocol/messages.h"
 #include "interp/devices/protocol/wire.h"
 #include "interp/devices/worker/test_hooks.h"
@@ -152,8 +153,9 @@ class ProgramHandler : public dist::Handler {
         dist::worker_set_status(running_);
     };
     in_ = std::make_unique<eval::Interpreter>(*prog_, sm_, null_);
-    in_->set_devices(&d_);
-    if (keep_final_) in_->keep_final_params();
+    context_ = std::make_unique<RankContext>(d_);
+    if (keep_final_) context_->keep_final_params();
+    in_->set_device_hooks(context_.get());
     codec_ = std::make_unique<Codec>(Codec::Side::Worker, *prog_);
     shares_ = std::make_unique<eval::BatchShares>(args_.rank, args_.world);
     // Tests make one worker fail alone after its Nth call ran, when the
@@ -203,7 +205,7 @@ class ProgramHandler : public dist::Handler {
     eval::Value v = in_->call(*fn, std::move(args), site);
     // A main without host effects runs here whole (a worker fn): its
     // final params are this worker's to report.
-    if (keep_final_ && name == entry_) entry_final_ = in_->final_params();
+    if (keep_final_ && name == entry_) entry_final_ = context_->final_params();
     if (++calls_ == fail_at_call_) {
       if (stop_instead_) ::raise(SIGSTOP);
       throw std::runtime_error("failed as SHAPESCRIPT_TEST_FAIL_CALL asked");
@@ -261,6 +263,7 @@ class ProgramHandler : public dist::Handler {
   std::unique_ptr<check::Program> prog_;
   std::unique_ptr<dist::GlooComm> comm_;
   eval::DeviceContext d_;
+  std::unique_ptr<RankContext> context_;
   std::unique_ptr<eval::Interpreter> in_;
   std::unique_ptr<Codec> codec_;
   std::unique_ptr<eval::BatchShares> shares_;
@@ -271,7 +274,7 @@ class ProgramHandler : public dist::Handler {
   std::string entry_ = "main";
   // --final-params (ss conformance): the entry fn's, when it ran here.
   bool keep_final_ = false;
-  std::optional<eval::Interpreter::FinalParams> entry_final_;
+  std::optional<eval::FinalParams> entry_final_;
 
   void set_running(const std::string& fn, const std::string& at) {
     running_ = "running `" + fn + "` at " + at;

@@ -1,0 +1,148 @@
+#include "interp/devices/lower/rank_context.h"
+
+#include <memory>
+#include <string>
+
+#include "dist/comm/communicator.h"
+#include "interp/devices/lower/grad_allreduce.h"
+#include "interp/eval/interpreter.h"
+#include "interp/eval/runtime_lib.h"
+#include "ops/api.h"
+
+namespace ss::devices {
+
+using eval::Value;
+using VK = Value::Kind;
+
+namespace {
+
+// Whether [t]'s leading axis is one of [fn]'s batch axes.
+bool batch_leading(const types::Type& t, const check::FnInfo& fn) {
+  return t.kind == types::Type::Kind::Tensor && !t.shape.empty() &&
+         t.shape[0].kind == types::Axis::Kind::Var &&
+         fn.batch_vars.count(t.shape[0].var);
+}
+
+}  // namespace
+
+std::optional<Value> RankContext::call(eval::Interpreter& in,
+                                       const check::FnInfo& fn,
+                                       std::vector<Value>& args,
+                                       diag::Span site) {
+  // Only a call from the controller's part into the workers' splits, once.
+  if (!d_.active() || !in.enters_workers(fn) || splitting_) return std::nullopt;
+  if (d_.on_step) d_.on_step(fn.name, in.sources().location(site, "?"));
+  split_arguments(fn, args);
+  splitting_ = true;
+  struct Reset {
+    bool& flag;
+    ~Reset() { flag = false; }
+  } reset{splitting_};
+  Value r = in.call(fn, std::move(args), site);
+  d_.at = site;  // a joined result's all-gather
+  return join_result(fn, std::move(r), fn.result);
+}
+
+void RankContext::split_arguments(const check::FnInfo& fn,
+                                  std::vector<Value>& args) {
+  for (size_t i = 0; i < args.size() && i < fn.param_split.size(); ++i) {
+    if (!fn.param_split[i]) continue;
+    Value& v = args[i];
+    if (v.kind == VK::Record && v.as<eval::RecordValue>()->batch) {
+      auto* whole = v.as<eval::RecordValue>();
+      if (whole->share_start >= 0) {  // a worker's own rows already
+        d_.row_start = whole->share_start;
+        continue;
+      }
+      auto part = std::make_shared<eval::RecordValue>(*whole);
+      for (auto& [name, t] : part->fields) {
+        auto [start, end] = d_.share(t.shape()[0]);
+        d_.row_start = start;
+        t = ops::slice(t, 0, start, end);
+      }
+      v = Value::object(VK::Record, part);
+    } else if (v.kind == VK::Tensor && v.t.rank() > 0) {
+      auto [start, end] = d_.share(v.t.shape()[0]);
+      d_.row_start = start;
+      v = Value::tensor(ops::slice(v.t, 0, start, end));
+    }
+  }
+}
+
+Value RankContext::join_result(const check::FnInfo& fn,
+                               Value v,
+                               const types::Type& t) {
+  if (v.kind == VK::Tensor && batch_leading(t, fn))
+    return Value::tensor(eval::join_rows(v.t, d_));
+  if (v.kind == VK::Logs && !v.as<eval::LogsValue>()->split_fields.empty()) {
+    // A new Logs: the worker's own may still be read where it was made.
+    auto joined = std::make_shared<eval::LogsValue>(*v.as<eval::LogsValue>());
+    for (const auto& [name, axis] : joined->split_fields)
+      for (auto& [n, x] : joined->fields)
+        if (n == name && x.kind == VK::Tensor && axis < int(x.t.rank()))
+          x = Value::tensor(eval::join_along(x.t, axis, d_));
+    joined->split_fields.clear();
+    return Value::object(VK::Logs, joined);
+  }
+  if (v.kind == VK::Tuple && t.kind == types::Type::Kind::Tuple) {
+    std::vector<Value> items = *v.items;
+    for (size_t i = 0; i < items.size() && i < t.elems.size(); ++i)
+      items[i] = join_result(fn, items[i], t.elems[i]);
+    return Value::tuple(std::move(items));
+  }
+  return v;
+}
+
+std::optional<int64_t> RankContext::batch_share_start() const {
+  if (!d_.active()) return std::nullopt;
+  return d_.row_start;
+}
+
+std::optional<Value> RankContext::lower_reduction(eval::BuiltinCall& c) {
+  if (!d_.active()) return std::nullopt;
+  d_.at = c.span;
+  return eval::lower(c, d_);
+}
+
+std::optional<Value> RankContext::host_effect(eval::BuiltinCall& c) {
+  if (!d_.active()) return std::nullopt;
+  // Host effects happen once, on rank 0 (its output stream is the only
+  // real one): files, checkpoints, bars.
+  const std::string n = c.op.name;
+  if (n == "save") {
+    // Ranks as threads (ss conformance), main on each: rank 0 writes the
+    // checkpoint and every rank waits for it, so a load after it finds
+    // the whole file on every rank. (In `ss run` save is a host call:
+    // the controller alone runs it.)
+    Value v = Value::unit();
+    if (d_.host()) v = eval::find_runtime("save")(c);
+    eval::Waiting w(d_);
+    d_.comm->barrier(dist::Options{});
+    return v;
+  }
+  if (d_.host()) return std::nullopt;
+  if (n == "csv" || n == "jsonl")
+    return c.in.call_builtin_values("stdout", {}, c.span);
+  if (n == "progress") return c.arg(0);
+  return std::nullopt;
+}
+
+std::optional<std::vector<ops::Tensor>> RankContext::gradients(
+    const ops::Tensor& loss,
+    const std::vector<ops::Tensor>& leaves,
+    diag::Span at) {
+  if (!d_.active()) return std::nullopt;
+  // Gradients travel as the pass finishes them (grad_allreduce.h).
+  d_.at = at;
+  eval::GradAllReduce sum(d_, leaves.size());
+  // Each rank seeds 1/world; the loss's value is not read.
+  ops::backward(
+      loss,
+      leaves,
+      [&sum](size_t i, const ops::Tensor& g) { sum.ready(i, g); },
+      1.0 / d_.world);
+  d_.at = at;
+  return sum.finish();
+}
+
+}  // namespace ss::devices

@@ -1,0 +1,48 @@
+#pragma once
+// A rank's context (Note [Device hooks] in interp/eval/device_hooks.h): the
+// Interpreter of one rank of a data-parallel run, a worker process's
+// (worker/program_server.cpp) or a rank thread's (threads/). A call from a
+// controller frame into a worker fn runs on this rank's share of each
+// batch-axis argument and joins a batch-axis result in rank order
+// (devices.md items 3 and 6); reductions across the batch axis become
+// all-reduces and value_and_grad's gradients are summed across the ranks
+// (Note [Same result as one device] in lowering.cpp).
+
+#include <optional>
+#include <vector>
+
+#include "interp/devices/context.h"
+#include "interp/devices/lower/lowering.h"
+
+namespace ss::devices {
+
+class RankContext : public Context {
+ public:
+  /// [d]: the rank, the world and its communicator; not owned.
+  explicit RankContext(eval::DeviceContext& d) : d_(d) {}
+
+  std::optional<eval::Value> call(eval::Interpreter& in,
+                                  const check::FnInfo& fn,
+                                  std::vector<eval::Value>& args,
+                                  diag::Span site) override;
+  std::optional<int64_t> batch_share_start() const override;
+  std::optional<eval::Value> lower_reduction(eval::BuiltinCall& c) override;
+  std::optional<eval::Value> host_effect(eval::BuiltinCall& c) override;
+  std::optional<std::vector<ops::Tensor>> gradients(
+      const ops::Tensor& loss,
+      const std::vector<ops::Tensor>& leaves,
+      diag::Span at) override;
+
+ private:
+  /// Replaces each batch-axis argument of [fn] by this rank's rows.
+  void split_arguments(const check::FnInfo& fn, std::vector<eval::Value>& args);
+  /// [v] (of type [t]) with its batch-axis parts joined across the ranks.
+  eval::Value join_result(const check::FnInfo& fn,
+                          eval::Value v,
+                          const types::Type& t);
+
+  eval::DeviceContext& d_;
+  bool splitting_ = false;  // inside the entry call that split its args
+};
+
+}  // namespace ss::devices
