@@ -113,6 +113,11 @@ Type Checker::call_user(const FnInfo& fn,
                       "passed to `mut " + p.name + "` of `" + fn.name + "`");
   }
   if (!ok) return Type::error();
+  if (fn.decl->is_spmd && !(c && c->in_spmd)) {
+    for (size_t k = 0; k < fn.params.size(); ++k)
+      if (slot[k] && !check_blocks_divide(fn.params[k], *slot[k], b))
+        return Type::error();
+  }
   const Type& result = fn.inferred_logs ? *fn.inferred_logs : fn.result;
   Type r = substitute(result, b);
   // Called from ordinary code, an spmd fn's result is joined: whole.
@@ -482,6 +487,49 @@ Type Checker::check_call(const ast::Expr& e, FnCtx& c) {
           ft.str() + " is not a function",
           "called here");
   return record(e, Type::error());
+}
+
+// E2003: called from ordinary code, an spmd fn cuts each whole argument
+// into blocks by its parameter's type (spmd.md): an axis split over mesh
+// axes must be a multiple of their sizes' product, every block the same.
+bool Checker::check_blocks_divide(const ParamInfo& p,
+                                  const CallArg& arg,
+                                  const Binding& b) {
+  if (p.type.kind != TK::Tensor || arg.type.kind != TK::Tensor) return true;
+  for (const Axis& ax : p.type.shape) {
+    if (ax.split.empty()) continue;
+    int64_t blocks = 1;
+    std::string over;
+    for (const std::string& m : ax.split) {
+      for (const MeshAxis& ma : prog_->mesh_)
+        if (ma.name == m) blocks *= ma.size;
+      over += (over.empty() ? "" : " ") + m;
+    }
+    if (ax.split.size() > 1) over = "(" + over + ")";
+    // The whole axis the argument gave: a size variable's binding, or the
+    // parameter's own dim or literal.
+    Axis whole = ax;
+    if (ax.kind == Axis::Kind::Var)
+      if (auto it = b.vars.find(ax.var); it != b.vars.end()) whole = it->second;
+    std::optional<int64_t> n = whole.static_size();
+    if (!n || blocks <= 1 || *n % blocks == 0) continue;
+    Axis named = ax;
+    named.split.clear();
+    auto& d =
+        error(Code::E2003,
+              arg.span,
+              "axis " + named.str() + " of `" + p.name + "` is split over " +
+                  over + " (" + std::to_string(blocks) + "), but it is " +
+                  (whole.kind == Axis::Kind::Dim
+                       ? whole.name + " = " + std::to_string(*n)
+                       : std::to_string(*n)) +
+                  ", not a multiple of " + std::to_string(blocks),
+              arg.type.str());
+    if (p.decl)
+      d.note("`" + text(p.decl->span) + "` is declared here", p.decl->span);
+    return false;
+  }
+  return true;
 }
 
 }  // namespace ss::check

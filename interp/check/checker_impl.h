@@ -212,6 +212,11 @@ class Checker {
                           const std::vector<diag::Span>& spans,
                           FnCtx& c);
 
+  // ---- calls.cpp: E2003 for an spmd fn's whole argument.
+  bool check_blocks_divide(const ParamInfo& p,
+                           const CallArg& arg,
+                           const Binding& b);
+
   // ---- placement.cpp: several devices (devices.md): each fn's placement,
   // the batch axis through calls, E1801-E1804 and E1901.
   void check_devices();
