@@ -212,6 +212,9 @@ class Checker {
                           const std::vector<diag::Span>& spans,
                           FnCtx& c);
 
+  // ---- stmts.cpp: E2001, an spmd fn's result against its type's splits.
+  void check_result_varying(const FnInfo& fn, const Type& t, diag::Span at);
+
   // ---- calls.cpp: E2003 for an spmd fn's whole argument.
   bool check_blocks_divide(const ParamInfo& p,
                            const CallArg& arg,
@@ -249,6 +252,9 @@ class Checker {
   uint32_t stdlib_file_ = UINT32_MAX;
   int depth_ = 0;  // expression recursion guard
 };
+
+/// The mesh axes [t]'s shape splits over (`[m/x (k/y n)]`: x, y).
+std::set<std::string> split_axes(const Type& t);
 
 /// The closest of [candidates] to [name] (edit distance <= 2), or "".
 std::string suggest(const std::string& name,

@@ -5,6 +5,38 @@ namespace ss::check {
 
 using diag::Code;
 
+std::set<std::string> split_axes(const Type& t) {
+  std::set<std::string> out;
+  auto add = [&](const Axis& a, auto&& self) -> void {
+    out.insert(a.split.begin(), a.split.end());
+    for (const Axis& i : a.items) self(i, self);
+  };
+  for (const Axis& a : t.shape) add(a, add);
+  return out;
+}
+
+// E2001 (spmd.md, the out-spec check): an spmd fn's result may vary only
+// over the mesh axes its return type splits; over any other axis the
+// instances would disagree on what is one whole value (jax's check_rep).
+void Checker::check_result_varying(const FnInfo& fn,
+                                   const Type& t,
+                                   diag::Span at) {
+  if (t.kind != TK::Tensor || fn.result.kind != TK::Tensor) return;
+  std::set<std::string> splits = split_axes(fn.result);
+  for (const std::string& v : t.varying) {
+    if (splits.count(v)) continue;
+    error(Code::E2001,
+          at,
+          "the result of `" + fn.name + "` varies over mesh axis " + v +
+              ", but its return type " + fn.result.str() +
+              " does not split over " + v,
+          t.str())
+        .help("sum the partial products with psum(..., " + v +
+              "), or split an axis of the result over " + v);
+    return;
+  }
+}
+
 void Checker::check_fn(FnInfo& fn) {
   FnCtx c;
   c.fn = &fn;
@@ -28,7 +60,14 @@ void Checker::check_fn(FnInfo& fn) {
     if (ax.kind == Axis::Kind::Var && !in_params.count(ax.var))
       c.result_only.insert(ax.var);
   for (const ParamInfo& p : fn.params) {
-    c.values.declare(p.name, {p.type, p.decl->name_span, true, p.mut});
+    // In an spmd fn a parameter varies over the mesh axes its type splits
+    // (spmd.md): its blocks differ from instance to instance.
+    Type local = p.type;
+    if (c.in_spmd && local.kind == TK::Tensor) {
+      std::set<std::string> over = split_axes(local);
+      local.varying.assign(over.begin(), over.end());
+    }
+    c.values.declare(p.name, {local, p.decl->name_span, true, p.mut});
     if (p.decl->default_value) {
       Type dt = check_expr(*p.decl->default_value, c);
       Binding b;
@@ -47,11 +86,13 @@ void Checker::check_fn(FnInfo& fn) {
       for (const auto& [name, ax] : c.axes.names)
         if (ax.kind == Axis::Kind::Var && !c.result_only.count(ax.var))
           b.vars[ax.var] = ax;
-      fit(fn.result,
-          t,
-          b,
-          fn.decl->expr_body->span,
-          "the result of `" + fn.name + "`");
+      if (fit(fn.result,
+              t,
+              b,
+              fn.decl->expr_body->span,
+              "the result of `" + fn.name + "`") &&
+          c.in_spmd)
+        check_result_varying(fn, t, fn.decl->expr_body->span);
       if (t.kind == TK::Logs && fn.result.kind == TK::Logs)
         fn.inferred_logs = t;
     }
@@ -268,6 +309,7 @@ void Checker::check_return(const ast::Stmt& s, FnCtx& c) {
           s.value->span,
           "the result of `" + fn->name + "`")) {
     for (const auto& [id, ax] : b.vars) c.result_binding.emplace(id, ax);
+    if (c.in_spmd) check_result_varying(*fn, t, s.value->span);
   }
   if (fn->result.kind == TK::Logs && t.kind == TK::Logs && !t.open) {
     if (!fn->inferred_logs) fn->inferred_logs = t;
