@@ -206,6 +206,10 @@ Value wrap(std::vector<ops::Tensor> ts) {
 
 }  // namespace
 
+std::unique_ptr<ops::ForwardCtx> forward_ctx(BuiltinCall& c) {
+  return std::make_unique<EvalForwardCtx>(c);
+}
+
 // Runs a builtin on arguments already gathered by param: on several
 // devices a reduction across the batch axis is lowered to an all-reduce.
 Value Interpreter::call_builtin_prepared(BuiltinCall& c) {
@@ -238,22 +242,23 @@ namespace {
 Value Interpreter::call_builtin_forward(BuiltinCall& c) {
   // When every rank runs the program, host effects happen once, on rank 0
   // (its output stream is the only real one): files, checkpoints, bars.
-  if (devices_ && devices_->active() && std::string(c.op.name) == "save") {
+  using H = ops::HostEffect;
+  const H effect = c.op.device.host;
+  if (devices_ && devices_->active() && effect == H::SavesCheckpoint) {
     // Ranks as threads (ss conformance), main on each: rank 0 writes the
     // checkpoint and every rank waits for it, so a load after it finds
     // the whole file on every rank. (In `ss run` save is a host call:
     // the controller alone runs it.)
     Value v = Value::unit();
-    if (devices_->host()) v = find_runtime("save")(c);
+    if (devices_->host()) v = find_runtime(c.op.name)(c);
     Waiting w(*devices_);
     devices_->comm->barrier(dist::Options{});
     return v;
   }
   if (devices_ && devices_->active() && !devices_->host()) {
-    std::string n = c.op.name;
-    if (n == "csv" || n == "jsonl")
+    if (effect == H::MakesFileSink)
       return call_builtin_values("stdout", {}, c.span);
-    if (n == "progress") return c.arg(0);
+    if (effect == H::ShowsProgress) return c.arg(0);
   }
   // Gradients are models of tensors: `norm(g)`, `zeros_like(g)`.
   if (c.has(0) && c.args[0].kind == VK::Grads)
