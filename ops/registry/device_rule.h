@@ -90,8 +90,9 @@ struct Lowering {
   /// [explain_many] when the count is not known to be 1 (null: the same).
   const char* explain_one = "";
   const char* explain_many = nullptr;
-  /// Lowered only when param [only_param] is given the builtin [only_with]
-  /// (reduce(with=sum)); with another it is refused, as `reduce(with=max)`.
+  /// Lowered only when param [only_param] is absent (its default is
+  /// [only_with]) or given the builtin [only_with] (reduce(with=sum)); with
+  /// another it is refused, as `reduce(with=max)`.
   int only_param = -1;
   const char* only_with = nullptr;
   /// In Eval mode (param [eval_mode_param] not a Train mode) the op runs

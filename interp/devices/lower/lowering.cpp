@@ -88,9 +88,10 @@ Value lower(BuiltinCall& c, DeviceContext& d) {
   const ops::Lowering* low = c.op.device.lowering;
   if (!low) return c.in.call_builtin_forward(c);
   std::unique_ptr<ops::ForwardCtx> ctx = forward_ctx(c);
-  // reduce with another function, batch_norm in Eval mode: per example.
-  if (low->only_with && !(ctx->has(low->only_param) &&
-                          ctx->str(low->only_param) == low->only_with))
+  // reduce given another function, batch_norm in Eval mode: per example.
+  // An absent with= is reduce's default, sum, as the checker counts it.
+  if (low->only_with && ctx->has(low->only_param) &&
+      ctx->str(low->only_param) != low->only_with)
     return c.in.call_builtin_forward(c);
   if (low->eval_mode_param >= 0 &&
       !(ctx->has(low->eval_mode_param) && ctx->training(low->eval_mode_param)))
