@@ -282,6 +282,7 @@ TEST_CASE("explain: each lowering's bytes, counted by hand", "[explain]") {
       "    x: [D]\n"
       "    z: [D] f64\n"
       "    k: [D] i64\n"
+      "    h: [D] bf16\n"
       "    y: i64\n"
       "    v: [C]\n"
       "\n"
@@ -293,6 +294,7 @@ TEST_CASE("explain: each lowering's bytes, counted by hand", "[explain]") {
       "    let s2 = reduce(batch.z, over=b, with=sum)\n"
       "    let s3 = mean(batch.x, over=b)\n"
       "    let s4 = mean(batch.k)\n"
+      "    let s8 = mean(batch.h, over=b)\n"
       "    let s5 = cross_entropy(batch.x, batch.y)\n"
       "    let s6 = mse(batch.x, batch.x)\n"
       "    let s7 = batch_norm(batch.v, m.bn, mode)\n"
@@ -307,10 +309,11 @@ TEST_CASE("explain: each lowering's bytes, counted by hand", "[explain]") {
     int64_t bytes;
   };
   const Want want[] = {
-      {"sum(batch.x", "sum", 3, "f32", 12},              // D partial sums
-      {"reduce(batch.z", "reduce", 3, "f64", 24},        // D partial sums, f64
-      {"mean(batch.x", "mean", 4, "f32", 16},            // D sums and a count
-      {"mean(batch.k)", "mean", 2, "f32", 8},            // an int mean is f32
+      {"sum(batch.x", "sum", 3, "f32", 12},        // D partial sums
+      {"reduce(batch.z", "reduce", 3, "f64", 24},  // D partial sums, f64
+      {"mean(batch.x", "mean", 4, "f32", 16},      // D sums and a count
+      {"mean(batch.k)", "mean", 2, "f32", 8},      // an int mean is f32
+      {"mean(batch.h", "mean", 4, "f32", 16},      // a bf16 mean sums in f32
       {"cross_entropy(", "cross_entropy", 2, "f32", 8},  // sum and count
       {"mse(", "mse", 2, "f32", 8},                      // sum and count
       {"batch_norm(", "batch_norm", 11, "f64", 88},      // 2·C + 1 in f64

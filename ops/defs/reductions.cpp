@@ -253,7 +253,7 @@ const Lowering kMean = [] {
             0,
             1,
             1,
-            PayloadSize::DType::ResultFloat};
+            PayloadSize::DType::ComputeFloat};
   l.sends = "its result's values and a count";
   l.explain_one = "'s sum and count";
   l.explain_many = "'s sums and count";

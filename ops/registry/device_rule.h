@@ -58,8 +58,11 @@ struct PayloadSize {
     ArgAxis,      // the size of axis [axis] of param [arg] (batch_norm's C)
   };
   enum class DType : uint8_t {
-    Result,       // the result's dtype
-    ResultFloat,  // the result's, f32 when it is not a float (mean of ints)
+    Result,  // the result's dtype
+    // The dtype the share sums in: the result's when it is f32 or f64,
+    // else f32 (a mean of ints; a bf16 or f16 mean, summed in f32: Note
+    // [Half-precision means] in interp/devices/lower/lowering.cpp).
+    ComputeFloat,
     F64,
   };
   Of of = Of::ResultNumel;

@@ -144,6 +144,11 @@ TEST_CASE("device rules: each lowering's payload is the entry's count",
     f.t("x", ramp({4, 3}, DType::I64));
     CHECK(sent(f) == std::make_pair(int64_t(2), DType::F32));
   }
+  {  // a bf16 mean is summed in f32: 3 sums and a count, 16 bytes.
+    test::FakeFwd f("mean");
+    f.t("x", ramp({4, 3}, DType::BF16)).over({0});
+    CHECK(sent(f) == std::make_pair(int64_t(4), DType::F32));
+  }
   {  // cross_entropy of [b 3] logits, i64 labels: a sum and a count.
     test::FakeFwd f("cross_entropy");
     f.t("logits", ramp({4, 3}))

@@ -274,8 +274,8 @@ class Analysis {
     const Type& rt = info.type;
     const ops::PayloadSize& ps = low.size;
     types::DType dt = rt.kind == TK::Tensor ? rt.dtype : types::DType::F32;
-    if (ps.dtype == ops::PayloadSize::DType::ResultFloat &&
-        !types::is_float(dt))
+    if (ps.dtype == ops::PayloadSize::DType::ComputeFloat &&
+        dt != types::DType::F64)
       dt = types::DType::F32;
     if (ps.dtype == ops::PayloadSize::DType::F64) dt = types::DType::F64;
     Size factor = Size::constant(1);
