@@ -1,7 +1,7 @@
 // The lowerings' rank-side compute (batch_lowering.h): ported from the
 // evaluator's lowering, op for op, so that the payload, the rounding and
-// the tape are one device's as before (Note [Same result as one device],
-// Note [Half-precision means] in interp/devices/lower/lowering.cpp).
+// the tape are one device's as before (Note [Same result as one device] in
+// interp/devices/lower/lowering.cpp; Note [Half-precision means] below).
 #include "ops/defs/batch_lowering.h"
 
 #include <numeric>
@@ -18,6 +18,12 @@ bool is_half(types::DType dt) {
   return dt == types::DType::BF16 || dt == types::DType::F16;
 }
 
+// Note [Half-precision means]: a bf16 or f16 mean is summed in f32 (the
+// shares' sums, the count: bf16 holds integers exactly only up to 256, so a
+// count of 2999 would be 3008), and the whole sum is rounded to the half
+// dtype before the division and the mean after it, as torch computes one
+// device's bf16 mean: the result is one device's, not each share rounded.
+//
 // A local sum and a count in one payload ([values..., count], as
 // devices.md counts it); after the all-reduce the whole sum, rounded to
 // [round_sum_to] first when that is another dtype (a half mean: Note

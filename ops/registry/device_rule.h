@@ -61,7 +61,7 @@ struct PayloadSize {
     Result,  // the result's dtype
     // The dtype the share sums in: the result's when it is f32 or f64,
     // else f32 (a mean of ints; a bf16 or f16 mean, summed in f32: Note
-    // [Half-precision means] in interp/devices/lower/lowering.cpp).
+    // [Half-precision means] in ops/defs/batch_lowering.cpp).
     ComputeFloat,
     F64,
   };

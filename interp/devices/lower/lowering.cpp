@@ -27,7 +27,6 @@
 
 namespace ss::eval {
 
-using VK = Value::Kind;
 using ops::Tensor;
 
 CommThread& DeviceContext::async() {
