@@ -49,7 +49,7 @@ struct OpDef {
   /// Its rule on several devices (library.md's table): the checker's
   /// placement and batch-axis checks, `ss explain` and the rank's lowering
   /// read it.
-  DeviceRule device;
+  DeviceRule device{};
   bool differentiable = true;
   /// Tensor ops compute here (written with ops/api.h, so gradients come
   /// from the API's VJPs). Null for builtins the evaluator implements
