@@ -37,12 +37,12 @@ Tensor random_normal(const Shape& shape,
                      uint64_t offset = 0);
 
 // ---------------------------------------------------------------- elementwise
-// One function per row of ops/elementwise.def (its kind gives the dtypes;
+// One function per row of ops/core/elementwise.def (its kind gives the dtypes;
 // its vjp column the gradient).
 #define SS_UNARY_OP(Enum, name, doc) Tensor name(const Tensor& x);
 #define SS_BINARY_OP(Enum, name, doc) \
   Tensor name(const Tensor& a, const Tensor& b);
-#include "ops/elementwise.def"
+#include "ops/core/elementwise.def"
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 /// Converts; differentiable between float dtypes.
 Tensor cast(const Tensor& x, DType dtype);

@@ -74,7 +74,7 @@ using BinaryVjp = std::pair<Tensor, Tensor> (*)(const Tensor& g,
                                                 bool na,
                                                 bool nb);
 
-// How each kind of ops/elementwise.def promotes its operands.
+// How each kind of ops/core/elementwise.def promotes its operands.
 enum class Promo { Arith, TrueDiv, Extremum, Compare, Logical };
 
 DType binary_dtype(Promo p, DType a, DType b) {
@@ -120,7 +120,7 @@ Tensor binary_impl(const char* name,
   });
 }
 
-// Unary kinds without a gradient (ops/elementwise.def).
+// Unary kinds without a gradient (ops/core/elementwise.def).
 // Predicates: the backend's kernel gives each dtype's answer.
 Tensor predicate_unary(const char* name, UnaryOp op, const Tensor& x) {
   check_defined(name, x);
@@ -148,7 +148,7 @@ Tensor tie_share(const Tensor& g, const Tensor& wins, const Tensor& tie) {
   return mul(g, w);
 }
 
-// pow's cotangents (ops/elementwise.def's Pow row says why the wheres).
+// pow's cotangents (ops/core/elementwise.def's Pow row says why the wheres).
 Tensor pow_vjp_base(const Tensor& g, const Tensor& a, const Tensor& b) {
   Tensor d = mul(b, pow(a, sub(b, sc(1, b))));
   return mul(g, where(eq(b, sc(0, b)), sc(0, d), d));
@@ -164,7 +164,7 @@ Tensor pow_vjp_exponent(const Tensor& g, const Tensor& a, const Tensor& y) {
 // ---------------------------------------------------------------- the table
 
 // Note [API functions from the table]
-// One function per row of ops/elementwise.def: its kind picks the dtype
+// One function per row of ops/core/elementwise.def: its kind picks the dtype
 // handling (float_unary, binary_impl's Promo, ...) and its vjp column
 // becomes a captureless lambda (the VJP types are function pointers);
 // SS_ZERO_GRAD and SS_NO_GRAD record nothing. A binary VJP's cotangent is
@@ -226,7 +226,7 @@ Tensor pow_vjp_exponent(const Tensor& g, const Tensor& a, const Tensor& y) {
   Tensor name(const Tensor& a, const Tensor& b) {                             \
     return binary_impl(#name, BinaryOp::Enum, Promo::Logical, a, b, nullptr); \
   }
-#include "ops/elementwise.def"
+#include "ops/core/elementwise.def"
 #undef SS_GRAD
 #undef SS_GRAD2
 #undef SS_ZERO_GRAD

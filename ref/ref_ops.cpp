@@ -140,7 +140,7 @@ double python_mod(double a, double b) {
 // ---------------------------------------------------------------- the table
 
 // Note [The reference from the table]
-// One function per row of ops/elementwise.def: its kind's dtype rule, here
+// One function per row of ops/core/elementwise.def: its kind's dtype rule, here
 // (keep_int, float_of, arith, ...), applied to the row's SS_REF column in
 // double. Only SS_REF is defined in this file: the kernel's SS_CPU column
 // cannot leak into the oracle.
@@ -189,7 +189,7 @@ double python_mod(double a, double b) {
   Tensor name(const Tensor& ta, const Tensor& tb) {                 \
     return compare(ta, tb, [](double a, double b) { return ref; }); \
   }
-#include "ops/elementwise.def"
+#include "ops/core/elementwise.def"
 #undef SS_REF
 
 // ---------------------------------------------------------------- composites

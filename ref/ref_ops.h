@@ -31,7 +31,7 @@ using ops::Tensor;
 using types::DType;
 
 // ---------------------------------------------------------------- elementwise
-// One function per row of ops/elementwise.def but its SS_UNARY_ROUNDING ones
+// One function per row of ops/core/elementwise.def but its SS_UNARY_ROUNDING ones
 // (API helpers with no builtin), named as the builtin, with its kind's dtype
 // rule; the scalar op is the row's SS_REF column (written from the op's
 // definition, not from the kernel's SS_CPU). Binary ones broadcast.
@@ -39,7 +39,7 @@ using types::DType;
 #define SS_BINARY_OP(Enum, name, doc) \
   Tensor name(const Tensor& a, const Tensor& b);
 #define SS_UNARY_ROUNDING(Enum, name, doc, cpu)
-#include "ops/elementwise.def"
+#include "ops/core/elementwise.def"
 
 /// x * sigmoid(x).
 Tensor silu(const Tensor& x);

@@ -414,9 +414,7 @@ Type Checker::apply_rule(const ops::OpDef& op,
   // An op's result varies over the union of its operands' sets (the
   // implicit pvary), unless the rule set it (collectives).
   if (t.kind == TK::Tensor && t.varying.empty() && c && c->in_spmd &&
-      op.batch != ops::BatchRule::Host && std::string(op.name) != "psum" &&
-      std::string(op.name) != "pmean" && std::string(op.name) != "pmax" &&
-      std::string(op.name) != "pmin")
+      op.device.kind != ops::DeviceRule::Kind::Host && !op.device.sets_varying)
     t.varying = varying;
   return t;
 }

@@ -346,7 +346,7 @@ Type Checker::call_builtin(const ops::OpDef& op,
   }
   Type t =
       apply_rule(op, std::move(slots), call.span, &c, std::move(extras), &call);
-  if ((name == "value_and_grad" || name == "grad") && !t.is_error())
+  if (op.device.fn_arg == ops::FnArg::Differentiates && !t.is_error())
     if (const FnInfo* f = find_fn(diff_fn); f && !f->result_no_vjp.empty()) {
       const FnInfo* ext = find_fn(f->result_no_vjp);
       auto& d = error(Code::E0310,

@@ -207,6 +207,10 @@ Value wrap(std::vector<ops::Tensor> ts) {
 
 }  // namespace
 
+std::unique_ptr<ops::ForwardCtx> forward_ctx(BuiltinCall& c) {
+  return std::make_unique<EvalForwardCtx>(c);
+}
+
 // Runs a builtin on arguments already gathered by param: on several
 // devices a reduction across the batch axis is lowered to an all-reduce.
 Value Interpreter::call_builtin_prepared(BuiltinCall& c) {

@@ -5,6 +5,7 @@
 // same name. Each interp/builtins/<family>.cpp (data: interp/data/data.cpp)
 // defines `std::vector<RuntimeEntry> lib_<family>()`, listed in libs.def.
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -51,6 +52,11 @@ struct RuntimeEntry {
   const char* name;
   RuntimeFn fn;
 };
+
+/// The evaluator's ForwardCtx over [c]'s arguments (eval_call.cpp): the
+/// devices layer runs an entry's lowering with it (ops/registry/
+/// device_rule.h).
+std::unique_ptr<ops::ForwardCtx> forward_ctx(BuiltinCall& c);
 
 /// The runtime implementation of builtin [name], or nullptr.
 RuntimeFn find_runtime(std::string_view name);

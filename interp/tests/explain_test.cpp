@@ -270,6 +270,69 @@ TEST_CASE("explain: batch_norm sends 2·C + 1 values in f64, in Train mode",
   CHECK(value(t, "f", "m").model_bytes == 128);
 }
 
+// Every lowering in the op table, counted by explain from its entry's
+// PayloadSize, against bytes counted by hand (D = 3, C = 5); the same
+// figures are what each share really sends (ops/tests/
+// device_rules_test.cpp, "each lowering's payload is the entry's count").
+TEST_CASE("explain: each lowering's bytes, counted by hand", "[explain]") {
+  auto c = check_text(
+      "dim D = 3\n"
+      "dim C = 5\n"
+      "\n"
+      "data Ex:\n"
+      "    x: [D]\n"
+      "    z: [D] f64\n"
+      "    k: [D] i64\n"
+      "    h: [D] bf16\n"
+      "    y: i64\n"
+      "    v: [C]\n"
+      "\n"
+      "model Net:\n"
+      "    bn: BatchNorm[C]\n"
+      "\n"
+      "fn f(mut m: Net, batch: [b] Ex, mode: Mode) -> f32:\n"
+      "    let s1 = sum(batch.x, over=b)\n"
+      "    let s2 = reduce(batch.z, over=b, with=sum)\n"
+      "    let s3 = mean(batch.x, over=b)\n"
+      "    let s4 = mean(batch.k)\n"
+      "    let s8 = mean(batch.h, over=b)\n"
+      "    let s5 = cross_entropy(batch.x, batch.y)\n"
+      "    let s6 = mse(batch.x, batch.x)\n"
+      "    let s7 = batch_norm(batch.v, m.bn, mode)\n"
+      "    return s5\n",
+      "cpu[0 1]");
+  comms::DeviceTable t = comms::build_table(*c->prog, c->sm);
+  struct Want {
+    const char* line;
+    const char* source;
+    int64_t count;
+    const char* dtype;
+    int64_t bytes;
+  };
+  const Want want[] = {
+      {"sum(batch.x", "sum", 3, "f32", 12},        // D partial sums
+      {"reduce(batch.z", "reduce", 3, "f64", 24},  // D partial sums, f64
+      {"mean(batch.x", "mean", 4, "f32", 16},      // D sums and a count
+      {"mean(batch.k)", "mean", 2, "f32", 8},      // an int mean is f32
+      {"mean(batch.h", "mean", 4, "f32", 16},      // a bf16 mean sums in f32
+      {"cross_entropy(", "cross_entropy", 2, "f32", 8},  // sum and count
+      {"mse(", "mse", 2, "f32", 8},                      // sum and count
+      {"batch_norm(", "batch_norm", 11, "f64", 88},      // 2·C + 1 in f64
+  };
+  for (const Want& w : want) {
+    INFO(w.line);
+    const comms::LineSends& l = line_with(t, w.line);
+    REQUIRE(l.collectives.size() == 1);
+    const comms::Collective& k = l.collectives[0];
+    CHECK(k.op == "all-reduce");
+    CHECK(k.source == w.source);
+    CHECK(k.count.value() == w.count);
+    CHECK(k.dtype == w.dtype);
+    CHECK(k.bytes.value() == w.bytes);
+    CHECK(l.total.value() == w.bytes);
+  }
+}
+
 TEST_CASE("explain: shard params is not in this build", "[explain]") {
   auto c = check_text(
       "devices cpu[0 1 2]\n"

@@ -18,15 +18,15 @@
 
 namespace ss::ops {
 
-// The elementwise primitives, one value per row of ops/elementwise.def.
+// The elementwise primitives, one value per row of ops/core/elementwise.def.
 enum class UnaryOp : uint8_t {
 #define SS_UNARY_OP(Enum, name, doc) Enum,
-#include "ops/elementwise.def"
+#include "ops/core/elementwise.def"
 };
 
 enum class BinaryOp : uint8_t {
 #define SS_BINARY_OP(Enum, name, doc) Enum,
-#include "ops/elementwise.def"
+#include "ops/core/elementwise.def"
 };
 
 enum class ReduceOp : uint8_t { Sum, Prod, Max, Min, ArgMax, ArgMin, Any, All };
@@ -37,7 +37,7 @@ class Backend {
   virtual const char* name() const = 0;
 
   /// Elementwise: the dtypes each op takes and gives are its kind's in
-  /// ops/elementwise.def (float functions take floats; the signed ones also
+  /// ops/core/elementwise.def (float functions take floats; the signed ones also
   /// ints; Not takes bool; predicates give bool).
   virtual Tensor unary(UnaryOp op, const Tensor& x) = 0;
   /// Elementwise with numpy broadcasting; [a] and [b] share a dtype, which

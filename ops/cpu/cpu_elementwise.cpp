@@ -131,7 +131,7 @@ Tensor map1(const Tensor& x, DType out_dtype, F f) {
 }
 
 // Note [Kernels from the table]
-// Each row of ops/elementwise.def becomes one case: its SS_CPU column as a
+// Each row of ops/core/elementwise.def becomes one case: its SS_CPU column as a
 // lambda of the operand's type T for floats (SS_CPU_INT for ints where the
 // kind keeps them), instantiated only for the dtypes the kind takes, so
 // map1 and binary_loop inline the scalar op into plain loops. A dtype the
@@ -175,7 +175,7 @@ Tensor unary_typed(UnaryOp op, const Tensor& in) {
     else if constexpr (!kBool)                   \
       return in.clone();                         \
     break;
-#include "ops/elementwise.def"
+#include "ops/core/elementwise.def"
   }
   fail("unary",
        std::string("op ") + std::to_string(static_cast<int>(op)) +
@@ -265,7 +265,7 @@ Tensor binary_typed(BinaryOp op,
 #define SS_BINARY_LOGICAL(Enum, name, doc, cpu, ref) \
   case BinaryOp::Enum:                               \
     return cmp([](T a, T b) -> bool { return cpu; });
-#include "ops/elementwise.def"
+#include "ops/core/elementwise.def"
   }
   fail("binary",
        std::string("op ") + std::to_string(static_cast<int>(op)) +

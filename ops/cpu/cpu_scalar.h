@@ -1,5 +1,5 @@
 #pragma once
-// Internal to ops/cpu: the scalar functions that ops/elementwise.def's
+// Internal to ops/cpu: the scalar functions that ops/core/elementwise.def's
 // SS_CPU and SS_CPU_INT columns name, for the ops whose scalar op is more
 // than an expression. Each takes and gives the operand's own C++ type and
 // inlines into the kernel's loop (cpu_elementwise.cpp).

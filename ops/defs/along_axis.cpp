@@ -211,7 +211,7 @@ OpDef def(const char* name,
           const char* summary,
           bool diff = true) {
   OpDef d{name, std::move(params), rule, summary};
-  d.batch = BatchRule::NoLowering;
+  d.device = refused();  // along the batch axis: E1801
   d.differentiable = diff;
   d.forward = forward;
   return d;

@@ -179,12 +179,17 @@ std::vector<OpDef> ops_autodiff() {
                  "(f(m, args...), gradients w.r.t. m); aux=true: (loss, aux, "
                  "grads)");
   vg.variadic = true;
+  // On several devices: device work, and it differentiates f on the workers
+  // and all-reduces the gradients (explain counts them from the model).
+  vg.device.device_work = true;
+  vg.device.fn_arg = FnArg::Differentiates;
   OpDef g = def("grad",
                 {{"f"}, {"m"}, aux},
                 grad_rule,
                 "the gradients of f(m, args...) w.r.t. m; aux=true: (aux, "
                 "grads)");
   g.variadic = true;
+  g.device = vg.device;
   return {
       vg,
       g,

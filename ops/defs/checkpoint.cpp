@@ -76,10 +76,11 @@ Type load_into_rule(RuleCtx& ctx) {
 OpDef def(const char* name,
           std::vector<ParamSpec> params,
           ShapeRule rule,
-          const char* summary) {
+          const char* summary,
+          HostEffect effect) {
   OpDef d{name, std::move(params), rule, summary};
   d.differentiable = false;
-  d.batch = BatchRule::Host;
+  d.device = host(effect);
   return d;
 }
 
@@ -91,15 +92,18 @@ std::vector<OpDef> ops_checkpoint() {
       def("save",
           {{"path"}, {"m"}, {"opt", V, false}},
           save_rule,
-          "writes m (and opt) to one safetensors file, atomically"),
+          "writes m (and opt) to one safetensors file, atomically",
+          HostEffect::SavesCheckpoint),
       def("load",
           {{"path"}, {"model", ParamKind::TypeArg}, {"optim", V, false}},
           load_rule,
-          "a model (and its optimizer: load(p, Mlp, adamw)) from a file"),
+          "a model (and its optimizer: load(p, Mlp, adamw)) from a file",
+          HostEffect::LoadsCheckpoint),
       def("load_into",
           {{"m", V, true, true}, {"path"}},
           load_into_rule,
-          "reads a checkpoint's params into m"),
+          "reads a checkpoint's params into m",
+          HostEffect::LoadsCheckpoint),
   };
 }
 

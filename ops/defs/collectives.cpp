@@ -356,6 +356,13 @@ OpDef def(const char* name,
   return d;
 }
 
+// psum and its kin: the rule sets the result's varying axes (it no longer
+// varies over the axes it reduces).
+OpDef reducing(OpDef d) {
+  d.device.sets_varying = true;
+  return d;
+}
+
 }  // namespace
 
 std::vector<OpDef> ops_collectives() {
@@ -366,13 +373,14 @@ std::vector<OpDef> ops_collectives() {
   constexpr ParamSpec tiled{"tiled", ParamKind::Value, false};
   constexpr ParamKind V = ParamKind::Value;
   return {
-      def("psum",
-          {v, axes},
-          reduce_rule,
-          "sum over mesh axes; the result no longer varies over them"),
-      def("pmean", {v, axes}, reduce_rule, "mean over mesh axes"),
-      def("pmax", {v, axes}, reduce_rule, "maximum over mesh axes"),
-      def("pmin", {v, axes}, reduce_rule, "minimum over mesh axes"),
+      reducing(def("psum",
+                   {v, axes},
+                   reduce_rule,
+                   "sum over mesh axes; the result no longer varies over "
+                   "them")),
+      reducing(def("pmean", {v, axes}, reduce_rule, "mean over mesh axes")),
+      reducing(def("pmax", {v, axes}, reduce_rule, "maximum over mesh axes")),
+      reducing(def("pmin", {v, axes}, reduce_rule, "minimum over mesh axes")),
       def("pvary",
           {v, axes},
           reduce_rule,

@@ -208,11 +208,18 @@ Type progress_rule(RuleCtx& ctx) {
 OpDef def(const char* name,
           std::vector<ParamSpec> params,
           ShapeRule rule,
-          const char* summary) {
+          const char* summary,
+          DeviceRule device = host()) {
   OpDef d{name, std::move(params), rule, summary};
   d.differentiable = false;
-  d.batch = BatchRule::Host;
+  d.device = device;
   return d;
+}
+
+// batches and progress pass split data on: no E1901.
+DeviceRule passes_on(DeviceRule r) {
+  r.takes_split = true;
+  return r;
 }
 
 }  // namespace
@@ -223,22 +230,30 @@ std::vector<OpDef> ops_data() {
   OpDef ds = def("dataset",
                  {{"record", T}, {"path"}, {"stream", V, false}},
                  dataset_rule,
-                 "a Dataset[R] from safetensors, npz, a .npy dir or csv");
+                 "a Dataset[R] from safetensors, npz, a .npy dir or csv",
+                 host(HostEffect::MakesDataset));
   ds.any_keywords = true;  // field renames: img="x"
   return {
       ds,
       def("mnist",
           {{"record", T}, {"dir"}},
           mnist_rule,
-          "a Dataset[R] from MNIST's IDX files in dir"),
+          "a Dataset[R] from MNIST's IDX files in dir",
+          host(HostEffect::MakesDataset)),
       def("synthetic_digits",
           {{"record", T}, {"n"}, {"seed", V, false}},
           synthetic_digits_rule,
-          "n drawn digit images (28x28 in [0, 1]) with labels, in memory"),
+          "n drawn digit images (28x28 in [0, 1]) with labels, in memory",
+          host(HostEffect::MakesDataset)),
       def("len",
           {{"x"}},
           len_rule,
-          "the number of items of a dataset, list, tuple or batches"),
+          "the number of items of a dataset, list, tuple or batches",
+          [] {
+            DeviceRule r = host();
+            r.across = Across::SizeOf;  // len(x) of a batch: E1802
+            return r;
+          }()),
       def("batches",
           {{"ds"},
            {"n"},
@@ -246,11 +261,17 @@ std::vector<OpDef> ops_data() {
            {"drop_last", V, false},
            {"loader_threads", V, false}},
           batches_rule,
-          "batches of n records, [b] R, shuffled by a seed"),
+          "batches of n records, [b] R, shuffled by a seed",
+          [] {
+            DeviceRule r = passes_on(host());
+            r.batch_size_param = 1;  // n: explain's example split
+            return r;
+          }()),
       def("progress",
           {{"it"}},
           progress_rule,
-          "the iterable, with a progress bar on stderr"),
+          "the iterable, with a progress bar on stderr",
+          passes_on(host(HostEffect::ShowsProgress))),
   };
 }
 

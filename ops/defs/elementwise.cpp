@@ -20,7 +20,7 @@ bool is(const char* a, const char* b) {
   return std::strcmp(a, b) == 0;
 }
 
-// The dtype rules of ops/elementwise.def's unary kinds (and of the float
+// The dtype rules of ops/core/elementwise.def's unary kinds (and of the float
 // composites: gelu, silu, softplus).
 enum class UnaryResult { Float, KeepsInt, Bool };
 
@@ -322,7 +322,7 @@ std::vector<Tensor> masked_fill_fwd(ForwardCtx& ctx) {
 }
 
 // Adds a builtin of one operand (x) or two (a, b) to [v]. [summary] is null
-// for ops/elementwise.def's SS_API_ONLY rows, which add nothing.
+// for ops/core/elementwise.def's SS_API_ONLY rows, which add nothing.
 void add_op(std::vector<OpDef>& v,
             const char* name,
             int arity,
@@ -344,7 +344,7 @@ void add_op(std::vector<OpDef>& v,
 std::vector<OpDef> ops_elementwise() {
   std::vector<OpDef> v;
   // Note [Builtins from the table]: one OpDef per SS_BUILTIN row of
-  // ops/elementwise.def; the kind picks the shape rule, and the vjp column
+  // ops/core/elementwise.def; the kind picks the shape rule, and the vjp column
   // whether it is differentiable (SS_ZERO_GRAD is: its gradient is 0).
 #define SS_BUILTIN(summary) summary
 #define SS_API_ONLY nullptr
@@ -370,7 +370,7 @@ std::vector<OpDef> ops_elementwise() {
   add_op(v, #name, 2, compare_rule, binary_fwd<ops::name>, doc, false);
 #define SS_BINARY_LOGICAL(Enum, name, doc, cpu, ref) \
   add_op(v, #name, 2, logical_rule, binary_fwd<ops::name>, doc, false);
-#include "ops/elementwise.def"
+#include "ops/core/elementwise.def"
 #undef SS_BUILTIN
 #undef SS_API_ONLY
 #undef SS_GRAD

@@ -61,10 +61,11 @@ Type timeout_rule(RuleCtx& ctx) {
 OpDef def(const char* name,
           std::vector<ParamSpec> params,
           ShapeRule rule,
-          const char* summary) {
+          const char* summary,
+          HostEffect effect = HostEffect::None) {
   OpDef d{name, std::move(params), rule, summary};
   d.differentiable = false;
-  d.batch = BatchRule::Host;
+  d.device = host(effect);
   return d;
 }
 
@@ -76,14 +77,34 @@ std::vector<OpDef> ops_host() {
           {{"a"}, {"b", ParamKind::Value, false}},
           range_rule,
           "range(n): 0..n-1; range(a, b): a..b-1, a list of ints"),
-      def("float", {{"x"}}, convert_rule, "x as a host float"),
-      def("int", {{"x"}}, convert_rule, "x as a host int (truncated)"),
-      def("str", {{"x"}}, str_rule, "x as a str, as print writes it"),
-      def("typeof", {{"v"}}, str_rule, "v's type, as a str: [b D]{x}"),
+      // Of a tensor, these read it as a host number.
+      def("float",
+          {{"x"}},
+          convert_rule,
+          "x as a host float",
+          HostEffect::ReadsHostNumber),
+      def("int",
+          {{"x"}},
+          convert_rule,
+          "x as a host int (truncated)",
+          HostEffect::ReadsHostNumber),
+      def("str",
+          {{"x"}},
+          str_rule,
+          "x as a str, as print writes it",
+          HostEffect::ReadsHostNumber),
+      [] {
+        // It reads only v's type: split data is fine (no E1901).
+        OpDef t =
+            def("typeof", {{"v"}}, str_rule, "v's type, as a str: [b D]{x}");
+        t.device.takes_split = true;
+        return t;
+      }(),
       def("collective_timeout",
           {{"seconds"}},
           timeout_rule,
-          "how long a collective waits before a WorkerError"),
+          "how long a collective waits before a WorkerError",
+          HostEffect::SetsTimeout),
   };
 }
 

@@ -44,7 +44,7 @@ OpDef def(const char* name,
           const char* summary) {
   OpDef d{name, std::move(params), init_rule, summary};
   d.differentiable = false;
-  d.batch = BatchRule::Host;
+  d.device = host();
   return d;
 }
 

@@ -284,8 +284,10 @@ std::vector<OpDef> ops_make() {
           causal_fwd,
           "[n m] bool, true where column <= row (torch.tril)"),
   };
-  // causal with the batch axis is E1801: the checker reads NoLowering.
-  v.back().batch = BatchRule::NoLowering;
+  // causal with the batch axis is E1801.
+  v.back().device = refused(Across::AxisArgs,
+                            "causal masks positions within each example: "
+                            "give it the sequence axes");
   return v;
 }
 

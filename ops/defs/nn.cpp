@@ -5,6 +5,7 @@
 #include <cstring>
 #include <numeric>
 
+#include "ops/defs/batch_lowering.h"
 #include "ops/defs/forward_util.h"
 #include "ops/registry/op_def.h"
 #include "ops/registry/rule_helpers.h"
@@ -604,14 +605,55 @@ std::vector<Tensor> linear_fwd(ForwardCtx& ctx) {
   return {add(matmul(x, ctx.model_field(0, "w")), ctx.model_field(0, "b"))};
 }
 
+// Across the batch axis (Note [An op's rule on several devices]): the mean
+// losses send a sum and a count, batch_norm in Train mode 2·C + 1 values.
+Share cross_entropy_share(ForwardCtx& ctx) {
+  Tensor logits = ctx.tensor(0);
+  Tensor label = ctx.tensor(1);
+  int64_t n = types::is_float(label.dtype())
+                  ? logits.numel() / logits.shape().back()
+                  : label.numel();
+  return lowering::mean_loss(
+      ctx, cross_entropy_fwd, n, [logits] { return sum(logits); });
+}
+
+Share mse_share(ForwardCtx& ctx) {
+  Tensor a = ctx.tensor(0);
+  Tensor b = ctx.tensor(1);
+  int64_t n = numel_of(sub(a, b).shape());
+  return lowering::mean_loss(
+      ctx, mse_fwd, n, [a, b] { return add(sum(a), sum(b)); });
+}
+
+Lowering mean_loss_lowering(ShareFn share) {
+  Lowering l;
+  l.share = share;
+  l.size = {PayloadSize::Of::One, 0, 0, 0, 2};
+  l.sends = "2 values: a sum and a count";
+  l.explain_one = "'s sum and count";
+  return l;
+}
+
+const Lowering kCrossEntropy = mean_loss_lowering(cross_entropy_share);
+const Lowering kMse = mean_loss_lowering(mse_share);
+const Lowering kBatchNorm = [] {
+  Lowering l;
+  l.share = lowering::batch_norm_train;
+  l.size = {PayloadSize::Of::ArgAxis, 0, 1, 2, 1, PayloadSize::DType::F64};
+  l.sends = "2·C + 1 values in f64";
+  l.explain_one = "'s sums of x and x² per channel and count";
+  l.eval_mode_param = 2;
+  return l;
+}();
+
 OpDef def(const char* name,
           std::vector<ParamSpec> params,
           ShapeRule rule,
           Forward forward,
           const char* summary,
-          BatchRule batch = BatchRule::PerExample) {
+          DeviceRule device = per_example()) {
   OpDef d{name, std::move(params), rule, summary};
-  d.batch = batch;
+  d.device = device;
   d.forward = forward;
   return d;
 }
@@ -627,13 +669,13 @@ std::vector<OpDef> ops_nn() {
           cross_entropy_rule,
           cross_entropy_fwd,
           "mean cross-entropy of logits [b *s C] with labels [b *s] i64",
-          BatchRule::AllReduce),
+          lowered(kCrossEntropy, Across::Operands)),
       def("mse",
           {{"a"}, {"b"}},
           mse_rule,
           mse_fwd,
           "mean squared error, an f32",
-          BatchRule::AllReduce),
+          lowered(kMse, Across::Operands)),
       def("dropout",
           {{"x"}, {"p"}, {"mode"}},
           dropout_rule,
@@ -644,19 +686,19 @@ std::vector<OpDef> ops_nn() {
           batch_norm_rule,
           batch_norm_fwd,
           "batch normalisation of [b C ...] with a BatchNorm[C]",
-          BatchRule::AllReduce),
+          lowered(kBatchNorm, Across::Operands)),
       def("layer_norm",
           {{"x"}, over, eps, {"affine", ParamKind::Value, false}},
           norm_rule,
           layer_norm_fwd,
           "normalises over over=; affine= applies a LayerNorm's g and b",
-          BatchRule::NoLowering),
+          refused()),
       def("rms_norm",
           {{"x"}, over, eps},
           norm_rule,
           rms_norm_fwd,
           "x / sqrt(mean(x**2) + eps) over over=",
-          BatchRule::NoLowering),
+          refused()),
       def("embedding",
           {{"table"}, {"ids"}},
           embedding_rule,

@@ -162,10 +162,10 @@ OpDef def(const char* name,
           std::vector<ParamSpec> params,
           ShapeRule rule,
           const char* summary,
-          BatchRule batch = BatchRule::PerExample) {
+          DeviceRule device = per_example()) {
   OpDef d{name, std::move(params), rule, summary};
   d.differentiable = false;
-  d.batch = batch;
+  d.device = device;
   return d;
 }
 
@@ -193,27 +193,32 @@ std::vector<OpDef> ops_optim() {
       def("update",
           {{"m", V, true, true}, {"opt", V, true, true}, {"g"}},
           update_rule,
-          "one optimizer step: m and opt change"),
+          "one optimizer step: m and opt change",
+          [] {
+            DeviceRule r;
+            r.device_work = true;  // E1803 in a controller fn
+            return r;
+          }()),
       def("set_lr",
           {{"opt", V, true, true}, {"lr"}},
           set_lr_rule,
           "sets the optimizer's learning rate",
-          BatchRule::Host),
+          host()),
       def("cosine_lr",
           {{"step"}, {"total"}, {"lr"}, {"warmup", V, false}},
           cosine_lr_rule,
           "warm-up then cosine-decayed learning rate",
-          BatchRule::Host),
+          host()),
       def("init",
           {{"model", ParamKind::TypeArg}, {"seed", V, false}},
           init_rule,
           "Model.init(seed=): a model with fresh params",
-          BatchRule::Host),
+          host()),
       def("Train",
           {{"seed", V, false}},
           train_rule,
           "the training Mode; dropout draws keyed by seed=",
-          BatchRule::Host),
+          host()),
   };
 }
 

@@ -106,10 +106,10 @@ OpDef def(const char* name,
           std::vector<ParamSpec> params,
           ShapeRule rule,
           const char* summary,
-          BatchRule batch = BatchRule::Host) {
+          DeviceRule device = host()) {
   OpDef d{name, std::move(params), rule, summary};
   d.differentiable = false;
-  d.batch = batch;
+  d.device = device;
   return d;
 }
 
@@ -120,36 +120,56 @@ std::vector<OpDef> ops_output() {
                    {},
                    logs_rule,
                    "named values (0-d or tensors) for sinks and progress",
-                   BatchRule::PerExample);
+                   per_example());
   logs.any_keywords = true;
-  OpDef tee = def("tee", {}, tee_rule, "a sink writing to every sink given");
+  OpDef tee = def("tee",
+                  {},
+                  tee_rule,
+                  "a sink writing to every sink given",
+                  host(HostEffect::MakesSink));
   tee.variadic = true;
   OpDef print = def("print",
                     {},
                     print_rule,
-                    "writes values to stdout; tensors with their type");
+                    "writes values to stdout; tensors with their type",
+                    host(HostEffect::Prints));
   print.variadic = true;
   print.any_keywords = true;
   return {
       logs,
-      def("stdout", {}, sink_rule, "a sink printing one aligned line a write"),
+      def("stdout",
+          {},
+          sink_rule,
+          "a sink printing one aligned line a write",
+          host(HostEffect::MakesSink)),
       def("csv",
           {{"path"}},
           sink_rule,
-          "a sink writing a csv file: step,<names...> then a row a write"),
+          "a sink writing a csv file: step,<names...> then a row a write",
+          host(HostEffect::MakesFileSink)),
       def("jsonl",
           {{"path"}},
           sink_rule,
-          "a sink writing one JSON object a line"),
+          "a sink writing one JSON object a line",
+          host(HostEffect::MakesFileSink)),
       tee,
       def("write",
           {{"sink"}, {"r"}, {"step", ParamKind::Value, false}},
           write_rule,
-          "writes logs to a sink (step defaults to a counter)"),
+          "writes logs to a sink (step defaults to a counter)",
+          host(HostEffect::WritesSink)),
       def("mean_logs",
           {{"f"}, {"m"}, {"batches"}},
           mean_logs_rule,
-          "f(m, batch) averaged over batches, weighted by example count"),
+          "f(m, batch) averaged over batches, weighted by example count",
+          [] {
+            // It calls f(m, batch) on the workers for each batch, and
+            // passes the split batches on (no E1901).
+            DeviceRule r = host(HostEffect::LoopsOverDataset);
+            r.takes_split = true;
+            r.fn_arg = FnArg::PerBatch;
+            return r;
+          }()),
       print,
   };
 }

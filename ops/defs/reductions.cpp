@@ -7,6 +7,7 @@
 #include <numeric>
 #include <string>
 
+#include "ops/defs/batch_lowering.h"
 #include "ops/defs/forward_util.h"
 #include "ops/registry/op_def.h"
 #include "ops/registry/rule_helpers.h"
@@ -218,13 +219,54 @@ std::vector<Tensor> reduce_with_fwd(ForwardCtx& ctx) {
   return {reduce_by(op, x, fwd::over_axes(ctx, 1, x))};
 }
 
+// Across the batch axis (Note [An op's rule on several devices]): sum sends
+// its partial sums, mean its sums and count; reduce lowers only with=sum.
+Share sum_share(ForwardCtx& ctx) {
+  return lowering::partial_sum(ctx, reduction_fwd);
+}
+Share reduce_sum_share(ForwardCtx& ctx) {
+  return lowering::partial_sum(ctx, reduce_with_fwd);
+}
+
+Lowering sum_lowering(ShareFn share) {
+  Lowering l;
+  l.share = share;
+  l.size = {PayloadSize::Of::ResultNumel};
+  l.sends = "its result's values";
+  l.explain_one = "'s partial sum";
+  l.explain_many = "'s partial sums";
+  return l;
+}
+
+const Lowering kSum = sum_lowering(sum_share);
+const Lowering kReduceSum = [] {
+  Lowering l = sum_lowering(reduce_sum_share);
+  l.only_param = 2;  // with=
+  l.only_with = "sum";
+  return l;
+}();
+const Lowering kMean = [] {
+  Lowering l;
+  l.share = lowering::mean;
+  l.size = {PayloadSize::Of::ResultNumel,
+            0,
+            0,
+            1,
+            1,
+            PayloadSize::DType::ComputeFloat};
+  l.sends = "its result's values and a count";
+  l.explain_one = "'s sum and count";
+  l.explain_many = "'s sums and count";
+  return l;
+}();
+
 OpDef reduction(const char* name,
                 const char* summary,
-                BatchRule batch,
+                DeviceRule device,
                 bool diff = true) {
   OpDef d{
       name, {{"x"}, {"over", ParamKind::Axes, false}}, reduction_rule, summary};
-  d.batch = batch;
+  d.device = device;
   d.differentiable = diff;
   d.forward = reduction_fwd;
   return d;
@@ -236,7 +278,9 @@ OpDef max_min(const char* name, const char* summary) {
       {{"x"}, {"y", ParamKind::Value, false}, {"over", ParamKind::Axes, false}},
       max_min_rule,
       summary};
-  d.batch = BatchRule::NoLowering;
+  // max(x, y) is elementwise: per example.
+  d.device = refused(Across::Reduction);
+  d.device.elementwise_with = "y";
   d.forward = max_min_fwd;
   return d;
 }
@@ -244,11 +288,14 @@ OpDef max_min(const char* name, const char* summary) {
 }  // namespace
 
 std::vector<OpDef> ops_reductions() {
-  constexpr BatchRule AR = BatchRule::AllReduce;
-  constexpr BatchRule NL = BatchRule::NoLowering;
+  const DeviceRule NL = refused(Across::Reduction);
   std::vector<OpDef> v = {
-      reduction("sum", "sum over the axes of over= (all when omitted)", AR),
-      reduction("mean", "mean over the axes of over= (all when omitted)", AR),
+      reduction("sum",
+                "sum over the axes of over= (all when omitted)",
+                lowered(kSum, Across::Reduction)),
+      reduction("mean",
+                "mean over the axes of over= (all when omitted)",
+                lowered(kMean, Across::Reduction)),
       max_min("max", "largest value over over= (or of two values)"),
       max_min("min", "smallest value over over= (or of two values)"),
       reduction("prod", "product over the axes of over=", NL),
@@ -269,7 +316,7 @@ std::vector<OpDef> ops_reductions() {
              {"with", ParamKind::Value, false}},
             reduce_with_rule,
             "reduce(x, over=, with=sum): reduction by a named function"};
-  red.batch = AR;  // all-reduce only with sum; the lowering reads with=
+  red.device = lowered(kReduceSum, Across::Reduction);
   red.forward = reduce_with_fwd;
   v.push_back(red);
   return v;

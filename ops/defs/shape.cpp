@@ -509,48 +509,65 @@ OpDef def(const char* name,
   return d;
 }
 
+// Ops that index or move data along their over= axis: across the batch
+// axis they have no lowering (library.md: indexing or slicing it).
+OpDef indexing(OpDef d, const char* help) {
+  d.device = refused(Across::Indexing, help);
+  return d;
+}
+
 }  // namespace
 
 std::vector<OpDef> ops_shape() {
   constexpr ParamSpec over{"over", ParamKind::Axes, true};
   constexpr ParamSpec over_opt{"over", ParamKind::Axes, false};
   std::vector<OpDef> v = {
-      def("concat",
-          {{"xs"}, over, {"as", ParamKind::Axes, false}},
-          concat_rule,
-          "joins tensors along over= (as= names the new size)",
-          true,
-          concat_fwd),
+      indexing(def("concat",
+                   {{"xs"}, over, {"as", ParamKind::Axes, false}},
+                   concat_rule,
+                   "joins tensors along over= (as= names the new size)",
+                   true,
+                   concat_fwd),
+               "each worker holds only its part of the batch: concat along "
+               "another axis, or per example"),
       def("stack",
           {{"xs"}, {"new", ParamKind::Axis, false}},
           stack_rule,
           "stacks equal tensors along a new leading axis (new=N)",
           true,
           stack_fwd),
-      def("take",
-          {{"x"}, {"i"}, over_opt},
-          take_rule,
-          "x at index i along over= (ds.take(n): the first n items)",
-          true,
-          take_fwd),
-      def("put",
-          {{"x"}, {"i"}, {"v"}, over},
-          put_rule,
-          "x with the slice at i along over= set to v",
-          true,
-          put_fwd),
-      def("roll",
-          {{"x"}, {"k"}, over},
-          roll_rule,
-          "x shifted cyclically by k along over=",
-          true,
-          roll_fwd),
-      def("pad",
-          {{"x"}, over, {"to"}, {"value", ParamKind::Value, false}},
-          pad_rule,
-          "x padded at the end along over= to size to=",
-          true,
-          pad_fwd),
+      indexing(def("take",
+                   {{"x"}, {"i"}, over_opt},
+                   take_rule,
+                   "x at index i along over= (ds.take(n): the first n items)",
+                   true,
+                   take_fwd),
+               "each worker holds only its part of the batch: take along "
+               "another axis, or per example"),
+      indexing(def("put",
+                   {{"x"}, {"i"}, {"v"}, over},
+                   put_rule,
+                   "x with the slice at i along over= set to v",
+                   true,
+                   put_fwd),
+               "each worker holds only its part of the batch: put along "
+               "another axis, or per example"),
+      indexing(def("roll",
+                   {{"x"}, {"k"}, over},
+                   roll_rule,
+                   "x shifted cyclically by k along over=",
+                   true,
+                   roll_fwd),
+               "each worker holds only its part of the batch: roll along "
+               "another axis, or per example"),
+      indexing(def("pad",
+                   {{"x"}, over, {"to"}, {"value", ParamKind::Value, false}},
+                   pad_rule,
+                   "x padded at the end along over= to size to=",
+                   true,
+                   pad_fwd),
+               "each worker holds only its part of the batch: pad along "
+               "another axis, or per example"),
       def("reshape",
           {{"x"}, {"sizes", ParamKind::TypeArg}},
           reshape_rule,
@@ -569,6 +586,8 @@ std::vector<OpDef> ops_shape() {
           "the size of one of x's axes, a host int",
           false),
   };
+  // size(x, b) of the batch axis: E1802 (a share's size).
+  v.back().device.across = Across::SizeOf;
   OpDef re{"rearrange",
            {{"x"}},
            nullptr,

@@ -1,12 +1,14 @@
 #pragma once
-// One builtin = one OpDef: its parameters and its shape rule, next to which
-// later issues add the CPU forward, the VJP and the distributed rule.
+// One builtin = one OpDef: its parameters, its shape rule, its forward
+// (whose VJPs come from ops/api.h) and its rule on several devices
+// (ops/registry/device_rule.h, Note [An op's rule on several devices]).
 // Every OpDef lives in ops/defs/<family>.cpp and is registered there with
 // SS_REGISTER_OPS; the checker finds it by name (ops/registry/registry.h).
 
 #include <vector>
 
 #include "ops/core/type.h"
+#include "ops/registry/device_rule.h"
 #include "ops/registry/forward_ctx.h"
 #include "ops/registry/rule_ctx.h"
 
@@ -34,16 +36,6 @@ struct ParamSpec {
 /// scopes: pattern ops bind aliases, print and logs take anything.
 enum class Intrinsic : uint8_t { None, Rearrange, Split, Einsum };
 
-/// How an op treats the batch axis on several devices (library.md's table).
-/// The checker's E1801 check and the lowering of the several-devices issue
-/// read it.
-enum class BatchRule : uint8_t {
-  PerExample,  // runs on each worker's part unchanged
-  AllReduce,   // across the batch axis: lowered to an all-reduce
-  NoLowering,  // across the batch axis: E1801
-  Host,        // runs in the controller (print, save, sinks)
-};
-
 using ShapeRule = types::Type (*)(RuleCtx& ctx);
 
 struct OpDef {
@@ -54,7 +46,10 @@ struct OpDef {
   bool variadic = false;      // extra positional arguments allowed
   bool any_keywords = false;  // extra keyword arguments allowed (logs)
   Intrinsic intrinsic = Intrinsic::None;
-  BatchRule batch = BatchRule::PerExample;
+  /// Its rule on several devices (library.md's table): the checker's
+  /// placement and batch-axis checks, `ss explain` and the rank's lowering
+  /// read it.
+  DeviceRule device{};
   bool differentiable = true;
   /// Tensor ops compute here (written with ops/api.h, so gradients come
   /// from the API's VJPs). Null for builtins the evaluator implements

@@ -76,10 +76,10 @@ TEST_CASE("registry: families, lookup, unique names", "[ops]") {
   CHECK(find_op("split")->rule != nullptr);
   CHECK(find_op("einsum")->intrinsic == Intrinsic::Einsum);
   CHECK(find_op("rearrange")->intrinsic == Intrinsic::Rearrange);
-  CHECK(find_op("sum")->batch == BatchRule::AllReduce);
-  CHECK(find_op("max")->batch == BatchRule::NoLowering);
-  CHECK(find_op("softmax")->batch == BatchRule::NoLowering);
-  CHECK(find_op("print")->batch == BatchRule::Host);
+  CHECK(find_op("sum")->device.kind == DeviceRule::Kind::Lowered);
+  CHECK(find_op("max")->device.kind == DeviceRule::Kind::Refused);
+  CHECK(find_op("softmax")->device.kind == DeviceRule::Kind::Refused);
+  CHECK(find_op("print")->device.kind == DeviceRule::Kind::Host);
   CHECK(!find_op("argmax")->differentiable);
   CHECK(!find_op("eq")->differentiable);
   CHECK(find_op("update")->params[0].mutates);

@@ -86,9 +86,9 @@ bool ControllerContext::dispatch_later(eval::Interpreter& in,
   // `out.write(f(...))`: the receiver is a name (reading it twice is
   // harmless), the one argument a worker fn's call.
   if (r.kind != check::Resolution::Kind::Builtin || !r.op ||
-      r.op->name != "write" || !e.callee || e.callee->kind != EK::Field ||
-      e.callee->lhs->kind != EK::Name || e.args.size() != 1 ||
-      !e.args[0].keyword.empty())
+      r.op->device.host != ops::HostEffect::WritesSink || !e.callee ||
+      e.callee->kind != EK::Field || e.callee->lhs->kind != EK::Name ||
+      e.args.size() != 1 || !e.args[0].keyword.empty())
     return false;
   const ast::Expr& arg = *e.args[0].value;
   const check::ExprInfo* arg_info =

@@ -63,9 +63,9 @@ struct DeviceContext {
 /// seeds 1/world (see the Note).
 ops::Tensor all_reduce_sum(const ops::Tensor& x, DeviceContext& d);
 
-/// The global result of a builtin that lowers to an all-reduce (sum, mean,
-/// cross_entropy, mse, batch_norm, reduce(with=sum)), from this rank's
-/// share.
+/// The global result of a builtin whose table entry has a lowering (sum,
+/// mean, cross_entropy, mse, batch_norm, reduce(with=sum)), from this
+/// rank's share: the entry's share, its collective and its finish.
 Value lower(BuiltinCall& c, DeviceContext& d);
 
 /// While this rank waits for the others in a collective (tells

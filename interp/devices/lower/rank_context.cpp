@@ -108,22 +108,23 @@ std::optional<Value> RankContext::host_effect(eval::BuiltinCall& c) {
   if (!d_.active()) return std::nullopt;
   // Host effects happen once, on rank 0 (its output stream is the only
   // real one): files, checkpoints, bars.
-  const std::string n = c.op.name;
-  if (n == "save") {
+  using H = ops::HostEffect;
+  const H effect = c.op.device.host;
+  if (effect == H::SavesCheckpoint) {
     // Ranks as threads (ss conformance), main on each: rank 0 writes the
     // checkpoint and every rank waits for it, so a load after it finds
     // the whole file on every rank. (In `ss run` save is a host call:
     // the controller alone runs it.)
     Value v = Value::unit();
-    if (d_.host()) v = eval::find_runtime("save")(c);
+    if (d_.host()) v = eval::find_runtime(c.op.name)(c);
     eval::Waiting w(d_);
     d_.comm->barrier(dist::Options{});
     return v;
   }
   if (d_.host()) return std::nullopt;
-  if (n == "csv" || n == "jsonl")
+  if (effect == H::MakesFileSink)
     return c.in.call_builtin_values("stdout", {}, c.span);
-  if (n == "progress") return c.arg(0);
+  if (effect == H::ShowsProgress) return c.arg(0);
   return std::nullopt;
 }
 

@@ -21,34 +21,12 @@ int param_index(const ops::OpDef& op, const char* name) {
   return -1;
 }
 
-bool is_reduction(const std::string& n) {
-  static const std::set<std::string> kNames = {"sum",
-                                               "mean",
-                                               "max",
-                                               "min",
-                                               "prod",
-                                               "std",
-                                               "var",
-                                               "logsumexp",
-                                               "norm",
-                                               "argmax",
-                                               "argmin",
-                                               "any",
-                                               "all",
-                                               "reduce"};
-  return kNames.count(n) > 0;
-}
-
-bool is_along_op(const std::string& n) {
-  // Reductions say "over"; ops along an axis say "along".
-  return !is_reduction(n);
-}
-
-// Shape ops that index or move data along their over= axis: across the
-// batch axis they have no lowering (library.md: indexing or slicing it).
-bool is_indexing_op(const std::string& n) {
-  return n == "take" || n == "put" || n == "roll" || n == "pad" ||
-         n == "concat";
+// The first Axis param (size's axis), or -1 (len reads its operand's
+// leading axis).
+int axis_param(const ops::OpDef& op) {
+  for (size_t i = 0; i < op.params.size(); ++i)
+    if (op.params[i].kind == ops::ParamKind::Axis) return static_cast<int>(i);
+  return -1;
 }
 
 const char* kLowered =
@@ -213,12 +191,13 @@ void check_batch_bodies(
         }
         return;
       }
-      // The size of the batch axis used as a number.
-      if (n == "size" || n == "len") {
+      const ops::DeviceRule& rule = op.device;
+      // The size of the batch axis used as a number: size(x, b), len(x).
+      if (rule.across == ops::Across::SizeOf) {
         const Axis* ax = nullptr;
         if (given.empty() || !S(given[0])) return;
-        if (n == "size") {
-          auto it = in.axis_args.find(1);
+        if (int axis = axis_param(op); axis >= 0) {
+          auto it = in.axis_args.find(axis);
           if (it != in.axis_args.end() && axis_is(it->second, bv))
             ax = &it->second;
         } else {
@@ -239,10 +218,8 @@ void check_batch_bodies(
         return;
       }
       // Host calls given split data.
-      bool host_call = op.batch == ops::BatchRule::Host || n == "print" ||
-                       n == "write" || n == "float" || n == "int" || n == "str";
-      if (host_call && n != "mean_logs" && n != "typeof" && n != "progress" &&
-          n != "batches") {
+      if (rule.kind == ops::DeviceRule::Kind::Host) {
+        if (rule.takes_split) return;
         for (const ast::Expr* g : given) {
           const Type& at = type_of(g);
           const Axis* ax = S(g) ? find_batch(at, bv) : nullptr;
@@ -260,23 +237,22 @@ void check_batch_bodies(
         }
         return;
       }
-      if (n == "causal") {
+      if (rule.across == ops::Across::AxisArgs) {
         for (const auto& [k, ax] : in.axis_args)
           if (axis_is(ax, bv)) {
             ck.error(Code::E1801,
                      e.span,
-                     "causal with the batch axis `" + axis_name(ax) +
+                     n + " with the batch axis `" + axis_name(ax) +
                          "` has no distributed lowering",
                      split_text(ax))
-                .help(
-                    "causal masks positions within each example: give it "
-                    "the sequence axes");
+                .help(rule.refused_help ? rule.refused_help : kLowered);
             break;
           }
         return;
       }
-      // Across the batch axis: an over= naming it, or a reduction of
-      // every axis.
+      // Across the batch axis: an over= naming it, a reduction of every
+      // axis, or an operand with it.
+      const bool reduction = rule.across == ops::Across::Reduction;
       const ast::Expr* x = param_arg(e, in, 0);
       const Type xt = S(x) ? type_of(x) : Type::error();
       const Axis* across = nullptr;
@@ -297,14 +273,15 @@ void check_batch_bodies(
                 across = axis_find((*shape)[pos], bv);
                 break;
               }
-        } else if (!param_arg(e, in, over) && is_reduction(n) &&
-                   !((n == "max" || n == "min") &&
-                     param_arg(e, in, param_index(op, "y")))) {
+        } else if (!param_arg(e, in, over) && reduction &&
+                   !(rule.elementwise_with &&
+                     param_arg(
+                         e, in, param_index(op, rule.elementwise_with)))) {
           across = find_batch(xt, bv);
           all_axes = across != nullptr;
         }
       }
-      if (n == "cross_entropy" || n == "mse" || n == "batch_norm") {
+      if (rule.across == ops::Across::Operands) {
         for (const ast::Expr* g : given)
           if (const Axis* ax = S(g) ? find_batch(type_of(g), bv) : nullptr) {
             across = ax;
@@ -312,40 +289,36 @@ void check_batch_bodies(
           }
       }
       if (!across) return;
-      bool lowered = op.batch == ops::BatchRule::AllReduce;
+      const ops::Lowering* low =
+          rule.kind == ops::DeviceRule::Kind::Lowered ? rule.lowering : nullptr;
       std::string what = n;
-      if (n == "reduce") {
-        const ast::Expr* w = param_arg(e, in, param_index(op, "with"));
-        if (w && !(w->kind == EK::Name && w->name == "sum")) {
-          lowered = false;
-          what = "reduce(with=" + ck.text(w->span) + ")";
+      if (low && low->only_with) {
+        // reduce(with=sum) lowers; reduce(with=max) is refused.
+        const ast::Expr* w = param_arg(e, in, low->only_param);
+        if (w && !(w->kind == EK::Name && w->name == low->only_with)) {
+          what = n + "(" + op.params[low->only_param].name + "=" +
+                 ck.text(w->span) + ")";
+          low = nullptr;
         }
       }
-      if (lowered) {
+      if (low) {
         in.allreduce = true;
-        if (n == "mean")
-          in.allreduce_payload = "its result's values and a count";
-        else if (n == "cross_entropy" || n == "mse")
-          in.allreduce_payload = "2 values: a sum and a count";
-        else if (n == "batch_norm")
-          in.allreduce_payload = "2·C + 1 values in f64";
-        else
-          in.allreduce_payload = "its result's values";
+        in.allreduce_payload = low->sends;
         return;
       }
+      const bool indexing = rule.across == ops::Across::Indexing;
       std::string how =
           all_axes ? " over every axis, the batch axis `" + axis_name(*across) +
                          "` included,"
-          : is_along_op(n) && !is_indexing_op(n)
+          : !reduction && !indexing
               ? " along the batch axis `" + axis_name(*across) + "`"
               : " over the batch axis `" + axis_name(*across) + "`";
       auto& d = ck.error(Code::E1801,
                          e.span,
                          what + how + " has no distributed lowering",
                          split_text(*across));
-      if (is_indexing_op(n))
-        d.help("each worker holds only its part of the batch: " + n +
-               " along another axis, or per example");
+      if (rule.refused_help)
+        d.help(rule.refused_help);
       else
         d.help(std::string(kLowered) + "; " + what + " is not");
     };

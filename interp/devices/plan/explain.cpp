@@ -174,11 +174,14 @@ class Analysis {
     return c + " × " + types::dtype_name(dt) + " = " + bytes_text(bytes);
   }
 
-  Collective collective(const std::string& source,
-                        const std::string& what,
-                        const Size& count,
-                        types::DType dt) const {
+  Collective collective(
+      const std::string& source,
+      const std::string& what,
+      const Size& count,
+      types::DType dt,
+      ops::Collective kind = ops::Collective::AllReduceSum) const {
     Collective c;
+    c.op = ops::collective_name(kind);
     c.source = source;
     c.what = what;
     c.count = count;
@@ -233,11 +236,12 @@ class Analysis {
     const ops::OpDef& op = *r.op;
     const std::string n = op.name;
     std::vector<const ast::Expr*> given = given_args(e);
-    if (info->allreduce) {
-      lowering(n, e, *info, out);
+    const ops::DeviceRule& rule = op.device;
+    if (info->allreduce && rule.lowering) {
+      lowering(n, *rule.lowering, e, *info, out);
       return;
     }
-    if ((n == "value_and_grad" || n == "grad") && !given.empty()) {
+    if (rule.fn_arg == ops::FnArg::Differentiates && !given.empty()) {
       gradients(e, *info, out);
       const Type& ft = P.type_of(given[0]);
       if (ft.kind == TK::Fn)
@@ -245,7 +249,7 @@ class Analysis {
           add_call(*f, e, true, false, out);
       return;
     }
-    if (n == "mean_logs" && !given.empty()) {
+    if (rule.fn_arg == ops::FnArg::PerBatch && !given.empty()) {
       const Type& ft = P.type_of(given[0]);
       if (ft.kind == TK::Fn)
         if (const FnInfo* f = P.fn(ft.fn_name))
@@ -254,47 +258,43 @@ class Analysis {
     (void)fn;
   }
 
+  // A lowered call's collective, counted from its entry's PayloadSize
+  // (Note [An op's rule on several devices]).
   void lowering(const std::string& n,
+                const ops::Lowering& low,
                 const ast::Expr& e,
                 const ExprInfo& info,
                 std::vector<Item>& out) {
-    const Type& rt = info.type;
-    types::DType dt = rt.kind == TK::Tensor ? rt.dtype : types::DType::F32;
-    Collective c;
-    if (n == "mean") {
-      if (!types::is_float(dt)) dt = types::DType::F32;
-      Size values = numel(rt);
-      std::string what = values.known() && values.value() == 1
-                             ? "`mean`'s sum and count"
-                             : "`mean`'s sums and count";
-      c = collective(n, what, values + Size::constant(1), dt);
-    } else if (n == "cross_entropy" || n == "mse") {
-      c = collective(n, "`" + n + "`'s sum and count", Size::constant(2), dt);
-    } else if (n == "batch_norm") {
-      // In Eval mode it normalises with its running statistics, per
-      // example: nothing is sent. A mode that isn't written `Eval` is
-      // counted (Train sends).
-      if (const ast::Expr* md = param_arg(e, info, 2))
+    // In Eval mode (batch_norm's running statistics) it runs per example:
+    // nothing is sent. A mode that isn't written `Eval` is counted (Train
+    // sends).
+    if (low.eval_mode_param >= 0)
+      if (const ast::Expr* md = param_arg(e, info, low.eval_mode_param))
         if (md->kind == EK::Name && md->name == "Eval") return;
-      Size channels = Size::constant(1);
-      if (const ast::Expr* x = param_arg(e, info, 0)) {
+    const Type& rt = info.type;
+    const ops::PayloadSize& ps = low.size;
+    types::DType dt = rt.kind == TK::Tensor ? rt.dtype : types::DType::F32;
+    if (ps.dtype == ops::PayloadSize::DType::ComputeFloat &&
+        dt != types::DType::F64)
+      dt = types::DType::F32;
+    if (ps.dtype == ops::PayloadSize::DType::F64) dt = types::DType::F64;
+    Size factor = Size::constant(1);
+    if (ps.of == ops::PayloadSize::Of::ResultNumel) {
+      factor = numel(rt);
+    } else if (ps.of == ops::PayloadSize::Of::ArgAxis) {
+      if (const ast::Expr* x = param_arg(e, info, ps.arg)) {
         const Type& xt = P.type_of(x);
-        if (xt.kind == TK::Tensor && xt.shape.size() > 1)
-          channels = axis_size(xt.shape[1]);
+        if (xt.kind == TK::Tensor &&
+            xt.shape.size() > static_cast<size_t>(ps.axis))
+          factor = axis_size(xt.shape[ps.axis]);
       }
-      c = collective(n,
-                     "`batch_norm`'s sums of x and x² per channel and "
-                     "count",
-                     channels * 2 + Size::constant(1),
-                     types::DType::F64);
-      dt = types::DType::F64;
-    } else {  // sum, reduce(with=sum)
-      Size values = numel(rt);
-      std::string what = values.known() && values.value() == 1
-                             ? "`" + n + "`'s partial sum"
-                             : "`" + n + "`'s partial sums";
-      c = collective(n, what, values, dt);
     }
+    Size count = factor * ps.times + Size::constant(ps.plus);
+    const bool one = factor.known() && factor.value() == 1;
+    const char* words =
+        !one && low.explain_many ? low.explain_many : low.explain_one;
+    Collective c =
+        collective(n, "`" + n + "`" + words, count, dt, low.collective);
     Item it;
     it.at = e.span;
     it.coll = std::move(c);
@@ -387,11 +387,10 @@ std::optional<int64_t> example_batch(const Program& P) {
       if (e.kind != EK::Call) return;
       const ExprInfo* in = P.info(&e);
       if (!in || in->resolution.kind != Resolution::Kind::Builtin ||
-          !in->resolution.op ||
-          std::string(in->resolution.op->name) != "batches")
+          !in->resolution.op || in->resolution.op->device.batch_size_param < 0)
         return;
       const ast::Expr* a =
-          param_arg(e, *in, param_index(*in->resolution.op, "n"));
+          param_arg(e, *in, in->resolution.op->device.batch_size_param);
       if (!a) return;
       std::optional<int64_t> n;
       if (a->kind == EK::Int)

@@ -78,6 +78,37 @@ bool device_kind(const Type& t) {
   }
 }
 
+// Why a host call places its fn in the controller (the entry's HostEffect).
+std::string host_words(ops::HostEffect h, const std::string& op) {
+  using H = ops::HostEffect;
+  switch (h) {
+    case H::None:
+      return "";
+    case H::Prints:
+      return "it prints";
+    case H::SavesCheckpoint:
+      return "it saves a checkpoint";
+    case H::LoadsCheckpoint:
+      return "it loads a checkpoint";
+    case H::WritesSink:
+      return "it writes to a sink";
+    case H::MakesSink:
+    case H::MakesFileSink:
+      return "it makes a sink";
+    case H::MakesDataset:
+      return "it makes a dataset";
+    case H::LoopsOverDataset:
+      return "it loops over a dataset";
+    case H::ShowsProgress:
+      return "it shows progress";
+    case H::SetsTimeout:
+      return "it sets the collective timeout";
+    case H::ReadsHostNumber:
+      return "it reads a value as a host number (`" + op + "`)";
+  }
+  return "";
+}
+
 }  // namespace
 
 void Checker::check_devices() {
@@ -155,11 +186,10 @@ void Checker::check_devices() {
       if (r.kind != Resolution::Kind::Builtin || !r.op) return;
       const ops::OpDef& op = *r.op;
       const std::string n = op.name;
-      if (n == "value_and_grad" || n == "grad" || n == "update")
-        f.device_work.push_back({"`" + n + "`", e.span});
+      const ops::DeviceRule& rule = op.device;
+      if (rule.device_work) f.device_work.push_back({"`" + n + "`", e.span});
       // A fn value given to a builtin is called from here.
-      if ((n == "value_and_grad" || n == "grad" || n == "mean_logs") &&
-          !given.empty()) {
+      if (rule.fn_arg != ops::FnArg::None && !given.empty()) {
         const Type& ft = type_of(given[0]);
         auto it = ft.kind == TK::Fn ? P.fns_.find(ft.fn_name) : P.fns_.end();
         if (it != P.fns_.end()) {
@@ -168,7 +198,7 @@ void Checker::check_devices() {
           cs.callee = &it->second;
           cs.call = &e;
           cs.order = order_of(e.span);
-          if (n == "mean_logs") {
+          if (rule.fn_arg == ops::FnArg::PerBatch) {
             // f(m, batch) for each batch of the third argument.
             if (const ast::Expr* m = param_arg(e, *info, 1))
               cs.args.push_back({0, m});
@@ -190,28 +220,10 @@ void Checker::check_devices() {
         }
       }
       // Host calls.
-      std::string why;
-      if (n == "print")
-        why = "it prints";
-      else if (n == "save")
-        why = "it saves a checkpoint";
-      else if (n == "load" || n == "load_into")
-        why = "it loads a checkpoint";
-      else if (n == "write")
-        why = "it writes to a sink";
-      else if (n == "stdout" || n == "csv" || n == "jsonl" || n == "tee")
-        why = "it makes a sink";
-      else if (n == "dataset" || n == "mnist" || n == "synthetic_digits")
-        why = "it makes a dataset";
-      else if (n == "mean_logs")
-        why = "it loops over a dataset";
-      else if (n == "progress")
-        why = "it shows progress";
-      else if (n == "collective_timeout")
-        why = "it sets the collective timeout";
-      else if ((n == "float" || n == "int" || n == "str") && !given.empty() &&
-               type_of(given[0]).kind == TK::Tensor)
-        why = "it reads a value as a host number (`" + n + "`)";
+      std::string why = host_words(rule.host, n);
+      if (rule.host == ops::HostEffect::ReadsHostNumber &&
+          (given.empty() || type_of(given[0]).kind != TK::Tensor))
+        why.clear();
       if (why.empty())
         for (const ast::Expr* g : given) {
           TK k = type_of(g).kind;

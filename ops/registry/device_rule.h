@@ -1,0 +1,189 @@
+#pragma once
+// Note [An op's rule on several devices]
+// Every builtin's OpDef holds its whole rule on several devices
+// (library.md's table; devices.md items 3-5), and every reader reads it
+// there: the checker's placement (host effects, device work, the fns a
+// builtin calls) and batch-axis checks (E1801, E1802, E1901), `ss explain`'s
+// byte counts, and the rank's lowering (interp/devices/lower), which runs
+// the entry's collective generically. No name of an op is matched outside
+// ops/ to find its rule (scripts/check_layers.py checks it).
+//
+// A rule is one of: per example (each worker runs the op on its share
+// unchanged), a lowering (across the batch axis: each rank computes a
+// partial from its share, a collective combines the partials, and each
+// rank finishes the whole batch's value from the combined payload), refused
+// (across the batch axis with no lowering: E1801 with the entry's help), or
+// a host call (it runs in the controller, and says what it does there).
+//
+// Room for the next issues: `split H` adds to DeviceRule how the op treats
+// an axis split across the devices by heads (per head, a partial product
+// that an all-reduce finishes, a gather), and manual SPMD each op's varying
+// rule beside `sets_varying` (the union of its operands' mesh axes unless
+// the rule says otherwise); both are fields of this struct, read by the
+// same readers.
+//
+// ops/ never includes interp/: everything here is ops-level (tensors,
+// ForwardCtx, enums, words); the devices layer owns the communicator.
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "ops/core/tensor.h"
+#include "ops/registry/forward_ctx.h"
+
+namespace ss::ops {
+
+/// The collective a lowering hands its payload to.
+enum class Collective : uint8_t {
+  AllReduceSum,  // every rank's payload summed, elementwise
+};
+
+/// Spelled as `ss explain` prints it ("all-reduce").
+inline const char* collective_name(Collective c) {
+  switch (c) {
+    case Collective::AllReduceSum:
+      return "all-reduce";
+  }
+  return "all-reduce";
+}
+
+/// The payload a lowering sends, as a function of the call's checked types,
+/// so that `ss explain` counts it without running anything:
+/// count = times × (the factor) + plus values of the dtype.
+struct PayloadSize {
+  enum class Of : uint8_t {
+    One,          // no factor: count = times + plus
+    ResultNumel,  // the result's element count (mean: one sum per value)
+    ArgAxis,      // the size of axis [axis] of param [arg] (batch_norm's C)
+  };
+  enum class DType : uint8_t {
+    Result,  // the result's dtype
+    // The dtype the share sums in: the result's when it is f32 or f64,
+    // else f32 (a mean of ints; a bf16 or f16 mean, summed in f32: Note
+    // [Half-precision means] in ops/defs/batch_lowering.cpp).
+    ComputeFloat,
+    F64,
+  };
+  Of of = Of::ResultNumel;
+  int arg = 0;
+  int axis = 0;
+  int64_t times = 1;
+  int64_t plus = 0;
+  DType dtype = DType::Result;
+};
+
+/// A rank's part of a lowering: the payload it sends and how it finishes
+/// the whole batch's value from the combined payload (written with
+/// ops/api.h, so gradients follow through the collective's VJP).
+struct Share {
+  Tensor send;
+  std::function<std::vector<Tensor>(const Tensor& combined)> finish;
+};
+using ShareFn = Share (*)(ForwardCtx& ctx);
+
+struct Lowering {
+  Collective collective = Collective::AllReduceSum;
+  ShareFn share = nullptr;
+  PayloadSize size;
+  /// What each rank sends, in the checker's words (ExprInfo's
+  /// allreduce_payload): "2 values: a sum and a count".
+  const char* sends = "";
+  /// The same in `ss explain`'s, after the op's name: "'s sum and count";
+  /// [explain_many] when the count is not known to be 1 (null: the same).
+  const char* explain_one = "";
+  const char* explain_many = nullptr;
+  /// Lowered only when param [only_param] is absent (its default is
+  /// [only_with]) or given the builtin [only_with] (reduce(with=sum)); with
+  /// another it is refused, as `reduce(with=max)`.
+  int only_param = -1;
+  const char* only_with = nullptr;
+  /// In Eval mode (param [eval_mode_param] not a Train mode) the op runs
+  /// per example and sends nothing (batch_norm's running statistics).
+  int eval_mode_param = -1;
+};
+
+/// How the checker finds a call that works across the batch axis.
+enum class Across : uint8_t {
+  Over,       // its over= names the batch axis (ops along an axis)
+  Reduction,  // over= names it, or over= is absent (every axis)
+  Indexing,   // over= names it, and the op indexes or moves data there
+  Operands,   // an operand has the batch axis (cross_entropy's mean)
+  AxisArgs,   // an Axis argument is the batch axis (causal)
+  SizeOf,     // its result is an axis's size (size, len): E1802
+};
+
+/// What a host call does in the controller (placement's reason).
+enum class HostEffect : uint8_t {
+  None,              // computes on the host (range, typeof, Train, init)
+  Prints,            // print
+  SavesCheckpoint,   // save
+  LoadsCheckpoint,   // load, load_into
+  WritesSink,        // write
+  MakesSink,         // stdout, tee
+  MakesFileSink,     // csv, jsonl: every other rank writes to stdout
+  MakesDataset,      // dataset, mnist, synthetic_digits
+  LoopsOverDataset,  // mean_logs
+  ShowsProgress,     // progress
+  SetsTimeout,       // collective_timeout
+  ReadsHostNumber,   // float, int, str of a tensor
+};
+
+/// A fn value a builtin calls (its param 0), and with what.
+enum class FnArg : uint8_t {
+  None,
+  Differentiates,  // value_and_grad, grad: f(m, args...) on the tape
+  PerBatch,        // mean_logs: f(m, batch) for each batch
+};
+
+struct DeviceRule {
+  enum class Kind : uint8_t { PerExample, Lowered, Refused, Host };
+  Kind kind = Kind::PerExample;
+  Across across = Across::Over;
+  /// With this param given the op is elementwise, not a reduction:
+  /// max(x, y).
+  const char* elementwise_with = nullptr;
+  /// E1801's help for a refused call (null: the lowered ops' list).
+  const char* refused_help = nullptr;
+  const Lowering* lowering = nullptr;  // Kind::Lowered
+  HostEffect host = HostEffect::None;  // Kind::Host
+  /// A host call that may be given split data (no E1901): it reads only
+  /// the type (typeof) or passes the data on (progress, batches, mean_logs).
+  bool takes_split = false;
+  /// Device work (E1803 in a controller fn): value_and_grad, grad, update.
+  bool device_work = false;
+  FnArg fn_arg = FnArg::None;
+  /// The param that gives the batch size the op makes (batches' n):
+  /// explain's example split.
+  int batch_size_param = -1;
+  /// In an spmd fn the shape rule sets the result's varying axes itself
+  /// (psum and its kin); otherwise they are the operands' union.
+  bool sets_varying = false;
+};
+
+inline DeviceRule per_example() {
+  return {};
+}
+inline DeviceRule refused(Across across = Across::Over,
+                          const char* help = nullptr) {
+  DeviceRule r;
+  r.kind = DeviceRule::Kind::Refused;
+  r.across = across;
+  r.refused_help = help;
+  return r;
+}
+inline DeviceRule lowered(const Lowering& l, Across across) {
+  DeviceRule r;
+  r.kind = DeviceRule::Kind::Lowered;
+  r.across = across;
+  r.lowering = &l;
+  return r;
+}
+inline DeviceRule host(HostEffect effect = HostEffect::None) {
+  DeviceRule r;
+  r.kind = DeviceRule::Kind::Host;
+  r.host = effect;
+  return r;
+}
+
+}  // namespace ss::ops
