@@ -394,6 +394,7 @@ Type Checker::apply_rule(const ops::OpDef& op,
                          std::vector<RuleArg> extras,
                          const ast::Expr* call) {
   if (!op.rule) return Type::error();
+  if (c) check_collective_place(op, args, at, *c);
   std::vector<std::string> varying;
   {
     std::set<std::string> v;

@@ -57,6 +57,14 @@ struct FnCtx {
   ValueScope values;
   bool in_spmd = false;
   int loop_depth = 0;
+  /// In an spmd fn, the enclosing `if`/`while`/`for` whose condition
+  /// varies over the mesh (E2006), outermost first.
+  struct VaryingCond {
+    diag::Span span;
+    std::string word;  // "if", "while", "for"
+    std::vector<std::string> axes;
+  };
+  std::vector<VaryingCond> varying_conds;
   bool saw_return = false;
   /// Size variables only the result names, and what returns bound them to.
   std::set<uint32_t> result_only;
@@ -140,7 +148,12 @@ class Checker {
   void check_block(const ast::Block& b, FnCtx& c);
   void check_stmt(const ast::Stmt& s, FnCtx& c);
   void check_return(const ast::Stmt& s, FnCtx& c);
-  void check_condition(const ast::Expr& e, FnCtx& c);
+  Type check_condition(const ast::Expr& e, FnCtx& c);
+  /// E2006 for a collective call [op] at [at] under a varying condition.
+  void check_collective_place(const ops::OpDef& op,
+                              const std::vector<RuleArg>& args,
+                              diag::Span at,
+                              FnCtx& c);
   Type element_type(const Type& iterable, diag::Span at);
   void bind_targets(const std::vector<ast::NameTarget>& targets,
                     const Type& t,

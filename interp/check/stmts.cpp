@@ -37,6 +37,34 @@ void Checker::check_result_varying(const FnInfo& fn,
   }
 }
 
+// E2006 (spmd.md): a collective is a meeting of every instance along its
+// axes; under a condition that varies over the mesh some instances would
+// skip it and the others wait forever.
+void Checker::check_collective_place(const ops::OpDef& op,
+                                     const std::vector<RuleArg>& args,
+                                     diag::Span at,
+                                     FnCtx& c) {
+  if (!op.device.collective || c.varying_conds.empty()) return;
+  const FnCtx::VaryingCond& v = c.varying_conds.front();
+  std::string axes;
+  for (const std::string& a : v.axes) axes += (axes.empty() ? "" : " ") + a;
+  std::string over;
+  if (args.size() > 1 && args[1].present) over = " over " + text(args[1].span);
+  error(Code::E2006,
+        v.span,
+        "this `" + v.word + "`'s condition varies over mesh axis" +
+            (v.axes.size() > 1 ? "es " : " ") + axes +
+            ", and its body contains a collective",
+        "varies over " + axes)
+      .note("`" + std::string(op.name) + "`" + over + " is here", at)
+      .help(
+          "run the collective on every instance, before the branch, and "
+          "choose with where(...)");
+  // One report per condition.
+  c.varying_conds.front().axes.clear();
+  c.varying_conds.erase(c.varying_conds.begin());
+}
+
 void Checker::check_fn(FnInfo& fn) {
   FnCtx c;
   c.fn = &fn;
@@ -115,9 +143,9 @@ void Checker::check_block(const ast::Block& b, FnCtx& c) {
   c.values.pop();
 }
 
-void Checker::check_condition(const ast::Expr& e, FnCtx& c) {
+Type Checker::check_condition(const ast::Expr& e, FnCtx& c) {
   Type t = check_expr(e, c);
-  if (t.is_error() || t.kind == TK::Bool) return;
+  if (t.is_error() || t.kind == TK::Bool) return t;
   if (t.kind == TK::Tensor) {
     if (!t.shape.empty())
       error(Code::E0303,
@@ -132,13 +160,14 @@ void Checker::check_condition(const ast::Expr& e, FnCtx& c) {
                 types::dtype_name(t.dtype),
             "this is " + t.str())
           .help("compare it: `x > 0`");
-    return;
+    return t;
   }
-  if (t.kind == TK::Int || t.kind == TK::Float) return;  // truthiness
+  if (t.kind == TK::Int || t.kind == TK::Float) return t;  // truthiness
   error(Code::E0303,
         e.span,
         "a condition must be a bool, found " + t.str(),
         "not a bool");
+  return t;
 }
 
 Type Checker::element_type(const Type& it, diag::Span at) {
@@ -404,29 +433,49 @@ void Checker::check_stmt(const ast::Stmt& s, FnCtx& c) {
             "not a name or a model field");
       return;
     }
-    case K::If:
+    case K::If: {
+      // Once a branch's condition varies, that branch and every later one
+      // run on some instances only.
+      const size_t outer = c.varying_conds.size();
       for (const ast::IfBranch& br : s.branches) {
-        if (br.cond) check_condition(*br.cond, c);
+        if (br.cond) {
+          Type ct = check_condition(*br.cond, c);
+          if (c.in_spmd && !ct.varying.empty())
+            c.varying_conds.push_back({br.cond->span, "if", ct.varying});
+        }
         check_block(br.body, c);
       }
+      c.varying_conds.resize(outer);
       return;
+    }
     case K::For: {
       Type it = s.iter ? check_expr(*s.iter, c) : Type::error();
       Type el = element_type(it, s.iter ? s.iter->span : s.span);
+      const size_t outer = c.varying_conds.size();
+      if (c.in_spmd && !it.varying.empty())
+        c.varying_conds.push_back({s.iter->span, "for", it.varying});
       c.values.push();
       bind_targets(s.targets, el, s.span, c, false);
       ++c.loop_depth;
       check_block(s.body, c);
       --c.loop_depth;
       c.values.pop();
+      c.varying_conds.resize(outer);
       return;
     }
-    case K::While:
-      if (s.cond) check_condition(*s.cond, c);
+    case K::While: {
+      const size_t outer = c.varying_conds.size();
+      if (s.cond) {
+        Type ct = check_condition(*s.cond, c);
+        if (c.in_spmd && !ct.varying.empty())
+          c.varying_conds.push_back({s.cond->span, "while", ct.varying});
+      }
       ++c.loop_depth;
       check_block(s.body, c);
       --c.loop_depth;
+      c.varying_conds.resize(outer);
       return;
+    }
     case K::Break:
     case K::Continue:
       if (c.loop_depth == 0)

@@ -360,6 +360,13 @@ OpDef def(const char* name,
 // varies over the axes it reduces).
 OpDef reducing(OpDef d) {
   d.device.sets_varying = true;
+  d.device.collective = true;
+  return d;
+}
+
+// Every instance along its axes takes part (E2006).
+OpDef collective(OpDef d) {
+  d.device.collective = true;
   return d;
 }
 
@@ -385,26 +392,31 @@ std::vector<OpDef> ops_collectives() {
           {v, axes},
           reduce_rule,
           "marks v as varying over mesh axes (no data moves)"),
-      def("all_gather",
-          {v, axis, over, tiled},
-          all_gather_rule,
-          "joins the blocks of over= along a mesh axis: A/x -> A"),
-      def("psum_scatter",
-          {v, axis, over, tiled},
-          psum_scatter_rule,
-          "sums over a mesh axis and keeps one block: A -> A/x"),
-      def("ppermute",
-          {v, axis, {"perm", V, false}, {"shift", V, false}},
-          ppermute_rule,
-          "sends blocks along a mesh axis by a permutation"),
-      def("all_to_all",
-          {v,
-           axis,
-           {"split", ParamKind::Axes},
-           {"concat", ParamKind::Axes},
-           tiled},
-          all_to_all_rule,
-          "block transpose: split= is cut and sent, concat= joined"),
+      collective(def("all_gather",
+                     {v, axis, over, tiled},
+                     all_gather_rule,
+                     "joins the blocks of over= along a mesh axis: A/x -> A")),
+
+      collective(def("psum_scatter",
+                     {v, axis, over, tiled},
+                     psum_scatter_rule,
+                     "sums over a mesh axis and keeps one block: A -> A/x")),
+
+      collective(def("ppermute",
+                     {v, axis, {"perm", V, false}, {"shift", V, false}},
+                     ppermute_rule,
+                     "sends blocks along a mesh axis by a permutation")),
+
+      collective(
+          def("all_to_all",
+              {v,
+               axis,
+               {"split", ParamKind::Axes},
+               {"concat", ParamKind::Axes},
+               tiled},
+              all_to_all_rule,
+              "block transpose: split= is cut and sent, concat= joined")),
+
       def("axis_index",
           {axis},
           axis_index_rule,

@@ -159,6 +159,10 @@ struct DeviceRule {
   /// In an spmd fn the shape rule sets the result's varying axes itself
   /// (psum and its kin); otherwise they are the operands' union.
   bool sets_varying = false;
+  /// A collective over mesh axes, which every instance must reach
+  /// (psum, all_gather, ppermute, ...): E2006 under a condition that
+  /// varies over the mesh.
+  bool collective = false;
 };
 
 inline DeviceRule per_example() {
