@@ -1,4 +1,6 @@
-// Hostile data files and the loaders' memory (issue 16 item 7): a file that
+// Hostile data files and the loaders' memory (issue 16 item 7), one kind
+// of file or more for each loader (npy, npz, IDX plain and .gz, CSV,
+// safetensors): a file that
 // declares little but inflates (or splits) to a lot is refused with an
 // IOError naming it, and the peak RSS of the `ss run` process that loads it
 // stays under a stated bound.
@@ -408,5 +410,71 @@ TEST_CASE("hostile CSV: a header of 3M columns, one row", "[data][hostile]") {
   CHECK(p.rc == 0);
   CHECK(p.out == "1\n");  // one item, loaded
   check_bounded(p, base, d + "/wide.csv", /*read_whole=*/false);
+  fs::remove_all(d);
+}
+
+TEST_CASE("hostile npy: a header that declares 1.6 GB over 1 KiB of data",
+          "[data][hostile]") {
+  // A folder of .npy: x.npy declares 100M items of [4] f32 and holds 1 KiB.
+  // The size check comes before any allocation of the declared shape.
+  std::string ok = tmp("hostile_npy_ok"), bad = tmp("hostile_npy_bad");
+  for (const std::string& d : {ok, bad})
+    write_file(d + "/y.npy", npy("<i8", {1}, std::string(8, '\0')));
+  write_file(ok + "/x.npy", npy("<f4", {1, 4}, std::string(16, '\0')));
+  write_file(bad + "/x.npy",
+             npy("<f4", {100000000, 4}, std::string(1024, '\0')));
+  Peak base = baseline(ok, small_program(ok + "/"), "1\n");
+  Peak p = run_peak(bad, small_program(bad + "/"));
+  INFO(p.err);
+  CHECK(p.rc != 0);
+  CHECK(p.err.find("IOError") != std::string::npos);
+  CHECK(p.err.find("x.npy") != std::string::npos);
+  check_bounded(p, base, bad + "/x.npy");
+  fs::remove_all(ok);
+  fs::remove_all(bad);
+}
+
+TEST_CASE("hostile safetensors: a 64 MiB header, and a tensor past the file",
+          "[data][hostile]") {
+  // The header reader's cap (16 MiB, Note [Hostile headers]) refuses the
+  // first before reading it; the second declares 1.6 GB in a 200-byte file.
+  std::string d = tmp("hostile_st");
+  auto header_file = [&](const std::string& name,
+                         const std::string& json,
+                         const std::string& data) {
+    std::string out(8, '\0');
+    uint64_t n = json.size();
+    for (int i = 0; i < 8; ++i) out[i] = static_cast<char>(n >> (8 * i));
+    write_file(d + "/" + name, out + json + data);
+  };
+  header_file("ok.safetensors",
+              R"({"x":{"dtype":"F32","shape":[1,4],"data_offsets":[0,16]},)"
+              R"("y":{"dtype":"I64","shape":[1],"data_offsets":[16,24]}})",
+              std::string(24, '\0'));
+  Peak base = baseline(d, small_program("ok.safetensors"), "1\n");
+  {
+    std::ofstream o(d + "/big.safetensors", std::ios::binary | std::ios::trunc);
+    uint64_t n = 64 * kMiB;
+    for (int i = 0; i < 8; ++i) o.put(static_cast<char>(n >> (8 * i)));
+    o << "{\"__metadata__\":{\"k\":\"" << std::string(n - 40, 'a') << "\"}}";
+  }
+  Peak big = run_peak(d, small_program("big.safetensors"));
+  INFO(big.err);
+  CHECK(big.rc != 0);
+  CHECK(big.err.find("IOError") != std::string::npos);
+  CHECK(big.err.find("big.safetensors") != std::string::npos);
+  check_bounded(big, base, d + "/big.safetensors", /*read_whole=*/false);
+  header_file("past.safetensors",
+              R"({"x":{"dtype":"F32","shape":[100000000,4],)"
+              R"("data_offsets":[0,1600000000]},)"
+              R"("y":{"dtype":"I64","shape":[100000000],)"
+              R"("data_offsets":[1600000000,2400000000]}})",
+              std::string(128, '\0'));
+  Peak past = run_peak(d, small_program("past.safetensors"));
+  INFO(past.err);
+  CHECK(past.rc != 0);
+  CHECK(past.err.find("IOError") != std::string::npos);
+  CHECK(past.err.find("past.safetensors") != std::string::npos);
+  check_bounded(past, base, d + "/past.safetensors");
   fs::remove_all(d);
 }
