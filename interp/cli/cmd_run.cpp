@@ -38,7 +38,8 @@ int cmd_run(const std::vector<std::string>& args) {
     }
   }
   if (file.empty()) {
-    std::cerr << "usage: ss run FILE [-D NAME=SIZE]... [-- ARGS]\n";
+    std::cerr << "usage: ss run FILE [--devices SPEC] [-D NAME=SIZE]... "
+                 "[--entry main] [-- ARGS]\n";
     return kExitUsage;
   }
   if (!readable(file)) return kExitRuntime;

@@ -27,6 +27,8 @@ constexpr const char* kUsage =
     "        an interactive prompt (declarations and statements)\n"
     "  conformance [DIR] [--devices SPEC]... [--filter GLOB]\n"
     "        run the conformance suite (default DIR: conformance/)\n"
+    "  lsp\n"
+    "        a language server on stdio (not in this build yet)\n"
     "  --version | --help | COMMAND --help\n"
     "\n"
     "Exit codes: 0 ok, 1 static error, 2 runtime error, 3 WorkerError, "
@@ -59,9 +61,9 @@ int dispatch(const std::vector<std::string>& args) {
   if (cmd == "conformance") return ss::cli::cmd_conformance(rest);
   if (cmd == "explain") return ss::cli::cmd_explain(rest);
   if (cmd == "lsp") {
-    std::cerr << "ss " << cmd
-              << ": this build has the front end only (ss check); evaluation "
-                 "and the other commands are not built yet\n";
+    std::cerr << "ss lsp: the language server is not in this build yet; "
+                 "`ss check --json FILE` prints the diagnostics it would "
+                 "send\n";
     return ss::cli::kExitUsage;
   }
   std::cerr << "ss: unknown command '" << cmd << "'\n\n" << kUsage;
