@@ -217,20 +217,34 @@ OpDef def(const char* name,
   return d;
 }
 
+// E1801's help for an op that has a lowered equivalent.
+OpDef with_help(OpDef d, const char* help) {
+  d.device.refused_help = help;
+  return d;
+}
+
 }  // namespace
 
 std::vector<OpDef> ops_along_axis() {
   return {
-      def("softmax",
-          {{"x"}, kOver},
-          keep_rule,
-          softmax_fwd,
-          "exp(x) / sum(exp(x)) along over="),
-      def("log_softmax",
-          {{"x"}, kOver},
-          keep_rule,
-          log_softmax_fwd,
-          "log(softmax(x)) along over=, stably"),
+      with_help(def("softmax",
+                    {{"x"}, kOver},
+                    keep_rule,
+                    softmax_fwd,
+                    "exp(x) / sum(exp(x)) along over="),
+                "exp and sum are lowered, so the same softmax runs on any "
+                "device count written as exp({x}) / sum(exp({x}), "
+                "over={b}) (without softmax's max shift: for logits of "
+                "modest size)"),
+      with_help(def("log_softmax",
+                    {{"x"}, kOver},
+                    keep_rule,
+                    log_softmax_fwd,
+                    "log(softmax(x)) along over=, stably"),
+                "exp, log and sum are lowered, so the same log_softmax runs "
+                "on any device count written as {x} - log(sum(exp({x}), "
+                "over={b})) (without the max shift: for logits of modest "
+                "size)"),
       def("cumsum",
           {{"x"}, kOver},
           keep_rule,

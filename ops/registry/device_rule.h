@@ -168,6 +168,8 @@ struct DeviceRule {
 inline DeviceRule per_example() {
   return {};
 }
+/// [help] may show the call rewritten with lowered ops: `{x}` stands for
+/// the operand as written, `{b}` for the batch axis.
 inline DeviceRule refused(Across across = Across::Over,
                           const char* help = nullptr) {
   DeviceRule r;

@@ -317,9 +317,18 @@ void check_batch_bodies(
                          e.span,
                          what + how + " has no distributed lowering",
                          split_text(*across));
-      if (rule.refused_help)
-        d.help(rule.refused_help);
-      else
+      if (rule.refused_help) {
+        // The entry's help may show the call rewritten: {x} is the
+        // operand as written, {b} the batch axis.
+        std::string h = rule.refused_help;
+        const ast::Expr* x = given.empty() ? nullptr : given[0];
+        for (auto [key, value] :
+             {std::pair<std::string, std::string>{"{b}", axis_name(*across)},
+              {"{x}", x ? ck.text(x->span) : "x"}})
+          for (size_t at; (at = h.find(key)) != std::string::npos;)
+            h.replace(at, key.size(), value);
+        d.help(h);
+      } else
         d.help(std::string(kLowered) + "; " + what + " is not");
     };
     auto check_one = [&](const ast::Expr& e) {
