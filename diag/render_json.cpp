@@ -45,7 +45,13 @@ std::string render_json(const Diagnostics& ds, const SourceMap& sm) {
     j["notes"] = notes;
     arr.push_back(j);
   }
-  return arr.dump(2) + "\n";
+  // Note [Bytes that are not UTF-8]: a message quotes the source (a name,
+  // a string), which may hold any bytes; nlohmann's dump() throws on
+  // invalid UTF-8, which aborted `ss check --json` (found by tests/fuzz).
+  // Such bytes print as U+FFFD, which is what a terminal shows for them
+  // in the text rendering.
+  return arr.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+         "\n";
 }
 
 }  // namespace ss::diag

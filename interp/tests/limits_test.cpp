@@ -113,6 +113,25 @@ TEST_CASE("limits: a chain of fns each calling the next checks to 10,000 deep",
                  Catch::Contains("3 errors"));
 }
 
+TEST_CASE("limits: ss check --json of bytes that are not UTF-8 prints U+FFFD",
+          "[check]") {
+  // Found by tests/fuzz (Note [Bytes that are not UTF-8] in
+  // diag/render_json.cpp): the lexer's message quotes the byte 0x94, and
+  // nlohmann's dump() threw on it: `ss check --json` aborted (exit 134).
+  // Expected by hand: the text renderer's E0101 at 2:12, with the byte
+  // replaced by U+FFFD (EF BF BD), nlohmann's `replace` handler.
+  auto r = run_text(
+      "not_utf8.ss", "fn main():\n    print(x\x94y)\n", "check --json");
+  INFO(r.err);
+  CHECK(r.rc == 1);
+  CHECK_THAT(r.out,
+             Catch::Contains("\"code\": \"E0101\"") &&
+                 Catch::Contains("\"line\": 2") &&
+                 Catch::Contains("\"column\": 12") &&
+                 Catch::Contains("\"message\": \"unexpected character "
+                                 "'\xef\xbf\xbd'\""));
+}
+
 TEST_CASE("limits: a tensor too large to allocate is a ValueError at the line",
           "[eval]") {
   // Issue 16 item 5: `terminate called after throwing std::bad_alloc`
