@@ -112,6 +112,11 @@ void expect_user_errors(const char* what, const std::function<void()>& f) {
   }
 }
 
+std::shared_ptr<const std::string> bytes_of(const uint8_t* data, size_t size) {
+  return std::make_shared<const std::string>(
+      reinterpret_cast<const char*>(data), size);
+}
+
 std::string scratch_path(const std::string& name) {
   return scratch().dir + "/" + name;
 }

@@ -8,6 +8,7 @@
 #include <functional>
 #include <initializer_list>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "interp/data/dataset.h"
@@ -45,6 +46,9 @@ inline std::string write_scratch(const std::string& name,
   return write_scratch(
       name, reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
 }
+/// [data] as the shared bytes the in-memory parsers take.
+std::shared_ptr<const std::string> bytes_of(const uint8_t* data, size_t size);
+
 /// The scratch directory's path joined with [name] (nothing written).
 std::string scratch_path(const std::string& name);
 

@@ -6,7 +6,6 @@
 // [Inflate no more than declared]); the corpus holds both kinds.
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 
 #include "interp/data/dataset.h"
 #include "tests/fuzz/fuzz_util.h"
@@ -25,9 +24,7 @@ const std::string kImages(
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace ss;
   fuzz::expect_user_errors("parse_idx", [&] {
-    auto bytes = std::make_shared<const std::string>(
-        reinterpret_cast<const char*>(data), size);
-    (void)eval::parse_idx(bytes, "in.idx");
+    (void)eval::parse_idx(fuzz::bytes_of(data, size), "in.idx");
   });
   // A folder per kind and role, so that no file of an earlier input is
   // read instead (load_mnist prefers the plain file to its .gz).

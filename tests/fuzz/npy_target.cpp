@@ -4,7 +4,6 @@
 // header only, maps the file and checks items as they load.
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 
 #include "interp/data/dataset.h"
 #include "tests/fuzz/fuzz_util.h"
@@ -12,9 +11,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace ss;
   fuzz::expect_user_errors("parse_npy", [&] {
-    auto bytes = std::make_shared<const std::string>(
-        reinterpret_cast<const char*>(data), size);
-    (void)eval::parse_npy(bytes, 0, size, "in.npy");
+    (void)eval::parse_npy(fuzz::bytes_of(data, size), 0, size, "in.npy");
   });
   fuzz::write_scratch("cols/x.npy", data, size);
   fuzz::load_dataset_as(

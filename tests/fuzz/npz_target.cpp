@@ -4,7 +4,6 @@
 // stream=true (dataset.h), so there is no streamed path to add.
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 
 #include "interp/data/dataset.h"
 #include "tests/fuzz/fuzz_util.h"
@@ -12,9 +11,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace ss;
   fuzz::expect_user_errors("parse_npz", [&] {
-    auto bytes = std::make_shared<const std::string>(
-        reinterpret_cast<const char*>(data), size);
-    (void)eval::parse_npz(bytes, "in.npz");
+    (void)eval::parse_npz(fuzz::bytes_of(data, size), "in.npz");
   });
   std::string path = fuzz::write_scratch("in.npz", data, size);
   fuzz::load_dataset_as("dataset(.npz)", {"Vec", "Seq"}, path, false);
