@@ -51,16 +51,26 @@ nlohmann::json to_json(const Diagnostic& d, const SourceMap& sm) {
   return j;
 }
 
+// Note [Bytes that are not UTF-8]: a message quotes the source (a name,
+// a string), which may hold any bytes; nlohmann's dump() throws on
+// invalid UTF-8, which aborted `ss check --json` (found by tests/fuzz).
+// Such bytes print as U+FFFD, which is what a terminal shows for them in
+// the text rendering.
+std::string dump(const nlohmann::json& j) {
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+         "\n";
+}
+
 }  // namespace
 
 std::string render_json(const Diagnostic& d, const SourceMap& sm) {
-  return to_json(d, sm).dump(2) + "\n";
+  return dump(to_json(d, sm));
 }
 
 std::string render_json(const Diagnostics& ds, const SourceMap& sm) {
   nlohmann::json arr = nlohmann::json::array();
   for (const Diagnostic& d : ds.list()) arr.push_back(to_json(d, sm));
-  return arr.dump(2) + "\n";
+  return dump(arr);
 }
 
 }  // namespace ss::diag

@@ -13,12 +13,13 @@
 set -euo pipefail
 
 # Everything the design needs (see /work/shared/notes/deps.md, README.md):
-# the toolchain, xtensor + xsimd + xtensor-blas + OpenBLAS (CPU backend),
-# Gloo (collectives), Boost (Interprocess), Catch2 2.13 (unit tests),
-# nlohmann-json (safetensors headers, --json), libedit (the repl); Debian's
-# PyTorch and numpy, the tests' independent oracles (run with /usr/bin/python3).
+# the toolchain (clang for scripts/fuzz.sh's libFuzzer), xtensor + xsimd +
+# xtensor-blas + OpenBLAS (CPU backend), Gloo (collectives), Boost
+# (Interprocess), Catch2 2.13 (unit tests), nlohmann-json (safetensors
+# headers, --json), libedit (the repl); Debian's PyTorch and numpy, the
+# tests' independent oracles (run with /usr/bin/python3).
 PACKAGES=(
-  g++ cmake make ninja-build ccache pkgconf
+  g++ clang cmake make ninja-build ccache pkgconf
   libxtensor-dev libxsimd-dev libxtensor-blas-dev libopenblas-dev
   libgloo-dev libboost-dev catch2 nlohmann-json3-dev libedit-dev zlib1g-dev
   python3-torch python3-numpy

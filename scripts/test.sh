@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: builds (incrementally) and runs ctest on build/, then the
-# sanitizer job: the [fuzz] unit tests built in build-asan/ under
-# AddressSanitizer + UndefinedBehaviorSanitizer. Exits non-zero on any failure.
+# sanitizer job: the [fuzz] unit tests, the fuzz targets' corpus replay and
+# the conformance suite built in build-asan/ under AddressSanitizer +
+# UndefinedBehaviorSanitizer. Exits non-zero on any failure.
 #
 #   scripts/test.sh
 #
@@ -19,7 +20,8 @@ scripts/setup.sh --build-only
 log "ctest on build/"
 ctest --test-dir build --output-on-failure -j2 --timeout 600
 
-# 2. Sanitizer job: ASan + UBSan, Debug, only the unit-test binary.
+# 2. Sanitizer job: ASan + UBSan, Debug: the unit-test binary, the fuzz
+#    replay and `ss`.
 gen_args=()
 if [[ ! -f build-asan/CMakeCache.txt ]]; then
   if command -v ninja >/dev/null 2>&1; then
@@ -38,7 +40,7 @@ cmake -S . -B build-asan ${gen_args[@]+"${gen_args[@]}"} \
   ${launcher[@]+"${launcher[@]}"}
 # `ss` too: the tests know its path (SS_BINARY) and may run it.
 log "building ss_tests in build-asan/"
-cmake --build build-asan --target ss_tests ss -j"$(nproc)"
+cmake --build build-asan --target ss_tests ss ss_fuzz_replay -j"$(nproc)"
 
 tests_bin=build-asan/ss_tests
 if [[ ! -x "$tests_bin" && -x build-asan/tests/ss_tests ]]; then
@@ -56,6 +58,22 @@ log "$tests_bin \"[fuzz]\" under ASan/UBSan"
 ASAN_OPTIONS=detect_leaks=0 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   "$tests_bin" "[fuzz]"
+# The fuzz targets' corpus (tests/fuzz/corpus/<target>/: the seeds, issue
+# 16's hostile inputs and every regression input, and the seed folders
+# targets.def names) replayed under the
+# sanitizers, leaks included; an allocation over 256 MiB is a finding
+# (Note [What a fuzz target calls a finding] in tests/fuzz/fuzz_util.h).
+# Each line of targets.def: SS_FUZZ_TARGET(name, "seed folders").
+while IFS='|' read -r t seeds; do
+  log "build-asan/ss_fuzz_replay $t under ASan/UBSan"
+  # shellcheck disable=SC2086  # the seed folders are words
+  ASAN_OPTIONS=detect_leaks=1:max_allocation_size_mb=256 \
+  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    build-asan/ss_fuzz_replay "$t" "tests/fuzz/corpus/$t" $seeds \
+    2> "build-asan/fuzz_replay_$t.log" ||
+    { tail -n 40 "build-asan/fuzz_replay_$t.log"; exit 1; }
+done < <(sed -n 's/^SS_FUZZ_TARGET(\([a-z_]*\), "\([^"]*\)").*/\1|\2/p' \
+  tests/fuzz/targets.def)
 # The conformance suite under the sanitizers, both engines (conformance/
 # README.md): the processes, as `ss run` runs them (the `ss worker`
 # processes are this ASan build too), over every case; the ranks as threads

@@ -264,6 +264,16 @@ class Checker {
   std::map<std::string, AxisScope> sig_scopes_;  // each fn's signature axes
   uint32_t stdlib_file_ = UINT32_MAX;
   int depth_ = 0;  // expression recursion guard
+  // Note [Nesting through calls]: ensure_checked checks a callee before
+  // its caller, with depth_ reset to 0, so a chain of fns each calling the
+  // next nests the checker's recursion as deep as the chain (found by
+  // tests/fuzz: `ss check` of 200,000 such fns overflowed even `ss`'s
+  // 1 GiB stack, Note [A deep stack] in interp/cli/main.cpp). nesting_
+  // counts every expression level on the stack, across fns, and
+  // kMaxNesting bounds it with an error: a chain of up to 10,000 fns (one
+  // level each), far inside the stack, under the sanitizers too.
+  int nesting_ = 0;
+  static constexpr int kMaxNesting = 10000;
 };
 
 /// The mesh axes [t]'s shape splits over (`[m/x (k/y n)]`: x, y).

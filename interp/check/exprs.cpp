@@ -39,11 +39,21 @@ struct DepthGuard {
 
 Type Checker::check_expr(const ast::Expr& e, FnCtx& c) {
   DepthGuard guard(depth_);
+  DepthGuard chain(nesting_);
   if (depth_ > 400) {
     error(Code::E0101,
           e.span,
           "expression nested too deeply",
           "simplify this expression");
+    return record(e, Type::error());
+  }
+  if (nesting_ > kMaxNesting) {
+    error(Code::E0101,
+          e.span,
+          "calls nested too deeply to check",
+          "more than " + std::to_string(kMaxNesting) +
+              " levels of expressions, counting those of the fns called "
+              "on the way here (each fn is checked before its caller)");
     return record(e, Type::error());
   }
   switch (e.kind) {

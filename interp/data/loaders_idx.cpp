@@ -1,6 +1,7 @@
 // MNIST's IDX files (parse_idx) and load_mnist, which reads them (gzipped
 // or not) into a record of an image and a label.
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 
 #include "interp/data/dataset.h"
@@ -121,9 +122,14 @@ bool idx_sizes(const uint8_t* p,
     io_error(name, "IDX rank " + std::to_string(nd) + " is not supported");
   header = 4 + 4ull * nd;
   if (n < header) return false;
+  // Every partial product must fit an int64, as ops::numel_of counts: a
+  // shape such as [2 247 17367040 1560281088 0] holds no element, but its
+  // first four dims overflow there (found by fuzz_idx: an OpError that
+  // named no file, instead of this IOError).
   uint64_t count = 1;
   for (int i = 0; i < nd; ++i)
-    if (!mul_ok(count, be32(p + 4 + 4 * i), count))
+    if (!mul_ok(count, be32(p + 4 + 4 * i), count) ||
+        count > static_cast<uint64_t>(INT64_MAX))
       io_error(name, "the shape's size overflows");
   if (!mul_ok(count, raw_size(t), data))
     io_error(name, "the shape's size overflows");

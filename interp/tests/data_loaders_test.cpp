@@ -481,6 +481,23 @@ TEST_CASE("loaders never crash on mutated files", "[fuzz]") {
   SUCCEED();
 }
 
+TEST_CASE("IDX: a shape whose partial product overflows is an IOError",
+          "[data]") {
+  // Found by fuzz_idx: dims 2 247 17367040 1560281088 0 hold no element,
+  // but 2 * 247 * 17367040 * 1560281088 (about 1.3e19) is past INT64_MAX
+  // (about 9.2e18), where the tensor library counts elements: it threw an
+  // OpError naming no file. Expected by hand: the loader's own IOError.
+  std::string b = idx(0x08, {2, 247, 17367040, 1560281088, 0}, "");
+  CHECK(error_of([&] {
+          parse_idx(std::make_shared<const std::string>(b), "big-idx");
+        }) == "IOError: big-idx: the shape's size overflows");
+  // Dims whose product fits stay accepted: 2 * 247 * 0 * ... = 0 items.
+  std::string ok = idx(0x08, {2, 247, 0}, "");
+  RawArray a = parse_idx(std::make_shared<const std::string>(ok), "ok-idx");
+  CHECK(a.numel() == 0);
+  CHECK(a.shape == ops::Shape{2, 247, 0});
+}
+
 TEST_CASE("loaders refuse a FIFO named like a data file, without blocking",
           "[data]") {
   // Issue 16 item 6: opening a FIFO waits for a writer; dataset() hung.

@@ -82,6 +82,56 @@ TEST_CASE("limits: long chains and unclosed brackets are E0101/E0103",
   CHECK(list.out == "40000\n");
 }
 
+TEST_CASE("limits: a chain of fns each calling the next checks to 10,000 deep",
+          "[check]") {
+  // Found by tests/fuzz (Note [Nesting through calls]): each fn is checked
+  // before its caller, so `ss check` of 200,000 fns f0 -> f1 -> ... nested
+  // as deep and overflowed the 1 GiB stack (SIGSEGV).
+  auto chain_of = [](int n) {
+    std::string s;
+    for (int i = 0; i < n; ++i)
+      s += "fn f" + std::to_string(i) + "(x: int) -> int:\n    return f" +
+           std::to_string(i + 1) + "(x)\n\n";
+    return s + "fn f" + std::to_string(n) +
+           "(x: int) -> int:\n    return x\n\nfn main():\n    "
+           "print(f0(1))\n";
+  };
+  auto ok = run_text("fn_chain_ok.ss", chain_of(5000), "check");
+  INFO(ok.err);
+  CHECK(ok.rc == 0);
+  // Counted by hand: f<i>'s body `    return f<i+1>(x)` is line 3i + 2;
+  // checked from f0, its call is level i + 1 and its `x` level i + 2, so
+  // the first past 10,000 is f9999's `x` (line 29999, column 19). The
+  // check goes on from the next fn not yet checked, f10000, whose chain
+  // stops at f19999's `x` (line 59999): every fn is still checked.
+  auto deep = run_text("fn_chain.ss", chain_of(30000), "check");
+  CHECK(deep.rc == 1);
+  CHECK_THAT(deep.err,
+             Catch::Contains("fn_chain.ss:29999:19: error[E0101]: calls "
+                             "nested too deeply to check") &&
+                 Catch::Contains("fn_chain.ss:59999:19: error[E0101]") &&
+                 Catch::Contains("3 errors"));
+}
+
+TEST_CASE("limits: ss check --json of bytes that are not UTF-8 prints U+FFFD",
+          "[check]") {
+  // Found by tests/fuzz (Note [Bytes that are not UTF-8] in
+  // diag/render_json.cpp): the lexer's message quotes the byte 0x94, and
+  // nlohmann's dump() threw on it: `ss check --json` aborted (exit 134).
+  // Expected by hand: the text renderer's E0101 at 2:12, with the byte
+  // replaced by U+FFFD (EF BF BD), nlohmann's `replace` handler.
+  auto r = run_text(
+      "not_utf8.ss", "fn main():\n    print(x\x94y)\n", "check --json");
+  INFO(r.err);
+  CHECK(r.rc == 1);
+  CHECK_THAT(r.out,
+             Catch::Contains("\"code\": \"E0101\"") &&
+                 Catch::Contains("\"line\": 2") &&
+                 Catch::Contains("\"column\": 12") &&
+                 Catch::Contains("\"message\": \"unexpected character "
+                                 "'\xef\xbf\xbd'\""));
+}
+
 TEST_CASE("limits: a tensor too large to allocate is a ValueError at the line",
           "[eval]") {
   // Issue 16 item 5: `terminate called after throwing std::bad_alloc`

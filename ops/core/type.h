@@ -102,6 +102,12 @@ struct Type {
   /// the type's identity.
   std::string no_vjp;
 
+  // Declared, and defaulted below the class: clang (14, with libstdc++ 12)
+  // otherwise instantiates `fields`' std::pair<std::string, Type>, which
+  // asks whether Type is default-constructible, while Type is incomplete
+  // (an error in every file that destroys a Type; the SS_FUZZ build is
+  // clang's).
+  Type();
   static Type error() { return Type{}; }
   static Type of(Kind k);
   static Type tensor(std::vector<Axis> shape, DType dtype = DType::F32);
@@ -122,6 +128,7 @@ struct Type {
   /// `AdamW[Mlp]`, `(f32, Grads[Mlp])`, `[m/x]{x}`.
   std::string str() const;
 };
+inline Type::Type() = default;
 
 /// A record or model field.
 struct FieldInfo {

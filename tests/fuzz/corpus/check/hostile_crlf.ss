@@ -1,0 +1,5 @@
+dim D = 4
+
+fn main():
+    let a = 1
+    print(a)

@@ -1,0 +1,3 @@
+import "nowhere/else.ss"
+fn main():
+    print(1)

@@ -1,0 +1,3 @@
+import "fuzz.ss"
+fn main():
+    print(1)

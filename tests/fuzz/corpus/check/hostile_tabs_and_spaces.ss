@@ -1,0 +1,3 @@
+fn main():
+	let a = 1
+        print(a)
