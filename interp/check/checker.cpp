@@ -142,7 +142,12 @@ void Checker::ensure_checked(FnInfo& fn) {
 
 namespace {
 
+// Note [Only regular source files]: a program or an import that names a
+// device or a FIFO (`import "/dev/zero"`) would be read forever; only a
+// regular file is read (issue 16, as the data loaders do).
 bool read_file(const std::string& path, std::string& out) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;
   std::ifstream in(path, std::ios::binary);
   if (!in) return false;
   std::ostringstream ss;
@@ -185,7 +190,10 @@ void load_imports(ast::Module m,
                  "cannot read the imported file \"" + imp.path + "\"",
                  "imported here")
           .note("paths are relative to the importing file: looked for " +
-                p.string());
+                p.string() +
+                (fs::exists(p, ec) && !fs::is_regular_file(p, ec)
+                     ? ", which is not a regular file"
+                     : ""));
       continue;
     }
     ast::Module sub = parse_text(p.string(), std::move(text), sm, diags);

@@ -1,4 +1,5 @@
 // Argument helpers shared by the subcommands.
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -7,6 +8,14 @@
 namespace ss::cli {
 
 bool readable(const std::string& file) {
+  // Only a regular file (Note [Only regular source files] in checker.cpp).
+  std::error_code ec;
+  if (std::filesystem::exists(file, ec) &&
+      !std::filesystem::is_regular_file(file, ec)) {
+    std::cerr << "error: IOError: cannot read '" << file
+              << "': not a regular file\n";
+    return false;
+  }
   if (std::ifstream(file)) return true;
   std::cerr << "error: IOError: cannot read '" << file << "'\n";
   return false;

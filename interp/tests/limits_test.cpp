@@ -1,6 +1,8 @@
 // Programs at the edges of the language's limits get a clear error or run,
 // never a crash or a blow-up (issue 16 item 4), through `ss` as users run
 // it (the deep stack of Note [A deep stack] is set up by its main).
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
 #include <string>
 
@@ -176,4 +178,23 @@ TEST_CASE("limits: a bad SHAPESCRIPT_COLLECTIVE_TIMEOUT is a usage error",
       "--version", "", "SHAPESCRIPT_COLLECTIVE_TIMEOUT=1e308");
   CHECK(r.rc == 64);
   CHECK(r.out.empty());
+}
+
+TEST_CASE("limits: a program or import that is not a regular file is refused",
+          "[eval]") {
+  // /dev/zero and a FIFO would be read forever (Note [Only regular source
+  // files]); both are named in a clear error at once.
+  std::string dir = data_test::tmp("limits_nonregular");
+  data_test::write_file(dir + "/imp.ss",
+                        "import \"/dev/zero\"\n\nfn main():\n    print(1)\n");
+  auto imp = ss::testing::run_ss_process("check imp.ss", dir);
+  CHECK(imp.rc == 1);
+  CHECK(imp.err.find("imp.ss:1:1: error[E0204]: cannot read the imported "
+                     "file \"/dev/zero\"") != std::string::npos);
+  CHECK(imp.err.find("which is not a regular file") != std::string::npos);
+  REQUIRE(mkfifo((dir + "/pipe.ss").c_str(), 0600) == 0);
+  auto fifo = ss::testing::run_ss_process("check pipe.ss", dir);
+  CHECK(fifo.rc == 2);  // an IOError, as for a file that is missing
+  CHECK(fifo.err ==
+        "error: IOError: cannot read 'pipe.ss': not a regular file\n");
 }
