@@ -239,12 +239,21 @@ bool distinct_ends(RuleCtx& ctx, const std::vector<std::string>& axes) {
         std::to_string(inst) +
             (dst ? " is already a destination" : " is already a source"));
     // Sources 0, 1, ... in order with the first pair's step: a shift.
+    // The instance count is capped past the pairs' (a mesh of size 0 or
+    // 2^62 is its own error, at the mesh line): only a count equal
+    // to theirs suggests one.
+    const int64_t cap = static_cast<int64_t>(pairs->size()) + 1;
     int64_t n = 1;
-    for (const std::string& a : axes) n *= ctx.mesh_axis(a).value_or(1);
-    int64_t k = (((*pairs)[0].second - (*pairs)[0].first) % n + n) % n;
-    bool ordered = static_cast<int64_t>(pairs->size()) == n && k != 0;
+    for (const std::string& a : axes)
+      n = std::min(
+          cap, n * std::clamp<int64_t>(ctx.mesh_axis(a).value_or(1), 0, cap));
+    bool ordered = static_cast<int64_t>(pairs->size()) == n && n > 1;
     for (size_t i = 0; ordered && i < pairs->size(); ++i)
-      ordered = (*pairs)[i].first == static_cast<int64_t>(i);
+      ordered = (*pairs)[i].first == static_cast<int64_t>(i) &&
+                (*pairs)[i].second >= 0 && (*pairs)[i].second < n;
+    const int64_t k =
+        ordered ? ((*pairs)[0].second - (*pairs)[0].first + n) % n : 0;
+    ordered = ordered && k != 0;
     if (ordered) {
       std::string perm;
       for (int64_t i = 0; i < n; ++i)
