@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "interp/check/checker_impl.h"
+#include "interp/check/program_options.h"
 
 namespace ss::check {
 
@@ -111,41 +112,6 @@ void Checker::collect_globals() {
       }
     }
 }
-
-namespace {
-
-// Parses "cpu", "cuda[0 1 2]", "cpu[0 1]" (the --devices override).
-bool parse_device_spec(const std::string& s, DeviceList& out) {
-  size_t br = s.find('[');
-  std::string kind = s.substr(0, br);
-  while (!kind.empty() && kind.back() == ' ') kind.pop_back();
-  if (kind != "cpu" && kind != "cuda") return false;
-  out.kind = kind;
-  out.ids.clear();
-  if (br == std::string::npos) return true;
-  size_t close = s.find(']', br);
-  if (close == std::string::npos || close + 1 != s.size()) return false;
-  std::string inner = s.substr(br + 1, close - br - 1);
-  size_t i = 0;
-  while (i < inner.size()) {
-    if (inner[i] == ' ' || inner[i] == ',') {
-      ++i;
-      continue;
-    }
-    if (!std::isdigit(static_cast<unsigned char>(inner[i]))) return false;
-    int64_t v = 0;
-    while (i < inner.size() &&
-           std::isdigit(static_cast<unsigned char>(inner[i]))) {
-      v = v * 10 + (inner[i] - '0');
-      if (v > 1'000'000) return false;
-      ++i;
-    }
-    out.ids.push_back(v);
-  }
-  return !out.ids.empty();
-}
-
-}  // namespace
 
 void Checker::resolve_devices() {
   const ast::DevicesDecl* first = nullptr;

@@ -45,22 +45,53 @@ bool valid_device_spec(const std::string& spec) {
   return any;
 }
 
-std::optional<int64_t> repeated_device(const std::string& spec) {
-  std::set<int64_t> seen;
-  size_t br = spec.find('[');
-  if (br == std::string::npos) return std::nullopt;
-  for (size_t i = br + 1; i < spec.size();) {
-    if (!std::isdigit(static_cast<unsigned char>(spec[i]))) {
+// Parses "cpu", "cuda[0 1 2]", "cpu[0 1]" (the --devices override).
+bool parse_device_spec(const std::string& s, DeviceList& out) {
+  size_t br = s.find('[');
+  std::string kind = s.substr(0, br);
+  while (!kind.empty() && kind.back() == ' ') kind.pop_back();
+  if (kind != "cpu" && kind != "cuda") return false;
+  out.kind = kind;
+  out.ids.clear();
+  if (br == std::string::npos) return true;
+  size_t close = s.find(']', br);
+  if (close == std::string::npos || close + 1 != s.size()) return false;
+  std::string inner = s.substr(br + 1, close - br - 1);
+  size_t i = 0;
+  while (i < inner.size()) {
+    if (inner[i] == ' ' || inner[i] == ',') {
       ++i;
       continue;
     }
+    if (!std::isdigit(static_cast<unsigned char>(inner[i]))) return false;
     int64_t v = 0;
-    for (; i < spec.size() && std::isdigit(static_cast<unsigned char>(spec[i]));
-         ++i)
-      v = std::min<int64_t>(v * 10 + (spec[i] - '0'), int64_t{1} << 40);
-    if (!seen.insert(v).second) return v;
+    while (i < inner.size() &&
+           std::isdigit(static_cast<unsigned char>(inner[i]))) {
+      v = v * 10 + (inner[i] - '0');
+      if (v > 1'000'000) return false;
+      ++i;
+    }
+    out.ids.push_back(v);
   }
+  return !out.ids.empty();
+}
+
+std::optional<int64_t> repeated_device(const std::string& spec) {
+  DeviceList dl;
+  if (!parse_device_spec(spec, dl)) return std::nullopt;
+  std::set<int64_t> seen;
+  for (int64_t id : dl.ids)
+    if (!seen.insert(id).second) return id;
   return std::nullopt;
+}
+
+std::string device_list_text(const DeviceList& dl) {
+  std::string s = dl.kind;
+  if (dl.ids.empty()) return s;
+  s += "[";
+  for (size_t i = 0; i < dl.ids.size(); ++i)
+    s += (i ? " " : "") + std::to_string(dl.ids[i]);
+  return s + "]";
 }
 
 ProgramOption program_option(const char* cmd,

@@ -20,6 +20,11 @@ bool parse_dim_override(const std::string& text,
 /// Whether [spec] is a device list: `cpu`, `cpu[0 1 2]`, `cuda[0 1]`.
 bool valid_device_spec(const std::string& spec);
 
+/// Parses "cpu", "cuda[0 1 2]", "cpu[0 1]" (the --devices override) into
+/// [out]; false when malformed.
+bool parse_device_spec(const std::string& s, DeviceList& out);
+/// `cpu`, `cpu[0 1 2]`: a device list as the user writes it.
+std::string device_list_text(const DeviceList& dl);
 /// The first device id that [spec] (`cpu[0 0]`) lists twice, if any.
 std::optional<int64_t> repeated_device(const std::string& spec);
 

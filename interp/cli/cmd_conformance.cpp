@@ -64,9 +64,9 @@ std::vector<std::string> mesh_device_sets(const fs::path& file,
   int64_t n = 1;
   for (const ast::MeshAxisDecl& a : m.meshes.front().axes)
     n = std::min<int64_t>(n * std::clamp<int64_t>(a.size, 1, 64), 64);
-  std::string list = "cpu[";
-  for (int64_t i = 0; i < n; ++i) list += (i ? " " : "") + std::to_string(i);
-  return {"cpu", list + "]"};
+  check::DeviceList one_each;
+  for (int64_t i = 0; i < n; ++i) one_each.ids.push_back(i);
+  return {"cpu", check::device_list_text(one_each)};
 }
 
 // Note [Runs as users run them]: on several devices a case runs through

@@ -8,21 +8,13 @@
 #include <cctype>
 
 #include "interp/check/checker_impl.h"
+#include "interp/check/program_options.h"
 
 namespace ss::check {
 
 namespace {
 
 using diag::Code;
-
-std::string device_list_text(const DeviceList& dl) {
-  std::string s = dl.kind;
-  if (dl.ids.empty()) return s;
-  s += "[";
-  for (size_t i = 0; i < dl.ids.size(); ++i)
-    s += (i ? " " : "") + std::to_string(dl.ids[i]);
-  return s + "]";
-}
 
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(c));
