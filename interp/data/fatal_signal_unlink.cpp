@@ -1,6 +1,7 @@
 // Files removed on a fatal signal (fatal_signal_unlink.h).
 #include "interp/data/fatal_signal_unlink.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -28,7 +29,10 @@ namespace {
 // counts as fatal; in a repl with workers it chains to the repl's instead,
 // and a save that Ctrl-C catches there fails at its rename ("No such
 // file"), an error of that statement. SIGKILL runs no handler; the next
-// save's sweep is left for that.
+// save's sweep is left for that. The temporary's creation and its
+// registration happen with those signals blocked (BlockFatalSignals): a
+// signal that arrives during mkostemp's open(2) is otherwise delivered on
+// its return, before the path is known here, and CI caught that leftover.
 constexpr int kSlots = 8;
 constexpr size_t kPathMax = 4096;
 std::atomic<int> g_used[kSlots];
@@ -100,6 +104,18 @@ UnlinkOnFatalSignal::UnlinkOnFatalSignal(const std::string& path) {
       return;
     }
   }
+}
+
+BlockFatalSignals::BlockFatalSignals() {
+  sigset_t fatal;
+  sigemptyset(&fatal);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&fatal, sig);
+  held_ = ::pthread_sigmask(SIG_BLOCK, &fatal, &old_) == 0;
+}
+
+void BlockFatalSignals::release() {
+  if (held_) ::pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  held_ = false;
 }
 
 UnlinkOnFatalSignal::~UnlinkOnFatalSignal() {

@@ -3,6 +3,8 @@
 // checkpoint's temporary (Note [Temporaries on a fatal signal] in
 // fatal_signal_unlink.cpp).
 
+#include <signal.h>
+
 #include <string>
 
 namespace ss::eval {
@@ -18,6 +20,22 @@ class UnlinkOnFatalSignal {
 
  private:
   int slot_ = -1;
+};
+
+/// While alive (or until release()), SIGINT, SIGTERM and SIGHUP are held
+/// back on this thread: a file made under it can be registered with
+/// UnlinkOnFatalSignal before any of them can end the process.
+class BlockFatalSignals {
+ public:
+  BlockFatalSignals();
+  ~BlockFatalSignals() { release(); }
+  void release();
+  BlockFatalSignals(const BlockFatalSignals&) = delete;
+  BlockFatalSignals& operator=(const BlockFatalSignals&) = delete;
+
+ private:
+  sigset_t old_;
+  bool held_ = false;
 };
 
 }  // namespace ss::eval
