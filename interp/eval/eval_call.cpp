@@ -159,6 +159,13 @@ class EvalForwardCtx final : public ops::ForwardCtx {
                        const ops::Tensor& t) override {
     need(i).as<ModelRef>()->set(path, ops::stop_grad(t));
   }
+  ops::MeshComm* mesh() override { return c_.in.mesh(); }
+  std::vector<std::string> mesh_axes(size_t i) override {
+    if (!c_.info) return {};
+    auto it = c_.info->mesh_args.find(static_cast<int>(i));
+    return it == c_.info->mesh_args.end() ? std::vector<std::string>{}
+                                          : it->second;
+  }
 
  private:
   // A number, a tensor, or a (nested) list of them, as one tensor.
