@@ -5,6 +5,7 @@
 
 #include "interp/eval/device_hooks.h"
 #include "interp/eval/interpreter.h"
+#include "interp/eval/remat.h"
 #include "interp/eval/runtime_lib.h"
 #include "interp/eval/tensor_values.h"
 #include "ops/api.h"
@@ -402,6 +403,16 @@ Value Interpreter::eval_call(const ast::Expr& e, Frame& f) {
         slots[k] = eval(*given[g], f);
       }
     }
+    // A call through remat(f), directly or a local bound to it.
+    bool remat = false;
+    if (e.callee && e.callee->kind == EK::Name) {
+      if (const Value* v = f.find(e.callee->name); v && v->kind == VK::Fn)
+        remat = v->b;
+    } else if (e.callee && e.callee->kind == EK::Call) {
+      Value v = eval(*e.callee, f);
+      remat = v.kind == VK::Fn && v.b;
+    }
+    if (remat) return call_remat(*this, *r.fn, std::move(slots), e.span);
     return call(*r.fn, std::move(slots), e.span);
   }
   if (r.kind == check::Resolution::Kind::Builtin && r.op)

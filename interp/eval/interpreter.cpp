@@ -5,6 +5,7 @@
 #include <ostream>
 
 #include "interp/eval/device_hooks.h"
+#include "interp/eval/remat.h"
 #include "ops/api.h"
 #include "ops/core/op_error.h"
 
@@ -205,7 +206,8 @@ Value Interpreter::call_value(const Value& fn,
                               std::vector<Value> args,
                               diag::Span site) {
   if (const check::FnInfo* f = prog_.fn(fn.s))
-    return call(*f, std::move(args), site);
+    return fn.b ? call_remat(*this, *f, std::move(args), site)
+                : call(*f, std::move(args), site);
   return call_builtin_values(fn.s, std::move(args), site);
 }
 
