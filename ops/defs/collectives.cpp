@@ -189,7 +189,8 @@ Type psum_scatter_rule(RuleCtx& ctx) {
   Type r = ctx.type(0);
   add_varying(r.varying, x);
   if (untiled(ctx, 3)) {
-    auto s = r.rank() ? r.shape[0].static_size() : std::nullopt;
+    // The block's size: [N/i] with N = 16 over |i| = 4 is 4.
+    auto s = r.rank() ? block_size(ctx, r.shape[0]) : std::nullopt;
     if (!s || *s != nx) {
       ctx.error(Code::E2003,
                 ctx.span(0),
@@ -319,7 +320,7 @@ Type all_to_all_rule(RuleCtx& ctx) {
   auto cp = over_one(ctx, 3, r.shape);
   if (!cp) return Type::error();
   if (untiled(ctx, 4)) {
-    auto s = r.shape[*sp].static_size();
+    auto s = block_size(ctx, r.shape[*sp]);
     if (!s || *s != nx) {
       ctx.error(Code::E2003,
                 ctx.span(2),
