@@ -76,6 +76,19 @@ Value model_block(const SimMesh& mesh,
   return Value::object(VK::Model, r);
 }
 
+// A batch's block (`batch: [b/x] Digit`): every field's rows (masks
+// included) cut along the batch axis.
+Value batch_block(const SimMesh& mesh,
+                  int64_t n,
+                  const RecordValue& r,
+                  const types::Type& t) {
+  auto out = std::make_shared<RecordValue>(r);
+  if (!t.shape.empty() && !t.shape[0].split.empty())
+    for (auto& [name, x] : out->fields)
+      if (x.rank() > 0) x = slice_block(x, 0, cut(mesh, n, t.shape[0].split));
+  return Value::object(VK::Record, out);
+}
+
 }  // namespace
 
 Value block_of(const SimMesh& mesh,
@@ -85,6 +98,8 @@ Value block_of(const SimMesh& mesh,
                const ast::TypeExpr* te) {
   if (v.kind == VK::Tensor && t.kind == TK::Tensor)
     return Value::tensor(tensor_block(mesh, n, v.t, t));
+  if (v.kind == VK::Record && t.kind == TK::Batch && !v.as<RecordValue>()->lazy)
+    return batch_block(mesh, n, *v.as<RecordValue>(), t);
   if (v.kind == VK::Model && t.kind == TK::Model && te)
     return model_block(mesh, n, *v.as<ModelRef>(), te);
   if ((v.kind == VK::Tuple || v.kind == VK::List) && t.kind == TK::Tuple) {
@@ -98,6 +113,14 @@ Value block_of(const SimMesh& mesh,
     }
     return v.kind == VK::Tuple ? Value::tuple(std::move(items))
                                : Value::list(std::move(items));
+  }
+  // A Train mode: each instance its own copy of the draw counters (the
+  // instances run at once), so every instance draws as the caller would,
+  // the same masks for its block as a replicated key gives in JAX.
+  if (v.kind == VK::Mode && v.obj) {
+    Value m = v;
+    m.obj = std::make_shared<ModeState>(*v.as<ModeState>());
+    return m;
   }
   return v;  // host values, and whatever a type does not split: whole
 }
