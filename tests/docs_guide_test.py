@@ -8,7 +8,11 @@ Then every .ss file that no command of the page names must pass `ss check`
 silently, so a fragment cannot rot unseen. A fenced block that is neither
 a file nor a command fails: every block of these pages is checked.
 
-usage: docs_guide_test.py SS_BINARY PAGE.md...
+With --update, a command whose output differs has the page's block
+rewritten with what it prints now (for after a change of the messages:
+read the diff before committing it).
+
+usage: docs_guide_test.py [--update] SS_BINARY PAGE.md...
 """
 import os
 import shlex
@@ -19,10 +23,11 @@ import time
 import docs_blocks
 
 
-def check_page(ss, page):
+def check_page(ss, page, update=False):
     """The page's failures, and how many commands it compared."""
     failed, compared = [], 0
     text = open(page).read()
+    new, at = text, 0
     name = os.path.relpath(page)
     written, named = [], set()
     with tempfile.TemporaryDirectory() as d:
@@ -35,8 +40,14 @@ def check_page(ss, page):
                 got = docs_blocks.run(ss, head, d)
                 compared += 1
                 bad = docs_blocks.mismatch(name, head, got, body)
-                if bad:
+                shown = f"```\n$ {head}\n{body}```"
+                at = new.index(shown, at)
+                if bad and update:
+                    new = new[:at] + f"```\n$ {head}\n{got}```" + \
+                        new[at + len(shown):]
+                elif bad:
                     failed.append(bad)
+                at += 1
             else:
                 failed.append(f"{name}: a block that is neither a file nor "
                               f"a command: {head!r}")
@@ -46,19 +57,25 @@ def check_page(ss, page):
                 compared += 1
                 if got:
                     failed.append(f"{name}: `ss check {f}` prints\n{got}")
+    if new != text:
+        with open(page, "w") as out:
+            out.write(new)
     return failed, compared
 
 
 def main():
-    ss = os.path.abspath(sys.argv[1])
+    args = sys.argv[1:]
+    update = args[:1] == ["--update"]
+    args = args[1:] if update else args
+    ss, pages = os.path.abspath(args[0]), args[1:]
     failed, compared = [], 0
     start = time.monotonic()
-    for page in sys.argv[2:]:
-        f, c = check_page(ss, page)
+    for page in pages:
+        f, c = check_page(ss, page, update)
         failed += f
         compared += c
     return docs_blocks.report(
-        f"{len(sys.argv) - 2} pages, {compared} commands compared in "
+        f"{len(pages)} pages, {compared} commands compared in "
         f"{time.monotonic() - start:.1f} s", failed)
 
 
