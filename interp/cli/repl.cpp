@@ -50,6 +50,7 @@
 
 #include "interp/cli/commands.h"
 #include "interp/cli/repl_values.h"
+#include "interp/devices/devices.h"
 #include "interp/eval/format.h"
 
 namespace ss::cli {
@@ -345,7 +346,7 @@ bool Repl::command(const std::string& line, Typed at) {
     out_ << "Type declarations (fn, model, data, dim, ...) and statements;\n"
             "declaring a name again replaces it.\n"
             "  :type EXPR     the type of an expression\n"
-            "  :explain NAME  a fn's signature and where it runs\n"
+            "  :explain NAME  a fn's signature and the devices report for it\n"
             "  :devices       the device list in effect\n"
             "  :load FILE     add a file's declarations (again: replace them)\n"
             "  :reset         forget every declaration and local\n"
@@ -380,20 +381,7 @@ bool Repl::command(const std::string& line, Typed at) {
     }
     out_ << "devices " << (d.empty() ? "cpu" : d) << "\n";
   } else if (cmd == ":explain") {
-    if (programs_.empty() || !programs_.back()->fn(rest)) {
-      err_ << "no fn `" << rest << "` in this session\n";
-    } else {
-      std::string all = check::describe_types(*programs_.back());
-      std::istringstream lines(all);
-      std::string l;
-      bool on = false;
-      while (std::getline(lines, l)) {
-        bool header = l.rfind("    ", 0) != 0;
-        if (header) on = l.find(" " + rest + "(") != std::string::npos;
-        if (on) out_ << l << "\n";
-      }
-      out_ << "runs on the one device of this session\n";
-    }
+    explain(rest);
   } else if (cmd == ":load") {
     load(rest);
   } else if (cmd == ":reset") {
@@ -405,6 +393,32 @@ bool Repl::command(const std::string& line, Typed at) {
     err_ << "unknown command " << cmd << " (:help lists them)\n";
   }
   return true;
+}
+
+void Repl::explain(const std::string& name) {
+  if (programs_.empty() || !programs_.back()->fn(name)) {
+    err_ << "no fn `" << name << "` in this session\n";
+    return;
+  }
+  const check::Program& prog = *programs_.back();
+  std::istringstream lines(check::describe_types(prog));
+  std::string l;
+  bool on = false;
+  while (std::getline(lines, l)) {
+    bool header = l.rfind("    ", 0) != 0;
+    if (header) on = l.find(" " + name + "(") != std::string::npos;
+    if (on) out_ << l << "\n";
+  }
+  // ss explain's report (devices.md), of this fn only: where it runs, its
+  // values' layouts, what its lines send on the session's devices.
+  namespace comms = check::comms;
+  comms::DeviceTable t = comms::build_table(prog, *sources_.back());
+  std::erase_if(t.fns, [&](const comms::FnEntry& f) { return f.name != name; });
+  std::erase_if(t.values,
+                [&](const comms::ValueLayout& v) { return v.fn != name; });
+  std::erase_if(t.lines,
+                [&](const comms::LineSends& s) { return s.fn != name; });
+  out_ << comms::render_report(t);
 }
 
 void Repl::load(const std::string& path) {

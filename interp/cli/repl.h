@@ -48,6 +48,9 @@ class Repl {
   bool command(const std::string& line, Typed at);
   void declare(const std::string& text, size_t origin, uint32_t line);
   void statements(const std::string& text, Typed at);
+  /// `:explain NAME`: the fn's signature and its part of the devices
+  /// report.
+  void explain(const std::string& name);
   /// The session's locals as the parameters of a synthetic fn.
   std::string signature() const;
   /// A synthetic fn [header] with [body] (typed [at]) as its lines, then

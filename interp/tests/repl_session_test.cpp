@@ -247,3 +247,29 @@ TEST_CASE("repl: a loaded file's randn draws from the file's call site",
   quit(r);
   std::remove(path.c_str());
 }
+
+TEST_CASE("repl: :explain shows the devices report for the session's devices",
+          "[repl][explain]") {
+  PtyRepl r({"--devices", "cpu[0 1 2]"});
+  REQUIRE(r.expect("ss> "));
+  line(r, "dim D = 4");                                        // 1
+  line(r, "dim C = 3");                                        // 2
+  block(r, {"data Pt:", "    x: [D]", "    y: i64 in 0..C"});  // 3-6
+  block(r, {"model Lin:", "    w: [D C] = normal(std=0.1)"});  // 7-9
+  block(r,
+        {"fn loss(m: Lin, batch: [b] Pt) -> f32:",  // 10-12
+         "    return cross_entropy(batch.x @ m.w, batch.y)"});
+  r.send(":explain loss\r");  // 13
+  CHECK(r.expect("fn loss(m: Lin, batch: [b] Pt) -> f32  # on the workers"));
+  CHECK(r.expect("Devices: cpu[0 1 2] (3 devices), data parallel"));
+  // cross_entropy's mean over the batch all-reduces its sum and count:
+  // 2 f32 values, 8 bytes. m's copy is w, 4·3 f32 = 48 bytes.
+  CHECK(r.expect(
+      "fn loss (<repl>:10) runs on the workers and sends 8 bytes per call."));
+  CHECK(r.expect("m: Lin \xe2\x80\x94 a copy on every device: 48 bytes"));
+  CHECK(r.expect("<repl>:11: return cross_entropy(batch.x @ m.w, batch.y)"));
+  CHECK(r.expect("Sent between the 3 devices on this line, per call:"));
+  CHECK(r.expect("2 \xc3\x97 f32 = 8 bytes"));
+  CHECK(r.expect("In all: 8 bytes."));
+  quit(r);
+}
