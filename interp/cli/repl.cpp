@@ -218,10 +218,10 @@ void Repl::print_errors(const diag::Diagnostics& d, const diag::SourceMap& sm) {
       ++it;
     if (it == dropped_.end()) continue;
     // Not a typo: "did you mean" would mislead.
-    s.label = "dropped by a redefinition";
+    s.label = it->second.label;
     s.notes.clear();
-    s.note(it->second);
-    s.help("make it again with the new definition");
+    s.note(it->second.why);
+    s.help(it->second.help);
   }
   err_ << diag::render_terminal(shown, sm);
 }
@@ -276,8 +276,10 @@ void Repl::drop_stale_locals(const check::Program& before,
                ":" + std::to_string(d.line) + ":1";
         break;
       }
-    dropped_[l.name] =
-        why + "; its fields or shapes changed, so the session dropped it";
+    dropped_[l.name] = {
+        "dropped by a redefinition",
+        why + "; its fields or shapes changed, so the session dropped it",
+        "make it again with the new definition"};
   }
   locals_ = std::move(kept);
 }
@@ -300,12 +302,25 @@ void Repl::statements(const std::string& text, Typed at) {
   frame.scopes.emplace_back();
   for (const Local& l : locals_) frame.declare(l.name, l.value);
   eval::Value last;
+  std::set<const void*> lost;
   try {
-    last = in.exec_in(info->decl->body, frame);
+    auto run = [&] { last = in.exec_in(info->decl->body, frame); };
+    if (prog->devices().count() > 1) {
+      auto held = [&] {
+        std::vector<eval::Value> vs{last};
+        for (const auto& [n, v] : frame.scopes[0]) vs.push_back(v);
+        for (const Local& l : locals_) vs.push_back(l.value);
+        return vs;
+      };
+      on_devices(in, *prog, *sm, t, name, run, held, lost);
+    } else {
+      run();
+    }
   } catch (const eval::RuntimeError& e) {
     out_.flush();
     err_ << eval::render_runtime_error(e, *sm);
     interrupted = 0;
+    drop_lost(lost, sm->location(e.span()));
     return;  // the session keeps its state from before this input
   }
   // New and rebound locals join the session.
@@ -333,6 +348,67 @@ void Repl::statements(const std::string& text, Typed at) {
   }
   programs_.push_back(std::move(prog));
   sources_.push_back(std::move(sm));
+}
+
+void Repl::on_devices(eval::Interpreter& in,
+                      const check::Program& prog,
+                      const diag::SourceMap& sm,
+                      const ReplText& text,
+                      const std::string& entry,
+                      const std::function<void()>& run,
+                      const std::function<std::vector<eval::Value>()>& held,
+                      std::set<const void*>& lost) {
+  const ast::Block& body = prog.fn(entry)->decl->body;
+  diag::Span input = body.empty() ? diag::Span{} : body.front()->span;
+  // The workers check the program as the controller did: the same text,
+  // so the same spans (Note [Repl inputs on devices]).
+  char path[] = "/tmp/ss_repl_XXXXXX.ss";
+  int fd = mkstemps(path, 3);
+  if (fd < 0 || write(fd, text.text().data(), text.text().size()) !=
+                    ssize_t(text.text().size())) {
+    if (fd >= 0) close(fd);
+    throw eval::RuntimeError(
+        "IOError", "cannot write the session's program for the workers", input);
+  }
+  close(fd);
+  struct Remove {
+    const char* p;
+    ~Remove() { std::remove(p); }
+  } remove{path};
+  check::Options opts;
+  opts.devices_override = devices_;
+  devices::run_input_on_devices(in,
+                                prog,
+                                sm,
+                                devices::worker_run_args(path, opts, entry, {}),
+                                input,
+                                run,
+                                held,
+                                &interrupted,
+                                lost);
+}
+
+void Repl::drop_lost(const std::set<const void*>& lost,
+                     const std::string& where) {
+  if (lost.empty()) return;
+  std::vector<Local> kept;
+  for (Local& l : locals_) {
+    std::set<const void*> held;
+    devices::stores_of(l.value, held);
+    bool gone = false;
+    for (const void* s : held) gone = gone || lost.count(s);
+    if (!gone) {
+      kept.push_back(std::move(l));
+      continue;
+    }
+    dropped_[l.name] = {"its state on the devices is gone",
+                        "the devices' state of `" + l.name +
+                            "` is gone: the workers held it newer than this "
+                            "process when the input failed (" +
+                            where + ")",
+                        "make it again, or load it from a checkpoint"};
+  }
+  locals_ = std::move(kept);
 }
 
 bool Repl::command(const std::string& line, Typed at) {

@@ -3,9 +3,11 @@
 // run against a session that keeps its locals; an error prints and the
 // session goes on. See Note [Repl inputs] in repl.cpp.
 
+#include <functional>
 #include <iosfwd>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -48,6 +50,19 @@ class Repl {
   bool command(const std::string& line, Typed at);
   void declare(const std::string& text, size_t origin, uint32_t line);
   void statements(const std::string& text, Typed at);
+  /// Runs [run] (the input's fn [entry] of [prog], checked from [text])
+  /// as the controller, with workers for this input (Note [Repl inputs on
+  /// devices]); [lost]: the stores whose state went with them.
+  void on_devices(eval::Interpreter& in,
+                  const check::Program& prog,
+                  const diag::SourceMap& sm,
+                  const ReplText& text,
+                  const std::string& entry,
+                  const std::function<void()>& run,
+                  const std::function<std::vector<eval::Value>()>& held,
+                  std::set<const void*>& lost);
+  /// Drops the locals holding a store of [lost] (where: the failure).
+  void drop_lost(const std::set<const void*>& lost, const std::string& where);
   /// `:explain NAME`: the fn's signature and its part of the devices
   /// report.
   void explain(const std::string& name);
@@ -76,8 +91,12 @@ class Repl {
   std::vector<ReplOrigin> origins_;
   std::vector<ReplDecl> decls_;  // every declaration accepted so far
   std::vector<Local> locals_;
-  /// Locals a redefinition dropped, and why (said when one is named).
-  std::map<std::string, std::string> dropped_;
+  /// Locals the session dropped (a redefinition, the devices' state
+  /// gone), and why: said when one is named.
+  struct Dropped {
+    std::string label, why, help;
+  };
+  std::map<std::string, Dropped> dropped_;
   int counter_ = 0;
   // Values refer to the programs and sources that made them.
   std::vector<std::unique_ptr<check::Program>> programs_;
