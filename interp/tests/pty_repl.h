@@ -15,11 +15,14 @@
 
 namespace ss::testing {
 
-/// `ss repl ARGS...` on a pseudo-terminal, as a user at a terminal runs it.
+/// `ss repl ARGS...` on a pseudo-terminal, as a user at a terminal runs it
+/// ([binary]: ss, or ss_test_hooks; [env]: NAME=VALUE set for it).
 class PtyRepl {
  public:
-  explicit PtyRepl(std::vector<std::string> args = {}) {
-    args.insert(args.begin(), {SS_BINARY, "repl"});
+  explicit PtyRepl(std::vector<std::string> args = {},
+                   std::vector<std::string> env = {},
+                   const char* binary = SS_BINARY) {
+    args.insert(args.begin(), {binary, "repl"});
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -28,7 +31,8 @@ class PtyRepl {
     if (pid_ == 0) {
       setenv("HOME", "/tmp", 1);
       setenv("TERM", "xterm", 1);
-      execv(SS_BINARY, argv.data());
+      for (std::string& e : env) putenv(e.data());
+      execv(binary, argv.data());
       _exit(127);
     }
   }

@@ -113,3 +113,33 @@ TEST_CASE("repl on cpu[0 1]: handles survive inputs, errors keep the session",
   r.send(":quit\r");
   CHECK(r.wait_exit() == 0);
 }
+
+TEST_CASE(
+    "repl on cpu[0 1]: a WorkerError keeps the session; the state is gone",
+    "[repl][repl_devices][process]") {
+  // ss_test_hooks: worker 1 fails after its second call in each input's
+  // workers (Note [Test hooks]).
+  Folder f;
+  PtyRepl r({"--devices", "cpu[0 1]", f.dir + "/lin.ss"},
+            {"SHAPESCRIPT_TEST_FAIL_CALL=1:2"},
+            SS_HOOKS_BINARY);
+  REQUIRE(r.expect("ss> "));
+  line(r, "let data = dataset(Pt, \"" + f.dir + "/pts.csv\")");  // 1
+  line(r, "let m = Lin.init(seed=0)");                           // 2
+  line(r, "let opt = sgd(m, lr=0.25)");                          // 3
+  r.send("for batch in data.batches(4):\r    step(m, opt, batch)\r\r");
+  CHECK(
+      r.expect("WorkerError: worker 1 failed while running `step` "
+               "(<repl>:5:5)"));
+  r.send("float(sum(m.w))\r");  // 7
+  CHECK(r.expect("<repl>:7:11: error[E0201]: unknown name `m`"));
+  CHECK(r.expect("the devices' state of `m` is gone"));
+  // 8-11: new workers; one batch of 12 (mean(y) 5.5) is one call.
+  line(r, "let m = Lin.init(seed=0)");
+  line(r, "let opt = sgd(m, lr=0.25)");
+  r.send("for batch in data.batches(12):\r    step(m, opt, batch)\r\r");
+  r.send("float(sum(m.w))\r");  // 13: -0.25 · 5.5 · 2
+  CHECK(r.expect("-2.75  : float"));
+  r.send(":quit\r");
+  CHECK(r.wait_exit() == 0);
+}

@@ -10,12 +10,14 @@
 // declarations. Before they stop, every model and optimizer the session
 // holds is copied back and its handle id cleared, so the next input's
 // workers receive it whole, and handles survive across inputs. When the
-// input fails, what the workers hold newer is copied back if it can be
-// (Ctrl-C between calls: the loop's model keeps the weights it reached,
-// as in PyTorch); after a failed call (a WorkerError, an error inside a
-// worker fn, Ctrl-C during a call) the workers' copies are gone (they
-// forget their stores), and those stores are the caller's [lost], whose
-// handles the repl drops with an error saying the devices' state is gone.
+// input fails, what the workers hold newer is copied back if it can be:
+// after an error every rank raised alike (a ValueError in a worker fn: the
+// session goes on from the last good step, as on one device) or Ctrl-C
+// between calls (the loop's model keeps the weights it reached, as in
+// PyTorch). After a WorkerError the ranks' copies may disagree, and Ctrl-C
+// during a call stops the workers: those stores are the caller's [lost],
+// whose handles the repl drops with an error saying the devices' state is
+// gone.
 // What is not done: workers that live across inputs and receive new
 // declarations as text (issue 14 item 1).
 #include "interp/devices/controller/repl_input.h"
@@ -98,23 +100,34 @@ void run_input_on_devices(eval::Interpreter& in,
               eval::sync(o);
               o.remote_id = 0;
             });
+    } catch (const eval::RuntimeError&) {
+      throw;
     } catch (const dist::Interrupted&) {
       throw eval::RuntimeError("KeyboardInterrupt", "interrupted", input);
-    } catch (const dist::WorkerError& e) {
+    } catch (const std::exception& e) {
+      // The workers failing to start or outside a call (ss run's
+      // unlocated WorkerError), at the input here.
       throw eval::RuntimeError("WorkerError", e.what(), input);
     }
-  } catch (...) {
-    // What the workers held newer than here is copied back if they still
-    // can (Ctrl-C between two calls, as a PyTorch loop keeps the weights
-    // it reached); after a failed call they forgot it: it is gone.
+  } catch (const eval::RuntimeError& e) {
+    // What the workers held newer than here is copied back if it still
+    // can be: after an error every rank raised alike (a ValueError in a
+    // worker fn) or Ctrl-C between two calls, as a PyTorch loop keeps the
+    // weights it reached. After a WorkerError the ranks' copies may
+    // disagree: the devices' state is gone.
     *interrupted = 0;
+    const bool copy_back = e.kind() != "WorkerError";
     auto forget = [&](auto& s) {
       if (s.newer_on == &context) {
-        try {
-          eval::sync(s);
-        } catch (...) {
-          lost.insert(&s);
+        bool copied = copy_back;
+        if (copied) {
+          try {
+            eval::sync(s);
+          } catch (...) {
+            copied = false;  // the workers stopped (Ctrl-C during a call)
+          }
         }
+        if (!copied) lost.insert(&s);
       }
       s.newer_on = nullptr;
       s.remote_id = 0;
