@@ -20,13 +20,15 @@ std::string render_terminal(const Diagnostic& d, const SourceMap& sm) {
   // stack line up under it (errors.md).
   std::string gutter = "  ";
   if (d.located && d.span.file < sm.size()) {
-    LineCol lc = sm.line_col(d.span.file, d.span.begin);
-    std::string_view line = sm.line_text(d.span.file, lc.line);
+    // What the user wrote, not the repl's wrapping (Note [Source origins]).
+    const Span span = sm.origin(d.span);
+    LineCol lc = sm.line_col(span.file, span.begin);
+    std::string_view line = sm.line_text(span.file, lc.line);
     std::string num = std::to_string(lc.line);
     gutter = std::string(num.size() + 1, ' ');
     // Carets cover the span, cut at the end of its first line.
     size_t start = std::min<size_t>(lc.column - 1, line.size());
-    size_t len = d.span.end > d.span.begin ? d.span.end - d.span.begin : 1;
+    size_t len = span.end > span.begin ? span.end - span.begin : 1;
     len = std::max<size_t>(1, std::min(len, line.size() - start));
     out += gutter + "|\n";
     out += num + " | " + std::string(line) + "\n";

@@ -8,9 +8,11 @@ namespace ss::diag {
 
 namespace {
 
-// {"file", "line", "column"} of [s]'s start, when it is in a file.
+// {"file", "line", "column"} of [s]'s start, when it is in a file, in the
+// text it was made from (Note [Source origins]).
 void put_location(nlohmann::json& j, const SourceMap& sm, Span s) {
   if (s.file >= sm.size()) return;
+  s = sm.origin(s);
   LineCol lc = sm.line_col(s.file, s.begin);
   j["file"] = sm.file(s.file).path;
   j["line"] = lc.line;
@@ -27,7 +29,8 @@ nlohmann::json to_json(const Diagnostic& d, const SourceMap& sm) {
   j["message"] = d.message;
   if (d.located && d.span.file < sm.size()) {
     put_location(j, sm, d.span);
-    LineCol end = sm.line_col(d.span.file, d.span.end);
+    Span s = sm.origin(d.span);
+    LineCol end = sm.line_col(s.file, s.end);
     j["end"] = {{"line", end.line}, {"column", end.column}};
   }
   if (!d.label.empty()) j["label"] = d.label;

@@ -1,3 +1,12 @@
+// Note [Source origins]
+// The repl checks a text it generates: what the user typed becomes the
+// body of a synthetic fn (indented, after a header line), and the session's
+// declarations follow, some typed, some read by `:load FILE`. Errors must
+// point at what the user wrote, so each generated line records where it
+// came from: a line of another file of this map (the repl's transcript, or
+// the loaded file) and how many columns were put in front of it. Spans stay
+// in the generated file, where the checker and evaluator made them; the
+// printers ask origin() and show the origin's path, line, column and text.
 #include "diag/source.h"
 
 #include <algorithm>
@@ -5,7 +14,7 @@
 namespace ss::diag {
 
 uint32_t SourceMap::add(std::string path, std::string text) {
-  SourceFile f{std::move(path), std::move(text), {0}};
+  SourceFile f{std::move(path), std::move(text), {0}, {}};
   for (uint32_t i = 0; i < f.text.size(); ++i)
     if (f.text[i] == '\n') f.line_starts.push_back(i + 1);
   files_.push_back(std::move(f));
@@ -38,13 +47,62 @@ std::string_view SourceMap::text(Span s) const {
   return std::string_view(t).substr(s.begin, s.end - s.begin);
 }
 
+void SourceMap::set_origin(uint32_t file, uint32_t line, LineOrigin origin) {
+  auto& origins = files_.at(file).origins;
+  if (origins.size() < line) origins.resize(line);
+  origins[line - 1] = origin;
+}
+
+namespace {
+
+// The offset in [to] of column [col] (0-based) of generated [line], placed
+// [o.shift] columns right of [to]'s line [o.line]; clamped to that line.
+uint32_t mapped_offset(const SourceFile& to, LineOrigin o, int64_t col) {
+  uint32_t b = to.line_starts[o.line - 1];
+  uint32_t e = o.line < to.line_starts.size()
+                   ? to.line_starts[o.line] - 1
+                   : static_cast<uint32_t>(to.text.size());
+  int64_t at = int64_t(b) + std::max<int64_t>(0, col - o.shift);
+  return static_cast<uint32_t>(std::min<int64_t>(at, e));
+}
+
+}  // namespace
+
+Span SourceMap::origin(Span s) const {
+  if (s.file >= files_.size()) return s;
+  const SourceFile& f = files_[s.file];
+  auto origin_of = [&](uint32_t offset, LineCol& lc) -> const LineOrigin* {
+    lc = line_col(s.file, std::min<uint32_t>(offset, f.text.size()));
+    if (lc.line > f.origins.size()) return nullptr;
+    const LineOrigin& o = f.origins[lc.line - 1];
+    if (o.file >= files_.size() || o.line == 0 ||
+        o.line > files_[o.file].line_starts.size())
+      return nullptr;
+    return &o;
+  };
+  LineCol lb, le;
+  const LineOrigin* ob = origin_of(s.begin, lb);
+  if (!ob) return s;
+  const SourceFile& to = files_[ob->file];
+  Span out{ob->file, mapped_offset(to, *ob, lb.column - 1), 0};
+  const LineOrigin* oe = origin_of(s.end, le);
+  if (oe && oe->file == ob->file)
+    out.end = mapped_offset(to, *oe, le.column - 1);
+  else  // the end is in a generated line: stop at the first line's end
+    out.end = mapped_offset(to, *ob, INT32_MAX);
+  out.end = std::max(out.end, out.begin);
+  return out;
+}
+
 std::string SourceMap::position(Span s) const {
+  s = origin(s);
   LineCol lc = line_col(s.file, s.begin);
   return std::to_string(lc.line) + ":" + std::to_string(lc.column);
 }
 
 std::string SourceMap::location(Span s, const char* unknown) const {
   if (s.file >= files_.size()) return unknown;
+  s = origin(s);
   return files_[s.file].path + ":" + position(s);
 }
 

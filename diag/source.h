@@ -30,11 +30,21 @@ struct LineCol {
   uint32_t column = 1;
 };
 
+/// Where one line of a generated file came from: line [line] of file
+/// [file], with [shift] columns put in front of it (Note [Source origins]).
+struct LineOrigin {
+  uint32_t file = UINT32_MAX;  // UINT32_MAX: generated, no origin
+  uint32_t line = 0;
+  int32_t shift = 0;
+};
+
 /// One loaded file: its path as the user named it, its text, line starts.
 struct SourceFile {
   std::string path;
   std::string text;
   std::vector<uint32_t> line_starts;
+  /// By line (0-based); empty for a file written by a person.
+  std::vector<LineOrigin> origins;
 };
 
 /// Owns every file of a program so spans can be resolved and printed.
@@ -43,12 +53,18 @@ class SourceMap {
   /// Adds a file and returns its id for Span::file.
   uint32_t add(std::string path, std::string text);
   const SourceFile& file(uint32_t id) const { return files_.at(id); }
+  /// Says that 1-based [line] of [file] is [origin]'s line.
+  void set_origin(uint32_t file, uint32_t line, LineOrigin origin);
+  /// [s] in the text it was made from (a line the repl wrapped: what the
+  /// user typed, or the loaded file), or [s] itself when its line has no
+  /// origin. The printers show this span.
+  Span origin(Span s) const;
   size_t size() const { return files_.size(); }
   LineCol line_col(uint32_t file, uint32_t offset) const;
   /// The text of 1-based [line] without its newline.
   std::string_view line_text(uint32_t file, uint32_t line) const;
   std::string_view text(Span s) const;
-  /// "LINE:COL" of [s]'s start.
+  /// "LINE:COL" of [s]'s start, in the text it was made from.
   std::string position(Span s) const;
   /// "path:LINE:COL" of [s]'s start, or [unknown] when [s] is in no file
   /// of this map. Every printed location is this one.

@@ -5,20 +5,52 @@
 // parameters are the session's locals (models and optimizers `mut`), so
 // the checker sees them with their types; they run in a frame holding the
 // locals' values, and every local they declare joins the session. A
-// trailing expression prints its value with its type.
+// trailing expression prints its value with its type. Every line typed
+// joins the session's transcript, `<repl>`, whose lines count over the
+// whole session as ghci counts them; the checked text maps each of its
+// lines back to the transcript or to the file `:load` read, so errors show
+// what the user wrote (Note [Source origins] in diag/source.cpp).
+//
+// Note [Repl redefinition]
+// A declaration of a name the session has (a fn, model, data record or
+// dim; the devices line, the mesh; an import of the same path) replaces
+// the old one, as re-running a cell does in IPython and a new binding does
+// in ghci; `:load FILE` again after editing FILE replaces what it declared.
+// The whole new set is checked: a replacement that breaks a declaration
+// using it is refused with that error, and the session keeps the old one.
+// Within one input (a file) a name declared twice is still E0202.
+//
+// Values made with the old definition. A PyTorch user who edits a forward
+// or a loss and re-runs the cell expects the model in hand, trained for an
+// hour, to go on working with the new code; here fns are apart from
+// models, so redefining a fn never touches a value. A value whose layout
+// the redefinition leaves as it was (the same fields, shapes and dtypes:
+// an initializer or a fn changed) keeps working too. A value whose layout
+// changed (a model's or a record's fields, the size of a dim its shape
+// holds; an optimizer or Grads of such a model) no longer fits its type.
+// Python would keep the old object under its old class, and the first line
+// that reaches a new field fails deep inside (AttributeError), as
+// load_state_dict refuses it with missing keys; ghci keeps it under a type
+// the user can no longer write (`Ghci1.T`). A typed session cannot hold
+// two Mlps under one name, so it drops the value, and naming it is E0201
+// saying which redefinition dropped it and how to make it again.
 #include "interp/cli/repl.h"
 
 #include <editline/readline.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <set>
 #include <sstream>
 
 #include "interp/cli/commands.h"
+#include "interp/cli/repl_values.h"
+#include "interp/devices/devices.h"
 #include "interp/eval/format.h"
 
 namespace ss::cli {
@@ -44,14 +76,6 @@ bool is_declaration(const std::string& text) {
   for (const char* w : kDeclWords)
     if (text.rfind(w, 0) == 0) return true;
   return false;
-}
-
-std::string indent(const std::string& text, const std::string& pad) {
-  std::string out;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) out += pad + line + "\n";
-  return out;
 }
 
 // A static type as source for a synthetic parameter: size variables get a
@@ -93,10 +117,15 @@ bool writable(const types::Type& t) {
   }
 }
 
+// The checked text's name; its lines map to the transcript or a file.
+constexpr const char* kTranscript = "<repl>";
+
 }  // namespace
 
 Repl::Repl(std::ostream& out, std::ostream& err, std::string devices)
-    : out_(out), err_(err), devices_(std::move(devices)) {}
+    : out_(out), err_(err), devices_(std::move(devices)) {
+  origins_.push_back({kTranscript, ""});
+}
 
 Repl::~Repl() = default;
 
@@ -148,51 +177,121 @@ std::string Repl::signature() const {
   return s;
 }
 
-std::unique_ptr<check::Program> Repl::check(const std::string& body_fn,
+ReplText Repl::program(const std::string& header,
+                       const std::string& body,
+                       Typed at,
+                       const std::string& pad) const {
+  ReplText t;
+  t.generated(header);
+  t.add(body, 0, at.line, pad, at.column);
+  t.generated("\n");
+  for (const ReplDecl& d : decls_) t.add(d);
+  return t;
+}
+
+std::unique_ptr<check::Program> Repl::check(const ReplText& text,
                                             diag::SourceMap& sm,
-                                            diag::Diagnostics& diags,
-                                            size_t& body_offset) {
-  // The input first, so its positions are easy to map back.
-  std::string text = body_fn + "\n" + decls_;
-  body_offset = 0;
+                                            diag::Diagnostics& diags) {
   check::Options opts;
   opts.devices_override = devices_;
-  return check::check_source("<repl>", text, sm, diags, opts);
+  auto prog = check::check_source(kTranscript, text.text(), sm, diags, opts);
+  // The checked text is the first file of that name; the transcript and
+  // the loaded files are added after it.
+  for (uint32_t f = 0; f < sm.size(); ++f)
+    if (sm.file(f).path == kTranscript) {
+      text.map(sm, f, origins_);
+      break;
+    }
+  return prog;
 }
 
-void Repl::print_errors(const diag::Diagnostics& d,
-                        const diag::SourceMap& sm,
-                        size_t,
-                        size_t) {
-  err_ << diag::render_terminal(d, sm);
+void Repl::print_errors(const diag::Diagnostics& d, const diag::SourceMap& sm) {
+  // A local a redefinition dropped is an unknown name now; say why.
+  diag::Diagnostics shown;
+  for (const diag::Diagnostic& e : d.list()) {
+    diag::Diagnostic& s = shown.error(e.code, e.span, e.message);
+    s = e;
+    if (e.code != diag::Code::E0201) continue;
+    auto it = dropped_.begin();
+    while (it != dropped_.end() &&
+           e.message != "unknown name `" + it->first + "`")
+      ++it;
+    if (it == dropped_.end()) continue;
+    // Not a typo: "did you mean" would mislead.
+    s.label = it->second.label;
+    s.notes.clear();
+    s.note(it->second.why);
+    s.help(it->second.help);
+  }
+  err_ << diag::render_terminal(shown, sm);
 }
 
-void Repl::declare(const std::string& text) {
+void Repl::declare(const std::string& text, size_t origin, uint32_t line) {
+  std::vector<ReplDecl> added = split_declarations(text, origin, line);
+  std::set<std::string> keys;
+  for (const ReplDecl& d : added) keys.insert(d.key);
+  std::vector<ReplDecl> replacing;  // the added ones that redefine a name
+  std::vector<ReplDecl> next;
+  for (const ReplDecl& d : decls_)
+    if (!keys.count(d.key)) next.push_back(d);
+  for (const ReplDecl& d : added) {
+    for (const ReplDecl& old : decls_)
+      if (old.key == d.key) {
+        replacing.push_back(d);
+        break;
+      }
+    next.push_back(d);
+  }
+  ReplText t;
+  for (const ReplDecl& d : next) t.add(d);
   auto sm = std::make_unique<diag::SourceMap>();
   diag::Diagnostics diags;
-  check::Options opts;
-  opts.devices_override = devices_;
-  std::string all = decls_ + text + "\n";
-  auto prog = check::check_source("<repl>", all, *sm, diags, opts);
+  auto prog = check(t, *sm, diags);
   if (!prog) {
-    print_errors(diags, *sm, 0, 0);
+    print_errors(diags, *sm);
     return;
   }
-  decls_ = all;
+  decls_ = std::move(next);
+  if (!replacing.empty() && !programs_.empty())
+    drop_stale_locals(*programs_.back(), *prog, replacing);
   programs_.push_back(std::move(prog));
   sources_.push_back(std::move(sm));
 }
 
-void Repl::statements(const std::string& text) {
+void Repl::drop_stale_locals(const check::Program& before,
+                             const check::Program& now,
+                             const std::vector<ReplDecl>& replacing) {
+  std::vector<Local> kept;
+  for (Local& l : locals_) {
+    if (layout(l.type, before) == layout(l.type, now)) {
+      kept.push_back(std::move(l));
+      continue;
+    }
+    std::set<std::string> names;
+    names_in(l.type, before, names);
+    std::string why = "`" + l.name + "` was made with an earlier definition";
+    for (const ReplDecl& d : replacing)
+      if (names.count(d.key)) {
+        why += " of `" + d.key + "`, replaced at " + origins_[d.origin].path +
+               ":" + std::to_string(d.line) + ":1";
+        break;
+      }
+    dropped_[l.name] = {
+        "dropped by a redefinition",
+        why + "; its fields or shapes changed, so the session dropped it",
+        "make it again with the new definition"};
+  }
+  locals_ = std::move(kept);
+}
+
+void Repl::statements(const std::string& text, Typed at) {
   std::string name = "__repl_" + std::to_string(++counter_);
-  std::string fn =
-      "fn " + name + "(" + signature() + "):\n" + indent(text, "    ");
+  ReplText t = program("fn " + name + "(" + signature() + "):\n", text, at);
   auto sm = std::make_unique<diag::SourceMap>();
   diag::Diagnostics diags;
-  size_t off;
-  auto prog = check(fn, *sm, diags, off);
+  auto prog = check(t, *sm, diags);
   if (!prog) {
-    print_errors(diags, *sm, 0, 0);
+    print_errors(diags, *sm);
     return;
   }
   const check::FnInfo* info = prog->fn(name);
@@ -203,12 +302,25 @@ void Repl::statements(const std::string& text) {
   frame.scopes.emplace_back();
   for (const Local& l : locals_) frame.declare(l.name, l.value);
   eval::Value last;
+  std::set<const void*> lost;
   try {
-    last = in.exec_in(info->decl->body, frame);
+    auto run = [&] { last = in.exec_in(info->decl->body, frame); };
+    if (prog->devices().count() > 1) {
+      auto held = [&] {
+        std::vector<eval::Value> vs{last};
+        for (const auto& [n, v] : frame.scopes[0]) vs.push_back(v);
+        for (const Local& l : locals_) vs.push_back(l.value);
+        return vs;
+      };
+      on_devices(in, *prog, *sm, t, name, run, held, lost);
+    } else {
+      run();
+    }
   } catch (const eval::RuntimeError& e) {
     out_.flush();
     err_ << eval::render_runtime_error(e, *sm);
     interrupted = 0;
+    drop_lost(lost, sm->location(e.span()));
     return;  // the session keeps its state from before this input
   }
   // New and rebound locals join the session.
@@ -221,6 +333,7 @@ void Repl::statements(const std::string& text) {
       if (ln == n) t = lt;
     if (!writable(t)) continue;
     next.push_back({n, t, v});
+    dropped_.erase(n);  // made again
   }
   locals_ = std::move(next);
   const ast::Block& body = info->decl->body;
@@ -237,34 +350,95 @@ void Repl::statements(const std::string& text) {
   sources_.push_back(std::move(sm));
 }
 
-bool Repl::command(const std::string& line) {
-  std::istringstream in(line);
-  std::string cmd;
-  in >> cmd;
-  std::string rest;
-  std::getline(in, rest);
-  size_t b = rest.find_first_not_of(' ');
-  rest = b == std::string::npos ? "" : rest.substr(b);
+void Repl::on_devices(eval::Interpreter& in,
+                      const check::Program& prog,
+                      const diag::SourceMap& sm,
+                      const ReplText& text,
+                      const std::string& entry,
+                      const std::function<void()>& run,
+                      const std::function<std::vector<eval::Value>()>& held,
+                      std::set<const void*>& lost) {
+  const ast::Block& body = prog.fn(entry)->decl->body;
+  diag::Span input = body.empty() ? diag::Span{} : body.front()->span;
+  // The workers check the program as the controller did: the same text,
+  // so the same spans (Note [Repl inputs on devices]).
+  char path[] = "/tmp/ss_repl_XXXXXX.ss";
+  int fd = mkstemps(path, 3);
+  if (fd < 0 || write(fd, text.text().data(), text.text().size()) !=
+                    ssize_t(text.text().size())) {
+    if (fd >= 0) close(fd);
+    throw eval::RuntimeError(
+        "IOError", "cannot write the session's program for the workers", input);
+  }
+  close(fd);
+  struct Remove {
+    const char* p;
+    ~Remove() { std::remove(p); }
+  } remove{path};
+  check::Options opts;
+  opts.devices_override = devices_;
+  devices::run_input_on_devices(in,
+                                prog,
+                                sm,
+                                devices::worker_run_args(path, opts, entry, {}),
+                                input,
+                                run,
+                                held,
+                                &interrupted,
+                                lost);
+}
+
+void Repl::drop_lost(const std::set<const void*>& lost,
+                     const std::string& where) {
+  if (lost.empty()) return;
+  std::vector<Local> kept;
+  for (Local& l : locals_) {
+    std::set<const void*> held;
+    devices::stores_of(l.value, held);
+    bool gone = false;
+    for (const void* s : held) gone = gone || lost.count(s);
+    if (!gone) {
+      kept.push_back(std::move(l));
+      continue;
+    }
+    dropped_[l.name] = {"its state on the devices is gone",
+                        "the devices' state of `" + l.name +
+                            "` is gone: the workers held it newer than this "
+                            "process when the input failed (" +
+                            where + ")",
+                        "make it again, or load it from a checkpoint"};
+  }
+  locals_ = std::move(kept);
+}
+
+bool Repl::command(const std::string& line, Typed at) {
+  size_t cmd_end = std::min(line.find_first_of(" \n"), line.size());
+  std::string cmd = line.substr(0, cmd_end);
+  size_t b = line.find_first_not_of(' ', cmd_end);
+  std::string rest = b == std::string::npos ? "" : line.substr(b);
+  Typed rest_at{at.line, at.column + uint32_t(b == std::string::npos ? 0 : b)};
   if (cmd == ":quit" || cmd == ":q") return false;
   if (cmd == ":help") {
-    out_ << "Type declarations (fn, model, data, dim, ...) and statements.\n"
+    out_ << "Type declarations (fn, model, data, dim, ...) and statements;\n"
+            "declaring a name again replaces it.\n"
             "  :type EXPR     the type of an expression\n"
-            "  :explain NAME  a fn's signature and where it runs\n"
+            "  :explain NAME  a fn's signature and the devices report for it\n"
             "  :devices       the device list in effect\n"
-            "  :load FILE     add a file's declarations to the session\n"
+            "  :load FILE     add a file's declarations (again: replace them)\n"
             "  :reset         forget every declaration and local\n"
             "  :help          this text\n"
             "  :quit          leave (or Ctrl-D)\n"
             "Ctrl-C stops a running statement and keeps the session.\n";
   } else if (cmd == ":type") {
-    std::string fn =
-        "fn __repl_type(" + signature() + "):\n    let __t = " + rest + "\n";
+    ReplText t = program("fn __repl_type(" + signature() + "):\n",
+                         rest,
+                         rest_at,
+                         "    let __t = ");
     auto sm = std::make_unique<diag::SourceMap>();
     diag::Diagnostics diags;
-    size_t off;
-    auto prog = check(fn, *sm, diags, off);
+    auto prog = check(t, *sm, diags);
     if (!prog) {
-      print_errors(diags, *sm, 0, 0);
+      print_errors(diags, *sm);
     } else {
       for (const auto& [n, t] : prog->fn("__repl_type")->locals)
         if (n == "__t") out_ << rest << " : " << t.str() << "\n";
@@ -283,32 +457,13 @@ bool Repl::command(const std::string& line) {
     }
     out_ << "devices " << (d.empty() ? "cpu" : d) << "\n";
   } else if (cmd == ":explain") {
-    if (programs_.empty() || !programs_.back()->fn(rest)) {
-      err_ << "no fn `" << rest << "` in this session\n";
-    } else {
-      std::string all = check::describe_types(*programs_.back());
-      std::istringstream lines(all);
-      std::string l;
-      bool on = false;
-      while (std::getline(lines, l)) {
-        bool header = l.rfind("    ", 0) != 0;
-        if (header) on = l.find(" " + rest + "(") != std::string::npos;
-        if (on) out_ << l << "\n";
-      }
-      out_ << "runs on the one device of this session\n";
-    }
+    explain(rest);
   } else if (cmd == ":load") {
-    std::ifstream f(rest);
-    if (!f) {
-      err_ << "IOError: cannot read '" << rest << "'\n";
-    } else {
-      std::stringstream ss;
-      ss << f.rdbuf();
-      declare(ss.str());
-    }
+    load(rest);
   } else if (cmd == ":reset") {
     decls_.clear();
     locals_.clear();
+    dropped_.clear();
     out_ << "session reset\n";
   } else {
     err_ << "unknown command " << cmd << " (:help lists them)\n";
@@ -316,17 +471,65 @@ bool Repl::command(const std::string& line) {
   return true;
 }
 
+void Repl::explain(const std::string& name) {
+  if (programs_.empty() || !programs_.back()->fn(name)) {
+    err_ << "no fn `" << name << "` in this session\n";
+    return;
+  }
+  const check::Program& prog = *programs_.back();
+  std::istringstream lines(check::describe_types(prog));
+  std::string l;
+  bool on = false;
+  while (std::getline(lines, l)) {
+    bool header = l.rfind("    ", 0) != 0;
+    if (header) on = l.find(" " + name + "(") != std::string::npos;
+    if (on) out_ << l << "\n";
+  }
+  // ss explain's report (devices.md), of this fn only: where it runs, its
+  // values' layouts, what its lines send on the session's devices.
+  namespace comms = check::comms;
+  comms::DeviceTable t = comms::build_table(prog, *sources_.back());
+  std::erase_if(t.fns, [&](const comms::FnEntry& f) { return f.name != name; });
+  std::erase_if(t.values,
+                [&](const comms::ValueLayout& v) { return v.fn != name; });
+  std::erase_if(t.lines,
+                [&](const comms::LineSends& s) { return s.fn != name; });
+  out_ << comms::render_report(t);
+}
+
+void Repl::load(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) {
+    err_ << "IOError: cannot read '" << path << "'\n";
+    return;
+  }
+  std::stringstream ss;
+  ss << f.rdbuf();
+  origins_.push_back({path, ss.str()});
+  declare(origins_.back().text, origins_.size() - 1, 1);
+}
+
 bool Repl::handle(const std::string& input) {
+  std::string& transcript = origins_[0].text;
+  uint32_t first_line =
+      1 + uint32_t(std::count(transcript.begin(), transcript.end(), '\n'));
+  transcript += input;
+  if (!transcript.empty() && transcript.back() != '\n') transcript += '\n';
   std::string text = input;
   while (!text.empty() && (text.back() == '\n' || text.back() == ' '))
     text.pop_back();
   size_t b = text.find_first_not_of(" \n");
   if (b == std::string::npos) return true;
-  if (text[b] == ':') return command(text.substr(b));
+  // Where the text starts in the transcript (after blank lines and spaces).
+  size_t nl = text.rfind('\n', b);
+  Typed at{
+      first_line + uint32_t(std::count(text.begin(), text.begin() + b, '\n')),
+      uint32_t(b - (nl == std::string::npos ? 0 : nl + 1)) + 1};
+  if (text[b] == ':') return command(text.substr(b), at);
   if (is_declaration(text))
-    declare(text);
+    declare(text, 0, first_line);
   else
-    statements(text.substr(b));
+    statements(text.substr(b), at);
   return true;
 }
 
@@ -355,7 +558,7 @@ int run_repl(const std::vector<std::string>& args) {
     }
   }
   Repl repl(std::cout, std::cerr, devices);
-  if (!file.empty()) repl.handle(":load " + file);
+  if (!file.empty()) repl.load(file);
   bool tty = isatty(0);
   struct sigaction sa {};
   sa.sa_handler = on_sigint;

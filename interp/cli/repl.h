@@ -3,12 +3,16 @@
 // run against a session that keeps its locals; an error prints and the
 // session goes on. See Note [Repl inputs] in repl.cpp.
 
+#include <functional>
 #include <iosfwd>
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "interp/check/checker.h"
+#include "interp/cli/repl_text.h"
 #include "interp/eval/interpreter.h"
 
 namespace ss::cli {
@@ -18,8 +22,12 @@ class Repl {
   Repl(std::ostream& out, std::ostream& err, std::string devices = "");
   ~Repl();
 
-  /// Handles one complete input (possibly several lines). False on :quit.
+  /// Handles one complete input (possibly several lines), as typed: its
+  /// lines join the session's transcript. False on :quit.
   bool handle(const std::string& input);
+  /// `:load FILE`: adds a file's declarations, replacing those of the
+  /// same names (what `ss repl FILE` does before the first prompt).
+  void load(const std::string& path);
   /// Whether [partial] needs more lines: a line ending in ':' opens a
   /// block (ended by a blank line), or brackets are still open.
   static bool needs_more(const std::string& partial);
@@ -33,25 +41,62 @@ class Repl {
     eval::Value value;
   };
 
-  bool command(const std::string& line);
-  void declare(const std::string& text);
-  void statements(const std::string& text);
+  /// Where typed text starts: its transcript line and column.
+  struct Typed {
+    uint32_t line = 1;
+    uint32_t column = 1;
+  };
+
+  bool command(const std::string& line, Typed at);
+  void declare(const std::string& text, size_t origin, uint32_t line);
+  void statements(const std::string& text, Typed at);
+  /// Runs [run] (the input's fn [entry] of [prog], checked from [text])
+  /// as the controller, with workers for this input (Note [Repl inputs on
+  /// devices]); [lost]: the stores whose state went with them.
+  void on_devices(eval::Interpreter& in,
+                  const check::Program& prog,
+                  const diag::SourceMap& sm,
+                  const ReplText& text,
+                  const std::string& entry,
+                  const std::function<void()>& run,
+                  const std::function<std::vector<eval::Value>()>& held,
+                  std::set<const void*>& lost);
+  /// Drops the locals holding a store of [lost] (where: the failure).
+  void drop_lost(const std::set<const void*>& lost, const std::string& where);
+  /// `:explain NAME`: the fn's signature and its part of the devices
+  /// report.
+  void explain(const std::string& name);
   /// The session's locals as the parameters of a synthetic fn.
   std::string signature() const;
-  std::unique_ptr<check::Program> check(const std::string& body_fn,
+  /// A synthetic fn [header] with [body] (typed [at]) as its lines, then
+  /// the session's declarations.
+  ReplText program(const std::string& header,
+                   const std::string& body,
+                   Typed at,
+                   const std::string& pad = "    ") const;
+  std::unique_ptr<check::Program> check(const ReplText& text,
                                         diag::SourceMap& sm,
-                                        diag::Diagnostics& diags,
-                                        size_t& body_offset);
-  void print_errors(const diag::Diagnostics& d,
-                    const diag::SourceMap& sm,
-                    size_t body_offset,
-                    size_t body_len);
+                                        diag::Diagnostics& diags);
+  void print_errors(const diag::Diagnostics& d, const diag::SourceMap& sm);
+  /// After [replacing] redefined names of [before]: drops the locals
+  /// whose layout [now] changed (Note [Repl redefinition]).
+  void drop_stale_locals(const check::Program& before,
+                         const check::Program& now,
+                         const std::vector<ReplDecl>& replacing);
 
   std::ostream& out_;
   std::ostream& err_;
   std::string devices_;
-  std::string decls_;  // every declaration accepted so far
+  /// [0]: the transcript of what was typed; then each file `:load` read.
+  std::vector<ReplOrigin> origins_;
+  std::vector<ReplDecl> decls_;  // every declaration accepted so far
   std::vector<Local> locals_;
+  /// Locals the session dropped (a redefinition, the devices' state
+  /// gone), and why: said when one is named.
+  struct Dropped {
+    std::string label, why, help;
+  };
+  std::map<std::string, Dropped> dropped_;
   int counter_ = 0;
   // Values refer to the programs and sources that made them.
   std::vector<std::unique_ptr<check::Program>> programs_;

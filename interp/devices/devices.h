@@ -4,7 +4,8 @@
 // worker -> eval -> collectives without passing through the CLI, and the
 // CLI enters the devices layer here).
 //   * `ss run` and `ss conformance` on several devices: the controller and
-//     its `ss worker` processes (controller/device_run.h);
+//     its `ss worker` processes (controller/device_run.h), and `ss repl`'s
+//     inputs through them (controller/repl_input.h);
 //   * `ss worker`, the process the controller starts on each device
 //     (worker/program_server.h);
 //   * `ss conformance --engine threads`: the ranks as threads of this
@@ -16,6 +17,7 @@
 
 #include "interp/devices/context.h"
 #include "interp/devices/controller/device_run.h"
+#include "interp/devices/controller/repl_input.h"
 #include "interp/devices/plan/explain.h"
 #include "interp/devices/threads/data_parallel.h"
 #include "interp/devices/worker/program_server.h"

@@ -144,12 +144,14 @@ class EvalForwardCtx final : public ops::ForwardCtx {
     // path as typed: `ss run a.ss`, `ss run ./a.ss` and an absolute path
     // are the same program and must draw the same (language.md,
     // Randomness; the conformance runner found three different losses).
+    // In the repl, the site is where the call was typed or loaded (Note
+    // [Source origins]): a file's draws there are `ss run`'s.
     uint64_t seed = static_cast<uint64_t>(v.number());
-    std::string site =
-        std::filesystem::path(c_.in.sources().file(c_.span.file).path)
-            .filename()
-            .string() +
-        ":" + c_.in.sources().position(c_.span);
+    const diag::Span at = c_.in.sources().origin(c_.span);
+    std::string site = std::filesystem::path(c_.in.sources().file(at.file).path)
+                           .filename()
+                           .string() +
+                       ":" + c_.in.sources().position(at);
     return {ops::philox::key_for(seed, site.c_str()), 0, 0};
   }
   ops::Tensor model_field(size_t i, const std::string& path) override {

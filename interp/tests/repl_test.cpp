@@ -3,75 +3,16 @@
 // session, Ctrl-C stopping a running statement.
 #include "interp/cli/repl.h"
 
-#include <poll.h>
-#include <pty.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
-#include <chrono>
 #include <fstream>
 #include <sstream>
 #include <string>
 
-namespace {
+#include "interp/tests/pty_repl.h"
 
-class PtyRepl {
- public:
-  PtyRepl() {
-    pid_ = forkpty(&fd_, nullptr, nullptr, nullptr);
-    REQUIRE(pid_ >= 0);
-    if (pid_ == 0) {
-      setenv("HOME", "/tmp", 1);
-      setenv("TERM", "xterm", 1);
-      execl(SS_BINARY, SS_BINARY, "repl", static_cast<char*>(nullptr));
-      _exit(127);
-    }
-  }
-  ~PtyRepl() {
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-    close(fd_);
-  }
-  void send(const std::string& s) {
-    REQUIRE(write(fd_, s.data(), s.size()) == ssize_t(s.size()));
-  }
-  // Reads until [want] appears (true) or [seconds] pass (false).
-  bool expect(const std::string& want, double seconds = 10) {
-    auto end = std::chrono::steady_clock::now() +
-               std::chrono::milliseconds(int(seconds * 1000));
-    while (buf_.find(want) == std::string::npos) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      end - std::chrono::steady_clock::now())
-                      .count();
-      if (left <= 0) return false;
-      pollfd p{fd_, POLLIN, 0};
-      if (poll(&p, 1, int(left)) <= 0) return false;
-      char tmp[4096];
-      ssize_t n = read(fd_, tmp, sizeof tmp);
-      if (n <= 0) return false;
-      buf_.append(tmp, size_t(n));
-    }
-    buf_.erase(0, buf_.find(want) + want.size());
-    return true;
-  }
-  int wait_exit() {
-    int st = 0;
-    for (int i = 0; i < 100; ++i) {
-      if (waitpid(pid_, &st, WNOHANG) == pid_) return WEXITSTATUS(st);
-      usleep(50000);
-    }
-    return -1;
-  }
-
- private:
-  int fd_ = -1;
-  pid_t pid_ = -1;
-  std::string buf_;
-};
-
-}  // namespace
+using ss::testing::PtyRepl;
 
 TEST_CASE("the repl at a terminal: values, errors, history, Ctrl-C", "[repl]") {
   PtyRepl r;

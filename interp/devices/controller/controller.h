@@ -20,6 +20,11 @@
 
 namespace ss::devices {
 
+/// How `ss run` starts a worker per device of [prog]: [worker_args]
+/// (worker_run_args), one BLAS thread each, calls as long as their fns.
+dist::LaunchOptions worker_launch_options(
+    const check::Program& prog, const std::vector<std::string>& worker_args);
+
 /// The workers, started when the program first needs the devices (its
 /// first call into a worker fn: devices.md), each told to check the
 /// program once.

@@ -104,16 +104,11 @@ std::vector<std::string> worker_run_args(
   return a;
 }
 
-DeviceRun run_program_on_devices(const check::Program& prog,
-                                 const diag::SourceMap& sm,
-                                 std::ostream& out,
-                                 const DeviceRunOptions& opts) {
+dist::LaunchOptions worker_launch_options(
+    const check::Program& prog, const std::vector<std::string>& worker_args) {
   dist::LaunchOptions lo;
   lo.world = static_cast<int>(prog.devices().count());
-  lo.extra_args = opts.worker_args;
-  if (opts.final_params)
-    lo.extra_args.insert(lo.extra_args.begin(), "--final-params");
-  lo.forward_output = opts.forward_worker_output;
+  lo.extra_args = worker_args;
   // A call's length is its fn's: a stuck collective is caught inside the
   // workers by its own timeout (Gloo's), which fails that worker's call.
   lo.call_timeout = std::chrono::hours(24 * 365);
@@ -123,6 +118,17 @@ DeviceRun run_program_on_devices(const check::Program& prog,
   // small step a fifth of its time (measured: 8,000 yields in 200 steps).
   if (!std::getenv("OPENBLAS_NUM_THREADS"))
     lo.env.push_back("OPENBLAS_NUM_THREADS=1");
+  return lo;
+}
+
+DeviceRun run_program_on_devices(const check::Program& prog,
+                                 const diag::SourceMap& sm,
+                                 std::ostream& out,
+                                 const DeviceRunOptions& opts) {
+  dist::LaunchOptions lo = worker_launch_options(prog, opts.worker_args);
+  if (opts.final_params)
+    lo.extra_args.insert(lo.extra_args.begin(), "--final-params");
+  lo.forward_output = opts.forward_worker_output;
   const bool stats = std::getenv("SHAPESCRIPT_CONTROL_STATS") != nullptr;
   DeviceRun run;
   try {

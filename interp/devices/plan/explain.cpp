@@ -361,12 +361,17 @@ class Analysis {
   std::set<std::string> busy_;
 };
 
+// In the text a line came from: the repl's input or loaded file (Note
+// [Source origins]).
 std::string file_of(const diag::SourceMap& sm, diag::Span s) {
-  return s.file < sm.size() ? sm.file(s.file).path : std::string("?");
+  return s.file < sm.size() ? sm.file(sm.origin(s).file).path
+                            : std::string("?");
 }
 
 uint32_t line_of(const diag::SourceMap& sm, diag::Span s) {
-  return s.file < sm.size() ? sm.line_col(s.file, s.begin).line : 0;
+  if (s.file >= sm.size()) return 0;
+  s = sm.origin(s);
+  return sm.line_col(s.file, s.begin).line;
 }
 
 std::string trim(std::string_view v) {
@@ -577,7 +582,7 @@ DeviceTable build_table(const Program& P, const diag::SourceMap& sm) {
     std::map<std::pair<uint32_t, uint32_t>, LineSends> by_line;
     std::vector<std::pair<uint32_t, uint32_t>> order;
     for (Item& i : an.items(*fn)) {
-      auto key = std::make_pair(i.at.file, line_of(sm, i.at));
+      auto key = std::make_pair(sm.origin(i.at).file, line_of(sm, i.at));
       auto [it, fresh] = by_line.try_emplace(key);
       LineSends& l = it->second;
       if (fresh) {
@@ -585,7 +590,7 @@ DeviceTable build_table(const Program& P, const diag::SourceMap& sm) {
         l.file = file_of(sm, i.at);
         l.line = key.second;
         l.fn = fn->name;
-        l.source = trim(sm.line_text(i.at.file, key.second));
+        l.source = trim(sm.line_text(key.first, key.second));
       }
       if (i.is_call) {
         l.total += i.call.bytes;
