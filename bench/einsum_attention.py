@@ -6,9 +6,10 @@ written as einsums (the spec's README example), once with `@` and a
 rearrange for kᵀ. Each is run by `ss run` for a number of value_and_grad
 steps; the two are timed alternately, several rounds, on one core
 (OPENBLAS_NUM_THREADS=1), and the script prints the median step time of each
-and their ratio (issue 15's target: einsum <= 1.1x `@`). Medians of
-alternating runs, because the machine is shared: a burst of someone else's
-build slows one round of both, not one variant.
+and their ratio (issue 15's target: einsum <= 1.1x `@`), by the wall time
+progress() reports and by CPU time (a run's less a run of one step).
+Medians of alternating runs, because the machine is shared: a burst of
+someone else's build slows one round of both, not one variant.
 
 It reports; it does not judge (benchmarks report, tests assert): it exits
 non-zero only when `ss` fails. Not run by CI.
@@ -18,6 +19,7 @@ non-zero only when `ss` fails. Not run by CI.
 import argparse
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -66,15 +68,28 @@ SIZES = [
 ]
 
 
-def run(ss, folder, name, sizes):
+def children_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def run(ss, folder, name, steps):
+    """(wall s/step from progress(), CPU s/step): the CPU time of a run of
+    [steps] less that of a run of one (the check, the init and a first
+    step), over [steps] - 1. On a shared machine the CPU time moves less
+    than the wall."""
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
-    p = subprocess.run([ss, "run", name], cwd=folder, env=env,
-                       capture_output=True, text=True)
-    if p.returncode != 0:
-        sys.exit(f"ss failed on {name}:\n{p.stdout}\n{p.stderr}")
+    cpu = []
+    for s in (1, steps):
+        t0 = children_cpu()
+        p = subprocess.run([ss, "run", name, "-D", f"S={s}"], cwd=folder,
+                           env=env, capture_output=True, text=True)
+        cpu.append(children_cpu() - t0)
+        if p.returncode != 0:
+            sys.exit(f"ss failed on {name}:\n{p.stdout}\n{p.stderr}")
     # progress() prints "N it in T s (R it/s)" when stderr is not a tty.
     m = re.search(r"(\d+) it in ([0-9.]+) s", p.stderr)
-    return float(m.group(2)) / int(m.group(1))
+    return float(m.group(2)) / int(m.group(1)), (cpu[1] - cpu[0]) / (steps - 1)
 
 
 def main():
@@ -90,17 +105,21 @@ def main():
             for name, products in (("einsum.ss", EINSUM), ("matmul.ss", MATMUL)):
                 with open(os.path.join(folder, name), "w") as f:
                     f.write(PROGRAM.format(products=products, **s))
-            times = {"einsum.ss": [], "matmul.ss": []}
+            wall = {"einsum.ss": [], "matmul.ss": []}
+            cpu = {"einsum.ss": [], "matmul.ss": []}
             for _ in range(args.rounds):
-                for name in times:
-                    times[name].append(run(ss, folder, name, s))
-            te = statistics.median(times["einsum.ss"])
-            tm = statistics.median(times["matmul.ss"])
-            print(f"B={s['B']} N={s['N']} D={s['D']} H={s['H']}: "
-                  f"einsum {te * 1e3:7.2f} ms/step, @ {tm * 1e3:7.2f} ms/step, "
-                  f"ratio {te / tm:.3f} (medians of {args.rounds} alternating "
-                  f"runs, {s['S']} steps each)")
-
+                for name in wall:
+                    w, c = run(ss, folder, name, s["S"])
+                    wall[name].append(w)
+                    cpu[name].append(c)
+            print(f"B={s['B']} N={s['N']} D={s['D']} H={s['H']} "
+                  f"(medians of {args.rounds} alternating runs, {s['S']} "
+                  f"steps each):")
+            for what, t in (("wall", wall), ("cpu", cpu)):
+                te = statistics.median(t["einsum.ss"])
+                tm = statistics.median(t["matmul.ss"])
+                print(f"  {what:4s}: einsum {te * 1e3:7.2f} ms/step, "
+                      f"@ {tm * 1e3:7.2f} ms/step, ratio {te / tm:.3f}")
 
 if __name__ == "__main__":
     main()
