@@ -112,6 +112,10 @@ std::pair<Tensor, Tensor> sort(const Tensor& x,
                                bool descending = false);
 /// numpy.matmul: 1-d operands are promoted and the added axis removed.
 Tensor matmul(const Tensor& a, const Tensor& b);
+/// op(a) @ op(b), op(x) the transpose of x's last two axes when its flag is
+/// set, read in place by the backend (no copy; Note [Transposes read in
+/// place]). Both of rank >= 2; batch axes broadcast; dtypes as matmul.
+Tensor matmul_transposed(const Tensor& a, const Tensor& b, bool ta, bool tb);
 Tensor conv2d(const Tensor& x,
               const Tensor& k,
               int stride = 1,

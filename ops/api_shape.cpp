@@ -444,28 +444,65 @@ static Tensor matmul_t(const Tensor& a, const Tensor& b, bool ta, bool tb) {
   return backend_of(a).matmul(a, b, ta, tb);
 }
 
-static Tensor matmul_nd(const Tensor& a, const Tensor& b) {
-  Tensor y = matmul_t(a, b, false, false);
+// Note [Transposes read in place]
+// op(a) @ op(b), op a transpose of the last two axes when its flag is set:
+// BLAS reads a transposed operand in place, so a product of a matrix and
+// another's transpose (attention's q kᵀ, every matmul VJP) copies nothing.
+// Each VJP is again such a product of the other operand and the cotangent,
+// with the flags that make it one: for C = op(A) op(B),
+//   dA = g op(B)ᵀ        (or, when A is read transposed, op(B) gᵀ),
+//   dB = op(A)ᵀ g        (or, when B is read transposed, gᵀ op(A)).
+// Batch axes broadcast, so each cotangent is summed back to its operand.
+// VJPs run with recording off, so the backend products are enough here.
+static Tensor matmul_nd(const Tensor& a, const Tensor& b, bool ta, bool tb) {
+  Tensor y = matmul_t(a, b, ta, tb);
   if (!types::is_float(y.dtype())) return y;
   Tensor ad = a.detach(), bd = b.detach();
   bool na = needs_grad(a), nb = needs_grad(b);
-  // Batch axes broadcast, so each cotangent is summed back to its operand.
-  // VJPs run with recording off, so the backend products are enough here.
   return record("matmul", y, {a, b}, [=](const Tensor& g) {
     std::vector<Tensor> out(2);
-    if (na) out[0] = sum_to(matmul_t(g, bd, false, true), ad.shape());
+    if (na)
+      out[0] =
+          sum_to(ta ? matmul_t(bd, g, tb, true) : matmul_t(g, bd, false, !tb),
+                 ad.shape());
     if (nb) {
-      int64_t k = ad.shape().back(), m = g.shape().back();
-      if (bd.rank() == 2 && ad.rank() > 2) {
-        // [.., n, k] @ [k, m]: the batch folds into one product aᵀ·g.
+      if (bd.rank() == 2 && ad.rank() > 2 && !ta) {
+        // [.., n, k] @ [k, m]: the batch folds into one product aᵀ·g
+        // (gᵀ·a when b is read transposed).
+        int64_t k = ad.shape().back(), m = g.shape().back();
+        Tensor a2 = reshape(ad, {-1, k}), g2 = reshape(g, {-1, m});
         out[1] =
-            matmul_t(reshape(ad, {-1, k}), reshape(g, {-1, m}), true, false);
+            tb ? matmul_t(g2, a2, true, false) : matmul_t(a2, g2, true, false);
       } else {
-        out[1] = sum_to(matmul_t(ad, g, true, false), bd.shape());
+        out[1] =
+            sum_to(tb ? matmul_t(g, ad, true, ta) : matmul_t(ad, g, !ta, false),
+                   bd.shape());
       }
     }
     return out;
   });
+}
+
+// The checks and dtype promotion shared by matmul and matmul_transposed.
+static Tensor matmul_checked(
+    const char* name, const Tensor& a0, const Tensor& b0, bool ta, bool tb) {
+  check_same_device(name, {a0, b0});
+  DType dt = types::promote(a0.dtype(), b0.dtype());
+  if (dt == DType::Bool) dt = DType::I64;
+  if (types::is_int(dt)) dt = DType::I64;
+  Tensor a = a0.dtype() == dt ? a0 : cast(a0, dt);
+  Tensor b = b0.dtype() == dt ? b0 : cast(b0, dt);
+  size_t ra = a.rank(), rb = b.rank();
+  int64_t ka = a.shape()[ta ? ra - 2 : ra - 1];
+  int64_t kb = b.shape()[tb ? rb - 1 : rb - 2];
+  if (ka != kb)
+    shape_error(name,
+                "inner dims differ: " + shape_string(a0.shape()) + " vs " +
+                    shape_string(b0.shape()));
+  Shape ba(a.shape().begin(), a.shape().end() - 2);
+  Shape bb(b.shape().begin(), b.shape().end() - 2);
+  broadcast_shapes(name, ba, bb);
+  return matmul_nd(a, b, ta, tb);
 }
 
 Tensor matmul(const Tensor& a0, const Tensor& b0) {
@@ -476,26 +513,23 @@ Tensor matmul(const Tensor& a0, const Tensor& b0) {
                 "operands must have rank >= 1, got " +
                     shape_string(a0.shape()) + " and " +
                     shape_string(b0.shape()));
-  DType dt = types::promote(a0.dtype(), b0.dtype());
-  if (dt == DType::Bool) dt = DType::I64;
-  if (types::is_int(dt)) dt = DType::I64;
-  Tensor a = a0.dtype() == dt ? a0 : cast(a0, dt);
-  Tensor b = b0.dtype() == dt ? b0 : cast(b0, dt);
-  bool a1 = a.rank() == 1, b1 = b.rank() == 1;
-  if (a1) a = unsqueeze(a, 0);
-  if (b1) b = unsqueeze(b, -1);
-  int64_t ka = a.shape()[a.rank() - 1], kb = b.shape()[b.rank() - 2];
-  if (ka != kb)
-    shape_error(name,
-                "inner dims differ: " + shape_string(a0.shape()) + " vs " +
-                    shape_string(b0.shape()));
-  Shape ba(a.shape().begin(), a.shape().end() - 2);
-  Shape bb(b.shape().begin(), b.shape().end() - 2);
-  broadcast_shapes(name, ba, bb);
-  Tensor y = matmul_nd(a, b);
+  bool a1 = a0.rank() == 1, b1 = b0.rank() == 1;
+  Tensor a = a1 ? unsqueeze(a0, 0) : a0;
+  Tensor b = b1 ? unsqueeze(b0, -1) : b0;
+  Tensor y = matmul_checked(name, a, b, false, false);
   if (a1) y = squeeze(y, -2);
   if (b1) y = squeeze(y, -1);
   return y;
+}
+
+Tensor matmul_transposed(const Tensor& a, const Tensor& b, bool ta, bool tb) {
+  const char* name = "matmul_transposed";
+  check_same_device(name, {a, b});
+  if (a.rank() < 2 || b.rank() < 2)
+    shape_error(name,
+                "operands must have rank >= 2, got " + shape_string(a.shape()) +
+                    " and " + shape_string(b.shape()));
+  return matmul_checked(name, a, b, ta, tb);
 }
 
 Tensor conv2d(const Tensor& x0, const Tensor& k0, int stride, int padding) {

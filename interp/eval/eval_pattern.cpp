@@ -1,11 +1,13 @@
 // Patterns at run time: rearrange, split and einsum as reshapes,
 // permutations and matmuls of the differentiable API (so they have
-// gradients and run on any backend). The checker proved the labels fit;
+// gradients and run on any backend; einsum's lowering is in
+// einsum_lowering.cpp). The checker proved the labels fit;
 // here each label gets its run-time size.
 #include <algorithm>
 #include <map>
 #include <numeric>
 
+#include "interp/eval/einsum_lowering.h"
 #include "interp/eval/interpreter.h"
 #include "ops/api.h"
 
@@ -240,91 +242,6 @@ ops::Tensor to_order(const ops::Tensor& x,
   return ops::reshape(y, out);
 }
 
-// Note [einsum as pairwise matmuls]
-// The operands are contracted left to right. Before each step a label is
-// summed away from one side when nothing else needs it: not the output,
-// not the other side of this step, not a later operand (a label the two
-// sides share must be contracted by the matmul, never summed on each side
-// first: that multiplied the two sums, issue 10's
-// `einsum(a, c, n d, t d -> n t)`). The step's labels are then batch (both
-// sides, needed later), contracted (both sides, needed no more), left only
-// and right only, and the step is one [batch left contract] @
-// [batch contract right] matmul.
-ops::Tensor einsum_pairwise(std::vector<ops::Tensor> xs,
-                            std::vector<std::vector<std::string>> atoms,
-                            const std::vector<std::string>& out_atoms,
-                            const Sizes& sz) {
-  auto in = [](const std::vector<std::string>& v, const std::string& a) {
-    return std::find(v.begin(), v.end(), a) != v.end();
-  };
-  // Needed after operand [from - 1] is taken in (besides [also]).
-  auto needed = [&](const std::string& a,
-                    size_t from,
-                    const std::vector<std::string>& also) {
-    if (in(out_atoms, a) || in(also, a)) return true;
-    for (size_t j = from; j < atoms.size(); ++j)
-      if (in(atoms[j], a)) return true;
-    return false;
-  };
-  auto sum_unneeded = [&](ops::Tensor& t,
-                          std::vector<std::string>& at,
-                          size_t from,
-                          const std::vector<std::string>& also) {
-    std::vector<int> axes;
-    std::vector<std::string> keep;
-    for (size_t i = 0; i < at.size(); ++i) {
-      if (needed(at[i], from, also))
-        keep.push_back(at[i]);
-      else
-        axes.push_back(static_cast<int>(i));
-    }
-    if (!axes.empty()) {
-      t = ops::sum(t, axes);
-      at = keep;
-    }
-  };
-  auto prod = [&](const std::vector<std::string>& v) {
-    int64_t p = 1;
-    for (const auto& a : v) p *= sz.size_of(a);
-    return p;
-  };
-  ops::Tensor acc = xs[0];
-  std::vector<std::string> acc_atoms = atoms[0];
-  sum_unneeded(acc, acc_atoms, 1, {});
-  for (size_t j = 1; j < xs.size(); ++j) {
-    ops::Tensor b = xs[j];
-    std::vector<std::string> b_atoms = atoms[j];
-    sum_unneeded(b, b_atoms, j + 1, acc_atoms);
-    std::vector<std::string> batch, contract, left, right;
-    for (const auto& a : acc_atoms) {
-      if (!in(b_atoms, a))
-        left.push_back(a);
-      else
-        (needed(a, j + 1, {}) ? batch : contract).push_back(a);
-    }
-    for (const auto& a : b_atoms)
-      if (!in(acc_atoms, a)) right.push_back(a);
-    std::vector<std::string> a_order = batch, b_order = batch;
-    a_order.insert(a_order.end(), left.begin(), left.end());
-    a_order.insert(a_order.end(), contract.begin(), contract.end());
-    b_order.insert(b_order.end(), contract.begin(), contract.end());
-    b_order.insert(b_order.end(), right.begin(), right.end());
-    ops::Tensor a3 = ops::reshape(to_order(acc, acc_atoms, a_order, sz),
-                                  {prod(batch), prod(left), prod(contract)});
-    ops::Tensor b3 = ops::reshape(to_order(b, b_atoms, b_order, sz),
-                                  {prod(batch), prod(contract), prod(right)});
-    acc = ops::matmul(a3, b3);
-    acc_atoms = batch;
-    acc_atoms.insert(acc_atoms.end(), left.begin(), left.end());
-    acc_atoms.insert(acc_atoms.end(), right.begin(), right.end());
-    ops::Shape s;
-    for (const auto& a : acc_atoms) s.push_back(sz.size_of(a));
-    acc = ops::reshape(acc, s);
-  }
-  sum_unneeded(acc, acc_atoms, xs.size(), {});
-  return to_order(acc, acc_atoms, out_atoms, sz);
-}
-
 }  // namespace
 
 Value Interpreter::call_pattern(const ops::OpDef& op,
@@ -383,8 +300,7 @@ Value Interpreter::call_pattern(const ops::OpDef& op,
       xs[i] = ops::reshape(xs[i], flat);
     }
     return Value::tensor(ops::reshape(
-        einsum_pairwise(std::move(xs), std::move(atoms), out_atoms, sz),
-        out_shape));
+        einsum_atoms(std::move(xs), std::move(atoms), out_atoms), out_shape));
   } catch (const ops::OpError& e) {
     fail("ShapeError", call.span, e.what());
   }

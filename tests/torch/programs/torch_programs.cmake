@@ -24,6 +24,7 @@ ss_torch_program(cnn cnn)
 # operand first).
 ss_torch_program(gpt_einsum gpt)
 ss_torch_program(gpt_matmul gpt -D PRODUCTS=2)
+ss_torch_program(gpt_einsum_grouped gpt -D PRODUCTS=3)
 ss_torch_program(resume resume)
 
 # The f64 runs again through `ss run --devices`, the controller and `ss
@@ -33,3 +34,4 @@ ss_torch_test(mlp_f64_cpu2 mlp f64 --devices "cpu[0 1]")
 ss_torch_test(cnn_f64_cpu2 cnn f64 --devices "cpu[0 1]")
 ss_torch_test(resume_f64_cpu2 resume f64 --devices "cpu[0 1]")
 ss_torch_test(gpt_matmul_f64_cpu3 gpt f64 -D PRODUCTS=2 --devices "cpu[0 1 2]")
+ss_torch_test(gpt_einsum_grouped_f64_cpu2 gpt f64 -D PRODUCTS=3 --devices "cpu[0 1]")
