@@ -115,6 +115,52 @@ void for_rows(const Shape& shape,
   }
 }
 
+// Note [Broadcast without materialising]
+// An elementwise op over broadcast operands (binary, where, broadcast_to)
+// reads each operand through its broadcast strides (0 on the axes it is
+// broadcast over) instead of copying it out to the output's shape, as
+// PyTorch's TensorIterator does. First the axes are coalesced: size-1 axes
+// go, and an axis merges into the next one where every operand's stride
+// says they are one run (stride[d] == stride[d+1] * size[d+1]); so
+// [b H n t] against a mask [n t] is two axes, (b*H, n*t) with the mask's
+// strides (0, 1), and x - max(x, keepdims) over [r c] is (r, c) with the
+// max's (1, 0). Then for_rows walks the last axis, whose stride is 0 or 1
+// for each operand (a scalar broadcast or a contiguous run), so the
+// kernels' inner loops are plain loops the compiler vectorises.
+
+/// The coalesced walk of [out] (operand 0, contiguous) and [ins] (each
+/// right-aligned and broadcast to [out]): the merged shape and each
+/// operand's strides over it, ready for for_rows. [out] with numel 0 gives
+/// an empty shape with a 0 axis.
+template <size_t K>
+std::pair<Shape, std::array<std::vector<int64_t>, K + 1>> broadcast_walk(
+    const Shape& out, const std::array<const Shape*, K>& ins) {
+  std::array<std::vector<int64_t>, K + 1> full;
+  full[0] = strides_of(out);
+  for (size_t k = 0; k < K; ++k) full[k + 1] = broadcast_strides(*ins[k], out);
+  Shape shape;
+  std::array<std::vector<int64_t>, K + 1> st;
+  for (size_t d = 0; d < out.size(); ++d) {
+    if (out[d] == 1) continue;
+    bool merge = !shape.empty();
+    for (size_t k = 0; merge && k <= K; ++k)
+      merge = st[k].back() == full[k][d] * out[d];
+    if (merge) {
+      shape.back() *= out[d];
+      for (size_t k = 0; k <= K; ++k) st[k].back() = full[k][d];
+      continue;
+    }
+    shape.push_back(out[d]);
+    for (size_t k = 0; k <= K; ++k) st[k].push_back(full[k][d]);
+  }
+  if (shape.empty()) {  // a 0-d or all-ones output: one element
+    shape.push_back(numel_of(out));
+    for (size_t k = 0; k <= K; ++k) st[k].push_back(1);
+    for (size_t k = 1; k <= K; ++k) st[k].back() = 0;
+  }
+  return {shape, st};
+}
+
 /// General matrix multiply on row-major buffers (cblas_sgemm/dgemm):
 /// C = alpha * op(A) @ op(B) + beta * C, op(A) [M K], op(B) [K N].
 template <class T>
