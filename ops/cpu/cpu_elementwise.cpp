@@ -7,10 +7,12 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <type_traits>
 
 #include "ops/cpu/cpu_common.h"
 #include "ops/cpu/cpu_scalar.h"
+#include "ops/cpu/cpu_vmath.h"
 
 namespace ss::ops::cpu {
 
@@ -286,7 +288,38 @@ Tensor from_f32(const Tensor& x, DType to) {
   return cast(x, to);
 }
 
+namespace {
+
+// The f32 functions with a vector kernel (Note [Vector transcendentals]).
+std::optional<vmath::Fn> vector_fn(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::Exp:
+      return vmath::Fn::Exp;
+    case UnaryOp::Log:
+      return vmath::Fn::Log;
+    case UnaryOp::Log1p:
+      return vmath::Fn::Log1p;
+    case UnaryOp::Expm1:
+      return vmath::Fn::Expm1;
+    case UnaryOp::Tanh:
+      return vmath::Fn::Tanh;
+    case UnaryOp::Erf:
+      return vmath::Fn::Erf;
+    case UnaryOp::Sigmoid:
+      return vmath::Fn::Sigmoid;
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace
+
 Tensor unary(UnaryOp op, const Tensor& x) {
+  if (auto fn = vector_fn(op); fn && x.dtype() == DType::F32) {
+    Tensor out = Tensor::empty(x.shape(), DType::F32);
+    if (vmath::apply_f32(*fn, x.data<float>(), out.data<float>(), x.numel()))
+      return out;
+  }
   if (is_half(x.dtype())) {
     Tensor r = unary(op, to_f32(x));
     return r.dtype() == DType::Bool ? r : from_f32(r, x.dtype());
