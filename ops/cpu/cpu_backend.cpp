@@ -130,6 +130,20 @@ class CpuBackend final : public Backend {
                 bool normal) override {
     return cpu::random(shape, dtype, key, stream, offset, normal);
   }
+  Tensor softmax_last(const Tensor& x, bool log) override {
+    return cpu::softmax_last(x, log);
+  }
+  Tensor softmax_last_backward(const Tensor& g,
+                               const Tensor& y,
+                               bool log) override {
+    return cpu::softmax_last_backward(g, y, log);
+  }
+  Tensor gelu(const Tensor& x, bool tanh) override {
+    return cpu::gelu(x, tanh);
+  }
+  Tensor gelu_backward(const Tensor& g, const Tensor& x, bool tanh) override {
+    return cpu::gelu_backward(g, x, tanh);
+  }
   Tensor conv2d(const Tensor& x,
                 const Tensor& k,
                 int stride,

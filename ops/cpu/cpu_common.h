@@ -239,6 +239,11 @@ Tensor random(const Shape& shape,
               uint64_t stream,
               uint64_t offset,
               bool normal);
+// cpu_fused.cpp
+Tensor softmax_last(const Tensor& x, bool log);
+Tensor softmax_last_backward(const Tensor& g, const Tensor& y, bool log);
+Tensor gelu(const Tensor& x, bool tanh);
+Tensor gelu_backward(const Tensor& g, const Tensor& x, bool tanh);
 // cpu_conv.cpp
 Tensor conv2d(const Tensor& x, const Tensor& k, int stride, int padding);
 Tensor conv2d_grad_input(const Tensor& gy,
