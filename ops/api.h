@@ -124,6 +124,9 @@ Tensor conv2d(const Tensor& x,
 bool has_fused_kernel(const Tensor& x);
 Tensor softmax_last(const Tensor& x, bool log);
 Tensor gelu(const Tensor& x, bool tanh);
+/// (x - mean) / sqrt(var + eps) along the last axis (layer_norm without
+/// its affine part).
+Tensor layer_norm_last(const Tensor& x, double eps);
 
 /// Normalises a possibly negative [axis] against [rank] (OpError if out of
 /// range).

@@ -10,6 +10,7 @@
 // in range (callers normalise); callers cast operands to a common dtype
 // first. A backend never sees an autodiff node.
 
+#include <array>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -144,6 +145,17 @@ class Backend {
   virtual Tensor softmax_last_backward(const Tensor& g,
                                        const Tensor& y,
                                        bool log) = 0;
+  /// layer_norm's normalisation along the last axis: (x - mean) * rstd,
+  /// rstd = 1 / sqrt(var + eps) (biased variance, as torch); also mean and
+  /// rstd, shaped like x without its last axis, for the VJP.
+  virtual std::array<Tensor, 3> layer_norm_last(const Tensor& x,
+                                                double eps) = 0;
+  /// Its VJP: rstd * (g - mean(g) - xhat * mean(g * xhat)), the means
+  /// along the last axis, xhat = (x - mean) * rstd.
+  virtual Tensor layer_norm_last_backward(const Tensor& g,
+                                          const Tensor& x,
+                                          const Tensor& mean,
+                                          const Tensor& rstd) = 0;
   /// gelu: x * Phi(x) (erf), or with [tanh] torch's approximate="tanh".
   virtual Tensor gelu(const Tensor& x, bool tanh) = 0;
   /// Its VJP: g * gelu'(x).

@@ -138,6 +138,15 @@ class CpuBackend final : public Backend {
                                bool log) override {
     return cpu::softmax_last_backward(g, y, log);
   }
+  std::array<Tensor, 3> layer_norm_last(const Tensor& x, double eps) override {
+    return cpu::layer_norm_last(x, eps);
+  }
+  Tensor layer_norm_last_backward(const Tensor& g,
+                                  const Tensor& x,
+                                  const Tensor& mean,
+                                  const Tensor& rstd) override {
+    return cpu::layer_norm_last_backward(g, x, mean, rstd);
+  }
   Tensor gelu(const Tensor& x, bool tanh) override {
     return cpu::gelu(x, tanh);
   }

@@ -1,5 +1,6 @@
 // Fused kernels (Note [Fused kernels] in ops/api_fused.cpp): softmax and
-// log_softmax along the last axis, gelu, and their VJPs, each one pass
+// log_softmax and layer_norm's normalisation along the last axis, gelu,
+// and their VJPs, each one pass
 // over a row or a block that stays in cache, instead of the composites'
 // five to fifteen elementwise passes and temporaries. f32 rows take the
 // vector exp and erf (Note [Vector transcendentals]); f64 takes libm's.
@@ -81,7 +82,7 @@ constexpr double kTanhK0 = 0.7978845608028654;      // sqrt(2 / pi)
 constexpr double kTanhK1 = 0.044715;
 
 /// A tensor like [like], filled row by row (its last axis) by
-/// f(T{}, row, n, out): the row walk both softmax kernels share.
+/// f(T{}, row's offset, n, out): the row walk of the row kernels.
 template <class F>
 Tensor by_rows(const Tensor& like, F f) {
   Tensor out = Tensor::empty(like.shape(), like.dtype());
@@ -129,6 +130,43 @@ Tensor softmax_last_backward(const Tensor& g, const Tensor& y, bool log) {
       T s = row_dot(gr, yr, n);
       for (int64_t j = 0; j < n; ++j) o[j] = yr[j] * (gr[j] - s);
     }
+  });
+}
+
+std::array<Tensor, 3> layer_norm_last(const Tensor& x, double eps) {
+  Shape rs(x.shape().begin(), x.shape().end() - (x.rank() ? 1 : 0));
+  Tensor mean = Tensor::empty(rs, x.dtype()),
+         rstd = Tensor::empty(rs, x.dtype());
+  Tensor y = by_rows(x, [&](auto t, int64_t at, int64_t n, Tensor& out) {
+    using T = decltype(t);
+    const T* xr = x.data<T>() + at;
+    T* yr = out.data<T>() + at;
+    // Two passes over the cached row, as the composite's mean and
+    // variance: mean, then the mean of squared deviations.
+    T mu = row_sum(xr, n) / T(n);
+    for (int64_t j = 0; j < n; ++j) yr[j] = xr[j] - mu;
+    T var = row_dot(yr, yr, n) / T(n);
+    T r = T(1) / std::sqrt(var + T(eps));
+    for (int64_t j = 0; j < n; ++j) yr[j] *= r;
+    mean.data<T>()[at / n] = mu;
+    rstd.data<T>()[at / n] = r;
+  });
+  return {y, mean, rstd};
+}
+
+Tensor layer_norm_last_backward(const Tensor& g,
+                                const Tensor& x,
+                                const Tensor& mean,
+                                const Tensor& rstd) {
+  return by_rows(x, [&](auto t, int64_t at, int64_t n, Tensor& out) {
+    using T = decltype(t);
+    const T* xr = x.data<T>() + at;
+    const T* gr = g.data<T>() + at;
+    T* o = out.data<T>() + at;
+    T mu = mean.data<T>()[at / n], r = rstd.data<T>()[at / n];
+    for (int64_t j = 0; j < n; ++j) o[j] = (xr[j] - mu) * r;  // xhat
+    T mg = row_sum(gr, n) / T(n), mgx = row_dot(gr, o, n) / T(n);
+    for (int64_t j = 0; j < n; ++j) o[j] = r * (gr[j] - mg - o[j] * mgx);
   });
 }
 

@@ -502,9 +502,15 @@ std::vector<Tensor> layer_norm_fwd(ForwardCtx& ctx) {
   Tensor x = compute_float(x0);
   std::vector<int> pos = norm_axes(ctx, x);
   double eps = ctx.has(2) ? ctx.number(2) : 1e-5;
-  Tensor mu = mean(x, pos, true);
-  Tensor var = fwd::variance(x, pos, false, true);
-  Tensor y = mul(sub(x, mu), rsqrt(add(var, scalar_like(eps, var))));
+  Tensor y;
+  if (pos.size() == 1 && pos[0] + 1 == static_cast<int>(x.rank()) &&
+      has_fused_kernel(x)) {
+    y = layer_norm_last(x, eps);  // Note [Fused kernels]
+  } else {
+    Tensor mu = mean(x, pos, true);
+    Tensor var = fwd::variance(x, pos, false, true);
+    y = mul(sub(x, mu), rsqrt(add(var, scalar_like(eps, var))));
+  }
   if (ctx.has(3)) {
     Tensor g = fwd::along(ctx.model_field(3, "g"), pos, x.rank());
     Tensor b = fwd::along(ctx.model_field(3, "b"), pos, x.rank());

@@ -1,7 +1,7 @@
-// The fused kernels (Note [Fused kernels] in ops/api_fused.cpp): softmax
-// and log_softmax along the last axis and gelu, forward against ref/'s
-// naive loops in double (ref/ref_ops.h, written from library.md) and VJPs
-// against central differences (ref/ref_grad.h), in f64. The op table
+// The fused kernels (Note [Fused kernels] in ops/api_fused.cpp): softmax,
+// log_softmax and layer_norm along the last axis and gelu, forward against
+// ref/'s naive loops in double (ref/ref_ops.h, written from library.md) and
+// VJPs against central differences (ref/ref_grad.h), in f64. The op table
 // (tests/torch) checks the same builtins through `ss run` against torch.
 //
 // Tolerances: f64 1e-12 relative (a few roundings of a sum of <= 67
@@ -82,6 +82,23 @@ TEST_CASE("fused gelu matches ref's loops, exact and tanh", "[api]") {
     check_like(gelu(x, false), ss::ref::gelu(x, "none"), rtol_of(d));
     check_like(gelu(x, true), ss::ref::gelu(x, "tanh"), rtol_of(d));
   }
+}
+
+TEST_CASE("fused layer_norm matches ref's loops", "[api]") {
+  for (DType d : kFloats)
+    for (Shape s : {Shape{4, 37}, Shape{2, 3, 128}, Shape{3, 1}}) {
+      INFO(ss::types::dtype_name(d) << " " << shape_string(s));
+      // An offset and a scale, so the mean and variance both matter.
+      Tensor x =
+          B().binary(BinaryOp::Add,
+                     B().binary(BinaryOp::Mul, rnd(s, d, 14), T({}, {3.0}, d)),
+                     T({}, {10.0}, d));
+      int last = static_cast<int>(s.size()) - 1;
+      for (double eps : {1e-5, 0.1})
+        check_like(layer_norm_last(x, eps),
+                   ss::ref::layer_norm(x, {last}, eps),
+                   rtol_of(d));
+    }
 }
 
 TEST_CASE("fused kernels' VJPs match central differences", "[api]") {
