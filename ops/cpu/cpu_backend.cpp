@@ -187,4 +187,9 @@ void set_cpu_threads(int n) {
   openblas_set_num_threads(std::max(1, n));
 }
 
+int cpu_threads() {
+  cpu_backend();
+  return openblas_get_num_threads();
+}
+
 }  // namespace ss::ops

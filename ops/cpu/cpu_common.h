@@ -6,6 +6,7 @@
 // Half types (bf16, f16) are computed in f32 and rounded back once at the
 // end (to_f32 / from_f32), as torch's CPU kernels do.
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <stdexcept>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "ops/backend/backend.h"
+#include "ops/cpu/cpu_threads.h"
 
 namespace ss::ops::cpu {
 
@@ -159,6 +161,36 @@ std::pair<Shape, std::array<std::vector<int64_t>, K + 1>> broadcast_walk(
     for (size_t k = 1; k <= K; ++k) st[k].back() = 0;
   }
   return {shape, st};
+}
+
+/// for_rows, with the outermost axis split over threads when the walk is
+/// large (Note [Intra-op threads]): each range walks its own rows.
+template <size_t K, class F>
+void for_rows_parallel(const Shape& shape,
+                       const std::array<std::vector<int64_t>, K>& strides,
+                       F&& f) {
+  int64_t total = numel_of(shape);
+  if (shape.empty() || total < 2 * kElementGrain) {
+    for_rows<K>(shape, strides, f);
+    return;
+  }
+  int64_t inner = total / shape[0];
+  parallel_for(shape[0],
+               std::max<int64_t>(1, kElementGrain / inner),
+               [&](int64_t b, int64_t e) {
+                 Shape sub = shape;
+                 sub[0] = e - b;
+                 for_rows<K>(sub, strides, [&](auto off, int64_t n, auto in) {
+                   for (size_t k = 0; k < K; ++k) off[k] += b * strides[k][0];
+                   f(off, n, in);
+                 });
+               });
+}
+
+/// parallel_for over [n] elements with the elementwise grain.
+template <class F>
+void for_elements(int64_t n, F&& f) {
+  parallel_for(n, kElementGrain, f);
 }
 
 /// General matrix multiply on row-major buffers (cblas_sgemm/dgemm):

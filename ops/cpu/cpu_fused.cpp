@@ -69,11 +69,16 @@ T row_dot(const T* x, const T* y, int64_t n) {
   return (a0 + a1) + (a2 + a3);
 }
 
-/// Calls f(offset, length) over [n] elements in cache-sized blocks.
+/// Calls f(offset, length) over [n] elements in cache-sized blocks, the
+/// blocks split over threads (Note [Intra-op threads]).
 template <class F>
 void blocks(int64_t n, F f) {
   constexpr int64_t kBlock = 1024;
-  for (int64_t i = 0; i < n; i += kBlock) f(i, std::min(kBlock, n - i));
+  int64_t count = (n + kBlock - 1) / kBlock;
+  parallel_for(count, kElementGrain / kBlock, [&](int64_t b, int64_t e) {
+    for (int64_t k = b; k < e; ++k)
+      f(k * kBlock, std::min(kBlock, n - k * kBlock));
+  });
 }
 
 constexpr double kSqrtHalf = 0.7071067811865476;    // 1 / sqrt(2)
@@ -89,8 +94,11 @@ Tensor by_rows(const Tensor& like, F f) {
   if (like.numel() == 0) return out;
   int64_t n = like.rank() == 0 ? 1 : like.shape().back();
   visit_float(like.dtype(), "softmax", [&](auto t) {
-    for (int64_t r = 0, rows = like.numel() / n; r < rows; ++r)
-      f(t, r * n, n, out);
+    parallel_for(like.numel() / n,
+                 std::max<int64_t>(1, kElementGrain / n),
+                 [&](int64_t b, int64_t e) {
+                   for (int64_t r = b; r < e; ++r) f(t, r * n, n, out);
+                 });
   });
   return out;
 }
@@ -205,8 +213,8 @@ Tensor gelu_backward(const Tensor& g, const Tensor& x, bool tanh) {
     const T* px = x.data<T>();
     const T* pg = g.data<T>();
     T* po = out.data<T>();
-    std::array<T, 1024> a, b;
     blocks(x.numel(), [&](int64_t i, int64_t len) {
+      std::array<T, 1024> a, b;  // per block: blocks run on several threads
       const T* xb = px + i;
       const T* gb = pg + i;
       T* ob = po + i;
