@@ -15,6 +15,7 @@ steps keep that from growing over this many steps; a wrong gradient moves
 the loss by 1e-3 or more within a few steps). Then it times a train step at
 each size, at 1 and 2 threads, as the median of alternating runs (ss, torch,
 ss, torch, ...), and prints ss's time over torch's (the goal: at most 0.8).
+With --cpu it times CPU seconds per step instead (for a shared machine).
 
 Sizes (B, N, D, H, F, V): "small" is the issue's block (16, 64, 128, 4,
 512, 64); "mid" (32, 128, 256, 8, 1024, 64) and "large" (8, 256, 512, 8,
@@ -26,11 +27,12 @@ the default) or with @ (--products matmul); the values are the same.
 Needs Debian's python3-torch (run with /usr/bin/python3; not needed by CI):
     /usr/bin/python3 bench/compare_transformer.py [--ss build/ss]
         [--sizes small,mid,large] [--threads 1,2] [--runs 3]
-        [--products einsum|matmul|both] [--check-only] [--no-check]
+        [--products einsum|matmul|both] [--check-only] [--no-check] [--cpu]
 """
 import argparse
 import math
 import os
+import resource
 import statistics
 import sys
 import tempfile
@@ -230,17 +232,44 @@ def check(ss, products):
     return ok
 
 
-def time_size(ss, size, threads, runs, products):
+def ss_cpu_step(ss, folder, short, size, threads, products):
+    """CPU seconds of one ss step: the children's CPU time of a run of all
+    steps minus that of a 2-step run ([short]), over the difference, so
+    start-up and loading cancel."""
+    def cpu(f):
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        run_ss(ss, f, size, threads, products)
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime
+    return (cpu(folder) - cpu(short)) / (SIZES[size][-1] - 2)
+
+
+def time_size(ss, size, threads, runs, products, cpu):
+    """Medians of alternating runs of wall time per step, or with [cpu] of
+    CPU time per step (process_time for torch): on a machine others load,
+    CPU time moves far less than wall time (at 1 thread they agree)."""
     steps = SIZES[size][-1]
-    with tempfile.TemporaryDirectory() as folder:
+    with tempfile.TemporaryDirectory() as folder, \
+            tempfile.TemporaryDirectory() as short:
         data, init = make_inputs(folder, size, steps, seed=1)
+        if cpu:
+            make_inputs(short, size, 2, seed=1)
         t_ss, t_torch = [], []
         for _ in range(runs):  # alternating, so load changes hit both alike
-            t_ss.append(run_ss(ss, folder, size, threads, products)[1])
-            t_torch.append(run_torch(data, init, size, threads, products)[1])
+            if cpu:
+                t_ss.append(ss_cpu_step(ss, folder, short, size, threads,
+                                        products))
+                c0 = time.process_time()
+                run_torch(data, init, size, threads, products)
+                t_torch.append((time.process_time() - c0) / steps)
+            else:
+                t_ss.append(run_ss(ss, folder, size, threads, products)[1])
+                t_torch.append(
+                    run_torch(data, init, size, threads, products)[1])
     a, b = statistics.median(t_ss), statistics.median(t_torch)
+    unit = "cpu-ms" if cpu else "ms"
     print(f"{size:5s} {products:6s} {threads} thread(s): ss {a * 1e3:8.2f} "
-          f"ms/step, torch {b * 1e3:8.2f} ms/step, ratio {a / b:.3f}",
+          f"{unit}/step, torch {b * 1e3:8.2f} {unit}/step, ratio {a / b:.3f}",
           flush=True)
     return a / b
 
@@ -256,6 +285,8 @@ def main():
                     choices=["einsum", "matmul", "both"])
     ap.add_argument("--check-only", action="store_true")
     ap.add_argument("--no-check", action="store_true")
+    ap.add_argument("--cpu", action="store_true",
+                    help="time CPU seconds per step instead of wall time")
     args = ap.parse_args()
     ss = os.path.abspath(args.ss)
     products = ["einsum", "matmul"] if args.products == "both" \
@@ -271,7 +302,7 @@ def main():
     for size in args.sizes.split(","):
         for threads in (int(t) for t in args.threads.split(",")):
             for pr in products:
-                time_size(ss, size, threads, args.runs, pr)
+                time_size(ss, size, threads, args.runs, pr, args.cpu)
     sys.exit(0 if ok else 1)
 
 
