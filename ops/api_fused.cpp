@@ -9,8 +9,10 @@
 // backward, where one pass over a row (or a cached block) does. They serve the
 // builtins for f32 and f64 (the forwards in ops/defs choose them with
 // has_fused_kernel); halves and a softmax along another axis keep the
-// composite, whose values they equal up to rounding (the op table tests both
-// against torch). The VJP calls the backend directly: backward() runs without
+// composite, whose values they equal up to rounding (tests/torch checks the
+// builtins against torch in f32 and f64, ops/tests/fused_test.cpp the
+// kernels against ref/; cross_entropy uses log_softmax as torch's does).
+// The VJP calls the backend directly: backward() runs without
 // recording, so no VJP is differentiated again.
 
 #include "ops/api.h"
