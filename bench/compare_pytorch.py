@@ -82,12 +82,16 @@ def make_inputs(folder, steps, batch, seed=0):
     return img, label, w1, w2
 
 
-def run_ss(ss, folder, batch, threads):
-    with open(os.path.join(folder, "mlp.ss"), "w") as f:
-        f.write(PROGRAM)
+def ss_train(ss, folder, program, defines, threads):
+    """Runs [program] (a file in [folder] that writes each step's loss to
+    losses.jsonl, looping over progress(...)) with `-D k=v` for [defines]:
+    (losses, seconds per step)."""
+    args = [ss, "run", program]
+    for k, v in defines.items():
+        args += ["-D", f"{k}={v}"]
     env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads))
-    p = subprocess.run([ss, "run", "mlp.ss", "-D", f"B={batch}"], cwd=folder,
-                       env=env, capture_output=True, text=True)
+    p = subprocess.run(args, cwd=folder, env=env, capture_output=True,
+                       text=True)
     if p.returncode != 0:
         sys.exit(f"ss failed:\n{p.stdout}\n{p.stderr}")
     # progress() prints "N it in T s (R it/s), loss L" when not on a tty.
@@ -95,6 +99,12 @@ def run_ss(ss, folder, batch, threads):
     losses = [json.loads(line)["loss"]
               for line in open(os.path.join(folder, "losses.jsonl"))]
     return losses, float(m.group(2)) / int(m.group(1))
+
+
+def run_ss(ss, folder, batch, threads):
+    with open(os.path.join(folder, "mlp.ss"), "w") as f:
+        f.write(PROGRAM)
+    return ss_train(ss, folder, "mlp.ss", {"B": batch}, threads)
 
 
 def run_torch(img, label, w1, w2, batch, threads):

@@ -121,6 +121,17 @@ Tensor conv2d(const Tensor& x,
               int stride = 1,
               int padding = 0);
 
+/// Fused kernels (Note [Fused kernels] in api_fused.cpp), for f32 and f64
+/// (has_fused_kernel says which tensors): softmax, or with [log]
+/// log_softmax, along the last axis; gelu, exact or with [tanh] torch's
+/// approximate="tanh".
+bool has_fused_kernel(const Tensor& x);
+Tensor softmax_last(const Tensor& x, bool log);
+Tensor gelu(const Tensor& x, bool tanh);
+/// (x - mean) / sqrt(var + eps) along the last axis (layer_norm without
+/// its affine part).
+Tensor layer_norm_last(const Tensor& x, double eps);
+
 /// Normalises a possibly negative [axis] against [rank] (OpError if out of
 /// range).
 int normalize_axis(int axis, size_t rank);

@@ -10,6 +10,7 @@
 // in range (callers normalise); callers cast operands to a common dtype
 // first. A backend never sees an autodiff node.
 
+#include <array>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -37,8 +38,8 @@ class Backend {
   virtual const char* name() const = 0;
 
   /// Elementwise: the dtypes each op takes and gives are its kind's in
-  /// ops/core/elementwise.def (float functions take floats; the signed ones also
-  /// ints; Not takes bool; predicates give bool).
+  /// ops/core/elementwise.def (float functions take floats; the signed ones
+  /// also ints; Not takes bool; predicates give bool).
   virtual Tensor unary(UnaryOp op, const Tensor& x) = 0;
   /// Elementwise with numpy broadcasting; [a] and [b] share a dtype, which
   /// the op's kind takes (ints for ARITH, not for TRUEDIV; bools only for
@@ -134,6 +135,31 @@ class Backend {
                           double weight_decay,
                           bool nesterov,
                           bool first) = 0;
+  /// Fused kernels (Note [Fused kernels] in ops/api_fused.cpp), on f32 or
+  /// f64. softmax along the last axis: exp(x - m) / sum(exp(x - m)), m
+  /// the row's max, or 0 where that is not finite (a row of -inf gives
+  /// NaN, as torch); with [log], x - m - log(sum(exp(x - m))).
+  virtual Tensor softmax_last(const Tensor& x, bool log) = 0;
+  /// Its VJP from the output [y] and the cotangent [g]: y * (g - sum(g *
+  /// y)), or with [log] g - exp(y) * sum(g), the sums along the last axis.
+  virtual Tensor softmax_last_backward(const Tensor& g,
+                                       const Tensor& y,
+                                       bool log) = 0;
+  /// layer_norm's normalisation along the last axis: (x - mean) * rstd,
+  /// rstd = 1 / sqrt(var + eps) (biased variance, as torch); also mean and
+  /// rstd, shaped like x without its last axis, for the VJP.
+  virtual std::array<Tensor, 3> layer_norm_last(const Tensor& x,
+                                                double eps) = 0;
+  /// Its VJP: rstd * (g - mean(g) - xhat * mean(g * xhat)), the means
+  /// along the last axis, xhat = (x - mean) * rstd.
+  virtual Tensor layer_norm_last_backward(const Tensor& g,
+                                          const Tensor& x,
+                                          const Tensor& mean,
+                                          const Tensor& rstd) = 0;
+  /// gelu: x * Phi(x) (erf), or with [tanh] torch's approximate="tanh".
+  virtual Tensor gelu(const Tensor& x, bool tanh) = 0;
+  /// Its VJP: g * gelu'(x).
+  virtual Tensor gelu_backward(const Tensor& g, const Tensor& x, bool tanh) = 0;
   /// NCHW convolution: x [b C h w], k [O C kh kw] -> [b O h2 w2].
   virtual Tensor conv2d(const Tensor& x,
                         const Tensor& k,

@@ -130,6 +130,29 @@ class CpuBackend final : public Backend {
                 bool normal) override {
     return cpu::random(shape, dtype, key, stream, offset, normal);
   }
+  Tensor softmax_last(const Tensor& x, bool log) override {
+    return cpu::softmax_last(x, log);
+  }
+  Tensor softmax_last_backward(const Tensor& g,
+                               const Tensor& y,
+                               bool log) override {
+    return cpu::softmax_last_backward(g, y, log);
+  }
+  std::array<Tensor, 3> layer_norm_last(const Tensor& x, double eps) override {
+    return cpu::layer_norm_last(x, eps);
+  }
+  Tensor layer_norm_last_backward(const Tensor& g,
+                                  const Tensor& x,
+                                  const Tensor& mean,
+                                  const Tensor& rstd) override {
+    return cpu::layer_norm_last_backward(g, x, mean, rstd);
+  }
+  Tensor gelu(const Tensor& x, bool tanh) override {
+    return cpu::gelu(x, tanh);
+  }
+  Tensor gelu_backward(const Tensor& g, const Tensor& x, bool tanh) override {
+    return cpu::gelu_backward(g, x, tanh);
+  }
   Tensor conv2d(const Tensor& x,
                 const Tensor& k,
                 int stride,
@@ -162,6 +185,11 @@ Backend& cpu_backend() {
 void set_cpu_threads(int n) {
   cpu_backend();  // so the constructor's default cannot override this later
   openblas_set_num_threads(std::max(1, n));
+}
+
+int cpu_threads() {
+  cpu_backend();
+  return openblas_get_num_threads();
 }
 
 }  // namespace ss::ops

@@ -6,6 +6,9 @@ namespace ss::ops {
 /// Sets the number of OpenBLAS threads (e.g. 1 for several ranks per
 /// machine). Without a call, OPENBLAS_NUM_THREADS is respected when set, and
 /// otherwise every hardware thread is used.
+/// The kernels' intra-op threads follow it (Note [Intra-op threads]).
 void set_cpu_threads(int n);
+/// The number set_cpu_threads or OPENBLAS_NUM_THREADS chose.
+int cpu_threads();
 
 }  // namespace ss::ops

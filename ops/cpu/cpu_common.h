@@ -6,6 +6,7 @@
 // Half types (bf16, f16) are computed in f32 and rounded back once at the
 // end (to_f32 / from_f32), as torch's CPU kernels do.
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <stdexcept>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "ops/backend/backend.h"
+#include "ops/cpu/cpu_threads.h"
 
 namespace ss::ops::cpu {
 
@@ -115,6 +117,82 @@ void for_rows(const Shape& shape,
   }
 }
 
+// Note [Broadcast without materialising]
+// An elementwise op over broadcast operands (binary, where, broadcast_to)
+// reads each operand through its broadcast strides (0 on the axes it is
+// broadcast over) instead of copying it out to the output's shape, as
+// PyTorch's TensorIterator does. First the axes are coalesced: size-1 axes
+// go, and an axis merges into the next one where every operand's stride
+// says they are one run (stride[d] == stride[d+1] * size[d+1]); so
+// [b H n t] against a mask [n t] is two axes, (b*H, n*t) with the mask's
+// strides (0, 1), and x - max(x, keepdims) over [r c] is (r, c) with the
+// max's (1, 0). Then for_rows walks the last axis, whose stride is 0 or 1
+// for each operand (a scalar broadcast or a contiguous run), so the
+// kernels' inner loops are plain loops the compiler vectorises.
+
+/// The coalesced walk of [out] (operand 0, contiguous) and [ins] (each
+/// right-aligned and broadcast to [out]): the merged shape and each
+/// operand's strides over it, ready for for_rows. [out] with numel 0 gives
+/// an empty shape with a 0 axis.
+template <size_t K>
+std::pair<Shape, std::array<std::vector<int64_t>, K + 1>> broadcast_walk(
+    const Shape& out, const std::array<const Shape*, K>& ins) {
+  std::array<std::vector<int64_t>, K + 1> full;
+  full[0] = strides_of(out);
+  for (size_t k = 0; k < K; ++k) full[k + 1] = broadcast_strides(*ins[k], out);
+  Shape shape;
+  std::array<std::vector<int64_t>, K + 1> st;
+  for (size_t d = 0; d < out.size(); ++d) {
+    if (out[d] == 1) continue;
+    bool merge = !shape.empty();
+    for (size_t k = 0; merge && k <= K; ++k)
+      merge = st[k].back() == full[k][d] * out[d];
+    if (merge) {
+      shape.back() *= out[d];
+      for (size_t k = 0; k <= K; ++k) st[k].back() = full[k][d];
+      continue;
+    }
+    shape.push_back(out[d]);
+    for (size_t k = 0; k <= K; ++k) st[k].push_back(full[k][d]);
+  }
+  if (shape.empty()) {  // a 0-d or all-ones output: one element
+    shape.push_back(numel_of(out));
+    for (size_t k = 0; k <= K; ++k) st[k].push_back(1);
+    for (size_t k = 1; k <= K; ++k) st[k].back() = 0;
+  }
+  return {shape, st};
+}
+
+/// for_rows, with the outermost axis split over threads when the walk is
+/// large (Note [Intra-op threads]): each range walks its own rows.
+template <size_t K, class F>
+void for_rows_parallel(const Shape& shape,
+                       const std::array<std::vector<int64_t>, K>& strides,
+                       F&& f) {
+  int64_t total = numel_of(shape);
+  if (shape.empty() || total < 2 * kElementGrain) {
+    for_rows<K>(shape, strides, f);
+    return;
+  }
+  int64_t inner = total / shape[0];
+  parallel_for(shape[0],
+               std::max<int64_t>(1, kElementGrain / inner),
+               [&](int64_t b, int64_t e) {
+                 Shape sub = shape;
+                 sub[0] = e - b;
+                 for_rows<K>(sub, strides, [&](auto off, int64_t n, auto in) {
+                   for (size_t k = 0; k < K; ++k) off[k] += b * strides[k][0];
+                   f(off, n, in);
+                 });
+               });
+}
+
+/// parallel_for over [n] elements with the elementwise grain.
+template <class F>
+void for_elements(int64_t n, F&& f) {
+  parallel_for(n, kElementGrain, f);
+}
+
 /// General matrix multiply on row-major buffers (cblas_sgemm/dgemm):
 /// C = alpha * op(A) @ op(B) + beta * C, op(A) [M K], op(B) [K N].
 template <class T>
@@ -193,6 +271,16 @@ Tensor random(const Shape& shape,
               uint64_t stream,
               uint64_t offset,
               bool normal);
+// cpu_fused.cpp
+Tensor softmax_last(const Tensor& x, bool log);
+Tensor softmax_last_backward(const Tensor& g, const Tensor& y, bool log);
+std::array<Tensor, 3> layer_norm_last(const Tensor& x, double eps);
+Tensor layer_norm_last_backward(const Tensor& g,
+                                const Tensor& x,
+                                const Tensor& mean,
+                                const Tensor& rstd);
+Tensor gelu(const Tensor& x, bool tanh);
+Tensor gelu_backward(const Tensor& g, const Tensor& x, bool tanh);
 // cpu_conv.cpp
 Tensor conv2d(const Tensor& x, const Tensor& k, int stride, int padding);
 Tensor conv2d_grad_input(const Tensor& gy,

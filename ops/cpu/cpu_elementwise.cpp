@@ -1,22 +1,18 @@
 // Elementwise kernels: unary, binary, where, cast.
 //
-// The common layouts (same shape, a scalar operand, a row [m] broadcast over
-// [.. m], a column [n 1] over [n m]) are plain loops over contiguous
-// buffers that the compiler vectorises; anything else goes through
-// xtensor's broadcasting over adapted buffers, evaluated with noalias
-// straight into the output.
+// Broadcast operands are read by strides, never copied out (Note
+// [Broadcast without materialising] in cpu_common.h): every inner loop is
+// a plain loop over runs and repeated values that the compiler vectorises.
 
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <type_traits>
-#include <xtensor/xadapt.hpp>
-#include <xtensor/xmath.hpp>
-#include <xtensor/xnoalias.hpp>
-#include <xtensor/xoperation.hpp>
 
 #include "ops/cpu/cpu_common.h"
 #include "ops/cpu/cpu_scalar.h"
+#include "ops/cpu/cpu_vmath.h"
 
 namespace ss::ops::cpu {
 
@@ -70,53 +66,6 @@ constexpr DType dtype_of() {
     return DType::I64;
   else
     return DType::Bool;
-}
-
-std::vector<size_t> xshape(const Shape& s) {
-  return {s.begin(), s.end()};
-}
-
-template <class T>
-auto adapt(const Tensor& t) {
-  return xt::adapt(t.data<T>(),
-                   static_cast<size_t>(t.numel()),
-                   xt::no_ownership(),
-                   xshape(t.shape()));
-}
-template <class T>
-auto adapt_out(Tensor& t) {
-  return xt::adapt(t.data<T>(),
-                   static_cast<size_t>(t.numel()),
-                   xt::no_ownership(),
-                   xshape(t.shape()));
-}
-
-/// Whether [small] (leading 1s dropped) is a suffix of [big]: then
-/// broadcasting repeats it as a contiguous row.
-bool is_row_of(const Shape& small, const Shape& big) {
-  size_t s = 0;
-  while (s < small.size() && small[s] == 1) ++s;
-  size_t len = small.size() - s;
-  if (len > big.size()) return false;
-  for (size_t i = 0; i < len; ++i)
-    if (small[s + i] != big[big.size() - len + i]) return false;
-  return true;
-}
-
-/// Whether [small], right-aligned in [big], matches big's leading axes and
-/// is 1 on the rest: then each of its elements repeats over a contiguous
-/// run ([n 1] against [n m], as in x - max(x, keepdims)).
-bool is_col_of(const Shape& small, const Shape& big) {
-  size_t lead = big.size() - std::min(big.size(), small.size());
-  if (small.size() > big.size()) return false;
-  size_t d = 0;
-  for (; d < big.size(); ++d) {  // leading part: equal (missing axes = 1)
-    int64_t sd = d < lead ? 1 : small[d - lead];
-    if (sd != big[d]) break;
-  }
-  for (; d < big.size(); ++d)
-    if ((d < lead ? 1 : small[d - lead]) != 1) return false;
-  return true;
 }
 
 // ---------------------------------------------------------------- unary
@@ -184,46 +133,42 @@ Tensor unary_typed(UnaryOp op, const Tensor& in) {
 
 // ---------------------------------------------------------------- binary
 
+// The row kernel of a binary op: [n] outputs from operands read with
+// strides [sa] and [sb], each 0 (one value repeated) or 1 (a run); the
+// three common pairs are separate loops so each vectorises.
+template <class T, class O, class F>
+inline void binary_row(
+    const T* a, int64_t sa, const T* b, int64_t sb, O* o, int64_t n, F f) {
+  if (sa == 1 && sb == 1) {
+    for (int64_t i = 0; i < n; ++i) o[i] = f(a[i], b[i]);
+  } else if (sa == 1 && sb == 0) {
+    T y = *b;
+    for (int64_t i = 0; i < n; ++i) o[i] = f(a[i], y);
+  } else if (sa == 0 && sb == 1) {
+    T x = *a;
+    for (int64_t i = 0; i < n; ++i) o[i] = f(x, b[i]);
+  } else {
+    for (int64_t i = 0; i < n; ++i) o[i] = f(a[i * sa], b[i * sb]);
+  }
+}
+
+// Note [Broadcast without materialising] (cpu_common.h): the operands are
+// walked by strides over the coalesced output.
 template <class T, class O, class F>
 void binary_loop(const Tensor& a, const Tensor& b, Tensor& out, F f) {
   const T* pa = a.data<T>();
   const T* pb = b.data<T>();
   O* po = out.data<O>();
-  const Shape& os = out.shape();
   int64_t n = out.numel();
   if (n == 0) return;
-  int64_t na = a.numel(), nb = b.numel();
-  if (na == n && nb == n) {  // same layout (shapes equal up to leading 1s)
-    for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i], pb[i]);
-  } else if (na == n && nb == 1) {
-    T s = pb[0];
-    for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i], s);
-  } else if (nb == n && na == 1) {
-    T s = pa[0];
-    for (int64_t i = 0; i < n; ++i) po[i] = f(s, pb[i]);
-  } else if (na == n && is_row_of(b.shape(), os)) {  // [.. m] with [m]
-    for (int64_t r = 0; r < n; r += nb)
-      for (int64_t j = 0; j < nb; ++j) po[r + j] = f(pa[r + j], pb[j]);
-  } else if (nb == n && is_row_of(a.shape(), os)) {
-    for (int64_t r = 0; r < n; r += na)
-      for (int64_t j = 0; j < na; ++j) po[r + j] = f(pa[j], pb[r + j]);
-  } else if (na == n && is_col_of(b.shape(), os)) {  // [n m] with [n 1]
-    int64_t m = n / nb;
-    for (int64_t r = 0; r < nb; ++r) {
-      T s = pb[r];
-      for (int64_t j = 0; j < m; ++j) po[r * m + j] = f(pa[r * m + j], s);
-    }
-  } else if (nb == n && is_col_of(a.shape(), os)) {
-    int64_t m = n / na;
-    for (int64_t r = 0; r < na; ++r) {
-      T s = pa[r];
-      for (int64_t j = 0; j < m; ++j) po[r * m + j] = f(s, pb[r * m + j]);
-    }
-  } else {  // general broadcasting
-    auto xo = adapt_out<O>(out);
-    xt::noalias(xo) = xt::make_lambda_xfunction(
-        [f](T x, T y) -> O { return f(x, y); }, adapt<T>(a), adapt<T>(b));
+  if (a.numel() == n && b.numel() == n) {  // same layout (up to leading 1s)
+    binary_row(pa, 1, pb, 1, po, n, f);
+    return;
   }
+  auto [shape, st] = broadcast_walk<2>(out.shape(), {&a.shape(), &b.shape()});
+  for_rows<3>(shape, st, [&](auto off, int64_t len, auto in) {
+    binary_row(pa + off[1], in[1], pb + off[2], in[2], po + off[0], len, f);
+  });
 }
 
 template <class T>
@@ -343,7 +288,38 @@ Tensor from_f32(const Tensor& x, DType to) {
   return cast(x, to);
 }
 
+namespace {
+
+// The f32 functions with a vector kernel (Note [Vector transcendentals]).
+std::optional<vmath::Fn> vector_fn(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::Exp:
+      return vmath::Fn::Exp;
+    case UnaryOp::Log:
+      return vmath::Fn::Log;
+    case UnaryOp::Log1p:
+      return vmath::Fn::Log1p;
+    case UnaryOp::Expm1:
+      return vmath::Fn::Expm1;
+    case UnaryOp::Tanh:
+      return vmath::Fn::Tanh;
+    case UnaryOp::Erf:
+      return vmath::Fn::Erf;
+    case UnaryOp::Sigmoid:
+      return vmath::Fn::Sigmoid;
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace
+
 Tensor unary(UnaryOp op, const Tensor& x) {
+  if (auto fn = vector_fn(op); fn && x.dtype() == DType::F32) {
+    Tensor out = Tensor::empty(x.shape(), DType::F32);
+    if (vmath::apply_f32(*fn, x.data<float>(), out.data<float>(), x.numel()))
+      return out;
+  }
   if (is_half(x.dtype())) {
     Tensor r = unary(op, to_f32(x));
     return r.dtype() == DType::Bool ? r : from_f32(r, x.dtype());
@@ -368,6 +344,42 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
   });
 }
 
+namespace {
+
+// The row kernel of where: strides 0 or 1 (Note [Broadcast without
+// materialising]); masked_fill's (mask run, x run, fill value) and the
+// all-runs case get their own loops, so they vectorise as blends.
+template <class T>
+inline void where_row(const bool* c,
+                      int64_t sc,
+                      const T* a,
+                      int64_t sa,
+                      const T* b,
+                      int64_t sb,
+                      T* o,
+                      int64_t n) {
+  if (sc == 1 && sa == 1 && sb == 1) {
+    for (int64_t i = 0; i < n; ++i) o[i] = c[i] ? a[i] : b[i];
+  } else if (sc == 1 && sa == 1 && sb == 0) {
+    T y = *b;
+    for (int64_t i = 0; i < n; ++i) o[i] = c[i] ? a[i] : y;
+  } else if (sc == 1 && sa == 0 && sb == 1) {
+    T x = *a;
+    for (int64_t i = 0; i < n; ++i) o[i] = c[i] ? x : b[i];
+  } else if (sc == 1 && sa == 0 && sb == 0) {
+    T x = *a, y = *b;
+    for (int64_t i = 0; i < n; ++i) o[i] = c[i] ? x : y;
+  } else if (sc == 0) {  // one condition for the whole row
+    const T* src = *c ? a : b;
+    int64_t s = *c ? sa : sb;
+    for (int64_t i = 0; i < n; ++i) o[i] = src[i * s];
+  } else {
+    for (int64_t i = 0; i < n; ++i) o[i] = c[i * sc] ? a[i * sa] : b[i * sb];
+  }
+}
+
+}  // namespace
+
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   if (cond.dtype() != DType::Bool) fail("where", "the condition must be bool");
   if (a.dtype() != b.dtype()) fail("where", "a and b must share a dtype");
@@ -385,13 +397,20 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
     T* po = out.data<T>();
     if (cond.numel() == n && a.numel() == n && b.numel() == n) {
       for (int64_t i = 0; i < n; ++i) po[i] = c[i] ? pa[i] : pb[i];
-    } else if (cond.numel() == n && a.numel() == 1 && b.numel() == 1) {
-      T x = pa[0], y = pb[0];
-      for (int64_t i = 0; i < n; ++i) po[i] = c[i] ? x : y;
-    } else {
-      auto xo = adapt_out<T>(out);
-      xt::noalias(xo) = xt::where(adapt<bool>(cond), adapt<T>(a), adapt<T>(b));
+      return;
     }
+    auto [shape, st] =
+        broadcast_walk<3>(out.shape(), {&cond.shape(), &a.shape(), &b.shape()});
+    for_rows<4>(shape, st, [&](auto off, int64_t len, auto in) {
+      where_row(c + off[1],
+                in[1],
+                pa + off[2],
+                in[2],
+                pb + off[3],
+                in[3],
+                po + off[0],
+                len);
+    });
   });
   return out;
 }

@@ -1,24 +1,16 @@
 // Data movement: permute, broadcast_to, slice, concat, pad. These only move
 // bytes, so they dispatch on the element size (halves need no widening).
-// permute walks the output with an odometer; broadcast_to assigns an
-// xtensor broadcast view;
-// slice, concat and pad copy contiguous runs of [outer, axis, inner].
+// permute walks the output with an odometer; broadcast_to walks the
+// output by the input's broadcast strides (Note [Broadcast without
+// materialising]); slice, concat and pad copy contiguous runs of [outer, axis,
+// inner].
 
+#include <algorithm>
 #include <cstring>
-#include <xtensor/xadapt.hpp>
-#include <xtensor/xbroadcast.hpp>
-#include <xtensor/xmanipulation.hpp>
-#include <xtensor/xnoalias.hpp>
 
 #include "ops/cpu/cpu_common.h"
 
 namespace ss::ops::cpu {
-
-namespace {
-std::vector<size_t> xshape(const Shape& s) {
-  return {s.begin(), s.end()};
-}
-}  // namespace
 
 Tensor permute(const Tensor& x, const std::vector<int>& perm) {
   if (perm.size() != x.rank()) fail("permute", "perm length != rank");
@@ -91,27 +83,23 @@ Tensor broadcast_to(const Tensor& x, const Shape& shape) {
          "cannot broadcast " + shape_string(x.shape()) + " to " +
              shape_string(shape));
   Tensor out = Tensor::empty(shape, x.dtype());
-  int64_t n = out.numel(), m = x.numel();
-  if (n == 0) return out;
-  size_t es = types::dtype_size(x.dtype());
-  if (m == 1 ||
-      std::equal(x.shape().begin(), x.shape().end(), shape.end() - x.rank())) {
-    // A block repeated: a row [m] over [.. m], or a scalar.
-    for (int64_t r = 0; r < n; r += m)
-      std::memcpy(out.data<char>() + r * es, x.raw(), m * es);
-    return out;
-  }
+  if (out.numel() == 0) return out;
+  // Note [Broadcast without materialising] (cpu_common.h): the coalesced
+  // walk's rows are runs (copied) or one value repeated (filled).
   visit_bytes(x.dtype(), [&](auto t) {
     using B = decltype(t);
-    auto in = xt::adapt(x.data<B>(),
-                        static_cast<size_t>(m),
-                        xt::no_ownership(),
-                        xshape(x.shape()));
-    auto o = xt::adapt(out.data<B>(),
-                       static_cast<size_t>(n),
-                       xt::no_ownership(),
-                       xshape(shape));
-    xt::noalias(o) = xt::broadcast(in, xshape(shape));
+    const B* src = x.data<B>();
+    B* dst = out.data<B>();
+    auto [walk, st] = broadcast_walk<1>(shape, {&x.shape()});
+    for_rows<2>(walk, st, [&](auto off, int64_t len, auto in) {
+      if (in[1] == 1)
+        std::memcpy(dst + off[0], src + off[1], len * sizeof(B));
+      else if (in[1] == 0)
+        std::fill(dst + off[0], dst + off[0] + len, src[off[1]]);
+      else
+        for (int64_t i = 0; i < len; ++i)
+          dst[off[0] + i] = src[off[1] + i * in[1]];
+    });
   });
   return out;
 }

@@ -141,6 +141,8 @@ Type scatter_rule(RuleCtx& ctx) {
 std::vector<Tensor> softmax_fwd(ForwardCtx& ctx) {
   Tensor x = fwd::to_float(ctx.tensor(0));
   int a = fwd::over_one(ctx, 1, x);
+  if (a + 1 == static_cast<int>(x.rank()) && has_fused_kernel(x))
+    return {softmax_last(x, false)};  // Note [Fused kernels]
   Tensor e = exp(sub(x, fwd::stable_shift(x, {a})));
   return {div(e, sum(e, {a}, true))};
 }
@@ -149,6 +151,8 @@ std::vector<Tensor> softmax_fwd(ForwardCtx& ctx) {
 std::vector<Tensor> log_softmax_fwd(ForwardCtx& ctx) {
   Tensor x = fwd::to_float(ctx.tensor(0));
   int a = fwd::over_one(ctx, 1, x);
+  if (a + 1 == static_cast<int>(x.rank()) && has_fused_kernel(x))
+    return {softmax_last(x, true)};  // Note [Fused kernels]
   return {sub(x, fwd::logsumexp(x, {a}, true))};
 }
 

@@ -279,6 +279,8 @@ std::vector<Tensor> gelu_fwd(ForwardCtx& ctx) {
   Tensor x = fwd::to_float(ctx.tensor(0));
   std::string mode = ctx.has(1) ? ctx.str(1) : "none";
   auto c = [&](double v) { return scalar_like(v, x); };
+  if ((mode == "tanh" || mode == "none") && has_fused_kernel(x))
+    return {gelu(x, mode == "tanh")};  // Note [Fused kernels]
   Tensor inner;
   if (mode == "tanh") {
     Tensor x3 = mul(mul(x, x), x);

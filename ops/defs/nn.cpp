@@ -374,8 +374,8 @@ std::vector<Tensor> cross_entropy_fwd(ForwardCtx& ctx) {
   Tensor label = ctx.tensor(1);
   if (logits.rank() == 0) fwd::shape_error("the logits need a class axis");
   int c = static_cast<int>(logits.rank()) - 1;
-  Tensor lse = fwd::logsumexp(logits, {c});
   if (types::is_float(label.dtype())) {
+    Tensor lse = fwd::logsumexp(logits, {c});
     if (label.shape() != logits.shape())
       fwd::shape_error(
           "float labels (probabilities) must have the logits' "
@@ -403,6 +403,14 @@ std::vector<Tensor> cross_entropy_fwd(ForwardCtx& ctx) {
                          " is out of range for " + std::to_string(classes) +
                          " classes");
   }
+  if (has_fused_kernel(logits)) {
+    // -log_softmax[label], as torch's log_softmax + nll_loss: the fused
+    // kernel's one pass, forward and VJP (Note [Fused kernels]).
+    Tensor logp = softmax_last(logits, true);
+    Tensor picked = squeeze(gather(logp, unsqueeze(label, c), c), c);
+    return {fwd::as_result_dtype(ctx, neg(mean(picked)))};
+  }
+  Tensor lse = fwd::logsumexp(logits, {c});
   Tensor picked = squeeze(gather(logits, unsqueeze(label, c), c), c);
   return {fwd::as_result_dtype(ctx, mean(sub(lse, picked)))};
 }
@@ -502,9 +510,15 @@ std::vector<Tensor> layer_norm_fwd(ForwardCtx& ctx) {
   Tensor x = compute_float(x0);
   std::vector<int> pos = norm_axes(ctx, x);
   double eps = ctx.has(2) ? ctx.number(2) : 1e-5;
-  Tensor mu = mean(x, pos, true);
-  Tensor var = fwd::variance(x, pos, false, true);
-  Tensor y = mul(sub(x, mu), rsqrt(add(var, scalar_like(eps, var))));
+  Tensor y;
+  if (pos.size() == 1 && pos[0] + 1 == static_cast<int>(x.rank()) &&
+      has_fused_kernel(x)) {
+    y = layer_norm_last(x, eps);  // Note [Fused kernels]
+  } else {
+    Tensor mu = mean(x, pos, true);
+    Tensor var = fwd::variance(x, pos, false, true);
+    y = mul(sub(x, mu), rsqrt(add(var, scalar_like(eps, var))));
+  }
   if (ctx.has(3)) {
     Tensor g = fwd::along(ctx.model_field(3, "g"), pos, x.rank());
     Tensor b = fwd::along(ctx.model_field(3, "b"), pos, x.rank());

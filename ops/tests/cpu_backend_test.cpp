@@ -351,13 +351,7 @@ TEST_CASE("where broadcasts", "[cpu]") {
 }
 
 TEST_CASE("cast between every pair of dtypes", "[cpu]") {
-  std::vector<DType> all = {DType::F32,
-                            DType::F64,
-                            DType::BF16,
-                            DType::F16,
-                            DType::I32,
-                            DType::I64,
-                            DType::Bool};
+  const std::vector<DType>& all = kAllDTypes;
   for (DType from : all)
     for (DType to : all) {
       std::vector<double> v = from == DType::Bool

@@ -101,6 +101,13 @@ inline double tol_of(DType d) {
 }
 
 inline const std::vector<DType> kFloats = {DType::F32, DType::F64};
+inline const std::vector<DType> kAllDTypes = {DType::F32,
+                                              DType::F64,
+                                              DType::BF16,
+                                              DType::F16,
+                                              DType::I32,
+                                              DType::I64,
+                                              DType::Bool};
 inline const std::vector<DType> kAllFloats = {
     DType::F32, DType::F64, DType::BF16, DType::F16};
 

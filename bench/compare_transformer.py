@@ -1,0 +1,310 @@
+#!/usr/bin/python3
+"""A one-block causal LM in ShapeScript and in PyTorch, side by side (issue 15).
+
+The model: token embedding plus positions, a pre-norm causal multi-head
+attention (the causal mask by masked_fill, softmax over the keys), a gelu
+MLP, a final layer_norm and a head, cross_entropy over [b n V] for
+next-token targets, AdamW. Both sides start from the same safetensors init
+and read the same token sequences.
+
+First it trains the small block for STEPS steps in both and prints the
+largest relative difference between the two loss trajectories: it must be
+below 1e-4 (f32 in both; the two sum in different orders, so the losses
+differ by rounding, a few 1e-7 relative per step, and AdamW's normalised
+steps keep that from growing over this many steps; a wrong gradient moves
+the loss by 1e-3 or more within a few steps). Then it times a train step at
+each size, at 1 and 2 threads, as the median of alternating runs (ss, torch,
+ss, torch, ...), and prints ss's time over torch's (the goal: at most 0.8).
+With --cpu it times CPU seconds per step instead (for a shared machine).
+
+Sizes (B, N, D, H, F, V): "small" is the issue's block (16, 64, 128, 4,
+512, 64); "mid" (32, 128, 256, 8, 1024, 64) and "large" (8, 256, 512, 8,
+2048, 64) are the issue's two larger ones.
+
+The attention's two products are written with einsum (--products einsum,
+the default) or with @ (--products matmul); the values are the same.
+
+Needs Debian's python3-torch (run with /usr/bin/python3; not needed by CI):
+    /usr/bin/python3 bench/compare_transformer.py [--ss build/ss]
+        [--sizes small,mid,large] [--threads 1,2] [--runs 3]
+        [--products einsum|matmul|both] [--check-only] [--no-check] [--cpu]
+"""
+import argparse
+import math
+import os
+import resource
+import statistics
+import sys
+import tempfile
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+# The safetensors writer the torch program tests use (python3-safetensors
+# is not in Debian 12).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "tests", "torch"))
+import safetensors_io  # noqa: E402
+from compare_pytorch import ss_train  # noqa: E402
+
+SIZES = {  # B, N, D, H, F, V, timed steps
+    "small": (16, 64, 128, 4, 512, 64, 30),
+    "mid": (32, 128, 256, 8, 1024, 64, 8),
+    "large": (8, 256, 512, 8, 2048, 64, 6),
+}
+CHECK_STEPS = 40
+LR, BETAS, WD = 1e-3, (0.9, 0.95), 0.1  # as the program's adamw(...)
+
+# tests/torch/programs/gpt.ss in f32, without clip_norm, at the sizes -D sets.
+PROGRAM = """
+devices cpu
+
+dim V = 64
+dim N = 64
+dim D = 128
+dim H = 4
+dim Dh = 32
+dim F = 512
+dim B = 16
+dim PRODUCTS = 1    # the attention's products: 1 with einsum, 2 with @
+
+data Sequence:
+    tokens: [N] i64 in 0..V
+    targets: [N] i64 in 0..V
+
+model Block:
+    ln1: LayerNorm[D]
+    w_qkv: [D (3 H Dh)] = normal(std=0.02)
+    w_o: [(H Dh) D] = normal(std=0.02)
+    ln2: LayerNorm[D]
+    up: Linear[D F]
+    down: Linear[F D]
+
+model Lm:
+    embed: Embedding[V D]
+    pos: [N D] = normal(std=0.02)
+    blk: Block
+    ln_f: LayerNorm[D]
+    head: [D V] = normal(std=0.02)
+
+fn attention(blk: Block, x: [b n D]) -> [b n D]:
+    let q, k, v = split(x @ blk.w_qkv, b n (3 H Dh) -> b H n Dh)
+    let s = einsum(q, k, b H n Dh, b H t Dh -> b H n t) / sqrt(Dh)
+    if PRODUCTS == 2:
+        s = (q @ rearrange(k, b H t Dh -> b H Dh t)) / sqrt(Dh)
+    let p = softmax(masked_fill(s, not causal(n, t), -inf), over=t)
+    let o = einsum(p, v, b H n t, b H t Dh -> b H n Dh)
+    if PRODUCTS == 2:
+        o = p @ v
+    return rearrange(o, b H n Dh -> b n (H Dh)) @ blk.w_o
+
+fn block(blk: Block, x: [b n D]) -> [b n D]:
+    let h = x + attention(blk, layer_norm(x, over=D, affine=blk.ln1))
+    let u = gelu(linear(blk.up, layer_norm(h, over=D, affine=blk.ln2)))
+    return h + linear(blk.down, u)
+
+fn forward(m: Lm, tokens: [b N] i64) -> [b N V]:
+    let h = block(m.blk, embedding(m.embed.table, tokens) + m.pos)
+    return layer_norm(h, over=D, affine=m.ln_f) @ m.head
+
+fn loss(m: Lm, batch: [b] Sequence) -> f32:
+    return cross_entropy(forward(m, batch.tokens), batch.targets)
+
+fn train_step(mut m: Lm, mut opt: AdamW[Lm], batch: [b] Sequence) -> Logs:
+    let l, g = value_and_grad(loss, m, batch)
+    update(m, opt, g)
+    return logs(loss=l)
+
+fn main():
+    let ds = dataset(Sequence, "data.safetensors")
+    let m = load("init.safetensors", Lm)
+    let opt = adamw(m, lr=1e-3, betas=(0.9, 0.95), weight_decay=0.1)
+    let out = jsonl("losses.jsonl")
+    for batch in progress(ds.batches(B)):
+        out.write(train_step(m, opt, batch))
+"""
+
+
+def make_inputs(folder, size, steps, seed=0):
+    """Sequences of a random Markov chain (the next token is learnable, so
+    the loss moves), and an init; written for ss, returned for torch."""
+    B, N, D, H, Fw, V, _ = SIZES[size]
+    rng = np.random.default_rng(seed)
+    n = steps * B
+    trans = rng.dirichlet(np.full(V, 0.3), size=V)
+    s = np.zeros((n, N + 1), dtype=np.int64)
+    s[:, 0] = rng.integers(0, V, n)
+    cum = np.cumsum(trans, axis=1)
+    for t in range(N):
+        u = rng.random(n)[:, None]
+        s[:, t + 1] = np.minimum((cum[s[:, t]] < u).sum(axis=1), V - 1)
+
+    def normal(std, *shape):
+        return (std * rng.standard_normal(shape)).astype(np.float32)
+
+    def uniform(fan_in, *shape):
+        k = 1 / math.sqrt(fan_in)
+        return rng.uniform(-k, k, shape).astype(np.float32)
+
+    init = {"embed.table": normal(1.0, V, D), "pos": normal(0.02, N, D),
+            "head": normal(0.02, D, V),
+            "blk.w_qkv": normal(0.02, D, 3 * D), "blk.w_o": normal(0.02, D, D),
+            "blk.up.w": uniform(D, D, Fw), "blk.up.b": uniform(D, Fw),
+            "blk.down.w": uniform(Fw, Fw, D), "blk.down.b": uniform(Fw, D)}
+    for ln in ("blk.ln1", "blk.ln2", "ln_f"):
+        init[ln + ".g"] = (1 + 0.1 * rng.standard_normal(D)).astype(np.float32)
+        init[ln + ".b"] = normal(0.1, D)
+    data = {"tokens": s[:, :N], "targets": s[:, 1:]}
+    safetensors_io.write(os.path.join(folder, "data.safetensors"), data)
+    safetensors_io.write(os.path.join(folder, "init.safetensors"), init)
+    with open(os.path.join(folder, "lm.ss"), "w") as f:
+        f.write(PROGRAM)
+    return data, init
+
+
+def run_ss(ss, folder, size, threads, products):
+    B, N, D, H, Fw, V, _ = SIZES[size]
+    defs = {"B": B, "N": N, "D": D, "H": H, "Dh": D // H, "F": Fw, "V": V,
+            "PRODUCTS": 1 if products == "einsum" else 2}
+    return ss_train(ss, folder, "lm.ss", defs, threads)
+
+
+def run_torch(data, init, size, threads, products):
+    B, N, D, H, Fw, V, _ = SIZES[size]
+    torch.set_num_threads(threads)
+    p = {k: torch.from_numpy(v.copy()).requires_grad_(True)
+         for k, v in init.items()}
+    tokens = torch.from_numpy(data["tokens"])
+    targets = torch.from_numpy(data["targets"])
+    mask = torch.tril(torch.ones(N, N, dtype=torch.bool))
+
+    def ln(x, name):
+        return F.layer_norm(x, (D,), p[name + ".g"], p[name + ".b"], eps=1e-5)
+
+    def attention(x):
+        b, n, _ = x.shape
+        q, k, v = (x @ p["blk.w_qkv"]).view(b, n, 3, H, -1) \
+            .permute(2, 0, 3, 1, 4).unbind(0)
+        if products == "einsum":
+            s = torch.einsum("bhnd,bhtd->bhnt", q, k) / math.sqrt(D // H)
+        else:
+            s = (q @ k.transpose(-1, -2)) / math.sqrt(D // H)
+        a = torch.softmax(s.masked_fill(~mask, -math.inf), dim=-1)
+        if products == "einsum":
+            o = torch.einsum("bhnt,bhtd->bhnd", a, v)
+        else:
+            o = a @ v
+        return o.permute(0, 2, 1, 3).flatten(2) @ p["blk.w_o"]
+
+    def forward(tok):
+        x = p["embed.table"][tok] + p["pos"]
+        h = x + attention(ln(x, "blk.ln1"))
+        u = F.gelu(ln(h, "blk.ln2") @ p["blk.up.w"] + p["blk.up.b"])
+        h = h + u @ p["blk.down.w"] + p["blk.down.b"]
+        return ln(h, "ln_f") @ p["head"]
+
+    opt = torch.optim.AdamW(p.values(), lr=LR, betas=BETAS, weight_decay=WD)
+    losses, steps = [], len(tokens) // B
+    t0 = time.perf_counter()
+    for s in range(steps):
+        sl = slice(s * B, (s + 1) * B)
+        logits = forward(tokens[sl])
+        loss = F.cross_entropy(logits.reshape(-1, V), targets[sl].reshape(-1))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses, (time.perf_counter() - t0) / steps
+
+
+def check(ss, products):
+    with tempfile.TemporaryDirectory() as folder:
+        data, init = make_inputs(folder, "small", CHECK_STEPS)
+        ls, _ = run_ss(ss, folder, "small", 1, products)
+        lt, _ = run_torch(data, init, "small", 1, products)
+    rel = max(abs(a - b) / max(abs(b), 1e-12) for a, b in zip(ls, lt))
+    ok = len(ls) == len(lt) == CHECK_STEPS and rel < 1e-4
+    print(f"small, {products}: {CHECK_STEPS} AdamW steps, loss {ls[0]:.4f} -> "
+          f"{ls[-1]:.4f} (torch {lt[0]:.4f} -> {lt[-1]:.4f}); largest "
+          f"relative difference {rel:.2e} ({'ok' if ok else 'FAILS'} < 1e-4)")
+    return ok
+
+
+def ss_cpu_step(ss, folder, short, size, threads, products):
+    """CPU seconds of one ss step: the children's CPU time of a run of all
+    steps minus that of a 2-step run ([short]), over the difference, so
+    start-up and loading cancel."""
+    def cpu(f):
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        run_ss(ss, f, size, threads, products)
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime
+    return (cpu(folder) - cpu(short)) / (SIZES[size][-1] - 2)
+
+
+def time_size(ss, size, threads, runs, products, cpu):
+    """Medians of alternating runs of wall time per step, or with [cpu] of
+    CPU time per step (process_time for torch): on a machine others load,
+    CPU time moves far less than wall time (at 1 thread they agree)."""
+    steps = SIZES[size][-1]
+    with tempfile.TemporaryDirectory() as folder, \
+            tempfile.TemporaryDirectory() as short:
+        data, init = make_inputs(folder, size, steps, seed=1)
+        if cpu:
+            make_inputs(short, size, 2, seed=1)
+        t_ss, t_torch = [], []
+        for _ in range(runs):  # alternating, so load changes hit both alike
+            if cpu:
+                t_ss.append(ss_cpu_step(ss, folder, short, size, threads,
+                                        products))
+                c0 = time.process_time()
+                run_torch(data, init, size, threads, products)
+                t_torch.append((time.process_time() - c0) / steps)
+            else:
+                t_ss.append(run_ss(ss, folder, size, threads, products)[1])
+                t_torch.append(
+                    run_torch(data, init, size, threads, products)[1])
+    a, b = statistics.median(t_ss), statistics.median(t_torch)
+    unit = "cpu-ms" if cpu else "ms"
+    print(f"{size:5s} {products:6s} {threads} thread(s): ss {a * 1e3:8.2f} "
+          f"{unit}/step, torch {b * 1e3:8.2f} {unit}/step, ratio {a / b:.3f}",
+          flush=True)
+    return a / b
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ss", default=os.path.join(os.path.dirname(__file__),
+                                                 "..", "build", "ss"))
+    ap.add_argument("--sizes", default="small,mid,large")
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--products", default="einsum",
+                    choices=["einsum", "matmul", "both"])
+    ap.add_argument("--check-only", action="store_true")
+    ap.add_argument("--no-check", action="store_true")
+    ap.add_argument("--cpu", action="store_true",
+                    help="time CPU seconds per step instead of wall time")
+    args = ap.parse_args()
+    ss = os.path.abspath(args.ss)
+    products = ["einsum", "matmul"] if args.products == "both" \
+        else [args.products]
+    print(f"torch {torch.__version__}; OPENBLAS_CORETYPE="
+          f"{os.environ.get('OPENBLAS_CORETYPE', '(unset)')}", flush=True)
+    ok = True
+    if not args.no_check:
+        for pr in products:
+            ok = check(ss, pr) and ok
+    if args.check_only:
+        sys.exit(0 if ok else 1)
+    for size in args.sizes.split(","):
+        for threads in (int(t) for t in args.threads.split(",")):
+            for pr in products:
+                time_size(ss, size, threads, args.runs, pr, args.cpu)
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,64 @@
+// The differentiable API, part 5: fused kernels.
+//
+// Note [Fused kernels]
+// softmax, log_softmax and layer_norm's normalisation along the last axis
+// and gelu are single backend kernels, forward and VJP, as PyTorch's are
+// (_softmax and _softmax_backward_data, native_layer_norm and its backward,
+// gelu and gelu_backward): a composite of exp, max, sum, div or erf, mul, add
+// is five to fifteen passes over the tensor with a temporary each, forward and
+// backward, where one pass over a row (or a cached block) does. They serve the
+// builtins for f32 and f64 (the forwards in ops/defs choose them with
+// has_fused_kernel); halves and a softmax along another axis keep the
+// composite, whose values they equal up to rounding (tests/torch checks the
+// builtins against torch in f32 and f64, ops/tests/fused_test.cpp the
+// kernels against ref/; cross_entropy uses log_softmax as torch's does).
+// The VJP calls the backend directly: backward() runs without
+// recording, so no VJP is differentiated again.
+
+#include "ops/api.h"
+#include "ops/api_detail.h"
+
+namespace ss::ops {
+
+using namespace detail;
+
+bool has_fused_kernel(const Tensor& x) {
+  return x.defined() && (x.dtype() == DType::F32 || x.dtype() == DType::F64);
+}
+
+Tensor softmax_last(const Tensor& x, bool log) {
+  const char* name = log ? "log_softmax" : "softmax";
+  check_defined(name, x);
+  if (!has_fused_kernel(x))
+    value_error(name, "the fused kernel takes f32 or f64");
+  Tensor y = backend_of(x).softmax_last(x, log);
+  return record(name, y, {x}, [y, log](const Tensor& g) {
+    return std::vector<Tensor>{backend_of(y).softmax_last_backward(g, y, log)};
+  });
+}
+
+Tensor gelu(const Tensor& x, bool tanh) {
+  check_defined("gelu", x);
+  if (!has_fused_kernel(x))
+    value_error("gelu", "the fused kernel takes f32 or f64");
+  Tensor y = backend_of(x).gelu(x, tanh);
+  Tensor xd = x.detach();
+  return record("gelu", y, {x}, [xd, tanh](const Tensor& g) {
+    return std::vector<Tensor>{backend_of(xd).gelu_backward(g, xd, tanh)};
+  });
+}
+
+Tensor layer_norm_last(const Tensor& x, double eps) {
+  check_defined("layer_norm", x);
+  if (!has_fused_kernel(x))
+    value_error("layer_norm", "the fused kernel takes f32 or f64");
+  auto [y, mean, rstd] = backend_of(x).layer_norm_last(x, eps);
+  Tensor xd = x.detach();
+  return record(
+      "layer_norm", y, {x}, [xd, mean = mean, rstd = rstd](const Tensor& g) {
+        return std::vector<Tensor>{
+            backend_of(xd).layer_norm_last_backward(g, xd, mean, rstd)};
+      });
+}
+
+}  // namespace ss::ops

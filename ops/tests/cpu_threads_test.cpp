@@ -1,0 +1,128 @@
+// Intra-op threads (Note [Intra-op threads] in ops/cpu/cpu_threads.cpp):
+// parallel_for covers each index once from any number of callers, and
+// the threaded kernels give, on 2 threads, what the naive loops give
+// (binary and where over broadcasts, against bidx) and bit for bit what
+// they give on 1 thread (the fused kernels and vector functions, whose
+// values fused_test and cpu_vmath_test check against ref/ and libm).
+// The tensors are large enough (>= 2 x 32768 elements) to be split.
+
+#include "ops/cpu/cpu_threads.h"
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <thread>
+
+#include "ops/api.h"
+#include "ops/cpu/cpu_backend.h"
+#include "ops/tests/cpu_test_util.h"
+
+using namespace cpu_test;
+
+namespace {
+
+/// Sets the thread count for a scope and restores the one before.
+struct Threads {
+  explicit Threads(int n) : before(cpu_threads()) { set_cpu_threads(n); }
+  ~Threads() { set_cpu_threads(before); }
+  int before;
+};
+
+bool bitwise_equal(const Tensor& a, const Tensor& b) {
+  return a.shape() == b.shape() && a.dtype() == b.dtype() &&
+         std::memcmp(a.raw(),
+                     b.raw(),
+                     a.numel() * ss::types::dtype_size(a.dtype())) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("parallel_for covers every index once, from several callers",
+          "[cpu]") {
+  Threads two(2);
+  const int64_t n = 1 << 20;
+  std::vector<std::atomic<int>> hits(n);
+  auto mark = [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) hits[i].fetch_add(1);
+  };
+  ss::ops::cpu::parallel_for(n, 1000, mark);
+  // Four callers at once: one gets the pool, the others run inline.
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 4; ++t)
+    callers.emplace_back([&] { ss::ops::cpu::parallel_for(n, 1000, mark); });
+  for (auto& t : callers) t.join();
+  int64_t wrong = 0;
+  for (auto& h : hits) wrong += h.load() != 5;
+  CHECK(wrong == 0);
+}
+
+TEST_CASE("a kernel's error on a split tensor is thrown on the caller",
+          "[cpu]") {
+  Threads two(2);
+  // An integer division by zero at the end, so the helper's range meets
+  // it: thrown once on the caller, and the pool works afterwards.
+  std::vector<double> ones(200000, 1.0), den(200000, 1.0);
+  den.back() = 0;
+  Tensor a = T({200000}, ones, DType::I64), b = T({200000}, den, DType::I64);
+  for (int round = 0; round < 2; ++round)
+    CHECK_THROWS_WITH(B().binary(BinaryOp::FloorDiv, a, b),
+                      Catch::Contains("integer division by zero"));
+  Tensor ok = B().binary(BinaryOp::FloorDiv, a, a);
+  CHECK(ok.to_doubles() == ones);
+}
+
+TEST_CASE("threaded binary and where match the naive loops", "[cpu]") {
+  Threads two(2);
+  const std::vector<std::pair<Shape, Shape>> cases = {
+      {{200, 401}, {200, 401}},    // same layout
+      {{200, 401}, {401}},         // row
+      {{200, 401}, {200, 1}},      // column
+      {{5, 4, 64, 64}, {64, 64}},  // the attention mask
+      {{200, 401}, {}}};           // scalar
+  for (auto& [sa, sb] : cases) {
+    INFO(shape_string(sa) << " " << shape_string(sb));
+    Tensor a = rnd(sa, DType::F32, 21), b = rnd(sb, DType::F32, 22);
+    std::vector<double> va = a.to_doubles(), vb = b.to_doubles(), add, sel;
+    Tensor c = B().binary(BinaryOp::Gt, b, T({}, {0.0}, DType::F32));
+    std::vector<double> vc = c.to_doubles();
+    for (int64_t i = 0; i < numel_of(sa); ++i) {
+      double x = va[i], y = vb[bidx(sb, sa, i)];
+      add.push_back(x + y);
+      sel.push_back(vc[bidx(sb, sa, i)] != 0 ? y : x);
+    }
+    check_close(B().binary(BinaryOp::Add, a, b), sa, add, 0);
+    check_close(B().where(c, b, a), sa, sel, 0);
+  }
+}
+
+TEST_CASE("threaded kernels give the one-thread results bit for bit", "[cpu]") {
+  Tensor x = rnd({256, 515}, DType::F32, 23),
+         g = rnd({256, 515}, DType::F32, 24);
+  Tensor xd = B().cast(x, DType::F64), gd = B().cast(g, DType::F64);
+  auto run = [&] {
+    return std::vector<Tensor>{
+        B().unary(UnaryOp::Exp, x),
+        B().unary(UnaryOp::Abs, xd),
+        B().softmax_last(x, false),
+        B().softmax_last_backward(g, B().softmax_last(x, true), true),
+        B().layer_norm_last(x, 1e-5)[0],
+        B().layer_norm_last_backward(g,
+                                     x,
+                                     B().layer_norm_last(x, 1e-5)[1],
+                                     B().layer_norm_last(x, 1e-5)[2]),
+        B().gelu(x, false),
+        B().gelu_backward(gd, xd, true)};
+  };
+  std::vector<Tensor> one, two;
+  {
+    Threads t(1);
+    one = run();
+  }
+  {
+    Threads t(2);
+    two = run();
+  }
+  for (size_t i = 0; i < one.size(); ++i) {
+    INFO("kernel " << i);
+    CHECK(bitwise_equal(one[i], two[i]));
+  }
+}
