@@ -121,7 +121,7 @@ std::unique_ptr<Program> Checker::run(std::vector<ast::Module> modules) {
   resolve_signatures();
   for (auto& [name, fn] : prog_->fns_) ensure_checked(fn);
   check_devices();
-  if (!diags_.empty()) return nullptr;
+  if (!diags_.empty() && !opts_.keep_on_error) return nullptr;
   return std::move(prog_);
 }
 
@@ -230,7 +230,7 @@ std::unique_ptr<Program> check_source(const std::string& path,
     prog = c.run(std::move(modules));
   }
   diags.sort();
-  return diags.empty() ? std::move(prog) : nullptr;
+  return diags.empty() || opts.keep_on_error ? std::move(prog) : nullptr;
 }
 
 std::unique_ptr<Program> check_file(const std::string& path,
@@ -244,32 +244,38 @@ std::unique_ptr<Program> check_file(const std::string& path,
 
 // ------------------------------------------------------------ --types
 
+std::string fn_signature(const FnInfo& f) {
+  const ast::FnDecl& d = *f.decl;
+  std::string out = d.is_spmd ? "spmd fn " : d.is_extern ? "extern fn " : "fn ";
+  out += f.name + "(";
+  for (size_t i = 0; i < f.params.size(); ++i) {
+    const ParamInfo& pi = f.params[i];
+    out += (i ? ", " : "") + std::string(pi.mut ? "mut " : "") + pi.name +
+           ": " + pi.type.str();
+  }
+  out += ")";
+  if (f.has_result) {
+    out += " -> ";
+    const types::Type& r = f.inferred_logs ? *f.inferred_logs : f.result;
+    out += r.str();
+    if (r.kind == types::Type::Kind::Logs && !r.open) {
+      out += "{";
+      for (size_t i = 0; i < r.fields.size(); ++i)
+        out += (i ? ", " : "") + r.fields[i].first + ": " +
+               r.fields[i].second.str();
+      out += "}";
+    }
+  }
+  return out;
+}
+
 std::string describe_types(const Program& p) {
   std::string out;
   for (const ast::Module& m : p.modules())
     for (const ast::FnDecl& d : m.fns) {
       const FnInfo* f = p.fn(d.name);
       if (!f || f->decl != &d || f->is_stdlib) continue;
-      out += d.is_spmd ? "spmd fn " : d.is_extern ? "extern fn " : "fn ";
-      out += f->name + "(";
-      for (size_t i = 0; i < f->params.size(); ++i) {
-        const ParamInfo& pi = f->params[i];
-        out += (i ? ", " : "") + std::string(pi.mut ? "mut " : "") + pi.name +
-               ": " + pi.type.str();
-      }
-      out += ")";
-      if (f->has_result) {
-        out += " -> ";
-        const types::Type& r = f->inferred_logs ? *f->inferred_logs : f->result;
-        out += r.str();
-        if (r.kind == types::Type::Kind::Logs && !r.open) {
-          out += "{";
-          for (size_t i = 0; i < r.fields.size(); ++i)
-            out += (i ? ", " : "") + r.fields[i].first + ": " +
-                   r.fields[i].second.str();
-          out += "}";
-        }
-      }
+      out += fn_signature(*f);
       out += std::string("  # ") + placement_words(f->placement) + "\n";
       for (const auto& [name, t] : f->locals)
         out += "    " + name + ": " + t.str() + "\n";

@@ -20,6 +20,11 @@ struct Options {
   /// Include the standard library (Linear, LayerNorm, ...). Off only in
   /// tests of the checker itself.
   bool stdlib = true;
+  /// Return the program even when the checker reported errors (not when
+  /// parsing failed): `ss lsp` hovers the rest of a file being edited.
+  /// Such a program is for lookups only: nothing may run it, and the
+  /// several-devices table is not built from it.
+  bool keep_on_error = false;
 };
 
 /// Reads [path] (and what it imports), parses and checks it. Returns the
@@ -40,5 +45,8 @@ std::unique_ptr<Program> check_source(const std::string& path,
 /// `ss check --types`: every fn's signature with inferred types, and its
 /// locals' types.
 std::string describe_types(const Program& p);
+/// One fn's line of it: `fn loss(m: Mlp, batch: [b] Digit) -> f32` (also
+/// `ss lsp`'s hover on a fn).
+std::string fn_signature(const FnInfo& f);
 
 }  // namespace ss::check
