@@ -21,6 +21,8 @@ using diag::kExitWorker;
 int cmd_check(const std::vector<std::string>& args);
 int cmd_run(const std::vector<std::string>& args);
 int cmd_conformance(const std::vector<std::string>& args);
+/// `ss lsp` (cmd_lsp.cpp): the language server on stdio.
+int cmd_lsp(const std::vector<std::string>& args);
 /// `ss worker ARGS` (hidden: started by `ss run`'s controller, cmd_run.cpp).
 int cmd_worker(const std::vector<std::string>& args);
 /// The environment's problem with the devices' settings

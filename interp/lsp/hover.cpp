@@ -1,0 +1,180 @@
+// textDocument/hover (features.h).
+#include "diag/render_lsp.h"
+#include "interp/lsp/describe.h"
+#include "interp/lsp/features.h"
+#include "interp/lsp/locate.h"
+
+namespace ss::lsp {
+
+namespace {
+
+using Kind = Found::Kind;
+using RK = check::Resolution::Kind;
+
+// A value's line: `name: T`, then the sizes of the dims it names.
+std::string typed(const std::string& name,
+                  const types::Type& t,
+                  const check::Program& p) {
+  std::string out = name.empty() ? t.str() : name + ": " + t.str();
+  std::string dims = dim_sizes(t, p);
+  return dims.empty() ? out : out + "  # " + dims;
+}
+
+std::string dim_text(const std::string& name, const check::Program& p) {
+  auto it = p.dims().find(name);
+  if (it == p.dims().end()) return "";
+  return "dim " + name + " = " + std::to_string(it->second);
+}
+
+// The words for a model, record or dtype named [name].
+std::string named_type_text(const std::string& name, const check::Program& p) {
+  if (const types::ModelInfo* m = p.model(name)) return model_text(*m);
+  if (const types::RecordInfo* r = p.record(name)) return record_text(*r);
+  return "";
+}
+
+// What the callee under the cursor resolves to (recorded on its call).
+const check::Resolution* callee(const Analysis& a, const Found& f) {
+  if (!f.call) return nullptr;
+  const check::ExprInfo* info = a.prog->info(f.call);
+  if (!info || info->resolution.kind == RK::None) return nullptr;
+  return &info->resolution;
+}
+
+// The code block of what [f] is, "" when nothing is known.
+std::string what(const Analysis& a, const Found& f) {
+  const check::Program& p = *a.prog;
+  switch (f.kind) {
+    case Kind::None:
+      return "";
+    case Kind::Local:
+      return typed(f.name, f.type, p);
+    case Kind::FnName:
+      return check::fn_signature(*f.fn);
+    case Kind::TypeName:
+      return named_type_text(f.name, p);
+    case Kind::AxisName: {
+      std::string d = dim_text(f.name, p);
+      return d.empty() ? f.name + ": a size variable" : d;
+    }
+    case Kind::FieldDecl: {
+      const types::FieldInfo* fi = nullptr;
+      if (const types::ModelInfo* m = p.model(f.owner)) fi = m->field(f.name);
+      if (const types::RecordInfo* r = p.record(f.owner)) fi = r->field(f.name);
+      return fi ? typed(f.owner + "." + f.name, fi->type, p) : "";
+    }
+    case Kind::FieldName:
+    case Kind::Expr:
+      break;
+  }
+  const ast::Expr& e = *f.expr;
+  if (const check::Resolution* r = callee(a, f)) {
+    if (r->kind == RK::Fn && r->fn) return check::fn_signature(*r->fn);
+    if (r->kind == RK::Builtin && r->op) return builtin_signature(*r->op);
+  }
+  const check::ExprInfo* info = p.info(&e);
+  if (!info || info->type.is_error()) return "";
+  const check::Resolution& r = info->resolution;
+  if (e.kind == ast::Expr::Kind::Name) {
+    switch (r.kind) {
+      case RK::Local:
+        return typed(e.name, info->type, p);
+      case RK::Fn:
+        return r.fn ? check::fn_signature(*r.fn) : "";
+      case RK::Dim:
+        return dim_text(e.name, p);
+      case RK::Builtin:
+        return r.op ? builtin_signature(*r.op) : "";
+      case RK::Model:
+      case RK::Record:
+        return named_type_text(e.name, p);
+      default:
+        break;
+    }
+  }
+  // Any other expression: its text when short, and its type.
+  std::string src(a.sm.text(e.span));
+  bool shown = src.size() <= 60 && src.find('\n') == std::string::npos;
+  return typed(shown ? src : "", info->type, p);
+}
+
+// A builtin's summary, under its signature.
+std::string summary(const Analysis& a, const Found& f) {
+  const check::Resolution* r = callee(a, f);
+  if (!r && f.kind == Kind::Expr && f.expr->kind == ast::Expr::Kind::Name)
+    if (const check::ExprInfo* info = a.prog->info(f.expr))
+      r = &info->resolution;
+  if (!r || r->kind != RK::Builtin || !r->op) return "";
+  return r->op->summary;
+}
+
+// The name whose layout the device table lists: a local, a param.
+std::string value_name(const Analysis& a, const Found& f) {
+  if (f.kind == Kind::Local) return f.name;
+  if (f.kind == Kind::Expr && f.expr->kind == ast::Expr::Kind::Name) {
+    const check::ExprInfo* info = a.prog->info(f.expr);
+    if (info && info->resolution.kind == RK::Local) return f.expr->name;
+  }
+  return "";
+}
+
+// On several devices: the value's layout, or for a fn where it runs.
+std::string layout(const Analysis& a, const Found& f) {
+  const check::comms::DeviceTable* t = a.table();
+  if (!t) return "";
+  std::string name = value_name(a, f);
+  if (!name.empty() && f.fn) {
+    for (const check::comms::ValueLayout& v : t->values)
+      if (v.fn == f.fn->name && v.name == name)
+        return "On " + t->devices + ": " + v.text + ".";
+    return "";
+  }
+  std::string fn;
+  if (f.kind == Kind::FnName) fn = f.name;
+  if (const check::Resolution* r = callee(a, f))
+    if (r->kind == RK::Fn) fn = r->name;
+  if (f.kind == Kind::Expr && f.expr->kind == ast::Expr::Kind::Name) {
+    const check::ExprInfo* info = a.prog->info(f.expr);
+    if (info && info->resolution.kind == RK::Fn) fn = f.expr->name;
+  }
+  for (const check::comms::FnEntry& e : t->fns)
+    if (!fn.empty() && e.name == fn)
+      return "On " + t->devices + ": `" + fn + "` " + e.text + ".";
+  return "";
+}
+
+// The block of `ss explain` for the line holding [offset], if it sends.
+std::string line_block(const Analysis& a, uint32_t offset) {
+  const check::comms::DeviceTable* t = a.table();
+  if (!t) return "";
+  uint32_t line = a.sm.line_col(a.file, offset).line;
+  const std::string& path = a.sm.file(a.file).path;
+  for (const check::comms::LineSends& l : t->lines)
+    if (l.line == line && l.file == path)
+      return check::comms::render_line(l, t->count);
+  return "";
+}
+
+}  // namespace
+
+nlohmann::json hover(const Analysis& a, uint32_t offset) {
+  if (!a.prog) return nullptr;
+  Found f = locate(a, offset);
+  std::vector<std::string> parts;
+  std::string code = what(a, f);
+  if (!code.empty()) parts.push_back("```shapescript\n" + code + "\n```");
+  std::string more = summary(a, f);
+  if (!more.empty()) parts.push_back(more);
+  std::string lay = layout(a, f);
+  if (!lay.empty()) parts.push_back(lay);
+  std::string block = line_block(a, offset);
+  if (!block.empty()) parts.push_back(block);
+  if (parts.empty()) return nullptr;
+  std::string md;
+  for (const std::string& s : parts) md += (md.empty() ? "" : "\n\n") + s;
+  nlohmann::json h{{"contents", {{"kind", "markdown"}, {"value", md}}}};
+  if (!code.empty()) h["range"] = diag::lsp_range(a.sm, f.span);
+  return h;
+}
+
+}  // namespace ss::lsp
