@@ -1,4 +1,6 @@
 // textDocument/hover (features.h).
+#include <algorithm>
+
 #include "diag/render_lsp.h"
 #include "interp/lsp/describe.h"
 #include "interp/lsp/features.h"
@@ -41,6 +43,42 @@ const check::Resolution* callee(const Analysis& a, const Found& f) {
   return &info->resolution;
 }
 
+// Note [Bindings at a call]: on the callee of a call of a user fn, the
+// hover says what this call binds the fn's size variables to, and its
+// result here: `forward(m, zeros([64 D]))` binds `b = 64` and is `[64 C]`.
+// Each argument's axes are matched by position with its param's (the
+// param each argument fills is the checker's, ExprInfo::arg_params); a
+// batch's axis 0 is its batch axis.
+std::string call_bindings(const Analysis& a, const Found& f) {
+  const check::Resolution* r = callee(a, f);
+  if (!r || r->kind != RK::Fn || !r->fn) return "";
+  const check::ExprInfo* info = a.prog->info(f.call);
+  std::vector<const ast::Expr*> given;
+  if (f.call->callee->kind == ast::Expr::Kind::Field)
+    given.push_back(f.call->callee->lhs.get());
+  for (const ast::Arg& arg : f.call->args) given.push_back(arg.value.get());
+  std::vector<std::string> seen, binds;
+  for (size_t g = 0; g < given.size() && g < info->arg_params.size(); ++g) {
+    int k = info->arg_params[g];
+    if (k < 0 || !given[g]) continue;
+    const types::Type& want = r->fn->params[k].type;
+    const types::Type& got = a.prog->type_of(given[g]);
+    if (want.shape.size() != got.shape.size()) continue;
+    for (size_t i = 0; i < want.shape.size(); ++i) {
+      const types::Axis& v = want.shape[i];
+      if (v.kind != types::Axis::Kind::Var) continue;
+      if (std::find(seen.begin(), seen.end(), v.name) != seen.end()) continue;
+      seen.push_back(v.name);
+      binds.push_back(v.name + " = " + got.shape[i].str());
+    }
+  }
+  std::string out = "here: ";
+  for (size_t i = 0; i < binds.size(); ++i) out += (i ? ", " : "") + binds[i];
+  if (!binds.empty()) out += "; ";
+  out += "the result is " + info->type.str();
+  return out;
+}
+
 // The code block of what [f] is, "" when nothing is known.
 std::string what(const Analysis& a, const Found& f) {
   const check::Program& p = *a.prog;
@@ -69,7 +107,8 @@ std::string what(const Analysis& a, const Found& f) {
   }
   const ast::Expr& e = *f.expr;
   if (const check::Resolution* r = callee(a, f)) {
-    if (r->kind == RK::Fn && r->fn) return check::fn_signature(*r->fn);
+    if (r->kind == RK::Fn && r->fn)
+      return check::fn_signature(*r->fn) + "\n# " + call_bindings(a, f);
     if (r->kind == RK::Builtin && r->op) return builtin_signature(*r->op);
   }
   const check::ExprInfo* info = p.info(&e);

@@ -135,6 +135,18 @@ class Lifecycle(Session):
         c.proc.stdin.close()
         self.assertEqual(c.wait(), 1)
 
+    def test_command_line(self):
+        r = subprocess.run([SS, "lsp", "--help"], capture_output=True,
+                           text=True)
+        self.assertEqual(r.returncode, 0)
+        self.assertIn("usage: ss lsp", r.stdout)
+        r = subprocess.run([SS, "lsp", "--frob"], capture_output=True,
+                           text=True, stdin=subprocess.DEVNULL)
+        self.assertEqual(r.returncode, 64)  # cli.md: usage
+        r = subprocess.run([SS, "--help"], capture_output=True, text=True)
+        self.assertIn("lsp", r.stdout)
+        self.assertNotIn("not in this build", r.stdout)
+
     def test_request_before_initialize(self):
         c = self.start(init=False)
         r = c.request("textDocument/hover", {})
@@ -328,6 +340,27 @@ class Diagnostics(Session):
                           ["diagnostics"]], ["E0204"])
 
 
+    def test_an_imported_files_errors_go_to_its_uri(self):
+        d = self.tmp()
+        lib_path = os.path.join(d, "lib.ss")
+        with open(lib_path, "w") as f:
+            f.write("fn broken(n: int) -> int = m\n")
+        main = 'import "lib.ss"\n\nfn main():\n    print(1)\n'
+        c = self.start()
+        uri = uri_of(os.path.join(d, "main.ss"))
+        c.open(uri, main)
+        lib = c.diagnostics(uri_of(lib_path))["diagnostics"]
+        self.assertEqual([x["code"] for x in lib], ["E0201"])
+        self.assertEqual(lib[0]["range"]["start"], {"line": 0,
+                                                    "character": 27})
+        self.assertEqual(c.diagnostics(uri)["diagnostics"], [])
+        # The import removed: what was said about lib.ss is cleared.
+        c.notify("textDocument/didChange", {
+            "textDocument": {"uri": uri, "version": 2},
+            "contentChanges": [{"text": main.replace('import "lib.ss"', "")}]})
+        self.assertEqual(c.diagnostics(uri_of(lib_path))["diagnostics"], [])
+
+
 class Hover(Session):
     def test_value_and_grad_line_on_three_devices(self):
         c, uri, text = self.open_readme("cpu[0 1 2]")
@@ -366,6 +399,18 @@ class Hover(Session):
         self.assertIn("a copy on every device: 813,056 bytes (794 KiB) of "
                       "params and buffers each", v)
 
+    def test_devices_from_the_files_devices_line(self):
+        c = self.start()
+        text = self.readme().replace("devices cpu\n", "devices cpu[0 1 2]\n")
+        self.assertIn("devices cpu[0 1 2]", text)
+        uri = uri_of(os.path.join(self.tmp(), "three.ss"))
+        c.open(uri, text)
+        self.assertEqual(c.diagnostics(uri)["diagnostics"], [])
+        v = self.hover_text(c, uri, text, "value_and_grad(loss")
+        self.assertTrue(v.rstrip().endswith(README_BLOCK), v)
+        v = self.hover_text(c, uri, text, "logits =")
+        self.assertIn("split across the 3 devices along b", v)
+
     def test_devices_from_the_command_line(self):
         c = self.start(args=("--devices", "cpu[0 1 2]"))
         uri = uri_of(os.path.join(SRC, "examples", "readme_mlp.ss"))
@@ -379,10 +424,23 @@ class Hover(Session):
         c, uri, text = self.open_readme()
         v = self.hover_text(c, uri, text, "forward(m, batch")
         self.assertIn("fn forward(m: Mlp, x: [b D]) -> [b C]", v)
+        # What this call binds: loss's own b.
+        self.assertIn("here: b = b; the result is [b C]", v)
         v = self.hover_text(c, uri, text, "D))")
         self.assertIn("dim D = 784", v)
         v = self.hover_text(c, uri, text, "relu(")
         self.assertIn("relu(", v)
+
+    def test_bindings_at_a_call(self):
+        c = self.start()
+        text = ("dim D = 4\n\nfn f(x: [n D]) -> [n] = sum(x, over=D)\n\n"
+                "fn g() -> [3]:\n    return f(zeros([3 D]))\n")
+        uri = uri_of(os.path.join(self.tmp(), "b.ss"))
+        c.open(uri, text)
+        self.assertEqual(c.diagnostics(uri)["diagnostics"], [])
+        v = self.hover_text(c, uri, text, "f(zeros")
+        self.assertIn("fn f(x: [n D]) -> [n]", v)
+        self.assertIn("here: n = 3; the result is [3]", v)
 
     def test_hover_after_non_ascii(self):
         c = self.start()
