@@ -11,6 +11,7 @@ written to have exactly that error, the explain block and the layouts are
 the words of spec/devices.md and docs/explain.md for the README example, and
 the builtins are those `ss check --list-builtins` lists from the op table.
 """
+import json
 import os
 import subprocess
 import sys
@@ -541,6 +542,89 @@ class Completion(Session):
         self.assertEqual(c.diagnostics(uri)["diagnostics"], [])
         l, ch = pos(text, "m.w1", delta=2)
         self.assertEqual(self.labels(c, uri, l, ch), {"w1", "w2"})
+
+
+def parse_frames(data):
+    """The JSON bodies of [data], read as the LSP frames them; raises on a
+    frame that breaks the rules."""
+    out = []
+    while data:
+        head, sep, rest = data.partition(b"\r\n\r\n")
+        if not sep:
+            raise AssertionError("output ends inside a header: %r" % data[:80])
+        fields = dict(l.split(b":", 1) for l in head.split(b"\r\n"))
+        n = int(fields[b"Content-Length"])
+        if len(rest) < n:
+            raise AssertionError("a short frame")
+        out.append(json.loads(rest[:n].decode("utf-8")))
+        data = rest[n:]
+    return out
+
+
+class Mutations(Session):
+    """Malformed input never crashes or hangs the server: a whole session's
+    bytes, mutated 120 ways (seeded, so a failure reproduces), each fed to a
+    fresh `ss lsp`, which must end by itself with 0 or 1 and write only
+    well-formed frames."""
+
+    def session(self):
+        text = self.readme()
+        uri = uri_of(os.path.join(SRC, "examples", "readme_mlp.ss"))
+        at = lambda m, n, d=0: {"jsonrpc": "2.0", "id": 9, "method": m,
+                                "params": {"textDocument": {"uri": uri},
+                                           "position": dict(zip(
+                                               ("line", "character"),
+                                               pos(text, n, 0, d)))}}
+        msgs = [
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+             "params": {"capabilities": {},
+                        "initializationOptions": {"devices": "cpu[0 1 2]"}}},
+            {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+            {"jsonrpc": "2.0", "method": "textDocument/didOpen",
+             "params": {"textDocument": {"uri": uri, "version": 1,
+                                         "text": text}}},
+            {"jsonrpc": "2.0", "method": "textDocument/didChange",
+             "params": {"textDocument": {"uri": uri, "version": 2},
+                        "contentChanges": [{"range": rng(text, "img)"),
+                                            "text": "im"}]}},
+            at("textDocument/hover", "value_and_grad"),
+            at("textDocument/definition", "forward(m, b"),
+            at("textDocument/completion", "m.w1", 2),
+            {"jsonrpc": "2.0", "id": 10, "method": "shutdown"},
+            {"jsonrpc": "2.0", "method": "exit"},
+        ]
+        return b"".join(Client.frame(m) for m in msgs)
+
+    def test_mutated_sessions(self):
+        import random
+        whole = self.session()
+        rnd = random.Random(14)
+        for k in range(120):
+            data = bytearray(whole)
+            for _ in range(rnd.randint(1, 4)):
+                i = rnd.randrange(len(data))
+                j = min(len(data), i + rnd.randint(1, 40))
+                op = rnd.randrange(5)
+                if op == 0:
+                    data[i] = rnd.randrange(256)
+                elif op == 1:
+                    del data[i:j]
+                elif op == 2:
+                    data[i:i] = data[i:j]
+                elif op == 3:
+                    data[i:i] = rnd.choice([b"\r\n\r\n", b"Content-Length: ",
+                                            b"99999", b'"\\ud800"', b"{[",
+                                            b"\xff\xfe", b"-1", b"null"])
+                else:
+                    del data[i:]
+            try:
+                r = subprocess.run([SS, "lsp"], input=bytes(data),
+                                   capture_output=True, timeout=20)
+            except subprocess.TimeoutExpired:
+                self.fail("mutation %d hangs" % k)
+            self.assertIn(r.returncode, (0, 1),
+                          "mutation %d: exit %d" % (k, r.returncode))
+            parse_frames(r.stdout)
 
 
 def main():
