@@ -221,10 +221,10 @@ bool Server::notification(const std::string& method, const json& params) {
       d->version = td["version"].get<long long>();
     check(*d);
   } else if (method == "textDocument/didSave") {
-    // An import may have changed on disk.
-    if (Document* d =
-            docs_.find(string_field(field(params, "textDocument"), "uri")))
-      check(*d);
+    // The saved file may be another's import, read from the disk: every
+    // open document is checked again.
+    string_field(field(params, "textDocument"), "uri");
+    for (const auto& entry : docs_.all()) check(*docs_.find(entry.first));
   } else if (method == "textDocument/didClose") {
     std::string uri = string_field(field(params, "textDocument"), "uri");
     if (docs_.find(uri)) {

@@ -334,6 +334,14 @@ class Diagnostics(Session):
         self.assertEqual(r["result"]["uri"],
                          uri_of(os.path.join(d, "sub", "lib.ss")))
         self.assertEqual(r["result"]["range"], rng(lib, "double"))
+        # lib.ss changed on disk and saved (as an editor with both open
+        # does): main is checked again and sees the new lib.
+        with open(os.path.join(d, "sub", "lib.ss"), "w") as f:
+            f.write("fn triple(n: int) -> int = n * 3\n")
+        c.notify("textDocument/didSave", {"textDocument": {
+            "uri": uri_of(os.path.join(d, "sub", "lib.ss"))}})
+        self.assertEqual([x["code"] for x in c.diagnostics(uri)
+                          ["diagnostics"]], ["E0201"])  # no `double` now
         # The same text elsewhere does not find lib.ss: E0204.
         other = uri_of(os.path.join(d, "main.ss"))
         c.open(other, main)
