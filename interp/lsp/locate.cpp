@@ -60,17 +60,24 @@ bool in_type(const ast::TypeExpr& t, uint32_t off, Found& f) {
   return false;
 }
 
-// A declared local of [fn] at [off] (a `let` or `for` name).
+// The declared local of [fn] at [off] (a `let` or `for` name) with the
+// smallest span: a comprehension's names carry the comprehension's span
+// (the parser keeps no span of their own), so one holds every expression
+// inside it.
 bool in_locals(const check::FnInfo& fn, uint32_t off, Found& f) {
-  for (size_t i = 0; i < fn.local_spans.size() && i < fn.locals.size(); ++i)
-    if (inside(fn.local_spans[i], off)) {
-      f.kind = Found::Kind::Local;
-      f.name = fn.locals[i].first;
-      f.type = fn.locals[i].second;
-      f.span = fn.local_spans[i];
-      return true;
-    }
-  return false;
+  bool found = false;
+  for (size_t i = 0; i < fn.local_spans.size() && i < fn.locals.size(); ++i) {
+    diag::Span s = fn.local_spans[i];
+    if (!inside(s, off) ||
+        (found && s.end - s.begin >= f.span.end - f.span.begin))
+      continue;
+    found = true;
+    f.kind = Found::Kind::Local;
+    f.name = fn.locals[i].first;
+    f.type = fn.locals[i].second;
+    f.span = s;
+  }
+  return found;
 }
 
 // The annotations of `let x: T = ...` in [b].
@@ -125,10 +132,18 @@ bool in_fn(const Analysis& a, const ast::FnDecl& d, uint32_t off, Found& f) {
     if (p.type && in_type(*p.type, off, f)) return true;
   }
   if (d.result && in_type(*d.result, off, f)) return true;
-  if (in_locals(*fn, off, f) || in_annotations(d.body, off, f)) return true;
-  // The innermost checked expression holding [off].
+  if (in_annotations(d.body, off, f)) return true;
+  // The innermost checked expression holding [off], unless a local's name
+  // is at least as small there.
   const ast::Expr* best = nullptr;
   ast::each_body_expr(d, [&](const ast::Expr& e) { innermost(e, off, best); });
+  Found local = f;
+  if (in_locals(*fn, off, local) &&
+      (!best || local.span.end - local.span.begin <=
+                    best->span.end - best->span.begin)) {
+    f = local;
+    return true;
+  }
   if (!best) return false;
   ast::each_body_expr(d, [&](const ast::Expr& e) {
     if (e.kind == ast::Expr::Kind::Call && e.callee.get() == best) f.call = &e;

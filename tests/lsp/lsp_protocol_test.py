@@ -451,6 +451,17 @@ class Hover(Session):
         self.assertIn("fn f(x: [n D]) -> [n]", v)
         self.assertIn("here: n = 3; the result is [3]", v)
 
+    def test_inside_a_comprehension(self):
+        c = self.start()
+        text = ("dim D = 4\n\nfn f(xs: list[int]) -> list[float]:\n"
+                "    return [float(x) for x in xs]\n")
+        uri = uri_of(os.path.join(self.tmp(), "c.ss"))
+        c.open(uri, text)
+        self.assertEqual(c.diagnostics(uri)["diagnostics"], [])
+        self.assertIn("xs: list[int]", self.hover_text(c, uri, text, "xs]"))
+        self.assertIn("float(", self.hover_text(c, uri, text, "float(x"))
+        self.assertIn("x: int", self.hover_text(c, uri, text, "x) for"))
+
     def test_hover_after_non_ascii(self):
         c = self.start()
         text = 'fn f(n: int) -> int:\n    print("é😀", n)\n    return n\n'
