@@ -614,6 +614,30 @@ class Mutations(Session):
         ]
         return b"".join(Client.frame(m) for m in msgs)
 
+    def test_every_position_of_every_example(self):
+        # Hover and definition at each character of the examples (spmd
+        # and mesh programs among them), completion at each line: every
+        # answer is a result, none an error, and the server stays up.
+        import glob
+        c = self.start({"devices": "cpu[0 1 2]"})
+        for path in sorted(glob.glob(os.path.join(SRC, "examples", "*.ss"))):
+            uri = uri_of(path)
+            with open(path) as f:
+                text = f.read()
+            c.open(uri, text)
+            c.diagnostics(uri)
+            ids = []
+            for l, line in enumerate(text.split("\n")):
+                for ch in range(utf16(line) + 1):
+                    for m in ("hover", "definition") + (
+                            ("completion",) if ch == len(line) else ()):
+                        ids.append(c.request_async(
+                            "textDocument/" + m,
+                            {"textDocument": {"uri": uri},
+                             "position": {"line": l, "character": ch}}))
+            for i in ids:
+                self.assertNotIn("error", c.response(i))
+
     def test_mutated_sessions(self):
         import random
         whole = self.session()
