@@ -94,6 +94,14 @@ class Session(unittest.TestCase):
         self.assertEqual(c.diagnostics(uri)["diagnostics"], [])
         return c, uri, text
 
+    def open_clean(self, text, name):
+        """A server with [text] open as a file [name] that checks clean."""
+        c = self.start()
+        uri = uri_of(os.path.join(self.tmp(), name))
+        c.open(uri, text)
+        self.assertEqual(c.diagnostics(uri)["diagnostics"], [])
+        return c, uri
+
     def hover_text(self, c, uri, text, needle, nth=0, delta=0):
         r = c.at("textDocument/hover", uri, *pos(text, needle, nth, delta))
         self.assertNotIn("error", r)
@@ -441,33 +449,24 @@ class Hover(Session):
         self.assertIn("relu(", v)
 
     def test_bindings_at_a_call(self):
-        c = self.start()
         text = ("dim D = 4\n\nfn f(x: [n D]) -> [n] = sum(x, over=D)\n\n"
                 "fn g() -> [3]:\n    return f(zeros([3 D]))\n")
-        uri = uri_of(os.path.join(self.tmp(), "b.ss"))
-        c.open(uri, text)
-        self.assertEqual(c.diagnostics(uri)["diagnostics"], [])
+        c, uri = self.open_clean(text, "b.ss")
         v = self.hover_text(c, uri, text, "f(zeros")
         self.assertIn("fn f(x: [n D]) -> [n]", v)
         self.assertIn("here: n = 3; the result is [3]", v)
 
     def test_inside_a_comprehension(self):
-        c = self.start()
         text = ("dim D = 4\n\nfn f(xs: list[int]) -> list[float]:\n"
                 "    return [float(x) for x in xs]\n")
-        uri = uri_of(os.path.join(self.tmp(), "c.ss"))
-        c.open(uri, text)
-        self.assertEqual(c.diagnostics(uri)["diagnostics"], [])
+        c, uri = self.open_clean(text, "c.ss")
         self.assertIn("xs: list[int]", self.hover_text(c, uri, text, "xs]"))
         self.assertIn("float(", self.hover_text(c, uri, text, "float(x"))
         self.assertIn("x: int", self.hover_text(c, uri, text, "x) for"))
 
     def test_hover_after_non_ascii(self):
-        c = self.start()
         text = 'fn f(n: int) -> int:\n    print("é😀", n)\n    return n\n'
-        uri = uri_of(os.path.join(self.tmp(), "h.ss"))
-        c.open(uri, text)
-        self.assertEqual(c.diagnostics(uri)["diagnostics"], [])
+        c, uri = self.open_clean(text, "h.ss")
         v = self.hover_text(c, uri, text, "n)")
         self.assertIn("n: int", v)
         r = c.at("textDocument/hover", uri, *pos(text, "n)"))
