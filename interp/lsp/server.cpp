@@ -1,6 +1,7 @@
 // The server's loop and its messages (server.h).
 #include "interp/lsp/server.h"
 
+#include <csignal>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -54,15 +55,18 @@ class Server {
   Server(int out_fd, std::ostream& log, check::Options opts)
       : out_(out_fd), log_(log), opts_(std::move(opts)) {}
 
-  /// Handles one frame's body; false once `exit` came.
-  bool on_frame(const std::string& body);
+  /// Handles one frame's body; false once `exit` came or the client is
+  /// gone (its end of the output closed).
+  bool on_frame(const std::string& body) { return handle(body) && !gone_; }
   int exit_code() const { return shutdown_ ? 0 : 1; }
 
  private:
   void send(const json& j) {
     // Note [Bytes that are not UTF-8] (diag/render_json.cpp): a message
     // quoting the source prints U+FFFD rather than throwing.
-    write_frame(out_, j.dump(-1, ' ', false, json::error_handler_t::replace));
+    if (!write_frame(out_,
+                     j.dump(-1, ' ', false, json::error_handler_t::replace)))
+      gone_ = true;
   }
   void reply(const json& id, json result) {
     send({{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}});
@@ -76,6 +80,7 @@ class Server {
     send({{"jsonrpc", "2.0"}, {"method", method}, {"params", params}});
   }
 
+  bool handle(const std::string& body);
   /// A request's result (null included); throws BadParams.
   json request(const std::string& method, const json& params, bool& known);
   /// A notification; false for `exit`.
@@ -93,12 +98,13 @@ class Server {
   check::Options opts_;
   bool initialized_ = false;
   bool shutdown_ = false;
+  bool gone_ = false;  // a write failed: nobody reads the answers
   DocumentStore docs_;
   /// Per document, the other files (imports) it published diagnostics to.
   std::map<std::string, std::set<std::string>> published_;
 };
 
-bool Server::on_frame(const std::string& body) {
+bool Server::handle(const std::string& body) {
   json msg = json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (msg.is_discarded()) {
     reply_error(nullptr, kParseError, "the message is not JSON");
@@ -309,6 +315,9 @@ void Server::unpublish(const std::string& uri) {
 }  // namespace
 
 int serve(int in_fd, int out_fd, std::ostream& log, check::Options opts) {
+  // A client that closes its end makes write(2) fail with EPIPE, which
+  // ends the loop, rather than a SIGPIPE that kills the server unsaid.
+  ::signal(SIGPIPE, SIG_IGN);
   Server server(out_fd, log, std::move(opts));
   FrameReader reader(in_fd);
   std::string body;

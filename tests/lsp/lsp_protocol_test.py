@@ -156,6 +156,18 @@ class Lifecycle(Session):
         self.assertIn("lsp", r.stdout)
         self.assertNotIn("not in this build", r.stdout)
 
+    def test_client_closing_its_end(self):
+        # The answers' pipe has no reader: write(2) fails with EPIPE and
+        # the server ends plainly (exit 1: no shutdown), not by SIGPIPE.
+        r, w = os.pipe()
+        os.close(r)
+        init = Client.frame({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                             "params": {"capabilities": {}}})
+        p = subprocess.run([SS, "lsp"], input=init + init, stdout=w,
+                           stderr=subprocess.PIPE, timeout=20)
+        os.close(w)
+        self.assertEqual(p.returncode, 1)
+
     def test_request_before_initialize(self):
         c = self.start(init=False)
         r = c.request("textDocument/hover", {})
