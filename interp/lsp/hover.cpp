@@ -28,7 +28,7 @@ std::string dim_text(const std::string& name, const check::Program& p) {
   return "dim " + name + " = " + std::to_string(it->second);
 }
 
-// The words for a model, record or dtype named [name].
+// The words for a model or a record named [name] ("" for a dtype).
 std::string named_type_text(const std::string& name, const check::Program& p) {
   if (const types::ModelInfo* m = p.model(name)) return model_text(*m);
   if (const types::RecordInfo* r = p.record(name)) return record_text(*r);
@@ -60,7 +60,8 @@ std::string call_bindings(const Analysis& a, const Found& f) {
   std::vector<std::string> seen, binds;
   for (size_t g = 0; g < given.size() && g < info->arg_params.size(); ++g) {
     int k = info->arg_params[g];
-    if (k < 0 || !given[g]) continue;
+    if (k < 0 || static_cast<size_t>(k) >= r->fn->params.size() || !given[g])
+      continue;
     const types::Type& want = r->fn->params[k].type;
     const types::Type& got = a.prog->type_of(given[g]);
     if (want.shape.size() != got.shape.size()) continue;
