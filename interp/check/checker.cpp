@@ -173,6 +173,7 @@ void load_imports(ast::Module m,
                   std::set<std::string>& seen,
                   diag::SourceMap& sm,
                   diag::Diagnostics& diags,
+                  const Options& opts,
                   int depth) {
   namespace fs = std::filesystem;
   for (const ast::ImportDecl& imp : m.imports) {
@@ -183,7 +184,11 @@ void load_imports(ast::Module m,
     if (seen.count(key)) continue;
     seen.insert(key);
     std::string text;
-    if (depth > 64 || !read_file(p.string(), text)) {
+    std::optional<std::string> given;
+    if (opts.import_text && depth <= 64) given = opts.import_text(key);
+    if (given) {
+      text = std::move(*given);
+    } else if (depth > 64 || !read_file(p.string(), text)) {
       diags
           .error(diag::Code::E0204,
                  imp.span,
@@ -197,7 +202,8 @@ void load_imports(ast::Module m,
       continue;
     }
     ast::Module sub = parse_text(p.string(), std::move(text), sm, diags);
-    load_imports(std::move(sub), p.string(), out, seen, sm, diags, depth + 1);
+    load_imports(
+        std::move(sub), p.string(), out, seen, sm, diags, opts, depth + 1);
   }
   out.push_back(std::move(m));
 }
@@ -222,7 +228,7 @@ std::unique_ptr<Program> check_source(const std::string& path,
     seen.insert(ec ? path : canon.string());
   }
   ast::Module main = parse_text(path, std::move(text), sm, diags);
-  load_imports(std::move(main), path, modules, seen, sm, diags, 0);
+  load_imports(std::move(main), path, modules, seen, sm, diags, opts, 0);
   std::unique_ptr<Program> prog;
   if (diags.empty()) {
     Checker c(sm, diags, opts);

@@ -2,8 +2,10 @@
 // The front end's gate: source files in, a checked program or every
 // diagnostic out. `ss check`, `ss run` and the repl all go through here.
 
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +27,10 @@ struct Options {
   /// Such a program is for lookups only: nothing may run it, and the
   /// several-devices table is not built from it.
   bool keep_on_error = false;
+  /// An import's text before the disk's, by its canonical path (`ss lsp`:
+  /// the editor's unsaved text of an open file); nullopt: read the disk.
+  std::function<std::optional<std::string>(const std::string& path)>
+      import_text;
 };
 
 /// Reads [path] (and what it imports), parses and checks it. Returns the

@@ -2,6 +2,7 @@
 #include "interp/lsp/server.h"
 
 #include <csignal>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -50,6 +51,12 @@ uint32_t uint_field(const json& j, const char* key) {
   return static_cast<uint32_t>(v.get<long long>());
 }
 
+std::string canonical(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::path c = std::filesystem::weakly_canonical(path, ec);
+  return ec ? path : c.string();
+}
+
 class Server {
  public:
   Server(int out_fd, std::ostream& log, check::Options opts)
@@ -88,6 +95,9 @@ class Server {
 
   json initialize(const json& params);
   void check(Document& d);
+  /// Checks again every open document but [except] whose last check read
+  /// the file at [path] (Note [Open imports]).
+  void recheck_importers(const std::string& path, const Document* except);
   void publish(Document& d);
   void unpublish(const std::string& uri);
   Document& document(const json& params);
@@ -201,6 +211,7 @@ bool Server::notification(const std::string& method, const json& params) {
                              string_field(td, "text"),
                              v.is_number_integer() ? v.get<long long>() : 0);
     check(d);
+    recheck_importers(d.path, &d);
   } else if (method == "textDocument/didChange") {
     const json& td = field(params, "textDocument");
     Document* d = docs_.find(string_field(td, "uri"));
@@ -226,18 +237,21 @@ bool Server::notification(const std::string& method, const json& params) {
     if (td.contains("version") && td["version"].is_number_integer())
       d->version = td["version"].get<long long>();
     check(*d);
+    recheck_importers(d->path, d);
   } else if (method == "textDocument/didSave") {
-    // The saved file may be another's import, read from the disk: every
-    // open document is checked again.
-    string_field(field(params, "textDocument"), "uri");
-    for (const auto& entry : docs_.all()) check(*docs_.find(entry.first));
+    // A file that is not open may import the saved one from the disk.
+    if (Document* d =
+            docs_.find(string_field(field(params, "textDocument"), "uri")))
+      recheck_importers(d->path, d);
   } else if (method == "textDocument/didClose") {
     std::string uri = string_field(field(params, "textDocument"), "uri");
     if (docs_.find(uri)) {
       unpublish(uri);
       for (const std::string& other : published_[uri]) unpublish(other);
       published_.erase(uri);
+      std::string path = docs_.find(uri)->path;
       docs_.close(uri);
+      recheck_importers(path, nullptr);  // they read the disk again
     }
   }
   return true;
@@ -280,9 +294,36 @@ uint32_t Server::offset(const Document& d, const json& params) {
 }
 
 void Server::check(Document& d) {
-  d.now = analyze(d.path, d.text, opts_);
+  // An import the editor has open is read from its text, saved or not.
+  check::Options o = opts_;
+  o.import_text = [&](const std::string& path) -> std::optional<std::string> {
+    for (const auto& [uri, doc] : docs_.all())
+      if (&doc != &d && canonical(doc.path) == path) return doc.text;
+    return std::nullopt;
+  };
+  d.now = analyze(d.path, d.text, o);
   if (d.now->prog) d.last_program = d.now;
   publish(d);
+}
+
+// Note [Open imports]: an import that the editor has open is read from its
+// text (Options::import_text), so a change there shows in the files that
+// import it at once, as it shows in itself: after each change of a
+// document, the other open documents whose last check read its file are
+// checked again. The disk is read for the rest, as `ss check` does.
+void Server::recheck_importers(const std::string& path,
+                               const Document* except) {
+  std::string want = canonical(path);
+  for (const auto& entry : docs_.all()) {
+    Document* other = docs_.find(entry.first);
+    if (other == except || !other->now) continue;
+    const diag::SourceMap& sm = other->now->sm;
+    for (uint32_t f = 0; f < sm.size(); ++f)
+      if (f != other->now->file && canonical(sm.file(f).path) == want) {
+        check(*other);
+        break;
+      }
+  }
 }
 
 void Server::publish(Document& d) {

@@ -354,14 +354,29 @@ class Diagnostics(Session):
         self.assertEqual(r["result"]["uri"],
                          uri_of(os.path.join(d, "sub", "lib.ss")))
         self.assertEqual(r["result"]["range"], rng(lib, "double"))
-        # lib.ss changed on disk and saved (as an editor with both open
-        # does): main is checked again and sees the new lib.
-        with open(os.path.join(d, "sub", "lib.ss"), "w") as f:
-            f.write("fn triple(n: int) -> int = n * 3\n")
-        c.notify("textDocument/didSave", {"textDocument": {
-            "uri": uri_of(os.path.join(d, "sub", "lib.ss"))}})
+        # lib.ss open in the editor: its unsaved text is what main imports,
+        # and main is checked again on each change of it.
+        lib_uri = uri_of(os.path.join(d, "sub", "lib.ss"))
+        c.open(lib_uri, lib)
+        self.assertEqual(c.diagnostics(lib_uri)["diagnostics"], [])
+        self.assertEqual(c.diagnostics(uri)["diagnostics"], [])
+        c.notify("textDocument/didChange", {
+            "textDocument": {"uri": lib_uri, "version": 2},
+            "contentChanges": [{"text": lib.replace("double", "triple")}]})
+        self.assertEqual(c.diagnostics(lib_uri)["diagnostics"], [])
         self.assertEqual([x["code"] for x in c.diagnostics(uri)
                           ["diagnostics"]], ["E0201"])  # no `double` now
+        # Closed unsaved: main reads the disk's lib.ss again.
+        c.notify("textDocument/didClose", {"textDocument": {"uri": lib_uri}})
+        self.assertEqual(c.diagnostics(lib_uri)["diagnostics"], [])
+        self.assertEqual(c.diagnostics(uri)["diagnostics"], [])
+        # lib.ss rewritten on disk, then opened: main sees the new text.
+        with open(os.path.join(d, "sub", "lib.ss"), "w") as f:
+            f.write("fn triple(n: int) -> int = n * 3\n")
+        c.open(lib_uri, "fn triple(n: int) -> int = n * 3\n")
+        self.assertEqual(c.diagnostics(lib_uri)["diagnostics"], [])
+        self.assertEqual([x["code"] for x in c.diagnostics(uri)
+                          ["diagnostics"]], ["E0201"])
         # The same text elsewhere does not find lib.ss: E0204.
         other = uri_of(os.path.join(d, "main.ss"))
         c.open(other, main)
