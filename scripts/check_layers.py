@@ -69,8 +69,11 @@ LAYERS = {
     "interp/data": EVAL,
     "interp/builtins": EVAL + ["interp/data"],
     "interp/devices": EVAL + ["interp/data", "interp/builtins", "dist"],
+    # `ss lsp`'s server: the checked program and the explain table of the
+    # several-devices plan are all it reads; nothing runs.
+    "interp/lsp": FRONT + ["interp/devices/plan"],
     "interp/cli": EVAL + ["interp/data", "interp/builtins", "interp/devices",
-                          "dist"],
+                          "interp/lsp", "dist"],
 }
 # Tests, benchmarks and tools may include anything.
 FREE = ("tests/", "bench/", "/tests/", "scripts/")

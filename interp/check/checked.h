@@ -48,6 +48,9 @@ struct FnInfo {
   State state = State::Unchecked;
   /// Every local's type in declaration order (for `ss check --types`).
   std::vector<std::pair<std::string, types::Type>> locals;
+  /// Where each of [locals] is declared (its name), for `ss lsp`'s hover
+  /// and go to definition on a `let` or `for` name.
+  std::vector<diag::Span> local_spans;
 
   /// Where the fn runs with several devices (devices.md, "Where functions
   /// run"), computed on any device list: in the controller when it loops
@@ -81,6 +84,9 @@ struct Resolution {
   const FnInfo* fn = nullptr;      // Fn (user or stdlib)
   const ops::OpDef* op = nullptr;  // Builtin
   std::string name;
+  /// Local: where it is declared (the param's or the `let` name), for
+  /// `ss lsp`'s go to definition.
+  diag::Span decl;
 };
 
 struct ExprInfo {

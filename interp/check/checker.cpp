@@ -121,7 +121,7 @@ std::unique_ptr<Program> Checker::run(std::vector<ast::Module> modules) {
   resolve_signatures();
   for (auto& [name, fn] : prog_->fns_) ensure_checked(fn);
   check_devices();
-  if (!diags_.empty()) return nullptr;
+  if (!diags_.empty() && !opts_.keep_on_error) return nullptr;
   return std::move(prog_);
 }
 
@@ -173,6 +173,7 @@ void load_imports(ast::Module m,
                   std::set<std::string>& seen,
                   diag::SourceMap& sm,
                   diag::Diagnostics& diags,
+                  const Options& opts,
                   int depth) {
   namespace fs = std::filesystem;
   for (const ast::ImportDecl& imp : m.imports) {
@@ -183,7 +184,11 @@ void load_imports(ast::Module m,
     if (seen.count(key)) continue;
     seen.insert(key);
     std::string text;
-    if (depth > 64 || !read_file(p.string(), text)) {
+    std::optional<std::string> given;
+    if (opts.import_text && depth <= 64) given = opts.import_text(key);
+    if (given) {
+      text = std::move(*given);
+    } else if (depth > 64 || !read_file(p.string(), text)) {
       diags
           .error(diag::Code::E0204,
                  imp.span,
@@ -197,7 +202,8 @@ void load_imports(ast::Module m,
       continue;
     }
     ast::Module sub = parse_text(p.string(), std::move(text), sm, diags);
-    load_imports(std::move(sub), p.string(), out, seen, sm, diags, depth + 1);
+    load_imports(
+        std::move(sub), p.string(), out, seen, sm, diags, opts, depth + 1);
   }
   out.push_back(std::move(m));
 }
@@ -222,7 +228,7 @@ std::unique_ptr<Program> check_source(const std::string& path,
     seen.insert(ec ? path : canon.string());
   }
   ast::Module main = parse_text(path, std::move(text), sm, diags);
-  load_imports(std::move(main), path, modules, seen, sm, diags, 0);
+  load_imports(std::move(main), path, modules, seen, sm, diags, opts, 0);
   std::unique_ptr<Program> prog;
   if (diags.empty()) {
     Checker c(sm, diags, opts);
@@ -230,7 +236,7 @@ std::unique_ptr<Program> check_source(const std::string& path,
     prog = c.run(std::move(modules));
   }
   diags.sort();
-  return diags.empty() ? std::move(prog) : nullptr;
+  return diags.empty() || opts.keep_on_error ? std::move(prog) : nullptr;
 }
 
 std::unique_ptr<Program> check_file(const std::string& path,
@@ -244,32 +250,38 @@ std::unique_ptr<Program> check_file(const std::string& path,
 
 // ------------------------------------------------------------ --types
 
+std::string fn_signature(const FnInfo& f) {
+  const ast::FnDecl& d = *f.decl;
+  std::string out = d.is_spmd ? "spmd fn " : d.is_extern ? "extern fn " : "fn ";
+  out += f.name + "(";
+  for (size_t i = 0; i < f.params.size(); ++i) {
+    const ParamInfo& pi = f.params[i];
+    out += (i ? ", " : "") + std::string(pi.mut ? "mut " : "") + pi.name +
+           ": " + pi.type.str();
+  }
+  out += ")";
+  if (f.has_result) {
+    out += " -> ";
+    const types::Type& r = f.inferred_logs ? *f.inferred_logs : f.result;
+    out += r.str();
+    if (r.kind == types::Type::Kind::Logs && !r.open) {
+      out += "{";
+      for (size_t i = 0; i < r.fields.size(); ++i)
+        out += (i ? ", " : "") + r.fields[i].first + ": " +
+               r.fields[i].second.str();
+      out += "}";
+    }
+  }
+  return out;
+}
+
 std::string describe_types(const Program& p) {
   std::string out;
   for (const ast::Module& m : p.modules())
     for (const ast::FnDecl& d : m.fns) {
       const FnInfo* f = p.fn(d.name);
       if (!f || f->decl != &d || f->is_stdlib) continue;
-      out += d.is_spmd ? "spmd fn " : d.is_extern ? "extern fn " : "fn ";
-      out += f->name + "(";
-      for (size_t i = 0; i < f->params.size(); ++i) {
-        const ParamInfo& pi = f->params[i];
-        out += (i ? ", " : "") + std::string(pi.mut ? "mut " : "") + pi.name +
-               ": " + pi.type.str();
-      }
-      out += ")";
-      if (f->has_result) {
-        out += " -> ";
-        const types::Type& r = f->inferred_logs ? *f->inferred_logs : f->result;
-        out += r.str();
-        if (r.kind == types::Type::Kind::Logs && !r.open) {
-          out += "{";
-          for (size_t i = 0; i < r.fields.size(); ++i)
-            out += (i ? ", " : "") + r.fields[i].first + ": " +
-                   r.fields[i].second.str();
-          out += "}";
-        }
-      }
+      out += fn_signature(*f);
       out += std::string("  # ") + placement_words(f->placement) + "\n";
       for (const auto& [name, t] : f->locals)
         out += "    " + name + ": " + t.str() + "\n";

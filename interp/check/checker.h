@@ -2,8 +2,10 @@
 // The front end's gate: source files in, a checked program or every
 // diagnostic out. `ss check`, `ss run` and the repl all go through here.
 
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,15 @@ struct Options {
   /// Include the standard library (Linear, LayerNorm, ...). Off only in
   /// tests of the checker itself.
   bool stdlib = true;
+  /// Return the program even when the checker reported errors (not when
+  /// parsing failed): `ss lsp` hovers the rest of a file being edited.
+  /// Such a program is for lookups only: nothing may run it, and the
+  /// several-devices table is not built from it.
+  bool keep_on_error = false;
+  /// An import's text before the disk's, by its canonical path (`ss lsp`:
+  /// the editor's unsaved text of an open file); nullopt: read the disk.
+  std::function<std::optional<std::string>(const std::string& path)>
+      import_text;
 };
 
 /// Reads [path] (and what it imports), parses and checks it. Returns the
@@ -40,5 +51,8 @@ std::unique_ptr<Program> check_source(const std::string& path,
 /// `ss check --types`: every fn's signature with inferred types, and its
 /// locals' types.
 std::string describe_types(const Program& p);
+/// One fn's line of it: `fn loss(m: Mlp, batch: [b] Digit) -> f32` (also
+/// `ss lsp`'s hover on a fn).
+std::string fn_signature(const FnInfo& f);
 
 }  // namespace ss::check

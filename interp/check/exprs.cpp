@@ -142,6 +142,7 @@ Type Checker::check_name(const ast::Expr& e, FnCtx& c) {
   r.name = n;
   if (Local* l = c.values.find(n)) {
     r.kind = Resolution::Kind::Local;
+    r.decl = l->span;
     return record(e, l->type, r);
   }
   auto d = prog_->dims_.find(n);

@@ -280,6 +280,7 @@ void Checker::bind_targets(const std::vector<ast::NameTarget>& targets,
           .help("use `" + n.name + " = ...` to rebind it");
     } else if (c.fn) {
       c.fn->locals.push_back({n.name, parts[i]});
+      c.fn->local_spans.push_back(n.span);
     }
   }
 }

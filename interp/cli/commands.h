@@ -24,6 +24,8 @@ int cmd_conformance(const std::vector<std::string>& args);
 /// `ss check --builtins-reference` (hidden): docs/reference/builtins.md from
 /// the op table (Note [The builtins' reference]).
 int print_builtin_reference();
+/// `ss lsp` (cmd_lsp.cpp): the language server on stdio.
+int cmd_lsp(const std::vector<std::string>& args);
 /// `ss worker ARGS` (hidden: started by `ss run`'s controller, cmd_run.cpp).
 int cmd_worker(const std::vector<std::string>& args);
 /// The environment's problem with the devices' settings

@@ -27,8 +27,9 @@ constexpr const char* kUsage =
     "        an interactive prompt (declarations and statements)\n"
     "  conformance [DIR] [--devices SPEC]... [--filter GLOB]\n"
     "        run the conformance suite (default DIR: conformance/)\n"
-    "  lsp\n"
-    "        a language server on stdio (not in this build yet)\n"
+    "  lsp [--devices SPEC] [-D NAME=SIZE]...\n"
+    "        a language server on stdio: diagnostics, hover, definition,\n"
+    "        completion\n"
     "  --version | --help | COMMAND --help\n"
     "\n"
     "Exit codes: 0 ok, 1 static error, 2 runtime error, 3 WorkerError, "
@@ -60,12 +61,7 @@ int dispatch(const std::vector<std::string>& args) {
   if (cmd == "repl") return ss::cli::run_repl(rest);
   if (cmd == "conformance") return ss::cli::cmd_conformance(rest);
   if (cmd == "explain") return ss::cli::cmd_explain(rest);
-  if (cmd == "lsp") {
-    std::cerr << "ss lsp: the language server is not in this build yet; "
-                 "`ss check --json FILE` prints the diagnostics it would "
-                 "send\n";
-    return ss::cli::kExitUsage;
-  }
+  if (cmd == "lsp") return ss::cli::cmd_lsp(rest);
   std::cerr << "ss: unknown command '" << cmd << "'\n\n" << kUsage;
   return ss::cli::kExitUsage;
 }
