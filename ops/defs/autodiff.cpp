@@ -190,13 +190,15 @@ std::vector<OpDef> ops_autodiff() {
                 "grads)");
   g.variadic = true;
   g.device = vg.device;
+  OpDef clip = def("clip_norm",
+                   {{"g"}, {"max"}},
+                   clip_norm_rule,
+                   "gradients scaled so their global L2 norm is at most max");
+  clip.device.sums_grad_pieces = true;
   return {
       vg,
       g,
-      def("clip_norm",
-          {{"g"}, {"max"}},
-          clip_norm_rule,
-          "gradients scaled so their global L2 norm is at most max"),
+      clip,
       def("copy",
           {{"m"}},
           copy_rule,

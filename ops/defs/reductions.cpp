@@ -289,6 +289,8 @@ OpDef max_min(const char* name, const char* summary) {
 
 std::vector<OpDef> ops_reductions() {
   const DeviceRule NL = refused(Across::Reduction);
+  DeviceRule norm_rule = NL;
+  norm_rule.sums_grad_pieces = true;  // norm(g) of Grads
   std::vector<OpDef> v = {
       reduction("sum",
                 "sum over the axes of over= (all when omitted)",
@@ -302,7 +304,8 @@ std::vector<OpDef> ops_reductions() {
       reduction("std", "unbiased standard deviation over over=", NL),
       reduction("var", "unbiased variance over over=", NL),
       reduction("logsumexp", "log(sum(exp(x))) over over=, stably", NL),
-      reduction("norm", "L2 norm over over=; norm(g) of Grads: global", NL),
+      reduction(
+          "norm", "L2 norm over over=; norm(g) of Grads: global", norm_rule),
       reduction(
           "argmax", "index (i64) of the largest value over over=", NL, false),
       reduction(

@@ -5,6 +5,7 @@
 
 #include "dist/comm/communicator.h"
 #include "interp/devices/lower/grad_allreduce.h"
+#include "interp/devices/lower/shards.h"
 #include "interp/eval/interpreter.h"
 #include "interp/eval/runtime_lib.h"
 #include "ops/api.h"
@@ -131,19 +132,52 @@ std::optional<Value> RankContext::host_effect(eval::BuiltinCall& c) {
 std::optional<std::vector<ops::Tensor>> RankContext::gradients(
     const ops::Tensor& loss,
     const std::vector<ops::Tensor>& leaves,
+    const std::vector<bool>& pieces,
     diag::Span at) {
   if (!d_.active()) return std::nullopt;
-  // Gradients travel as the pass finishes them (grad_allreduce.h).
+  // Gradients of whole params travel as the pass finishes them
+  // (grad_allreduce.h); a sharded param's piece was reduce-scattered by the
+  // pass itself (Note [Sharded params] in shards.cpp).
   d_.at = at;
-  eval::GradAllReduce sum(d_, leaves.size());
+  std::vector<size_t> summed_index(leaves.size());
+  size_t n_summed = 0;
+  for (size_t i = 0; i < leaves.size(); ++i)
+    if (i >= pieces.size() || !pieces[i]) summed_index[i] = n_summed++;
+  std::vector<ops::Tensor> out(leaves.size());
+  eval::GradAllReduce sum(d_, n_summed);
+  auto ready = [&](size_t i, const ops::Tensor& g) {
+    if (i < pieces.size() && pieces[i])
+      out[i] = g;
+    else
+      sum.ready(summed_index[i], g);
+  };
   // Each rank seeds 1/world; the loss's value is not read.
-  ops::backward(
-      loss,
-      leaves,
-      [&sum](size_t i, const ops::Tensor& g) { sum.ready(i, g); },
-      1.0 / d_.world);
+  ops::backward(loss, leaves, ready, 1.0 / d_.world);
   d_.at = at;
-  return sum.finish();
+  std::vector<ops::Tensor> summed = sum.finish();
+  for (size_t i = 0; i < leaves.size(); ++i)
+    if (i >= pieces.size() || !pieces[i]) out[i] = summed[summed_index[i]];
+  return out;
+}
+
+std::optional<ops::Tensor> RankContext::gather_param(const eval::ModelRef& m,
+                                                     const std::string& path,
+                                                     diag::Span at) {
+  auto whole = m.store->whole.find(m.prefix + path);
+  if (!d_.active() || whole == m.store->whole.end()) return std::nullopt;
+  d_.at = at;
+  ops::Tensor t =
+      eval::gather_param(m.store->tensors.at(whole->first), whole->second, d_);
+  for (int64_t i : m.index) t = ops::take_one(t, i, 0);
+  return t;
+}
+
+double RankContext::sum_over_pieces(double partial) {
+  if (!d_.active()) return partial;
+  ops::Tensor t = ops::Tensor::scalar(partial, types::DType::F64).reshape({1});
+  eval::Waiting w(d_);
+  d_.comm->all_reduce(t, dist::ReduceOp::Sum, dist::Options{});
+  return t.at(0);
 }
 
 }  // namespace ss::devices

@@ -9,6 +9,7 @@
 // (Note [Same result as one device] in lowering.cpp).
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "interp/devices/context.h"
@@ -31,7 +32,12 @@ class RankContext : public Context {
   std::optional<std::vector<ops::Tensor>> gradients(
       const ops::Tensor& loss,
       const std::vector<ops::Tensor>& leaves,
+      const std::vector<bool>& pieces,
       diag::Span at) override;
+  std::optional<ops::Tensor> gather_param(const eval::ModelRef& m,
+                                          const std::string& path,
+                                          diag::Span at) override;
+  double sum_over_pieces(double partial) override;
 
  private:
   /// Replaces each batch-axis argument of [fn] by this rank's rows.
