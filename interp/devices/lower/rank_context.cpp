@@ -34,6 +34,9 @@ std::optional<Value> RankContext::call(eval::Interpreter& in,
   if (!d_.active() || !in.enters_workers(fn) || splitting_) return std::nullopt;
   if (d_.on_step) d_.on_step(fn.name, in.sources().location(site, "?"));
   split_arguments(fn, args);
+  std::set<const eval::ModelStore*> sent;
+  for (const Value& a : args)
+    if (a.kind == VK::Model) sent.insert(a.as<eval::ModelRef>()->store.get());
   splitting_ = true;
   struct Reset {
     bool& flag;
@@ -41,7 +44,7 @@ std::optional<Value> RankContext::call(eval::Interpreter& in,
   } reset{splitting_};
   Value r = in.call(fn, std::move(args), site);
   d_.at = site;  // a joined result's all-gather
-  return join_result(fn, std::move(r), fn.result);
+  return join_result(fn, std::move(r), fn.result, sent);
 }
 
 void RankContext::split_arguments(const check::FnInfo& fn,
@@ -72,9 +75,20 @@ void RankContext::split_arguments(const check::FnInfo& fn,
 
 Value RankContext::join_result(const check::FnInfo& fn,
                                Value v,
-                               const types::Type& t) {
+                               const types::Type& t,
+                               const std::set<const eval::ModelStore*>& sent) {
   if (v.kind == VK::Tensor && batch_leading(t, fn))
     return Value::tensor(eval::join_rows(v.t, d_));
+  if ((v.kind == VK::Model || v.kind == VK::Grads) &&
+      !v.as<eval::ModelRef>()->store->whole.empty() &&
+      !sent.count(v.as<eval::ModelRef>()->store.get())) {
+    // Made in the call (gradients, a copy): the controller gets it whole,
+    // as one device's, never this rank's pieces.
+    auto ref = std::make_shared<eval::ModelRef>(*v.as<eval::ModelRef>());
+    ref->store =
+        std::make_shared<eval::ModelStore>(*eval::whole_store(*ref->store, d_));
+    return Value::object(v.kind, ref);
+  }
   if (v.kind == VK::Logs && !v.as<eval::LogsValue>()->split_fields.empty()) {
     // A new Logs: the worker's own may still be read where it was made.
     auto joined = std::make_shared<eval::LogsValue>(*v.as<eval::LogsValue>());
@@ -88,7 +102,7 @@ Value RankContext::join_result(const check::FnInfo& fn,
   if (v.kind == VK::Tuple && t.kind == types::Type::Kind::Tuple) {
     std::vector<Value> items = *v.items;
     for (size_t i = 0; i < items.size() && i < t.elems.size(); ++i)
-      items[i] = join_result(fn, items[i], t.elems[i]);
+      items[i] = join_result(fn, items[i], t.elems[i], sent);
     return Value::tuple(std::move(items));
   }
   return v;

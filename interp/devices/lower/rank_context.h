@@ -9,6 +9,7 @@
 // (Note [Same result as one device] in lowering.cpp).
 
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -42,10 +43,13 @@ class RankContext : public Context {
  private:
   /// Replaces each batch-axis argument of [fn] by this rank's rows.
   void split_arguments(const check::FnInfo& fn, std::vector<eval::Value>& args);
-  /// [v] (of type [t]) with its batch-axis parts joined across the ranks.
+  /// [v] (of type [t]) with its batch-axis parts joined across the ranks,
+  /// and a model or gradients of pieces gathered whole, unless its store is
+  /// one of [sent]'s (the controller's handle: Note [Sharded params]).
   eval::Value join_result(const check::FnInfo& fn,
                           eval::Value v,
-                          const types::Type& t);
+                          const types::Type& t,
+                          const std::set<const eval::ModelStore*>& sent);
 
   eval::DeviceContext& d_;
   bool splitting_ = false;  // inside the entry call that split its args
