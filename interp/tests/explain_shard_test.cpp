@@ -148,3 +148,29 @@ TEST_CASE("explain shard params: a run's payloads are the table's figures",
     CHECK(sum + 8 == uint64_t(vg.total.value()));
   }
 }
+
+TEST_CASE("explain shard params: a builtin given a model gathers its params",
+          "[explain]") {
+  auto c = check_text(
+      "devices cpu[0 1]\n"
+      "    shard params\n"
+      "\n"
+      "dim D = 3\n"
+      "dim H = 5\n"
+      "\n"
+      "model M:\n"
+      "    l: Linear[D H]\n"
+      "\n"
+      "fn f(m: M, x: [b D]) -> f32:\n"
+      "    return sum(linear(m.l, x))\n",
+      "");
+  comms::DeviceTable t = comms::build_table(*c->prog, c->sm);
+  const comms::LineSends& l = line_with(t, "linear(m.l, x)");
+  REQUIRE(l.collectives.size() >= 2);
+  // w's 15 values in pieces of 8 (the last padded by one), b's 5 in 3.
+  CHECK(l.collectives[0].text ==
+        "all-gather of `m.l`'s params `w` and `b`, from every device's "
+        "piece: 11 × f32 = 44 bytes");
+  CHECK(l.collectives[1].count.value() == 22);
+  CHECK(l.collectives[1].backward);
+}

@@ -378,7 +378,7 @@ class Analysis {
   // params), and, in the backward pass, their gradients' reduce-scatters.
   void param_reads(const ast::Expr& e, std::vector<Item>& out) {
     std::vector<Leaf> leaves;
-    const Type* owner = nullptr;
+    std::string owner;  // `Mlp`, or the argument as written: `m.l1`
     bool model = false;
     if (e.kind == EK::Field && e.lhs) {
       const Type& bt = P.type_of(e.lhs.get());
@@ -388,7 +388,7 @@ class Analysis {
       Type ft = types::model_field_type(bt, *fi);
       if (ft.kind != TK::Tensor) return;
       leaves.push_back({e.name, ft, false});
-      owner = &bt;
+      owner = bt.model->name;
       model = bt.kind == TK::Model;
     } else if (e.kind == EK::Call) {
       const ExprInfo* info = P.info(&e);
@@ -405,7 +405,7 @@ class Analysis {
         const Type& at = P.type_of(a);
         if (at.kind != TK::Model || !at.model) continue;
         model_leaves(at, "", leaves);
-        owner = &at;
+        owner = std::string(sm_.text(a->span));
         model = true;
         break;
       }
@@ -423,7 +423,7 @@ class Analysis {
     }
     for (auto& [dt, np] : by_dt) {
       auto& [names, piece, padded] = np;
-      const std::string whose = "`" + owner->model->name + "`'s param" +
+      const std::string whose = "`" + owner + "`'s param" +
                                 (names.size() == 1 ? " " : "s ") + join(names);
       Item g;
       g.at = e.span;
