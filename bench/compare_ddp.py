@@ -91,9 +91,10 @@ def run_ddp(folder, world, batch):
     return t
 
 
-def run_ss(ss, folder, world, batch):
+def run_ss(ss, folder, world, batch, program=WARM_PROGRAM):
+    """Seconds a step of [program] takes on cpu[0 .. world-1]."""
     with open(os.path.join(folder, "mlp.ss"), "w") as f:
-        f.write(WARM_PROGRAM)
+        f.write(program)
     devices = "cpu[" + " ".join(str(i) for i in range(world)) + "]"
     p = subprocess.run([ss, "run", "mlp.ss", "--devices", devices,
                         "-D", f"B={batch}"], cwd=folder, capture_output=True,

@@ -20,9 +20,10 @@ namespace {
 std::vector<ops::Tensor> gradients(Interpreter& in,
                                    const ops::Tensor& loss,
                                    const std::vector<ops::Tensor>& leaves,
+                                   const std::vector<bool>& pieces,
                                    diag::Span at) {
   if (DeviceHooks* d = in.device_hooks())
-    if (auto g = d->gradients(loss, leaves, at)) return std::move(*g);
+    if (auto g = d->gradients(loss, leaves, pieces, at)) return std::move(*g);
   return ops::backward(loss, leaves);
 }
 
@@ -43,7 +44,7 @@ Differentiated differentiate(BuiltinCall& c, bool aux) {
     args[0] = Value::tensor(leaf);
     Value r = c.in.call_value(f, std::move(args), c.span);
     const Value& loss = aux ? (*r.items)[0] : r;
-    auto g = gradients(c.in, loss.t, {leaf}, c.span);
+    auto g = gradients(c.in, loss.t, {leaf}, {false}, c.span);
     return {r, Value::tensor(g[0])};
   }
   if (m.kind != VK::Model)
@@ -57,16 +58,23 @@ Differentiated differentiate(BuiltinCall& c, bool aux) {
   auto store = std::make_shared<ModelStore>();
   store->info = ref->type.model;
   store->args = ref->type.model_args;
+  // `shard params`: the leaves are this rank's pieces, gathered where f
+  // reads them (Note [Sharded params] in interp/devices/lower/shards.cpp).
+  store->whole = ref->whole_shapes();
   std::vector<std::string> params = ref->paths(true);
   std::vector<ops::Tensor> leaves;
+  std::vector<bool> pieces;
   for (const std::string& p : ref->paths(false)) {
     bool buffer = ref->store->is_buffer[ref->prefix + p];
     ops::Tensor t = ref->get(p);
     if (!buffer) {
-      // Every rank holds the whole model (tape.cpp, Note [Replicated
-      // cotangents]).
-      t = ops::mark_replicated(ops::requires_grad(t));
+      const bool piece = store->whole.count(p) > 0;
+      t = ops::requires_grad(t);
+      // Every rank holds the whole model, or its own pieces (tape.cpp,
+      // Note [Replicated cotangents]).
+      if (!piece) t = ops::mark_replicated(t);
       leaves.push_back(t);
+      pieces.push_back(piece);
     }
     store->tensors[p] = t;
     store->order.push_back(p);
@@ -82,11 +90,11 @@ Differentiated differentiate(BuiltinCall& c, bool aux) {
   const Value& loss = aux ? (*r.items)[0] : r;
   if (loss.kind != VK::Tensor)
     c.fail("ValueError", std::string(c.op.name) + ": the loss is not a tensor");
-  std::vector<ops::Tensor> g = gradients(c.in, loss.t, leaves, c.span);
+  std::vector<ops::Tensor> g = gradients(c.in, loss.t, leaves, pieces, c.span);
   std::map<std::string, ops::Tensor> by_path;
   for (size_t i = 0; i < params.size(); ++i) by_path[params[i]] = g[i];
   ModelRef like = *leaf_ref;
-  return {r, make_grads(like, by_path)};
+  return {r, make_grads(like, by_path, store->whole)};
 }
 
 Value detach_value(const Value& v) {
@@ -110,29 +118,37 @@ Value grad(BuiltinCall& c) {
   return d.grads;
 }
 
-// The global L2 norm of every gradient, accumulated in f64.
-double global_norm(const Value& g) {
+// The global L2 norm of every gradient, accumulated in f64. With `shard
+// params` a rank holds pieces of the gradients (their padding is zero):
+// the squares of its pieces are summed over the ranks, one number.
+double global_norm(BuiltinCall& c, const Value& g) {
   auto* m = g.as<ModelRef>();
-  double ss = 0;
+  const std::map<std::string, ops::Shape> whole = m->whole_shapes();
+  double ss = 0, pieces = 0;
   for (const std::string& p : m->paths(true)) {
     ops::Tensor t = ops::cast(m->get(p), types::DType::F64);
-    ss += ops::sum(ops::mul(t, t)).item();
+    (whole.count(p) ? pieces : ss) += ops::sum(ops::mul(t, t)).item();
   }
-  return std::sqrt(ss);
+  // The entry's device rule says it sums the pieces (ops/registry/
+  // device_rule.h), which `ss explain` counts too.
+  if (!whole.empty() && c.op.device.sums_grad_pieces)
+    if (DeviceHooks* d = c.in.device_hooks())
+      pieces = d->sum_over_pieces(pieces);
+  return std::sqrt(ss + pieces);
 }
 
 Value grads_norm(BuiltinCall& c) {
   // f64 when the checker says so (a model with f64 params), else f32.
   const types::Type& r = c.result_type();
   return Value::tensor(ops::Tensor::scalar(
-      global_norm(c.arg(0)), r.is_tensor() ? r.dtype : types::DType::F32));
+      global_norm(c, c.arg(0)), r.is_tensor() ? r.dtype : types::DType::F32));
 }
 
 // torch.nn.utils.clip_grad_norm_: scale by max / (norm + 1e-6) when < 1.
 Value clip_norm(BuiltinCall& c) {
   double max = c.number(1, 1.0);
   if (!(max > 0)) c.fail("ValueError", "clip_norm needs max > 0");
-  double coef = max / (global_norm(c.arg(0)) + 1e-6);
+  double coef = max / (global_norm(c, c.arg(0)) + 1e-6);
   if (coef >= 1.0) return c.arg(0);
   return grads_map(c.arg(0), [&](const ops::Tensor& t) {
     return ops::mul(t, ops::scalar_like(coef, t));

@@ -188,6 +188,7 @@ Value copy(BuiltinCall& c) {
   auto store = std::make_shared<ModelStore>();
   store->info = m->type.model;
   store->args = m->type.model_args;
+  store->whole = m->whole_shapes();  // a worker's pieces stay pieces
   for (const std::string& p : m->paths(false)) {
     store->tensors[p] = m->get(p).clone();
     store->order.push_back(p);

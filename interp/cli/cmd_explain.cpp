@@ -32,6 +32,10 @@ const char* layout_kind(comms::ValueLayout::Kind k) {
       return "model_copy";
     case K::OptimCopy:
       return "optimizer_copy";
+    case K::ModelShards:
+      return "model_shards";
+    case K::OptimShards:
+      return "optimizer_shards";
     case K::Controller:
       return "controller";
     case K::Anywhere:
@@ -117,6 +121,7 @@ json table_json(const comms::DeviceTable& t) {
       x["bytes"] = size_json(c.bytes);
       x["bytes_text"] = comms::bytes_text(c.bytes);
       x["text"] = c.text;
+      x["backward"] = c.backward;
       cs.push_back(x);
     }
     e["collectives"] = cs;

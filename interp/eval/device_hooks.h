@@ -29,6 +29,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "diag/source.h"
@@ -41,6 +42,7 @@ namespace ss::eval {
 class Interpreter;
 struct BuiltinCall;
 struct Frame;
+struct ModelRef;
 struct ModelStore;
 struct OptimState;
 
@@ -86,12 +88,28 @@ class DeviceHooks {
   }
   /// value_and_grad's backward pass of [loss] to [leaves] at [at], the
   /// gradients summed across the ranks; nullopt: ops::backward alone.
+  /// [pieces][i]: leaf i is a rank's piece of a sharded param, whose
+  /// gradient the pass itself sums (gather_param's VJP).
   virtual std::optional<std::vector<ops::Tensor>> gradients(
       const ops::Tensor& loss,
       const std::vector<ops::Tensor>& leaves,
+      const std::vector<bool>& pieces,
       diag::Span at) {
     return std::nullopt;
   }
+  /// `shard params`, on a rank: param [path] of [m] (relative to its
+  /// prefix), of which the store holds this rank's piece
+  /// (ModelStore::whole), gathered whole where the program reads it at
+  /// [at]; its gradient flows back to the piece. nullopt: read it as one
+  /// device does.
+  virtual std::optional<ops::Tensor> gather_param(const ModelRef& m,
+                                                  const std::string& path,
+                                                  diag::Span at) {
+    return std::nullopt;
+  }
+  /// `shard params`, on a rank: [partial], a sum over this rank's pieces
+  /// (a gradient's squares: norm, clip_norm), summed over every rank's.
+  virtual double sum_over_pieces(double partial) { return partial; }
   /// `collective_timeout(seconds)`: collectives started afterwards wait
   /// this long (devices.md item 12). One device has none.
   virtual void set_collective_timeout(double seconds) {}

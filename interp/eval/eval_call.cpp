@@ -155,7 +155,7 @@ class EvalForwardCtx final : public ops::ForwardCtx {
     return {ops::philox::key_for(seed, site.c_str()), 0, 0};
   }
   ops::Tensor model_field(size_t i, const std::string& path) override {
-    return need(i).as<ModelRef>()->get(path);
+    return c_.in.read_param(*need(i).as<ModelRef>(), path, c_.span);
   }
   void set_model_field(size_t i,
                        const std::string& path,

@@ -328,6 +328,14 @@ Value Interpreter::eval_binary(const ast::Expr& e, Frame& f) {
   return binary(e.binary_op, a, b, e.span);
 }
 
+ops::Tensor Interpreter::read_param(const ModelRef& m,
+                                    const std::string& path,
+                                    diag::Span at) {
+  if (!m.store->whole.empty() && hooks_)
+    if (auto t = hooks_->gather_param(m, path, at)) return *t;
+  return m.get(path);
+}
+
 Value Interpreter::eval_field(const ast::Expr& e, Frame& f) {
   Value base = eval(*e.lhs, f);
   switch (base.kind) {
@@ -352,7 +360,7 @@ Value Interpreter::eval_field(const ast::Expr& e, Frame& f) {
         // selected block keeps them.
         return Value::object(base.kind, sub);
       }
-      return Value::tensor(m->get(e.name));
+      return Value::tensor(read_param(*m, e.name, e.span));
     }
     case VK::Optim: {
       auto* o = base.as<OptimState>();

@@ -145,6 +145,12 @@ class Interpreter {
   /// on one device. Not owned.
   void set_device_hooks(DeviceHooks* h) { hooks_ = h; }
   DeviceHooks* device_hooks() const { return hooks_; }
+  /// The program reads the tensor [path] of [m] at [at] (`m.w1`, or a
+  /// builtin given the model: linear(m.l1, x)): on a rank with `shard
+  /// params`, a param gathered from the pieces (DeviceHooks::gather_param).
+  ops::Tensor read_param(const ModelRef& m,
+                         const std::string& path,
+                         diag::Span at);
   /// Finishes every worker call still running (async dispatch) and hands
   /// on its result. Runs before anything the program could observe after
   /// it: a builtin, an error, the end of a progress bar, the end of main.

@@ -1,5 +1,7 @@
 #include "interp/eval/objects.h"
 
+#include <stdexcept>
+
 #include "interp/eval/device_hooks.h"
 #include "ops/api.h"
 
@@ -33,9 +35,23 @@ void load_unloaded_batch(Interpreter& in, RecordValue& r) {
   lazy->load_into(in, r);
 }
 
+std::map<std::string, ops::Shape> ModelRef::whole_shapes() const {
+  std::map<std::string, ops::Shape> out;
+  for (const auto& [p, shape] : store->whole)
+    if (p.compare(0, prefix.size(), prefix) == 0)
+      out[p.substr(prefix.size())] = shape;
+  return out;
+}
+
 ops::Tensor ModelRef::get(const std::string& path) const {
   sync(*store);
   ops::Tensor t = store->tensors.at(prefix + path);
+  // A rank's piece of a sharded param is flat: one of a stack is read
+  // whole (DeviceHooks::gather_param), never cut from the piece.
+  if (!index.empty() && store->whole.count(prefix + path))
+    throw std::runtime_error(
+        "one model of a stack can't be updated or differentiated alone "
+        "with `shard params` (not in this build)");
   for (int64_t i : index) t = ops::take_one(t, i, 0);
   return t;
 }

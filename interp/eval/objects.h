@@ -33,6 +33,11 @@ struct ModelStore {
   /// the newest; sync() copies it back).
   uint64_t remote_id = 0;
   DeviceHooks* newer_on = nullptr;
+  /// `shard params`, on a worker: the whole shape of each param of which
+  /// [tensors] holds only this rank's piece (flattened, one of N equal
+  /// pieces, the last padded: Note [Sharded params] in
+  /// interp/devices/lower/shards.cpp). Empty: every tensor is whole.
+  std::map<std::string, ops::Shape> whole;
 };
 
 /// A model value (or a sub-model, or one of a stack): a store, the path
@@ -50,6 +55,9 @@ struct ModelRef : Object {
   ops::Tensor get(const std::string& path) const;
   /// Replaces the tensor at [path] (through `put` when indexed).
   void set(const std::string& path, const ops::Tensor& t);
+  /// The store's whole shapes of sharded params (ModelStore::whole) under
+  /// this handle's prefix, by path relative to it.
+  std::map<std::string, ops::Shape> whole_shapes() const;
 };
 
 struct OptimState : Object {

@@ -42,10 +42,12 @@ ops::Tensor as_tensor(const Value& v, const Value& partner) {
 }
 
 Value make_grads(const ModelRef& like,
-                 const std::map<std::string, ops::Tensor>& grads) {
+                 const std::map<std::string, ops::Tensor>& grads,
+                 const std::map<std::string, ops::Shape>& whole) {
   auto store = std::make_shared<ModelStore>();
   store->info = like.store->info;
   store->args = like.store->args;
+  store->whole = whole;
   for (const auto& [path, t] : grads) {
     store->tensors[path] = t;
     store->order.push_back(path);
@@ -66,7 +68,7 @@ Value grads_map(const Value& g,
   ModelRef like = *m;
   like.prefix.clear();
   like.index.clear();
-  return make_grads(like, out);
+  return make_grads(like, out, m->whole_shapes());
 }
 
 Value grads_binary(ast::BinaryOp op,
@@ -84,7 +86,7 @@ Value grads_binary(ast::BinaryOp op,
     ModelRef like = *x;
     like.prefix.clear();
     like.index.clear();
-    return make_grads(like, out);
+    return make_grads(like, out, x->whole_shapes());
   }
   const Value& g = a.kind == VK::Grads ? a : b;
   const Value& s = a.kind == VK::Grads ? b : a;

@@ -25,8 +25,10 @@ Value grads_binary(ast::BinaryOp op,
                    const Value& b,
                    diag::Span at);
 
-/// A fresh model store holding [tensors] under [like]'s layout.
+/// A fresh model store holding [tensors] under [like]'s layout; [whole]:
+/// the whole shapes of those that are a rank's pieces (ModelStore::whole).
 Value make_grads(const ModelRef& like,
-                 const std::map<std::string, ops::Tensor>& grads);
+                 const std::map<std::string, ops::Tensor>& grads,
+                 const std::map<std::string, ops::Shape>& whole = {});
 
 }  // namespace ss::eval

@@ -4,82 +4,16 @@
 // table's figures.
 #include "interp/devices/plan/explain.h"
 
-#include <array>
 #include <catch2/catch.hpp>
 #include <cstdio>
-#include <memory>
-#include <random>
-#include <sstream>
-#include <thread>
 
-#include "dist/comm/inproc_comm.h"
-#include "interp/check/checker.h"
-#include "interp/devices/lower/lowering.h"
-#include "interp/devices/lower/rank_context.h"
-#include "interp/eval/interpreter.h"
-#include "interp/eval/objects.h"
+#include "interp/tests/explain_test_util.h"
 
 namespace {
 
 namespace comms = ss::check::comms;
 using ss::check::FnInfo;
-
-struct Checked {
-  ss::diag::SourceMap sm;
-  ss::diag::Diagnostics diags;
-  std::unique_ptr<ss::check::Program> prog;
-};
-
-std::unique_ptr<Checked> check_readme(const std::string& devices) {
-  auto c = std::make_unique<Checked>();
-  ss::check::Options o;
-  o.devices_override = devices;
-  c->prog = ss::check::check_file(
-      std::string(SS_SOURCE_DIR) + "/examples/readme_mlp.ss",
-      c->sm,
-      c->diags,
-      o);
-  INFO(ss::diag::render_terminal(c->diags, c->sm));
-  REQUIRE(c->prog);
-  return c;
-}
-
-std::unique_ptr<Checked> check_text(const std::string& text,
-                                    const std::string& devices) {
-  auto c = std::make_unique<Checked>();
-  ss::check::Options o;
-  o.devices_override = devices;
-  c->prog = ss::check::check_source("explain.ss", text, c->sm, c->diags, o);
-  INFO(ss::diag::render_terminal(c->diags, c->sm));
-  REQUIRE(c->prog);
-  return c;
-}
-
-const comms::FnEntry& fn_entry(const comms::DeviceTable& t,
-                               const std::string& name) {
-  for (const comms::FnEntry& f : t.fns)
-    if (f.name == name) return f;
-  FAIL("no fn " << name);
-  throw 0;
-}
-
-const comms::ValueLayout& value(const comms::DeviceTable& t,
-                                const std::string& fn,
-                                const std::string& name) {
-  for (const comms::ValueLayout& v : t.values)
-    if (v.fn == fn && v.name == name) return v;
-  FAIL("no value " << fn << "." << name);
-  throw 0;
-}
-
-// The line whose source contains [needle].
-const comms::LineSends& line_with(const comms::DeviceTable& t,
-                                  const std::string& needle) {
-  for (const comms::LineSends& l : t.lines)
-    if (l.source.find(needle) != std::string::npos) return l;
-  FAIL("no sending line with " << needle);
-  throw 0;
-}
+using namespace explain_test;
 
 // The seed's hover for the README's value_and_grad line on three devices.
 const char* kValueAndGradHover =
@@ -333,23 +267,6 @@ TEST_CASE("explain: each lowering's bytes, counted by hand", "[explain]") {
   }
 }
 
-TEST_CASE("explain: shard params is not in this build", "[explain]") {
-  auto c = check_text(
-      "devices cpu[0 1 2]\n"
-      "    shard params\n"
-      "\n"
-      "dim D = 4\n"
-      "\n"
-      "fn f(x: [D]) -> [D]:\n"
-      "    return x\n",
-      "");
-  comms::DeviceTable t = comms::build_table(*c->prog, c->sm);
-  REQUIRE(t.notes.size() == 1);
-  CHECK(t.notes[0].rfind("shard params: not in this build", 0) == 0);
-  CHECK(comms::render_report(t).find("shard params: not in this build") !=
-        std::string::npos);
-}
-
 TEST_CASE("explain: KiB rounds to nearest", "[explain]") {
   CHECK(comms::bytes_text(comms::Size::constant(271024)) ==
         "271,024 bytes (265 KiB)");
@@ -380,61 +297,10 @@ TEST_CASE("explain: a run's payloads add up to the table's bytes",
   comms::DeviceTable t = comms::build_table(*c->prog, c->sm);
   const uint64_t want = line_with(t, "value_and_grad(").total.value();
   REQUIRE(want == 813072);
-  const ss::check::FnInfo* step = c->prog->fn("train_step");
-  REQUIRE(step);
-
-  constexpr int kWorld = 3;
-  constexpr int kBatch = 64;
-  std::mt19937 rng(0);
-  std::uniform_real_distribution<float> u(0, 1);
-  std::vector<double> x(size_t(kBatch) * 784), y(kBatch);
-  for (double& v : x) v = u(rng);
-  for (double& v : y) v = double(rng() % 10);
-
-  auto hub = std::make_shared<ss::dist::InprocHub>(kWorld);
-  std::array<std::vector<ss::dist::CollectiveRecord>, kWorld> logs;
-  std::array<std::string, kWorld> errors;
-  std::vector<std::thread> threads;
-  for (int r = 0; r < kWorld; ++r)
-    threads.emplace_back([&, r] {
-      ss::dist::InprocComm comm(hub, r);
-      try {
-        ss::eval::DeviceContext d;
-        d.rank = r;
-        d.world = kWorld;
-        d.comm = &comm;
-        std::ostringstream out;
-        ss::devices::RankContext context(d);
-        ss::eval::Interpreter in(*c->prog, c->sm, out);
-        in.set_device_hooks(&context);
-        auto batch = std::make_shared<ss::eval::RecordValue>();
-        batch->info = c->prog->record("Digit");
-        batch->batch = true;
-        batch->fields["img"] = ss::ops::Tensor::from_doubles(
-            {kBatch, 784}, x, ss::types::DType::F32);
-        batch->fields["label"] =
-            ss::ops::Tensor::from_doubles({kBatch}, y, ss::types::DType::I64);
-        ss::eval::Value bv =
-            ss::eval::Value::object(ss::eval::Value::Kind::Record, batch);
-        ss::types::Type mt = ss::types::Type::of(ss::types::Type::Kind::Model);
-        mt.model = c->prog->model("Mlp");
-        ss::eval::Value m = in.init_model(mt, 0, {});
-        auto opt = std::make_shared<ss::eval::OptimState>();
-        opt->kind = ss::types::OptimKind::AdamW;
-        opt->model = m.as<ss::eval::ModelRef>()->store;
-        opt->weight_decay = 0.01;
-        ss::eval::Value ov =
-            ss::eval::Value::object(ss::eval::Value::Kind::Optim, opt);
-        comm.clear_log();  // the step's collectives only
-        in.call(*step, {m, ov, bv}, {});
-        logs[r] = comm.log();
-      } catch (const std::exception& e) {
-        errors[r] = e.what();
-        comm.close();
-      }
-    });
-  for (auto& th : threads) th.join();
-  for (int r = 0; r < kWorld; ++r) {
+  StepPayloads p = readme_step_payloads(*c, false);
+  auto& logs = p.logs;
+  auto& errors = p.errors;
+  for (int r = 0; r < StepPayloads::kWorld; ++r) {
     INFO("rank " << r << ": " << errors[r]);
     REQUIRE(errors[r].empty());
     const auto& log = logs[r];

@@ -194,15 +194,18 @@ std::vector<OpDef> ops_autodiff() {
                 .with_torch("torch.autograd.grad(f(m, ...), m.parameters())");
   g.variadic = true;
   g.device = vg.device;
-  return {
-      vg,
-      g,
+  OpDef clip =
       def("clip_norm",
           {{"g"}, {"max"}},
           clip_norm_rule,
           "gradients scaled by max / (norm + 1e-6) when that is below 1, so "
           "their global L2 norm is at most max")
-          .with_torch("torch.nn.utils.clip_grad_norm_(m.parameters(), max)"),
+          .with_torch("torch.nn.utils.clip_grad_norm_(m.parameters(), max)");
+  clip.device.sums_grad_pieces = true;
+  return {
+      vg,
+      g,
+      clip,
       def("copy",
           {{"m"}},
           copy_rule,

@@ -289,6 +289,8 @@ OpDef max_min(const char* name, const char* summary) {
 
 std::vector<OpDef> ops_reductions() {
   const DeviceRule NL = refused(Across::Reduction);
+  DeviceRule norm_rule = NL;
+  norm_rule.sums_grad_pieces = true;  // norm(g) of Grads
   std::vector<OpDef> v = {
       reduction("sum",
                 "sum over the axes of over= (all when omitted)",
@@ -310,7 +312,8 @@ std::vector<OpDef> ops_reductions() {
           .with_torch("x.var(dim) (unbiased, as torch's default)"),
       reduction("logsumexp", "log(sum(exp(x))) over over=, stably", NL)
           .with_torch("torch.logsumexp(x, dim)"),
-      reduction("norm", "L2 norm over over=; norm(g) of Grads: global", NL)
+      reduction(
+          "norm", "L2 norm over over=; norm(g) of Grads: global", norm_rule)
           .with_torch("torch.linalg.vector_norm(x, dim=dim); of Grads, the "
                       "total norm clip_grad_norm_ returns"),
       reduction(

@@ -163,6 +163,10 @@ struct DeviceRule {
   /// (psum, all_gather, ppermute, ...): E2006 under a condition that
   /// varies over the mesh.
   bool collective = false;
+  /// Given a model's gradients it sums their squares (norm, clip_norm):
+  /// with `shard params` each device sums its pieces' and an all-reduce
+  /// of that one number (f64) adds them up.
+  bool sums_grad_pieces = false;
 };
 
 inline DeviceRule per_example() {

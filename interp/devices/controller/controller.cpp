@@ -59,7 +59,11 @@ Controller::Controller(LazyPool& pool,
                        const check::Program& prog,
                        const diag::SourceMap& sm,
                        eval::Interpreter& in)
-    : pool_(pool), sm_(sm), in_(in), codec_(Codec::Side::Controller, prog) {}
+    : pool_(pool),
+      sm_(sm),
+      in_(in),
+      codec_(Codec::Side::Controller, prog),
+      shard_params_(prog.devices().shard_params) {}
 
 std::optional<eval::Value> Controller::call(const check::FnInfo& fn,
                                             std::vector<eval::Value>& args,
@@ -272,8 +276,11 @@ std::string Controller::reply(char what_store,
   w.u8(static_cast<uint8_t>(what_store));
   w.u64(id);
   ++fetches_;
-  dist::Message m =
-      pool_.get().call(0, dist::Message{kFetch, 0, std::move(w.buf)}, what);
+  // With `shard params` each worker holds pieces: all of them gather the
+  // store whole, and rank 0 answers (Note [Sharded params]).
+  dist::Message msg{kFetch, 0, std::move(w.buf)};
+  dist::Message m = shard_params_ ? pool_.get().call_all(msg, what).at(0)
+                                  : pool_.get().call(0, msg, what);
   if (m.payload.empty() || m.payload[0] != kOk)
     throw std::runtime_error(what + " failed");
   return m.payload.substr(1);

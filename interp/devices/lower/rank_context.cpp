@@ -5,6 +5,7 @@
 
 #include "dist/comm/communicator.h"
 #include "interp/devices/lower/grad_allreduce.h"
+#include "interp/devices/lower/shards.h"
 #include "interp/eval/interpreter.h"
 #include "interp/eval/runtime_lib.h"
 #include "ops/api.h"
@@ -33,6 +34,9 @@ std::optional<Value> RankContext::call(eval::Interpreter& in,
   if (!d_.active() || !in.enters_workers(fn) || splitting_) return std::nullopt;
   if (d_.on_step) d_.on_step(fn.name, in.sources().location(site, "?"));
   split_arguments(fn, args);
+  std::set<const eval::ModelStore*> sent;
+  for (const Value& a : args)
+    if (a.kind == VK::Model) sent.insert(a.as<eval::ModelRef>()->store.get());
   splitting_ = true;
   struct Reset {
     bool& flag;
@@ -40,7 +44,7 @@ std::optional<Value> RankContext::call(eval::Interpreter& in,
   } reset{splitting_};
   Value r = in.call(fn, std::move(args), site);
   d_.at = site;  // a joined result's all-gather
-  return join_result(fn, std::move(r), fn.result);
+  return join_result(fn, std::move(r), fn.result, sent);
 }
 
 void RankContext::split_arguments(const check::FnInfo& fn,
@@ -71,9 +75,20 @@ void RankContext::split_arguments(const check::FnInfo& fn,
 
 Value RankContext::join_result(const check::FnInfo& fn,
                                Value v,
-                               const types::Type& t) {
+                               const types::Type& t,
+                               const std::set<const eval::ModelStore*>& sent) {
   if (v.kind == VK::Tensor && batch_leading(t, fn))
     return Value::tensor(eval::join_rows(v.t, d_));
+  if ((v.kind == VK::Model || v.kind == VK::Grads) &&
+      !v.as<eval::ModelRef>()->store->whole.empty() &&
+      !sent.count(v.as<eval::ModelRef>()->store.get())) {
+    // Made in the call (gradients, a copy): the controller gets it whole,
+    // as one device's, never this rank's pieces.
+    auto ref = std::make_shared<eval::ModelRef>(*v.as<eval::ModelRef>());
+    ref->store =
+        std::make_shared<eval::ModelStore>(*eval::whole_store(*ref->store, d_));
+    return Value::object(v.kind, ref);
+  }
   if (v.kind == VK::Logs && !v.as<eval::LogsValue>()->split_fields.empty()) {
     // A new Logs: the worker's own may still be read where it was made.
     auto joined = std::make_shared<eval::LogsValue>(*v.as<eval::LogsValue>());
@@ -87,7 +102,7 @@ Value RankContext::join_result(const check::FnInfo& fn,
   if (v.kind == VK::Tuple && t.kind == types::Type::Kind::Tuple) {
     std::vector<Value> items = *v.items;
     for (size_t i = 0; i < items.size() && i < t.elems.size(); ++i)
-      items[i] = join_result(fn, items[i], t.elems[i]);
+      items[i] = join_result(fn, items[i], t.elems[i], sent);
     return Value::tuple(std::move(items));
   }
   return v;
@@ -131,19 +146,52 @@ std::optional<Value> RankContext::host_effect(eval::BuiltinCall& c) {
 std::optional<std::vector<ops::Tensor>> RankContext::gradients(
     const ops::Tensor& loss,
     const std::vector<ops::Tensor>& leaves,
+    const std::vector<bool>& pieces,
     diag::Span at) {
   if (!d_.active()) return std::nullopt;
-  // Gradients travel as the pass finishes them (grad_allreduce.h).
+  // Gradients of whole params travel as the pass finishes them
+  // (grad_allreduce.h); a sharded param's piece was reduce-scattered by the
+  // pass itself (Note [Sharded params] in shards.cpp).
   d_.at = at;
-  eval::GradAllReduce sum(d_, leaves.size());
+  std::vector<size_t> summed_index(leaves.size());
+  size_t n_summed = 0;
+  for (size_t i = 0; i < leaves.size(); ++i)
+    if (i >= pieces.size() || !pieces[i]) summed_index[i] = n_summed++;
+  std::vector<ops::Tensor> out(leaves.size());
+  eval::GradAllReduce sum(d_, n_summed);
+  auto ready = [&](size_t i, const ops::Tensor& g) {
+    if (i < pieces.size() && pieces[i])
+      out[i] = g;
+    else
+      sum.ready(summed_index[i], g);
+  };
   // Each rank seeds 1/world; the loss's value is not read.
-  ops::backward(
-      loss,
-      leaves,
-      [&sum](size_t i, const ops::Tensor& g) { sum.ready(i, g); },
-      1.0 / d_.world);
+  ops::backward(loss, leaves, ready, 1.0 / d_.world);
   d_.at = at;
-  return sum.finish();
+  std::vector<ops::Tensor> summed = sum.finish();
+  for (size_t i = 0; i < leaves.size(); ++i)
+    if (i >= pieces.size() || !pieces[i]) out[i] = summed[summed_index[i]];
+  return out;
+}
+
+std::optional<ops::Tensor> RankContext::gather_param(const eval::ModelRef& m,
+                                                     const std::string& path,
+                                                     diag::Span at) {
+  auto whole = m.store->whole.find(m.prefix + path);
+  if (!d_.active() || whole == m.store->whole.end()) return std::nullopt;
+  d_.at = at;
+  ops::Tensor t =
+      eval::gather_param(m.store->tensors.at(whole->first), whole->second, d_);
+  for (int64_t i : m.index) t = ops::take_one(t, i, 0);
+  return t;
+}
+
+double RankContext::sum_over_pieces(double partial) {
+  if (!d_.active()) return partial;
+  ops::Tensor t = ops::Tensor::scalar(partial, types::DType::F64).reshape({1});
+  eval::Waiting w(d_);
+  d_.comm->all_reduce(t, dist::ReduceOp::Sum, dist::Options{});
+  return t.at(0);
 }
 
 }  // namespace ss::devices

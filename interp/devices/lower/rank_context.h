@@ -9,6 +9,8 @@
 // (Note [Same result as one device] in lowering.cpp).
 
 #include <optional>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "interp/devices/context.h"
@@ -31,15 +33,23 @@ class RankContext : public Context {
   std::optional<std::vector<ops::Tensor>> gradients(
       const ops::Tensor& loss,
       const std::vector<ops::Tensor>& leaves,
+      const std::vector<bool>& pieces,
       diag::Span at) override;
+  std::optional<ops::Tensor> gather_param(const eval::ModelRef& m,
+                                          const std::string& path,
+                                          diag::Span at) override;
+  double sum_over_pieces(double partial) override;
 
  private:
   /// Replaces each batch-axis argument of [fn] by this rank's rows.
   void split_arguments(const check::FnInfo& fn, std::vector<eval::Value>& args);
-  /// [v] (of type [t]) with its batch-axis parts joined across the ranks.
+  /// [v] (of type [t]) with its batch-axis parts joined across the ranks,
+  /// and a model or gradients of pieces gathered whole, unless its store is
+  /// one of [sent]'s (the controller's handle: Note [Sharded params]).
   eval::Value join_result(const check::FnInfo& fn,
                           eval::Value v,
-                          const types::Type& t);
+                          const types::Type& t,
+                          const std::set<const eval::ModelStore*>& sent);
 
   eval::DeviceContext& d_;
   bool splitting_ = false;  // inside the entry call that split its args

@@ -113,10 +113,12 @@ std::string join(const std::vector<std::string>& xs) {
 
 // Bytes a fn sends per call: its float collectives (which count twice when
 // value_and_grad differentiates it) and the rest.
+// A collective that runs only in the backward pass (`shard params`'
+// reduce-scatter of a gradient) counts only when it is differentiated.
 struct FnBytes {
-  Size flt, other;
+  Size flt, other, backward;
   Size total() const { return flt + other; }
-  Size differentiated() const { return flt * 2 + other; }
+  Size differentiated() const { return flt * 2 + other + backward; }
 };
 
 // One thing a line sends.
@@ -134,6 +136,7 @@ class Analysis {
   Analysis(const Program& p, const diag::SourceMap& sm)
       : P(p), sm_(sm), n_(p.devices().count()) {
     active_ = n_ > 1 && p.mesh().empty();
+    shard_ = active_ && p.devices().shard_params;
   }
 
   bool active() const { return active_; }
@@ -155,6 +158,9 @@ class Analysis {
       if (i.is_call) {
         b.flt += i.call_bytes.flt;
         b.other += i.call_bytes.other;
+        b.backward += i.call_bytes.backward;
+      } else if (i.coll.backward) {
+        b.backward += i.coll.bytes;
       } else if (i.coll_float) {
         b.flt += i.coll.bytes;
       } else {
@@ -223,6 +229,7 @@ class Analysis {
   }
 
   void on_expr(const FnInfo& fn, const ast::Expr& e, std::vector<Item>& out) {
+    if (shard_ && fn.placement == Placement::Workers) param_reads(e, out);
     if (e.kind != EK::Call) return;
     const ExprInfo* info = P.info(&e);
     if (!info) return;
@@ -248,6 +255,16 @@ class Analysis {
         if (const FnInfo* f = P.fn(ft.fn_name))
           add_call(*f, e, true, false, out);
       return;
+    }
+    if (shard_ && rule.sums_grad_pieces && !given.empty() &&
+        P.type_of(given[0]).kind == TK::Grads) {
+      Item it;
+      it.at = e.span;
+      it.coll = collective(n, "", Size::constant(1), types::DType::F64);
+      it.coll.what = "the squares of every device's pieces of the gradients";
+      it.coll.text = "all-reduce of " + it.coll.what + ", one number: " +
+                     figure(it.coll.count, types::DType::F64);
+      out.push_back(std::move(it));
     }
     if (rule.fn_arg == ops::FnArg::PerBatch && !given.empty()) {
       const Type& ft = P.type_of(given[0]);
@@ -309,6 +326,9 @@ class Analysis {
     const ast::Expr* m = param_arg(e, info, 1);
     if (!m) return;
     const Type& mt = P.type_of(m);
+    // `shard params`: the gathers' VJPs reduce-scatter the gradients
+    // (counted where the params are read); nothing is all-reduced.
+    if (shard_ && mt.kind == TK::Model) return;
     std::map<types::DType, std::pair<std::vector<std::string>, Size>> by_dt;
     std::string owner;
     if (mt.kind == TK::Model) {
@@ -353,13 +373,120 @@ class Analysis {
     }
   }
 
+  // `shard params`: the all-gathers of the params [e] reads, a field
+  // (`m.w1`) or a builtin's model argument (linear(m.l1, x) reads l1's
+  // params), and, in the backward pass, their gradients' reduce-scatters.
+  void param_reads(const ast::Expr& e, std::vector<Item>& out) {
+    std::vector<Leaf> leaves;
+    std::string owner;  // `Mlp`, or the argument as written: `m.l1`
+    bool model = false;
+    if (e.kind == EK::Field && e.lhs) {
+      const Type& bt = P.type_of(e.lhs.get());
+      if ((bt.kind != TK::Model && bt.kind != TK::Grads) || !bt.model) return;
+      const types::FieldInfo* fi = bt.model->field(e.name);
+      if (!fi || fi->buffer) return;
+      Type ft = types::model_field_type(bt, *fi);
+      if (ft.kind != TK::Tensor) return;
+      leaves.push_back({e.name, ft, false});
+      owner = bt.model->name;
+      model = bt.kind == TK::Model;
+    } else if (e.kind == EK::Call) {
+      const ExprInfo* info = P.info(&e);
+      if (!info || info->resolution.kind != Resolution::Kind::Builtin ||
+          !info->resolution.op)
+        return;
+      const ops::DeviceRule& rule = info->resolution.op->device;
+      // value_and_grad, update, mean_logs pass the model on; they don't
+      // read it.
+      if (rule.device_work || rule.fn_arg != ops::FnArg::None ||
+          rule.kind == ops::DeviceRule::Kind::Host)
+        return;
+      for (const ast::Expr* a : given_args(e)) {
+        const Type& at = P.type_of(a);
+        if (at.kind != TK::Model || !at.model) continue;
+        model_leaves(at, "", leaves);
+        owner = std::string(sm_.text(a->span));
+        model = true;
+        break;
+      }
+    }
+    std::map<types::DType, std::tuple<std::vector<std::string>, Size, Size>>
+        by_dt;
+    for (const Leaf& l : leaves) {
+      Size numel_l = numel(l.type);
+      if (l.buffer || !numel_l.known()) continue;
+      const int64_t k = (numel_l.value() + int64_t(n_) - 1) / int64_t(n_);
+      auto& [names, piece, padded] = by_dt[l.type.dtype];
+      names.push_back("`" + l.path + "`");
+      piece += Size::constant(k);
+      padded += Size::constant(k * int64_t(n_));
+    }
+    for (auto& [dt, np] : by_dt) {
+      auto& [names, piece, padded] = np;
+      const std::string whose = "`" + owner + "`'s param" +
+                                (names.size() == 1 ? " " : "s ") + join(names);
+      Item g;
+      g.at = e.span;
+      g.coll = collective("shard params", whose, piece, dt);
+      g.coll.op = "all-gather";
+      g.coll.text = "all-gather of " + whose +
+                    ", from every device's piece: " + figure(piece, dt);
+      out.push_back(std::move(g));
+      if (!model || !types::is_float(dt)) continue;
+      Item rs;
+      rs.at = e.span;
+      rs.coll = collective("shard params", whose, padded, dt);
+      rs.coll.op = "reduce-scatter";
+      rs.coll.backward = true;
+      rs.coll.text = "in the backward pass: reduce-scatter of the gradient" +
+                     std::string(names.size() == 1 ? "" : "s") + " of " +
+                     whose +
+                     ", which adds up every device's part of the batch into "
+                     "the pieces: " +
+                     figure(padded, dt);
+      out.push_back(std::move(rs));
+    }
+  }
+
   const Program& P;
   const diag::SourceMap& sm_;
   size_t n_;
   bool active_ = false;
+  bool shard_ = false;
   std::map<std::string, FnBytes> memo_;
   std::set<std::string> busy_;
 };
+
+// `shard params`' layout of a model (devices.md, the report): "each device
+// holds a third of every param of Mlp, 271,024 bytes (265 KiB) of its
+// params", its pieces' bytes (the last padded); buffers stay whole.
+std::string shards_text(const Type& type,
+                        size_t n,
+                        std::optional<int64_t>& bytes_out) {
+  static const char* const kParts[] = {
+      "", "", "a half", "a third", "a quarter"};
+  std::vector<Leaf> leaves;
+  model_leaves(type, "", leaves);
+  Size pieces, buffers;
+  for (const Leaf& l : leaves) {
+    Size c = numel(l.type);
+    const int64_t size = types::dtype_size(l.type.dtype);
+    if (l.buffer)
+      buffers += c * size;
+    else if (c.known())
+      pieces +=
+          Size::constant((c.value() + int64_t(n) - 1) / int64_t(n) * size);
+    else
+      pieces += c * size;  // symbolic: shown whole (not cut here)
+  }
+  if (pieces.known()) bytes_out = pieces.value();
+  std::string part = n < 5 ? kParts[n] : "1/" + std::to_string(n);
+  std::string s = "each device holds " + part + " of every param of " +
+                  (type.model ? type.model->name : std::string("the model")) +
+                  ", " + bytes_text(pieces) + " of its params";
+  if (!buffers.zero()) s += ", and its buffers whole: " + bytes_text(buffers);
+  return s;
+}
 
 // In the text a line came from: the repl's input or loaded file (Note
 // [Source origins]).
@@ -432,7 +559,7 @@ DeviceTable build_table(const Program& P, const diag::SourceMap& sm) {
     std::string s;
     for (const std::string& w : o) s += (s.empty() ? "" : " ") + w;
     t.options.push_back(s);
-    if (several)
+    if (several && s != "shard params")
       t.notes.push_back(s +
                         ": not in this build; the program runs data "
                         "parallel, and the table is what that sends");
@@ -530,6 +657,17 @@ DeviceTable build_table(const Program& P, const diag::SourceMap& sm) {
       } else if (fn->placement == Placement::Anywhere) {
         v.kind = ValueLayout::Kind::Anywhere;
         v.text = "where `" + fn->name + "` is called (it runs anywhere)";
+      } else if (type.kind == TK::Model && dl.shard_params) {
+        v.kind = ValueLayout::Kind::ModelShards;
+        v.text = shards_text(type, t.count, v.model_bytes);
+      } else if (type.kind == TK::Grads && dl.shard_params) {
+        v.kind = ValueLayout::Kind::ModelShards;
+        v.text = "each device holds its pieces of the gradients";
+      } else if (type.kind == TK::Optim && dl.shard_params) {
+        v.kind = ValueLayout::Kind::OptimShards;
+        v.text =
+            "each device holds the state of its pieces of its model's "
+            "params";
       } else if (type.kind == TK::Model) {
         v.kind = ValueLayout::Kind::ModelCopy;
         std::vector<Leaf> leaves;
@@ -596,7 +734,7 @@ DeviceTable build_table(const Program& P, const diag::SourceMap& sm) {
         l.total += i.call.bytes;
         l.calls.push_back(std::move(i.call));
       } else {
-        l.total += i.coll.bytes;
+        if (!i.coll.backward) l.total += i.coll.bytes;
         l.collectives.push_back(std::move(i.coll));
       }
     }

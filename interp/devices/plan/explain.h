@@ -18,9 +18,15 @@
 // one as big). A collective counts once per occurrence in a body: loops and
 // branches are not unrolled.
 //
-// `shard params` and `split H` are not in this build: with those options
-// the table says so (DeviceTable::notes) and lists what this build sends,
-// data parallelism's collectives.
+// `shard params` (item 9): a model's layout is its pieces; a line that
+// reads a param (`x @ m.w1`, or a builtin given a model, linear(m.l1, x))
+// lists an all-gather of the param's pieces (piece length × N values
+// padded, each device handing its piece), and "in the backward pass" a
+// reduce-scatter of its gradient (the padded whole), counted when the
+// line's fn is differentiated; value_and_grad all-reduces no gradient of
+// a sharded param; norm and clip_norm of gradients all-reduce one f64.
+// `split H` is not in this build: with it the table says so
+// (DeviceTable::notes) and lists what this build sends.
 
 #include <cstdint>
 #include <map>
@@ -69,6 +75,10 @@ struct Collective {
   /// The item as the seed's list shows it, unwrapped: "all-reduce of ...:
   /// 203,264 × f32 = 813,056 bytes (794 KiB)".
   std::string text;
+  /// It runs only in the backward pass (a reduce-scatter of a sharded
+  /// param's gradient): its text says so, and the line's total, a forward
+  /// call's, leaves it out.
+  bool backward = false;
 };
 
 /// A call, on this line, of a fn on the workers whose body sends.
@@ -107,13 +117,16 @@ struct ValueLayout {
     Whole,
     ModelCopy,
     OptimCopy,
+    ModelShards,  // `shard params`: model_bytes are one device's pieces
+    OptimShards,
     Controller,
     Anywhere,
     OneDevice
   };
   Kind kind = Kind::Whole;
-  std::string axis;                    // Split: the batch axis's name
-  std::optional<int64_t> model_bytes;  // ModelCopy: params and buffers
+  std::string axis;  // Split: the batch axis's name
+  /// ModelCopy: params and buffers; ModelShards: one device's pieces.
+  std::optional<int64_t> model_bytes;
   std::string text;  // "split across the 3 devices along b, ..."
   std::string file;
   uint32_t line = 0;  // 0 when unknown

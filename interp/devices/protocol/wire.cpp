@@ -232,6 +232,7 @@ std::shared_ptr<ModelStore> Codec::read_store(Reader& r) {
   s->info = name.empty() ? nullptr : find_model(prog_, name);
   s->args = read_axes(r);
   read_tensors(r, *s);
+  if (side_ == Side::Worker && model_arrived) model_arrived(*s);
   if (side_ == Side::Worker && id) {
     if (auto old = model(id)) w_model_ids_.erase(old.get());
     w_models_[id] = s;
@@ -320,6 +321,7 @@ std::shared_ptr<OptimState> Codec::read_optim(Reader& r) {
   o->kind = static_cast<types::OptimKind>(r.u8());
   o->prefix = r.str();
   read_optim_state(r, *o);
+  if (side_ == Side::Worker && optim_arrived) optim_arrived(*o);
   if (side_ == Side::Worker && id) {
     if (auto old = optim(id)) w_optim_ids_.erase(old.get());
     w_optims_[id] = o;

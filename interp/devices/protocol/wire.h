@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -117,6 +118,12 @@ class Codec {
   /// An optimizer's hyperparameters, step and state (FETCH's answer).
   static void write_optim_state(Writer& w, const OptimState& o);
   static void read_optim_state(Reader& r, OptimState& o);
+
+  /// Worker: told of each store and optimizer that arrives whole from the
+  /// controller, before the call sees it (`shard params` cuts it into this
+  /// rank's pieces: interp/devices/lower/shards.h).
+  std::function<void(ModelStore&)> model_arrived;
+  std::function<void(OptimState&)> optim_arrived;
 
   /// Worker: the store under [id] (null when unknown).
   std::shared_ptr<ModelStore> model(uint64_t id) const;

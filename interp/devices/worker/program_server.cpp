@@ -20,6 +20,7 @@
 #include "interp/devices/lower/batch_shares.h"
 #include "interp/devices/lower/lowering.h"
 #include "interp/devices/lower/rank_context.h"
+#include "interp/devices/lower/shards.h"
 #include "interp/devices/protocol/messages.h"
 #include "interp/devices/protocol/wire.h"
 #include "interp/devices/worker/test_hooks.h"
@@ -157,6 +158,15 @@ class ProgramHandler : public dist::Handler {
     if (keep_final_) context_->keep_final_params();
     in_->set_device_hooks(context_.get());
     codec_ = std::make_unique<Codec>(Codec::Side::Worker, *prog_);
+    if (prog_->devices().shard_params) {
+      // Each store keeps this rank's pieces (Note [Sharded params]).
+      codec_->model_arrived = [this](eval::ModelStore& s) {
+        eval::shard_store(s, args_.rank, args_.world);
+      };
+      codec_->optim_arrived = [this](eval::OptimState& o) {
+        eval::shard_optim(o, args_.rank, args_.world);
+      };
+    }
     shares_ = std::make_unique<eval::BatchShares>(args_.rank, args_.world);
     // Tests make one worker fail alone after its Nth call ran, when the
     // others went on (async_dispatch_test): "RANK:N" throws, "RANK:N:stop"
@@ -219,6 +229,8 @@ class ProgramHandler : public dist::Handler {
       w.u64(static_cast<const eval::ModeState*>(m.get())->draws);
   }
 
+  // A store's tensors, whole: with `shard params` every worker is asked
+  // and gathers its pieces with the others (eval::whole_store).
   void fetch(Reader& r, Writer& w) {
     uint8_t what = r.u8();
     uint64_t id = r.u64();
@@ -226,22 +238,22 @@ class ProgramHandler : public dist::Handler {
     if (what == 'm') {
       auto s = codec_->model(id);
       if (!s) throw std::runtime_error("no model " + std::to_string(id));
-      Codec::write_tensors(w, *s);
+      Codec::write_tensors(w, *eval::whole_store(*s, d_));
     } else {
       auto o = codec_->optim(id);
       if (!o) throw std::runtime_error("no optimizer " + std::to_string(id));
-      Codec::write_optim_state(w, *o);
+      Codec::write_optim_state(w, *eval::whole_optim(*o, d_));
     }
   }
 
-  std::string stores() const {
+  std::string stores() {
     Writer w;
     w.u8(kOk);
     std::vector<uint64_t> ids = codec_->model_ids();
     w.u32(static_cast<uint32_t>(ids.size()));
     for (uint64_t id : ids) {
       w.u64(id);
-      Codec::write_tensors(w, *codec_->model(id));
+      Codec::write_tensors(w, *eval::whole_store(*codec_->model(id), d_));
     }
     w.u8(entry_final_.has_value());
     if (entry_final_) {

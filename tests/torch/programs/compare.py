@@ -3,14 +3,21 @@
 and compares them (issue 10, "No silent wrong results").
 
     /usr/bin/python3 compare.py SS PROGRAM DTYPE [-D NAME=SIZE]... [--devices SPEC]
+                                [--shard-params]
 
 PROGRAM is a key of torch_programs.PROGRAMS; DTYPE f64 runs the program
 as written, f32 runs it with every `f64` in its text replaced by `f32` (the
 programs name their dtype nowhere else) and without its import of
-stdlib_f64.ss, so on the stdlib's own (f32) models. In a temp dir: the data
+stdlib_f64.ss, so on the stdlib's own (f32) models. --shard-params adds
+`shard params` under the program's `devices` line (devices.md item 9:
+every param, its gradient and its optimizer state cut into pieces, one a
+device, which must change nothing but memory). In a temp dir: the data
 and init (numpy, seeded) are written as safetensors, `SS run` trains >= 30
 steps, writing each step's logs to log.jsonl and its final params and
 optimizer state to final.safetensors; torch trains from the same files.
+--pre-devices (resume): ss, not torch, trains the first steps and saves
+the checkpoints that resume.ss loads, on those devices, so a checkpoint
+moves between layouts (one device, several, several with shard params).
 Compared: every step's logged values, and every tensor of
 final.safetensors (names, shapes, dtypes, values) and its metadata against
 torch's params, buffers and optimizer state (exp_avg, exp_avg_sq,
@@ -89,8 +96,13 @@ def write_inputs(folder, files, dt):
         safetensors_io.write(os.path.join(folder, name), cast)
 
 
-def run_ss(ss, folder, program, dtype, defines, devices):
+def run_ss(ss, folder, program, dtype, defines, devices, shard_params,
+           main=None):
+    """Runs program.source in [folder] and returns its log.jsonl; with
+    [main], runs instead the program with that text for its `fn main():`
+    (resume's first steps), as pre_<source>."""
     here = os.path.dirname(os.path.abspath(__file__))
+    run = program.source if main is None else "pre_" + program.source
     for name in os.listdir(here):  # the program and what it imports
         if name.endswith(".ss"):
             with open(os.path.join(here, name)) as f:
@@ -98,9 +110,16 @@ def run_ss(ss, folder, program, dtype, defines, devices):
             if dtype == "f32":  # and the stdlib's own f32 models
                 src = re.sub(r"\bf64\b", "f32",
                              src.replace('import "stdlib_f64.ss"\n', ""))
+            if shard_params and name == program.source:
+                src, n = re.subn(r"^devices cpu\n", "devices cpu\n    shard params\n",
+                                 src, count=1, flags=re.M)
+                if n != 1:
+                    sys.exit(f"FAIL: {name} has no `devices cpu` line")
+            if main is not None and name == program.source:
+                name, src = run, src[:src.index("fn main():")] + main
             with open(os.path.join(folder, name), "w") as f:
                 f.write(src)
-    cmd = [ss, "run", program.source] + [a for d in defines for a in ("-D", d)]
+    cmd = [ss, "run", run] + [a for d in defines for a in ("-D", d)]
     if devices:
         cmd += ["--devices", devices]
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
@@ -108,6 +127,8 @@ def run_ss(ss, folder, program, dtype, defines, devices):
     if p.returncode != 0:
         sys.exit(f"FAIL: {' '.join(cmd)} exited {p.returncode}:\n"
                  f"{p.stdout}\n{p.stderr}")
+    if main is not None:
+        return None
     with open(os.path.join(folder, "log.jsonl")) as f:
         return [json.loads(line) for line in f]
 
@@ -157,19 +178,35 @@ def main():
     ap.add_argument("dtype", choices=sorted(DTYPES))
     ap.add_argument("-D", dest="defines", action="append", default=[])
     ap.add_argument("--devices", help="ss run --devices (default: the file's)")
+    ap.add_argument("--shard-params", action="store_true",
+                    help="run the program with `shard params`")
+    ap.add_argument("--pre-devices", metavar="SPEC[+shard]",
+                    help="resume: ss trains the first steps and saves the "
+                         "checkpoints, on SPEC (+shard: with `shard params`)")
     args = ap.parse_args()
     torch.set_num_threads(1)
     np_dt, torch_dt = DTYPES[args.dtype]
     torch.set_default_dtype(torch_dt)
     program = torch_programs.PROGRAMS[args.program]()
     case = (args.program, tuple(args.defines))
+    if args.shard_params:
+        case = (case[0], case[1] + ("shard params",))
+    if args.pre_devices:
+        case = (case[0], case[1] + ("from " + args.pre_devices,))
     r = Report(TOLERANCE[args.dtype])
     with tempfile.TemporaryDirectory() as folder:
         write_inputs(folder, program.make(np.random.default_rng(0)), np_dt)
-        if hasattr(program, "prepare"):
+        if args.pre_devices:
+            # A checkpoint saved under one layout, loaded under another.
+            spec, _, shard = args.pre_devices.partition("+")
+            run_ss(os.path.abspath(args.ss), folder, program, args.dtype,
+                   args.defines, spec, shard == "shard",
+                   main=program.prepare_in_ss(folder, np_dt))
+        elif hasattr(program, "prepare"):
             program.prepare(folder, np_dt)
         ss_logs = run_ss(os.path.abspath(args.ss), folder, program,
-                         args.dtype, args.defines, args.devices)
+                         args.dtype, args.defines, args.devices,
+                         args.shard_params)
         torch_logs, finals = program.train(folder, np_dt)
         compare_logs(r, ss_logs, torch_logs, getattr(program, "PRE", 0))
         for file, (want, want_meta) in finals.items():

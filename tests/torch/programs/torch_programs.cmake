@@ -35,3 +35,30 @@ ss_torch_test(cnn_f64_cpu2 cnn f64 --devices "cpu[0 1]")
 ss_torch_test(resume_f64_cpu2 resume f64 --devices "cpu[0 1]")
 ss_torch_test(gpt_matmul_f64_cpu3 gpt f64 -D PRODUCTS=2 --devices "cpu[0 1 2]")
 ss_torch_test(gpt_einsum_grouped_f64_cpu2 gpt f64 -D PRODUCTS=3 --devices "cpu[0 1]")
+# `shard params` (devices.md item 9): each param, its gradient and its
+# optimizer state cut into pieces, one a worker, through the same
+# controller and workers; torch trains the whole model. AdamW with
+# clip_norm and the gradients' norm (mlp), SGD with nesterov momentum and
+# batch_norm's whole buffers (cnn), checkpoints torch wrote loaded and
+# cut, then saved whole for torch to read (resume), layer_norm and a
+# transformer block (gpt); a param length that 3 does not divide pads the
+# last piece.
+ss_torch_test(mlp_f64_cpu3_shard mlp f64 --devices "cpu[0 1 2]" --shard-params)
+ss_torch_test(mlp_f32_cpu3_shard mlp f32 --devices "cpu[0 1 2]" --shard-params)
+ss_torch_test(cnn_f64_cpu2_shard cnn f64 --devices "cpu[0 1]" --shard-params)
+ss_torch_test(resume_f64_cpu3_shard resume f64 --devices "cpu[0 1 2]" --shard-params)
+ss_torch_test(resume_f32_cpu2_shard resume f32 --devices "cpu[0 1]" --shard-params)
+ss_torch_test(gpt_matmul_f64_cpu3_shard gpt f64 -D PRODUCTS=2 --devices "cpu[0 1 2]" --shard-params)
+# A checkpoint moves between layouts (devices.md item 9): ss trains
+# resume's first steps and saves on one layout (--pre-devices), loads and
+# trains on on another; torch trains all the steps itself.
+ss_torch_test(resume_f64_cpu3_shard_to_cpu resume f64
+  --pre-devices "cpu[0 1 2]+shard")
+ss_torch_test(resume_f64_cpu_to_cpu3_shard resume f64
+  --pre-devices "cpu" --devices "cpu[0 1 2]" --shard-params)
+ss_torch_test(resume_f64_cpu3_shard_to_cpu2 resume f64
+  --pre-devices "cpu[0 1 2]+shard" --devices "cpu[0 1]")
+ss_torch_test(resume_f64_cpu3_to_cpu2_shard resume f64
+  --pre-devices "cpu[0 1 2]" --devices "cpu[0 1]" --shard-params)
+ss_torch_test(resume_f32_cpu2_shard_to_cpu3_shard resume f32
+  --pre-devices "cpu[0 1]+shard" --devices "cpu[0 1 2]" --shard-params)

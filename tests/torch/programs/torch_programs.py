@@ -346,6 +346,31 @@ class Resume:
                 os.path.join(folder, f"resume_{name}.safetensors"),
                 tensors, metadata=metadata_text(meta))
 
+    # The first PRE steps in ss (compare.py --pre-devices): resume.ss's
+    # model and steps with this main, from the init torch starts from.
+    PRE_MAIN = """fn main():
+    let m1 = load("init.safetensors", Mlp)
+    let o1 = sgd(m1, lr=0.2, momentum=0.9, weight_decay=1e-3)
+    let m2 = load("init.safetensors", Mlp)
+    let o2 = adamw(m2, lr=0.01, betas=(0.8, 0.99), eps=1e-7, weight_decay=0.02)
+    for batch in dataset(Example, "pre.safetensors").batches(B):
+        set_lr(o1, cosine_lr(o1.step, TOTAL, 0.2))
+        set_lr(o2, cosine_lr(o2.step, TOTAL, 0.01))
+        sgd_step(m1, o1, batch)
+        adamw_step(m2, o2, batch)
+    save("resume_sgd.safetensors", m1, o1)
+    save("resume_adamw.safetensors", m2, o2)
+"""
+
+    def prepare_in_ss(self, folder, dt):
+        """The files PRE_MAIN reads; returns PRE_MAIN."""
+        for name, tensors in (("init", self.init), ("pre", self.pre)):
+            safetensors_io.write(
+                os.path.join(folder, f"{name}.safetensors"),
+                {k: v.astype(dt) if v.dtype.kind == "f" else v
+                 for k, v in tensors.items()})
+        return self.PRE_MAIN
+
     def train(self, folder, dt):
         data = read(folder, "data.safetensors")
         logs, finals = None, {}

@@ -1,0 +1,137 @@
+#!/usr/bin/python3
+"""`shard params` against data parallel on cpu[0 1 2] (devices.md item 9;
+issue 12's figures), through `ss run`'s controller and `ss worker`s:
+
+  memory: a model of three [3072 3072] f32 params trained with AdamW; each
+    worker's peak RSS (VmHWM, read from /proc while the run goes on) with
+    `shard params` against without. Target: at most 0.6x.
+  speed: the README MLP's step (compare_ddp.py's program and data: the
+    loop timed by progress() after one untimed step), `shard params`
+    against data parallel, at batch 64 and 6144, alternating. Target: at
+    most 1.5x.
+
+Benchmarks report, tests assert: nothing here fails a build. Run:
+    /usr/bin/python3 bench/shard_params_bench.py [--ss build/ss] [--repeats 3]
+"""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import compare_ddp  # noqa: E402
+from compare_pytorch import make_inputs  # noqa: E402
+
+MEMORY_PROGRAM = """devices cpu
+{options}
+dim N = 3072
+dim B = 48
+
+model Big:
+    a: [N N] = normal(std=1/sqrt(N))
+    b: [N N] = normal(std=1/sqrt(N))
+    c: [N N] = normal(std=1/sqrt(N))
+
+fn loss(m: Big, x: [b N]) -> f32:
+    return mean(tanh(tanh(x @ m.a) @ m.b) @ m.c)
+
+fn step(mut m: Big, mut opt: AdamW[Big], x: [b N]) -> f32:
+    let l, g = value_and_grad(loss, m, x)
+    update(m, opt, g)
+    return l
+
+fn main():
+    let m = Big.init(seed=0)
+    let opt = adamw(m, lr=1e-3)
+    let x = randn([B N], seed=1)
+    for i in range(4):
+        print(step(m, opt, x))
+"""
+
+
+
+def source(template, shard, **kw):
+    return template.format(options="    shard params\n" if shard else "", **kw)
+
+
+def peak_rss_of_workers(ss, folder, src, devices):
+    """Runs [src]; the peak RSS (MiB) of each `ss worker` it started."""
+    path = os.path.join(folder, "bench.ss")
+    with open(path, "w") as f:
+        f.write(src)
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+    p = subprocess.Popen([ss, "run", "--devices", devices, path], cwd=folder,
+                         env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    peaks = {}
+    while p.poll() is None:
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                with open(f"/proc/{pid}/status") as f:
+                    status = f.read()
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    cmd = f.read().split(b"\0")
+            except OSError:
+                continue
+            ppid = int(re.search(r"PPid:\s+(\d+)", status).group(1))
+            hwm = re.search(r"VmHWM:\s+(\d+) kB", status)
+            if ppid == p.pid and b"worker" in cmd and hwm:
+                peaks[pid] = max(peaks.get(pid, 0), int(hwm.group(1)) / 1024)
+        time.sleep(0.02)
+    out, err = p.communicate()
+    if p.returncode != 0:
+        sys.exit(f"ss run failed ({p.returncode}):\n{out}\n{err}")
+    return sorted(peaks.values())
+
+
+def step_ms(ss, folder, world, batch, shard):
+    """The README MLP's step (compare_ddp.py's program and data), ms."""
+    program = "devices cpu\n" + ("    shard params\n" if shard else "")
+    return 1000 * compare_ddp.run_ss(ss, folder, world, batch,
+                                     program + compare_ddp.WARM_PROGRAM)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ss", default="build/ss")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--devices", default="cpu[0 1 2]")
+    ap.add_argument("--only", choices=["memory", "speed"])
+    args = ap.parse_args()
+    ss = os.path.abspath(args.ss)
+    with tempfile.TemporaryDirectory() as folder:
+        if args.only != "speed":
+            peak = {}
+            for shard in (False, True):
+                runs = [max(peak_rss_of_workers(
+                    ss, folder, source(MEMORY_PROGRAM, shard), args.devices))
+                    for _ in range(args.repeats)]
+                peak[shard] = statistics.median(runs)
+            print(f"memory, three [3072 3072] f32 params with AdamW on "
+                  f"{args.devices}: a worker's peak RSS {peak[False]:.0f} MiB "
+                  f"data parallel, {peak[True]:.0f} MiB shard params: "
+                  f"{peak[True] / peak[False]:.2f}x (target <= 0.6x)")
+        if args.only != "memory":
+            world = args.devices.count(" ") + 1
+            for batch, steps in ((64, 200), (6144, 20)):
+                make_inputs(folder, steps, batch)
+                ms = {False: [], True: []}
+                for _ in range(args.repeats):  # alternating the two
+                    for shard in (False, True):
+                        ms[shard].append(
+                            step_ms(ss, folder, world, batch, shard))
+                ms = {k: statistics.median(v) for k, v in ms.items()}
+                print(f"speed, README MLP step at batch {batch} on "
+                      f"{args.devices}: {ms[False]:.2f} ms data parallel, "
+                      f"{ms[True]:.2f} ms shard params: "
+                      f"{ms[True] / ms[False]:.2f}x (target <= 1.5x)")
+
+
+if __name__ == "__main__":
+    main()

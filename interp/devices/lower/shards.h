@@ -1,0 +1,48 @@
+#pragma once
+// `shard params` on the ranks (devices.md item 9; FSDP, ZeRO-3): each
+// param is flattened and cut into N equal pieces, the last padded with
+// zeros, and rank r holds piece r of every param, of its gradient and of
+// its optimizer state. See Note [Sharded params] in shards.cpp.
+
+#include <cstdint>
+
+#include "interp/eval/objects.h"
+#include "ops/core/tensor.h"
+
+namespace ss::eval {
+
+struct DeviceContext;
+
+/// The length of each of [world] pieces of a param of [numel] values:
+/// numel rounded up to a multiple of world, over world.
+int64_t piece_numel(int64_t numel, int world);
+
+/// Piece [rank] of [whole] (flattened, padded with zeros to world pieces).
+ops::Tensor piece_of(const ops::Tensor& whole, int rank, int world);
+
+/// Every rank's piece gathered into the whole param of shape [whole]
+/// (an all-gather of piece_numel values). Differentiable: its VJP
+/// reduce-scatters the whole cotangent into this rank's piece, the
+/// gradient's sum over the ranks, so no gradient all-reduce follows.
+ops::Tensor gather_param(const ops::Tensor& piece,
+                         const ops::Shape& whole,
+                         DeviceContext& d);
+
+/// Cuts every param of [s] (buffers stay whole) into this rank's piece and
+/// records its whole shape in s.whole: a store that came whole from the
+/// controller.
+void shard_store(ModelStore& s, int rank, int world);
+/// Cuts the state of [o] (AdamW's exp_avg and exp_avg_sq, SGD's momentum)
+/// as its model's params are cut.
+void shard_optim(OptimState& o, int rank, int world);
+
+/// A copy of [s] with every sharded param gathered whole (every rank calls
+/// it, in the same order): what the controller reads, save writes and `ss
+/// conformance` compares. [s] itself when nothing is sharded.
+std::shared_ptr<const ModelStore> whole_store(const ModelStore& s,
+                                              DeviceContext& d);
+/// The same for an optimizer's state.
+std::shared_ptr<const OptimState> whole_optim(const OptimState& o,
+                                              DeviceContext& d);
+
+}  // namespace ss::eval

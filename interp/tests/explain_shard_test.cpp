@@ -1,0 +1,176 @@
+// `ss explain` with `shard params` (devices.md item 9 and "The `ss explain`
+// report"): the README model's layout in the seed's words and figures
+// (271,024 bytes of its params a device on three), the all-gather of each
+// param where it is read and the reduce-scatter of its gradient, counted
+// by hand below, and the payloads a real step hands its collectives, which
+// must be the table's figures.
+#include <catch2/catch.hpp>
+
+#include "interp/tests/explain_test_util.h"
+
+namespace {
+
+namespace comms = ss::check::comms;
+using namespace explain_test;
+
+// The README's params: w1 is [784 256] (200,704 values), w2 [256 10]
+// (2,560). On three devices each piece of w1 is ceil(200,704 / 3) =
+// 66,902 values and the padded whole 200,706; w2's pieces are 854, 2,562
+// padded. All f32.
+constexpr int64_t kW1Piece = 66902, kW2Piece = 854;
+
+}  // namespace
+
+TEST_CASE("explain shard params: each device holds a third of every param",
+          "[explain]") {
+  auto c = check_readme("cpu[0 1 2]", true);
+  comms::DeviceTable t = comms::build_table(*c->prog, c->sm);
+  CHECK(t.notes.empty());  // laid out, not "not in this build"
+  const comms::ValueLayout& m = value(t, "train_step", "m");
+  CHECK(m.kind == comms::ValueLayout::Kind::ModelShards);
+  // The seed's sentence and number, word for word.
+  CHECK(m.text ==
+        "each device holds a third of every param of Mlp, 271,024 bytes "
+        "(265 KiB) of its params");
+  CHECK(m.model_bytes == 4 * (kW1Piece + kW2Piece));
+  // Two devices: 100,352 + 1,280 values of 4 bytes.
+  auto c2 = check_readme("cpu[0 1]", true);
+  comms::DeviceTable t2 = comms::build_table(*c2->prog, c2->sm);
+  CHECK(value(t2, "forward", "m").text ==
+        "each device holds a half of every param of Mlp, 406,528 bytes "
+        "(397 KiB) of its params");
+}
+
+TEST_CASE("explain shard params: an all-gather where a param is read",
+          "[explain]") {
+  auto c = check_readme("cpu[0 1 2]", true);
+  comms::DeviceTable t = comms::build_table(*c->prog, c->sm);
+  const comms::LineSends& f = line_with(t, "relu(x @ m.w1) @ m.w2");
+  REQUIRE(f.collectives.size() == 4);
+  const comms::Collective& g1 = f.collectives[0];
+  CHECK(g1.op == "all-gather");
+  CHECK(g1.count.value() == kW1Piece);
+  CHECK(g1.dtype == "f32");
+  CHECK(g1.bytes.value() == 4 * kW1Piece);
+  CHECK(g1.text ==
+        "all-gather of `Mlp`'s param `w1`, from every device's piece: "
+        "66,902 × f32 = 267,608 bytes (261 KiB)");
+  const comms::Collective& r1 = f.collectives[1];
+  CHECK(r1.op == "reduce-scatter");
+  CHECK(r1.backward);
+  CHECK(r1.count.value() == 3 * kW1Piece);
+  CHECK(r1.text.rfind("in the backward pass: reduce-scatter of the gradient "
+                      "of `Mlp`'s param `w1`",
+                      0) == 0);
+  CHECK(f.collectives[2].count.value() == kW2Piece);
+  CHECK(f.collectives[3].count.value() == 3 * kW2Piece);
+  // A forward call's total: the gathers only.
+  CHECK(f.total.value() == 4 * (kW1Piece + kW2Piece));
+  // value_and_grad all-reduces no gradient; inside `loss`, differentiated:
+  // cross_entropy's 8 bytes twice, the gathers, the reduce-scatters.
+  const comms::LineSends& vg = line_with(t, "value_and_grad(");
+  CHECK(vg.collectives.empty());
+  REQUIRE(vg.calls.size() == 1);
+  CHECK(vg.calls[0].bytes.value() ==
+        2 * 8 + 4 * (kW1Piece + kW2Piece) + 4 * 3 * (kW1Piece + kW2Piece));
+}
+
+TEST_CASE("explain shard params: norm and clip_norm all-reduce one number",
+          "[explain]") {
+  auto c = check_text(
+      "devices cpu[0 1 2]\n"
+      "    shard params\n"
+      "\n"
+      "dim D = 5\n"
+      "\n"
+      "model M:\n"
+      "    w: [D] = zeros()\n"
+      "\n"
+      "fn l(m: M, x: [b D]) -> f32:\n"
+      "    return sum(x * m.w)\n"
+      "\n"
+      "fn step(mut m: M, mut opt: SGD[M], x: [b D]) -> f32:\n"
+      "    let v, g = value_and_grad(l, m, x)\n"
+      "    update(m, opt, clip_norm(g, 1.0))\n"
+      "    return norm(g)\n",
+      "");
+  comms::DeviceTable t = comms::build_table(*c->prog, c->sm);
+  for (const char* needle : {"clip_norm(g", "return norm(g)"}) {
+    INFO(needle);
+    const comms::LineSends& l = line_with(t, needle);
+    REQUIRE(l.collectives.size() == 1);
+    CHECK(l.collectives[0].op == "all-reduce");
+    CHECK(l.collectives[0].count.value() == 1);
+    CHECK(l.collectives[0].dtype == "f64");
+    CHECK(l.total.value() == 8);
+  }
+  // w's 5 values: pieces of 2, the last padded by one.
+  const comms::LineSends& r = line_with(t, "sum(x * m.w)");
+  CHECK(r.collectives.at(0).count.value() == 2);
+  CHECK(r.collectives.at(1).count.value() == 6);
+}
+
+// Each rank's payload log of one train_step with its pieces, in order: the
+// all-gathers of w1 and w2 (forward's reads), cross_entropy's sum and
+// count, then the backward pass's reduce-scatters of w2's gradient and
+// w1's (the reverse order), and no gradient all-reduce. Each is the
+// table's figure, and together the value_and_grad line's.
+TEST_CASE("explain shard params: a run's payloads are the table's figures",
+          "[explain]") {
+  auto c = check_readme("cpu[0 1 2]", true);
+  comms::DeviceTable t = comms::build_table(*c->prog, c->sm);
+  const comms::LineSends& f = line_with(t, "relu(x @ m.w1) @ m.w2");
+  const comms::LineSends& vg = line_with(t, "value_and_grad(");
+  StepPayloads p = readme_step_payloads(*c, true);
+  using Op = ss::dist::CollectiveOp;
+  for (int r = 0; r < StepPayloads::kWorld; ++r) {
+    INFO("rank " << r << ": " << p.errors[r]);
+    REQUIRE(p.errors[r].empty());
+    const auto& log = p.logs[r];
+    REQUIRE(log.size() == 5);
+    CHECK(log[0].op == Op::AllGather);
+    CHECK(log[0].bytes == uint64_t(f.collectives[0].bytes.value()));
+    CHECK(log[1].op == Op::AllGather);
+    CHECK(log[1].bytes == uint64_t(f.collectives[2].bytes.value()));
+    CHECK(log[2].op == Op::AllReduce);
+    CHECK(log[2].bytes == 8);
+    CHECK(log[3].op == Op::ReduceScatter);
+    CHECK(log[3].bytes == uint64_t(f.collectives[3].bytes.value()));
+    CHECK(log[4].op == Op::ReduceScatter);
+    CHECK(log[4].bytes == uint64_t(f.collectives[1].bytes.value()));
+    uint64_t sum = 0;
+    for (const auto& rec : log) {
+      CHECK(rec.dtype == ss::types::DType::F32);
+      sum += rec.bytes;
+    }
+    // cross_entropy's backward sends nothing (replicated cotangent) but
+    // counts by devices.md's convention: 8 more bytes than the log.
+    CHECK(sum + 8 == uint64_t(vg.total.value()));
+  }
+}
+
+TEST_CASE("explain shard params: a builtin given a model gathers its params",
+          "[explain]") {
+  auto c = check_text(
+      "devices cpu[0 1]\n"
+      "    shard params\n"
+      "\n"
+      "dim D = 3\n"
+      "dim H = 5\n"
+      "\n"
+      "model M:\n"
+      "    l: Linear[D H]\n"
+      "\n"
+      "fn f(m: M, x: [b D]) -> f32:\n"
+      "    return sum(linear(m.l, x))\n",
+      "");
+  comms::DeviceTable t = comms::build_table(*c->prog, c->sm);
+  const comms::LineSends& l = line_with(t, "linear(m.l, x)");
+  REQUIRE(l.collectives.size() >= 2);
+  // w's 15 values in pieces of 8 (the last padded by one), b's 5 in 3.
+  CHECK(l.collectives[0].text ==
+        "all-gather of `m.l`'s params `w` and `b`, from every device's "
+        "piece: 11 × f32 = 44 bytes");
+  CHECK(l.collectives[1].count.value() == 22);
+  CHECK(l.collectives[1].backward);
+}

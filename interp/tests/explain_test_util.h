@@ -1,0 +1,159 @@
+#pragma once
+// Shared by the `ss explain` tests (explain_test.cpp, explain_shard_test.cpp):
+// checking a program on a device list, finding a table's entries, and one
+// README train_step on three thread ranks with each rank's payload log.
+
+#include <array>
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "dist/comm/inproc_comm.h"
+#include "interp/check/checker.h"
+#include "interp/devices/lower/lowering.h"
+#include "interp/devices/lower/rank_context.h"
+#include "interp/devices/lower/shards.h"
+#include "interp/devices/plan/explain.h"
+#include "interp/eval/interpreter.h"
+#include "interp/eval/objects.h"
+
+namespace explain_test {
+
+namespace comms = ss::check::comms;
+
+struct Checked {
+  ss::diag::SourceMap sm;
+  ss::diag::Diagnostics diags;
+  std::unique_ptr<ss::check::Program> prog;
+};
+
+// The README example (examples/readme_mlp.ss) on [devices]; with [shard],
+// with `shard params` under its devices line.
+inline std::unique_ptr<Checked> check_readme(const std::string& devices,
+                                             bool shard = false) {
+  auto c = std::make_unique<Checked>();
+  ss::check::Options o;
+  o.devices_override = devices;
+  std::ifstream f(std::string(SS_SOURCE_DIR) + "/examples/readme_mlp.ss");
+  std::stringstream text;
+  text << f.rdbuf();
+  std::string src = text.str();
+  if (shard) {
+    size_t at = src.find("devices cpu\n");
+    REQUIRE(at != std::string::npos);
+    src.insert(at + 12, "    shard params\n");
+  }
+  c->prog = ss::check::check_source("readme_mlp.ss", src, c->sm, c->diags, o);
+  INFO(ss::diag::render_terminal(c->diags, c->sm));
+  REQUIRE(c->prog);
+  return c;
+}
+
+inline std::unique_ptr<Checked> check_text(const std::string& text,
+                                           const std::string& devices) {
+  auto c = std::make_unique<Checked>();
+  ss::check::Options o;
+  o.devices_override = devices;
+  c->prog = ss::check::check_source("explain.ss", text, c->sm, c->diags, o);
+  INFO(ss::diag::render_terminal(c->diags, c->sm));
+  REQUIRE(c->prog);
+  return c;
+}
+
+inline const comms::FnEntry& fn_entry(const comms::DeviceTable& t,
+                                      const std::string& name) {
+  for (const comms::FnEntry& f : t.fns)
+    if (f.name == name) return f;
+  FAIL("no fn " << name);
+  throw 0;
+}
+
+inline const comms::ValueLayout& value(const comms::DeviceTable& t,
+                                       const std::string& fn,
+                                       const std::string& name) {
+  for (const comms::ValueLayout& v : t.values)
+    if (v.fn == fn && v.name == name) return v;
+  FAIL("no value " << fn << "." << name);
+  throw 0;
+}
+
+// The line whose source contains [needle].
+inline const comms::LineSends& line_with(const comms::DeviceTable& t,
+                                         const std::string& needle) {
+  for (const comms::LineSends& l : t.lines)
+    if (l.source.find(needle) != std::string::npos) return l;
+  FAIL("no sending line with " << needle);
+  throw 0;
+}
+
+/// Each rank's collectives during one README train_step on a batch of 64
+/// (each rank keeps its 22/21/21 share), three ranks over in-process
+/// collectives; with [shard], each rank's model holds its pieces.
+struct StepPayloads {
+  static constexpr int kWorld = 3;
+  std::array<std::vector<ss::dist::CollectiveRecord>, kWorld> logs;
+  std::array<std::string, kWorld> errors;
+};
+
+inline StepPayloads readme_step_payloads(const Checked& c, bool shard) {
+  constexpr int kWorld = StepPayloads::kWorld;
+  constexpr int kBatch = 64;
+  std::mt19937 rng(0);
+  std::uniform_real_distribution<float> u(0, 1);
+  std::vector<double> x(size_t(kBatch) * 784), y(kBatch);
+  for (double& v : x) v = u(rng);
+  for (double& v : y) v = double(rng() % 10);
+  StepPayloads out;
+  auto hub = std::make_shared<ss::dist::InprocHub>(kWorld);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < kWorld; ++r)
+    threads.emplace_back([&, r] {
+      ss::dist::InprocComm comm(hub, r);
+      try {
+        ss::eval::DeviceContext d;
+        d.rank = r;
+        d.world = kWorld;
+        d.comm = &comm;
+        std::ostringstream printed;
+        ss::devices::RankContext context(d);
+        ss::eval::Interpreter in(*c.prog, c.sm, printed);
+        in.set_device_hooks(&context);
+        auto batch = std::make_shared<ss::eval::RecordValue>();
+        batch->info = c.prog->record("Digit");
+        batch->batch = true;
+        batch->fields["img"] = ss::ops::Tensor::from_doubles(
+            {kBatch, 784}, x, ss::types::DType::F32);
+        batch->fields["label"] =
+            ss::ops::Tensor::from_doubles({kBatch}, y, ss::types::DType::I64);
+        ss::eval::Value bv =
+            ss::eval::Value::object(ss::eval::Value::Kind::Record, batch);
+        ss::types::Type mt = ss::types::Type::of(ss::types::Type::Kind::Model);
+        mt.model = c.prog->model("Mlp");
+        ss::eval::Value m = in.init_model(mt, 0, {});
+        // As a worker cuts a model that arrives (Note [Sharded params]).
+        if (shard)
+          ss::eval::shard_store(*m.as<ss::eval::ModelRef>()->store, r, kWorld);
+        auto opt = std::make_shared<ss::eval::OptimState>();
+        opt->kind = ss::types::OptimKind::AdamW;
+        opt->model = m.as<ss::eval::ModelRef>()->store;
+        opt->weight_decay = 0.01;
+        ss::eval::Value ov =
+            ss::eval::Value::object(ss::eval::Value::Kind::Optim, opt);
+        comm.clear_log();  // the step's collectives only
+        in.call(*c.prog->fn("train_step"), {m, ov, bv}, {});
+        out.logs[r] = comm.log();
+      } catch (const std::exception& e) {
+        out.errors[r] = e.what();
+        comm.close();
+      }
+    });
+  for (auto& th : threads) th.join();
+  return out;
+}
+
+}  // namespace explain_test
