@@ -1,0 +1,93 @@
+# SPMD pipeline parallelism, GPipe style (seeds/shard-map.md, "SPMD
+# pipeline parallelism (PP)"): the inner layers are stacked and split over
+# the stages, the first and last layers replicated, the batch split over
+# the stages. Each step runs every stage's layers on the microbatch in its
+# state and ppermute shifts the states one stage along.
+#
+# One change from the tutorial: the pipeline starts from zeros, not
+# zeros * nan. The garbage the first steps compute is discarded either way,
+# but nan * 0 is nan in the backward pass, and these gradients are compared
+# with the plain loss's.
+import "layers.ss"
+
+devices cpu
+mesh stages=2
+
+dim L = 4   # inner layers, L / |stages| per stage
+dim K = 2   # microbatches per stage: each stage's N / 2 examples are K of mb
+
+# The tutorial's params_ = (first_params, params_stacked, last_params):
+# the inner layers' weights and biases stacked along L.
+model NetPP:
+    first: Layer[D F]
+    inner_w: [L F F] = zeros()
+    inner_b: [L F] = zeros()
+    last: Layer[F C]
+
+fn predict_plain(m: NetPP, inputs: [b D]) -> [b C]:
+    let h = relu(dense(m.first, inputs))
+    for j in range(L):
+        h = relu(h @ take(m.inner_w, j, over=0) + take(m.inner_b, j, over=0))
+    return dense(m.last, h)
+
+# The plain single-device loss, on the same params as the pipeline's.
+fn loss(m: NetPP, inputs: [b D], targets: [b C]) -> f32:
+    return mean(sum((predict_plain(m, inputs) - targets) ** 2, over=-1))
+
+# Runs every stage's layers over K microbatches per stage: M = K |stages|
+# microbatches pass L layers in M + L - 1 steps.
+spmd fn spmd_pipeline(w: [l/stages F F], b: [l/stages F], inputs: [k mb F]) -> [k mb F]:
+    let n_stages = axis_size(stages)
+    let n_layers = size(w, l) * n_stages
+    let n_micro = size(inputs, k)
+    let stage = axis_index(stages)
+    let bias = rearrange(b, ls F -> ls 1 F)
+    let outputs = zeros_like(inputs)
+    let state = zeros([l/stages mb F])
+    let x = inputs
+    for i in range(n_micro * n_stages + n_layers - 1):
+        # Stage 0 takes in the next microbatch.
+        state = put(state, 0, where(stage == 0, take(x, i % n_micro, over=0), take(state, 0, over=0)), over=0)
+        # Every stage applies its layers (the tutorial's vmap over them).
+        state = relu(state @ w + bias)
+        # The last stage's last layer is a finished microbatch.
+        let done = (i - n_layers + 1) % n_micro
+        outputs = put(outputs, done, where(stage == n_stages - 1, take(state, -1, over=0), take(outputs, done, over=0)), over=0)
+        # shift: each layer's result moves to the next layer, the last one
+        # to the next stage; the inputs and outputs rotate every K steps.
+        state = put(roll(state, 1, over=0), 0, ppermute(take(state, -1, over=0), stages, shift=1), over=0)
+        if i % n_micro == n_micro - 1:
+            x = ppermute(x, stages, shift=1)
+        if done == n_micro - 1:
+            outputs = ppermute(outputs, stages, shift=1)
+    return ppermute(outputs, stages, shift=1)
+
+spmd fn predict_pp(m: NetPP{inner_w/stages, inner_b/stages}, inputs: [n/stages D]) -> [n/stages C]:
+    let h = relu(dense(m.first, inputs))
+    let micro = rearrange(h, (K mb) F -> K mb F)
+    let piped = spmd_pipeline(m.inner_w, m.inner_b, micro)
+    return dense(m.last, rearrange(piped, K mb F -> (K mb) F))
+
+spmd fn loss_pp(m: NetPP{inner_w/stages, inner_b/stages}, inputs: [n/stages D], targets: [n/stages C]) -> f32:
+    let predictions = predict_pp(m, inputs)
+    let local_loss = mean(sum((predictions - targets) ** 2, over=-1))
+    return pmean(local_loss, stages)
+
+# first and last as nn.ss's init_net's l1 and l6; the inner layers a
+# pattern of their own.
+fn init_net_pp() -> NetPP:
+    let m = NetPP.init(seed=0)
+    set_layer(m.first, 1)
+    m.inner_w = reshape(ramp(arange(L * F * F), 4), [L, F, F]) / 4.0
+    m.inner_b = reshape(ramp(arange(L * F), 8), [L, F]) / 4.0
+    set_layer(m.last, 6)
+    return m
+
+fn main():
+    let m = init_net_pp()
+    let inputs = batch_inputs()
+    let targets = batch_targets()
+    let l, g = value_and_grad(loss, m, inputs, targets)
+    let l_pp, g_pp = value_and_grad(loss_pp, m, inputs, targets)
+    print(f"loss {l} loss_pp {l_pp}")
+    print(f"grad_diff_norm {norm(g_pp - g)}")
