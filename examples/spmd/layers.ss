@@ -15,11 +15,6 @@ model Layer[I O]:
 
 fn dense(l: Layer[i o], x: [b i]) -> [b o] = x @ l.w + l.b
 
-# Layer k's w is ramp(arange(I * O), k + 2) / 4 and its b is
-# ramp(arange(O), k + 6) / 4: every tensor a different pattern.
-fn set_layer(mut l: Layer[i o], k: int):
-    l.w = reshape(ramp(arange(size(l.w, i) * size(l.w, o)), k + 2), [i, o]) / 4.0
-    l.b = reshape(ramp(arange(size(l.b, o)), k + 6), [o]) / 4.0
-
+# The batch: examples' inputs and targets.
 fn batch_inputs() -> [N D] = reshape(ramp(arange(N * D), 3), [N, D])
 fn batch_targets() -> [N C] = reshape(ramp(arange(N * C), 5), [N, C])

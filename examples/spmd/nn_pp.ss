@@ -73,15 +73,22 @@ spmd fn loss_pp(m: NetPP{inner_w/stages, inner_b/stages}, inputs: [n/stages D], 
     let local_loss = mean(sum((predictions - targets) ** 2, over=-1))
     return pmean(local_loss, stages)
 
-# first and last as nn.ss's init_net's l1 and l6; the inner layers a
+# first and last are nn.ss's init_net's l1 and l6; the inner layers a
 # pattern of their own.
 fn init_net_pp() -> NetPP:
     let m = NetPP.init(seed=0)
-    set_layer(m.first, 1)
+    m.first.w = reshape(ramp(arange(D * F), 3), [D, F]) / 4.0
+    m.first.b = reshape(ramp(arange(F), 7), [F]) / 4.0
     m.inner_w = reshape(ramp(arange(L * F * F), 4), [L, F, F]) / 4.0
     m.inner_b = reshape(ramp(arange(L * F), 8), [L, F]) / 4.0
-    set_layer(m.last, 6)
+    m.last.w = reshape(ramp(arange(F * C), 8), [F, C]) / 4.0
+    m.last.b = reshape(ramp(arange(C), 12), [C]) / 4.0
     return m
+
+# Every gradient by its field's path, for the results file.
+fn grad_logs_pp(g: Grads[NetPP]) -> Logs:
+    return logs(first_w=g.first.w, first_b=g.first.b, inner_w=g.inner_w,
+                inner_b=g.inner_b, last_w=g.last.w, last_b=g.last.b)
 
 fn main():
     let m = init_net_pp()
@@ -89,5 +96,8 @@ fn main():
     let targets = batch_targets()
     let l, g = value_and_grad(loss, m, inputs, targets)
     let l_pp, g_pp = value_and_grad(loss_pp, m, inputs, targets)
-    print(f"loss {l} loss_pp {l_pp}")
-    print(f"grad_diff_norm {norm(g_pp - g)}")
+    let diff = norm(g_pp - g)
+    print(f"loss {l} loss_pp {l_pp} grad_diff_norm {diff}")
+    let results = jsonl("nn_pp.jsonl")
+    results.write(logs(loss=l, loss_pp=l_pp, grad_diff_norm=diff))
+    results.write(grad_logs_pp(g_pp))
