@@ -94,9 +94,13 @@ Type Checker::call_user(const FnInfo& fn,
   for (const CallArg& a : args)
     if (a.type.is_error()) return Type::error();
   ensure_checked(const_cast<FnInfo&>(fn));
+  // Note [E2001 for inlined spmd fns], in stmts.cpp.
+  (c && c->in_spmd ? const_cast<FnInfo&>(fn).called_from_spmd
+                   : const_cast<FnInfo&>(fn).called_from_ordinary) = true;
   Binding b;
   bool per_instance = c && c->in_spmd && !fn.decl->is_spmd;
-  b.blocks = per_instance;
+  b.inlined = c && c->in_spmd && fn.decl->is_spmd;
+  b.blocks = per_instance || b.inlined;
   bool ok = true;
   for (size_t k = 0; k < fn.params.size(); ++k) {
     if (!slot[k]) continue;
@@ -122,6 +126,20 @@ Type Checker::call_user(const FnInfo& fn,
   Type r = substitute(result, b);
   // Called from ordinary code, an spmd fn's result is joined: whole.
   if (fn.decl->is_spmd && !(c && c->in_spmd)) strip_splits(r);
+  if (fn.decl->is_spmd && c && c->in_spmd && r.kind == TK::Tensor) {
+    // Inlined, its result keeps the body's varying set (spmd.md): what its
+    // returns vary over, plus what an argument varies over beyond its
+    // parameter's splits (the body was checked without those; they may
+    // only be over-counted, when the body reduces over them).
+    std::set<std::string> v = fn.result_varying;
+    for (size_t k = 0; k < fn.params.size(); ++k) {
+      if (!slot[k]) continue;
+      std::set<std::string> own = split_axes(fn.params[k].type);
+      for (const std::string& a : slot[k]->type.varying)
+        if (!own.count(a)) v.insert(a);
+    }
+    r.varying.assign(v.begin(), v.end());
+  }
   if (per_instance && r.kind == TK::Tensor) {
     // Its result varies over the union of its arguments' sets.
     std::set<std::string> v;

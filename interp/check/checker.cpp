@@ -120,6 +120,7 @@ std::unique_ptr<Program> Checker::run(std::vector<ast::Module> modules) {
   resolve_models();
   resolve_signatures();
   for (auto& [name, fn] : prog_->fns_) ensure_checked(fn);
+  report_pending_e2001();
   check_devices();
   if (!diags_.empty()) return nullptr;
   return std::move(prog_);

@@ -79,6 +79,9 @@ struct Binding {
   /// An ordinary fn called inside an spmd fn runs per instance on blocks:
   /// its size variables bind to block axes, splits included.
   bool blocks = false;
+  /// An spmd fn called from an spmd fn is inlined (blocks is set too):
+  /// its split parameter axes need arguments split the same way.
+  bool inlined = false;
 };
 
 /// A builtin's argument as its rule sees it (calls.cpp).
@@ -118,6 +121,10 @@ class Checker {
   // ---- resolve.cpp: types as written -> Types.
   /// [fresh_vars]: unknown lowercase-or-any names become new size vars in
   /// [scope] (signatures); otherwise they must already be in scope.
+  /// E2002 unless every name in [split] is a mesh axis.
+  bool known_mesh_axes(const std::vector<std::string>& split, diag::Span at);
+  /// `Net/x`, `Net{w/x}` onto the model type [r] (false: reported).
+  bool resolve_model_spec(const ast::TypeExpr& t, Type& r);
   Type resolve_type(const ast::TypeExpr& t, AxisScope& scope, bool fresh_vars);
   std::optional<Axis> resolve_axis(const ast::AxisExpr& a,
                                    AxisScope& scope,
@@ -226,7 +233,9 @@ class Checker {
                           FnCtx& c);
 
   // ---- stmts.cpp: E2001, an spmd fn's result against its type's splits.
-  void check_result_varying(const FnInfo& fn, const Type& t, diag::Span at);
+  void check_result_varying(FnInfo& fn, const Type& t, diag::Span at);
+  /// E2001s kept by check_result_varying, for the fns they apply to.
+  void report_pending_e2001();
 
   // ---- calls.cpp: E2003 for an spmd fn's whole argument.
   bool check_blocks_divide(const ParamInfo& p,

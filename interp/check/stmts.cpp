@@ -18,22 +18,38 @@ std::set<std::string> split_axes(const Type& t) {
 // E2001 (spmd.md, the out-spec check): an spmd fn's result may vary only
 // over the mesh axes its return type splits; over any other axis the
 // instances would disagree on what is one whole value (jax's check_rep).
-void Checker::check_result_varying(const FnInfo& fn,
-                                   const Type& t,
-                                   diag::Span at) {
+//
+// Note [E2001 for inlined spmd fns]: the check applies to spmd fns called
+// from ordinary code (they join their result by the return type) and to
+// spmd fns never called; one called only from spmd fns is inlined and its
+// result keeps its varying set (the tutorial's spmd_pipeline returns values
+// that vary over `stages` to loss_pp, which pmeans them). So the finding
+// is kept on the fn (pending_e2001) and report_pending_e2001 decides once
+// every caller is known. `spmd(check=false)` turns it off.
+void Checker::check_result_varying(FnInfo& fn, const Type& t, diag::Span at) {
   if (t.kind != TK::Tensor || fn.result.kind != TK::Tensor) return;
+  fn.result_varying.insert(t.varying.begin(), t.varying.end());
+  if (!fn.decl->spmd_check) return;
   std::set<std::string> splits = split_axes(fn.result);
   for (const std::string& v : t.varying) {
     if (splits.count(v)) continue;
-    error(Code::E2001,
-          at,
-          "the result of `" + fn.name + "` varies over mesh axis " + v +
-              ", but its return type " + fn.result.str() +
-              " does not split over " + v,
-          t.str())
-        .help("sum the partial products with psum(..., " + v +
-              "), or split an axis of the result over " + v);
+    fn.pending_e2001.push_back(
+        {at,
+         "the result of `" + fn.name + "` varies over mesh axis " + v +
+             ", but its return type " + fn.result.str() +
+             " does not split over " + v,
+         t.str(),
+         "sum the partial products with psum(..., " + v +
+             "), or split an axis of the result over " + v});
     return;
+  }
+}
+
+void Checker::report_pending_e2001() {
+  for (auto& [name, fn] : prog_->fns_) {
+    if (fn.called_from_spmd && !fn.called_from_ordinary) continue;
+    for (const FnInfo::PendingE2001& p : fn.pending_e2001)
+      error(Code::E2001, p.at, p.message, p.label).help(p.help);
   }
 }
 
@@ -383,7 +399,7 @@ void Checker::check_stmt(const ast::Stmt& s, FnCtx& c) {
         if (s.kind == K::AugAssign)  // x += e keeps x's type, as x = x + e
           v = binary_type(
               s.aug_op, l->type, v, s.span, tgt.span, s.value->span);
-        if (!same_type(l->type, v))
+        if (!same_type(l->type, v)) {
           error(Code::E0303,
                 s.value->span,
                 "`" + tgt.name + "` is " + l->type.str() +
@@ -391,6 +407,15 @@ void Checker::check_stmt(const ast::Stmt& s, FnCtx& c) {
                 "this is " + v.str())
               .note("declared here", l->span)
               .help("declare a new name with `let`");
+        } else if (c.in_spmd && l->type.kind == TK::Tensor &&
+                   v.kind == TK::Tensor) {
+          // In an spmd fn the varying set may grow (spmd.md): the local
+          // varies from here on over what the new value varies over.
+          std::set<std::string> grown(l->type.varying.begin(),
+                                      l->type.varying.end());
+          grown.insert(v.varying.begin(), v.varying.end());
+          l->type.varying.assign(grown.begin(), grown.end());
+        }
         return;
       }
       if (tgt.kind == ast::Expr::Kind::Field) {
