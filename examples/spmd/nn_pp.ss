@@ -36,29 +36,27 @@ fn loss(m: NetPP, inputs: [b D], targets: [b C]) -> f32:
 
 # Runs every stage's layers over K microbatches per stage: M = K |stages|
 # microbatches pass L layers in M + L - 1 steps.
-spmd fn spmd_pipeline(w: [l/stages F F], b: [l/stages F], inputs: [k mb F]) -> [k mb F]:
+spmd fn spmd_pipeline(w: [L/stages F F], b: [L/stages F], inputs: [K mb F]) -> [K mb F]:
     let n_stages = axis_size(stages)
-    let n_layers = size(w, l) * n_stages
-    let n_micro = size(inputs, k)
     let stage = axis_index(stages)
     let bias = rearrange(b, ls F -> ls 1 F)
     let outputs = zeros_like(inputs)
-    let state = zeros([l/stages mb F])
+    let state = zeros([L/stages mb F])
     let x = inputs
-    for i in range(n_micro * n_stages + n_layers - 1):
+    for i in range(K * n_stages + L - 1):
         # Stage 0 takes in the next microbatch.
-        state = put(state, 0, where(stage == 0, take(x, i % n_micro, over=0), take(state, 0, over=0)), over=0)
+        state = put(state, 0, where(stage == 0, take(x, i % K, over=0), take(state, 0, over=0)), over=0)
         # Every stage applies its layers (the tutorial's vmap over them).
         state = relu(state @ w + bias)
         # The last stage's last layer is a finished microbatch.
-        let done = (i - n_layers + 1) % n_micro
+        let done = (i - L + 1) % K
         outputs = put(outputs, done, where(stage == n_stages - 1, take(state, -1, over=0), take(outputs, done, over=0)), over=0)
         # shift: each layer's result moves to the next layer, the last one
         # to the next stage; the inputs and outputs rotate every K steps.
         state = put(roll(state, 1, over=0), 0, ppermute(take(state, -1, over=0), stages, shift=1), over=0)
-        if i % n_micro == n_micro - 1:
+        if i % K == K - 1:
             x = ppermute(x, stages, shift=1)
-        if done == n_micro - 1:
+        if done == K - 1:
             outputs = ppermute(outputs, stages, shift=1)
     return ppermute(outputs, stages, shift=1)
 
