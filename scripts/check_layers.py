@@ -61,6 +61,11 @@ LAYERS = {
     # below the evaluator.
     "interp/devices/plan": FRONT,
     "interp/eval": FRONT + ["interp/devices/plan"],
+    # spmd fns simulated on one process (spmd.md, Mesh: `devices cpu`): the
+    # instances' threads run the evaluator and meet at collectives that
+    # ref/'s reference collectives combine. The evaluator reaches it through
+    # Interpreter::call_spmd, defined here, and includes nothing of it.
+    "interp/eval/spmd": EVAL + ["ref"],
     "interp/data": EVAL,
     "interp/builtins": EVAL + ["interp/data"],
     "interp/devices": EVAL + ["interp/data", "interp/builtins", "dist"],

@@ -144,6 +144,17 @@ Value grads_zeros_like(BuiltinCall& c) {
                    [](const ops::Tensor& t) { return ops::zeros_like(t); });
 }
 
+// psum(g, batch) and its kin on gradients (the tutorial's DP with grad
+// inside the spmd fn): the collective on each gradient tensor, in the
+// Grads' path order, which every instance shares.
+Value grads_collective(BuiltinCall& c) {
+  return grads_map(c.arg(0), [&](const ops::Tensor& t) {
+    BuiltinCall one = c;
+    one.args[0] = Value::tensor(t);
+    return c.in.call_builtin_forward(one).t;
+  });
+}
+
 Value remat(BuiltinCall& c) {
   // Recomputing in the backward pass changes memory, not values: on the
   // reference interpreter the fn runs as it is.
@@ -161,6 +172,12 @@ std::vector<RuntimeEntry> lib_autodiff() {
           {"remat", remat},
           {"grads.norm", grads_norm},
           {"grads.zeros_like", grads_zeros_like},
+          {"grads.psum", grads_collective},
+          {"grads.pmean", grads_collective},
+          {"grads.pmax", grads_collective},
+          {"grads.pmin", grads_collective},
+          {"grads.pvary", grads_collective},
+          {"grads.ppermute", grads_collective},
           {"model.zeros_like", grads_zeros_like}};
 }
 

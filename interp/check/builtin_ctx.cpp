@@ -183,6 +183,7 @@ class BuiltinCtx final : public ops::RuleCtx {
       }
       out.push_back(n);
     }
+    if (call_) ck_.info_for(call_).mesh_args[static_cast<int>(i)] = out;
     return out;
   }
   Axis size_axis(size_t i) override {

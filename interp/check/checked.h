@@ -107,6 +107,9 @@ struct ExprInfo {
   std::map<int, std::vector<int>> axes;
   /// Builtin calls: axes passed by name (ParamKind::Axis), param -> axis.
   std::map<int, types::Axis> axis_args;
+  /// Builtin calls: the mesh axes a collective's param names (`psum(v, (x,
+  /// y))`), param -> names as written.
+  std::map<int, std::vector<std::string>> mesh_args;
   /// Pattern calls: the axis each label binds, and whether this call
   /// divides its size out of a group (the one unknown of a group cut out of
   /// one axis); every other label's size is its axis's.

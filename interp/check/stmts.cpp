@@ -127,6 +127,7 @@ void Checker::check_fn(FnInfo& fn) {
     fn.result_no_vjp = t.no_vjp;
     if (fn.has_result) {
       Binding b;
+      b.blocks = c.in_spmd;  // Note [Results take blocks]
       for (const auto& [name, ax] : c.axes.names)
         if (ax.kind == Axis::Kind::Var && !c.result_only.count(ax.var))
           b.vars[ax.var] = ax;
@@ -342,7 +343,12 @@ void Checker::check_return(const ast::Stmt& s, FnCtx& c) {
   }
   // The fn's own size variables are themselves; result-only ones are bound
   // by the first return and must agree after.
+  // Note [Results take blocks]: an spmd fn's result axis without `/` takes
+  // one block (spmd.md: R = the block's size), so a result-only size
+  // variable binds to the block axis as it is, split included (`-> [r]` of
+  // a psum of an [n/i] block).
   Binding b;
+  b.blocks = c.in_spmd;
   b.vars = c.result_binding;
   for (const auto& [name, ax] : c.axes.names)
     if (ax.kind == Axis::Kind::Var && !c.result_only.count(ax.var))

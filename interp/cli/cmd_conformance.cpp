@@ -69,6 +69,21 @@ std::vector<std::string> mesh_device_sets(const fs::path& file,
   return {"cpu", check::device_list_text(one_each)};
 }
 
+// "" when main printed the case's `# output:` lines (none: anything): as
+// many lines, and every number within the case's tolerance.
+std::string expected_output(const Expectation& ex, const std::string& got) {
+  if (ex.output.empty()) return "";
+  std::string want;
+  for (const std::string& l : ex.output) want += l + "\n";
+  size_t lines = static_cast<size_t>(std::count(got.begin(), got.end(), '\n'));
+  if (lines != ex.output.size())
+    return "main printed " + std::to_string(lines) + " lines, the case " +
+           std::to_string(ex.output.size()) + ":\n" + got;
+  std::string d =
+      compare_outputs(want, got, ex.tolerance.value_or(kDefaultTolerance));
+  return d.empty() ? "" : d + " (printed:\n" + got + ")";
+}
+
 // Note [Runs as users run them]: on several devices a case runs through
 // run_program_on_devices, the controller here and `ss worker` processes,
 // as `ss run` runs it (cli.md); what main prints, what it writes to sinks
@@ -221,10 +236,15 @@ Outcome run_case(const fs::path& file,
     for (const auto& d : diags.list()) o.detail += "\n    " + describe(d, sm);
     return o;
   }
-  if (ex.kind != Expectation::Kind::Error && prog && !prog->mesh().empty()) {
+  // A mesh program runs simulated on `cpu` (spmd.md, Mesh); its
+  // cpu[<mesh size>] run needs the distributed mode.
+  if (ex.kind != Expectation::Kind::Error && prog && !prog->mesh().empty() &&
+      prog->devices().count() > 1) {
     o.skipped = true;
     o.detail =
-        "checked clean; running spmd programs arrives with the spmd work";
+        "checked clean; the distributed spmd mode (one instance per worker) "
+        "is not in this build, and the simulated run on cpu is the "
+        "reference";
     return o;
   }
   if (ex.kind == Expectation::Kind::Ok) {
@@ -235,6 +255,9 @@ Outcome run_case(const fs::path& file,
     o.pass = r.kind.empty();
     if (!o.pass) {
       o.detail = "expected ok, main raised:\n" + r.detail;
+    } else if (std::string d = expected_output(ex, r.out); !d.empty()) {
+      o.pass = false;
+      o.detail = " not the `# output:` lines: " + d;
     } else if (!r.ranks_differ.empty()) {
       o.pass = false;
       o.detail = " the workers' copies differ: " + r.ranks_differ;

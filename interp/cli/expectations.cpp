@@ -99,6 +99,8 @@ std::optional<Expectation> parse_expectations(const std::string& text,
       }
     } else if (auto v3 = value_of("devices:")) {
       ex.devices.push_back(*v3);
+    } else if (auto v4 = value_of("output:")) {
+      ex.output.push_back(*v4);
     }
   }
   if (!have_kind && !missing_is_ok) {

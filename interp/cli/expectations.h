@@ -5,6 +5,7 @@
 //   # expect: runtime DomainError
 //   # tolerance: 1e-5
 //   # devices: cpu[0 1 2]
+//   # output: [x=0] [22 20 12 17]   (one line of what main prints, in order)
 
 #include <optional>
 #include <string>
@@ -25,6 +26,9 @@ struct Expectation {
   std::string runtime_kind;
   std::optional<double> tolerance;
   std::vector<std::string> devices;
+  /// `# output:` lines: what main prints, line by line, its numbers within
+  /// the tolerance (an oracle's values written into the case).
+  std::vector<std::string> output;
 };
 
 /// Reads every expectation comment of [text]. On a malformed or missing

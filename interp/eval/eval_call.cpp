@@ -5,6 +5,7 @@
 
 #include "interp/eval/device_hooks.h"
 #include "interp/eval/interpreter.h"
+#include "interp/eval/remat.h"
 #include "interp/eval/runtime_lib.h"
 #include "interp/eval/tensor_values.h"
 #include "ops/api.h"
@@ -158,6 +159,13 @@ class EvalForwardCtx final : public ops::ForwardCtx {
                        const std::string& path,
                        const ops::Tensor& t) override {
     need(i).as<ModelRef>()->set(path, ops::stop_grad(t));
+  }
+  ops::MeshComm* mesh() override { return c_.in.mesh(); }
+  std::vector<std::string> mesh_axes(size_t i) override {
+    if (!c_.info) return {};
+    auto it = c_.info->mesh_args.find(static_cast<int>(i));
+    return it == c_.info->mesh_args.end() ? std::vector<std::string>{}
+                                          : it->second;
   }
 
  private:
@@ -395,6 +403,16 @@ Value Interpreter::eval_call(const ast::Expr& e, Frame& f) {
         slots[k] = eval(*given[g], f);
       }
     }
+    // A call through remat(f), directly or a local bound to it.
+    bool remat = false;
+    if (e.callee && e.callee->kind == EK::Name) {
+      if (const Value* v = f.find(e.callee->name); v && v->kind == VK::Fn)
+        remat = v->b;
+    } else if (e.callee && e.callee->kind == EK::Call) {
+      Value v = eval(*e.callee, f);
+      remat = v.kind == VK::Fn && v.b;
+    }
+    if (remat) return call_remat(*this, *r.fn, std::move(slots), e.span);
     return call(*r.fn, std::move(slots), e.span);
   }
   if (r.kind == check::Resolution::Kind::Builtin && r.op)

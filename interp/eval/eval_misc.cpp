@@ -24,6 +24,11 @@ Value Interpreter::eval_fstring(const ast::Expr& e, Frame& f) {
 int64_t Interpreter::axis_size(const types::Axis& a,
                                const Frame& f,
                                diag::Span at) {
+  if (!a.split.empty()) {
+    types::Axis whole = a;
+    whole.split.clear();
+    return axis_size(whole, f, at) / split_blocks(a, prog_.mesh());
+  }
   switch (a.kind) {
     case types::Axis::Kind::Dim: {
       auto d = prog_.dims().find(a.name);

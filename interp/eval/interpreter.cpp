@@ -1,9 +1,11 @@
 // Frames, calls of user fns, and statements.
 #include "interp/eval/interpreter.h"
 
+#include <algorithm>
 #include <ostream>
 
 #include "interp/eval/device_hooks.h"
+#include "interp/eval/remat.h"
 #include "ops/api.h"
 #include "ops/core/op_error.h"
 
@@ -80,6 +82,15 @@ Value Interpreter::run_main(const std::vector<std::string>& args,
   return call(*fn, std::move(vals), diag::Span{UINT32_MAX, 0, 0});
 }
 
+int64_t split_blocks(const types::Axis& a,
+                     const std::vector<check::MeshAxis>& mesh) {
+  int64_t n = 1;
+  for (const std::string& m : a.split)
+    for (const check::MeshAxis& ma : mesh)
+      if (ma.name == m) n *= std::max<int64_t>(ma.size, 1);
+  return n;
+}
+
 namespace {
 
 // Binds the size variables of [t] (a param type) to [v]'s runtime sizes.
@@ -87,8 +98,12 @@ namespace {
 // are checked at the call: language.md, Shape rules).
 std::string bind_sizes(const types::Type& t,
                        const Value& v,
-                       std::map<uint32_t, int64_t>& sizes) {
+                       std::map<uint32_t, int64_t>& sizes,
+                       const std::vector<check::MeshAxis>& mesh) {
   auto bind = [&](const types::Axis& a, int64_t n) -> std::string {
+    // A block of an axis split over mesh axes (an spmd fn's parameter,
+    // `A/x`): A is the whole axis, |x| blocks of this one.
+    n *= split_blocks(a, mesh);
     if (a.kind == types::Axis::Kind::Var) {
       auto [it, fresh] = sizes.emplace(a.var, n);
       if (!fresh && it->second != n)
@@ -114,7 +129,7 @@ std::string bind_sizes(const types::Type& t,
       return bind(t.shape[0], r->fields.begin()->second.shape()[0]);
   } else if (t.kind == types::Type::Kind::Tuple && v.kind == VK::Tuple) {
     for (size_t i = 0; i < t.elems.size() && i < v.items->size(); ++i) {
-      std::string e = bind_sizes(t.elems[i], (*v.items)[i], sizes);
+      std::string e = bind_sizes(t.elems[i], (*v.items)[i], sizes, mesh);
       if (!e.empty()) return e;
     }
   }
@@ -127,18 +142,12 @@ Value Interpreter::call(const check::FnInfo& fn,
                         std::vector<Value> args,
                         diag::Span site) {
   if (fn.decl->is_extern) return call_extern(fn, std::move(args), site);
-  // Note [No spmd fn runs yet]: an spmd fn's body is per-instance code
-  // (each instance sees its block of every split argument); running it
-  // once on whole arrays gives the whole array's answer, silently wrong
-  // for anything that is not elementwise (`a - mean(a)`). Until manual
-  // SPMD runs (spmd.md), a call is an error at the call, never a value.
-  if (fn.decl->is_spmd)
-    fail("ValueError",
-         site,
-         "`" + fn.name +
-             "` is an spmd fn: this build checks spmd fns but cannot run "
-             "them yet (each instance must see its own block; running the "
-             "body once on whole arrays would give a wrong value)");
+  // Note [Spmd calls]: an spmd fn called from ordinary code runs once per
+  // instance, each on its block of every split argument (spmd.md), and the
+  // instances' results are joined (interp/eval/spmd/spmd_call.cpp). Called
+  // inside an instance it is inlined: its body runs here, on the blocks it
+  // is given.
+  if (fn.decl->is_spmd && !mesh_) return call_spmd(fn, std::move(args), site);
   // On several devices the call may run elsewhere, or on this rank's share
   // of the batch (Note [Device hooks]).
   if (hooks_)
@@ -158,7 +167,7 @@ Value Interpreter::call(const check::FnInfo& fn,
     } else if (fn.params[i].decl && fn.params[i].decl->default_value) {
       v = eval(*fn.params[i].decl->default_value, f);
     }
-    std::string bad = bind_sizes(fn.params[i].type, v, f.sizes);
+    std::string bad = bind_sizes(fn.params[i].type, v, f.sizes, prog_.mesh());
     if (!bad.empty()) {
       --depth_;
       fail("ShapeError",
@@ -197,7 +206,8 @@ Value Interpreter::call_value(const Value& fn,
                               std::vector<Value> args,
                               diag::Span site) {
   if (const check::FnInfo* f = prog_.fn(fn.s))
-    return call(*f, std::move(args), site);
+    return fn.b ? call_remat(*this, *f, std::move(args), site)
+                : call(*f, std::move(args), site);
   return call_builtin_values(fn.s, std::move(args), site);
 }
 

@@ -19,8 +19,14 @@
 #include "interp/eval/objects.h"
 #include "interp/eval/runtime_error.h"
 #include "interp/eval/value.h"
+#include "ops/registry/mesh_comm.h"
 
 namespace ss::eval {
+
+/// How many blocks [a]'s split over mesh axes cuts it into (1: whole).
+/// Inside an spmd fn `A/x` is a block of A: A's size / |x|.
+int64_t split_blocks(const types::Axis& a,
+                     const std::vector<check::MeshAxis>& mesh);
 
 /// One fn call's state: its locals by block and its size variables' sizes.
 struct Frame {
@@ -122,6 +128,11 @@ class Interpreter {
   Value call_extern(const check::FnInfo& fn,
                     std::vector<Value> args,
                     diag::Span site);
+  /// An spmd fn called from ordinary code: its arguments split into
+  /// blocks, every instance run, the result joined (interp/eval/spmd/).
+  Value call_spmd(const check::FnInfo& fn,
+                  std::vector<Value> args,
+                  diag::Span site);
 
  public:
   /// Runs a builtin whose arguments are gathered (interp/builtins); on
@@ -138,6 +149,10 @@ class Interpreter {
   /// on its result. Runs before anything the program could observe after
   /// it: a builtin, an error, the end of a progress bar, the end of main.
   void settle();
+  /// In an instance of an spmd fn: its mesh (Note [Mesh collectives]);
+  /// null in ordinary code. Not owned.
+  ops::MeshComm* mesh() const { return mesh_; }
+  void set_mesh(ops::MeshComm* m) { mesh_ = m; }
   /// The `.ss` stack of the running calls (most recent last).
   const std::vector<StackEntry>& stack() const { return stack_; }
   /// Replaces the `.ss` stack, returning the one it replaces (a write the
@@ -157,6 +172,7 @@ class Interpreter {
   int depth_ = 0;
   volatile int* interrupt_ = nullptr;
   DeviceHooks* hooks_ = nullptr;
+  ops::MeshComm* mesh_ = nullptr;
 };
 
 }  // namespace ss::eval

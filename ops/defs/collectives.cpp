@@ -8,6 +8,8 @@
 #include <cstring>
 #include <map>
 
+#include "ops/core/op_error.h"
+#include "ops/registry/mesh_comm.h"
 #include "ops/registry/op_def.h"
 #include "ops/registry/rule_helpers.h"
 
@@ -187,7 +189,8 @@ Type psum_scatter_rule(RuleCtx& ctx) {
   Type r = ctx.type(0);
   add_varying(r.varying, x);
   if (untiled(ctx, 3)) {
-    auto s = r.rank() ? r.shape[0].static_size() : std::nullopt;
+    // The block's size: [N/i] with N = 16 over |i| = 4 is 4.
+    auto s = r.rank() ? block_size(ctx, r.shape[0]) : std::nullopt;
     if (!s || *s != nx) {
       ctx.error(Code::E2003,
                 ctx.span(0),
@@ -317,7 +320,7 @@ Type all_to_all_rule(RuleCtx& ctx) {
   auto cp = over_one(ctx, 3, r.shape);
   if (!cp) return Type::error();
   if (untiled(ctx, 4)) {
-    auto s = r.shape[*sp].static_size();
+    auto s = block_size(ctx, r.shape[*sp]);
     if (!s || *s != nx) {
       ctx.error(Code::E2003,
                 ctx.span(2),
@@ -355,13 +358,143 @@ Type axis_size_rule(RuleCtx& ctx) {
   return Type::of(K::Int);
 }
 
+// ---------------------------------------------------------------- forwards
+// Each forward names its collective and, beside it, the transpose that is
+// its VJP (spmd.md's table; Note [Cotangents of invariant values] in
+// ops/registry/mesh_comm.h), and hands both to the instance's mesh.
+
+MeshComm& need_mesh(ForwardCtx& ctx) {
+  if (MeshComm* m = ctx.mesh()) return *m;
+  throw OpError(OpError::Kind::Value,
+                "runs only inside an instance of an spmd fn");
+}
+
+// A tensor, or each tensor of a tuple or list (psum of (loss, count)).
+std::vector<Tensor> operands(ForwardCtx& ctx) {
+  K k = ctx.arg_type(0).kind;
+  if (k == K::Tuple || k == K::List) return ctx.tensors(0);
+  return {ctx.tensor(0)};
+}
+
+std::vector<Tensor> run_each(ForwardCtx& ctx,
+                             const MeshOp& op,
+                             const MeshOp& transpose) {
+  MeshComm& mesh = need_mesh(ctx);
+  std::vector<Tensor> out;
+  for (const Tensor& x : operands(ctx))
+    out.push_back(mesh.collective(op, transpose, x));
+  return out;
+}
+
+MeshOp op_of(MeshOpKind k, ForwardCtx& ctx, size_t axes_param = 1) {
+  MeshOp op;
+  op.kind = k;
+  op.axes = ctx.mesh_axes(axes_param);
+  if (op.axes.empty())
+    throw OpError(OpError::Kind::Value, "names no mesh axis");
+  return op;
+}
+
+MeshOp with_kind(MeshOp op, MeshOpKind k) {
+  op.kind = k;
+  return op;
+}
+
+int over_axis(ForwardCtx& ctx, size_t i) {
+  auto a = ctx.axes(i);
+  return a && !a->empty() ? (*a)[0] : 0;
+}
+
+// psum -> psum, pmean -> pmean, pvary -> the identity, pmax/pmin -> the
+// cotangent to the instance that held the extremum.
+std::vector<Tensor> reduce_forward(ForwardCtx& ctx) {
+  static const std::map<std::string, std::pair<MeshOpKind, MeshOpKind>> kinds{
+      {"psum", {MeshOpKind::Sum, MeshOpKind::Sum}},
+      {"pmean", {MeshOpKind::Mean, MeshOpKind::Mean}},
+      {"pmax", {MeshOpKind::Max, MeshOpKind::SumToExtremum}},
+      {"pmin", {MeshOpKind::Min, MeshOpKind::SumToExtremum}},
+      {"pvary", {MeshOpKind::Vary, MeshOpKind::Vary}},
+  };
+  const auto& [fk, tk] = kinds.at(ctx.op_name());
+  MeshOp op = op_of(fk, ctx);
+  return run_each(ctx, op, with_kind(op, tk));
+}
+
+// all_gather <-> psum_scatter, over the same axis, tiled alike.
+std::vector<Tensor> gather_scatter_forward(ForwardCtx& ctx) {
+  bool gather = is(ctx.op_name(), "all_gather");
+  MeshOp op =
+      op_of(gather ? MeshOpKind::AllGather : MeshOpKind::PsumScatter, ctx);
+  op.tiled = ctx.flag(3, true);
+  op.axis = op.tiled ? over_axis(ctx, 2) : 0;
+  return run_each(
+      ctx,
+      op,
+      with_kind(op, gather ? MeshOpKind::PsumScatter : MeshOpKind::AllGather));
+}
+
+// ppermute -> ppermute with every pair reversed.
+std::vector<Tensor> ppermute_forward(ForwardCtx& ctx) {
+  MeshOp op = op_of(MeshOpKind::Ppermute, ctx);
+  if (ctx.has(2)) {
+    for (const Tensor& p : ctx.tensors(2)) {
+      std::vector<double> v = p.to_doubles();
+      if (v.size() != 2)
+        throw OpError(OpError::Kind::Value,
+                      "perm= is a list of (source, destination) pairs");
+      op.perm.push_back(
+          {static_cast<int64_t>(v[0]), static_cast<int64_t>(v[1])});
+    }
+  } else {
+    // shift=k: the cyclic perm i -> i + k.
+    const int64_t n = need_mesh(ctx).axis_size(op.axes[0]);
+    const int64_t k = ((ctx.integer(3) % n) + n) % n;
+    for (int64_t i = 0; i < n; ++i) op.perm.push_back({i, (i + k) % n});
+  }
+  const int64_t n = need_mesh(ctx).axis_size(op.axes[0]);
+  for (const auto& [src, dst] : op.perm)
+    if (src < 0 || src >= n || dst < 0 || dst >= n)
+      throw OpError(OpError::Kind::Value,
+                    "perm= names instance " +
+                        std::to_string(src < 0 || src >= n ? src : dst) +
+                        ", but " + op.axes[0] + " has " + std::to_string(n));
+  MeshOp back = op;
+  for (auto& [src, dst] : back.perm) std::swap(src, dst);
+  return run_each(ctx, op, back);
+}
+
+// all_to_all -> all_to_all with split= and concat= swapped.
+std::vector<Tensor> all_to_all_forward(ForwardCtx& ctx) {
+  MeshOp op = op_of(MeshOpKind::AllToAll, ctx);
+  op.axis = over_axis(ctx, 2);
+  op.concat = over_axis(ctx, 3);
+  op.tiled = ctx.flag(4, true);
+  MeshOp back = op;
+  std::swap(back.axis, back.concat);
+  return run_each(ctx, op, back);
+}
+
+std::vector<Tensor> axis_index_forward(ForwardCtx& ctx) {
+  MeshOp op = op_of(MeshOpKind::Vary, ctx, 0);
+  return {Tensor::scalar(
+      static_cast<double>(need_mesh(ctx).axis_index(op.axes[0])), DType::I32)};
+}
+
+std::vector<Tensor> axis_size_forward(ForwardCtx& ctx) {
+  MeshOp op = op_of(MeshOpKind::Vary, ctx, 0);
+  return {Tensor::scalar(
+      static_cast<double>(need_mesh(ctx).axis_size(op.axes[0])), DType::I64)};
+}
+
 OpDef def(const char* name,
           std::vector<ParamSpec> params,
           ShapeRule rule,
           const char* summary,
+          Forward forward,
           bool diff = true) {
   OpDef d{name, std::move(params), rule, summary};
   d.differentiable = diff;
+  d.forward = forward;
   return d;
 }
 
@@ -393,48 +526,67 @@ std::vector<OpDef> ops_collectives() {
                    {v, axes},
                    reduce_rule,
                    "sum over mesh axes; the result no longer varies over "
-                   "them")),
-      reducing(def("pmean", {v, axes}, reduce_rule, "mean over mesh axes")),
-      reducing(def("pmax", {v, axes}, reduce_rule, "maximum over mesh axes")),
-      reducing(def("pmin", {v, axes}, reduce_rule, "minimum over mesh axes")),
+                   "them",
+                   reduce_forward)),
+      reducing(def("pmean",
+                   {v, axes},
+                   reduce_rule,
+                   "mean over mesh axes",
+                   reduce_forward)),
+      reducing(def("pmax",
+                   {v, axes},
+                   reduce_rule,
+                   "maximum over mesh axes",
+                   reduce_forward)),
+      reducing(def("pmin",
+                   {v, axes},
+                   reduce_rule,
+                   "minimum over mesh axes",
+                   reduce_forward)),
       def("pvary",
           {v, axes},
           reduce_rule,
-          "marks v as varying over mesh axes (no data moves)"),
+          "marks v as varying over mesh axes (no data moves)",
+          reduce_forward),
       collective(def("all_gather",
                      {v, axis, over, tiled},
                      all_gather_rule,
-                     "joins the blocks of over= along a mesh axis: A/x -> A")),
+                     "joins the blocks of over= along a mesh axis: A/x -> A",
+                     gather_scatter_forward)),
 
       collective(def("psum_scatter",
                      {v, axis, over, tiled},
                      psum_scatter_rule,
-                     "sums over a mesh axis and keeps one block: A -> A/x")),
+                     "sums over a mesh axis and keeps one block: A -> A/x",
+                     gather_scatter_forward)),
 
       collective(def("ppermute",
                      {v, axis, {"perm", V, false}, {"shift", V, false}},
                      ppermute_rule,
-                     "sends blocks along a mesh axis by a permutation")),
+                     "sends blocks along a mesh axis by a permutation",
+                     ppermute_forward)),
 
-      collective(
-          def("all_to_all",
-              {v,
-               axis,
-               {"split", ParamKind::Axes},
-               {"concat", ParamKind::Axes},
-               tiled},
-              all_to_all_rule,
-              "block transpose: split= is cut and sent, concat= joined")),
+      collective(def("all_to_all",
+                     {v,
+                      axis,
+                      {"split", ParamKind::Axes},
+                      {"concat", ParamKind::Axes},
+                      tiled},
+                     all_to_all_rule,
+                     "block transpose: split= is cut and sent, concat= joined",
+                     all_to_all_forward)),
 
       def("axis_index",
           {axis},
           axis_index_rule,
           "this instance's index along a mesh axis, an i32",
+          axis_index_forward,
           false),
       def("axis_size",
           {axis},
           axis_size_rule,
           "the size of a mesh axis, a host int",
+          axis_size_forward,
           false),
   };
 }

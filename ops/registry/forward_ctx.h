@@ -13,6 +13,8 @@
 
 namespace ss::ops {
 
+class MeshComm;
+
 /// Where a random op draws from: Philox key and stream; element i of the
 /// whole value draws counter (offset + i, stream).
 struct RandomStream {
@@ -64,6 +66,12 @@ class ForwardCtx {
   virtual void set_model_field(size_t i,
                                const std::string& path,
                                const Tensor& t) = 0;
+  /// Inside an instance of an spmd fn: its mesh (Note [Mesh collectives]
+  /// in mesh_comm.h); null elsewhere.
+  virtual MeshComm* mesh() { return nullptr; }
+  /// The mesh axes named by param [i] (`psum(v, (x, y))`), as the checker
+  /// resolved them.
+  virtual std::vector<std::string> mesh_axes(size_t i) { return {}; }
 };
 
 /// A builtin's forward: one tensor, or several for a tuple result.

@@ -25,9 +25,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
 
 PHILOX = ("draws from Philox4x32-10 keyed by (seed, call site or field "
           "path, element): torch's generator differs, so no value can match")
-SPMD = ("an spmd collective: spmd fns do not run yet (issue 10 item 4: a "
-        "call is a clear error until a later issue), so there is no value "
-        "to compare; its shape rule is tested")
+SPMD = ("an spmd collective: it runs only inside an instance of an spmd "
+        "fn; its forward is ref/ref_collectives.h (checked by hand in "
+        "ref/tests/ref_collectives_test.cpp), run whole-program against the "
+        "shard_map tutorial's and numpy's values in conformance/spmd/, and "
+        "its VJP against ref's derivative")
 INIT = PHILOX + "; the test checks the bounds and moments torch's init has"
 
 REASONS = {
@@ -48,13 +50,11 @@ REASONS = {
                     "batch_norm rows pass (Train(seed=3), Train(seed=0))",
                     "tests/torch/op_rows_nn.py"),
     # spmd collectives.
-    **{name: Reason("neither", SPMD, "ops/tests/shape_rules_test.cpp")
-       for name in ["psum", "all_gather", "psum_scatter", "axis_index"]},
-    **{name: Reason("neither", SPMD, "interp/tests/parser_test.cpp")
-       for name in ["pvary", "ppermute", "all_to_all", "axis_size"]},
-    **{name: Reason("neither", SPMD + " (not even that: only the table "
-                    "defines it)", "ops/defs/collectives.cpp")
-       for name in ["pmean", "pmax", "pmin"]},
+    **{name: Reason("ref only", SPMD, "interp/tests/spmd_transpose_test.cpp")
+       for name in ["psum", "pmean", "pmax", "pmin", "pvary", "all_gather",
+                    "psum_scatter", "ppermute", "all_to_all"]},
+    **{name: Reason("ref only", SPMD, "conformance/spmd/pmean_pmax_pmin.ss")
+       for name in ["axis_index", "axis_size"]},
     "collective_timeout": Reason(
         "elsewhere", "a host setting of the collectives' timeout",
         "dist/tests/control_test.cpp"),

@@ -1,0 +1,53 @@
+# value_and_grad inside an spmd fn (the tutorial: "when we have a grad
+# inside the shard_mapped function body"): each instance differentiates
+# the plain loss on its rows, and pmean of the Grads (a collective on each
+# gradient tensor) is the whole batch's gradient, the same on every
+# instance. numpy, for x = arange(24)/10 as [8 3], w = (arange(6) - 2)/5 as
+# [3 2] and y = 0.5: gradient [[-0.882 1.134] [-0.966 1.188] [-1.05
+# 1.242]], loss 0.4194. (On cpu only: with cpu[4] the several-devices
+# placement makes the print and the model's write in main E1803.)
+# expect: ok
+# devices: cpu
+# output: [batch=0] [3 2] f32
+# output: [batch=0] [[-0.882 1.134]
+# output: [batch=0]  [-0.966 1.188]
+# output: [batch=0]  [-1.05 1.242]]
+# output: [batch=1] [3 2] f32
+# output: [batch=1] [[-0.882 1.134]
+# output: [batch=1]  [-0.966 1.188]
+# output: [batch=1]  [-1.05 1.242]]
+# output: [batch=2] [3 2] f32
+# output: [batch=2] [[-0.882 1.134]
+# output: [batch=2]  [-0.966 1.188]
+# output: [batch=2]  [-1.05 1.242]]
+# output: [batch=3] [3 2] f32
+# output: [batch=3] [[-0.882 1.134]
+# output: [batch=3]  [-0.966 1.188]
+# output: [batch=3]  [-1.05 1.242]]
+# output: f32 0.4194
+
+devices cpu
+mesh batch=4
+
+dim D = 3
+dim C = 2
+
+model Lin:
+    w: [D C] = zeros()
+
+fn loss(m: Lin, x: [n D], y: [n C]) -> []:
+    let e = x @ m.w - y
+    return mean(sum(e * e, over=C))
+
+spmd fn grad_dp(m: Lin, x: [n/batch D], y: [n/batch C]) -> []:
+    let l, g = value_and_grad(loss, m, x, y)
+    let total = pmean(g, batch)
+    print(total.w)
+    return pmean(l, batch)
+
+fn main():
+    let m = Lin.init(seed=0)
+    m.w = (to(reshape(arange(6), [D, C]), f32) - 2.0) / 5.0
+    let x = to(reshape(arange(24), [8, D]), f32) / 10.0
+    let y = ones([8, C]) * 0.5
+    print(grad_dp(m, x, y))

@@ -1,0 +1,98 @@
+// Note [Remat]
+// remat(f) trades compute for memory: while gradients are recorded, a call
+// through it runs f with recording off, so none of f's intermediates stay
+// alive on the tape, and records one node for the whole call, with f's
+// tensor inputs (tensor arguments, models' params) as its inputs. That
+// node's VJP runs f again on fresh leaves with recording on and
+// backpropagates the cotangent through the second run: f's intermediates
+// exist only inside the backward pass (the FSDP example's policy, gathered
+// params gathered again). The values are f's either way.
+//
+// It applies where the backward pass can run f again: not inside an
+// instance of an spmd fn, whose collectives need every instance to meet
+// again (the backward pass runs on the caller's thread), where f runs as
+// it is; and for a tensor result only (another result: f as it is).
+#include "interp/eval/remat.h"
+
+#include "interp/eval/objects.h"
+#include "ops/api.h"
+
+namespace ss::eval {
+
+using VK = Value::Kind;
+
+namespace {
+
+// The tensors of [args] that need a gradient, in order, and [args] with
+// each replaced through [swap] (a model by a private store).
+template <class Swap>
+std::vector<Value> walk(const std::vector<Value>& args,
+                        std::vector<ops::Tensor>& found,
+                        Swap&& swap) {
+  std::vector<Value> out;
+  for (const Value& v : args) {
+    if (v.kind == VK::Tensor && ops::needs_grad(v.t)) {
+      found.push_back(v.t);
+      out.push_back(Value::tensor(swap(v.t)));
+    } else if (v.kind == VK::Model) {
+      auto* m = v.as<ModelRef>();
+      auto store = std::make_shared<ModelStore>(*m->store);
+      // Every tensor of the handle as it sees it (a stack's slice), so
+      // that the copy needs no index.
+      for (const std::string& p : m->paths(false)) {
+        ops::Tensor t = m->get(p);
+        if (ops::needs_grad(t)) {
+          found.push_back(t);
+          t = swap(t);
+        }
+        store->tensors[m->prefix + p] = t;
+      }
+      auto r = std::make_shared<ModelRef>(*m);
+      r->store = store;
+      r->index.clear();  // the store holds this handle's own slices
+      out.push_back(Value::object(VK::Model, r));
+    } else {
+      out.push_back(v);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Value call_remat(Interpreter& in,
+                 const check::FnInfo& fn,
+                 std::vector<Value> args,
+                 diag::Span site) {
+  if (!ops::GradMode::enabled() || in.mesh() ||
+      fn.result.kind != types::Type::Kind::Tensor)
+    return in.call(fn, std::move(args), site);
+  std::vector<ops::Tensor> inputs;
+  // The forward run sees the inputs themselves; a model's handle is kept
+  // as it is (the identity swap needs no private store).
+  std::vector<Value> plain;
+  for (const Value& v : args) plain.push_back(v);
+  walk(args, inputs, [](const ops::Tensor& t) { return t; });
+  if (inputs.empty()) return in.call(fn, std::move(args), site);
+  Value r;
+  {
+    ops::GradMode::Guard off(false);
+    r = in.call(fn, std::move(plain), site);
+  }
+  if (r.kind != VK::Tensor) return r;
+  const check::FnInfo* f = &fn;
+  auto vjp = [&in, f, args, site](const ops::Tensor& gy) {
+    std::vector<ops::Tensor> again, leaves;
+    std::vector<Value> fresh = walk(args, again, [&](const ops::Tensor& t) {
+      leaves.push_back(ops::requires_grad(t.detach()));
+      return leaves.back();
+    });
+    ops::GradMode::Guard on(true);
+    Value y = in.call(*f, std::move(fresh), site);
+    ops::Tensor root = ops::sum(ops::mul(y.t, gy.detach()));
+    return ops::backward(root, leaves);
+  };
+  return Value::tensor(ops::record("remat", r.t, inputs, vjp));
+}
+
+}  // namespace ss::eval

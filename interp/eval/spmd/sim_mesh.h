@@ -1,0 +1,84 @@
+#pragma once
+// The simulated mode's mesh (spmd.md, Mesh: `devices cpu`): every instance
+// of an spmd call runs on a thread of this process, and a collective is a
+// rendezvous of its group's threads. The last instance to arrive combines
+// the group's blocks with ref/'s reference collectives and records, on each
+// result, the transpose as its VJP (Note [Mesh collectives]). Lockstep
+// follows: every instance waits at each collective for its whole group.
+
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "interp/check/checked.h"
+#include "ops/registry/mesh_comm.h"
+
+namespace ss::eval::spmd {
+
+/// Raised in an instance waiting at a collective when another instance
+/// failed or returned without it: the run reports the other's error.
+struct Abandoned {
+  std::string why;
+};
+
+class SimMesh {
+ public:
+  explicit SimMesh(std::vector<check::MeshAxis> axes);
+
+  int64_t instances() const { return count_; }
+  const std::vector<check::MeshAxis>& axes() const { return axes_; }
+  /// Instance [n]'s index along each mesh axis (x major: n = i·|y| + j).
+  std::vector<int64_t> coords(int64_t n) const;
+  /// `x=1 y=0`: how prints and errors name instance [n].
+  std::string label(int64_t n) const;
+  /// The position of mesh axis [name] (-1: not an axis).
+  int axis_pos(const std::string& name) const;
+
+  /// Instance [me]'s result of [op] on [x] (MeshComm::collective).
+  ops::Tensor collective(int64_t me,
+                         const ops::MeshOp& op,
+                         const ops::MeshOp& transpose,
+                         const ops::Tensor& x);
+  /// Instance [me] is done (returned or failed): instances waiting for it
+  /// at a collective stop with Abandoned.
+  void finished(int64_t me, bool failed);
+
+ private:
+  struct Meeting;
+  /// The members of [me]'s group for [axes], in group order.
+  std::vector<int64_t> group(int64_t me,
+                             const std::vector<std::string>& axes) const;
+  void combine(Meeting& m);
+
+  std::vector<check::MeshAxis> axes_;
+  int64_t count_ = 1;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  /// Keyed by (the group's first member, the members' collective ordinal).
+  std::map<std::pair<int64_t, int64_t>, std::shared_ptr<Meeting>> meetings_;
+  std::vector<int64_t> ordinal_;  // per instance: collectives called so far
+  std::vector<bool> done_;
+  bool failed_ = false;
+};
+
+/// One instance's view of the mesh, handed to its Interpreter.
+class InstanceComm final : public ops::MeshComm {
+ public:
+  InstanceComm(SimMesh& mesh, int64_t me) : mesh_(mesh), me_(me) {}
+  int64_t axis_index(const std::string& axis) override;
+  int64_t axis_size(const std::string& axis) override;
+  ops::Tensor collective(const ops::MeshOp& op,
+                         const ops::MeshOp& transpose,
+                         const ops::Tensor& x) override {
+    return mesh_.collective(me_, op, transpose, x);
+  }
+
+ private:
+  SimMesh& mesh_;
+  int64_t me_;
+};
+
+}  // namespace ss::eval::spmd
