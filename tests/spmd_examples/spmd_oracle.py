@@ -70,7 +70,7 @@ def run_example(ss, name):
     """Runs `ss run examples/spmd/<name>.ss` in a scratch folder; returns the
     lines of <name>.jsonl, each a dict of numpy arrays (and floats)."""
     with tempfile.TemporaryDirectory() as d:
-        p = subprocess.run([ss, "run", os.path.join(EXAMPLES, name + ".ss")],
+        p = subprocess.run([os.path.abspath(ss), "run", os.path.join(EXAMPLES, name + ".ss")],
                            cwd=d, capture_output=True, text=True, timeout=300)
         sys.stdout.write(p.stdout)
         sys.stderr.write(p.stderr)
