@@ -46,6 +46,13 @@ const Local* ValueScope::declare(const std::string& name, Local l) {
   return nullptr;
 }
 
+size_t ValueScope::varying_total() const {
+  size_t n = 0;
+  for (const auto& block : blocks_)
+    for (const auto& [name, l] : block) n += l.type.varying.size();
+  return n;
+}
+
 Local* ValueScope::find(const std::string& name) {
   for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) {
     auto f = it->find(name);

@@ -45,6 +45,9 @@ class ValueScope {
   /// Adds [name]; returns the earlier local when this block has it.
   const Local* declare(const std::string& name, Local l);
   Local* find(const std::string& name);
+  /// The sum of every local's varying set size: it only grows (spmd.md),
+  /// so a change means some local varies over more mesh axes.
+  size_t varying_total() const;
 
  private:
   std::vector<std::map<std::string, Local>> blocks_;
@@ -156,6 +159,9 @@ class Checker {
   void check_stmt(const ast::Stmt& s, FnCtx& c);
   void check_return(const ast::Stmt& s, FnCtx& c);
   Type check_condition(const ast::Expr& e, FnCtx& c);
+  /// A loop's body (and a while's condition), checked again while a pass
+  /// grows a varying set (Note [Loop-carried varying sets]).
+  void check_loop(const ast::Stmt& s, FnCtx& c);
   /// E2006 for a collective call [op] at [at] under a varying condition.
   void check_collective_place(const ops::OpDef& op,
                               const std::vector<RuleArg>& args,

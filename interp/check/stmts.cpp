@@ -367,6 +367,48 @@ void Checker::check_return(const ast::Stmt& s, FnCtx& c) {
   }
 }
 
+// Note [Loop-carried varying sets]: in an spmd fn a loop's body may make a
+// local vary over more mesh axes (`acc = where(axis_index(x) == 0, a,
+// acc)`) after a statement that read it, which on the next iteration reads
+// the grown value. One pass types that read with the old set and can miss
+// an E2001 or E2006, so while a pass grows a set (sets only grow, and are
+// bounded by the mesh) the body is checked again. A pass that reported an
+// error is not repeated, so no error is reported twice; a repeat records
+// no new locals for `ss check --types`.
+void Checker::check_loop(const ast::Stmt& s, FnCtx& c) {
+  using K = ast::Stmt::Kind;
+  size_t first_locals = 0;  // what the first pass recorded
+  for (int pass = 0;; ++pass) {
+    const size_t grown = c.values.varying_total();
+    const size_t errors = diags_.size();
+    const size_t outer = c.varying_conds.size();
+    bool scope = false;
+    if (s.kind == K::For) {
+      Type it = s.iter ? check_expr(*s.iter, c) : Type::error();
+      Type el = element_type(it, s.iter ? s.iter->span : s.span);
+      if (c.in_spmd && !it.varying.empty())
+        c.varying_conds.push_back({s.iter->span, "for", it.varying});
+      c.values.push();
+      scope = true;
+      bind_targets(s.targets, el, s.span, c, false);
+    } else if (s.cond) {
+      Type ct = check_condition(*s.cond, c);
+      if (c.in_spmd && !ct.varying.empty())
+        c.varying_conds.push_back({s.cond->span, "while", ct.varying});
+    }
+    ++c.loop_depth;
+    check_block(s.body, c);
+    --c.loop_depth;
+    if (scope) c.values.pop();
+    c.varying_conds.resize(outer);
+    if (c.fn && pass > 0) c.fn->locals.resize(first_locals);
+    if (c.fn && pass == 0) first_locals = c.fn->locals.size();
+    if (!c.in_spmd || diags_.size() != errors ||
+        c.values.varying_total() == grown || pass >= 16)
+      return;
+  }
+}
+
 void Checker::check_stmt(const ast::Stmt& s, FnCtx& c) {
   using K = ast::Stmt::Kind;
   switch (s.kind) {
@@ -479,34 +521,10 @@ void Checker::check_stmt(const ast::Stmt& s, FnCtx& c) {
       c.varying_conds.resize(outer);
       return;
     }
-    case K::For: {
-      Type it = s.iter ? check_expr(*s.iter, c) : Type::error();
-      Type el = element_type(it, s.iter ? s.iter->span : s.span);
-      const size_t outer = c.varying_conds.size();
-      if (c.in_spmd && !it.varying.empty())
-        c.varying_conds.push_back({s.iter->span, "for", it.varying});
-      c.values.push();
-      bind_targets(s.targets, el, s.span, c, false);
-      ++c.loop_depth;
-      check_block(s.body, c);
-      --c.loop_depth;
-      c.values.pop();
-      c.varying_conds.resize(outer);
+    case K::For:
+    case K::While:
+      check_loop(s, c);
       return;
-    }
-    case K::While: {
-      const size_t outer = c.varying_conds.size();
-      if (s.cond) {
-        Type ct = check_condition(*s.cond, c);
-        if (c.in_spmd && !ct.varying.empty())
-          c.varying_conds.push_back({s.cond->span, "while", ct.varying});
-      }
-      ++c.loop_depth;
-      check_block(s.body, c);
-      --c.loop_depth;
-      c.varying_conds.resize(outer);
-      return;
-    }
     case K::Break:
     case K::Continue:
       if (c.loop_depth == 0)
