@@ -244,6 +244,11 @@ class Checker {
   void report_pending_e2001();
 
   // ---- calls.cpp: E2003 for an spmd fn's whole argument.
+  bool check_model_blocks_divide(const ParamInfo& p,
+                                 const CallArg& arg,
+                                 const Type& pm,
+                                 const Type& am,
+                                 const std::string& path);
   bool check_blocks_divide(const ParamInfo& p,
                            const CallArg& arg,
                            const Binding& b);
