@@ -4,20 +4,19 @@
 Each page has a wrong program (a fenced block after "`name.ss`:") and what
 `ss check` prints for it (a fenced block starting "$ ss ..."). This runs the
 command shown on the program shown, in a scratch folder, and compares the
-output exactly. A page whose output is still a plan says so on a line
-"(checked once ... lands)" and is listed, not compared.
+output exactly (Note [Docs show real output] in docs_blocks.py). A page
+whose output is still a plan says so on a line "(checked once ... lands)"
+and is listed, not compared.
 
 usage: docs_errors_test.py SS_BINARY DOCS_ERRORS_DIR
 """
 import os
 import re
-import shlex
-import subprocess
 import sys
 import tempfile
 
-PROGRAM = re.compile(r"`([\w.-]+\.ss)`[^\n]*:\n\n```\n(.*?)```", re.S)
-SHOWN = re.compile(r"```\n\$ (ss [^\n]*)\n(.*?)```", re.S)
+import docs_blocks
+
 PLANNED = re.compile(r"^\(checked once .* lands\)$", re.M)
 
 
@@ -31,25 +30,19 @@ def main():
         if PLANNED.search(text):
             planned.append(page)
             continue
-        prog, shown = PROGRAM.search(text), SHOWN.search(text)
-        if not prog or not shown:
+        progs, shown = docs_blocks.files(text), docs_blocks.commands(text)
+        if not progs or not shown or not shown[0][0].startswith("ss "):
             failed.append(f"{page}: no program or no shown output")
             continue
+        (name, program), (command, output) = progs[0], shown[0]
         with tempfile.TemporaryDirectory() as d:
-            with open(os.path.join(d, prog.group(1)), "w") as f:
-                f.write(prog.group(2))
-            args = shlex.split(shown.group(1))[1:]
-            r = subprocess.run([ss] + args, cwd=d, capture_output=True,
-                               text=True, timeout=60)
+            docs_blocks.write(d, name, program)
+            got = docs_blocks.run(ss, command, d)
         compared += 1
-        got = r.stdout + r.stderr
-        if got != shown.group(2):
-            failed.append(f"{page}: `{shown.group(1)}` prints\n{got}"
-                          f"but the page shows\n{shown.group(2)}")
-    print(f"{compared} pages compared; still planned: {', '.join(planned)}")
-    for f in failed:
-        print("FAIL " + f)
-    return 1 if failed else 0
+        bad = docs_blocks.mismatch(page, command, got, output)
+        if bad:
+            failed.append(bad)
+    return docs_blocks.report(f"{compared} pages compared; still planned: {', '.join(planned)}", failed)
 
 
 if __name__ == "__main__":

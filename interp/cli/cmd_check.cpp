@@ -32,6 +32,8 @@ int cmd_check(const std::vector<std::string>& args) {
     const std::string& a = args[i];
     if (a == "--list-builtins") {
       return list_builtins();
+    } else if (a == "--builtins-reference") {
+      return print_builtin_reference();  // hidden too: builtin_reference.cpp
     } else if (a == "--json") {
       json = true;
     } else if (a == "--types") {

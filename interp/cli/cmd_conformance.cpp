@@ -79,8 +79,8 @@ std::string expected_output(const Expectation& ex, const std::string& got) {
   if (lines != ex.output.size())
     return "main printed " + std::to_string(lines) + " lines, the case " +
            std::to_string(ex.output.size()) + ":\n" + got;
-  std::string d =
-      compare_outputs(want, got, ex.tolerance.value_or(kDefaultTolerance));
+  std::string d = compare_outputs(
+      want, got, ex.tolerance.value_or(kDefaultTolerance), "the case says");
   return d.empty() ? "" : d + " (printed:\n" + got + ")";
 }
 

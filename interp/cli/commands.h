@@ -21,6 +21,9 @@ using diag::kExitWorker;
 int cmd_check(const std::vector<std::string>& args);
 int cmd_run(const std::vector<std::string>& args);
 int cmd_conformance(const std::vector<std::string>& args);
+/// `ss check --builtins-reference` (hidden): docs/reference/builtins.md from
+/// the op table (Note [The builtins' reference]).
+int print_builtin_reference();
 /// `ss worker ARGS` (hidden: started by `ss run`'s controller, cmd_run.cpp).
 int cmd_worker(const std::vector<std::string>& args);
 /// The environment's problem with the devices' settings

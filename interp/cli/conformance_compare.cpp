@@ -61,10 +61,11 @@ std::vector<double> numbers_in(const std::string& s) {
 // (2.5: exact, or its zeros dropped) and integers compare as they are.
 std::string compare_outputs(const std::string& want,
                             const std::string& got,
-                            double tol) {
+                            double tol,
+                            const std::string& whose) {
   std::vector<Printed> a = printed_numbers(want), b = printed_numbers(got);
   if (a.size() != b.size())
-    return "gave " + std::to_string(b.size()) + " numbers, one device " +
+    return "gave " + std::to_string(b.size()) + " numbers, " + whose + " " +
            std::to_string(a.size());
   for (size_t i = 0; i < a.size(); ++i) {
     double err = std::fabs(a[i].value - b[i].value);
@@ -73,7 +74,7 @@ std::string compare_outputs(const std::string& want,
     double unit = rounded ? a[i].unit * 1.000001 : 0.0;
     if (err > tol * std::max(std::fabs(a[i].value), 1.0) + unit)
       return "number " + std::to_string(i + 1) + " is " +
-             std::to_string(b[i].value) + ", on one device " +
+             std::to_string(b[i].value) + ", " + whose + " " +
              std::to_string(a[i].value);
   }
   return "";

@@ -17,10 +17,12 @@ namespace ss::cli {
 std::vector<double> numbers_in(const std::string& s);
 
 /// "" when every number [got] printed equals [want]'s within [tol]
-/// (relative, against max(|want|, 1)); else what differs.
+/// (relative, against max(|want|, 1)); else what differs, [want] named
+/// as [whose] ("on one device": "number 3 is 2.5, on one device 2.4").
 std::string compare_outputs(const std::string& want,
                             const std::string& got,
-                            double tol);
+                            double tol,
+                            const std::string& whose = "on one device");
 
 /// "" when [got] has [want]'s params, each element within tol x steps of
 /// one device's, relative to the largest param element (the f32 error of

@@ -231,7 +231,8 @@ std::vector<OpDef> ops_along_axis() {
                     {{"x"}, kOver},
                     keep_rule,
                     softmax_fwd,
-                    "exp(x) / sum(exp(x)) along over="),
+                    "exp(x) / sum(exp(x)) along over=")
+                    .with_torch("torch.softmax(x, dim)"),
                 "exp and sum are lowered, so the same softmax runs on any "
                 "device count written as exp({x}) / sum(exp({x}), "
                 "over={b}) (without softmax's max shift: for logits of "
@@ -240,7 +241,8 @@ std::vector<OpDef> ops_along_axis() {
                     {{"x"}, kOver},
                     keep_rule,
                     log_softmax_fwd,
-                    "log(softmax(x)) along over=, stably"),
+                    "log(softmax(x)) along over=, stably")
+                    .with_torch("torch.log_softmax(x, dim)"),
                 "exp, log and sum are lowered, so the same log_softmax runs "
                 "on any device count written as {x} - log(sum(exp({x}), "
                 "over={b})) (without the max shift: for logits of modest "
@@ -249,27 +251,33 @@ std::vector<OpDef> ops_along_axis() {
           {{"x"}, kOver},
           keep_rule,
           cumsum_fwd,
-          "running sum along over="),
+          "running (inclusive) sum along over=")
+          .with_torch("torch.cumsum(x, dim)"),
       def("sort",
           {{"x"}, kOver},
           sort_rule,
           sort_fwd,
-          "(values, indices) sorted ascending along over="),
+          "(values, indices) sorted ascending along over=")
+          .with_torch("torch.sort(x, dim)"),
       def("topk",
           {{"x"}, {"k"}, kOver},
           topk_rule,
           topk_fwd,
-          "(values, indices) of the k largest along over=, a new axis of k"),
+          "(values, indices) of the k largest along over=, a new axis of k")
+          .with_torch("torch.topk(x, k, dim)"),
       def("gather",
           {{"x"}, {"idx"}, kOver},
           gather_rule,
           gather_fwd,
-          "x's values at idx along over= (torch.gather); idx's shape"),
+          "x's values at idx along over= (torch.gather); idx's shape")
+          .with_torch("torch.gather(x, dim, idx)"),
       def("scatter",
           {{"x"}, {"idx"}, {"v"}, kOver},
           scatter_rule,
           scatter_fwd,
-          "x with v written at idx along over= (torch.scatter)"),
+          "x with v written at idx along over= (torch.scatter)")
+          .with_torch("x.scatter(dim, idx, v) (a position written twice: the "
+                      "sum here, unspecified in torch)"),
   };
 }
 

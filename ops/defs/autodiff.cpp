@@ -177,7 +177,10 @@ std::vector<OpDef> ops_autodiff() {
                  {{"f"}, {"m"}, aux},
                  value_and_grad_rule,
                  "(f(m, args...), gradients w.r.t. m); aux=true: (loss, aux, "
-                 "grads)");
+                 "grads)")
+                 .with_torch(
+                     "l = f(m, ...); l.backward() (the grads in p.grad); "
+                     "torch.func.grad_and_value in torch 2");
   vg.variadic = true;
   // On several devices: device work, and it differentiates f on the workers
   // and all-reduces the gradients (explain counts them from the model).
@@ -187,7 +190,8 @@ std::vector<OpDef> ops_autodiff() {
                 {{"f"}, {"m"}, aux},
                 grad_rule,
                 "the gradients of f(m, args...) w.r.t. m; aux=true: (aux, "
-                "grads)");
+                "grads)")
+                .with_torch("torch.autograd.grad(f(m, ...), m.parameters())");
   g.variadic = true;
   g.device = vg.device;
   return {
@@ -196,15 +200,19 @@ std::vector<OpDef> ops_autodiff() {
       def("clip_norm",
           {{"g"}, {"max"}},
           clip_norm_rule,
-          "gradients scaled so their global L2 norm is at most max"),
+          "gradients scaled by max / (norm + 1e-6) when that is below 1, so "
+          "their global L2 norm is at most max")
+          .with_torch("torch.nn.utils.clip_grad_norm_(m.parameters(), max)"),
       def("copy",
           {{"m"}},
           copy_rule,
-          "an independent model with the same values"),
+          "an independent model with the same values")
+          .with_torch("copy.deepcopy(m)"),
       def("remat",
           {{"f"}},
           remat_rule,
-          "f, recomputing its intermediates in the backward pass"),
+          "f, recomputing its intermediates in the backward pass")
+          .with_torch("torch.utils.checkpoint.checkpoint(f, ...)"),
   };
 }
 

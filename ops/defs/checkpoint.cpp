@@ -93,17 +93,21 @@ std::vector<OpDef> ops_checkpoint() {
           {{"path"}, {"m"}, {"opt", V, false}},
           save_rule,
           "writes m (and opt) to one safetensors file, atomically",
-          HostEffect::SavesCheckpoint),
+          HostEffect::SavesCheckpoint)
+          .with_torch("safetensors.torch.save_file(m.state_dict(), path) (opt "
+                      "state in the same file)"),
       def("load",
           {{"path"}, {"model", ParamKind::TypeArg}, {"optim", V, false}},
           load_rule,
           "a model (and its optimizer: load(p, Mlp, adamw)) from a file",
-          HostEffect::LoadsCheckpoint),
+          HostEffect::LoadsCheckpoint)
+          .with_torch("m.load_state_dict(safetensors.torch.load_file(path))"),
       def("load_into",
           {{"m", V, true, true}, {"path"}},
           load_into_rule,
           "reads a checkpoint's params into m",
-          HostEffect::LoadsCheckpoint),
+          HostEffect::LoadsCheckpoint)
+          .with_torch("m.load_state_dict(safetensors.torch.load_file(path))"),
   };
 }
 

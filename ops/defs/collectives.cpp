@@ -527,44 +527,59 @@ std::vector<OpDef> ops_collectives() {
                    reduce_rule,
                    "sum over mesh axes; the result no longer varies over "
                    "them",
-                   reduce_forward)),
-      reducing(def("pmean",
-                   {v, axes},
-                   reduce_rule,
-                   "mean over mesh axes",
-                   reduce_forward)),
-      reducing(def("pmax",
-                   {v, axes},
-                   reduce_rule,
-                   "maximum over mesh axes",
-                   reduce_forward)),
-      reducing(def("pmin",
-                   {v, axes},
-                   reduce_rule,
-                   "minimum over mesh axes",
-                   reduce_forward)),
+                   reduce_forward)
+                   .with_torch("torch.distributed.all_reduce(v) over the "
+                               "axis's group; JAX: jax.lax.psum")),
+      reducing(
+          def("pmean",
+              {v, axes},
+              reduce_rule,
+              "mean over mesh axes",
+              reduce_forward)
+              .with_torch("all_reduce(v) / world size; JAX: jax.lax.pmean")),
+      reducing(
+          def("pmax",
+              {v, axes},
+              reduce_rule,
+              "maximum over mesh axes",
+              reduce_forward)
+              .with_torch("all_reduce(v, op=ReduceOp.MAX); JAX: jax.lax.pmax")),
+      reducing(
+          def("pmin",
+              {v, axes},
+              reduce_rule,
+              "minimum over mesh axes",
+              reduce_forward)
+              .with_torch("all_reduce(v, op=ReduceOp.MIN); JAX: jax.lax.pmin")),
       def("pvary",
           {v, axes},
           reduce_rule,
           "marks v as varying over mesh axes (no data moves)",
-          reduce_forward),
+          reduce_forward)
+          .with_torch("none in torch (no data moves); JAX: jax.lax.pvary"),
       collective(def("all_gather",
                      {v, axis, over, tiled},
                      all_gather_rule,
                      "joins the blocks of over= along a mesh axis: A/x -> A",
-                     gather_scatter_forward)),
+                     gather_scatter_forward)
+                     .with_torch("torch.distributed.all_gather_into_tensor; "
+                                 "JAX: jax.lax.all_gather")),
 
       collective(def("psum_scatter",
                      {v, axis, over, tiled},
                      psum_scatter_rule,
                      "sums over a mesh axis and keeps one block: A -> A/x",
-                     gather_scatter_forward)),
+                     gather_scatter_forward)
+                     .with_torch("torch.distributed.reduce_scatter_tensor; "
+                                 "JAX: jax.lax.psum_scatter")),
 
       collective(def("ppermute",
                      {v, axis, {"perm", V, false}, {"shift", V, false}},
                      ppermute_rule,
                      "sends blocks along a mesh axis by a permutation",
-                     ppermute_forward)),
+                     ppermute_forward)
+                     .with_torch("torch.distributed send/recv pairs "
+                                 "(batch_isend_irecv); JAX: jax.lax.ppermute")),
 
       collective(def("all_to_all",
                      {v,
@@ -574,20 +589,26 @@ std::vector<OpDef> ops_collectives() {
                       tiled},
                      all_to_all_rule,
                      "block transpose: split= is cut and sent, concat= joined",
-                     all_to_all_forward)),
+                     all_to_all_forward)
+                     .with_torch("torch.distributed.all_to_all_single; JAX: "
+                                 "jax.lax.all_to_all")),
 
       def("axis_index",
           {axis},
           axis_index_rule,
           "this instance's index along a mesh axis, an i32",
           axis_index_forward,
-          false),
+          false)
+          .with_torch(
+              "torch.distributed.get_rank(group); JAX: jax.lax.axis_index"),
       def("axis_size",
           {axis},
           axis_size_rule,
           "the size of a mesh axis, a host int",
           axis_size_forward,
-          false),
+          false)
+          .with_torch("torch.distributed.get_world_size(group); JAX: "
+                      "jax.lax.psum(1, axis)"),
   };
 }
 

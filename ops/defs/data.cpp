@@ -227,11 +227,14 @@ DeviceRule passes_on(DeviceRule r) {
 std::vector<OpDef> ops_data() {
   constexpr ParamKind V = ParamKind::Value;
   constexpr ParamKind T = ParamKind::TypeArg;
-  OpDef ds = def("dataset",
-                 {{"record", T}, {"path"}, {"stream", V, false}},
-                 dataset_rule,
-                 "a Dataset[R] from safetensors, npz, a .npy dir or csv",
-                 host(HostEffect::MakesDataset));
+  OpDef ds =
+      def("dataset",
+          {{"record", T}, {"path"}, {"stream", V, false}},
+          dataset_rule,
+          "a Dataset[R] from safetensors, npz, a .npy dir or csv",
+          host(HostEffect::MakesDataset))
+          .with_torch(
+              "torch.utils.data.TensorDataset(*tensors) of a loaded file");
   ds.any_keywords = true;  // field renames: img="x"
   return {
       ds,
@@ -239,12 +242,15 @@ std::vector<OpDef> ops_data() {
           {{"record", T}, {"dir"}},
           mnist_rule,
           "a Dataset[R] from MNIST's IDX files in dir",
-          host(HostEffect::MakesDataset)),
+          host(HostEffect::MakesDataset))
+          .with_torch("torchvision.datasets.MNIST(dir)"),
       def("synthetic_digits",
           {{"record", T}, {"n"}, {"seed", V, false}},
           synthetic_digits_rule,
           "n drawn digit images (28x28 in [0, 1]) with labels, in memory",
-          host(HostEffect::MakesDataset)),
+          host(HostEffect::MakesDataset))
+          .with_torch("none: ShapeScript's own generator, so the README "
+                      "example needs no download"),
       def("len",
           {{"x"}},
           len_rule,
@@ -253,7 +259,8 @@ std::vector<OpDef> ops_data() {
             DeviceRule r = host();
             r.across = Across::SizeOf;  // len(x) of a batch: E1802
             return r;
-          }()),
+          }())
+          .with_torch("len(x)"),
       def("batches",
           {{"ds"},
            {"n"},
@@ -266,12 +273,15 @@ std::vector<OpDef> ops_data() {
             DeviceRule r = passes_on(host());
             r.batch_size_param = 1;  // n: explain's example split
             return r;
-          }()),
+          }())
+          .with_torch("torch.utils.data.DataLoader(ds, batch_size=n, "
+                      "shuffle=True, drop_last=)"),
       def("progress",
           {{"it"}},
           progress_rule,
           "the iterable, with a progress bar on stderr",
-          passes_on(host(HostEffect::ShowsProgress))),
+          passes_on(host(HostEffect::ShowsProgress)))
+          .with_torch("none in torch: tqdm(it)"),
   };
 }
 

@@ -321,19 +321,27 @@ std::vector<Tensor> masked_fill_fwd(ForwardCtx& ctx) {
   return {where(mask, scalar_like(ctx.number(2), x), x)};
 }
 
-// Adds a builtin of one operand (x) or two (a, b) to [v]. [summary] is null
-// for ops/core/elementwise.def's SS_API_ONLY rows, which add nothing.
+// A builtin's words: its summary and its torch equivalent (OpDef::summary,
+// OpDef::torch). Null for ops/core/elementwise.def's SS_API_ONLY rows.
+struct Doc {
+  const char* summary;
+  const char* torch;
+};
+
+// Adds a builtin of one operand (x) or two (a, b) to [v]; an SS_API_ONLY
+// row adds nothing.
 void add_op(std::vector<OpDef>& v,
             const char* name,
             int arity,
             ShapeRule rule,
             Forward f,
-            const char* summary,
+            Doc doc,
             bool diff) {
-  if (!summary) return;
+  if (!doc.summary) return;
   std::vector<ParamSpec> params = {{"x"}};
   if (arity == 2) params = {{"a"}, {"b"}};
-  OpDef d{name, params, rule, summary};
+  OpDef d{name, params, rule, doc.summary};
+  d.torch = doc.torch;
   d.differentiable = diff;
   d.forward = f;
   v.push_back(d);
@@ -346,8 +354,9 @@ std::vector<OpDef> ops_elementwise() {
   // Note [Builtins from the table]: one OpDef per SS_BUILTIN row of
   // ops/core/elementwise.def; the kind picks the shape rule, and the vjp column
   // whether it is differentiable (SS_ZERO_GRAD is: its gradient is 0).
-#define SS_BUILTIN(summary) summary
-#define SS_API_ONLY nullptr
+  // Parenthesised: a top-level comma would split the macro argument.
+#define SS_BUILTIN(summary, torch) (Doc{summary, torch})
+#define SS_API_ONLY (Doc{nullptr, nullptr})
 #define SS_GRAD(dx) true
 #define SS_GRAD2(da, db) true
 #define SS_ZERO_GRAD true
@@ -384,38 +393,43 @@ std::vector<OpDef> ops_elementwise() {
          1,
          float_rule,
          unary_fwd<silu>,
-         "x * sigmoid(x), elementwise",
+         {"x * sigmoid(x), elementwise", "torch.nn.functional.silu(x)"},
          true);
   add_op(v,
          "softplus",
          1,
          float_rule,
          unary_fwd<softplus>,
-         "log(1 + exp(x)), elementwise",
+         {"log(1 + exp(x)), elementwise, without overflow",
+          "torch.nn.functional.softplus(x)"},
          true);
   OpDef gelu{"gelu",
              {{"x"}, {"approximate", ParamKind::Value, false}},
              float_rule,
              "GELU, the exact erf form; approximate=\"tanh\" for the tanh one"};
   gelu.forward = gelu_fwd;
+  gelu.torch = "torch.nn.functional.gelu(x) (approximate=\"tanh\" alike)";
   v.push_back(gelu);
   OpDef where_op{"where",
                  {{"c"}, {"a"}, {"b"}},
                  where_rule,
                  "a where c is true, else b; all three broadcast"};
   where_op.forward = where_fwd;
+  where_op.torch = "torch.where(c, a, b)";
   v.push_back(where_op);
   OpDef clip{"clip",
              {{"x"}, {"lo"}, {"hi"}},
              clip_rule,
              "x limited to [lo, hi], elementwise"};
   clip.forward = clip_fwd;
+  clip.torch = "torch.clamp(x, lo, hi)";
   v.push_back(clip);
   OpDef masked_fill{"masked_fill",
                     {{"x"}, {"mask"}, {"v"}},
                     masked_fill_rule,
                     "x with v where mask (broadcast to x) is true"};
   masked_fill.forward = masked_fill_fwd;
+  masked_fill.torch = "x.masked_fill(mask, v)";
   v.push_back(masked_fill);
   return v;
 }

@@ -76,27 +76,32 @@ std::vector<OpDef> ops_host() {
       def("range",
           {{"a"}, {"b", ParamKind::Value, false}},
           range_rule,
-          "range(n): 0..n-1; range(a, b): a..b-1, a list of ints"),
+          "range(n): 0..n-1; range(a, b): a..b-1, a list of ints")
+          .with_torch("range(n)"),
       // Of a tensor, these read it as a host number.
       def("float",
           {{"x"}},
           convert_rule,
           "x as a host float",
-          HostEffect::ReadsHostNumber),
+          HostEffect::ReadsHostNumber)
+          .with_torch("x.item(), float(x)"),
       def("int",
           {{"x"}},
           convert_rule,
           "x as a host int (truncated)",
-          HostEffect::ReadsHostNumber),
+          HostEffect::ReadsHostNumber)
+          .with_torch("int(x)"),
       def("str",
           {{"x"}},
           str_rule,
           "x as a str, as print writes it",
-          HostEffect::ReadsHostNumber),
+          HostEffect::ReadsHostNumber)
+          .with_torch("str(x)"),
       [] {
         // It reads only v's type: split data is fine (no E1901).
         OpDef t =
-            def("typeof", {{"v"}}, str_rule, "v's type, as a str: [b D]{x}");
+            def("typeof", {{"v"}}, str_rule, "v's type, as a str: [b D]{x}")
+                .with_torch("none: x.shape and x.dtype");
         t.device.takes_split = true;
         return t;
       }(),
@@ -104,7 +109,9 @@ std::vector<OpDef> ops_host() {
           {{"seconds"}},
           timeout_rule,
           "how long a collective waits before a WorkerError",
-          HostEffect::SetsTimeout),
+          HostEffect::SetsTimeout)
+          .with_torch("torch.distributed.init_process_group(..., "
+                      "timeout=timedelta(seconds=s))"),
   };
 }
 

@@ -55,16 +55,24 @@ std::vector<OpDef> ops_init() {
   return {
       def("normal",
           {{"std", V, false}, {"mean", V, false}},
-          "initialiser: normal(std=, mean=0)"),
+          "initialiser: normal(std=, mean=0)")
+          .with_torch("torch.nn.init.normal_(p, mean, std)"),
       def("uniform",
           {{"lo", V, false}, {"hi", V, false}},
-          "initialiser: uniform in [lo, hi)"),
-      def("constant", {{"v"}}, "initialiser: every value v"),
-      def("xavier", {}, "initialiser: torch's xavier_uniform_"),
-      def("kaiming", {}, "initialiser: torch's kaiming_normal_ (fan_in, relu)"),
+          "initialiser: uniform in [lo, hi)")
+          .with_torch("torch.nn.init.uniform_(p, lo, hi)"),
+      def("constant", {{"v"}}, "initialiser: every value v")
+          .with_torch("torch.nn.init.constant_(p, v)"),
+      def("xavier", {}, "initialiser: torch's xavier_uniform_")
+          .with_torch("torch.nn.init.xavier_uniform_(p)"),
+      def("kaiming", {}, "initialiser: torch's kaiming_normal_ (fan_in, relu)")
+          .with_torch("torch.nn.init.kaiming_normal_(p, mode=\"fan_in\", "
+                      "nonlinearity=\"relu\") (fan_in: w's first axis here, "
+                      "its second in torch)"),
       def("truncated_normal",
           {{"std", V, false}},
-          "initialiser: normal(std=) cut at +-2 std (trunc_normal_)"),
+          "initialiser: normal(std=) cut at +-2 std (trunc_normal_)")
+          .with_torch("torch.nn.init.trunc_normal_(p, std=s, a=-2*s, b=2*s)"),
   };
 }
 

@@ -247,42 +247,51 @@ std::vector<OpDef> ops_make() {
           {{"values"}, {"dtype", ParamKind::TypeArg, false}},
           tensor_rule,
           tensor_fwd,
-          "a tensor from a nested list literal (ints give i64, floats f32)"),
+          "a tensor from a nested list literal (ints give i64, floats f32)")
+          .with_torch("torch.tensor([1, 2, 3])"),
       def("zeros",
           {{"type", ParamKind::TypeArg, false}},
           zeros_ones_rule,
           zeros_ones_fwd,
-          "zeros of a type; zeros() alone initialises a model field"),
+          "zeros of a type; zeros() alone initialises a model field")
+          .with_torch("torch.zeros(sizes); as a field init, nn.init.zeros_"),
       def("ones",
           {{"type", ParamKind::TypeArg, false}},
           zeros_ones_rule,
           zeros_ones_fwd,
-          "ones of a type; ones() alone initialises a model field"),
+          "ones of a type; ones() alone initialises a model field")
+          .with_torch("torch.ones(sizes); as a field init, nn.init.ones_"),
       def("full",
           {{"type", ParamKind::TypeArg}, {"v"}},
           full_rule,
           full_fwd,
-          "a tensor of a type with every value v"),
+          "a tensor of a type with every value v")
+          .with_torch("torch.full(sizes, v)"),
       def("arange",
           {{"n"}},
           arange_rule,
           arange_fwd,
-          "0, 1, ..., n-1 as [n] i64"),
+          "0, 1, ..., n-1 as [n] i64")
+          .with_torch("torch.arange(n)"),
       def("zeros_like",
           {{"x"}},
           zeros_like_rule,
           zeros_like_fwd,
-          "zeros of x's type (tensors and Grads; of a model, its Grads)"),
+          "zeros of x's type (tensors and Grads; of a model, its Grads)")
+          .with_torch("torch.zeros_like(x); of a model, [torch.zeros_like(p) "
+                      "for p in m.parameters()]"),
       def("ones_like",
           {{"x"}},
           like_rule,
           ones_like_fwd,
-          "ones of x's type (tensors and Grads)"),
+          "ones of x's type (tensors and Grads)")
+          .with_torch("torch.ones_like(x)"),
       def("causal",
           {{"n", ParamKind::Axis}, {"m", ParamKind::Axis}},
           causal_rule,
           causal_fwd,
-          "[n m] bool, true where column <= row (torch.tril)"),
+          "[n m] bool, true where column <= row (torch.tril)")
+          .with_torch("torch.ones(n, m, dtype=torch.bool).tril()"),
   };
   // causal with the batch axis is E1801.
   v.back().device = refused(Across::AxisArgs,

@@ -669,41 +669,59 @@ std::vector<OpDef> ops_nn() {
           cross_entropy_rule,
           cross_entropy_fwd,
           "mean cross-entropy of logits [b *s C] with labels [b *s] i64",
-          lowered(kCrossEntropy, Across::Operands)),
+          lowered(kCrossEntropy, Across::Operands))
+          .with_torch(
+              "torch.nn.functional.cross_entropy(logits, label) for [b C]; for "
+              "[b n C]: torch.nn.functional.cross_entropy(logits.transpose(1, "
+              "2), label)"),
       def("mse",
           {{"a"}, {"b"}},
           mse_rule,
           mse_fwd,
-          "mean squared error, an f32",
-          lowered(kMse, Across::Operands)),
+          "mean of (a - b) ** 2 over every value, an f32",
+          lowered(kMse, Across::Operands))
+          .with_torch("torch.nn.functional.mse_loss(a, b)"),
       def("dropout",
           {{"x"}, {"p"}, {"mode"}},
           dropout_rule,
           dropout_fwd,
-          "zeroes values with probability p in Train mode, scales the rest"),
+          "in Train mode zeroes each value with probability p and scales the "
+          "rest by 1 / (1 - p); in Eval, x")
+          .with_torch("torch.nn.functional.dropout(x, p, training=...) (other "
+                      "masks: draws keyed by seed and place)"),
       def("batch_norm",
           {{"x"}, {"bn", ParamKind::Value, true, true}, {"mode"}},
           batch_norm_rule,
           batch_norm_fwd,
-          "batch normalisation of [b C ...] with a BatchNorm[C]",
-          lowered(kBatchNorm, Across::Operands)),
+          "batch normalisation of [b C ...] with a BatchNorm[C] (momentum 0.1, "
+          "eps 1e-5)",
+          lowered(kBatchNorm, Across::Operands))
+          .with_torch("torch.nn.BatchNorm1d(C) / BatchNorm2d(C) (momentum 0.1, "
+                      "eps 1e-5)"),
       def("layer_norm",
           {{"x"}, over, eps, {"affine", ParamKind::Value, false}},
           norm_rule,
           layer_norm_fwd,
-          "normalises over over=; affine= applies a LayerNorm's g and b",
-          refused()),
+          "(x - mean) / sqrt(var + eps) over over= (biased var, eps 1e-5); "
+          "affine= applies a LayerNorm's g and b",
+          refused())
+          .with_torch(
+              "torch.nn.functional.layer_norm(x, (D,), ln.g, ln.b, eps=1e-5)"),
       def("rms_norm",
           {{"x"}, over, eps},
           norm_rule,
           rms_norm_fwd,
-          "x / sqrt(mean(x**2) + eps) over over=",
-          refused()),
+          "x / sqrt(mean(x ** 2) + eps) over over= (eps 1e-6 by default)",
+          refused())
+          .with_torch("x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) "
+                      "(torch.nn.RMSNorm in torch 2.4, whose eps defaults to "
+                      "the dtype's epsilon)"),
       def("embedding",
           {{"table"}, {"ids"}},
           embedding_rule,
           embedding_fwd,
-          "rows of table [V D] at ids [*s]: [*s D]"),
+          "rows of table [V D] at ids [*s]: [*s D]")
+          .with_torch("torch.nn.functional.embedding(ids, table)"),
       def("conv2d",
           {{"x"},
            {"k"},
@@ -711,27 +729,34 @@ std::vector<OpDef> ops_nn() {
            {"padding", ParamKind::Value, false}},
           conv2d_rule,
           conv2d_fwd,
-          "2-d convolution: [b C h w] with [O C kh kw]"),
+          "2-d convolution, no bias: [b C h w] with [O C kh kw]")
+          .with_torch(
+              "torch.nn.functional.conv2d(x, k, stride=, padding=) (no bias)"),
       def("max_pool2d",
           {{"x"}, {"k"}},
           pool_rule,
           pool_fwd,
-          "max over k x k windows of the last two axes, stride k"),
+          "max over k x k windows of the last two axes, stride k")
+          .with_torch("torch.nn.functional.max_pool2d(x, k)"),
       def("avg_pool2d",
           {{"x"}, {"k"}},
           pool_rule,
           pool_fwd,
-          "mean over k x k windows of the last two axes, stride k"),
+          "mean over k x k windows of the last two axes, stride k")
+          .with_torch("torch.nn.functional.avg_pool2d(x, k)"),
       def("stop_grad",
           {{"x"}},
           stop_grad_rule,
           stop_grad_fwd,
-          "x's value, with no gradient flowing back"),
+          "x's value, with no gradient flowing back")
+          .with_torch("x.detach()"),
       def("linear",
           {{"l"}, {"x"}},
           linear_rule,
           linear_fwd,
-          "x @ l.w + l.b for a Linear[I O]: [*s I] -> [*s O]"),
+          "x @ l.w + l.b for a Linear[I O]: [*s I] -> [*s O]")
+          .with_torch("torch.nn.functional.linear(x, l.w.T, l.b): w is [I O] "
+                      "here, [O I] in torch.nn.Linear"),
   };
 }
 

@@ -181,7 +181,9 @@ std::vector<OpDef> ops_optim() {
            {"weight_decay", V, false},
            {"nesterov", V, false}},
           sgd_rule,
-          "SGD[M] state for m (torch.optim.SGD)"),
+          "SGD[M] state for m (torch.optim.SGD)")
+          .with_torch("torch.optim.SGD(m.parameters(), lr, momentum, "
+                      "weight_decay=, nesterov=)"),
       def("adamw",
           {{"m"},
            {"lr"},
@@ -189,7 +191,9 @@ std::vector<OpDef> ops_optim() {
            {"eps", V, false},
            {"weight_decay", V, false}},
           adamw_rule,
-          "AdamW[M] state for m (torch.optim.AdamW)"),
+          "AdamW[M] state for m (torch.optim.AdamW)")
+          .with_torch("torch.optim.AdamW(m.parameters(), lr, betas, eps, "
+                      "weight_decay=0.01)"),
       def("update",
           {{"m", V, true, true}, {"opt", V, true, true}, {"g"}},
           update_rule,
@@ -198,27 +202,37 @@ std::vector<OpDef> ops_optim() {
             DeviceRule r;
             r.device_work = true;  // E1803 in a controller fn
             return r;
-          }()),
+          }())
+          .with_torch(
+              "opt.step() (the gradients are an argument here, not p.grad)"),
       def("set_lr",
           {{"opt", V, true, true}, {"lr"}},
           set_lr_rule,
-          "sets the optimizer's learning rate",
-          host()),
+          "sets opt's learning rate for the next updates",
+          host())
+          .with_torch("for g in opt.param_groups: g[\"lr\"] = lr"),
       def("cosine_lr",
           {{"step"}, {"total"}, {"lr"}, {"warmup", V, false}},
           cosine_lr_rule,
-          "warm-up then cosine-decayed learning rate",
-          host()),
+          "the lr at step: linear warm-up over warmup= steps, then cosine "
+          "decay to 0 at total",
+          host())
+          .with_torch(
+              "none built in: transformers' get_cosine_schedule_with_warmup, "
+              "or LambdaLR with that formula (docs/porting.md)"),
       def("init",
           {{"model", ParamKind::TypeArg}, {"seed", V, false}},
           init_rule,
           "Model.init(seed=): a model with fresh params",
-          host()),
+          host())
+          .with_torch("Mlp() after torch.manual_seed(s) (other values: draws "
+                      "keyed by seed and field path)"),
       def("Train",
           {{"seed", V, false}},
           train_rule,
           "the training Mode; dropout draws keyed by seed=",
-          host()),
+          host())
+          .with_torch("m.train() and torch.manual_seed(s); Eval: m.eval()"),
   };
 }
 

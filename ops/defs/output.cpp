@@ -116,23 +116,28 @@ OpDef def(const char* name,
 }  // namespace
 
 std::vector<OpDef> ops_output() {
-  OpDef logs = def("logs",
-                   {},
-                   logs_rule,
-                   "named values (0-d or tensors) for sinks and progress",
-                   per_example());
+  OpDef logs =
+      def("logs",
+          {},
+          logs_rule,
+          "named values (0-d or tensors) for sinks and progress",
+          per_example())
+          .with_torch(
+              "none: a dict {\"loss\": l.item()}, as written to a logger");
   logs.any_keywords = true;
   OpDef tee = def("tee",
                   {},
                   tee_rule,
                   "a sink writing to every sink given",
-                  host(HostEffect::MakesSink));
+                  host(HostEffect::MakesSink))
+                  .with_torch("none: writing to each logger");
   tee.variadic = true;
   OpDef print = def("print",
                     {},
                     print_rule,
                     "writes values to stdout; tensors with their type",
-                    host(HostEffect::Prints));
+                    host(HostEffect::Prints))
+                    .with_torch("print(x)");
   print.variadic = true;
   print.any_keywords = true;
   return {
@@ -141,23 +146,27 @@ std::vector<OpDef> ops_output() {
           {},
           sink_rule,
           "a sink printing one aligned line a write",
-          host(HostEffect::MakesSink)),
+          host(HostEffect::MakesSink))
+          .with_torch("none: print(...) each step"),
       def("csv",
           {{"path"}},
           sink_rule,
           "a sink writing a csv file: step,<names...> then a row a write",
-          host(HostEffect::MakesFileSink)),
+          host(HostEffect::MakesFileSink))
+          .with_torch("none: csv.writer(open(path, \"w\"))"),
       def("jsonl",
           {{"path"}},
           sink_rule,
           "a sink writing one JSON object a line",
-          host(HostEffect::MakesFileSink)),
+          host(HostEffect::MakesFileSink))
+          .with_torch("none: a file of json.dumps(...) lines"),
       tee,
       def("write",
           {{"sink"}, {"r"}, {"step", ParamKind::Value, false}},
           write_rule,
           "writes logs to a sink (step defaults to a counter)",
-          host(HostEffect::WritesSink)),
+          host(HostEffect::WritesSink))
+          .with_torch("none: logger.log(values, step=)"),
       def("mean_logs",
           {{"f"}, {"m"}, {"batches"}},
           mean_logs_rule,
@@ -169,7 +178,9 @@ std::vector<OpDef> ops_output() {
             r.takes_split = true;
             r.fn_arg = FnArg::PerBatch;
             return r;
-          }()),
+          }())
+          .with_torch(
+              "none: a loop under torch.no_grad() averaging by batch size"),
       print,
   };
 }

@@ -71,8 +71,12 @@ OpDef def(const char* name, const char* summary) {
 
 std::vector<OpDef> ops_random() {
   return {
-      def("rand", "uniform values in [0, 1) of a type, keyed by seed="),
-      def("randn", "standard normal values of a type, keyed by seed="),
+      def("rand", "uniform values in [0, 1) of a type, keyed by seed=")
+          .with_torch("torch.rand(sizes) (other values: Philox keyed by seed "
+                      "and call site)"),
+      def("randn", "standard normal values of a type, keyed by seed=")
+          .with_torch("torch.randn(sizes) (other values: Philox keyed by seed "
+                      "and call site)"),
   };
 }
 

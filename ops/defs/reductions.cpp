@@ -292,23 +292,37 @@ std::vector<OpDef> ops_reductions() {
   std::vector<OpDef> v = {
       reduction("sum",
                 "sum over the axes of over= (all when omitted)",
-                lowered(kSum, Across::Reduction)),
+                lowered(kSum, Across::Reduction))
+          .with_torch("x.sum(dim) (x.sum() over all)"),
       reduction("mean",
                 "mean over the axes of over= (all when omitted)",
-                lowered(kMean, Across::Reduction)),
-      max_min("max", "largest value over over= (or of two values)"),
-      max_min("min", "smallest value over over= (or of two values)"),
-      reduction("prod", "product over the axes of over=", NL),
-      reduction("std", "unbiased standard deviation over over=", NL),
-      reduction("var", "unbiased variance over over=", NL),
-      reduction("logsumexp", "log(sum(exp(x))) over over=, stably", NL),
-      reduction("norm", "L2 norm over over=; norm(g) of Grads: global", NL),
+                lowered(kMean, Across::Reduction))
+          .with_torch("x.mean(dim) (x.mean() over all)"),
+      max_min("max", "largest value over over= (or of two values)")
+          .with_torch("x.amax(dim); torch.maximum(a, b) of two"),
+      max_min("min", "smallest value over over= (or of two values)")
+          .with_torch("x.amin(dim); torch.minimum(a, b) of two"),
+      reduction("prod", "product over the axes of over=", NL)
+          .with_torch("x.prod(dim)"),
+      reduction("std", "unbiased standard deviation over over=", NL)
+          .with_torch("x.std(dim) (unbiased, as torch's default)"),
+      reduction("var", "unbiased variance over over=", NL)
+          .with_torch("x.var(dim) (unbiased, as torch's default)"),
+      reduction("logsumexp", "log(sum(exp(x))) over over=, stably", NL)
+          .with_torch("torch.logsumexp(x, dim)"),
+      reduction("norm", "L2 norm over over=; norm(g) of Grads: global", NL)
+          .with_torch("torch.linalg.vector_norm(x, dim=dim); of Grads, the "
+                      "total norm clip_grad_norm_ returns"),
       reduction(
-          "argmax", "index (i64) of the largest value over over=", NL, false),
+          "argmax", "index (i64) of the largest value over over=", NL, false)
+          .with_torch("x.argmax(dim)"),
       reduction(
-          "argmin", "index (i64) of the smallest value over over=", NL, false),
-      reduction("any", "whether any value over over= is true", NL, false),
-      reduction("all", "whether every value over over= is true", NL, false),
+          "argmin", "index (i64) of the smallest value over over=", NL, false)
+          .with_torch("x.argmin(dim)"),
+      reduction("any", "whether any value over over= is true", NL, false)
+          .with_torch("x.any(dim)"),
+      reduction("all", "whether every value over over= is true", NL, false)
+          .with_torch("x.all(dim)"),
   };
   OpDef red{"reduce",
             {{"x"},
@@ -318,6 +332,8 @@ std::vector<OpDef> ops_reductions() {
             "reduce(x, over=, with=sum): reduction by a named function"};
   red.device = lowered(kReduceSum, Across::Reduction);
   red.forward = reduce_with_fwd;
+  red.torch =
+      "x.sum(dim), x.amax(dim), x.amin(dim), x.prod(dim) as with= names";
   v.push_back(red);
   return v;
 }

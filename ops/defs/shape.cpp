@@ -527,7 +527,8 @@ std::vector<OpDef> ops_shape() {
                    concat_rule,
                    "joins tensors along over= (as= names the new size)",
                    true,
-                   concat_fwd),
+                   concat_fwd)
+                   .with_torch("torch.cat(xs, dim)"),
                "each worker holds only its part of the batch: concat along "
                "another axis, or per example"),
       def("stack",
@@ -535,13 +536,17 @@ std::vector<OpDef> ops_shape() {
           stack_rule,
           "stacks equal tensors along a new leading axis (new=N)",
           true,
-          stack_fwd),
+          stack_fwd)
+          .with_torch("torch.stack(xs, 0)"),
       indexing(def("take",
                    {{"x"}, {"i"}, over_opt},
                    take_rule,
                    "x at index i along over= (ds.take(n): the first n items)",
                    true,
-                   take_fwd),
+                   take_fwd)
+                   .with_torch(
+                       "x.select(dim, i) of an int; x.index_select(dim, idx) "
+                       "of an index tensor; ds.take(n): Subset(ds, range(n))"),
                "each worker holds only its part of the batch: take along "
                "another axis, or per example"),
       indexing(def("put",
@@ -549,7 +554,8 @@ std::vector<OpDef> ops_shape() {
                    put_rule,
                    "x with the slice at i along over= set to v",
                    true,
-                   put_fwd),
+                   put_fwd)
+                   .with_torch("torch.select_scatter(x, v, dim, i)"),
                "each worker holds only its part of the batch: put along "
                "another axis, or per example"),
       indexing(def("roll",
@@ -557,7 +563,8 @@ std::vector<OpDef> ops_shape() {
                    roll_rule,
                    "x shifted cyclically by k along over=",
                    true,
-                   roll_fwd),
+                   roll_fwd)
+                   .with_torch("torch.roll(x, k, dim)"),
                "each worker holds only its part of the batch: roll along "
                "another axis, or per example"),
       indexing(def("pad",
@@ -565,7 +572,9 @@ std::vector<OpDef> ops_shape() {
                    pad_rule,
                    "x padded at the end along over= to size to=",
                    true,
-                   pad_fwd),
+                   pad_fwd)
+                   .with_torch("torch.nn.functional.pad(x, (0, to - n)) on the "
+                               "last axis (value=)"),
                "each worker holds only its part of the batch: pad along "
                "another axis, or per example"),
       def("reshape",
@@ -573,18 +582,21 @@ std::vector<OpDef> ops_shape() {
           reshape_rule,
           "x with a new shape of the same number of values",
           true,
-          reshape_fwd),
+          reshape_fwd)
+          .with_torch("x.reshape(64, D)"),
       def("to",
           {{"x"}, {"dtype", ParamKind::TypeArg}},
           to_rule,
-          "x converted to a dtype",
+          "x converted to another dtype: to(x, bf16)",
           true,
-          to_fwd),
+          to_fwd)
+          .with_torch("x.to(torch.bfloat16)"),
       def("size",
           {{"x"}, {"axis", ParamKind::Axis}},
           size_rule,
           "the size of one of x's axes, a host int",
-          false),
+          false)
+          .with_torch("x.size(dim)"),
   };
   // size(x, b) of the batch axis: E1802 (a share's size).
   v.back().device.across = Across::SizeOf;
@@ -594,6 +606,9 @@ std::vector<OpDef> ops_shape() {
            "rearrange(x, b H n Dh -> b n (H Dh)): einops-style reshaping"};
   re.variadic = true;
   re.intrinsic = Intrinsic::Rearrange;
+  re.torch =
+      "none in torch: einops.rearrange(x, \"b h n d -> b n (h d)\"), or "
+      "permute + reshape";
   v.push_back(re);
   OpDef sp{"split",
            {{"x"}, {"frac", ParamKind::Value, false}},
@@ -601,6 +616,10 @@ std::vector<OpDef> ops_shape() {
            "split(x, b n (3 D) -> b n D): a k-tuple; ds.split(f): two "
            "datasets"};
   sp.intrinsic = Intrinsic::Split;
+  sp.torch =
+      "einops.rearrange(x, \"b n (k d) -> k b n d\", k=3).unbind(0); "
+      "ds.split(f): Subset(ds, range(k)), Subset(ds, range(k, n)) with k = "
+      "round(f n), unshuffled";
   v.push_back(sp);
   return v;
 }

@@ -5,6 +5,7 @@
 // Every OpDef lives in ops/defs/<family>.cpp and is registered there with
 // SS_REGISTER_OPS; the checker finds it by name (ops/registry/registry.h).
 
+#include <utility>
 #include <vector>
 
 #include "ops/core/type.h"
@@ -57,6 +58,19 @@ struct OpDef {
   /// (interp/builtins/<family>.cpp (data: interp/data/data.cpp), found by the
   /// same name).
   Forward forward = nullptr;
+  /// What a PyTorch user would write instead (docs/reference/builtins.md,
+  /// generated from this table): a call such as "torch.softmax(x, dim=d)",
+  /// or "none: " and why where torch has nothing alike. A test fails for
+  /// an entry without one (Note [The builtins' reference] in
+  /// interp/cli/builtin_reference.cpp).
+  const char* torch = "";
+
+  /// This entry with [t] as its torch equivalent, for the entries a
+  /// family's helper builds: `def(...).with_torch("torch.cumsum(x, dim)")`.
+  OpDef with_torch(const char* t) && {
+    torch = t;
+    return std::move(*this);
+  }
 };
 
 }  // namespace ss::ops
