@@ -12,14 +12,16 @@ spmd fn loss_dp(m: Net, inputs: [n/batch D], targets: [n/batch C]) -> f32:
     let local_loss = loss(m, inputs, targets)
     return pmean(local_loss, batch)
 
-fn main():
-    let m = init_net()
-    let inputs = batch_inputs()
-    let targets = batch_targets()
+# The comparison is device work (a worker fn), so that on cpu[N] it can
+# run on the workers while main prints and writes.
+fn compare(m: Net, inputs: [N D], targets: [N C]) -> (Logs, Logs):
     let l, g = value_and_grad(loss, m, inputs, targets)
     let l_dp, g_dp = value_and_grad(loss_dp, m, inputs, targets)
-    let diff = norm(g_dp - g)
-    print(f"loss {l} loss_dp {l_dp} grad_diff_norm {diff}")
+    return logs(loss=l, loss_dp=l_dp, grad_diff_norm=norm(g_dp - g)), grad_logs(g_dp)
+
+fn main():
+    let summary, grads = compare(init_net(), batch_inputs(), batch_targets())
+    print(summary)
     let results = jsonl("nn_dp.jsonl")
-    results.write(logs(loss=l, loss_dp=l_dp, grad_diff_norm=diff))
-    results.write(grad_logs(g_dp))
+    results.write(summary)
+    results.write(grads)

@@ -29,14 +29,16 @@ spmd fn loss_fsdp(m: Net/batch, inputs: [n/batch D], targets: [n/batch C]) -> f3
     let local_loss = mean(sum((predictions - targets) ** 2, over=-1))
     return pmean(local_loss, batch)
 
-fn main():
-    let m = init_net()
-    let inputs = batch_inputs()
-    let targets = batch_targets()
+# The comparison is device work (a worker fn), so that on cpu[N] it can
+# run on the workers while main prints and writes.
+fn compare(m: Net, inputs: [N D], targets: [N C]) -> (Logs, Logs):
     let l, g = value_and_grad(loss, m, inputs, targets)
     let l_fsdp, g_fsdp = value_and_grad(loss_fsdp, m, inputs, targets)
-    let diff = norm(g_fsdp - g)
-    print(f"loss {l} loss_fsdp {l_fsdp} grad_diff_norm {diff}")
+    return logs(loss=l, loss_fsdp=l_fsdp, grad_diff_norm=norm(g_fsdp - g)), grad_logs(g_fsdp)
+
+fn main():
+    let summary, grads = compare(init_net(), batch_inputs(), batch_targets())
+    print(summary)
     let results = jsonl("nn_fsdp.jsonl")
-    results.write(logs(loss=l, loss_fsdp=l_fsdp, grad_diff_norm=diff))
-    results.write(grad_logs(g_fsdp))
+    results.write(summary)
+    results.write(grads)

@@ -29,14 +29,16 @@ spmd fn loss_fsdp_tp(m: Net/(feats batch), inputs: [n/batch D/feats], targets: [
     let sq_err = psum(sum((predictions - targets) ** 2, over=-1), feats)
     return pmean(mean(sq_err), batch)
 
-fn main():
-    let m = init_net()
-    let inputs = batch_inputs()
-    let targets = batch_targets()
+# The comparison is device work (a worker fn), so that on cpu[N] it can
+# run on the workers while main prints and writes.
+fn compare(m: Net, inputs: [N D], targets: [N C]) -> (Logs, Logs):
     let l, g = value_and_grad(loss, m, inputs, targets)
     let l_fsdp_tp, g_fsdp_tp = value_and_grad(loss_fsdp_tp, m, inputs, targets)
-    let diff = norm(g_fsdp_tp - g)
-    print(f"loss {l} loss_fsdp_tp {l_fsdp_tp} grad_diff_norm {diff}")
+    return logs(loss=l, loss_fsdp_tp=l_fsdp_tp, grad_diff_norm=norm(g_fsdp_tp - g)), grad_logs(g_fsdp_tp)
+
+fn main():
+    let summary, grads = compare(init_net(), batch_inputs(), batch_targets())
+    print(summary)
     let results = jsonl("nn_fsdp_tp.jsonl")
-    results.write(logs(loss=l, loss_fsdp_tp=l_fsdp_tp, grad_diff_norm=diff))
-    results.write(grad_logs(g_fsdp_tp))
+    results.write(summary)
+    results.write(grads)

@@ -88,14 +88,16 @@ fn grad_logs_pp(g: Grads[NetPP]) -> Logs:
     return logs(first_w=g.first.w, first_b=g.first.b, inner_w=g.inner_w,
                 inner_b=g.inner_b, last_w=g.last.w, last_b=g.last.b)
 
-fn main():
-    let m = init_net_pp()
-    let inputs = batch_inputs()
-    let targets = batch_targets()
+# The comparison is device work (a worker fn), so that on cpu[N] it can
+# run on the workers while main prints and writes.
+fn compare(m: NetPP, inputs: [N D], targets: [N C]) -> (Logs, Logs):
     let l, g = value_and_grad(loss, m, inputs, targets)
     let l_pp, g_pp = value_and_grad(loss_pp, m, inputs, targets)
-    let diff = norm(g_pp - g)
-    print(f"loss {l} loss_pp {l_pp} grad_diff_norm {diff}")
+    return logs(loss=l, loss_pp=l_pp, grad_diff_norm=norm(g_pp - g)), grad_logs_pp(g_pp)
+
+fn main():
+    let summary, grads = compare(init_net_pp(), batch_inputs(), batch_targets())
+    print(summary)
     let results = jsonl("nn_pp.jsonl")
-    results.write(logs(loss=l, loss_pp=l_pp, grad_diff_norm=diff))
-    results.write(grad_logs_pp(g_pp))
+    results.write(summary)
+    results.write(grads)

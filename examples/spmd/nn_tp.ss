@@ -27,14 +27,16 @@ fn loss_tp(m: Net, inputs: [n D], targets: [n C]) -> f32:
     let predictions = predict_tp(m, inputs)
     return mean(sum((predictions - targets) ** 2, over=-1))
 
-fn main():
-    let m = init_net()
-    let inputs = batch_inputs()
-    let targets = batch_targets()
+# The comparison is device work (a worker fn), so that on cpu[N] it can
+# run on the workers while main prints and writes.
+fn compare(m: Net, inputs: [N D], targets: [N C]) -> (Logs, Logs):
     let l, g = value_and_grad(loss, m, inputs, targets)
     let l_tp, g_tp = value_and_grad(loss_tp, m, inputs, targets)
-    let diff = norm(g_tp - g)
-    print(f"loss {l} loss_tp {l_tp} grad_diff_norm {diff}")
+    return logs(loss=l, loss_tp=l_tp, grad_diff_norm=norm(g_tp - g)), grad_logs(g_tp)
+
+fn main():
+    let summary, grads = compare(init_net(), batch_inputs(), batch_targets())
+    print(summary)
     let results = jsonl("nn_tp.jsonl")
-    results.write(logs(loss=l, loss_tp=l_tp, grad_diff_norm=diff))
-    results.write(grad_logs(g_tp))
+    results.write(summary)
+    results.write(grads)
