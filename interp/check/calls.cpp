@@ -94,9 +94,13 @@ Type Checker::call_user(const FnInfo& fn,
   for (const CallArg& a : args)
     if (a.type.is_error()) return Type::error();
   ensure_checked(const_cast<FnInfo&>(fn));
+  // Note [E2001 for inlined spmd fns], in stmts.cpp.
+  (c && c->in_spmd ? const_cast<FnInfo&>(fn).called_from_spmd
+                   : const_cast<FnInfo&>(fn).called_from_ordinary) = true;
   Binding b;
   bool per_instance = c && c->in_spmd && !fn.decl->is_spmd;
-  b.blocks = per_instance;
+  b.inlined = c && c->in_spmd && fn.decl->is_spmd;
+  b.blocks = per_instance || b.inlined;
   bool ok = true;
   for (size_t k = 0; k < fn.params.size(); ++k) {
     if (!slot[k]) continue;
@@ -122,6 +126,20 @@ Type Checker::call_user(const FnInfo& fn,
   Type r = substitute(result, b);
   // Called from ordinary code, an spmd fn's result is joined: whole.
   if (fn.decl->is_spmd && !(c && c->in_spmd)) strip_splits(r);
+  if (fn.decl->is_spmd && c && c->in_spmd && r.kind == TK::Tensor) {
+    // Inlined, its result keeps the body's varying set (spmd.md): what its
+    // returns vary over, plus what an argument varies over beyond its
+    // parameter's splits (the body was checked without those; they may
+    // only be over-counted, when the body reduces over them).
+    std::set<std::string> v = fn.result_varying;
+    for (size_t k = 0; k < fn.params.size(); ++k) {
+      if (!slot[k]) continue;
+      std::set<std::string> own = split_axes(fn.params[k].type);
+      for (const std::string& a : slot[k]->type.varying)
+        if (!own.count(a)) v.insert(a);
+    }
+    r.varying.assign(v.begin(), v.end());
+  }
   if (per_instance && r.kind == TK::Tensor) {
     // Its result varies over the union of its arguments' sets.
     std::set<std::string> v;
@@ -492,9 +510,54 @@ Type Checker::check_call(const ast::Expr& e, FnCtx& c) {
 // E2003: called from ordinary code, an spmd fn cuts each whole argument
 // into blocks by its parameter's type (spmd.md): an axis split over mesh
 // axes must be a multiple of their sizes' product, every block the same.
+// A model spec splits each field's first axis (`m: Net/x`): every such
+// field's whole size must divide too, or each instance would get a cut
+// block (a [6 F] field over x = 4 ran as four blocks of 1).
+bool Checker::check_model_blocks_divide(const ParamInfo& p,
+                                        const CallArg& arg,
+                                        const Type& pm,
+                                        const Type& am,
+                                        const std::string& path) {
+  if (pm.model != am.model || !pm.model) return true;
+  for (const types::FieldInfo& f : pm.model->fields) {
+    Type pf = types::model_field_type(pm, f);
+    Type af = types::model_field_type(am, f);
+    const std::string at = path + "." + f.name;
+    if (pf.kind == TK::Model && af.kind == TK::Model) {
+      if (!check_model_blocks_divide(p, arg, pf, af, at)) return false;
+      continue;
+    }
+    if (pf.kind != TK::Tensor || pf.shape.empty() || af.shape.empty() ||
+        pf.shape[0].split.empty())
+      continue;
+    int64_t blocks = 1;
+    std::string over;
+    for (const std::string& m : pf.shape[0].split) {
+      for (const MeshAxis& ma : prog_->mesh_)
+        if (ma.name == m) blocks *= ma.size;
+      over += (over.empty() ? "" : " ") + m;
+    }
+    if (pf.shape[0].split.size() > 1) over = "(" + over + ")";
+    std::optional<int64_t> n = af.shape[0].static_size();
+    if (!n || blocks <= 1 || *n % blocks == 0) continue;
+    error(Code::E2003,
+          arg.span,
+          "field " + at + " is split over " + over + " (" +
+              std::to_string(blocks) + "), but its first axis is " +
+              af.shape[0].str_sized() + ", not a multiple of " +
+              std::to_string(blocks),
+          arg.type.str())
+        .note("`" + text(p.decl->span) + "` is declared here", p.decl->span);
+    return false;
+  }
+  return true;
+}
+
 bool Checker::check_blocks_divide(const ParamInfo& p,
                                   const CallArg& arg,
                                   const Binding& b) {
+  if (p.type.kind == TK::Model && arg.type.kind == TK::Model && p.decl)
+    return check_model_blocks_divide(p, arg, p.type, arg.type, p.name);
   if (p.type.kind != TK::Tensor || arg.type.kind != TK::Tensor) return true;
   for (const Axis& ax : p.type.shape) {
     if (ax.split.empty()) continue;

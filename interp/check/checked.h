@@ -72,6 +72,19 @@ struct FnInfo {
   /// param's leading axis, a loop batch's, and the axes of split params that
   /// calls bind to a batch axis.
   std::set<uint32_t> batch_vars;
+
+  /// spmd fns. Note [E2001 for inlined spmd fns]: an E2001 found at a
+  /// `return` waits here until the whole program is checked; the mesh
+  /// axes its returns vary over (at its own check, parameters varying over
+  /// the axes their types split); who calls it.
+  struct PendingE2001 {
+    diag::Span at;
+    std::string message, label, help;
+  };
+  std::vector<PendingE2001> pending_e2001;
+  std::set<std::string> result_varying;
+  bool called_from_ordinary = false;
+  bool called_from_spmd = false;
 };
 
 /// "in the controller", "on the workers", "anywhere".

@@ -46,6 +46,13 @@ const Local* ValueScope::declare(const std::string& name, Local l) {
   return nullptr;
 }
 
+size_t ValueScope::varying_total() const {
+  size_t n = 0;
+  for (const auto& block : blocks_)
+    for (const auto& [name, l] : block) n += l.type.varying.size();
+  return n;
+}
+
 Local* ValueScope::find(const std::string& name) {
   for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) {
     auto f = it->find(name);
@@ -120,6 +127,7 @@ std::unique_ptr<Program> Checker::run(std::vector<ast::Module> modules) {
   resolve_models();
   resolve_signatures();
   for (auto& [name, fn] : prog_->fns_) ensure_checked(fn);
+  report_pending_e2001();
   check_devices();
   if (!diags_.empty() && !opts_.keep_on_error) return nullptr;
   return std::move(prog_);

@@ -45,6 +45,9 @@ class ValueScope {
   /// Adds [name]; returns the earlier local when this block has it.
   const Local* declare(const std::string& name, Local l);
   Local* find(const std::string& name);
+  /// The sum of every local's varying set size: it only grows (spmd.md),
+  /// so a change means some local varies over more mesh axes.
+  size_t varying_total() const;
 
  private:
   std::vector<std::map<std::string, Local>> blocks_;
@@ -79,6 +82,9 @@ struct Binding {
   /// An ordinary fn called inside an spmd fn runs per instance on blocks:
   /// its size variables bind to block axes, splits included.
   bool blocks = false;
+  /// An spmd fn called from an spmd fn is inlined (blocks is set too):
+  /// its split parameter axes need arguments split the same way.
+  bool inlined = false;
 };
 
 /// A builtin's argument as its rule sees it (calls.cpp).
@@ -118,6 +124,10 @@ class Checker {
   // ---- resolve.cpp: types as written -> Types.
   /// [fresh_vars]: unknown lowercase-or-any names become new size vars in
   /// [scope] (signatures); otherwise they must already be in scope.
+  /// E2002 unless every name in [split] is a mesh axis.
+  bool known_mesh_axes(const std::vector<std::string>& split, diag::Span at);
+  /// `Net/x`, `Net{w/x}` onto the model type [r] (false: reported).
+  bool resolve_model_spec(const ast::TypeExpr& t, Type& r);
   Type resolve_type(const ast::TypeExpr& t, AxisScope& scope, bool fresh_vars);
   std::optional<Axis> resolve_axis(const ast::AxisExpr& a,
                                    AxisScope& scope,
@@ -149,6 +159,9 @@ class Checker {
   void check_stmt(const ast::Stmt& s, FnCtx& c);
   void check_return(const ast::Stmt& s, FnCtx& c);
   Type check_condition(const ast::Expr& e, FnCtx& c);
+  /// A loop's body (and a while's condition), checked again while a pass
+  /// grows a varying set (Note [Loop-carried varying sets]).
+  void check_loop(const ast::Stmt& s, FnCtx& c);
   /// E2006 for a collective call [op] at [at] under a varying condition.
   void check_collective_place(const ops::OpDef& op,
                               const std::vector<RuleArg>& args,
@@ -226,9 +239,16 @@ class Checker {
                           FnCtx& c);
 
   // ---- stmts.cpp: E2001, an spmd fn's result against its type's splits.
-  void check_result_varying(const FnInfo& fn, const Type& t, diag::Span at);
+  void check_result_varying(FnInfo& fn, const Type& t, diag::Span at);
+  /// E2001s kept by check_result_varying, for the fns they apply to.
+  void report_pending_e2001();
 
   // ---- calls.cpp: E2003 for an spmd fn's whole argument.
+  bool check_model_blocks_divide(const ParamInfo& p,
+                                 const CallArg& arg,
+                                 const Type& pm,
+                                 const Type& am,
+                                 const std::string& path);
   bool check_blocks_divide(const ParamInfo& p,
                            const CallArg& arg,
                            const Binding& b);

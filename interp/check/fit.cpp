@@ -29,6 +29,10 @@ Axis bare(Axis a) {
 // calling spmd fns); a whole one fits any split (ordinary code passes whole
 // values, which the call splits).
 Mismatch fit_axis(const Axis& p, const Axis& a, Binding& b) {
+  // Inlined, a parameter axis `A/x` needs an argument split over x: a
+  // whole one is not a block (spmd.md).
+  if (b.inlined && !p.split.empty() && a.split != p.split)
+    return {Mismatch::Kind::Axis, p, a, {}};
   if (b.blocks && p.split.empty() && !a.split.empty()) {
     // A block: only a size variable takes it, as the block it is.
     if (p.kind != Axis::Kind::Var) return {Mismatch::Kind::Axis, p, a, {}};
@@ -123,7 +127,8 @@ bool Checker::same_type(const Type& a, const Type& b) {
       return a.record == b.record;
     case TK::Model:
       return a.model == b.model && a.model_args == b.model_args &&
-             a.stack == b.stack;
+             a.stack == b.stack && a.model_split == b.model_split &&
+             a.field_splits == b.field_splits;
     case TK::Optim:
       return a.model == b.model && a.optim_kind == b.optim_kind;
     case TK::Grads:
@@ -259,6 +264,11 @@ bool Checker::fit(const Type& param,
         return kind_error();
       if (arg.model_args.size() != param.model_args.size() ||
           arg.stack.size() != param.stack.size())
+        return kind_error();
+      // On blocks (inlined spmd fns, ordinary fns inside one) a model's
+      // spec is part of its type: its fields are the blocks it says.
+      if (b.blocks && (arg.model_split != param.model_split ||
+                       arg.field_splits != param.field_splits))
         return kind_error();
       for (size_t i = 0; i < param.model_args.size(); ++i)
         if (fit_axis(param.model_args[i], arg.model_args[i], b).kind !=

@@ -76,22 +76,57 @@ std::optional<Axis> Checker::resolve_axis(const ast::AxisExpr& a,
     }
   }
   if (r && !a.split.empty()) {
-    for (const std::string& m : a.split) {
-      bool found = false;
-      for (const MeshAxis& ma : prog_->mesh_) found |= ma.name == m;
-      if (!found) {
-        error(Code::E2002,
-              a.span,
-              "`" + m + "` is not an axis of the mesh",
-              prog_->mesh_.empty() ? "the program declares no mesh"
-                                   : "not in the mesh")
-            .help("declare the mesh: `mesh " + m + "=2`");
-        return std::nullopt;
-      }
-    }
+    if (!known_mesh_axes(a.split, a.span)) return std::nullopt;
     r->split = a.split;
   }
   return r;
+}
+
+bool Checker::known_mesh_axes(const std::vector<std::string>& split,
+                              diag::Span at) {
+  for (const std::string& m : split) {
+    bool found = false;
+    for (const MeshAxis& ma : prog_->mesh_) found |= ma.name == m;
+    if (!found) {
+      error(Code::E2002,
+            at,
+            "`" + m + "` is not an axis of the mesh",
+            prog_->mesh_.empty() ? "the program declares no mesh"
+                                 : "not in the mesh")
+          .help("declare the mesh: `mesh " + m + "=2`");
+      return false;
+    }
+  }
+  return true;
+}
+
+// A model's spec (spmd.md): `Net/x` for every field, `Net{w/x, b/x}` for
+// the named ones (fields of the model, each named once).
+bool Checker::resolve_model_spec(const ast::TypeExpr& t, Type& r) {
+  if (!t.split.empty()) {
+    if (!known_mesh_axes(t.split, t.span)) return false;
+    r.model_split = t.split;
+  }
+  for (const ast::FieldSpec& fs : t.field_specs) {
+    if (!r.model->field(fs.field)) {
+      error(Code::E0203,
+            fs.span,
+            "model `" + r.model->name + "` has no field `" + fs.field + "`",
+            "not a field of " + r.model->name);
+      return false;
+    }
+    for (const auto& [name, _] : r.field_splits)
+      if (name == fs.field) {
+        error(Code::E0202,
+              fs.span,
+              "field `" + fs.field + "` is given two specs",
+              "named again here");
+        return false;
+      }
+    if (!known_mesh_axes(fs.split, fs.span)) return false;
+    r.field_splits.emplace_back(fs.field, fs.split);
+  }
+  return true;
 }
 
 namespace {
@@ -261,6 +296,7 @@ Type Checker::resolve_type(const ast::TypeExpr& t,
       if (!x) return Type::error();
       r.model_args.push_back(*x);
     }
+    if (!resolve_model_spec(t, r)) return Type::error();
     return r;
   }
   if (const types::RecordInfo* r = prog_->record(n)) {

@@ -18,22 +18,38 @@ std::set<std::string> split_axes(const Type& t) {
 // E2001 (spmd.md, the out-spec check): an spmd fn's result may vary only
 // over the mesh axes its return type splits; over any other axis the
 // instances would disagree on what is one whole value (jax's check_rep).
-void Checker::check_result_varying(const FnInfo& fn,
-                                   const Type& t,
-                                   diag::Span at) {
+//
+// Note [E2001 for inlined spmd fns]: the check applies to spmd fns called
+// from ordinary code (they join their result by the return type) and to
+// spmd fns never called; one called only from spmd fns is inlined and its
+// result keeps its varying set (the tutorial's spmd_pipeline returns values
+// that vary over `stages` to loss_pp, which pmeans them). So the finding
+// is kept on the fn (pending_e2001) and report_pending_e2001 decides once
+// every caller is known. `spmd(check=false)` turns it off.
+void Checker::check_result_varying(FnInfo& fn, const Type& t, diag::Span at) {
   if (t.kind != TK::Tensor || fn.result.kind != TK::Tensor) return;
+  fn.result_varying.insert(t.varying.begin(), t.varying.end());
+  if (!fn.decl->spmd_check) return;
   std::set<std::string> splits = split_axes(fn.result);
   for (const std::string& v : t.varying) {
     if (splits.count(v)) continue;
-    error(Code::E2001,
-          at,
-          "the result of `" + fn.name + "` varies over mesh axis " + v +
-              ", but its return type " + fn.result.str() +
-              " does not split over " + v,
-          t.str())
-        .help("sum the partial products with psum(..., " + v +
-              "), or split an axis of the result over " + v);
+    fn.pending_e2001.push_back(
+        {at,
+         "the result of `" + fn.name + "` varies over mesh axis " + v +
+             ", but its return type " + fn.result.str() +
+             " does not split over " + v,
+         t.str(),
+         "sum the partial products with psum(..., " + v +
+             "), or split an axis of the result over " + v});
     return;
+  }
+}
+
+void Checker::report_pending_e2001() {
+  for (auto& [name, fn] : prog_->fns_) {
+    if (fn.called_from_spmd && !fn.called_from_ordinary) continue;
+    for (const FnInfo::PendingE2001& p : fn.pending_e2001)
+      error(Code::E2001, p.at, p.message, p.label).help(p.help);
   }
 }
 
@@ -352,6 +368,48 @@ void Checker::check_return(const ast::Stmt& s, FnCtx& c) {
   }
 }
 
+// Note [Loop-carried varying sets]: in an spmd fn a loop's body may make a
+// local vary over more mesh axes (`acc = where(axis_index(x) == 0, a,
+// acc)`) after a statement that read it, which on the next iteration reads
+// the grown value. One pass types that read with the old set and can miss
+// an E2001 or E2006, so while a pass grows a set (sets only grow, and are
+// bounded by the mesh) the body is checked again. A pass that reported an
+// error is not repeated, so no error is reported twice; a repeat records
+// no new locals for `ss check --types`.
+void Checker::check_loop(const ast::Stmt& s, FnCtx& c) {
+  using K = ast::Stmt::Kind;
+  size_t first_locals = 0;  // what the first pass recorded
+  for (int pass = 0;; ++pass) {
+    const size_t grown = c.values.varying_total();
+    const size_t errors = diags_.size();
+    const size_t outer = c.varying_conds.size();
+    bool scope = false;
+    if (s.kind == K::For) {
+      Type it = s.iter ? check_expr(*s.iter, c) : Type::error();
+      Type el = element_type(it, s.iter ? s.iter->span : s.span);
+      if (c.in_spmd && !it.varying.empty())
+        c.varying_conds.push_back({s.iter->span, "for", it.varying});
+      c.values.push();
+      scope = true;
+      bind_targets(s.targets, el, s.span, c, false);
+    } else if (s.cond) {
+      Type ct = check_condition(*s.cond, c);
+      if (c.in_spmd && !ct.varying.empty())
+        c.varying_conds.push_back({s.cond->span, "while", ct.varying});
+    }
+    ++c.loop_depth;
+    check_block(s.body, c);
+    --c.loop_depth;
+    if (scope) c.values.pop();
+    c.varying_conds.resize(outer);
+    if (c.fn && pass > 0) c.fn->locals.resize(first_locals);
+    if (c.fn && pass == 0) first_locals = c.fn->locals.size();
+    if (!c.in_spmd || diags_.size() != errors ||
+        c.values.varying_total() == grown || pass >= 16)
+      return;
+  }
+}
+
 void Checker::check_stmt(const ast::Stmt& s, FnCtx& c) {
   using K = ast::Stmt::Kind;
   switch (s.kind) {
@@ -390,7 +448,7 @@ void Checker::check_stmt(const ast::Stmt& s, FnCtx& c) {
         if (s.kind == K::AugAssign)  // x += e keeps x's type, as x = x + e
           v = binary_type(
               s.aug_op, l->type, v, s.span, tgt.span, s.value->span);
-        if (!same_type(l->type, v))
+        if (!same_type(l->type, v)) {
           error(Code::E0303,
                 s.value->span,
                 "`" + tgt.name + "` is " + l->type.str() +
@@ -398,6 +456,15 @@ void Checker::check_stmt(const ast::Stmt& s, FnCtx& c) {
                 "this is " + v.str())
               .note("declared here", l->span)
               .help("declare a new name with `let`");
+        } else if (c.in_spmd && l->type.kind == TK::Tensor &&
+                   v.kind == TK::Tensor) {
+          // In an spmd fn the varying set may grow (spmd.md): the local
+          // varies from here on over what the new value varies over.
+          std::set<std::string> grown(l->type.varying.begin(),
+                                      l->type.varying.end());
+          grown.insert(v.varying.begin(), v.varying.end());
+          l->type.varying.assign(grown.begin(), grown.end());
+        }
         return;
       }
       if (tgt.kind == ast::Expr::Kind::Field) {
@@ -455,34 +522,10 @@ void Checker::check_stmt(const ast::Stmt& s, FnCtx& c) {
       c.varying_conds.resize(outer);
       return;
     }
-    case K::For: {
-      Type it = s.iter ? check_expr(*s.iter, c) : Type::error();
-      Type el = element_type(it, s.iter ? s.iter->span : s.span);
-      const size_t outer = c.varying_conds.size();
-      if (c.in_spmd && !it.varying.empty())
-        c.varying_conds.push_back({s.iter->span, "for", it.varying});
-      c.values.push();
-      bind_targets(s.targets, el, s.span, c, false);
-      ++c.loop_depth;
-      check_block(s.body, c);
-      --c.loop_depth;
-      c.values.pop();
-      c.varying_conds.resize(outer);
+    case K::For:
+    case K::While:
+      check_loop(s, c);
       return;
-    }
-    case K::While: {
-      const size_t outer = c.varying_conds.size();
-      if (s.cond) {
-        Type ct = check_condition(*s.cond, c);
-        if (c.in_spmd && !ct.varying.empty())
-          c.varying_conds.push_back({s.cond->span, "while", ct.varying});
-      }
-      ++c.loop_depth;
-      check_block(s.body, c);
-      --c.loop_depth;
-      c.varying_conds.resize(outer);
-      return;
-    }
     case K::Break:
     case K::Continue:
       if (c.loop_depth == 0)

@@ -1,5 +1,7 @@
 #include "ops/core/type.h"
 
+#include <algorithm>
+
 // Note [Axis identity]
 // Two axes are equal when they are the same dim, the same size variable
 // (by id: each call of a fn gets fresh ids), the same literal, or equal
@@ -172,6 +174,14 @@ std::string model_str(const Type& t) {
       s += (i ? " " : "") + t.model_args[i].str();
     s += "]";
   }
+  s += split_suffix(t.model_split);
+  if (!t.field_splits.empty()) {
+    s += "{";
+    for (size_t i = 0; i < t.field_splits.size(); ++i)
+      s += (i ? ", " : "") + t.field_splits[i].first +
+           split_suffix(t.field_splits[i].second);
+    s += "}";
+  }
   return s;
 }
 }  // namespace
@@ -296,6 +306,23 @@ Type model_field_type(const Type& m, const FieldInfo& f) {
       t.shape.insert(t.shape.begin(), m.stack.begin(), m.stack.end());
     else if (t.kind == Type::Kind::Model)
       t.stack.insert(t.stack.begin(), m.stack.begin(), m.stack.end());
+  }
+  // A model spec (`Net/x`, `Net{w/x}`) splits the field's first axis, as
+  // P('x') does each leaf of a pytree, and the block varies over x; a
+  // sub-model passes the spec on to its own fields.
+  std::vector<std::string> split = m.model_split;
+  if (!m.field_splits.empty()) {
+    split.clear();
+    for (const auto& [name, s] : m.field_splits)
+      if (name == f.name) split = s;
+  }
+  if (split.empty()) return t;
+  if (t.kind == Type::Kind::Model) {
+    t.model_split = split;
+  } else if (t.kind == Type::Kind::Tensor && !t.shape.empty()) {
+    t.shape[0].split = split;
+    t.varying = split;
+    std::sort(t.varying.begin(), t.varying.end());
   }
   return t;
 }

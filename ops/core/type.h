@@ -92,6 +92,12 @@ struct Type {
   const ModelInfo* model = nullptr;    // Model, Optim, Grads
   std::vector<Axis> model_args;        // Model: `Dense[D Hd]`
   std::vector<Axis> stack;             // Model: `[L] Block` leading axes
+  /// Model, as an spmd fn's parameter (spmd.md, "Specs in types"): `Net/x`
+  /// splits every field's first axis over these mesh axes, major first;
+  /// `Net{w/stages, b/stages}` only the named fields' (field_splits), the
+  /// rest replicated. Empty: whole, or replicated.
+  std::vector<std::string> model_split;
+  std::vector<std::pair<std::string, std::vector<std::string>>> field_splits;
   OptimKind optim_kind = OptimKind::SGD;
   std::string fn_name;                               // Fn
   bool remat = false;                                // Fn
