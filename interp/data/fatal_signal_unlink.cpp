@@ -1,8 +1,10 @@
 // Files removed on a fatal signal (fatal_signal_unlink.h).
 #include "interp/data/fatal_signal_unlink.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -29,10 +31,18 @@ namespace {
 // counts as fatal; in a repl with workers it chains to the repl's instead,
 // and a save that Ctrl-C catches there fails at its rename ("No such
 // file"), an error of that statement. SIGKILL runs no handler; the next
-// save's sweep is left for that. The temporary's creation and its
-// registration happen with those signals blocked (BlockFatalSignals): a
-// signal that arrives during mkostemp's open(2) is otherwise delivered on
-// its return, before the path is known here, and CI caught that leftover.
+// save's sweep is left for that.
+//
+// Creating the temporary and registering it is one step the handler waits
+// for (TemporaryFile). Two leftovers that CI caught show why: a signal
+// that arrived during mkostemp's open(2) was delivered on its return,
+// before the path was registered (so the step runs with these signals
+// blocked on its thread); and a handler running on another thread
+// scanned, then ended the process while the saving thread was inside
+// open(2), before it could see g_dying (so the handler waits for
+// g_creating to reach 0, then scans; a step that starts after g_dying is
+// set makes no file). The wait is bounded (kCreateWaitMs), since a
+// handler must not hang on a stuck filesystem.
 constexpr int kSlots = 8;
 constexpr size_t kPathMax = 4096;
 std::atomic<int> g_used[kSlots];
@@ -40,6 +50,9 @@ std::atomic<int> g_used[kSlots];
 // registers a new temporary while the signal's handlers still run (the
 // pool's kill the workers first) unlinks it itself.
 std::atomic<int> g_dying{0};
+// Creations between their start and their registration.
+std::atomic<int> g_creating{0};
+constexpr int kCreateWaitMs = 2000;
 char g_paths[kSlots][kPathMax];
 struct sigaction g_old[NSIG];
 std::once_flag g_install;
@@ -51,6 +64,12 @@ void on_fatal(int sig, siginfo_t* info, void* ctx) {
   const bool plain = !(old.sa_flags & SA_SIGINFO) && !dfl;  // the repl's
   if (!plain || sig != SIGINT) {
     g_dying.store(1);
+    for (int ms = 0; g_creating.load() > 0 && ms < kCreateWaitMs; ++ms) {
+      struct timespec one_ms {
+        0, 1000000
+      };
+      ::nanosleep(&one_ms, nullptr);  // async-signal-safe
+    }
     for (int i = 0; i < kSlots; ++i)
       if (g_used[i].load() == 1) ::unlink(g_paths[i]);
   }
@@ -90,35 +109,58 @@ void install() {
 
 }  // namespace
 
-UnlinkOnFatalSignal::UnlinkOnFatalSignal(const std::string& path) {
+namespace {
+
+// Blocks SIGINT, SIGTERM and SIGHUP on this thread while alive.
+class BlockFatalSignals {
+ public:
+  BlockFatalSignals() {
+    sigset_t fatal;
+    sigemptyset(&fatal);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&fatal, sig);
+    held_ = ::pthread_sigmask(SIG_BLOCK, &fatal, &old_) == 0;
+  }
+  ~BlockFatalSignals() {
+    if (held_) ::pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  BlockFatalSignals(const BlockFatalSignals&) = delete;
+  BlockFatalSignals& operator=(const BlockFatalSignals&) = delete;
+
+ private:
+  sigset_t old_;
+  bool held_ = false;
+};
+
+}  // namespace
+
+TemporaryFile::TemporaryFile(std::string path_template)
+    : path_(std::move(path_template)) {
   std::call_once(g_install, install);
-  if (path.size() >= kPathMax) return;
-  for (int i = 0; i < kSlots; ++i) {
-    int expected = 0;
-    if (g_used[i].compare_exchange_strong(expected, 2)) {  // 2: being written
-      std::memcpy(g_paths[i], path.c_str(), path.size() + 1);
-      g_used[i].store(1);
-      slot_ = i;
-      // After the handler's scan, or seen by it: either way unlinked.
-      if (g_dying.load()) ::unlink(g_paths[i]);
-      return;
+  BlockFatalSignals blocked;
+  g_creating.fetch_add(1);
+  if (g_dying.load()) {  // the handler may have scanned already
+    g_creating.fetch_sub(1);
+    errno = EINTR;
+    return;
+  }
+  fd_ = ::mkostemp(path_.data(), O_CLOEXEC);
+  if (fd_ >= 0 && path_.size() < kPathMax) {
+    for (int i = 0; i < kSlots; ++i) {
+      int expected = 0;
+      if (g_used[i].compare_exchange_strong(expected, 2)) {  // 2: being written
+        std::memcpy(g_paths[i], path_.c_str(), path_.size() + 1);
+        g_used[i].store(1);
+        slot_ = i;
+        break;
+      }
     }
   }
+  int saved = errno;
+  g_creating.fetch_sub(1);
+  errno = saved;
 }
 
-BlockFatalSignals::BlockFatalSignals() {
-  sigset_t fatal;
-  sigemptyset(&fatal);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&fatal, sig);
-  held_ = ::pthread_sigmask(SIG_BLOCK, &fatal, &old_) == 0;
-}
-
-void BlockFatalSignals::release() {
-  if (held_) ::pthread_sigmask(SIG_SETMASK, &old_, nullptr);
-  held_ = false;
-}
-
-UnlinkOnFatalSignal::~UnlinkOnFatalSignal() {
+TemporaryFile::~TemporaryFile() {
   if (slot_ >= 0) g_used[slot_].store(0);
 }
 

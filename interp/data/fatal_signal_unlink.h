@@ -1,41 +1,31 @@
 #pragma once
-// A file to remove if a fatal signal ends the process while it exists: a
-// checkpoint's temporary (Note [Temporaries on a fatal signal] in
+// A checkpoint's temporary, removed if a fatal signal ends the process
+// while it exists (Note [Temporaries on a fatal signal] in
 // fatal_signal_unlink.cpp).
-
-#include <signal.h>
 
 #include <string>
 
 namespace ss::eval {
 
-/// While alive, SIGINT (when it would end the process), SIGTERM and SIGHUP
-/// unlink [path] before the process dies of them.
-class UnlinkOnFatalSignal {
+/// mkostemp([path_template], O_CLOEXEC), "...XXXXXX", made and registered
+/// as one step that a fatal signal's handler waits for: while this is
+/// alive, SIGINT (when it would end the process), SIGTERM and SIGHUP
+/// unlink the file before the process dies of them. fd() is -1 (errno
+/// set) when it could not be made; the fd is the caller's to close.
+class TemporaryFile {
  public:
-  explicit UnlinkOnFatalSignal(const std::string& path);
-  ~UnlinkOnFatalSignal();
-  UnlinkOnFatalSignal(const UnlinkOnFatalSignal&) = delete;
-  UnlinkOnFatalSignal& operator=(const UnlinkOnFatalSignal&) = delete;
+  explicit TemporaryFile(std::string path_template);
+  ~TemporaryFile();
+  TemporaryFile(const TemporaryFile&) = delete;
+  TemporaryFile& operator=(const TemporaryFile&) = delete;
+
+  int fd() const { return fd_; }
+  const std::string& path() const { return path_; }
 
  private:
+  std::string path_;
+  int fd_ = -1;
   int slot_ = -1;
-};
-
-/// While alive (or until release()), SIGINT, SIGTERM and SIGHUP are held
-/// back on this thread: a file made under it can be registered with
-/// UnlinkOnFatalSignal before any of them can end the process.
-class BlockFatalSignals {
- public:
-  BlockFatalSignals();
-  ~BlockFatalSignals() { release(); }
-  void release();
-  BlockFatalSignals(const BlockFatalSignals&) = delete;
-  BlockFatalSignals& operator=(const BlockFatalSignals&) = delete;
-
- private:
-  sigset_t old_;
-  bool held_ = false;
 };
 
 }  // namespace ss::eval

@@ -222,17 +222,12 @@ void write_safetensors(const std::string& path, const SafetensorsFile& file) {
     fail(std::strerror(errno));
   }
   sweep_dead_temporaries(path);
-  std::string tmp = path + ".tmp." + std::to_string(::getpid()) + ".XXXXXX";
+  // Note [Temporaries on a fatal signal]: made and registered as one step.
+  TemporaryFile made(path + ".tmp." + std::to_string(::getpid()) + ".XXXXXX");
+  const std::string& tmp = made.path();
   Fd f;
-  // Note [Temporaries on a fatal signal]: the file is registered before a
-  // signal can end us. Without the mask, a Ctrl-C that arrived during the
-  // open(2) inside mkostemp was delivered on its return, before the
-  // registration, and left the temporary (1 CI run in a few hundred).
-  BlockFatalSignals blocked;
-  f.fd = ::mkostemp(tmp.data(), O_CLOEXEC);
+  f.fd = made.fd();
   if (f.fd < 0) fail(std::strerror(errno));
-  UnlinkOnFatalSignal on_signal(tmp);
-  blocked.release();
   mode_t mask = ::umask(0);
   ::umask(mask);
   try {
