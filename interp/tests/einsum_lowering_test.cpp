@@ -16,6 +16,7 @@
 
 #include "interp/tests/eval_helpers.h"
 #include "ops/api.h"
+#include "ops/tests/tensor_close.h"
 #include "ref/ref_patterns.h"
 
 namespace {
@@ -34,17 +35,7 @@ struct Case {
   int64_t largest_product = 0;  // of a matmul's results; 0: not checked
 };
 
-// Every element of [got] within [tol] * (1 + max |want|) of [want].
-void close(const Tensor& got, const Tensor& want, double tol) {
-  REQUIRE(got.shape() == want.shape());
-  std::vector<double> g = got.to_doubles(), w = want.to_doubles();
-  double scale = 0;
-  for (double x : w) scale = std::max(scale, std::fabs(x));
-  for (size_t i = 0; i < g.size(); ++i) {
-    INFO("element " << i << ": " << g[i] << " vs " << w[i]);
-    REQUIRE(std::fabs(g[i] - w[i]) <= tol * (1 + scale));
-  }
-}
+using ss::ops::test::require_close;
 
 // How many nodes of each name the graph that made [y] holds, and the most
 // elements a matmul node made ("largest product").
@@ -89,14 +80,14 @@ void run_case(const Case& c, uint64_t seed) {
   // f64, sums of at most 7 x 5 terms of size ~1 in another order than the
   // reference's: differences ~1e-15; 1e-12 still sees any wrong
   // contraction, which is off by O(1).
-  close(y, ref::einsum(xs, c.pattern, known), 1e-12);
+  require_close(y, ref::einsum(xs, c.pattern, known), 1e-12);
   Tensor ct = ss::ops::random_normal(y.shape(), DType::F64, seed, 99);
   std::vector<Tensor> g =
       ss::ops::backward(ss::ops::sum(ss::ops::mul(y, ct)), xs);
   std::vector<Tensor> want = ref::einsum_vjp(xs, c.pattern, ct, known);
   for (size_t i = 0; i < xs.size(); ++i) {
     INFO("the gradient of operand " << i);
-    close(g[i], want[i], 1e-12);
+    require_close(g[i], want[i], 1e-12);
   }
   std::map<std::string, int64_t> n = count_nodes(y);
   CHECK(n["permute"] == c.permutes);

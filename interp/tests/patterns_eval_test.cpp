@@ -13,6 +13,7 @@
 #include "interp/tests/check_test_util.h"
 #include "interp/tests/eval_helpers.h"
 #include "ops/api.h"
+#include "ops/tests/tensor_close.h"
 #include "ref/ref_ops.h"
 #include "ref/ref_patterns.h"
 
@@ -28,17 +29,7 @@ Tensor F64(const Shape& s, std::vector<double> v) {
   return Tensor::from_doubles(s, v, DType::F64);
 }
 
-// Every element of [got] within [tol] * (1 + max |want|) of [want].
-void close(const Tensor& got, const Tensor& want, double tol) {
-  REQUIRE(got.shape() == want.shape());
-  std::vector<double> g = got.to_doubles(), w = want.to_doubles();
-  double scale = 0;
-  for (double x : w) scale = std::max(scale, std::fabs(x));
-  for (size_t i = 0; i < g.size(); ++i) {
-    INFO("element " << i << ": " << g[i] << " vs " << w[i]);
-    REQUIRE(std::fabs(g[i] - w[i]) <= tol * (1 + scale));
-  }
-}
+using ss::ops::test::require_close;
 
 // Causal softmax attention by the reference's loops, written with matmuls:
 // q, k, v [b H n Dh] -> [b H n Dh], the scores times [scale].
@@ -128,8 +119,8 @@ fn main():
   // f64, sums of 3 or 4 terms of size ~1 in another order than the
   // reference's: differences ~1e-16, far inside 1e-12.
   Tensor want = ref_attention(q, k, v, scale);
-  close(e, want, 1e-12);
-  close(m, want, 1e-12);
+  require_close(e, want, 1e-12);
+  require_close(m, want, 1e-12);
 }
 
 TEST_CASE("the examples' einsum attention equals the ref loops",
@@ -170,7 +161,7 @@ TEST_CASE("the examples' einsum attention equals the ref loops",
     // f32 against loops in double: each output sums D = 768 (or 128)
     // products twice over, ~1e-6 relative; 1e-4 of the largest value keeps
     // room and still sees any wrong contraction (issue 10's was O(1)).
-    close(got, want, 1e-4);
+    require_close(got, want, 1e-4);
   }
 }
 
@@ -231,8 +222,7 @@ fn main():
   // g's own `b` is itself at its return: [b n] where [n b] is declared is
   // a result that does not fit (E0303), not a call binding b twice.
   CHECK_THAT(r->error, Catch::Contains("test.ss:5:12: error[E0303]"));
-  CHECK_THAT(r->error,
-             Catch::Contains("must be [n b] f64, found [b n] f64"));
+  CHECK_THAT(r->error, Catch::Contains("must be [n b] f64, found [b n] f64"));
   CHECK_THAT(r->error, Catch::Contains("n (4) where b is expected"));
   CHECK_THAT(r->error, !Catch::Contains("E0306"));
 }

@@ -11,6 +11,7 @@
 #include <cmath>
 
 #include "ops/api.h"
+#include "ops/tests/tensor_close.h"
 #include "ref/ref_patterns.h"
 
 namespace {
@@ -18,17 +19,7 @@ namespace {
 using namespace ss::ops;
 using ss::types::DType;
 
-// Every element of [got] within [tol] * (1 + max |want|) of [want].
-void close(const Tensor& got, const Tensor& want, double tol) {
-  REQUIRE(got.shape() == want.shape());
-  std::vector<double> g = got.to_doubles(), w = want.to_doubles();
-  double scale = 0;
-  for (double x : w) scale = std::max(scale, std::fabs(x));
-  for (size_t i = 0; i < g.size(); ++i) {
-    INFO("element " << i << ": " << g[i] << " vs " << w[i]);
-    REQUIRE(std::fabs(g[i] - w[i]) <= tol * (1 + scale));
-  }
-}
+using ss::ops::test::require_close;
 
 struct Case {
   Shape a, b;
@@ -62,12 +53,12 @@ TEST_CASE("matmul_transposed: every flag, batched and broadcast, and VJPs",
     // f64, sums of 5 products of size ~1 (and up to 6 cotangent terms in
     // the gradients) in BLAS's order: ~1e-15 apart from the loops; a
     // wrong flag is off by O(1).
-    close(y, ss::ref::einsum({a, b}, c.einsum), 1e-12);
+    require_close(y, ss::ref::einsum({a, b}, c.einsum), 1e-12);
     Tensor ct = random_normal(y.shape(), DType::F64, seed, 2);
     std::vector<Tensor> g = backward(sum(mul(y, ct)), {a, b});
     std::vector<Tensor> want = ss::ref::einsum_vjp({a, b}, c.einsum, ct);
-    close(g[0], want[0], 1e-12);
-    close(g[1], want[1], 1e-12);
+    require_close(g[0], want[0], 1e-12);
+    require_close(g[1], want[1], 1e-12);
     ++seed;
   }
 }
