@@ -108,6 +108,23 @@ std::string json_string(const std::string& s) {
   return out + "\"";
 }
 
+// A value as print shows it, on one line: library.md's stdout() writes
+// one line per write, and a tensor's print form spans several (its type,
+// then numpy's rows), which split a step's record. Each line break and the
+// indent after it become one space: `v [2 2] f32 [[1 2] [3 4]]`.
+std::string on_one_line(const std::string& text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '\n') {
+      out += text[i];
+      continue;
+    }
+    while (i + 1 < text.size() && text[i + 1] == ' ') ++i;
+    out += ' ';
+  }
+  return out;
+}
+
 struct StdoutSink : SinkValue {
   explicit StdoutSink(std::ostream& o) : out(o) {}
   void write(const LogsValue& logs, int64_t step) override {
@@ -122,7 +139,7 @@ struct StdoutSink : SinkValue {
       line += "  " + name + " " +
               (exact             ? json_value(v)
                : scalar_of(v, x) ? format_with_spec(Value::floating(x), ".4f")
-                                 : format_value(v));
+                                 : on_one_line(format_value(v)));
     }
     out << line << std::endl;  // flushed: complete lines only
   }

@@ -70,3 +70,21 @@ fn main():
         "{\"step\": 10, \"loss\": 0.25, \"n\": 4}\n");
   CHECK(slurp(cs) == "step,loss,n\n0,0.5,3\n10,0.25,4\n");
 }
+
+TEST_CASE("sinks: stdout writes one line per write, a tensor's rows included",
+          "[eval]") {
+  // library.md: stdout() is "one aligned line per write". A tensor's print
+  // form spans lines (its type, then numpy's rows); here it is joined by
+  // single spaces, so each record stays one line for grep and tail.
+  auto r = ss::testing::run_program(R"(
+fn main():
+    let out = stdout()
+    out.write(logs(w=tensor([[1.0, 2.0], [3.0, 4.0]]), n=3))
+    out.write(logs(v=arange(3)))
+)");
+  INFO(r->error);
+  REQUIRE(r->error.empty());
+  CHECK(r->out.str() ==
+        "step 0  w [2 2] f32 [[1 2] [3 4]]  n 3\n"
+        "step 1  v [3] i64 [0 1 2]\n");
+}
