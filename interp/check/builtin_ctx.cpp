@@ -107,7 +107,16 @@ class BuiltinCtx final : public ops::RuleCtx {
   Type type_arg(size_t i) override {
     if (!has(i) || !args_[i].expr) return Type::error();
     if (!c_) return Type::error();
-    return ck_.type_value(*args_[i].expr, *c_);
+    Type t = ck_.type_value(*args_[i].expr, *c_);
+    // Recorded on the argument when nothing typed it as a value (a size
+    // list `[o, i]`), so the evaluator reads the sizes from the type: a
+    // size variable has no value to evaluate (Note [Size lists]).
+    ExprInfo& info = ck_.info_for(args_[i].expr);
+    if (info.type.is_error() && !t.is_error()) {
+      info.type = Type::of(TK::TypeValue);
+      info.type.elems.push_back(t);
+    }
+    return t;
   }
   std::optional<int64_t> const_int(size_t i) override {
     if (!has(i) || !args_[i].expr) return std::nullopt;

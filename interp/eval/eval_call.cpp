@@ -91,16 +91,30 @@ class EvalForwardCtx final : public ops::ForwardCtx {
   ops::Shape shape_arg(size_t i) override {
     const ast::Expr* e = i < c_.exprs.size() ? c_.exprs[i] : nullptr;
     if (e && e->kind == EK::List) {
+      // Note [Size lists]: an entry is a dim, a size variable the call's
+      // types bound (`reshape(x, [o, i])` of `x: [i o]`: it has no value,
+      // but the checked type's axis has its size; the checker records that
+      // type on the argument), or any int expression.
+      const types::Type& typed = c_.arg_type(i);  // type_arg would evaluate
+      const types::Type* checked =
+          typed.kind == TK::TypeValue && !typed.elems.empty() ? &typed.elems[0]
+                                                              : nullptr;
       ops::Shape s;
-      for (const auto& x : e->elems) {
-        if (x->kind == EK::Name && !c_.frame.find(x->name)) {
-          auto d = c_.in.program().dims().find(x->name);
+      for (size_t k = 0; k < e->elems.size(); ++k) {
+        const ast::Expr& x = *e->elems[k];
+        if (x.kind == EK::Name && !c_.frame.find(x.name)) {
+          auto d = c_.in.program().dims().find(x.name);
           if (d != c_.in.program().dims().end()) {
             s.push_back(d->second);
             continue;
           }
+          if (checked && checked->is_tensor() && k < checked->shape.size() &&
+              checked->shape[k].kind == types::Axis::Kind::Var) {
+            s.push_back(c_.in.axis_size(checked->shape[k], c_.frame, c_.span));
+            continue;
+          }
         }
-        s.push_back(static_cast<int64_t>(c_.in.eval(*x, c_.frame).number()));
+        s.push_back(static_cast<int64_t>(c_.in.eval(x, c_.frame).number()));
       }
       return s;
     }
