@@ -12,6 +12,7 @@
 #include "interp/devices/lower/lowering.h"
 #include "ops/api.h"
 #include "ops/autodiff/tape.h"
+#include "ops/core/batch_split.h"
 
 namespace {
 
@@ -27,12 +28,12 @@ Tensor f64(const ss::ops::Shape& shape, std::vector<double> v) {
 TEST_CASE("shards: N equal pieces of the flattened param, the last padded",
           "[shard]") {
   Tensor w = f64({2, 3}, {1, 2, 3, 4, 5, 6});
-  CHECK(ss::eval::piece_numel(6, 4) == 2);
+  CHECK(ss::ops::shard_piece_numel(6, 4) == 2);
   CHECK(ss::eval::piece_of(w, 0, 4).to_doubles() == std::vector<double>{1, 2});
   CHECK(ss::eval::piece_of(w, 2, 4).to_doubles() == std::vector<double>{5, 6});
   CHECK(ss::eval::piece_of(w, 3, 4).to_doubles() == std::vector<double>{0, 0});
   Tensor v = f64({7}, {1, 2, 3, 4, 5, 6, 7});
-  CHECK(ss::eval::piece_numel(7, 3) == 3);
+  CHECK(ss::ops::shard_piece_numel(7, 3) == 3);
   CHECK(ss::eval::piece_of(v, 1, 3).to_doubles() ==
         std::vector<double>{4, 5, 6});
   CHECK(ss::eval::piece_of(v, 2, 3).to_doubles() ==

@@ -33,17 +33,14 @@
 #include "interp/devices/lower/lowering.h"
 #include "ops/api.h"
 #include "ops/autodiff/tape.h"
+#include "ops/core/batch_split.h"
 
 namespace ss::eval {
 
 using ops::Tensor;
 
-int64_t piece_numel(int64_t numel, int world) {
-  return (numel + world - 1) / world;
-}
-
 Tensor piece_of(const Tensor& whole, int rank, int world) {
-  const int64_t n = whole.numel(), k = piece_numel(n, world);
+  const int64_t n = whole.numel(), k = ops::shard_piece_numel(n, world);
   Tensor flat = ops::reshape(whole.detach(), {n});
   const int64_t start = std::min(n, rank * k), end = std::min(n, start + k);
   Tensor piece = ops::slice(flat, 0, start, end);

@@ -13,15 +13,11 @@ namespace ss::eval {
 
 struct DeviceContext;
 
-/// The length of each of [world] pieces of a param of [numel] values:
-/// numel rounded up to a multiple of world, over world.
-int64_t piece_numel(int64_t numel, int world);
-
 /// Piece [rank] of [whole] (flattened, padded with zeros to world pieces).
 ops::Tensor piece_of(const ops::Tensor& whole, int rank, int world);
 
 /// Every rank's piece gathered into the whole param of shape [whole]
-/// (an all-gather of piece_numel values). Differentiable: its VJP
+/// (an all-gather of ops::shard_piece_numel values). Differentiable: its VJP
 /// reduce-scatters the whole cotangent into this rank's piece, the
 /// gradient's sum over the ranks, so no gradient all-reduce follows.
 ops::Tensor gather_param(const ops::Tensor& piece,

@@ -415,7 +415,7 @@ class Analysis {
     for (const Leaf& l : leaves) {
       Size numel_l = numel(l.type);
       if (l.buffer || !numel_l.known()) continue;
-      const int64_t k = (numel_l.value() + int64_t(n_) - 1) / int64_t(n_);
+      const int64_t k = ops::shard_piece_numel(numel_l.value(), int(n_));
       auto& [names, piece, padded] = by_dt[l.type.dtype];
       names.push_back("`" + l.path + "`");
       piece += Size::constant(k);
@@ -475,7 +475,7 @@ std::string shards_text(const Type& type,
       buffers += c * size;
     else if (c.known())
       pieces +=
-          Size::constant((c.value() + int64_t(n) - 1) / int64_t(n) * size);
+          Size::constant(ops::shard_piece_numel(c.value(), int(n)) * size);
     else
       pieces += c * size;  // symbolic: shown whole (not cut here)
   }
