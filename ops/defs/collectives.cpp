@@ -330,6 +330,14 @@ Type all_to_all_rule(RuleCtx& ctx) {
                 describe(ctx, 0));
       return Type::error();
     }
+    // As jax.lax.all_to_all(tiled=False): each piece is one entry of
+    // split=, which goes, and the pieces are stacked along a new axis of
+    // size |x| at concat='s position counted without split= (ref/'s
+    // all_to_all; the same axis: the shape is unchanged).
+    if (*sp != *cp) {
+      r.shape.erase(r.shape.begin() + *sp);
+      r.shape.insert(r.shape.begin() + *cp, Axis::lit(nx));
+    }
     return r;
   }
   if (*sp == *cp) return r;  // block size unchanged
