@@ -246,12 +246,11 @@ TEST_CASE("explain mesh: the simulated collectives are handed the figures",
   comms::DeviceTable t = comms::build_table(*c->prog, c->sm);
   // Every block each instance hands, in order, as bytes.
   std::map<int64_t, std::vector<std::pair<ss::ops::MeshOpKind, int64_t>>> got;
-  ss::eval::spmd::set_payload_log([&](int64_t n,
-                                      const ss::ops::MeshOp& op,
-                                      const ss::ops::Tensor& x) {
-    got[n].push_back(
-        {op.kind, x.numel() * int64_t(ss::types::dtype_size(x.dtype()))});
-  });
+  ss::eval::spmd::set_payload_log(
+      [&](int64_t n, const ss::ops::MeshOp& op, const ss::ops::Tensor& x) {
+        got[n].push_back(
+            {op.kind, x.numel() * int64_t(ss::types::dtype_size(x.dtype()))});
+      });
   std::ostringstream printed;
   ss::eval::Interpreter in(*c->prog, c->sm, printed);
   std::vector<double> x(16 * 8);
@@ -287,4 +286,28 @@ TEST_CASE("explain mesh: the simulated collectives are handed the figures",
     INFO("instance " << n);
     CHECK(log == hand);
   }
+}
+
+TEST_CASE("explain mesh: a model spec's fields split alike are named together",
+          "[explain][spmd]") {
+  // Pair{w/i, b/i} on i = 4 with F = 8: w's [2 8] block (16 values), b's
+  // [2] (2), c whole (8): 26 f32 = 104 bytes.
+  const char* text = R"(devices cpu
+mesh i=4
+
+dim F = 8
+
+model Pair:
+    w: [F F] = zeros()
+    b: [F] = zeros()
+    c: [F] = zeros()
+
+spmd fn first(m: Pair{w/i, b/i}) -> [F/i]:
+    return m.b
+)";
+  auto c = check_text(text, "cpu");
+  comms::DeviceTable t = comms::build_table(*c->prog, c->sm);
+  CHECK(value(t, "first", "m").text ==
+        "each instance holds blocks of `w` and `b` (the first axis split over "
+        "i) and the rest whole: 104 bytes of params and buffers");
 }

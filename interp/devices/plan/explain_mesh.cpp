@@ -13,6 +13,7 @@
 // scatters are; psum's and pmean's transposes move nothing. The words are
 // each collective's row's (ops::MeshPayload), never matched by name here.
 // A size variable's block is written `(m/4)` (a name of its own in Size).
+#include <algorithm>
 #include <set>
 
 #include "interp/check/call_args.h"
@@ -117,12 +118,24 @@ std::string model_layout(const Program& P, const Type& t) {
         join(t.model_split) + "): " + bytes_text(bytes) +
         " of params and buffers";
   } else if (!t.field_splits.empty()) {
-    std::vector<std::string> fields;
+    // Fields split alike are named together: "`w` and `b` (the first
+    // axis split over stages)".
+    std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>>
+        by_split;
     for (const auto& [f, split] : t.field_splits) {
       used.insert(split.begin(), split.end());
-      fields.push_back("`" + f + "` (the first axis split over " + join(split) +
-                       ")");
+      auto it = std::find_if(by_split.begin(),
+                             by_split.end(),
+                             [&](const auto& g) { return g.first == split; });
+      if (it == by_split.end())
+        by_split.push_back({split, {"`" + f + "`"}});
+      else
+        it->second.push_back("`" + f + "`");
     }
+    std::vector<std::string> fields;
+    for (const auto& [split, names] : by_split)
+      fields.push_back(join(names) + " (the first axis split over " +
+                       join(split) + ")");
     s = "each instance holds blocks of " + join(fields) +
         " and the rest whole: " + bytes_text(bytes) + " of params and buffers";
   } else {
