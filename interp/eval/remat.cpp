@@ -63,6 +63,13 @@ Value call_remat(Interpreter& in,
       return r->call_remat(in, fn, std::move(args), site);
     return in.call(fn, std::move(args), site);
   }
+  return call_remat_here(in, fn, std::move(args), site);
+}
+
+Value call_remat_here(Interpreter& in,
+                      const check::FnInfo& fn,
+                      std::vector<Value> args,
+                      diag::Span site) {
   if (!ops::GradMode::enabled() || fn.result.kind != types::Type::Kind::Tensor)
     return in.call(fn, std::move(args), site);
   std::vector<ops::Tensor> inputs;

@@ -16,6 +16,16 @@ Value call_remat(Interpreter& in,
                  std::vector<Value> args,
                  diag::Span site);
 
+/// remat as Note [Remat] does it, on this thread: f runs again in this
+/// thread's backward pass. Inside an instance this is right where f's
+/// collectives can meet again there (an InstanceRemat of the distributed
+/// mode, where each worker runs its own backward pass), not in the
+/// simulated mode's one backward pass (Note [Remat in instances]).
+Value call_remat_here(Interpreter& in,
+                      const check::FnInfo& fn,
+                      std::vector<Value> args,
+                      diag::Span site);
+
 /// The tensors of [args] that need a gradient, in order, appended to
 /// [found] (a model's params included), and [args] with each replaced by
 /// [swap](it) (a model's by a private store holding the swapped tensors).
