@@ -173,9 +173,19 @@ Type Checker::resolve_type(const ast::TypeExpr& t,
         b.shape = std::move(shape);
         return b;
       }
-      if (const types::ModelInfo* m = prog_->model(t.elem)) {
-        Type mt = Type::of(TK::Model);
-        mt.model = m;
+      if (prog_->model(t.elem)) {
+        // The element as it is alone: `[L] Layer[F F]` is L of
+        // `Layer[F F]`, and a model that takes dims needs them (E0303).
+        ast::TypeExpr one;
+        if (!t.elems.empty()) {
+          one = t.elems[0];
+        } else {
+          one.kind = ast::TypeExpr::Kind::Named;
+          one.name = t.elem;
+          one.span = t.elem_span;
+        }
+        Type mt = resolve_type(one, scope, fresh_vars);
+        if (mt.is_error()) return mt;
         mt.stack = std::move(shape);
         return mt;
       }

@@ -36,6 +36,8 @@ const char* layout_kind(comms::ValueLayout::Kind k) {
       return "model_shards";
     case K::OptimShards:
       return "optimizer_shards";
+    case K::Blocks:
+      return "blocks";
     case K::Controller:
       return "controller";
     case K::Anywhere:
@@ -63,6 +65,7 @@ json table_json(const comms::DeviceTable& t) {
   j["devices"] = t.devices;
   j["count"] = t.count;
   j["options"] = t.options;
+  j["mesh"] = t.mesh;
   j["notes"] = t.notes;
   j["example_batch"] = t.example_batch ? json(*t.example_batch) : json(nullptr);
   j["example_split"] = t.example_split;

@@ -8,10 +8,10 @@
 // exist only inside the backward pass (the FSDP example's policy, gathered
 // params gathered again). The values are f's either way.
 //
-// It applies where the backward pass can run f again: not inside an
-// instance of an spmd fn, whose collectives need every instance to meet
-// again (the backward pass runs on the caller's thread), where f runs as
-// it is; and for a tensor result only (another result: f as it is).
+// It applies for a tensor result only (another result: f as it is).
+// Inside an instance of an spmd fn, f's collectives need every instance
+// again when f runs again: the instance's mesh says how (InstanceRemat,
+// Note [Remat in instances]).
 #include "interp/eval/remat.h"
 
 #include "interp/eval/objects.h"
@@ -21,14 +21,10 @@ namespace ss::eval {
 
 using VK = Value::Kind;
 
-namespace {
-
-// The tensors of [args] that need a gradient, in order, and [args] with
-// each replaced through [swap] (a model by a private store).
-template <class Swap>
-std::vector<Value> walk(const std::vector<Value>& args,
-                        std::vector<ops::Tensor>& found,
-                        Swap&& swap) {
+std::vector<Value> remat_inputs(
+    const std::vector<Value>& args,
+    std::vector<ops::Tensor>& found,
+    const std::function<ops::Tensor(const ops::Tensor&)>& swap) {
   std::vector<Value> out;
   for (const Value& v : args) {
     if (v.kind == VK::Tensor && ops::needs_grad(v.t)) {
@@ -58,21 +54,30 @@ std::vector<Value> walk(const std::vector<Value>& args,
   return out;
 }
 
-}  // namespace
-
 Value call_remat(Interpreter& in,
                  const check::FnInfo& fn,
                  std::vector<Value> args,
                  diag::Span site) {
-  if (!ops::GradMode::enabled() || in.mesh() ||
-      fn.result.kind != types::Type::Kind::Tensor)
+  if (in.mesh()) {
+    if (auto* r = dynamic_cast<InstanceRemat*>(in.mesh()))
+      return r->call_remat(in, fn, std::move(args), site);
+    return in.call(fn, std::move(args), site);
+  }
+  return call_remat_here(in, fn, std::move(args), site);
+}
+
+Value call_remat_here(Interpreter& in,
+                      const check::FnInfo& fn,
+                      std::vector<Value> args,
+                      diag::Span site) {
+  if (!ops::GradMode::enabled() || fn.result.kind != types::Type::Kind::Tensor)
     return in.call(fn, std::move(args), site);
   std::vector<ops::Tensor> inputs;
   // The forward run sees the inputs themselves; a model's handle is kept
   // as it is (the identity swap needs no private store).
   std::vector<Value> plain;
   for (const Value& v : args) plain.push_back(v);
-  walk(args, inputs, [](const ops::Tensor& t) { return t; });
+  remat_inputs(args, inputs, [](const ops::Tensor& t) { return t; });
   if (inputs.empty()) return in.call(fn, std::move(args), site);
   Value r;
   {
@@ -83,10 +88,11 @@ Value call_remat(Interpreter& in,
   const check::FnInfo* f = &fn;
   auto vjp = [&in, f, args, site](const ops::Tensor& gy) {
     std::vector<ops::Tensor> again, leaves;
-    std::vector<Value> fresh = walk(args, again, [&](const ops::Tensor& t) {
-      leaves.push_back(ops::requires_grad(t.detach()));
-      return leaves.back();
-    });
+    std::vector<Value> fresh =
+        remat_inputs(args, again, [&](const ops::Tensor& t) {
+          leaves.push_back(ops::requires_grad(t.detach()));
+          return leaves.back();
+        });
     ops::GradMode::Guard on(true);
     Value y = in.call(*f, std::move(fresh), site);
     ops::Tensor root = ops::sum(ops::mul(y.t, gy.detach()));

@@ -3,6 +3,7 @@
 // keeps none of f's intermediates for the backward pass and recomputes
 // them there (Note [Remat] in remat.cpp).
 
+#include <functional>
 #include <vector>
 
 #include "interp/eval/interpreter.h"
@@ -14,5 +15,37 @@ Value call_remat(Interpreter& in,
                  const check::FnInfo& fn,
                  std::vector<Value> args,
                  diag::Span site);
+
+/// remat as Note [Remat] does it, on this thread: f runs again in this
+/// thread's backward pass. Inside an instance this is right where f's
+/// collectives can meet again there (an InstanceRemat of the distributed
+/// mode, where each worker runs its own backward pass), not in the
+/// simulated mode's one backward pass (Note [Remat in instances]).
+Value call_remat_here(Interpreter& in,
+                      const check::FnInfo& fn,
+                      std::vector<Value> args,
+                      diag::Span site);
+
+/// The tensors of [args] that need a gradient, in order, appended to
+/// [found] (a model's params included), and [args] with each replaced by
+/// [swap](it) (a model's by a private store holding the swapped tensors).
+std::vector<Value> remat_inputs(
+    const std::vector<Value>& args,
+    std::vector<ops::Tensor>& found,
+    const std::function<ops::Tensor(const ops::Tensor&)>& swap);
+
+/// How remat(f) recomputes inside an instance of an spmd fn, where f's
+/// collectives need the other instances again (Note [Remat in instances]
+/// in interp/eval/spmd/remat_instances.cpp): the instance's mesh
+/// (Interpreter::mesh()) implements it where the mode can; where it does
+/// not, f runs as it is.
+class InstanceRemat {
+ public:
+  virtual ~InstanceRemat() = default;
+  virtual Value call_remat(Interpreter& in,
+                           const check::FnInfo& fn,
+                           std::vector<Value> args,
+                           diag::Span site) = 0;
+};
 
 }  // namespace ss::eval

@@ -16,7 +16,9 @@ const ast::Module* Analysis::module() const {
 }
 
 const check::comms::DeviceTable* Analysis::table() const {
-  if (!clean() || prog->devices().count() < 2) return nullptr;
+  // One device has no table, unless a mesh's instances share it.
+  if (!clean() || (prog->devices().count() < 2 && prog->mesh().empty()))
+    return nullptr;
   if (!table_) table_ = check::comms::build_table(*prog, sm);
   return &*table_;
 }

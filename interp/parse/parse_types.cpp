@@ -89,6 +89,25 @@ ast::TypeExpr Parser::parse_tensor_type() {
     const Token& e = advance();
     t.elem = e.text;
     t.elem_span = e.span;
+    // `[L] Layer[F F]`: a stacked model that takes dims (its `[` touching
+    // the name, as in `Layer[F F]` alone), kept as the one Named type in
+    // the tensor type's elems (which otherwise only a tuple has).
+    if (at(Tok::LBracket) && peek().span.begin == e.span.end) {
+      ast::TypeExpr m;
+      m.kind = ast::TypeExpr::Kind::Named;
+      m.name = e.text;
+      advance();
+      m.has_args = true;
+      while (!at(Tok::RBracket)) {
+        m.args.push_back(
+            parse_axis(/*allow_star=*/false, /*allow_split=*/true));
+        accept(Tok::Comma);
+      }
+      expect(Tok::RBracket, "']' to close the type arguments");
+      m.span = Span::cover(e.span, last_span());
+      t.elem_span = m.span;
+      t.elems.push_back(std::move(m));
+    }
   }
   t.span = cover_from(start);
   return t;

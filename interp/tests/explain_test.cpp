@@ -354,4 +354,20 @@ TEST_CASE("explain: ss explain prints the report and the JSON table",
   CHECK(orc == 0);
   CHECK(one.find("whole on the one device") != std::string::npos);
   CHECK(one.find("Sent between") == std::string::npos);
+  // A mesh program on `devices cpu`: its instances' table (the basic
+  // matmul, M = 8 and N = 4 on x=4 y=2: each instance's psum hands a [2 4]
+  // block, 32 bytes).
+  std::string mesh =
+      std::string(SS_SOURCE_DIR) + "/examples/spmd/matmul_basic.ss";
+  auto [mrc, mt] = run(mesh);
+  CHECK(mrc == 0);
+  CHECK(mt.find("matmul_basic.ss:21: let c = matmul_basic(a, b)\n\n"
+                "Sent between the 8 instances on this line, per call:\n\n"
+                "- inside `matmul_basic`: 32 bytes per call\n") !=
+        std::string::npos);
+  auto [mjrc, mj] = run(mesh + " --json");
+  CHECK(mjrc == 0);
+  CHECK(mj.find("\"mesh\": \"mesh x=4 y=2: each spmd fn runs as 8 instances, "
+                "simulated in this process\"") != std::string::npos);
+  CHECK(mj.find("\"layout\": \"blocks\"") != std::string::npos);
 }

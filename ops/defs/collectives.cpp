@@ -330,6 +330,14 @@ Type all_to_all_rule(RuleCtx& ctx) {
                 describe(ctx, 0));
       return Type::error();
     }
+    // As jax.lax.all_to_all(tiled=False): each piece is one entry of
+    // split=, which goes, and the pieces are stacked along a new axis of
+    // size |x| at concat='s position counted without split= (ref/'s
+    // all_to_all; the same axis: the shape is unchanged).
+    if (*sp != *cp) {
+      r.shape.erase(r.shape.begin() + *sp);
+      r.shape.insert(r.shape.begin() + *cp, Axis::lit(nx));
+    }
     return r;
   }
   if (*sp == *cp) return r;  // block size unchanged
@@ -512,6 +520,42 @@ OpDef collective(OpDef d) {
   return d;
 }
 
+// What it sends, in `ss explain`'s words ("{}": the group's blocks).
+OpDef sends(OpDef d, const MeshPayload& p) {
+  d.device.mesh_payload = &p;
+  return d;
+}
+
+constexpr MeshPayload kPsum{"all-reduce", "adds up {}", nullptr, nullptr};
+constexpr MeshPayload kPmean{"all-reduce", "averages {}", nullptr, nullptr};
+constexpr MeshPayload kPmax{"all-reduce",
+                            "takes the largest of {}",
+                            "reduce",
+                            "to the instance that held the maximum"};
+constexpr MeshPayload kPmin{"all-reduce",
+                            "takes the smallest of {}",
+                            "reduce",
+                            "to the instance that held the minimum"};
+constexpr MeshPayload kPvary{
+    nullptr, nullptr, "all-reduce", "psum, pvary's transpose"};
+constexpr MeshPayload kAllGather{"all-gather",
+                                 "joins {}",
+                                 "reduce-scatter",
+                                 "psum_scatter, all_gather's transpose"};
+constexpr MeshPayload kPsumScatter{"reduce-scatter",
+                                   "adds up {} and hands each its part",
+                                   "all-gather",
+                                   "all_gather, psum_scatter's transpose"};
+constexpr MeshPayload kPpermute{"send/receive",
+                                "passes each of {} on to its destination",
+                                "send/receive",
+                                "ppermute with the inverse perm"};
+constexpr MeshPayload kAllToAll{"all-to-all",
+                                "cuts each of {} into pieces and exchanges "
+                                "them",
+                                "all-to-all",
+                                "all_to_all with split= and concat= swapped"};
+
 }  // namespace
 
 std::vector<OpDef> ops_collectives() {
@@ -522,76 +566,92 @@ std::vector<OpDef> ops_collectives() {
   constexpr ParamSpec tiled{"tiled", ParamKind::Value, false};
   constexpr ParamKind V = ParamKind::Value;
   return {
-      reducing(def("psum",
-                   {v, axes},
-                   reduce_rule,
-                   "sum over mesh axes; the result no longer varies over "
-                   "them",
-                   reduce_forward)
-                   .with_torch("torch.distributed.all_reduce(v) over the "
-                               "axis's group; JAX: jax.lax.psum")),
-      reducing(
-          def("pmean",
+      sends(reducing(def("psum",
+                         {v, axes},
+                         reduce_rule,
+                         "sum over mesh axes; the result no longer varies over "
+                         "them",
+                         reduce_forward)
+                         .with_torch("torch.distributed.all_reduce(v) over the "
+                                     "axis's group; JAX: jax.lax.psum")),
+            kPsum),
+      sends(reducing(def("pmean",
+                         {v, axes},
+                         reduce_rule,
+                         "mean over mesh axes",
+                         reduce_forward)
+                         .with_torch(
+                             "all_reduce(v) / world size; JAX: jax.lax.pmean")),
+            kPmean),
+      sends(reducing(
+                def("pmax",
+                    {v, axes},
+                    reduce_rule,
+                    "maximum over mesh axes",
+                    reduce_forward)
+                    .with_torch(
+                        "all_reduce(v, op=ReduceOp.MAX); JAX: jax.lax.pmax")),
+            kPmax),
+      sends(reducing(
+                def("pmin",
+                    {v, axes},
+                    reduce_rule,
+                    "minimum over mesh axes",
+                    reduce_forward)
+                    .with_torch(
+                        "all_reduce(v, op=ReduceOp.MIN); JAX: jax.lax.pmin")),
+            kPmin),
+      sends(
+          def("pvary",
               {v, axes},
               reduce_rule,
-              "mean over mesh axes",
+              "marks v as varying over mesh axes (no data moves)",
               reduce_forward)
-              .with_torch("all_reduce(v) / world size; JAX: jax.lax.pmean")),
-      reducing(
-          def("pmax",
-              {v, axes},
-              reduce_rule,
-              "maximum over mesh axes",
-              reduce_forward)
-              .with_torch("all_reduce(v, op=ReduceOp.MAX); JAX: jax.lax.pmax")),
-      reducing(
-          def("pmin",
-              {v, axes},
-              reduce_rule,
-              "minimum over mesh axes",
-              reduce_forward)
-              .with_torch("all_reduce(v, op=ReduceOp.MIN); JAX: jax.lax.pmin")),
-      def("pvary",
-          {v, axes},
-          reduce_rule,
-          "marks v as varying over mesh axes (no data moves)",
-          reduce_forward)
-          .with_torch("none in torch (no data moves); JAX: jax.lax.pvary"),
-      collective(def("all_gather",
-                     {v, axis, over, tiled},
-                     all_gather_rule,
-                     "joins the blocks of over= along a mesh axis: A/x -> A",
-                     gather_scatter_forward)
-                     .with_torch("torch.distributed.all_gather_into_tensor; "
-                                 "JAX: jax.lax.all_gather")),
+              .with_torch("none in torch (no data moves); JAX: jax.lax.pvary"),
+          kPvary),
+      sends(collective(
+                def("all_gather",
+                    {v, axis, over, tiled},
+                    all_gather_rule,
+                    "joins the blocks of over= along a mesh axis: A/x -> A",
+                    gather_scatter_forward)
+                    .with_torch("torch.distributed.all_gather_into_tensor; "
+                                "JAX: jax.lax.all_gather")),
+            kAllGather),
 
-      collective(def("psum_scatter",
-                     {v, axis, over, tiled},
-                     psum_scatter_rule,
-                     "sums over a mesh axis and keeps one block: A -> A/x",
-                     gather_scatter_forward)
-                     .with_torch("torch.distributed.reduce_scatter_tensor; "
-                                 "JAX: jax.lax.psum_scatter")),
+      sends(
+          collective(def("psum_scatter",
+                         {v, axis, over, tiled},
+                         psum_scatter_rule,
+                         "sums over a mesh axis and keeps one block: A -> A/x",
+                         gather_scatter_forward)
+                         .with_torch("torch.distributed.reduce_scatter_tensor; "
+                                     "JAX: jax.lax.psum_scatter")),
+          kPsumScatter),
 
-      collective(def("ppermute",
-                     {v, axis, {"perm", V, false}, {"shift", V, false}},
-                     ppermute_rule,
-                     "sends blocks along a mesh axis by a permutation",
-                     ppermute_forward)
-                     .with_torch("torch.distributed send/recv pairs "
-                                 "(batch_isend_irecv); JAX: jax.lax.ppermute")),
+      sends(collective(
+                def("ppermute",
+                    {v, axis, {"perm", V, false}, {"shift", V, false}},
+                    ppermute_rule,
+                    "sends blocks along a mesh axis by a permutation",
+                    ppermute_forward)
+                    .with_torch("torch.distributed send/recv pairs "
+                                "(batch_isend_irecv); JAX: jax.lax.ppermute")),
+            kPpermute),
 
-      collective(def("all_to_all",
-                     {v,
-                      axis,
-                      {"split", ParamKind::Axes},
-                      {"concat", ParamKind::Axes},
-                      tiled},
-                     all_to_all_rule,
-                     "block transpose: split= is cut and sent, concat= joined",
-                     all_to_all_forward)
-                     .with_torch("torch.distributed.all_to_all_single; JAX: "
-                                 "jax.lax.all_to_all")),
+      sends(collective(
+                def("all_to_all",
+                    {v,
+                     axis,
+                     {"split", ParamKind::Axes},
+                     {"concat", ParamKind::Axes},
+                     tiled},
+                    all_to_all_rule,
+                    "block transpose: split= is cut and sent, concat= joined",
+                    all_to_all_forward)
+                    .with_torch("torch.distributed.all_to_all_single; JAX: "
+                                "jax.lax.all_to_all")),
+            kAllToAll),
 
       def("axis_index",
           {axis},

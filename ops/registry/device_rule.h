@@ -48,6 +48,20 @@ inline const char* collective_name(Collective c) {
   return "all-reduce";
 }
 
+/// An spmd collective as `ss explain` lists it in a mesh program's table
+/// (docs/explain.md, "Mesh programs"): each instance hands its operand's
+/// block to [op] ("all-reduce"), which [effect]s the group's blocks
+/// ("adds up"; null [op]: no data moves, as pvary); in the backward pass
+/// the transpose [transpose] (spmd.md's table) hands the cotangent of the
+/// result, a block of the result's type, to [backward_op] (null: no data
+/// moves, as psum's pvary).
+struct MeshPayload {
+  const char* op = nullptr;
+  const char* effect = nullptr;
+  const char* backward_op = nullptr;
+  const char* transpose = nullptr;
+};
+
 /// The payload a lowering sends, as a function of the call's checked types,
 /// so that `ss explain` counts it without running anything:
 /// count = times × (the factor) + plus values of the dtype.
@@ -167,6 +181,8 @@ struct DeviceRule {
   /// with `shard params` each device sums its pieces' and an all-reduce
   /// of that one number (f64) adds them up.
   bool sums_grad_pieces = false;
+  /// A collective of spmd fns: what it sends, for `ss explain`.
+  const MeshPayload* mesh_payload = nullptr;
 };
 
 inline DeviceRule per_example() {

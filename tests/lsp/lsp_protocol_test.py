@@ -443,6 +443,27 @@ class Hover(Session):
         self.assertIn("a copy on every device: 813,056 bytes (794 KiB) of "
                       "params and buffers each", v)
 
+    def test_mesh_program_simulated(self):
+        # A mesh program on `devices cpu` (its 8 instances simulated):
+        # docs/explain.md's words for the basic matmul. a's block on x=4
+        # y=2 with M = 8, K = 16, N = 4 is [2 8], the partial product
+        # [2 4]: psum over y hands 8 f32 = 32 bytes (counted by hand).
+        text = ("devices cpu\nmesh x=4 y=2\n\ndim M = 8\ndim K = 16\n"
+                "dim N = 4\n\n"
+                "spmd fn matmul(a: [M/x K/y], b: [K/y N]) -> [M/x N]:\n"
+                "    let c = a @ b\n"
+                "    return psum(c, y)\n")
+        c, uri = self.open_clean(text, "mesh.ss")
+        v = self.hover_text(c, uri, text, "psum(")
+        self.assertTrue(v.rstrip().endswith(
+            "Sent between the 8 instances on this line, per call:\n\n"
+            "- all-reduce over y of `c` (psum), which adds up the 2 "
+            "instances' blocks along y:\n  8 × f32 = 32 bytes\n\n"
+            "In all: 32 bytes."), v)
+        v = self.hover_text(c, uri, text, "b: [K/y N]")
+        self.assertIn("On cpu: blocks split over y: each instance holds 8 of "
+                      "K = 16; the same on every instance along x.", v)
+
     def test_devices_from_the_files_devices_line(self):
         c = self.start()
         text = self.readme().replace("devices cpu\n", "devices cpu[0 1 2]\n")

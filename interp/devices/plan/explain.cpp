@@ -29,86 +29,6 @@ using placement_detail::find_batch;  // the checker's own rule
 
 namespace {
 
-Size operator+(Size a, const Size& b) {
-  a += b;
-  return a;
-}
-
-Size times(const Size& a, const Size& b) {
-  Size s;
-  for (const auto& [ma, ca] : a.terms)
-    for (const auto& [mb, cb] : b.terms) {
-      std::vector<std::string> m = ma;
-      m.insert(m.end(), mb.begin(), mb.end());
-      std::sort(m.begin(), m.end());
-      s += Size{{{m, ca * cb}}};
-    }
-  return s;
-}
-
-Size variable(const std::string& name) {
-  Size s;
-  s.terms[{name}] = 1;
-  return s;
-}
-
-}  // namespace
-
-namespace {
-
-// ------------------------------------------------------------ types
-
-std::string axis_name(const Axis& a) {
-  if (!a.label.empty()) return a.label;
-  return a.name.empty() ? a.str() : a.name;
-}
-
-Size axis_size(const Axis& a) {
-  if (auto n = a.static_size()) return Size::constant(*n);
-  if (a.kind == Axis::Kind::Group) {
-    Size s = Size::constant(1);
-    for (const Axis& i : a.items) s = times(s, axis_size(i));
-    return s;
-  }
-  return variable(axis_name(a));
-}
-
-Size numel(const Type& t) {
-  Size s = Size::constant(1);
-  for (const Axis& a : t.shape) s = times(s, axis_size(a));
-  return s;
-}
-
-struct Leaf {
-  std::string path;
-  Type type;
-  bool buffer = false;
-};
-
-// Every tensor of a model type, sub-models' by their dotted paths.
-void model_leaves(const Type& m,
-                  const std::string& prefix,
-                  std::vector<Leaf>& out,
-                  int depth = 0) {
-  if (!m.model || depth > 32) return;
-  for (const types::FieldInfo& f : m.model->fields) {
-    Type ft = types::model_field_type(m, f);
-    if (ft.kind == TK::Tensor)
-      out.push_back({prefix + f.name, ft, f.buffer});
-    else if (ft.kind == TK::Model)
-      model_leaves(ft, prefix + f.name + ".", out, depth + 1);
-  }
-}
-
-std::string join(const std::vector<std::string>& xs) {
-  std::string s;
-  for (size_t i = 0; i < xs.size(); ++i) {
-    if (i > 0) s += i + 1 == xs.size() ? " and " : ", ";
-    s += xs[i];
-  }
-  return s;
-}
-
 // ------------------------------------------------------------ the analysis
 
 // Bytes a fn sends per call: its float collectives (which count twice when
@@ -135,8 +55,9 @@ class Analysis {
  public:
   Analysis(const Program& p, const diag::SourceMap& sm)
       : P(p), sm_(sm), n_(p.devices().count()) {
-    active_ = n_ > 1 && p.mesh().empty();
-    shard_ = active_ && p.devices().shard_params;
+    mesh_ = !p.mesh().empty();
+    active_ = n_ > 1 || mesh_;
+    shard_ = active_ && !mesh_ && p.devices().shard_params;
   }
 
   bool active() const { return active_; }
@@ -173,13 +94,6 @@ class Analysis {
   }
 
  private:
-  std::string figure(const Size& count, types::DType dt) const {
-    Size bytes = count * types::dtype_size(dt);
-    std::string c = count.str();
-    if (!count.known() && count.terms.size() > 1) c = "(" + c + ")";
-    return c + " × " + types::dtype_name(dt) + " = " + bytes_text(bytes);
-  }
-
   Collective collective(
       const std::string& source,
       const std::string& what,
@@ -200,13 +114,21 @@ class Analysis {
     return c;
   }
 
+  // [args]: the argument of each of [callee]'s params (null: none), whose
+  // types bind its size variables in a mesh program's figures.
   void add_call(const FnInfo& callee,
                 const ast::Expr& e,
                 bool diff,
                 bool per_batch,
-                std::vector<Item>& out) {
+                std::vector<Item>& out,
+                const std::vector<const ast::Expr*>& args = {},
+                bool remat = false) {
     if (callee.placement != Placement::Workers) return;
     FnBytes fb = bytes(callee);
+    if (mesh_) {
+      std::map<std::string, Size> vars = call_sizes(P, callee, args);
+      for (Size* s : {&fb.flt, &fb.other, &fb.backward}) *s = at_call(*s, vars);
+    }
     Size total = diff ? fb.differentiated() : fb.total();
     if (total.zero()) return;
     Item it;
@@ -216,15 +138,21 @@ class Analysis {
     it.call.bytes = total;
     it.call.differentiated = diff;
     it.call.per_batch = per_batch;
+    // Through remat(f): the backward pass runs f's forward again, and its
+    // collectives with it (the FSDP example's gathers).
     it.call.text = "inside `" + callee.name + "`" +
-                   (per_batch ? ", for each batch" : "") + ": " +
-                   bytes_text(total) + " per call";
+                   (per_batch ? ", for each batch" : "") +
+                   (remat ? ", and as much again in the backward pass (remat "
+                            "recomputes it)"
+                          : "") +
+                   ": " + bytes_text(total) + " per call";
     // Inside a fn that is itself differentiated, what a differentiated
     // call's backward sends is already counted: its all of it is "other".
     if (diff)
       it.call_bytes.other = total;
     else
       it.call_bytes = fb;
+    if (remat) it.call_bytes.backward += fb.total();
     out.push_back(std::move(it));
   }
 
@@ -236,7 +164,17 @@ class Analysis {
     const Resolution& r = info->resolution;
     if (r.kind == Resolution::Kind::Fn && r.fn) {
       if (!r.fn->decl || r.fn->decl->is_extern) return;
-      add_call(*r.fn, e, false, false, out);
+      std::vector<const ast::Expr*> args;
+      for (size_t k = 0; k < r.fn->params.size(); ++k)
+        args.push_back(param_arg(e, *info, int(k)));
+      // A call through remat(f): directly, or a local bound to it.
+      bool remat = false;
+      if (e.callee && e.callee->kind == EK::Name)
+        for (const auto& [name, t] : fn.locals)
+          if (name == e.callee->name) remat = t.kind == TK::Fn && t.remat;
+      if (e.callee && e.callee->kind == EK::Call)
+        remat = P.type_of(e.callee.get()).remat;
+      add_call(*r.fn, e, false, false, out, args, remat);
       return;
     }
     if (r.kind != Resolution::Kind::Builtin || !r.op) return;
@@ -244,16 +182,28 @@ class Analysis {
     const std::string n = op.name;
     std::vector<const ast::Expr*> given = given_args(e);
     const ops::DeviceRule& rule = op.device;
+    if (mesh_ && rule.mesh_payload)
+      for (Collective& c : mesh_collectives(P, sm_, e, *info)) {
+        Item it;
+        it.at = e.span;
+        it.coll = std::move(c);
+        out.push_back(std::move(it));
+      }
     if (info->allreduce && rule.lowering) {
       lowering(n, *rule.lowering, e, *info, out);
       return;
     }
     if (rule.fn_arg == ops::FnArg::Differentiates && !given.empty()) {
-      gradients(e, *info, out);
+      if (!mesh_) gradients(e, *info, out);  // a mesh sums no gradient
       const Type& ft = P.type_of(given[0]);
       if (ft.kind == TK::Fn)
         if (const FnInfo* f = P.fn(ft.fn_name))
-          add_call(*f, e, true, false, out);
+          add_call(*f,
+                   e,
+                   true,
+                   false,
+                   out,
+                   {given.begin() + 1, given.end()});  // f's, in order
       return;
     }
     if (shard_ && rule.sums_grad_pieces && !given.empty() &&
@@ -452,6 +402,7 @@ class Analysis {
   const diag::SourceMap& sm_;
   size_t n_;
   bool active_ = false;
+  bool mesh_ = false;
   bool shard_ = false;
   std::map<std::string, FnBytes> memo_;
   std::set<std::string> busy_;
@@ -463,8 +414,6 @@ class Analysis {
 std::string shards_text(const Type& type,
                         size_t n,
                         std::optional<int64_t>& bytes_out) {
-  static const char* const kParts[] = {
-      "", "", "a half", "a third", "a quarter"};
   std::vector<Leaf> leaves;
   model_leaves(type, "", leaves);
   Size pieces, buffers;
@@ -480,8 +429,8 @@ std::string shards_text(const Type& type,
       pieces += c * size;  // symbolic: shown whole (not cut here)
   }
   if (pieces.known()) bytes_out = pieces.value();
-  std::string part = n < 5 ? kParts[n] : "1/" + std::to_string(n);
-  std::string s = "each device holds " + part + " of every param of " +
+  std::string s = "each device holds " + part_of(int64_t(n)) +
+                  " of every param of " +
                   (type.model ? type.model->name : std::string("the model")) +
                   ", " + bytes_text(pieces) + " of its params";
   if (!buffers.zero()) s += ", and its buffers whole: " + bytes_text(buffers);
@@ -564,11 +513,11 @@ DeviceTable build_table(const Program& P, const diag::SourceMap& sm) {
                         ": not in this build; the program runs data "
                         "parallel, and the table is what that sends");
   }
-  if (several && !P.mesh().empty())
-    t.notes.push_back(
-        "mesh: the collectives of spmd fns are not in this "
-        "table (not in this build); nothing outside them "
-        "communicates");
+  const bool mesh = !P.mesh().empty();
+  int64_t mesh_size = 1;
+  for (const MeshAxis& a : P.mesh()) mesh_size *= a.size;
+  const std::string instances = std::to_string(mesh_size);
+  if (mesh) t.mesh = mesh_words(P);
   t.example_batch = example_batch(P);
   if (several && t.example_batch)
     t.example_split =
@@ -614,7 +563,24 @@ DeviceTable build_table(const Program& P, const diag::SourceMap& sm) {
         fe.text = "runs anywhere: where it's called";
         break;
       case Placement::Workers:
-        if (!several) {
+        if (mesh && !fn->decl->is_extern) {
+          Size b = an.bytes(*fn).total();
+          fe.bytes_per_call = b;
+          const std::string each = b.zero() ? "" : bytes_text(b) + " per call";
+          if (fn->decl->is_spmd)
+            fe.text = "runs on each of the " + instances +
+                      " instances of the mesh, on its blocks, and " +
+                      (b.zero() ? "sends nothing" : "each sends " + each);
+          else if (several)
+            fe.text = "runs on the workers and " +
+                      (b.zero() ? "sends nothing" : "sends " + each);
+          else
+            fe.text = "runs on the one device" +
+                      (b.zero() ? std::string()
+                                : "; the instances of the spmd fns it calls "
+                                  "each send " +
+                                      each);
+        } else if (!several) {
           fe.text = "runs on the workers; on one device nothing is sent";
         } else if (fn->decl->is_extern) {
           fe.text =
@@ -648,7 +614,10 @@ DeviceTable build_table(const Program& P, const diag::SourceMap& sm) {
         v.file = file_of(sm, *at);
         v.line = line_of(sm, *at);
       }
-      if (!several) {
+      if (mesh && fn->decl->is_spmd) {
+        v.kind = ValueLayout::Kind::Blocks;
+        v.text = mesh_layout(P, type);
+      } else if (!several) {
         v.kind = ValueLayout::Kind::OneDevice;
         v.text = "whole on the one device";
       } else if (fn->placement == Placement::Controller) {
@@ -725,6 +694,7 @@ DeviceTable build_table(const Program& P, const diag::SourceMap& sm) {
       LineSends& l = it->second;
       if (fresh) {
         order.push_back(key);
+        if (mesh) l.among = "the " + instances + " instances";
         l.file = file_of(sm, i.at);
         l.line = key.second;
         l.fn = fn->name;

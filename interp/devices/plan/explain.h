@@ -27,6 +27,12 @@
 // a sharded param; norm and clip_norm of gradients all-reduce one f64.
 // `split H` is not in this build: with it the table says so
 // (DeviceTable::notes) and lists what this build sends.
+//
+// A program with a `mesh` (on any device list, `devices cpu` simulating its
+// instances): nothing outside spmd fns communicates; an spmd fn's values
+// are its blocks and each collective call lists the payload each instance
+// hands it, and its transpose's in the backward pass (Note [Mesh figures]
+// in explain_mesh.cpp).
 
 #include <cstdint>
 #include <map>
@@ -101,6 +107,8 @@ struct LineSends {
   std::vector<Collective> collectives;
   std::vector<CallSend> calls;
   Size total;
+  /// Who sends: "the 3 devices", or a mesh program's "the 8 instances".
+  std::string among;
   /// The seed's block, word for word ("Sent between the 3 devices on this
   /// line, per call:" ... "In all: 813,072 bytes (794 KiB).").
   std::string text;
@@ -119,6 +127,7 @@ struct ValueLayout {
     OptimCopy,
     ModelShards,  // `shard params`: model_bytes are one device's pieces
     OptimShards,
+    Blocks,  // in an spmd fn: each instance's block (a mesh program)
     Controller,
     Anywhere,
     OneDevice
@@ -149,6 +158,9 @@ struct DeviceTable {
   std::string devices;  // "cpu[0 1 2]"
   size_t count = 1;
   std::vector<std::string> options;  // "shard params", "split H"
+  /// A program with a `mesh`: "mesh x=4 y=2: each spmd fn runs as 8
+  /// instances, ..." (explain_mesh.cpp); empty without one.
+  std::string mesh;
   /// Options and features this build doesn't lay out ("shard params: not
   /// in this build ...").
   std::vector<std::string> notes;

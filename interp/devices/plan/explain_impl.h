@@ -22,4 +22,53 @@ using check::param_arg;
 std::map<std::string, diag::Span> local_spans(const ast::FnDecl& d);
 int param_index(const ops::OpDef& op, const char* name);
 
+// Counts (explain_size.cpp).
+Size operator+(Size a, const Size& b);
+Size times(const Size& a, const Size& b);
+Size variable(const std::string& name);
+/// An axis's name as the report writes it (its label, a dim's name).
+std::string axis_name(const types::Axis& a);
+/// An axis's size: a number, or its name (a group: the product).
+Size axis_size(const types::Axis& a);
+/// The values of a tensor type, whole (splits are not divided out).
+Size numel(const types::Type& t);
+/// `203,264 × f32 = 813,056 bytes (794 KiB)`.
+std::string figure(const Size& count, types::DType dt);
+/// "a half", "a third", "a quarter", "1/8": one of [n] equal parts.
+std::string part_of(int64_t n);
+/// `a`, `a and b`, `a, b and c`.
+std::string join(const std::vector<std::string>& xs);
+
+struct Leaf {
+  std::string path;
+  types::Type type;
+  bool buffer = false;
+};
+/// Every tensor of a model type, sub-models' by their dotted paths.
+void model_leaves(const types::Type& m,
+                  const std::string& prefix,
+                  std::vector<Leaf>& out,
+                  int depth = 0);
+
+// Mesh programs (explain_mesh.cpp; docs/explain.md, "Mesh programs").
+/// "mesh x=4 y=2: ..." for the report's first line.
+std::string mesh_words(const Program& P);
+/// The layout of a value of [type] in an spmd fn.
+std::string mesh_layout(const Program& P, const types::Type& type);
+/// What a collective call [e] sends: its forward item (none for pvary)
+/// and, for a float operand, its transpose's in the backward pass.
+/// The sizes a call binds [callee]'s size variables to: each param's axes
+/// against its argument's [args] (by param; null: none), whole sizes (an
+/// spmd fn's `A/x` binds A to the global size, spmd.md).
+std::map<std::string, Size> call_sizes(
+    const Program& P,
+    const FnInfo& callee,
+    const std::vector<const ast::Expr*>& args);
+/// [s] with [vars] put in, blocks' `(m/4)` included.
+Size at_call(const Size& s, const std::map<std::string, Size>& vars);
+std::vector<Collective> mesh_collectives(const Program& P,
+                                         const diag::SourceMap& sm,
+                                         const ast::Expr& e,
+                                         const ExprInfo& info);
+
 }  // namespace ss::check::comms::detail

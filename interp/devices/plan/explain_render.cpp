@@ -49,8 +49,9 @@ std::string wrap_item(const std::string& text) {
 }  // namespace
 
 std::string render_line(const LineSends& l, size_t devices) {
-  std::string s = "Sent between the " + std::to_string(devices) +
-                  " devices on this line, per call:\n\n";
+  std::string among =
+      l.among.empty() ? "the " + std::to_string(devices) + " devices" : l.among;
+  std::string s = "Sent between " + among + " on this line, per call:\n\n";
   for (const Collective& c : l.collectives) s += wrap_item(c.text);
   for (const CallSend& c : l.calls) s += wrap_item(c.text);
   // mean_logs calls its fn once per batch: a line that sends only through
@@ -66,7 +67,10 @@ std::string render_report(const DeviceTable& t) {
   std::ostringstream o;
   o << "Devices: " << t.devices << " (" << t.count
     << (t.count == 1 ? " device" : " devices") << ")";
-  if (t.count > 1) o << ", data parallel";
+  if (!t.mesh.empty())
+    o << ", " << t.mesh;
+  else if (t.count > 1)
+    o << ", data parallel";
   o << "\n";
   for (const std::string& opt : t.options) o << "  option: " << opt << "\n";
   for (const std::string& n : t.notes) o << "note: " << n << "\n";

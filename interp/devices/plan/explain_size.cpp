@@ -1,9 +1,10 @@
 // Size of `ss explain`: a count as a sum of products of axis names (known
-// or symbolic), and its text in the report (thousands, bytes_text).
+// or symbolic), and its text in the report (thousands, bytes_text); the
+// counts of types and models' tensors (explain_impl.h).
 #include <algorithm>
 #include <sstream>
 
-#include "interp/devices/plan/explain.h"
+#include "interp/devices/plan/explain_impl.h"
 
 namespace ss::check::comms {
 
@@ -88,5 +89,93 @@ std::string bytes_text(const Size& bytes) {
     s += " (" + thousands((bytes.value() + 512) / 1024) + " KiB)";
   return s;
 }
+
+namespace detail {
+
+using types::Axis;
+using types::Type;
+using TK = types::Type::Kind;
+
+Size operator+(Size a, const Size& b) {
+  a += b;
+  return a;
+}
+
+Size times(const Size& a, const Size& b) {
+  Size s;
+  for (const auto& [ma, ca] : a.terms)
+    for (const auto& [mb, cb] : b.terms) {
+      std::vector<std::string> m = ma;
+      m.insert(m.end(), mb.begin(), mb.end());
+      std::sort(m.begin(), m.end());
+      s += Size{{{m, ca * cb}}};
+    }
+  return s;
+}
+
+Size variable(const std::string& name) {
+  Size s;
+  s.terms[{name}] = 1;
+  return s;
+}
+
+std::string axis_name(const Axis& a) {
+  if (!a.label.empty()) return a.label;
+  return a.name.empty() ? a.str() : a.name;
+}
+
+Size axis_size(const Axis& a) {
+  if (auto n = a.static_size()) return Size::constant(*n);
+  if (a.kind == Axis::Kind::Group) {
+    Size s = Size::constant(1);
+    for (const Axis& i : a.items) s = times(s, axis_size(i));
+    return s;
+  }
+  return variable(axis_name(a));
+}
+
+Size numel(const Type& t) {
+  Size s = Size::constant(1);
+  for (const Axis& a : t.shape) s = times(s, axis_size(a));
+  return s;
+}
+
+void model_leaves(const Type& m,
+                  const std::string& prefix,
+                  std::vector<Leaf>& out,
+                  int depth) {
+  if (!m.model || depth > 32) return;
+  for (const types::FieldInfo& f : m.model->fields) {
+    Type ft = types::model_field_type(m, f);
+    if (ft.kind == TK::Tensor)
+      out.push_back({prefix + f.name, ft, f.buffer});
+    else if (ft.kind == TK::Model)
+      model_leaves(ft, prefix + f.name + ".", out, depth + 1);
+  }
+}
+
+std::string join(const std::vector<std::string>& xs) {
+  std::string s;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (i > 0) s += i + 1 == xs.size() ? " and " : ", ";
+    s += xs[i];
+  }
+  return s;
+}
+
+std::string part_of(int64_t n) {
+  static const char* const kParts[] = {
+      "", "", "a half", "a third", "a quarter"};
+  return n > 1 && n < 5 ? kParts[n] : "1/" + std::to_string(n);
+}
+
+std::string figure(const Size& count, types::DType dt) {
+  Size bytes = count * types::dtype_size(dt);
+  std::string c = count.str();
+  if (!count.known() && count.terms.size() > 1) c = "(" + c + ")";
+  return c + " × " + types::dtype_name(dt) + " = " + bytes_text(bytes);
+}
+
+}  // namespace detail
 
 }  // namespace ss::check::comms

@@ -22,9 +22,12 @@ struct SimMesh::Meeting {
   size_t arrived = 0, taken = 0;
   bool ready = false;
   std::string error;  // the blocks did not fit the collective
+  const SimMesh::Combine* custom = nullptr;  // meet()'s
 };
 
 namespace {
+
+PayloadLog g_payload_log;
 
 // pmax/pmin: element e of instance j's mask is 1 when j is the lowest
 // instance whose block holds the extremum there.
@@ -106,6 +109,10 @@ std::vector<int64_t> SimMesh::group(
 }
 
 void SimMesh::combine(Meeting& m) {
+  if (m.custom) {
+    m.out = (*m.custom)(m.in);
+    return;
+  }
   ref::Blocks ys;
   try {
     ys = ref::collective(m.op, m.in);
@@ -152,7 +159,21 @@ Tensor SimMesh::collective(int64_t me,
                            const MeshOp& op,
                            const MeshOp& transpose,
                            const Tensor& x) {
-  std::vector<int64_t> members = group(me, op.axes);
+  return rendezvous(me, group(me, op.axes), op, transpose, x, nullptr);
+}
+
+Tensor SimMesh::meet(int64_t me, const Tensor& x, const Combine& combine) {
+  std::vector<int64_t> all;
+  for (int64_t n = 0; n < count_; ++n) all.push_back(n);
+  return rendezvous(me, std::move(all), {}, {}, x, &combine);
+}
+
+Tensor SimMesh::rendezvous(int64_t me,
+                           std::vector<int64_t> members,
+                           const MeshOp& op,
+                           const MeshOp& transpose,
+                           const Tensor& x,
+                           const Combine* custom) {
   std::unique_lock<std::mutex> lk(mu_);
   if (failed_) throw Abandoned{"another instance failed"};
   const int64_t k = ordinal_[me]++;
@@ -163,18 +184,24 @@ Tensor SimMesh::collective(int64_t me,
     slot->transpose = transpose;
     slot->members = members;
     slot->in.resize(members.size());
+    slot->custom = custom;
   }
   std::shared_ptr<Meeting> m = slot;
-  if (m->op.kind != op.kind || m->op.axes != op.axes)
-    throw ops::OpError(ops::OpError::Kind::Value,
-                       "instance " + label(me) + " reached " +
-                           ops::mesh_op_name(op.kind) + " where instance " +
-                           label(m->members[0]) + " reached " +
-                           ops::mesh_op_name(m->op.kind) +
-                           " (the instances took different paths)");
+  if (m->op.kind != op.kind || m->op.axes != op.axes ||
+      (m->custom == nullptr) != (custom == nullptr)) {
+    auto name = [](const MeshOp& o, const Combine* c) -> std::string {
+      return c ? "a call through remat" : ops::mesh_op_name(o.kind);
+    };
+    throw ops::OpError(
+        ops::OpError::Kind::Value,
+        "instance " + label(me) + " reached " + name(op, custom) +
+            " where instance " + label(m->members[0]) + " reached " +
+            name(m->op, m->custom) + " (the instances took different paths)");
+  }
   const size_t pos = static_cast<size_t>(
       std::find(members.begin(), members.end(), me) - members.begin());
   m->in[pos] = x;
+  if (g_payload_log && !custom) g_payload_log(me, op, x);
   if (++m->arrived == members.size()) {
     combine(*m);
     m->ready = true;
@@ -203,6 +230,10 @@ Tensor SimMesh::collective(int64_t me,
   if (!m->error.empty())
     throw ops::OpError(ops::OpError::Kind::Shape, m->error);
   return m->out[pos];
+}
+
+void set_payload_log(PayloadLog log) {
+  g_payload_log = std::move(log);
 }
 
 void SimMesh::finished(int64_t me, bool failed) {

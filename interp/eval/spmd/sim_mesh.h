@@ -8,6 +8,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -42,6 +43,14 @@ class SimMesh {
                          const ops::MeshOp& op,
                          const ops::MeshOp& transpose,
                          const ops::Tensor& x);
+  /// A meeting of every instance that is not a collective (remat's: Note
+  /// [Remat in instances] in remat_instances.cpp): each hands [x], the last
+  /// to arrive runs [combine] on them all, in instance order, under the
+  /// mesh's lock, and each gets its entry of the result. It counts in the
+  /// instances' order of collectives, as a collective does.
+  using Combine =
+      std::function<std::vector<ops::Tensor>(const std::vector<ops::Tensor>&)>;
+  ops::Tensor meet(int64_t me, const ops::Tensor& x, const Combine& combine);
   /// Instance [me] is done (returned or failed): instances waiting for it
   /// at a collective stop with Abandoned.
   void finished(int64_t me, bool failed);
@@ -52,6 +61,12 @@ class SimMesh {
   std::vector<int64_t> group(int64_t me,
                              const std::vector<std::string>& axes) const;
   void combine(Meeting& m);
+  ops::Tensor rendezvous(int64_t me,
+                         std::vector<int64_t> members,
+                         const ops::MeshOp& op,
+                         const ops::MeshOp& transpose,
+                         const ops::Tensor& x,
+                         const Combine* custom);
 
   std::vector<check::MeshAxis> axes_;
   int64_t count_ = 1;
@@ -64,8 +79,15 @@ class SimMesh {
   bool failed_ = false;
 };
 
+/// Tests: told each block an instance hands a collective (`ss explain`'s
+/// figures are these: Note [Mesh figures]), under the mesh's lock. Empty:
+/// none. Set it while no spmd call runs.
+using PayloadLog = std::function<void(
+    int64_t instance, const ops::MeshOp& op, const ops::Tensor& block)>;
+void set_payload_log(PayloadLog log);
+
 /// One instance's view of the mesh, handed to its Interpreter.
-class InstanceComm final : public ops::MeshComm {
+class InstanceComm : public ops::MeshComm {
  public:
   InstanceComm(SimMesh& mesh, int64_t me) : mesh_(mesh), me_(me) {}
   int64_t axis_index(const std::string& axis) override;

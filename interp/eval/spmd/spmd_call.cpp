@@ -4,14 +4,14 @@
 // flow, host loops and autodiff tapes work unchanged) and meets the others
 // at each collective (sim_mesh.h), and the instances' results are joined.
 // Nested spmd calls inside an instance are inlined (Interpreter::call).
-#include <pthread.h>
-
 #include <ostream>
 #include <sstream>
 
 #include "interp/eval/interpreter.h"
 #include "interp/eval/spmd/blocks.h"
 #include "interp/eval/spmd/instance_output.h"
+#include "interp/eval/spmd/instance_threads.h"
+#include "interp/eval/spmd/remat_instances.h"
 #include "interp/eval/spmd/sim_mesh.h"
 #include "ops/autodiff/tape.h"
 
@@ -22,6 +22,7 @@ namespace {
 // One instance's run.
 struct Instance {
   spmd::SimMesh* mesh = nullptr;
+  spmd::RematShared* remat = nullptr;
   int64_t n = 0;
   const check::Program* prog = nullptr;
   const diag::SourceMap* sm = nullptr;
@@ -41,7 +42,7 @@ struct Instance {
 void run_instance(Instance& in) {
   ops::GradMode::Guard grad(in.grad);
   std::ostream os(&in.out);
-  spmd::InstanceComm comm(*in.mesh, in.n);
+  spmd::RematComm comm(*in.mesh, in.n, *in.remat);
   Interpreter it(*in.prog, *in.sm, os);
   it.set_mesh(&comm);
   it.set_interrupt_flag(in.interrupt);
@@ -57,15 +58,6 @@ void run_instance(Instance& in) {
   }
   os.flush();
   in.mesh->finished(in.n, failed);
-}
-
-// Instances run on threads with a large stack, as the commands do (Note [A
-// deep stack] in interp/cli/main.cpp): the body may recurse as deeply.
-constexpr size_t kInstanceStack = size_t(256) << 20;
-
-void* thread_main(void* p) {
-  run_instance(*static_cast<Instance*>(p));
-  return nullptr;
 }
 
 }  // namespace
@@ -84,10 +76,17 @@ Value Interpreter::call_spmd(const check::FnInfo& fn,
          {"help: run it with --devices cpu"});
   spmd::SimMesh mesh(prog_.mesh());
   const int64_t count = mesh.instances();
+  spmd::RematShared remat;  // Note [Remat in instances]
+  remat.prog = &prog_;
+  remat.sm = &sm_;
+  remat.out = &out_;
+  remat.stack = stack_;
+  remat.calls.resize(size_t(count));
   std::vector<std::unique_ptr<Instance>> runs;
   for (int64_t n = 0; n < count; ++n) {
     auto in = std::make_unique<Instance>();
     in->mesh = &mesh;
+    in->remat = &remat;
     in->n = n;
     in->prog = &prog_;
     in->sm = &sm_;
@@ -107,35 +106,17 @@ Value Interpreter::call_spmd(const check::FnInfo& fn,
     }
     runs.push_back(std::move(in));
   }
-  std::vector<pthread_t> threads(count);
-  std::vector<bool> started(count, false);
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, kInstanceStack);
-  for (int64_t n = 0; n < count; ++n) {
-    started[n] =
-        pthread_create(&threads[n], &attr, thread_main, runs[n].get()) == 0;
-    if (!started[n]) {
-      runs[n]->abandoned = "could not start a thread for this instance";
-      mesh.finished(n, true);
-    }
-  }
-  pthread_attr_destroy(&attr);
-  for (int64_t n = 0; n < count; ++n)
-    if (started[n]) pthread_join(threads[n], nullptr);
+  spmd::run_instance_threads(
+      mesh,
+      [&](int64_t n) { run_instance(*runs[n]); },
+      [&](int64_t n) {
+        runs[n]->abandoned = "could not start a thread for this instance";
+      });
 
   // Note [Prints of instances]: merged by ordinal, in instance order.
   std::vector<std::vector<std::string>*> entries;
-  size_t most = 0;
-  for (auto& r : runs) {
-    entries.push_back(&r->out.entries());
-    most = std::max(most, entries.back()->size());
-  }
-  for (size_t k = 0; k < most; ++k)
-    for (int64_t n = 0; n < count; ++n)
-      if (k < entries[n]->size())
-        out_ << spmd::prefixed((*entries[n])[k], "[" + mesh.label(n) + "] ");
-  out_ << std::flush;
+  for (auto& r : runs) entries.push_back(&r->out.entries());
+  spmd::merge_prints(out_, mesh, entries);
 
   // The first instance's own error is the call's; one that only waited at
   // a collective another instance left reports the other's.

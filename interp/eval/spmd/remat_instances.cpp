@@ -1,0 +1,215 @@
+// Note [Remat in instances]
+// remat(f) called inside an spmd fn (the FSDP example: gathered params
+// gathered again in the backward pass) cannot recompute f per instance as
+// Note [Remat] does: f's collectives need every instance to meet again,
+// and the simulated backward pass runs on one thread, after the call's
+// instances have returned. So the instances recompute together:
+//  - forward: each instance runs f with recording off (its collectives
+//    meet as usual), then all of them meet (SimMesh::meet), and the last to
+//    arrive records ONE node whose output packs every instance's result
+//    (flattened, in instance order) and whose inputs are every instance's
+//    tensors that need gradients; each instance takes its result as a
+//    slice of that output. The node is made before any instance uses its
+//    result, so the backward pass reaches it once, with every instance's
+//    cotangent summed into its slot.
+//  - backward: its VJP runs f again for every instance, on threads of its
+//    own over a fresh SimMesh, recording, from fresh leaves; then one
+//    backward pass of sum_i <f_i, cotangent_i> gives every input's
+//    gradient, across the instances through the recomputed collectives.
+// f's intermediates so exist only inside the backward pass, and what f
+// prints there prints again (prefixed and merged as the call's prints,
+// Note [Prints of instances]), which is how the tests count the
+// recompute. Every instance must reach the remat call, as a collective
+// (a remat call under a varying condition is an error naming it).
+#include "interp/eval/spmd/remat_instances.h"
+
+#include "interp/eval/spmd/instance_output.h"
+#include "interp/eval/spmd/instance_threads.h"
+#include "ops/api.h"
+#include "ops/autodiff/tape.h"
+
+namespace ss::eval::spmd {
+
+// What the recompute needs, kept by the packed node's VJP; one for each
+// remat call, shared by its instances.
+struct Recompute {
+  const check::Program* prog = nullptr;
+  const diag::SourceMap* sm = nullptr;
+  std::ostream* out = nullptr;
+  std::shared_ptr<std::mutex> out_mu;
+  std::vector<StackEntry> stack;
+  std::vector<check::MeshAxis> axes;
+  const check::FnInfo* fn = nullptr;
+  diag::Span site;
+  std::vector<std::vector<Value>> args;  // per instance
+  std::vector<ops::Shape> shapes;        // each instance's result
+};
+
+namespace {
+
+using VK = Value::Kind;
+
+int64_t numel_of(const ops::Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+// Instance [n]'s result: its slot of the packed output.
+ops::Tensor unpack(const ops::Tensor& packed,
+                   const std::vector<ops::Shape>& shapes,
+                   size_t n) {
+  int64_t at = 0;
+  for (size_t k = 0; k < n; ++k) at += numel_of(shapes[k]);
+  return ops::reshape(ops::slice(packed, 0, at, at + numel_of(shapes[n])),
+                      shapes[n]);
+}
+
+// Every instance runs [rc.fn] again on [fresh], recording, over a fresh
+// mesh; their results in instance order.
+std::vector<ops::Tensor> rerun(const Recompute& rc,
+                               std::vector<std::vector<Value>> fresh) {
+  SimMesh mesh(rc.axes);
+  RematShared shared;
+  shared.prog = rc.prog;
+  shared.sm = rc.sm;
+  shared.out = rc.out;
+  shared.out_mu = rc.out_mu;
+  shared.stack = rc.stack;
+  shared.calls.resize(size_t(mesh.instances()));
+  const size_t count = size_t(mesh.instances());
+  std::vector<EntryBuffer> bufs(count);
+  std::vector<ops::Tensor> ys(count);
+  std::vector<std::unique_ptr<RuntimeError>> errors(count);
+  std::vector<std::string> abandoned(count);
+  run_instance_threads(
+      mesh,
+      [&](int64_t n) {
+        ops::GradMode::Guard on(true);
+        std::ostream os(&bufs[n]);
+        RematComm comm(mesh, n, shared);
+        Interpreter it(*rc.prog, *rc.sm, os);
+        it.set_mesh(&comm);
+        it.exchange_stack(rc.stack);
+        bool failed = true;
+        try {
+          Value y = it.call(*rc.fn, std::move(fresh[n]), rc.site);
+          if (y.kind == VK::Tensor) ys[n] = y.t;
+          failed = false;
+        } catch (const RuntimeError& e) {
+          errors[n] = std::make_unique<RuntimeError>(e);
+        } catch (const Abandoned& a) {
+          abandoned[n] = a.why;
+        }
+        os.flush();
+        mesh.finished(n, failed);
+      },
+      [&](int64_t n) {
+        abandoned[n] = "could not start a thread for this instance";
+      });
+  {
+    std::vector<std::vector<std::string>*> entries;
+    for (EntryBuffer& b : bufs) entries.push_back(&b.entries());
+    std::lock_guard<std::mutex> lk(*rc.out_mu);
+    merge_prints(*rc.out, mesh, entries);
+  }
+  for (size_t n = 0; n < count; ++n)
+    if (errors[n]) {
+      RuntimeError e = *errors[n];
+      e.notes().push_back("in the instance at " + mesh.label(int64_t(n)) +
+                          ", recomputing `" + rc.fn->name +
+                          "` (remat) in the backward pass");
+      throw e;
+    }
+  for (size_t n = 0; n < count; ++n)
+    if (!abandoned[n].empty() || !ys[n].defined())
+      throw RuntimeError("ValueError",
+                         "instance " + mesh.label(int64_t(n)) +
+                             " stopped while recomputing `" + rc.fn->name +
+                             "` (remat): " + abandoned[n],
+                         rc.site);
+  return ys;
+}
+
+}  // namespace
+
+Value RematComm::call_remat(Interpreter& in,
+                            const check::FnInfo& fn,
+                            std::vector<Value> args,
+                            diag::Span site) {
+  if (!ops::GradMode::enabled() || fn.result.kind != types::Type::Kind::Tensor)
+    return in.call(fn, std::move(args), site);
+  const size_t k = next_++;
+  RematShared::Call mine;
+  mine.args = args;
+  remat_inputs(args, mine.inputs, [](const ops::Tensor& t) { return t; });
+  Value r;
+  {
+    ops::GradMode::Guard off(false);
+    r = in.call(fn, std::move(args), site);
+  }
+  if (r.kind != VK::Tensor) return r;
+  std::shared_ptr<Recompute> rc;
+  {
+    std::lock_guard<std::mutex> lk(shared_.mu);
+    auto& mine_all = shared_.calls[size_t(me_)];
+    if (mine_all.size() <= k) mine_all.resize(k + 1);
+    mine_all[k] = std::move(mine);
+    std::shared_ptr<Recompute>& slot = shared_.recomputes[k];
+    if (!slot) {
+      slot = std::make_shared<Recompute>();
+      slot->prog = shared_.prog;
+      slot->sm = shared_.sm;
+      slot->out = shared_.out;
+      slot->out_mu = shared_.out_mu;
+      slot->stack = shared_.stack;
+      slot->axes = mesh_.axes();
+      slot->fn = &fn;
+      slot->site = site;
+    }
+    rc = slot;
+  }
+  // The last instance to arrive records the packed node (the Note); its
+  // shapes are read after the meeting, which orders them.
+  SimMesh::Combine pack = [this, k, rc](const std::vector<ops::Tensor>& ys) {
+    std::vector<ops::Tensor> flat, inputs;
+    std::lock_guard<std::mutex> lk(shared_.mu);
+    for (size_t n = 0; n < ys.size(); ++n) {
+      flat.push_back(ops::reshape(ys[n].detach(), {ys[n].numel()}));
+      rc->shapes.push_back(ys[n].shape());
+      RematShared::Call& c = shared_.calls[n][k];
+      rc->args.push_back(c.args);
+      inputs.insert(inputs.end(), c.inputs.begin(), c.inputs.end());
+    }
+    ops::Tensor packed;
+    {
+      ops::GradMode::Guard off(false);
+      packed = ops::concat(flat, 0);
+    }
+    auto vjp = [rc](const ops::Tensor& gy) {
+      std::vector<std::vector<Value>> fresh;
+      std::vector<ops::Tensor> leaves, again;
+      for (const std::vector<Value>& a : rc->args)
+        fresh.push_back(remat_inputs(a, again, [&](const ops::Tensor& t) {
+          leaves.push_back(ops::requires_grad(t.detach()));
+          return leaves.back();
+        }));
+      ops::GradMode::Guard on(true);
+      std::vector<ops::Tensor> ys = rerun(*rc, std::move(fresh));
+      ops::Tensor root;
+      for (size_t n = 0; n < ys.size(); ++n) {
+        ops::Tensor part = ops::sum(
+            ops::mul(ys[n], unpack(gy.detach(), rc->shapes, n).detach()));
+        root = root.defined() ? ops::add(root, part) : part;
+      }
+      return ops::backward(root, leaves);
+    };
+    ops::Tensor node = ops::record("remat", packed, inputs, vjp);
+    return std::vector<ops::Tensor>(ys.size(), node);
+  };
+  ops::Tensor packed = mesh_.meet(me_, r.t, pack);
+  if (!ops::needs_grad(packed)) return r;
+  return Value::tensor(unpack(packed, rc->shapes, size_t(me_)));
+}
+
+}  // namespace ss::eval::spmd
