@@ -6,12 +6,9 @@
 // Nested spmd calls inside an instance are inlined (Interpreter::call).
 #include <pthread.h>
 
-#include <ostream>
-#include <sstream>
-
 #include "interp/eval/interpreter.h"
 #include "interp/eval/spmd/blocks.h"
-#include "interp/eval/spmd/instance_output.h"
+#include "interp/eval/spmd/instance.h"
 #include "interp/eval/spmd/sim_mesh.h"
 #include "ops/autodiff/tape.h"
 
@@ -19,44 +16,22 @@ namespace ss::eval {
 
 namespace {
 
-// One instance's run.
+// One instance's run on its thread.
 struct Instance {
   spmd::SimMesh* mesh = nullptr;
   int64_t n = 0;
-  const check::Program* prog = nullptr;
-  const diag::SourceMap* sm = nullptr;
-  const check::FnInfo* fn = nullptr;
-  std::vector<Value> args;
-  diag::Span site;
-  std::vector<StackEntry> stack;  // the caller's
-  bool grad = true;               // the caller's GradMode
-  volatile int* interrupt = nullptr;
-
-  spmd::EntryBuffer out;
-  Value result;
-  std::unique_ptr<RuntimeError> error;
+  spmd::InstanceRun run;
   std::string abandoned;  // waited at a collective another left
 };
 
 void run_instance(Instance& in) {
-  ops::GradMode::Guard grad(in.grad);
-  std::ostream os(&in.out);
   spmd::InstanceComm comm(*in.mesh, in.n);
-  Interpreter it(*in.prog, *in.sm, os);
-  it.set_mesh(&comm);
-  it.set_interrupt_flag(in.interrupt);
-  it.exchange_stack(in.stack);
-  bool failed = true;
   try {
-    in.result = it.call(*in.fn, std::move(in.args), in.site);
-    failed = false;
-  } catch (const RuntimeError& e) {
-    in.error = std::make_unique<RuntimeError>(e);
+    spmd::run_instance(in.run, comm);
   } catch (const spmd::Abandoned& a) {
     in.abandoned = a.why;
   }
-  os.flush();
-  in.mesh->finished(in.n, failed);
+  in.mesh->finished(in.n, !in.abandoned.empty() || in.run.error);
 }
 
 // Instances run on threads with a large stack, as the commands do (Note [A
@@ -89,18 +64,18 @@ Value Interpreter::call_spmd(const check::FnInfo& fn,
     auto in = std::make_unique<Instance>();
     in->mesh = &mesh;
     in->n = n;
-    in->prog = &prog_;
-    in->sm = &sm_;
-    in->fn = &fn;
-    in->site = site;
-    in->stack = stack_;
-    in->grad = ops::GradMode::enabled();
-    in->interrupt = interrupt_;
+    in->run.prog = &prog_;
+    in->run.sm = &sm_;
+    in->run.fn = &fn;
+    in->run.site = site;
+    in->run.stack = stack_;
+    in->run.grad = ops::GradMode::enabled();
+    in->run.interrupt = interrupt_;
     for (size_t i = 0; i < fn.params.size(); ++i) {
       const ast::TypeExpr* te = fn.params[i].decl && fn.params[i].decl->type
                                     ? &*fn.params[i].decl->type
                                     : nullptr;
-      in->args.push_back(
+      in->run.args.push_back(
           i < args.size()
               ? spmd::block_of(mesh, n, args[i], fn.params[i].type, te)
               : Value());
@@ -125,25 +100,16 @@ Value Interpreter::call_spmd(const check::FnInfo& fn,
     if (started[n]) pthread_join(threads[n], nullptr);
 
   // Note [Prints of instances]: merged by ordinal, in instance order.
-  std::vector<std::vector<std::string>*> entries;
-  size_t most = 0;
-  for (auto& r : runs) {
-    entries.push_back(&r->out.entries());
-    most = std::max(most, entries.back()->size());
-  }
-  for (size_t k = 0; k < most; ++k)
-    for (int64_t n = 0; n < count; ++n)
-      if (k < entries[n]->size())
-        out_ << spmd::prefixed((*entries[n])[k], "[" + mesh.label(n) + "] ");
-  out_ << std::flush;
+  std::vector<std::vector<std::string>> entries;
+  for (auto& r : runs) entries.push_back(r->run.out.entries());
+  out_ << spmd::merged_prints(mesh, entries) << std::flush;
 
   // The first instance's own error is the call's; one that only waited at
   // a collective another instance left reports the other's.
   for (int64_t n = 0; n < count; ++n)
-    if (runs[n]->error) {
-      RuntimeError e = *runs[n]->error;
-      e.notes().push_back("in the instance at " + mesh.label(n) + " of " +
-                          std::to_string(count));
+    if (runs[n]->run.error) {
+      RuntimeError e = *runs[n]->run.error;
+      e.notes().push_back(spmd::instance_note(mesh, n));
       throw e;
     }
   for (int64_t n = 0; n < count; ++n)
@@ -153,7 +119,7 @@ Value Interpreter::call_spmd(const check::FnInfo& fn,
            "instance " + mesh.label(n) + " of `" + fn.name +
                "` stopped: " + runs[n]->abandoned);
   std::vector<Value> results;
-  for (auto& r : runs) results.push_back(std::move(r->result));
+  for (auto& r : runs) results.push_back(std::move(r->run.result));
   return spmd::join(mesh, results, fn.result);
 }
 
