@@ -14,51 +14,13 @@
 // it is; and for a tensor result only (another result: f as it is).
 #include "interp/eval/remat.h"
 
+#include "interp/eval/grad_inputs.h"
 #include "interp/eval/objects.h"
 #include "ops/api.h"
 
 namespace ss::eval {
 
 using VK = Value::Kind;
-
-namespace {
-
-// The tensors of [args] that need a gradient, in order, and [args] with
-// each replaced through [swap] (a model by a private store).
-template <class Swap>
-std::vector<Value> walk(const std::vector<Value>& args,
-                        std::vector<ops::Tensor>& found,
-                        Swap&& swap) {
-  std::vector<Value> out;
-  for (const Value& v : args) {
-    if (v.kind == VK::Tensor && ops::needs_grad(v.t)) {
-      found.push_back(v.t);
-      out.push_back(Value::tensor(swap(v.t)));
-    } else if (v.kind == VK::Model) {
-      auto* m = v.as<ModelRef>();
-      auto store = std::make_shared<ModelStore>(*m->store);
-      // Every tensor of the handle as it sees it (a stack's slice), so
-      // that the copy needs no index.
-      for (const std::string& p : m->paths(false)) {
-        ops::Tensor t = m->get(p);
-        if (ops::needs_grad(t)) {
-          found.push_back(t);
-          t = swap(t);
-        }
-        store->tensors[m->prefix + p] = t;
-      }
-      auto r = std::make_shared<ModelRef>(*m);
-      r->store = store;
-      r->index.clear();  // the store holds this handle's own slices
-      out.push_back(Value::object(VK::Model, r));
-    } else {
-      out.push_back(v);
-    }
-  }
-  return out;
-}
-
-}  // namespace
 
 Value call_remat(Interpreter& in,
                  const check::FnInfo& fn,
@@ -72,7 +34,7 @@ Value call_remat(Interpreter& in,
   // as it is (the identity swap needs no private store).
   std::vector<Value> plain;
   for (const Value& v : args) plain.push_back(v);
-  walk(args, inputs, [](const ops::Tensor& t) { return t; });
+  swap_grad_inputs(args, inputs, [](const ops::Tensor& t) { return t; });
   if (inputs.empty()) return in.call(fn, std::move(args), site);
   Value r;
   {
@@ -83,10 +45,11 @@ Value call_remat(Interpreter& in,
   const check::FnInfo* f = &fn;
   auto vjp = [&in, f, args, site](const ops::Tensor& gy) {
     std::vector<ops::Tensor> again, leaves;
-    std::vector<Value> fresh = walk(args, again, [&](const ops::Tensor& t) {
-      leaves.push_back(ops::requires_grad(t.detach()));
-      return leaves.back();
-    });
+    std::vector<Value> fresh =
+        swap_grad_inputs(args, again, [&](const ops::Tensor& t) {
+          leaves.push_back(ops::requires_grad(t.detach()));
+          return leaves.back();
+        });
     ops::GradMode::Guard on(true);
     Value y = in.call(*f, std::move(fresh), site);
     ops::Tensor root = ops::sum(ops::mul(y.t, gy.detach()));

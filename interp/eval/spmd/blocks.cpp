@@ -127,6 +127,15 @@ Value block_of(const MeshShape& mesh,
   return v;  // host values, and whatever a type does not split: whole
 }
 
+Value param_block(const MeshShape& mesh,
+                  int64_t n,
+                  const Value& v,
+                  const check::ParamInfo& p) {
+  if (v.kind == VK::Unit) return v;
+  return block_of(
+      mesh, n, v, p.type, p.decl && p.decl->type ? &*p.decl->type : nullptr);
+}
+
 namespace {
 
 // The mesh axes a result type splits somewhere.

@@ -27,6 +27,13 @@ Value block_of(const MeshShape& mesh,
                const types::Type& t,
                const ast::TypeExpr* te);
 
+/// Instance [n]'s block of argument [v] for the spmd fn's parameter [p]
+/// (an absent argument stays absent).
+Value param_block(const MeshShape& mesh,
+                  int64_t n,
+                  const Value& v,
+                  const check::ParamInfo& p);
+
 /// The whole result from every instance's [results] for a return type [t].
 Value join(const MeshShape& mesh,
            const std::vector<Value>& results,

@@ -35,16 +35,33 @@ int MeshShape::axis_pos(const std::string& name) const {
   return -1;
 }
 
+namespace {
+
+int known_axis(const MeshShape& m, const std::string& name) {
+  int p = m.axis_pos(name);
+  if (p < 0)
+    throw ops::OpError(ops::OpError::Kind::Value,
+                       "`" + name + "` is not an axis of the mesh");
+  return p;
+}
+
+}  // namespace
+
+int64_t MeshShape::index_along(int64_t n, const std::string& name) const {
+  return coords(n)[known_axis(*this, name)];
+}
+
+int64_t MeshShape::size_of(const std::string& name) const {
+  return axes_[known_axis(*this, name)].size;
+}
+
 std::vector<int64_t> MeshShape::group(
     int64_t me, const std::vector<std::string>& names) const {
   std::vector<int64_t> c = coords(me);
   std::vector<int> pos;
   int64_t size = 1;
   for (const std::string& n : names) {
-    int p = axis_pos(n);
-    if (p < 0)
-      throw ops::OpError(ops::OpError::Kind::Value,
-                         "`" + n + "` is not an axis of the mesh");
+    int p = known_axis(*this, n);
     pos.push_back(p);
     size *= axes_[p].size;
   }

@@ -27,6 +27,10 @@ class MeshShape {
   std::string label(int64_t n) const;
   /// The position of mesh axis [name] (-1: not an axis).
   int axis_pos(const std::string& name) const;
+  /// Instance [n]'s index along mesh axis [name], and the axis's size
+  /// (axis_index, axis_size); OpError for a name that is not an axis.
+  int64_t index_along(int64_t n, const std::string& name) const;
+  int64_t size_of(const std::string& name) const;
   /// The members of [me]'s group for the mesh axes [names] (the instances
   /// that share every other axis's index), in group order: mixed radix
   /// over [names], the first major. Throws OpError for a name that is not

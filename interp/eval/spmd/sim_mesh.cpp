@@ -161,19 +161,11 @@ void SimMesh::finished(int64_t me, bool failed) {
 }
 
 int64_t InstanceComm::axis_index(const std::string& axis) {
-  int p = mesh_.axis_pos(axis);
-  if (p < 0)
-    throw ops::OpError(ops::OpError::Kind::Value,
-                       "`" + axis + "` is not an axis of the mesh");
-  return mesh_.coords(me_)[p];
+  return mesh_.index_along(me_, axis);
 }
 
 int64_t InstanceComm::axis_size(const std::string& axis) {
-  int p = mesh_.axis_pos(axis);
-  if (p < 0)
-    throw ops::OpError(ops::OpError::Kind::Value,
-                       "`" + axis + "` is not an axis of the mesh");
-  return mesh_.axes()[p].size;
+  return mesh_.size_of(axis);
 }
 
 }  // namespace ss::eval::spmd

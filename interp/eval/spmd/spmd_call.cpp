@@ -48,15 +48,18 @@ void* thread_main(void* p) {
 Value Interpreter::call_spmd(const check::FnInfo& fn,
                              std::vector<Value> args,
                              diag::Span site) {
-  if (prog_.devices().count() > 1)
+  if (prog_.devices().count() > 1) {
+    // cpu[N]: an instance on each worker (Note [Spmd fns on workers]).
+    if (hooks_)
+      if (std::optional<Value> r = hooks_->call_spmd(*this, fn, args, site))
+        return *r;
     fail("ValueError",
          site,
          "`" + fn.name +
-             "` is an spmd fn: this build runs spmd fns simulated, on "
-             "`devices cpu`, and not yet on several devices (the "
-             "distributed mode, one instance per worker, is not in this "
-             "build)",
+             "` is an spmd fn: here it runs simulated, on `devices cpu`, "
+             "or with an instance on each worker of `ss run`",
          {"help: run it with --devices cpu"});
+  }
   spmd::SimMesh mesh(prog_.mesh());
   const int64_t count = mesh.instances();
   std::vector<std::unique_ptr<Instance>> runs;
@@ -71,15 +74,10 @@ Value Interpreter::call_spmd(const check::FnInfo& fn,
     in->run.stack = stack_;
     in->run.grad = ops::GradMode::enabled();
     in->run.interrupt = interrupt_;
-    for (size_t i = 0; i < fn.params.size(); ++i) {
-      const ast::TypeExpr* te = fn.params[i].decl && fn.params[i].decl->type
-                                    ? &*fn.params[i].decl->type
-                                    : nullptr;
+    for (size_t i = 0; i < fn.params.size(); ++i)
       in->run.args.push_back(
-          i < args.size()
-              ? spmd::block_of(mesh, n, args[i], fn.params[i].type, te)
-              : Value());
-    }
+          i < args.size() ? spmd::param_block(mesh, n, args[i], fn.params[i])
+                          : Value());
     runs.push_back(std::move(in));
   }
   std::vector<pthread_t> threads(count);
