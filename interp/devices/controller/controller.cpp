@@ -143,7 +143,10 @@ std::optional<eval::Value> Controller::call(const check::FnInfo& fn,
 // syscalls, done at most every 20 ms), and once more before the run ends.
 void Controller::settle() {
   while (!in_flight_.empty()) settle_first();
-  if (dist::WorkerPool* p = pool_.started()) {
+  // A pool that failed has had its WorkerError raised, at the call the
+  // worker died in: looking again would raise it a second time, as if
+  // the worker had died after that call, over the first.
+  if (dist::WorkerPool* p = pool_.started(); p && p->running()) {
     auto now = std::chrono::steady_clock::now();
     if (now - last_alive_check_ >= std::chrono::milliseconds(20)) {
       last_alive_check_ = now;
@@ -312,7 +315,17 @@ eval::Value Controller::call_spmd(const check::FnInfo& fn,
   } catch (const dist::CallTimeout&) {
     throw;
   } catch (const dist::WorkerError& e) {
-    worker_stopped(e, c.call);
+    // The WorkerError as any call's (Note [A stopped worker at its call]),
+    // naming the instance the worker ran.
+    try {
+      worker_stopped(e, c.call);
+    } catch (eval::RuntimeError& err) {
+      if (e.rank >= 0)
+        err.notes().push_back(
+            "the worker ran " +
+            eval::spmd::instance_note(mesh, e.rank).substr(3));
+      throw;
+    }
   }
   for (const dist::Message& m : replies)
     if (status_of(m) != kOk) raise_failed(replies, c);
