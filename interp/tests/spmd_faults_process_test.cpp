@@ -42,23 +42,19 @@ spmd fn spin(a: [n/x m/y]) -> [n/x m/y]:
   auto [ss, workers] = start_run(path, err, "cpu[0 1 2 3]", 4, "TMPDIR=" + dir);
   wait_for_lines(log, 1);
   usleep(200000);  // the instances are in their loops
-  auto t0 = std::chrono::steady_clock::now();
-  kill(workers[3], SIGKILL);
-  int st = wait_for(ss, std::chrono::seconds(10));
-  double s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
-          .count();
+  Ending end =
+      signal_and_wait(ss, workers[3], SIGKILL, std::chrono::seconds(10));
   std::string text = file_text(err);
   INFO(text);
-  REQUIRE(st != -1);
-  CHECK(WIFEXITED(st));
-  CHECK(WEXITSTATUS(st) == 3);  // a WorkerError (cli.md)
+  REQUIRE(end.status != -1);
+  CHECK(WIFEXITED(end.status));
+  CHECK(WEXITSTATUS(end.status) == 3);  // a WorkerError (cli.md)
   CHECK(text.find("p.ss:5:11: WorkerError: worker 3 ") != std::string::npos);
   CHECK(text.find("was killed by signal 9") != std::string::npos);
   CHECK(text.find("`spin`") != std::string::npos);
   CHECK(text.find("the worker ran the instance at x=1 y=1 of 4") !=
         std::string::npos);
-  CHECK(s < 5);  // at once, not at the collective timeout
+  CHECK(end.seconds < 5);  // at once, not at the collective timeout
   CHECK(all_end(workers));
   CHECK(left_by(ss, dir).empty());
   std::filesystem::remove_all(dir);
