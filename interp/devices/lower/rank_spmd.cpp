@@ -43,6 +43,26 @@ std::vector<Value> every_instance(const Value& mine, eval::WorkerMesh& m) {
   return std::vector<Value>(n, mine);
 }
 
+// [args] with every tensor that needs a gradient (a model's too, and
+// inside tuples and lists) passed through eval::sum_on_backward.
+std::vector<Value> summed_on_backward(const std::vector<Value>& args,
+                                      eval::WorkerMesh& m) {
+  std::vector<Value> out;
+  for (const Value& v : args) {
+    if (v.kind == VK::Tuple || v.kind == VK::List) {
+      std::vector<Value> items = summed_on_backward(*v.items, m);
+      out.push_back(v.kind == VK::Tuple ? Value::tuple(std::move(items))
+                                        : Value::list(std::move(items)));
+      continue;
+    }
+    std::vector<ops::Tensor> found;
+    out.push_back(eval::swap_grad_inputs({v}, found, [&](const ops::Tensor& t) {
+      return eval::sum_on_backward(t, m);
+    })[0]);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::optional<Value> RankContext::call_spmd(eval::Interpreter& in,
@@ -55,11 +75,7 @@ std::optional<Value> RankContext::call_spmd(eval::Interpreter& in,
   d_.at = site;
   // Each rank's cotangent of a whole argument is its instance's part: the
   // parts are summed over the ranks in the backward pass.
-  std::vector<ops::Tensor> found;
-  std::vector<Value> whole =
-      eval::swap_grad_inputs(args, found, [&](const ops::Tensor& t) {
-        return eval::sum_on_backward(t, mesh);
-      });
+  std::vector<Value> whole = summed_on_backward(args, mesh);
   eval::spmd::InstanceRun r;
   r.prog = &in.program();
   r.sm = &in.sources();
