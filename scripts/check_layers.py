@@ -68,7 +68,11 @@ LAYERS = {
     "interp/eval/spmd": EVAL + ["ref"],
     "interp/data": EVAL,
     "interp/builtins": EVAL + ["interp/data"],
-    "interp/devices": EVAL + ["interp/data", "interp/builtins", "dist"],
+    # eval/spmd: a mesh program's spmd fns on the workers cut, join, run
+    # and print their instances with the simulated mode's code (Note [Spmd
+    # fns on workers] in interp/devices/lower/worker_mesh.h).
+    "interp/devices": EVAL + ["interp/eval/spmd", "interp/data",
+                              "interp/builtins", "dist"],
     # `ss lsp`'s server: the checked program and the explain table of the
     # several-devices plan are all it reads; nothing runs.
     "interp/lsp": FRONT + ["interp/devices/plan"],

@@ -1,9 +1,7 @@
 // `ss conformance [DIR] [--devices SPEC]... [--filter GLOB] [--engine
 // processes|threads] [--missing-expect-ok]`: runs every `.ss` case under
 // DIR and compares what happens with its `# expect:` header, and on
-// several devices with the one-device run (conformance/README.md). Cases
-// this build cannot run yet (spmd programs) are reported as skipped, never
-// as passed.
+// several devices with the one-device run (conformance/README.md).
 #include <fnmatch.h>
 #include <stdlib.h>
 
@@ -36,7 +34,6 @@ constexpr double kDefaultTolerance = 1e-5;
 
 struct Outcome {
   bool pass = false;
-  bool skipped = false;
   std::string detail;
   std::string out;           // what main printed (compared across device sets)
   eval::FinalParams params;  // main's models at its end
@@ -236,17 +233,6 @@ Outcome run_case(const fs::path& file,
     for (const auto& d : diags.list()) o.detail += "\n    " + describe(d, sm);
     return o;
   }
-  // A mesh program runs simulated on `cpu` (spmd.md, Mesh); its
-  // cpu[<mesh size>] run needs the distributed mode.
-  if (ex.kind != Expectation::Kind::Error && prog && !prog->mesh().empty() &&
-      prog->devices().count() > 1) {
-    o.skipped = true;
-    o.detail =
-        "checked clean; the distributed spmd mode (one instance per worker) "
-        "is not in this build, and the simulated run on cpu is the "
-        "reference";
-    return o;
-  }
   if (ex.kind == Expectation::Kind::Ok) {
     RunResult r = run_main(*prog, sm, file, devices, engine);
     o.out = r.out;
@@ -386,7 +372,7 @@ int cmd_conformance(const std::vector<std::string>& args) {
       files.push_back(it->path());
   }
   std::sort(files.begin(), files.end());
-  int passed = 0, failed = 0, skipped = 0;
+  int passed = 0, failed = 0;
   for (const fs::path& f : files) {
     std::string rel = fs::relative(f, dir, ec).string();
     if (!filter.empty() && fnmatch(filter.c_str(), rel.c_str(), 0) != 0)
@@ -422,19 +408,14 @@ int cmd_conformance(const std::vector<std::string>& args) {
                            engine,
                            one_device ? &*one_device : nullptr);
       if (devs == "cpu" && o.pass) one_device = o;
-      const char* tag = o.skipped ? "SKIP" : o.pass ? "PASS" : "FAIL";
-      std::cout << tag << " " << rel << " [" << devs << "]";
-      if (o.skipped)
-        std::cout << ": " << o.detail;
-      else if (!o.pass)
-        std::cout << ":" << o.detail;
+      std::cout << (o.pass ? "PASS" : "FAIL") << " " << rel << " [" << devs
+                << "]";
+      if (!o.pass) std::cout << ":" << o.detail;
       std::cout << "\n";
-      (o.skipped ? skipped : o.pass ? passed : failed)++;
+      (o.pass ? passed : failed)++;
     }
   }
-  std::cout << passed << " passed, " << failed << " failed";
-  if (skipped) std::cout << ", " << skipped << " skipped";
-  std::cout << "\n";
+  std::cout << passed << " passed, " << failed << " failed\n";
   return failed ? kExitStatic : kExitOk;
 }
 

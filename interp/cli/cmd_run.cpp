@@ -62,9 +62,9 @@ int cmd_run(const std::vector<std::string>& args) {
                  "with --devices cpu or --devices 'cpu[0 1 2]'\n";
     return kExitRuntime;
   }
-  // Several devices: worker processes run it (no mesh: spmd fns come later).
-  if (prog->devices().count() > 1 && prog->devices().kind == "cpu" &&
-      prog->mesh().empty()) {
+  // Several devices: worker processes run it (a mesh's spmd fns too: an
+  // instance on each worker).
+  if (prog->devices().count() > 1 && prog->devices().kind == "cpu") {
     devices::DeviceRunOptions run_opts;
     run_opts.worker_args =
         devices::worker_run_args(file, opts, entry, program_args);

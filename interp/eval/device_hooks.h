@@ -59,6 +59,16 @@ class DeviceHooks {
                                     diag::Span site) {
     return std::nullopt;
   }
+  /// A call of the spmd fn [fn] from ordinary code at [site] on several
+  /// devices: its joined result, its instances run on the workers (Note
+  /// [Spmd fns on workers] in interp/devices/lower/worker_mesh.h);
+  /// nullopt where this context cannot run them.
+  virtual std::optional<Value> call_spmd(Interpreter& in,
+                                         const check::FnInfo& fn,
+                                         std::vector<Value>& args,
+                                         diag::Span site) {
+    return std::nullopt;
+  }
   /// An expression statement [e]: true when this context ran it (sent
   /// ahead of its result); false: nothing was evaluated.
   virtual bool dispatch_later(Interpreter& in, const ast::Expr& e, Frame& f) {

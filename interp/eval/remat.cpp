@@ -14,45 +14,13 @@
 // Note [Remat in instances]).
 #include "interp/eval/remat.h"
 
+#include "interp/eval/grad_inputs.h"
 #include "interp/eval/objects.h"
 #include "ops/api.h"
 
 namespace ss::eval {
 
 using VK = Value::Kind;
-
-std::vector<Value> remat_inputs(
-    const std::vector<Value>& args,
-    std::vector<ops::Tensor>& found,
-    const std::function<ops::Tensor(const ops::Tensor&)>& swap) {
-  std::vector<Value> out;
-  for (const Value& v : args) {
-    if (v.kind == VK::Tensor && ops::needs_grad(v.t)) {
-      found.push_back(v.t);
-      out.push_back(Value::tensor(swap(v.t)));
-    } else if (v.kind == VK::Model) {
-      auto* m = v.as<ModelRef>();
-      auto store = std::make_shared<ModelStore>(*m->store);
-      // Every tensor of the handle as it sees it (a stack's slice), so
-      // that the copy needs no index.
-      for (const std::string& p : m->paths(false)) {
-        ops::Tensor t = m->get(p);
-        if (ops::needs_grad(t)) {
-          found.push_back(t);
-          t = swap(t);
-        }
-        store->tensors[m->prefix + p] = t;
-      }
-      auto r = std::make_shared<ModelRef>(*m);
-      r->store = store;
-      r->index.clear();  // the store holds this handle's own slices
-      out.push_back(Value::object(VK::Model, r));
-    } else {
-      out.push_back(v);
-    }
-  }
-  return out;
-}
 
 Value call_remat(Interpreter& in,
                  const check::FnInfo& fn,
@@ -77,7 +45,7 @@ Value call_remat_here(Interpreter& in,
   // as it is (the identity swap needs no private store).
   std::vector<Value> plain;
   for (const Value& v : args) plain.push_back(v);
-  remat_inputs(args, inputs, [](const ops::Tensor& t) { return t; });
+  swap_grad_inputs(args, inputs, [](const ops::Tensor& t) { return t; });
   if (inputs.empty()) return in.call(fn, std::move(args), site);
   Value r;
   {
@@ -89,7 +57,7 @@ Value call_remat_here(Interpreter& in,
   auto vjp = [&in, f, args, site](const ops::Tensor& gy) {
     std::vector<ops::Tensor> again, leaves;
     std::vector<Value> fresh =
-        remat_inputs(args, again, [&](const ops::Tensor& t) {
+        swap_grad_inputs(args, again, [&](const ops::Tensor& t) {
           leaves.push_back(ops::requires_grad(t.detach()));
           return leaves.back();
         });

@@ -26,14 +26,6 @@ Value call_remat_here(Interpreter& in,
                       std::vector<Value> args,
                       diag::Span site);
 
-/// The tensors of [args] that need a gradient, in order, appended to
-/// [found] (a model's params included), and [args] with each replaced by
-/// [swap](it) (a model's by a private store holding the swapped tensors).
-std::vector<Value> remat_inputs(
-    const std::vector<Value>& args,
-    std::vector<ops::Tensor>& found,
-    const std::function<ops::Tensor(const ops::Tensor&)>& swap);
-
 /// How remat(f) recomputes inside an instance of an spmd fn, where f's
 /// collectives need the other instances again (Note [Remat in instances]
 /// in interp/eval/spmd/remat_instances.cpp): the instance's mesh

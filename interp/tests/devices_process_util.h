@@ -155,6 +155,26 @@ inline int wait_for(pid_t ss, std::chrono::milliseconds limit) {
   return -1;
 }
 
+// Sends [sig] to [victim] and waits up to [limit] for [ss] to exit: its
+// wait status (-1: it was killed) and the seconds it took.
+struct Ending {
+  int status = -1;
+  double seconds = 0;
+};
+inline Ending signal_and_wait(pid_t ss,
+                              pid_t victim,
+                              int sig,
+                              std::chrono::milliseconds limit) {
+  auto t0 = std::chrono::steady_clock::now();
+  kill(victim, sig);
+  Ending e;
+  e.status = wait_for(ss, limit);
+  e.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+          .count();
+  return e;
+}
+
 // Whether process [pid] has ended: gone, or a zombie (the orphaned worker
 // of a dead controller, until init reaps it).
 inline bool ended(pid_t pid) {

@@ -29,6 +29,20 @@ fn main():
     print(centre(a))
 )";
 
+// Instance x=1 takes element 5 of its block of 2 (out of range, at 6:13)
+// while instance x=0 waits at psum for it.
+const char* kBadInstance = R"(devices cpu
+mesh x=2
+
+spmd fn bad(a: [n/x]) -> [n/x]:
+    let k = axis_index(x) * 5
+    let v = take(a, k, over=n)
+    return psum(a, x) + v
+
+fn main():
+    print(bad(tensor([1.0, 2.0, 3.0, 4.0])))
+)";
+
 }  // namespace
 
 TEST_CASE("spmd: each instance computes on its own block", "[eval][spmd]") {
@@ -103,17 +117,7 @@ TEST_CASE("spmd: an error in one instance is the call's, with its mesh index",
   // Instance 1 takes element 5 of its block of 2 and fails; instance 0,
   // waiting at psum for it, stops instead of hanging, and the call reports
   // instance 1's error.
-  auto r = run_program(R"(devices cpu
-mesh x=2
-
-spmd fn bad(a: [n/x]) -> [n/x]:
-    let k = axis_index(x) * 5
-    let v = take(a, k, over=n)
-    return psum(a, x) + v
-
-fn main():
-    print(bad(tensor([1.0, 2.0, 3.0, 4.0])))
-)");
+  auto r = run_program(kBadInstance);
   INFO(r->error);
   CHECK(r->error_kind == "ValueError");
   CHECK(r->error.find("test.ss:6:13") != std::string::npos);
@@ -122,22 +126,36 @@ fn main():
 }
 
 TEST_CASE(
-    "spmd: ss run of an spmd call on cpu[N] says the distributed mode "
-    "is not in this build",
+    "spmd: ss run of an spmd call on cpu[N] runs an instance on each worker",
     "[eval][spmd]") {
+  // Each block of two is centred on its own mean: -0.5, 0.5 (by hand), on
+  // the workers of cpu[4] as on `devices cpu`.
   std::string dir = data_test::tmp("spmd_call");
   data_test::write_file(dir + "/p.ss", kBlockMean);
-  auto p =
-      ss::testing::run_ss_process("run p.ss --devices 'cpu[0 1 2 3]'", dir);
+  for (const char* devices : {"", " --devices 'cpu[0 1 2 3]'"}) {
+    auto p =
+        ss::testing::run_ss_process(std::string("run p.ss") + devices, dir);
+    INFO(devices << ": " << p.err);
+    CHECK(p.rc == 0);
+    CHECK(p.out == "[8] f32\n[-0.5 0.5 -0.5 0.5 -0.5 0.5 -0.5 0.5]\n");
+  }
+}
+
+TEST_CASE(
+    "spmd: an error in an instance on a worker names its mesh index, its "
+    "worker and its .ss location",
+    "[eval][spmd]") {
+  // Instance x=1 takes element 5 of its block of 2 (out of range) while
+  // instance x=0 waits at psum for it: the run stops with x=1's error, a
+  // runtime error (exit 2, cli.md), not a hang or the other's failure.
+  std::string dir = data_test::tmp("spmd_worker_error");
+  data_test::write_file(dir + "/bad.ss", kBadInstance);
+  auto p = ss::testing::run_ss_process("run bad.ss --devices 'cpu[0 1]'", dir);
   INFO(p.err);
-  CHECK(p.rc == 2);  // a runtime error (cli.md)
+  CHECK(p.rc == 2);
   CHECK(p.out.empty());
-  CHECK(p.err.find("p.ss:11:11") != std::string::npos);
-  CHECK(p.err.find("distributed mode") != std::string::npos);
-  CHECK(p.err.find("not in this build") != std::string::npos);
-  // ... and on `devices cpu` the same file runs.
-  auto q = ss::testing::run_ss_process("run p.ss", dir);
-  INFO(q.err);
-  CHECK(q.rc == 0);
-  CHECK(q.out == "[8] f32\n[-0.5 0.5 -0.5 0.5 -0.5 0.5 -0.5 0.5]\n");
+  CHECK(p.err.find("bad.ss:6:13: ValueError: take: index 5 is out of range") !=
+        std::string::npos);
+  CHECK(p.err.find("in the instance at x=1 of 2") != std::string::npos);
+  CHECK(p.err.find("raised on worker 1 of 2") != std::string::npos);
 }

@@ -8,6 +8,10 @@ of results (sink.write(logs(...))), for the nn_* examples a second line of
 the strategy's gradients. Each oracle script computes the same numbers from
 the same formulas, independently of ss (numpy for the matmuls, PyTorch in
 float64 for the losses and gradients), and calls check().
+
+`--devices SPEC` anywhere on a script's command line runs the example with
+`ss run --devices SPEC` (cpu[<mesh size>]: an instance on each worker
+process) instead of simulated on `devices cpu`; the oracle is the same.
 """
 import json
 import os
@@ -16,6 +20,13 @@ import sys
 import tempfile
 
 import numpy as np
+
+# --devices SPEC, taken off the command line before the script reads it.
+DEVICES = None
+if "--devices" in sys.argv:
+    _at = sys.argv.index("--devices")
+    DEVICES = sys.argv[_at + 1]
+    del sys.argv[_at:_at + 2]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLES = os.path.join(ROOT, "examples", "spmd")
@@ -70,8 +81,10 @@ def run_example(ss, name):
     """Runs `ss run examples/spmd/<name>.ss` in a scratch folder; returns the
     lines of <name>.jsonl, each a dict of numpy arrays (and floats)."""
     with tempfile.TemporaryDirectory() as d:
-        p = subprocess.run([os.path.abspath(ss), "run", os.path.join(EXAMPLES, name + ".ss")],
-                           cwd=d, capture_output=True, text=True, timeout=300)
+        cmd = [os.path.abspath(ss), "run", os.path.join(EXAMPLES, name + ".ss")]
+        if DEVICES:
+            cmd += ["--devices", DEVICES]
+        p = subprocess.run(cmd, cwd=d, capture_output=True, text=True, timeout=300)
         sys.stdout.write(p.stdout)
         sys.stderr.write(p.stderr)
         if p.returncode != 0:

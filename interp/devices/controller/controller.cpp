@@ -6,6 +6,8 @@
 #include "dist/comm/communicator.h"
 #include "interp/data/batches.h"
 #include "interp/devices/protocol/messages.h"
+#include "interp/eval/spmd/blocks.h"
+#include "interp/eval/spmd/instance.h"
 
 namespace ss::devices {
 
@@ -141,7 +143,10 @@ std::optional<eval::Value> Controller::call(const check::FnInfo& fn,
 // syscalls, done at most every 20 ms), and once more before the run ends.
 void Controller::settle() {
   while (!in_flight_.empty()) settle_first();
-  if (dist::WorkerPool* p = pool_.started()) {
+  // A pool that failed has had its WorkerError raised, at the call the
+  // worker died in: looking again would raise it a second time, as if
+  // the worker had died after that call, over the first.
+  if (dist::WorkerPool* p = pool_.started(); p && p->running()) {
     auto now = std::chrono::steady_clock::now();
     if (now - last_alive_check_ >= std::chrono::milliseconds(20)) {
       last_alive_check_ = now;
@@ -221,6 +226,11 @@ eval::Value Controller::finish(InFlight& c) {
     return v;
   }
   drop_in_flight(any_ok);
+  raise_failed(replies, c);
+}
+
+void Controller::raise_failed(const std::vector<dist::Message>& replies,
+                              const InFlight& c) {
   // The program's error first: a worker that failed alone left the group,
   // and the others' collectives then failed (kFailed) because of it.
   std::vector<size_t> order;
@@ -248,6 +258,89 @@ eval::Value Controller::finish(InFlight& c) {
                              (replies[rank].payload.empty() ? "" : r.str()));
   }
   throw std::runtime_error("the workers skipped a call while " + c.what);
+}
+
+// Note [Spmd fns on workers] (interp/devices/lower/worker_mesh.h): the
+// controller cuts the whole arguments by the fn's specs, one message per
+// worker with its own blocks (a model, whose truth is on the workers, goes
+// as its handle, and each worker cuts it), and joins the blocks that come back
+// by the return type, as the simulated mode does with the same code (blocks.h);
+// the instances' prints come back with them and are printed here, merged
+// as the simulated mode merges them (Note [Prints of instances]).
+eval::Value Controller::call_spmd(const check::FnInfo& fn,
+                                  const std::vector<eval::Value>& args,
+                                  diag::Span site) {
+  in_.settle();
+  const eval::spmd::MeshShape mesh(in_.program().mesh());
+  const int world = pool_.get().world();
+  // A batch the workers would load is loaded here, to be cut (as a batch
+  // the controller reads is: objects.h).
+  for (const eval::Value& a : args)
+    if (a.kind == eval::Value::Kind::Record)
+      eval::load_unloaded_batch(in_, *a.as<eval::RecordValue>());
+  std::vector<dist::Message> ms;
+  for (int rank = 0; rank < world; ++rank) {
+    Writer w;
+    w.str(fn.name);
+    write_span(w, site);
+    w.u32(static_cast<uint32_t>(fn.params.size()));
+    for (size_t i = 0; i < fn.params.size(); ++i) {
+      // A model lives on the workers (the controller holds its handle):
+      // each worker cuts its own block of it.
+      const bool model =
+          i < args.size() && args[i].kind == eval::Value::Kind::Model;
+      eval::Value block;
+      if (model)
+        block = args[i];
+      else if (i < args.size())
+        block = eval::spmd::param_block(mesh, rank, args[i], fn.params[i]);
+      w.u8(model);
+      try {
+        codec_.write(w, block);
+      } catch (const eval::wire::WireError& e) {
+        in_.fail("ValueError", site, e.what());
+      }
+    }
+    ms.push_back(dist::Message{kSpmdCall, 0, std::move(w.buf)});
+  }
+  ++calls_;
+  InFlight c;
+  c.what = "running `" + fn.name + "` (" + where(sm_, site) + ")";
+  c.loop = site;
+  c.call = {fn.name, site, in_.stack()};
+  last_call_ = c.call;
+  std::vector<dist::Message> replies;
+  try {
+    replies = pool_.get().call_each(ms, c.what);
+  } catch (const dist::CallTimeout&) {
+    throw;
+  } catch (const dist::WorkerError& e) {
+    // The WorkerError as any call's (Note [A stopped worker at its call]),
+    // naming the instance the worker ran.
+    try {
+      worker_stopped(e, c.call);
+    } catch (eval::RuntimeError& err) {
+      if (e.rank >= 0)
+        err.notes().push_back(
+            "the worker ran " +
+            eval::spmd::instance_note(mesh, e.rank).substr(3));
+      throw;
+    }
+  }
+  for (const dist::Message& m : replies)
+    if (status_of(m) != kOk) raise_failed(replies, c);
+  std::vector<std::vector<std::string>> prints;
+  std::vector<eval::Value> results;
+  for (const dist::Message& m : replies) {
+    Reader r(m.payload);
+    r.u8();
+    prints.emplace_back();
+    for (uint32_t n = r.u32(), i = 0; i < n; ++i)
+      prints.back().push_back(r.str());
+    results.push_back(codec_.read(r));
+  }
+  in_.out() << eval::spmd::merged_prints(mesh, prints) << std::flush;
+  return eval::spmd::join(mesh, results, fn.result);
 }
 
 void Controller::fetch(eval::ModelStore& s) {

@@ -61,6 +61,12 @@ class Controller {
                                   std::vector<eval::Value>& args,
                                   diag::Span site,
                                   Later later);
+  /// A call of the spmd fn [fn] from a controller frame: each worker runs
+  /// its instance on its blocks of [args], and the joined result comes
+  /// back; the instances' prints are printed here (spmd_call.cpp).
+  eval::Value call_spmd(const check::FnInfo& fn,
+                        const std::vector<eval::Value>& args,
+                        diag::Span site);
   /// Waits for every call sent ahead, in order, handing each result on.
   /// A call that failed raises its error here; the calls sent after it
   /// are dropped (the workers skipped them).
@@ -93,6 +99,10 @@ class Controller {
   };
 
   void settle_first();
+  /// The program's error among [replies] of call [c] (none kOk): a
+  /// worker's own error before the collective failures it caused.
+  [[noreturn]] void raise_failed(const std::vector<dist::Message>& replies,
+                                 const InFlight& c);
   eval::Value finish(InFlight& c);
   void drop_in_flight(bool workers_went_on);
   std::string reply(char what_store, uint64_t id, const std::string& what);

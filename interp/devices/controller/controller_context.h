@@ -25,6 +25,12 @@ class ControllerContext : public Context {
                                   const check::FnInfo& fn,
                                   std::vector<eval::Value>& args,
                                   diag::Span site) override;
+  std::optional<eval::Value> call_spmd(eval::Interpreter& in,
+                                       const check::FnInfo& fn,
+                                       std::vector<eval::Value>& args,
+                                       diag::Span site) override {
+    return c_.call_spmd(fn, args, site);
+  }
   bool dispatch_later(eval::Interpreter& in,
                       const ast::Expr& e,
                       eval::Frame& f) override;

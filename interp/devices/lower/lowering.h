@@ -24,11 +24,15 @@ namespace ss::eval {
 
 struct BuiltinCall;
 class CommThread;
+class WorkerMesh;
 
 struct DeviceContext {
   int rank = 0;
   int world = 1;
   dist::Communicator* comm = nullptr;
+  /// A mesh program's: this rank's instance of the mesh (Note [Spmd fns
+  /// on workers]); nothing outside spmd fns communicates then.
+  WorkerMesh* mesh = nullptr;
   /// The first global row of the batch this rank is processing (dropout
   /// draws by each element's index in the whole value).
   int64_t row_start = 0;

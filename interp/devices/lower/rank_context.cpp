@@ -148,7 +148,9 @@ std::optional<std::vector<ops::Tensor>> RankContext::gradients(
     const std::vector<ops::Tensor>& leaves,
     const std::vector<bool>& pieces,
     diag::Span at) {
-  if (!d_.active()) return std::nullopt;
+  // A mesh program sums no gradients: its spmd fns' collectives and cuts
+  // did (devices.md, Which checks apply).
+  if (!d_.active() || d_.mesh) return std::nullopt;
   // Gradients of whole params travel as the pass finishes them
   // (grad_allreduce.h); a sharded param's piece was reduce-scattered by the
   // pass itself (Note [Sharded params] in shards.cpp).

@@ -27,6 +27,13 @@ class RankContext : public Context {
                                   const check::FnInfo& fn,
                                   std::vector<eval::Value>& args,
                                   diag::Span site) override;
+  /// An spmd fn called from a worker fn: this rank's instance, on its
+  /// block of the whole arguments, and the result joined over the ranks
+  /// (Note [Spmd fns on workers]; rank_spmd.cpp).
+  std::optional<eval::Value> call_spmd(eval::Interpreter& in,
+                                       const check::FnInfo& fn,
+                                       std::vector<eval::Value>& args,
+                                       diag::Span site) override;
   std::optional<int64_t> batch_share_start() const override;
   std::optional<eval::Value> lower_reduction(eval::BuiltinCall& c) override;
   std::optional<eval::Value> host_effect(eval::BuiltinCall& c) override;

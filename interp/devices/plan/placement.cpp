@@ -329,10 +329,16 @@ void Checker::check_devices() {
   }
 
   // ---- E1803: device work in a controller fn (several devices; a mesh
-  // program places its fns too).
+  // program places its fns too). Not in an spmd fn: its instances run on
+  // the workers, on the blocks its types cut, wherever it is called from;
+  // a print there places it in the controller only because that is where
+  // the instances' prints are gathered (Note [Spmd fns on workers] in
+  // interp/devices/lower/worker_mesh.h).
   if (several)
     for (FnInfo* fn : fns) {
-      if (fn->placement != Placement::Controller || fn->is_stdlib) continue;
+      if (fn->placement != Placement::Controller || fn->is_stdlib ||
+          fn->decl->is_spmd)
+        continue;
       for (const Reason& w : facts[fn].device_work) {
         auto& d = error(Code::E1803,
                         w.at,

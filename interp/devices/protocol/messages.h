@@ -23,6 +23,12 @@ constexpr uint32_t kCallAfter = 104;
 // without host effects; workers started with --final-params keep it), and
 // if so its final params: i64 steps, u32 count, each name and tensor.
 constexpr uint32_t kStores = 105;
+// An spmd fn called from the controller (Note [Spmd fns on workers] in
+// interp/devices/lower/worker_mesh.h): one message per worker, the fn's
+// name, the site and, for each argument, u8 1 and a model's handle (the
+// worker cuts its block) or u8 0 and this worker's block. The reply
+// (kOk): u32 count and each print entry of the instance, then its result.
+constexpr uint32_t kSpmdCall = 106;
 
 // A reply's first byte.
 // kData: a batch's rows could not be loaded, no step started.

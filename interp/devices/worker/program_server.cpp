@@ -21,10 +21,13 @@
 #include "interp/devices/lower/lowering.h"
 #include "interp/devices/lower/rank_context.h"
 #include "interp/devices/lower/shards.h"
+#include "interp/devices/lower/worker_mesh.h"
 #include "interp/devices/protocol/messages.h"
 #include "interp/devices/protocol/wire.h"
 #include "interp/devices/worker/test_hooks.h"
 #include "interp/eval/interpreter.h"
+#include "interp/eval/spmd/blocks.h"
+#include "interp/eval/spmd/instance.h"
 #include "ops/cpu/cpu_backend.h"
 
 namespace ss::devices {
@@ -54,7 +57,8 @@ class ProgramHandler : public dist::Handler {
       reply.payload = init();
       return reply;
     }
-    const bool is_call = m.kind == kCall || m.kind == kCallAfter;
+    const bool is_call =
+        m.kind == kCall || m.kind == kCallAfter || m.kind == kSpmdCall;
     if (m.kind == kStores && in_) {
       reply.payload = stores();
       return reply;
@@ -74,6 +78,8 @@ class ProgramHandler : public dist::Handler {
       Reader r(m.payload);
       if (m.kind == kFetch)
         fetch(r, w);
+      else if (m.kind == kSpmdCall)
+        spmd_call(r, w);
       else
         call(r, w);
     } catch (const eval::RuntimeError& e) {
@@ -101,8 +107,10 @@ class ProgramHandler : public dist::Handler {
     // timeout, and the controller raises this worker's error (the run
     // ends with it: Controller::finish).
     if (is_call && last_failed_ && comm_ && !w.buf.empty() &&
-        (w.buf[0] == kRuntime || w.buf[0] == kFailed))
+        (w.buf[0] == kRuntime || w.buf[0] == kFailed)) {
       comm_->close();
+      if (mesh_) mesh_->close();
+    }
     reply.payload = std::move(w.buf);
     return reply;
   }
@@ -153,6 +161,11 @@ class ProgramHandler : public dist::Handler {
       else
         dist::worker_set_status(running_);
     };
+    if (!prog_->mesh().empty()) {
+      mesh_ = std::make_unique<eval::WorkerMesh>(
+          eval::spmd::MeshShape(prog_->mesh()), d_, args_.store);
+      d_.mesh = mesh_.get();
+    }
     in_ = std::make_unique<eval::Interpreter>(*prog_, sm_, null_);
     context_ = std::make_unique<RankContext>(d_);
     if (keep_final_) context_->keep_final_params();
@@ -167,7 +180,11 @@ class ProgramHandler : public dist::Handler {
         eval::shard_optim(o, args_.rank, args_.world);
       };
     }
-    shares_ = std::make_unique<eval::BatchShares>(args_.rank, args_.world);
+    // A mesh program splits no batch: a worker fn gets it whole, and an
+    // spmd fn's types cut it (devices.md, Which checks apply).
+    shares_ =
+        mesh_ ? std::make_unique<eval::BatchShares>(0, 1)
+              : std::make_unique<eval::BatchShares>(args_.rank, args_.world);
     // Tests make one worker fail alone after its Nth call ran, when the
     // others went on (async_dispatch_test): "RANK:N" throws, "RANK:N:stop"
     // stops the process (SIGSTOP) before it answers. Only in ss_test_hooks
@@ -229,6 +246,43 @@ class ProgramHandler : public dist::Handler {
       w.u64(static_cast<const eval::ModeState*>(m.get())->draws);
   }
 
+  // This worker's instance of an spmd fn the controller called, on the
+  // blocks it sent (kSpmdCall).
+  void spmd_call(Reader& r, Writer& w) {
+    std::string name = r.str();
+    diag::Span site = read_span(r);
+    const check::FnInfo* fn = prog_->fn(name);
+    if (!fn || !mesh_)
+      throw std::runtime_error("the program has no spmd fn `" + name + "`");
+    set_running(name, where(sm_, site));
+    eval::spmd::InstanceRun run;
+    run.prog = prog_.get();
+    run.sm = &sm_;
+    run.fn = fn;
+    run.site = site;
+    for (uint32_t n = r.u32(), i = 0; i < n; ++i) {
+      // 1: a model's handle, whole, which this worker cuts.
+      const bool whole = r.u8() != 0;
+      eval::Value v = codec_->read(r);
+      if (whole && i < fn->params.size())
+        v = eval::spmd::param_block(
+            mesh_->shape(), mesh_->me(), v, fn->params[i]);
+      run.args.push_back(std::move(v));
+    }
+    d_.at = site;
+    eval::spmd::run_instance(run, *mesh_);
+    if (run.error) {
+      run.error->notes().push_back(
+          eval::spmd::instance_note(mesh_->shape(), mesh_->me()));
+      throw *run.error;
+    }
+    w.u8(kOk);
+    const std::vector<std::string>& prints = run.out.entries();
+    w.u32(static_cast<uint32_t>(prints.size()));
+    for (const std::string& p : prints) w.str(p);
+    codec_->write(w, run.result);
+  }
+
   // A store's tensors, whole: with `shard params` every worker is asked
   // and gathers its pieces with the others (eval::whole_store).
   void fetch(Reader& r, Writer& w) {
@@ -275,6 +329,7 @@ class ProgramHandler : public dist::Handler {
   std::unique_ptr<check::Program> prog_;
   std::unique_ptr<dist::GlooComm> comm_;
   eval::DeviceContext d_;
+  std::unique_ptr<eval::WorkerMesh> mesh_;  // a mesh program's instance
   std::unique_ptr<RankContext> context_;
   std::unique_ptr<eval::Interpreter> in_;
   std::unique_ptr<Codec> codec_;

@@ -20,7 +20,9 @@ struct Cut {
   int64_t count = 1, index = 0;
 };
 
-Cut cut(const SimMesh& mesh, int64_t n, const std::vector<std::string>& split) {
+Cut cut(const MeshShape& mesh,
+        int64_t n,
+        const std::vector<std::string>& split) {
   std::vector<int64_t> c = mesh.coords(n);
   Cut r;
   for (const std::string& name : split) {
@@ -37,7 +39,7 @@ ops::Tensor slice_block(const ops::Tensor& x, int axis, Cut c) {
   return ops::slice(x, axis, c.index * len, (c.index + 1) * len);
 }
 
-ops::Tensor tensor_block(const SimMesh& mesh,
+ops::Tensor tensor_block(const MeshShape& mesh,
                          int64_t n,
                          ops::Tensor x,
                          const types::Type& t) {
@@ -49,7 +51,7 @@ ops::Tensor tensor_block(const SimMesh& mesh,
 
 // A model's block: a private store whose split fields hold this instance's
 // slice of their first axis.
-Value model_block(const SimMesh& mesh,
+Value model_block(const MeshShape& mesh,
                   int64_t n,
                   const ModelRef& m,
                   const ast::TypeExpr* te) {
@@ -78,7 +80,7 @@ Value model_block(const SimMesh& mesh,
 
 // A batch's block (`batch: [b/x] Digit`): every field's rows (masks
 // included) cut along the batch axis.
-Value batch_block(const SimMesh& mesh,
+Value batch_block(const MeshShape& mesh,
                   int64_t n,
                   const RecordValue& r,
                   const types::Type& t) {
@@ -91,7 +93,7 @@ Value batch_block(const SimMesh& mesh,
 
 }  // namespace
 
-Value block_of(const SimMesh& mesh,
+Value block_of(const MeshShape& mesh,
                int64_t n,
                const Value& v,
                const types::Type& t,
@@ -125,6 +127,15 @@ Value block_of(const SimMesh& mesh,
   return v;  // host values, and whatever a type does not split: whole
 }
 
+Value param_block(const MeshShape& mesh,
+                  int64_t n,
+                  const Value& v,
+                  const check::ParamInfo& p) {
+  if (v.kind == VK::Unit) return v;
+  return block_of(
+      mesh, n, v, p.type, p.decl && p.decl->type ? &*p.decl->type : nullptr);
+}
+
 namespace {
 
 // The mesh axes a result type splits somewhere.
@@ -134,7 +145,7 @@ void mentioned(const types::Type& t, std::vector<std::string>& out) {
   for (const types::Type& e : t.elems) mentioned(e, out);
 }
 
-ops::Tensor join_tensor(const SimMesh& mesh,
+ops::Tensor join_tensor(const MeshShape& mesh,
                         const std::vector<ops::Tensor>& blocks,
                         const std::vector<int64_t>& who,
                         const types::Type& t) {
@@ -171,7 +182,7 @@ ops::Tensor join_tensor(const SimMesh& mesh,
   return build(0, prefix);
 }
 
-Value join_with(const SimMesh& mesh,
+Value join_with(const MeshShape& mesh,
                 const std::vector<Value>& results,
                 const std::vector<int64_t>& who,
                 const types::Type& t) {
@@ -199,7 +210,7 @@ Value join_with(const SimMesh& mesh,
 
 }  // namespace
 
-Value join(const SimMesh& mesh,
+Value join(const MeshShape& mesh,
            const std::vector<Value>& results,
            const types::Type& t) {
   std::vector<std::string> used;

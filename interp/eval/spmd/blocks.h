@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "interp/eval/spmd/sim_mesh.h"
+#include "interp/eval/spmd/mesh_shape.h"
 #include "interp/eval/value.h"
 #include "interp/parse/ast.h"
 
@@ -21,14 +21,21 @@ namespace ss::eval::spmd {
 
 /// Instance [n]'s block of argument [v] for a parameter of type [t],
 /// declared as [te] (its written type: models' specs).
-Value block_of(const SimMesh& mesh,
+Value block_of(const MeshShape& mesh,
                int64_t n,
                const Value& v,
                const types::Type& t,
                const ast::TypeExpr* te);
 
+/// Instance [n]'s block of argument [v] for the spmd fn's parameter [p]
+/// (an absent argument stays absent).
+Value param_block(const MeshShape& mesh,
+                  int64_t n,
+                  const Value& v,
+                  const check::ParamInfo& p);
+
 /// The whole result from every instance's [results] for a return type [t].
-Value join(const SimMesh& mesh,
+Value join(const MeshShape& mesh,
            const std::vector<Value>& results,
            const types::Type& t);
 

@@ -1,11 +1,7 @@
-// Instances' threads and their merged prints (instance_threads.h).
+// Instances' threads (instance_threads.h).
 #include "interp/eval/spmd/instance_threads.h"
 
 #include <pthread.h>
-
-#include <algorithm>
-
-#include "interp/eval/spmd/instance_output.h"
 
 namespace ss::eval::spmd {
 
@@ -48,18 +44,6 @@ void run_instance_threads(SimMesh& mesh,
   pthread_attr_destroy(&attr);
   for (int64_t n = 0; n < count; ++n)
     if (started[n]) pthread_join(threads[n], nullptr);
-}
-
-void merge_prints(std::ostream& out,
-                  const SimMesh& mesh,
-                  const std::vector<std::vector<std::string>*>& entries) {
-  size_t most = 0;
-  for (const auto* e : entries) most = std::max(most, e->size());
-  for (size_t k = 0; k < most; ++k)
-    for (size_t n = 0; n < entries.size(); ++n)
-      if (k < entries[n]->size())
-        out << prefixed((*entries[n])[k], "[" + mesh.label(int64_t(n)) + "] ");
-  out << std::flush;
 }
 
 }  // namespace ss::eval::spmd

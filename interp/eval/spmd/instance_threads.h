@@ -1,7 +1,6 @@
 #pragma once
-// The threads an spmd call's instances run on, and their prints merged
-// (Note [Prints of instances]), for a call (spmd_call.cpp) and for remat's
-// recompute in the backward pass (remat_instances.cpp) alike.
+// The threads an spmd call's instances run on, for a call (spmd_call.cpp) and
+// for remat's recompute in the backward pass (remat_instances.cpp) alike.
 
 #include <cstdint>
 #include <functional>
@@ -21,12 +20,5 @@ namespace ss::eval::spmd {
 void run_instance_threads(SimMesh& mesh,
                           const std::function<void(int64_t)>& body,
                           const std::function<void(int64_t)>& failed);
-
-/// Writes every instance's print entries to [out], merged by ordinal in
-/// instance order, each line prefixed with the instance's mesh index
-/// (`[x=0 y=1] `).
-void merge_prints(std::ostream& out,
-                  const SimMesh& mesh,
-                  const std::vector<std::vector<std::string>*>& entries);
 
 }  // namespace ss::eval::spmd

@@ -23,7 +23,8 @@
 // (a remat call under a varying condition is an error naming it).
 #include "interp/eval/spmd/remat_instances.h"
 
-#include "interp/eval/spmd/instance_output.h"
+#include "interp/eval/grad_inputs.h"
+#include "interp/eval/spmd/instance.h"
 #include "interp/eval/spmd/instance_threads.h"
 #include "ops/api.h"
 #include "ops/autodiff/tape.h"
@@ -78,49 +79,47 @@ std::vector<ops::Tensor> rerun(const Recompute& rc,
   shared.stack = rc.stack;
   shared.calls.resize(size_t(mesh.instances()));
   const size_t count = size_t(mesh.instances());
-  std::vector<EntryBuffer> bufs(count);
-  std::vector<ops::Tensor> ys(count);
-  std::vector<std::unique_ptr<RuntimeError>> errors(count);
+  std::vector<InstanceRun> runs(count);
   std::vector<std::string> abandoned(count);
   run_instance_threads(
       mesh,
       [&](int64_t n) {
-        ops::GradMode::Guard on(true);
-        std::ostream os(&bufs[n]);
+        InstanceRun& r = runs[n];
+        r.prog = rc.prog;
+        r.sm = rc.sm;
+        r.fn = rc.fn;
+        r.site = rc.site;
+        r.stack = rc.stack;
+        r.grad = true;
+        r.args = std::move(fresh[n]);
         RematComm comm(mesh, n, shared);
-        Interpreter it(*rc.prog, *rc.sm, os);
-        it.set_mesh(&comm);
-        it.exchange_stack(rc.stack);
-        bool failed = true;
         try {
-          Value y = it.call(*rc.fn, std::move(fresh[n]), rc.site);
-          if (y.kind == VK::Tensor) ys[n] = y.t;
-          failed = false;
-        } catch (const RuntimeError& e) {
-          errors[n] = std::make_unique<RuntimeError>(e);
+          run_instance(r, comm);
         } catch (const Abandoned& a) {
           abandoned[n] = a.why;
         }
-        os.flush();
-        mesh.finished(n, failed);
+        mesh.finished(n, !abandoned[n].empty() || r.error);
       },
       [&](int64_t n) {
         abandoned[n] = "could not start a thread for this instance";
       });
   {
-    std::vector<std::vector<std::string>*> entries;
-    for (EntryBuffer& b : bufs) entries.push_back(&b.entries());
+    std::vector<std::vector<std::string>> entries;
+    for (InstanceRun& r : runs) entries.push_back(r.out.entries());
     std::lock_guard<std::mutex> lk(*rc.out_mu);
-    merge_prints(*rc.out, mesh, entries);
+    *rc.out << merged_prints(mesh, entries) << std::flush;
   }
-  for (size_t n = 0; n < count; ++n)
-    if (errors[n]) {
-      RuntimeError e = *errors[n];
+  std::vector<ops::Tensor> ys(count);
+  for (size_t n = 0; n < count; ++n) {
+    if (runs[n].error) {
+      RuntimeError e = *runs[n].error;
       e.notes().push_back("in the instance at " + mesh.label(int64_t(n)) +
                           ", recomputing `" + rc.fn->name +
                           "` (remat) in the backward pass");
       throw e;
     }
+    if (runs[n].result.kind == VK::Tensor) ys[n] = runs[n].result.t;
+  }
   for (size_t n = 0; n < count; ++n)
     if (!abandoned[n].empty() || !ys[n].defined())
       throw RuntimeError("ValueError",
@@ -142,7 +141,7 @@ Value RematComm::call_remat(Interpreter& in,
   const size_t k = next_++;
   RematShared::Call mine;
   mine.args = args;
-  remat_inputs(args, mine.inputs, [](const ops::Tensor& t) { return t; });
+  swap_grad_inputs(args, mine.inputs, [](const ops::Tensor& t) { return t; });
   Value r;
   {
     ops::GradMode::Guard off(false);
@@ -190,7 +189,7 @@ Value RematComm::call_remat(Interpreter& in,
       std::vector<std::vector<Value>> fresh;
       std::vector<ops::Tensor> leaves, again;
       for (const std::vector<Value>& a : rc->args)
-        fresh.push_back(remat_inputs(a, again, [&](const ops::Tensor& t) {
+        fresh.push_back(swap_grad_inputs(a, again, [&](const ops::Tensor& t) {
           leaves.push_back(ops::requires_grad(t.detach()));
           return leaves.back();
         }));

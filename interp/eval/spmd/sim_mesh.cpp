@@ -50,62 +50,10 @@ std::vector<std::vector<double>> holders(const ref::Blocks& xs,
 
 }  // namespace
 
-SimMesh::SimMesh(std::vector<check::MeshAxis> axes) : axes_(std::move(axes)) {
-  for (const check::MeshAxis& a : axes_) count_ *= std::max<int64_t>(a.size, 1);
-  ordinal_.assign(static_cast<size_t>(count_), 0);
-  done_.assign(static_cast<size_t>(count_), false);
-}
-
-std::vector<int64_t> SimMesh::coords(int64_t n) const {
-  std::vector<int64_t> c(axes_.size());
-  for (size_t k = axes_.size(); k-- > 0;) {
-    c[k] = n % axes_[k].size;
-    n /= axes_[k].size;
-  }
-  return c;
-}
-
-std::string SimMesh::label(int64_t n) const {
-  std::vector<int64_t> c = coords(n);
-  std::string s;
-  for (size_t k = 0; k < axes_.size(); ++k)
-    s += (k ? " " : "") + axes_[k].name + "=" + std::to_string(c[k]);
-  return s;
-}
-
-int SimMesh::axis_pos(const std::string& name) const {
-  for (size_t k = 0; k < axes_.size(); ++k)
-    if (axes_[k].name == name) return static_cast<int>(k);
-  return -1;
-}
-
-std::vector<int64_t> SimMesh::group(
-    int64_t me, const std::vector<std::string>& names) const {
-  std::vector<int64_t> c = coords(me);
-  std::vector<int> pos;
-  int64_t size = 1;
-  for (const std::string& n : names) {
-    int p = axis_pos(n);
-    if (p < 0)
-      throw ops::OpError(ops::OpError::Kind::Value,
-                         "`" + n + "` is not an axis of the mesh");
-    pos.push_back(p);
-    size *= axes_[p].size;
-  }
-  std::vector<int64_t> members;
-  for (int64_t g = 0; g < size; ++g) {
-    // g in mixed radix over [names], the first name major.
-    std::vector<int64_t> m = c;
-    int64_t r = g;
-    for (size_t k = pos.size(); k-- > 0;) {
-      m[pos[k]] = r % axes_[pos[k]].size;
-      r /= axes_[pos[k]].size;
-    }
-    int64_t id = 0;
-    for (size_t k = 0; k < axes_.size(); ++k) id = id * axes_[k].size + m[k];
-    members.push_back(id);
-  }
-  return members;
+SimMesh::SimMesh(std::vector<check::MeshAxis> axes)
+    : MeshShape(std::move(axes)) {
+  ordinal_.assign(static_cast<size_t>(instances()), 0);
+  done_.assign(static_cast<size_t>(instances()), false);
 }
 
 void SimMesh::combine(Meeting& m) {
@@ -164,7 +112,7 @@ Tensor SimMesh::collective(int64_t me,
 
 Tensor SimMesh::meet(int64_t me, const Tensor& x, const Combine& combine) {
   std::vector<int64_t> all;
-  for (int64_t n = 0; n < count_; ++n) all.push_back(n);
+  for (int64_t n = 0; n < instances(); ++n) all.push_back(n);
   return rendezvous(me, std::move(all), {}, {}, x, &combine);
 }
 
@@ -244,19 +192,11 @@ void SimMesh::finished(int64_t me, bool failed) {
 }
 
 int64_t InstanceComm::axis_index(const std::string& axis) {
-  int p = mesh_.axis_pos(axis);
-  if (p < 0)
-    throw ops::OpError(ops::OpError::Kind::Value,
-                       "`" + axis + "` is not an axis of the mesh");
-  return mesh_.coords(me_)[p];
+  return mesh_.index_along(me_, axis);
 }
 
 int64_t InstanceComm::axis_size(const std::string& axis) {
-  int p = mesh_.axis_pos(axis);
-  if (p < 0)
-    throw ops::OpError(ops::OpError::Kind::Value,
-                       "`" + axis + "` is not an axis of the mesh");
-  return mesh_.axes()[p].size;
+  return mesh_.size_of(axis);
 }
 
 }  // namespace ss::eval::spmd

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "interp/check/checked.h"
+#include "interp/eval/spmd/mesh_shape.h"
 #include "ops/registry/mesh_comm.h"
 
 namespace ss::eval::spmd {
@@ -25,18 +25,9 @@ struct Abandoned {
   std::string why;
 };
 
-class SimMesh {
+class SimMesh : public MeshShape {
  public:
   explicit SimMesh(std::vector<check::MeshAxis> axes);
-
-  int64_t instances() const { return count_; }
-  const std::vector<check::MeshAxis>& axes() const { return axes_; }
-  /// Instance [n]'s index along each mesh axis (x major: n = i·|y| + j).
-  std::vector<int64_t> coords(int64_t n) const;
-  /// `x=1 y=0`: how prints and errors name instance [n].
-  std::string label(int64_t n) const;
-  /// The position of mesh axis [name] (-1: not an axis).
-  int axis_pos(const std::string& name) const;
 
   /// Instance [me]'s result of [op] on [x] (MeshComm::collective).
   ops::Tensor collective(int64_t me,
@@ -57,9 +48,6 @@ class SimMesh {
 
  private:
   struct Meeting;
-  /// The members of [me]'s group for [axes], in group order.
-  std::vector<int64_t> group(int64_t me,
-                             const std::vector<std::string>& axes) const;
   void combine(Meeting& m);
   ops::Tensor rendezvous(int64_t me,
                          std::vector<int64_t> members,
@@ -68,8 +56,6 @@ class SimMesh {
                          const ops::Tensor& x,
                          const Combine* custom);
 
-  std::vector<check::MeshAxis> axes_;
-  int64_t count_ = 1;
   std::mutex mu_;
   std::condition_variable cv_;
   /// Keyed by (the group's first member, the members' collective ordinal).

@@ -4,12 +4,9 @@
 // flow, host loops and autodiff tapes work unchanged) and meets the others
 // at each collective (sim_mesh.h), and the instances' results are joined.
 // Nested spmd calls inside an instance are inlined (Interpreter::call).
-#include <ostream>
-#include <sstream>
-
 #include "interp/eval/interpreter.h"
 #include "interp/eval/spmd/blocks.h"
-#include "interp/eval/spmd/instance_output.h"
+#include "interp/eval/spmd/instance.h"
 #include "interp/eval/spmd/instance_threads.h"
 #include "interp/eval/spmd/remat_instances.h"
 #include "interp/eval/spmd/sim_mesh.h"
@@ -19,45 +16,23 @@ namespace ss::eval {
 
 namespace {
 
-// One instance's run.
+// One instance's run on its thread.
 struct Instance {
   spmd::SimMesh* mesh = nullptr;
   spmd::RematShared* remat = nullptr;
   int64_t n = 0;
-  const check::Program* prog = nullptr;
-  const diag::SourceMap* sm = nullptr;
-  const check::FnInfo* fn = nullptr;
-  std::vector<Value> args;
-  diag::Span site;
-  std::vector<StackEntry> stack;  // the caller's
-  bool grad = true;               // the caller's GradMode
-  volatile int* interrupt = nullptr;
-
-  spmd::EntryBuffer out;
-  Value result;
-  std::unique_ptr<RuntimeError> error;
+  spmd::InstanceRun run;
   std::string abandoned;  // waited at a collective another left
 };
 
 void run_instance(Instance& in) {
-  ops::GradMode::Guard grad(in.grad);
-  std::ostream os(&in.out);
   spmd::RematComm comm(*in.mesh, in.n, *in.remat);
-  Interpreter it(*in.prog, *in.sm, os);
-  it.set_mesh(&comm);
-  it.set_interrupt_flag(in.interrupt);
-  it.exchange_stack(in.stack);
-  bool failed = true;
   try {
-    in.result = it.call(*in.fn, std::move(in.args), in.site);
-    failed = false;
-  } catch (const RuntimeError& e) {
-    in.error = std::make_unique<RuntimeError>(e);
+    spmd::run_instance(in.run, comm);
   } catch (const spmd::Abandoned& a) {
     in.abandoned = a.why;
   }
-  os.flush();
-  in.mesh->finished(in.n, failed);
+  in.mesh->finished(in.n, !in.abandoned.empty() || in.run.error);
 }
 
 }  // namespace
@@ -65,15 +40,18 @@ void run_instance(Instance& in) {
 Value Interpreter::call_spmd(const check::FnInfo& fn,
                              std::vector<Value> args,
                              diag::Span site) {
-  if (prog_.devices().count() > 1)
+  if (prog_.devices().count() > 1) {
+    // cpu[N]: an instance on each worker (Note [Spmd fns on workers]).
+    if (hooks_)
+      if (std::optional<Value> r = hooks_->call_spmd(*this, fn, args, site))
+        return *r;
     fail("ValueError",
          site,
          "`" + fn.name +
-             "` is an spmd fn: this build runs spmd fns simulated, on "
-             "`devices cpu`, and not yet on several devices (the "
-             "distributed mode, one instance per worker, is not in this "
-             "build)",
+             "` is an spmd fn: here it runs simulated, on `devices cpu`, "
+             "or with an instance on each worker of `ss run`",
          {"help: run it with --devices cpu"});
+  }
   spmd::SimMesh mesh(prog_.mesh());
   const int64_t count = mesh.instances();
   spmd::RematShared remat;  // Note [Remat in instances]
@@ -88,22 +66,17 @@ Value Interpreter::call_spmd(const check::FnInfo& fn,
     in->mesh = &mesh;
     in->remat = &remat;
     in->n = n;
-    in->prog = &prog_;
-    in->sm = &sm_;
-    in->fn = &fn;
-    in->site = site;
-    in->stack = stack_;
-    in->grad = ops::GradMode::enabled();
-    in->interrupt = interrupt_;
-    for (size_t i = 0; i < fn.params.size(); ++i) {
-      const ast::TypeExpr* te = fn.params[i].decl && fn.params[i].decl->type
-                                    ? &*fn.params[i].decl->type
-                                    : nullptr;
-      in->args.push_back(
-          i < args.size()
-              ? spmd::block_of(mesh, n, args[i], fn.params[i].type, te)
-              : Value());
-    }
+    in->run.prog = &prog_;
+    in->run.sm = &sm_;
+    in->run.fn = &fn;
+    in->run.site = site;
+    in->run.stack = stack_;
+    in->run.grad = ops::GradMode::enabled();
+    in->run.interrupt = interrupt_;
+    for (size_t i = 0; i < fn.params.size(); ++i)
+      in->run.args.push_back(
+          i < args.size() ? spmd::param_block(mesh, n, args[i], fn.params[i])
+                          : Value());
     runs.push_back(std::move(in));
   }
   spmd::run_instance_threads(
@@ -114,17 +87,16 @@ Value Interpreter::call_spmd(const check::FnInfo& fn,
       });
 
   // Note [Prints of instances]: merged by ordinal, in instance order.
-  std::vector<std::vector<std::string>*> entries;
-  for (auto& r : runs) entries.push_back(&r->out.entries());
-  spmd::merge_prints(out_, mesh, entries);
+  std::vector<std::vector<std::string>> entries;
+  for (auto& r : runs) entries.push_back(r->run.out.entries());
+  out_ << spmd::merged_prints(mesh, entries) << std::flush;
 
   // The first instance's own error is the call's; one that only waited at
   // a collective another instance left reports the other's.
   for (int64_t n = 0; n < count; ++n)
-    if (runs[n]->error) {
-      RuntimeError e = *runs[n]->error;
-      e.notes().push_back("in the instance at " + mesh.label(n) + " of " +
-                          std::to_string(count));
+    if (runs[n]->run.error) {
+      RuntimeError e = *runs[n]->run.error;
+      e.notes().push_back(spmd::instance_note(mesh, n));
       throw e;
     }
   for (int64_t n = 0; n < count; ++n)
@@ -134,7 +106,7 @@ Value Interpreter::call_spmd(const check::FnInfo& fn,
            "instance " + mesh.label(n) + " of `" + fn.name +
                "` stopped: " + runs[n]->abandoned);
   std::vector<Value> results;
-  for (auto& r : runs) results.push_back(std::move(r->result));
+  for (auto& r : runs) results.push_back(std::move(r->run.result));
   return spmd::join(mesh, results, fn.result);
 }
 
