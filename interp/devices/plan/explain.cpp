@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "interp/devices/plan/explain_impl.h"
+#include "interp/devices/plan/heads_plan.h"
 #include "interp/devices/plan/placement_impl.h"
 #include "ops/core/batch_split.h"
 
@@ -137,6 +138,8 @@ class Analysis {
       : P(p), sm_(sm), n_(p.devices().count()) {
     active_ = n_ > 1 && p.mesh().empty();
     shard_ = active_ && p.devices().shard_params;
+    if (active_) dim_ = p.devices().split_dim;
+    heads_ = !dim_.empty();
   }
 
   bool active() const { return active_; }
@@ -230,6 +233,14 @@ class Analysis {
 
   void on_expr(const FnInfo& fn, const ast::Expr& e, std::vector<Item>& out) {
     if (shard_ && fn.placement == Placement::Workers) param_reads(e, out);
+    if (heads_ && fn.placement == Placement::Workers)
+      for (Collective& c : heads_sends(P, e, dim_)) {
+        Item it;
+        it.at = e.span;
+        it.coll_float = !c.backward;
+        it.coll = std::move(c);
+        out.push_back(std::move(it));
+      }
     if (e.kind != EK::Call) return;
     const ExprInfo* info = P.info(&e);
     if (!info) return;
@@ -245,7 +256,7 @@ class Analysis {
     std::vector<const ast::Expr*> given = given_args(e);
     const ops::DeviceRule& rule = op.device;
     if (info->allreduce && rule.lowering) {
-      lowering(n, *rule.lowering, e, *info, out);
+      if (!heads_) lowering(n, *rule.lowering, e, *info, out);  // whole batch
       return;
     }
     if (rule.fn_arg == ops::FnArg::Differentiates && !given.empty()) {
@@ -256,7 +267,7 @@ class Analysis {
           add_call(*f, e, true, false, out);
       return;
     }
-    if (shard_ && rule.sums_grad_pieces && !given.empty() &&
+    if ((shard_ || heads_) && rule.sums_grad_pieces && !given.empty() &&
         P.type_of(given[0]).kind == TK::Grads) {
       Item it;
       it.at = e.span;
@@ -324,7 +335,9 @@ class Analysis {
                  const ExprInfo& info,
                  std::vector<Item>& out) {
     const ast::Expr* m = param_arg(e, info, 1);
-    if (!m) return;
+    // `split H`: a whole param's gradient is one device's, its heads' are
+    // each device's own: nothing is summed.
+    if (!m || heads_) return;
     const Type& mt = P.type_of(m);
     // `shard params`: the gathers' VJPs reduce-scatter the gradients
     // (counted where the params are read); nothing is all-reduced.
@@ -415,6 +428,7 @@ class Analysis {
     for (const Leaf& l : leaves) {
       Size numel_l = numel(l.type);
       if (l.buffer || !numel_l.known()) continue;
+      if (heads_ && heads_axis(l.type, dim_) >= 0) continue;  // split by H
       const int64_t k = ops::shard_piece_numel(numel_l.value(), int(n_));
       auto& [names, piece, padded] = by_dt[l.type.dtype];
       names.push_back("`" + l.path + "`");
@@ -453,6 +467,8 @@ class Analysis {
   size_t n_;
   bool active_ = false;
   bool shard_ = false;
+  bool heads_ = false;  // `split H`: explain_heads.cpp
+  std::string dim_;
   std::map<std::string, FnBytes> memo_;
   std::set<std::string> busy_;
 };
@@ -559,7 +575,7 @@ DeviceTable build_table(const Program& P, const diag::SourceMap& sm) {
     std::string s;
     for (const std::string& w : o) s += (s.empty() ? "" : " ") + w;
     t.options.push_back(s);
-    if (several && s != "shard params")
+    if (several && s != "shard params" && !(o.size() == 2 && o[0] == "split"))
       t.notes.push_back(s +
                         ": not in this build; the program runs data "
                         "parallel, and the table is what that sends");
@@ -570,7 +586,8 @@ DeviceTable build_table(const Program& P, const diag::SourceMap& sm) {
         "table (not in this build); nothing outside them "
         "communicates");
   t.example_batch = example_batch(P);
-  if (several && t.example_batch)
+  const bool heads = several && !dl.split_dim.empty() && P.mesh().empty();
+  if (several && t.example_batch && !heads)
     t.example_split =
         ops::batch_split(*t.example_batch, static_cast<int>(t.count));
 
@@ -657,6 +674,28 @@ DeviceTable build_table(const Program& P, const diag::SourceMap& sm) {
       } else if (fn->placement == Placement::Anywhere) {
         v.kind = ValueLayout::Kind::Anywhere;
         v.text = "where `" + fn->name + "` is called (it runs anywhere)";
+      } else if (std::string h = heads ? heads_layout(type,
+                                                      dl.split_dim,
+                                                      P.dims().at(dl.split_dim),
+                                                      t.count)
+                                       : "";
+                 !h.empty()) {
+        v.kind = ValueLayout::Kind::Split;
+        v.axis = dl.split_dim;
+        v.text = h;
+      } else if (std::string h =
+                     heads && type.kind == TK::Model
+                         ? heads_model_layout(type,
+                                              dl.split_dim,
+                                              P.dims().at(dl.split_dim),
+                                              t.count,
+                                              dl.shard_params,
+                                              v.model_bytes)
+                         : "";
+                 !h.empty()) {
+        v.kind = dl.shard_params ? ValueLayout::Kind::ModelShards
+                                 : ValueLayout::Kind::ModelCopy;
+        v.text = h;
       } else if (type.kind == TK::Model && dl.shard_params) {
         v.kind = ValueLayout::Kind::ModelShards;
         v.text = shards_text(type, t.count, v.model_bytes);
@@ -682,11 +721,11 @@ DeviceTable build_table(const Program& P, const diag::SourceMap& sm) {
         v.kind = ValueLayout::Kind::OptimCopy;
         v.text = "a copy on every device, as its model";
       } else if (const Axis* ax = find_batch(type, fn->batch_vars);
-                 ax && (split_param || !param)) {
+                 !heads && ax && (split_param || !param)) {
         v.kind = ValueLayout::Kind::Split;
         v.axis = axis_name(*ax);
         v.text = split_words + v.axis + share;
-      } else if (param && split_param && type.kind == TK::Batch &&
+      } else if (!heads && param && split_param && type.kind == TK::Batch &&
                  !type.shape.empty()) {
         v.kind = ValueLayout::Kind::Split;
         v.axis = axis_name(type.shape[0]);

@@ -66,7 +66,13 @@ std::string render_report(const DeviceTable& t) {
   std::ostringstream o;
   o << "Devices: " << t.devices << " (" << t.count
     << (t.count == 1 ? " device" : " devices") << ")";
-  if (t.count > 1) o << ", data parallel";
+  // `split H`: whole batches, the heads split (tensor parallel).
+  std::string split;
+  for (const std::string& opt : t.options)
+    if (opt.rfind("split ", 0) == 0) split = opt.substr(6);
+  if (t.count > 1)
+    o << (split.empty() ? ", data parallel"
+                        : ", tensor parallel over " + split);
   o << "\n";
   for (const std::string& opt : t.options) o << "  option: " << opt << "\n";
   for (const std::string& n : t.notes) o << "note: " << n << "\n";
