@@ -67,10 +67,14 @@ std::string figure(const std::vector<types::Type>& ts, Size& bytes) {
       ++same->second;
   }
   std::string sym;
-  for (const auto& [s, k] : terms)
+  bool named_any = false;
+  for (const auto& [s, k] : terms) {
     sym += (sym.empty() ? "" : " + ") +
            (k > 1 ? std::to_string(k) + " × " : "") + s;
-  return sym + " = " + bytes_text(bytes);
+    named_any |= k > 1 || s.find("·") != std::string::npos;
+  }
+  // A number alone (a 0-d sum) is its bytes.
+  return named_any ? sym + " = " + bytes_text(bytes) : bytes_text(bytes);
 }
 
 Collective item(const std::string& op,
