@@ -108,24 +108,15 @@ TEST_CASE("explain split H: a run's payloads are the table's figures",
           "[explain]") {
   auto c = check_text(attention_program(), "cpu[0 1 2]");
   constexpr int kWorld = 3, kB = 2, kN = 5;
-  auto hub = std::make_shared<ss::dist::InprocHub>(kWorld);
-  std::array<std::vector<ss::dist::CollectiveRecord>, kWorld> logs;
-  std::array<std::string, kWorld> errors;
-  std::vector<std::thread> threads;
-  for (int r = 0; r < kWorld; ++r)
-    threads.emplace_back([&, r] {
-      ss::dist::InprocComm comm(hub, r);
-      try {
-        ss::eval::DeviceContext d;
-        d.rank = r;
-        d.world = kWorld;
-        d.comm = &comm;
+  std::vector<double> xs(kB * kN * 768), ys(kB * kN * 768, 0.25);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = double(i % 7) / 7;
+  auto p = on_ranks<kWorld>(
+      *c,
+      [](ss::eval::DeviceContext& d) {
         d.split_dim = "H";
         d.split_size = 12;
-        std::ostringstream printed;
-        ss::devices::RankContext context(d);
-        ss::eval::Interpreter in(*c->prog, c->sm, printed);
-        in.set_device_hooks(&context);
+      },
+      [&](int r, ss::eval::Interpreter& in, const auto& clear) {
         ss::types::Type mt = ss::types::Type::of(ss::types::Type::Kind::Model);
         mt.model = c->prog->model("Attention");
         ss::eval::Value m = in.init_model(mt, 0, {});
@@ -137,29 +128,21 @@ TEST_CASE("explain split H: a run's payloads are the table's figures",
         opt->model = m.as<ss::eval::ModelRef>()->store;
         ss::eval::Value ov =
             ss::eval::Value::object(ss::eval::Value::Kind::Optim, opt);
-        std::vector<double> xs(kB * kN * 768, 0.5), ys(kB * kN * 768, 0.25);
-        for (size_t i = 0; i < xs.size(); ++i) xs[i] = double(i % 7) / 7;
         auto x = ss::eval::Value::tensor(ss::ops::Tensor::from_doubles(
             {kB, kN, 768}, xs, ss::types::DType::F32));
         auto y = ss::eval::Value::tensor(ss::ops::Tensor::from_doubles(
             {kB, kN, 768}, ys, ss::types::DType::F32));
-        comm.clear_log();
+        clear();
         in.call(*c->prog->fn("step"), {m, ov, x, y}, {});
-        logs[r] = comm.log();
-      } catch (const std::exception& e) {
-        errors[r] = e.what();
-        comm.close();
-      }
-    });
-  for (auto& th : threads) th.join();
+      });
   using Op = ss::dist::CollectiveOp;
   for (int r = 0; r < kWorld; ++r) {
-    INFO("rank " << r << ": " << errors[r]);
-    REQUIRE(errors[r].empty());
+    INFO("rank " << r << ": " << p.errors[r]);
+    REQUIRE(p.errors[r].empty());
     // Forward: the w_o line's all-reduce. Backward: the cut's three
     // all-reduces (q, k, v), a third of the table's figure each. Nothing
     // else: no gradient all-reduce, no lowered mse.
-    const auto& log = logs[r];
+    const auto& log = p.logs[r];
     REQUIRE(log.size() == 4);
     CHECK(log[0].op == Op::AllReduce);
     CHECK(log[0].bytes == uint64_t(kWoBytes * kB * kN));
