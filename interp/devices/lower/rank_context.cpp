@@ -213,7 +213,9 @@ double RankContext::sum_over_pieces(double partial) {
 namespace ss::devices {
 
 bool RankContext::splits_heads() const {
-  return d_.active() && d_.whole_batches();
+  // Inside a call into the workers' part: main and the controller fns that
+  // every rank runs (the threads engine) hold whole values.
+  return d_.active() && d_.whole_batches() && splitting_;
 }
 
 std::optional<Value> RankContext::split_heads(
