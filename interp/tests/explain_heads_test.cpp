@@ -152,3 +152,76 @@ TEST_CASE("explain split H: a run's payloads are the table's figures",
     }
   }
 }
+
+TEST_CASE("explain split H with shard params: the other params are pieces",
+          "[explain]") {
+  std::string src = attention_program();
+  src.insert(src.find("    split H\n"), "    shard params\n");
+  auto c = check_text(src, "cpu[0 1 2]");
+  comms::DeviceTable t = comms::build_table(*c->prog, c->sm);
+  // w_qkv's 768 · 2,304 = 1,769,472 values cut in three pieces of 589,824
+  // (no padding); w_o's rows a third each: 768 · 768 / 3 = 196,608.
+  constexpr int64_t kQkvPiece = 589824, kWoRows = 196608;
+  const comms::ValueLayout& m = value(t, "attention", "m");
+  CHECK(m.model_bytes == 4 * (kQkvPiece + kWoRows));
+  CHECK(m.text ==
+        "split along H: each device holds 4 of H = 12 heads of `w_o`, and a "
+        "piece of every other param: 3,145,728 bytes (3,072 KiB) each");
+  // The split line gathers w_qkv; every device has the whole batch, so its
+  // gradient is whole on each and nothing is reduce-scattered.
+  const comms::LineSends& cut = line_with(t, "split(x @ m.w_qkv");
+  REQUIRE(cut.collectives.size() == 2);
+  CHECK(cut.collectives[0].op == "all-gather");
+  CHECK(cut.collectives[0].bytes.value() == 4 * kQkvPiece);
+  CHECK(cut.collectives[1].backward);
+  CHECK(cut.collectives[1].op == "all-reduce");
+  // w_o is read as its rows: no gather on its line.
+  REQUIRE(line_with(t, "@ m.w_o").collectives.size() == 1);
+
+  constexpr int kWorld = 3, kB = 1, kN = 4;
+  std::vector<double> xs(kB * kN * 768), ys(kB * kN * 768, 0.5);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = double(i % 5) / 5;
+  auto p = on_ranks<kWorld>(
+      *c,
+      [](ss::eval::DeviceContext& d) {
+        d.split_dim = "H";
+        d.split_size = 12;
+      },
+      [&](int r, ss::eval::Interpreter& in, const auto& clear) {
+        ss::types::Type mt = ss::types::Type::of(ss::types::Type::Kind::Model);
+        mt.model = c->prog->model("Attention");
+        ss::eval::Value m = in.init_model(mt, 0, {});
+        // As a worker cuts a model that arrives: heads, then pieces.
+        auto& store = *m.as<ss::eval::ModelRef>()->store;
+        ss::eval::cut_store_heads(store, "H", r, kWorld);
+        ss::eval::shard_store(store, r, kWorld);
+        auto opt = std::make_shared<ss::eval::OptimState>();
+        opt->kind = ss::types::OptimKind::SGD;
+        opt->model = m.as<ss::eval::ModelRef>()->store;
+        ss::eval::Value ov =
+            ss::eval::Value::object(ss::eval::Value::Kind::Optim, opt);
+        auto x = ss::eval::Value::tensor(ss::ops::Tensor::from_doubles(
+            {kB, kN, 768}, xs, ss::types::DType::F32));
+        auto y = ss::eval::Value::tensor(ss::ops::Tensor::from_doubles(
+            {kB, kN, 768}, ys, ss::types::DType::F32));
+        clear();
+        in.call(*c->prog->fn("step"), {m, ov, x, y}, {});
+      });
+  using Op = ss::dist::CollectiveOp;
+  for (int r = 0; r < kWorld; ++r) {
+    INFO("rank " << r << ": " << p.errors[r]);
+    REQUIRE(p.errors[r].empty());
+    // Forward: w_qkv's gather, the w_o line's all-reduce; backward: the
+    // cut's three all-reduces, and no reduce-scatter.
+    const auto& log = p.logs[r];
+    REQUIRE(log.size() == 5);
+    CHECK(log[0].op == Op::AllGather);
+    CHECK(log[0].bytes == uint64_t(4 * kQkvPiece));
+    CHECK(log[1].op == Op::AllReduce);
+    CHECK(log[1].bytes == uint64_t(kWoBytes * kB * kN));
+    for (int k = 2; k < 5; ++k) {
+      CHECK(log[k].op == Op::AllReduce);
+      CHECK(log[k].bytes == uint64_t(kCutBytes / 3 * kB * kN));
+    }
+  }
+}

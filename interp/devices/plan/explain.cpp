@@ -446,7 +446,9 @@ class Analysis {
       g.coll.text = "all-gather of " + whose +
                     ", from every device's piece: " + figure(piece, dt);
       out.push_back(std::move(g));
-      if (!model || !types::is_float(dt)) continue;
+      // `split H`: every device has the whole batch, so each holds the
+      // whole gradient and keeps its piece: nothing to reduce-scatter.
+      if (!model || !types::is_float(dt) || heads_) continue;
       Item rs;
       rs.at = e.span;
       rs.coll = collective("shard params", whose, padded, dt);
