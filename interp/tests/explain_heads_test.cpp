@@ -42,6 +42,40 @@ int64_t per_bn(const comms::Size& s) {
   return s.terms.begin()->second;
 }
 
+// Each rank's collectives in one `step` of the attention program on a
+// [b n D] batch, three thread ranks holding their heads of w_o (with
+// [shard], pieces of w_qkv too), as a worker cuts a model that arrives.
+RankPayloads<3> attention_step(const Checked& c, int b, int n, bool shard) {
+  constexpr int kWorld = 3;
+  std::vector<double> xs(b * n * 768), ys(b * n * 768, 0.25);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = double(i % 7) / 7;
+  return on_ranks<kWorld>(
+      c,
+      [](ss::eval::DeviceContext& d) {
+        d.split_dim = "H";
+        d.split_size = 12;
+      },
+      [&](int r, ss::eval::Interpreter& in, const auto& clear) {
+        ss::types::Type mt = ss::types::Type::of(ss::types::Type::Kind::Model);
+        mt.model = c.prog->model("Attention");
+        ss::eval::Value m = in.init_model(mt, 0, {});
+        auto& store = *m.as<ss::eval::ModelRef>()->store;
+        ss::eval::cut_store_heads(store, "H", r, kWorld);
+        if (shard) ss::eval::shard_store(store, r, kWorld);
+        auto opt = std::make_shared<ss::eval::OptimState>();
+        opt->kind = ss::types::OptimKind::SGD;
+        opt->model = m.as<ss::eval::ModelRef>()->store;
+        ss::eval::Value ov =
+            ss::eval::Value::object(ss::eval::Value::Kind::Optim, opt);
+        auto x = ss::eval::Value::tensor(ss::ops::Tensor::from_doubles(
+            {b, n, 768}, xs, ss::types::DType::F32));
+        auto y = ss::eval::Value::tensor(ss::ops::Tensor::from_doubles(
+            {b, n, 768}, ys, ss::types::DType::F32));
+        clear();
+        in.call(*c.prog->fn("step"), {m, ov, x, y}, {});
+      });
+}
+
 }  // namespace
 
 TEST_CASE("explain split H: q, k, v, s, p and o hold 4 of H = 12",
@@ -108,33 +142,7 @@ TEST_CASE("explain split H: a run's payloads are the table's figures",
           "[explain]") {
   auto c = check_text(attention_program(), "cpu[0 1 2]");
   constexpr int kWorld = 3, kB = 2, kN = 5;
-  std::vector<double> xs(kB * kN * 768), ys(kB * kN * 768, 0.25);
-  for (size_t i = 0; i < xs.size(); ++i) xs[i] = double(i % 7) / 7;
-  auto p = on_ranks<kWorld>(
-      *c,
-      [](ss::eval::DeviceContext& d) {
-        d.split_dim = "H";
-        d.split_size = 12;
-      },
-      [&](int r, ss::eval::Interpreter& in, const auto& clear) {
-        ss::types::Type mt = ss::types::Type::of(ss::types::Type::Kind::Model);
-        mt.model = c->prog->model("Attention");
-        ss::eval::Value m = in.init_model(mt, 0, {});
-        // As a worker cuts a model that arrives (Note [Split heads]).
-        ss::eval::cut_store_heads(
-            *m.as<ss::eval::ModelRef>()->store, "H", r, kWorld);
-        auto opt = std::make_shared<ss::eval::OptimState>();
-        opt->kind = ss::types::OptimKind::SGD;
-        opt->model = m.as<ss::eval::ModelRef>()->store;
-        ss::eval::Value ov =
-            ss::eval::Value::object(ss::eval::Value::Kind::Optim, opt);
-        auto x = ss::eval::Value::tensor(ss::ops::Tensor::from_doubles(
-            {kB, kN, 768}, xs, ss::types::DType::F32));
-        auto y = ss::eval::Value::tensor(ss::ops::Tensor::from_doubles(
-            {kB, kN, 768}, ys, ss::types::DType::F32));
-        clear();
-        in.call(*c->prog->fn("step"), {m, ov, x, y}, {});
-      });
+  auto p = attention_step(*c, kB, kN, false);
   using Op = ss::dist::CollectiveOp;
   for (int r = 0; r < kWorld; ++r) {
     INFO("rank " << r << ": " << p.errors[r]);
@@ -179,34 +187,7 @@ TEST_CASE("explain split H with shard params: the other params are pieces",
   REQUIRE(line_with(t, "@ m.w_o").collectives.size() == 1);
 
   constexpr int kWorld = 3, kB = 1, kN = 4;
-  std::vector<double> xs(kB * kN * 768), ys(kB * kN * 768, 0.5);
-  for (size_t i = 0; i < xs.size(); ++i) xs[i] = double(i % 5) / 5;
-  auto p = on_ranks<kWorld>(
-      *c,
-      [](ss::eval::DeviceContext& d) {
-        d.split_dim = "H";
-        d.split_size = 12;
-      },
-      [&](int r, ss::eval::Interpreter& in, const auto& clear) {
-        ss::types::Type mt = ss::types::Type::of(ss::types::Type::Kind::Model);
-        mt.model = c->prog->model("Attention");
-        ss::eval::Value m = in.init_model(mt, 0, {});
-        // As a worker cuts a model that arrives: heads, then pieces.
-        auto& store = *m.as<ss::eval::ModelRef>()->store;
-        ss::eval::cut_store_heads(store, "H", r, kWorld);
-        ss::eval::shard_store(store, r, kWorld);
-        auto opt = std::make_shared<ss::eval::OptimState>();
-        opt->kind = ss::types::OptimKind::SGD;
-        opt->model = m.as<ss::eval::ModelRef>()->store;
-        ss::eval::Value ov =
-            ss::eval::Value::object(ss::eval::Value::Kind::Optim, opt);
-        auto x = ss::eval::Value::tensor(ss::ops::Tensor::from_doubles(
-            {kB, kN, 768}, xs, ss::types::DType::F32));
-        auto y = ss::eval::Value::tensor(ss::ops::Tensor::from_doubles(
-            {kB, kN, 768}, ys, ss::types::DType::F32));
-        clear();
-        in.call(*c->prog->fn("step"), {m, ov, x, y}, {});
-      });
+  auto p = attention_step(*c, kB, kN, true);
   using Op = ss::dist::CollectiveOp;
   for (int r = 0; r < kWorld; ++r) {
     INFO("rank " << r << ": " << p.errors[r]);
