@@ -61,6 +61,7 @@ Differentiated differentiate(BuiltinCall& c, bool aux) {
   // `shard params`: the leaves are this rank's pieces, gathered where f
   // reads them (Note [Sharded params] in interp/devices/lower/shards.cpp).
   store->whole = ref->whole_shapes();
+  store->heads = ref->heads_axes();  // `split H`: a rank's heads
   std::vector<std::string> params = ref->paths(true);
   std::vector<ops::Tensor> leaves;
   std::vector<bool> pieces;
@@ -94,7 +95,7 @@ Differentiated differentiate(BuiltinCall& c, bool aux) {
   std::map<std::string, ops::Tensor> by_path;
   for (size_t i = 0; i < params.size(); ++i) by_path[params[i]] = g[i];
   ModelRef like = *leaf_ref;
-  return {r, make_grads(like, by_path, store->whole)};
+  return {r, make_grads(like, by_path, store->whole, store->heads)};
 }
 
 Value detach_value(const Value& v) {
@@ -124,14 +125,17 @@ Value grad(BuiltinCall& c) {
 double global_norm(BuiltinCall& c, const Value& g) {
   auto* m = g.as<ModelRef>();
   const std::map<std::string, ops::Shape> whole = m->whole_shapes();
+  // `split H`: a rank's heads of a gradient are a piece of it too.
+  const std::map<std::string, int> heads = m->heads_axes();
   double ss = 0, pieces = 0;
   for (const std::string& p : m->paths(true)) {
     ops::Tensor t = ops::cast(m->get(p), types::DType::F64);
-    (whole.count(p) ? pieces : ss) += ops::sum(ops::mul(t, t)).item();
+    (whole.count(p) || heads.count(p) ? pieces : ss) +=
+        ops::sum(ops::mul(t, t)).item();
   }
   // The entry's device rule says it sums the pieces (ops/registry/
   // device_rule.h), which `ss explain` counts too.
-  if (!whole.empty() && c.op.device.sums_grad_pieces)
+  if ((!whole.empty() || !heads.empty()) && c.op.device.sums_grad_pieces)
     if (DeviceHooks* d = c.in.device_hooks())
       pieces = d->sum_over_pieces(pieces);
   return std::sqrt(ss + pieces);

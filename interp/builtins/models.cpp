@@ -189,6 +189,7 @@ Value copy(BuiltinCall& c) {
   store->info = m->type.model;
   store->args = m->type.model_args;
   store->whole = m->whole_shapes();  // a worker's pieces stay pieces
+  store->heads = m->heads_axes();    // and its heads its heads
   for (const std::string& p : m->paths(false)) {
     store->tensors[p] = m->get(p).clone();
     store->order.push_back(p);

@@ -20,7 +20,9 @@
 //   * a model or optimizer newer on the workers, copied back when read
 //     (ModelStore::newer_on);
 //   * the entry fn's end, whose params `ss conformance` compares across
-//     device counts.
+//     device counts;
+//   * with `split H`, an op whose operands or result are split by heads
+//     (Note [Split heads] in interp/devices/plan/heads_plan.cpp).
 // Every hook's default is what one device does, so a context overrides
 // only what it changes. The contexts: devices::ControllerContext (the
 // controller of `ss run`), devices::RankContext (a worker's, and each rank
@@ -28,12 +30,14 @@
 // alone on one device in `ss conformance`).
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "diag/source.h"
 #include "interp/check/checked.h"
+#include "interp/devices/plan/heads_plan.h"
 #include "interp/eval/value.h"
 #include "ops/core/tensor.h"
 
@@ -120,6 +124,21 @@ class DeviceHooks {
   /// `shard params`, on a rank: [partial], a sum over this rank's pieces
   /// (a gradient's squares: norm, clip_norm), summed over every rank's.
   virtual double sum_over_pieces(double partial) { return partial; }
+  /// `split H`, on a rank: whether values typed with the split dim hold
+  /// this rank's heads (Note [Split heads] in
+  /// interp/devices/plan/heads_plan.cpp).
+  virtual bool splits_heads() const { return false; }
+  /// `split H`, on a rank: the op at [at] whose tensor operands, typed as
+  /// [site] says, are [operands] (which the context may replace, gathered
+  /// whole) and which [run] computes from them: its value by the op's
+  /// plan (check::plan_heads), or nullopt to run it as one device does.
+  virtual std::optional<Value> split_heads(Interpreter& in,
+                                           const check::HeadsSite& site,
+                                           std::vector<ops::Tensor*>& operands,
+                                           const std::function<Value()>& run,
+                                           diag::Span at) {
+    return std::nullopt;
+  }
   /// `collective_timeout(seconds)`: collectives started afterwards wait
   /// this long (devices.md item 12). One device has none.
   virtual void set_collective_timeout(double seconds) {}

@@ -72,11 +72,8 @@ class EvalForwardCtx final : public ops::ForwardCtx {
   }
   int64_t size(size_t i) override {
     const ast::Expr* e = i < c_.exprs.size() ? c_.exprs[i] : nullptr;
-    if (e && e->kind == EK::Name) {
-      auto d = c_.in.program().dims().find(e->name);
-      if (d != c_.in.program().dims().end() && !c_.frame.find(e->name))
-        return d->second;
-    }
+    if (e && e->kind == EK::Name && !c_.frame.find(e->name))
+      if (std::optional<int64_t> d = c_.in.dim_size(e->name)) return *d;
     return integer(i);
   }
   int64_t axis_size(size_t i) override {
@@ -103,9 +100,8 @@ class EvalForwardCtx final : public ops::ForwardCtx {
       for (size_t k = 0; k < e->elems.size(); ++k) {
         const ast::Expr& x = *e->elems[k];
         if (x.kind == EK::Name && !c_.frame.find(x.name)) {
-          auto d = c_.in.program().dims().find(x.name);
-          if (d != c_.in.program().dims().end()) {
-            s.push_back(d->second);
+          if (std::optional<int64_t> d = c_.in.dim_size(x.name)) {
+            s.push_back(*d);
             continue;
           }
           if (checked && checked->is_tensor() && k < checked->shape.size() &&
@@ -238,6 +234,8 @@ std::unique_ptr<ops::ForwardCtx> forward_ctx(BuiltinCall& c) {
 // Runs a builtin on arguments already gathered by param: on several
 // devices a reduction across the batch axis is lowered to an all-reduce.
 Value Interpreter::call_builtin_prepared(BuiltinCall& c) {
+  if (hooks_ && hooks_->splits_heads())
+    if (std::optional<Value> v = heads_builtin(c)) return *v;
   if (hooks_ && c.info && c.info->allreduce)
     if (std::optional<Value> v = hooks_->lower_reduction(c)) return *v;
   return call_builtin_forward(c);

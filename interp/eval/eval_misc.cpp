@@ -31,8 +31,7 @@ int64_t Interpreter::axis_size(const types::Axis& a,
   }
   switch (a.kind) {
     case types::Axis::Kind::Dim: {
-      auto d = prog_.dims().find(a.name);
-      if (d != prog_.dims().end()) return d->second;
+      if (std::optional<int64_t> d = dim_size(a.name)) return *d;
       if (a.size >= 0) return a.size;
       break;
     }

@@ -109,9 +109,7 @@ class Sizes {
   std::optional<int64_t> known(const std::string& name) const {
     auto it = sizes_.find(name);
     if (it != sizes_.end()) return it->second;
-    auto d = in_.program().dims().find(name);
-    if (d != in_.program().dims().end()) return d->second;
-    return std::nullopt;
+    return in_.dim_size(name);
   }
 
   // Whether [a]'s size is known in this call (its size variables bound).
@@ -248,11 +246,33 @@ Value Interpreter::call_pattern(const ops::OpDef& op,
                                 const ast::Expr& call,
                                 const ast::Expr* receiver,
                                 Frame& f) {
-  const ast::Pattern& pat = *call.pattern;
   std::vector<ops::Tensor> xs;
-  if (receiver) xs.push_back(eval(*receiver, f).t);
+  std::vector<const ast::Expr*> given;
+  if (receiver) given.push_back(receiver);
   for (const ast::Arg& a : call.args)
-    if (a.keyword.empty()) xs.push_back(eval(*a.value, f).t);
+    if (a.keyword.empty()) given.push_back(a.value.get());
+  for (const ast::Expr* e : given) xs.push_back(eval(*e, f).t);
+  if (hooks_ && hooks_->splits_heads()) {
+    check::HeadsSite site;
+    site.rule = op.device.heads;
+    site.result = prog_.type_of(&call);
+    std::vector<ops::Tensor*> operands;
+    for (size_t i = 0; i < xs.size(); ++i) {
+      site.operands.push_back(prog_.type_of(given[i]));
+      operands.push_back(&xs[i]);
+    }
+    auto run = [&] { return apply_pattern(op, call, xs, f); };
+    if (std::optional<Value> v = on_heads(site, operands, run, call.span))
+      return *v;
+  }
+  return apply_pattern(op, call, xs, f);
+}
+
+Value Interpreter::apply_pattern(const ops::OpDef& op,
+                                 const ast::Expr& call,
+                                 std::vector<ops::Tensor> xs,
+                                 Frame& f) {
+  const ast::Pattern& pat = *call.pattern;
   Sizes sz(*this, f, call.span, prog_.info(&call));
   for (size_t i = 0; i < xs.size() && i < pat.inputs.size(); ++i) {
     if (xs[i].rank() != pat.inputs[i].items.size())

@@ -95,11 +95,15 @@ namespace {
 
 // Binds the size variables of [t] (a param type) to [v]'s runtime sizes.
 // Returns a message when a variable meets two sizes (data-dependent sizes
-// are checked at the call: language.md, Shape rules).
+// are checked at the call: language.md, Shape rules). With `split H` on a
+// rank, axis [heads] of a tensor holds one of [blocks] blocks of heads
+// (Note [Split heads]).
 std::string bind_sizes(const types::Type& t,
                        const Value& v,
                        std::map<uint32_t, int64_t>& sizes,
-                       const std::vector<check::MeshAxis>& mesh) {
+                       const std::vector<check::MeshAxis>& mesh,
+                       int heads = -1,
+                       int64_t blocks = 1) {
   auto bind = [&](const types::Axis& a, int64_t n) -> std::string {
     // A block of an axis split over mesh axes (an spmd fn's parameter,
     // `A/x`): A is the whole axis, |x| blocks of this one.
@@ -119,7 +123,8 @@ std::string bind_sizes(const types::Type& t,
   if (t.kind == types::Type::Kind::Tensor && v.kind == VK::Tensor &&
       t.shape.size() == v.t.rank()) {
     for (size_t i = 0; i < t.shape.size(); ++i) {
-      std::string e = bind(t.shape[i], v.t.shape()[i]);
+      const int64_t n = v.t.shape()[i] * (int(i) == heads ? blocks : 1);
+      std::string e = bind(t.shape[i], n);
       if (!e.empty()) return e;
     }
   } else if (t.kind == types::Type::Kind::Batch && v.kind == VK::Record) {
@@ -167,7 +172,16 @@ Value Interpreter::call(const check::FnInfo& fn,
     } else if (fn.params[i].decl && fn.params[i].decl->default_value) {
       v = eval(*fn.params[i].decl->default_value, f);
     }
-    std::string bad = bind_sizes(fn.params[i].type, v, f.sizes, prog_.mesh());
+    const int heads =
+        hooks_ && hooks_->splits_heads()
+            ? check::heads_axis(fn.params[i].type, prog_.devices().split_dim)
+            : -1;
+    std::string bad = bind_sizes(fn.params[i].type,
+                                 v,
+                                 f.sizes,
+                                 prog_.mesh(),
+                                 heads,
+                                 int64_t(prog_.devices().count()));
     if (!bad.empty()) {
       --depth_;
       fail("ShapeError",

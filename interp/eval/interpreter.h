@@ -4,6 +4,7 @@
 // (ops/defs, written with ops/api.h) and every other builtin to its
 // runtime implementation (interp/builtins/).
 
+#include <functional>
 #include <iosfwd>
 #include <map>
 #include <memory>
@@ -125,6 +126,11 @@ class Interpreter {
                      const ast::Expr& call,
                      const ast::Expr* receiver,
                      Frame& f);
+  /// A pattern builtin (rearrange, split, einsum) on operands [xs].
+  Value apply_pattern(const ops::OpDef& op,
+                      const ast::Expr& call,
+                      std::vector<ops::Tensor> xs,
+                      Frame& f);
   Value call_extern(const check::FnInfo& fn,
                     std::vector<Value> args,
                     diag::Span site);
@@ -159,6 +165,15 @@ class Interpreter {
   /// null in ordinary code. Not owned.
   ops::MeshComm* mesh() const { return mesh_; }
   void set_mesh(ops::MeshComm* m) { mesh_ = m; }
+  /// `split H` on a rank: while an op runs on this rank's heads, dim
+  /// [name] has [size] values, its local share (Note [Split heads] in
+  /// interp/devices/plan/heads_plan.cpp); an empty [name] ends it.
+  void set_local_dim(std::string name, int64_t size) {
+    local_dim_ = std::move(name);
+    local_dim_size_ = size;
+  }
+  /// Dim [name]'s size here: the program's, or its local share while set.
+  std::optional<int64_t> dim_size(const std::string& name) const;
   /// The `.ss` stack of the running calls (most recent last).
   const std::vector<StackEntry>& stack() const { return stack_; }
   /// Replaces the `.ss` stack, returning the one it replaces (a write the
@@ -179,6 +194,28 @@ class Interpreter {
   volatile int* interrupt_ = nullptr;
   DeviceHooks* hooks_ = nullptr;
   ops::MeshComm* mesh_ = nullptr;
+  std::string local_dim_;  // set_local_dim
+  int64_t local_dim_size_ = 0;
+  bool whole_params_ = false;  // in a tensor op given a model: heads_builtin
+
+  /// `split H` on a rank: the op [run] at [at] of operands [operands]
+  /// (typed [site]) through the device hooks' plan; nullopt when nothing
+  /// in it is split by heads.
+  std::optional<Value> on_heads(check::HeadsSite site,
+                                std::vector<ops::Tensor*> operands,
+                                const std::function<Value()>& run,
+                                diag::Span at);
+  std::optional<Value> heads_builtin(struct BuiltinCall& c);
+  /// A param typed with the split dim in a store made whole here (a model
+  /// made on a worker): cut to this rank's heads where it is read.
+  std::optional<ops::Tensor> read_heads_param(const ModelRef& m,
+                                              const std::string& path,
+                                              diag::Span at);
+  /// Inside a tensor op given a model: a param of which this rank holds
+  /// its heads, gathered whole.
+  std::optional<ops::Tensor> gather_heads_param(const ModelRef& m,
+                                                const std::string& path,
+                                                diag::Span at);
 };
 
 }  // namespace ss::eval

@@ -43,6 +43,14 @@ std::map<std::string, ops::Shape> ModelRef::whole_shapes() const {
   return out;
 }
 
+std::map<std::string, int> ModelRef::heads_axes() const {
+  std::map<std::string, int> out;
+  for (const auto& [p, axis] : store->heads)
+    if (p.compare(0, prefix.size(), prefix) == 0)
+      out[p.substr(prefix.size())] = axis - static_cast<int>(index.size());
+  return out;
+}
+
 ops::Tensor ModelRef::get(const std::string& path) const {
   sync(*store);
   ops::Tensor t = store->tensors.at(prefix + path);

@@ -38,6 +38,10 @@ struct ModelStore {
   /// pieces, the last padded: Note [Sharded params] in
   /// interp/devices/lower/shards.cpp). Empty: every tensor is whole.
   std::map<std::string, ops::Shape> whole;
+  /// `split H`, on a worker: the axis along which [tensors] holds only this
+  /// rank's heads of each param split by heads (a block of H / N heads:
+  /// Note [Split heads] in interp/devices/plan/heads_plan.cpp).
+  std::map<std::string, int> heads;
 };
 
 /// A model value (or a sub-model, or one of a stack): a store, the path
@@ -58,6 +62,9 @@ struct ModelRef : Object {
   /// The store's whole shapes of sharded params (ModelStore::whole) under
   /// this handle's prefix, by path relative to it.
   std::map<std::string, ops::Shape> whole_shapes() const;
+  /// The store's head axes (ModelStore::heads) under this handle's prefix,
+  /// by path relative to it, counted in this handle's tensors.
+  std::map<std::string, int> heads_axes() const;
 };
 
 struct OptimState : Object {

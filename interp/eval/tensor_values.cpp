@@ -43,11 +43,13 @@ ops::Tensor as_tensor(const Value& v, const Value& partner) {
 
 Value make_grads(const ModelRef& like,
                  const std::map<std::string, ops::Tensor>& grads,
-                 const std::map<std::string, ops::Shape>& whole) {
+                 const std::map<std::string, ops::Shape>& whole,
+                 const std::map<std::string, int>& heads) {
   auto store = std::make_shared<ModelStore>();
   store->info = like.store->info;
   store->args = like.store->args;
   store->whole = whole;
+  store->heads = heads;
   for (const auto& [path, t] : grads) {
     store->tensors[path] = t;
     store->order.push_back(path);
@@ -68,7 +70,7 @@ Value grads_map(const Value& g,
   ModelRef like = *m;
   like.prefix.clear();
   like.index.clear();
-  return make_grads(like, out, m->whole_shapes());
+  return make_grads(like, out, m->whole_shapes(), m->heads_axes());
 }
 
 Value grads_binary(ast::BinaryOp op,
@@ -86,7 +88,7 @@ Value grads_binary(ast::BinaryOp op,
     ModelRef like = *x;
     like.prefix.clear();
     like.index.clear();
-    return make_grads(like, out, x->whole_shapes());
+    return make_grads(like, out, x->whole_shapes(), x->heads_axes());
   }
   const Value& g = a.kind == VK::Grads ? a : b;
   const Value& s = a.kind == VK::Grads ? b : a;

@@ -26,9 +26,11 @@ Value grads_binary(ast::BinaryOp op,
                    diag::Span at);
 
 /// A fresh model store holding [tensors] under [like]'s layout; [whole]:
-/// the whole shapes of those that are a rank's pieces (ModelStore::whole).
+/// the whole shapes of those that are a rank's pieces (ModelStore::whole);
+/// [heads]: the head axes of those that are a rank's heads (`split H`).
 Value make_grads(const ModelRef& like,
                  const std::map<std::string, ops::Tensor>& grads,
-                 const std::map<std::string, ops::Shape>& whole = {});
+                 const std::map<std::string, ops::Shape>& whole = {},
+                 const std::map<std::string, int>& heads = {});
 
 }  // namespace ss::eval

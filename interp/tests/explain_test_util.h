@@ -91,14 +91,51 @@ inline const comms::LineSends& line_with(const comms::DeviceTable& t,
   throw 0;
 }
 
+/// Each rank's collectives and error (empty: none) while [body] ran on
+/// it: [World] thread ranks over in-process collectives, each with its
+/// DeviceContext ([setup] may change it: `split H`) and an Interpreter
+/// holding its RankContext; the log starts after what [body] calls
+/// prepare (its model made and cut) with [clear].
+template <int World>
+struct RankPayloads {
+  static constexpr int kWorld = World;
+  std::array<std::vector<ss::dist::CollectiveRecord>, World> logs;
+  std::array<std::string, World> errors;
+};
+
+template <int World, typename Setup, typename Body>
+RankPayloads<World> on_ranks(const Checked& c, Setup setup, Body body) {
+  RankPayloads<World> out;
+  auto hub = std::make_shared<ss::dist::InprocHub>(World);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < World; ++r)
+    threads.emplace_back([&, r] {
+      ss::dist::InprocComm comm(hub, r);
+      try {
+        ss::eval::DeviceContext d;
+        d.rank = r;
+        d.world = World;
+        d.comm = &comm;
+        setup(d);
+        std::ostringstream printed;
+        ss::devices::RankContext context(d);
+        ss::eval::Interpreter in(*c.prog, c.sm, printed);
+        in.set_device_hooks(&context);
+        body(r, in, [&] { comm.clear_log(); });
+        out.logs[r] = comm.log();
+      } catch (const std::exception& e) {
+        out.errors[r] = e.what();
+        comm.close();
+      }
+    });
+  for (auto& th : threads) th.join();
+  return out;
+}
+
 /// Each rank's collectives during one README train_step on a batch of 64
 /// (each rank keeps its 22/21/21 share), three ranks over in-process
 /// collectives; with [shard], each rank's model holds its pieces.
-struct StepPayloads {
-  static constexpr int kWorld = 3;
-  std::array<std::vector<ss::dist::CollectiveRecord>, kWorld> logs;
-  std::array<std::string, kWorld> errors;
-};
+using StepPayloads = RankPayloads<3>;
 
 inline StepPayloads readme_step_payloads(const Checked& c, bool shard) {
   constexpr int kWorld = StepPayloads::kWorld;
@@ -108,21 +145,10 @@ inline StepPayloads readme_step_payloads(const Checked& c, bool shard) {
   std::vector<double> x(size_t(kBatch) * 784), y(kBatch);
   for (double& v : x) v = u(rng);
   for (double& v : y) v = double(rng() % 10);
-  StepPayloads out;
-  auto hub = std::make_shared<ss::dist::InprocHub>(kWorld);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < kWorld; ++r)
-    threads.emplace_back([&, r] {
-      ss::dist::InprocComm comm(hub, r);
-      try {
-        ss::eval::DeviceContext d;
-        d.rank = r;
-        d.world = kWorld;
-        d.comm = &comm;
-        std::ostringstream printed;
-        ss::devices::RankContext context(d);
-        ss::eval::Interpreter in(*c.prog, c.sm, printed);
-        in.set_device_hooks(&context);
+  return on_ranks<kWorld>(
+      c,
+      [](ss::eval::DeviceContext&) {},
+      [&](int r, ss::eval::Interpreter& in, const auto& clear) {
         auto batch = std::make_shared<ss::eval::RecordValue>();
         batch->info = c.prog->record("Digit");
         batch->batch = true;
@@ -144,16 +170,9 @@ inline StepPayloads readme_step_payloads(const Checked& c, bool shard) {
         opt->weight_decay = 0.01;
         ss::eval::Value ov =
             ss::eval::Value::object(ss::eval::Value::Kind::Optim, opt);
-        comm.clear_log();  // the step's collectives only
+        clear();  // the step's collectives only
         in.call(*c.prog->fn("train_step"), {m, ov, bv}, {});
-        out.logs[r] = comm.log();
-      } catch (const std::exception& e) {
-        out.errors[r] = e.what();
-        comm.close();
-      }
-    });
-  for (auto& th : threads) th.join();
-  return out;
+      });
 }
 
 }  // namespace explain_test

@@ -231,26 +231,31 @@ OpDef with_help(OpDef d, const char* help) {
 
 std::vector<OpDef> ops_along_axis() {
   return {
-      with_help(def("softmax",
-                    {{"x"}, kOver},
-                    keep_rule,
-                    softmax_fwd,
-                    "exp(x) / sum(exp(x)) along over=")
-                    .with_torch("torch.softmax(x, dim)"),
-                "exp and sum are lowered, so the same softmax runs on any "
-                "device count written as exp({x}) / sum(exp({x}), "
-                "over={b}) (without softmax's max shift: for logits of "
-                "modest size)"),
-      with_help(def("log_softmax",
-                    {{"x"}, kOver},
-                    keep_rule,
-                    log_softmax_fwd,
-                    "log(softmax(x)) along over=, stably")
-                    .with_torch("torch.log_softmax(x, dim)"),
-                "exp, log and sum are lowered, so the same log_softmax runs "
-                "on any device count written as {x} - log(sum(exp({x}), "
-                "over={b})) (without the max shift: for logits of modest "
-                "size)"),
+      with_heads(
+          with_help(def("softmax",
+                        {{"x"}, kOver},
+                        keep_rule,
+                        softmax_fwd,
+                        "exp(x) / sum(exp(x)) along over=")
+                        .with_torch("torch.softmax(x, dim)"),
+                    "exp and sum are lowered, so the same softmax runs on any "
+                    "device count written as exp({x}) / sum(exp({x}), "
+                    "over={b}) (without softmax's max shift: for logits of "
+                    "modest size)"),
+          DeviceRule::Heads::PerHead),
+      with_heads(
+          with_help(
+              def("log_softmax",
+                  {{"x"}, kOver},
+                  keep_rule,
+                  log_softmax_fwd,
+                  "log(softmax(x)) along over=, stably")
+                  .with_torch("torch.log_softmax(x, dim)"),
+              "exp, log and sum are lowered, so the same log_softmax runs "
+              "on any device count written as {x} - log(sum(exp({x}), "
+              "over={b})) (without the max shift: for logits of modest "
+              "size)"),
+          DeviceRule::Heads::PerHead),
       def("cumsum",
           {{"x"}, kOver},
           keep_rule,

@@ -346,6 +346,7 @@ void add_op(std::vector<OpDef>& v,
   d.torch = doc.torch;
   d.differentiable = diff;
   d.forward = f;
+  d.device.heads = DeviceRule::Heads::PerHead;  // elementwise: per head
   v.push_back(d);
 }
 
@@ -411,6 +412,7 @@ std::vector<OpDef> ops_elementwise() {
              "GELU, the exact erf form; approximate=\"tanh\" for the tanh one"};
   gelu.forward = gelu_fwd;
   gelu.torch = "torch.nn.functional.gelu(x) (approximate=\"tanh\" alike)";
+  gelu.device.heads = DeviceRule::Heads::PerHead;
   v.push_back(gelu);
   OpDef where_op{"where",
                  {{"c"}, {"a"}, {"b"}},
@@ -418,6 +420,7 @@ std::vector<OpDef> ops_elementwise() {
                  "a where c is true, else b; all three broadcast"};
   where_op.forward = where_fwd;
   where_op.torch = "torch.where(c, a, b)";
+  where_op.device.heads = DeviceRule::Heads::PerHead;
   v.push_back(where_op);
   OpDef clip{"clip",
              {{"x"}, {"lo"}, {"hi"}},
@@ -425,6 +428,7 @@ std::vector<OpDef> ops_elementwise() {
              "x limited to [lo, hi], elementwise"};
   clip.forward = clip_fwd;
   clip.torch = "torch.clamp(x, lo, hi)";
+  clip.device.heads = DeviceRule::Heads::PerHead;
   v.push_back(clip);
   OpDef masked_fill{"masked_fill",
                     {{"x"}, {"mask"}, {"v"}},
@@ -432,6 +436,7 @@ std::vector<OpDef> ops_elementwise() {
                     "x with v where mask (broadcast to x) is true"};
   masked_fill.forward = masked_fill_fwd;
   masked_fill.torch = "x.masked_fill(mask, v)";
+  masked_fill.device.heads = DeviceRule::Heads::PerHead;
   v.push_back(masked_fill);
   return v;
 }

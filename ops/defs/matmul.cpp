@@ -93,6 +93,9 @@ std::vector<OpDef> ops_matmul() {
   einsum.variadic = true;
   einsum.intrinsic = Intrinsic::Einsum;
   einsum.torch = "torch.einsum(\"bhnd,bhtd->bhnt\", q, k)";
+  // Per head, or each device's partial sum over its heads all-reduced.
+  matmul.device.heads = DeviceRule::Heads::Sums;
+  einsum.device.heads = DeviceRule::Heads::Sums;
   return {matmul, einsum};
 }
 

@@ -712,13 +712,14 @@ std::vector<OpDef> ops_nn() {
           lowered(kBatchNorm, Across::Operands))
           .with_torch("torch.nn.BatchNorm1d(C) / BatchNorm2d(C) (momentum 0.1, "
                       "eps 1e-5)"),
-      def("layer_norm",
-          {{"x"}, over, eps, {"affine", ParamKind::Value, false}},
-          norm_rule,
-          layer_norm_fwd,
-          "(x - mean) / sqrt(var + eps) over over= (biased var, eps 1e-5); "
-          "affine= applies a LayerNorm's g and b",
-          refused())
+      with_heads(def("layer_norm",
+                     {{"x"}, over, eps, {"affine", ParamKind::Value, false}},
+                     norm_rule,
+                     layer_norm_fwd,
+                     "(x - mean) / sqrt(var + eps) over over= (biased var, eps "
+                     "1e-5); affine= applies a LayerNorm's g and b",
+                     refused()),
+                 DeviceRule::Heads::PerHead)
           .with_torch(
               "torch.nn.functional.layer_norm(x, (D,), ln.g, ln.b, eps=1e-5)"),
       def("rms_norm",

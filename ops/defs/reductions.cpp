@@ -292,13 +292,15 @@ std::vector<OpDef> ops_reductions() {
   DeviceRule norm_rule = NL;
   norm_rule.sums_grad_pieces = true;  // norm(g) of Grads
   std::vector<OpDef> v = {
-      reduction("sum",
-                "sum over the axes of over= (all when omitted)",
-                lowered(kSum, Across::Reduction))
+      with_heads(reduction("sum",
+                           "sum over the axes of over= (all when omitted)",
+                           lowered(kSum, Across::Reduction)),
+                 DeviceRule::Heads::Sums)
           .with_torch("x.sum(dim) (x.sum() over all)"),
-      reduction("mean",
-                "mean over the axes of over= (all when omitted)",
-                lowered(kMean, Across::Reduction))
+      with_heads(reduction("mean",
+                           "mean over the axes of over= (all when omitted)",
+                           lowered(kMean, Across::Reduction)),
+                 DeviceRule::Heads::PerHead)
           .with_torch("x.mean(dim) (x.mean() over all)"),
       max_min("max", "largest value over over= (or of two values)")
           .with_torch("x.amax(dim); torch.maximum(a, b) of two"),

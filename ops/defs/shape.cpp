@@ -609,6 +609,7 @@ std::vector<OpDef> ops_shape() {
   re.torch =
       "none in torch: einops.rearrange(x, \"b h n d -> b n (h d)\"), or "
       "permute + reshape";
+  re.device.heads = DeviceRule::Heads::PerHead;
   v.push_back(re);
   OpDef sp{"split",
            {{"x"}, {"frac", ParamKind::Value, false}},
@@ -620,6 +621,7 @@ std::vector<OpDef> ops_shape() {
       "einops.rearrange(x, \"b n (k d) -> k b n d\", k=3).unbind(0); "
       "ds.split(f): Subset(ds, range(k)), Subset(ds, range(k, n)) with k = "
       "round(f n), unshuffled";
+  sp.device.heads = DeviceRule::Heads::PerHead;
   v.push_back(sp);
   return v;
 }

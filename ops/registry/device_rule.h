@@ -15,11 +15,11 @@
 // (across the batch axis with no lowering: E1801 with the entry's help), or
 // a host call (it runs in the controller, and says what it does there).
 //
-// Room for the next issues: `split H` adds to DeviceRule how the op treats
-// an axis split across the devices by heads (per head, a partial product
-// that an all-reduce finishes, a gather), and manual SPMD each op's varying
-// rule beside `sets_varying` (the union of its operands' mesh axes unless
-// the rule says otherwise); both are fields of this struct, read by the
+// `split H` reads DeviceRule::heads: how the op treats an axis split
+// across the devices by heads (per head, a partial product that an
+// all-reduce finishes, a gather). Room for the next issue: manual SPMD each
+// op's varying rule beside `sets_varying` (the union of its operands' mesh axes
+// unless the rule says otherwise); both are fields of this struct, read by the
 // same readers.
 //
 // ops/ never includes interp/: everything here is ops-level (tensors,
@@ -153,6 +153,14 @@ enum class FnArg : uint8_t {
 struct DeviceRule {
   enum class Kind : uint8_t { PerExample, Lowered, Refused, Host };
   Kind kind = Kind::PerExample;
+  /// `split H`: how the op treats operands split by heads (Note [Split
+  /// heads] in interp/devices/plan/heads_plan.cpp). PerHead: each device
+  /// runs it on its heads unless its over= names H; Sums: the same, and
+  /// where it sums H away (a contraction, sum) each device's partial sum
+  /// is all-reduced; Gathers: the split operands are gathered and the op
+  /// runs whole (every op not known to be per head: draws, sizes, ...).
+  enum class Heads : uint8_t { PerHead, Sums, Gathers };
+  Heads heads = Heads::Gathers;
   Across across = Across::Over;
   /// With this param given the op is elementwise, not a reduction:
   /// max(x, y).
@@ -204,6 +212,12 @@ inline DeviceRule lowered(const Lowering& l, Across across) {
   r.across = across;
   r.lowering = &l;
   return r;
+}
+/// [d] (an OpDef) with its rule under `split H` set to [h].
+template <typename Def>
+Def with_heads(Def d, DeviceRule::Heads h) {
+  d.device.heads = h;
+  return d;
 }
 inline DeviceRule host(HostEffect effect = HostEffect::None) {
   DeviceRule r;

@@ -65,7 +65,8 @@ Controller::Controller(LazyPool& pool,
       sm_(sm),
       in_(in),
       codec_(Codec::Side::Controller, prog),
-      shard_params_(prog.devices().shard_params) {}
+      shard_params_(prog.devices().shard_params ||
+                    !prog.devices().split_dim.empty()) {}
 
 std::optional<eval::Value> Controller::call(const check::FnInfo& fn,
                                             std::vector<eval::Value>& args,

@@ -120,7 +120,7 @@ class Controller {
   const diag::SourceMap& sm_;
   eval::Interpreter& in_;
   eval::wire::Codec codec_;
-  bool shard_params_;  // the workers hold pieces of each param
+  bool shard_params_;  // the workers hold pieces (or heads) of params
   std::deque<InFlight> in_flight_;
   uint64_t calls_ = 0, fetches_ = 0, ahead_ = 0;
   std::chrono::steady_clock::time_point last_alive_check_{};

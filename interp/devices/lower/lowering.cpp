@@ -35,6 +35,7 @@ CommThread& DeviceContext::async() {
 }
 
 std::pair<int64_t, int64_t> DeviceContext::share(int64_t n) const {
+  if (whole_batches()) return {0, n};
   std::vector<int64_t> parts = dist::batch_split(n, world);
   int64_t start =
       std::accumulate(parts.begin(), parts.begin() + rank, int64_t(0));

@@ -54,9 +54,17 @@ struct DeviceContext {
   CommThread& async();
   std::shared_ptr<CommThread> comm_thread;
 
+  /// `split H` (Note [Split heads] in interp/devices/plan/heads_plan.cpp):
+  /// the dim split by heads and its whole size; "" without it. Then every
+  /// rank has the whole batch: nothing is split, lowered or summed for it.
+  std::string split_dim;
+  int64_t split_size = 0;
+  bool whole_batches() const { return !split_dim.empty(); }
+
   bool active() const { return world > 1 && comm != nullptr; }
   /// This rank's rows [start, end) of a batch of [n]: as evenly as
-  /// possible, the first ranks one more (64 over 3: 22/21/21).
+  /// possible, the first ranks one more (64 over 3: 22/21/21); all of
+  /// them with whole batches.
   std::pair<int64_t, int64_t> share(int64_t n) const;
   /// Host effects (files, prints) happen once: on rank 0.
   bool host() const { return rank == 0; }

@@ -5,6 +5,7 @@
 
 #include "dist/comm/communicator.h"
 #include "interp/devices/lower/grad_allreduce.h"
+#include "interp/devices/lower/heads.h"
 #include "interp/devices/lower/shards.h"
 #include "interp/eval/interpreter.h"
 #include "interp/eval/runtime_lib.h"
@@ -33,7 +34,13 @@ std::optional<Value> RankContext::call(eval::Interpreter& in,
   // Only a call from the controller's part into the workers' splits, once.
   if (!d_.active() || !in.enters_workers(fn) || splitting_) return std::nullopt;
   if (d_.on_step) d_.on_step(fn.name, in.sources().location(site, "?"));
-  split_arguments(fn, args);
+  if (d_.whole_batches()) {
+    // `split H`: the batch whole, a value typed with H cut to our heads.
+    for (size_t i = 0; i < args.size() && i < fn.params.size(); ++i)
+      args[i] = eval::cut_value(args[i], fn.params[i].type, d_);
+  } else {
+    split_arguments(fn, args);
+  }
   std::set<const eval::ModelStore*> sent;
   for (const Value& a : args)
     if (a.kind == VK::Model) sent.insert(a.as<eval::ModelRef>()->store.get());
@@ -77,19 +84,23 @@ Value RankContext::join_result(const check::FnInfo& fn,
                                Value v,
                                const types::Type& t,
                                const std::set<const eval::ModelStore*>& sent) {
+  if (v.kind == VK::Tensor && d_.whole_batches())
+    return eval::gather_value(v, t, d_);  // `split H`: our heads joined
   if (v.kind == VK::Tensor && batch_leading(t, fn))
     return Value::tensor(eval::join_rows(v.t, d_));
   if ((v.kind == VK::Model || v.kind == VK::Grads) &&
-      !v.as<eval::ModelRef>()->store->whole.empty() &&
+      (!v.as<eval::ModelRef>()->store->whole.empty() ||
+       !v.as<eval::ModelRef>()->store->heads.empty()) &&
       !sent.count(v.as<eval::ModelRef>()->store.get())) {
     // Made in the call (gradients, a copy): the controller gets it whole,
-    // as one device's, never this rank's pieces.
+    // as one device's, never this rank's pieces or heads.
     auto ref = std::make_shared<eval::ModelRef>(*v.as<eval::ModelRef>());
-    ref->store =
-        std::make_shared<eval::ModelStore>(*eval::whole_store(*ref->store, d_));
+    ref->store = std::make_shared<eval::ModelStore>(
+        *eval::gathered_store(*ref->store, d_));
     return Value::object(v.kind, ref);
   }
-  if (v.kind == VK::Logs && !v.as<eval::LogsValue>()->split_fields.empty()) {
+  if (v.kind == VK::Logs && !d_.whole_batches() &&
+      !v.as<eval::LogsValue>()->split_fields.empty()) {
     // A new Logs: the worker's own may still be read where it was made.
     auto joined = std::make_shared<eval::LogsValue>(*v.as<eval::LogsValue>());
     for (const auto& [name, axis] : joined->split_fields)
@@ -109,12 +120,13 @@ Value RankContext::join_result(const check::FnInfo& fn,
 }
 
 std::optional<int64_t> RankContext::batch_share_start() const {
-  if (!d_.active()) return std::nullopt;
+  if (!d_.active() || d_.whole_batches()) return std::nullopt;
   return d_.row_start;
 }
 
 std::optional<Value> RankContext::lower_reduction(eval::BuiltinCall& c) {
-  if (!d_.active()) return std::nullopt;
+  // `split H`: the batch is whole here, so is the reduction.
+  if (!d_.active() || d_.whole_batches()) return std::nullopt;
   d_.at = c.span;
   return eval::lower(c, d_);
 }
@@ -149,8 +161,10 @@ std::optional<std::vector<ops::Tensor>> RankContext::gradients(
     const std::vector<bool>& pieces,
     diag::Span at) {
   // A mesh program sums no gradients: its spmd fns' collectives and cuts
-  // did (devices.md, Which checks apply).
-  if (!d_.active() || d_.mesh) return std::nullopt;
+  // did (devices.md, Which checks apply). `split H`: a whole param's
+  // gradient is one device's already, and a param's heads' their own
+  // (Note [Split heads]): nothing to sum.
+  if (!d_.active() || d_.mesh || d_.whole_batches()) return std::nullopt;
   // Gradients of whole params travel as the pass finishes them
   // (grad_allreduce.h); a sharded param's piece was reduce-scattered by the
   // pass itself (Note [Sharded params] in shards.cpp).
@@ -194,6 +208,25 @@ double RankContext::sum_over_pieces(double partial) {
   eval::Waiting w(d_);
   d_.comm->all_reduce(t, dist::ReduceOp::Sum, dist::Options{});
   return t.at(0);
+}
+
+}  // namespace ss::devices
+
+namespace ss::devices {
+
+bool RankContext::splits_heads() const {
+  // Inside a call into the workers' part: main and the controller fns that
+  // every rank runs (the threads engine) hold whole values.
+  return d_.active() && d_.whole_batches() && splitting_;
+}
+
+std::optional<Value> RankContext::split_heads(
+    eval::Interpreter& in,
+    const check::HeadsSite& site,
+    std::vector<ops::Tensor*>& operands,
+    const std::function<Value()>& run,
+    diag::Span at) {
+  return eval::run_heads(in, site, operands, run, at, d_);
 }
 
 }  // namespace ss::devices

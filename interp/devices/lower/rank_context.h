@@ -6,7 +6,9 @@
 // batch-axis argument and joins a batch-axis result in rank order
 // (devices.md items 3 and 6); reductions across the batch axis become
 // all-reduces and value_and_grad's gradients are summed across the ranks
-// (Note [Same result as one device] in lowering.cpp).
+// (Note [Same result as one device] in lowering.cpp). With `split H`
+// every rank has the whole batch and the values typed with H hold its
+// heads (Note [Split heads] in interp/devices/plan/heads_plan.cpp).
 
 #include <optional>
 #include <set>
@@ -46,6 +48,13 @@ class RankContext : public Context {
                                           const std::string& path,
                                           diag::Span at) override;
   double sum_over_pieces(double partial) override;
+  bool splits_heads() const override;
+  std::optional<eval::Value> split_heads(
+      eval::Interpreter& in,
+      const check::HeadsSite& site,
+      std::vector<ops::Tensor*>& operands,
+      const std::function<eval::Value()>& run,
+      diag::Span at) override;
 
  private:
   /// Replaces each batch-axis argument of [fn] by this rank's rows.

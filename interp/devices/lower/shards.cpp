@@ -91,6 +91,11 @@ Tensor gather_param(const Tensor& piece,
         Tensor flat = g.reshape({g.numel()});
         if (g.numel() < k * dp->world)
           flat = ops::pad(flat, 0, 0, k * dp->world - g.numel());
+        if (dp->whole_batches())
+          // `split H`: every rank has the whole batch, and the cotangent
+          // of a whole value is the whole gradient on every rank.
+          return std::vector<Tensor>{
+              ops::slice(flat, 0, dp->rank * k, (dp->rank + 1) * k)};
         if (ops::cotangent_replicated())
           // Every rank holds the same cotangent: their sum's piece is
           // world times this rank's piece of it, with no message.
@@ -104,7 +109,9 @@ Tensor gather_param(const Tensor& piece,
 void shard_store(ModelStore& s, int rank, int world) {
   for (const std::string& p : s.order) {
     auto b = s.is_buffer.find(p);
-    if ((b != s.is_buffer.end() && b->second) || s.whole.count(p)) continue;
+    if ((b != s.is_buffer.end() && b->second) || s.whole.count(p) ||
+        s.heads.count(p))  // split by heads instead (heads.h)
+      continue;
     Tensor& t = s.tensors.at(p);
     s.whole[p] = t.shape();
     t = piece_of(t, rank, world);

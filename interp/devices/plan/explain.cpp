@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "interp/devices/plan/explain_impl.h"
+#include "interp/devices/plan/heads_plan.h"
 #include "interp/devices/plan/placement_impl.h"
 #include "ops/core/batch_split.h"
 
@@ -58,6 +59,8 @@ class Analysis {
     mesh_ = !p.mesh().empty();
     active_ = n_ > 1 || mesh_;
     shard_ = active_ && !mesh_ && p.devices().shard_params;
+    if (n_ > 1 && !mesh_) dim_ = p.devices().split_dim;  // E2005: not both
+    heads_ = !dim_.empty();
   }
 
   bool active() const { return active_; }
@@ -158,6 +161,14 @@ class Analysis {
 
   void on_expr(const FnInfo& fn, const ast::Expr& e, std::vector<Item>& out) {
     if (shard_ && fn.placement == Placement::Workers) param_reads(e, out);
+    if (heads_ && fn.placement == Placement::Workers)
+      for (Collective& c : heads_sends(P, e, dim_)) {
+        Item it;
+        it.at = e.span;
+        it.coll_float = !c.backward;
+        it.coll = std::move(c);
+        out.push_back(std::move(it));
+      }
     if (e.kind != EK::Call) return;
     const ExprInfo* info = P.info(&e);
     if (!info) return;
@@ -190,7 +201,7 @@ class Analysis {
         out.push_back(std::move(it));
       }
     if (info->allreduce && rule.lowering) {
-      lowering(n, *rule.lowering, e, *info, out);
+      if (!heads_) lowering(n, *rule.lowering, e, *info, out);  // whole batch
       return;
     }
     if (rule.fn_arg == ops::FnArg::Differentiates && !given.empty()) {
@@ -206,7 +217,7 @@ class Analysis {
                    {given.begin() + 1, given.end()});  // f's, in order
       return;
     }
-    if (shard_ && rule.sums_grad_pieces && !given.empty() &&
+    if ((shard_ || heads_) && rule.sums_grad_pieces && !given.empty() &&
         P.type_of(given[0]).kind == TK::Grads) {
       Item it;
       it.at = e.span;
@@ -274,7 +285,9 @@ class Analysis {
                  const ExprInfo& info,
                  std::vector<Item>& out) {
     const ast::Expr* m = param_arg(e, info, 1);
-    if (!m) return;
+    // `split H`: a whole param's gradient is one device's, its heads' are
+    // each device's own: nothing is summed.
+    if (!m || heads_) return;
     const Type& mt = P.type_of(m);
     // `shard params`: the gathers' VJPs reduce-scatter the gradients
     // (counted where the params are read); nothing is all-reduced.
@@ -365,6 +378,7 @@ class Analysis {
     for (const Leaf& l : leaves) {
       Size numel_l = numel(l.type);
       if (l.buffer || !numel_l.known()) continue;
+      if (heads_ && heads_axis(l.type, dim_) >= 0) continue;  // split by H
       const int64_t k = ops::shard_piece_numel(numel_l.value(), int(n_));
       auto& [names, piece, padded] = by_dt[l.type.dtype];
       names.push_back("`" + l.path + "`");
@@ -382,7 +396,9 @@ class Analysis {
       g.coll.text = "all-gather of " + whose +
                     ", from every device's piece: " + figure(piece, dt);
       out.push_back(std::move(g));
-      if (!model || !types::is_float(dt)) continue;
+      // `split H`: every device has the whole batch, so each holds the
+      // whole gradient and keeps its piece: nothing to reduce-scatter.
+      if (!model || !types::is_float(dt) || heads_) continue;
       Item rs;
       rs.at = e.span;
       rs.coll = collective("shard params", whose, padded, dt);
@@ -404,6 +420,8 @@ class Analysis {
   bool active_ = false;
   bool mesh_ = false;
   bool shard_ = false;
+  bool heads_ = false;  // `split H`: explain_heads.cpp
+  std::string dim_;
   std::map<std::string, FnBytes> memo_;
   std::set<std::string> busy_;
 };
@@ -508,7 +526,7 @@ DeviceTable build_table(const Program& P, const diag::SourceMap& sm) {
     std::string s;
     for (const std::string& w : o) s += (s.empty() ? "" : " ") + w;
     t.options.push_back(s);
-    if (several && s != "shard params")
+    if (several && s != "shard params" && !(o.size() == 2 && o[0] == "split"))
       t.notes.push_back(s +
                         ": not in this build; the program runs data "
                         "parallel, and the table is what that sends");
@@ -519,7 +537,8 @@ DeviceTable build_table(const Program& P, const diag::SourceMap& sm) {
   const std::string instances = std::to_string(mesh_size);
   if (mesh) t.mesh = mesh_words(P);
   t.example_batch = example_batch(P);
-  if (several && t.example_batch)
+  const bool heads = several && !dl.split_dim.empty() && P.mesh().empty();
+  if (several && t.example_batch && !heads)
     t.example_split =
         ops::batch_split(*t.example_batch, static_cast<int>(t.count));
 
@@ -626,6 +645,28 @@ DeviceTable build_table(const Program& P, const diag::SourceMap& sm) {
       } else if (fn->placement == Placement::Anywhere) {
         v.kind = ValueLayout::Kind::Anywhere;
         v.text = "where `" + fn->name + "` is called (it runs anywhere)";
+      } else if (std::string h = heads ? heads_layout(type,
+                                                      dl.split_dim,
+                                                      P.dims().at(dl.split_dim),
+                                                      t.count)
+                                       : "";
+                 !h.empty()) {
+        v.kind = ValueLayout::Kind::Split;
+        v.axis = dl.split_dim;
+        v.text = h;
+      } else if (std::string h =
+                     heads && type.kind == TK::Model
+                         ? heads_model_layout(type,
+                                              dl.split_dim,
+                                              P.dims().at(dl.split_dim),
+                                              t.count,
+                                              dl.shard_params,
+                                              v.model_bytes)
+                         : "";
+                 !h.empty()) {
+        v.kind = dl.shard_params ? ValueLayout::Kind::ModelShards
+                                 : ValueLayout::Kind::ModelCopy;
+        v.text = h;
       } else if (type.kind == TK::Model && dl.shard_params) {
         v.kind = ValueLayout::Kind::ModelShards;
         v.text = shards_text(type, t.count, v.model_bytes);
@@ -651,11 +692,11 @@ DeviceTable build_table(const Program& P, const diag::SourceMap& sm) {
         v.kind = ValueLayout::Kind::OptimCopy;
         v.text = "a copy on every device, as its model";
       } else if (const Axis* ax = find_batch(type, fn->batch_vars);
-                 ax && (split_param || !param)) {
+                 !heads && ax && (split_param || !param)) {
         v.kind = ValueLayout::Kind::Split;
         v.axis = axis_name(*ax);
         v.text = split_words + v.axis + share;
-      } else if (param && split_param && type.kind == TK::Batch &&
+      } else if (!heads && param && split_param && type.kind == TK::Batch &&
                  !type.shape.empty()) {
         v.kind = ValueLayout::Kind::Split;
         v.axis = axis_name(type.shape[0]);

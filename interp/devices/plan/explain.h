@@ -25,14 +25,19 @@
 // reduce-scatter of its gradient (the padded whole), counted when the
 // line's fn is differentiated; value_and_grad all-reduces no gradient of
 // a sharded param; norm and clip_norm of gradients all-reduce one f64.
-// `split H` is not in this build: with it the table says so
-// (DeviceTable::notes) and lists what this build sends.
-//
 // A program with a `mesh` (on any device list, `devices cpu` simulating its
 // instances): nothing outside spmd fns communicates; an spmd fn's values
 // are its blocks and each collective call lists the payload each instance
 // hands it, and its transpose's in the backward pass (Note [Mesh figures]
 // in explain_mesh.cpp).
+//
+// `split H` (item 9; explain_heads.cpp): a value typed with H is "split
+// along H: each device holds 4 of H = 12"; batches are whole, so nothing
+// is lowered and no gradient is all-reduced; each op lists what its plan
+// sends (Note [Split heads] in heads_plan.cpp): an all-reduce where H is
+// summed away (`@ m.w_o`: 4·D·b·n = 3,072·b·n bytes), an all-gather for an
+// op that runs whole, and "in the backward pass" the all-reduce of a cut's
+// cotangent, counted when the line's fn is differentiated.
 
 #include <cstdint>
 #include <map>

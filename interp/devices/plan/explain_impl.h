@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -70,5 +71,24 @@ std::vector<Collective> mesh_collectives(const Program& P,
                                          const diag::SourceMap& sm,
                                          const ast::Expr& e,
                                          const ExprInfo& info);
+// `split H` (explain_heads.cpp): the collectives the op [e] runs by its
+// plan (Note [Split heads]), and a value's layout ("split along H: each
+// device holds 4 of H = 12"; "" when [t] is whole).
+std::vector<Collective> heads_sends(const Program& P,
+                                    const ast::Expr& e,
+                                    const std::string& dim);
+std::string heads_layout(const types::Type& t,
+                         const std::string& dim,
+                         int64_t size,
+                         size_t n);
+// A model's: its heads of the params split along [dim], and a copy (or,
+// with [shard], a piece) of the others, in bytes per device; "" when no
+// param is split.
+std::string heads_model_layout(const types::Type& m,
+                               const std::string& dim,
+                               int64_t size,
+                               size_t n,
+                               bool shard,
+                               std::optional<int64_t>& bytes_out);
 
 }  // namespace ss::check::comms::detail

@@ -354,7 +354,10 @@ void Checker::check_devices() {
       }
     }
 
-  placement_detail::check_batch_axis(*this, fns, sites, several, mesh, N);
+  // `split H`: every device has the whole batch (devices.md item 9), so
+  // nothing works across a split batch axis: no E1801, E1802, E1804.
+  const bool batch_split = several && P.devices_.split_dim.empty();
+  placement_detail::check_batch_axis(*this, fns, sites, batch_split, mesh, N);
 }
 
 }  // namespace ss::check

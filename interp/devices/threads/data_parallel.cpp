@@ -47,6 +47,14 @@ std::optional<RuntimeError> run_data_parallel(const check::Program& prog,
         d.rank = r;
         d.world = world;
         d.comm = comm.get();
+        // `split H`: whole batches; every rank makes its models whole in
+        // main, and cuts a param to its heads where it is read (Note
+        // [Split heads]).
+        if (const std::string& h = prog.devices().split_dim;
+            !h.empty() && world > 1) {
+          d.split_dim = h;
+          d.split_size = prog.dims().at(h);
+        }
         if (opts.grad_bucket_bytes)
           d.grad_bucket_bytes = opts.grad_bucket_bytes;
         devices::RankContext context(d);

@@ -18,6 +18,7 @@
 #include "interp/check/checker.h"
 #include "interp/check/program_options.h"
 #include "interp/devices/lower/batch_shares.h"
+#include "interp/devices/lower/heads.h"
 #include "interp/devices/lower/lowering.h"
 #include "interp/devices/lower/rank_context.h"
 #include "interp/devices/lower/shards.h"
@@ -171,20 +172,35 @@ class ProgramHandler : public dist::Handler {
     if (keep_final_) context_->keep_final_params();
     in_->set_device_hooks(context_.get());
     codec_ = std::make_unique<Codec>(Codec::Side::Worker, *prog_);
-    if (prog_->devices().shard_params) {
-      // Each store keeps this rank's pieces (Note [Sharded params]).
-      codec_->model_arrived = [this](eval::ModelStore& s) {
-        eval::shard_store(s, args_.rank, args_.world);
+    const std::string& split = prog_->devices().split_dim;
+    if (!split.empty() && args_.world > 1) {
+      // `split H`: whole batches; the values typed with H, params
+      // included, hold this rank's heads (Note [Split heads]).
+      d_.split_dim = split;
+      d_.split_size = prog_->dims().at(split);
+    }
+    const bool shard = prog_->devices().shard_params;
+    if (shard || d_.whole_batches()) {
+      // Each store keeps this rank's heads, then its pieces of the other
+      // params (Note [Sharded params]).
+      codec_->model_arrived = [this, shard](eval::ModelStore& s) {
+        if (d_.whole_batches())
+          eval::cut_store_heads(s, d_.split_dim, args_.rank, args_.world);
+        if (shard) eval::shard_store(s, args_.rank, args_.world);
       };
-      codec_->optim_arrived = [this](eval::OptimState& o) {
-        eval::shard_optim(o, args_.rank, args_.world);
+      codec_->optim_arrived = [this, shard](eval::OptimState& o) {
+        if (d_.whole_batches())
+          eval::cut_optim_heads(o, args_.rank, args_.world);
+        if (shard) eval::shard_optim(o, args_.rank, args_.world);
       };
     }
     // A mesh program splits no batch: a worker fn gets it whole, and an
-    // spmd fn's types cut it (devices.md, Which checks apply).
+    // spmd fn's types cut it (devices.md, Which checks apply); nor does
+    // `split H` (Note [Split heads]).
     shares_ =
-        mesh_ ? std::make_unique<eval::BatchShares>(0, 1)
-              : std::make_unique<eval::BatchShares>(args_.rank, args_.world);
+        mesh_ || d_.whole_batches()
+            ? std::make_unique<eval::BatchShares>(0, 1)
+            : std::make_unique<eval::BatchShares>(args_.rank, args_.world);
     // Tests make one worker fail alone after its Nth call ran, when the
     // others went on (async_dispatch_test): "RANK:N" throws, "RANK:N:stop"
     // stops the process (SIGSTOP) before it answers. Only in ss_test_hooks
@@ -292,11 +308,11 @@ class ProgramHandler : public dist::Handler {
     if (what == 'm') {
       auto s = codec_->model(id);
       if (!s) throw std::runtime_error("no model " + std::to_string(id));
-      Codec::write_tensors(w, *eval::whole_store(*s, d_));
+      Codec::write_tensors(w, *eval::gathered_store(*s, d_));
     } else {
       auto o = codec_->optim(id);
       if (!o) throw std::runtime_error("no optimizer " + std::to_string(id));
-      Codec::write_optim_state(w, *eval::whole_optim(*o, d_));
+      Codec::write_optim_state(w, *eval::gathered_optim(*o, d_));
     }
   }
 
@@ -307,7 +323,7 @@ class ProgramHandler : public dist::Handler {
     w.u32(static_cast<uint32_t>(ids.size()));
     for (uint64_t id : ids) {
       w.u64(id);
-      Codec::write_tensors(w, *eval::whole_store(*codec_->model(id), d_));
+      Codec::write_tensors(w, *eval::gathered_store(*codec_->model(id), d_));
     }
     w.u8(entry_final_.has_value());
     if (entry_final_) {

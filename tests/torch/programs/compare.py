@@ -3,7 +3,7 @@
 and compares them (issue 10, "No silent wrong results").
 
     /usr/bin/python3 compare.py SS PROGRAM DTYPE [-D NAME=SIZE]... [--devices SPEC]
-                                [--shard-params]
+                                [--shard-params] [--split-heads]
 
 PROGRAM is a key of torch_programs.PROGRAMS; DTYPE f64 runs the program
 as written, f32 runs it with every `f64` in its text replaced by `f32` (the
@@ -11,7 +11,9 @@ programs name their dtype nowhere else) and without its import of
 stdlib_f64.ss, so on the stdlib's own (f32) models. --shard-params adds
 `shard params` under the program's `devices` line (devices.md item 9:
 every param, its gradient and its optimizer state cut into pieces, one a
-device, which must change nothing but memory). In a temp dir: the data
+device, which must change nothing but memory); --split-heads adds `split
+H` (each device holds H / N heads of every value and param typed with H:
+tensor parallelism, which must change nothing either). In a temp dir: the data
 and init (numpy, seeded) are written as safetensors, `SS run` trains >= 30
 steps, writing each step's logs to log.jsonl and its final params and
 optimizer state to final.safetensors; torch trains from the same files.
@@ -96,11 +98,12 @@ def write_inputs(folder, files, dt):
         safetensors_io.write(os.path.join(folder, name), cast)
 
 
-def run_ss(ss, folder, program, dtype, defines, devices, shard_params,
+def run_ss(ss, folder, program, dtype, defines, devices, options,
            main=None):
     """Runs program.source in [folder] and returns its log.jsonl; with
     [main], runs instead the program with that text for its `fn main():`
-    (resume's first steps), as pre_<source>."""
+    (resume's first steps), as pre_<source>. [options]: the lines added
+    under its `devices cpu` line ("shard params", "split H")."""
     here = os.path.dirname(os.path.abspath(__file__))
     run = program.source if main is None else "pre_" + program.source
     for name in os.listdir(here):  # the program and what it imports
@@ -110,8 +113,9 @@ def run_ss(ss, folder, program, dtype, defines, devices, shard_params,
             if dtype == "f32":  # and the stdlib's own f32 models
                 src = re.sub(r"\bf64\b", "f32",
                              src.replace('import "stdlib_f64.ss"\n', ""))
-            if shard_params and name == program.source:
-                src, n = re.subn(r"^devices cpu\n", "devices cpu\n    shard params\n",
+            if options and name == program.source:
+                lines = "".join("    " + o + "\n" for o in options)
+                src, n = re.subn(r"^devices cpu\n", "devices cpu\n" + lines,
                                  src, count=1, flags=re.M)
                 if n != 1:
                     sys.exit(f"FAIL: {name} has no `devices cpu` line")
@@ -180,17 +184,21 @@ def main():
     ap.add_argument("--devices", help="ss run --devices (default: the file's)")
     ap.add_argument("--shard-params", action="store_true",
                     help="run the program with `shard params`")
-    ap.add_argument("--pre-devices", metavar="SPEC[+shard]",
+    ap.add_argument("--split-heads", action="store_true",
+                    help="run the program with `split H`")
+    ap.add_argument("--pre-devices", metavar="SPEC[+shard][+split]",
                     help="resume: ss trains the first steps and saves the "
-                         "checkpoints, on SPEC (+shard: with `shard params`)")
+                         "checkpoints, on SPEC (+shard: with `shard params`, "
+                         "+split: with `split H`)")
     args = ap.parse_args()
     torch.set_num_threads(1)
     np_dt, torch_dt = DTYPES[args.dtype]
     torch.set_default_dtype(torch_dt)
     program = torch_programs.PROGRAMS[args.program]()
     case = (args.program, tuple(args.defines))
-    if args.shard_params:
-        case = (case[0], case[1] + ("shard params",))
+    options = (("shard params",) if args.shard_params else ()) + \
+        (("split H",) if args.split_heads else ())
+    case = (case[0], case[1] + options)
     if args.pre_devices:
         case = (case[0], case[1] + ("from " + args.pre_devices,))
     r = Report(TOLERANCE[args.dtype])
@@ -198,15 +206,16 @@ def main():
         write_inputs(folder, program.make(np.random.default_rng(0)), np_dt)
         if args.pre_devices:
             # A checkpoint saved under one layout, loaded under another.
-            spec, _, shard = args.pre_devices.partition("+")
+            spec, *extra = args.pre_devices.split("+")
+            pre = (("shard params",) if "shard" in extra else ()) + \
+                (("split H",) if "split" in extra else ())
             run_ss(os.path.abspath(args.ss), folder, program, args.dtype,
-                   args.defines, spec, shard == "shard",
+                   args.defines, spec, pre,
                    main=program.prepare_in_ss(folder, np_dt))
         elif hasattr(program, "prepare"):
             program.prepare(folder, np_dt)
         ss_logs = run_ss(os.path.abspath(args.ss), folder, program,
-                         args.dtype, args.defines, args.devices,
-                         args.shard_params)
+                         args.dtype, args.defines, args.devices, options)
         torch_logs, finals = program.train(folder, np_dt)
         compare_logs(r, ss_logs, torch_logs, getattr(program, "PRE", 0))
         for file, (want, want_meta) in finals.items():

@@ -62,3 +62,24 @@ ss_torch_test(resume_f64_cpu3_to_cpu2_shard resume f64
   --pre-devices "cpu[0 1 2]" --devices "cpu[0 1]" --shard-params)
 ss_torch_test(resume_f32_cpu2_shard_to_cpu3_shard resume f32
   --pre-devices "cpu[0 1]+shard" --devices "cpu[0 1 2]" --shard-params)
+# `split H` (devices.md item 9): every value and param typed with H holds
+# H / N heads on each worker; torch trains the whole model. gpt's attention
+# (H = 2, one head a worker) in its three spellings: q, k, v cut from the
+# whole x @ w_qkv, w_o's rows and the all-reduce of the partial products,
+# layer_norm's whole params and the residuals around the heads counted
+# once; resume's Linear[D H] layers (H = 24 wide: l1's columns and l2's
+# rows split, their optimizer state too), and its checkpoints moved
+# between one device, split H, and split H with shard params.
+ss_torch_test(gpt_einsum_f64_cpu2_split gpt f64 --devices "cpu[0 1]" --split-heads)
+ss_torch_test(gpt_matmul_f64_cpu2_split gpt f64 -D PRODUCTS=2 --devices "cpu[0 1]" --split-heads)
+ss_torch_test(gpt_einsum_grouped_f32_cpu2_split gpt f32 -D PRODUCTS=3 --devices "cpu[0 1]" --split-heads)
+ss_torch_test(gpt_matmul_f64_cpu2_shard_split gpt f64 -D PRODUCTS=2 --devices "cpu[0 1]" --shard-params --split-heads)
+ss_torch_test(resume_f64_cpu3_split resume f64 --devices "cpu[0 1 2]" --split-heads)
+ss_torch_test(resume_f64_cpu3_split_to_cpu resume f64
+  --pre-devices "cpu[0 1 2]+split")
+ss_torch_test(resume_f64_cpu_to_cpu2_split resume f64
+  --pre-devices "cpu" --devices "cpu[0 1]" --split-heads)
+ss_torch_test(resume_f32_cpu2_split_shard_to_cpu3_split resume f32
+  --pre-devices "cpu[0 1]+split+shard" --devices "cpu[0 1 2]" --split-heads)
+ss_torch_test(resume_f64_cpu3_split_to_cpu2_shard_split resume f64
+  --pre-devices "cpu[0 1 2]+split" --devices "cpu[0 1]" --shard-params --split-heads)

@@ -1,0 +1,71 @@
+#pragma once
+// `split H` on the ranks (devices.md item 9; Megatron-style tensor
+// parallelism over heads): the cut, gather and partial sum of the plan
+// (Note [Split heads] in interp/devices/plan/heads_plan.cpp), and the
+// stores whose params split by heads hold only this rank's heads.
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "interp/devices/plan/heads_plan.h"
+#include "interp/eval/objects.h"
+#include "interp/eval/value.h"
+#include "ops/core/tensor.h"
+
+namespace ss::eval {
+
+class Interpreter;
+struct DeviceContext;
+
+/// This rank's block of heads of [whole] along [axis] (its r-th of N equal
+/// blocks). Differentiable: the VJP places the block's cotangent in the
+/// whole (zeros elsewhere) and all-reduces it, the whole value's cotangent
+/// (Megatron's f).
+ops::Tensor cut_heads(const ops::Tensor& whole, int axis, DeviceContext& d);
+/// Every rank's block along [axis], joined whole (an all-gather). Its VJP
+/// takes this rank's block of the (whole, equal) cotangent.
+ops::Tensor gather_heads(const ops::Tensor& local, int axis, DeviceContext& d);
+/// The sum of every rank's [partial] (an all-reduce). Its VJP passes the
+/// (whole, equal) cotangent on unchanged (Megatron's g).
+ops::Tensor sum_heads(const ops::Tensor& partial, DeviceContext& d);
+
+/// Runs the op [run] by its plan (check::plan_heads) on this rank; nullopt
+/// when nothing in it is split.
+std::optional<Value> run_heads(Interpreter& in,
+                               const check::HeadsSite& site,
+                               std::vector<ops::Tensor*>& operands,
+                               const std::function<Value()>& run,
+                               diag::Span at,
+                               DeviceContext& d);
+
+/// [v] (of type [t], from the controller) cut to this rank's heads where
+/// [t] is split; tuples item by item.
+Value cut_value(const Value& v, const types::Type& t, DeviceContext& d);
+/// [v] (of type [t]) with every split value gathered whole: what the
+/// controller gets back.
+Value gather_value(const Value& v, const types::Type& t, DeviceContext& d);
+
+/// Cuts every param of [s] whose declared type is split by heads to this
+/// rank's heads, recording its axis in s.heads: a store that came whole
+/// from the controller. Before shard_store, which leaves them be.
+void cut_store_heads(ModelStore& s,
+                     const std::string& dim,
+                     int rank,
+                     int world);
+/// Cuts the state of [o] (AdamW's exp_avg and exp_avg_sq, SGD's momentum)
+/// as its model's params are cut.
+void cut_optim_heads(OptimState& o, int rank, int world);
+
+/// A copy of [s] with every param split by heads, and every sharded one,
+/// gathered whole (every rank calls it, in the same order): what the
+/// controller reads, save writes and `ss conformance` compares.
+std::shared_ptr<const ModelStore> gathered_store(const ModelStore& s,
+                                                 DeviceContext& d);
+/// The same for an optimizer's state.
+std::shared_ptr<const OptimState> gathered_optim(const OptimState& o,
+                                                 DeviceContext& d);
+
+}  // namespace ss::eval

@@ -1,0 +1,53 @@
+#pragma once
+// `split H` (devices.md item 9): which values are split by heads, and what
+// each op does with them. Both `ss explain` (the plan's collectives) and a
+// rank's evaluator (interp/devices/lower/heads.cpp, which runs the plan)
+// read this one function, so the table says what runs. See Note [Split
+// heads] in heads_plan.cpp.
+
+#include <string>
+#include <vector>
+
+#include "ops/core/type.h"
+#include "ops/registry/device_rule.h"
+
+namespace ss::check {
+
+/// The axis of [t] that `split H` splits: an axis that is the dim [dim],
+/// or a group whose first item is (`(H Dh)`), when [dim] occurs once in
+/// [t]. -1: [t] is whole (no [dim], [dim] twice, or inside a group after
+/// another axis, as `(3 H Dh)`), or is no tensor.
+int heads_axis(const types::Type& t, const std::string& dim);
+/// Whether [dim] occurs anywhere in [t]'s shape (tuple items included).
+bool has_dim(const types::Type& t, const std::string& dim);
+
+/// What an op does on a device that holds its heads.
+enum class HeadsStep {
+  None,     // nothing is split: as on one device
+  Cut,      // whole operands, a split result: computed whole, each device
+            // keeps its heads; no message (backward: an all-reduce)
+  Local,    // per head: each device computes its heads with H = H / N
+  Partial,  // H is summed away (`@ m.w_o` over (H Dh)): each device's
+            // partial sum, all-reduced (backward: nothing)
+  Gather,   // along H: the split operands all-gathered, the op run whole,
+            // a split result cut (backward: each device's block)
+};
+
+/// One op's operands and result, as the checker typed them.
+struct HeadsSite {
+  ops::DeviceRule::Heads rule = ops::DeviceRule::Heads::Gathers;
+  std::vector<types::Type> operands;  // tensor operands (others: not listed)
+  types::Type result;                 // a tensor, or a tuple of them
+  /// The axes of operand 0 its over= names (resolved indices).
+  std::vector<int> over;
+  /// over= is absent and the op then reduces every axis (sum(x)).
+  bool reduces_all = false;
+};
+
+HeadsStep plan_heads(const HeadsSite& s, const std::string& dim);
+
+/// The split axis of each item of [result] (a tensor: one item).
+std::vector<int> result_heads_axes(const types::Type& result,
+                                   const std::string& dim);
+
+}  // namespace ss::check

@@ -1,0 +1,208 @@
+// `ss explain` with `split H` (devices.md items 9 and 10, spec/README.md's
+// attention example): the layouts in the seed's words, the figures of the
+// `@ m.w_o` line and of the cut's backward all-reduce, counted by hand
+// below, and the payloads a real step hands its collectives (three thread
+// ranks, each holding its heads), which must be the table's figures.
+#include <catch2/catch.hpp>
+
+#include "interp/devices/lower/heads.h"
+#include "interp/tests/explain_test_util.h"
+
+namespace {
+
+namespace comms = ss::check::comms;
+using namespace explain_test;
+
+// The attention example (examples/attention.ss) with a loss and a step,
+// for the differentiated counts and a run.
+std::string attention_program() {
+  std::ifstream f(std::string(SS_SOURCE_DIR) + "/examples/attention.ss");
+  std::stringstream text;
+  text << f.rdbuf();
+  return text.str() + R"(
+fn loss(m: Attention, x: [b n D], y: [b n D]) -> f32:
+    return mse(attention(m, x), y)
+
+fn step(mut m: Attention, mut opt: SGD[Attention], x: [b n D],
+        y: [b n D]) -> f32:
+    let l, g = value_and_grad(loss, m, x, y)
+    update(m, opt, g)
+    return l
+)";
+}
+
+// D = 768, H = 12, Dh = 64, all f32. The `@ m.w_o` line's partial products
+// are [b n D]: 4·768 = 3,072 bytes per b·n. The cut's cotangents are q, k
+// and v, [b H n Dh] each: 3 · 4 · 12 · 64 = 9,216 bytes per b·n.
+constexpr int64_t kWoBytes = 4 * 768, kCutBytes = 3 * 4 * 12 * 64;
+
+int64_t per_bn(const comms::Size& s) {
+  REQUIRE(s.terms.size() == 1);
+  REQUIRE(s.terms.begin()->first == std::vector<std::string>{"b", "n"});
+  return s.terms.begin()->second;
+}
+
+// Each rank's collectives in one `step` of the attention program on a
+// [b n D] batch, three thread ranks holding their heads of w_o (with
+// [shard], pieces of w_qkv too), as a worker cuts a model that arrives.
+RankPayloads<3> attention_step(const Checked& c, int b, int n, bool shard) {
+  constexpr int kWorld = 3;
+  std::vector<double> xs(b * n * 768), ys(b * n * 768, 0.25);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = double(i % 7) / 7;
+  return on_ranks<kWorld>(
+      c,
+      [](ss::eval::DeviceContext& d) {
+        d.split_dim = "H";
+        d.split_size = 12;
+      },
+      [&](int r, ss::eval::Interpreter& in, const auto& clear) {
+        ss::types::Type mt = ss::types::Type::of(ss::types::Type::Kind::Model);
+        mt.model = c.prog->model("Attention");
+        ss::eval::Value m = in.init_model(mt, 0, {});
+        auto& store = *m.as<ss::eval::ModelRef>()->store;
+        ss::eval::cut_store_heads(store, "H", r, kWorld);
+        if (shard) ss::eval::shard_store(store, r, kWorld);
+        auto opt = std::make_shared<ss::eval::OptimState>();
+        opt->kind = ss::types::OptimKind::SGD;
+        opt->model = m.as<ss::eval::ModelRef>()->store;
+        ss::eval::Value ov =
+            ss::eval::Value::object(ss::eval::Value::Kind::Optim, opt);
+        auto x = ss::eval::Value::tensor(ss::ops::Tensor::from_doubles(
+            {b, n, 768}, xs, ss::types::DType::F32));
+        auto y = ss::eval::Value::tensor(ss::ops::Tensor::from_doubles(
+            {b, n, 768}, ys, ss::types::DType::F32));
+        clear();
+        in.call(*c.prog->fn("step"), {m, ov, x, y}, {});
+      });
+}
+
+}  // namespace
+
+TEST_CASE("explain split H: q, k, v, s, p and o hold 4 of H = 12",
+          "[explain]") {
+  auto c = check_text(attention_program(), "cpu[0 1 2]");
+  comms::DeviceTable t = comms::build_table(*c->prog, c->sm);
+  CHECK(t.notes.empty());          // laid out, not "not in this build"
+  CHECK(t.example_split.empty());  // batches are whole
+  for (const char* v : {"q", "k", "v", "s", "p", "o"}) {
+    INFO(v);
+    CHECK(value(t, "attention", v).text ==
+          "split along H: each device holds 4 of H = 12");
+  }
+  CHECK(value(t, "attention", "x").text == "whole on every device");
+  // w_qkv whole (768 · 2,304 · 4 bytes), a third of w_o's rows (768 · 768
+  // · 4 / 3).
+  const comms::ValueLayout& m = value(t, "attention", "m");
+  CHECK(m.model_bytes == 768 * 2304 * 4 + 768 * 768 * 4 / 3);
+  CHECK(m.text ==
+        "split along H: each device holds 4 of H = 12 heads of `w_o`, and a "
+        "copy of the others: 7,864,320 bytes (7,680 KiB) each");
+  auto c2 = check_text(attention_program(), "cpu[0 1]");
+  CHECK(value(comms::build_table(*c2->prog, c2->sm), "attention", "q").text ==
+        "split along H: each device holds 6 of H = 12");
+  CHECK(comms::render_report(t).find(
+            "cpu[0 1 2] (3 devices), tensor parallel over H") !=
+        std::string::npos);
+}
+
+TEST_CASE("explain split H: the w_o line all-reduces 4·D·b·n bytes",
+          "[explain]") {
+  auto c = check_text(attention_program(), "cpu[0 1 2]");
+  comms::DeviceTable t = comms::build_table(*c->prog, c->sm);
+  const comms::LineSends& wo = line_with(t, "@ m.w_o");
+  REQUIRE(wo.collectives.size() == 1);
+  CHECK(wo.collectives[0].op == "all-reduce");
+  CHECK_FALSE(wo.collectives[0].backward);
+  CHECK(per_bn(wo.collectives[0].bytes) == kWoBytes);
+  CHECK(wo.collectives[0].text.find("4·D·b·n = 3,072·b·n bytes") !=
+        std::string::npos);
+  // The split line sends nothing forward; backward, the cut's all-reduce.
+  const comms::LineSends& cut = line_with(t, "split(x @ m.w_qkv");
+  REQUIRE(cut.collectives.size() == 1);
+  CHECK(cut.collectives[0].backward);
+  CHECK(cut.collectives[0].text.rfind("in the backward pass: all-reduce", 0) ==
+        0);
+  CHECK(per_bn(cut.collectives[0].bytes) == kCutBytes);
+  CHECK(cut.total.zero());
+  // No other line of attention sends: the scores, mask, softmax and the
+  // second einsum are per head; rearrange keeps H leading.
+  for (const comms::LineSends& l : t.lines)
+    if (l.fn == "attention") CHECK((l.line == wo.line || l.line == cut.line));
+  CHECK(per_bn(*fn_entry(t, "attention").bytes_per_call) == kWoBytes);
+  // Differentiated: the float all-reduce counts twice (the convention),
+  // the cut's backward once; no gradient all-reduce (whole params' are
+  // one device's, w_o's rows each device's own).
+  const comms::LineSends& vg = line_with(t, "value_and_grad(");
+  CHECK(vg.collectives.empty());
+  REQUIRE(vg.calls.size() == 1);
+  CHECK(per_bn(vg.calls[0].bytes) == 2 * kWoBytes + kCutBytes);
+}
+
+TEST_CASE("explain split H: a run's payloads are the table's figures",
+          "[explain]") {
+  auto c = check_text(attention_program(), "cpu[0 1 2]");
+  constexpr int kWorld = 3, kB = 2, kN = 5;
+  auto p = attention_step(*c, kB, kN, false);
+  using Op = ss::dist::CollectiveOp;
+  for (int r = 0; r < kWorld; ++r) {
+    INFO("rank " << r << ": " << p.errors[r]);
+    REQUIRE(p.errors[r].empty());
+    // Forward: the w_o line's all-reduce. Backward: the cut's three
+    // all-reduces (q, k, v), a third of the table's figure each. Nothing
+    // else: no gradient all-reduce, no lowered mse.
+    const auto& log = p.logs[r];
+    REQUIRE(log.size() == 4);
+    CHECK(log[0].op == Op::AllReduce);
+    CHECK(log[0].bytes == uint64_t(kWoBytes * kB * kN));
+    for (int k = 1; k < 4; ++k) {
+      CHECK(log[k].op == Op::AllReduce);
+      CHECK(log[k].bytes == uint64_t(kCutBytes / 3 * kB * kN));
+    }
+  }
+}
+
+TEST_CASE("explain split H with shard params: the other params are pieces",
+          "[explain]") {
+  std::string src = attention_program();
+  src.insert(src.find("    split H\n"), "    shard params\n");
+  auto c = check_text(src, "cpu[0 1 2]");
+  comms::DeviceTable t = comms::build_table(*c->prog, c->sm);
+  // w_qkv's 768 · 2,304 = 1,769,472 values cut in three pieces of 589,824
+  // (no padding); w_o's rows a third each: 768 · 768 / 3 = 196,608.
+  constexpr int64_t kQkvPiece = 589824, kWoRows = 196608;
+  const comms::ValueLayout& m = value(t, "attention", "m");
+  CHECK(m.model_bytes == 4 * (kQkvPiece + kWoRows));
+  CHECK(m.text ==
+        "split along H: each device holds 4 of H = 12 heads of `w_o`, and a "
+        "piece of every other param: 3,145,728 bytes (3,072 KiB) each");
+  // The split line gathers w_qkv; every device has the whole batch, so its
+  // gradient is whole on each and nothing is reduce-scattered.
+  const comms::LineSends& cut = line_with(t, "split(x @ m.w_qkv");
+  REQUIRE(cut.collectives.size() == 2);
+  CHECK(cut.collectives[0].op == "all-gather");
+  CHECK(cut.collectives[0].bytes.value() == 4 * kQkvPiece);
+  CHECK(cut.collectives[1].backward);
+  CHECK(cut.collectives[1].op == "all-reduce");
+  // w_o is read as its rows: no gather on its line.
+  REQUIRE(line_with(t, "@ m.w_o").collectives.size() == 1);
+
+  constexpr int kWorld = 3, kB = 1, kN = 4;
+  auto p = attention_step(*c, kB, kN, true);
+  using Op = ss::dist::CollectiveOp;
+  for (int r = 0; r < kWorld; ++r) {
+    INFO("rank " << r << ": " << p.errors[r]);
+    REQUIRE(p.errors[r].empty());
+    // Forward: w_qkv's gather, the w_o line's all-reduce; backward: the
+    // cut's three all-reduces, and no reduce-scatter.
+    const auto& log = p.logs[r];
+    REQUIRE(log.size() == 5);
+    CHECK(log[0].op == Op::AllGather);
+    CHECK(log[0].bytes == uint64_t(4 * kQkvPiece));
+    CHECK(log[1].op == Op::AllReduce);
+    CHECK(log[1].bytes == uint64_t(kWoBytes * kB * kN));
+    for (int k = 2; k < 5; ++k) {
+      CHECK(log[k].op == Op::AllReduce);
+      CHECK(log[k].bytes == uint64_t(kCutBytes / 3 * kB * kN));
+    }
+  }
+}
