@@ -1,9 +1,13 @@
-// `ss repl --devices 'cpu[0 1]'` as a controller (issue 14 item 1, in
-// part; Note [Repl inputs on devices]), through a pseudo-terminal: worker
-// fns run in `ss worker` processes, model and optimizer handles survive
-// across inputs, an error on the workers or Ctrl-C keeps the session, and
-// a handle whose state went with the workers says so. Expected values are
-// computed by hand from the program.
+// `ss repl --devices 'cpu[0 1]'` as a controller (issue 14 item 1; Note
+// [Repl sessions on devices]), through a pseudo-terminal: worker fns run in
+// `ss worker` processes that live for the session (the same pids across
+// inputs, new declarations checked there), model and optimizer handles
+// live on them across inputs, an error on the workers or Ctrl-C keeps the
+// session, a handle whose state went with the workers says so, and :reset
+// and leaving end every process and leave nothing in /dev/shm or TMPDIR.
+// Expected values are computed by hand from the program, or (random
+// draws) are what `ss run` of the same file prints on one device: the
+// spec's one-device oracle.
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -11,15 +15,21 @@
 #include <fstream>
 #include <string>
 
+#include "interp/tests/devices_process_util.h"
 #include "interp/tests/pty_repl.h"
 
+using ss::testing::all_end;
+using ss::testing::children_of;
+using ss::testing::left_by;
 using ss::testing::PtyRepl;
 
 namespace {
 
 // Lin's loss is mean(y) · sum(w): each w_k's gradient is the batch's
 // mean(y), so SGD moves every w_k by -lr · mean(y). `bad` fails on the
-// workers (label 9 of 2 classes, line 18, column 12); `spin` never ends.
+// workers (label 9 of 2 classes, line 18, column 12); `spin` never ends;
+// `noise` draws from randn (line 26), whose draws are keyed by the file's
+// name and the call's line and column.
 const char* kLin = R"(dim K = 2
 
 data Pt:
@@ -43,20 +53,41 @@ fn spin(mut m: Lin, batch: [b] Pt):
     let k = 0
     while true:
         k = k + 1
+
+fn noise(m: Lin, batch: [b] Pt) -> f32:
+    return sum(randn([K], seed=7)) + 0.0 * mean(batch.y) * sum(m.w)
+)";
+
+// Imported by sub/uses.ss, as "helpers.ss": relative to sub/, not to the
+// repl's working folder. `total` is a worker fn (a batch-axis argument).
+const char* kHelpers = R"(data Q:
+    v: f32
+
+fn total(batch: [b] Q) -> f32:
+    return sum(batch.v)
 )";
 
 struct Folder {
   std::string dir = "/tmp/ss_repl_devices_" + std::to_string(::getpid());
+  std::string tmp = dir + "/tmp";  // the repl's TMPDIR
   Folder() {
     std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
+    std::filesystem::create_directories(dir + "/sub");
+    std::filesystem::create_directories(tmp);
     std::ofstream(dir + "/lin.ss") << kLin;
     // 12 points, y = x = 0..11: batches of 4 have mean(y) 1.5, 5.5, 9.5.
     std::ofstream csv(dir + "/pts.csv");
     csv << "x,y\n";
     for (int i = 0; i < 12; ++i) csv << i << "," << i << "\n";
+    std::ofstream(dir + "/sub/helpers.ss") << kHelpers;
+    std::ofstream(dir + "/sub/uses.ss") << "import \"helpers.ss\"\n";
+    // v = 1..8: batches of 4 sum to 10 and 26.
+    std::ofstream q(dir + "/q.csv");
+    q << "v\n";
+    for (int i = 1; i <= 8; ++i) q << i << "\n";
   }
   ~Folder() { std::filesystem::remove_all(dir); }
+  std::vector<std::string> env() const { return {"TMPDIR=" + tmp}; }
 };
 
 void line(PtyRepl& r, const std::string& text) {
@@ -97,21 +128,27 @@ TEST_CASE("repl on cpu[0 1]: handles survive inputs, errors keep the session",
   CHECK(r.expect("-17.25  : float"));
   r.send("opt.step\r");  // 18
   CHECK(r.expect("7  : int"));
-  // 19-21: Ctrl-C stops the workers' endless step; m went with them.
+  // 19-21: Ctrl-C stops the workers' endless step, at its loop in
+  // lin.ss; the workers live on (the same processes), and so does m on
+  // them: `spin` left every copy as it was.
   r.send("for batch in data.batches(4):\r    spin(m, batch)\r\r");
   usleep(1500000);
+  std::vector<pid_t> workers = children_of(r.pid());
+  CHECK(workers.size() == 2);
   r.send("\x03");
-  CHECK(r.expect("KeyboardInterrupt", 20));
-  r.send("m\r");  // 22
-  CHECK(r.expect("<repl>:22:1: error[E0201]: unknown name `m`"));
-  CHECK(r.expect("the devices' state of `m` is gone"));
-  r.send("1 + 1\r");  // 23
-  CHECK(r.expect("2  : int"));
-  line(r, "let m = Lin.init(seed=0)");  // 24
-  r.send("float(sum(m.w))\r");          // 25
-  CHECK(r.expect("0.0  : float"));
+  CHECK(r.expect(f.dir + "/lin.ss:23:9: KeyboardInterrupt: interrupted", 10));
+  CHECK(r.expect("ss> "));
+  r.send("float(sum(m.w))\r");  // 22
+  CHECK(r.expect("-17.25  : float"));
+  CHECK(children_of(r.pid()) == workers);
+  // 23-25: one more epoch on them: -17.25 - 0.25 · 16.5 · 2.
+  r.send("for batch in data.batches(4):\r    step(m, opt, batch)\r\r");
+  r.send("float(sum(m.w))\r");  // 26
+  CHECK(r.expect("-25.5  : float"));
+  CHECK(children_of(r.pid()) == workers);
   r.send(":quit\r");
   CHECK(r.wait_exit() == 0);
+  CHECK(all_end(workers));
 }
 
 TEST_CASE(
@@ -142,4 +179,130 @@ TEST_CASE(
   CHECK(r.expect("-2.75  : float"));
   r.send(":quit\r");
   CHECK(r.wait_exit() == 0);
+}
+
+namespace {
+
+// What `ss run` prints for [program], run on one device in [dir].
+std::string ss_run(const std::string& dir, const std::string& file) {
+  std::string cmd = "cd " + dir + " && " + SS_BINARY + " run " + file;
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p);
+  std::string out;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  REQUIRE(pclose(p) == 0);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("repl on cpu[0 1]: the workers live for the session",
+          "[repl][repl_devices][process]") {
+  Folder f;
+  PtyRepl r({"--devices", "cpu[0 1]", f.dir + "/lin.ss"}, f.env());
+  REQUIRE(r.expect("ss> "));
+  line(r, "let data = dataset(Pt, \"" + f.dir + "/pts.csv\")");
+  line(r, "let m = Lin.init(seed=0)");
+  line(r, "let opt = sgd(m, lr=0.25)");
+  // Started at the first call of a worker fn, not before (devices.md).
+  CHECK(children_of(r.pid()).empty());
+  r.send("for batch in data.batches(4):\r    step(m, opt, batch)\r\r");
+  r.send("float(sum(m.w))\r");
+  CHECK(r.expect("-8.25  : float"));
+  std::vector<pid_t> workers = children_of(r.pid());
+  CHECK(workers.size() == 2);
+  CHECK(!left_by(r.pid(), f.tmp).empty());  // their job's names, for now
+  // A new fn, checked again on the running workers (they had no `twice`):
+  // two steps on the whole batch, mean(y) 5.5 each: -8.25 - 2 · 0.25 ·
+  // 5.5 · 2.
+  r.send(
+      "fn twice(mut m: Lin, mut opt: SGD[Lin], batch: [b] Pt):\r"
+      "    step(m, opt, batch)\r    step(m, opt, batch)\r\r");
+  REQUIRE(r.expect("ss> "));
+  r.send("for batch in data.batches(12):\r    twice(m, opt, batch)\r\r");
+  r.send("float(sum(m.w))\r");
+  CHECK(r.expect("-13.75  : float"));
+  CHECK(r.expect("ss> "));
+  CHECK(children_of(r.pid()) == workers);
+  // randn on the workers draws what `ss run lin.ss` draws on one device:
+  // the site is lin.ss:26, not a file the repl wrote.
+  std::string dir1 = f.dir + "/one";
+  std::filesystem::create_directories(dir1);
+  std::ofstream(dir1 + "/lin.ss")
+      << kLin
+      << "\nfn main():\n    let m = Lin.init(seed=0)\n"
+         "    let data = dataset(Pt, \""
+      << f.dir << "/pts.csv\")\n"
+      << "    for batch in data.batches(12):\n"
+         "        print(noise(m, batch))\n";
+  std::string drawn = ss_run(dir1, "lin.ss");
+  REQUIRE(!drawn.empty());
+  r.send("for batch in data.batches(12):\r    print(noise(m, batch))\r\r");
+  CHECK(r.expect(drawn.substr(0, drawn.find('\n'))));
+  CHECK(r.expect("ss> "));
+  // A :load'ed file's import resolves relative to that file (sub/), as
+  // `ss run sub/uses.ss` resolves it, and on the workers too.
+  line(r, ":load " + f.dir + "/sub/uses.ss");
+  line(r, "let qs = dataset(Q, \"" + f.dir + "/q.csv\")");
+  r.send("for batch in qs.batches(4):\r    print(float(total(batch)))\r\r");
+  CHECK(r.expect("10.0"));
+  CHECK(r.expect("26.0"));
+  CHECK(r.expect("ss> "));
+  CHECK(children_of(r.pid()) == workers);
+  // :reset ends the workers and leaves nothing of their job behind.
+  r.send(":reset\r");
+  CHECK(r.expect("session reset"));
+  CHECK(all_end(workers));
+  CHECK(left_by(r.pid(), f.tmp).empty());
+  // New ones at the next need; leaving the repl ends them too.
+  line(r, ":load " + f.dir + "/lin.ss");
+  line(r, "let data = dataset(Pt, \"" + f.dir + "/pts.csv\")");
+  line(r, "let m = Lin.init(seed=0)");
+  line(r, "let opt = sgd(m, lr=0.25)");
+  r.send("for batch in data.batches(12):\r    step(m, opt, batch)\r\r");
+  r.send("float(sum(m.w))\r");  // -0.25 · 5.5 · 2
+  CHECK(r.expect("-2.75  : float"));
+  std::vector<pid_t> next = children_of(r.pid());
+  CHECK(next.size() == 2);
+  CHECK(next != workers);
+  r.send(":quit\r");
+  CHECK(r.wait_exit() == 0);
+  CHECK(all_end(next));
+  CHECK(left_by(r.pid(), f.tmp).empty());
+}
+
+TEST_CASE(
+    "repl on cpu[0 1]: Ctrl-C with a worker that cannot stop ends the workers",
+    "[repl][repl_devices][process]") {
+  // ss_test_hooks: worker 1 stops its process (SIGSTOP) before answering
+  // its first call, so it cannot take the interrupt; after the pool's
+  // grace the workers end, and the model they held newer with them.
+  Folder f;
+  std::vector<std::string> env = f.env();
+  env.push_back("SHAPESCRIPT_TEST_FAIL_CALL=1:1:stop");
+  PtyRepl r({"--devices", "cpu[0 1]", f.dir + "/lin.ss"}, env, SS_HOOKS_BINARY);
+  REQUIRE(r.expect("ss> "));
+  line(r, "let data = dataset(Pt, \"" + f.dir + "/pts.csv\")");  // 1
+  line(r, "let m = Lin.init(seed=0)");                           // 2
+  line(r, "let opt = sgd(m, lr=0.25)");                          // 3
+  r.send("for batch in data.batches(12):\r    step(m, opt, batch)\r\r");
+  usleep(1500000);
+  std::vector<pid_t> workers = children_of(r.pid());
+  CHECK(workers.size() == 2);
+  r.send("\x03");
+  CHECK(r.expect(
+      "<repl>:4:1: KeyboardInterrupt: interrupted; the workers were stopped",
+      10));
+  CHECK(all_end(workers));
+  r.send("float(sum(m.w))\r");  // 7
+  CHECK(r.expect("<repl>:7:11: error[E0201]: unknown name `m`"));
+  CHECK(r.expect("the devices' state of `m` is gone"));
+  // The session goes on: a model made again is read here.
+  line(r, "let m = Lin.init(seed=0)");
+  r.send("float(sum(m.w))\r");
+  CHECK(r.expect("0.0  : float"));
+  r.send(":quit\r");
+  CHECK(r.wait_exit() == 0);
+  CHECK(left_by(r.pid(), f.tmp).empty());
 }

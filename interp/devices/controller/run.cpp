@@ -90,7 +90,8 @@ std::vector<std::string> worker_run_args(
     const check::Options& opts,
     const std::string& entry,
     const std::vector<std::string>& program_args) {
-  std::vector<std::string> a = {file};
+  std::vector<std::string> a;
+  if (!file.empty()) a.push_back(file);  // none: the repl sends its text
   for (const auto& [n, v] : opts.dim_overrides)
     a.push_back("-D" + n + "=" + std::to_string(v));
   if (!opts.devices_override.empty()) {
