@@ -348,16 +348,14 @@ void Repl::statements(const std::string& text, Typed at) {
 void Repl::drop_lost(const std::string& where) {
   std::vector<Local> kept;
   for (Local& l : locals_) {
-    if (!workers_->lost(l.value)) {
+    std::string why = workers_->lost(l.value);
+    if (why.empty()) {
       kept.push_back(std::move(l));
       continue;
     }
     dropped_[l.name] = {"its state on the devices is gone",
-                        "the devices' state of `" + l.name +
-                            "` is gone: the workers held it newer than this "
-                            "process and could not give it back when the "
-                            "input failed (" +
-                            where + ")",
+                        "the devices' state of `" + l.name + "` is gone: " +
+                            why + " (the input failed at " + where + ")",
                         "make it again, or load it from a checkpoint"};
   }
   locals_ = std::move(kept);

@@ -29,7 +29,8 @@ namespace {
 // mean(y), so SGD moves every w_k by -lr · mean(y). `bad` fails on the
 // workers (label 9 of 2 classes, line 18, column 12); `spin` never ends;
 // `noise` draws from randn (line 26), whose draws are keyed by the file's
-// name and the call's line and column.
+// name and the call's line and column; `drift` never ends either, and
+// each worker's copy of m grows with the iterations it ran.
 const char* kLin = R"(dim K = 2
 
 data Pt:
@@ -56,6 +57,10 @@ fn spin(mut m: Lin, batch: [b] Pt):
 
 fn noise(m: Lin, batch: [b] Pt) -> f32:
     return sum(randn([K], seed=7)) + 0.0 * mean(batch.y) * sum(m.w)
+
+fn drift(mut m: Lin, batch: [b] Pt):
+    while true:
+        m.w = m.w + 1.0
 )";
 
 // Imported by sub/uses.ss, as "helpers.ss": relative to sub/, not to the
@@ -305,4 +310,39 @@ TEST_CASE(
   r.send(":quit\r");
   CHECK(r.wait_exit() == 0);
   CHECK(left_by(r.pid(), f.tmp).empty());
+}
+
+TEST_CASE(
+    "repl on cpu[0 1]: Ctrl-C that leaves the workers' copies apart drops "
+    "that model only",
+    "[repl][repl_devices][process]") {
+  Folder f;
+  PtyRepl r({"--devices", "cpu[0 1]", f.dir + "/lin.ss"}, f.env());
+  REQUIRE(r.expect("ss> "));
+  line(r, "let data = dataset(Pt, \"" + f.dir + "/pts.csv\")");  // 1
+  line(r, "let m = Lin.init(seed=0)");                           // 2
+  line(r, "let kept = Lin.init(seed=0)");                        // 3
+  line(r, "let opt = sgd(kept, lr=0.25)");                       // 4
+  // 5-7: kept trains on the workers (-0.25 · 16.5 · 2), and stays there.
+  r.send("for batch in data.batches(4):\r    step(kept, opt, batch)\r\r");
+  // 8-10: Ctrl-C stops each worker after however many iterations it ran:
+  // their copies of m differ (two processes on a shared machine do not
+  // keep step over a second's run), those of `kept` do not.
+  r.send("for batch in data.batches(12):\r    drift(m, batch)\r\r");
+  usleep(1000000);
+  std::vector<pid_t> workers = children_of(r.pid());
+  CHECK(workers.size() == 2);
+  r.send("\x03");
+  CHECK(r.expect(f.dir + "/lin.ss:30:9: KeyboardInterrupt: interrupted", 10));
+  r.send("m\r");  // 11
+  CHECK(r.expect("<repl>:11:1: error[E0201]: unknown name `m`"));
+  CHECK(
+      r.expect("the devices' state of `m` is gone: Ctrl-C stopped the "
+               "workers at different statements, and their copies of it "
+               "differ"));
+  r.send("float(sum(kept.w))\r");  // 12
+  CHECK(r.expect("-8.25  : float"));
+  CHECK(children_of(r.pid()) == workers);
+  r.send(":quit\r");
+  CHECK(r.wait_exit() == 0);
 }

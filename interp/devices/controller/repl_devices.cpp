@@ -212,7 +212,9 @@ void ReplDevices::keep_agreeing(dist::WorkerPool& p) {
               d[i] == digests[0][i];
     if (agree) continue;
     auto [s, o] = newer[i];
-    lost_.insert(s ? static_cast<const void*>(s) : o);
+    lost_[s ? static_cast<const void*>(s) : o] =
+        "Ctrl-C stopped the workers at different statements, and their "
+        "copies of it differ";
   }
 }
 
@@ -232,7 +234,10 @@ void ReplDevices::forget(bool bring_back) {
           copied = false;  // the workers stopped (Ctrl-C during a call)
         }
       }
-      if (!copied) lost_.insert(&s);
+      if (!copied)
+        lost_[&s] =
+            "the workers held it newer than this process and could not give "
+            "it back";
     }
     s.newer_on = nullptr;
     s.remote_id = 0;
@@ -279,13 +284,13 @@ void stores_of(const eval::Value& v, std::set<const void*>& out) {
   each_store(v, out);
 }
 
-bool ReplDevices::lost(const eval::Value& v) const {
-  if (lost_.empty()) return false;
+std::string ReplDevices::lost(const eval::Value& v) const {
+  if (lost_.empty()) return "";
   std::set<const void*> held;
   stores_of(v, held);
   for (const void* s : held)
-    if (lost_.count(s)) return true;
-  return false;
+    if (auto it = lost_.find(s); it != lost_.end()) return it->second;
+  return "";
 }
 
 }  // namespace ss::devices

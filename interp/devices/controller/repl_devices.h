@@ -5,6 +5,7 @@
 // run`'s controller sends them (Note [Repl sessions on devices]).
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -37,9 +38,10 @@ class ReplDevices {
   void run(eval::Interpreter& in,
            diag::Span input,
            const std::function<void()>& body);
-  /// Whether [v] holds a model or optimizer whose state went with the
-  /// workers (or whose copies came apart) when the last input failed.
-  bool lost(const eval::Value& v) const;
+  /// Why [v]'s state is gone, when it holds a model or optimizer whose
+  /// state went with the workers (or whose copies came apart) as the last
+  /// input failed; else "".
+  std::string lost(const eval::Value& v) const;
   /// `:reset`: ends the workers and forgets the declarations.
   void reset();
 
@@ -54,7 +56,7 @@ class ReplDevices {
   volatile int* interrupted_;
   SessionText decls_;
   std::unique_ptr<Workers> w_;
-  std::set<const void*> lost_;
+  std::map<const void*, std::string> lost_;  // a store, and why
 };
 
 /// The stores (ModelStore, OptimState) a value holds, through tuples and
