@@ -100,6 +100,21 @@ void line(PtyRepl& r, const std::string& text) {
   REQUIRE(r.expect("ss> "));
 }
 
+// Starts [loop] (a for loop's two lines), presses Ctrl-C a while later
+// (the workers are in their call by then) and expects [error]; returns the
+// workers that ran it.
+std::vector<pid_t> interrupt(PtyRepl& r,
+                             const std::string& loop,
+                             const std::string& error) {
+  r.send(loop + "\r\r");
+  usleep(1200000);
+  std::vector<pid_t> workers = children_of(r.pid());
+  CHECK(workers.size() == 2);
+  r.send("\x03");
+  CHECK(r.expect(error, 10));
+  return workers;
+}
+
 }  // namespace
 
 TEST_CASE("repl on cpu[0 1]: handles survive inputs, errors keep the session",
@@ -136,12 +151,10 @@ TEST_CASE("repl on cpu[0 1]: handles survive inputs, errors keep the session",
   // 19-21: Ctrl-C stops the workers' endless step, at its loop in
   // lin.ss; the workers live on (the same processes), and so does m on
   // them: `spin` left every copy as it was.
-  r.send("for batch in data.batches(4):\r    spin(m, batch)\r\r");
-  usleep(1500000);
-  std::vector<pid_t> workers = children_of(r.pid());
-  CHECK(workers.size() == 2);
-  r.send("\x03");
-  CHECK(r.expect(f.dir + "/lin.ss:23:9: KeyboardInterrupt: interrupted", 10));
+  std::vector<pid_t> workers =
+      interrupt(r,
+                "for batch in data.batches(4):\r    spin(m, batch)",
+                f.dir + "/lin.ss:23:9: KeyboardInterrupt: interrupted");
   CHECK(r.expect("ss> "));
   r.send("float(sum(m.w))\r");  // 22
   CHECK(r.expect("-17.25  : float"));
@@ -291,14 +304,10 @@ TEST_CASE(
   line(r, "let data = dataset(Pt, \"" + f.dir + "/pts.csv\")");  // 1
   line(r, "let m = Lin.init(seed=0)");                           // 2
   line(r, "let opt = sgd(m, lr=0.25)");                          // 3
-  r.send("for batch in data.batches(12):\r    step(m, opt, batch)\r\r");
-  usleep(1500000);
-  std::vector<pid_t> workers = children_of(r.pid());
-  CHECK(workers.size() == 2);
-  r.send("\x03");
-  CHECK(r.expect(
-      "<repl>:4:1: KeyboardInterrupt: interrupted; the workers were stopped",
-      10));
+  std::vector<pid_t> workers = interrupt(
+      r,
+      "for batch in data.batches(12):\r    step(m, opt, batch)",
+      "<repl>:4:1: KeyboardInterrupt: interrupted; the workers were stopped");
   CHECK(all_end(workers));
   r.send("float(sum(m.w))\r");  // 7
   CHECK(r.expect("<repl>:7:11: error[E0201]: unknown name `m`"));
@@ -328,12 +337,10 @@ TEST_CASE(
   // 8-10: Ctrl-C stops each worker after however many iterations it ran:
   // their copies of m differ (two processes on a shared machine do not
   // keep step over a second's run), those of `kept` do not.
-  r.send("for batch in data.batches(12):\r    drift(m, batch)\r\r");
-  usleep(1000000);
-  std::vector<pid_t> workers = children_of(r.pid());
-  CHECK(workers.size() == 2);
-  r.send("\x03");
-  CHECK(r.expect(f.dir + "/lin.ss:30:9: KeyboardInterrupt: interrupted", 10));
+  std::vector<pid_t> workers =
+      interrupt(r,
+                "for batch in data.batches(12):\r    drift(m, batch)",
+                f.dir + "/lin.ss:30:9: KeyboardInterrupt: interrupted");
   r.send("m\r");  // 11
   CHECK(r.expect("<repl>:11:1: error[E0201]: unknown name `m`"));
   CHECK(
