@@ -218,7 +218,9 @@ std::string ss_run(const std::string& dir, const std::string& file) {
 TEST_CASE("repl on cpu[0 1]: the workers live for the session",
           "[repl][repl_devices][process]") {
   Folder f;
-  PtyRepl r({"--devices", "cpu[0 1]", f.dir + "/lin.ss"}, f.env());
+  std::vector<std::string> env = f.env();
+  env.push_back("SHAPESCRIPT_CONTROL_STATS=1");
+  PtyRepl r({"--devices", "cpu[0 1]", f.dir + "/lin.ss"}, env);
   REQUIRE(r.expect("ss> "));
   line(r, "let data = dataset(Pt, \"" + f.dir + "/pts.csv\")");
   line(r, "let m = Lin.init(seed=0)");
@@ -268,8 +270,13 @@ TEST_CASE("repl on cpu[0 1]: the workers live for the session",
   CHECK(r.expect("26.0"));
   CHECK(r.expect("ss> "));
   CHECK(children_of(r.pid()) == workers);
-  // :reset ends the workers and leaves nothing of their job behind.
+  // :reset ends the workers and leaves nothing of their job behind. Their
+  // counters: 7 calls (3 + 1 + 1 + 2) and 2 fetches (m, read twice; the
+  // models stayed on the workers between inputs); 24 messages: 7 calls and
+  // 3 declarations (at the start, `twice`, uses.ss) to 2 workers, plus
+  // the start (2) and the 2 fetches (rank 0 alone).
   r.send(":reset\r");
+  CHECK(r.expect("control: 7 calls, 24 messages to 2 workers, 2 fetches,"));
   CHECK(r.expect("session reset"));
   CHECK(all_end(workers));
   CHECK(left_by(r.pid(), f.tmp).empty());

@@ -278,6 +278,14 @@ eval::Value Controller::finish(InFlight& c) {
   throw std::runtime_error("the workers skipped a call while " + c.what);
 }
 
+std::string Controller::stats(const dist::WorkerPool& pool) const {
+  return "control: " + std::to_string(calls_) + " calls, " +
+         std::to_string(pool.messages_sent()) + " messages to " +
+         std::to_string(pool.world()) + " workers, " +
+         std::to_string(fetches_) + " fetches, " + std::to_string(ahead_) +
+         " calls sent ahead\n";
+}
+
 void Controller::fetch(eval::ModelStore& s) {
   std::string bytes =
       reply('m', s.remote_id, "copying a model from the workers");

@@ -97,6 +97,9 @@ class Controller {
   uint64_t fetches() const { return fetches_; }
   /// Calls sent while the one before was still running.
   uint64_t calls_ahead() const { return ahead_; }
+  /// SHAPESCRIPT_CONTROL_STATS' line: these counters and [pool]'s
+  /// messages ("control: 9 calls, 24 messages to 2 workers, ...").
+  std::string stats(const dist::WorkerPool& pool) const;
 
  private:
   /// A call of a worker fn, where the program made it.

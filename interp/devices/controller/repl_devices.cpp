@@ -40,6 +40,9 @@
 // interrupt_grace, and their newer stores are lost().
 #include "interp/devices/controller/repl_devices.h"
 
+#include <cstdlib>
+#include <iostream>
+
 #include "interp/devices/controller/controller.h"
 #include "interp/devices/controller/controller_context.h"
 #include "interp/devices/controller/device_run.h"
@@ -244,6 +247,10 @@ void ReplDevices::forget(bool bring_back) {
   };
   w_->c.each_store_sent([&](eval::ModelStore& s) { one(s); },
                         [&](eval::OptimState& o) { one(o); });
+  // The session's workers' counters, as `ss run` prints its run's.
+  if (dist::WorkerPool* p = w_->pool.started();
+      p && std::getenv("SHAPESCRIPT_CONTROL_STATS"))
+    std::cerr << w_->c.stats(*p);
   w_.reset();  // the pool stops its workers
 }
 
