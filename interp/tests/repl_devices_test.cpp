@@ -360,3 +360,46 @@ TEST_CASE(
   r.send(":quit\r");
   CHECK(r.wait_exit() == 0);
 }
+
+TEST_CASE(
+    "repl on cpu[0 1]: a worker killed between inputs takes only what it "
+    "held newer",
+    "[repl][repl_devices][process]") {
+  Folder f;
+  PtyRepl r({"--devices", "cpu[0 1]", f.dir + "/lin.ss"}, f.env());
+  REQUIRE(r.expect("ss> "));
+  line(r, "let data = dataset(Pt, \"" + f.dir + "/pts.csv\")");  // 1
+  line(r, "let m = Lin.init(seed=0)");                           // 2
+  line(r, "let opt = sgd(m, lr=0.25)");                          // 3
+  line(r, "let fresh = Lin.init(seed=0)");                       // 4
+  // 5-8: m trains on the workers and is newer there; `fresh` goes there
+  // too, and is not changed.
+  r.send(
+      "for batch in data.batches(4):\r    step(m, opt, batch)\r"
+      "    noise(fresh, batch)\r\r");
+  REQUIRE(r.expect("ss> "));
+  std::vector<pid_t> workers = children_of(r.pid());
+  REQUIRE(workers.size() == 2);
+  kill(workers[1], SIGKILL);
+  REQUIRE(all_end({workers[1]}));  // dead before the next input asks
+  r.send("float(sum(m.w))\r");     // 9
+  CHECK(r.expect("<repl>:9:1: WorkerError: worker 1 (pid " +
+                 std::to_string(workers[1]) + ") was killed by signal 9"));
+  CHECK(all_end(workers));
+  r.send("m\r");  // 10
+  CHECK(r.expect("<repl>:10:1: error[E0201]: unknown name `m`"));
+  CHECK(
+      r.expect("the devices' state of `m` is gone: the workers held it "
+               "newer than this process and could not give it back"));
+  // 11-14: `fresh`, current here, goes whole to new workers and trains
+  // there: -0.25 · 16.5 · 2.
+  line(r, "let opt2 = sgd(fresh, lr=0.25)");
+  r.send("for batch in data.batches(4):\r    step(fresh, opt2, batch)\r\r");
+  r.send("float(sum(fresh.w))\r");  // 15
+  CHECK(r.expect("-8.25  : float"));
+  std::vector<pid_t> next = children_of(r.pid());
+  CHECK(next.size() == 2);
+  CHECK(next != workers);
+  r.send(":quit\r");
+  CHECK(r.wait_exit() == 0);
+}
