@@ -97,7 +97,9 @@ std::string ReplDevices::declare(SessionText decls,
   if (prog.devices().count() != w_->world ||
       prog.devices().shard_params != w_->shard) {
     forget(/*bring_back=*/true);
-    return lost_.empty() ? "" : "the device list changed";
+    return lost_.empty() ? ""
+                         : "the workers of the old device list ended, and "
+                           "could not give back all they held";
   }
   dist::WorkerPool* p = w_->pool.started();
   if (!p) return "";
