@@ -428,3 +428,34 @@ TEST_CASE(
   r.send(":quit\r");
   CHECK(r.wait_exit() == 0);
 }
+
+TEST_CASE(
+    "repl with a file's devices line: a new device list brings the state "
+    "back and goes on with new workers",
+    "[repl][repl_devices][process]") {
+  Folder f;
+  std::ofstream(f.dir + "/two.ss") << "devices cpu[0 1]\n\n" << kLin;
+  PtyRepl r({f.dir + "/two.ss"}, f.env());
+  // 1-3
+  begin(r, f, {"let m = Lin.init(seed=0)", "let opt = sgd(m, lr=0.25)"});
+  // 4-6: an epoch on the file's two workers.
+  r.send("for batch in data.batches(4):\r    step(m, opt, batch)\r\r");
+  REQUIRE(r.expect("ss> "));
+  std::vector<pid_t> two = children_of(r.pid());
+  CHECK(two.size() == 2);
+  // 7: they end, their newer m and opt copied back first.
+  line(r, "devices cpu[0 1 2]");
+  CHECK(all_end(two));
+  r.send("float(sum(m.w))\r");  // 8: -0.25 · 16.5 · 2
+  CHECK(r.expect("-8.25  : float"));
+  // 9-11: the next epoch on three new workers, from where m and opt were.
+  r.send("for batch in data.batches(4):\r    step(m, opt, batch)\r\r");
+  r.send("opt.step\r");  // 12
+  CHECK(r.expect("6  : int"));
+  CHECK(children_of(r.pid()).size() == 3);
+  r.send("float(sum(m.w))\r");  // 13
+  CHECK(r.expect("-16.5  : float"));
+  r.send(":quit\r");
+  CHECK(r.wait_exit() == 0);
+  CHECK(left_by(r.pid(), f.tmp).empty());
+}
