@@ -196,7 +196,7 @@ TEST_CASE("repl on cpu[0 1]: handles survive inputs, errors keep the session",
 }
 
 TEST_CASE(
-    "repl on cpu[0 1]: a WorkerError keeps the session; the state is gone",
+    "repl on cpu[0 1]: a WorkerError keeps the session, and the state is gone",
     "[repl][repl_devices][process]") {
   // ss_test_hooks: worker 1 fails after its second call in each input's
   // workers (Note [Test hooks]).
