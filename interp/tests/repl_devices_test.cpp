@@ -267,6 +267,16 @@ TEST_CASE("repl on cpu[0 1]: the workers live for the session",
   CHECK(r.expect("-13.75  : float"));
   CHECK(r.expect("ss> "));
   CHECK(children_of(r.pid()) == workers);
+  // A redefined loss reaches them too: its gradient is now 2 · mean(y),
+  // 11 on the whole batch: -13.75 - 0.25 · 11 · 2.
+  r.send(
+      "fn loss(m: Lin, batch: [b] Pt) -> f32:\r"
+      "    return 2.0 * mean(batch.y) * sum(m.w)\r\r");
+  REQUIRE(r.expect("ss> "));
+  r.send("for batch in data.batches(12):\r    step(m, opt, batch)\r\r");
+  r.send("float(sum(m.w))\r");
+  CHECK(r.expect("-19.25  : float"));
+  CHECK(children_of(r.pid()) == workers);
   // randn on the workers draws what `ss run lin.ss` draws on one device:
   // the site is lin.ss:26, not a file the repl wrote.
   std::string dir1 = f.dir + "/one";
@@ -293,12 +303,12 @@ TEST_CASE("repl on cpu[0 1]: the workers live for the session",
   CHECK(r.expect("ss> "));
   CHECK(children_of(r.pid()) == workers);
   // :reset ends the workers and leaves nothing of their job behind. Their
-  // counters: 7 calls (3 + 1 + 1 + 2) and 2 fetches (m, read twice; the
-  // models stayed on the workers between inputs); 24 messages: 7 calls and
-  // 3 declarations (at the start, `twice`, uses.ss) to 2 workers, plus
-  // the start (2) and the 2 fetches (rank 0 alone).
+  // counters: 8 calls (3 + 1 + 1 + 1 + 2) and 3 fetches (m, read three
+  // times; the models stayed on the workers between inputs); 29 messages:
+  // 8 calls and 4 declarations (at the start, `twice`, `loss`, uses.ss) to
+  // 2 workers, plus the start (2) and the 3 fetches (rank 0 alone).
   r.send(":reset\r");
-  CHECK(r.expect("control: 7 calls, 24 messages to 2 workers, 2 fetches,"));
+  CHECK(r.expect("control: 8 calls, 29 messages to 2 workers, 3 fetches,"));
   CHECK(r.expect("session reset"));
   CHECK(all_end(workers));
   CHECK(left_by(r.pid(), f.tmp).empty());
