@@ -108,6 +108,20 @@ void begin(PtyRepl& r, const Folder& f, const std::vector<std::string>& lets) {
   for (const std::string& l : lets) line(r, l);
 }
 
+// Declares [decl] (a fn's lines), calls [call] on the whole batch (one
+// call) and expects `sum(m.w)` to read [sum].
+void declare_and_train(PtyRepl& r,
+                       const std::string& decl,
+                       const std::string& call,
+                       const std::string& sum) {
+  r.send(decl + "\r");
+  REQUIRE(r.expect("ss> "));
+  r.send("for batch in data.batches(12):\r    " + call + "\r\r");
+  r.send("float(sum(m.w))\r");
+  CHECK(r.expect(sum + "  : float"));
+  CHECK(r.expect("ss> "));
+}
+
 // Waits (up to 5 s) until killed process [pid] can be reaped by its
 // parent: a zombie whose threads have all ended. Its main thread reads
 // as a zombie sooner, while the others still exit (a loaded machine takes
@@ -258,24 +272,19 @@ TEST_CASE("repl on cpu[0 1]: the workers live for the session",
   // A new fn, checked again on the running workers (they had no `twice`):
   // two steps on the whole batch, mean(y) 5.5 each: -8.25 - 2 · 0.25 ·
   // 5.5 · 2.
-  r.send(
-      "fn twice(mut m: Lin, mut opt: SGD[Lin], batch: [b] Pt):\r"
-      "    step(m, opt, batch)\r    step(m, opt, batch)\r\r");
-  REQUIRE(r.expect("ss> "));
-  r.send("for batch in data.batches(12):\r    twice(m, opt, batch)\r\r");
-  r.send("float(sum(m.w))\r");
-  CHECK(r.expect("-13.75  : float"));
-  CHECK(r.expect("ss> "));
+  declare_and_train(r,
+                    "fn twice(mut m: Lin, mut opt: SGD[Lin], batch: [b] Pt):\r"
+                    "    step(m, opt, batch)\r    step(m, opt, batch)\r",
+                    "twice(m, opt, batch)",
+                    "-13.75");
   CHECK(children_of(r.pid()) == workers);
   // A redefined loss reaches them too: its gradient is now 2 · mean(y),
   // 11 on the whole batch: -13.75 - 0.25 · 11 · 2.
-  r.send(
-      "fn loss(m: Lin, batch: [b] Pt) -> f32:\r"
-      "    return 2.0 * mean(batch.y) * sum(m.w)\r\r");
-  REQUIRE(r.expect("ss> "));
-  r.send("for batch in data.batches(12):\r    step(m, opt, batch)\r\r");
-  r.send("float(sum(m.w))\r");
-  CHECK(r.expect("-19.25  : float"));
+  declare_and_train(r,
+                    "fn loss(m: Lin, batch: [b] Pt) -> f32:\r"
+                    "    return 2.0 * mean(batch.y) * sum(m.w)\r",
+                    "step(m, opt, batch)",
+                    "-19.25");
   CHECK(children_of(r.pid()) == workers);
   // randn on the workers draws what `ss run lin.ss` draws on one device:
   // the site is lin.ss:26, not a file the repl wrote.
