@@ -186,9 +186,9 @@ void load_imports(ast::Module m,
   namespace fs = std::filesystem;
   for (const ast::ImportDecl& imp : m.imports) {
     fs::path dir = fs::path(path).parent_path();
-    if (depth == 0) {
+    if (depth == 0 && !opts.import_dirs.empty()) {
       uint32_t line = sm.line_col(m.file, imp.span.begin).line;
-      if (line <= opts.import_dirs.size() &&
+      if (line >= 1 && line <= opts.import_dirs.size() &&
           !opts.import_dirs[line - 1].empty())
         dir = opts.import_dirs[line - 1];
     }
