@@ -147,6 +147,12 @@ struct LaunchOptions {
   /// waits; true stops the workers and throws Interrupted. The repl passes
   /// its SIGINT flag here.
   std::function<bool()> interrupted;
+  /// On `interrupted`, send every worker SIGINT once and wait up to
+  /// interrupt_grace for the call's replies before stopping them (the
+  /// repl's workers stop their call and live on: Note [Interrupting the
+  /// workers] in pool.cpp).
+  bool interrupt_workers = false;
+  std::chrono::milliseconds interrupt_grace{3000};
 };
 
 class WorkerPool {

@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "dist/comm/communicator.h"
@@ -101,6 +102,8 @@ struct WorkerPool::Impl {
   bool running = false;
   bool cleaned = false;
   std::exception_ptr failure;
+  // When the workers were sent SIGINT (Note [Interrupting the workers]).
+  std::optional<Clock::time_point> interrupt_at;
   std::vector<char> buf = std::vector<char>(kWireMax);
   int reg = -1;
 
@@ -358,10 +361,27 @@ struct WorkerPool::Impl {
     if (!running) throw std::logic_error("the worker pool was stopped");
   }
 
+  // Note [Interrupting the workers]: with LaunchOptions::interrupt_workers
+  // (the repl's), the interrupt is passed on to every worker once, as
+  // SIGINT, and the call waits up to interrupt_grace for their answers (a
+  // worker stops its call at its next statement); a worker that cannot
+  // (one waiting in a collective for one that stopped) makes the pool stop
+  // them all, as without it.
   void check_events(bool starting) {
     int dead = reap();
     if (dead >= 0) fail_dead(dead, starting);
-    if (opts.interrupted && opts.interrupted()) fail_interrupted();
+    if (!opts.interrupted || !opts.interrupted()) {
+      interrupt_at.reset();
+      return;
+    }
+    if (!opts.interrupt_workers || starting) fail_interrupted();
+    if (!interrupt_at) {
+      interrupt_at = Clock::now();
+      for (const WorkerProc& p : w)
+        if (p.alive) ::kill(p.pid, SIGINT);
+    } else if (Clock::now() - *interrupt_at > opts.interrupt_grace) {
+      fail_interrupted();
+    }
   }
 
   void send_to(int rank, const char* data, size_t n) {

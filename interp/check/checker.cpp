@@ -185,7 +185,14 @@ void load_imports(ast::Module m,
                   int depth) {
   namespace fs = std::filesystem;
   for (const ast::ImportDecl& imp : m.imports) {
-    fs::path p = fs::path(path).parent_path() / imp.path;
+    fs::path dir = fs::path(path).parent_path();
+    if (depth == 0 && !opts.import_dirs.empty()) {
+      uint32_t line = sm.line_col(m.file, imp.span.begin).line;
+      if (line >= 1 && line <= opts.import_dirs.size() &&
+          !opts.import_dirs[line - 1].empty())
+        dir = opts.import_dirs[line - 1];
+    }
+    fs::path p = dir / imp.path;
     std::error_code ec;
     fs::path canon = fs::weakly_canonical(p, ec);
     std::string key = ec ? p.string() : canon.string();

@@ -31,6 +31,11 @@ struct Options {
   /// the editor's unsaved text of an open file); nullopt: read the disk.
   std::function<std::optional<std::string>(const std::string& path)>
       import_text;
+  /// By line of the checked text: the folder an import on that line
+  /// resolves against, where it is not the checked file's (`ss repl`: a
+  /// :load'ed file's imports resolve relative to that file, what `ss run`
+  /// of the file does); "", or a line past its end: the file's folder.
+  std::vector<std::string> import_dirs;
 };
 
 /// Reads [path] (and what it imports), parses and checks it. Returns the

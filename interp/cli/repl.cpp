@@ -117,14 +117,17 @@ bool writable(const types::Type& t) {
   }
 }
 
-// The checked text's name; its lines map to the transcript or a file.
-constexpr const char* kTranscript = "<repl>";
+// The transcript's name, which the checked text also goes by.
+constexpr const char* kTranscript = devices::kSessionName;
 
 }  // namespace
 
 Repl::Repl(std::ostream& out, std::ostream& err, std::string devices)
     : out_(out), err_(err), devices_(std::move(devices)) {
   origins_.push_back({kTranscript, ""});
+  check::Options opts;
+  opts.devices_override = devices_;
+  workers_ = std::make_unique<devices::ReplDevices>(opts, &interrupted);
 }
 
 Repl::~Repl() = default;
@@ -181,11 +184,13 @@ ReplText Repl::program(const std::string& header,
                        const std::string& body,
                        Typed at,
                        const std::string& pad) const {
+  // The declarations first, as the workers check them alone: their spans
+  // are the same in both texts (Note [Repl sessions on devices]).
   ReplText t;
+  for (const ReplDecl& d : decls_) t.add(d);
   t.generated(header);
   t.add(body, 0, at.line, pad, at.column);
   t.generated("\n");
-  for (const ReplDecl& d : decls_) t.add(d);
   return t;
 }
 
@@ -194,15 +199,7 @@ std::unique_ptr<check::Program> Repl::check(const ReplText& text,
                                             diag::Diagnostics& diags) {
   check::Options opts;
   opts.devices_override = devices_;
-  auto prog = check::check_source(kTranscript, text.text(), sm, diags, opts);
-  // The checked text is the first file of that name; the transcript and
-  // the loaded files are added after it.
-  for (uint32_t f = 0; f < sm.size(); ++f)
-    if (sm.file(f).path == kTranscript) {
-      text.map(sm, f, origins_);
-      break;
-    }
-  return prog;
+  return devices::check_session_text(text.session(origins_), sm, diags, opts);
 }
 
 void Repl::print_errors(const diag::Diagnostics& d, const diag::SourceMap& sm) {
@@ -254,6 +251,11 @@ void Repl::declare(const std::string& text, size_t origin, uint32_t line) {
   decls_ = std::move(next);
   if (!replacing.empty() && !programs_.empty())
     drop_stale_locals(*programs_.back(), *prog, replacing);
+  std::string ended = workers_->declare(t.session(origins_), *prog);
+  if (!ended.empty()) {
+    err_ << "WorkerError: " << ended << "\n";
+    drop_lost(origins_[origin].path + ":" + std::to_string(line));
+  }
   programs_.push_back(std::move(prog));
   sources_.push_back(std::move(sm));
 }
@@ -302,25 +304,18 @@ void Repl::statements(const std::string& text, Typed at) {
   frame.scopes.emplace_back();
   for (const Local& l : locals_) frame.declare(l.name, l.value);
   eval::Value last;
-  std::set<const void*> lost;
   try {
     auto run = [&] { last = in.exec_in(info->decl->body, frame); };
-    if (prog->devices().count() > 1) {
-      auto held = [&] {
-        std::vector<eval::Value> vs{last};
-        for (const auto& [n, v] : frame.scopes[0]) vs.push_back(v);
-        for (const Local& l : locals_) vs.push_back(l.value);
-        return vs;
-      };
-      on_devices(in, *prog, *sm, t, name, run, held, lost);
-    } else {
+    const ast::Block& body = info->decl->body;
+    if (prog->devices().count() > 1)
+      workers_->run(in, body.empty() ? diag::Span{} : body.front()->span, run);
+    else
       run();
-    }
   } catch (const eval::RuntimeError& e) {
     out_.flush();
     err_ << eval::render_runtime_error(e, *sm);
     interrupted = 0;
-    drop_lost(lost, sm->location(e.span()));
+    drop_lost(sm->location(e.span()));
     return;  // the session keeps its state from before this input
   }
   // New and rebound locals join the session.
@@ -350,62 +345,17 @@ void Repl::statements(const std::string& text, Typed at) {
   sources_.push_back(std::move(sm));
 }
 
-void Repl::on_devices(eval::Interpreter& in,
-                      const check::Program& prog,
-                      const diag::SourceMap& sm,
-                      const ReplText& text,
-                      const std::string& entry,
-                      const std::function<void()>& run,
-                      const std::function<std::vector<eval::Value>()>& held,
-                      std::set<const void*>& lost) {
-  const ast::Block& body = prog.fn(entry)->decl->body;
-  diag::Span input = body.empty() ? diag::Span{} : body.front()->span;
-  // The workers check the program as the controller did: the same text,
-  // so the same spans (Note [Repl inputs on devices]).
-  char path[] = "/tmp/ss_repl_XXXXXX.ss";
-  int fd = mkstemps(path, 3);
-  if (fd < 0 || write(fd, text.text().data(), text.text().size()) !=
-                    ssize_t(text.text().size())) {
-    if (fd >= 0) close(fd);
-    throw eval::RuntimeError(
-        "IOError", "cannot write the session's program for the workers", input);
-  }
-  close(fd);
-  struct Remove {
-    const char* p;
-    ~Remove() { std::remove(p); }
-  } remove{path};
-  check::Options opts;
-  opts.devices_override = devices_;
-  devices::run_input_on_devices(in,
-                                prog,
-                                sm,
-                                devices::worker_run_args(path, opts, entry, {}),
-                                input,
-                                run,
-                                held,
-                                &interrupted,
-                                lost);
-}
-
-void Repl::drop_lost(const std::set<const void*>& lost,
-                     const std::string& where) {
-  if (lost.empty()) return;
+void Repl::drop_lost(const std::string& where) {
   std::vector<Local> kept;
   for (Local& l : locals_) {
-    std::set<const void*> held;
-    devices::stores_of(l.value, held);
-    bool gone = false;
-    for (const void* s : held) gone = gone || lost.count(s);
-    if (!gone) {
+    std::string why = workers_->lost(l.value);
+    if (why.empty()) {
       kept.push_back(std::move(l));
       continue;
     }
     dropped_[l.name] = {"its state on the devices is gone",
-                        "the devices' state of `" + l.name +
-                            "` is gone: the workers held it newer than this "
-                            "process when the input failed (" +
-                            where + ")",
+                        "the devices' state of `" + l.name + "` is gone: " +
+                            why + " (the input failed at " + where + ")",
                         "make it again, or load it from a checkpoint"};
   }
   locals_ = std::move(kept);
@@ -425,10 +375,12 @@ bool Repl::command(const std::string& line, Typed at) {
             "  :explain NAME  a fn's signature and the devices report for it\n"
             "  :devices       the device list in effect\n"
             "  :load FILE     add a file's declarations (again: replace them)\n"
-            "  :reset         forget every declaration and local\n"
+            "  :reset         forget every declaration and local (and end\n"
+            "                 the workers of a session on several devices)\n"
             "  :help          this text\n"
             "  :quit          leave (or Ctrl-D)\n"
-            "Ctrl-C stops a running statement and keeps the session.\n";
+            "Ctrl-C stops a running statement (and the workers' call) and\n"
+            "keeps the session.\n";
   } else if (cmd == ":type") {
     ReplText t = program("fn __repl_type(" + signature() + "):\n",
                          rest,
@@ -461,6 +413,7 @@ bool Repl::command(const std::string& line, Typed at) {
   } else if (cmd == ":load") {
     load(rest);
   } else if (cmd == ":reset") {
+    workers_->reset();
     decls_.clear();
     locals_.clear();
     dropped_.clear();

@@ -50,19 +50,9 @@ class Repl {
   bool command(const std::string& line, Typed at);
   void declare(const std::string& text, size_t origin, uint32_t line);
   void statements(const std::string& text, Typed at);
-  /// Runs [run] (the input's fn [entry] of [prog], checked from [text])
-  /// as the controller, with workers for this input (Note [Repl inputs on
-  /// devices]); [lost]: the stores whose state went with them.
-  void on_devices(eval::Interpreter& in,
-                  const check::Program& prog,
-                  const diag::SourceMap& sm,
-                  const ReplText& text,
-                  const std::string& entry,
-                  const std::function<void()>& run,
-                  const std::function<std::vector<eval::Value>()>& held,
-                  std::set<const void*>& lost);
-  /// Drops the locals holding a store of [lost] (where: the failure).
-  void drop_lost(const std::set<const void*>& lost, const std::string& where);
+  /// Drops the locals holding a store whose devices' state is gone
+  /// (ReplDevices::lost; where: the failure).
+  void drop_lost(const std::string& where);
   /// `:explain NAME`: the fn's signature and its part of the devices
   /// report.
   void explain(const std::string& name);
@@ -101,6 +91,9 @@ class Repl {
   // Values refer to the programs and sources that made them.
   std::vector<std::unique_ptr<check::Program>> programs_;
   std::vector<std::unique_ptr<diag::SourceMap>> sources_;
+  /// The session's workers on several devices (Note [Repl sessions on
+  /// devices]); destroyed first, so leaving the repl ends them.
+  std::unique_ptr<devices::ReplDevices> workers_;
 };
 
 /// `ss repl [FILE] [--devices SPEC]`.

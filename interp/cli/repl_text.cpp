@@ -74,20 +74,22 @@ void ReplText::add(const std::string& text,
   }
 }
 
-void ReplText::map(diag::SourceMap& sm,
-                   uint32_t file,
-                   const std::vector<ReplOrigin>& origins) const {
-  std::map<size_t, uint32_t> ids;  // origin -> its file in [sm]
-  for (size_t k = 0; k < lines_.size(); ++k) {
-    const Line& l = lines_[k];
-    if (l.origin >= origins.size()) continue;
+devices::SessionText ReplText::session(
+    const std::vector<ReplOrigin>& origins) const {
+  devices::SessionText t;
+  t.text = text_;
+  std::map<size_t, uint32_t> ids;  // origin -> its index in t.files
+  for (const Line& l : lines_) {
+    diag::LineOrigin& o = t.lines.emplace_back();
+    if (l.origin >= origins.size()) continue;  // generated
     auto it = ids.find(l.origin);
-    if (it == ids.end())
-      it = ids.emplace(l.origin,
-                       sm.add(origins[l.origin].path, origins[l.origin].text))
-               .first;
-    sm.set_origin(file, uint32_t(k + 1), {it->second, l.line, l.shift});
+    if (it == ids.end()) {
+      it = ids.emplace(l.origin, uint32_t(t.files.size())).first;
+      t.files.push_back({origins[l.origin].path, origins[l.origin].text});
+    }
+    o = {it->second, l.line, l.shift};
   }
+  return t;
 }
 
 }  // namespace ss::cli

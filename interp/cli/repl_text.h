@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "diag/source.h"
+#include "interp/devices/devices.h"
 
 namespace ss::cli {
 
@@ -48,11 +49,9 @@ class ReplText {
            uint32_t first_column = 1);
   void add(const ReplDecl& d) { add(d.text, d.origin, d.line); }
   const std::string& text() const { return text_; }
-  /// Adds the origins this text uses to [sm] and records, for each line of
-  /// [file] (this text, as checked), the line it came from.
-  void map(diag::SourceMap& sm,
-           uint32_t file,
-           const std::vector<ReplOrigin>& origins) const;
+  /// This text with the origins it uses, as the session checks it (and
+  /// sends it to its workers: Note [The session's text]).
+  devices::SessionText session(const std::vector<ReplOrigin>& origins) const;
 
  private:
   struct Line {

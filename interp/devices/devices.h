@@ -5,7 +5,9 @@
 // CLI enters the devices layer here).
 //   * `ss run` and `ss conformance` on several devices: the controller and
 //     its `ss worker` processes (controller/device_run.h), and `ss repl`'s
-//     inputs through them (controller/repl_input.h);
+//     session as a controller with workers of its own
+//     (controller/repl_devices.h), checking the session's text as they do
+//     (protocol/session_text.h);
 //   * `ss worker`, the process the controller starts on each device
 //     (worker/program_server.h);
 //   * `ss conformance --engine threads`: the ranks as threads of this
@@ -17,7 +19,8 @@
 
 #include "interp/devices/context.h"
 #include "interp/devices/controller/device_run.h"
-#include "interp/devices/controller/repl_input.h"
+#include "interp/devices/controller/repl_devices.h"
 #include "interp/devices/plan/explain.h"
+#include "interp/devices/protocol/session_text.h"
 #include "interp/devices/threads/data_parallel.h"
 #include "interp/devices/worker/program_server.h"

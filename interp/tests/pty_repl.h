@@ -79,6 +79,8 @@ class PtyRepl {
     }
     return buf_;
   }
+  /// The repl's process (its workers are its children).
+  pid_t pid() const { return pid_; }
   int wait_exit() {
     int st = 0;
     for (int i = 0; i < 100; ++i) {

@@ -35,6 +35,14 @@ dist::WorkerPool& LazyPool::get() {
     for (const dist::Message& m : ready)
       if (!m.payload.empty())
         throw std::runtime_error(m.payload.substr(m.payload.find('\n') + 1));
+    if (ready_) {
+      try {
+        ready_(*pool_);
+      } catch (...) {
+        pool_.reset();  // the next need starts them again
+        throw;
+      }
+    }
   }
   return *pool_;
 }
@@ -62,11 +70,22 @@ Controller::Controller(LazyPool& pool,
                        const diag::SourceMap& sm,
                        eval::Interpreter& in)
     : pool_(pool),
-      sm_(sm),
-      in_(in),
+      sm_(&sm),
+      in_(&in),
       codec_(Codec::Side::Controller, prog),
       shard_params_(prog.devices().shard_params ||
                     !prog.devices().split_dim.empty()) {}
+
+void Controller::bind(const check::Program& prog,
+                      const diag::SourceMap& sm,
+                      eval::Interpreter& in) {
+  sm_ = &sm;
+  in_ = &in;
+  codec_.set_program(prog);
+  // A worker that dies between inputs is reported at the input, not at a
+  // call of an earlier input's text.
+  last_call_ = {};
+}
 
 std::optional<eval::Value> Controller::call(const check::FnInfo& fn,
                                             std::vector<eval::Value>& args,
@@ -74,7 +93,7 @@ std::optional<eval::Value> Controller::call(const check::FnInfo& fn,
                                             Later later) {
   // A call whose result is read now waits behind the ones sent ahead; a
   // call sent ahead waits only for room.
-  if (!later) in_.settle();
+  if (!later) in_->settle();
   while (in_flight_.size() >= kInFlight) settle_first();
   Writer w;
   w.str(fn.name);
@@ -90,7 +109,7 @@ std::optional<eval::Value> Controller::call(const check::FnInfo& fn,
     try {
       codec_.write(w, args[i]);
     } catch (const eval::wire::WireError& e) {
-      in_.fail("ValueError", site, e.what());
+      in_->fail("ValueError", site, e.what());
     }
     if (i < fn.params.size() && fn.params[i].mut) {
       models.insert(models.end(),
@@ -113,9 +132,9 @@ std::optional<eval::Value> Controller::call(const check::FnInfo& fn,
       c.modes.push_back(args[i].obj);
     }
   ++calls_;
-  c.what = "running `" + fn.name + "` (" + where(sm_, site) + ")";
+  c.what = "running `" + fn.name + "` (" + where(*sm_, site) + ")";
   c.loop = loop_of(args, site);
-  c.call = {fn.name, site, in_.stack()};
+  c.call = {fn.name, site, in_->stack()};
   c.later = std::move(later);
   uint32_t kind = in_flight_.empty() ? kCall : kCallAfter;
   if (kind == kCallAfter) ++ahead_;
@@ -129,8 +148,8 @@ std::optional<eval::Value> Controller::call(const check::FnInfo& fn,
     worker_stopped(e, c.call);
   }
   // Read here, they are copied back first (eval::sync).
-  for (auto& s : models) s->newer_on = in_.device_hooks();
-  for (auto& o : optims) o->newer_on = in_.device_hooks();
+  for (auto& s : models) s->newer_on = in_->device_hooks();
+  for (auto& o : optims) o->newer_on = in_->device_hooks();
   if (!c.later) return finish(c);
   in_flight_.push_back(std::move(c));
   return eval::Value::unit();
@@ -208,6 +227,15 @@ eval::Value Controller::finish(InFlight& c) {
     bool ok = status_of(m) == kOk;
     any_ok = any_ok || ok;
     all_ok = all_ok && ok;
+    if (!ok) {
+      Reader r(m.payload);
+      std::string kind;
+      if (status_of(m) == kRuntime) {
+        r.u8();
+        kind = r.str();
+      }
+      if (leaves_group(status_of(m), kind)) usable_ = false;
+    }
   }
   if (all_ok) {
     Reader r(replies[0].payload);
@@ -271,14 +299,14 @@ void Controller::raise_failed(const std::vector<dist::Message>& replies,
 eval::Value Controller::call_spmd(const check::FnInfo& fn,
                                   const std::vector<eval::Value>& args,
                                   diag::Span site) {
-  in_.settle();
-  const eval::spmd::MeshShape mesh(in_.program().mesh());
+  in_->settle();
+  const eval::spmd::MeshShape mesh(in_->program().mesh());
   const int world = pool_.get().world();
   // A batch the workers would load is loaded here, to be cut (as a batch
   // the controller reads is: objects.h).
   for (const eval::Value& a : args)
     if (a.kind == eval::Value::Kind::Record)
-      eval::load_unloaded_batch(in_, *a.as<eval::RecordValue>());
+      eval::load_unloaded_batch(*in_, *a.as<eval::RecordValue>());
   std::vector<dist::Message> ms;
   for (int rank = 0; rank < world; ++rank) {
     Writer w;
@@ -299,16 +327,16 @@ eval::Value Controller::call_spmd(const check::FnInfo& fn,
       try {
         codec_.write(w, block);
       } catch (const eval::wire::WireError& e) {
-        in_.fail("ValueError", site, e.what());
+        in_->fail("ValueError", site, e.what());
       }
     }
     ms.push_back(dist::Message{kSpmdCall, 0, std::move(w.buf)});
   }
   ++calls_;
   InFlight c;
-  c.what = "running `" + fn.name + "` (" + where(sm_, site) + ")";
+  c.what = "running `" + fn.name + "` (" + where(*sm_, site) + ")";
   c.loop = site;
-  c.call = {fn.name, site, in_.stack()};
+  c.call = {fn.name, site, in_->stack()};
   last_call_ = c.call;
   std::vector<dist::Message> replies;
   try {
@@ -340,8 +368,16 @@ eval::Value Controller::call_spmd(const check::FnInfo& fn,
       prints.back().push_back(r.str());
     results.push_back(codec_.read(r));
   }
-  in_.out() << eval::spmd::merged_prints(mesh, prints) << std::flush;
+  in_->out() << eval::spmd::merged_prints(mesh, prints) << std::flush;
   return eval::spmd::join(mesh, results, fn.result);
+}
+
+std::string Controller::stats(const dist::WorkerPool& pool) const {
+  return "control: " + std::to_string(calls_) + " calls, " +
+         std::to_string(pool.messages_sent()) + " messages to " +
+         std::to_string(pool.world()) + " workers, " +
+         std::to_string(fetches_) + " fetches, " + std::to_string(ahead_) +
+         " calls sent ahead\n";
 }
 
 void Controller::fetch(eval::ModelStore& s) {
@@ -365,7 +401,7 @@ void Controller::fetch(eval::OptimState& o) {
 std::string Controller::reply(char what_store,
                               uint64_t id,
                               const std::string& what) {
-  in_.settle();
+  if (in_) in_->settle();
   Writer w;
   w.u8(static_cast<uint8_t>(what_store));
   w.u64(id);

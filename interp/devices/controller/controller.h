@@ -30,12 +30,17 @@ dist::LaunchOptions worker_launch_options(
 /// program once.
 class LazyPool {
  public:
-  explicit LazyPool(dist::LaunchOptions lo) : lo_(std::move(lo)) {}
+  /// [ready]: what the workers are sent once they are up, before the first
+  /// call (`ss repl`: the session's declarations).
+  explicit LazyPool(dist::LaunchOptions lo,
+                    std::function<void(dist::WorkerPool&)> ready = {})
+      : lo_(std::move(lo)), ready_(std::move(ready)) {}
   dist::WorkerPool& get();
   dist::WorkerPool* started() { return pool_.get(); }
 
  private:
   dist::LaunchOptions lo_;
+  std::function<void(dist::WorkerPool&)> ready_;
   std::unique_ptr<dist::WorkerPool> pool_;
 };
 
@@ -53,6 +58,24 @@ class Controller {
              const check::Program& prog,
              const diag::SourceMap& sm,
              eval::Interpreter& in);
+
+  /// `ss repl`: the calls come from [in] (running [prog], checked from
+  /// [sm]) from now on; the handles sent so far stay on the workers.
+  void bind(const check::Program& prog,
+            const diag::SourceMap& sm,
+            eval::Interpreter& in);
+  /// Between two inputs: no Interpreter to settle (a model read after its
+  /// input, to print it, is fetched at once).
+  void unbind() { in_ = nullptr; }
+  /// Whether the workers can run more calls: no call failed in a way that
+  /// left their group (protocol::leaves_group).
+  bool workers_usable() const { return usable_; }
+  /// Every model and optimizer sent to the workers and still held here.
+  void each_store_sent(
+      const std::function<void(eval::ModelStore&)>& model,
+      const std::function<void(eval::OptimState&)>& optim) const {
+    codec_.each_sent(model, optim);
+  }
 
   /// A call of the worker fn [fn]: the first worker's result. With
   /// [later], the call is sent and Value::unit() returned at once; its
@@ -80,6 +103,9 @@ class Controller {
   uint64_t fetches() const { return fetches_; }
   /// Calls sent while the one before was still running.
   uint64_t calls_ahead() const { return ahead_; }
+  /// SHAPESCRIPT_CONTROL_STATS' line: these counters and [pool]'s
+  /// messages ("control: 9 calls, 24 messages to 2 workers, ...").
+  std::string stats(const dist::WorkerPool& pool) const;
 
  private:
   /// A call of a worker fn, where the program made it.
@@ -117,10 +143,11 @@ class Controller {
                           const std::vector<eval::StackEntry>& stack);
 
   LazyPool& pool_;
-  const diag::SourceMap& sm_;
-  eval::Interpreter& in_;
+  const diag::SourceMap* sm_;
+  eval::Interpreter* in_;
   eval::wire::Codec codec_;
   bool shard_params_;  // the workers hold pieces (or heads) of params
+  bool usable_ = true;
   std::deque<InFlight> in_flight_;
   uint64_t calls_ = 0, fetches_ = 0, ahead_ = 0;
   std::chrono::steady_clock::time_point last_alive_check_{};

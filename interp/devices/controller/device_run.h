@@ -53,8 +53,9 @@ DeviceRun run_program_on_devices(const check::Program& prog,
                                  std::ostream& out,
                                  const DeviceRunOptions& opts);
 
-/// The command line every worker checks the program from: [file], the -D
-/// and --devices of [opts], the entry and the program's arguments.
+/// The command line every worker checks the program from: [file] (""
+/// for none: the program comes as kDeclare), the -D and --devices of
+/// [opts], the entry and the program's arguments.
 std::vector<std::string> worker_run_args(
     const std::string& file,
     const check::Options& opts,

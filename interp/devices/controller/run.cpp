@@ -90,7 +90,8 @@ std::vector<std::string> worker_run_args(
     const check::Options& opts,
     const std::string& entry,
     const std::vector<std::string>& program_args) {
-  std::vector<std::string> a = {file};
+  std::vector<std::string> a;
+  if (!file.empty()) a.push_back(file);  // none: the repl sends its text
   for (const auto& [n, v] : opts.dim_overrides)
     a.push_back("-D" + n + "=" + std::to_string(v));
   if (!opts.devices_override.empty()) {
@@ -170,12 +171,7 @@ DeviceRun run_program_on_devices(const check::Program& prog,
           p.params.insert(f.entry->params.begin(), f.entry->params.end());
         }
       }
-      if (stats)
-        run.stats = "control: " + std::to_string(c.calls()) + " calls, " +
-                    std::to_string(started->messages_sent()) + " messages to " +
-                    std::to_string(started->world()) + " workers, " +
-                    std::to_string(c.fetches()) + " fetches, " +
-                    std::to_string(c.calls_ahead()) + " calls sent ahead\n";
+      if (stats) run.stats = c.stats(*started);
       started->stop();
     } else if (opts.final_params && run.kind.empty()) {
       run.params = context.final_params();

@@ -1,5 +1,6 @@
 // The messages between the controller (controller.h) and the workers'
-// program handler (cmd_run_devices.cpp) of `ss run` on several devices.
+// program handler (worker/program_server.cpp) of `ss run` and `ss repl` on
+// several devices.
 #pragma once
 
 #include <cstdint>
@@ -29,11 +30,31 @@ constexpr uint32_t kStores = 105;
 // worker cuts its block) or u8 0 and this worker's block. The reply
 // (kOk): u32 count and each print entry of the instance, then its result.
 constexpr uint32_t kSpmdCall = 106;
+// `ss repl`'s session (Note [Repl sessions on devices]): its declarations
+// as they now are, a SessionText (session_text.h), which the workers check
+// again and run the next calls in; the answer is "" or the errors. A
+// worker started without a program file waits for this before any call.
+constexpr uint32_t kDeclare = 107;
+// After Ctrl-C stopped a call: u32 count, then each store's u8 'm' (a
+// model) or 'o' (an optimizer) and u64 id; each worker answers kOk and a
+// u64 digest of its whole copy of each (0: unknown), so that the
+// controller keeps only the stores whose copies still agree.
+constexpr uint32_t kDigest = 108;
 
 // A reply's first byte.
 // kData: a batch's rows could not be loaded, no step started.
 // kSkipped: a kCallAfter whose call before failed; it did nothing.
 constexpr uint8_t kOk = 0, kRuntime = 1, kFailed = 2, kData = 3, kSkipped = 4;
+
+// Whether a worker whose call failed with [status] (a runtime error of
+// [kind]) leaves the group (Note [A call that failed alone] in
+// program_server.cpp): the workers can then run no more collectives, and
+// the controller starts new ones at the next need. Ctrl-C leaves the
+// group as it is: every worker is stopped by it, at its next statement.
+inline bool leaves_group(uint8_t status, const std::string& kind) {
+  return status == kFailed ||
+         (status == kRuntime && kind != "KeyboardInterrupt");
+}
 
 // "file.ss:LINE:COL" of a call site.
 inline std::string where(const diag::SourceMap& sm, diag::Span site) {

@@ -182,6 +182,14 @@ std::shared_ptr<OptimState> Codec::optim(uint64_t id) const {
   return it == w_optims_.end() ? nullptr : it->second;
 }
 
+void Codec::each_sent(const std::function<void(ModelStore&)>& model,
+                      const std::function<void(OptimState&)>& optim) const {
+  for (const auto& [id, weak] : c_models_)
+    if (auto s = weak.lock()) model(*s);
+  for (const auto& [id, weak] : c_optims_)
+    if (auto o = weak.lock()) optim(*o);
+}
+
 // A store: 0 and its id (the other side has it), or 1, its id (0: not
 // kept), its model and args and its tensors.
 void Codec::write_store(Writer& w, const std::shared_ptr<ModelStore>& s) {
@@ -229,7 +237,7 @@ std::shared_ptr<ModelStore> Codec::read_store(Reader& r) {
   uint64_t id = r.u64();
   auto s = std::make_shared<ModelStore>();
   std::string name = r.str();
-  s->info = name.empty() ? nullptr : find_model(prog_, name);
+  s->info = name.empty() ? nullptr : find_model(*prog_, name);
   s->args = read_axes(r);
   read_tensors(r, *s);
   if (side_ == Side::Worker && model_arrived) model_arrived(*s);
@@ -259,7 +267,7 @@ Value Codec::read_handle(Reader& r, Value::Kind kind) {
   ref->type.kind =
       kind == VK::Grads ? types::Type::Kind::Grads : types::Type::Kind::Model;
   std::string name = r.str();
-  ref->type.model = name.empty() ? nullptr : find_model(prog_, name);
+  ref->type.model = name.empty() ? nullptr : find_model(*prog_, name);
   ref->type.model_args = read_axes(r);
   ref->type.stack = read_axes(r);
   return Value::object(kind, ref);
@@ -452,7 +460,7 @@ Value Codec::read(Reader& r) {
     case kRecord: {
       auto rec = std::make_shared<RecordValue>();
       std::string name = r.str();
-      rec->info = name.empty() ? nullptr : prog_.record(name);
+      rec->info = name.empty() ? nullptr : prog_->record(name);
       if (!name.empty() && !rec->info)
         throw WireError("the workers' program has no record `" + name + "`");
       rec->batch = r.u8() != 0;

@@ -102,7 +102,12 @@ class Reader {
 class Codec {
  public:
   enum class Side { Controller, Worker };
-  Codec(Side side, const check::Program& prog) : side_(side), prog_(prog) {}
+  Codec(Side side, const check::Program& prog) : side_(side), prog_(&prog) {}
+
+  /// Reads names (models, records) in [prog] from now on: an `ss repl`
+  /// session's next program, whose declarations may be new; the handles
+  /// sent so far stay.
+  void set_program(const check::Program& prog) { prog_ = &prog; }
 
   void write(Writer& w, const Value& v);
   Value read(Reader& r);
@@ -118,6 +123,10 @@ class Codec {
   /// An optimizer's hyperparameters, step and state (FETCH's answer).
   static void write_optim_state(Writer& w, const OptimState& o);
   static void read_optim_state(Reader& r, OptimState& o);
+
+  /// Controller: every store sent to the workers and still held here.
+  void each_sent(const std::function<void(ModelStore&)>& model,
+                 const std::function<void(OptimState&)>& optim) const;
 
   /// Worker: told of each store and optimizer that arrives whole from the
   /// controller, before the call sees it (`shard params` cuts it into this
@@ -152,7 +161,7 @@ class Codec {
   std::shared_ptr<const TensorStore> read_data_store(Reader& r);
 
   Side side_;
-  const check::Program& prog_;
+  const check::Program* prog_;
   uint64_t next_id_ = 1;
   // Controller: id -> store (the store holds its own id).
   std::map<uint64_t, std::weak_ptr<ModelStore>> c_models_;

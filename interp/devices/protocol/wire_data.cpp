@@ -81,7 +81,7 @@ std::shared_ptr<const TensorStore> Codec::read_data_store(Reader& r) {
     return it->second;
   }
   std::string name = r.str();
-  const types::RecordInfo* info = prog_.record(name);
+  const types::RecordInfo* info = prog_->record(name);
   if (!info)
     throw WireError("the workers' program has no record `" + name + "`");
   int64_t n = r.i64();

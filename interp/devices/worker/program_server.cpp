@@ -3,8 +3,12 @@
 // (kInit), joins the Gloo group and keeps one Interpreter with its
 // RankContext; each kCall runs a worker fn (the context splits the
 // batch-axis arguments and joins a batch-axis result) and rank 0 answers
-// with the result; kFetch sends a model or optimizer state back. The
-// controller's side is interp/devices/controller/.
+// with the result; kFetch sends a model or optimizer state back. For `ss
+// repl` the program comes as text instead, again at each input that
+// declares something (kDeclare: a new Interpreter on the new program, the
+// stores kept), and SIGINT stops a call at its next statement (Note [Repl
+// sessions on devices] in controller/repl_devices.cpp). The controller's
+// side is interp/devices/controller/.
 #include "interp/devices/worker/program_server.h"
 
 #include <csignal>
@@ -24,6 +28,7 @@
 #include "interp/devices/lower/shards.h"
 #include "interp/devices/lower/worker_mesh.h"
 #include "interp/devices/protocol/messages.h"
+#include "interp/devices/protocol/session_text.h"
 #include "interp/devices/protocol/wire.h"
 #include "interp/devices/worker/test_hooks.h"
 #include "interp/eval/interpreter.h"
@@ -45,6 +50,14 @@ struct NullBuf : std::streambuf {
   int overflow(int c) override { return c; }
 };
 
+// Set by SIGINT in a repl's worker (--interruptible): the controller's
+// Ctrl-C, passed on. The running call raises KeyboardInterrupt at its next
+// statement.
+volatile int g_interrupted = 0;
+void on_sigint(int) {
+  g_interrupted = 1;
+}
+
 // Serves the controller's calls. Other message kinds go to the test
 // handler (dist/control's tests drive `ss worker` with them).
 class ProgramHandler : public dist::Handler {
@@ -56,6 +69,14 @@ class ProgramHandler : public dist::Handler {
     dist::Message reply{m.kind, m.id, {}};
     if (m.kind == kInit) {
       reply.payload = init();
+      return reply;
+    }
+    if (m.kind == kDeclare && comm_) {
+      reply.payload = declare(m.payload);
+      return reply;
+    }
+    if (m.kind == kDigest && in_) {
+      reply.payload = digests(m.payload);
       return reply;
     }
     const bool is_call =
@@ -74,7 +95,12 @@ class ProgramHandler : public dist::Handler {
     }
     // Until it returns kOk, a call counts as failed (a handler that throws
     // past the catches below is a failure too).
-    if (is_call) last_failed_ = true;
+    // A Ctrl-C that came after the last call ended is not this one's.
+    if (is_call) {
+      last_failed_ = true;
+      g_interrupted = 0;
+      failed_kind_.clear();
+    }
     try {
       Reader r(m.payload);
       if (m.kind == kFetch)
@@ -84,6 +110,7 @@ class ProgramHandler : public dist::Handler {
       else
         call(r, w);
     } catch (const eval::RuntimeError& e) {
+      failed_kind_ = e.kind();
       w.buf.clear();
       w.u8(kRuntime);
       w.str(e.kind());
@@ -102,13 +129,13 @@ class ProgramHandler : public dist::Handler {
       w.str(e.what());
     }
     if (is_call) last_failed_ = w.buf.empty() || w.buf[0] != kOk;
-    // A call that failed here alone (an index out of range in this
-    // worker's rows) leaves the others waiting in its next collective:
-    // leaving the group fails them at once, instead of at the collective
-    // timeout, and the controller raises this worker's error (the run
-    // ends with it: Controller::finish).
+    // Note [A call that failed alone]: a call that failed here alone (an
+    // index out of range in this worker's rows) leaves the others waiting
+    // in its next collective: leaving the group fails them at once,
+    // instead of at the collective timeout, and the controller raises this
+    // worker's error (the run ends with it: Controller::finish).
     if (is_call && last_failed_ && comm_ && !w.buf.empty() &&
-        (w.buf[0] == kRuntime || w.buf[0] == kFailed)) {
+        leaves_group(uint8_t(w.buf[0]), failed_kind_)) {
       comm_->close();
       if (mesh_) mesh_->close();
     }
@@ -128,6 +155,12 @@ class ProgramHandler : public dist::Handler {
         entry_ = x[++i];
       } else if (x[i] == "--final-params") {
         keep_final_ = true;
+      } else if (x[i] == "--interruptible") {
+        struct sigaction sa {};
+        sa.sa_handler = on_sigint;
+        sa.sa_flags = SA_RESTART;  // Gloo's and the queue's waits go on
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, nullptr);
       } else if (x[i] == "--collective-timeout" && i + 1 < x.size()) {
         dist::set_default_collective_timeout(std::chrono::milliseconds(
             static_cast<int64_t>(std::stod(x[++i]) * 1000.0)));
@@ -136,9 +169,15 @@ class ProgramHandler : public dist::Handler {
         file = x[i];
       }
     }
-    diag::Diagnostics diags;
-    prog_ = check::check_file(file, sm_, diags, opts);
-    if (!prog_) return "static\n" + diag::render_terminal(diags, sm_);
+    opts_ = opts;
+    if (!file.empty()) {
+      auto sm = std::make_unique<diag::SourceMap>();
+      diag::Diagnostics diags;
+      std::unique_ptr<check::Program> prog =
+          check::check_file(file, *sm, diags, opts);
+      if (!prog) return "static\n" + diag::render_terminal(diags, *sm);
+      use(std::move(prog), std::move(sm));
+    }
     // N workers share the machine's cores: one BLAS thread each, unless the
     // user chose (OPENBLAS_NUM_THREADS); spinning BLAS threads of several
     // processes on few cores cost more than they give.
@@ -158,19 +197,52 @@ class ProgramHandler : public dist::Handler {
     d_.on_wait = [this](bool waiting) {
       if (waiting)
         dist::worker_set_status(
-            "waiting for the other workers at " + where(sm_, d_.at), true);
+            "waiting for the other workers at " + where_called(d_.at), true);
       else
         dist::worker_set_status(running_);
     };
+    context_ = std::make_unique<RankContext>(d_);
+    if (keep_final_) context_->keep_final_params();
+    if (prog_) start_interpreter();
+    // Tests make one worker fail alone after its Nth call ran, when the
+    // others went on (async_dispatch_test): "RANK:N" throws, "RANK:N:stop"
+    // stops the process (SIGSTOP) before it answers. Only in ss_test_hooks
+    // (Note [Test hooks]).
+    const char* f = test_hooks_enabled()
+                        ? std::getenv("SHAPESCRIPT_TEST_FAIL_CALL")
+                        : nullptr;
+    if (f) {
+      int rank = -1;
+      long n = 0;
+      char how[8] = "";
+      if (std::sscanf(f, "%d:%ld:%7s", &rank, &n, how) >= 2 &&
+          rank == args_.rank) {
+        fail_at_call_ = n;
+        stop_instead_ = std::string(how) == "stop";
+      }
+    }
+    return "";
+  }
+
+  // The program the calls run from now on; the ones before stay, as the
+  // stores that arrived under them point into them.
+  void use(std::unique_ptr<check::Program> prog,
+           std::unique_ptr<diag::SourceMap> sm) {
+    prog_ = prog.get();
+    sm_ = sm.get();
+    programs_.push_back(std::move(prog));
+    sources_.push_back(std::move(sm));
+  }
+
+  // What the program's devices block asks of this rank: a mesh program's
+  // instance, `split H`'s heads, `shard params`' pieces, and whose rows of
+  // a batch it loads.
+  void set_up_layout() {
     if (!prog_->mesh().empty()) {
       mesh_ = std::make_unique<eval::WorkerMesh>(
           eval::spmd::MeshShape(prog_->mesh()), d_, args_.store);
       d_.mesh = mesh_.get();
     }
-    in_ = std::make_unique<eval::Interpreter>(*prog_, sm_, null_);
-    context_ = std::make_unique<RankContext>(d_);
-    if (keep_final_) context_->keep_final_params();
-    in_->set_device_hooks(context_.get());
     codec_ = std::make_unique<Codec>(Codec::Side::Worker, *prog_);
     const std::string& split = prog_->devices().split_dim;
     if (!split.empty() && args_.world > 1) {
@@ -201,24 +273,62 @@ class ProgramHandler : public dist::Handler {
         mesh_ || d_.whole_batches()
             ? std::make_unique<eval::BatchShares>(0, 1)
             : std::make_unique<eval::BatchShares>(args_.rank, args_.world);
-    // Tests make one worker fail alone after its Nth call ran, when the
-    // others went on (async_dispatch_test): "RANK:N" throws, "RANK:N:stop"
-    // stops the process (SIGSTOP) before it answers. Only in ss_test_hooks
-    // (Note [Test hooks]).
-    const char* f = test_hooks_enabled()
-                        ? std::getenv("SHAPESCRIPT_TEST_FAIL_CALL")
-                        : nullptr;
-    if (f) {
-      int rank = -1;
-      long n = 0;
-      char how[8] = "";
-      if (std::sscanf(f, "%d:%ld:%7s", &rank, &n, how) >= 2 &&
-          rank == args_.rank) {
-        fail_at_call_ = n;
-        stop_instead_ = std::string(how) == "stop";
-      }
+  }
+
+  // An Interpreter on the program in use; the codec (and the stores it
+  // keeps) reads that program's names.
+  void start_interpreter() {
+    in_ = std::make_unique<eval::Interpreter>(*prog_, *sm_, null_);
+    in_->set_device_hooks(context_.get());
+    in_->set_interrupt_flag(&g_interrupted);
+    if (codec_) {
+      codec_->set_program(*prog_);
+      return;
     }
+    // The first program sets up the layout; a session's later programs
+    // keep it (a new device list starts new workers: Note [Repl sessions
+    // on devices]).
+    set_up_layout();
+  }
+
+  // kDeclare: the session's declarations, checked as the repl checked
+  // them (Note [The session's text]).
+  std::string declare(const std::string& payload) {
+    Reader r(payload);
+    SessionText t = read_session_text(r);
+    auto sm = std::make_unique<diag::SourceMap>();
+    diag::Diagnostics diags;
+    std::unique_ptr<check::Program> prog =
+        check_session_text(t, *sm, diags, opts_);
+    if (!prog) return "static\n" + diag::render_terminal(diags, *sm);
+    use(std::move(prog), std::move(sm));
+    start_interpreter();
     return "";
+  }
+
+  // kDigest: this worker's copy of each store, as one number.
+  std::string digests(const std::string& payload) {
+    Reader r(payload);
+    Writer w;
+    w.u8(kOk);
+    for (uint32_t n = r.u32(), i = 0; i < n; ++i) {
+      uint8_t what = r.u8();
+      uint64_t id = r.u64();
+      Writer bytes;
+      if (what == 'm') {
+        if (auto s = codec_->model(id))
+          Codec::write_tensors(bytes, *eval::whole_store(*s, d_));
+      } else if (auto o = codec_->optim(id)) {
+        Codec::write_optim_state(bytes, *eval::whole_optim(*o, d_));
+      }
+      uint64_t h = 0;
+      if (!bytes.buf.empty()) {
+        h = 1469598103934665603ull;  // FNV-1a
+        for (char c : bytes.buf) h = (h ^ uint8_t(c)) * 1099511628211ull;
+      }
+      w.u64(h);
+    }
+    return std::move(w.buf);
   }
 
   void call(Reader& r, Writer& w) {
@@ -226,7 +336,7 @@ class ProgramHandler : public dist::Handler {
     diag::Span site = read_span(r);
     const check::FnInfo* fn = prog_->fn(name);
     if (!fn) throw std::runtime_error("the program has no fn `" + name + "`");
-    set_running(name, where(sm_, site));
+    set_running(name, where_called(site));
     std::vector<eval::Value> args;
     for (uint32_t n = r.u32(), i = 0; i < n; ++i)
       args.push_back(codec_->read(r));
@@ -270,10 +380,10 @@ class ProgramHandler : public dist::Handler {
     const check::FnInfo* fn = prog_->fn(name);
     if (!fn || !mesh_)
       throw std::runtime_error("the program has no spmd fn `" + name + "`");
-    set_running(name, where(sm_, site));
+    set_running(name, where(*sm_, site));
     eval::spmd::InstanceRun run;
-    run.prog = prog_.get();
-    run.sm = &sm_;
+    run.prog = prog_;
+    run.sm = sm_;
     run.fn = fn;
     run.site = site;
     for (uint32_t n = r.u32(), i = 0; i < n; ++i) {
@@ -341,8 +451,13 @@ class ProgramHandler : public dist::Handler {
   std::unique_ptr<dist::Handler> echo_;
   NullBuf nb_;
   std::ostream null_;
-  diag::SourceMap sm_;
-  std::unique_ptr<check::Program> prog_;
+  check::Options opts_;
+  // Every program checked so far (one for `ss run`; one per declaring
+  // input for `ss repl`) and the one in use.
+  std::vector<std::unique_ptr<check::Program>> programs_;
+  std::vector<std::unique_ptr<diag::SourceMap>> sources_;
+  check::Program* prog_ = nullptr;
+  diag::SourceMap* sm_ = nullptr;
   std::unique_ptr<dist::GlooComm> comm_;
   eval::DeviceContext d_;
   std::unique_ptr<eval::WorkerMesh> mesh_;  // a mesh program's instance
@@ -352,12 +467,22 @@ class ProgramHandler : public dist::Handler {
   std::unique_ptr<eval::BatchShares> shares_;
   std::string running_;       // the status while a call runs
   bool last_failed_ = false;  // the last call's reply was not kOk
+  std::string failed_kind_;   // the last runtime error's kind
   long calls_ = 0, fail_at_call_ = 0;
   bool stop_instead_ = false;
   std::string entry_ = "main";
   // --final-params (ss conformance): the entry fn's, when it ran here.
   bool keep_final_ = false;
   std::optional<eval::FinalParams> entry_final_;
+
+  // A repl's call site lies past the end of the declarations checked here:
+  // the controller's text goes on with the input's statements.
+  std::string where_called(diag::Span site) const {
+    if (site.file < sm_->size() &&
+        site.begin >= sm_->file(site.file).text.size())
+      return "the repl's input";
+    return where(*sm_, site);
+  }
 
   void set_running(const std::string& fn, const std::string& at) {
     running_ = "running `" + fn + "` at " + at;
