@@ -98,19 +98,28 @@ TEST_CASE("threaded kernels give the one-thread results bit for bit", "[cpu]") {
   Tensor x = rnd({256, 515}, DType::F32, 23),
          g = rnd({256, 515}, DType::F32, 24);
   Tensor xd = B().cast(x, DType::F64), gd = B().cast(g, DType::F64);
+  Tensor gamma = rnd({515}, DType::F32, 25), beta = rnd({515}, DType::F32, 26);
   auto run = [&] {
-    return std::vector<Tensor>{
+    std::vector<Tensor> r = {
         B().unary(UnaryOp::Exp, x),
         B().unary(UnaryOp::Abs, xd),
         B().softmax_last(x, false),
         B().softmax_last_backward(g, B().softmax_last(x, true), true),
-        B().layer_norm_last(x, 1e-5)[0],
-        B().layer_norm_last_backward(g,
-                                     x,
-                                     B().layer_norm_last(x, 1e-5)[1],
-                                     B().layer_norm_last(x, 1e-5)[2]),
         B().gelu(x, false),
         B().gelu_backward(gd, xd, true)};
+    // layer_norm with and without its affine part and rms_norm, forward
+    // and VJP; gamma's and beta's gradients sum over rows (Note [Norm
+    // gradients by fixed chunks]).
+    for (bool centered : {true, false})
+      for (bool affine : {true, false}) {
+        Tensor gm = affine ? gamma : Tensor(), bt = affine ? beta : Tensor();
+        auto [y, mean, rstd] = B().norm_last(x, 1e-5, centered, gm, bt);
+        auto [dx, dg, db] =
+            B().norm_last_backward(g, x, mean, rstd, centered, gm);
+        for (const Tensor& t : {y, mean, rstd, dx, dg, db})
+          if (t.defined()) r.push_back(t);
+      }
+    return r;
   };
   std::vector<Tensor> one, two;
   {

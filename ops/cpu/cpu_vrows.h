@@ -1,0 +1,49 @@
+#pragma once
+// Row kernels of the fused ops in f32 with AVX2 + FMA (Note [Vector row
+// kernels] in cpu_vrows.cpp). Like cpu_vmath.h, this header includes
+// nothing of the project: its one TU is compiled for AVX2 + FMA.
+
+#include <cstdint>
+
+namespace ss::ops::cpu::vrows {
+
+/// Whether this CPU runs these kernels (AVX2 and FMA); when not, the
+/// callers' scalar loops run instead.
+bool available();
+
+/// One row of [n]: y = softmax(x), or with [log] log_softmax(x) (y may
+/// be x).
+void softmax(const float* x, float* y, int64_t n, bool log);
+/// Its VJP: o = y * (g - sum(g * y)), or with [log] g - exp(y) * sum(g).
+void softmax_backward(
+    const float* g, const float* y, float* o, int64_t n, bool log);
+
+/// One row of layer_norm ([centered]: x - mean(x)) or rms_norm (x as
+/// is): y = xc * rstd, rstd = 1 / sqrt(mean(xc^2) + eps), then
+/// y * gamma + beta where [gamma] is not null (beta may be null). Returns
+/// the mean (0 when not centered) in [*mean] and rstd in [*rstd].
+void norm(const float* x,
+          float* y,
+          int64_t n,
+          float eps,
+          bool centered,
+          const float* gamma,
+          const float* beta,
+          float* mean,
+          float* rstd);
+/// Its VJP for one row: d = g * gamma (g where gamma is null), xhat =
+/// (x - mean) * rstd, dx = rstd * (d - mean(d) - xhat * mean(d * xhat))
+/// (without the mean(d) term when not [centered]); adds g * xhat to
+/// [dgamma] and g to [dbeta] where they are not null.
+void norm_backward(const float* g,
+                   const float* x,
+                   float mean,
+                   float rstd,
+                   bool centered,
+                   const float* gamma,
+                   float* dx,
+                   float* dgamma,
+                   float* dbeta,
+                   int64_t n);
+
+}  // namespace ss::ops::cpu::vrows
