@@ -2,13 +2,15 @@
 // exp, log, log1p, expm1, tanh, erf and sigmoid of f32 tensors go through
 // xsimd's vector functions, eight lanes at a time, instead of libm's scalar
 // expf/erff (12% of the small LM's step in bench/compare_transformer.py).
-// This TU alone is compiled with -mavx2 -mfma (ops/CMakeLists.txt) and
+// This TU (with cpu_vrows.cpp and cpu_voptim.cpp, which share its
+// approach) is compiled with -mavx2 -mfma (ops/CMakeLists.txt) and
 // runs only where the CPU has both (checked once with
 // __builtin_cpu_supports); elsewhere apply_f32 says no and the libm loop
 // runs. To keep AVX2 code out of the rest of the binary, the TU includes
-// only xsimd and <cstdint> (no project header, whose inline functions the
-// linker could pick from here), and scripts/check_layers.py's ops rules
-// still hold: it is part of ops/cpu.
+// only xsimd, <cstdint> and cpu_vmath_avx2.h, which only the AVX2 TUs
+// include (no other project header, whose inline functions the linker
+// could pick from here), and scripts/check_layers.py's ops rules still
+// hold: it is part of ops/cpu.
 //
 // Accuracy, measured against libm in double rounded to f32 over every
 // 4096th f32 bit pattern, a dense grid over [-12, 12] and the edge cases
