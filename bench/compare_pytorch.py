@@ -5,7 +5,8 @@ Trains the README's MLP for 200 AdamW steps (batch 64) from the same
 safetensors init on the same data in both, and prints the largest relative
 difference between the two loss trajectories (must be < 1e-3); then times a
 train step at batch 64 and 6144 in both with the same thread count (ss run
---threads N, torch.set_num_threads), as medians of alternating runs, in CPU
+--threads N; torch and its OpenBLAS, sgemm_floor.set_torch_threads), as
+medians of alternating runs, in CPU
 and wall seconds, with the load average they were taken under (the machine
 is shared), and prints ss's step over torch's (goal at batch 64: at most
 0.3) and over the step's sgemm-only time, its matrix products alone on the
@@ -145,7 +146,7 @@ def run_ss(ss, folder, batch, threads):
 
 
 def run_torch(img, label, w1, w2, batch, threads):
-    torch.set_num_threads(threads)
+    sgemm_floor.set_torch_threads(threads)
     p1 = torch.nn.Parameter(torch.from_numpy(w1.copy()))
     p2 = torch.nn.Parameter(torch.from_numpy(w2.copy()))
     opt = torch.optim.AdamW([p1, p2], lr=1e-3)  # torch's defaults

@@ -13,7 +13,8 @@ below 1e-4 (f32 in both; the two sum in different orders, so the losses
 differ by rounding, a few 1e-7 relative per step, and AdamW's normalised
 steps keep that from growing over this many steps; a wrong gradient moves
 the loss by 1e-3 or more within a few steps). Then it times a train step at
-each size, at 1 and 2 threads (ss run --threads N, torch.set_num_threads),
+each size, at 1 and 2 threads (ss run --threads N; torch.set_num_threads
+and OpenBLAS's own count, sgemm_floor.set_torch_threads),
 as the median of alternating runs (ss, torch, ss, torch, ...), in CPU
 seconds and in wall seconds, and prints ss's time over torch's against the
 goal (at most 0.8), the load average the figure was taken under (the
@@ -178,7 +179,7 @@ def run_ss(ss, folder, size, threads, products):
 
 def run_torch(data, init, size, threads, products):
     B, N, D, H, Fw, V, _ = SIZES[size]
-    torch.set_num_threads(threads)
+    sgemm_floor.set_torch_threads(threads)
     p = {k: torch.from_numpy(v.copy()).requires_grad_(True)
          for k, v in init.items()}
     tokens = torch.from_numpy(data["tokens"])

@@ -13,9 +13,24 @@ Timed with torch.bmm / torch.mm on preallocated tensors (out=), which call
 the same OpenBLAS sgemm as ss (Debian's torch and ss link
 libopenblas; OPENBLAS_CORETYPE applies to both).
 """
+import ctypes
 import time
 
 import torch
+
+
+def set_torch_threads(n):
+    """torch.set_num_threads(n), and OpenBLAS's threads in this process too:
+    Debian's torch is built with BLAS=generic, so set_num_threads leaves
+    OpenBLAS at its own count (every core, with OPENBLAS_NUM_THREADS
+    unset), and torch's "1 thread" ran its products on 2 threads, whose
+    spinning its CPU time counted. The library is found among this
+    process's mappings; without it, only torch's count is set."""
+    torch.set_num_threads(n)
+    with open("/proc/self/maps") as f:
+        paths = {line.split()[-1] for line in f if "libopenblas" in line}
+    for path in paths:
+        ctypes.CDLL(path).openblas_set_num_threads(n)
 
 
 def linear(tokens, d_in, d_out, dx=True):
@@ -55,7 +70,7 @@ def time_gemms(gemms, threads, reps=7):
     """(wall seconds, CPU seconds) of one pass over [gemms] on [threads]
     threads: the least of [reps] passes after one to warm up (a floor: on
     a shared machine the other passes lost time to the load)."""
-    torch.set_num_threads(threads)
+    set_torch_threads(threads)
     ops = [_operands(g) for g in gemms]
     walls, cpus = [], []
     for r in range(reps + 1):
