@@ -1,7 +1,7 @@
 #pragma once
-// Row kernels of the fused ops in f32 with AVX2 + FMA (Note [Vector row
-// kernels] in cpu_vrows.cpp). Like cpu_vmath.h, this header includes
-// nothing of the project: its one TU is compiled for AVX2 + FMA.
+// Row kernels of the fused ops in f32, and where's row, with AVX2 + FMA
+// (Note [Vector row kernels] in cpu_vrows.cpp). Like cpu_vmath.h, this header
+// includes nothing of the project: its one TU is compiled for AVX2 + FMA.
 
 #include <cstdint>
 
@@ -45,5 +45,17 @@ void norm_backward(const float* g,
                    float* dgamma,
                    float* dbeta,
                    int64_t n);
+
+/// where's row of 4-byte elements (f32, i32: only bits move): o[i] =
+/// c[i] ? a[i * sa] : b[i * sb], the condition a run, [sa] and [sb] each 0
+/// (one value repeated) or 1 (a run). masked_fill's row (a mask run, a
+/// fill value, the scores run) is one of these.
+void select32(const bool* c,
+              const uint32_t* a,
+              int64_t sa,
+              const uint32_t* b,
+              int64_t sb,
+              uint32_t* o,
+              int64_t n);
 
 }  // namespace ss::ops::cpu::vrows
