@@ -306,6 +306,8 @@ Tensor gelu(const Tensor& x, bool tanh) {
     blocks(x.numel(), [&](int64_t i, int64_t len) {
       const T* xb = px + i;
       T* ob = po + i;
+      if constexpr (std::is_same_v<T, float>)
+        if (vrows::available()) return vrows::gelu(xb, ob, len, tanh);
       if (tanh) {
         for (int64_t j = 0; j < len; ++j)
           ob[j] = T(kTanhK0) * (xb[j] + T(kTanhK1) * xb[j] * xb[j] * xb[j]);
@@ -331,10 +333,13 @@ Tensor gelu_backward(const Tensor& g, const Tensor& x, bool tanh) {
     const T* pg = g.data<T>();
     T* po = out.data<T>();
     blocks(x.numel(), [&](int64_t i, int64_t len) {
-      std::array<T, 1024> a, b;  // per block: blocks run on several threads
       const T* xb = px + i;
       const T* gb = pg + i;
       T* ob = po + i;
+      if constexpr (std::is_same_v<T, float>)
+        if (vrows::available())
+          return vrows::gelu_backward(gb, xb, ob, len, tanh);
+      std::array<T, 1024> a, b;  // per block: blocks run on several threads
       if (tanh) {
         for (int64_t j = 0; j < len; ++j)
           a[j] = T(kTanhK0) * (xb[j] + T(kTanhK1) * xb[j] * xb[j] * xb[j]);

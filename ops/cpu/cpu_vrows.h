@@ -46,6 +46,13 @@ void norm_backward(const float* g,
                    float* dbeta,
                    int64_t n);
 
+/// gelu on [n] values: 0.5 x (1 + erf(x / sqrt 2)), or with [tanh] 0.5 x
+/// (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+void gelu(const float* x, float* y, int64_t n, bool tanh);
+/// Its VJP: o = g * gelu'(x).
+void gelu_backward(
+    const float* g, const float* x, float* o, int64_t n, bool tanh);
+
 /// where's row of 4-byte elements (f32, i32: only bits move): o[i] =
 /// c[i] ? a[i * sa] : b[i * sb], the condition a run, [sa] and [sb] each 0
 /// (one value repeated) or 1 (a run). masked_fill's row (a mask run, a

@@ -2,10 +2,10 @@
 // kernels] in ops/cpu/cpu_vrows.cpp): layer_norm with its affine part and
 // rms_norm along the last axis against ref/'s naive loops in double
 // (ref/ref_ops.h), their VJPs against central differences (ref/ref_grad.h)
-// in f64, and the f32 VJPs of softmax, log_softmax, layer_norm and
-// rms_norm, which run the AVX2 row kernels, against central differences
-// of ref's f64 loops. Row lengths 37 and 67 leave tails (not a multiple
-// of 8 lanes), 128 has none, 1 is all tail.
+// in f64, and the f32 VJPs of softmax, log_softmax, layer_norm, rms_norm
+// and gelu (exact and tanh), which run the AVX2 row kernels, against
+// central differences of ref's f64 loops. Row lengths 37 and 67 leave tails
+// (not a multiple of 8 lanes), 128 has none, 1 is all tail.
 //
 // Tolerances: forwards f64 1e-12 relative plus 1e-12 absolute, f32 2e-6
 // relative (a few roundings of a <= 128-term sum) plus 1e-6 absolute
@@ -209,5 +209,13 @@ TEST_CASE("f32 row kernels' VJPs match central differences of ref", "[api]") {
           return ss::ref::rms_norm(v[0], {last}, 1e-6);
         },
         {x});
+    for (bool tanh : {false, true})
+      check_f32_vjp(
+          tanh ? "gelu tanh" : "gelu",
+          [tanh](const std::vector<Tensor>& v) { return gelu(v[0], tanh); },
+          [tanh](const std::vector<Tensor>& v) {
+            return ss::ref::gelu(v[0], tanh ? "tanh" : "none");
+          },
+          {logits});
   }
 }
