@@ -128,9 +128,15 @@ Tensor conv2d(const Tensor& x,
 bool has_fused_kernel(const Tensor& x);
 Tensor softmax_last(const Tensor& x, bool log);
 Tensor gelu(const Tensor& x, bool tanh);
-/// (x - mean) / sqrt(var + eps) along the last axis (layer_norm without
-/// its affine part).
-Tensor layer_norm_last(const Tensor& x, double eps);
+/// (x - mean) / sqrt(var + eps) along the last axis, then * g + b when
+/// [g] is defined (layer_norm with its affine part; [b] may be undefined);
+/// g and b have x's last axis and dtype.
+Tensor layer_norm_last(const Tensor& x,
+                       double eps,
+                       const Tensor& g = Tensor(),
+                       const Tensor& b = Tensor());
+/// x / sqrt(mean(x^2) + eps) along the last axis (rms_norm).
+Tensor rms_norm_last(const Tensor& x, double eps);
 
 /// Normalises a possibly negative [axis] against [rank] (OpError if out of
 /// range).

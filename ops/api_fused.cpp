@@ -1,17 +1,17 @@
 // The differentiable API, part 5: fused kernels.
 //
 // Note [Fused kernels]
-// softmax, log_softmax and layer_norm's normalisation along the last axis
-// and gelu are single backend kernels, forward and VJP, as PyTorch's are
-// (_softmax and _softmax_backward_data, native_layer_norm and its backward,
-// gelu and gelu_backward): a composite of exp, max, sum, div or erf, mul, add
-// is five to fifteen passes over the tensor with a temporary each, forward and
-// backward, where one pass over a row (or a cached block) does. They serve the
-// builtins for f32 and f64 (the forwards in ops/defs choose them with
-// has_fused_kernel); halves and a softmax along another axis keep the
-// composite, whose values they equal up to rounding (tests/torch checks the
-// builtins against torch in f32 and f64, ops/tests/fused_test.cpp the
-// kernels against ref/; cross_entropy uses log_softmax as torch's does).
+// softmax, log_softmax, layer_norm (with its affine part) and rms_norm along
+// the last axis and gelu are single backend kernels, forward and VJP, as
+// PyTorch's are (_softmax and _softmax_backward_data, native_layer_norm and
+// its backward, gelu and gelu_backward): a composite of exp, max, sum, div or
+// erf, mul, add is five to fifteen passes over the tensor with a temporary
+// each, forward and backward, where one pass over a row (or a cached block)
+// does. They serve the builtins for f32 and f64 (the forwards in ops/defs
+// choose them with has_fused_kernel); halves and a softmax along another axis
+// keep the composite, whose values they equal up to rounding (tests/torch
+// checks the builtins against torch in f32 and f64, ops/tests/fused_test.cpp
+// the kernels against ref/; cross_entropy uses log_softmax as torch's does).
 // The VJP calls the backend directly: backward() runs without
 // recording, so no VJP is differentiated again.
 
@@ -48,17 +48,58 @@ Tensor gelu(const Tensor& x, bool tanh) {
   });
 }
 
-Tensor layer_norm_last(const Tensor& x, double eps) {
-  check_defined("layer_norm", x);
+namespace {
+
+// layer_norm ([centered]) or rms_norm along the last axis, with the
+// affine part where [g] is defined: one forward kernel and one VJP for
+// x, g and b (torch's native_layer_norm and its backward).
+Tensor norm_last(const char* name,
+                 const Tensor& x,
+                 double eps,
+                 bool centered,
+                 const Tensor& g,
+                 const Tensor& b) {
+  check_defined(name, x);
   if (!has_fused_kernel(x))
-    value_error("layer_norm", "the fused kernel takes f32 or f64");
-  auto [y, mean, rstd] = backend_of(x).layer_norm_last(x, eps);
-  Tensor xd = x.detach();
+    value_error(name, "the fused kernel takes f32 or f64");
+  std::vector<Tensor> inputs = {x};
+  for (const Tensor* p : {&g, &b}) {
+    if (!p->defined()) continue;
+    int64_t n = x.rank() ? x.shape().back() : 1;
+    if (p->dtype() != x.dtype() || p->shape() != Shape{n})
+      value_error(name, "the affine part needs x's last axis and dtype");
+    inputs.push_back(*p);
+  }
+  auto [y, mean, rstd] = backend_of(x).norm_last(x, eps, centered, g, b);
+  Tensor xd = x.detach(), gd = g.defined() ? g.detach() : Tensor();
+  bool has_b = b.defined();
   return record(
-      "layer_norm", y, {x}, [xd, mean = mean, rstd = rstd](const Tensor& g) {
-        return std::vector<Tensor>{
-            backend_of(xd).layer_norm_last_backward(g, xd, mean, rstd)};
+      name,
+      y,
+      inputs,
+      [xd, gd, has_b, centered, mean = mean, rstd = rstd](const Tensor& gy) {
+        auto [dx, dg, db] =
+            backend_of(xd).norm_last_backward(gy, xd, mean, rstd, centered, gd);
+        std::vector<Tensor> r = {dx};
+        if (gd.defined()) r.push_back(dg);
+        if (has_b) r.push_back(db);
+        return r;
       });
+}
+
+}  // namespace
+
+Tensor layer_norm_last(const Tensor& x,
+                       double eps,
+                       const Tensor& g,
+                       const Tensor& b) {
+  if (b.defined() && !g.defined())
+    value_error("layer_norm", "the affine part's b needs its g");
+  return norm_last("layer_norm", x, eps, true, g, b);
+}
+
+Tensor rms_norm_last(const Tensor& x, double eps) {
+  return norm_last("rms_norm", x, eps, false, Tensor(), Tensor());
 }
 
 }  // namespace ss::ops

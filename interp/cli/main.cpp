@@ -17,7 +17,9 @@ namespace {
 constexpr const char* kUsage =
     "usage: ss COMMAND [ARGS]\n"
     "\n"
-    "  run FILE [--devices SPEC] [-D NAME=SIZE]... [--entry main] [-- ARGS]\n"
+    "  run FILE [--devices SPEC] [-D NAME=SIZE]... [--threads N] [--entry "
+    "main]\n"
+    "      [-- ARGS]\n"
     "        check, then call main\n"
     "  check FILE [--devices SPEC] [--json] [--types] [-D NAME=SIZE]...\n"
     "        check a program: every static error, or nothing and exit 0\n"

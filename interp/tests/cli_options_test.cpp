@@ -65,3 +65,47 @@ TEST_CASE("cli: a builtin's error names the builtin, not the API function",
                    "an axis of size 4\n") != std::string::npos);
   CHECK(r.err.find("take_one") == std::string::npos);
 }
+
+// Note [Thread count] (interp/cli/cmd_run.cpp). The values are the
+// program's, hand-computed: 1 + 2 + ... + 8 = 36 on every thread count.
+TEST_CASE(
+    "cli: ss run --threads N and SHAPESCRIPT_THREADS=N run; a bad count is a "
+    "usage error",
+    "[cli]") {
+  std::string dir = data_test::tmp("cli_threads");
+  data_test::write_file(dir + "/sum.ss",
+                        "dim N = 8\n"
+                        "\n"
+                        "fn main():\n"
+                        "    print(sum(arange(N) + 1.0))\n");
+  for (const char* t : {"1", "2"}) {
+    INFO("--threads " << t);
+    auto r = ss::testing::run_ss_process(
+        std::string("run --threads ") + t + " sum.ss", dir);
+    CHECK(r.rc == 0);
+    CHECK(r.out == "f32 36\n");
+  }
+  auto env =
+      ss::testing::run_ss_process("run sum.ss", dir, "SHAPESCRIPT_THREADS=2");
+  CHECK(env.rc == 0);
+  CHECK(env.out == "f32 36\n");
+  for (const char* bad : {"0", "two", "-1", "99999"}) {
+    INFO("--threads " << bad);
+    auto r = ss::testing::run_ss_process(
+        std::string("run --threads ") + bad + " sum.ss", dir);
+    CHECK(r.rc == 64);
+    CHECK(r.out.empty());
+    CHECK(r.err == std::string("ss run: --threads '") + bad +
+                       "' is not a thread count: give a whole number from 1 "
+                       "to 4096\n");
+  }
+  auto bad_env =
+      ss::testing::run_ss_process("run sum.ss", dir, "SHAPESCRIPT_THREADS=0");
+  CHECK(bad_env.rc == 64);
+  CHECK(bad_env.err ==
+        "ss run: SHAPESCRIPT_THREADS='0' is not a thread count: give a whole "
+        "number from 1 to 4096\n");
+  auto missing = ss::testing::run_ss_process("run sum.ss --threads", dir);
+  CHECK(missing.rc == 64);
+  CHECK(missing.err == "ss run: --threads needs a count, e.g. --threads 2\n");
+}

@@ -145,17 +145,28 @@ class Backend {
   virtual Tensor softmax_last_backward(const Tensor& g,
                                        const Tensor& y,
                                        bool log) = 0;
-  /// layer_norm's normalisation along the last axis: (x - mean) * rstd,
-  /// rstd = 1 / sqrt(var + eps) (biased variance, as torch); also mean and
-  /// rstd, shaped like x without its last axis, for the VJP.
-  virtual std::array<Tensor, 3> layer_norm_last(const Tensor& x,
-                                                double eps) = 0;
-  /// Its VJP: rstd * (g - mean(g) - xhat * mean(g * xhat)), the means
-  /// along the last axis, xhat = (x - mean) * rstd.
-  virtual Tensor layer_norm_last_backward(const Tensor& g,
-                                          const Tensor& x,
-                                          const Tensor& mean,
-                                          const Tensor& rstd) = 0;
+  /// layer_norm along the last axis ([centered]): xhat = (x - mean) *
+  /// rstd, rstd = 1 / sqrt(var + eps) (biased variance, as torch), or
+  /// rms_norm (not [centered]: mean 0, rstd = 1 / sqrt(mean(x^2) + eps));
+  /// then xhat * gamma + beta where [gamma] is defined ([beta] may be
+  /// undefined; both of x's last axis and dtype). Also mean and rstd,
+  /// shaped like x without its last axis, for the VJP.
+  virtual std::array<Tensor, 3> norm_last(const Tensor& x,
+                                          double eps,
+                                          bool centered,
+                                          const Tensor& gamma,
+                                          const Tensor& beta) = 0;
+  /// Its VJP: with d = g * gamma (or g), rstd * (d - mean(d) - xhat *
+  /// mean(d * xhat)), the means along the last axis (no mean(d) when not
+  /// [centered]); where [gamma] is defined, also gamma's and beta's
+  /// gradients, sum(g * xhat) and sum(g) over the other axes (Note [Norm
+  /// gradients by fixed chunks]: the same for any thread count).
+  virtual std::array<Tensor, 3> norm_last_backward(const Tensor& g,
+                                                   const Tensor& x,
+                                                   const Tensor& mean,
+                                                   const Tensor& rstd,
+                                                   bool centered,
+                                                   const Tensor& gamma) = 0;
   /// gelu: x * Phi(x) (erf), or with [tanh] torch's approximate="tanh".
   virtual Tensor gelu(const Tensor& x, bool tanh) = 0;
   /// Its VJP: g * gelu'(x).

@@ -35,7 +35,15 @@ constexpr size_t kAlign = 64;  // a cache line; enough for AVX-512 loads
 // its buffers in again: measured 20% of a batch-6144 MLP step
 // (bench/mlp_step_bench). Keep blocks up to 256 MiB in the heap and let it
 // hold up to 512 MiB free, as PyTorch's caching allocators keep a step's
-// memory for the next. Explicit MALLOC_*_ settings in the environment win.
+// memory for the next. And one arena: a thread other than the main one
+// allocates from its own arena, whose 64 MiB heaps glibc unmaps as soon as
+// one is empty, whatever M_TRIM_THRESHOLD says; `ss` runs its interpreter
+// on such a thread (interp/cli/main.cpp, for its stack), so the mid LM of
+// bench/compare_transformer.py mapped, unmapped and faulted in 22 MB of
+// buffers a step again (4 munmaps, 5,500 page faults: 4% of its CPU
+// time); with one arena, about 190 faults a step stay. Set before main
+// (below), before any thread takes an arena. Explicit MALLOC_* settings
+// in the environment win.
 void keep_step_buffers_in_heap() {
 #if defined(__GLIBC__)
   static const bool done = [] {
@@ -43,11 +51,15 @@ void keep_step_buffers_in_heap() {
       mallopt(M_MMAP_THRESHOLD, 256 << 20);
     if (!std::getenv("MALLOC_TRIM_THRESHOLD_"))
       mallopt(M_TRIM_THRESHOLD, 512 << 20);
+    if (!std::getenv("MALLOC_ARENA_MAX")) mallopt(M_ARENA_MAX, 1);
     return true;
   }();
   (void)done;
 #endif
 }
+
+// Before main, so that no thread has an arena of its own yet.
+const bool kHeapKept = (keep_step_buffers_in_heap(), true);
 }  // namespace
 
 Storage::Storage(size_t nbytes, Device device)

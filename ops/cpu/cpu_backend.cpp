@@ -138,14 +138,20 @@ class CpuBackend final : public Backend {
                                bool log) override {
     return cpu::softmax_last_backward(g, y, log);
   }
-  std::array<Tensor, 3> layer_norm_last(const Tensor& x, double eps) override {
-    return cpu::layer_norm_last(x, eps);
+  std::array<Tensor, 3> norm_last(const Tensor& x,
+                                  double eps,
+                                  bool centered,
+                                  const Tensor& gamma,
+                                  const Tensor& beta) override {
+    return cpu::norm_last(x, eps, centered, gamma, beta);
   }
-  Tensor layer_norm_last_backward(const Tensor& g,
-                                  const Tensor& x,
-                                  const Tensor& mean,
-                                  const Tensor& rstd) override {
-    return cpu::layer_norm_last_backward(g, x, mean, rstd);
+  std::array<Tensor, 3> norm_last_backward(const Tensor& g,
+                                           const Tensor& x,
+                                           const Tensor& mean,
+                                           const Tensor& rstd,
+                                           bool centered,
+                                           const Tensor& gamma) override {
+    return cpu::norm_last_backward(g, x, mean, rstd, centered, gamma);
   }
   Tensor gelu(const Tensor& x, bool tanh) override {
     return cpu::gelu(x, tanh);

@@ -274,11 +274,17 @@ Tensor random(const Shape& shape,
 // cpu_fused.cpp
 Tensor softmax_last(const Tensor& x, bool log);
 Tensor softmax_last_backward(const Tensor& g, const Tensor& y, bool log);
-std::array<Tensor, 3> layer_norm_last(const Tensor& x, double eps);
-Tensor layer_norm_last_backward(const Tensor& g,
-                                const Tensor& x,
-                                const Tensor& mean,
-                                const Tensor& rstd);
+std::array<Tensor, 3> norm_last(const Tensor& x,
+                                double eps,
+                                bool centered,
+                                const Tensor& gamma,
+                                const Tensor& beta);
+std::array<Tensor, 3> norm_last_backward(const Tensor& g,
+                                         const Tensor& x,
+                                         const Tensor& mean,
+                                         const Tensor& rstd,
+                                         bool centered,
+                                         const Tensor& gamma);
 Tensor gelu(const Tensor& x, bool tanh);
 Tensor gelu_backward(const Tensor& g, const Tensor& x, bool tanh);
 // cpu_conv.cpp

@@ -13,6 +13,7 @@
 #include "ops/cpu/cpu_common.h"
 #include "ops/cpu/cpu_scalar.h"
 #include "ops/cpu/cpu_vmath.h"
+#include "ops/cpu/cpu_vrows.h"
 
 namespace ss::ops::cpu {
 
@@ -358,6 +359,11 @@ inline void where_row(const bool* c,
                       int64_t sb,
                       T* o,
                       int64_t n) {
+  // f32 and i32 rows with a run of conditions: eight at a time (Note
+  // [Vector row kernels]).
+  if constexpr (std::is_same_v<T, uint32_t>)
+    if (sc == 1 && sa <= 1 && sb <= 1 && vrows::available())
+      return vrows::select32(c, a, sa, b, sb, o, n);
   if (sc == 1 && sa == 1 && sb == 1) {
     for (int64_t i = 0; i < n; ++i) o[i] = c[i] ? a[i] : b[i];
   } else if (sc == 1 && sa == 1 && sb == 0) {
@@ -396,7 +402,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
     const T* pb = b.data<T>();
     T* po = out.data<T>();
     if (cond.numel() == n && a.numel() == n && b.numel() == n) {
-      for (int64_t i = 0; i < n; ++i) po[i] = c[i] ? pa[i] : pb[i];
+      where_row(c, 1, pa, 1, pb, 1, po, n);
       return;
     }
     auto [shape, st] =

@@ -1,9 +1,11 @@
 // Fused kernels (Note [Fused kernels] in ops/api_fused.cpp): softmax and
-// log_softmax and layer_norm's normalisation along the last axis, gelu,
-// and their VJPs, each one pass
-// over a row or a block that stays in cache, instead of the composites'
-// five to fifteen elementwise passes and temporaries. f32 rows take the
-// vector exp and erf (Note [Vector transcendentals]); f64 takes libm's.
+// log_softmax, layer_norm (with its affine part) and rms_norm along the
+// last axis, gelu, and their VJPs, each one pass over a row or a block
+// that stays in cache, instead of the composites' five to fifteen
+// elementwise passes and temporaries. f32 rows on an AVX2 CPU run the
+// vector row kernels (Note [Vector row kernels] in cpu_vrows.cpp) and the
+// vector exp and erf (Note [Vector transcendentals]); f64 takes these
+// portable loops and libm.
 
 #include <algorithm>
 #include <array>
@@ -14,6 +16,7 @@
 
 #include "ops/cpu/cpu_common.h"
 #include "ops/cpu/cpu_vmath.h"
+#include "ops/cpu/cpu_vrows.h"
 
 namespace ss::ops::cpu {
 
@@ -110,6 +113,8 @@ Tensor softmax_last(const Tensor& x, bool log) {
     using T = decltype(t);
     const T* xr = x.data<T>() + at;
     T* yr = out.data<T>() + at;
+    if constexpr (std::is_same_v<T, float>)
+      if (vrows::available()) return vrows::softmax(xr, yr, n, log);
     T m = row_shift(xr, n);
     for (int64_t j = 0; j < n; ++j) yr[j] = xr[j] - m;
     vec_fn(vmath::Fn::Exp, yr, yr, n);
@@ -130,6 +135,8 @@ Tensor softmax_last_backward(const Tensor& g, const Tensor& y, bool log) {
     const T* gr = g.data<T>() + at;
     const T* yr = y.data<T>() + at;
     T* o = out.data<T>() + at;
+    if constexpr (std::is_same_v<T, float>)
+      if (vrows::available()) return vrows::softmax_backward(gr, yr, o, n, log);
     if (log) {  // g - softmax * sum(g), softmax = exp(log_softmax)
       T s = row_sum(gr, n);
       vec_fn(vmath::Fn::Exp, yr, o, n);
@@ -141,7 +148,78 @@ Tensor softmax_last_backward(const Tensor& g, const Tensor& y, bool log) {
   });
 }
 
-std::array<Tensor, 3> layer_norm_last(const Tensor& x, double eps) {
+namespace {
+
+/// The scalar row of vrows::norm (f64, or a CPU without AVX2).
+template <class T>
+void norm_row(const T* x,
+              T* y,
+              int64_t n,
+              T eps,
+              bool centered,
+              const T* gamma,
+              const T* beta,
+              T* mean,
+              T* rstd) {
+  // Two walks for the statistics, as the composite's mean and variance:
+  // the mean, then the mean of squared deviations.
+  T mu = centered ? row_sum(x, n) / T(n) : T(0);
+  for (int64_t j = 0; j < n; ++j) y[j] = x[j] - mu;
+  T r = T(1) / std::sqrt(row_dot(y, y, n) / T(n) + eps);
+  for (int64_t j = 0; j < n; ++j) {
+    y[j] *= r;
+    if (gamma) y[j] = y[j] * gamma[j] + (beta ? beta[j] : T(0));
+  }
+  *mean = mu;
+  *rstd = r;
+}
+
+/// The scalar row of vrows::norm_backward; [xhat] is scratch of [n].
+template <class T>
+void norm_backward_row(const T* g,
+                       const T* x,
+                       T mu,
+                       T r,
+                       bool centered,
+                       const T* gamma,
+                       T* dx,
+                       T* dgamma,
+                       T* dbeta,
+                       int64_t n) {
+  T sd = 0, sdx = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    T xh = (x[j] - mu) * r, d = gamma ? g[j] * gamma[j] : g[j];
+    sd += d, sdx += d * xh;
+    if (dgamma) dgamma[j] += g[j] * xh;
+    if (dbeta) dbeta[j] += g[j];
+  }
+  T md = centered ? sd / T(n) : T(0), mdx = sdx / T(n);
+  for (int64_t j = 0; j < n; ++j) {
+    T xh = (x[j] - mu) * r, d = gamma ? g[j] * gamma[j] : g[j];
+    dx[j] = r * (d - md - xh * mdx);
+  }
+}
+
+template <class T>
+const T* data_or_null(const Tensor& t) {
+  return t.defined() ? t.data<T>() : nullptr;
+}
+
+// Note [Norm gradients by fixed chunks]
+// gamma's and beta's gradients sum over every row. The rows are cut into
+// chunks of kNormChunk rows, whatever the thread count; each chunk sums
+// its rows in order into its own partial row, and the partials are then
+// added in chunk order: the same sums in the same order on 1 thread or
+// many, so the result does not depend on the thread count.
+constexpr int64_t kNormChunk = 64;
+
+}  // namespace
+
+std::array<Tensor, 3> norm_last(const Tensor& x,
+                                double eps,
+                                bool centered,
+                                const Tensor& gamma,
+                                const Tensor& beta) {
   Shape rs(x.shape().begin(), x.shape().end() - (x.rank() ? 1 : 0));
   Tensor mean = Tensor::empty(rs, x.dtype()),
          rstd = Tensor::empty(rs, x.dtype());
@@ -149,33 +227,72 @@ std::array<Tensor, 3> layer_norm_last(const Tensor& x, double eps) {
     using T = decltype(t);
     const T* xr = x.data<T>() + at;
     T* yr = out.data<T>() + at;
-    // Two passes over the cached row, as the composite's mean and
-    // variance: mean, then the mean of squared deviations.
-    T mu = row_sum(xr, n) / T(n);
-    for (int64_t j = 0; j < n; ++j) yr[j] = xr[j] - mu;
-    T var = row_dot(yr, yr, n) / T(n);
-    T r = T(1) / std::sqrt(var + T(eps));
-    for (int64_t j = 0; j < n; ++j) yr[j] *= r;
-    mean.data<T>()[at / n] = mu;
-    rstd.data<T>()[at / n] = r;
+    const T* gm = data_or_null<T>(gamma);
+    const T* bt = data_or_null<T>(beta);
+    T* mu = mean.data<T>() + at / n;
+    T* r = rstd.data<T>() + at / n;
+    if constexpr (std::is_same_v<T, float>)
+      if (vrows::available())
+        return vrows::norm(xr, yr, n, float(eps), centered, gm, bt, mu, r);
+    norm_row<T>(xr, yr, n, T(eps), centered, gm, bt, mu, r);
   });
   return {y, mean, rstd};
 }
 
-Tensor layer_norm_last_backward(const Tensor& g,
-                                const Tensor& x,
-                                const Tensor& mean,
-                                const Tensor& rstd) {
-  return by_rows(x, [&](auto t, int64_t at, int64_t n, Tensor& out) {
+std::array<Tensor, 3> norm_last_backward(const Tensor& g,
+                                         const Tensor& x,
+                                         const Tensor& mean,
+                                         const Tensor& rstd,
+                                         bool centered,
+                                         const Tensor& gamma) {
+  Tensor dx = Tensor::empty(x.shape(), x.dtype());
+  int64_t n = x.rank() == 0 ? 1 : x.shape().back();
+  int64_t rows = n == 0 ? 0 : x.numel() / n;
+  int64_t chunks = (rows + kNormChunk - 1) / kNormChunk;
+  bool affine = gamma.defined();
+  Shape ps = {chunks, n}, gs = {n};
+  // Note [Norm gradients by fixed chunks]
+  Tensor part_g = affine ? Tensor::zeros(ps, x.dtype()) : Tensor();
+  Tensor part_b = affine ? Tensor::zeros(ps, x.dtype()) : Tensor();
+  Tensor dgamma = affine ? Tensor::zeros(gs, x.dtype()) : Tensor();
+  Tensor dbeta = affine ? Tensor::zeros(gs, x.dtype()) : Tensor();
+  if (rows == 0) return {dx, dgamma, dbeta};
+  visit_float(x.dtype(), "layer_norm", [&](auto t) {
     using T = decltype(t);
-    const T* xr = x.data<T>() + at;
-    const T* gr = g.data<T>() + at;
-    T* o = out.data<T>() + at;
-    T mu = mean.data<T>()[at / n], r = rstd.data<T>()[at / n];
-    for (int64_t j = 0; j < n; ++j) o[j] = (xr[j] - mu) * r;  // xhat
-    T mg = row_sum(gr, n) / T(n), mgx = row_dot(gr, o, n) / T(n);
-    for (int64_t j = 0; j < n; ++j) o[j] = r * (gr[j] - mg - o[j] * mgx);
+    const T* gm = data_or_null<T>(gamma);
+    parallel_for(chunks,
+                 std::max<int64_t>(1, kElementGrain / (kNormChunk * n)),
+                 [&](int64_t cb, int64_t ce) {
+                   for (int64_t c = cb; c < ce; ++c) {
+                     T* pg = affine ? part_g.data<T>() + c * n : nullptr;
+                     T* pb = affine ? part_b.data<T>() + c * n : nullptr;
+                     int64_t end = std::min(rows, (c + 1) * kNormChunk);
+                     for (int64_t r = c * kNormChunk; r < end; ++r) {
+                       const T* gr = g.data<T>() + r * n;
+                       const T* xr = x.data<T>() + r * n;
+                       T mu = mean.data<T>()[r], rs = rstd.data<T>()[r];
+                       T* o = dx.data<T>() + r * n;
+                       if constexpr (std::is_same_v<T, float>)
+                         if (vrows::available()) {
+                           vrows::norm_backward(
+                               gr, xr, mu, rs, centered, gm, o, pg, pb, n);
+                           continue;
+                         }
+                       norm_backward_row<T>(
+                           gr, xr, mu, rs, centered, gm, o, pg, pb, n);
+                     }
+                   }
+                 });
+    if (!affine) return;
+    T* dg = dgamma.data<T>();
+    T* db = dbeta.data<T>();
+    for (int64_t c = 0; c < chunks; ++c)
+      for (int64_t j = 0; j < n; ++j) {
+        dg[j] += part_g.data<T>()[c * n + j];
+        db[j] += part_b.data<T>()[c * n + j];
+      }
   });
+  return {dx, dgamma, dbeta};
 }
 
 // Exact: 0.5 x (1 + erf(x / sqrt 2)); tanh: 0.5 x (1 + tanh(sqrt(2/pi) (x
@@ -189,6 +306,8 @@ Tensor gelu(const Tensor& x, bool tanh) {
     blocks(x.numel(), [&](int64_t i, int64_t len) {
       const T* xb = px + i;
       T* ob = po + i;
+      if constexpr (std::is_same_v<T, float>)
+        if (vrows::available()) return vrows::gelu(xb, ob, len, tanh);
       if (tanh) {
         for (int64_t j = 0; j < len; ++j)
           ob[j] = T(kTanhK0) * (xb[j] + T(kTanhK1) * xb[j] * xb[j] * xb[j]);
@@ -214,10 +333,13 @@ Tensor gelu_backward(const Tensor& g, const Tensor& x, bool tanh) {
     const T* pg = g.data<T>();
     T* po = out.data<T>();
     blocks(x.numel(), [&](int64_t i, int64_t len) {
-      std::array<T, 1024> a, b;  // per block: blocks run on several threads
       const T* xb = px + i;
       const T* gb = pg + i;
       T* ob = po + i;
+      if constexpr (std::is_same_v<T, float>)
+        if (vrows::available())
+          return vrows::gelu_backward(gb, xb, ob, len, tanh);
+      std::array<T, 1024> a, b;  // per block: blocks run on several threads
       if (tanh) {
         for (int64_t j = 0; j < len; ++j)
           a[j] = T(kTanhK0) * (xb[j] + T(kTanhK1) * xb[j] * xb[j] * xb[j]);

@@ -2,39 +2,15 @@
 // pass over each param (the unfused form, a dozen tensor ops per param,
 // was most of a small batch's step). Floats natively; halves through f32.
 #include <cmath>
+#include <type_traits>
 
 #include "ops/cpu/cpu_common.h"
+#include "ops/cpu/cpu_optim_loops.h"
+#include "ops/cpu/cpu_voptim.h"
 
 namespace ss::ops::cpu {
 
 namespace {
-
-template <class T>
-void adamw_loop(T* __restrict p,
-                const T* __restrict g,
-                T* __restrict m,
-                T* __restrict v,
-                int64_t n,
-                double lr,
-                double b1,
-                double b2,
-                double eps,
-                double wd,
-                int64_t step) {
-  const double bc1 = 1.0 - std::pow(b1, double(step));
-  const double bc2_sqrt = std::sqrt(1.0 - std::pow(b2, double(step)));
-  const T decay = T(1.0 - lr * wd), tb1 = T(b1), tb2 = T(b2);
-  const T ob1 = T(1.0 - b1), ob2 = T(1.0 - b2), step_size = T(lr / bc1);
-  const T inv_bc2 = T(1.0 / bc2_sqrt), teps = T(eps);
-  for (int64_t i = 0; i < n; ++i) {
-    T pi = p[i] * decay;
-    T mi = tb1 * m[i] + ob1 * g[i];
-    T vi = tb2 * v[i] + ob2 * g[i] * g[i];
-    m[i] = mi;
-    v[i] = vi;
-    p[i] = pi - step_size * mi / (std::sqrt(vi) * inv_bc2 + teps);
-  }
-}
 
 template <class T>
 void sgd_loop(T* __restrict p,
@@ -84,6 +60,19 @@ void adamw_update(Tensor& p,
   auto run =
       [&](auto zero, Tensor& pp, const Tensor& gg, Tensor& mm, Tensor& vv) {
         using T = decltype(zero);
+        if constexpr (std::is_same_v<T, float>)
+          if (voptim::available())
+            return voptim::adamw_f32(pp.data<T>(),
+                                     gg.data<T>(),
+                                     mm.data<T>(),
+                                     vv.data<T>(),
+                                     p.numel(),
+                                     lr,
+                                     b1,
+                                     b2,
+                                     eps,
+                                     wd,
+                                     step);
         adamw_loop(pp.data<T>(),
                    gg.data<T>(),
                    mm.data<T>(),

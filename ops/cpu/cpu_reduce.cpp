@@ -62,37 +62,124 @@ Plan plan_reduction(const Tensor& x, const std::vector<int>& axes) {
   return p;
 }
 
+// Note [Reductions on threads]
+// A reduction splits over threads (Note [Intra-op threads]) without its
+// results depending on the thread count. Rows (inner == 1) and columns
+// (inner > 1) split by output element, each folded in the same order
+// whoever folds it. One long row (a tensor summed to one value) and
+// columns of few outputs over many rows (a bias's gradient) split their
+// reduced axis instead, into chunks of a fixed length (kFoldChunk
+// elements, or as many rows as hold that many): each chunk folds into its
+// own partial, and the partials are folded in chunk order on the caller,
+// so the sums are the same on 1 thread or many (and differ, by rounding,
+// from one unchunked fold). Only reductions of at least two chunks are
+// chunked.
+constexpr int64_t kFoldChunk = 16384;
+
+/// A fold's start value [v] (0, 1, or a dtype's lowest or highest, given
+/// as a double) in the accumulator type A: an integer's highest, 2^63 as a
+/// double, is out of i64's range, and casting it is undefined (it gave
+/// INT64_MIN on x86 once the cast was no longer constant-folded).
+template <class A>
+A start_value(double v) {
+  if constexpr (std::is_integral_v<A> && !std::is_same_v<A, bool>) {
+    if (v >= static_cast<double>(std::numeric_limits<A>::max()))
+      return std::numeric_limits<A>::max();
+    if (v <= static_cast<double>(std::numeric_limits<A>::lowest()))
+      return std::numeric_limits<A>::lowest();
+  }
+  return static_cast<A>(v);
+}
+
 /// Folds [outer, r, inner] with [op]: RowAcc for rows, ColAcc for columns.
 template <class T, class RowAcc, class ColAcc, class Op>
 void fold(const T* x, T* y, const Plan& p, double init, Op op) {
-  if (p.inner == 1) {
-    for (int64_t o = 0; o < p.outer; ++o) {
-      const T* row = x + o * p.r;
-      RowAcc a0 = static_cast<RowAcc>(init), a1 = a0, a2 = a0, a3 = a0;
+  const int64_t outer = p.outer, r = p.r, inner = p.inner;
+  if (inner == 1) {
+    auto row_fold = [&](const T* row, int64_t n) {
+      RowAcc a0 = start_value<RowAcc>(init), a1 = a0, a2 = a0, a3 = a0;
       int64_t j = 0;
-      for (; j + 4 <= p.r; j += 4) {
+      for (; j + 4 <= n; j += 4) {
         a0 = op(a0, static_cast<RowAcc>(row[j]));
         a1 = op(a1, static_cast<RowAcc>(row[j + 1]));
         a2 = op(a2, static_cast<RowAcc>(row[j + 2]));
         a3 = op(a3, static_cast<RowAcc>(row[j + 3]));
       }
-      for (; j < p.r; ++j) a0 = op(a0, static_cast<RowAcc>(row[j]));
-      y[o] = static_cast<T>(op(op(a0, a1), op(a2, a3)));
+      for (; j < n; ++j) a0 = op(a0, static_cast<RowAcc>(row[j]));
+      return static_cast<RowAcc>(op(op(a0, a1), op(a2, a3)));
+    };
+    if (outer == 1 && r >= 2 * kFoldChunk) {  // one long row, by chunks
+      int64_t chunks = (r + kFoldChunk - 1) / kFoldChunk;
+      std::vector<Cell<RowAcc>> part(chunks);
+      parallel_for(chunks, 2, [&](int64_t b, int64_t e) {
+        for (int64_t c = b; c < e; ++c)
+          part[c] = row_fold(x + c * kFoldChunk,
+                             std::min(kFoldChunk, r - c * kFoldChunk));
+      });
+      RowAcc a = static_cast<RowAcc>(part[0]);
+      for (int64_t c = 1; c < chunks; ++c)
+        a = static_cast<RowAcc>(op(a, static_cast<RowAcc>(part[c])));
+      y[0] = static_cast<T>(a);
+      return;
+    }
+    parallel_for(outer,
+                 std::max<int64_t>(1, kElementGrain / std::max<int64_t>(r, 1)),
+                 [&](int64_t b, int64_t e) {
+                   for (int64_t o = b; o < e; ++o)
+                     y[o] = static_cast<T>(row_fold(x + o * r, r));
+                 });
+    return;
+  }
+  // Columns: rows [j0, j1) of output block [o, i0, i0 + len) folded into
+  // [acc], which the caller filled with init.
+  auto col_fold = [&](Cell<ColAcc>* acc,
+                      int64_t o,
+                      int64_t i0,
+                      int64_t len,
+                      int64_t j0,
+                      int64_t j1) {
+    for (int64_t j = j0; j < j1; ++j) {
+      const T* row = x + (o * r + j) * inner + i0;
+      for (int64_t i = 0; i < len; ++i)
+        acc[i] = op(static_cast<ColAcc>(acc[i]), static_cast<ColAcc>(row[i]));
+    }
+  };
+  constexpr int64_t kBlock = 1024;  // outputs a thread folds at a time
+  int64_t blocks = (inner + kBlock - 1) / kBlock;
+  int64_t row_chunk = std::max<int64_t>(1, kFoldChunk / inner);
+  int64_t chunks = (r + row_chunk - 1) / row_chunk;
+  if (outer * blocks == 1 && chunks >= 2) {  // few outputs: chunk the rows
+    std::vector<Cell<ColAcc>> part(chunks * inner, start_value<ColAcc>(init));
+    parallel_for(chunks, 2, [&](int64_t b, int64_t e) {
+      for (int64_t c = b; c < e; ++c)
+        col_fold(part.data() + c * inner,
+                 0,
+                 0,
+                 inner,
+                 c * row_chunk,
+                 std::min(r, (c + 1) * row_chunk));
+    });
+    for (int64_t i = 0; i < inner; ++i) {
+      ColAcc a = static_cast<ColAcc>(part[i]);
+      for (int64_t c = 1; c < chunks; ++c)
+        a = op(a, static_cast<ColAcc>(part[c * inner + i]));
+      y[i] = static_cast<T>(a);
     }
     return;
   }
-  std::vector<Cell<ColAcc>> acc(p.inner);
-  for (int64_t o = 0; o < p.outer; ++o) {
-    std::fill(acc.begin(), acc.end(), static_cast<ColAcc>(init));
-    Cell<ColAcc>* a = acc.data();
-    for (int64_t j = 0; j < p.r; ++j) {
-      const T* row = x + (o * p.r + j) * p.inner;
-      for (int64_t i = 0; i < p.inner; ++i)
-        a[i] = op(static_cast<ColAcc>(a[i]), static_cast<ColAcc>(row[i]));
+  int64_t grain = std::max<int64_t>(
+      1, kElementGrain / std::max<int64_t>(1, r * std::min(inner, kBlock)));
+  parallel_for(outer * blocks, grain, [&](int64_t b, int64_t e) {
+    std::vector<Cell<ColAcc>> acc(std::min(inner, kBlock));
+    for (int64_t k = b; k < e; ++k) {
+      int64_t o = k / blocks, i0 = (k % blocks) * kBlock;
+      int64_t len = std::min(kBlock, inner - i0);
+      std::fill(acc.begin(), acc.begin() + len, start_value<ColAcc>(init));
+      col_fold(acc.data(), o, i0, len, 0, r);
+      T* out = y + o * inner + i0;
+      for (int64_t i = 0; i < len; ++i) out[i] = static_cast<T>(acc[i]);
     }
-    T* out = y + o * p.inner;
-    for (int64_t i = 0; i < p.inner; ++i) out[i] = static_cast<T>(a[i]);
-  }
+  });
 }
 
 /// Whether [v] beats [best] for argmax/argmin: NaN is the extreme and the

@@ -3,9 +3,10 @@
 // operands, where, the fused softmax, layer_norm and gelu) split their
 // elements or rows over threads, as PyTorch's at::parallel_for does with
 // OpenMP. The thread count is OpenBLAS's (openblas_get_num_threads): the
-// user's OPENBLAS_NUM_THREADS, or set_cpu_threads (1 on each `ss worker`
-// of a run on several devices, whose ranks already fill the cores), so
-// OPENBLAS_NUM_THREADS=1 means no intra-op threads at all. Reductions stay
+// user's OPENBLAS_NUM_THREADS, or set_cpu_threads (`ss run --threads N`,
+// Note [Thread count] in interp/cli/cmd_run.cpp; 1 on each `ss worker`
+// of a run on several devices, whose ranks already fill the cores), so a
+// count of 1 means no intra-op threads at all. Reductions stay
 // on one thread: splitting them would change the order of their sums, and
 // with it the results, by the thread count.
 //

@@ -2,13 +2,15 @@
 // exp, log, log1p, expm1, tanh, erf and sigmoid of f32 tensors go through
 // xsimd's vector functions, eight lanes at a time, instead of libm's scalar
 // expf/erff (12% of the small LM's step in bench/compare_transformer.py).
-// This TU alone is compiled with -mavx2 -mfma (ops/CMakeLists.txt) and
+// This TU (with cpu_vrows.cpp and cpu_voptim.cpp, which share its
+// approach) is compiled with -mavx2 -mfma (ops/CMakeLists.txt) and
 // runs only where the CPU has both (checked once with
 // __builtin_cpu_supports); elsewhere apply_f32 says no and the libm loop
 // runs. To keep AVX2 code out of the rest of the binary, the TU includes
-// only xsimd and <cstdint> (no project header, whose inline functions the
-// linker could pick from here), and scripts/check_layers.py's ops rules
-// still hold: it is part of ops/cpu.
+// only xsimd, <cstdint> and cpu_vmath_avx2.h, which only the AVX2 TUs
+// include (no other project header, whose inline functions the linker
+// could pick from here), and scripts/check_layers.py's ops rules still
+// hold: it is part of ops/cpu.
 //
 // Accuracy, measured against libm in double rounded to f32 over every
 // 4096th f32 bit pattern, a dense grid over [-12, 12] and the edge cases
@@ -24,41 +26,13 @@
 
 #include "ops/cpu/cpu_vmath.h"
 
-#include <xsimd/xsimd.hpp>
+#include "ops/cpu/cpu_vmath_avx2.h"
 
 namespace ss::ops::cpu::vmath {
 
 namespace {
 
-using Batch = xsimd::batch<float, xsimd::avx2>;
-
-constexpr float kHuge = 88.0f, kTiny = -87.0f;
-constexpr float kInf = __builtin_inff();
-
-// Lanes where [bad] holds get libm's [f] instead of the vector result [r].
-template <class F>
-Batch patch(Batch x, Batch r, xsimd::batch_bool<float, xsimd::avx2> bad, F f) {
-  if (!xsimd::any(bad)) return r;
-  alignas(32) float xs[Batch::size], rs[Batch::size], bs[Batch::size];
-  x.store_aligned(xs);
-  r.store_aligned(rs);
-  xsimd::select(bad, Batch(1.0f), Batch(0.0f)).store_aligned(bs);
-  for (size_t i = 0; i < Batch::size; ++i)
-    if (bs[i] != 0) rs[i] = f(xs[i]);
-  return Batch::load_aligned(rs);
-}
-
-// xsimd's exp gives inf from x > 88.376 (exp(88.72) is still finite) and
-// 0 before the results turn subnormal (x < -87.34): those lanes, rare
-// outside tests, are libm's. -inf (a masked score) stays in the vector
-// path, which gives 0 exactly.
-Batch exp(Batch x) {
-  Batch r = xsimd::exp(x);
-  return patch(x,
-               r,
-               (x > Batch(kHuge)) | ((x < Batch(kTiny)) & (x != Batch(-kInf))),
-               [](float v) { return std::exp(v); });
-}
+using namespace avx2;
 
 Batch expm1(Batch x) {
   Batch r = xsimd::expm1(x);
@@ -75,7 +49,6 @@ Batch sigmoid(Batch x) {
 
 template <class F>
 void map(const float* x, float* y, int64_t n, F f) {
-  constexpr int64_t W = Batch::size;
   int64_t i = 0;
   for (; i + W <= n; i += W)
     f(Batch::load_unaligned(x + i)).store_unaligned(y + i);
@@ -84,12 +57,6 @@ void map(const float* x, float* y, int64_t n, F f) {
   for (int64_t j = i; j < n; ++j) buf[j - i] = x[j];
   f(Batch::load_aligned(buf)).store_aligned(buf);
   for (int64_t j = i; j < n; ++j) y[j] = buf[j - i];
-}
-
-bool supported() {
-  static const bool ok =
-      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return ok;
 }
 
 }  // namespace

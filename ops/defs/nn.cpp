@@ -493,6 +493,21 @@ std::vector<Tensor> batch_norm_fwd(ForwardCtx& ctx) {
   return {y.dtype() == x0.dtype() ? y : cast(y, x0.dtype())};
 }
 
+/// Whether a norm over [pos] of [x] runs as one fused kernel: over the
+/// last axis alone, in f32 or f64 (Note [Fused kernels]).
+bool fused_last_axis(const std::vector<int>& pos, const Tensor& x) {
+  return pos.size() == 1 && pos[0] + 1 == static_cast<int>(x.rank()) &&
+         has_fused_kernel(x);
+}
+
+/// A norm's result [y], computed in compute_float's dtype, back in the
+/// input [x0]'s float dtype (a half); as computed for an int input.
+Tensor cast_back(const Tensor& y, const Tensor& x0) {
+  return y.dtype() == x0.dtype() || !types::is_float(x0.dtype())
+             ? y
+             : cast(y, x0.dtype());
+}
+
 /// over= of layer_norm / rms_norm (every axis when not given).
 std::vector<int> norm_axes(ForwardCtx& ctx, const Tensor& x) {
   std::vector<int> pos = fwd::over_axes(ctx, 1, x);
@@ -511,8 +526,18 @@ std::vector<Tensor> layer_norm_fwd(ForwardCtx& ctx) {
   std::vector<int> pos = norm_axes(ctx, x);
   double eps = ctx.has(2) ? ctx.number(2) : 1e-5;
   Tensor y;
-  if (pos.size() == 1 && pos[0] + 1 == static_cast<int>(x.rank()) &&
-      has_fused_kernel(x)) {
+  bool last = fused_last_axis(pos, x);
+  if (last && ctx.has(3)) {
+    // The affine part in the kernel too, where g and b are x's last axis
+    // in x's dtype (a LayerNorm of halves on a widened x is not).
+    Tensor g = ctx.model_field(3, "g"), b = ctx.model_field(3, "b");
+    auto fits = [&](const Tensor& p) {
+      return p.dtype() == x.dtype() && p.shape() == Shape{x.shape().back()};
+    };
+    if (fits(g) && fits(b))
+      return {cast_back(layer_norm_last(x, eps, g, b), x0)};
+  }
+  if (last) {
     y = layer_norm_last(x, eps);  // Note [Fused kernels]
   } else {
     Tensor mu = mean(x, pos, true);
@@ -524,9 +549,7 @@ std::vector<Tensor> layer_norm_fwd(ForwardCtx& ctx) {
     Tensor b = fwd::along(ctx.model_field(3, "b"), pos, x.rank());
     y = add(mul(y, g), b);
   }
-  return {y.dtype() == x0.dtype() || !types::is_float(x0.dtype())
-              ? y
-              : cast(y, x0.dtype())};
+  return {cast_back(y, x0)};
 }
 
 // x / sqrt(mean(x^2) + eps) over over=. The table gives no eps default;
@@ -538,11 +561,11 @@ std::vector<Tensor> rms_norm_fwd(ForwardCtx& ctx) {
   Tensor x = compute_float(x0);
   std::vector<int> pos = norm_axes(ctx, x);
   double eps = ctx.has(2) ? ctx.number(2) : 1e-6;
+  if (fused_last_axis(pos, x))
+    return {cast_back(rms_norm_last(x, eps), x0)};  // Note [Fused kernels]
   Tensor ms = mean(mul(x, x), pos, true);
   Tensor y = mul(x, rsqrt(add(ms, scalar_like(eps, ms))));
-  return {y.dtype() == x0.dtype() || !types::is_float(x0.dtype())
-              ? y
-              : cast(y, x0.dtype())};
+  return {cast_back(y, x0)};
 }
 
 // table's rows at ids (range-checked by take).

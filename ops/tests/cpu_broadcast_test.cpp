@@ -121,7 +121,8 @@ TEST_CASE("where walks each operand's broadcast by strides", "[cpu]") {
       {"each its own axis", {5, 1, 1}, {1, 6, 1}, {1, 1, 37}},
       {"zero size", {0, 3}, {3}, {}},
   };
-  for (DType d : {DType::F32, DType::F64, DType::BF16, DType::I64})
+  // f32 and i32 take the vector row (Note [Vector row kernels]).
+  for (DType d : {DType::F32, DType::I32, DType::F64, DType::BF16, DType::I64})
     for (const Case& k : cases) {
       INFO(k.name << ", " << ss::types::dtype_name(d));
       Tensor c = B().cast(rnd(k.c, DType::F32, 5), DType::Bool);

@@ -94,23 +94,84 @@ TEST_CASE("threaded binary and where match the naive loops", "[cpu]") {
   }
 }
 
+// Note [Reductions on threads]: the paths that split (rows, columns by
+// output, one long row and few columns by fixed chunks) against a naive
+// loop in double. Tolerance: 1e-5 of the sum of |x| (f32 columns
+// accumulate in f32: ~200 roundings of 6e-8 each at worst; rows and
+// whole sums accumulate in double); max and min exactly.
+TEST_CASE("threaded reductions match the naive loops", "[cpu]") {
+  Threads two(2);
+  const Shape s = {200, 401};
+  Tensor x = rnd(s, DType::F32, 27);
+  std::vector<double> v = x.to_doubles();
+  for (std::vector<int> axes : {std::vector<int>{0, 1}, {0}, {1}}) {
+    for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min}) {
+      bool rows = axes == std::vector<int>{1}, all = axes.size() == 2;
+      INFO("op " << static_cast<int>(op)
+                 << (all    ? " every axis"
+                     : rows ? " the last axis"
+                            : " axis 0"));
+      int64_t outs = all ? 1 : rows ? s[0] : s[1];
+      int64_t len = all ? numel_of(s) : rows ? s[1] : s[0];
+      std::vector<double> want(outs), mag(outs, 0.0);
+      for (int64_t o = 0; o < outs; ++o) {
+        double acc = op == ReduceOp::Sum   ? 0
+                     : op == ReduceOp::Max ? -1e300
+                                           : 1e300;
+        for (int64_t j = 0; j < len; ++j) {
+          double e = all ? v[j] : rows ? v[o * s[1] + j] : v[j * s[1] + o];
+          acc = op == ReduceOp::Sum   ? acc + e
+                : op == ReduceOp::Max ? std::max(acc, e)
+                                      : std::min(acc, e);
+          mag[o] += std::abs(e);
+        }
+        want[o] = acc;
+      }
+      std::vector<double> got = B().reduce(op, x, axes, false).to_doubles();
+      REQUIRE(got.size() == want.size());
+      for (int64_t o = 0; o < outs; ++o) {
+        INFO("output " << o);
+        CHECK(std::abs(got[o] - want[o]) <=
+              (op == ReduceOp::Sum ? 1e-5 * mag[o] : 0.0));
+      }
+    }
+  }
+}
+
 TEST_CASE("threaded kernels give the one-thread results bit for bit", "[cpu]") {
   Tensor x = rnd({256, 515}, DType::F32, 23),
          g = rnd({256, 515}, DType::F32, 24);
   Tensor xd = B().cast(x, DType::F64), gd = B().cast(g, DType::F64);
+  Tensor gamma = rnd({515}, DType::F32, 25), beta = rnd({515}, DType::F32, 26);
   auto run = [&] {
-    return std::vector<Tensor>{
+    std::vector<Tensor> r = {
         B().unary(UnaryOp::Exp, x),
         B().unary(UnaryOp::Abs, xd),
         B().softmax_last(x, false),
         B().softmax_last_backward(g, B().softmax_last(x, true), true),
-        B().layer_norm_last(x, 1e-5)[0],
-        B().layer_norm_last_backward(g,
-                                     x,
-                                     B().layer_norm_last(x, 1e-5)[1],
-                                     B().layer_norm_last(x, 1e-5)[2]),
         B().gelu(x, false),
         B().gelu_backward(gd, xd, true)};
+    // Reductions (Note [Reductions on threads]): every axis (one long
+    // row, by chunks), the first (few columns over many rows, by chunks),
+    // the last (rows), in f32 and f64.
+    for (const Tensor& t : {x, xd})
+      for (std::vector<int> axes : {std::vector<int>{0, 1}, {0}, {1}}) {
+        r.push_back(B().reduce(ReduceOp::Sum, t, axes, false));
+        r.push_back(B().reduce(ReduceOp::Max, t, axes, false));
+      }
+    // layer_norm with and without its affine part and rms_norm, forward
+    // and VJP; gamma's and beta's gradients sum over rows (Note [Norm
+    // gradients by fixed chunks]).
+    for (bool centered : {true, false})
+      for (bool affine : {true, false}) {
+        Tensor gm = affine ? gamma : Tensor(), bt = affine ? beta : Tensor();
+        auto [y, mean, rstd] = B().norm_last(x, 1e-5, centered, gm, bt);
+        auto [dx, dg, db] =
+            B().norm_last_backward(g, x, mean, rstd, centered, gm);
+        for (const Tensor& t : {y, mean, rstd, dx, dg, db})
+          if (t.defined()) r.push_back(t);
+      }
+    return r;
   };
   std::vector<Tensor> one, two;
   {

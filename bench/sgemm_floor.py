@@ -1,0 +1,83 @@
+#!/usr/bin/python3
+"""The sgemm floor of a train step: the time of its matrix products alone.
+
+A step's products are work neither side can skip; run on their own with
+the same BLAS and thread count, they give the least time a step can take
+with that BLAS, and so the lowest ratio to PyTorch's step that ss can
+reach without a faster sgemm. bench/compare_pytorch.py and
+bench/compare_transformer.py report it beside each ratio.
+
+A product is (batch, M, N, K, ta, tb): C [M N] = op(A) @ op(B), op a
+transpose where ta / tb say (read in place, as both sides read them).
+Timed with torch.bmm / torch.mm on preallocated tensors (out=), which call
+the same OpenBLAS sgemm as ss (Debian's torch and ss link
+libopenblas; OPENBLAS_CORETYPE applies to both).
+"""
+import ctypes
+import time
+
+import torch
+
+
+def set_torch_threads(n):
+    """torch.set_num_threads(n), and OpenBLAS's threads in this process too:
+    Debian's torch is built with BLAS=generic, so set_num_threads leaves
+    OpenBLAS at its own count (every core, with OPENBLAS_NUM_THREADS
+    unset), and torch's "1 thread" ran its products on 2 threads, whose
+    spinning its CPU time counted. The library is found among this
+    process's mappings; without it, only torch's count is set."""
+    torch.set_num_threads(n)
+    with open("/proc/self/maps") as f:
+        paths = {line.split()[-1] for line in f if "libopenblas" in line}
+    for path in paths:
+        ctypes.CDLL(path).openblas_set_num_threads(n)
+
+
+def linear(tokens, d_in, d_out, dx=True):
+    """A linear layer's products on [tokens d_in] -> [tokens d_out]: the
+    forward, the weight's gradient and, with [dx], the input's."""
+    g = [(1, tokens, d_out, d_in, False, False),
+         (1, d_in, d_out, tokens, True, False)]
+    if dx:
+        g.append((1, tokens, d_in, d_out, False, True))
+    return g
+
+
+def attention(batch, n, dh):
+    """Attention's two products q @ k^T and p @ v over [batch] heads of
+    [n] queries and keys, forward and both gradients of each."""
+    return [(batch, n, n, dh, False, True),   # s = q k^T
+            (batch, n, dh, n, False, False),  # dq = ds k
+            (batch, n, dh, n, True, False),   # dk = ds^T q
+            (batch, n, dh, n, False, False),  # o = p v
+            (batch, n, n, dh, False, True),   # dp = do v^T
+            (batch, n, dh, n, True, False)]   # dv = p^T do
+
+
+def _operands(gemm):
+    b, m, n, k, ta, tb = gemm
+    a = torch.rand(b, k, m) if ta else torch.rand(b, m, k)
+    w = torch.rand(b, n, k) if tb else torch.rand(b, k, n)
+    a = a.transpose(1, 2) if ta else a
+    w = w.transpose(1, 2) if tb else w
+    out = torch.empty(b, m, n)
+    if b == 1:
+        return a[0], w[0], out[0], torch.mm
+    return a, w, out, torch.bmm
+
+
+def time_gemms(gemms, threads, reps=7):
+    """(wall seconds, CPU seconds) of one pass over [gemms] on [threads]
+    threads: the least of [reps] passes after one to warm up (a floor: on
+    a shared machine the other passes lost time to the load)."""
+    set_torch_threads(threads)
+    ops = [_operands(g) for g in gemms]
+    walls, cpus = [], []
+    for r in range(reps + 1):
+        w0, c0 = time.perf_counter(), time.process_time()
+        for a, w, out, f in ops:
+            f(a, w, out=out)
+        if r:
+            walls.append(time.perf_counter() - w0)
+            cpus.append(time.process_time() - c0)
+    return min(walls), min(cpus)
