@@ -37,6 +37,18 @@ std::optional<Type> broadcast(RuleCtx& ctx,
   return r;
 }
 
+bool require_float(RuleCtx& ctx, size_t i) {
+  const Type& t = ctx.type(i);
+  if (!require_tensor(ctx, i)) return false;
+  if (types::is_float(t.dtype)) return true;
+  ctx.error(diag::Code::E0304,
+            ctx.span(i),
+            std::string(ctx.op_name()) + " needs a float tensor, but " +
+                ctx.text(i) + " is " + t.str(),
+            describe(ctx, i));
+  return false;
+}
+
 bool require_tensor(RuleCtx& ctx, size_t i, bool host_ok) {
   const Type& t = ctx.type(i);
   if (t.is_error()) return false;

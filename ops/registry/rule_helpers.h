@@ -34,6 +34,9 @@ std::optional<Type> broadcast(RuleCtx& ctx,
 /// E0303 `softmax needs a tensor, but x is int` at its span. False on an
 /// Error type (silently) or after reporting.
 bool require_tensor(RuleCtx& ctx, size_t i, bool host_ok = false);
+/// Param [i] must be a float tensor; else E0304 `<op> needs a float
+/// tensor, but x is [b] i64`.
+bool require_float(RuleCtx& ctx, size_t i);
 /// Param [i] must be of kind [k]; else E0303 `<op> needs <what> for <param>,
 /// but <text> is <type>`.
 bool require_kind(RuleCtx& ctx, size_t i, Type::Kind k, const char* what);
