@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "interp/devices/context.h"
+#include "interp/devices/lower/gathered_copies.h"
 #include "interp/devices/lower/lowering.h"
 
 namespace ss::devices {
@@ -39,6 +40,7 @@ class RankContext : public Context {
                                           const std::string& path,
                                           diag::Span at) override;
   double sum_over_pieces(double partial) override;
+  void tape_released() override { copies_.present_live(); }
 
  private:
   /// Replaces each batch-axis argument of [fn] by this rank's rows.
@@ -52,7 +54,8 @@ class RankContext : public Context {
                           const std::set<const eval::ModelStore*>& sent);
 
   eval::DeviceContext& d_;
-  bool splitting_ = false;  // inside the entry call that split its args
+  bool splitting_ = false;       // inside the entry call that split its args
+  eval::GatheredCopies copies_;  // Note [Gathered copies]
 };
 
 }  // namespace ss::devices
