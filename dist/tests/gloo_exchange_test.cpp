@@ -190,7 +190,7 @@ TEST_CASE("GlooComm: direct exchange on 2 and 3 ranks (Note [Direct exchange])",
 
 TEST_CASE(
     "GlooComm: the direct reduce-scatter sends each rank its block (Note "
-    "[Direct reduce-scatter])",
+    "[Direct reduce-scatter]); a large all-reduce is one and an exchange",
     "[dist]") {
   for (int n : {2, 3}) {
     INFO(n << " ranks");
@@ -219,6 +219,22 @@ TEST_CASE(
       c.reduce_scatter(m, mo, ReduceOp::Max, opt());
       EXPECT(mo.to_doubles() == std::vector<double>({n - 1.0, n - 1.0}));
       sent[r] = c.bytes_sent(CollectiveOp::ReduceScatter);
+      // A large all-reduce whose values divide among the ranks goes as
+      // this reduce-scatter and an exchange of the blocks (Note [Large
+      // direct all-reduces]): the same bits as the sums by hand.
+      const int64_t big = 1572864;  // 6 MiB of f32, divisible by 2 and 3
+      std::vector<double> w(big);
+      for (int64_t i = 0; i < big; ++i) w[i] = value(r, i);
+      Tensor t = Tensor::from_doubles({big}, w, DType::F32);
+      c.all_reduce(t, ReduceOp::Sum, opt());
+      for (int64_t i = 0; i < big; i += 9973) {
+        float sum = float(value(0, i)) + float(value(1, i));
+        if (n == 3) sum += float(value(2, i));
+        EXPECT(t.data<float>()[i] == sum);
+      }
+      EXPECT(t.data<float>()[big - 1] ==
+             float(value(0, big - 1)) + float(value(1, big - 1)) +
+                 (n == 3 ? float(value(2, big - 1)) : 0.0f));
     }));
     for (int r = 0; r < n; ++r) {
       INFO("rank " << r);
