@@ -103,6 +103,21 @@ class GlooComm final : public Communicator {
   template <class T>
   void direct_all_reduce(T* p, int64_t n, ReduceOp op, int lane);
   bool use_direct(const Options& o) const;
+  /// [bytes] from send[r] to each peer r, into recv[r] from it, in chunks
+  /// on [lane]'s sync mesh (Note [Direct exchange]).
+  void direct_exchange(const std::vector<const void*>& send,
+                       const std::vector<void*>& recv,
+                       size_t bytes,
+                       int lane);
+  /// Block r of every rank's buffer to rank r, reduced in rank order (Note
+  /// [Direct reduce-scatter]); [n]: the values of one block.
+  template <class T>
+  void direct_reduce_scatter(
+      const T* in, T* out, int64_t n, ReduceOp op, int lane);
+  bool try_direct_reduce_scatter(const Tensor& in,
+                                 Tensor& out,
+                                 ReduceOp op,
+                                 const Options& o);
   template <class T>
   void typed_all_reduce(T* p, int64_t n, ReduceOp op, const Options& o);
 

@@ -19,6 +19,12 @@ namespace {
 
 constexpr const char* kJobPrefix = "ssdist.";
 constexpr size_t kReceiverCache = 3;
+// A block's pages that a receiver has touched count in its RSS for as long
+// as it keeps the block mapped: a model sent to the workers (the 108 MiB
+// of params of bench/shard_params_bench.py's model) stayed in each
+// worker's RSS for the whole run. Blocks larger than this are unmapped
+// once read; the small ones of every step stay mapped.
+constexpr size_t kKeepMappedBytes = size_t{8} << 20;
 
 bip::permissions owner_only() {
   return bip::permissions(0600);
@@ -165,6 +171,7 @@ std::string BlockReceiver::take(const std::string& name, uint64_t size) {
   out.reserve(size);  // append copies without zero-filling first
   out.append(base + kBlockData, size);
   h->readers.fetch_sub(1, std::memory_order_acq_rel);
+  if (it->region.get_size() > kKeepMappedBytes) cache_.erase(it);
   return out;
 }
 

@@ -231,7 +231,10 @@ struct WorkerArgs {
 WorkerArgs parse_worker_args(const std::vector<std::string>& args);
 
 struct Handler {
-  virtual Message handle(const Message& m) = 0;
+  /// [m] is the handler's to take from: the loop reads nothing of it
+  /// afterwards but its id (a call's payload, a model of hundreds of MB,
+  /// can go as soon as it is decoded).
+  virtual Message handle(Message& m) = 0;
   virtual ~Handler();
 };
 

@@ -55,7 +55,7 @@ bool value_for(const std::string& payload, int rank, long long* v) {
 class EchoHandler : public Handler {
  public:
   explicit EchoHandler(const WorkerArgs& a) : a_(a) {}
-  Message handle(const Message& m) override {
+  Message handle(Message& m) override {
     Message r{m.kind, m.id, {}};
     long long v = 0;
     switch (m.kind) {

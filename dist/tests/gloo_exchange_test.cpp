@@ -189,6 +189,67 @@ TEST_CASE("GlooComm: direct exchange on 2 and 3 ranks (Note [Direct exchange])",
 }
 
 TEST_CASE(
+    "GlooComm: the direct reduce-scatter sends each rank its block (Note "
+    "[Direct reduce-scatter]); a large all-reduce is one and an exchange",
+    "[dist]") {
+  for (int n : {2, 3}) {
+    INFO(n << " ranks");
+    // Order-dependent f32 sums again: block r of b0 + b1 + b2, in that
+    // order, whatever the rank; 2.4 chunks of 64 KiB a block.
+    const int64_t block = 40001;
+    auto value = [](int r, int64_t i) {
+      return std::ldexp(1.0 + double(i % 89) / 7.0, int(r * 11 % 23) - 11);
+    };
+    std::vector<std::vector<float>> got(n);
+    std::vector<uint64_t> sent(n);
+    require_ok(run_gloo_direct(n, [&](GlooComm& c) {
+      const int r = c.rank();
+      std::vector<double> v(block * n);
+      for (int64_t i = 0; i < block * n; ++i) v[i] = value(r, i);
+      Tensor in = Tensor::from_doubles({block * n}, v, DType::F32);
+      Tensor out;
+      c.reduce_scatter(in, out, ReduceOp::Sum, opt());
+      EXPECT((out.shape() == Shape{block}));
+      got[r].assign(out.data<float>(), out.data<float>() + out.numel());
+      // The input is left as it was; i64 and max take the same path.
+      EXPECT(in.at(5) == float(value(r, 5)));
+      Tensor m = Tensor::from_doubles(
+          {2 * n}, std::vector<double>(2 * n, double(r)), DType::I64);
+      Tensor mo;
+      c.reduce_scatter(m, mo, ReduceOp::Max, opt());
+      EXPECT(mo.to_doubles() == std::vector<double>({n - 1.0, n - 1.0}));
+      sent[r] = c.bytes_sent(CollectiveOp::ReduceScatter);
+      // A large all-reduce whose values divide among the ranks goes as
+      // this reduce-scatter and an exchange of the blocks (Note [Large
+      // direct all-reduces]): the same bits as the sums by hand.
+      const int64_t big = 1572864;  // 6 MiB of f32, divisible by 2 and 3
+      std::vector<double> w(big);
+      for (int64_t i = 0; i < big; ++i) w[i] = value(r, i);
+      Tensor t = Tensor::from_doubles({big}, w, DType::F32);
+      c.all_reduce(t, ReduceOp::Sum, opt());
+      for (int64_t i = 0; i < big; i += 9973) {
+        float sum = float(value(0, i)) + float(value(1, i));
+        if (n == 3) sum += float(value(2, i));
+        EXPECT(t.data<float>()[i] == sum);
+      }
+      EXPECT(t.data<float>()[big - 1] ==
+             float(value(0, big - 1)) + float(value(1, big - 1)) +
+                 (n == 3 ? float(value(2, big - 1)) : 0.0f));
+    }));
+    for (int r = 0; r < n; ++r) {
+      INFO("rank " << r);
+      CHECK(sent[r] == uint64_t(block * n * 4 + 2 * n * 8));
+      for (int64_t i = 0; i < block; i += 997) {
+        const int64_t k = r * block + i;
+        float s = float(value(0, k)) + float(value(1, k));
+        if (n == 3) s += float(value(2, k));
+        CHECK(got[r][i] == s);
+      }
+    }
+  }
+}
+
+TEST_CASE(
     "GlooComm: the direct exchange fails fast when a rank leaves, and "
     "times out after the pairs' timeout",
     "[dist]") {

@@ -27,6 +27,18 @@ std::vector<ops::Tensor> gradients(Interpreter& in,
   return ops::backward(loss, leaves);
 }
 
+Value detach_value(const Value& v) {
+  return v.kind == VK::Tensor ? Value::tensor(v.t.detach()) : v;
+}
+
+// f's result without its history, as value_and_grad returns it: the tape
+// goes with it (unless aux holds more than a tensor).
+Value released(const Value& r, bool aux) {
+  if (!aux) return detach_value(r);
+  return Value::tuple(
+      {detach_value((*r.items)[0]), detach_value((*r.items)[1])});
+}
+
 struct Differentiated {
   Value result;  // f's result (loss, or (loss, aux))
   Value grads;   // Grads or a tensor
@@ -95,11 +107,10 @@ Differentiated differentiate(BuiltinCall& c, bool aux) {
   std::map<std::string, ops::Tensor> by_path;
   for (size_t i = 0; i < params.size(); ++i) by_path[params[i]] = g[i];
   ModelRef like = *leaf_ref;
-  return {r, make_grads(like, by_path, store->whole, store->heads)};
-}
-
-Value detach_value(const Value& v) {
-  return v.kind == VK::Tensor ? Value::tensor(v.t.detach()) : v;
+  Value grads = make_grads(like, by_path, store->whole, store->heads);
+  r = released(r, aux);
+  if (DeviceHooks* d = c.in.device_hooks()) d->tape_released();
+  return {r, grads};
 }
 
 Value value_and_grad(BuiltinCall& c) {

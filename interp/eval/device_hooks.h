@@ -121,6 +121,10 @@ class DeviceHooks {
                                                   diag::Span at) {
     return std::nullopt;
   }
+  /// value_and_grad's tape is gone (its gradients are taken): a gathered
+  /// param whose bytes were let go and that a value still holds is made
+  /// again, on every rank at once (Note [Gathered copies]).
+  virtual void tape_released() {}
   /// `shard params`, on a rank: [partial], a sum over this rank's pieces
   /// (a gradient's squares: norm, clip_norm), summed over every rank's.
   virtual double sum_over_pieces(double partial) { return partial; }

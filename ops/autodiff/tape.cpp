@@ -67,6 +67,20 @@ void accumulate(Tensor& slot,
              ? backend_for(slot.device()).binary(BinaryOp::Add, slot, gc)
              : gc;
 }
+// Before [n]'s VJP: the inputs whose bytes were let go and that the VJP
+// reads, made again here, in node order on every rank (Note [Bytes made
+// again] in ops/core/tensor.cpp). An input is read to give another input
+// its gradient (x @ w: w for x's); for its own it is read only by ops
+// such as log(w), whose data() makes it present. So `x @ w` with data x
+// gathers nothing again.
+void make_present(const Node& n) {
+  int needing = 0;
+  for (const Tensor& in : n.inputs) needing += needs_grad(in);
+  for (const Tensor& in : n.inputs)
+    if (in.defined() && in.storage()->let_go_of() &&
+        needing - needs_grad(in) > 0)
+      in.storage()->present();
+}
 }  // namespace
 
 bool GradMode::enabled() {
@@ -241,6 +255,9 @@ std::vector<Tensor> backward(const Tensor& root,
         told[i] = true;
         ready(i, final_grad(i));
       }
+      // Told: its cotangent is the receiver's now (a data-parallel run's
+      // bucket sums it in place), not kept to the end of the pass.
+      leaf_cot.erase(it->first);
     }
   };
   // Absent: replicated so far (Note [Replicated cotangents]).
@@ -265,6 +282,7 @@ std::vector<Tensor> backward(const Tensor& root,
       if (!wanted.count(n)) node_cot.erase(it);
       const bool sends_replicated = n->out_replicated && !cot_differs.count(n);
       g_cotangent_replicated = !cot_differs.count(n);
+      make_present(*n);
       std::vector<Tensor> gs = n->vjp(gy);
       g_cotangent_replicated = false;
       if (gs.size() != n->inputs.size())
@@ -290,8 +308,12 @@ std::vector<Tensor> backward(const Tensor& root,
   out.reserve(leaves.size());
   GradMode::Guard no_grad(false);
   for (size_t i = 0; i < leaves.size(); ++i) {
-    out.push_back(final_grad(i));
-    if (ready && !told[i]) ready(i, out.back());
+    if (!ready) {
+      out.push_back(final_grad(i));
+      continue;
+    }
+    if (!told[i]) ready(i, final_grad(i));
+    out.emplace_back();  // [ready] has it
   }
   return out;
 }

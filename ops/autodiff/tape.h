@@ -90,10 +90,11 @@ using LeafReady = std::function<void(size_t i, const Tensor& grad)>;
 /// is called once per leaf with its gradient, in the order the pass
 /// finishes them (the same order for the same graph): a leaf is done once
 /// every node that uses it has run; unused leaves and non-leaf "leaves"
-/// come last. The gradients are those of [seed] x the root (several
-/// devices: 1/world on each rank), [seed] applied to each leaf's gradient
-/// in its dtype (Note [The seed scales the leaves] in tape.cpp); the pass
-/// does not read the root's value, which may still be arriving
+/// come last; a gradient [ready] was told is undefined in the result
+/// (its receiver holds it alone). The gradients are those of [seed] x the root
+/// (several devices: 1/world on each rank), [seed] applied to each leaf's
+/// gradient in its dtype (Note [The seed scales the leaves] in tape.cpp); the
+/// pass does not read the root's value, which may still be arriving
 /// (Storage::set_pending).
 std::vector<Tensor> backward(const Tensor& root,
                              const std::vector<Tensor>& leaves,

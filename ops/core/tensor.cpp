@@ -90,6 +90,50 @@ Storage::~Storage() {
   if (!external_) std::free(data_);
 }
 
+// Note [Bytes made again]
+// `shard params` frees a param's gathered copy after its use in the forward
+// pass while the tape still holds tensors over it (a matmul's VJP keeps its
+// operands), and gathers it again when the backward pass needs it
+// (devices.md item 9, FSDP's reshard_after_forward). Every handle shares
+// one Storage, so the bytes are let go and made again in place: the
+// handles stay valid, their bytes absent in between. ops::backward makes a
+// node's inputs present before its VJP runs (every rank in the same node
+// order, so a remake that is a collective meets the others'); data() makes
+// them present too, for a read nothing planned (interp/devices/lower/
+// gathered_copies.h says when that happens). A storage without a remake is
+// never let go: data() of an ordinary storage is one test of a pointer.
+void Storage::set_remake(std::function<void(void* bytes)> remake) {
+  if (external_)
+    throw std::logic_error("Storage::set_remake: the bytes are not its own");
+  remake_ = std::move(remake);
+  if (!remake_mu_) remake_mu_ = std::make_unique<std::mutex>();
+}
+
+void Storage::let_go() {
+  if (!remake_ || !data_) return;
+  std::free(data_);
+  data_ = nullptr;
+}
+
+void Storage::present() {
+  if (data_ || !remake_) return;
+  // The intra-op threads may read an absent storage at once: one remakes.
+  // (One lock a storage: ranks that are threads of one process remake
+  // their own copies at once, in one collective.)
+  std::lock_guard<std::mutex> lock(*remake_mu_);
+  if (data_) return;
+  size_t padded = (nbytes_ + kAlign - 1) / kAlign * kAlign;
+  void* bytes = std::aligned_alloc(kAlign, padded == 0 ? kAlign : padded);
+  if (!bytes) throw std::bad_alloc();
+  try {
+    remake_(bytes);
+  } catch (...) {
+    std::free(bytes);
+    throw;
+  }
+  data_ = bytes;
+}
+
 // ---------------------------------------------------------------- shapes
 
 int64_t numel_of(const Shape& shape) {

@@ -6,7 +6,9 @@
 // (ops/autodiff/tape.h).
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -43,10 +45,25 @@ class Storage {
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
-  void* data() { return data_; }
-  const void* data() const { return data_; }
+  void* data() {
+    if (!data_) [[unlikely]]
+      present();
+    return data_;
+  }
+  const void* data() const { return const_cast<Storage*>(this)->data(); }
   size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
+
+  /// Bytes that can be let go and made again (Note [Bytes made again] in
+  /// tensor.cpp): [remake] fills new bytes with what they held. Own bytes
+  /// only.
+  void set_remake(std::function<void(void* bytes)> remake);
+  /// Frees the bytes of a storage with a remake; the next present() (or
+  /// data()) makes them again.
+  void let_go();
+  /// Makes the bytes again if they were let go.
+  void present();
+  bool let_go_of() const { return data_ == nullptr; }
 
  private:
   void* data_ = nullptr;
@@ -54,6 +71,8 @@ class Storage {
   Device device_;
   std::shared_ptr<void> keeper_;  // set for external bytes
   bool external_ = false;
+  std::function<void(void*)> remake_;
+  std::unique_ptr<std::mutex> remake_mu_;  // with a remake
 };
 
 /// The element count; an OpError when it overflows 64 bits.
@@ -133,6 +152,9 @@ class Tensor {
   /// Whether this is the only handle on its storage (safe to update in
   /// place: no other value can see the change).
   bool unique_storage() const { return storage_.use_count() == 1; }
+  /// Its storage (Storage::set_remake, let_go: `shard params`' gathered
+  /// params).
+  const std::shared_ptr<Storage>& storage() const { return storage_; }
 
   // Autodiff state (see ops/autodiff/tape.h).
   const std::shared_ptr<AutogradMeta>& autograd() const { return ag_; }

@@ -431,12 +431,17 @@ TEST_CASE("grad: leaves are handed over as the pass finishes them", "[grad]") {
   Tensor loss = sum(matmul(relu(matmul(x, w1)), w2));
   std::vector<size_t> order;
   std::vector<Tensor> handed(3);
-  auto grads = backward(loss, {w1, w2, unused}, [&](size_t i, const Tensor& g) {
+  auto told = backward(loss, {w1, w2, unused}, [&](size_t i, const Tensor& g) {
     order.push_back(i);
     handed[i] = g;
   });
   CHECK(order == std::vector<size_t>{1, 0, 2});
-  for (size_t i = 0; i < 3; ++i)
+  // The pass without a receiver gives the same gradients; with one, a
+  // told gradient is the receiver's alone (undefined in the result).
+  auto grads = backward(loss, {w1, w2, unused});
+  for (size_t i = 0; i < 3; ++i) {
+    CHECK(!told[i].defined());
     CHECK(handed[i].to_doubles() == grads[i].to_doubles());
+  }
   CHECK(grads[2].to_doubles() == std::vector<double>{0, 0});
 }

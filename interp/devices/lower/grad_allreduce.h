@@ -56,7 +56,7 @@ class GradAllReduce {
   std::unique_ptr<Bucket> close(std::unique_ptr<Bucket> b);
 
   DeviceContext& d_;
-  std::vector<ops::Tensor> grads_;
+  std::vector<ops::Shape> shapes_;  // each gradient's, as it is ready
   std::map<int, std::unique_ptr<Bucket>> open_;  // by dtype
   std::vector<std::unique_ptr<Bucket>> done_;
   std::vector<std::shared_future<void>> sent_;

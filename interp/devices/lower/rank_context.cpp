@@ -196,8 +196,11 @@ std::optional<ops::Tensor> RankContext::gather_param(const eval::ModelRef& m,
   auto whole = m.store->whole.find(m.prefix + path);
   if (!d_.active() || whole == m.store->whole.end()) return std::nullopt;
   d_.at = at;
-  ops::Tensor t =
-      eval::gather_param(m.store->tensors.at(whole->first), whole->second, d_);
+  // The earlier reads' copies are used: their bytes go (Note [Gathered
+  // copies]).
+  copies_.let_go_all();
+  ops::Tensor t = eval::gather_param(
+      m.store->tensors.at(whole->first), whole->second, d_, &copies_);
   for (int64_t i : m.index) t = ops::take_one(t, i, 0);
   return t;
 }

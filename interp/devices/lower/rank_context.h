@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "interp/devices/context.h"
+#include "interp/devices/lower/gathered_copies.h"
 #include "interp/devices/lower/lowering.h"
 
 namespace ss::devices {
@@ -55,6 +56,7 @@ class RankContext : public Context {
       std::vector<ops::Tensor*>& operands,
       const std::function<eval::Value()>& run,
       diag::Span at) override;
+  void tape_released() override { copies_.present_live(); }
 
  private:
   /// Replaces each batch-axis argument of [fn] by this rank's rows.
@@ -68,7 +70,8 @@ class RankContext : public Context {
                           const std::set<const eval::ModelStore*>& sent);
 
   eval::DeviceContext& d_;
-  bool splitting_ = false;  // inside the entry call that split its args
+  bool splitting_ = false;       // inside the entry call that split its args
+  eval::GatheredCopies copies_;  // Note [Gathered copies]
 };
 
 }  // namespace ss::devices

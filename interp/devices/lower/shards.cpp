@@ -17,11 +17,10 @@
 // pieces, and its optimizer state is pieces too. A gradient's norm sums the
 // squares of the pieces and all-reduces that one number.
 //
-// The whole param exists on a rank only while the program uses it, as a
-// value of the evaluator: the tape keeps it for the backward pass of the
-// ops that read it. (FSDP's reshard_after_forward, freeing it after the
-// forward use and gathering it again for the backward pass, needs the tape
-// to hold a recipe rather than the tensor; not done yet.)
+// The whole param exists on a rank only while the program uses it: its
+// bytes are let go after the read's use in the forward pass and gathered
+// again for the backward pass, though the tape holds tensors over them
+// (Note [Gathered copies] in gathered_copies.cpp).
 //
 // The controller sees whole params: a fetch (reading m.w1 there, save)
 // asks every worker, each gathers every sharded param and rank 0 answers
@@ -29,7 +28,10 @@
 // checkpoint loaded in the controller is sent whole and cut again.
 #include "interp/devices/lower/shards.h"
 
+#include <cstring>
+
 #include "dist/comm/communicator.h"
+#include "interp/devices/lower/gathered_copies.h"
 #include "interp/devices/lower/lowering.h"
 #include "ops/api.h"
 #include "ops/autodiff/tape.h"
@@ -77,17 +79,45 @@ Tensor unpadded(const Tensor& flat, const ops::Shape& whole) {
 
 }  // namespace
 
+namespace {
+
+// The gathered bytes of [piece]'s param again, into [bytes] (the storage
+// of a copy whose bytes were let go: Note [Gathered copies]).
+std::function<void(void*)> regather(const Tensor& piece,
+                                    const ops::Shape& whole,
+                                    DeviceContext& d) {
+  DeviceContext* dp = &d;
+  return [p = piece.detach(), whole, dp](void* bytes) {
+    const int64_t n = ops::numel_of(whole), k = p.numel();
+    if (n == k * dp->world) {  // straight into the bytes
+      Tensor out = Tensor::external(bytes, {n}, p.dtype(), nullptr);
+      Waiting w(*dp);
+      dp->comm->all_gather(p, out, dist::Options{});
+      return;
+    }
+    Tensor flat = gathered(p, *dp);
+    std::memcpy(bytes, flat.raw(), n * types::dtype_size(p.dtype()));
+  };
+}
+
+}  // namespace
+
 Tensor gather_param(const Tensor& piece,
                     const ops::Shape& whole,
-                    DeviceContext& d) {
+                    DeviceContext& d,
+                    GatheredCopies* copies) {
   Tensor out = unpadded(gathered(piece, d), whole);
   if (!types::is_float(piece.dtype())) return ops::mark_replicated(out);
   DeviceContext* dp = &d;
   const int64_t k = piece.numel();
+  // The VJP is the copy's last use in the backward pass: it lets it go
+  // (Note [Gathered copies]).
+  std::weak_ptr<ops::Storage> bytes = out.storage();
   // The gathered param is the same on every rank; its cotangent is each
   // rank's part of the batch's gradient (Note [Sharded params]).
-  return ops::mark_replicated(
-      ops::record("all_gather", out, {piece}, [dp, k](const Tensor& g) {
+  out = ops::mark_replicated(
+      ops::record("all_gather", out, {piece}, [dp, k, bytes](const Tensor& g) {
+        if (auto s = bytes.lock()) s->let_go();
         Tensor flat = g.reshape({g.numel()});
         if (g.numel() < k * dp->world)
           flat = ops::pad(flat, 0, 0, k * dp->world - g.numel());
@@ -104,6 +134,9 @@ Tensor gather_param(const Tensor& piece,
                        ops::scalar_like(double(dp->world), g))};
         return std::vector<Tensor>{scattered(flat, *dp)};
       }));
+  if (copies && ops::needs_grad(out))
+    copies->add(out, regather(piece, whole, d));
+  return out;
 }
 
 void shard_store(ModelStore& s, int rank, int world) {

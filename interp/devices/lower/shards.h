@@ -12,6 +12,7 @@
 namespace ss::eval {
 
 struct DeviceContext;
+class GatheredCopies;
 
 /// Piece [rank] of [whole] (flattened, padded with zeros to world pieces).
 ops::Tensor piece_of(const ops::Tensor& whole, int rank, int world);
@@ -20,9 +21,12 @@ ops::Tensor piece_of(const ops::Tensor& whole, int rank, int world);
 /// (an all-gather of ops::shard_piece_numel values). Differentiable: its VJP
 /// reduce-scatters the whole cotangent into this rank's piece, the
 /// gradient's sum over the ranks, so no gradient all-reduce follows.
+/// Recorded on the tape, the copy joins [copies] (when set), whose bytes
+/// are let go after its use and gathered again for the backward pass.
 ops::Tensor gather_param(const ops::Tensor& piece,
                          const ops::Shape& whole,
-                         DeviceContext& d);
+                         DeviceContext& d,
+                         GatheredCopies* copies = nullptr);
 
 /// Cuts every param of [s] (buffers stay whole) into this rank's piece and
 /// records its whole shape in s.whole: a store that came whole from the
