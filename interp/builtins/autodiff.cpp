@@ -1,5 +1,6 @@
 // value_and_grad, grad, clip_norm, remat, and the Grads forms of norm and
 // zeros_like. Gradients come from the API's tape (ops/autodiff).
+#include <algorithm>
 #include <cmath>
 
 #include "interp/eval/device_hooks.h"
@@ -13,18 +14,39 @@ using VK = Value::Kind;
 
 namespace {
 
+// Inside an instance of an spmd fn: how many instances' seeds of the loss
+// its backward pass sums (Note [A gradient inside an instance] in
+// ops/registry/mesh_comm.h), from the loss's varying set in the checked
+// type of value_and_grad's result (grad's has no loss: 1).
+double invariant_copies(BuiltinCall& c, bool value) {
+  ops::MeshComm* mesh = c.in.mesh();
+  const types::Type& r = c.result_type();
+  if (!mesh || !value || r.kind != types::Type::Kind::Tuple ||
+      r.elems.empty() || !r.elems[0].is_tensor())
+    return 1.0;
+  std::vector<std::string> invariant;
+  for (const check::MeshAxis& a : c.in.program().mesh())
+    if (std::find(r.elems[0].varying.begin(),
+                  r.elems[0].varying.end(),
+                  a.name) == r.elems[0].varying.end())
+      invariant.push_back(a.name);
+  return mesh->copies_summed(invariant);
+}
+
 // The backward pass of [loss] to [leaves]. On several devices every rank
 // holds the whole loss and the gradients are summed across the ranks
 // (DeviceHooks::gradients; Note [Same result as one device] in
 // interp/devices/lower/lowering.cpp).
-std::vector<ops::Tensor> gradients(Interpreter& in,
+std::vector<ops::Tensor> gradients(BuiltinCall& c,
+                                   bool value,
                                    const ops::Tensor& loss,
                                    const std::vector<ops::Tensor>& leaves,
-                                   const std::vector<bool>& pieces,
-                                   diag::Span at) {
+                                   const std::vector<bool>& pieces) {
+  Interpreter& in = c.in;
   if (DeviceHooks* d = in.device_hooks())
-    if (auto g = d->gradients(loss, leaves, pieces, at)) return std::move(*g);
-  return ops::backward(loss, leaves);
+    if (auto g = d->gradients(loss, leaves, pieces, c.span))
+      return std::move(*g);
+  return ops::backward(loss, leaves, {}, 1.0 / invariant_copies(c, value));
 }
 
 struct Differentiated {
@@ -32,8 +54,9 @@ struct Differentiated {
   Value grads;   // Grads or a tensor
 };
 
-// Calls f(m, extras...) with m's params as leaves and differentiates.
-Differentiated differentiate(BuiltinCall& c, bool aux) {
+// Calls f(m, extras...) with m's params as leaves and differentiates;
+// [value]: value_and_grad's, whose result's type holds the loss's.
+Differentiated differentiate(BuiltinCall& c, bool aux, bool value) {
   const Value& f = c.arg(0);
   const Value& m = c.arg(1);
   std::vector<Value> args{Value()};
@@ -44,7 +67,7 @@ Differentiated differentiate(BuiltinCall& c, bool aux) {
     args[0] = Value::tensor(leaf);
     Value r = c.in.call_value(f, std::move(args), c.span);
     const Value& loss = aux ? (*r.items)[0] : r;
-    auto g = gradients(c.in, loss.t, {leaf}, {false}, c.span);
+    auto g = gradients(c, value, loss.t, {leaf}, {false});
     return {r, Value::tensor(g[0])};
   }
   if (m.kind != VK::Model)
@@ -90,7 +113,7 @@ Differentiated differentiate(BuiltinCall& c, bool aux) {
   const Value& loss = aux ? (*r.items)[0] : r;
   if (loss.kind != VK::Tensor)
     c.fail("ValueError", std::string(c.op.name) + ": the loss is not a tensor");
-  std::vector<ops::Tensor> g = gradients(c.in, loss.t, leaves, pieces, c.span);
+  std::vector<ops::Tensor> g = gradients(c, value, loss.t, leaves, pieces);
   std::map<std::string, ops::Tensor> by_path;
   for (size_t i = 0; i < params.size(); ++i) by_path[params[i]] = g[i];
   ModelRef like = *leaf_ref;
@@ -103,7 +126,7 @@ Value detach_value(const Value& v) {
 
 Value value_and_grad(BuiltinCall& c) {
   bool aux = c.flag(2, false);
-  Differentiated d = differentiate(c, aux);
+  Differentiated d = differentiate(c, aux, true);
   if (aux)
     return Value::tuple({detach_value((*d.result.items)[0]),
                          detach_value((*d.result.items)[1]),
@@ -113,7 +136,7 @@ Value value_and_grad(BuiltinCall& c) {
 
 Value grad(BuiltinCall& c) {
   bool aux = c.flag(2, false);
-  Differentiated d = differentiate(c, aux);
+  Differentiated d = differentiate(c, aux, false);
   if (aux) return Value::tuple({detach_value((*d.result.items)[1]), d.grads});
   return d.grads;
 }

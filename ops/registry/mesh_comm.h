@@ -25,6 +25,16 @@
 // for cotangents that every instance holds whole, which needs each op's
 // varying set at run time (JAX's implicit pvary). Both give the same
 // gradients; the first needs no types on the tape.
+//
+// Note [A gradient inside an instance]
+// value_and_grad inside an spmd fn seeds its loss's backward pass on every
+// instance. Where each instance's pass runs its transposes with the
+// others' (the distributed mode), a loss invariant over mesh axes S (one
+// copy per instance along S, all equal) has |S| seeds summed into every
+// gradient: each instance seeds 1/|S| (copies_summed), and the gradient
+// is the loss's, as JAX's implicit pvary gives (psum's transpose pvary).
+// The simulated mode's pass on each instance's thread is the whole mesh's
+// graph with only that instance's seed, so it needs none.
 
 #include <cstdint>
 #include <string>
@@ -103,6 +113,13 @@ class MeshComm {
   virtual Tensor collective(const MeshOp& op,
                             const MeshOp& transpose,
                             const Tensor& x) = 0;
+  /// How many instances' seeds of a loss invariant over mesh axes [axes]
+  /// a backward pass sums into each gradient (Note [A gradient inside an
+  /// instance]).
+  virtual double copies_summed(const std::vector<std::string>& axes) {
+    (void)axes;
+    return 1.0;
+  }
 };
 
 }  // namespace ss::ops

@@ -3,6 +3,8 @@
 #include "interp/devices/lower/worker_mesh.h"
 
 #include <algorithm>
+#include <ostream>
+#include <streambuf>
 
 #include "dist/comm/gloo_comm.h"
 #include "interp/devices/lower/lowering.h"
@@ -63,6 +65,49 @@ int64_t WorkerMesh::me() const {
 void WorkerMesh::close() {
   for (auto& [members, g] : groups_)
     if (g.own) g.own->close();
+}
+
+void WorkerMesh::run(spmd::InstanceRun& r) {
+  struct Restore {
+    std::streambuf*& p;
+    std::streambuf* was;
+    ~Restore() { p = was; }
+  } restore{prints_, prints_};
+  prints_ = &r.out;
+  spmd::run_instance(r, *this);
+}
+
+namespace {
+struct NullBuf : std::streambuf {
+  int overflow(int c) override { return c; }
+};
+}  // namespace
+
+Value WorkerMesh::call_remat(Interpreter& in,
+                             const check::FnInfo& fn,
+                             std::vector<Value> args,
+                             diag::Span site) {
+  const check::Program* prog = &in.program();
+  const diag::SourceMap* sm = &in.sources();
+  const check::FnInfo* f = &fn;
+  std::vector<StackEntry> stack = in.stack();
+  auto again = [this, prog, sm, f, site, stack](std::vector<Value> a) {
+    NullBuf none;
+    std::ostream os(prints_ ? prints_ : &none);
+    Interpreter it(*prog, *sm, os);
+    it.set_mesh(this);
+    it.exchange_stack(stack);
+    Value y = it.call(*f, std::move(a), site);
+    os.flush();
+    return y;
+  };
+  return call_remat_here(in, fn, std::move(args), site, again);
+}
+
+double WorkerMesh::copies_summed(const std::vector<std::string>& axes) {
+  double n = 1;
+  for (const std::string& a : axes) n *= static_cast<double>(shape_.size_of(a));
+  return n;
 }
 
 int64_t WorkerMesh::axis_index(const std::string& axis) {

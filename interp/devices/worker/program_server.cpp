@@ -270,7 +270,7 @@ class ProgramHandler : public dist::Handler {
       run.args.push_back(std::move(v));
     }
     d_.at = site;
-    eval::spmd::run_instance(run, *mesh_);
+    mesh_->run(run);
     if (run.error) {
       run.error->notes().push_back(
           eval::spmd::instance_note(mesh_->shape(), mesh_->me()));

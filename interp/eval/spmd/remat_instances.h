@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "interp/eval/remat.h"
+#include "interp/eval/spmd/instance_output.h"
 #include "interp/eval/spmd/sim_mesh.h"
 
 namespace ss::eval::spmd {
@@ -25,6 +26,9 @@ struct RematShared {
   std::ostream* out = nullptr;  // the caller's
   std::shared_ptr<std::mutex> out_mu = std::make_shared<std::mutex>();
   std::vector<StackEntry> stack;  // the caller's
+  /// Each instance's prints, where a backward pass inside the instances
+  /// prints f's recompute (Note [Remat in instances]); none in a recompute.
+  std::vector<EntryBuffer*> outs;
   struct Call {
     std::vector<Value> args;
     std::vector<ops::Tensor> inputs;  // the args' tensors needing gradients
@@ -39,8 +43,8 @@ struct RematShared {
 /// One instance's mesh: its collectives (InstanceComm) and its remat.
 class RematComm final : public InstanceComm, public InstanceRemat {
  public:
-  RematComm(SimMesh& mesh, int64_t me, RematShared& shared)
-      : InstanceComm(mesh, me), mesh_(mesh), me_(me), shared_(shared) {}
+  RematComm(SimMesh& mesh, int64_t me, RematShared& shared);
+  ~RematComm() override;
   Value call_remat(Interpreter& in,
                    const check::FnInfo& fn,
                    std::vector<Value> args,
@@ -50,7 +54,8 @@ class RematComm final : public InstanceComm, public InstanceRemat {
   SimMesh& mesh_;
   int64_t me_;
   RematShared& shared_;
-  size_t next_ = 0;  // this instance's remat calls so far
+  size_t next_ = 0;   // this instance's remat calls so far
+  int64_t was_ = -1;  // the thread's instance before this one
 };
 
 }  // namespace ss::eval::spmd
