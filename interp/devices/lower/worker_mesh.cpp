@@ -65,6 +65,18 @@ int64_t WorkerMesh::me() const {
 void WorkerMesh::close() {
   for (auto& [members, g] : groups_)
     if (g.own) g.own->close();
+  // The groups of its own not joined yet: their members may be waiting to
+  // join (Note [A peer that left before joining] in dist/comm/).
+  const int64_t axes = static_cast<int64_t>(shape_.axes().size());
+  for (int64_t set = 1; set < (int64_t{1} << axes); ++set) {
+    std::vector<std::string> names;
+    for (int64_t a = 0; a < axes; ++a)
+      if (set & (int64_t{1} << a))
+        names.push_back(shape_.axes()[size_t(a)].name);
+    std::vector<int64_t> members = shape_.group(me(), names);
+    if (members.size() > 1 && !is_world(members) && !groups_.count(members))
+      dist::GlooComm::leave_unjoined(store_, group_name(members));
+  }
 }
 
 void WorkerMesh::run(spmd::InstanceRun& r) {
@@ -118,6 +130,20 @@ int64_t WorkerMesh::axis_size(const std::string& axis) {
   return shape_.size_of(axis);
 }
 
+bool WorkerMesh::is_world(const std::vector<int64_t>& members) const {
+  bool world = static_cast<int>(members.size()) == d_.world;
+  for (size_t k = 0; world && k < members.size(); ++k)
+    world = members[k] == static_cast<int64_t>(k);
+  return world;
+}
+
+// The group's name is its members: every member joins the same one.
+std::string WorkerMesh::group_name(const std::vector<int64_t>& members) {
+  std::string name = "mesh";
+  for (int64_t m : members) name += "-" + std::to_string(m);
+  return name;
+}
+
 WorkerMesh::Group& WorkerMesh::group(const std::vector<std::string>& axes) {
   std::vector<int64_t> members = shape_.group(me(), axes);
   auto it = groups_.find(members);
@@ -126,17 +152,12 @@ WorkerMesh::Group& WorkerMesh::group(const std::vector<std::string>& axes) {
   g.size = static_cast<int>(members.size());
   g.pos = static_cast<int>(std::find(members.begin(), members.end(), me()) -
                            members.begin());
-  bool world = static_cast<int>(members.size()) == d_.world;
-  for (size_t k = 0; world && k < members.size(); ++k)
-    world = members[k] == static_cast<int64_t>(k);
-  if (world) {
+  if (is_world(members)) {
     g.comm = d_.comm;
   } else if (g.size > 1) {
-    // The group's name is its members: every member joins the same one.
-    std::string name = "mesh";
-    for (int64_t m : members) name += "-" + std::to_string(m);
     Waiting w(d_);
-    g.own = std::make_unique<dist::GlooComm>(g.pos, g.size, store_, name);
+    g.own = std::make_unique<dist::GlooComm>(
+        g.pos, g.size, store_, group_name(members));
     g.comm = g.own.get();
   }
   return groups_.emplace(members, std::move(g)).first->second;

@@ -92,6 +92,8 @@ class WorkerMesh final : public ops::MeshComm, public InstanceRemat {
     std::unique_ptr<dist::Communicator> own;
   };
   Group& group(const std::vector<std::string>& axes);
+  bool is_world(const std::vector<int64_t>& members) const;
+  static std::string group_name(const std::vector<int64_t>& members);
   /// [op]'s result for this instance, not recorded.
   ops::Tensor run(const ops::MeshOp& op, const ops::Tensor& x, Group& g);
 
