@@ -33,6 +33,8 @@
 // merges them in order with the rest.
 #include "interp/eval/spmd/remat_instances.h"
 
+#include <atomic>
+
 #include "interp/eval/grad_inputs.h"
 #include "interp/eval/spmd/instance.h"
 #include "interp/eval/spmd/instance_threads.h"
@@ -57,6 +59,7 @@ struct Recompute {
   // A backward pass inside the instances (the Note): their print buffers,
   // and the recomputed graph with its prints, kept for every pass.
   std::vector<EntryBuffer*> outs;
+  uint64_t call = 0;  // RematShared::id
   std::mutex mu;
   std::vector<ops::Tensor> ys, leaves;
   std::vector<std::vector<std::string>> entries;
@@ -66,8 +69,13 @@ namespace {
 
 using VK = Value::Kind;
 
-// The instance whose thread this is (its RematComm's), or -1.
+// The instance whose thread this is (its RematComm's), or -1, and its
+// call's RematShared::id: a backward pass on an instance's thread is
+// inside that call only (another call's instance may backpropagate into
+// this call's nodes, after its buffers are gone).
 thread_local int64_t t_instance = -1;
+thread_local uint64_t t_call = 0;
+std::atomic<uint64_t> g_next_call{1};
 
 int64_t numel_of(const ops::Shape& s) {
   int64_t n = 1;
@@ -156,14 +164,21 @@ std::vector<ops::Tensor> rerun(
 
 }  // namespace
 
+uint64_t next_remat_call() {
+  return g_next_call.fetch_add(1);
+}
+
 RematComm::RematComm(SimMesh& mesh, int64_t me, RematShared& shared)
     : InstanceComm(mesh, me), mesh_(mesh), me_(me), shared_(shared) {
   was_ = t_instance;
+  was_call_ = t_call;
   t_instance = me;
+  t_call = shared.id;
 }
 
 RematComm::~RematComm() {
   t_instance = was_;
+  t_call = was_call_;
 }
 
 Value RematComm::call_remat(Interpreter& in,
@@ -200,6 +215,7 @@ Value RematComm::call_remat(Interpreter& in,
       slot->fn = &fn;
       slot->site = site;
       slot->outs = shared_.outs;
+      slot->call = shared_.id;
     }
     rc = slot;
   }
@@ -223,8 +239,8 @@ Value RematComm::call_remat(Interpreter& in,
     auto vjp = [rc](const ops::Tensor& gy) {
       std::lock_guard<std::mutex> lk(rc->mu);
       // On an instance's thread: a backward pass inside the instances.
-      const bool inside =
-          t_instance >= 0 && size_t(t_instance) < rc->outs.size();
+      const bool inside = t_call == rc->call && t_instance >= 0 &&
+                          size_t(t_instance) < rc->outs.size();
       if (rc->ys.empty()) {
         std::vector<std::vector<Value>> fresh;
         std::vector<ops::Tensor> again;

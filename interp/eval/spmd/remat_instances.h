@@ -20,7 +20,11 @@ struct Recompute;
 
 /// What the instances of one spmd call share for remat: the program, where
 /// the instances of a recompute print, and each remat call's arguments.
+/// A fresh number for each spmd call's RematShared.
+uint64_t next_remat_call();
+
 struct RematShared {
+  const uint64_t id = next_remat_call();
   const check::Program* prog = nullptr;
   const diag::SourceMap* sm = nullptr;
   std::ostream* out = nullptr;  // the caller's
@@ -56,6 +60,7 @@ class RematComm final : public InstanceComm, public InstanceRemat {
   RematShared& shared_;
   size_t next_ = 0;   // this instance's remat calls so far
   int64_t was_ = -1;  // the thread's instance before this one
+  uint64_t was_call_ = 0;
 };
 
 }  // namespace ss::eval::spmd
