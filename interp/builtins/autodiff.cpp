@@ -16,21 +16,26 @@ namespace {
 
 // Inside an instance of an spmd fn: how many instances' seeds of the loss
 // its backward pass sums (Note [A gradient inside an instance] in
-// ops/registry/mesh_comm.h), from the loss's varying set in the checked
-// type of value_and_grad's result (grad's has no loss: 1).
-double invariant_copies(BuiltinCall& c, bool value) {
+// ops/registry/mesh_comm.h): the mesh axes the checker found the loss
+// invariant over at this call, when f ran collectives ([ran]).
+double invariant_copies(BuiltinCall& c, bool ran) {
   ops::MeshComm* mesh = c.in.mesh();
-  const types::Type& r = c.result_type();
-  if (!mesh || !value || r.kind != types::Type::Kind::Tuple ||
-      r.elems.empty() || !r.elems[0].is_tensor())
-    return 1.0;
+  if (!mesh || !ran || !c.info || !c.info->loss_varying) return 1.0;
+  const std::vector<std::string>& varying = *c.info->loss_varying;
   std::vector<std::string> invariant;
   for (const check::MeshAxis& a : c.in.program().mesh())
-    if (std::find(r.elems[0].varying.begin(),
-                  r.elems[0].varying.end(),
-                  a.name) == r.elems[0].varying.end())
+    if (std::find(varying.begin(), varying.end(), a.name) == varying.end())
       invariant.push_back(a.name);
   return mesh->copies_summed(invariant);
+}
+
+// Whether f ran a collective since [before] (collectives_run()).
+bool ran_collectives(BuiltinCall& c, uint64_t before) {
+  return c.in.mesh() && c.in.mesh()->collectives_run() != before;
+}
+
+uint64_t collectives_now(BuiltinCall& c) {
+  return c.in.mesh() ? c.in.mesh()->collectives_run() : 0;
 }
 
 // The backward pass of [loss] to [leaves]. On several devices every rank
@@ -38,7 +43,7 @@ double invariant_copies(BuiltinCall& c, bool value) {
 // (DeviceHooks::gradients; Note [Same result as one device] in
 // interp/devices/lower/lowering.cpp).
 std::vector<ops::Tensor> gradients(BuiltinCall& c,
-                                   bool value,
+                                   bool ran,
                                    const ops::Tensor& loss,
                                    const std::vector<ops::Tensor>& leaves,
                                    const std::vector<bool>& pieces) {
@@ -46,7 +51,7 @@ std::vector<ops::Tensor> gradients(BuiltinCall& c,
   if (DeviceHooks* d = in.device_hooks())
     if (auto g = d->gradients(loss, leaves, pieces, c.span))
       return std::move(*g);
-  return ops::backward(loss, leaves, {}, 1.0 / invariant_copies(c, value));
+  return ops::backward(loss, leaves, {}, 1.0 / invariant_copies(c, ran));
 }
 
 struct Differentiated {
@@ -54,9 +59,8 @@ struct Differentiated {
   Value grads;   // Grads or a tensor
 };
 
-// Calls f(m, extras...) with m's params as leaves and differentiates;
-// [value]: value_and_grad's, whose result's type holds the loss's.
-Differentiated differentiate(BuiltinCall& c, bool aux, bool value) {
+// Calls f(m, extras...) with m's params as leaves and differentiates.
+Differentiated differentiate(BuiltinCall& c, bool aux) {
   const Value& f = c.arg(0);
   const Value& m = c.arg(1);
   std::vector<Value> args{Value()};
@@ -65,9 +69,10 @@ Differentiated differentiate(BuiltinCall& c, bool aux, bool value) {
   if (m.kind == VK::Tensor) {
     ops::Tensor leaf = ops::requires_grad(m.t);
     args[0] = Value::tensor(leaf);
+    const uint64_t before = collectives_now(c);
     Value r = c.in.call_value(f, std::move(args), c.span);
     const Value& loss = aux ? (*r.items)[0] : r;
-    auto g = gradients(c, value, loss.t, {leaf}, {false});
+    auto g = gradients(c, ran_collectives(c, before), loss.t, {leaf}, {false});
     return {r, Value::tensor(g[0])};
   }
   if (m.kind != VK::Model)
@@ -107,13 +112,15 @@ Differentiated differentiate(BuiltinCall& c, bool aux, bool value) {
   leaf_ref->store = store;
   leaf_ref->type = ref->type;
   args[0] = Value::object(VK::Model, leaf_ref);
+  const uint64_t before = collectives_now(c);
   Value r = c.in.call_value(f, std::move(args), c.span);
   for (const std::string& p : ref->paths(false))
     if (store->is_buffer[p]) ref->set(p, store->tensors[p]);
   const Value& loss = aux ? (*r.items)[0] : r;
   if (loss.kind != VK::Tensor)
     c.fail("ValueError", std::string(c.op.name) + ": the loss is not a tensor");
-  std::vector<ops::Tensor> g = gradients(c, value, loss.t, leaves, pieces);
+  std::vector<ops::Tensor> g =
+      gradients(c, ran_collectives(c, before), loss.t, leaves, pieces);
   std::map<std::string, ops::Tensor> by_path;
   for (size_t i = 0; i < params.size(); ++i) by_path[params[i]] = g[i];
   ModelRef like = *leaf_ref;
@@ -126,7 +133,7 @@ Value detach_value(const Value& v) {
 
 Value value_and_grad(BuiltinCall& c) {
   bool aux = c.flag(2, false);
-  Differentiated d = differentiate(c, aux, true);
+  Differentiated d = differentiate(c, aux);
   if (aux)
     return Value::tuple({detach_value((*d.result.items)[0]),
                          detach_value((*d.result.items)[1]),
@@ -136,7 +143,7 @@ Value value_and_grad(BuiltinCall& c) {
 
 Value grad(BuiltinCall& c) {
   bool aux = c.flag(2, false);
-  Differentiated d = differentiate(c, aux, false);
+  Differentiated d = differentiate(c, aux);
   if (aux) return Value::tuple({detach_value((*d.result.items)[1]), d.grads});
   return d.grads;
 }

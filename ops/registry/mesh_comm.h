@@ -28,13 +28,18 @@
 //
 // Note [A gradient inside an instance]
 // value_and_grad inside an spmd fn seeds its loss's backward pass on every
-// instance. Where each instance's pass runs its transposes with the
-// others' (the distributed mode), a loss invariant over mesh axes S (one
-// copy per instance along S, all equal) has |S| seeds summed into every
-// gradient: each instance seeds 1/|S| (copies_summed), and the gradient
-// is the loss's, as JAX's implicit pvary gives (psum's transpose pvary).
-// The simulated mode's pass on each instance's thread is the whole mesh's
-// graph with only that instance's seed, so it needs none.
+// instance. The simulated mode's pass on an instance's thread walks the
+// whole mesh's graph from that instance's seed alone: each instance gets
+// the gradient of its own copy of the loss. In the distributed mode every
+// instance's pass runs its transposes with the others', so the seeds are
+// summed: a loss made invariant over mesh axes S by collectives over them
+// (psum of a local term: every copy depends on every instance's inputs)
+// had |S| seeds summed into each gradient, |S| times the simulated one.
+// There each instance seeds such a loss with 1/|S| (copies_summed); a loss
+// that ran no collective depends on this instance's inputs only and keeps
+// the seed 1. (An invariant loss that adds a local invariant term to a
+// psum is between the two; the varying sets on the tape that it would
+// need, JAX's implicit pvary, are not there.)
 
 #include <cstdint>
 #include <string>
@@ -120,6 +125,8 @@ class MeshComm {
     (void)axes;
     return 1.0;
   }
+  /// How many collectives this instance has run so far.
+  virtual uint64_t collectives_run() const { return 0; }
 };
 
 }  // namespace ss::ops

@@ -291,6 +291,7 @@ Tensor WorkerMesh::collective(const MeshOp& op,
                               const Tensor& x) {
   Group& g = group(op.axes);
   Tensor y = run(op, x, g);
+  ++run_;
   Group* gp = &g;
   if (transpose.kind != MeshOpKind::SumToExtremum)
     return ops::record(ops::mesh_op_name(op.kind),

@@ -80,6 +80,7 @@ class WorkerMesh final : public ops::MeshComm, public InstanceRemat {
   /// The product of [axes]' sizes: each instance's backward pass runs
   /// with the others' (Note [A gradient inside an instance]).
   double copies_summed(const std::vector<std::string>& axes) override;
+  uint64_t collectives_run() const override { return run_; }
   Value call_remat(Interpreter& in,
                    const check::FnInfo& fn,
                    std::vector<Value> args,
@@ -102,6 +103,7 @@ class WorkerMesh final : public ops::MeshComm, public InstanceRemat {
   std::string store_;
   std::map<std::vector<int64_t>, Group> groups_;  // by members, in order
   std::streambuf* prints_ = nullptr;  // the running instance's (run())
+  uint64_t run_ = 0;                  // collectives so far
 };
 
 /// [x] as it is; in the backward pass its cotangent is summed over every
