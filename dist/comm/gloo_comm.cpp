@@ -179,6 +179,11 @@ GlooComm::GlooComm(int rank,
   }
 }
 
+void GlooComm::leave_unjoined(const std::string& store_dir,
+                              const std::string& prefix) {
+  detail::leave_unjoined(store_dir, prefix);
+}
+
 GlooComm::~GlooComm() {
   try {
     for (auto& c : sync_ctx_) c.reset();

@@ -53,6 +53,13 @@ class GlooComm final : public Communicator {
   GlooComm(const GlooComm&) = delete;
   GlooComm& operator=(const GlooComm&) = delete;
 
+  /// For a rank that will never join the group [prefix] in [store_dir]
+  /// (its call failed first): the members waiting to join it stop at once
+  /// with a CollectiveError (Note [A peer that left before joining] in
+  /// gloo_join.cpp).
+  static void leave_unjoined(const std::string& store_dir,
+                             const std::string& prefix);
+
   /// The most ranks whose all-reduces exchange whole buffers directly.
   static constexpr int kSyncRanks = 3;
   /// Lanes 0..kLanes-1 have a direct exchange.

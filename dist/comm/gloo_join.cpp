@@ -73,11 +73,47 @@ struct AttemptAbandoned : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Note [A peer that left before joining]
+// A group joined on first use (an spmd fn's Gloo group of some mesh axes:
+// Note [Spmd fns on workers]) waits in the store for every member. A
+// member whose call failed before it reached the group never comes: its
+// worker leaves the groups it joined (their waiting peers fail at once,
+// as the world's), and for those it did not, it sets the group's `.left`
+// key (leave_unjoined). Every wait of a join polls for that key too and
+// ends at once with PeerLeft, so the run ends with the failed member's
+// error, not at the collective timeout.
+struct PeerLeft : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+std::string left_key(const std::string& prefix) {
+  return prefix + ".left";
+}
+
 // The job's FileStore, with its check (whether keys exist, without
-// waiting) in reach.
+// waiting) in reach, and waits that end when a member left the group
+// being joined (the Note).
 struct JobFiles : gloo::rendezvous::FileStore {
   using gloo::rendezvous::FileStore::check;
   using gloo::rendezvous::FileStore::FileStore;
+  std::string left;  // the group's `.left` key; empty: none
+  void peer_left() {
+    if (!left.empty() && check({left}))
+      throw PeerLeft(
+          "a member of this group failed before it joined it (its error "
+          "is the call's)");
+  }
+  void wait_or_left(const std::vector<std::string>& keys,
+                    std::chrono::milliseconds timeout) {
+    const auto deadline = Clock::now() + timeout;
+    while (!check(keys)) {
+      peer_left();
+      if (Clock::now() > deadline)
+        throw std::runtime_error("Wait timeout for the other ranks (" +
+                                 std::to_string(timeout.count()) + " ms)");
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
 };
 
 std::string attempt_prefix(const std::string& prefix, int attempt) {
@@ -117,6 +153,7 @@ class AttemptStore : public gloo::rendezvous::Store {
     for (const std::string& k : keys) full.push_back(mesh_ + "/" + k);
     const auto deadline = Clock::now() + timeout_;
     while (!fs_.check(full)) {
+      fs_.peer_left();
       if (abandoned())
         throw AttemptAbandoned("another rank gave this attempt up");
       if (Clock::now() > deadline)
@@ -286,6 +323,7 @@ JoinedMeshes join_meshes(int rank,
                          std::shared_ptr<gloo::transport::Device>& device,
                          std::chrono::milliseconds timeout) {
   JobFiles fs(store_dir);
+  fs.left = left_key(prefix);
   const std::string secret_key = prefix + ".secret";
   if (rank == 0) {
     std::random_device rd;
@@ -293,7 +331,7 @@ JoinedMeshes join_meshes(int rank,
     for (char& c : s) c = static_cast<char>(rd());
     fs.set(secret_key, s);
   }
-  fs.wait({secret_key}, timeout);
+  fs.wait_or_left({secret_key}, timeout);
   std::vector<char> sv = fs.get(secret_key);
   const std::string secret(sv.begin(), sv.end());
 
@@ -324,6 +362,8 @@ JoinedMeshes join_meshes(int rank,
             *out.lanes[l], rank, size, secret, *stores[l + 1], timeout);
     } catch (const AttemptAbandoned&) {
       abandoned = true;
+    } catch (const PeerLeft&) {
+      throw;
     } catch (const std::exception& e) {
       failed = reason_of(e, rank);
       if (failed.find("Wait timeout") != std::string::npos) throw;
@@ -342,7 +382,7 @@ JoinedMeshes join_meshes(int rank,
     std::vector<std::string> done;
     for (int r = 0; r < size; ++r)
       done.push_back(ap + ".done." + std::to_string(r));
-    fs.wait(done, timeout);
+    fs.wait_or_left(done, timeout);
     std::string reasons;
     for (int r = 0; r < size; ++r) {
       std::string k = ap + ".fail." + std::to_string(r);
@@ -375,6 +415,16 @@ JoinedMeshes join_meshes(int rank,
       " tries to connect the workers (last: " + last +
       "). Another local user or process connects to this job's ports on "
       "127.0.0.1; see docs/trust.md");
+}
+
+void leave_unjoined(const std::string& store_dir, const std::string& prefix) {
+  // Every member that failed says so: the first one's key is the one.
+  JobFiles fs(store_dir);
+  try {
+    if (!fs.check({left_key(prefix)})) fs.set(left_key(prefix), {'x'});
+  } catch (const std::exception&) {
+    // set by another member meanwhile
+  }
 }
 
 }  // namespace ss::dist::detail

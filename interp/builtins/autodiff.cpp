@@ -1,5 +1,6 @@
 // value_and_grad, grad, clip_norm, remat, and the Grads forms of norm and
 // zeros_like. Gradients come from the API's tape (ops/autodiff).
+#include <algorithm>
 #include <cmath>
 
 #include "interp/eval/device_hooks.h"
@@ -13,18 +14,44 @@ using VK = Value::Kind;
 
 namespace {
 
+// Inside an instance of an spmd fn: how many instances' seeds of the loss
+// its backward pass sums (Note [A gradient inside an instance] in
+// ops/registry/mesh_comm.h): the mesh axes the checker found the loss
+// invariant over at this call, when f ran collectives ([ran]).
+double invariant_copies(BuiltinCall& c, bool ran) {
+  ops::MeshComm* mesh = c.in.mesh();
+  if (!mesh || !ran || !c.info || !c.info->loss_varying) return 1.0;
+  const std::vector<std::string>& varying = *c.info->loss_varying;
+  std::vector<std::string> invariant;
+  for (const check::MeshAxis& a : c.in.program().mesh())
+    if (std::find(varying.begin(), varying.end(), a.name) == varying.end())
+      invariant.push_back(a.name);
+  return mesh->copies_summed(invariant);
+}
+
+// Whether f ran a collective since [before] (collectives_run()).
+bool ran_collectives(BuiltinCall& c, uint64_t before) {
+  return c.in.mesh() && c.in.mesh()->collectives_run() != before;
+}
+
+uint64_t collectives_now(BuiltinCall& c) {
+  return c.in.mesh() ? c.in.mesh()->collectives_run() : 0;
+}
+
 // The backward pass of [loss] to [leaves]. On several devices every rank
 // holds the whole loss and the gradients are summed across the ranks
 // (DeviceHooks::gradients; Note [Same result as one device] in
 // interp/devices/lower/lowering.cpp).
-std::vector<ops::Tensor> gradients(Interpreter& in,
+std::vector<ops::Tensor> gradients(BuiltinCall& c,
+                                   bool ran,
                                    const ops::Tensor& loss,
                                    const std::vector<ops::Tensor>& leaves,
-                                   const std::vector<bool>& pieces,
-                                   diag::Span at) {
+                                   const std::vector<bool>& pieces) {
+  Interpreter& in = c.in;
   if (DeviceHooks* d = in.device_hooks())
-    if (auto g = d->gradients(loss, leaves, pieces, at)) return std::move(*g);
-  return ops::backward(loss, leaves);
+    if (auto g = d->gradients(loss, leaves, pieces, c.span))
+      return std::move(*g);
+  return ops::backward(loss, leaves, {}, 1.0 / invariant_copies(c, ran));
 }
 
 Value detach_value(const Value& v) {
@@ -54,9 +81,10 @@ Differentiated differentiate(BuiltinCall& c, bool aux) {
   if (m.kind == VK::Tensor) {
     ops::Tensor leaf = ops::requires_grad(m.t);
     args[0] = Value::tensor(leaf);
+    const uint64_t before = collectives_now(c);
     Value r = c.in.call_value(f, std::move(args), c.span);
     const Value& loss = aux ? (*r.items)[0] : r;
-    auto g = gradients(c.in, loss.t, {leaf}, {false}, c.span);
+    auto g = gradients(c, ran_collectives(c, before), loss.t, {leaf}, {false});
     return {r, Value::tensor(g[0])};
   }
   if (m.kind != VK::Model)
@@ -97,13 +125,15 @@ Differentiated differentiate(BuiltinCall& c, bool aux) {
   leaf_ref->store = store;
   leaf_ref->type = ref->type;
   args[0] = Value::object(VK::Model, leaf_ref);
+  const uint64_t before = collectives_now(c);
   Value r = c.in.call_value(f, std::move(args), c.span);
   for (const std::string& p : ref->paths(false))
     if (store->is_buffer[p]) ref->set(p, store->tensors[p]);
   const Value& loss = aux ? (*r.items)[0] : r;
   if (loss.kind != VK::Tensor)
     c.fail("ValueError", std::string(c.op.name) + ": the loss is not a tensor");
-  std::vector<ops::Tensor> g = gradients(c.in, loss.t, leaves, pieces, c.span);
+  std::vector<ops::Tensor> g =
+      gradients(c, ran_collectives(c, before), loss.t, leaves, pieces);
   std::map<std::string, ops::Tensor> by_path;
   for (size_t i = 0; i < params.size(); ++i) by_path[params[i]] = g[i];
   ModelRef like = *leaf_ref;

@@ -251,6 +251,11 @@ class BuiltinCtx final : public ops::RuleCtx {
     return std::nullopt;
   }
   bool in_spmd() const override { return c_ && c_->in_spmd; }
+  void record_loss_varying(const std::vector<std::string>& v) override {
+    // Inside an spmd fn's body only: an ordinary fn's types carry no
+    // varying sets.
+    if (call_ && in_spmd()) ck_.info_for(call_).loss_varying = v;
+  }
   const char* op_name() const override { return op_.name; }
 
  private:

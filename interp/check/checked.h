@@ -126,6 +126,9 @@ struct ExprInfo {
   std::map<std::string, PatternLabel> pattern_labels;
   /// The value has the batch axis (split across the devices along it).
   bool split = false;
+  /// value_and_grad, grad: the mesh axes their loss varies over here
+  /// (RuleCtx::record_loss_varying; Note [A gradient inside an instance]).
+  std::optional<std::vector<std::string>> loss_varying;
   /// A builtin call across the batch axis with a distributed lowering
   /// (sum, mean, cross_entropy, mse, batch_norm, reduce(with=sum)): it runs
   /// as an all-reduce. [allreduce_payload] says what it sends, in the words

@@ -37,9 +37,16 @@ Value call_remat(Interpreter& in,
 Value call_remat_here(Interpreter& in,
                       const check::FnInfo& fn,
                       std::vector<Value> args,
-                      diag::Span site) {
+                      diag::Span site,
+                      RunAgain again) {
   if (!ops::GradMode::enabled() || fn.result.kind != types::Type::Kind::Tensor)
     return in.call(fn, std::move(args), site);
+  if (!again) {
+    const check::FnInfo* f = &fn;
+    again = [&in, f, site](std::vector<Value> a) {
+      return in.call(*f, std::move(a), site);
+    };
+  }
   std::vector<ops::Tensor> inputs;
   // The forward run sees the inputs themselves; a model's handle is kept
   // as it is (the identity swap needs no private store).
@@ -53,16 +60,15 @@ Value call_remat_here(Interpreter& in,
     r = in.call(fn, std::move(plain), site);
   }
   if (r.kind != VK::Tensor) return r;
-  const check::FnInfo* f = &fn;
-  auto vjp = [&in, f, args, site](const ops::Tensor& gy) {
-    std::vector<ops::Tensor> again, leaves;
+  auto vjp = [again, args](const ops::Tensor& gy) {
+    std::vector<ops::Tensor> found, leaves;
     std::vector<Value> fresh =
-        swap_grad_inputs(args, again, [&](const ops::Tensor& t) {
+        swap_grad_inputs(args, found, [&](const ops::Tensor& t) {
           leaves.push_back(ops::requires_grad(t.detach()));
           return leaves.back();
         });
     ops::GradMode::Guard on(true);
-    Value y = in.call(*f, std::move(fresh), site);
+    Value y = again(std::move(fresh));
     ops::Tensor root = ops::sum(ops::mul(y.t, gy.detach()));
     return ops::backward(root, leaves);
   };

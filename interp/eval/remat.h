@@ -16,15 +16,21 @@ Value call_remat(Interpreter& in,
                  std::vector<Value> args,
                  diag::Span site);
 
+/// How f runs again in the backward pass, on its fresh arguments.
+using RunAgain = std::function<Value(std::vector<Value>)>;
+
 /// remat as Note [Remat] does it, on this thread: f runs again in this
-/// thread's backward pass. Inside an instance this is right where f's
-/// collectives can meet again there (an InstanceRemat of the distributed
-/// mode, where each worker runs its own backward pass), not in the
-/// simulated mode's one backward pass (Note [Remat in instances]).
+/// thread's backward pass, through [again] (by default [in].call, right
+/// where [in] outlives the backward pass). Inside an instance this is
+/// right where f's collectives can meet again there: each worker's own
+/// backward pass (WorkerMesh, Note [Spmd fns on workers]), or a simulated
+/// instance's when value_and_grad runs inside it; not the simulated
+/// mode's one backward pass after the call (Note [Remat in instances]).
 Value call_remat_here(Interpreter& in,
                       const check::FnInfo& fn,
                       std::vector<Value> args,
-                      diag::Span site);
+                      diag::Span site,
+                      RunAgain again = nullptr);
 
 /// How remat(f) recomputes inside an instance of an spmd fn, where f's
 /// collectives need the other instances again (Note [Remat in instances]

@@ -159,3 +159,47 @@ TEST_CASE(
   CHECK(p.err.find("in the instance at x=1 of 2") != std::string::npos);
   CHECK(p.err.find("raised on worker 1 of 2") != std::string::npos);
 }
+
+TEST_CASE(
+    "spmd: what the instances printed before an error shows, merged, on "
+    "workers as simulated",
+    "[eval][spmd]") {
+  // Both instances print their block and k, then x=1 takes element 5 of
+  // its block of 2 while x=0 waits at psum: main's line, then every
+  // instance's prints in instance order (by hand: blocks [1 2] and [3 4],
+  // k = 0 and 5), then x=1's error. On cpu[2] x=0's worker fails in the
+  // psum x=1 left, and its prints come back with that failure.
+  std::string dir = data_test::tmp("spmd_prints_before_error");
+  data_test::write_file(dir + "/bad.ss", R"(devices cpu
+mesh x=2
+
+spmd fn bad(a: [n/x]) -> [n/x]:
+    print(a)
+    let k = axis_index(x) * 5
+    print(k)
+    let v = take(a, k, over=n)
+    return psum(a, x) + v
+
+fn main():
+    print("before")
+    print(bad(tensor([1.0, 2.0, 3.0, 4.0])))
+)");
+  for (const char* devices : {"", " --devices 'cpu[0 1]'"}) {
+    auto p =
+        ss::testing::run_ss_process(std::string("run bad.ss") + devices, dir);
+    INFO(devices << ": " << p.err);
+    CHECK(p.rc == 2);
+    CHECK(p.out ==
+          "before\n"
+          "[x=0] [2] f32 (n/x=2)\n"
+          "[x=0] [1 2]\n"
+          "[x=1] [2] f32 (n/x=2)\n"
+          "[x=1] [3 4]\n"
+          "[x=0] i32 0\n"
+          "[x=1] i32 5\n");
+    CHECK(
+        p.err.find("bad.ss:8:13: ValueError: take: index 5 is out of range") !=
+        std::string::npos);
+    CHECK(p.err.find("in the instance at x=1 of 2") != std::string::npos);
+  }
+}

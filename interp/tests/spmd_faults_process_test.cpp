@@ -3,7 +3,10 @@
 // interp/devices/lower/worker_mesh.h): the run ends at once with the
 // WorkerError naming the worker, how it stopped, the fn, its .ss location
 // and the instance, the other instances stop though they were waiting in
-// a group of their own (psum over y), and nothing of the job is left.
+// a group of their own (psum over y), and nothing of the job is left;
+// the same when the others wait to join a group the dead one never
+// reached, and an instance that fails there ends the run with its own
+// error at once (Note [A peer that left before joining] in dist/comm/).
 #include <signal.h>
 #include <unistd.h>
 
@@ -17,33 +20,35 @@
 
 using namespace ss::testing;
 
-TEST_CASE(
-    "spmd on workers: a worker killed inside an instance is a WorkerError "
-    "naming the instance, and nothing is left",
-    "[dist][process][faults][spmd]") {
-  std::string dir = "/tmp/ss_spmd_faults_" + std::to_string(getpid());
+namespace {
+
+// A fresh job directory for one test (the run's TMPDIR too).
+std::string job_dir(const std::string& name) {
+  std::string dir =
+      "/tmp/ss_spmd_faults_" + name + "_" + std::to_string(getpid());
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
+  return dir;
+}
+
+// Runs `spin` ([spin_fn], an spmd fn on mesh x=2 y=2, called at line 5)
+// on cpu[4], kills worker 3 (the instance at x=1 y=1) while it spins, and
+// checks that the run ends with its WorkerError at once, nothing left.
+void kill_while_spinning(const std::string& name, const std::string& spin_fn) {
+  std::string dir = job_dir(name);
   std::string path = dir + "/p.ss", log = dir + "/log.csv",
               err = dir + "/err.txt";
-  // Line 5 is the call main makes; the instances spin in psum over y (a
-  // group of two: x=1 y=1's partner is x=1 y=0) until one is killed.
   std::ofstream(path) << R"(devices cpu
 mesh x=2 y=2
 fn main():
     csv(")" + log + R"(").write(logs(started=1.0))
     print(spin(ones([4, 4])))
-spmd fn spin(a: [n/x m/y]) -> [n/x m/y]:
-    let s = a
-    for i in range(100000000):
-        s = psum(s, y) * 0.5
-    return s
-)";
+)" + spin_fn;
   auto [ss, workers] = start_run(path, err, "cpu[0 1 2 3]", 4, "TMPDIR=" + dir);
   wait_for_lines(log, 1);
-  usleep(200000);  // the instances are in their loops
+  usleep(300000);  // the instances are in their loops, or waiting
   Ending end =
-      signal_and_wait(ss, workers[3], SIGKILL, std::chrono::seconds(10));
+      signal_and_wait(ss, workers[3], SIGKILL, std::chrono::seconds(20));
   std::string text = file_text(err);
   INFO(text);
   REQUIRE(end.status != -1);
@@ -54,8 +59,79 @@ spmd fn spin(a: [n/x m/y]) -> [n/x m/y]:
   CHECK(text.find("`spin`") != std::string::npos);
   CHECK(text.find("the worker ran the instance at x=1 y=1 of 4") !=
         std::string::npos);
-  CHECK(end.seconds < 5);  // at once, not at the collective timeout
+  CHECK(end.seconds < 5);  // at once, not at the collective timeout (600 s)
   CHECK(all_end(workers));
   CHECK(left_by(ss, dir).empty());
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "spmd on workers: a worker killed inside an instance is a WorkerError "
+    "naming the instance, and nothing is left",
+    "[dist][process][faults][spmd]") {
+  // The instances spin in psum over y (a group of two: x=1 y=1's partner
+  // is x=1 y=0) until one is killed.
+  kill_while_spinning("killed", R"(spmd fn spin(a: [n/x m/y]) -> [n/x m/y]:
+    let s = a
+    for i in range(100000000):
+        s = psum(s, y) * 0.5
+    return s
+)");
+}
+
+TEST_CASE(
+    "spmd on workers: a worker killed before joining a group the others "
+    "wait in is a WorkerError naming the instance, at once",
+    "[dist][process][faults][spmd]") {
+  // Instance x=1 y=1 spins on its own (no collective in the loop), so
+  // x=1 y=0 waits to join their psum's group over y, joined on first use
+  // (Note [A peer that left before joining]), when x=1 y=1's worker is
+  // killed.
+  kill_while_spinning("killed_unjoined",
+                      R"(spmd fn spin(a: [n/x m/y]) -> [n/x m/y]:
+    let s = a
+    if axis_index(x) == 1 and axis_index(y) == 1:
+        for i in range(100000000):
+            s = s * 0.5 + 0.5
+    return psum(s, y)
+)");
+}
+
+TEST_CASE(
+    "spmd on workers: an instance that fails before joining a group the "
+    "others wait in ends the run with its error, at once",
+    "[dist][process][faults][spmd]") {
+  // x=1 y=1 takes element 5 of its block of 2 before its psum over y; x=1
+  // y=0 waits to join that group, joined on first use. The failed worker
+  // says it will not come (Note [A peer that left before joining]), so
+  // the run ends with x=1 y=1's ValueError (exit 2) within seconds; it
+  // waited until the collective timeout (30 s here) before.
+  std::string dir = job_dir("failed_unjoined");
+  std::ofstream(dir + "/bad.ss") << R"(devices cpu
+mesh x=2 y=2
+fn main():
+    print(bad(ones([4, 4])))
+spmd fn bad(a: [n/x m/y]) -> [n/x m/y]:
+    let k = axis_index(x) * axis_index(y) * 5
+    let v = take(a, k, over=n)
+    return psum(a, y) + v
+)";
+  auto t0 = std::chrono::steady_clock::now();
+  auto p =
+      run_ss_process("run bad.ss --devices 'cpu[0 1 2 3]'",
+                     dir,
+                     "TMPDIR=" + dir + " SHAPESCRIPT_COLLECTIVE_TIMEOUT=30");
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+          .count();
+  INFO(p.err);
+  CHECK(p.rc == 2);
+  CHECK(p.err.find("bad.ss:7:13: ValueError: take: index 5 is out of range") !=
+        std::string::npos);
+  CHECK(p.err.find("in the instance at x=1 y=1 of 4") != std::string::npos);
+  CHECK(p.err.find("raised on worker 3 of 4") != std::string::npos);
+  CHECK(seconds < 5);
   std::filesystem::remove_all(dir);
 }

@@ -114,6 +114,7 @@ std::optional<Diff> differentiate(RuleCtx& ctx) {
               ctx.text(0) + ": " + r.str());
     return std::nullopt;
   }
+  ctx.record_loss_varying(d.loss.varying);
   return d;
 }
 

@@ -25,6 +25,21 @@
 // for cotangents that every instance holds whole, which needs each op's
 // varying set at run time (JAX's implicit pvary). Both give the same
 // gradients; the first needs no types on the tape.
+//
+// Note [A gradient inside an instance]
+// value_and_grad inside an spmd fn seeds its loss's backward pass on every
+// instance. The simulated mode's pass on an instance's thread walks the
+// whole mesh's graph from that instance's seed alone: each instance gets
+// the gradient of its own copy of the loss. In the distributed mode every
+// instance's pass runs its transposes with the others', so the seeds are
+// summed: a loss made invariant over mesh axes S by collectives over them
+// (psum of a local term: every copy depends on every instance's inputs)
+// had |S| seeds summed into each gradient, |S| times the simulated one.
+// There each instance seeds such a loss with 1/|S| (copies_summed); a loss
+// that ran no collective depends on this instance's inputs only and keeps
+// the seed 1. (An invariant loss that adds a local invariant term to a
+// psum is between the two; the varying sets on the tape that it would
+// need, JAX's implicit pvary, are not there.)
 
 #include <cstdint>
 #include <string>
@@ -103,6 +118,15 @@ class MeshComm {
   virtual Tensor collective(const MeshOp& op,
                             const MeshOp& transpose,
                             const Tensor& x) = 0;
+  /// How many instances' seeds of a loss invariant over mesh axes [axes]
+  /// a backward pass sums into each gradient (Note [A gradient inside an
+  /// instance]).
+  virtual double copies_summed(const std::vector<std::string>& axes) {
+    (void)axes;
+    return 1.0;
+  }
+  /// How many collectives this instance has run so far.
+  virtual uint64_t collectives_run() const { return 0; }
 };
 
 }  // namespace ss::ops

@@ -89,6 +89,12 @@ class RuleCtx {
   virtual std::optional<int64_t> mesh_axis(const std::string& name) const = 0;
   /// True inside an spmd fn (collectives are allowed only there).
   virtual bool in_spmd() const = 0;
+  /// A differentiating builtin's loss, as f returns it here: its varying
+  /// mesh axes, for the evaluator (Note [A gradient inside an instance]
+  /// in mesh_comm.h).
+  virtual void record_loss_varying(const std::vector<std::string>& varying) {
+    (void)varying;
+  }
   /// The op's name, for messages: "matmul", "softmax".
   virtual const char* op_name() const = 0;
 };

@@ -356,19 +356,33 @@ eval::Value Controller::call_spmd(const check::FnInfo& fn,
       throw;
     }
   }
-  for (const dist::Message& m : replies)
-    if (status_of(m) != kOk) raise_failed(replies, c);
+  // Each reply: its status, the instance's prints, then the result or the
+  // error. What the instances printed comes first, an error's too, as in
+  // the simulated mode (Note [Prints of instances]).
   std::vector<std::vector<std::string>> prints;
+  bool all_ok = true;
+  for (dist::Message& m : replies) {
+    prints.emplace_back();
+    if (m.payload.empty()) {
+      all_ok = false;
+      continue;
+    }
+    Reader r(m.payload);
+    const uint8_t status = r.u8();
+    for (uint32_t n = r.u32(), i = 0; i < n; ++i)
+      prints.back().push_back(r.str());
+    m.payload =
+        std::string(1, static_cast<char>(status)) + m.payload.substr(r.at());
+    all_ok = all_ok && status == kOk;
+  }
+  in_->out() << eval::spmd::merged_prints(mesh, prints) << std::flush;
+  if (!all_ok) raise_failed(replies, c);
   std::vector<eval::Value> results;
   for (const dist::Message& m : replies) {
     Reader r(m.payload);
     r.u8();
-    prints.emplace_back();
-    for (uint32_t n = r.u32(), i = 0; i < n; ++i)
-      prints.back().push_back(r.str());
     results.push_back(codec_.read(r));
   }
-  in_->out() << eval::spmd::merged_prints(mesh, prints) << std::flush;
   return eval::spmd::join(mesh, results, fn.result);
 }
 

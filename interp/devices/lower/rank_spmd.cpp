@@ -88,7 +88,7 @@ std::optional<Value> RankContext::call_spmd(eval::Interpreter& in,
         i < whole.size()
             ? eval::spmd::param_block(mesh.shape(), me, whole[i], fn.params[i])
             : Value());
-  eval::spmd::run_instance(r, mesh);
+  mesh.run(r);
   if (r.error) {
     eval::RuntimeError e = *r.error;
     e.notes().push_back(eval::spmd::instance_note(mesh.shape(), me));

@@ -3,6 +3,8 @@
 #include "interp/devices/lower/worker_mesh.h"
 
 #include <algorithm>
+#include <ostream>
+#include <streambuf>
 
 #include "dist/comm/gloo_comm.h"
 #include "interp/devices/lower/lowering.h"
@@ -63,6 +65,61 @@ int64_t WorkerMesh::me() const {
 void WorkerMesh::close() {
   for (auto& [members, g] : groups_)
     if (g.own) g.own->close();
+  // The groups of its own not joined yet: their members may be waiting to
+  // join (Note [A peer that left before joining] in dist/comm/).
+  const int64_t axes = static_cast<int64_t>(shape_.axes().size());
+  for (int64_t set = 1; set < (int64_t{1} << axes); ++set) {
+    std::vector<std::string> names;
+    for (int64_t a = 0; a < axes; ++a)
+      if (set & (int64_t{1} << a))
+        names.push_back(shape_.axes()[size_t(a)].name);
+    std::vector<int64_t> members = shape_.group(me(), names);
+    if (members.size() > 1 && !is_world(members) && !groups_.count(members))
+      dist::GlooComm::leave_unjoined(store_, group_name(members));
+  }
+}
+
+void WorkerMesh::run(spmd::InstanceRun& r) {
+  struct Restore {
+    std::streambuf*& p;
+    std::streambuf* was;
+    ~Restore() { p = was; }
+  } restore{prints_, prints_};
+  prints_ = &r.out;
+  spmd::run_instance(r, *this);
+}
+
+namespace {
+struct NullBuf : std::streambuf {
+  int overflow(int c) override { return c; }
+};
+}  // namespace
+
+Value WorkerMesh::call_remat(Interpreter& in,
+                             const check::FnInfo& fn,
+                             std::vector<Value> args,
+                             diag::Span site) {
+  const check::Program* prog = &in.program();
+  const diag::SourceMap* sm = &in.sources();
+  const check::FnInfo* f = &fn;
+  std::vector<StackEntry> stack = in.stack();
+  auto again = [this, prog, sm, f, site, stack](std::vector<Value> a) {
+    NullBuf none;
+    std::ostream os(prints_ ? prints_ : &none);
+    Interpreter it(*prog, *sm, os);
+    it.set_mesh(this);
+    it.exchange_stack(stack);
+    Value y = it.call(*f, std::move(a), site);
+    os.flush();
+    return y;
+  };
+  return call_remat_here(in, fn, std::move(args), site, again);
+}
+
+double WorkerMesh::copies_summed(const std::vector<std::string>& axes) {
+  double n = 1;
+  for (const std::string& a : axes) n *= static_cast<double>(shape_.size_of(a));
+  return n;
 }
 
 int64_t WorkerMesh::axis_index(const std::string& axis) {
@@ -73,6 +130,20 @@ int64_t WorkerMesh::axis_size(const std::string& axis) {
   return shape_.size_of(axis);
 }
 
+bool WorkerMesh::is_world(const std::vector<int64_t>& members) const {
+  bool world = static_cast<int>(members.size()) == d_.world;
+  for (size_t k = 0; world && k < members.size(); ++k)
+    world = members[k] == static_cast<int64_t>(k);
+  return world;
+}
+
+// The group's name is its members: every member joins the same one.
+std::string WorkerMesh::group_name(const std::vector<int64_t>& members) {
+  std::string name = "mesh";
+  for (int64_t m : members) name += "-" + std::to_string(m);
+  return name;
+}
+
 WorkerMesh::Group& WorkerMesh::group(const std::vector<std::string>& axes) {
   std::vector<int64_t> members = shape_.group(me(), axes);
   auto it = groups_.find(members);
@@ -81,17 +152,12 @@ WorkerMesh::Group& WorkerMesh::group(const std::vector<std::string>& axes) {
   g.size = static_cast<int>(members.size());
   g.pos = static_cast<int>(std::find(members.begin(), members.end(), me()) -
                            members.begin());
-  bool world = static_cast<int>(members.size()) == d_.world;
-  for (size_t k = 0; world && k < members.size(); ++k)
-    world = members[k] == static_cast<int64_t>(k);
-  if (world) {
+  if (is_world(members)) {
     g.comm = d_.comm;
   } else if (g.size > 1) {
-    // The group's name is its members: every member joins the same one.
-    std::string name = "mesh";
-    for (int64_t m : members) name += "-" + std::to_string(m);
     Waiting w(d_);
-    g.own = std::make_unique<dist::GlooComm>(g.pos, g.size, store_, name);
+    g.own = std::make_unique<dist::GlooComm>(
+        g.pos, g.size, store_, group_name(members));
     g.comm = g.own.get();
   }
   return groups_.emplace(members, std::move(g)).first->second;
@@ -225,6 +291,7 @@ Tensor WorkerMesh::collective(const MeshOp& op,
                               const Tensor& x) {
   Group& g = group(op.axes);
   Tensor y = run(op, x, g);
+  ++run_;
   Group* gp = &g;
   if (transpose.kind != MeshOpKind::SumToExtremum)
     return ops::record(ops::mesh_op_name(op.kind),

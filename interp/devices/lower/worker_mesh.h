@@ -25,6 +25,15 @@
 // There the cut and the join are differentiable across the ranks
 // (sum_on_backward, gathered_blocks), so each rank's gradient of a whole
 // argument is the whole gradient, as one device's.
+//
+// remat(f) in an instance (Note [Remat]) recomputes f in this worker's own
+// backward pass: every worker walks its tape in the same order (by each
+// node's creation), so the instances reach f's recompute, and its
+// collectives, together, as they reach any other transpose. f runs again
+// in a fresh Interpreter on this mesh (the instance's own is gone when the
+// backward pass runs in the worker fn that called the spmd fn); its prints
+// go to the instance's that runs now (a value_and_grad inside the spmd fn),
+// which the controller merges as the forward's.
 
 #include <cstdint>
 #include <map>
@@ -33,6 +42,8 @@
 #include <vector>
 
 #include "dist/comm/communicator.h"
+#include "interp/eval/remat.h"
+#include "interp/eval/spmd/instance.h"
 #include "interp/eval/spmd/mesh_shape.h"
 #include "ops/registry/mesh_comm.h"
 
@@ -40,7 +51,7 @@ namespace ss::eval {
 
 struct DeviceContext;
 
-class WorkerMesh final : public ops::MeshComm {
+class WorkerMesh final : public ops::MeshComm, public InstanceRemat {
  public:
   /// Rank [d.rank]'s instance of the mesh [shape] over [d]'s communicator
   /// (the world: one rank per instance); groups of fewer instances join
@@ -53,6 +64,10 @@ class WorkerMesh final : public ops::MeshComm {
   int64_t me() const;
   DeviceContext& device() { return d_; }
 
+  /// Runs [r] as this rank's instance (spmd::run_instance), its prints
+  /// where a remat's recompute during it prints too.
+  void run(spmd::InstanceRun& r);
+
   /// Leaves every group of its own (a call that failed here: the others
   /// waiting in one fail at once, as the world's close() makes them).
   void close();
@@ -62,6 +77,14 @@ class WorkerMesh final : public ops::MeshComm {
   ops::Tensor collective(const ops::MeshOp& op,
                          const ops::MeshOp& transpose,
                          const ops::Tensor& x) override;
+  /// The product of [axes]' sizes: each instance's backward pass runs
+  /// with the others' (Note [A gradient inside an instance]).
+  double copies_summed(const std::vector<std::string>& axes) override;
+  uint64_t collectives_run() const override { return run_; }
+  Value call_remat(Interpreter& in,
+                   const check::FnInfo& fn,
+                   std::vector<Value> args,
+                   diag::Span site) override;
 
  private:
   struct Group {
@@ -70,6 +93,8 @@ class WorkerMesh final : public ops::MeshComm {
     std::unique_ptr<dist::Communicator> own;
   };
   Group& group(const std::vector<std::string>& axes);
+  bool is_world(const std::vector<int64_t>& members) const;
+  static std::string group_name(const std::vector<int64_t>& members);
   /// [op]'s result for this instance, not recorded.
   ops::Tensor run(const ops::MeshOp& op, const ops::Tensor& x, Group& g);
 
@@ -77,6 +102,8 @@ class WorkerMesh final : public ops::MeshComm {
   DeviceContext& d_;
   std::string store_;
   std::map<std::vector<int64_t>, Group> groups_;  // by members, in order
+  std::streambuf* prints_ = nullptr;  // the running instance's (run())
+  uint64_t run_ = 0;                  // collectives so far
 };
 
 /// [x] as it is; in the backward pass its cotangent is summed over every

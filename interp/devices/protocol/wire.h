@@ -79,6 +79,8 @@ class Reader {
   }
   ops::Tensor tensor();
   bool done() const { return at_ == s_.size(); }
+  /// How many bytes were read.
+  size_t at() const { return at_; }
 
  private:
   template <class T>

@@ -150,6 +150,14 @@ class ProgramHandler : public dist::Handler {
       w.u8(kFailed);
       w.str(e.what());
     }
+    if (m.kind == kSpmdCall && !w.buf.empty()) {
+      // What the instance printed, before its error too (kSpmdCall).
+      Writer p;
+      p.u32(static_cast<uint32_t>(spmd_prints_.size()));
+      for (const std::string& e : spmd_prints_) p.str(e);
+      w.buf.insert(1, p.buf);
+      spmd_prints_.clear();
+    }
     if (is_call) last_failed_ = w.buf.empty() || w.buf[0] != kOk;
     // Note [A call that failed alone]: a call that failed here alone (an
     // index out of range in this worker's rows) leaves the others waiting
@@ -400,7 +408,8 @@ class ProgramHandler : public dist::Handler {
   }
 
   // This worker's instance of an spmd fn the controller called, on the
-  // blocks it sent (kSpmdCall).
+  // blocks it sent (kSpmdCall). The reply carries the instance's prints
+  // after its status, whether it returned or failed (handle()).
   void spmd_call(Reader& r, Writer& w) {
     std::string name = r.str();
     diag::Span site = read_span(r);
@@ -423,16 +432,21 @@ class ProgramHandler : public dist::Handler {
       run.args.push_back(std::move(v));
     }
     d_.at = site;
-    eval::spmd::run_instance(run, *mesh_);
+    try {
+      mesh_->run(run);
+    } catch (...) {
+      // A collective the others left (a failed instance): the reply is
+      // that failure, with what this instance printed before it.
+      spmd_prints_ = run.out.entries();
+      throw;
+    }
+    spmd_prints_ = run.out.entries();
     if (run.error) {
       run.error->notes().push_back(
           eval::spmd::instance_note(mesh_->shape(), mesh_->me()));
       throw *run.error;
     }
     w.u8(kOk);
-    const std::vector<std::string>& prints = run.out.entries();
-    w.u32(static_cast<uint32_t>(prints.size()));
-    for (const std::string& p : prints) w.str(p);
     codec_->write(w, run.result);
   }
 
@@ -492,9 +506,10 @@ class ProgramHandler : public dist::Handler {
   std::unique_ptr<eval::Interpreter> in_;
   std::unique_ptr<Codec> codec_;
   std::unique_ptr<eval::BatchShares> shares_;
-  std::string running_;       // the status while a call runs
-  bool last_failed_ = false;  // the last call's reply was not kOk
-  std::string failed_kind_;   // the last runtime error's kind
+  std::vector<std::string> spmd_prints_;  // the last instance's prints
+  std::string running_;                   // the status while a call runs
+  bool last_failed_ = false;              // the last call's reply was not kOk
+  std::string failed_kind_;               // the last runtime error's kind
   long calls_ = 0, fail_at_call_ = 0;
   bool stop_instead_ = false;
   std::string entry_ = "main";

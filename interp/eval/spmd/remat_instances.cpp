@@ -21,7 +21,19 @@
 // Note [Prints of instances]), which is how the tests count the
 // recompute. Every instance must reach the remat call, as a collective
 // (a remat call under a varying condition is an error naming it).
+//
+// A value_and_grad inside the spmd fn runs a backward pass on every
+// instance's thread, and each reaches the packed
+// node (every instance's collectives record all their blocks as inputs:
+// each pass is the whole mesh's). The first to arrive recomputes f and the
+// node keeps the recomputed graph, which the others backpropagate through
+// again with their cotangents: f runs twice per instance, as on workers
+// (Note [Spmd fns on workers]). There the recompute's prints join each
+// instance's own, where its backward pass reached the node, so the call
+// merges them in order with the rest.
 #include "interp/eval/spmd/remat_instances.h"
+
+#include <atomic>
 
 #include "interp/eval/grad_inputs.h"
 #include "interp/eval/spmd/instance.h"
@@ -44,11 +56,26 @@ struct Recompute {
   diag::Span site;
   std::vector<std::vector<Value>> args;  // per instance
   std::vector<ops::Shape> shapes;        // each instance's result
+  // A backward pass inside the instances (the Note): their print buffers,
+  // and the recomputed graph with its prints, kept for every pass.
+  std::vector<EntryBuffer*> outs;
+  uint64_t call = 0;  // RematShared::id
+  std::mutex mu;
+  std::vector<ops::Tensor> ys, leaves;
+  std::vector<std::vector<std::string>> entries;
 };
 
 namespace {
 
 using VK = Value::Kind;
+
+// The instance whose thread this is (its RematComm's), or -1, and its
+// call's RematShared::id: a backward pass on an instance's thread is
+// inside that call only (another call's instance may backpropagate into
+// this call's nodes, after its buffers are gone).
+thread_local int64_t t_instance = -1;
+thread_local uint64_t t_call = 0;
+std::atomic<uint64_t> g_next_call{1};
 
 int64_t numel_of(const ops::Shape& s) {
   int64_t n = 1;
@@ -67,9 +94,12 @@ ops::Tensor unpack(const ops::Tensor& packed,
 }
 
 // Every instance runs [rc.fn] again on [fresh], recording, over a fresh
-// mesh; their results in instance order.
-std::vector<ops::Tensor> rerun(const Recompute& rc,
-                               std::vector<std::vector<Value>> fresh) {
+// mesh; their results in instance order. Their prints are printed, or kept
+// in [entries] when it is given.
+std::vector<ops::Tensor> rerun(
+    const Recompute& rc,
+    std::vector<std::vector<Value>> fresh,
+    std::vector<std::vector<std::string>>* entries_out = nullptr) {
   SimMesh mesh(rc.axes);
   RematShared shared;
   shared.prog = rc.prog;
@@ -103,7 +133,9 @@ std::vector<ops::Tensor> rerun(const Recompute& rc,
       [&](int64_t n) {
         abandoned[n] = "could not start a thread for this instance";
       });
-  {
+  if (entries_out) {
+    for (InstanceRun& r : runs) entries_out->push_back(r.out.entries());
+  } else {
     std::vector<std::vector<std::string>> entries;
     for (InstanceRun& r : runs) entries.push_back(r.out.entries());
     std::lock_guard<std::mutex> lk(*rc.out_mu);
@@ -131,6 +163,23 @@ std::vector<ops::Tensor> rerun(const Recompute& rc,
 }
 
 }  // namespace
+
+uint64_t next_remat_call() {
+  return g_next_call.fetch_add(1);
+}
+
+RematComm::RematComm(SimMesh& mesh, int64_t me, RematShared& shared)
+    : InstanceComm(mesh, me), mesh_(mesh), me_(me), shared_(shared) {
+  was_ = t_instance;
+  was_call_ = t_call;
+  t_instance = me;
+  t_call = shared.id;
+}
+
+RematComm::~RematComm() {
+  t_instance = was_;
+  t_call = was_call_;
+}
 
 Value RematComm::call_remat(Interpreter& in,
                             const check::FnInfo& fn,
@@ -165,6 +214,8 @@ Value RematComm::call_remat(Interpreter& in,
       slot->axes = mesh_.axes();
       slot->fn = &fn;
       slot->site = site;
+      slot->outs = shared_.outs;
+      slot->call = shared_.id;
     }
     rc = slot;
   }
@@ -186,22 +237,41 @@ Value RematComm::call_remat(Interpreter& in,
       packed = ops::concat(flat, 0);
     }
     auto vjp = [rc](const ops::Tensor& gy) {
-      std::vector<std::vector<Value>> fresh;
-      std::vector<ops::Tensor> leaves, again;
-      for (const std::vector<Value>& a : rc->args)
-        fresh.push_back(swap_grad_inputs(a, again, [&](const ops::Tensor& t) {
-          leaves.push_back(ops::requires_grad(t.detach()));
-          return leaves.back();
-        }));
-      ops::GradMode::Guard on(true);
-      std::vector<ops::Tensor> ys = rerun(*rc, std::move(fresh));
-      ops::Tensor root;
-      for (size_t n = 0; n < ys.size(); ++n) {
-        ops::Tensor part = ops::sum(
-            ops::mul(ys[n], unpack(gy.detach(), rc->shapes, n).detach()));
-        root = root.defined() ? ops::add(root, part) : part;
+      std::lock_guard<std::mutex> lk(rc->mu);
+      // On an instance's thread: a backward pass inside the instances.
+      const bool inside = t_call == rc->call && t_instance >= 0 &&
+                          size_t(t_instance) < rc->outs.size();
+      if (rc->ys.empty()) {
+        std::vector<std::vector<Value>> fresh;
+        std::vector<ops::Tensor> again;
+        for (const std::vector<Value>& a : rc->args)
+          fresh.push_back(swap_grad_inputs(a, again, [&](const ops::Tensor& t) {
+            rc->leaves.push_back(ops::requires_grad(t.detach()));
+            return rc->leaves.back();
+          }));
+        ops::GradMode::Guard on(true);
+        rc->ys = rerun(*rc, std::move(fresh), inside ? &rc->entries : nullptr);
       }
-      return ops::backward(root, leaves);
+      if (inside && size_t(t_instance) < rc->entries.size()) {
+        std::ostream os(rc->outs[size_t(t_instance)]);
+        for (const std::string& e : rc->entries[size_t(t_instance)])
+          os << e << std::flush;
+      }
+      ops::Tensor root;
+      {
+        ops::GradMode::Guard on(true);
+        for (size_t n = 0; n < rc->ys.size(); ++n) {
+          ops::Tensor part = ops::sum(
+              ops::mul(rc->ys[n], unpack(gy.detach(), rc->shapes, n).detach()));
+          root = root.defined() ? ops::add(root, part) : part;
+        }
+      }
+      std::vector<ops::Tensor> g = ops::backward(root, rc->leaves);
+      if (!inside) {  // one backward pass: nothing of f stays
+        rc->ys.clear();
+        rc->leaves.clear();
+      }
+      return g;
     };
     ops::Tensor node = ops::record("remat", packed, inputs, vjp);
     return std::vector<ops::Tensor>(ys.size(), node);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "interp/eval/remat.h"
+#include "interp/eval/spmd/instance_output.h"
 #include "interp/eval/spmd/sim_mesh.h"
 
 namespace ss::eval::spmd {
@@ -19,12 +20,19 @@ struct Recompute;
 
 /// What the instances of one spmd call share for remat: the program, where
 /// the instances of a recompute print, and each remat call's arguments.
+/// A fresh number for each spmd call's RematShared.
+uint64_t next_remat_call();
+
 struct RematShared {
+  const uint64_t id = next_remat_call();
   const check::Program* prog = nullptr;
   const diag::SourceMap* sm = nullptr;
   std::ostream* out = nullptr;  // the caller's
   std::shared_ptr<std::mutex> out_mu = std::make_shared<std::mutex>();
   std::vector<StackEntry> stack;  // the caller's
+  /// Each instance's prints, where a backward pass inside the instances
+  /// prints f's recompute (Note [Remat in instances]); none in a recompute.
+  std::vector<EntryBuffer*> outs;
   struct Call {
     std::vector<Value> args;
     std::vector<ops::Tensor> inputs;  // the args' tensors needing gradients
@@ -39,8 +47,8 @@ struct RematShared {
 /// One instance's mesh: its collectives (InstanceComm) and its remat.
 class RematComm final : public InstanceComm, public InstanceRemat {
  public:
-  RematComm(SimMesh& mesh, int64_t me, RematShared& shared)
-      : InstanceComm(mesh, me), mesh_(mesh), me_(me), shared_(shared) {}
+  RematComm(SimMesh& mesh, int64_t me, RematShared& shared);
+  ~RematComm() override;
   Value call_remat(Interpreter& in,
                    const check::FnInfo& fn,
                    std::vector<Value> args,
@@ -50,7 +58,9 @@ class RematComm final : public InstanceComm, public InstanceRemat {
   SimMesh& mesh_;
   int64_t me_;
   RematShared& shared_;
-  size_t next_ = 0;  // this instance's remat calls so far
+  size_t next_ = 0;   // this instance's remat calls so far
+  int64_t was_ = -1;  // the thread's instance before this one
+  uint64_t was_call_ = 0;
 };
 
 }  // namespace ss::eval::spmd

@@ -77,6 +77,7 @@ Value Interpreter::call_spmd(const check::FnInfo& fn,
       in->run.args.push_back(
           i < args.size() ? spmd::param_block(mesh, n, args[i], fn.params[i])
                           : Value());
+    remat.outs.push_back(&in->run.out);
     runs.push_back(std::move(in));
   }
   spmd::run_instance_threads(
