@@ -12,6 +12,8 @@
    rule on several devices]); a new rule is a field there, read by every
    reader, not a name branch in three files that may disagree. The op table
    comes from `ss check --list-builtins` (--ss PATH, default ROOT/build/ss).
+4. No Catch2 TEST_CASE name that ctest cannot run (Note [Test names ctest
+   runs]).
 
 Run from anywhere: scripts/check_layers.py [ROOT] [--ss PATH] [--only
 op_rules]. Exit 1 with
@@ -167,6 +169,71 @@ def check_op_rules(root, ss):
     return problems
 
 
+# ------------------------------------------------------------ test_names
+
+# Note [Test names ctest runs]
+# catch_discover_tests (tests/CMakeLists.txt) registers one ctest test per
+# TEST_CASE from `ss_tests --list-test-names-only`, read as a CMake list,
+# and runs each with its name as the Catch2 test spec. Catch2 2.x exits 0
+# on a spec that matches nothing ("No test cases matched"), so a name that
+# the list or the spec breaks is a test that never runs under ctest and is
+# reported as a pass. Tried on Catch2 2.13 (13 tests hid this way, never run):
+# - `;` ends a CMake list element: the name becomes two tests, each half
+#   of it, matching nothing;
+# - `\` escapes in a Catch2 spec: the name no longer matches itself;
+# - a leading `~` or `exclude:` negates the spec: ctest runs every other
+#   test and not this one;
+# - a leading or trailing `*` is a wildcard: it runs each test it matches.
+# (`,`, `[` and `]` are escaped by CatchAddTests.cmake and are fine.)
+TEST_NAME_BREAKS = [
+    (lambda n: ";" in n,
+     "a `;` cuts its ctest name in two and neither half runs a test"),
+    (lambda n: "\\" in n,
+     "a `\\` escapes in Catch2's test spec, which then matches no test"),
+    (lambda n: n.startswith(("~", "exclude:")),
+     "a leading `~` or `exclude:` makes its spec run every other test"),
+    (lambda n: n.startswith("*") or n.endswith("*"),
+     "a leading or trailing `*` makes its spec a wildcard"),
+]
+# TEST_CASE("name" "more", ...) or TEST_CASE_METHOD(Fixture, "name", ...):
+# the name is the adjacent string literals (their escapes undone).
+_TEST_CASE = re.compile(
+    r'\b(?:TEST_CASE|SCENARIO)(?:_METHOD\s*\(\s*\w+\s*,|\s*\()\s*'
+    r'((?:"(?:[^"\\\n]|\\.)*"\s*)+)')
+_LITERAL = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
+
+
+def test_name_breaches(rel, text):
+    """One line for each TEST_CASE in the C++ text whose name ctest cannot
+    run, with why."""
+    out = []
+    for m in _TEST_CASE.finditer(text):
+        name = "".join(re.sub(r"\\(.)", r"\1", s)
+                       for s in _LITERAL.findall(m.group(1)))
+        line = text.count("\n", 0, m.start()) + 1
+        for breaks, why in TEST_NAME_BREAKS:
+            if breaks(name):
+                out.append(f"{rel}:{line}: TEST_CASE `{name}` breaks under "
+                           f"ctest: {why} (Note [Test names ctest runs] in "
+                           "scripts/check_layers.py); reword it")
+    return out
+
+
+def test_names_self_test():
+    """The rule flags each breaking name, across adjacent literals and
+    escapes, and passes names CatchAddTests escapes."""
+    flagged = ['TEST_CASE("a; b", "[t]")', 'TEST_CASE(\n    "a, "\n    "b; c")',
+               'TEST_CASE("a\\\\b")', 'TEST_CASE("~a")',
+               'TEST_CASE_METHOD(Fix, "exclude:a")', 'TEST_CASE("a*")',
+               'SCENARIO("*a")']
+    clean = ['TEST_CASE("a, b [Note x] \\"q\\" #1 a*b", "[t;u]")',
+             'CHECK(f("a; b"));']
+    bad = [c for c in flagged if len(test_name_breaches("t", c)) != 1]
+    bad += [c for c in clean if test_name_breaches("t", c)]
+    return ["check_layers.py: the test-name rule is wrong on `%s`" % c
+            for c in bad]
+
+
 # ------------------------------------------------------------ layers
 
 
@@ -207,6 +274,7 @@ def main():
         print("op rules: ok" if not breaches else
               f"{len(breaches)} breaches of the house rules")
         return 1 if breaches else 0
+    breaches += test_names_self_test()
     for top in ["diag", "ops", "ref", "dist", "interp", "tests", "bench"]:
         for dirpath, dirs, files in os.walk(os.path.join(root, top)):
             for f in files:
@@ -216,6 +284,8 @@ def main():
                 rel = os.path.relpath(full, root)
                 with open(full, encoding="utf-8", errors="replace") as fh:
                     lines = fh.readlines()
+                if f.endswith((".cpp", ".h")):
+                    breaches += test_name_breaches(rel, "".join(lines))
                 if len(lines) > MAX_LINES:
                     breaches.append(f"{rel}: {len(lines)} lines (at most "
                                     f"{MAX_LINES}: split it by job)")
@@ -243,7 +313,7 @@ def main():
     if breaches:
         print(f"{len(breaches)} breaches of the house rules")
         return 1
-    print("layers, file sizes and op rules: ok")
+    print("layers, file sizes, op rules and test names: ok")
     return 0
 
 

@@ -161,7 +161,7 @@ TEST_CASE("control: three workers answer, small and large payloads round-trip",
 }
 
 TEST_CASE(
-    "control: calls posted ahead are answered in order; the workers get "
+    "control: calls posted ahead are answered in order, and the workers get "
     "LaunchOptions::env",
     "[dist][process]") {
   LaunchOptions o = opts(2);

@@ -190,7 +190,7 @@ TEST_CASE("GlooComm: direct exchange on 2 and 3 ranks (Note [Direct exchange])",
 
 TEST_CASE(
     "GlooComm: the direct reduce-scatter sends each rank its block (Note "
-    "[Direct reduce-scatter]); a large all-reduce is one and an exchange",
+    "[Direct reduce-scatter]), and a large all-reduce is one and an exchange",
     "[dist]") {
   for (int n : {2, 3}) {
     INFO(n << " ranks");

@@ -98,7 +98,8 @@ fn g(x: [b 784]) -> [b D] = f(x)
   CHECK_THAT(c->rendered(), Catch::Contains("write the dim's name"));
 }
 
-TEST_CASE("size variables bind per call; E0307 names both sizes", "[check]") {
+TEST_CASE("size variables bind per call, and E0307 names both sizes",
+          "[check]") {
   auto c = with_prelude(R"(fn pair(x: [b D], y: [b C]) -> [b D] = x
 fn ok(x: [n D], y: [n C]) -> [n D] = pair(x, y)
 fn bad(x: [n D], y: [m C]) -> [n D] = pair(x, y)
@@ -108,7 +109,7 @@ fn bad(x: [n D], y: [m C]) -> [n D] = pair(x, y)
              Catch::Contains("size variable `b` is n and m in one call"));
 }
 
-TEST_CASE("results are checked at return; result-only variables bind there",
+TEST_CASE("results are checked at return, where result-only variables bind",
           "[check]") {
   auto c = with_prelude(R"(fn f(x: [b D]) -> [b Hd]:
     return x
@@ -160,7 +161,7 @@ fn f(a: [D] i32, b: [D] i64, h: [D] bf16, x: [D], d: [D] f64):
   CHECK(t["m"] == "f32");
 }
 
-TEST_CASE("over= by name, group, tuple and position; E0308", "[check]") {
+TEST_CASE("over= by name, group, tuple and position, else E0308", "[check]") {
   auto ok = check_text(R"(dim F = 8
 dim H = 2
 dim Dh = 4
@@ -181,7 +182,7 @@ fn f(y: [F F], z: [b D]):
   CHECK(bad->codes() == Codes{"E0308@4:25", "E0308@5:25", "E0308@6:25"});
 }
 
-TEST_CASE("patterns bind aliases; groups cut and join axes", "[check]") {
+TEST_CASE("patterns bind aliases, and groups cut and join axes", "[check]") {
   auto c = check_text(R"(dim K = 4
 dim D = 8
 dim H = 2
@@ -282,7 +283,8 @@ fn g(n: LayerNorm[D], x: [b D]) -> [b D] = layer_norm(x, over=D)
   CHECK(c->codes().empty());
 }
 
-TEST_CASE("imports bring declarations; a missing one is reported", "[check]") {
+TEST_CASE("imports bring declarations, and a missing one is reported",
+          "[check]") {
   auto c = check_text(
       "import \"does_not_exist.ss\"\nfn main():\n    "
       "print(1)\n");

@@ -69,8 +69,8 @@ TEST_CASE("cli: a builtin's error names the builtin, not the API function",
 // Note [Thread count] (interp/cli/cmd_run.cpp). The values are the
 // program's, hand-computed: 1 + 2 + ... + 8 = 36 on every thread count.
 TEST_CASE(
-    "cli: ss run --threads N and SHAPESCRIPT_THREADS=N run; a bad count is a "
-    "usage error",
+    "cli: ss run --threads N and SHAPESCRIPT_THREADS=N run, and a bad count "
+    "is a usage error",
     "[cli]") {
   std::string dir = data_test::tmp("cli_threads");
   data_test::write_file(dir + "/sum.ss",

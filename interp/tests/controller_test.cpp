@@ -149,7 +149,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "each call of a worker fn is one message per worker; reading a "
+    "each call of a worker fn is one message per worker, and reading a "
     "trained model copies it once",
     "[dist][process][dp][controller]") {
   std::string d = scratch("count");

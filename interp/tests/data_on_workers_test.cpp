@@ -114,7 +114,7 @@ TEST_CASE(
   CHECK(rows_of(2).size() == 5);  // and so does going back
 }
 
-TEST_CASE("a dataset goes to a worker once; later batches are references",
+TEST_CASE("a dataset goes to a worker once, and later batches are references",
           "[data][dp]") {
   wire::Codec controller(wire::Codec::Side::Controller, *records().prog);
   wire::Codec worker(wire::Codec::Side::Worker, *records().prog);

@@ -69,7 +69,7 @@ TEST_CASE("synthetic_digits: time for 60000 items", "[data]") {
 
 // ------------------------------------------------------------ views
 
-TEST_CASE("split and take are views; take cycles", "[data]") {
+TEST_CASE("split and take are views, and take cycles", "[data]") {
   auto s = small_store(10);
   auto d = DatasetValue::of(s);
   auto [a, b] = d->split(0.9);

@@ -51,8 +51,9 @@ void quit(PtyRepl& r) {
 
 }  // namespace
 
-TEST_CASE("repl: a redefinition replaces; values that still fit keep working",
-          "[repl][redefine]") {
+TEST_CASE(
+    "repl: a redefinition replaces, and values that still fit keep working",
+    "[repl][redefine]") {
   PtyRepl r;
   REQUIRE(r.expect("ss> "));
   line(r, "dim D = 3");                          // 1

@@ -256,7 +256,7 @@ TEST_CASE("conv2d grads against finite differences (f64)", "[cpu]") {
 
 // ---------------------------------------------------------------- dispatch
 
-TEST_CASE("backend_for picks the CPU backend; CUDA is a stub", "[cpu]") {
+TEST_CASE("backend_for picks the CPU backend, and CUDA is a stub", "[cpu]") {
   CHECK(std::string(backend_for(Device{}).name()) == "cpu");
   CHECK(&backend_for(Device{}) == &cpu_backend());
   try {
