@@ -8,7 +8,10 @@
 # gradient of the replicated w: psum of the instances' [4.5 5] and [12.5
 # 13]), on every instance; the varying v's gradient of the loss written
 # with the term outside the psum is w on every row (w is no leaf there, so
-# nothing is refused). Exact in f32 (small integers and halves).
+# nothing is refused). The loss psum(sum(a²), x) made invariant inside a
+# remat'd fn is differentiated too (Note [Collectives a remat hides] in
+# interp/eval/remat.cpp): 2a = [0 2 4 6] for a = [0 1 2 3], by hand.
+# Exact in f32 (small integers and halves).
 # expect: ok
 # output: [x=0] [2] f32 (k=2)
 # output: [x=0] [4.5 5]
@@ -21,6 +24,8 @@
 # output:  [0.5 -1]
 # output:  [0.5 -1]
 # output:  [0.5 -1]]
+# output: [4] f32
+# output: [0 2 4 6]
 
 devices cpu
 mesh x=2
@@ -39,8 +44,16 @@ spmd fn loss_v(v: [n/x k], w: [k]) -> f32:
 spmd fn grad_v(w: [k], v: [n/x k]) -> [n/x k]:
     return grad(loss_v, v, w)
 
+spmd fn total(a: [n/x]) -> f32:
+    return psum(sum(a * a), x)
+
+spmd fn grad_remat(a: [n/x]) -> [n/x]:
+    let f = remat(total)
+    return grad(f, a)
+
 fn main():
     let v = to(reshape(arange(8), [4, 2]), f32) + 1.0
     let w = tensor([0.5, -1.0])
     print(grads(w, v))
     print(grad_v(w, v))
+    print(grad_remat(to(arange(4), f32)))
