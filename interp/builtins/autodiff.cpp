@@ -14,19 +14,55 @@ using VK = Value::Kind;
 
 namespace {
 
-// Inside an instance of an spmd fn: how many instances' seeds of the loss
-// its backward pass sums (Note [A gradient inside an instance] in
-// ops/registry/mesh_comm.h): the mesh axes the checker found the loss
-// invariant over at this call, when f ran collectives ([ran]).
-double invariant_copies(BuiltinCall& c, bool ran) {
-  ops::MeshComm* mesh = c.in.mesh();
-  if (!mesh || !ran || !c.info || !c.info->loss_varying) return 1.0;
-  const std::vector<std::string>& varying = *c.info->loss_varying;
+// The mesh axes the checker found the loss invariant over at this call
+// (none outside an spmd fn's body).
+std::vector<std::string> invariant_axes(BuiltinCall& c) {
   std::vector<std::string> invariant;
+  if (!c.info || !c.info->loss_varying) return invariant;
+  const std::vector<std::string>& varying = *c.info->loss_varying;
   for (const check::MeshAxis& a : c.in.program().mesh())
     if (std::find(varying.begin(), varying.end(), a.name) == varying.end())
       invariant.push_back(a.name);
-  return mesh->copies_summed(invariant);
+  return invariant;
+}
+
+// Inside an instance of an spmd fn: how many instances' seeds of the loss
+// its backward pass sums (Note [A gradient inside an instance] in
+// ops/registry/mesh_comm.h), when f ran collectives ([ran]).
+double invariant_copies(BuiltinCall& c, bool ran) {
+  ops::MeshComm* mesh = c.in.mesh();
+  if (!mesh || !ran || !c.info || !c.info->loss_varying) return 1.0;
+  return mesh->copies_summed(invariant_axes(c));
+}
+
+// A loss invariant over mesh axes S with a term that reaches a leaf
+// outside the collectives over S would get a wrong gradient in either mode
+// (Note [Local terms of an invariant loss] in ops/autodiff/tape.cpp): a
+// ValueError at the call, naming what to write instead.
+void refuse_local_terms(BuiltinCall& c,
+                        bool ran,
+                        const ops::Tensor& loss,
+                        const std::vector<ops::Tensor>& leaves) {
+  if (!c.in.mesh() || !ran) return;
+  const std::vector<std::string> axes = invariant_axes(c);
+  const std::vector<std::string> skipped =
+      ops::axes_skipped(loss, leaves, axes);
+  if (skipped.empty()) return;
+  auto listed = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const std::string& a : v) s += (s.empty() ? "" : ", ") + a;
+    return (v.size() > 1 ? "mesh axes " : "mesh axis ") + s;
+  };
+  const std::string& first = skipped[0];
+  c.fail("ValueError",
+         std::string(c.op.name) + ": the loss is the same on every " +
+             "instance along " + listed(axes) + ", but a term of it " +
+             "reaches the differentiated value through no psum, pmean, " +
+             "pmax or pmin over " + listed(skipped) + ", so its gradient " +
+             "inside the spmd fn would not be the loss's; put the term " +
+             "inside the collective, divided by the axis size " +
+             "(psum(local + term / axis_size(" + first + "), " + first +
+             ")), or differentiate the spmd fn from ordinary code");
 }
 
 // Whether f ran a collective since [before] (collectives_run()).
@@ -48,6 +84,7 @@ std::vector<ops::Tensor> gradients(BuiltinCall& c,
                                    const std::vector<ops::Tensor>& leaves,
                                    const std::vector<bool>& pieces) {
   Interpreter& in = c.in;
+  refuse_local_terms(c, ran, loss, leaves);
   if (DeviceHooks* d = in.device_hooks())
     if (auto g = d->gradients(loss, leaves, pieces, c.span))
       return std::move(*g);

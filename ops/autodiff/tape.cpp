@@ -33,10 +33,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "ops/backend/backend.h"
 #include "ops/core/op_error.h"
@@ -141,6 +143,60 @@ Tensor mark_replicated(Tensor t) {
 
 bool is_replicated(const Tensor& t) {
   return t.autograd() && t.autograd()->replicated;
+}
+
+void mark_invariant_over(const Tensor& t,
+                         const std::vector<std::string>& axes) {
+  if (t.autograd() && t.autograd()->grad_fn)
+    t.autograd()->grad_fn->invariant_over = axes;
+}
+
+// Note [Local terms of an invariant loss]
+// Inside an spmd fn, a loss invariant over mesh axes S is seeded 1/|S| on
+// each instance when the instances' backward passes run together (Note [A
+// gradient inside an instance] in ops/registry/mesh_comm.h): that is exact
+// when every path from the loss to a leaf runs through a collective that
+// made its value invariant over each axis of S (psum, pmean, pmax, pmin),
+// whose transpose sums the |S| seeds back to 1. A term added outside such
+// a collective (`psum(sum(x * w), i) + sum(w * w)`) gets 1/|S| of its
+// gradient there, and all of it in the simulated mode's pass. This walk
+// finds such a path (axes_skipped): the axes still uncovered travel with it (a
+// bit each), a marked node clears its own, and a path that reaches a leaf with
+// any left is one.
+std::vector<std::string> axes_skipped(const Tensor& root,
+                                      const std::vector<Tensor>& leaves,
+                                      const std::vector<std::string>& axes) {
+  if (axes.empty()) return {};
+  if (axes.size() > 63)
+    throw OpError(OpError::Kind::Value, "more than 63 mesh axes");
+  std::unordered_set<const AutogradMeta*> wanted;
+  for (const Tensor& l : leaves)
+    if (l.autograd()) wanted.insert(l.autograd().get());
+  const uint64_t all = (uint64_t{1} << axes.size()) - 1;
+  std::set<std::pair<const Node*, uint64_t>> seen;
+  std::vector<std::pair<const Tensor*, uint64_t>> stack = {{&root, all}};
+  while (!stack.empty()) {
+    auto [t, left] = stack.back();
+    stack.pop_back();
+    const auto& ag = t->autograd();
+    if (!ag) continue;
+    if (wanted.count(ag.get())) {
+      std::vector<std::string> skipped;
+      for (size_t i = 0; i < axes.size(); ++i)
+        if (left >> i & 1) skipped.push_back(axes[i]);
+      return skipped;
+    }
+    const Node* n = ag->grad_fn.get();
+    if (!n) continue;
+    for (size_t i = 0; i < axes.size(); ++i)
+      if (std::find(n->invariant_over.begin(),
+                    n->invariant_over.end(),
+                    axes[i]) != n->invariant_over.end())
+        left &= ~(uint64_t{1} << i);
+    if (left == 0 || !seen.insert({n, left}).second) continue;
+    for (const Tensor& in : n->inputs) stack.push_back({&in, left});
+  }
+  return {};
 }
 
 bool cotangent_replicated() {

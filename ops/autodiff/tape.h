@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "ops/core/tensor.h"
@@ -34,6 +35,9 @@ struct Node {
   std::function<std::vector<Tensor>(const Tensor& gy)> vjp;
   /// Every input is replicated (mark_replicated), so the output is too.
   bool out_replicated = false;
+  /// A collective whose output is the same on every instance along these
+  /// mesh axes (psum, pmean, pmax, pmin): mark_invariant_over.
+  std::vector<std::string> invariant_over;
 };
 
 /// Whether ops record (on by default; off inside backward and stop_grad).
@@ -75,6 +79,19 @@ Tensor record(const char* name,
 /// cotangents] in tape.cpp). Returns [t] with the mark.
 Tensor mark_replicated(Tensor t);
 bool is_replicated(const Tensor& t);
+
+/// Marks [t], a collective's output inside an spmd fn, as the same on
+/// every instance along mesh axes [axes] (psum, pmean, pmax, pmin), for
+/// axes_skipped. Does nothing when [t] was not recorded.
+void mark_invariant_over(const Tensor& t, const std::vector<std::string>& axes);
+
+/// The axes of [axes] that some path of the tape from [root] to one of
+/// [leaves] leaves uncovered: it meets no node marked invariant over them
+/// (the first such path's; none when every path is covered: Note [Local
+/// terms of an invariant loss] in tape.cpp).
+std::vector<std::string> axes_skipped(const Tensor& root,
+                                      const std::vector<Tensor>& leaves,
+                                      const std::vector<std::string>& axes);
 
 /// Inside a VJP called by backward(): whether the cotangent it was handed
 /// is the same on every rank, because every path from this node to the

@@ -37,9 +37,11 @@
 // had |S| seeds summed into each gradient, |S| times the simulated one.
 // There each instance seeds such a loss with 1/|S| (copies_summed); a loss
 // that ran no collective depends on this instance's inputs only and keeps
-// the seed 1. (An invariant loss that adds a local invariant term to a
-// psum is between the two; the varying sets on the tape that it would
-// need, JAX's implicit pvary, are not there.)
+// the seed 1. An invariant loss that adds a local invariant term to a
+// psum is between the two: the exact gradient would need the varying sets
+// on the tape (JAX's implicit pvary), which are not there, so it is a
+// ValueError at the call (Note [Local terms of an invariant loss] in
+// ops/autodiff/tape.cpp) rather than a wrong gradient.
 
 #include <cstdint>
 #include <string>

@@ -81,12 +81,15 @@ class InstanceComm : public ops::MeshComm {
   ops::Tensor collective(const ops::MeshOp& op,
                          const ops::MeshOp& transpose,
                          const ops::Tensor& x) override {
+    ++run_;
     return mesh_.collective(me_, op, transpose, x);
   }
+  uint64_t collectives_run() const override { return run_; }
 
  private:
   SimMesh& mesh_;
   int64_t me_;
+  uint64_t run_ = 0;  // collectives so far
 };
 
 }  // namespace ss::eval::spmd
