@@ -430,7 +430,10 @@ Value Interpreter::eval_call(const ast::Expr& e, Frame& f) {
       Value v = eval(*e.callee, f);
       remat = v.kind == VK::Fn && v.b;
     }
-    if (remat) return call_remat(*this, *r.fn, std::move(slots), e.span);
+    if (remat) {
+      if (heads) refuse_heads_remat(*r.fn, types, e.span);
+      return call_remat(*this, *r.fn, std::move(slots), e.span);
+    }
     return call(*r.fn, std::move(slots), e.span, heads ? &types : nullptr);
   }
   if (r.kind == check::Resolution::Kind::Builtin && r.op)

@@ -86,6 +86,28 @@ void Interpreter::bind_heads_vars(const types::Type& param,
     match(param.shape[i], arg.shape[i]);
 }
 
+void Interpreter::refuse_heads_remat(const check::FnInfo& fn,
+                                     const std::vector<types::Type>& arg_types,
+                                     diag::Span at) {
+  // The backward pass runs fn again from its values alone (remat.cpp):
+  // with no types there to carry the split, it would take the heads for
+  // the whole value, so the call is refused rather than run wrong.
+  for (size_t i = 0; i < fn.params.size() && i < arg_types.size(); ++i) {
+    Frame scratch;
+    bind_heads_vars(fn.params[i].type, arg_types[i], scratch);
+    if (scratch.heads_vars.empty()) continue;
+    const std::string& dim = prog_.devices().split_dim;
+    fail("ValueError",
+         at,
+         "argument `" + fn.params[i].name + "` of remat(" + fn.name +
+             ") is split along " + dim + ", and `" + fn.name + "` types it " +
+             fn.params[i].type.str() + " with a size variable for " + dim +
+             ": remat cannot carry the split",
+         {"help: name the heads axis of `" + fn.params[i].name +
+          "` by the dim " + dim + ", or call `" + fn.name + "` without remat"});
+  }
+}
+
 std::optional<Value> Interpreter::on_heads(check::HeadsSite site,
                                            std::vector<ops::Tensor*> operands,
                                            const std::function<Value()>& run,

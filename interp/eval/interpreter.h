@@ -225,6 +225,11 @@ class Interpreter {
   void bind_heads_vars(const types::Type& param,
                        const types::Type& arg,
                        Frame& f) const;
+  /// remat(fn) called with [arg_types]: a ValueError when a size variable
+  /// of a parameter would carry the split (its recompute has no types).
+  void refuse_heads_remat(const check::FnInfo& fn,
+                          const std::vector<types::Type>& arg_types,
+                          diag::Span at);
   /// A param typed with the split dim in a store made whole here (a model
   /// made on a worker): cut to this rank's heads where it is read.
   std::optional<ops::Tensor> read_heads_param(const ModelRef& m,
