@@ -403,6 +403,9 @@ Value Interpreter::eval_call(const ast::Expr& e, Frame& f) {
   const check::Resolution& r = info->resolution;
   if (r.kind == check::Resolution::Kind::Fn && r.fn) {
     std::vector<Value> slots(r.fn->params.size());
+    // Note [Size variables carry the split]: the arguments' types here.
+    const bool heads = hooks_ && hooks_->splits_heads();
+    std::vector<types::Type> types(heads ? slots.size() : 0);
     std::vector<const ast::Expr*> given;
     if (receiver) given.push_back(receiver);
     for (const ast::Arg& a : e.args) given.push_back(a.value.get());
@@ -415,6 +418,7 @@ Value Interpreter::eval_call(const ast::Expr& e, Frame& f) {
         slots[k].kind = VK::Axis;
       } else {
         slots[k] = eval(*given[g], f);
+        if (heads) types[k] = heads_type(prog_.type_of(given[g]), f, true);
       }
     }
     // A call through remat(f), directly or a local bound to it.
@@ -426,8 +430,11 @@ Value Interpreter::eval_call(const ast::Expr& e, Frame& f) {
       Value v = eval(*e.callee, f);
       remat = v.kind == VK::Fn && v.b;
     }
-    if (remat) return call_remat(*this, *r.fn, std::move(slots), e.span);
-    return call(*r.fn, std::move(slots), e.span);
+    if (remat) {
+      if (heads) refuse_heads_remat(*r.fn, types, e.span);
+      return call_remat(*this, *r.fn, std::move(slots), e.span);
+    }
+    return call(*r.fn, std::move(slots), e.span, heads ? &types : nullptr);
   }
   if (r.kind == check::Resolution::Kind::Builtin && r.op)
     return call_builtin(*r.op, e, receiver, f);

@@ -16,10 +16,107 @@ std::optional<int64_t> Interpreter::dim_size(const std::string& name) const {
   return d->second;
 }
 
+// Note [Size variables carry the split]
+// A value's layout under `split H` follows from its type (Note [Split
+// heads]), but a fn checked once for every call names its axes by size
+// variables: `fn attend(q: [b h n d])` given q: [b H n Dh], split along H,
+// would see in its body a type with no H and take the worker's heads for
+// the whole value (a sum over h covering 1/N of them, with no error). So
+// a call records, per size variable bound to an axis of an argument's type
+// that has H (`h` -> H, `m` -> (H Dh), `g` -> (3 H Dh)), that axis, and
+// the plan of every op in the body reads its types with them put in: the
+// body runs as if typed with H, and a value with H after another axis of
+// a group stays whole, as it does there. The axis is pinned to dims and
+// literals (the caller's other size variables by their sizes), so it means
+// the same in the callee's frame; its size is read through it (axis_size),
+// so the variable counts the local heads while an op runs on them.
+types::Type Interpreter::heads_type(const types::Type& t,
+                                    const Frame& f,
+                                    bool pin) const {
+  if (f.heads_vars.empty() && !pin) return t;
+  std::function<types::Axis(const types::Axis&)> put =
+      [&](const types::Axis& a) -> types::Axis {
+    if (a.kind == types::Axis::Kind::Var) {
+      if (auto h = f.heads_vars.find(a.var); h != f.heads_vars.end())
+        return h->second;
+      if (auto s = f.sizes.find(a.var); pin && s != f.sizes.end())
+        return types::Axis::lit(s->second);
+      return a;
+    }
+    types::Axis out = a;
+    for (types::Axis& i : out.items) i = put(i);
+    return out;
+  };
+  types::Type out = t;
+  for (types::Axis& a : out.shape) a = put(a);
+  for (types::Type& e : out.elems) e = heads_type(e, f, pin);
+  return out;
+}
+
+void Interpreter::bind_heads_vars(const types::Type& param,
+                                  const types::Type& arg,
+                                  Frame& f) const {
+  const std::string& dim = prog_.devices().split_dim;
+  std::function<void(const types::Axis&, const types::Axis&)> match =
+      [&](const types::Axis& p, const types::Axis& a) {
+        if (p.kind == types::Axis::Kind::Var) {
+          types::Type one;
+          one.kind = types::Type::Kind::Tensor;
+          one.shape = {a};
+          if (check::has_dim(one, dim)) f.heads_vars.emplace(p.var, a);
+        } else if (p.kind == types::Axis::Kind::Group &&
+                   a.kind == types::Axis::Kind::Group &&
+                   p.items.size() == a.items.size()) {
+          for (size_t i = 0; i < p.items.size(); ++i)
+            match(p.items[i], a.items[i]);
+        }
+      };
+  if (param.kind == types::Type::Kind::Tuple &&
+      arg.kind == types::Type::Kind::Tuple) {
+    for (size_t i = 0; i < param.elems.size() && i < arg.elems.size(); ++i)
+      bind_heads_vars(param.elems[i], arg.elems[i], f);
+    return;
+  }
+  // A `*s` parameter lines up its axes from both ends; not matched here.
+  if (param.kind != types::Type::Kind::Tensor ||
+      arg.kind != types::Type::Kind::Tensor ||
+      param.shape.size() != arg.shape.size())
+    return;
+  for (size_t i = 0; i < param.shape.size(); ++i)
+    match(param.shape[i], arg.shape[i]);
+}
+
+void Interpreter::refuse_heads_remat(const check::FnInfo& fn,
+                                     const std::vector<types::Type>& arg_types,
+                                     diag::Span at) {
+  // The backward pass runs fn again from its values alone (remat.cpp):
+  // with no types there to carry the split, it would take the heads for
+  // the whole value, so the call is refused rather than run wrong.
+  for (size_t i = 0; i < fn.params.size() && i < arg_types.size(); ++i) {
+    Frame scratch;
+    bind_heads_vars(fn.params[i].type, arg_types[i], scratch);
+    if (scratch.heads_vars.empty()) continue;
+    const std::string& dim = prog_.devices().split_dim;
+    fail("ValueError",
+         at,
+         "argument `" + fn.params[i].name + "` of remat(" + fn.name +
+             ") is split along " + dim + ", and `" + fn.name + "` types it " +
+             fn.params[i].type.str() + " with a size variable for " + dim +
+             ": remat cannot carry the split",
+         {"help: name the heads axis of `" + fn.params[i].name +
+          "` by the dim " + dim + ", or call `" + fn.name + "` without remat"});
+  }
+}
+
 std::optional<Value> Interpreter::on_heads(check::HeadsSite site,
                                            std::vector<ops::Tensor*> operands,
                                            const std::function<Value()>& run,
                                            diag::Span at) {
+  // Note [Size variables carry the split]: in a fn typed by them.
+  if (const Frame* f = current_frame(); f && !f->heads_vars.empty()) {
+    for (types::Type& t : site.operands) t = heads_type(t, *f);
+    site.result = heads_type(site.result, *f);
+  }
   return hooks_->split_heads(*this, site, operands, run, at);
 }
 

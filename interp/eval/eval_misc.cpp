@@ -38,6 +38,10 @@ int64_t Interpreter::axis_size(const types::Axis& a,
     case types::Axis::Kind::Lit:
       return a.size;
     case types::Axis::Kind::Var: {
+      // Note [Size variables carry the split]: the local heads while an op
+      // runs on them.
+      if (auto h = f.heads_vars.find(a.var); h != f.heads_vars.end())
+        return axis_size(h->second, f, at);
       auto it = f.sizes.find(a.var);
       if (it != f.sizes.end()) return it->second;
       break;

@@ -145,7 +145,8 @@ std::string bind_sizes(const types::Type& t,
 
 Value Interpreter::call(const check::FnInfo& fn,
                         std::vector<Value> args,
-                        diag::Span site) {
+                        diag::Span site,
+                        const std::vector<types::Type>* arg_types) {
   if (fn.decl->is_extern) return call_extern(fn, std::move(args), site);
   // Note [Spmd calls]: an spmd fn called from ordinary code runs once per
   // instance, each on its block of every split argument (spmd.md), and the
@@ -172,10 +173,13 @@ Value Interpreter::call(const check::FnInfo& fn,
     } else if (fn.params[i].decl && fn.params[i].decl->default_value) {
       v = eval(*fn.params[i].decl->default_value, f);
     }
-    const int heads =
-        hooks_ && hooks_->splits_heads()
-            ? check::heads_axis(fn.params[i].type, prog_.devices().split_dim)
-            : -1;
+    const bool split = hooks_ && hooks_->splits_heads();
+    if (split && arg_types && i < arg_types->size())
+      bind_heads_vars(fn.params[i].type, (*arg_types)[i], f);
+    const int heads = split
+                          ? check::heads_axis(heads_type(fn.params[i].type, f),
+                                              prog_.devices().split_dim)
+                          : -1;
     std::string bad = bind_sizes(fn.params[i].type,
                                  v,
                                  f.sizes,

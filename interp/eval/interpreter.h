@@ -34,6 +34,10 @@ struct Frame {
   const check::FnInfo* fn = nullptr;
   std::vector<std::unordered_map<std::string, Value>> scopes;
   std::map<uint32_t, int64_t> sizes;  // size variable id -> size
+  /// `split H` on a rank: size variables bound to an axis with the split
+  /// dim (`h` of `q: [b h n d]` given q: [b H n Dh]) -> that axis, in
+  /// dims and literals only (Note [Size variables carry the split]).
+  std::map<uint32_t, types::Axis> heads_vars;
   /// Train modes this call received (their entry was counted here).
   std::vector<ModeState*> modes;
 
@@ -54,7 +58,12 @@ class Interpreter {
                  const std::string& entry = "main");
 
   /// Calls a user fn with arguments in parameter order (defaults filled).
-  Value call(const check::FnInfo& fn, std::vector<Value> args, diag::Span site);
+  /// [arg_types]: the arguments' types at the call site, when known (with
+  /// `split H`, their size variables' splits: heads_type).
+  Value call(const check::FnInfo& fn,
+             std::vector<Value> args,
+             diag::Span site,
+             const std::vector<types::Type>* arg_types = nullptr);
   /// Calls a function value (a user fn or a builtin) positionally.
   Value call_value(const Value& fn, std::vector<Value> args, diag::Span site);
   /// Calls a builtin by name with positional arguments (a fn value naming
@@ -174,6 +183,11 @@ class Interpreter {
   }
   /// Dim [name]'s size here: the program's, or its local share while set.
   std::optional<int64_t> dim_size(const std::string& name) const;
+  /// [t] with [f]'s heads_vars put in (Note [Size variables carry the
+  /// split]); [pin]: every other size variable [f] knows becomes its size.
+  types::Type heads_type(const types::Type& t,
+                         const Frame& f,
+                         bool pin = false) const;
   /// The `.ss` stack of the running calls (most recent last).
   const std::vector<StackEntry>& stack() const { return stack_; }
   /// Replaces the `.ss` stack, returning the one it replaces (a write the
@@ -206,6 +220,16 @@ class Interpreter {
                                 const std::function<Value()>& run,
                                 diag::Span at);
   std::optional<Value> heads_builtin(struct BuiltinCall& c);
+  /// Records in [f] the size variables of [param] bound to an axis of
+  /// [arg] (the caller's type, heads_type pinned) that has the split dim.
+  void bind_heads_vars(const types::Type& param,
+                       const types::Type& arg,
+                       Frame& f) const;
+  /// remat(fn) called with [arg_types]: a ValueError when a size variable
+  /// of a parameter would carry the split (its recompute has no types).
+  void refuse_heads_remat(const check::FnInfo& fn,
+                          const std::vector<types::Type>& arg_types,
+                          diag::Span at);
   /// A param typed with the split dim in a store made whole here (a model
   /// made on a worker): cut to this rank's heads where it is read.
   std::optional<ops::Tensor> read_heads_param(const ModelRef& m,

@@ -124,6 +124,10 @@ TEST_CASE("explain split H: the w_o line all-reduces 4·D·b·n bytes",
         0);
   CHECK(per_bn(cut.collectives[0].bytes) == kCutBytes);
   CHECK(cut.total.zero());
+  // Its block ends with where its bytes go, not "In all: 0 bytes.": the
+  // whole [b n (3 H Dh)] f32 cotangent, 4·3·12·64 = 9,216 bytes per b·n.
+  CHECK(cut.text.find("\nIn all: nothing in the forward pass, 9,216·b·n "
+                      "bytes in the backward pass.\n") != std::string::npos);
   // No other line of attention sends: the scores, mask, softmax and the
   // second einsum are per head; rearrange keeps H leading.
   for (const comms::LineSends& l : t.lines)

@@ -58,6 +58,15 @@ std::string render_line(const LineSends& l, size_t devices) {
   // it sends its total for each batch.
   bool per_batch = l.collectives.empty() && !l.calls.empty();
   for (const CallSend& c : l.calls) per_batch &= c.per_batch;
+  // The total is a forward call's (Collective::backward). A line whose
+  // collectives all run in the backward pass (a `split H` cut) would read
+  // "In all: 0 bytes." under its list: it says where its bytes go instead.
+  Size backward;
+  for (const Collective& c : l.collectives)
+    if (c.backward) backward += c.bytes;
+  if (l.total.zero() && !backward.zero())
+    return s + "\nIn all: nothing in the forward pass, " +
+           bytes_text(backward) + " in the backward pass.\n";
   s += "\nIn all: " + bytes_text(l.total) +
        (per_batch ? " for each batch" : "") + ".\n";
   return s;
