@@ -78,7 +78,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "spmd: on a 2-D mesh the error names the axis a term skips; a loss "
+    "spmd: on a 2-D mesh the error names the axis a term skips, after a loss "
     "summed over both is differentiated",
     "[eval][spmd]") {
   std::string dir = data_test::tmp("spmd_local_term_2d");
