@@ -114,12 +114,17 @@ Differentiated differentiate(BuiltinCall& c, bool aux) {
   const Value& m = c.arg(1);
   std::vector<Value> args{Value()};
   for (const Value& v : c.extras) args.push_back(v);
+  // The arguments' types, so that a split value passed on keeps its split
+  // through f's size variables (Note [Size variables carry the split]).
+  std::vector<types::Type> types{c.arg_type(1)};
+  for (const ast::Expr* e : c.extra_exprs)
+    types.push_back(e ? c.in.program().type_of(e) : types::Type());
   ops::GradMode::Guard on(true);
   if (m.kind == VK::Tensor) {
     ops::Tensor leaf = ops::requires_grad(m.t);
     args[0] = Value::tensor(leaf);
     const uint64_t before = collectives_now(c);
-    Value r = c.in.call_value(f, std::move(args), c.span);
+    Value r = c.in.call_value(f, std::move(args), c.span, &types);
     const Value& loss = aux ? (*r.items)[0] : r;
     auto g = gradients(c, ran_collectives(c, before), loss.t, {leaf}, {false});
     return {r, Value::tensor(g[0])};
@@ -163,7 +168,7 @@ Differentiated differentiate(BuiltinCall& c, bool aux) {
   leaf_ref->type = ref->type;
   args[0] = Value::object(VK::Model, leaf_ref);
   const uint64_t before = collectives_now(c);
-  Value r = c.in.call_value(f, std::move(args), c.span);
+  Value r = c.in.call_value(f, std::move(args), c.span, &types);
   for (const std::string& p : ref->paths(false))
     if (store->is_buffer[p]) ref->set(p, store->tensors[p]);
   const Value& loss = aux ? (*r.items)[0] : r;

@@ -222,10 +222,14 @@ Value Interpreter::call(const check::FnInfo& fn,
 
 Value Interpreter::call_value(const Value& fn,
                               std::vector<Value> args,
-                              diag::Span site) {
-  if (const check::FnInfo* f = prog_.fn(fn.s))
-    return fn.b ? call_remat(*this, *f, std::move(args), site)
-                : call(*f, std::move(args), site);
+                              diag::Span site,
+                              const std::vector<types::Type>* arg_types) {
+  if (const check::FnInfo* f = prog_.fn(fn.s)) {
+    if (!fn.b) return call(*f, std::move(args), site, arg_types);
+    if (arg_types && hooks_ && hooks_->splits_heads())
+      refuse_heads_remat(*f, *arg_types, site);
+    return call_remat(*this, *f, std::move(args), site);
+  }
   return call_builtin_values(fn.s, std::move(args), site);
 }
 

@@ -65,7 +65,12 @@ class Interpreter {
              diag::Span site,
              const std::vector<types::Type>* arg_types = nullptr);
   /// Calls a function value (a user fn or a builtin) positionally.
-  Value call_value(const Value& fn, std::vector<Value> args, diag::Span site);
+  /// [arg_types]: as call's (value_and_grad passes its arguments' types, so
+  /// that a split value keeps its split through size variables).
+  Value call_value(const Value& fn,
+                   std::vector<Value> args,
+                   diag::Span site,
+                   const std::vector<types::Type>* arg_types = nullptr);
   /// Calls a builtin by name with positional arguments (a fn value naming
   /// a builtin: `reduce(with=max)`, `value_and_grad(sum, ...)`).
   Value call_builtin_values(const std::string& name,
