@@ -538,6 +538,7 @@ DeviceTable build_table(const Program& P, const diag::SourceMap& sm) {
   if (mesh) t.mesh = mesh_words(P);
   t.example_batch = example_batch(P);
   const bool heads = several && !dl.split_dim.empty() && P.mesh().empty();
+  if (heads) t.split_dim = dl.split_dim;
   if (several && t.example_batch && !heads)
     t.example_split =
         ops::batch_split(*t.example_batch, static_cast<int>(t.count));

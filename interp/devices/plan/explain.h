@@ -166,6 +166,9 @@ struct DeviceTable {
   /// A program with a `mesh`: "mesh x=4 y=2: each spmd fn runs as 8
   /// instances, ..." (explain_mesh.cpp); empty without one.
   std::string mesh;
+  /// `split H` on several devices: "H" (the report says "tensor parallel
+  /// over H"); empty otherwise.
+  std::string split_dim;
   /// Options and features this build doesn't lay out ("shard params: not
   /// in this build ...").
   std::vector<std::string> notes;

@@ -76,15 +76,11 @@ std::string render_report(const DeviceTable& t) {
   std::ostringstream o;
   o << "Devices: " << t.devices << " (" << t.count
     << (t.count == 1 ? " device" : " devices") << ")";
-  // `split H`: whole batches, the heads split (tensor parallel).
-  std::string split;
-  for (const std::string& opt : t.options)
-    if (opt.rfind("split ", 0) == 0) split = opt.substr(6);
   if (!t.mesh.empty())
     o << ", " << t.mesh;
   else if (t.count > 1)
-    o << (split.empty() ? ", data parallel"
-                        : ", tensor parallel over " + split);
+    o << (t.split_dim.empty() ? ", data parallel"
+                              : ", tensor parallel over " + t.split_dim);
   o << "\n";
   for (const std::string& opt : t.options) o << "  option: " << opt << "\n";
   for (const std::string& n : t.notes) o << "note: " << n << "\n";
