@@ -25,11 +25,15 @@ class EvalForwardCtx final : public ops::ForwardCtx {
  public:
   EvalForwardCtx(BuiltinCall& c)
       : c_(c), host_math_(c.result_type().kind == TK::Float) {
+    // The partner of a host number is the first tensor argument that is not
+    // a bool, as torch's weak scalars take the promoted dtype of the
+    // operands they mix with: where(c, k, 0) with an i32 k is i32, not the
+    // i64 an int takes beside the bool condition c. All bool: the first.
     for (const Value& v : c.args)
-      if (v.kind == VK::Tensor) {
+      if (v.kind == VK::Tensor && (partner_.kind != VK::Tensor ||
+                                   (partner_.t.dtype() == types::DType::Bool &&
+                                    v.t.dtype() != types::DType::Bool)))
         partner_ = v;
-        break;
-      }
   }
 
   const char* op_name() const override { return c_.op.name; }
