@@ -251,15 +251,11 @@ namespace {
 // API function that raised them ("take_one: index 7 is out of range"),
 // which may be an internal name or a part of a composite. The user called
 // the builtin: its name replaces the API's.
+// An op's fault inside a builtin is reported under the builtin's name (the
+// name the user wrote): `linear: ...`, not the `matmul: ...` it called.
 [[noreturn]] void fail_with(BuiltinCall& c, const ops::OpError& e) {
-  std::string m = e.what();
-  size_t colon = m.find(": ");
-  bool named = colon != std::string::npos && colon > 0;
-  for (size_t k = 0; named && k < colon; ++k)
-    named = std::isalnum(static_cast<unsigned char>(m[k])) || m[k] == '_';
-  if (named) m = m.substr(colon + 2);
   c.fail(e.kind() == ops::OpError::Kind::Shape ? "ShapeError" : "ValueError",
-         std::string(c.op.name) + ": " + m);
+         std::string(c.op.name) + ": " + e.detail());
 }
 
 }  // namespace
