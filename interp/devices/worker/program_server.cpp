@@ -38,6 +38,7 @@
 #include "interp/eval/interpreter.h"
 #include "interp/eval/spmd/blocks.h"
 #include "interp/eval/spmd/instance.h"
+#include "ops/core/storage_bytes.h"
 #include "ops/cpu/cpu_backend.h"
 
 namespace ss::devices {
@@ -66,6 +67,20 @@ void release_idle_heap() {
   const struct mallinfo2 m = mallinfo2();
   if (m.fordblks > kKeepFree && m.fordblks > m.uordblks / 4) malloc_trim(0);
 #endif
+}
+
+// SS_MEMORY_REPORT=1: after each call, one line on stderr with what the
+// call's tensors held at their peak beside the process's VmHWM and the
+// heap (Note [Counting storage bytes] in ops/core/storage_bytes.cpp).
+void report_memory(int rank, const std::string& fn) {
+  static const bool on = std::getenv("SS_MEMORY_REPORT") != nullptr;
+  if (!on) return;
+  std::fprintf(stderr,
+               "ss worker %d: memory after %s: %s\n",
+               rank,
+               fn.c_str(),
+               ops::memory_report().c_str());
+  ops::reset_storage_peak();
 }
 
 struct NullBuf : std::streambuf {
@@ -390,6 +405,7 @@ class ProgramHandler : public dist::Handler {
     for (const eval::Value& a : args)
       if (a.kind == eval::Value::Kind::Mode) modes.push_back(a.obj);
     eval::Value v = in_->call(*fn, std::move(args), site);
+    report_memory(args_.rank, name);
     release_idle_heap();
     // A main without host effects runs here whole (a worker fn): its
     // final params are this worker's to report.

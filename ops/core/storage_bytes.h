@@ -1,0 +1,25 @@
+#pragma once
+// What the tensors' own storages (ops/core/tensor.h) hold, the bytes live
+// now and the most live at once, beside what the system and the heap count
+// for the process (Note [Counting storage bytes] in storage_bytes.cpp).
+
+#include <cstdint>
+#include <string>
+
+namespace ss::ops {
+
+struct StorageBytes {
+  int64_t live = 0;
+  int64_t peak = 0;  // since the process began or the last reset
+};
+StorageBytes storage_bytes();
+/// Starts a new peak at what is live now.
+void reset_storage_peak();
+/// [bytes] more (or fewer) live: Storage's allocations and frees.
+void count_storage_bytes(int64_t bytes);
+
+/// One line: the storages' live and peak bytes, the process's VmRSS and
+/// VmHWM, and the heap's bytes in use and free (MiB).
+std::string memory_report();
+
+}  // namespace ss::ops
