@@ -10,10 +10,10 @@
 // page fault per 4 KiB each time, the 20% of a step that keeping buffers
 // in the heap saved (tensor.cpp), so freed blocks are kept, up to
 // kCacheBytes, and handed out again to a request of exactly their size:
-// a training step asks for the same sizes every step. The cache is not
-// RSS the heap could have reused for other sizes: a block of another
-// size than anything asked is unmapped first when the cache is full
-// (the oldest goes).
+// a training step asks for the same sizes every step. A request that no
+// cached block fits unmaps the oldest cached blocks, as many bytes as it
+// maps, and a full cache unmaps its oldest: the cache never holds more
+// than the tensors freed and nothing asked for again.
 #include "ops/core/big_blocks.h"
 
 #include <sys/mman.h>
@@ -41,6 +41,7 @@ Cache& cache() {
 }  // namespace
 
 void* big_alloc(size_t bytes) {
+  std::vector<std::pair<void*, size_t>> out;
   {
     Cache& c = cache();
     std::lock_guard<std::mutex> lock(c.mu);
@@ -51,7 +52,19 @@ void* big_alloc(size_t bytes) {
         c.bytes -= bytes;
         return p;
       }
+    // None of this size: the oldest blocks of other sizes go first, as
+    // many bytes as this one maps, so a miss never adds to what the cache
+    // and the tensors hold together (`shard params` frees 12 MiB pieces
+    // and asks for 36 MiB params).
+    size_t freed = 0;
+    while (freed < bytes && !c.blocks.empty()) {
+      out.push_back(c.blocks.front());
+      freed += c.blocks.front().second;
+      c.bytes -= c.blocks.front().second;
+      c.blocks.erase(c.blocks.begin());
+    }
   }
+  for (auto [q, n] : out) ::munmap(q, n);
   void* p = ::mmap(nullptr,
                    bytes,
                    PROT_READ | PROT_WRITE,
