@@ -28,8 +28,9 @@ std::atomic<int64_t> g_live{0}, g_peak{0};
 
 constexpr double kMiB = 1024.0 * 1024.0;
 
-// A "Vm...:  123 kB" field of /proc/self/status, in MiB (0 when absent).
-double status_mib(const char* field) {
+}  // namespace
+
+double process_mib(const char* field) {
   FILE* f = std::fopen("/proc/self/status", "r");
   if (!f) return 0;
   char line[256];
@@ -43,7 +44,13 @@ double status_mib(const char* field) {
   std::fclose(f);
   return out;
 }
-}  // namespace
+
+bool reset_process_peak() {
+  FILE* f = std::fopen("/proc/self/clear_refs", "w");
+  if (!f) return false;
+  const bool ok = std::fputs("5", f) >= 0;
+  return std::fclose(f) == 0 && ok;
+}
 
 void count_storage_bytes(int64_t bytes) {
   const int64_t now =
@@ -81,8 +88,8 @@ std::string memory_report() {
                 "MiB; big blocks cached %.1f MiB",
                 b.live / kMiB,
                 b.peak / kMiB,
-                status_mib("VmRSS"),
-                status_mib("VmHWM"),
+                process_mib("VmRSS"),
+                process_mib("VmHWM"),
                 in_use,
                 free,
                 mapped,

@@ -140,9 +140,10 @@ class ProgramHandler : public dist::Handler {
     }
     try {
       Reader r(m.payload);
-      if (m.kind == kFetch)
+      if (m.kind == kFetch) {
         fetch(r, w);
-      else if (m.kind == kSpmdCall)
+        report_memory(args_.rank, "a fetch");
+      } else if (m.kind == kSpmdCall)
         spmd_call(r, w);
       else
         call(r, w, m.payload);
@@ -468,19 +469,45 @@ class ProgramHandler : public dist::Handler {
 
   // A store's tensors, whole: with `shard params` every worker is asked
   // and gathers its pieces with the others (eval::whole_store).
+  // Only rank 0's answer is read: the others gather with it and answer
+  // kOk alone (the controller would hold every worker's copy at once).
   void fetch(Reader& r, Writer& w) {
     uint8_t what = r.u8();
     uint64_t id = r.u64();
     w.u8(kOk);
+    Writer ignored;
+    Writer& out = args_.rank == 0 ? w : ignored;
+    if (what == 'p' || what == 'q' || what == 'l')
+      return fetch_piece(what, id, r, out);
     if (what == 'm') {
       auto s = codec_->model(id);
       if (!s) throw std::runtime_error("no model " + std::to_string(id));
-      Codec::write_tensors(w, *eval::gathered_store(*s, d_));
+      auto whole = eval::gathered_store(*s, d_);
+      if (args_.rank == 0) Codec::write_tensors(w, *whole);
     } else {
       auto o = codec_->optim(id);
       if (!o) throw std::runtime_error("no optimizer " + std::to_string(id));
-      Codec::write_optim_state(w, *eval::gathered_optim(*o, d_));
+      auto whole = eval::gathered_optim(*o, d_);
+      if (args_.rank == 0) Codec::write_optim_state(w, *whole);
     }
+  }
+
+  // One tensor of a store, whole, or an optimizer's layout: a streaming
+  // save (Note [A streaming save] in interp/builtins/checkpoint.cpp).
+  void fetch_piece(uint8_t what, uint64_t id, Reader& r, Writer& w) {
+    if (what == 'p') {
+      auto s = codec_->model(id);
+      if (!s) throw std::runtime_error("no model " + std::to_string(id));
+      w.tensor(eval::gathered_tensor(*s, r.str(), d_));
+      return;
+    }
+    auto o = codec_->optim(id);
+    if (!o) throw std::runtime_error("no optimizer " + std::to_string(id));
+    if (what == 'l') return Codec::write_optim_state(w, *o, /*tensors=*/false);
+    std::string path = r.str(), state = r.str();
+    ops::Tensor t = eval::gathered_state(*o, path, state, d_);
+    w.u8(t.defined());
+    if (t.defined()) w.tensor(t);
   }
 
   std::string stores() {
