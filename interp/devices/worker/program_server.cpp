@@ -38,6 +38,7 @@
 #include "interp/eval/interpreter.h"
 #include "interp/eval/spmd/blocks.h"
 #include "interp/eval/spmd/instance.h"
+#include "ops/core/big_blocks.h"
 #include "ops/core/storage_bytes.h"
 #include "ops/cpu/cpu_backend.h"
 
@@ -472,6 +473,10 @@ class ProgramHandler : public dist::Handler {
   // Only rank 0's answer is read: the others gather with it and answer
   // kOk alone (the controller would hold every worker's copy at once).
   void fetch(Reader& r, Writer& w) {
+    // The big blocks kept for the next step's buffers (Note [Big blocks])
+    // go back first: a fetch comes between steps (a save, a read in the
+    // controller), and its reply is a tensor's size again, beside them.
+    ops::big_blocks_release();
     uint8_t what = r.u8();
     uint64_t id = r.u64();
     w.u8(kOk);
