@@ -33,7 +33,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <set>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -174,60 +173,6 @@ bool is_replicated(const Tensor& t) {
   return t.autograd() && t.autograd()->replicated;
 }
 
-void mark_invariant_over(const Tensor& t,
-                         const std::vector<std::string>& axes) {
-  if (t.autograd() && t.autograd()->grad_fn)
-    t.autograd()->grad_fn->invariant_over = axes;
-}
-
-// Note [Local terms of an invariant loss]
-// Inside an spmd fn, a loss invariant over mesh axes S is seeded 1/|S| on
-// each instance when the instances' backward passes run together (Note [A
-// gradient inside an instance] in ops/registry/mesh_comm.h): that is exact
-// when every path from the loss to a leaf runs through a collective that
-// made its value invariant over each axis of S (psum, pmean, pmax, pmin),
-// whose transpose sums the |S| seeds back to 1. A term added outside such
-// a collective (`psum(sum(x * w), i) + sum(w * w)`) gets 1/|S| of its
-// gradient there, and all of it in the simulated mode's pass. This walk
-// finds such a path (axes_skipped): the axes still uncovered travel with it (a
-// bit each), a marked node clears its own, and a path that reaches a leaf with
-// any left is one.
-std::vector<std::string> axes_skipped(const Tensor& root,
-                                      const std::vector<Tensor>& leaves,
-                                      const std::vector<std::string>& axes) {
-  if (axes.empty()) return {};
-  if (axes.size() > 63)
-    throw OpError(OpError::Kind::Value, "more than 63 mesh axes");
-  std::unordered_set<const AutogradMeta*> wanted;
-  for (const Tensor& l : leaves)
-    if (l.autograd()) wanted.insert(l.autograd().get());
-  const uint64_t all = (uint64_t{1} << axes.size()) - 1;
-  std::set<std::pair<const Node*, uint64_t>> seen;
-  std::vector<std::pair<const Tensor*, uint64_t>> stack = {{&root, all}};
-  while (!stack.empty()) {
-    auto [t, left] = stack.back();
-    stack.pop_back();
-    const auto& ag = t->autograd();
-    if (!ag) continue;
-    if (wanted.count(ag.get())) {
-      std::vector<std::string> skipped;
-      for (size_t i = 0; i < axes.size(); ++i)
-        if (left >> i & 1) skipped.push_back(axes[i]);
-      return skipped;
-    }
-    const Node* n = ag->grad_fn.get();
-    if (!n) continue;
-    for (size_t i = 0; i < axes.size(); ++i)
-      if (std::find(n->invariant_over.begin(),
-                    n->invariant_over.end(),
-                    axes[i]) != n->invariant_over.end())
-        left &= ~(uint64_t{1} << i);
-    if (left == 0 || !seen.insert({n, left}).second) continue;
-    for (const Tensor& in : n->inputs) stack.push_back({&in, left});
-  }
-  return {};
-}
-
 bool cotangent_replicated() {
   return g_cotangent_replicated;
 }
@@ -235,7 +180,8 @@ bool cotangent_replicated() {
 std::vector<Tensor> backward(const Tensor& root,
                              const std::vector<Tensor>& leaves,
                              const LeafReady& ready,
-                             double seed) {
+                             double seed,
+                             double at_root) {
   if (!root.defined())
     throw OpError(OpError::Kind::Value, "backward: the root is undefined");
   if (root.rank() != 0 || !types::is_float(root.dtype()))
@@ -303,7 +249,7 @@ std::vector<Tensor> backward(const Tensor& root,
     }
     // The root itself as a "leaf": its cotangent is the seed.
     if (!g.defined() && l.same_storage(root) && ag && ag == root.autograd())
-      g = Tensor::full(root.shape(), 1.0, root.dtype(), root.device());
+      g = Tensor::full(root.shape(), at_root, root.dtype(), root.device());
     if (!g.defined()) {
       if (!l.defined())
         throw OpError(OpError::Kind::Value,
@@ -360,7 +306,7 @@ std::vector<Tensor> backward(const Tensor& root,
     GradMode::Guard no_grad(false);
     if (!nodes.empty()) {
       node_cot[nodes.front()] =
-          Tensor::full(root.shape(), 1.0, root.dtype(), root.device());
+          Tensor::full(root.shape(), at_root, root.dtype(), root.device());
       if (!is_replicated(root)) cot_differs.insert(nodes.front());
     }
     struct Restore {
