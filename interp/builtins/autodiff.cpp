@@ -17,8 +17,7 @@ namespace {
 // Inside an instance of an spmd fn (Note [A gradient inside an instance]
 // in ops/registry/mesh_comm.h): 1 when this instance holds the loss's
 // representative copy (index 0 along every mesh axis the loss does not
-// vary over), else 0. Without the checker's varying set (a value_and_grad
-// in an ordinary fn called per instance) the loss counts as varying.
+// vary over), else 0.
 double instance_seed(BuiltinCall& c) {
   if (!c.info || !c.info->loss_varying) return 1.0;
   const std::vector<std::string>& varying = *c.info->loss_varying;
@@ -27,6 +26,23 @@ double instance_seed(BuiltinCall& c) {
         c.in.mesh()->axis_index(a.name) != 0)
       return 0.0;
   return 1.0;
+}
+
+// A value_and_grad in an ordinary fn that an spmd fn called runs per
+// instance, but the checker typed that body without varying sets, so which
+// leaves are replicated (and so summed over their copies: Note [A gradient
+// inside an instance]) is unknown there. Giving each instance its own
+// copy's gradient would differ from JAX's for a replicated leaf with no
+// error, so it is refused, naming the way that is exact.
+void refuse_without_varying_sets(BuiltinCall& c) {
+  if (c.info && c.info->loss_varying) return;
+  c.fail("ValueError",
+         std::string(c.op.name) +
+             " runs here inside an instance of an spmd fn, but in an " +
+             "ordinary fn, whose values carry no varying sets, so the " +
+             "gradient of a replicated leaf cannot be summed over its " +
+             "copies as JAX does; call " + c.op.name +
+             " in the spmd fn itself, where the checker knows them");
 }
 
 // The mesh axes a leaf that varies over [varying] is tied over: the rest.
@@ -72,6 +88,7 @@ std::vector<ops::Tensor> gradients(
     const std::vector<std::vector<std::string>>& varying) {
   Interpreter& in = c.in;
   if (ops::MeshComm* mesh = in.mesh()) {
+    refuse_without_varying_sets(c);
     std::vector<std::vector<std::string>> tied;
     for (const std::vector<std::string>& v : varying)
       tied.push_back(tied_axes(c, v));

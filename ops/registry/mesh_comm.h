@@ -54,8 +54,10 @@
 // once at the call and runs one pass from every instance's seeded loss to
 // every instance's leaves, then sums each leaf over its orbits (SimMesh).
 // An ordinary fn's body carries no varying sets (the checker types it
-// without them): a value_and_grad there, called per instance, counts its
-// loss as varying and its leaves as split over every mesh axis.
+// without them), so a value_and_grad there, called per instance, is a
+// ValueError (interp/builtins/autodiff.cpp, refuse_without_varying_sets):
+// each instance's own gradient would differ from JAX's for a replicated
+// leaf (conformance/spmd/grad_in_ordinary_fn.ss).
 
 #include <cstdint>
 #include <string>
