@@ -13,6 +13,7 @@
 // through f32 and uses eps = 1e-2, rtol = 1e-3 (f32 rounding ~ 6e-8 / 1e-2).
 
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <numeric>
@@ -345,6 +346,16 @@ TEST_CASE("grad: conventions at kinks and ties", "[grad]") {
         std::vector<double>{-1, 0, 1});
   CHECK(grad_of([](auto& x) { return relu(x); }, F({3}, {-1, 0, 2})) ==
         std::vector<double>{0, 0, 1});
+  // relu selects the cotangent: an inf or NaN one where x <= 0 gives 0,
+  // not inf * 0 = NaN, and a NaN x passes it on, as torch's
+  // threshold_backward (torch 1.13: x = [-1, 0, nan, 2] and the output's
+  // cotangent [inf, nan, inf, 3] give x.grad = [0, 0, inf, 3]).
+  {
+    Tensor x = requires_grad(F({4}, {-1, 0, NAN, 2}));
+    Tensor g = F({4}, {INFINITY, NAN, INFINITY, 3});
+    CHECK(backward(sum(mul(relu(x), g)), {x})[0].to_doubles() ==
+          std::vector<double>{0, 0, INFINITY, 3});
+  }
   // maximum / minimum: ties split half and half.
   Tensor other = F({3}, {0, 1, 5});
   CHECK(grad_of([&](auto& x) { return maximum(x, other); },
