@@ -205,7 +205,17 @@ class Analysis {
       return;
     }
     if (rule.fn_arg == ops::FnArg::Differentiates && !given.empty()) {
-      if (!mesh_) gradients(e, *info, out);  // a mesh sums no gradient
+      if (!mesh_) gradients(e, *info, out);
+      // Inside an spmd fn a replicated leaf's gradient is summed over its
+      // copies; a value_and_grad in ordinary code sums none (a mesh
+      // program has no data-parallel all-reduce).
+      if (mesh_)
+        for (Collective& c : mesh_leaf_sums(P, sm_, e, *info)) {
+          Item it;
+          it.at = e.span;
+          it.coll = std::move(c);
+          out.push_back(std::move(it));
+        }
       const Type& ft = P.type_of(given[0]);
       if (ft.kind == TK::Fn)
         if (const FnInfo* f = P.fn(ft.fn_name))

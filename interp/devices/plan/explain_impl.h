@@ -71,6 +71,14 @@ std::vector<Collective> mesh_collectives(const Program& P,
                                          const diag::SourceMap& sm,
                                          const ast::Expr& e,
                                          const ExprInfo& info);
+/// value_and_grad or grad [e] inside an spmd fn: the all-reduce, in its
+/// backward pass, of each leaf's gradient over the mesh axes the leaf is
+/// the same along (Note [A gradient inside an instance] in
+/// ops/registry/mesh_comm.h). None outside an spmd fn's body.
+std::vector<Collective> mesh_leaf_sums(const Program& P,
+                                       const diag::SourceMap& sm,
+                                       const ast::Expr& e,
+                                       const ExprInfo& info);
 // `split H` (explain_heads.cpp): the collectives the op [e] runs by its
 // plan (Note [Split heads]), and a value's layout ("split along H: each
 // device holds 4 of H = 12"; "" when [t] is whole).

@@ -309,4 +309,46 @@ std::vector<Collective> mesh_collectives(const Program& P,
   return out;
 }
 
+std::vector<Collective> mesh_leaf_sums(const Program& P,
+                                       const diag::SourceMap& sm,
+                                       const ast::Expr& e,
+                                       const ExprInfo& info) {
+  std::vector<Collective> out;
+  std::vector<const ast::Expr*> given = given_args(e);
+  if (!info.loss_varying || given.size() < 2 || !given[1]) return out;
+  const Type& t = P.type_of(given[1]);
+  const std::string what(sm.text(given[1]->span));
+  // A leaf's tied axes: the mesh's, less those it varies over (its type's
+  // varying set and the axes its shape splits).
+  auto add = [&](const Type& leaf, const std::string& name) {
+    std::set<std::string> varying(leaf.varying.begin(), leaf.varying.end());
+    for (const Axis& a : leaf.shape)
+      varying.insert(a.split.begin(), a.split.end());
+    const std::vector<std::string> tied = minus(mesh_names(P), varying);
+    if (tied.empty() || !types::is_float(leaf.dtype)) return;
+    Collective c;
+    c.source = info.resolution.op ? info.resolution.op->name : "value_and_grad";
+    c.what = "the gradient of " + name;
+    c.count = block_numel(P, leaf);
+    c.dtype = types::dtype_name(leaf.dtype);
+    c.bytes = c.count * types::dtype_size(leaf.dtype);
+    c.text = "in the backward pass: all-reduce over " + join(tied) +
+             " of the gradient of " + name + " (" + c.source + ": " + name +
+             " is the same on every instance along " + join(tied) +
+             ", so its copies' gradients are summed, JAX's psum of the " +
+             "implicit pvary): " + figure(c.count, leaf.dtype);
+    c.backward = true;
+    out.push_back(std::move(c));
+  };
+  if (t.kind == TK::Tensor) {
+    add(t, "`" + what + "`");
+  } else if (t.kind == TK::Model) {
+    std::vector<Leaf> leaves;
+    model_leaves(t, "", leaves);
+    for (const Leaf& l : leaves)
+      if (!l.buffer) add(l.type, "`" + what + "." + l.path + "`");
+  }
+  return out;
+}
+
 }  // namespace ss::check::comms::detail
