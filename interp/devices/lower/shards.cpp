@@ -7,9 +7,11 @@
 // model made in main, or loaded from a checkpoint, is cut the same way.
 //
 // Reading a param in a worker fn (`x @ m.w1`) gathers it: an all-gather of
-// the pieces, the padding dropped, reshaped (RankContext::gather_param).
+// the pieces, the padding dropped, reshaped (RankContext::gather_param),
+// with the other params of its bucket (Note [Param buckets]).
 // The gather is recorded on the tape; its VJP reduce-scatters the whole
-// cotangent into the same pieces, which sums every rank's part of the
+// cotangent into the same pieces (value_and_grad's pass: with its
+// bucket's), which sums every rank's part of the
 // batch and cuts it, so value_and_grad's leaves are the pieces themselves
 // and no gradient all-reduce follows (RankContext::gradients). The
 // padding's gradient is zero (the VJP pads with zeros), so AdamW and SGD,
