@@ -53,7 +53,8 @@ std::optional<Value> RankContext::call(eval::Interpreter& in,
     ~Reset() { flag = false; }
   } reset{splitting_};
   Value r = in.call(fn, std::move(args), site);
-  d_.at = site;  // a joined result's all-gather
+  bucket_ = GatheredBucket{};  // its copies go with the call's values
+  d_.at = site;                // a joined result's all-gather
   return join_result(fn, std::move(r), fn.result, sent);
 }
 
