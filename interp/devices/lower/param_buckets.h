@@ -70,6 +70,7 @@ class PieceScatter {
     std::vector<ops::Tensor> flats;  // by member, summed over its reads
     std::vector<long> leaf;          // by member: its leaf's index, or -1
     size_t n_ready = 0;
+    bool gone = false;  // sent (its buffer freed once the sum is in)
     ops::Tensor buf, out;
     std::shared_future<void> sent;
   };
