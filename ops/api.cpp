@@ -15,10 +15,10 @@ namespace ss::ops {
 namespace detail {
 
 void shape_error(const char* op, const std::string& msg) {
-  throw OpError(OpError::Kind::Shape, std::string(op) + ": " + msg);
+  throw OpError(OpError::Kind::Shape, msg, op);
 }
 void value_error(const char* op, const std::string& msg) {
-  throw OpError(OpError::Kind::Value, std::string(op) + ": " + msg);
+  throw OpError(OpError::Kind::Value, msg, op);
 }
 
 void check_defined(const char* op, const Tensor& t) {

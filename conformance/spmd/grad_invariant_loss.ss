@@ -1,11 +1,11 @@
 # Gradients taken inside an spmd fn of a loss invariant over the mesh
 # (Note [A gradient inside an instance] in ops/registry/mesh_comm.h):
-# `total` is psum(sum(a²), x) over a's blocks, so every instance's copy
-# depends on every block, and its gradient w.r.t. this instance's block is
-# 2a there: [0 2 4 6] for a = [0 1 2 3] (by hand); on cpu[2] it was twice
-# that, each worker's seed summed by psum's transpose. `sq` of the
-# replicated w = [1 -2 3] runs no collective: 14 and 2w = [2 -4 6] on
-# every instance (by hand), not halved.
+# `total` is psum(sum(a²), x) over a's blocks, one loss whose gradient
+# w.r.t. each block is 2a there: [0 2 4 6] for a = [0 1 2 3] (by hand;
+# on cpu[2] each worker's seed was once summed by psum's transpose, twice
+# that). `sq` of the replicated w = [1 -2 3] runs no collective: the one
+# loss 14 and its gradient 2w = [2 -4 6] on every instance (by hand),
+# neither halved nor summed twice.
 # expect: ok
 # output: ([4] f32
 # output: [0 2 4 6], f32 14, [3] f32

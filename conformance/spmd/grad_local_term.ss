@@ -1,24 +1,21 @@
-# A loss invariant over the mesh with a term of replicated values beside
-# the psum, written inside the collective and divided by the axis size
-# (what the ValueError of grad_local_term_error.ss asks for): L = psum(
-# sum(v w) + sum(w²) / |x|, x) is sum over v's rows of v·w plus w·w, the
-# one global loss. By hand, for v = arange(8) + 1 as [4 2] (rows split
-# over x = 2) and the replicated w = [0.5 -1]: L = 16·0.5 + 20·(-1) +
-# 1.25 = -10.75 and dL/dw = v's column sums + 2w = [17 18] (JAX's
-# gradient of the replicated w: psum of the instances' [4.5 5] and [12.5
-# 13]), on every instance; the varying v's gradient of the loss written
-# with the term outside the psum is w on every row (w is no leaf there, so
-# nothing is refused). The loss psum(sum(a²), x) made invariant inside a
-# remat'd fn is differentiated too (Note [Collectives a remat hides] in
-# interp/eval/remat.cpp): 2a = [0 2 4 6] for a = [0 1 2 3], by hand.
-# Exact in f32 (small integers and halves).
+# A loss invariant over the mesh with a term of replicated values written
+# inside the collective and divided by the axis size: L = psum(sum(v w) +
+# sum(w²) / |x|, x) is sum over v's rows of v·w plus w·w, the same loss as
+# grad_local_term_outside.ss's. By hand, for v = arange(8) + 1 as [4 2]
+# (rows split over x = 2) and the replicated w = [0.5 -1]: L = 16·0.5 +
+# 20·(-1) + 1.25 = -10.75 and dL/dw = v's column sums + 2w = [17 18],
+# the same on every instance (JAX's gradient of a replicated leaf: the
+# sum of the instances' [4.5 5] and [12.5 13]; Note [A gradient inside an
+# instance] in ops/registry/mesh_comm.h), so psum of it over x doubles
+# it, [34 36], as JAX's psum of an invariant value does.
+# The varying v's gradient of the loss written with the term outside the
+# psum is w on every row (the term does not reach v). The loss psum(
+# sum(a²), x) made invariant inside a remat'd fn is differentiated too:
+# 2a = [0 2 4 6] for a = [0 1 2 3], by hand. Exact in f32 (small
+# integers and halves).
 # expect: ok
-# output: [x=0] [2] f32 (k=2)
-# output: [x=0] [4.5 5]
-# output: [x=1] [2] f32 (k=2)
-# output: [x=1] [12.5 13]
 # output: (f32 -10.75, [2] f32
-# output: [17 18])
+# output: [34 36])
 # output: [4 2] f32
 # output: [[0.5 -1]
 # output:  [0.5 -1]
@@ -35,7 +32,6 @@ spmd fn loss(w: [k], v: [n/x k]) -> f32:
 
 spmd fn grads(w: [k], v: [n/x k]) -> (f32, [k]):
     let l, g = value_and_grad(loss, w, v)
-    print(g)
     return l, psum(g, x)
 
 spmd fn loss_v(v: [n/x k], w: [k]) -> f32:

@@ -2,8 +2,8 @@
 # Note [Remat in instances] in interp/eval/spmd/remat_instances.cpp; on
 # workers Note [Spmd fns on workers]), its collectives included, here for
 # a value_and_grad inside the spmd fn: every instance runs f with the
-# others once in the forward pass and once more when its backward pass
-# reaches it, so f's prints (and the ordinary fn it calls) show twice per
+# others once in the forward pass and once more in value_and_grad's
+# backward pass, so f's prints (and the ordinary fn it calls) show twice per
 # instance, in order with the forward's; differentiated plainly they show
 # once. On cpu[2] each worker's backward pass runs the recompute's
 # all_gathers with the other's. The values are the same either way, and

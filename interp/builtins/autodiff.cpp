@@ -14,81 +14,73 @@ using VK = Value::Kind;
 
 namespace {
 
-// The mesh axes the checker found the loss invariant over at this call
-// (none outside an spmd fn's body).
-std::vector<std::string> invariant_axes(BuiltinCall& c) {
-  std::vector<std::string> invariant;
-  if (!c.info || !c.info->loss_varying) return invariant;
+// Inside an instance of an spmd fn (Note [A gradient inside an instance]
+// in ops/registry/mesh_comm.h): 1 when this instance holds the loss's
+// representative copy (index 0 along every mesh axis the loss does not
+// vary over), else 0. Without the checker's varying set (a value_and_grad
+// in an ordinary fn called per instance) the loss counts as varying.
+double instance_seed(BuiltinCall& c) {
+  if (!c.info || !c.info->loss_varying) return 1.0;
   const std::vector<std::string>& varying = *c.info->loss_varying;
   for (const check::MeshAxis& a : c.in.program().mesh())
+    if (std::find(varying.begin(), varying.end(), a.name) == varying.end() &&
+        c.in.mesh()->axis_index(a.name) != 0)
+      return 0.0;
+  return 1.0;
+}
+
+// The mesh axes a leaf that varies over [varying] is tied over: the rest.
+// None without the checker's varying sets (instance_seed).
+std::vector<std::string> tied_axes(BuiltinCall& c,
+                                   const std::vector<std::string>& varying) {
+  std::vector<std::string> tied;
+  if (!c.info || !c.info->loss_varying) return tied;
+  for (const check::MeshAxis& a : c.in.program().mesh())
     if (std::find(varying.begin(), varying.end(), a.name) == varying.end())
-      invariant.push_back(a.name);
-  return invariant;
+      tied.push_back(a.name);
+  return tied;
 }
 
-// Inside an instance of an spmd fn: how many instances' seeds of the loss
-// its backward pass sums (Note [A gradient inside an instance] in
-// ops/registry/mesh_comm.h), when f ran collectives ([ran]).
-double invariant_copies(BuiltinCall& c, bool ran) {
-  ops::MeshComm* mesh = c.in.mesh();
-  if (!mesh || !ran || !c.info || !c.info->loss_varying) return 1.0;
-  return mesh->copies_summed(invariant_axes(c));
+// The mesh axes model param [path] (a leaf of [rank] axes) varies over in
+// an spmd fn: its model's spec (`Net/x` every field's first axis, `Net{w/x}`
+// the named field's: ops/core/type.cpp, model_field_type), none for a 0-d
+// param or a replicated model.
+std::vector<std::string> param_varying(const types::Type& m,
+                                       const std::string& path,
+                                       size_t rank) {
+  if (rank == 0) return {};
+  std::vector<std::string> split = m.model_split;
+  if (split.empty()) {
+    const std::string field = path.substr(0, path.find('.'));
+    for (const auto& [name, s] : m.field_splits)
+      if (name == field) split = s;
+  }
+  std::sort(split.begin(), split.end());
+  return split;
 }
 
-// A loss invariant over mesh axes S with a term that reaches a leaf
-// outside the collectives over S would get a wrong gradient in either mode
-// (Note [Local terms of an invariant loss] in ops/autodiff/tape.cpp): a
-// ValueError at the call, naming what to write instead.
-void refuse_local_terms(BuiltinCall& c,
-                        bool ran,
-                        const ops::Tensor& loss,
-                        const std::vector<ops::Tensor>& leaves) {
-  if (!c.in.mesh() || !ran) return;
-  const std::vector<std::string> axes = invariant_axes(c);
-  const std::vector<std::string> skipped =
-      ops::axes_skipped(loss, leaves, axes);
-  if (skipped.empty()) return;
-  auto listed = [](const std::vector<std::string>& v) {
-    std::string s;
-    for (const std::string& a : v) s += (s.empty() ? "" : ", ") + a;
-    return (v.size() > 1 ? "mesh axes " : "mesh axis ") + s;
-  };
-  const std::string& first = skipped[0];
-  c.fail("ValueError",
-         std::string(c.op.name) + ": the loss is the same on every " +
-             "instance along " + listed(axes) + ", but a term of it " +
-             "reaches the differentiated value through no psum, pmean, " +
-             "pmax or pmin over " + listed(skipped) + ", so its gradient " +
-             "inside the spmd fn would not be the loss's; put the term " +
-             "inside the collective, divided by the axis size " +
-             "(psum(local + term / axis_size(" + first + "), " + first +
-             ")), or differentiate the spmd fn from ordinary code");
-}
-
-// Whether f ran a collective since [before] (collectives_run()).
-bool ran_collectives(BuiltinCall& c, uint64_t before) {
-  return c.in.mesh() && c.in.mesh()->collectives_run() != before;
-}
-
-uint64_t collectives_now(BuiltinCall& c) {
-  return c.in.mesh() ? c.in.mesh()->collectives_run() : 0;
-}
-
-// The backward pass of [loss] to [leaves]. On several devices every rank
+// The backward pass of [loss] to [leaves]; [varying][i]: the mesh axes
+// leaf i varies over, inside an spmd fn. On several devices every rank
 // holds the whole loss and the gradients are summed across the ranks
 // (DeviceHooks::gradients; Note [Same result as one device] in
 // interp/devices/lower/lowering.cpp).
-std::vector<ops::Tensor> gradients(BuiltinCall& c,
-                                   bool ran,
-                                   const ops::Tensor& loss,
-                                   const std::vector<ops::Tensor>& leaves,
-                                   const std::vector<bool>& pieces) {
+std::vector<ops::Tensor> gradients(
+    BuiltinCall& c,
+    const ops::Tensor& loss,
+    const std::vector<ops::Tensor>& leaves,
+    const std::vector<bool>& pieces,
+    const std::vector<std::vector<std::string>>& varying) {
   Interpreter& in = c.in;
-  refuse_local_terms(c, ran, loss, leaves);
+  if (ops::MeshComm* mesh = in.mesh()) {
+    std::vector<std::vector<std::string>> tied;
+    for (const std::vector<std::string>& v : varying)
+      tied.push_back(tied_axes(c, v));
+    return mesh->instance_gradients(loss, instance_seed(c), leaves, tied);
+  }
   if (DeviceHooks* d = in.device_hooks())
     if (auto g = d->gradients(loss, leaves, pieces, c.span))
       return std::move(*g);
-  return ops::backward(loss, leaves, {}, 1.0 / invariant_copies(c, ran));
+  return ops::backward(loss, leaves);
 }
 
 Value detach_value(const Value& v) {
@@ -123,10 +115,9 @@ Differentiated differentiate(BuiltinCall& c, bool aux) {
   if (m.kind == VK::Tensor) {
     ops::Tensor leaf = ops::requires_grad(m.t);
     args[0] = Value::tensor(leaf);
-    const uint64_t before = collectives_now(c);
     Value r = c.in.call_value(f, std::move(args), c.span, &types);
     const Value& loss = aux ? (*r.items)[0] : r;
-    auto g = gradients(c, ran_collectives(c, before), loss.t, {leaf}, {false});
+    auto g = gradients(c, loss.t, {leaf}, {false}, {c.arg_type(1).varying});
     return {r, Value::tensor(g[0])};
   }
   if (m.kind != VK::Model)
@@ -147,6 +138,7 @@ Differentiated differentiate(BuiltinCall& c, bool aux) {
   std::vector<std::string> params = ref->paths(true);
   std::vector<ops::Tensor> leaves;
   std::vector<bool> pieces;
+  std::vector<std::vector<std::string>> varying;  // inside an spmd fn
   for (const std::string& p : ref->paths(false)) {
     bool buffer = ref->store->is_buffer[ref->prefix + p];
     ops::Tensor t = ref->get(p);
@@ -158,6 +150,7 @@ Differentiated differentiate(BuiltinCall& c, bool aux) {
       if (!piece) t = ops::mark_replicated(t);
       leaves.push_back(t);
       pieces.push_back(piece);
+      varying.push_back(param_varying(c.arg_type(1), p, t.shape().size()));
     }
     store->tensors[p] = t;
     store->order.push_back(p);
@@ -167,15 +160,13 @@ Differentiated differentiate(BuiltinCall& c, bool aux) {
   leaf_ref->store = store;
   leaf_ref->type = ref->type;
   args[0] = Value::object(VK::Model, leaf_ref);
-  const uint64_t before = collectives_now(c);
   Value r = c.in.call_value(f, std::move(args), c.span, &types);
   for (const std::string& p : ref->paths(false))
     if (store->is_buffer[p]) ref->set(p, store->tensors[p]);
   const Value& loss = aux ? (*r.items)[0] : r;
   if (loss.kind != VK::Tensor)
     c.fail("ValueError", std::string(c.op.name) + ": the loss is not a tensor");
-  std::vector<ops::Tensor> g =
-      gradients(c, ran_collectives(c, before), loss.t, leaves, pieces);
+  std::vector<ops::Tensor> g = gradients(c, loss.t, leaves, pieces, varying);
   std::map<std::string, ops::Tensor> by_path;
   for (size_t i = 0; i < params.size(); ++i) by_path[params[i]] = g[i];
   ModelRef like = *leaf_ref;

@@ -11,12 +11,16 @@
 //     that reads back exactly.
 #include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <set>
 
 #include "interp/data/dtype_spelling.h"
 #include "interp/data/safetensors.h"
+#include "interp/eval/device_hooks.h"
 #include "interp/eval/runtime_lib.h"
 #include "ops/api.h"
+#include "ops/core/storage_bytes.h"
 
 namespace ss::eval {
 
@@ -147,49 +151,148 @@ TensorMap by_name(SafetensorsFile& f) {
 
 // ---- save ----
 
+// Note [A streaming save]
+// On several devices the workers hold the newer copy of a model (and of
+// its optimizer's state); fetched whole, a save held it in the
+// controller twice (the reply and its tensors) beside the controller's
+// own older copy, and with `shard params` each worker gathered every
+// param at once. The file's header needs only the names, dtypes and
+// shapes, which the controller's older copy has (a field's type fixes
+// them): so the header is written first, and then each tensor is fetched
+// alone, whole (every worker gathers that one param), written and let
+// go (write_safetensors_streamed). An optimizer's step, hyperparameters
+// and which states it holds come first in one small fetch (fetch_layout);
+// a state has its param's dtype and shape. The controller's copies stay
+// as they are, still older than the workers'. A store the controller has
+// no copy of, or a model of a stack (a handle with an index), is fetched
+// whole as before.
+namespace {
+
+struct SaveParts {
+  std::map<std::string, std::string> metadata;
+  std::vector<SafetensorsPiece> pieces;
+};
+
+SafetensorsPiece piece_of(const std::string& name, const ops::Tensor& t) {
+  return {name, t.dtype(), t.shape(), [t] { return t; }};
+}
+
+// Whether [m]'s fields can be fetched one at a time: its store is newer on
+// the workers and the controller's older copy has every field.
+bool streams(const ModelRef& m) {
+  if (!m.store->newer_on || !m.index.empty()) return false;
+  for (const std::string& p : m.paths(false)) {
+    auto t = m.store->tensors.find(m.prefix + p);
+    if (t == m.store->tensors.end() || !t->second.defined()) return false;
+  }
+  return true;
+}
+
+void save_optimizer(const ModelRef& m,
+                    OptimState& o,
+                    bool stream,
+                    SaveParts& out) {
+  // The workers' step and hyperparameters, and which states they hold.
+  OptimState layout;
+  OptimState* held = &o;
+  if (stream && o.newer_on && o.newer_on->fetch_layout(o, layout)) {
+    held = &layout;
+  } else {
+    sync(o);
+    stream = false;
+  }
+  const OptimState& h = *held;
+  auto& meta = out.metadata;
+  meta["optimizer"] = optim_name(o.kind);
+  meta["step"] = std::to_string(h.step);
+  meta["lr"] = num(h.lr);
+  meta["weight_decay"] = num(h.weight_decay);
+  if (o.kind == types::OptimKind::SGD) {
+    meta["momentum"] = num(h.momentum);
+    meta["nesterov"] = h.nesterov ? "true" : "false";
+  } else {
+    meta["betas"] = "[" + num(h.beta1) + ", " + num(h.beta2) + "]";
+    meta["eps"] = num(h.eps);
+  }
+  for (const std::string& st : state_names(o.kind))
+    for (const std::string& p : m.paths(true)) {
+      const std::string path = m.prefix + p;
+      auto ps = h.state.find(path);
+      if (ps == h.state.end()) continue;
+      auto t = ps->second.find(st);
+      if (t == ps->second.end() || !t->second.defined()) continue;
+      const std::string name = "opt." + st + "." + p;
+      if (!stream) {
+        out.pieces.push_back(piece_of(name, t->second));
+        continue;
+      }
+      const ops::Tensor& param = m.store->tensors.at(path);
+      DeviceHooks* workers = o.newer_on;
+      OptimState* from = &o;
+      out.pieces.push_back(
+          {name, param.dtype(), param.shape(), [workers, from, path, st] {
+             return workers->fetch_tensor(*from, path, st);
+           }});
+    }
+}
+
+}  // namespace
+
 Value save(BuiltinCall& c) {
   const std::string& path = c.arg(0).s;
   if (c.arg(1).kind != VK::Model) c.fail("ValueError", "save needs a model");
   const auto* m = c.arg(1).as<ModelRef>();
-  SafetensorsFile f;
-  f.metadata["format"] = "shapescript";
-  f.metadata["model"] = model_name(*m);
-  for (const std::string& p : m->paths(false))
-    f.tensors.emplace_back(p, m->get(p));
+  const bool stream = streams(*m);
+  SaveParts parts;
+  parts.metadata["format"] = "shapescript";
+  parts.metadata["model"] = model_name(*m);
+  for (const std::string& p : m->paths(false)) {
+    if (!stream) {
+      parts.pieces.push_back(piece_of(p, m->get(p)));
+      continue;
+    }
+    const ops::Tensor& older = m->store->tensors.at(m->prefix + p);
+    DeviceHooks* workers = m->store->newer_on;
+    const ModelStore* from = m->store.get();
+    const std::string field = m->prefix + p;
+    parts.pieces.push_back(
+        {p, older.dtype(), older.shape(), [workers, from, field] {
+           return workers->fetch_tensor(*from, field);
+         }});
+  }
   if (c.has(2)) {
     if (c.arg(2).kind != VK::Optim)
       c.fail("ValueError", "save's opt= is an optimizer");
     auto* o = c.arg(2).as<OptimState>();
-    sync(*o);
     if (o->model != m->store)
       c.fail("ValueError",
              "save: this optimizer was made for another model (save it with "
              "the model it updates)");
-    f.metadata["optimizer"] = optim_name(o->kind);
-    f.metadata["step"] = std::to_string(o->step);
-    f.metadata["lr"] = num(o->lr);
-    f.metadata["weight_decay"] = num(o->weight_decay);
-    if (o->kind == types::OptimKind::SGD) {
-      f.metadata["momentum"] = num(o->momentum);
-      f.metadata["nesterov"] = o->nesterov ? "true" : "false";
-    } else {
-      f.metadata["betas"] = "[" + num(o->beta1) + ", " + num(o->beta2) + "]";
-      f.metadata["eps"] = num(o->eps);
-    }
-    for (const std::string& st : state_names(o->kind))
-      for (const std::string& p : m->paths(true)) {
-        auto ps = o->state.find(m->prefix + p);
-        if (ps == o->state.end()) continue;
-        auto t = ps->second.find(st);
-        if (t == ps->second.end() || !t->second.defined()) continue;
-        f.tensors.emplace_back("opt." + st + "." + p, t->second);
-      }
+    save_optimizer(*m, *o, stream, parts);
+  }
+  // SS_MEMORY_REPORT: what the save itself added to this process's
+  // tensors at its peak (Note [Counting storage bytes]).
+  static const bool report = std::getenv("SS_MEMORY_REPORT") != nullptr;
+  const int64_t live_before = ops::storage_bytes().live;
+  const double rss_before = report ? ops::process_mib("VmRSS") : 0;
+  if (report) {
+    ops::reset_storage_peak();
+    ops::reset_process_peak();
   }
   try {
-    write_safetensors(path, f);
+    write_safetensors_streamed(path, parts.metadata, parts.pieces);
   } catch (const SafetensorsError& e) {
     c.fail("IOError", e.what());
   }
+  if (report)
+    std::fprintf(
+        stderr,
+        "ss: memory during save: %lld bytes above the %lld live before "
+        "it, VmHWM %.1f MiB above the VmRSS before it; %s\n",
+        static_cast<long long>(ops::storage_bytes().peak - live_before),
+        static_cast<long long>(live_before),
+        ops::process_mib("VmHWM") - rss_before,
+        ops::memory_report().c_str());
   return Value::unit();
 }
 

@@ -55,27 +55,36 @@ void Checker::report_pending_e2001() {
 
 // E2006 (spmd.md): a collective is a meeting of every instance along its
 // axes; under a condition that varies over the mesh some instances would
-// skip it and the others wait forever.
+// skip it and the others wait forever. So is a value_and_grad (its leaves'
+// gradients are summed over their copies: Note [A gradient inside an
+// instance] in ops/registry/mesh_comm.h).
 void Checker::check_collective_place(const ops::OpDef& op,
                                      const std::vector<RuleArg>& args,
                                      diag::Span at,
                                      FnCtx& c) {
-  if (!op.device.collective || c.varying_conds.empty()) return;
+  const bool collective = op.device.collective;
+  if (!(collective || op.device.meets_instances) || c.varying_conds.empty())
+    return;
   const FnCtx::VaryingCond& v = c.varying_conds.front();
   std::string axes;
   for (const std::string& a : v.axes) axes += (axes.empty() ? "" : " ") + a;
   std::string over;
-  if (args.size() > 1 && args[1].present) over = " over " + text(args[1].span);
+  if (collective && args.size() > 1 && args[1].present)
+    over = " over " + text(args[1].span);
+  const std::string what = collective ? "a collective"
+                                      : "`" + std::string(op.name) +
+                                            "`, which every instance "
+                                            "reaches together";
   error(Code::E2006,
         v.span,
         "this `" + v.word + "`'s condition varies over mesh axis" +
             (v.axes.size() > 1 ? "es " : " ") + axes +
-            ", and its body contains a collective",
+            ", and its body contains " + what,
         "varies over " + axes)
       .note("`" + std::string(op.name) + "`" + over + " is here", at)
-      .help(
-          "run the collective on every instance, before the branch, and "
-          "choose with where(...)");
+      .help(std::string(collective ? "run the collective" : "differentiate") +
+            " on every instance, before the branch, and choose with "
+            "where(...)");
   // One report per condition.
   c.varying_conds.front().axes.clear();
   c.varying_conds.erase(c.varying_conds.begin());

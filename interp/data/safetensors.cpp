@@ -164,31 +164,52 @@ SafetensorsFile read_safetensors(const std::string& path) {
 }
 
 void write_safetensors(const std::string& path, const SafetensorsFile& file) {
+  std::vector<SafetensorsPiece> pieces;
+  pieces.reserve(file.tensors.size());
+  for (const auto& [name, t] : file.tensors) {
+    // Checked here, before the temporary exists, as pieces are not.
+    auto fail = [&](const std::string& problem) {
+      throw SafetensorsError("cannot write " + quote(path) + ": tensor " +
+                             quote(name) + problem);
+    };
+    if (!t.defined()) fail(" has no data");
+    if (t.device().kind != ops::Device::Kind::Cpu)
+      fail(" is on " + t.device().str() + " (copy it to the CPU first)");
+    pieces.push_back({name, t.dtype(), t.shape(), [&t] { return t; }});
+  }
+  write_safetensors_streamed(path, file.metadata, pieces);
+}
+
+// Note [A streamed file's pieces]: the header is written from the pieces'
+// entries before any data is asked for, so each piece's tensor is checked
+// against its entry as it comes (a fetch that answered another shape
+// would leave the header lying), and dropped once its bytes are written.
+void write_safetensors_streamed(
+    const std::string& path,
+    const std::map<std::string, std::string>& metadata,
+    const std::vector<SafetensorsPiece>& pieces) {
   auto fail = [&](const std::string& problem) {
     throw SafetensorsError("cannot write " + quote(path) + ": " + problem);
   };
-  // The header (everything is checked before the temporary exists).
+  // The header (every entry is checked before the temporary exists).
   json h = json::object();
-  if (!file.metadata.empty()) {
+  if (!metadata.empty()) {
     json m = json::object();
-    for (const auto& [k, v] : file.metadata) m[k] = v;
+    for (const auto& [k, v] : metadata) m[k] = v;
     h["__metadata__"] = std::move(m);
   }
   std::set<std::string> seen;
   uint64_t offset = 0;
-  for (const auto& [name, t] : file.tensors) {
-    if (name == "__metadata__") fail("a tensor cannot be named __metadata__");
-    if (!seen.insert(name).second) fail("two tensors named " + quote(name));
-    if (!t.defined()) fail("tensor " + quote(name) + " has no data");
-    if (t.device().kind != ops::Device::Kind::Cpu)
-      fail("tensor " + quote(name) + " is on " + t.device().str() +
-           " (copy it to the CPU first)");
-    uint64_t n = t.nbytes();
+  for (const SafetensorsPiece& p : pieces) {
+    if (p.name == "__metadata__") fail("a tensor cannot be named __metadata__");
+    if (!seen.insert(p.name).second) fail("two tensors named " + quote(p.name));
+    uint64_t n = static_cast<uint64_t>(ops::numel_of(p.shape)) *
+                 types::dtype_size(p.dtype);
     json e = json::object();
-    e["dtype"] = safetensors_dtype_name(t.dtype());
-    e["shape"] = t.shape();
+    e["dtype"] = safetensors_dtype_name(p.dtype);
+    e["shape"] = p.shape;
     e["data_offsets"] = {offset, offset + n};
-    h[name] = std::move(e);
+    h[p.name] = std::move(e);
     offset += n;
   }
   std::string header;
@@ -235,8 +256,19 @@ void write_safetensors(const std::string& path, const SafetensorsFile& file) {
       fail(std::string("chmod: ") + std::strerror(errno));
     write_all(f.fd, len, 8, tmp);
     write_all(f.fd, header.data(), header.size(), tmp);
-    for (const auto& [name, t] : file.tensors)
+    for (const SafetensorsPiece& p : pieces) {
+      const ops::Tensor t = p.bytes();
+      if (!t.defined()) fail("tensor " + quote(p.name) + " has no data");
+      if (t.device().kind != ops::Device::Kind::Cpu)
+        fail("tensor " + quote(p.name) + " is on " + t.device().str() +
+             " (copy it to the CPU first)");
+      if (t.dtype() != p.dtype || t.shape() != p.shape)
+        fail("tensor " + quote(p.name) + " came as " +
+             ops::shape_string(t.shape()) + " " + types::dtype_name(t.dtype()) +
+             ", not the header's " + ops::shape_string(p.shape) + " " +
+             types::dtype_name(p.dtype));
       write_all(f.fd, t.raw(), t.nbytes(), tmp);
+    }
     if (::fsync(f.fd) != 0) fail(std::string("fsync: ") + std::strerror(errno));
     if (::close(f.release()) != 0)
       fail(std::string("close: ") + std::strerror(errno));

@@ -150,6 +150,25 @@ class DeviceHooks {
   /// newer_on, OptimState::newer_on) back, and clears the mark.
   virtual void fetch(ModelStore& s) {}
   virtual void fetch(OptimState& o) {}
+  /// One tensor of such a store, whole, the store left as it is (a
+  /// streaming save, Note [A streaming save] in interp/builtins/
+  /// checkpoint.cpp): field [path] (the store's own path) of [s]; state
+  /// [state] of [o]'s param [path], undefined when it holds none.
+  virtual ops::Tensor fetch_tensor(const ModelStore& s,
+                                   const std::string& path) {
+    return {};
+  }
+  virtual ops::Tensor fetch_tensor(const OptimState& o,
+                                   const std::string& path,
+                                   const std::string& state) {
+    return {};
+  }
+  /// [o]'s hyperparameters, step and which states each param holds, as
+  /// Codec::read_optim_state without tensors reads them into [out]; false
+  /// when this context has no newer copy.
+  virtual bool fetch_layout(const OptimState& o, OptimState& out) {
+    return false;
+  }
   /// The entry fn's body ran to its end in [f], its locals still bound.
   virtual void entry_done(const Frame& f) {}
 };

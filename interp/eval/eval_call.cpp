@@ -25,11 +25,15 @@ class EvalForwardCtx final : public ops::ForwardCtx {
  public:
   EvalForwardCtx(BuiltinCall& c)
       : c_(c), host_math_(c.result_type().kind == TK::Float) {
+    // The partner of a host number is the first tensor argument that is not
+    // a bool, as torch's weak scalars take the promoted dtype of the
+    // operands they mix with: where(c, k, 0) with an i32 k is i32, not the
+    // i64 an int takes beside the bool condition c. All bool: the first.
     for (const Value& v : c.args)
-      if (v.kind == VK::Tensor) {
+      if (v.kind == VK::Tensor && (partner_.kind != VK::Tensor ||
+                                   (partner_.t.dtype() == types::DType::Bool &&
+                                    v.t.dtype() != types::DType::Bool)))
         partner_ = v;
-        break;
-      }
   }
 
   const char* op_name() const override { return c_.op.name; }
@@ -247,15 +251,11 @@ namespace {
 // API function that raised them ("take_one: index 7 is out of range"),
 // which may be an internal name or a part of a composite. The user called
 // the builtin: its name replaces the API's.
+// An op's fault inside a builtin is reported under the builtin's name (the
+// name the user wrote): `linear: ...`, not the `matmul: ...` it called.
 [[noreturn]] void fail_with(BuiltinCall& c, const ops::OpError& e) {
-  std::string m = e.what();
-  size_t colon = m.find(": ");
-  bool named = colon != std::string::npos && colon > 0;
-  for (size_t k = 0; named && k < colon; ++k)
-    named = std::isalnum(static_cast<unsigned char>(m[k])) || m[k] == '_';
-  if (named) m = m.substr(colon + 2);
   c.fail(e.kind() == ops::OpError::Kind::Shape ? "ShapeError" : "ValueError",
-         std::string(c.op.name) + ": " + m);
+         std::string(c.op.name) + ": " + e.detail());
 }
 
 }  // namespace

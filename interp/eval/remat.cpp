@@ -22,34 +22,13 @@ namespace ss::eval {
 
 using VK = Value::Kind;
 
-namespace {
-
-// Note [Collectives a remat hides]
-// A remat'd f runs its collectives with the tape off, so the walk of
-// Note [Local terms of an invariant loss] (ops/autodiff/tape.cpp) meets
-// one node for all of f. When f ran collectives, its result counts as
-// invariant over every mesh axis there: a loss made invariant inside f
-// (remat(total) of psum(sum(a * a), x)) is differentiated as before, and
-// a local term inside such an f goes unchecked.
-Value hide_collectives(Interpreter& in, uint64_t before, Value r) {
-  if (r.kind != VK::Tensor || in.mesh()->collectives_run() == before) return r;
-  std::vector<std::string> axes;
-  for (const check::MeshAxis& a : in.program().mesh()) axes.push_back(a.name);
-  ops::mark_invariant_over(r.t, axes);
-  return r;
-}
-
-}  // namespace
-
 Value call_remat(Interpreter& in,
                  const check::FnInfo& fn,
                  std::vector<Value> args,
                  diag::Span site) {
   if (in.mesh()) {
-    const uint64_t before = in.mesh()->collectives_run();
     if (auto* r = dynamic_cast<InstanceRemat*>(in.mesh()))
-      return hide_collectives(
-          in, before, r->call_remat(in, fn, std::move(args), site));
+      return r->call_remat(in, fn, std::move(args), site);
     return in.call(fn, std::move(args), site);
   }
   return call_remat_here(in, fn, std::move(args), site);

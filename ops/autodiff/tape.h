@@ -35,9 +35,6 @@ struct Node {
   std::function<std::vector<Tensor>(const Tensor& gy)> vjp;
   /// Every input is replicated (mark_replicated), so the output is too.
   bool out_replicated = false;
-  /// A collective whose output is the same on every instance along these
-  /// mesh axes (psum, pmean, pmax, pmin): mark_invariant_over.
-  std::vector<std::string> invariant_over;
 };
 
 /// Whether ops record (on by default; off inside backward and stop_grad).
@@ -80,19 +77,6 @@ Tensor record(const char* name,
 Tensor mark_replicated(Tensor t);
 bool is_replicated(const Tensor& t);
 
-/// Marks [t], a collective's output inside an spmd fn, as the same on
-/// every instance along mesh axes [axes] (psum, pmean, pmax, pmin), for
-/// axes_skipped. Does nothing when [t] was not recorded.
-void mark_invariant_over(const Tensor& t, const std::vector<std::string>& axes);
-
-/// The axes of [axes] that some path of the tape from [root] to one of
-/// [leaves] leaves uncovered: it meets no node marked invariant over them
-/// (the first such path's; none when every path is covered: Note [Local
-/// terms of an invariant loss] in tape.cpp).
-std::vector<std::string> axes_skipped(const Tensor& root,
-                                      const std::vector<Tensor>& leaves,
-                                      const std::vector<std::string>& axes);
-
 /// Inside a VJP called by backward(): whether the cotangent it was handed
 /// is the same on every rank, because every path from this node to the
 /// root runs through replicated values only.
@@ -112,10 +96,15 @@ using LeafReady = std::function<void(size_t i, const Tensor& grad)>;
 /// (several devices: 1/world on each rank), [seed] applied to each leaf's
 /// gradient in its dtype (Note [The seed scales the leaves] in tape.cpp); the
 /// pass does not read the root's value, which may still be arriving
-/// (Storage::set_pending).
+/// (Storage::set_pending). [at_root] is the cotangent the pass starts from
+/// at the root, before [seed]: 0 runs every VJP on zeros, for an instance of
+/// an spmd fn whose collectives' transposes pair up with the other
+/// instances' (Note [A gradient inside an instance] in
+/// ops/registry/mesh_comm.h).
 std::vector<Tensor> backward(const Tensor& root,
                              const std::vector<Tensor>& leaves,
                              const LeafReady& ready = nullptr,
-                             double seed = 1.0);
+                             double seed = 1.0,
+                             double at_root = 1.0);
 
 }  // namespace ss::ops

@@ -10,7 +10,9 @@
 #include <limits>
 #include <stdexcept>
 
+#include "ops/core/big_blocks.h"
 #include "ops/core/op_error.h"
+#include "ops/core/storage_bytes.h"
 
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -41,7 +43,9 @@ constexpr size_t kAlign = 64;  // a cache line; enough for AVX-512 loads
 // on such a thread (interp/cli/main.cpp, for its stack), so the mid LM of
 // bench/compare_transformer.py mapped, unmapped and faulted in 22 MB of
 // buffers a step again (4 munmaps, 5,500 page faults: 4% of its CPU
-// time); with one arena, about 190 faults a step stay. Set before main
+// time); with one arena, about 190 faults a step stay.
+// (Storage's own blocks of kBigBlockBytes or more are mappings of their
+// own, kept for reuse by size instead: Note [Big blocks].) Set before main
 // (below), before any thread takes an arena. Explicit MALLOC_* settings
 // in the environment win.
 void keep_step_buffers_in_heap() {
@@ -60,6 +64,31 @@ void keep_step_buffers_in_heap() {
 
 // Before main, so that no thread has an arena of its own yet.
 const bool kHeapKept = (keep_step_buffers_in_heap(), true);
+
+size_t padded_size(size_t nbytes) {
+  // aligned_alloc wants a multiple of the alignment; never allocate 0
+  // bytes so that data() is non-null even for empty tensors.
+  size_t padded = (nbytes + kAlign - 1) / kAlign * kAlign;
+  return padded == 0 ? kAlign : padded;
+}
+
+void* allocate(size_t nbytes) {
+  const size_t padded = padded_size(nbytes);
+  void* p = padded >= kBigBlockBytes ? big_alloc(padded)
+                                     : std::aligned_alloc(kAlign, padded);
+  if (!p) throw std::bad_alloc();
+  count_storage_bytes(static_cast<int64_t>(padded));
+  return p;
+}
+
+void release(void* p, size_t nbytes) {
+  const size_t padded = padded_size(nbytes);
+  if (padded >= kBigBlockBytes)
+    big_free(p, padded);
+  else
+    std::free(p);
+  count_storage_bytes(-static_cast<int64_t>(padded));
+}
 }  // namespace
 
 Storage::Storage(size_t nbytes, Device device)
@@ -67,13 +96,8 @@ Storage::Storage(size_t nbytes, Device device)
   if (device.kind == Device::Kind::Cuda)
     throw std::runtime_error(
         "CUDA storage is not available: the CUDA backend is not loaded");
-  // aligned_alloc wants a multiple of the alignment; never allocate 0 bytes
-  // so that data() is non-null even for empty tensors.
   keep_step_buffers_in_heap();
-  size_t padded = (nbytes + kAlign - 1) / kAlign * kAlign;
-  if (padded == 0) padded = kAlign;
-  data_ = std::aligned_alloc(kAlign, padded);
-  if (!data_) throw std::bad_alloc();
+  data_ = allocate(nbytes);
 }
 
 Storage::Storage(void* data,
@@ -87,7 +111,7 @@ Storage::Storage(void* data,
       external_(true) {}
 
 Storage::~Storage() {
-  if (!external_) std::free(data_);
+  if (!external_ && data_) release(data_, nbytes_);
 }
 
 // Note [Bytes made again]
@@ -111,7 +135,7 @@ void Storage::set_remake(std::function<void(void* bytes)> remake) {
 
 void Storage::let_go() {
   if (!remake_ || !data_) return;
-  std::free(data_);
+  release(data_, nbytes_);
   data_ = nullptr;
 }
 
@@ -122,13 +146,11 @@ void Storage::present() {
   // their own copies at once, in one collective.)
   std::lock_guard<std::mutex> lock(*remake_mu_);
   if (data_) return;
-  size_t padded = (nbytes_ + kAlign - 1) / kAlign * kAlign;
-  void* bytes = std::aligned_alloc(kAlign, padded == 0 ? kAlign : padded);
-  if (!bytes) throw std::bad_alloc();
+  void* bytes = allocate(nbytes_);
   try {
     remake_(bytes);
   } catch (...) {
-    std::free(bytes);
+    release(bytes, nbytes_);
     throw;
   }
   data_ = bytes;

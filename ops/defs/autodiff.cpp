@@ -187,6 +187,7 @@ std::vector<OpDef> ops_autodiff() {
   // and all-reduces the gradients (explain counts them from the model).
   vg.device.device_work = true;
   vg.device.fn_arg = FnArg::Differentiates;
+  vg.device.meets_instances = true;
   OpDef g = def("grad",
                 {{"f"}, {"m"}, aux},
                 grad_rule,

@@ -8,7 +8,6 @@
 #include <cstring>
 #include <map>
 
-#include "ops/autodiff/tape.h"
 #include "ops/core/op_error.h"
 #include "ops/registry/mesh_comm.h"
 #include "ops/registry/op_def.h"
@@ -426,12 +425,7 @@ std::vector<Tensor> reduce_forward(ForwardCtx& ctx) {
   };
   const auto& [fk, tk] = kinds.at(ctx.op_name());
   MeshOp op = op_of(fk, ctx);
-  std::vector<Tensor> out = run_each(ctx, op, with_kind(op, tk));
-  // The tape knows which nodes made a value invariant (Note [Local terms
-  // of an invariant loss] in ops/autodiff/tape.cpp).
-  if (fk != MeshOpKind::Vary)
-    for (const Tensor& t : out) mark_invariant_over(t, op.axes);
-  return out;
+  return run_each(ctx, op, with_kind(op, tk));
 }
 
 // all_gather <-> psum_scatter, over the same axis, tiled alike.

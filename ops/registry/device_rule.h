@@ -185,6 +185,10 @@ struct DeviceRule {
   /// (psum, all_gather, ppermute, ...): E2006 under a condition that
   /// varies over the mesh.
   bool collective = false;
+  /// Inside an spmd fn every instance takes part, as in a collective
+  /// (value_and_grad, grad: Note [A gradient inside an instance] in
+  /// mesh_comm.h): E2006 under a condition that varies over the mesh too.
+  bool meets_instances = false;
   /// Given a model's gradients it sums their squares (norm, clip_norm):
   /// with `shard params` each device sums its pieces' and an all-reduce
   /// of that one number (f64) adds them up.

@@ -27,21 +27,35 @@
 // gradients; the first needs no types on the tape.
 //
 // Note [A gradient inside an instance]
-// value_and_grad inside an spmd fn seeds its loss's backward pass on every
-// instance. The simulated mode's pass on an instance's thread walks the
-// whole mesh's graph from that instance's seed alone: each instance gets
-// the gradient of its own copy of the loss. In the distributed mode every
-// instance's pass runs its transposes with the others', so the seeds are
-// summed: a loss made invariant over mesh axes S by collectives over them
-// (psum of a local term: every copy depends on every instance's inputs)
-// had |S| seeds summed into each gradient, |S| times the simulated one.
-// There each instance seeds such a loss with 1/|S| (copies_summed); a loss
-// that ran no collective depends on this instance's inputs only and keeps
-// the seed 1. An invariant loss that adds a local invariant term to a
-// psum is between the two: the exact gradient would need the varying sets
-// on the tape (JAX's implicit pvary), which are not there, so it is a
-// ValueError at the call (Note [Local terms of an invariant loss] in
-// ops/autodiff/tape.cpp) rather than a wrong gradient.
+// value_and_grad inside an spmd fn gives what JAX's does (check_vma): the
+// gradient of the loss with the replicated copies of each leaf tied. In
+// the convention above that is two steps, the same in both modes:
+//  1. Seeds. A loss varying over mesh axes V (the checker's loss_varying)
+//     is one value per V-coordinate, and its copies along the other axes
+//     are the same value: the pass is seeded 1 on the representative copy
+//     (index 0 along every axis not in V) and 0 on the others. Every
+//     instance still runs its whole pass (a zero seed skips no transpose:
+//     the transposes pair up across the instances).
+//  2. Leaves. A leaf invariant over mesh axes T (the mesh's axes its type
+//     does not split: a tensor's varying set, a model's spec) is one value
+//     tied over T; its gradient is the sum of its copies' over T (the
+//     transpose of the tie, JAX's psum of the implicit pvary), the same on
+//     every instance of the orbit.
+// By hand, on mesh x=2 with w replicated and v split over x:
+// L = psum(sum(v w), x) + sum(w²). Seed 1 on instance 0 only; psum's
+// transpose hands both instances cotangent 1 on their sum(v_i w), and
+// instance 0 alone adds 2w; the sum over x gives v's column sums + 2w on
+// both instances, JAX's [17 18] (conformance/spmd/grad_local_term*.ss). A
+// varying loss L_i = f(w, a_i) seeds every instance: a_i gets dL_i/da_i,
+// w the sum over i of dL_i/dw (JAX's, psummed).
+// The distributed mode runs each instance's pass with its seed on its
+// worker and all-reduces each leaf's gradient over T's group (WorkerMesh);
+// the simulated mode, whose instances share one whole-mesh graph, meets
+// once at the call and runs one pass from every instance's seeded loss to
+// every instance's leaves, then sums each leaf over its orbits (SimMesh).
+// An ordinary fn's body carries no varying sets (the checker types it
+// without them): a value_and_grad there, called per instance, counts its
+// loss as varying and its leaves as split over every mesh axis.
 
 #include <cstdint>
 #include <string>
@@ -120,15 +134,16 @@ class MeshComm {
   virtual Tensor collective(const MeshOp& op,
                             const MeshOp& transpose,
                             const Tensor& x) = 0;
-  /// How many instances' seeds of a loss invariant over mesh axes [axes]
-  /// a backward pass sums into each gradient (Note [A gradient inside an
-  /// instance]).
-  virtual double copies_summed(const std::vector<std::string>& axes) {
-    (void)axes;
-    return 1.0;
-  }
-  /// How many collectives this instance has run so far.
-  virtual uint64_t collectives_run() const { return 0; }
+  /// value_and_grad inside the instance (Note [A gradient inside an
+  /// instance]): this instance's gradients of [loss], its copy of the loss
+  /// seeded [seed] (1 on a representative copy, 0 on the others), w.r.t.
+  /// [leaves], leaf i's summed over the mesh axes [tied][i]. Every
+  /// instance calls it, in the same order as its collectives.
+  virtual std::vector<Tensor> instance_gradients(
+      const Tensor& loss,
+      double seed,
+      const std::vector<Tensor>& leaves,
+      const std::vector<std::vector<std::string>>& tied) = 0;
 };
 
 }  // namespace ss::ops

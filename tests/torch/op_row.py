@@ -13,7 +13,10 @@ A row becomes one .ss program run by `ss run`, the path users run:
 - everything goes out through a jsonl sink (format_number writes the
   shortest text that round-trips a double, so f64 values come back exact),
   and `typeof` of each output and gradient goes to stdout, so dtypes are
-  compared too (a gradient has its param's dtype, as in torch).
+  compared too (a gradient has its param's dtype, as in torch); so does
+  the value itself, printed, whose header is the runtime tensor's dtype:
+  a kernel that returns another dtype than its rule says fails the row
+  (maximum of two bools once gave i64 under a `bool` typeof).
 The driver (op_table.py) computes the same with torch in float64 and
 compares.
 """
@@ -199,13 +202,18 @@ def program(row, dtype, torch_outs):
         for name in grad_names(row):
             fields.append(f"g_{name.replace('.', '__')}=grads.{name}")
     lines.append(f'    jsonl("out.jsonl").write(logs({", ".join(fields)}))')
-    # One line per value: its jsonl name, then its type.
-    for k in range(len(row.outs)):
-        lines.append(f'    print("y{k}", typeof(y{k}))')
+    # One line per value: its jsonl name, then its type; then the value
+    # printed under "rt:<name>", whose header is the runtime tensor's dtype
+    # (the checker's type and the value's dtype are compared separately:
+    # Note [How a row runs]).
+    values = [(f"y{k}", f"y{k}") for k in range(len(row.outs))]
     if cots:
-        for name in grad_names(row):
-            key = "g_" + name.replace(".", "__")
-            lines.append(f'    print("{key}", typeof(grads.{name}))')
+        values += [("g_" + name.replace(".", "__"), f"grads.{name}")
+                   for name in grad_names(row)]
+    for key, expr in values:
+        lines.append(f'    print("{key}", typeof({expr}))')
+    for key, expr in values:
+        lines.append(f'    print("rt:{key}", {expr})')
     return "\n".join(lines) + "\n"
 
 

@@ -44,7 +44,8 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from op_row import float_outputs, model_fields, program  # noqa: E402
-from ss_runner import as_logged, compare, dtype_of, run_ss  # noqa: E402
+from ss_runner import (as_logged, compare, dtype_of, run_ss,  # noqa: E402
+                       runtime_dtypes)
 import op_exempt  # noqa: E402
 import op_rows  # noqa: E402
 
@@ -134,7 +135,8 @@ def run_row(ss, row, dtype):
         return [ran]
     got = ran[0][0]
     types = dict(line.split(" ", 1) for line in ran[1].splitlines()
-                 if " " in line)
+                 if " " in line and not line.startswith(("rt:", "[", " ")))
+    held = runtime_dtypes(ran[1])
     rtol = row.tol.get(dtype, RTOL[dtype])
     errs = []
 
@@ -149,6 +151,11 @@ def run_row(ss, row, dtype):
         found = dtype_of(types.get(key, "?"))
         if found != want:
             errs.append(f"{key}: dtype {found}, expected {want}")
+        value = held.get(key, "?")
+        # A host value (size(x, B): int) prints as itself, with no dtype.
+        if found not in ("int", "float", "str") and value != want:
+            errs.append(f"{key}: the value's dtype is {value} (typeof "
+                        f"says {found}), expected {want}")
 
     for k, t in enumerate(outs):
         check_dtype(f"y{k}", row.out_dtype or expected_dtype(t, dtype))

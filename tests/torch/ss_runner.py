@@ -54,6 +54,21 @@ def as_logged(a, dtype):
     return a
 
 
+def runtime_dtypes(stdout):
+    """{name: dtype} from the "rt:<name> <value>" prints of a row: a printed
+    tensor's header is "[3 4] f64" (f32 too) or, for a 0-d one, "f64 15"."""
+    found = {}
+    for line in stdout.splitlines():
+        if not line.startswith("rt:") or " " not in line:
+            continue
+        key, text = line[3:].split(" ", 1)
+        if text.startswith("["):
+            text = text[text.index("]") + 1:]
+        words = text.split()
+        found[key] = words[0] if words else "?"
+    return found
+
+
 def dtype_of(typeof):
     """The dtype in `typeof`'s text: "[A B] f64", "[A B]" (f32 is left
     out), "f64" (0-d), "int" (a host int)."""

@@ -394,40 +394,105 @@ std::string Controller::stats(const dist::WorkerPool& pool) const {
          " calls sent ahead\n";
 }
 
+// A reply's tensors are read out of it in place (the kOk byte skipped, not
+// cut off: a copy of the model's size).
 void Controller::fetch(eval::ModelStore& s) {
-  std::string bytes =
-      reply('m', s.remote_id, "copying a model from the workers");
-  Reader r(bytes);
+  dist::Message m =
+      reply('m', s.remote_id, {}, "copying a model from the workers");
+  Reader r(m.payload);
+  r.u8();
   Codec::read_tensors(r, s);
   s.newer_on = nullptr;
 }
 
 void Controller::fetch(eval::OptimState& o) {
-  std::string bytes =
-      reply('o', o.remote_id, "copying an optimizer's state from the workers");
-  Reader r(bytes);
+  dist::Message m = reply(
+      'o', o.remote_id, {}, "copying an optimizer's state from the workers");
+  Reader r(m.payload);
+  r.u8();
   Codec::read_optim_state(r, o);
   o.newer_on = nullptr;
 }
 
-// Rank 0's copy of store [id] ('m' a model, 'o' an optimizer), after the
-// calls sent ahead of it.
-std::string Controller::reply(char what_store,
-                              uint64_t id,
-                              const std::string& what) {
+// Rank 0's reply (kOk first) to a fetch of store [id] ('m' a model, 'o' an
+// optimizer; [extra] after the id), after the calls sent ahead of it.
+dist::Message Controller::reply(char what_store,
+                                uint64_t id,
+                                const std::string& extra,
+                                const std::string& what) {
   if (in_) in_->settle();
   Writer w;
   w.u8(static_cast<uint8_t>(what_store));
   w.u64(id);
+  w.buf += extra;
   ++fetches_;
   // With `shard params` each worker holds pieces: all of them gather the
   // store whole, and rank 0 answers (Note [Sharded params]).
   dist::Message msg{kFetch, 0, std::move(w.buf)};
-  dist::Message m = shard_params_ ? pool_.get().call_all(msg, what).at(0)
-                                  : pool_.get().call(0, msg, what);
+  dist::Message m;
+  try {
+    m = shard_params_ ? pool_.get().call_all(msg, what).at(0)
+                      : pool_.get().call(0, msg, what);
+  } catch (const dist::CallTimeout&) {
+    throw;
+  } catch (const dist::WorkerError& e) {
+    // A worker that died between calls (a streaming save fetches from
+    // them after the last call): reported at that call, as settle() does.
+    if (last_call_.fn.empty()) throw;
+    worker_stopped(e, last_call_, /*after=*/true);
+  }
   if (m.payload.empty() || m.payload[0] != kOk)
     throw std::runtime_error(what + " failed");
-  return m.payload.substr(1);
+  return m;
+}
+
+// Note [A streaming save]'s fetches: 'p' one field of a model, 'q' one
+// state of an optimizer's param (a flag, then the tensor), 'l' an
+// optimizer without its tensors. The tensor is read out of the reply,
+// which goes at once: a field costs its bytes twice for a moment, never
+// the model's.
+ops::Tensor Controller::fetch_tensor(const eval::ModelStore& s,
+                                     const std::string& path) {
+  Writer x;
+  x.str(path);
+  dist::Message m =
+      reply('p', s.remote_id, x.buf, "copying a param from the workers");
+  Reader r(m.payload);
+  r.u8();
+  return r.tensor();
+}
+
+ops::Tensor Controller::fetch_tensor(const eval::OptimState& o,
+                                     const std::string& path,
+                                     const std::string& state) {
+  Writer x;
+  x.str(path);
+  x.str(state);
+  dist::Message m = reply(
+      'q', o.remote_id, x.buf, "copying an optimizer's state from the workers");
+  Reader r(m.payload);
+  r.u8();
+  return r.u8() ? r.tensor() : ops::Tensor();
+}
+
+void Controller::fetch_layout(const eval::OptimState& o,
+                              eval::OptimState& out) {
+  dist::Message m = reply(
+      'l', o.remote_id, {}, "copying an optimizer's step from the workers");
+  Reader r(m.payload);
+  r.u8();
+  out.hyper_newer = o.hyper_newer;
+  if (o.hyper_newer) {  // the controller's own (Note [Optimizer
+                        // hyperparameters])
+    out.lr = o.lr;
+    out.momentum = o.momentum;
+    out.weight_decay = o.weight_decay;
+    out.beta1 = o.beta1;
+    out.beta2 = o.beta2;
+    out.eps = o.eps;
+    out.nesterov = o.nesterov;
+  }
+  Codec::read_optim_state(r, out, /*tensors=*/false);
 }
 
 // Note [A stopped worker at its call]: devices.md item 12 asks a

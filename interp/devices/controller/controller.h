@@ -98,6 +98,13 @@ class Controller {
   /// Copies a model's tensors or an optimizer's state from rank 0.
   void fetch(eval::ModelStore& s);
   void fetch(eval::OptimState& o);
+  /// One tensor, whole, and an optimizer's layout: a streaming save
+  /// (eval::DeviceHooks::fetch_tensor, fetch_layout).
+  ops::Tensor fetch_tensor(const eval::ModelStore& s, const std::string& path);
+  ops::Tensor fetch_tensor(const eval::OptimState& o,
+                           const std::string& path,
+                           const std::string& state);
+  void fetch_layout(const eval::OptimState& o, eval::OptimState& out);
 
   uint64_t calls() const { return calls_; }
   uint64_t fetches() const { return fetches_; }
@@ -131,7 +138,10 @@ class Controller {
                                  const InFlight& c);
   eval::Value finish(InFlight& c);
   void drop_in_flight(bool workers_went_on);
-  std::string reply(char what_store, uint64_t id, const std::string& what);
+  dist::Message reply(char what_store,
+                      uint64_t id,
+                      const std::string& extra,
+                      const std::string& what);
   /// A worker stopped (killed, exited) during call [c], or [after] it:
   /// the WorkerError in the usual form, at the call's site with its `.ss`
   /// stack.

@@ -38,6 +38,19 @@ class ControllerContext : public Context {
   bool loads_on_workers() const override { return true; }
   void fetch(eval::ModelStore& s) override { c_.fetch(s); }
   void fetch(eval::OptimState& o) override { c_.fetch(o); }
+  ops::Tensor fetch_tensor(const eval::ModelStore& s,
+                           const std::string& path) override {
+    return c_.fetch_tensor(s, path);
+  }
+  ops::Tensor fetch_tensor(const eval::OptimState& o,
+                           const std::string& path,
+                           const std::string& state) override {
+    return c_.fetch_tensor(o, path, state);
+  }
+  bool fetch_layout(const eval::OptimState& o, eval::OptimState& out) override {
+    c_.fetch_layout(o, out);
+    return true;
+  }
 
  private:
   /// A worker fn called from a controller frame.

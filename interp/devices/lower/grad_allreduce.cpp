@@ -1,6 +1,7 @@
 #include "interp/devices/lower/grad_allreduce.h"
 
 #include <algorithm>
+#include <functional>
 
 #include "dist/comm/communicator.h"
 #include "interp/devices/lower/comm_thread.h"
@@ -8,6 +9,56 @@
 #include "ops/api.h"
 
 namespace ss::eval {
+
+namespace {
+
+// Note [A bucket in slices]
+// The direct all-reduce holds a buffer's size again in temporaries (its
+// peers' blocks and its own reduced block: Note [Large direct all-reduces]
+// in dist/comm/gloo_comm.cpp), and the last bucket is summed on the main
+// thread while the communication thread may still sum the one before:
+// with three [3072 3072] f32 gradients, 72 MiB of a data-parallel
+// worker's peak above its params, gradients and AdamW state (two 36 MiB
+// buckets' temporaries, found with an LD_PRELOAD malloc trace). So a
+// bucket goes in slices of at most kSliceBytes, one collective each, with
+// a tag each (taken in the same order on every rank). The sums are the
+// same bits: every rank adds the ranks' values in rank order, value by
+// value, whatever the slice.
+constexpr size_t kSliceBytes = size_t{8} << 20;
+
+// A multiple of [world] values, so that a slice's values divide among the
+// ranks (the direct all-reduce's two exchanges then hold one slice, not
+// world - 1 of them).
+int64_t slice_values(const ops::Tensor& buf, int world) {
+  const int64_t per =
+      static_cast<int64_t>(kSliceBytes / types::dtype_size(buf.dtype()));
+  return std::max<int64_t>(1, per - per % std::max(world, 1));
+}
+
+int64_t slice_count(const ops::Tensor& buf, int world) {
+  const int64_t per = slice_values(buf, world);
+  return std::max<int64_t>(1, (buf.numel() + per - 1) / per);
+}
+
+// Sums [buf] across the ranks slice by slice, slice k with [options](k).
+void all_reduce_in_slices(
+    dist::Communicator& comm,
+    ops::Tensor& buf,
+    int world,
+    const std::function<dist::Options(int64_t)>& options) {
+  const int64_t n = buf.numel(), per = slice_values(buf, world);
+  if (n <= per) return comm.all_reduce(buf, dist::ReduceOp::Sum, options(0));
+  const size_t size = types::dtype_size(buf.dtype());
+  std::shared_ptr<void> keep = buf.storage();
+  char* base = static_cast<char*>(buf.raw());
+  for (int64_t at = 0, k = 0; at < n; at += per, ++k) {
+    ops::Tensor part = ops::Tensor::external(
+        base + at * size, {std::min(per, n - at)}, buf.dtype(), keep);
+    comm.all_reduce(part, dist::ReduceOp::Sum, options(k));
+  }
+}
+
+}  // namespace
 
 GradAllReduce::GradAllReduce(DeviceContext& d, size_t n_grads)
     : d_(d), shapes_(n_grads) {}
@@ -65,14 +116,16 @@ void GradAllReduce::ready(size_t i, const ops::Tensor& g) {
   if (b->bytes < d_.grad_bucket_bytes || last) return;
   done_.push_back(close(std::move(b)));
   CommThread& ct = d_.async();
-  uint64_t tag = ct.next_tag();
   ops::Tensor buf = done_.back()->buf;
+  const int world = d_.world;
+  std::vector<uint64_t> tags(slice_count(buf, world));
+  for (uint64_t& t : tags) t = ct.next_tag();
   dist::Communicator* comm = d_.comm;
-  sent_.push_back(ct.submit([comm, buf, tag]() mutable {
-    comm->all_reduce(buf,
-                     dist::ReduceOp::Sum,
-                     dist::Options::with_timeout(
-                         dist::default_collective_timeout(), tag, /*lane=*/1));
+  sent_.push_back(ct.submit([comm, buf, world, tags]() mutable {
+    all_reduce_in_slices(*comm, buf, world, [&tags](int64_t k) {
+      return dist::Options::with_timeout(
+          dist::default_collective_timeout(), tags[k], /*lane=*/1);
+    });
   }));
 }
 
@@ -84,7 +137,9 @@ std::vector<ops::Tensor> GradAllReduce::finish() {
     for (auto& [dt, b] : open_) {
       if (!b) continue;
       done_.push_back(close(std::move(b)));
-      d_.comm->all_reduce(done_.back()->buf, dist::ReduceOp::Sum, {});
+      all_reduce_in_slices(*d_.comm, done_.back()->buf, d_.world, [](int64_t) {
+        return dist::Options{};
+      });
     }
     open_.clear();
     for (auto& f : sent_) f.get();  // rethrows a bucket's failure

@@ -229,6 +229,35 @@ std::shared_ptr<const ModelStore> gathered_store(const ModelStore& s,
   return w.get() == out.get() ? out : w;
 }
 
+Tensor gathered_tensor(const ModelStore& s,
+                       const std::string& path,
+                       DeviceContext& d) {
+  auto t = s.tensors.find(path);
+  if (t == s.tensors.end())
+    throw std::runtime_error("the model has no field " + path);
+  if (auto h = s.heads.find(path); h != s.heads.end())
+    return joined(t->second, h->second, d);
+  if (auto w = s.whole.find(path); w != s.whole.end())
+    return whole_param(t->second, w->second, d);
+  return t->second;
+}
+
+Tensor gathered_state(const OptimState& o,
+                      const std::string& path,
+                      const std::string& state,
+                      DeviceContext& d) {
+  auto st = o.state.find(path);
+  if (st == o.state.end()) return {};
+  auto t = st->second.find(state);
+  if (t == st->second.end() || !t->second.defined()) return {};
+  if (!o.model) return t->second;
+  if (auto h = o.model->heads.find(path); h != o.model->heads.end())
+    return joined(t->second, h->second, d);
+  if (auto w = o.model->whole.find(path); w != o.model->whole.end())
+    return whole_param(t->second, w->second, d);
+  return t->second;
+}
+
 std::shared_ptr<const OptimState> gathered_optim(const OptimState& o,
                                                  DeviceContext& d) {
   if (!o.model || o.model->heads.empty()) return whole_optim(o, d);

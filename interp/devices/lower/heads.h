@@ -67,5 +67,16 @@ std::shared_ptr<const ModelStore> gathered_store(const ModelStore& s,
 /// The same for an optimizer's state.
 std::shared_ptr<const OptimState> gathered_optim(const OptimState& o,
                                                  DeviceContext& d);
+/// Field [path] of [s] alone, gathered whole as gathered_store gathers it
+/// (a streaming save fetches one at a time).
+ops::Tensor gathered_tensor(const ModelStore& s,
+                            const std::string& path,
+                            DeviceContext& d);
+/// State [state] of [o]'s param [path], gathered whole; undefined when it
+/// holds none.
+ops::Tensor gathered_state(const OptimState& o,
+                           const std::string& path,
+                           const std::string& state,
+                           DeviceContext& d);
 
 }  // namespace ss::eval

@@ -24,10 +24,12 @@
 // again for the backward pass, though the tape holds tensors over them
 // (Note [Gathered copies] in gathered_copies.cpp).
 //
-// The controller sees whole params: a fetch (reading m.w1 there, save)
-// asks every worker, each gathers every sharded param and rank 0 answers
-// (whole_store), so `save` writes the file one device would write, and a
-// checkpoint loaded in the controller is sent whole and cut again.
+// The controller sees whole params: a fetch (reading m.w1 there) asks
+// every worker, each gathers every sharded param and rank 0 answers
+// (whole_store); `save` fetches one param at a time the same way
+// (whole_param, Note [A streaming save] in interp/builtins/checkpoint.cpp),
+// so it writes the file one device would write, and a checkpoint loaded
+// in the controller is sent whole and cut again.
 #include "interp/devices/lower/shards.h"
 
 #include <cstring>
@@ -158,6 +160,17 @@ Tensor gather_param(const Tensor& piece,
   if (copies && ops::needs_grad(out))
     copies->add(out, regather(piece, whole, d));
   return out;
+}
+
+Tensor whole_param(const Tensor& piece,
+                   const ops::Shape& whole,
+                   DeviceContext& d) {
+  Tensor flat = gathered(piece, d);
+  if (ops::numel_of(whole) == flat.numel()) return flat.reshape(whole);
+  // A view of the values before the padding, not a copy: a streaming save
+  // holds one gathered param at a time, once.
+  std::shared_ptr<void> keep = flat.storage();
+  return Tensor::external(flat.raw(), whole, flat.dtype(), std::move(keep));
 }
 
 void shard_store(ModelStore& s, int rank, int world) {

@@ -33,6 +33,12 @@ ops::Tensor gather_param(const ops::Tensor& piece,
                          ops::Tensor gathered = {},
                          std::shared_ptr<const BucketMembers> bucket = {});
 
+/// The whole param of shape [whole] from every rank's [piece] (plain, no
+/// tape; every rank calls it, in the same order).
+ops::Tensor whole_param(const ops::Tensor& piece,
+                        const ops::Shape& whole,
+                        DeviceContext& d);
+
 /// Cuts every param of [s] (buffers stay whole) into this rank's piece and
 /// records its whole shape in s.whole: a store that came whole from the
 /// controller.

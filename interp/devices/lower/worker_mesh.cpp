@@ -116,10 +116,19 @@ Value WorkerMesh::call_remat(Interpreter& in,
   return call_remat_here(in, fn, std::move(args), site, again);
 }
 
-double WorkerMesh::copies_summed(const std::vector<std::string>& axes) {
-  double n = 1;
-  for (const std::string& a : axes) n *= static_cast<double>(shape_.size_of(a));
-  return n;
+std::vector<Tensor> WorkerMesh::instance_gradients(
+    const Tensor& loss,
+    double seed,
+    const std::vector<Tensor>& leaves,
+    const std::vector<std::vector<std::string>>& tied) {
+  std::vector<Tensor> g = ops::backward(loss, leaves, {}, 1.0, seed);
+  MeshOp sum;
+  for (size_t i = 0; i < g.size(); ++i) {
+    if (tied[i].empty()) continue;
+    sum.axes = tied[i];
+    g[i] = run(sum, g[i], group(tied[i]));
+  }
+  return g;
 }
 
 int64_t WorkerMesh::axis_index(const std::string& axis) {
@@ -291,7 +300,6 @@ Tensor WorkerMesh::collective(const MeshOp& op,
                               const Tensor& x) {
   Group& g = group(op.axes);
   Tensor y = run(op, x, g);
-  ++run_;
   Group* gp = &g;
   if (transpose.kind != MeshOpKind::SumToExtremum)
     return ops::record(ops::mesh_op_name(op.kind),

@@ -77,10 +77,14 @@ class WorkerMesh final : public ops::MeshComm, public InstanceRemat {
   ops::Tensor collective(const ops::MeshOp& op,
                          const ops::MeshOp& transpose,
                          const ops::Tensor& x) override;
-  /// The product of [axes]' sizes: each instance's backward pass runs
-  /// with the others' (Note [A gradient inside an instance]).
-  double copies_summed(const std::vector<std::string>& axes) override;
-  uint64_t collectives_run() const override { return run_; }
+  /// This instance's pass from its seed, the transposes running with the
+  /// other workers', then each leaf's gradient all-reduced over its tied
+  /// axes' group (Note [A gradient inside an instance]).
+  std::vector<ops::Tensor> instance_gradients(
+      const ops::Tensor& loss,
+      double seed,
+      const std::vector<ops::Tensor>& leaves,
+      const std::vector<std::vector<std::string>>& tied) override;
   Value call_remat(Interpreter& in,
                    const check::FnInfo& fn,
                    std::vector<Value> args,
@@ -103,7 +107,6 @@ class WorkerMesh final : public ops::MeshComm, public InstanceRemat {
   std::string store_;
   std::map<std::vector<int64_t>, Group> groups_;  // by members, in order
   std::streambuf* prints_ = nullptr;  // the running instance's (run())
-  uint64_t run_ = 0;                  // collectives so far
 };
 
 /// [x] as it is; in the backward pass its cotangent is summed over every

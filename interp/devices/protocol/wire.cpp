@@ -139,7 +139,7 @@ void read_hyper(Reader& r, OptimState& o) {
 
 }  // namespace
 
-void Codec::write_optim_state(Writer& w, const OptimState& o) {
+void Codec::write_optim_state(Writer& w, const OptimState& o, bool tensors) {
   write_hyper(w, o);
   w.i64(o.step);
   w.u32(static_cast<uint32_t>(o.state.size()));
@@ -149,12 +149,12 @@ void Codec::write_optim_state(Writer& w, const OptimState& o) {
     for (const auto& [name, t] : st) {
       w.str(name);
       w.u8(t.defined());
-      if (t.defined()) w.tensor(t);
+      if (t.defined() && tensors) w.tensor(t);
     }
   }
 }
 
-void Codec::read_optim_state(Reader& r, OptimState& o) {
+void Codec::read_optim_state(Reader& r, OptimState& o, bool tensors) {
   if (o.hyper_newer) {
     OptimState theirs;
     read_hyper(r, theirs);
@@ -167,7 +167,10 @@ void Codec::read_optim_state(Reader& r, OptimState& o) {
     auto& st = o.state[r.str()];
     for (uint32_t m = r.u32(), j = 0; j < m; ++j) {
       std::string name = r.str();
-      st[name] = r.u8() ? r.tensor() : ops::Tensor();
+      const bool held = r.u8() != 0;
+      st[name] = !held     ? ops::Tensor()
+                 : tensors ? r.tensor()
+                           : ops::Tensor::scalar(0);
     }
   }
 }

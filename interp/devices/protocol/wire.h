@@ -123,8 +123,13 @@ class Codec {
   static void write_tensors(Writer& w, const ModelStore& s);
   static void read_tensors(Reader& r, ModelStore& s);
   /// An optimizer's hyperparameters, step and state (FETCH's answer).
-  static void write_optim_state(Writer& w, const OptimState& o);
-  static void read_optim_state(Reader& r, OptimState& o);
+  /// Without [tensors], which states each param holds but not their
+  /// bytes: read back, a held state is a 0-d f32 tensor standing for it
+  /// (a streaming save's layout, Note [A streaming save]).
+  static void write_optim_state(Writer& w,
+                                const OptimState& o,
+                                bool tensors = true);
+  static void read_optim_state(Reader& r, OptimState& o, bool tensors = true);
 
   /// Controller: every store sent to the workers and still held here.
   void each_sent(const std::function<void(ModelStore&)>& model,

@@ -38,6 +38,8 @@
 #include "interp/eval/interpreter.h"
 #include "interp/eval/spmd/blocks.h"
 #include "interp/eval/spmd/instance.h"
+#include "ops/core/big_blocks.h"
+#include "ops/core/storage_bytes.h"
 #include "ops/cpu/cpu_backend.h"
 
 namespace ss::devices {
@@ -66,6 +68,20 @@ void release_idle_heap() {
   const struct mallinfo2 m = mallinfo2();
   if (m.fordblks > kKeepFree && m.fordblks > m.uordblks / 4) malloc_trim(0);
 #endif
+}
+
+// SS_MEMORY_REPORT=1: after each call, one line on stderr with what the
+// call's tensors held at their peak beside the process's VmHWM and the
+// heap (Note [Counting storage bytes] in ops/core/storage_bytes.cpp).
+void report_memory(int rank, const std::string& fn) {
+  static const bool on = std::getenv("SS_MEMORY_REPORT") != nullptr;
+  if (!on) return;
+  std::fprintf(stderr,
+               "ss worker %d: memory after %s: %s\n",
+               rank,
+               fn.c_str(),
+               ops::memory_report().c_str());
+  ops::reset_storage_peak();
 }
 
 struct NullBuf : std::streambuf {
@@ -125,9 +141,10 @@ class ProgramHandler : public dist::Handler {
     }
     try {
       Reader r(m.payload);
-      if (m.kind == kFetch)
+      if (m.kind == kFetch) {
         fetch(r, w);
-      else if (m.kind == kSpmdCall)
+        report_memory(args_.rank, "a fetch");
+      } else if (m.kind == kSpmdCall)
         spmd_call(r, w);
       else
         call(r, w, m.payload);
@@ -390,6 +407,7 @@ class ProgramHandler : public dist::Handler {
     for (const eval::Value& a : args)
       if (a.kind == eval::Value::Kind::Mode) modes.push_back(a.obj);
     eval::Value v = in_->call(*fn, std::move(args), site);
+    report_memory(args_.rank, name);
     release_idle_heap();
     // A main without host effects runs here whole (a worker fn): its
     // final params are this worker's to report.
@@ -452,19 +470,49 @@ class ProgramHandler : public dist::Handler {
 
   // A store's tensors, whole: with `shard params` every worker is asked
   // and gathers its pieces with the others (eval::whole_store).
+  // Only rank 0's answer is read: the others gather with it and answer
+  // kOk alone (the controller would hold every worker's copy at once).
   void fetch(Reader& r, Writer& w) {
+    // The big blocks kept for the next step's buffers (Note [Big blocks])
+    // go back first: a fetch comes between steps (a save, a read in the
+    // controller), and its reply is a tensor's size again, beside them.
+    ops::big_blocks_release();
     uint8_t what = r.u8();
     uint64_t id = r.u64();
     w.u8(kOk);
+    Writer ignored;
+    Writer& out = args_.rank == 0 ? w : ignored;
+    if (what == 'p' || what == 'q' || what == 'l')
+      return fetch_piece(what, id, r, out);
     if (what == 'm') {
       auto s = codec_->model(id);
       if (!s) throw std::runtime_error("no model " + std::to_string(id));
-      Codec::write_tensors(w, *eval::gathered_store(*s, d_));
+      auto whole = eval::gathered_store(*s, d_);
+      if (args_.rank == 0) Codec::write_tensors(w, *whole);
     } else {
       auto o = codec_->optim(id);
       if (!o) throw std::runtime_error("no optimizer " + std::to_string(id));
-      Codec::write_optim_state(w, *eval::gathered_optim(*o, d_));
+      auto whole = eval::gathered_optim(*o, d_);
+      if (args_.rank == 0) Codec::write_optim_state(w, *whole);
     }
+  }
+
+  // One tensor of a store, whole, or an optimizer's layout: a streaming
+  // save (Note [A streaming save] in interp/builtins/checkpoint.cpp).
+  void fetch_piece(uint8_t what, uint64_t id, Reader& r, Writer& w) {
+    if (what == 'p') {
+      auto s = codec_->model(id);
+      if (!s) throw std::runtime_error("no model " + std::to_string(id));
+      w.tensor(eval::gathered_tensor(*s, r.str(), d_));
+      return;
+    }
+    auto o = codec_->optim(id);
+    if (!o) throw std::runtime_error("no optimizer " + std::to_string(id));
+    if (what == 'l') return Codec::write_optim_state(w, *o, /*tensors=*/false);
+    std::string path = r.str(), state = r.str();
+    ops::Tensor t = eval::gathered_state(*o, path, state, d_);
+    w.u8(t.defined());
+    if (t.defined()) w.tensor(t);
   }
 
   std::string stores() {

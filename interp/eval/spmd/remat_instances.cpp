@@ -22,15 +22,14 @@
 // recompute. Every instance must reach the remat call, as a collective
 // (a remat call under a varying condition is an error naming it).
 //
-// A value_and_grad inside the spmd fn runs a backward pass on every
-// instance's thread, and each reaches the packed
-// node (every instance's collectives record all their blocks as inputs:
-// each pass is the whole mesh's). The first to arrive recomputes f and the
-// node keeps the recomputed graph, which the others backpropagate through
-// again with their cotangents: f runs twice per instance, as on workers
-// (Note [Spmd fns on workers]). There the recompute's prints join each
-// instance's own, where its backward pass reached the node, so the call
-// merges them in order with the rest.
+// A value_and_grad inside the spmd fn runs one backward pass for the whole
+// mesh (Note [A gradient inside an instance] in ops/registry/mesh_comm.h),
+// on the thread of the instance that met the others last, while they
+// wait: it reaches the packed node once and recomputes f for every
+// instance, as main's pass does, and the recompute's prints join each
+// instance's own, where its value_and_grad is, so the call merges them in
+// order with the rest. f runs twice per instance, as on workers (Note
+// [Spmd fns on workers]).
 #include "interp/eval/spmd/remat_instances.h"
 
 #include <atomic>
@@ -56,13 +55,9 @@ struct Recompute {
   diag::Span site;
   std::vector<std::vector<Value>> args;  // per instance
   std::vector<ops::Shape> shapes;        // each instance's result
-  // A backward pass inside the instances (the Note): their print buffers,
-  // and the recomputed graph with its prints, kept for every pass.
+  // A backward pass inside the instances (the Note): their print buffers.
   std::vector<EntryBuffer*> outs;
   uint64_t call = 0;  // RematShared::id
-  std::mutex mu;
-  std::vector<ops::Tensor> ys, leaves;
-  std::vector<std::vector<std::string>> entries;
 };
 
 namespace {
@@ -237,41 +232,32 @@ Value RematComm::call_remat(Interpreter& in,
       packed = ops::concat(flat, 0);
     }
     auto vjp = [rc](const ops::Tensor& gy) {
-      std::lock_guard<std::mutex> lk(rc->mu);
-      // On an instance's thread: a backward pass inside the instances.
-      const bool inside = t_call == rc->call && t_instance >= 0 &&
-                          size_t(t_instance) < rc->outs.size();
-      if (rc->ys.empty()) {
-        std::vector<std::vector<Value>> fresh;
-        std::vector<ops::Tensor> again;
-        for (const std::vector<Value>& a : rc->args)
-          fresh.push_back(swap_grad_inputs(a, again, [&](const ops::Tensor& t) {
-            rc->leaves.push_back(ops::requires_grad(t.detach()));
-            return rc->leaves.back();
-          }));
-        ops::GradMode::Guard on(true);
-        rc->ys = rerun(*rc, std::move(fresh), inside ? &rc->entries : nullptr);
-      }
-      if (inside && size_t(t_instance) < rc->entries.size()) {
-        std::ostream os(rc->outs[size_t(t_instance)]);
-        for (const std::string& e : rc->entries[size_t(t_instance)])
-          os << e << std::flush;
-      }
+      // On an instance's thread: value_and_grad's pass inside the call.
+      const bool inside = t_call == rc->call && t_instance >= 0;
+      std::vector<std::vector<Value>> fresh;
+      std::vector<ops::Tensor> again, leaves;
+      for (const std::vector<Value>& a : rc->args)
+        fresh.push_back(swap_grad_inputs(a, again, [&](const ops::Tensor& t) {
+          leaves.push_back(ops::requires_grad(t.detach()));
+          return leaves.back();
+        }));
+      std::vector<std::vector<std::string>> entries;
       ops::Tensor root;
       {
         ops::GradMode::Guard on(true);
-        for (size_t n = 0; n < rc->ys.size(); ++n) {
+        std::vector<ops::Tensor> ys =
+            rerun(*rc, std::move(fresh), inside ? &entries : nullptr);
+        for (size_t n = 0; n < ys.size(); ++n) {
           ops::Tensor part = ops::sum(
-              ops::mul(rc->ys[n], unpack(gy.detach(), rc->shapes, n).detach()));
+              ops::mul(ys[n], unpack(gy.detach(), rc->shapes, n).detach()));
           root = root.defined() ? ops::add(root, part) : part;
         }
       }
-      std::vector<ops::Tensor> g = ops::backward(root, rc->leaves);
-      if (!inside) {  // one backward pass: nothing of f stays
-        rc->ys.clear();
-        rc->leaves.clear();
+      for (size_t n = 0; n < entries.size() && n < rc->outs.size(); ++n) {
+        std::ostream os(rc->outs[n]);
+        for (const std::string& e : entries[n]) os << e << std::flush;
       }
-      return g;
+      return ops::backward(root, leaves);
     };
     ops::Tensor node = ops::record("remat", packed, inputs, vjp);
     return std::vector<ops::Tensor>(ys.size(), node);

@@ -42,6 +42,14 @@ class SimMesh : public MeshShape {
   using Combine =
       std::function<std::vector<ops::Tensor>(const std::vector<ops::Tensor>&)>;
   ops::Tensor meet(int64_t me, const ops::Tensor& x, const Combine& combine);
+  /// meet() with several tensors from each instance and for each, [what]
+  /// naming the meeting in messages ("value_and_grad").
+  using CombineAll = std::function<std::vector<std::vector<ops::Tensor>>(
+      const std::vector<std::vector<ops::Tensor>>&)>;
+  std::vector<ops::Tensor> meet_all(int64_t me,
+                                    std::vector<ops::Tensor> xs,
+                                    const CombineAll& combine,
+                                    const char* what);
   /// Instance [me] is done (returned or failed): instances waiting for it
   /// at a collective stop with Abandoned.
   void finished(int64_t me, bool failed);
@@ -49,12 +57,13 @@ class SimMesh : public MeshShape {
  private:
   struct Meeting;
   void combine(Meeting& m);
-  ops::Tensor rendezvous(int64_t me,
-                         std::vector<int64_t> members,
-                         const ops::MeshOp& op,
-                         const ops::MeshOp& transpose,
-                         const ops::Tensor& x,
-                         const Combine* custom);
+  std::vector<ops::Tensor> rendezvous(int64_t me,
+                                      std::vector<int64_t> members,
+                                      const ops::MeshOp& op,
+                                      const ops::MeshOp& transpose,
+                                      std::vector<ops::Tensor> xs,
+                                      const CombineAll* custom,
+                                      const char* what);
 
   std::mutex mu_;
   std::condition_variable cv_;
@@ -81,15 +90,20 @@ class InstanceComm : public ops::MeshComm {
   ops::Tensor collective(const ops::MeshOp& op,
                          const ops::MeshOp& transpose,
                          const ops::Tensor& x) override {
-    ++run_;
     return mesh_.collective(me_, op, transpose, x);
   }
-  uint64_t collectives_run() const override { return run_; }
+  /// Every instance meets here with its loss and leaves; the last to
+  /// arrive runs one backward pass of the whole mesh's graph (Note [A
+  /// gradient inside an instance] in ops/registry/mesh_comm.h).
+  std::vector<ops::Tensor> instance_gradients(
+      const ops::Tensor& loss,
+      double seed,
+      const std::vector<ops::Tensor>& leaves,
+      const std::vector<std::vector<std::string>>& tied) override;
 
  private:
   SimMesh& mesh_;
   int64_t me_;
-  uint64_t run_ = 0;  // collectives so far
 };
 
 }  // namespace ss::eval::spmd
