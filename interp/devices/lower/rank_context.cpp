@@ -192,7 +192,8 @@ std::optional<std::vector<ops::Tensor>> RankContext::gradients(
   size_t n_told = 0;
   auto ready = [&](size_t i, const ops::Tensor& g) {
     if (i < pieces.size() && pieces[i]) {
-      out[i] = g;  // zeros: the gather's VJP handed its part to [scatter]
+      // [g] is zeros (the gather's VJP handed its part to [scatter]): not
+      // kept, a piece's memory per param until the pass ends.
       scatter.ready(i, leaves[i], ++n_told == n_pieces);
     } else {
       sum.ready(summed_index[i], g);
