@@ -41,29 +41,31 @@ TEST_CASE("explain shard params: each device holds a third of every param",
         "(397 KiB) of its params");
 }
 
+// w1 and w2 are one bucket (813,056 whole bytes, within the 1 MiB of
+// ops::kShardBucketBytes): the line's first read gathers both in one
+// all-gather, and the backward pass reduce-scatters both in one.
 TEST_CASE("explain shard params: an all-gather where a param is read",
           "[explain]") {
   auto c = check_readme("cpu[0 1 2]", true);
   comms::DeviceTable t = comms::build_table(*c->prog, c->sm);
   const comms::LineSends& f = line_with(t, "relu(x @ m.w1) @ m.w2");
-  REQUIRE(f.collectives.size() == 4);
+  REQUIRE(f.collectives.size() == 2);
   const comms::Collective& g1 = f.collectives[0];
   CHECK(g1.op == "all-gather");
-  CHECK(g1.count.value() == kW1Piece);
+  CHECK(g1.count.value() == kW1Piece + kW2Piece);
   CHECK(g1.dtype == "f32");
-  CHECK(g1.bytes.value() == 4 * kW1Piece);
+  CHECK(g1.bytes.value() == 4 * (kW1Piece + kW2Piece));
+  // 67,756 values of 4 bytes; 271,024 / 1,024 = 264.7 KiB.
   CHECK(g1.text ==
-        "all-gather of `Mlp`'s param `w1`, from every device's piece: "
-        "66,902 × f32 = 267,608 bytes (261 KiB)");
+        "all-gather of `Mlp`'s params `w1` and `w2`, from every device's "
+        "piece: 67,756 × f32 = 271,024 bytes (265 KiB)");
   const comms::Collective& r1 = f.collectives[1];
   CHECK(r1.op == "reduce-scatter");
   CHECK(r1.backward);
-  CHECK(r1.count.value() == 3 * kW1Piece);
-  CHECK(r1.text.rfind("in the backward pass: reduce-scatter of the gradient "
-                      "of `Mlp`'s param `w1`",
+  CHECK(r1.count.value() == 3 * (kW1Piece + kW2Piece));
+  CHECK(r1.text.rfind("in the backward pass: reduce-scatter of the gradients "
+                      "of `Mlp`'s params `w1` and `w2`",
                       0) == 0);
-  CHECK(f.collectives[2].count.value() == kW2Piece);
-  CHECK(f.collectives[3].count.value() == 3 * kW2Piece);
   // A forward call's total: the gathers only.
   CHECK(f.total.value() == 4 * (kW1Piece + kW2Piece));
   // value_and_grad all-reduces no gradient; inside `loss`, differentiated:
@@ -111,10 +113,10 @@ TEST_CASE("explain shard params: norm and clip_norm all-reduce one number",
 }
 
 // Each rank's payload log of one train_step with its pieces, in order: the
-// all-gathers of w1 and w2 (forward's reads), cross_entropy's sum and
-// count, then the backward pass's reduce-scatters of w2's gradient and
-// w1's (the reverse order), and no gradient all-reduce. Each is the
-// table's figure, and together the value_and_grad line's.
+// all-gather of w1 and w2's bucket (the forward pass's first read), cross_
+// entropy's sum and count, then the backward pass's one reduce-scatter of
+// the bucket's gradients, and no gradient all-reduce. Each is the table's
+// figure, and together the value_and_grad line's.
 TEST_CASE("explain shard params: a run's payloads are the table's figures",
           "[explain]") {
   auto c = check_readme("cpu[0 1 2]", true);
@@ -127,17 +129,13 @@ TEST_CASE("explain shard params: a run's payloads are the table's figures",
     INFO("rank " << r << ": " << p.errors[r]);
     REQUIRE(p.errors[r].empty());
     const auto& log = p.logs[r];
-    REQUIRE(log.size() == 5);
+    REQUIRE(log.size() == 3);
     CHECK(log[0].op == Op::AllGather);
     CHECK(log[0].bytes == uint64_t(f.collectives[0].bytes.value()));
-    CHECK(log[1].op == Op::AllGather);
-    CHECK(log[1].bytes == uint64_t(f.collectives[2].bytes.value()));
-    CHECK(log[2].op == Op::AllReduce);
-    CHECK(log[2].bytes == 8);
-    CHECK(log[3].op == Op::ReduceScatter);
-    CHECK(log[3].bytes == uint64_t(f.collectives[3].bytes.value()));
-    CHECK(log[4].op == Op::ReduceScatter);
-    CHECK(log[4].bytes == uint64_t(f.collectives[1].bytes.value()));
+    CHECK(log[1].op == Op::AllReduce);
+    CHECK(log[1].bytes == 8);
+    CHECK(log[2].op == Op::ReduceScatter);
+    CHECK(log[2].bytes == uint64_t(f.collectives[1].bytes.value()));
     uint64_t sum = 0;
     for (const auto& rec : log) {
       CHECK(rec.dtype == ss::types::DType::F32);
@@ -173,4 +171,62 @@ TEST_CASE("explain shard params: a builtin given a model gathers its params",
         "piece: 11 × f32 = 44 bytes");
   CHECK(l.collectives[1].count.value() == 22);
   CHECK(l.collectives[1].backward);
+}
+
+// The bucket rule by hand (Note [Param buckets]): a, b and c are [600 600]
+// f32, 1,440,000 bytes each, over the 1 MiB bucket: three buckets of one,
+// gathered and reduce-scattered one by one (120,000-value pieces on
+// three). s and t (5 values each) are one bucket: read on two lines,
+// gathered on each, its gradients reduce-scattered once (on the first).
+TEST_CASE("explain shard params: one collective for each bucket of params",
+          "[explain]") {
+  auto c = check_text(
+      "devices cpu[0 1 2]\n"
+      "    shard params\n"
+      "\n"
+      "dim N = 600\n"
+      "dim D = 5\n"
+      "\n"
+      "model Big:\n"
+      "    a: [N N] = zeros()\n"
+      "    b: [N N] = zeros()\n"
+      "    c: [N N] = zeros()\n"
+      "    s: [D] = zeros()\n"
+      "    t: [D] = zeros()\n"
+      "\n"
+      "fn l(m: Big, x: [b N], y: [b D]) -> f32:\n"
+      "    let h = tanh(tanh(x @ m.a) @ m.b) @ m.c\n"
+      "    let u = sum(y * m.s)\n"
+      "    return mean(h) + u + sum(y * m.t)\n"
+      "\n"
+      "fn step(mut m: Big, mut opt: SGD[Big], x: [b N], y: [b D]) -> f32:\n"
+      "    let v, g = value_and_grad(l, m, x, y)\n"
+      "    update(m, opt, g)\n"
+      "    return v\n",
+      "");
+  comms::DeviceTable t = comms::build_table(*c->prog, c->sm);
+  const comms::LineSends& big = line_with(t, "tanh(tanh(x @ m.a)");
+  REQUIRE(big.collectives.size() == 6);
+  const char* names[] = {"`a`", "`b`", "`c`"};
+  for (int i = 0; i < 3; ++i) {
+    const comms::Collective& g = big.collectives[2 * i];
+    const comms::Collective& r = big.collectives[2 * i + 1];
+    CHECK(g.op == "all-gather");
+    CHECK(g.count.value() == 120000);
+    CHECK(g.text.find(std::string("param ") + names[i] + ",") !=
+          std::string::npos);
+    CHECK(r.op == "reduce-scatter");
+    CHECK(r.count.value() == 360000);
+  }
+  // s and t: pieces of 2 values each, 4 in the bucket, 12 padded.
+  const comms::LineSends& first = line_with(t, "sum(y * m.s)");
+  REQUIRE(first.collectives.size() == 2);
+  CHECK(first.collectives[0].count.value() == 4);
+  CHECK(first.collectives[0].text.find("params `s` and `t`") !=
+        std::string::npos);
+  CHECK(first.collectives[1].count.value() == 12);
+  const comms::LineSends& second = line_with(t, "sum(y * m.t)");
+  REQUIRE(second.collectives.size() == 1);
+  CHECK(second.collectives[0].op == "all-gather");
+  CHECK(second.collectives[0].count.value() == 4);
 }

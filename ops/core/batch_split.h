@@ -23,4 +23,29 @@ inline int64_t shard_piece_numel(int64_t numel, int parts) {
   return (numel + parts - 1) / parts;
 }
 
+/// `shard params`' buckets (Note [Param buckets] in
+/// interp/devices/lower/param_buckets.cpp): the params of one model, its
+/// own fields in declaration order, that are gathered in one all-gather and
+/// reduce-scattered in one reduce-scatter. Consecutive params of one
+/// [kind] (their dtype) share a bucket while its whole bytes stay within
+/// kShardBucketBytes; a param larger than that is a bucket alone. [bytes]:
+/// each param's whole bytes. Returns each param's bucket number.
+inline constexpr int64_t kShardBucketBytes = int64_t{1} << 20;
+inline std::vector<int> shard_buckets(const std::vector<int64_t>& bytes,
+                                      const std::vector<int>& kind) {
+  std::vector<int> out(bytes.size());
+  int bucket = -1;
+  int64_t held = 0;
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    if (bucket < 0 || kind[i] != kind[i - 1] ||
+        held + bytes[i] > kShardBucketBytes) {
+      ++bucket;
+      held = 0;
+    }
+    held += bytes[i];
+    out[i] = bucket;
+  }
+  return out;
+}
+
 }  // namespace ss::ops

@@ -24,6 +24,7 @@ namespace ss::eval {
 
 struct BuiltinCall;
 class CommThread;
+class PieceScatter;
 class WorkerMesh;
 
 struct DeviceContext {
@@ -53,6 +54,10 @@ struct DeviceContext {
   /// started on first use.
   CommThread& async();
   std::shared_ptr<CommThread> comm_thread;
+  /// `shard params`, while value_and_grad's pass runs on the ranks: where
+  /// a gather's VJP hands its cotangent, reduce-scattered by bucket (Note
+  /// [Param buckets] in param_buckets.cpp); null: each VJP sends its own.
+  PieceScatter* scatter = nullptr;
 
   /// `split H` (Note [Split heads] in interp/devices/plan/heads_plan.cpp):
   /// the dim split by heads and its whole size; "" without it. Then every

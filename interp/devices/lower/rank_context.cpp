@@ -6,6 +6,7 @@
 #include "dist/comm/communicator.h"
 #include "interp/devices/lower/grad_allreduce.h"
 #include "interp/devices/lower/heads.h"
+#include "interp/devices/lower/param_buckets.h"
 #include "interp/devices/lower/shards.h"
 #include "interp/eval/interpreter.h"
 #include "interp/eval/runtime_lib.h"
@@ -34,6 +35,8 @@ std::optional<Value> RankContext::call(eval::Interpreter& in,
   // Only a call from the controller's part into the workers' splits, once.
   if (!d_.active() || !in.enters_workers(fn) || splitting_) return std::nullopt;
   if (d_.on_step) d_.on_step(fn.name, in.sources().location(site, "?"));
+  sources_ = &in.sources();
+  bucket_ = GatheredBucket{};  // the params may have changed since
   if (d_.whole_batches()) {
     // `split H`: the batch whole, a value typed with H cut to our heads.
     for (size_t i = 0; i < args.size() && i < fn.params.size(); ++i)
@@ -50,7 +53,8 @@ std::optional<Value> RankContext::call(eval::Interpreter& in,
     ~Reset() { flag = false; }
   } reset{splitting_};
   Value r = in.call(fn, std::move(args), site);
-  d_.at = site;  // a joined result's all-gather
+  bucket_ = GatheredBucket{};  // its copies go with the call's values
+  d_.at = site;                // a joined result's all-gather
   return join_result(fn, std::move(r), fn.result, sent);
 }
 
@@ -175,16 +179,32 @@ std::optional<std::vector<ops::Tensor>> RankContext::gradients(
     if (i >= pieces.size() || !pieces[i]) summed_index[i] = n_summed++;
   std::vector<ops::Tensor> out(leaves.size());
   eval::GradAllReduce sum(d_, n_summed);
+  // A piece's gradient is its bucket's reduce-scatter's (Note [Param
+  // buckets]): the gathers' VJPs hand their cotangents to [scatter].
+  eval::PieceScatter scatter(d_, 1.0 / d_.world);
+  struct Sink {
+    eval::DeviceContext& d;
+    eval::PieceScatter* saved;
+    ~Sink() { d.scatter = saved; }
+  } sink{d_, d_.scatter};
+  d_.scatter = &scatter;
+  const size_t n_pieces = leaves.size() - n_summed;
+  size_t n_told = 0;
   auto ready = [&](size_t i, const ops::Tensor& g) {
-    if (i < pieces.size() && pieces[i])
-      out[i] = g;
-    else
+    if (i < pieces.size() && pieces[i]) {
+      // [g] is zeros (the gather's VJP handed its part to [scatter]): not
+      // kept, a piece's memory per param until the pass ends.
+      scatter.ready(i, leaves[i], ++n_told == n_pieces);
+    } else {
       sum.ready(summed_index[i], g);
+    }
   };
   // Each rank seeds 1/world; the loss's value is not read.
   ops::backward(loss, leaves, ready, 1.0 / d_.world);
+  d_.scatter = sink.saved;
   d_.at = at;
   std::vector<ops::Tensor> summed = sum.finish();
+  for (auto& [i, g] : scatter.finish()) out[i] = g;
   for (size_t i = 0; i < leaves.size(); ++i)
     if (i >= pieces.size() || !pieces[i]) out[i] = summed[summed_index[i]];
   return out;
@@ -193,16 +213,67 @@ std::optional<std::vector<ops::Tensor>> RankContext::gradients(
 std::optional<ops::Tensor> RankContext::gather_param(const eval::ModelRef& m,
                                                      const std::string& path,
                                                      diag::Span at) {
-  auto whole = m.store->whole.find(m.prefix + path);
+  const std::string key = m.prefix + path;
+  auto whole = m.store->whole.find(key);
   if (!d_.active() || whole == m.store->whole.end()) return std::nullopt;
   d_.at = at;
-  // The earlier reads' copies are used: their bytes go (Note [Gathered
-  // copies]).
-  copies_.let_go_all();
+  const ops::Tensor& piece = m.store->tensors.at(key);
+  const uint32_t line = line_of(at);
+  if (!bucket_.holds(*m.store, key, piece, at.file, line)) {
+    // The earlier reads' copies are used: their bytes go (Note [Gathered
+    // copies]); this read gathers its bucket (Note [Param buckets]).
+    copies_.let_go_all();
+    bucket_ = GatheredBucket{};
+    bucket_.store = m.store.get();
+    bucket_.file = at.file;
+    bucket_.line = line;
+    bucket_.keys = eval::bucket_of(*m.store, key);
+    auto members = std::make_shared<eval::BucketMembers>();
+    std::vector<ops::Shape> wholes;
+    for (const std::string& k : bucket_.keys) {
+      const ops::Tensor& p = m.store->tensors.at(k);
+      bucket_.pieces.push_back(p);
+      wholes.push_back(m.store->whole.at(k));
+      members->pieces.push_back(p.storage().get());
+      members->numel.push_back(p.numel());
+      members->dtype = p.dtype();
+    }
+    bucket_.members = std::move(members);
+    // A bucket of one is gathered as before: straight into the param.
+    if (bucket_.keys.size() > 1)
+      bucket_.wholes = eval::gather_bucket(bucket_.pieces, wholes, d_);
+    else
+      bucket_.wholes.resize(1);
+  }
+  size_t j = 0;
+  while (bucket_.keys[j] != key) ++j;
   ops::Tensor t = eval::gather_param(
-      m.store->tensors.at(whole->first), whole->second, d_, &copies_);
+      piece, whole->second, d_, &copies_, bucket_.wholes[j], bucket_.members);
+  // The next read of it on this line takes this copy (a bucket of one
+  // included: `x @ m.w + m.w`'s second read sends nothing).
+  if (!bucket_.wholes[j].defined()) bucket_.wholes[j] = t.detach();
   for (int64_t i : m.index) t = ops::take_one(t, i, 0);
   return t;
+}
+
+bool RankContext::GatheredBucket::holds(const eval::ModelStore& s,
+                                        const std::string& key,
+                                        const ops::Tensor& piece,
+                                        uint32_t at_file,
+                                        uint32_t at_line) const {
+  if (store != &s || file != at_file || line != at_line) return false;
+  for (size_t j = 0; j < keys.size(); ++j)
+    if (keys[j] == key)
+      // The same piece: not a leaf value_and_grad made of it since, nor
+      // one an update replaced (optim.cpp's own() copies a held piece).
+      return pieces[j].same_storage(piece) &&
+             pieces[j].autograd() == piece.autograd();
+  return false;
+}
+
+uint32_t RankContext::line_of(diag::Span at) const {
+  if (!sources_ || at.file >= sources_->size()) return at.begin;
+  return sources_->line_col(at.file, at.begin).line;
 }
 
 double RankContext::sum_over_pieces(double partial) {

@@ -18,6 +18,7 @@
 #include "interp/devices/context.h"
 #include "interp/devices/lower/gathered_copies.h"
 #include "interp/devices/lower/lowering.h"
+#include "interp/devices/lower/param_buckets.h"
 
 namespace ss::devices {
 
@@ -56,7 +57,10 @@ class RankContext : public Context {
       std::vector<ops::Tensor*>& operands,
       const std::function<eval::Value()>& run,
       diag::Span at) override;
-  void tape_released() override { copies_.present_live(); }
+  void tape_released() override {
+    bucket_ = GatheredBucket{};  // first: it holds copies no value does
+    copies_.present_live();
+  }
 
  private:
   /// Replaces each batch-axis argument of [fn] by this rank's rows.
@@ -69,7 +73,28 @@ class RankContext : public Context {
                           const types::Type& t,
                           const std::set<const eval::ModelStore*>& sent);
 
+  /// `shard params`: the bucket the last gather fetched, whose copies the
+  /// other reads on its line take (Note [Param buckets]).
+  struct GatheredBucket {
+    const eval::ModelStore* store = nullptr;
+    uint32_t file = 0, line = 0;
+    std::vector<std::string> keys;
+    std::vector<ops::Tensor> pieces, wholes;  // wholes: untaped
+    std::shared_ptr<const eval::BucketMembers> members;
+    /// Whether the read of [key] (its piece [piece]) at [file]:[line]
+    /// finds its copy here.
+    bool holds(const eval::ModelStore& s,
+               const std::string& key,
+               const ops::Tensor& piece,
+               uint32_t file,
+               uint32_t line) const;
+  };
+  /// The line of [at] (its offset without the program's text).
+  uint32_t line_of(diag::Span at) const;
+
   eval::DeviceContext& d_;
+  const diag::SourceMap* sources_ = nullptr;
+  GatheredBucket bucket_;
   bool splitting_ = false;       // inside the entry call that split its args
   eval::GatheredCopies copies_;  // Note [Gathered copies]
 };

@@ -7,9 +7,11 @@
 // model made in main, or loaded from a checkpoint, is cut the same way.
 //
 // Reading a param in a worker fn (`x @ m.w1`) gathers it: an all-gather of
-// the pieces, the padding dropped, reshaped (RankContext::gather_param).
+// the pieces, the padding dropped, reshaped (RankContext::gather_param),
+// with the other params of its bucket (Note [Param buckets]).
 // The gather is recorded on the tape; its VJP reduce-scatters the whole
-// cotangent into the same pieces, which sums every rank's part of the
+// cotangent into the same pieces (value_and_grad's pass: with its
+// bucket's), which sums every rank's part of the
 // batch and cuts it, so value_and_grad's leaves are the pieces themselves
 // and no gradient all-reduce follows (RankContext::gradients). The
 // padding's gradient is zero (the VJP pads with zeros), so AdamW and SGD,
@@ -35,6 +37,7 @@
 #include "dist/comm/communicator.h"
 #include "interp/devices/lower/gathered_copies.h"
 #include "interp/devices/lower/lowering.h"
+#include "interp/devices/lower/param_buckets.h"
 #include "ops/api.h"
 #include "ops/autodiff/tape.h"
 #include "ops/core/batch_split.h"
@@ -107,18 +110,29 @@ std::function<void(void*)> regather(const Tensor& piece,
 Tensor gather_param(const Tensor& piece,
                     const ops::Shape& whole,
                     DeviceContext& d,
-                    GatheredCopies* copies) {
-  Tensor out = unpadded(gathered(piece, d), whole);
+                    GatheredCopies* copies,
+                    Tensor gathered_whole,
+                    std::shared_ptr<const BucketMembers> bucket) {
+  Tensor out = gathered_whole.defined() ? gathered_whole
+                                        : unpadded(gathered(piece, d), whole);
   if (!types::is_float(piece.dtype())) return ops::mark_replicated(out);
   DeviceContext* dp = &d;
   const int64_t k = piece.numel();
+  if (!bucket) {  // a bucket of its own
+    auto one = std::make_shared<BucketMembers>();
+    one->pieces = {piece.storage().get()};
+    one->numel = {k};
+    one->dtype = piece.dtype();
+    bucket = std::move(one);
+  }
+  const ops::Storage* key = piece.storage().get();
   // The VJP is the copy's last use in the backward pass: it lets it go
   // (Note [Gathered copies]).
   std::weak_ptr<ops::Storage> bytes = out.storage();
   // The gathered param is the same on every rank; its cotangent is each
   // rank's part of the batch's gradient (Note [Sharded params]).
-  out = ops::mark_replicated(
-      ops::record("all_gather", out, {piece}, [dp, k, bytes](const Tensor& g) {
+  out = ops::mark_replicated(ops::record(
+      "all_gather", out, {piece}, [dp, k, bytes, bucket, key](const Tensor& g) {
         if (auto s = bytes.lock()) s->let_go();
         Tensor flat = g.reshape({g.numel()});
         if (g.numel() < k * dp->world)
@@ -128,6 +142,13 @@ Tensor gather_param(const Tensor& piece,
           // of a whole value is the whole gradient on every rank.
           return std::vector<Tensor>{
               ops::slice(flat, 0, dp->rank * k, (dp->rank + 1) * k)};
+        if (dp->scatter) {
+          // value_and_grad's pass: reduce-scattered with its bucket (Note
+          // [Param buckets]); a replicated cotangent too, whose sum over
+          // the ranks is world times it, as below.
+          dp->scatter->add(bucket, key, flat);
+          return std::vector<Tensor>{Tensor()};
+        }
         if (ops::cotangent_replicated())
           // Every rank holds the same cotangent: their sum's piece is
           // world times this rank's piece of it, with no message.

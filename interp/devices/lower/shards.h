@@ -13,6 +13,7 @@ namespace ss::eval {
 
 struct DeviceContext;
 class GatheredCopies;
+struct BucketMembers;
 
 /// Piece [rank] of [whole] (flattened, padded with zeros to world pieces).
 ops::Tensor piece_of(const ops::Tensor& whole, int rank, int world);
@@ -23,10 +24,14 @@ ops::Tensor piece_of(const ops::Tensor& whole, int rank, int world);
 /// gradient's sum over the ranks, so no gradient all-reduce follows.
 /// Recorded on the tape, the copy joins [copies] (when set), whose bytes
 /// are let go after its use and gathered again for the backward pass.
+/// [gathered], when defined, is the whole param already gathered with its
+/// [bucket] (Note [Param buckets]): it is recorded, not gathered again.
 ops::Tensor gather_param(const ops::Tensor& piece,
                          const ops::Shape& whole,
                          DeviceContext& d,
-                         GatheredCopies* copies = nullptr);
+                         GatheredCopies* copies = nullptr,
+                         ops::Tensor gathered = {},
+                         std::shared_ptr<const BucketMembers> bucket = {});
 
 /// The whole param of shape [whole] from every rank's [piece] (plain, no
 /// tape; every rank calls it, in the same order).

@@ -11,6 +11,7 @@
 #include <functional>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "interp/devices/plan/explain_impl.h"
 #include "interp/devices/plan/heads_plan.h"
@@ -69,7 +70,10 @@ class Analysis {
   std::vector<Item> items(const FnInfo& fn) {
     std::vector<Item> out;
     if (!active_ || !fn.decl || fn.decl->is_extern) return out;
+    Reads reads, *outer = reads_;  // a callee's walk has its own
+    reads_ = &reads;
     each_body_expr(*fn.decl, [&](const ast::Expr& e) { on_expr(fn, e, out); });
+    reads_ = outer;
     return out;
   }
 
@@ -350,18 +354,21 @@ class Analysis {
   // (`m.w1`) or a builtin's model argument (linear(m.l1, x) reads l1's
   // params), and, in the backward pass, their gradients' reduce-scatters.
   void param_reads(const ast::Expr& e, std::vector<Item>& out) {
-    std::vector<Leaf> leaves;
+    Type mt;
     std::string owner;  // `Mlp`, or the argument as written: `m.l1`
+    std::string base;   // the model value read, as written
+    std::string only;   // the field read; "" for all of them
     bool model = false;
     if (e.kind == EK::Field && e.lhs) {
       const Type& bt = P.type_of(e.lhs.get());
       if ((bt.kind != TK::Model && bt.kind != TK::Grads) || !bt.model) return;
       const types::FieldInfo* fi = bt.model->field(e.name);
       if (!fi || fi->buffer) return;
-      Type ft = types::model_field_type(bt, *fi);
-      if (ft.kind != TK::Tensor) return;
-      leaves.push_back({e.name, ft, false});
+      if (types::model_field_type(bt, *fi).kind != TK::Tensor) return;
+      mt = bt;
+      only = e.name;
       owner = bt.model->name;
+      base = std::string(sm_.text(e.lhs->span));
       model = bt.kind == TK::Model;
     } else if (e.kind == EK::Call) {
       const ExprInfo* info = P.info(&e);
@@ -377,26 +384,43 @@ class Analysis {
       for (const ast::Expr* a : given_args(e)) {
         const Type& at = P.type_of(a);
         if (at.kind != TK::Model || !at.model) continue;
-        model_leaves(at, "", leaves);
-        owner = std::string(sm_.text(a->span));
+        mt = at;
+        owner = base = std::string(sm_.text(a->span));
         model = true;
         break;
       }
+      if (!model) return;
     }
-    std::map<types::DType, std::tuple<std::vector<std::string>, Size, Size>>
-        by_dt;
-    for (const Leaf& l : leaves) {
-      Size numel_l = numel(l.type);
-      if (l.buffer || !numel_l.known()) continue;
-      if (heads_ && heads_axis(l.type, dim_) >= 0) continue;  // split by H
-      const int64_t k = ops::shard_piece_numel(numel_l.value(), int(n_));
-      auto& [names, piece, padded] = by_dt[l.type.dtype];
-      names.push_back("`" + l.path + "`");
-      piece += Size::constant(k);
-      padded += Size::constant(k * int64_t(n_));
-    }
-    for (auto& [dt, np] : by_dt) {
-      auto& [names, piece, padded] = np;
+    // The model's sharded params, in the runtime's buckets: a read gathers
+    // its param's whole bucket once on its line, and the backward pass
+    // reduce-scatters a bucket once (Note [Param buckets]).
+    std::vector<Leaf> leaves, sharded;
+    model_leaves(mt, "", leaves);
+    for (const Leaf& l : leaves)
+      if (!l.buffer && numel(l.type).known() &&
+          !(heads_ && heads_axis(l.type, dim_) >= 0))  // split by H
+        sharded.push_back(l);
+    const std::vector<int> bucket = shard_bucket_numbers(sharded);
+    std::set<int> read;
+    for (size_t i = 0; i < sharded.size(); ++i)
+      if (only.empty() || sharded[i].path == only) read.insert(bucket[i]);
+    const uint32_t line = sm_.line_col(e.span.file, e.span.begin).line;
+    for (int b : read) {
+      std::vector<std::string> names;
+      Size piece, padded;
+      types::DType dt = types::DType::F32;
+      for (size_t i = 0; i < sharded.size(); ++i) {
+        if (bucket[i] != b) continue;
+        const int64_t k =
+            ops::shard_piece_numel(numel(sharded[i].type).value(), int(n_));
+        names.push_back("`" + sharded[i].path + "`");
+        piece += Size::constant(k);
+        padded += Size::constant(k * int64_t(n_));
+        dt = sharded[i].type.dtype;
+      }
+      const std::string key = base + "#" + std::to_string(b);
+      if (reads_ && !reads_->gathered.insert({e.span.file, line, key}).second)
+        continue;  // gathered on this line already
       const std::string whose = "`" + owner + "`'s param" +
                                 (names.size() == 1 ? " " : "s ") + join(names);
       Item g;
@@ -409,6 +433,7 @@ class Analysis {
       // `split H`: every device has the whole batch, so each holds the
       // whole gradient and keeps its piece: nothing to reduce-scatter.
       if (!model || !types::is_float(dt) || heads_) continue;
+      if (reads_ && !reads_->scattered.insert(key).second) continue;
       Item rs;
       rs.at = e.span;
       rs.coll = collective("shard params", whose, padded, dt);
@@ -423,6 +448,14 @@ class Analysis {
       out.push_back(std::move(rs));
     }
   }
+
+  // `shard params`: the buckets a fn's walk has gathered, by line, and
+  // reduce-scattered (param_reads).
+  struct Reads {
+    std::set<std::tuple<uint32_t, uint32_t, std::string>> gathered;
+    std::set<std::string> scattered;
+  };
+  Reads* reads_ = nullptr;
 
   const Program& P;
   const diag::SourceMap& sm_;

@@ -45,6 +45,11 @@ struct Leaf {
   types::Type type;
   bool buffer = false;
 };
+/// `shard params`: the bucket number of each of [leaves] (a model's
+/// sharded params, its sub-models' by their dotted paths): ops::
+/// shard_buckets over the params of each path prefix, the runtime's rule
+/// (Note [Param buckets] in interp/devices/lower/param_buckets.cpp).
+std::vector<int> shard_bucket_numbers(const std::vector<Leaf>& leaves);
 /// Every tensor of a model type, sub-models' by their dotted paths.
 void model_leaves(const types::Type& m,
                   const std::string& prefix,

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "interp/devices/plan/explain_impl.h"
+#include "ops/core/batch_split.h"
 
 namespace ss::check::comms {
 
@@ -152,6 +153,33 @@ void model_leaves(const Type& m,
     else if (ft.kind == TK::Model)
       model_leaves(ft, prefix + f.name + ".", out, depth + 1);
   }
+}
+
+std::vector<int> shard_bucket_numbers(const std::vector<Leaf>& leaves) {
+  auto prefix = [](const std::string& path) {
+    const size_t dot = path.rfind('.');
+    return dot == std::string::npos ? std::string() : path.substr(0, dot);
+  };
+  std::vector<int> out(leaves.size(), -1);
+  int next = 0;
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    if (out[i] >= 0) continue;
+    // Every leaf of i's prefix, in order: one model's own params.
+    std::vector<size_t> own;
+    std::vector<int64_t> bytes;
+    std::vector<int> kind;
+    for (size_t j = i; j < leaves.size(); ++j) {
+      if (prefix(leaves[j].path) != prefix(leaves[i].path)) continue;
+      own.push_back(j);
+      bytes.push_back(numel(leaves[j].type).value() *
+                      types::dtype_size(leaves[j].type.dtype));
+      kind.push_back(static_cast<int>(leaves[j].type.dtype));
+    }
+    const std::vector<int> b = ops::shard_buckets(bytes, kind);
+    for (size_t k = 0; k < own.size(); ++k) out[own[k]] = next + b[k];
+    next += b.back() + 1;
+  }
+  return out;
 }
 
 std::string join(const std::vector<std::string>& xs) {
