@@ -311,3 +311,59 @@ spmd fn first(m: Pair{w/i, b/i}) -> [F/i]:
         "each instance holds blocks of `w` and `b` (the first axis split over "
         "i) and the rest whole: 104 bytes of params and buffers");
 }
+
+TEST_CASE(
+    "explain mesh: value_and_grad inside an spmd fn sums replicated "
+    "leaves",
+    "[explain][spmd]") {
+  // Note [A gradient inside an instance]: a leaf's gradient is all-reduced
+  // in the backward pass over the mesh axes it is the same along. On x=2
+  // y=2 with F = 8: Pair{w/x}'s w is split over x, so its [4 8] block (32
+  // f32 = 128 bytes) is summed over y only; b and c are whole on every
+  // instance, summed over x and y (8 f32 = 32 bytes each). The tensor leaf
+  // v: [F/x] is summed over y (4 f32 = 16 bytes), and u: [F/(x y)] over
+  // nothing, so it has no item. By hand.
+  const char* text = R"(devices cpu
+mesh x=2 y=2
+
+dim F = 8
+
+model Pair:
+    w: [F F] = zeros()
+    b: [F] = zeros()
+    c: [F] = zeros()
+
+spmd fn sq(m: Pair{w/x}) -> f32:
+    return psum(sum(m.w * m.w), x) + sum(m.b) + sum(m.c)
+
+fn sv(v: [k]) -> f32:
+    return sum(v * v)
+
+spmd fn grads(m: Pair{w/x}, v: [F/x], u: [F/(x y)]) -> f32:
+    let l, g = value_and_grad(sq, m)
+    let gv = grad(sv, v)
+    let gu = grad(sv, u)
+    return l
+)";
+  auto c = check_text(text, "cpu");
+  comms::DeviceTable t = comms::build_table(*c->prog, c->sm);
+  const comms::LineSends& m = line_with(t, "value_and_grad(sq, m)");
+  REQUIRE(m.collectives.size() == 3);
+  CHECK(m.collectives[0].text ==
+        "in the backward pass: all-reduce over y of the gradient of `m.w` "
+        "(value_and_grad: `m.w` is the same on every instance along y, so "
+        "its copies' gradients are summed, JAX's psum of the implicit "
+        "pvary): 32 × f32 = 128 bytes");
+  CHECK(m.collectives[0].backward);
+  CHECK(m.collectives[1].text.find("all-reduce over x and y of the gradient "
+                                   "of `m.b`") != std::string::npos);
+  CHECK(m.collectives[1].bytes.value() == 32);
+  CHECK(m.collectives[2].what == "the gradient of `m.c`");
+  const comms::LineSends& v = line_with(t, "grad(sv, v)");
+  REQUIRE(v.collectives.size() == 1);
+  CHECK(v.collectives[0].text.find("all-reduce over y of the gradient of "
+                                   "`v`") != std::string::npos);
+  CHECK(v.collectives[0].bytes.value() == 16);
+  for (const comms::LineSends& l : t.lines)  // u's line sends nothing
+    CHECK(l.source.find("grad(sv, u)") == std::string::npos);
+}

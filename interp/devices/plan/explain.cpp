@@ -53,6 +53,20 @@ struct Item {
   FnBytes call_bytes;  // the callee's, for the caller's own sum
 };
 
+// [cs] as items at [at]; [float_forward]: forward ones set coll_float.
+void add_items(std::vector<Collective> cs,
+               diag::Span at,
+               std::vector<Item>& out,
+               bool float_forward = false) {
+  for (Collective& c : cs) {
+    Item it;
+    it.at = at;
+    it.coll_float = float_forward && !c.backward;
+    it.coll = std::move(c);
+    out.push_back(std::move(it));
+  }
+}
+
 class Analysis {
  public:
   Analysis(const Program& p, const diag::SourceMap& sm)
@@ -166,13 +180,7 @@ class Analysis {
   void on_expr(const FnInfo& fn, const ast::Expr& e, std::vector<Item>& out) {
     if (shard_ && fn.placement == Placement::Workers) param_reads(e, out);
     if (heads_ && fn.placement == Placement::Workers)
-      for (Collective& c : heads_sends(P, e, dim_)) {
-        Item it;
-        it.at = e.span;
-        it.coll_float = !c.backward;
-        it.coll = std::move(c);
-        out.push_back(std::move(it));
-      }
+      add_items(heads_sends(P, e, dim_), e.span, out, true);
     if (e.kind != EK::Call) return;
     const ExprInfo* info = P.info(&e);
     if (!info) return;
@@ -198,28 +206,15 @@ class Analysis {
     std::vector<const ast::Expr*> given = given_args(e);
     const ops::DeviceRule& rule = op.device;
     if (mesh_ && rule.mesh_payload)
-      for (Collective& c : mesh_collectives(P, sm_, e, *info)) {
-        Item it;
-        it.at = e.span;
-        it.coll = std::move(c);
-        out.push_back(std::move(it));
-      }
+      add_items(mesh_collectives(P, sm_, e, *info), e.span, out);
     if (info->allreduce && rule.lowering) {
       if (!heads_) lowering(n, *rule.lowering, e, *info, out);  // whole batch
       return;
     }
     if (rule.fn_arg == ops::FnArg::Differentiates && !given.empty()) {
+      // A mesh sums no batch's gradient, only replicated leaves' in spmd fns.
       if (!mesh_) gradients(e, *info, out);
-      // Inside an spmd fn a replicated leaf's gradient is summed over its
-      // copies; a value_and_grad in ordinary code sums none (a mesh
-      // program has no data-parallel all-reduce).
-      if (mesh_)
-        for (Collective& c : mesh_leaf_sums(P, sm_, e, *info)) {
-          Item it;
-          it.at = e.span;
-          it.coll = std::move(c);
-          out.push_back(std::move(it));
-        }
+      if (mesh_) add_items(mesh_leaf_sums(P, sm_, e, *info), e.span, out);
       const Type& ft = P.type_of(given[0]);
       if (ft.kind == TK::Fn)
         if (const FnInfo* f = P.fn(ft.fn_name))
@@ -285,13 +280,10 @@ class Analysis {
     const bool one = factor.known() && factor.value() == 1;
     const char* words =
         !one && low.explain_many ? low.explain_many : low.explain_one;
-    Collective c =
-        collective(n, "`" + n + "`" + words, count, dt, low.collective);
-    Item it;
-    it.at = e.span;
-    it.coll = std::move(c);
-    it.coll_float = types::is_float(dt);
-    out.push_back(std::move(it));
+    add_items({collective(n, "`" + n + "`" + words, count, dt, low.collective)},
+              e.span,
+              out,
+              types::is_float(dt));
   }
 
   // value_and_grad's all-reduce of the params' gradients, one per dtype.
