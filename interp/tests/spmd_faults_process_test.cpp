@@ -14,6 +14,8 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <sstream>
 
 #include "interp/tests/devices_process_util.h"
 #include "interp/tests/process_util.h"
@@ -31,6 +33,35 @@ std::string job_dir(const std::string& name) {
   return dir;
 }
 
+// The CPU time [pid] has used so far, in clock ticks (utime + stime of
+// /proc/<pid>/stat); -1 when it is gone.
+long cpu_ticks(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(f)),
+                   std::istreambuf_iterator<char>());
+  const size_t close = text.rfind(')');  // the name may hold spaces
+  if (close == std::string::npos) return -1;
+  std::istringstream rest(text.substr(close + 2));
+  std::string field;
+  long utime = 0, stime = 0;
+  for (int k = 3; k <= 15 && rest >> field; ++k) {
+    if (k == 14) utime = std::stol(field);
+    if (k == 15) stime = std::stol(field);
+  }
+  return utime + stime;
+}
+
+// Waits (at most 20 s) until [pid] has used [ticks] more clock ticks of
+// CPU: a worker spinning in its instance's loop, not still receiving the
+// call, however loaded the machine is (a fixed sleep was not enough once).
+void wait_for_cpu(pid_t pid, long ticks) {
+  const long start = cpu_ticks(pid);
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (cpu_ticks(pid) >= 0 && cpu_ticks(pid) < start + ticks &&
+         std::chrono::steady_clock::now() < until)
+    usleep(20000);
+}
+
 // Runs `spin` ([spin_fn], an spmd fn on mesh x=2 y=2, called at line 5)
 // on cpu[4], kills worker 3 (the instance at x=1 y=1) while it spins, and
 // checks that the run ends with its WorkerError at once, nothing left.
@@ -46,7 +77,9 @@ fn main():
 )" + spin_fn;
   auto [ss, workers] = start_run(path, err, "cpu[0 1 2 3]", 4, "TMPDIR=" + dir);
   wait_for_lines(log, 1);
-  usleep(300000);  // the instances are in their loops, or waiting
+  // The instances are in their loops, or waiting: worker 3 spins in both
+  // programs (30 ticks: 0.3 s of its CPU time at the usual 100 Hz).
+  wait_for_cpu(workers[3], 30);
   Ending end =
       signal_and_wait(ss, workers[3], SIGKILL, std::chrono::seconds(20));
   std::string text = file_text(err);
