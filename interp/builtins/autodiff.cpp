@@ -14,28 +14,15 @@ using VK = Value::Kind;
 
 namespace {
 
-// Inside an instance of an spmd fn (Note [A gradient inside an instance]
-// in ops/registry/mesh_comm.h): 1 when this instance holds the loss's
-// representative copy (index 0 along every mesh axis the loss does not
-// vary over), else 0.
-double instance_seed(BuiltinCall& c) {
-  if (!c.info || !c.info->loss_varying) return 1.0;
-  const std::vector<std::string>& varying = *c.info->loss_varying;
-  for (const check::MeshAxis& a : c.in.program().mesh())
-    if (std::find(varying.begin(), varying.end(), a.name) == varying.end() &&
-        c.in.mesh()->axis_index(a.name) != 0)
-      return 0.0;
-  return 1.0;
-}
-
 // A value_and_grad in an ordinary fn that an spmd fn called runs per
 // instance, but the checker typed that body without varying sets, so which
 // leaves are replicated (and so summed over their copies: Note [A gradient
-// inside an instance]) is unknown there. Giving each instance its own
-// copy's gradient would differ from JAX's for a replicated leaf with no
-// error, so it is refused, naming the way that is exact.
-void refuse_without_varying_sets(BuiltinCall& c) {
-  if (c.info && c.info->loss_varying) return;
+// inside an instance] in ops/registry/mesh_comm.h) is unknown there. Giving
+// each instance its own copy's gradient would differ from JAX's for a
+// replicated leaf with no error, so it is refused, naming the way that is
+// exact. Otherwise: the loss's varying set.
+const std::vector<std::string>& loss_varying_or_refuse(BuiltinCall& c) {
+  if (c.info && c.info->loss_varying) return *c.info->loss_varying;
   c.fail("ValueError",
          std::string(c.op.name) +
              " runs here inside an instance of an spmd fn, but in an " +
@@ -45,16 +32,23 @@ void refuse_without_varying_sets(BuiltinCall& c) {
              " in the spmd fn itself, where the checker knows them");
 }
 
-// The mesh axes a leaf that varies over [varying] is tied over: the rest.
-// None without the checker's varying sets (instance_seed).
-std::vector<std::string> tied_axes(BuiltinCall& c,
-                                   const std::vector<std::string>& varying) {
-  std::vector<std::string> tied;
-  if (!c.info || !c.info->loss_varying) return tied;
+// The mesh axes a value that varies over [varying] is the same along: the
+// rest, in mesh order (a leaf's are the axes its gradient is summed over).
+std::vector<std::string> same_along(BuiltinCall& c,
+                                    const std::vector<std::string>& varying) {
+  std::vector<std::string> same;
   for (const check::MeshAxis& a : c.in.program().mesh())
     if (std::find(varying.begin(), varying.end(), a.name) == varying.end())
-      tied.push_back(a.name);
-  return tied;
+      same.push_back(a.name);
+  return same;
+}
+
+// 1 when this instance holds the representative copy of a loss that is
+// the same along [same] (index 0 along each of them), else 0.
+double instance_seed(BuiltinCall& c, const std::vector<std::string>& same) {
+  for (const std::string& a : same)
+    if (c.in.mesh()->axis_index(a) != 0) return 0.0;
+  return 1.0;
 }
 
 // The mesh axes model param [path] (a leaf of [rank] axes) varies over in
@@ -88,11 +82,12 @@ std::vector<ops::Tensor> gradients(
     const std::vector<std::vector<std::string>>& varying) {
   Interpreter& in = c.in;
   if (ops::MeshComm* mesh = in.mesh()) {
-    refuse_without_varying_sets(c);
+    const double seed =
+        instance_seed(c, same_along(c, loss_varying_or_refuse(c)));
     std::vector<std::vector<std::string>> tied;
     for (const std::vector<std::string>& v : varying)
-      tied.push_back(tied_axes(c, v));
-    return mesh->instance_gradients(loss, instance_seed(c), leaves, tied);
+      tied.push_back(same_along(c, v));
+    return mesh->instance_gradients(loss, seed, leaves, tied);
   }
   if (DeviceHooks* d = in.device_hooks())
     if (auto g = d->gradients(loss, leaves, pieces, c.span))

@@ -55,7 +55,7 @@
 // every instance's leaves, then sums each leaf over its orbits (SimMesh).
 // An ordinary fn's body carries no varying sets (the checker types it
 // without them), so a value_and_grad there, called per instance, is a
-// ValueError (interp/builtins/autodiff.cpp, refuse_without_varying_sets):
+// ValueError (interp/builtins/autodiff.cpp, loss_varying_or_refuse):
 // each instance's own gradient would differ from JAX's for a replicated
 // leaf (conformance/spmd/grad_in_ordinary_fn.ss).
 
