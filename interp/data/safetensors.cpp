@@ -163,18 +163,29 @@ SafetensorsFile read_safetensors(const std::string& path) {
   return Reader(path).read();
 }
 
+namespace {
+
+// Throws unless tensor [name] of a file at [path] has bytes on the CPU.
+void check_writable(const std::string& path,
+                    const std::string& name,
+                    const ops::Tensor& t) {
+  auto fail = [&](const std::string& problem) {
+    throw SafetensorsError("cannot write " + quote(path) + ": tensor " +
+                           quote(name) + problem);
+  };
+  if (!t.defined()) fail(" has no data");
+  if (t.device().kind != ops::Device::Kind::Cpu)
+    fail(" is on " + t.device().str() + " (copy it to the CPU first)");
+}
+
+}  // namespace
+
 void write_safetensors(const std::string& path, const SafetensorsFile& file) {
   std::vector<SafetensorsPiece> pieces;
   pieces.reserve(file.tensors.size());
   for (const auto& [name, t] : file.tensors) {
     // Checked here, before the temporary exists, as pieces are not.
-    auto fail = [&](const std::string& problem) {
-      throw SafetensorsError("cannot write " + quote(path) + ": tensor " +
-                             quote(name) + problem);
-    };
-    if (!t.defined()) fail(" has no data");
-    if (t.device().kind != ops::Device::Kind::Cpu)
-      fail(" is on " + t.device().str() + " (copy it to the CPU first)");
+    check_writable(path, name, t);
     pieces.push_back({name, t.dtype(), t.shape(), [&t] { return t; }});
   }
   write_safetensors_streamed(path, file.metadata, pieces);
@@ -258,10 +269,7 @@ void write_safetensors_streamed(
     write_all(f.fd, header.data(), header.size(), tmp);
     for (const SafetensorsPiece& p : pieces) {
       const ops::Tensor t = p.bytes();
-      if (!t.defined()) fail("tensor " + quote(p.name) + " has no data");
-      if (t.device().kind != ops::Device::Kind::Cpu)
-        fail("tensor " + quote(p.name) + " is on " + t.device().str() +
-             " (copy it to the CPU first)");
+      check_writable(path, p.name, t);
       if (t.dtype() != p.dtype || t.shape() != p.shape)
         fail("tensor " + quote(p.name) + " came as " +
              ops::shape_string(t.shape()) + " " + types::dtype_name(t.dtype()) +
