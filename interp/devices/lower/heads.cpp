@@ -99,6 +99,14 @@ Tensor gather_heads(const Tensor& local, int axis, DeviceContext& d) {
   });
 }
 
+Tensor tie_heads(const Tensor& whole, DeviceContext& d) {
+  if (!types::is_float(whole.dtype())) return whole;
+  DeviceContext* dp = &d;
+  return ops::record("tie_heads", whole, {whole}, [dp](const Tensor& g) {
+    return std::vector<Tensor>{summed(g, *dp)};
+  });
+}
+
 Tensor sum_heads(const Tensor& partial, DeviceContext& d) {
   Tensor out = summed(partial, d);
   if (!types::is_float(partial.dtype())) return out;
@@ -119,6 +127,13 @@ std::optional<Value> run_heads(Interpreter& in,
   if (step == S::None) return std::nullopt;
   d.at = at;
   const int64_t local = d.split_size / d.world;
+  if (step == S::Local || step == S::Partial) {
+    // A whole operand beside split ones meets only this rank's heads, so
+    // its cotangent here covers them alone (Megatron's f).
+    for (size_t i = 0; i < operands.size() && i < site.operands.size(); ++i)
+      if (check::heads_axis(site.operands[i], dim) < 0)
+        *operands[i] = tie_heads(*operands[i], d);
+  }
   switch (step) {
     case S::None:
       break;

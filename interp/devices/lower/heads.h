@@ -28,6 +28,11 @@ ops::Tensor cut_heads(const ops::Tensor& whole, int axis, DeviceContext& d);
 /// Every rank's block along [axis], joined whole (an all-gather). Its VJP
 /// takes this rank's block of the (whole, equal) cotangent.
 ops::Tensor gather_heads(const ops::Tensor& local, int axis, DeviceContext& d);
+/// [whole] itself, an operand of an op run on this rank's heads beside
+/// split ones: its VJP all-reduces the cotangent, which each rank computed
+/// from its own heads only (Megatron's f at a column-parallel layer's
+/// input).
+ops::Tensor tie_heads(const ops::Tensor& whole, DeviceContext& d);
 /// The sum of every rank's [partial] (an all-reduce). Its VJP passes the
 /// (whole, equal) cotangent on unchanged (Megatron's g).
 ops::Tensor sum_heads(const ops::Tensor& partial, DeviceContext& d);

@@ -147,7 +147,20 @@ std::vector<Collective> heads_sends(const Program& P,
     return {};
   }
   std::vector<Collective> out;
-  switch (plan_heads(site, dim)) {
+  const HeadsStep step = plan_heads(site, dim);
+  if (step == HeadsStep::Local || step == HeadsStep::Partial) {
+    // A whole operand beside split ones is tied (Megatron's f).
+    std::vector<types::Type> tied;
+    for (const types::Type& t : site.operands)
+      if (heads_axis(t, dim) < 0 && types::is_float(t.dtype)) tied.push_back(t);
+    if (!tied.empty())
+      out.push_back(item("all-reduce",
+                         "the cotangent of each whole operand, which each "
+                         "device computes from its own heads",
+                         tied,
+                         true));
+  }
+  switch (step) {
     case HeadsStep::None:
     case HeadsStep::Local:
       break;

@@ -22,6 +22,12 @@
 //     dropout, whose draws follow the whole value's indices): Gather, the
 //     split operands all-gathered, the op run whole, a split result cut.
 //     Its backward takes each device's block of the whole cotangent.
+// A whole operand of a Local or Partial op (`h @ m.wq`, h whole and wq
+// split by columns: a column-parallel product) meets only the device's
+// heads, so its cotangent there covers them alone: it is tied (Megatron's
+// f), its cotangent all-reduced in the backward pass. Before, h's
+// cotangent stayed partial and every param before it got 1/N of its
+// gradient or less, with no error.
 // Every whole value is then the same on every device and so is its
 // cotangent, so a whole param's gradient is one device's, with no
 // gradient all-reduce, and a residual around the heads counts once.
