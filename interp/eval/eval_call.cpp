@@ -176,6 +176,12 @@ class EvalForwardCtx final : public ops::ForwardCtx {
                        const ops::Tensor& t) override {
     need(i).as<ModelRef>()->set(path, ops::stop_grad(t));
   }
+  ops::Tensor part(size_t k,
+                   std::vector<ops::Tensor> operands,
+                   const std::function<ops::Tensor(std::vector<ops::Tensor>&)>&
+                       run) override {
+    return c_.in.heads_part(c_, k, std::move(operands), run);
+  }
   ops::MeshComm* mesh() override { return c_.in.mesh(); }
   std::vector<std::string> mesh_axes(size_t i) override {
     if (!c_.info) return {};

@@ -121,6 +121,8 @@ std::optional<Value> Interpreter::on_heads(check::HeadsSite site,
 }
 
 std::optional<Value> Interpreter::heads_builtin(BuiltinCall& c) {
+  // Run in parts: each part is planned as it comes (heads_part).
+  if (c.op.device.heads_parts) return std::nullopt;
   check::HeadsSite site;
   site.rule = c.op.device.heads;
   site.result = c.result_type();
@@ -160,6 +162,35 @@ std::optional<Value> Interpreter::heads_builtin(BuiltinCall& c) {
       operands,
       [&] { return call_builtin_forward(c); },
       c.span);
+}
+
+ops::Tensor Interpreter::heads_part(
+    BuiltinCall& c,
+    size_t k,
+    std::vector<ops::Tensor> operands,
+    const std::function<ops::Tensor(std::vector<ops::Tensor>&)>& run) {
+  if (!hooks_ || !hooks_->splits_heads() || !c.op.device.heads_parts)
+    return run(operands);
+  std::vector<types::Type> arg_types;
+  for (size_t i = 0; i < c.op.params.size(); ++i)
+    arg_types.push_back(c.arg_type(i));
+  std::vector<ops::HeadsPart> parts =
+      c.op.device.heads_parts(arg_types, c.result_type());
+  if (k >= parts.size() || parts[k].operands.size() != operands.size())
+    throw std::logic_error(std::string(c.op.name) + ": part " +
+                           std::to_string(k) + " is not in its heads_parts");
+  check::HeadsSite site;
+  site.rule = parts[k].rule;
+  site.operands = std::move(parts[k].operands);
+  site.result = std::move(parts[k].result);
+  std::vector<ops::Tensor*> ptrs;
+  for (ops::Tensor& t : operands) ptrs.push_back(&t);
+  std::optional<Value> v = on_heads(
+      std::move(site),
+      ptrs,
+      [&] { return Value::tensor(run(operands)); },
+      c.span);
+  return v ? v->t : run(operands);
 }
 
 std::optional<ops::Tensor> Interpreter::gather_heads_param(

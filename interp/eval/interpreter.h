@@ -171,6 +171,14 @@ class Interpreter {
   ops::Tensor read_param(const ModelRef& m,
                          const std::string& path,
                          diag::Span at);
+  /// Part [k] of the builtin call [c] run in parts: [run] of [operands],
+  /// planned by `split H` as the op's heads_parts type it (Note [An op in
+  /// parts under split H] in ops/registry/device_rule.h); elsewhere run.
+  ops::Tensor heads_part(
+      struct BuiltinCall& c,
+      size_t k,
+      std::vector<ops::Tensor> operands,
+      const std::function<ops::Tensor(std::vector<ops::Tensor>&)>& run);
   /// Finishes every worker call still running (async dispatch) and hands
   /// on its result. Runs before anything the program could observe after
   /// it: a builtin, an error, the end of a progress bar, the end of main.

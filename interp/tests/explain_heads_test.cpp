@@ -133,13 +133,14 @@ TEST_CASE("explain split H: the w_o line all-reduces 4·D·b·n bytes",
   for (const comms::LineSends& l : t.lines)
     if (l.fn == "attention") CHECK((l.line == wo.line || l.line == cut.line));
   CHECK(per_bn(*fn_entry(t, "attention").bytes_per_call) == kWoBytes);
-  // Differentiated: the float all-reduce counts twice (the convention),
-  // the cut's backward once; no gradient all-reduce (whole params' are
-  // one device's, w_o's rows each device's own).
+  // Differentiated: the w_o line's all-reduce once (its backward passes
+  // the cotangent on: no message), the cut's backward once; no gradient
+  // all-reduce (whole params' are one device's, w_o's rows each device's
+  // own). What a run's step hands its collectives (the test below).
   const comms::LineSends& vg = line_with(t, "value_and_grad(");
   CHECK(vg.collectives.empty());
   REQUIRE(vg.calls.size() == 1);
-  CHECK(per_bn(vg.calls[0].bytes) == 2 * kWoBytes + kCutBytes);
+  CHECK(per_bn(vg.calls[0].bytes) == kWoBytes + kCutBytes);
 }
 
 TEST_CASE("explain split H: a run's payloads are the table's figures",
@@ -207,6 +208,110 @@ TEST_CASE("explain split H with shard params: the other params are pieces",
     for (int k = 2; k < 5; ++k) {
       CHECK(log[k].op == Op::AllReduce);
       CHECK(log[k].bytes == uint64_t(kCutBytes / 3 * kB * kN));
+    }
+  }
+}
+
+namespace {
+
+// Column- and row-parallel layers under `split H` (D = 16, H = 6, Dh = 4,
+// all f32): `h @ m.w_q` with w_q: [D (H Dh)] split by columns, and
+// linear(m.up, h) with up: Linear[D (H Dh)], then linear(m.down, ...)
+// with down: Linear[(H Dh) D], split by rows (Note [An op in parts under
+// split H]).
+constexpr const char* kParallelLayers = R"(devices cpu
+    split H
+
+dim D = 16
+dim H = 6
+dim Dh = 4
+
+model Layers:
+    w_in: [D D] = normal(std=0.2)
+    w_q: [D (H Dh)] = normal(std=0.2)
+    up: Linear[D (H Dh)]
+    down: Linear[(H Dh) D]
+
+fn loss(m: Layers, x: [b D]) -> f32:
+    let h = tanh(x @ m.w_in)
+    let q = tanh(h @ m.w_q)
+    let o = linear(m.down, tanh(linear(m.up, h)) * q)
+    return mean(o * o)
+
+fn step(mut m: Layers, mut opt: SGD[Layers], x: [b D]) -> f32:
+    let l, g = value_and_grad(loss, m, x)
+    update(m, opt, g)
+    return l
+)";
+
+}  // namespace
+
+TEST_CASE("explain split H: column- and row-parallel layers, as run",
+          "[explain]") {
+  auto c = check_text(kParallelLayers, "cpu[0 1 2]");
+  comms::DeviceTable t = comms::build_table(*c->prog, c->sm);
+  // h's cotangent from each device's columns (4·D = 64 bytes per b), in
+  // the backward pass only; no gather of w_q.
+  const comms::LineSends& q = line_with(t, "h @ m.w_q");
+  REQUIRE(q.collectives.size() == 1);
+  CHECK(q.collectives[0].backward);
+  CHECK(q.collectives[0].op == "all-reduce");
+  CHECK(q.collectives[0].text.find("4·D·b = 64·b bytes") != std::string::npos);
+  // The linear line: up's input h tied (backward, 64 per b); down's
+  // partial products all-reduced ([b D]: 64 per b); nothing gathered.
+  const comms::LineSends& l = line_with(t, "linear(m.down");
+  REQUIRE(l.collectives.size() == 2);
+  int backward = 0;
+  for (const comms::Collective& k : l.collectives) {
+    CHECK(k.op == "all-reduce");
+    CHECK(k.text.find("4·D·b = 64·b bytes") != std::string::npos);
+    backward += k.backward;
+  }
+  CHECK(backward == 1);
+  // Differentiated: 64·b forward, 2 × 64·b backward.
+  const comms::LineSends& vg = line_with(t, "value_and_grad(");
+  REQUIRE(vg.calls.size() == 1);
+  REQUIRE(vg.calls[0].bytes.terms.size() == 1);
+  CHECK(vg.calls[0].bytes.terms.begin()->second == 3 * 64);
+
+  // A run: each rank holds its heads of w_q, up.w, up.b and down.w.
+  constexpr int kWorld = 3, kB = 5;
+  std::vector<double> xs(kB * 16);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = double(i % 7) / 7 - 0.4;
+  auto p = on_ranks<kWorld>(
+      *c,
+      [](ss::eval::DeviceContext& d) {
+        d.split_dim = "H";
+        d.split_size = 6;
+      },
+      [&](int r, ss::eval::Interpreter& in, const auto& clear) {
+        ss::types::Type mt = ss::types::Type::of(ss::types::Type::Kind::Model);
+        mt.model = c->prog->model("Layers");
+        ss::eval::Value m = in.init_model(mt, 0, {});
+        auto& store = *m.as<ss::eval::ModelRef>()->store;
+        ss::eval::cut_store_heads(store, "H", r, kWorld);
+        CHECK(store.heads.size() == 4);
+        auto opt = std::make_shared<ss::eval::OptimState>();
+        opt->kind = ss::types::OptimKind::SGD;
+        opt->model = m.as<ss::eval::ModelRef>()->store;
+        ss::eval::Value ov =
+            ss::eval::Value::object(ss::eval::Value::Kind::Optim, opt);
+        auto x = ss::eval::Value::tensor(
+            ss::ops::Tensor::from_doubles({kB, 16}, xs, ss::types::DType::F32));
+        clear();
+        in.call(*c->prog->fn("step"), {m, ov, x}, {});
+      });
+  using Op = ss::dist::CollectiveOp;
+  for (int r = 0; r < kWorld; ++r) {
+    INFO("rank " << r << ": " << p.errors[r]);
+    REQUIRE(p.errors[r].empty());
+    // Forward: down's partial sum; backward: the ties of h (into up and
+    // into w_q). Each [b D] f32: 64 · 5 bytes. No all-gather.
+    const auto& log = p.logs[r];
+    REQUIRE(log.size() == 3);
+    for (const auto& k : log) {
+      CHECK(k.op == Op::AllReduce);
+      CHECK(k.bytes == uint64_t(64 * kB));
     }
   }
 }

@@ -480,7 +480,28 @@ std::vector<Tensor> stop_grad_fwd(ForwardCtx& ctx) {
 // x @ l.w + l.b.
 std::vector<Tensor> linear_fwd(ForwardCtx& ctx) {
   Tensor x = ctx.tensor(1);
-  return {add(matmul(x, ctx.model_field(0, "w")), ctx.model_field(0, "b"))};
+  Tensor xw = ctx.part(0, {x, ctx.model_field(0, "w")}, [](auto& t) {
+    return matmul(t[0], t[1]);
+  });
+  return {ctx.part(1, {xw, ctx.model_field(0, "b")}, [](auto& t) {
+    return add(t[0], t[1]);
+  })};
+}
+
+// linear's parts under `split H` (Note [An op in parts under split H]):
+// x @ l.w, a product (Sums), then + l.b, per head.
+std::vector<HeadsPart> linear_heads_parts(const std::vector<Type>& args,
+                                          const Type& result) {
+  if (args.size() < 2 || !args[0].model) return {};
+  auto field = [&](const char* name) {
+    const types::FieldInfo* f = args[0].model->field(name);
+    return f ? types::model_field_type(args[0], *f) : Type::error();
+  };
+  const Type w = field("w"), b = field("b");
+  Type xw = result;
+  xw.dtype = types::promote(args[1].dtype, w.dtype);
+  using H = DeviceRule::Heads;
+  return {{H::Sums, {args[1], w}, xw}, {H::PerHead, {xw, b}, result}};
 }
 
 // Across the batch axis (Note [An op's rule on several devices]): the mean
@@ -607,11 +628,12 @@ std::vector<OpDef> ops_nn() {
           stop_grad_fwd,
           "x's value, with no gradient flowing back")
           .with_torch("x.detach()"),
-      def("linear",
-          {{"l"}, {"x"}},
-          linear_rule,
-          linear_fwd,
-          "x @ l.w + l.b for a Linear[I O]: [*s I] -> [*s O]")
+      with_heads_parts(def("linear",
+                           {{"l"}, {"x"}},
+                           linear_rule,
+                           linear_fwd,
+                           "x @ l.w + l.b for a Linear[I O]: [*s I] -> [*s O]"),
+                       linear_heads_parts)
           .with_torch("torch.nn.functional.linear(x, l.w.T, l.b): w is [I O] "
                       "here, [O I] in torch.nn.Linear"),
   };

@@ -150,6 +150,21 @@ enum class FnArg : uint8_t {
   PerBatch,        // mean_logs: f(m, batch) for each batch
 };
 
+// Note [An op in parts under split H]
+// A builtin that reads a model's params (linear: x @ l.w + l.b) would run
+// whole under `split H`, on its params gathered. Megatron runs it as the
+// ops it is made of instead, each by its own rule: with l: Linear[D (H Dh)]
+// a column-parallel product (x @ w on each device's columns, + b per
+// head: no message), with Linear[(H Dh) D] a row-parallel one (each
+// device's partial x @ w all-reduced, then + b once, after the sum). The
+// op's heads_parts gives its parts' rules and types from the call's
+// types; its forward hands each part, in that order, to ForwardCtx::part,
+// which plans it as the evaluator plans an op written in the program; and
+// `ss explain` lists each part's collectives from the same list.
+struct HeadsPart;
+using HeadsParts = std::vector<HeadsPart> (*)(
+    const std::vector<types::Type>& arg_types, const types::Type& result);
+
 struct DeviceRule {
   enum class Kind : uint8_t { PerExample, Lowered, Refused, Host };
   Kind kind = Kind::PerExample;
@@ -161,6 +176,9 @@ struct DeviceRule {
   /// runs whole (every op not known to be per head: draws, sizes, ...).
   enum class Heads : uint8_t { PerHead, Sums, Gathers };
   Heads heads = Heads::Gathers;
+  /// An op that reads a model's params, run under `split H` as its parts
+  /// (Note [An op in parts under split H]); null: the op is one part.
+  HeadsParts heads_parts = nullptr;
   Across across = Across::Over;
   /// With this param given the op is elementwise, not a reduction:
   /// max(x, y).
@@ -197,6 +215,14 @@ struct DeviceRule {
   const MeshPayload* mesh_payload = nullptr;
 };
 
+/// One part of an op run in parts under `split H`: its rule and the types
+/// of its tensor operands and result, as if written in the program.
+struct HeadsPart {
+  DeviceRule::Heads rule = DeviceRule::Heads::Gathers;
+  std::vector<types::Type> operands;
+  types::Type result;
+};
+
 inline DeviceRule per_example() {
   return {};
 }
@@ -221,6 +247,12 @@ inline DeviceRule lowered(const Lowering& l, Across across) {
 template <typename Def>
 Def with_heads(Def d, DeviceRule::Heads h) {
   d.device.heads = h;
+  return d;
+}
+/// [d] (an OpDef) run in [parts] under `split H`.
+template <typename Def>
+Def with_heads_parts(Def d, HeadsParts parts) {
+  d.device.heads_parts = parts;
   return d;
 }
 inline DeviceRule host(HostEffect effect = HostEffect::None) {

@@ -4,6 +4,7 @@
 // so gradients, other backends and (later) several devices follow.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -66,6 +67,15 @@ class ForwardCtx {
   virtual void set_model_field(size_t i,
                                const std::string& path,
                                const Tensor& t) = 0;
+  /// Part [k] of an op run in parts (Note [An op in parts under split H]
+  /// in device_rule.h): [run] of [operands], the part's tensor operands in
+  /// the order its HeadsPart types them. Under `split H` the evaluator
+  /// plans it; elsewhere it is run(operands).
+  virtual Tensor part(size_t k,
+                      std::vector<Tensor> operands,
+                      const std::function<Tensor(std::vector<Tensor>&)>& run) {
+    return run(operands);
+  }
   /// Inside an instance of an spmd fn: its mesh (Note [Mesh collectives]
   /// in mesh_comm.h); null elsewhere.
   virtual MeshComm* mesh() { return nullptr; }

@@ -179,8 +179,10 @@ class Analysis {
 
   void on_expr(const FnInfo& fn, const ast::Expr& e, std::vector<Item>& out) {
     if (shard_ && fn.placement == Placement::Workers) param_reads(e, out);
+    // `split H`'s forward collectives send nothing back in the backward
+    // pass (a partial sum's cotangent passes on, a gather's is cut): once.
     if (heads_ && fn.placement == Placement::Workers)
-      add_items(heads_sends(P, e, dim_), e.span, out, true);
+      add_items(heads_sends(P, e, dim_), e.span, out);
     if (e.kind != EK::Call) return;
     const ExprInfo* info = P.info(&e);
     if (!info) return;

@@ -107,45 +107,9 @@ std::vector<types::Type> split_items(const types::Type& t,
   return out;
 }
 
-}  // namespace
-
-std::vector<Collective> heads_sends(const Program& P,
-                                    const ast::Expr& e,
-                                    const std::string& dim) {
-  using R = ops::DeviceRule::Heads;
-  HeadsSite site;
-  site.result = P.type_of(&e);
-  if (e.kind == ast::Expr::Kind::Binary) {
-    site.rule = e.binary_op == ast::BinaryOp::MatMul ? R::Sums : R::PerHead;
-    for (const ast::Expr* x : {e.lhs.get(), e.rhs.get()})
-      if (x && P.type_of(x).kind == TK::Tensor)
-        site.operands.push_back(P.type_of(x));
-  } else if (e.kind == ast::Expr::Kind::Call) {
-    const ExprInfo* info = P.info(&e);
-    if (!info || info->resolution.kind != Resolution::Kind::Builtin ||
-        !info->resolution.op)
-      return {};
-    const ops::OpDef& op = *info->resolution.op;
-    site.rule = op.device.heads;
-    bool over_given = false, reads_model = false;
-    for (size_t k = 0; k < op.params.size(); ++k)
-      if ((op.params[k].kind == ops::ParamKind::Axes ||
-           op.params[k].kind == ops::ParamKind::Axis) &&
-          param_arg(e, *info, static_cast<int>(k)))
-        over_given = true;
-    for (const ast::Expr* a : given_args(e)) {
-      const types::Type& t = P.type_of(a);
-      if (t.kind == TK::Tensor) site.operands.push_back(t);
-      reads_model |= t.kind == TK::Model && op.forward;
-    }
-    if (reads_model) site.rule = R::Gathers;
-    for (const auto& [param, axes] : info->axes)
-      site.over.insert(site.over.end(), axes.begin(), axes.end());
-    site.reduces_all =
-        !over_given && op.device.across == ops::Across::Reduction;
-  } else {
-    return {};
-  }
+// The collectives of one op typed [site] by its plan.
+std::vector<Collective> site_sends(const HeadsSite& site,
+                                   const std::string& dim) {
   std::vector<Collective> out;
   const HeadsStep step = plan_heads(site, dim);
   if (step == HeadsStep::Local || step == HeadsStep::Partial) {
@@ -201,6 +165,65 @@ std::vector<Collective> heads_sends(const Program& P,
     }
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<Collective> heads_sends(const Program& P,
+                                    const ast::Expr& e,
+                                    const std::string& dim) {
+  using R = ops::DeviceRule::Heads;
+  HeadsSite site;
+  site.result = P.type_of(&e);
+  if (e.kind == ast::Expr::Kind::Binary) {
+    site.rule = e.binary_op == ast::BinaryOp::MatMul ? R::Sums : R::PerHead;
+    for (const ast::Expr* x : {e.lhs.get(), e.rhs.get()})
+      if (x && P.type_of(x).kind == TK::Tensor)
+        site.operands.push_back(P.type_of(x));
+  } else if (e.kind == ast::Expr::Kind::Call) {
+    const ExprInfo* info = P.info(&e);
+    if (!info || info->resolution.kind != Resolution::Kind::Builtin ||
+        !info->resolution.op)
+      return {};
+    const ops::OpDef& op = *info->resolution.op;
+    if (op.device.heads_parts) {
+      // Note [An op in parts under split H]: each part's collectives.
+      std::vector<types::Type> args;
+      for (size_t k = 0; k < op.params.size(); ++k) {
+        const ast::Expr* a = param_arg(e, *info, static_cast<int>(k));
+        args.push_back(a ? P.type_of(a) : types::Type{});
+      }
+      std::vector<Collective> out;
+      for (ops::HeadsPart& part : op.device.heads_parts(args, site.result)) {
+        HeadsSite ps;
+        ps.rule = part.rule;
+        ps.operands = std::move(part.operands);
+        ps.result = std::move(part.result);
+        for (Collective& c : site_sends(ps, dim)) out.push_back(std::move(c));
+      }
+      return out;
+    }
+    site.rule = op.device.heads;
+    bool over_given = false, reads_model = false;
+    for (size_t k = 0; k < op.params.size(); ++k)
+      if ((op.params[k].kind == ops::ParamKind::Axes ||
+           op.params[k].kind == ops::ParamKind::Axis) &&
+          param_arg(e, *info, static_cast<int>(k)))
+        over_given = true;
+    for (const ast::Expr* a : given_args(e)) {
+      const types::Type& t = P.type_of(a);
+      if (t.kind == TK::Tensor) site.operands.push_back(t);
+      reads_model |= t.kind == TK::Model && op.forward;
+    }
+    if (reads_model) site.rule = R::Gathers;
+    for (const auto& [param, axes] : info->axes)
+      site.over.insert(site.over.end(), axes.begin(), axes.end());
+    site.reduces_all =
+        !over_given && op.device.across == ops::Across::Reduction;
+  } else {
+    return {};
+  }
+  return site_sends(site, dim);
 }
 
 namespace {

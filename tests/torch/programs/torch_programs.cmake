@@ -71,6 +71,13 @@ ss_torch_test(resume_f32_cpu2_shard_to_cpu3_shard resume f32
 # rows split, their optimizer state too), and its checkpoints moved
 # between one device, split H, and split H with shard params.
 ss_torch_test(gpt_einsum_f64_cpu2_split gpt f64 --devices "cpu[0 1]" --split-heads)
+# q, v and o as Linear layers, k a plain [D (H Dh)] param: column- and
+# row-parallel layers (Note [An op in parts under split H]), whose input's
+# cotangent is all-reduced (Megatron's f); before that fix the losses
+# left torch's from step 1 (1e-3 by step 10).
+ss_torch_test(gpt_heads_f64 gpt_heads f64)
+ss_torch_test(gpt_heads_f64_cpu2_split gpt_heads f64 --devices "cpu[0 1]" --split-heads)
+ss_torch_test(gpt_heads_f32_cpu2_shard_split gpt_heads f32 --devices "cpu[0 1]" --shard-params --split-heads)
 ss_torch_test(gpt_matmul_f64_cpu2_split gpt f64 -D PRODUCTS=2 --devices "cpu[0 1]" --split-heads)
 ss_torch_test(gpt_einsum_grouped_f32_cpu2_split gpt f32 -D PRODUCTS=3 --devices "cpu[0 1]" --split-heads)
 ss_torch_test(gpt_matmul_f64_cpu2_shard_split gpt f64 -D PRODUCTS=2 --devices "cpu[0 1]" --shard-params --split-heads)

@@ -238,6 +238,13 @@ class Gpt:
         return {"data.safetensors": {"tokens": s[:, :T], "targets": s[:, 1:]},
                 "init.safetensors": init}
 
+    def attention(self, p, x, mask):
+        q, k, v = split_heads(x @ p["blk.w_qkv"], self.H)
+        s = torch.einsum("bhnd,bhtd->bhnt", q, k) / math.sqrt(self.D // self.H)
+        a = torch.softmax(s.masked_fill(~mask, -math.inf), dim=-1)
+        o = (a @ v).permute(0, 2, 1, 3).flatten(2)
+        return o @ p["blk.w_o"]
+
     def train(self, folder, dt):
         data = read(folder, "data.safetensors")
         p = leaves(read(folder, "init.safetensors"))
@@ -247,16 +254,9 @@ class Gpt:
         def ln(x, name):
             return F.layer_norm(x, (D,), p[name + ".g"], p[name + ".b"], eps=1e-5)
 
-        def attention(x):
-            q, k, v = split_heads(x @ p["blk.w_qkv"], self.H)
-            s = torch.einsum("bhnd,bhtd->bhnt", q, k) / math.sqrt(D // self.H)
-            a = torch.softmax(s.masked_fill(~mask, -math.inf), dim=-1)
-            o = (a @ v).permute(0, 2, 1, 3).flatten(2)
-            return o @ p["blk.w_o"]
-
         def forward(tokens):
             x = p["embed.table"][tokens] + p["pos"]
-            h = x + attention(ln(x, "blk.ln1"))
+            h = x + self.attention(p, ln(x, "blk.ln1"), mask)
             u = F.gelu(ln(h, "blk.ln2") @ p["blk.up.w"] + p["blk.up.b"])
             h = h + u @ p["blk.down.w"] + p["blk.down.b"]
             return ln(h, "ln_f") @ p["head"]
@@ -277,6 +277,39 @@ class Gpt:
         return logs, {"final.safetensors": (
             final(p, opt, ["exp_avg", "exp_avg_sq"]),
             adamw_metadata(opt, len(logs), logs[-1].get("lr", self.LR)))}
+
+
+class GptHeads(Gpt):
+    """gpt_heads.ss: gpt.ss with q, v and o as Linear layers (x @ w + b,
+    w: [in out]), k a plain param, and H = 4."""
+    source = "gpt_heads.ss"
+    H = 4
+
+    def make(self, rng):
+        files = super().make(rng)
+        init = files["init.safetensors"]
+        D = self.D
+        del init["blk.w_qkv"], init["blk.w_o"]
+        for name in ("q", "v", "o"):
+            init[f"blk.{name}.w"] = 0.3 * rng.standard_normal((D, D))
+            init[f"blk.{name}.b"] = 0.1 * rng.standard_normal(D)
+        init["blk.w_k"] = 0.3 * rng.standard_normal((D, D))
+        return files
+
+    def attention(self, p, x, mask):
+        def heads(t):
+            b, n, _ = t.shape
+            return t.view(b, n, self.H, -1).permute(0, 2, 1, 3)
+
+        def linear(name, t):
+            return t @ p[name + ".w"] + p[name + ".b"]
+
+        q, v = heads(linear("blk.q", x)), heads(linear("blk.v", x))
+        k = heads(x @ p["blk.w_k"])
+        s = torch.einsum("bhnd,bhtd->bhnt", q, k) / math.sqrt(self.D // self.H)
+        a = torch.softmax(s.masked_fill(~mask, -math.inf), dim=-1)
+        o = (a @ v).permute(0, 2, 1, 3).flatten(2)
+        return linear("blk.o", o)
 
 
 class Resume:
@@ -396,4 +429,5 @@ def metadata_text(meta):
     return {k: text(v) for k, v in meta.items()}
 
 
-PROGRAMS = {"mlp": Mlp, "cnn": Cnn, "gpt": Gpt, "resume": Resume}
+PROGRAMS = {"mlp": Mlp, "cnn": Cnn, "gpt": Gpt, "gpt_heads": GptHeads,
+            "resume": Resume}
