@@ -133,14 +133,14 @@ TEST_CASE("explain split H: the w_o line all-reduces 4·D·b·n bytes",
   for (const comms::LineSends& l : t.lines)
     if (l.fn == "attention") CHECK((l.line == wo.line || l.line == cut.line));
   CHECK(per_bn(*fn_entry(t, "attention").bytes_per_call) == kWoBytes);
-  // Differentiated: the w_o line's all-reduce once (its backward passes
-  // the cotangent on: no message), the cut's backward once; no gradient
-  // all-reduce (whole params' are one device's, w_o's rows each device's
-  // own). What a run's step hands its collectives (the test below).
+  // Differentiated: the float all-reduce counts twice (the convention of
+  // devices.md item 10, though its backward passes the cotangent on), the
+  // cut's backward once; no gradient all-reduce (whole params' are one
+  // device's, w_o's rows each device's own).
   const comms::LineSends& vg = line_with(t, "value_and_grad(");
   CHECK(vg.collectives.empty());
   REQUIRE(vg.calls.size() == 1);
-  CHECK(per_bn(vg.calls[0].bytes) == kWoBytes + kCutBytes);
+  CHECK(per_bn(vg.calls[0].bytes) == 2 * kWoBytes + kCutBytes);
 }
 
 TEST_CASE("explain split H: a run's payloads are the table's figures",
@@ -268,11 +268,12 @@ TEST_CASE("explain split H: column- and row-parallel layers, as run",
     backward += k.backward;
   }
   CHECK(backward == 1);
-  // Differentiated: 64·b forward, 2 × 64·b backward.
+  // Differentiated: 64·b forward, counted twice (the convention), and
+  // 2 × 64·b backward.
   const comms::LineSends& vg = line_with(t, "value_and_grad(");
   REQUIRE(vg.calls.size() == 1);
   REQUIRE(vg.calls[0].bytes.terms.size() == 1);
-  CHECK(vg.calls[0].bytes.terms.begin()->second == 3 * 64);
+  CHECK(vg.calls[0].bytes.terms.begin()->second == 4 * 64);
 
   // A run: each rank holds its heads of w_q, up.w, up.b and down.w.
   constexpr int kWorld = 3, kB = 5;

@@ -179,10 +179,11 @@ class Analysis {
 
   void on_expr(const FnInfo& fn, const ast::Expr& e, std::vector<Item>& out) {
     if (shard_ && fn.placement == Placement::Workers) param_reads(e, out);
-    // `split H`'s forward collectives send nothing back in the backward
-    // pass (a partial sum's cotangent passes on, a gather's is cut): once.
+    // A float forward collective counts twice under value_and_grad (the
+    // convention of devices.md item 10), though split H's send nothing
+    // back in the backward pass.
     if (heads_ && fn.placement == Placement::Workers)
-      add_items(heads_sends(P, e, dim_), e.span, out);
+      add_items(heads_sends(P, e, dim_), e.span, out, true);
     if (e.kind != EK::Call) return;
     const ExprInfo* info = P.info(&e);
     if (!info) return;
