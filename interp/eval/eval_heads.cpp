@@ -29,61 +29,20 @@ std::optional<int64_t> Interpreter::dim_size(const std::string& name) const {
 // a group stays whole, as it does there. The axis is pinned to dims and
 // literals (the caller's other size variables by their sizes), so it means
 // the same in the callee's frame; its size is read through it (axis_size),
-// so the variable counts the local heads while an op runs on them.
+// so the variable counts the local heads while an op runs on them. The
+// binding and the types with it put in are check::bind_heads_vars and
+// put_heads_vars (heads_plan.h), which `ss explain` walks a fn's body with
+// too, as the first call it finds binds them (explain.cpp).
 types::Type Interpreter::heads_type(const types::Type& t,
                                     const Frame& f,
                                     bool pin) const {
-  if (f.heads_vars.empty() && !pin) return t;
-  std::function<types::Axis(const types::Axis&)> put =
-      [&](const types::Axis& a) -> types::Axis {
-    if (a.kind == types::Axis::Kind::Var) {
-      if (auto h = f.heads_vars.find(a.var); h != f.heads_vars.end())
-        return h->second;
-      if (auto s = f.sizes.find(a.var); pin && s != f.sizes.end())
-        return types::Axis::lit(s->second);
-      return a;
-    }
-    types::Axis out = a;
-    for (types::Axis& i : out.items) i = put(i);
-    return out;
-  };
-  types::Type out = t;
-  for (types::Axis& a : out.shape) a = put(a);
-  for (types::Type& e : out.elems) e = heads_type(e, f, pin);
-  return out;
+  return check::put_heads_vars(t, f.heads_vars, pin ? &f.sizes : nullptr);
 }
 
 void Interpreter::bind_heads_vars(const types::Type& param,
                                   const types::Type& arg,
                                   Frame& f) const {
-  const std::string& dim = prog_.devices().split_dim;
-  std::function<void(const types::Axis&, const types::Axis&)> match =
-      [&](const types::Axis& p, const types::Axis& a) {
-        if (p.kind == types::Axis::Kind::Var) {
-          types::Type one;
-          one.kind = types::Type::Kind::Tensor;
-          one.shape = {a};
-          if (check::has_dim(one, dim)) f.heads_vars.emplace(p.var, a);
-        } else if (p.kind == types::Axis::Kind::Group &&
-                   a.kind == types::Axis::Kind::Group &&
-                   p.items.size() == a.items.size()) {
-          for (size_t i = 0; i < p.items.size(); ++i)
-            match(p.items[i], a.items[i]);
-        }
-      };
-  if (param.kind == types::Type::Kind::Tuple &&
-      arg.kind == types::Type::Kind::Tuple) {
-    for (size_t i = 0; i < param.elems.size() && i < arg.elems.size(); ++i)
-      bind_heads_vars(param.elems[i], arg.elems[i], f);
-    return;
-  }
-  // A `*s` parameter lines up its axes from both ends; not matched here.
-  if (param.kind != types::Type::Kind::Tensor ||
-      arg.kind != types::Type::Kind::Tensor ||
-      param.shape.size() != arg.shape.size())
-    return;
-  for (size_t i = 0; i < param.shape.size(); ++i)
-    match(param.shape[i], arg.shape[i]);
+  check::bind_heads_vars(param, arg, prog_.devices().split_dim, f.heads_vars);
 }
 
 void Interpreter::refuse_heads_remat(const check::FnInfo& fn,

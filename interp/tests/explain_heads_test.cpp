@@ -316,3 +316,60 @@ TEST_CASE("explain split H: column- and row-parallel layers, as run",
     }
   }
 }
+
+TEST_CASE("explain split H: fns typed by size variables, as run", "[explain]") {
+  // conformance/dist/split_heads_size_vars.ss: fns that name the heads
+  // axis `h`, `g` or a group `m` (Note [Size variables carry the split]).
+  std::ifstream f(std::string(SS_SOURCE_DIR) +
+                  "/conformance/dist/split_heads_size_vars.ss");
+  std::stringstream text;
+  text << f.rdbuf();
+  auto c = check_text(text.str(), "cpu[0 1]");
+  comms::DeviceTable t = comms::build_table(*c->prog, c->sm);
+  // D = 18, H = 6, Dh = 3, f32. `attend`'s q is split by heads as the
+  // caller's [b H n Dh]; `total`'s g is (3 H Dh), H after 3: whole.
+  CHECK(value(t, "attend", "q").kind == comms::ValueLayout::Kind::Split);
+  CHECK(value(t, "total", "t").kind == comms::ValueLayout::Kind::Whole);
+  // `pooled` sums o over h: each device's partial [b n d] all-reduced
+  // (4·d per b·n), and its call of mixed_heads gathers twice (softmax
+  // over g, then mean over g of the cut result), each device handing its
+  // own heads: 2 · 4·(H/2)·d per b·n.
+  const comms::LineSends& pooled = line_with(t, "mixed_heads(o) * sum(o");
+  REQUIRE(pooled.collectives.size() == 1);
+  CHECK(pooled.collectives[0].op == "all-reduce");
+  // What loss sends per call, the caller's sizes put in (d = Dh = 3,
+  // e = D = 18): mix's partial [b n D] (72), pooled's 4·Dh + 2·4·3·Dh
+  // (12 + 72), and the sum(o) partial (4 bytes).
+  const comms::FnEntry& loss = fn_entry(t, "loss");
+  REQUIRE(loss.bytes_per_call);
+  CHECK(loss.bytes_per_call->str() == "156·b·n + 4");
+
+  // A run of loss on two thread ranks hands its collectives just that.
+  constexpr int kWorld = 2, kB = 2, kN = 3;
+  std::vector<double> xs(kB * kN * 18);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = double(i % 5) / 5 - 0.4;
+  auto p = on_ranks<kWorld>(
+      *c,
+      [](ss::eval::DeviceContext& d) {
+        d.split_dim = "H";
+        d.split_size = 6;
+      },
+      [&](int r, ss::eval::Interpreter& in, const auto& clear) {
+        ss::types::Type mt = ss::types::Type::of(ss::types::Type::Kind::Model);
+        mt.model = c->prog->model("HeadMixer");
+        ss::eval::Value m = in.init_model(mt, 0, {});
+        ss::eval::cut_store_heads(
+            *m.as<ss::eval::ModelRef>()->store, "H", r, kWorld);
+        auto x = ss::eval::Value::tensor(ss::ops::Tensor::from_doubles(
+            {kB, kN, 18}, xs, ss::types::DType::F32));
+        clear();
+        in.call(*c->prog->fn("loss"), {m, x}, {});
+      });
+  for (int r = 0; r < kWorld; ++r) {
+    INFO("rank " << r << ": " << p.errors[r]);
+    REQUIRE(p.errors[r].empty());
+    uint64_t sent = 0;
+    for (const auto& k : p.logs[r]) sent += k.bytes;
+    CHECK(sent == uint64_t(156 * kB * kN + 4));
+  }
+}

@@ -80,23 +80,28 @@ class Analysis {
 
   bool active() const { return active_; }
 
-  // What [fn]'s body sends, item by item, in source order.
-  std::vector<Item> items(const FnInfo& fn) {
+  // What [fn]'s body sends, item by item, in source order; under `split H`
+  // with the size variables [vars] of one of its calls carrying the split
+  // (Note [Size variables carry the split] in interp/eval/eval_heads.cpp).
+  std::vector<Item> items(const FnInfo& fn, const HeadsVars& vars = {}) {
     std::vector<Item> out;
     if (!active_ || !fn.decl || fn.decl->is_extern) return out;
     Reads reads, *outer = reads_;  // a callee's walk has its own
     reads_ = &reads;
+    HeadsVars caller = std::exchange(vars_, vars);
     each_body_expr(*fn.decl, [&](const ast::Expr& e) { on_expr(fn, e, out); });
+    vars_ = std::move(caller);
     reads_ = outer;
     return out;
   }
 
-  FnBytes bytes(const FnInfo& fn) {
-    auto it = memo_.find(fn.name);
+  FnBytes bytes(const FnInfo& fn, const HeadsVars& vars = {}) {
+    const std::string key = fn.name + heads_vars_key(vars);
+    auto it = memo_.find(key);
     if (it != memo_.end()) return it->second;
-    if (!busy_.insert(fn.name).second) return {};  // recursion: once
+    if (!busy_.insert(key).second) return {};  // recursion: once
     FnBytes b;
-    for (const Item& i : items(fn)) {
+    for (const Item& i : items(fn, vars)) {
       if (i.is_call) {
         b.flt += i.call_bytes.flt;
         b.other += i.call_bytes.other;
@@ -109,9 +114,17 @@ class Analysis {
         b.other += i.coll.bytes;
       }
     }
-    busy_.erase(fn.name);
-    memo_[fn.name] = b;
+    busy_.erase(key);
+    memo_[key] = b;
     return b;
+  }
+
+  /// Under `split H`: the size variables that carry the split in [fn], as
+  /// the first call found binds them (null: none do). Complete once every
+  /// fn's bytes have been counted.
+  const HeadsVars* heads_vars(const std::string& fn) const {
+    auto it = first_vars_.find(fn);
+    return it == first_vars_.end() ? nullptr : &it->second;
   }
 
  private:
@@ -145,8 +158,11 @@ class Analysis {
                 const std::vector<const ast::Expr*>& args = {},
                 bool remat = false) {
     if (callee.placement != Placement::Workers) return;
-    FnBytes fb = bytes(callee);
-    if (mesh_) {
+    HeadsVars vars;
+    if (heads_) vars = call_heads_vars(P, callee, args, vars_, dim_);
+    if (!vars.empty()) first_vars_.try_emplace(callee.name, vars);
+    FnBytes fb = bytes(callee, vars);
+    if (mesh_ || heads_) {
       std::map<std::string, Size> vars = call_sizes(P, callee, args);
       for (Size* s : {&fb.flt, &fb.other, &fb.backward}) *s = at_call(*s, vars);
     }
@@ -183,7 +199,7 @@ class Analysis {
     // convention of devices.md item 10), though split H's send nothing
     // back in the backward pass.
     if (heads_ && fn.placement == Placement::Workers)
-      add_items(heads_sends(P, e, dim_), e.span, out, true);
+      add_items(heads_sends(P, e, dim_, vars_, n_), e.span, out, true);
     if (e.kind != EK::Call) return;
     const ExprInfo* info = P.info(&e);
     if (!info) return;
@@ -460,38 +476,11 @@ class Analysis {
   bool shard_ = false;
   bool heads_ = false;  // `split H`: explain_heads.cpp
   std::string dim_;
-  std::map<std::string, FnBytes> memo_;
+  std::map<std::string, FnBytes> memo_;  // by fn and HeadsVars
   std::set<std::string> busy_;
+  HeadsVars vars_;                               // the fn walked
+  std::map<std::string, HeadsVars> first_vars_;  // heads_vars()
 };
-
-// `shard params`' layout of a model (devices.md, the report): "each device
-// holds a third of every param of Mlp, 271,024 bytes (265 KiB) of its
-// params", its pieces' bytes (the last padded); buffers stay whole.
-std::string shards_text(const Type& type,
-                        size_t n,
-                        std::optional<int64_t>& bytes_out) {
-  std::vector<Leaf> leaves;
-  model_leaves(type, "", leaves);
-  Size pieces, buffers;
-  for (const Leaf& l : leaves) {
-    Size c = numel(l.type);
-    const int64_t size = types::dtype_size(l.type.dtype);
-    if (l.buffer)
-      buffers += c * size;
-    else if (c.known())
-      pieces +=
-          Size::constant(ops::shard_piece_numel(c.value(), int(n)) * size);
-    else
-      pieces += c * size;  // symbolic: shown whole (not cut here)
-  }
-  if (pieces.known()) bytes_out = pieces.value();
-  std::string s = "each device holds " + part_of(int64_t(n)) +
-                  " of every param of " +
-                  (type.model ? type.model->name : std::string("the model")) +
-                  ", " + bytes_text(pieces) + " of its params";
-  if (!buffers.zero()) s += ", and its buffers whole: " + bytes_text(buffers);
-  return s;
-}
 
 // In the text a line came from: the repl's input or loaded file (Note
 // [Source origins]).
@@ -511,36 +500,6 @@ std::string trim(std::string_view v) {
   if (a == std::string_view::npos) return "";
   size_t b = v.find_last_not_of(" \t\r");
   return std::string(v.substr(a, b - a + 1));
-}
-
-// The file's first `batches(n)` with n a number or a dim: the example
-// batch of the split layouts.
-std::optional<int64_t> example_batch(const Program& P) {
-  if (P.modules().empty()) return std::nullopt;
-  const ast::Module& main = P.modules().back();
-  std::optional<std::pair<uint32_t, int64_t>> best;
-  for (const ast::FnDecl& d : main.fns)
-    each_body_expr(d, [&](const ast::Expr& e) {
-      if (e.kind != EK::Call) return;
-      const ExprInfo* in = P.info(&e);
-      if (!in || in->resolution.kind != Resolution::Kind::Builtin ||
-          !in->resolution.op || in->resolution.op->device.batch_size_param < 0)
-        return;
-      const ast::Expr* a =
-          param_arg(e, *in, in->resolution.op->device.batch_size_param);
-      if (!a) return;
-      std::optional<int64_t> n;
-      if (a->kind == EK::Int)
-        n = a->int_value;
-      else if (a->kind == EK::Name) {
-        auto it = P.dims().find(a->name);
-        if (it != P.dims().end()) n = it->second;
-      }
-      if (!n || *n <= 0) return;
-      if (!best || e.span.begin < best->first) best = {{e.span.begin, *n}};
-    });
-  if (!best) return std::nullopt;
-  return best->second;
 }
 
 }  // namespace
@@ -582,6 +541,13 @@ DeviceTable build_table(const Program& P, const diag::SourceMap& sm) {
         ops::batch_split(*t.example_batch, static_cast<int>(t.count));
 
   Analysis an(P, sm);
+  // Which fns typed by size variables are given values split by heads.
+  if (heads)
+    for (const ast::Module& m : P.modules())
+      for (const ast::FnDecl& d : m.fns)
+        if (const FnInfo* f = P.fn(d.name);
+            f && f->decl == &d && f->placement == Placement::Workers)
+          an.bytes(*f);
 
   // User fns in source order (the stdlib's are counted inside calls).
   std::vector<const FnInfo*> fns;
@@ -602,6 +568,9 @@ DeviceTable build_table(const Program& P, const diag::SourceMap& sm) {
   }
 
   for (const FnInfo* fn : fns) {
+    static const HeadsVars kNone;
+    const HeadsVars* hv = an.heads_vars(fn->name);
+    const HeadsVars& vars = hv ? *hv : kNone;
     FnEntry fe;
     fe.name = fn->name;
     fe.placement = fn->placement;
@@ -646,7 +615,7 @@ DeviceTable build_table(const Program& P, const diag::SourceMap& sm) {
               "sends nothing";
           fe.bytes_per_call = Size{};
         } else {
-          Size b = an.bytes(*fn).total();
+          Size b = an.bytes(*fn, vars).total();
           fe.bytes_per_call = b;
           fe.text = b.zero() ? "runs on the workers and sends nothing"
                              : "runs on the workers and sends " +
@@ -684,11 +653,12 @@ DeviceTable build_table(const Program& P, const diag::SourceMap& sm) {
       } else if (fn->placement == Placement::Anywhere) {
         v.kind = ValueLayout::Kind::Anywhere;
         v.text = "where `" + fn->name + "` is called (it runs anywhere)";
-      } else if (std::string h = heads ? heads_layout(type,
-                                                      dl.split_dim,
-                                                      P.dims().at(dl.split_dim),
-                                                      t.count)
-                                       : "";
+      } else if (std::string h = heads
+                                     ? heads_layout(put_heads_vars(type, vars),
+                                                    dl.split_dim,
+                                                    P.dims().at(dl.split_dim),
+                                                    t.count)
+                                     : "";
                  !h.empty()) {
         v.kind = ValueLayout::Kind::Split;
         v.axis = dl.split_dim;
@@ -768,7 +738,7 @@ DeviceTable build_table(const Program& P, const diag::SourceMap& sm) {
     if (!an.active() || fn->decl->is_extern) continue;
     std::map<std::pair<uint32_t, uint32_t>, LineSends> by_line;
     std::vector<std::pair<uint32_t, uint32_t>> order;
-    for (Item& i : an.items(*fn)) {
+    for (Item& i : an.items(*fn, vars)) {
       auto key = std::make_pair(sm.origin(i.at).file, line_of(sm, i.at));
       auto [it, fresh] = by_line.try_emplace(key);
       LineSends& l = it->second;

@@ -107,9 +107,20 @@ std::vector<types::Type> split_items(const types::Type& t,
   return out;
 }
 
-// The collectives of one op typed [site] by its plan.
+// [a] with [dim] in it as one of [n] blocks: `(H/3)`, what a device holds.
+types::Axis local_axis(const types::Axis& a, const std::string& dim, size_t n) {
+  if (a.kind == AK::Dim && a.name == dim)
+    return types::Axis::dim("(" + dim + "/" + std::to_string(n) + ")",
+                            a.size < 0 ? -1 : a.size / int64_t(n));
+  types::Axis out = a;
+  for (types::Axis& i : out.items) i = local_axis(i, dim, n);
+  return out;
+}
+
+// The collectives of one op typed [site] by its plan, on [n] devices.
 std::vector<Collective> site_sends(const HeadsSite& site,
-                                   const std::string& dim) {
+                                   const std::string& dim,
+                                   size_t n) {
   std::vector<Collective> out;
   const HeadsStep step = plan_heads(site, dim);
   if (step == HeadsStep::Local || step == HeadsStep::Partial) {
@@ -144,13 +155,17 @@ std::vector<Collective> site_sends(const HeadsSite& site,
                          false));
       break;
     case HeadsStep::Gather: {
+      // Each device hands the gather its own heads.
       std::vector<types::Type> split;
       for (const types::Type& t : site.operands)
-        if (heads_axis(t, dim) >= 0) split.push_back(t);
+        if (const int a = heads_axis(t, dim); a >= 0) {
+          split.push_back(t);
+          split.back().shape[a] = local_axis(t.shape[a], dim, n);
+        }
       if (!split.empty())
         out.push_back(item("all-gather",
                            "every device's heads of the operands, for an op "
-                           "that runs whole",
+                           "that runs whole, each device handing its own",
                            split,
                            false));
       std::vector<types::Type> cut = split_items(site.result, dim);
@@ -169,17 +184,45 @@ std::vector<Collective> site_sends(const HeadsSite& site,
 
 }  // namespace
 
+HeadsVars call_heads_vars(const Program& P,
+                          const FnInfo& callee,
+                          const std::vector<const ast::Expr*>& args,
+                          const HeadsVars& caller,
+                          const std::string& dim) {
+  HeadsVars out;
+  for (size_t k = 0; k < callee.params.size() && k < args.size(); ++k)
+    if (args[k])
+      bind_heads_vars(callee.params[k].type,
+                      put_heads_vars(P.type_of(args[k]), caller),
+                      dim,
+                      out);
+  return out;
+}
+
+std::string heads_vars_key(const HeadsVars& vars) {
+  std::string key;
+  for (const auto& [var, axis] : vars)
+    key += "|" + std::to_string(var) + "=" + axis.str();
+  return key;
+}
+
 std::vector<Collective> heads_sends(const Program& P,
                                     const ast::Expr& e,
-                                    const std::string& dim) {
+                                    const std::string& dim,
+                                    const HeadsVars& vars,
+                                    size_t n) {
   using R = ops::DeviceRule::Heads;
+  // Each type as the op runs it: Note [Size variables carry the split].
+  auto type_of = [&](const ast::Expr* x) {
+    return put_heads_vars(P.type_of(x), vars);
+  };
   HeadsSite site;
-  site.result = P.type_of(&e);
+  site.result = type_of(&e);
   if (e.kind == ast::Expr::Kind::Binary) {
     site.rule = e.binary_op == ast::BinaryOp::MatMul ? R::Sums : R::PerHead;
     for (const ast::Expr* x : {e.lhs.get(), e.rhs.get()})
       if (x && P.type_of(x).kind == TK::Tensor)
-        site.operands.push_back(P.type_of(x));
+        site.operands.push_back(type_of(x));
   } else if (e.kind == ast::Expr::Kind::Call) {
     const ExprInfo* info = P.info(&e);
     if (!info || info->resolution.kind != Resolution::Kind::Builtin ||
@@ -191,7 +234,7 @@ std::vector<Collective> heads_sends(const Program& P,
       std::vector<types::Type> args;
       for (size_t k = 0; k < op.params.size(); ++k) {
         const ast::Expr* a = param_arg(e, *info, static_cast<int>(k));
-        args.push_back(a ? P.type_of(a) : types::Type{});
+        args.push_back(a ? type_of(a) : types::Type{});
       }
       std::vector<Collective> out;
       for (ops::HeadsPart& part : op.device.heads_parts(args, site.result)) {
@@ -199,7 +242,8 @@ std::vector<Collective> heads_sends(const Program& P,
         ps.rule = part.rule;
         ps.operands = std::move(part.operands);
         ps.result = std::move(part.result);
-        for (Collective& c : site_sends(ps, dim)) out.push_back(std::move(c));
+        for (Collective& c : site_sends(ps, dim, n))
+          out.push_back(std::move(c));
       }
       return out;
     }
@@ -211,7 +255,7 @@ std::vector<Collective> heads_sends(const Program& P,
           param_arg(e, *info, static_cast<int>(k)))
         over_given = true;
     for (const ast::Expr* a : given_args(e)) {
-      const types::Type& t = P.type_of(a);
+      const types::Type t = type_of(a);
       if (t.kind == TK::Tensor) site.operands.push_back(t);
       reads_model |= t.kind == TK::Model && op.forward;
     }
@@ -223,7 +267,7 @@ std::vector<Collective> heads_sends(const Program& P,
   } else {
     return {};
   }
-  return site_sends(site, dim);
+  return site_sends(site, dim, n);
 }
 
 namespace {

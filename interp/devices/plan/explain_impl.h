@@ -11,6 +11,7 @@
 
 #include "interp/check/call_args.h"
 #include "interp/devices/plan/explain.h"
+#include "interp/devices/plan/heads_plan.h"
 #include "interp/parse/ast_walk.h"
 
 namespace ss::check::comms::detail {
@@ -56,6 +57,15 @@ void model_leaves(const types::Type& m,
                   std::vector<Leaf>& out,
                   int depth = 0);
 
+/// `shard params`' layout of a model: "each device holds a third of every
+/// param of Mlp, 271,024 bytes (265 KiB) of its params"; [bytes_out]: its
+/// pieces' bytes, when known.
+std::string shards_text(const types::Type& type,
+                        size_t n,
+                        std::optional<int64_t>& bytes_out);
+/// The file's first `batches(n)` with n a number or a dim.
+std::optional<int64_t> example_batch(const Program& P);
+
 // Mesh programs (explain_mesh.cpp; docs/explain.md, "Mesh programs").
 /// "mesh x=4 y=2: ..." for the report's first line.
 std::string mesh_words(const Program& P);
@@ -85,11 +95,23 @@ std::vector<Collective> mesh_leaf_sums(const Program& P,
                                        const ast::Expr& e,
                                        const ExprInfo& info);
 // `split H` (explain_heads.cpp): the collectives the op [e] runs by its
-// plan (Note [Split heads]), and a value's layout ("split along H: each
-// device holds 4 of H = 12"; "" when [t] is whole).
+// plan (Note [Split heads]), its types read with [vars] put in (Note [Size
+// variables carry the split]), on [n] devices, and a value's layout ("split
+// along H: each device holds 4 of H = 12"; "" when [t] is whole).
 std::vector<Collective> heads_sends(const Program& P,
                                     const ast::Expr& e,
-                                    const std::string& dim);
+                                    const std::string& dim,
+                                    const HeadsVars& vars,
+                                    size_t n);
+/// The size variables of [callee] that carry the split at a call with
+/// [args] (each param's argument, or null), from a fn walked with [caller].
+HeadsVars call_heads_vars(const Program& P,
+                          const FnInfo& callee,
+                          const std::vector<const ast::Expr*>& args,
+                          const HeadsVars& caller,
+                          const std::string& dim);
+/// [vars] as text, to key a fn's counts by the call's binding.
+std::string heads_vars_key(const HeadsVars& vars);
 std::string heads_layout(const types::Type& t,
                          const std::string& dim,
                          int64_t size,

@@ -1,6 +1,7 @@
 // Size of `ss explain`: a count as a sum of products of axis names (known
 // or symbolic), and its text in the report (thousands, bytes_text); the
-// counts of types and models' tensors (explain_impl.h).
+// counts of types and models' tensors (explain_impl.h), a model's pieces
+// under `shard params`, and the example batch of the split layouts.
 #include <algorithm>
 #include <sstream>
 
@@ -202,6 +203,65 @@ std::string figure(const Size& count, types::DType dt) {
   std::string c = count.str();
   if (!count.known() && count.terms.size() > 1) c = "(" + c + ")";
   return c + " × " + types::dtype_name(dt) + " = " + bytes_text(bytes);
+}
+
+// `shard params`' layout of a model (devices.md, the report): "each device
+// holds a third of every param of Mlp, 271,024 bytes (265 KiB) of its
+// params", its pieces' bytes (the last padded); buffers stay whole.
+std::string shards_text(const types::Type& type,
+                        size_t n,
+                        std::optional<int64_t>& bytes_out) {
+  std::vector<Leaf> leaves;
+  model_leaves(type, "", leaves);
+  Size pieces, buffers;
+  for (const Leaf& l : leaves) {
+    Size c = numel(l.type);
+    const int64_t size = types::dtype_size(l.type.dtype);
+    if (l.buffer)
+      buffers += c * size;
+    else if (c.known())
+      pieces +=
+          Size::constant(ops::shard_piece_numel(c.value(), int(n)) * size);
+    else
+      pieces += c * size;  // symbolic: shown whole (not cut here)
+  }
+  if (pieces.known()) bytes_out = pieces.value();
+  std::string s = "each device holds " + part_of(int64_t(n)) +
+                  " of every param of " +
+                  (type.model ? type.model->name : std::string("the model")) +
+                  ", " + bytes_text(pieces) + " of its params";
+  if (!buffers.zero()) s += ", and its buffers whole: " + bytes_text(buffers);
+  return s;
+}
+
+// The file's first `batches(n)` with n a number or a dim: the example
+// batch of the split layouts.
+std::optional<int64_t> example_batch(const Program& P) {
+  if (P.modules().empty()) return std::nullopt;
+  const ast::Module& main = P.modules().back();
+  std::optional<std::pair<uint32_t, int64_t>> best;
+  for (const ast::FnDecl& d : main.fns)
+    each_body_expr(d, [&](const ast::Expr& e) {
+      if (e.kind != ast::Expr::Kind::Call) return;
+      const ExprInfo* in = P.info(&e);
+      if (!in || in->resolution.kind != Resolution::Kind::Builtin ||
+          !in->resolution.op || in->resolution.op->device.batch_size_param < 0)
+        return;
+      const ast::Expr* a =
+          param_arg(e, *in, in->resolution.op->device.batch_size_param);
+      if (!a) return;
+      std::optional<int64_t> n;
+      if (a->kind == ast::Expr::Kind::Int)
+        n = a->int_value;
+      else if (a->kind == ast::Expr::Kind::Name) {
+        auto it = P.dims().find(a->name);
+        if (it != P.dims().end()) n = it->second;
+      }
+      if (!n || *n <= 0) return;
+      if (!best || e.span.begin < best->first) best = {{e.span.begin, *n}};
+    });
+  if (!best) return std::nullopt;
+  return best->second;
 }
 
 }  // namespace detail

@@ -34,6 +34,7 @@
 #include "interp/devices/plan/heads_plan.h"
 
 #include <algorithm>
+#include <functional>
 
 namespace ss::check {
 
@@ -88,6 +89,56 @@ std::vector<int> result_heads_axes(const types::Type& result,
     for (const types::Type& e : result.elems) out.push_back(heads_axis(e, dim));
   else
     out.push_back(heads_axis(result, dim));
+  return out;
+}
+
+void bind_heads_vars(const types::Type& param,
+                     const types::Type& arg,
+                     const std::string& dim,
+                     HeadsVars& out) {
+  std::function<void(const types::Axis&, const types::Axis&)> match =
+      [&](const types::Axis& p, const types::Axis& a) {
+        if (p.kind == AK::Var) {
+          if (count_dim(a, dim)) out.emplace(p.var, a);
+        } else if (p.kind == AK::Group && a.kind == AK::Group &&
+                   p.items.size() == a.items.size()) {
+          for (size_t i = 0; i < p.items.size(); ++i)
+            match(p.items[i], a.items[i]);
+        }
+      };
+  if (param.kind == TK::Tuple && arg.kind == TK::Tuple) {
+    for (size_t i = 0; i < param.elems.size() && i < arg.elems.size(); ++i)
+      bind_heads_vars(param.elems[i], arg.elems[i], dim, out);
+    return;
+  }
+  // A `*s` parameter lines up its axes from both ends; not matched here.
+  if (param.kind != TK::Tensor || arg.kind != TK::Tensor ||
+      param.shape.size() != arg.shape.size())
+    return;
+  for (size_t i = 0; i < param.shape.size(); ++i)
+    match(param.shape[i], arg.shape[i]);
+}
+
+types::Type put_heads_vars(const types::Type& t,
+                           const HeadsVars& vars,
+                           const std::map<uint32_t, int64_t>* pin) {
+  if (vars.empty() && !pin) return t;
+  std::function<types::Axis(const types::Axis&)> put =
+      [&](const types::Axis& a) -> types::Axis {
+    if (a.kind == AK::Var) {
+      if (auto h = vars.find(a.var); h != vars.end()) return h->second;
+      if (pin)
+        if (auto s = pin->find(a.var); s != pin->end())
+          return types::Axis::lit(s->second);
+      return a;
+    }
+    types::Axis out = a;
+    for (types::Axis& i : out.items) i = put(i);
+    return out;
+  };
+  types::Type out = t;
+  for (types::Axis& a : out.shape) a = put(a);
+  for (types::Type& e : out.elems) e = put_heads_vars(e, vars, pin);
   return out;
 }
 

@@ -5,6 +5,8 @@
 // read this one function, so the table says what runs. See Note [Split
 // heads] in heads_plan.cpp.
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -49,5 +51,24 @@ HeadsStep plan_heads(const HeadsSite& s, const std::string& dim);
 /// The split axis of each item of [result] (a tensor: one item).
 std::vector<int> result_heads_axes(const types::Type& result,
                                    const std::string& dim);
+
+/// Note [Size variables carry the split] (interp/eval/eval_heads.cpp): the
+/// size variables of a fn's params bound, at one call, to an axis of the
+/// argument's type that has the split dim (`h` -> H, `m` -> (H Dh)), by
+/// variable id.
+using HeadsVars = std::map<uint32_t, types::Axis>;
+
+/// Records in [out] each size variable of [param] bound to an axis of
+/// [arg] (the caller's type, its own HeadsVars put in) that has [dim];
+/// tuples item by item, groups of the same length axis by axis.
+void bind_heads_vars(const types::Type& param,
+                     const types::Type& arg,
+                     const std::string& dim,
+                     HeadsVars& out);
+/// [t] with [vars] put in; with [pin], every other size variable that
+/// [pin] sizes becomes that literal.
+types::Type put_heads_vars(const types::Type& t,
+                           const HeadsVars& vars,
+                           const std::map<uint32_t, int64_t>* pin = nullptr);
 
 }  // namespace ss::check
