@@ -230,3 +230,124 @@ TEST_CASE("explain shard params: one collective for each bucket of params",
   CHECK(second.collectives[0].op == "all-gather");
   CHECK(second.collectives[0].count.value() == 4);
 }
+
+namespace {
+
+// Two params of a bucket each (600 · 600 f32 is over 1 MiB), read as the
+// runtime's edge cases do: a, b, then a again on one line; `m.a @ m.b`,
+// whose a a later gather let go before the product uses it; and a read in
+// a callee too, which names the model `q`.
+constexpr const char* kRereads = R"(devices cpu[0 1 2]
+    shard params
+
+dim N = 600
+
+model Big:
+    a: [N N] = normal(std=0.01)
+    b: [N N] = normal(std=0.01)
+
+fn inner(q: Big, x: [b N]) -> f32:
+    return mean(x @ q.a)
+
+fn l(m: Big, x: [b N]) -> f32:
+    let h = tanh(x @ m.a) @ m.b + x @ m.a
+    let p = m.a @ m.b
+    return mean(h) + mean(p) + inner(m, x)
+
+fn step(mut m: Big, mut opt: SGD[Big], x: [b N]) -> f32:
+    let v, g = value_and_grad(l, m, x)
+    update(m, opt, g)
+    return v
+)";
+
+// Each piece: 600 · 600 / 3 = 120,000 f32; a reduce-scatter hands the
+// whole 360,000.
+constexpr uint64_t kPiece = 120000 * 4, kWhole = 360000 * 4;
+
+}  // namespace
+
+TEST_CASE("explain shard params: reads again, operands let go, callees",
+          "[explain]") {
+  auto c = check_text(kRereads, "");
+  comms::DeviceTable t = comms::build_table(*c->prog, c->sm);
+  auto gathers = [](const comms::LineSends& l) {
+    int n = 0;
+    for (const comms::Collective& k : l.collectives)
+      n += k.op == "all-gather" && k.bytes.value() == int64_t(kPiece);
+    return n;
+  };
+  // a, b, a: the third read's bucket is not the one held.
+  CHECK(gathers(line_with(t, "let h = tanh(")) == 3);
+  // a, b, then, under value_and_grad, a again for the product.
+  const comms::LineSends& ab = line_with(t, "let p = m.a @ m.b");
+  CHECK(gathers(ab) == 3);
+  CHECK(ab.collectives.back().backward);
+  CHECK(ab.collectives.back().text.rfind("under value_and_grad: all-gather",
+                                         0) == 0);
+  CHECK(ab.total.value() == int64_t(2 * kPiece));
+  CHECK(fn_entry(t, "l").bytes_per_call->value() == int64_t(6 * kPiece));
+  CHECK(gathers(line_with(t, "mean(x @ q.a)")) == 1);
+  // The value_and_grad line: a's and b's gradients reduce-scattered once
+  // each, though l reads a on two lines and inner once more (its `q.a`'s
+  // bucket is l's `m.a`'s).
+  const comms::LineSends& vg = line_with(t, "value_and_grad(");
+  REQUIRE(vg.calls.size() == 1);
+  CHECK(vg.calls[0].bytes.value() == int64_t(7 * kPiece + 2 * kWhole));
+
+  // A run on three thread ranks: l's forward pass alone, then a step.
+  constexpr int kWorld = 3, kB = 4;
+  std::vector<double> xs(kB * 600);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = double(i % 11) / 11 - 0.5;
+  for (const char* fn : {"l", "step"}) {
+    INFO(fn);
+    auto p = on_ranks<kWorld>(
+        *c,
+        [](ss::eval::DeviceContext&) {},
+        [&](int r, ss::eval::Interpreter& in, const auto& clear) {
+          ss::types::Type mt =
+              ss::types::Type::of(ss::types::Type::Kind::Model);
+          mt.model = c->prog->model("Big");
+          ss::eval::Value m = in.init_model(mt, 0, {});
+          ss::eval::shard_store(*m.as<ss::eval::ModelRef>()->store, r, kWorld);
+          auto x = ss::eval::Value::tensor(ss::ops::Tensor::from_doubles(
+              {kB, 600}, xs, ss::types::DType::F32));
+          std::vector<ss::eval::Value> args = {m, x};
+          if (std::string(fn) == "step") {
+            auto opt = std::make_shared<ss::eval::OptimState>();
+            opt->kind = ss::types::OptimKind::SGD;
+            opt->model = m.as<ss::eval::ModelRef>()->store;
+            args.insert(
+                args.begin() + 1,
+                ss::eval::Value::object(ss::eval::Value::Kind::Optim, opt));
+          }
+          clear();
+          in.call(*c->prog->fn(fn), args, {});
+        });
+    using Op = ss::dist::CollectiveOp;
+    for (int r = 0; r < kWorld; ++r) {
+      INFO("rank " << r << ": " << p.errors[r]);
+      REQUIRE(p.errors[r].empty());
+      int gathered = 0, scattered = 0;
+      for (const auto& k : p.logs[r]) {
+        gathered += k.op == Op::AllGather && k.bytes == kPiece;
+        scattered += k.op == Op::ReduceScatter && k.bytes == kWhole;
+      }
+      if (std::string(fn) == "l") {
+        // Not differentiated: the table's 3 + 2 + 1 all-gathers, nothing
+        // else.
+        CHECK(gathered == 6);
+        CHECK(p.logs[r].size() == 6);
+      } else {
+        // The forward pass's 7 all-gathers come first; then the backward
+        // pass gathers copies again (not in the table) and reduce-scatters
+        // a's and b's gradients once each.
+        REQUIRE(p.logs[r].size() >= 9);
+        for (int k = 0; k < 7; ++k) {
+          CHECK(p.logs[r][k].op == Op::AllGather);
+          CHECK(p.logs[r][k].bytes == kPiece);
+        }
+        CHECK(scattered == 2);
+      }
+    }
+  }
+}

@@ -37,10 +37,18 @@ namespace {
 // value_and_grad differentiates it) and the rest.
 // A collective that runs only in the backward pass (`shard params`'
 // reduce-scatter of a gradient) counts only when it is differentiated.
+// `shard params`' reduce-scatters are kept by bucket (their keys from the
+// fn's own names), so that a bucket read in a caller and its callee counts
+// once, as the backward pass sends it once (explain_shard.cpp).
 struct FnBytes {
   Size flt, other, backward;
+  std::map<std::string, Size> scatters;
   Size total() const { return flt + other; }
-  Size differentiated() const { return flt * 2 + other + backward; }
+  Size differentiated() const {
+    Size s = flt * 2 + other + backward;
+    for (const auto& [key, bytes] : scatters) s += bytes;
+    return s;
+  }
 };
 
 // One thing a line sends.
@@ -49,6 +57,7 @@ struct Item {
   bool is_call = false;
   Collective coll;
   bool coll_float = false;  // counts twice under value_and_grad
+  std::string scatter_key;  // a reduce-scatter's bucket (FnBytes)
   CallSend call;
   FnBytes call_bytes;  // the callee's, for the caller's own sum
 };
@@ -86,7 +95,7 @@ class Analysis {
   std::vector<Item> items(const FnInfo& fn, const HeadsVars& vars = {}) {
     std::vector<Item> out;
     if (!active_ || !fn.decl || fn.decl->is_extern) return out;
-    Reads reads, *outer = reads_;  // a callee's walk has its own
+    ShardReads reads, *outer = reads_;  // a callee's walk has its own
     reads_ = &reads;
     HeadsVars caller = std::exchange(vars_, vars);
     each_body_expr(*fn.decl, [&](const ast::Expr& e) { on_expr(fn, e, out); });
@@ -106,6 +115,10 @@ class Analysis {
         b.flt += i.call_bytes.flt;
         b.other += i.call_bytes.other;
         b.backward += i.call_bytes.backward;
+        for (const auto& [key, bytes] : i.call_bytes.scatters)
+          b.scatters.try_emplace(key, bytes);
+      } else if (!i.scatter_key.empty()) {
+        b.scatters.try_emplace(i.scatter_key, i.coll.bytes);
       } else if (i.coll.backward) {
         b.backward += i.coll.bytes;
       } else if (i.coll_float) {
@@ -162,6 +175,7 @@ class Analysis {
     if (heads_) vars = call_heads_vars(P, callee, args, vars_, dim_);
     if (!vars.empty()) first_vars_.try_emplace(callee.name, vars);
     FnBytes fb = bytes(callee, vars);
+    if (shard_) fb.scatters = scatters_at_call(callee, args, fb.scatters);
     if (mesh_ || heads_) {
       std::map<std::string, Size> vars = call_sizes(P, callee, args);
       for (Size* s : {&fb.flt, &fb.other, &fb.backward}) *s = at_call(*s, vars);
@@ -191,10 +205,50 @@ class Analysis {
       it.call_bytes = fb;
     if (remat) it.call_bytes.backward += fb.total();
     out.push_back(std::move(it));
+    // The callee's gathers let this line's copies go.
+    if (reads_ && !fb.total().zero()) {
+      reads_->held = {};
+      ++reads_->gathers;
+    }
+  }
+
+  // [callee]'s reduce-scatter keys in the caller's names: a param's name
+  // becomes its argument as written (`blk.up#0` of `block(m.blk, x)` is
+  // `m.blk.up#0`); a key of the callee's locals is its own.
+  std::map<std::string, Size> scatters_at_call(
+      const FnInfo& callee,
+      const std::vector<const ast::Expr*>& args,
+      const std::map<std::string, Size>& scatters) const {
+    std::map<std::string, Size> out;
+    for (const auto& [key, bytes] : scatters) {
+      std::string k = callee.name + ":" + key;
+      for (size_t p = 0; p < callee.params.size() && p < args.size(); ++p) {
+        const std::string& name = callee.params[p].name;
+        const ast::Expr* a = args[p];
+        if (!a || key.compare(0, name.size(), name) != 0 ||
+            (key[name.size()] != '.' && key[name.size()] != '#'))
+          continue;
+        if (a->kind == EK::Name || a->kind == EK::Field)
+          k = std::string(sm_.text(a->span)) + key.substr(name.size());
+        break;
+      }
+      out.try_emplace(k, bytes);
+    }
+    return out;
   }
 
   void on_expr(const FnInfo& fn, const ast::Expr& e, std::vector<Item>& out) {
-    if (shard_ && fn.placement == Placement::Workers) param_reads(e, out);
+    if (shard_ && fn.placement == Placement::Workers && reads_) {
+      const ShardWalk w{P, sm_, n_, heads_, dim_};
+      for (auto* f : {&shard_used_again, &shard_param_reads})
+        for (ShardSend& s : f(w, e, *reads_)) {
+          Item it;
+          it.at = e.span;
+          it.coll = std::move(s.coll);
+          it.scatter_key = std::move(s.scatter_key);
+          out.push_back(std::move(it));
+        }
+    }
     // A float forward collective counts twice under value_and_grad (the
     // convention of devices.md item 10), though split H's send nothing
     // back in the backward pass.
@@ -361,112 +415,7 @@ class Analysis {
     }
   }
 
-  // `shard params`: the all-gathers of the params [e] reads, a field
-  // (`m.w1`) or a builtin's model argument (linear(m.l1, x) reads l1's
-  // params), and, in the backward pass, their gradients' reduce-scatters.
-  void param_reads(const ast::Expr& e, std::vector<Item>& out) {
-    Type mt;
-    std::string owner;  // `Mlp`, or the argument as written: `m.l1`
-    std::string base;   // the model value read, as written
-    std::string only;   // the field read; "" for all of them
-    bool model = false;
-    if (e.kind == EK::Field && e.lhs) {
-      const Type& bt = P.type_of(e.lhs.get());
-      if ((bt.kind != TK::Model && bt.kind != TK::Grads) || !bt.model) return;
-      const types::FieldInfo* fi = bt.model->field(e.name);
-      if (!fi || fi->buffer) return;
-      if (types::model_field_type(bt, *fi).kind != TK::Tensor) return;
-      mt = bt;
-      only = e.name;
-      owner = bt.model->name;
-      base = std::string(sm_.text(e.lhs->span));
-      model = bt.kind == TK::Model;
-    } else if (e.kind == EK::Call) {
-      const ExprInfo* info = P.info(&e);
-      if (!info || info->resolution.kind != Resolution::Kind::Builtin ||
-          !info->resolution.op)
-        return;
-      const ops::DeviceRule& rule = info->resolution.op->device;
-      // value_and_grad, update, mean_logs pass the model on; they don't
-      // read it.
-      if (rule.device_work || rule.fn_arg != ops::FnArg::None ||
-          rule.kind == ops::DeviceRule::Kind::Host)
-        return;
-      for (const ast::Expr* a : given_args(e)) {
-        const Type& at = P.type_of(a);
-        if (at.kind != TK::Model || !at.model) continue;
-        mt = at;
-        owner = base = std::string(sm_.text(a->span));
-        model = true;
-        break;
-      }
-      if (!model) return;
-    }
-    // The model's sharded params, in the runtime's buckets: a read gathers
-    // its param's whole bucket once on its line, and the backward pass
-    // reduce-scatters a bucket once (Note [Param buckets]).
-    std::vector<Leaf> leaves, sharded;
-    model_leaves(mt, "", leaves);
-    for (const Leaf& l : leaves)
-      if (!l.buffer && numel(l.type).known() &&
-          !(heads_ && heads_axis(l.type, dim_) >= 0))  // split by H
-        sharded.push_back(l);
-    const std::vector<int> bucket = shard_bucket_numbers(sharded);
-    std::set<int> read;
-    for (size_t i = 0; i < sharded.size(); ++i)
-      if (only.empty() || sharded[i].path == only) read.insert(bucket[i]);
-    const uint32_t line = sm_.line_col(e.span.file, e.span.begin).line;
-    for (int b : read) {
-      std::vector<std::string> names;
-      Size piece, padded;
-      types::DType dt = types::DType::F32;
-      for (size_t i = 0; i < sharded.size(); ++i) {
-        if (bucket[i] != b) continue;
-        const int64_t k =
-            ops::shard_piece_numel(numel(sharded[i].type).value(), int(n_));
-        names.push_back("`" + sharded[i].path + "`");
-        piece += Size::constant(k);
-        padded += Size::constant(k * int64_t(n_));
-        dt = sharded[i].type.dtype;
-      }
-      const std::string key = base + "#" + std::to_string(b);
-      if (reads_ && !reads_->gathered.insert({e.span.file, line, key}).second)
-        continue;  // gathered on this line already
-      const std::string whose = "`" + owner + "`'s param" +
-                                (names.size() == 1 ? " " : "s ") + join(names);
-      Item g;
-      g.at = e.span;
-      g.coll = collective("shard params", whose, piece, dt);
-      g.coll.op = "all-gather";
-      g.coll.text = "all-gather of " + whose +
-                    ", from every device's piece: " + figure(piece, dt);
-      out.push_back(std::move(g));
-      // `split H`: every device has the whole batch, so each holds the
-      // whole gradient and keeps its piece: nothing to reduce-scatter.
-      if (!model || !types::is_float(dt) || heads_) continue;
-      if (reads_ && !reads_->scattered.insert(key).second) continue;
-      Item rs;
-      rs.at = e.span;
-      rs.coll = collective("shard params", whose, padded, dt);
-      rs.coll.op = "reduce-scatter";
-      rs.coll.backward = true;
-      rs.coll.text = "in the backward pass: reduce-scatter of the gradient" +
-                     std::string(names.size() == 1 ? "" : "s") + " of " +
-                     whose +
-                     ", which adds up every device's part of the batch into "
-                     "the pieces: " +
-                     figure(padded, dt);
-      out.push_back(std::move(rs));
-    }
-  }
-
-  // `shard params`: the buckets a fn's walk has gathered, by line, and
-  // reduce-scattered (param_reads).
-  struct Reads {
-    std::set<std::tuple<uint32_t, uint32_t, std::string>> gathered;
-    std::set<std::string> scattered;
-  };
-  Reads* reads_ = nullptr;
+  ShardReads* reads_ = nullptr;  // shard params: explain_shard.cpp
 
   const Program& P;
   const diag::SourceMap& sm_;

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,53 @@ std::string shards_text(const types::Type& type,
                         std::optional<int64_t>& bytes_out);
 /// The file's first `batches(n)` with n a number or a dim.
 std::optional<int64_t> example_batch(const Program& P);
+
+// `shard params` (explain_shard.cpp): what reading params sends.
+struct ShardWalk {
+  const Program& P;
+  const diag::SourceMap& sm;
+  size_t n;  // devices
+  bool heads = false;
+  std::string dim;  // `split H`'s
+};
+/// The runtime's state along one fn's walk: the bucket the last gather
+/// fetched, the gathers so far, the params read straight as an operand,
+/// and the buckets whose gradients are reduce-scattered.
+struct ShardReads {
+  struct Held {
+    uint32_t file = 0, line = 0;
+    std::string key;
+    bool operator!=(const Held& o) const {
+      return file != o.file || line != o.line || key != o.key;
+    }
+  };
+  struct Direct {
+    int after = 0;  // gathers when it was read
+    Size piece;     // its own piece
+    types::DType dtype = types::DType::F32;
+    std::string whose;
+  };
+  Held held;
+  int gathers = 0;
+  std::map<const ast::Expr*, Direct> direct;
+  std::set<std::string> scattered;
+};
+/// One collective of `shard params`; a reduce-scatter has the key of its
+/// bucket (the model as written, `#`, the bucket's number).
+struct ShardSend {
+  Collective coll;
+  std::string scatter_key;
+};
+/// The gathers and reduce-scatters of the params [e] reads: a field
+/// (`m.w1`) or a builtin's model argument (linear(m.l1, x)).
+std::vector<ShardSend> shard_param_reads(const ShardWalk& w,
+                                         const ast::Expr& e,
+                                         ShardReads& reads);
+/// The gathers again of [e]'s operands read straight from a param whose
+/// copy a later gather let go (`m.a @ m.b`, a and b in two buckets).
+std::vector<ShardSend> shard_used_again(const ShardWalk& w,
+                                        const ast::Expr& e,
+                                        ShardReads& reads);
 
 // Mesh programs (explain_mesh.cpp; docs/explain.md, "Mesh programs").
 /// "mesh x=4 y=2: ..." for the report's first line.
