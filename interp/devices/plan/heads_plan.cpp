@@ -111,6 +111,16 @@ void bind_heads_vars(const types::Type& param,
       bind_heads_vars(param.elems[i], arg.elems[i], dim, out);
     return;
   }
+  // A model's dim arguments (`l: Linear[i j]` given a Linear[D (H Dh)]),
+  // which type its fields, and its stack axes.
+  if (param.model && param.kind == arg.kind && param.model == arg.model) {
+    for (size_t i = 0; i < param.model_args.size() && i < arg.model_args.size();
+         ++i)
+      match(param.model_args[i], arg.model_args[i]);
+    for (size_t i = 0; i < param.stack.size() && i < arg.stack.size(); ++i)
+      match(param.stack[i], arg.stack[i]);
+    return;
+  }
   // A `*s` parameter lines up its axes from both ends; not matched here.
   if (param.kind != TK::Tensor || arg.kind != TK::Tensor ||
       param.shape.size() != arg.shape.size())
@@ -138,6 +148,8 @@ types::Type put_heads_vars(const types::Type& t,
   };
   types::Type out = t;
   for (types::Axis& a : out.shape) a = put(a);
+  for (types::Axis& a : out.model_args) a = put(a);
+  for (types::Axis& a : out.stack) a = put(a);
   for (types::Type& e : out.elems) e = put_heads_vars(e, vars, pin);
   return out;
 }

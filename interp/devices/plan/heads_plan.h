@@ -60,7 +60,8 @@ using HeadsVars = std::map<uint32_t, types::Axis>;
 
 /// Records in [out] each size variable of [param] bound to an axis of
 /// [arg] (the caller's type, its own HeadsVars put in) that has [dim];
-/// tuples item by item, groups of the same length axis by axis.
+/// tuples item by item, groups of the same length axis by axis, a model's
+/// dim arguments and stack axes too.
 void bind_heads_vars(const types::Type& param,
                      const types::Type& arg,
                      const std::string& dim,
