@@ -614,7 +614,7 @@ DeviceTable build_table(const Program& P, const diag::SourceMap& sm) {
         v.text = h;
       } else if (std::string h =
                      heads && type.kind == TK::Model
-                         ? heads_model_layout(type,
+                         ? heads_model_layout(put_heads_vars(type, vars),
                                               dl.split_dim,
                                               P.dims().at(dl.split_dim),
                                               t.count,

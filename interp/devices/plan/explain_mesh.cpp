@@ -210,12 +210,16 @@ std::map<std::string, Size> call_sizes(
     if (!args[k]) continue;
     const Type& pt = callee.params[k].type;
     const Type& at = P.type_of(args[k]);
-    if (pt.kind != TK::Tensor || at.kind != TK::Tensor ||
-        pt.shape.size() != at.shape.size())
+    // A tensor's axes, or a model's dim arguments (`l: Linear[i j]`).
+    const bool model = pt.model && pt.kind == at.kind && pt.model == at.model;
+    const std::vector<Axis>& ps = model ? pt.model_args : pt.shape;
+    const std::vector<Axis>& as = model ? at.model_args : at.shape;
+    if ((!model && (pt.kind != TK::Tensor || at.kind != TK::Tensor)) ||
+        ps.size() != as.size())
       continue;
-    for (size_t j = 0; j < pt.shape.size(); ++j)
-      if (pt.shape[j].kind == Axis::Kind::Var)
-        vars.emplace(axis_name(unsplit(pt.shape[j])), axis_size(at.shape[j]));
+    for (size_t j = 0; j < ps.size(); ++j)
+      if (ps[j].kind == Axis::Kind::Var)
+        vars.emplace(axis_name(unsplit(ps[j])), axis_size(as[j]));
   }
   return vars;
 }
