@@ -6,6 +6,7 @@
 
 #include "ops/core/storage_bytes.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <vector>
@@ -56,6 +57,57 @@ TEST_CASE(
   // Reused bytes are what the op wrote, not the old ones.
   CHECK(again.at(n - 1) == 0.0);
   CHECK(big_blocks_release() == 0);
+}
+
+TEST_CASE(
+    "big blocks: a cached block up to half again a request serves it, "
+    "and goes back whole",
+    "[storage_bytes]") {
+  const int64_t m16 = int64_t{4} << 20, m12 = int64_t{3} << 20;  // f32
+  big_blocks_release();
+  const void* first = nullptr;
+  { first = Tensor::zeros({m16}, DType::F32).raw(); }
+  REQUIRE(big_blocks_cached() == size_t{16} << 20);
+  {
+    // 12 MiB asked, the cached 16 MiB block given: no new mapping.
+    Tensor t = Tensor::zeros({m12}, DType::F32);
+    CHECK(t.raw() == first);
+    CHECK(big_blocks_cached() == 0);
+    CHECK(t.at(m12 - 1) == 0.0);
+  }
+  // Freed, it is cached as the 16 MiB it is, and serves 16 MiB again.
+  CHECK(big_blocks_cached() == size_t{16} << 20);
+  CHECK(Tensor::zeros({m16}, DType::F32).raw() == first);
+  // More than half again: 8 MiB asked does not take the 16 MiB block.
+  {
+    Tensor t = Tensor::zeros({int64_t{2} << 20}, DType::F32);
+    CHECK(t.raw() != first);
+  }
+  big_blocks_release();
+}
+
+TEST_CASE(
+    "big blocks: a miss unmaps cached blocks only past the most the "
+    "tensors have held",
+    "[storage_bytes]") {
+  const int64_t m16 = int64_t{4} << 20, m32 = int64_t{8} << 20;  // f32
+  big_blocks_release();
+  {
+    // Live together: 16 + 16 + 32 = 64 MiB, the peak from here on.
+    Tensor a = Tensor::zeros({m16}, DType::F32);
+    Tensor b = Tensor::zeros({m16}, DType::F32);
+    Tensor c = Tensor::zeros({m32}, DType::F32);
+  }
+  REQUIRE(big_blocks_cached() >= size_t{64} << 20);
+  const size_t before = big_blocks_cached();
+  {
+    // 40 MiB, which nothing cached fits: live 40 + cached 64 is over the
+    // peak, so the oldest cached blocks go, 16 + 16 + 32 until it is not.
+    Tensor d = Tensor::zeros({int64_t{10} << 20}, DType::F32);
+    CHECK(big_blocks_cached() + (size_t{40} << 20) <=
+          std::max(before, size_t{64} << 20));
+  }
+  big_blocks_release();
 }
 
 TEST_CASE(
