@@ -299,13 +299,15 @@ std::string heads_model_layout(const types::Type& m,
   leaves(m, "", ls);
   std::vector<std::string> split;
   int64_t bytes = 0;
+  bool open = false;  // sizes the model's type leaves open (`Linear[i j]`)
   for (const auto& [path, t] : ls) {
     Count c, named;
     for (const types::Axis& a : t.shape) add_axis(a, c, named);
-    if (!c.vars.empty()) return "";  // sizes the model's type leaves open
+    open |= !c.vars.empty();
+    if (heads_axis(t, dim) >= 0) split.push_back("`" + path + "`");
+    if (open) continue;
     const int64_t all = c.coef * types::dtype_size(t.dtype);
     if (heads_axis(t, dim) >= 0) {
-      split.push_back("`" + path + "`");
       bytes += all / static_cast<int64_t>(n);
     } else if (shard) {
       bytes += ops::shard_piece_numel(c.coef, static_cast<int>(n)) *
@@ -315,7 +317,7 @@ std::string heads_model_layout(const types::Type& m,
     }
   }
   if (split.empty()) return "";
-  bytes_out = bytes;
+  if (!open) bytes_out = bytes;
   std::string names;
   for (size_t i = 0; i < split.size(); ++i)
     names += (i == 0 ? "" : i + 1 == split.size() ? " and " : ", ") + split[i];
@@ -324,7 +326,7 @@ std::string heads_model_layout(const types::Type& m,
          std::to_string(size) + " heads of " + names +
          (shard ? ", and a piece of every other param"
                 : ", and a copy of the others") +
-         ": " + bytes_text(Size::constant(bytes)) + " each";
+         (open ? "" : ": " + bytes_text(Size::constant(bytes)) + " each");
 }
 
 std::string heads_layout(const types::Type& t,
