@@ -42,6 +42,28 @@ int64_t per_bn(const comms::Size& s) {
   return s.terms.begin()->second;
 }
 
+// `split H` over dim H of [size] heads, for on_ranks' setup.
+auto split_h(int64_t size) {
+  return [size](ss::eval::DeviceContext& d) {
+    d.split_dim = "H";
+    d.split_size = size;
+  };
+}
+
+// Model [name] made on rank [r] of [world] and cut to its heads, as a
+// worker cuts a model that arrives.
+ss::eval::Value heads_model(const Checked& c,
+                            const char* name,
+                            ss::eval::Interpreter& in,
+                            int r,
+                            int world) {
+  ss::types::Type mt = ss::types::Type::of(ss::types::Type::Kind::Model);
+  mt.model = c.prog->model(name);
+  ss::eval::Value m = in.init_model(mt, 0, {});
+  ss::eval::cut_store_heads(*m.as<ss::eval::ModelRef>()->store, "H", r, world);
+  return m;
+}
+
 // Each rank's collectives in one `step` of the attention program on a
 // [b n D] batch, three thread ranks holding their heads of w_o (with
 // [shard], pieces of w_qkv too), as a worker cuts a model that arrives.
@@ -50,17 +72,9 @@ RankPayloads<3> attention_step(const Checked& c, int b, int n, bool shard) {
   std::vector<double> xs(b * n * 768), ys(b * n * 768, 0.25);
   for (size_t i = 0; i < xs.size(); ++i) xs[i] = double(i % 7) / 7;
   return on_ranks<kWorld>(
-      c,
-      [](ss::eval::DeviceContext& d) {
-        d.split_dim = "H";
-        d.split_size = 12;
-      },
-      [&](int r, ss::eval::Interpreter& in, const auto& clear) {
-        ss::types::Type mt = ss::types::Type::of(ss::types::Type::Kind::Model);
-        mt.model = c.prog->model("Attention");
-        ss::eval::Value m = in.init_model(mt, 0, {});
+      c, split_h(12), [&](int r, ss::eval::Interpreter& in, const auto& clear) {
+        ss::eval::Value m = heads_model(c, "Attention", in, r, kWorld);
         auto& store = *m.as<ss::eval::ModelRef>()->store;
-        ss::eval::cut_store_heads(store, "H", r, kWorld);
         if (shard) ss::eval::shard_store(store, r, kWorld);
         auto opt = std::make_shared<ss::eval::OptimState>();
         opt->kind = ss::types::OptimKind::SGD;
@@ -280,18 +294,9 @@ TEST_CASE("explain split H: column- and row-parallel layers, as run",
   std::vector<double> xs(kB * 16);
   for (size_t i = 0; i < xs.size(); ++i) xs[i] = double(i % 7) / 7 - 0.4;
   auto p = on_ranks<kWorld>(
-      *c,
-      [](ss::eval::DeviceContext& d) {
-        d.split_dim = "H";
-        d.split_size = 6;
-      },
-      [&](int r, ss::eval::Interpreter& in, const auto& clear) {
-        ss::types::Type mt = ss::types::Type::of(ss::types::Type::Kind::Model);
-        mt.model = c->prog->model("Layers");
-        ss::eval::Value m = in.init_model(mt, 0, {});
-        auto& store = *m.as<ss::eval::ModelRef>()->store;
-        ss::eval::cut_store_heads(store, "H", r, kWorld);
-        CHECK(store.heads.size() == 4);
+      *c, split_h(6), [&](int r, ss::eval::Interpreter& in, const auto& clear) {
+        ss::eval::Value m = heads_model(*c, "Layers", in, r, kWorld);
+        CHECK(m.as<ss::eval::ModelRef>()->store->heads.size() == 4);
         auto opt = std::make_shared<ss::eval::OptimState>();
         opt->kind = ss::types::OptimKind::SGD;
         opt->model = m.as<ss::eval::ModelRef>()->store;
@@ -349,17 +354,8 @@ TEST_CASE("explain split H: fns typed by size variables, as run", "[explain]") {
   std::vector<double> xs(kB * kN * 18);
   for (size_t i = 0; i < xs.size(); ++i) xs[i] = double(i % 5) / 5 - 0.4;
   auto p = on_ranks<kWorld>(
-      *c,
-      [](ss::eval::DeviceContext& d) {
-        d.split_dim = "H";
-        d.split_size = 6;
-      },
-      [&](int r, ss::eval::Interpreter& in, const auto& clear) {
-        ss::types::Type mt = ss::types::Type::of(ss::types::Type::Kind::Model);
-        mt.model = c->prog->model("HeadMixer");
-        ss::eval::Value m = in.init_model(mt, 0, {});
-        ss::eval::cut_store_heads(
-            *m.as<ss::eval::ModelRef>()->store, "H", r, kWorld);
+      *c, split_h(6), [&](int r, ss::eval::Interpreter& in, const auto& clear) {
+        ss::eval::Value m = heads_model(*c, "HeadMixer", in, r, kWorld);
         auto x = ss::eval::Value::tensor(ss::ops::Tensor::from_doubles(
             {kB, kN, 18}, xs, ss::types::DType::F32));
         clear();
