@@ -60,7 +60,19 @@ void adamw_update(Tensor& p,
   auto run =
       [&](auto zero, Tensor& pp, const Tensor& gg, Tensor& mm, Tensor& vv) {
         using T = decltype(zero);
-        if constexpr (std::is_same_v<T, float>)
+        if constexpr (std::is_same_v<T, float>) {
+          if (voptim::available512())
+            return voptim::adamw_f32_512(pp.data<T>(),
+                                         gg.data<T>(),
+                                         mm.data<T>(),
+                                         vv.data<T>(),
+                                         p.numel(),
+                                         lr,
+                                         b1,
+                                         b2,
+                                         eps,
+                                         wd,
+                                         step);
           if (voptim::available())
             return voptim::adamw_f32(pp.data<T>(),
                                      gg.data<T>(),
@@ -73,6 +85,7 @@ void adamw_update(Tensor& p,
                                      eps,
                                      wd,
                                      step);
+        }
         adamw_loop(pp.data<T>(),
                    gg.data<T>(),
                    mm.data<T>(),
