@@ -129,6 +129,7 @@ size_t big_blocks_release() {
     out.swap(c.blocks);
     n = c.bytes;
     c.bytes = 0;
+    c.live_peak = c.live;  // the bound starts again from what is held
   }
   for (auto [q, k] : out) ::munmap(q, k);
   return n;

@@ -15,7 +15,9 @@ void* big_alloc(size_t bytes);
 /// Gives back a block from big_alloc([bytes]): cached for the next
 /// big_alloc of its size, or unmapped when the cache is full.
 void big_free(void* p, size_t bytes);
-/// Unmaps every cached block; the bytes they held.
+/// Unmaps every cached block; the bytes they held. The most the tensors
+/// have held, which bounds a miss (Note [Big blocks]), starts again from
+/// what they hold now.
 size_t big_blocks_release();
 /// The bytes cached now.
 size_t big_blocks_cached();

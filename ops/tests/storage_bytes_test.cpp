@@ -91,22 +91,30 @@ TEST_CASE(
     "tensors have held",
     "[storage_bytes]") {
   const int64_t m16 = int64_t{4} << 20, m32 = int64_t{8} << 20;  // f32
-  big_blocks_release();
+  big_blocks_release();  // the peak starts again from here
   {
     // Live together: 16 + 16 + 32 = 64 MiB, the peak from here on.
     Tensor a = Tensor::zeros({m16}, DType::F32);
     Tensor b = Tensor::zeros({m16}, DType::F32);
     Tensor c = Tensor::zeros({m32}, DType::F32);
   }
-  REQUIRE(big_blocks_cached() >= size_t{64} << 20);
-  const size_t before = big_blocks_cached();
+  REQUIRE(big_blocks_cached() == size_t{64} << 20);
   {
     // 40 MiB, which nothing cached fits: live 40 + cached 64 is over the
-    // peak, so the oldest cached blocks go, 16 + 16 + 32 until it is not.
+    // 64 MiB peak, so the oldest cached blocks go until it is not: c (32,
+    // freed first), then b (16); a stays.
     Tensor d = Tensor::zeros({int64_t{10} << 20}, DType::F32);
-    CHECK(big_blocks_cached() + (size_t{40} << 20) <=
-          std::max(before, size_t{64} << 20));
+    CHECK(big_blocks_cached() == size_t{16} << 20);
   }
+  REQUIRE(big_blocks_cached() == size_t{56} << 20);
+  {
+    // 24 MiB, which neither 16 nor 40 fits (40 is more than half again):
+    // 24 + 56 is over the peak, so a goes, and 24 + 40 is the peak.
+    Tensor e = Tensor::zeros({int64_t{6} << 20}, DType::F32);
+    CHECK(big_blocks_cached() == size_t{40} << 20);
+  }
+  // Freed, e joins the cache: 64 MiB held, the peak, and no more.
+  CHECK(big_blocks_cached() == size_t{64} << 20);
   big_blocks_release();
 }
 
