@@ -56,26 +56,17 @@ std::atomic<uint64_t> g_next_seq{1};
 // gradients and optimizer state at data parallel's peak (36 MiB of
 // 472 with three [3072 3072] f32 params, SS_MEMORY_REPORT). A cotangent
 // nothing else holds (the pass gives a leaf listed once its slot) is
-// scaled where it is, in the same arithmetic as the backend's Mul by a
-// 0-d tensor of its dtype: one rounded product of two values of it (exact
-// in double, so rounding it once to f32 is the f32 product).
+// scaled where it is, by the backend's scale_in_place, in the same
+// arithmetic as its Mul by a 0-d tensor of its dtype: one rounded product
+// of two values of it (exact in double, so rounding it once to f32 is the
+// f32 product). A CUDA backend scales its own buffers the same way.
 void scale_by_seed(Tensor& g, double seed) {
-  if (g.unique_storage() && g.device().kind == Device::Kind::Cpu &&
-      (g.dtype() == DType::F32 || g.dtype() == DType::F64)) {
-    const int64_t n = g.numel();
-    if (g.dtype() == DType::F32) {
-      const float s = static_cast<float>(seed);
-      float* p = g.data<float>();
-      for (int64_t k = 0; k < n; ++k) p[k] *= s;
-    } else {
-      double* p = g.data<double>();
-      for (int64_t k = 0; k < n; ++k) p[k] *= seed;
-    }
-    return;
-  }
-  g = backend_for(g.device())
-          .binary(
-              BinaryOp::Mul, g, Tensor::full({}, seed, g.dtype(), g.device()));
+  Backend& b = backend_for(g.device());
+  if (g.unique_storage())
+    b.scale_in_place(g, seed);
+  else
+    g = b.binary(
+        BinaryOp::Mul, g, Tensor::full({}, seed, g.dtype(), g.device()));
 }
 
 Tensor cast_to(const Tensor& g, DType dtype) {

@@ -47,6 +47,10 @@ class Backend {
   /// i64). Comparisons and And/Or give bool; FloorDiv and Mod are floored
   /// (Python's).
   virtual Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) = 0;
+  /// [x] *= [s] in [x]'s own buffer, which nothing else holds: the bits of
+  /// binary(Mul, x, a 0-d [s] of x's dtype), without a second buffer (Note
+  /// [Scaling a leaf's gradient in place] in ops/autodiff/tape.cpp).
+  virtual void scale_in_place(Tensor& x, double s) = 0;
   /// cond ? a : b with broadcasting; cond is bool, a and b share a dtype.
   virtual Tensor where(const Tensor& cond,
                        const Tensor& a,

@@ -57,6 +57,9 @@ class CpuBackend final : public Backend {
   Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) override {
     return cpu::binary(op, a, b);
   }
+  void scale_in_place(Tensor& x, double s) override {
+    cpu::scale_in_place(x, s);
+  }
   Tensor where(const Tensor& c, const Tensor& a, const Tensor& b) override {
     return cpu::where(c, a, b);
   }

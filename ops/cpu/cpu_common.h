@@ -214,6 +214,7 @@ void gemm(bool trans_a,
 // cpu_elementwise.cpp
 Tensor unary(UnaryOp op, const Tensor& x);
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b);
+void scale_in_place(Tensor& x, double s);
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 Tensor cast(const Tensor& x, DType to);
 // cpu_reduce.cpp

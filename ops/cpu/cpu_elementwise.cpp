@@ -330,6 +330,24 @@ Tensor unary(UnaryOp op, const Tensor& x) {
   });
 }
 
+void scale_in_place(Tensor& x, double s) {
+  // f32 and f64: one rounded product of two values of the dtype, as
+  // binary's Mul by a 0-d s. The others (halves, ints) as binary computes
+  // them, written back.
+  const int64_t n = x.numel();
+  if (x.dtype() == DType::F32) {
+    const float f = static_cast<float>(s);
+    float* p = x.data<float>();
+    for (int64_t k = 0; k < n; ++k) p[k] *= f;
+  } else if (x.dtype() == DType::F64) {
+    double* p = x.data<double>();
+    for (int64_t k = 0; k < n; ++k) p[k] *= s;
+  } else {
+    Tensor r = binary(BinaryOp::Mul, x, Tensor::full({}, s, x.dtype()));
+    std::memcpy(x.raw(), r.raw(), size_t(n) * types::dtype_size(x.dtype()));
+  }
+}
+
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
   if (a.dtype() != b.dtype())
     fail("binary",

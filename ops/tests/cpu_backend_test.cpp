@@ -2,6 +2,7 @@
 // values), primitive by primitive: tensors, dtypes and elementwise ops.
 
 #include <catch2/catch.hpp>
+#include <cstring>
 
 #include "ops/tests/cpu_test_util.h"
 
@@ -459,6 +460,26 @@ TEST_CASE("the f32 adamw step rounds each operation as written",
       w[i] = pi - upd / den;
       INFO("step " << t << ", element " << i);
       CHECK(p.data<float>()[i] == w[i]);
+    }
+  }
+}
+
+TEST_CASE("scale_in_place: binary Mul's bits by a 0-d scale, in place",
+          "[cpu_backend]") {
+  // Values whose products round: thirds, not quarters.
+  std::vector<double> v;
+  for (int i = 0; i < 1000; ++i) v.push_back((i - 500) / 3.0 + 1e-3 * i);
+  for (DType d : {DType::F32, DType::F64, DType::BF16, DType::F16}) {
+    INFO(ss::types::dtype_name(d));
+    for (double s : {1.0 / 3.0, 0.125, -7.1}) {
+      Tensor x = T({1000}, v, d);
+      Tensor want = B().binary(BinaryOp::Mul, x, Tensor::full({}, s, d));
+      const void* buffer = x.raw();
+      B().scale_in_place(x, s);
+      CHECK(x.raw() == buffer);
+      CHECK(std::memcmp(x.raw(),
+                        want.raw(),
+                        1000 * ss::types::dtype_size(d)) == 0);
     }
   }
 }
