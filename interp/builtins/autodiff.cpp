@@ -52,19 +52,14 @@ double instance_seed(BuiltinCall& c, const std::vector<std::string>& same) {
 }
 
 // The mesh axes model param [path] (a leaf of [rank] axes) varies over in
-// an spmd fn: its model's spec (`Net/x` every field's first axis, `Net{w/x}`
-// the named field's: ops/core/type.cpp, model_field_type), none for a 0-d
-// param or a replicated model.
+// an spmd fn: its model's spec on its top field (types::field_split, the
+// rule model_field_type types it by), none for a 0-d param.
 std::vector<std::string> param_varying(const types::Type& m,
                                        const std::string& path,
                                        size_t rank) {
   if (rank == 0) return {};
-  std::vector<std::string> split = m.model_split;
-  if (split.empty()) {
-    const std::string field = path.substr(0, path.find('.'));
-    for (const auto& [name, s] : m.field_splits)
-      if (name == field) split = s;
-  }
+  std::vector<std::string> split =
+      types::field_split(m, path.substr(0, path.find('.')));
   std::sort(split.begin(), split.end());
   return split;
 }

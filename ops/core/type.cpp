@@ -295,6 +295,13 @@ Axis substitute_dims(const Axis& a,
   return a;
 }
 
+std::vector<std::string> field_split(const Type& m, const std::string& name) {
+  if (m.field_splits.empty()) return m.model_split;
+  for (const auto& [field, s] : m.field_splits)
+    if (field == name) return s;
+  return {};
+}
+
 Type model_field_type(const Type& m, const FieldInfo& f) {
   Type t = f.type;
   const auto& names = m.model->dim_params;
@@ -310,12 +317,7 @@ Type model_field_type(const Type& m, const FieldInfo& f) {
   // A model spec (`Net/x`, `Net{w/x}`) splits the field's first axis, as
   // P('x') does each leaf of a pytree, and the block varies over x; a
   // sub-model passes the spec on to its own fields.
-  std::vector<std::string> split = m.model_split;
-  if (!m.field_splits.empty()) {
-    split.clear();
-    for (const auto& [name, s] : m.field_splits)
-      if (name == f.name) split = s;
-  }
+  const std::vector<std::string> split = field_split(m, f.name);
   if (split.empty()) return t;
   if (t.kind == Type::Kind::Model) {
     t.model_split = split;

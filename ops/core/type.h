@@ -168,6 +168,12 @@ struct ModelInfo {
   const FieldInfo* field(const std::string& n) const;
 };
 
+/// The mesh axes a model spec splits field [name] of model type [m] over,
+/// in the spec's order: `Net/x` every field's, `Net{w/x}` the named
+/// ones'; empty: none (the evaluator's leaves and the checker's field types
+/// read this one rule).
+std::vector<std::string> field_split(const Type& m, const std::string& name);
+
 /// The type of field [f] of model type [m]: dim parameters substituted and
 /// the stack axes (`[L] Block`) prepended to tensors and sub-models.
 Type model_field_type(const Type& m, const FieldInfo& f);
