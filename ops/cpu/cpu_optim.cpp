@@ -42,6 +42,19 @@ void check(const Tensor& p, const Tensor& g, const char* op) {
   if (!types::is_float(p.dtype())) fail(op, "params must be floats");
 }
 
+// The widest vector AdamW loop this CPU runs (Note [Vector AdamW]); null:
+// the portable one. Checked here, in a TU built for any x86-64.
+voptim::AdamwF32* vector_adamw_f32() {
+  static voptim::AdamwF32* const best =
+      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+              __builtin_cpu_supports("avx512dq")
+          ? voptim::adamw_f32_512
+      : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")
+          ? voptim::adamw_f32
+          : nullptr;
+  return best;
+}
+
 }  // namespace
 
 void adamw_update(Tensor& p,
@@ -60,32 +73,19 @@ void adamw_update(Tensor& p,
   auto run =
       [&](auto zero, Tensor& pp, const Tensor& gg, Tensor& mm, Tensor& vv) {
         using T = decltype(zero);
-        if constexpr (std::is_same_v<T, float>) {
-          if (voptim::available512())
-            return voptim::adamw_f32_512(pp.data<T>(),
-                                         gg.data<T>(),
-                                         mm.data<T>(),
-                                         vv.data<T>(),
-                                         p.numel(),
-                                         lr,
-                                         b1,
-                                         b2,
-                                         eps,
-                                         wd,
-                                         step);
-          if (voptim::available())
-            return voptim::adamw_f32(pp.data<T>(),
-                                     gg.data<T>(),
-                                     mm.data<T>(),
-                                     vv.data<T>(),
-                                     p.numel(),
-                                     lr,
-                                     b1,
-                                     b2,
-                                     eps,
-                                     wd,
-                                     step);
-        }
+        if constexpr (std::is_same_v<T, float>)
+          if (voptim::AdamwF32* vector_loop = vector_adamw_f32())
+            return vector_loop(pp.data<T>(),
+                               gg.data<T>(),
+                               mm.data<T>(),
+                               vv.data<T>(),
+                               p.numel(),
+                               lr,
+                               b1,
+                               b2,
+                               eps,
+                               wd,
+                               step);
         adamw_loop(pp.data<T>(),
                    gg.data<T>(),
                    mm.data<T>(),

@@ -19,12 +19,6 @@
 
 namespace ss::ops::cpu::voptim {
 
-bool available() {
-  static const bool ok =
-      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return ok;
-}
-
 void adamw_f32(float* p,
                const float* g,
                float* m,

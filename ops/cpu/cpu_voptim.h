@@ -7,37 +7,24 @@
 
 namespace ss::ops::cpu::voptim {
 
-/// Whether this CPU runs adamw_f32 (AVX2 and FMA).
-bool available();
+/// cpu_optim.cpp's adamw_loop on f32: (p, g, m, v, n, lr, b1, b2, eps,
+/// wd, step).
+using AdamwF32 = void(float* p,
+                      const float* g,
+                      float* m,
+                      float* v,
+                      int64_t n,
+                      double lr,
+                      double b1,
+                      double b2,
+                      double eps,
+                      double wd,
+                      int64_t step);
 
-/// cpu_optim.cpp's adamw_loop on f32, eight lanes at a time.
-void adamw_f32(float* p,
-               const float* g,
-               float* m,
-               float* v,
-               int64_t n,
-               double lr,
-               double b1,
-               double b2,
-               double eps,
-               double wd,
-               int64_t step);
-
-/// Whether this CPU runs adamw_f32_512 (AVX-512 F, VL and DQ).
-bool available512();
-
-/// The same, sixteen lanes at a time, with the same bits
-/// (cpu_voptim512.cpp).
-void adamw_f32_512(float* p,
-                   const float* g,
-                   float* m,
-                   float* v,
-                   int64_t n,
-                   double lr,
-                   double b1,
-                   double b2,
-                   double eps,
-                   double wd,
-                   int64_t step);
+/// Eight lanes at a time (AVX2 and FMA).
+AdamwF32 adamw_f32;
+/// Sixteen lanes at a time (AVX-512 F, VL and DQ; cpu_voptim512.cpp), with
+/// the same bits.
+AdamwF32 adamw_f32_512;
 
 }  // namespace ss::ops::cpu::voptim

@@ -12,13 +12,6 @@
 
 namespace ss::ops::cpu::voptim {
 
-bool available512() {
-  static const bool ok = __builtin_cpu_supports("avx512f") &&
-                         __builtin_cpu_supports("avx512vl") &&
-                         __builtin_cpu_supports("avx512dq");
-  return ok;
-}
-
 void adamw_f32_512(float* p,
                    const float* g,
                    float* m,
