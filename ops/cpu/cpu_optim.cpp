@@ -73,30 +73,23 @@ void adamw_update(Tensor& p,
   auto run =
       [&](auto zero, Tensor& pp, const Tensor& gg, Tensor& mm, Tensor& vv) {
         using T = decltype(zero);
-        if constexpr (std::is_same_v<T, float>)
-          if (voptim::AdamwF32* vector_loop = vector_adamw_f32())
-            return vector_loop(pp.data<T>(),
-                               gg.data<T>(),
-                               mm.data<T>(),
-                               vv.data<T>(),
-                               p.numel(),
-                               lr,
-                               b1,
-                               b2,
-                               eps,
-                               wd,
-                               step);
-        adamw_loop(pp.data<T>(),
-                   gg.data<T>(),
-                   mm.data<T>(),
-                   vv.data<T>(),
-                   p.numel(),
-                   lr,
-                   b1,
-                   b2,
-                   eps,
-                   wd,
-                   step);
+        auto loop = [] {
+          if constexpr (std::is_same_v<T, float>)
+            if (voptim::AdamwF32* vector_loop = vector_adamw_f32())
+              return vector_loop;
+          return &adamw_loop<T>;
+        }();
+        loop(pp.data<T>(),
+             gg.data<T>(),
+             mm.data<T>(),
+             vv.data<T>(),
+             p.numel(),
+             lr,
+             b1,
+             b2,
+             eps,
+             wd,
+             step);
       };
   if (is_half(p.dtype())) {
     Tensor pf = to_f32(p), mf = to_f32(m), vf = to_f32(v), gf = to_f32(g);
