@@ -84,6 +84,14 @@ void blocks(int64_t n, F f) {
   });
 }
 
+// Whether this CPU runs the AVX-512 gelu (cpu_vgelu512.cpp).
+bool avx512() {
+  static const bool ok = __builtin_cpu_supports("avx512f") &&
+                         __builtin_cpu_supports("avx512vl") &&
+                         __builtin_cpu_supports("avx512dq");
+  return ok;
+}
+
 constexpr double kSqrtHalf = 0.7071067811865476;    // 1 / sqrt(2)
 constexpr double kInvSqrt2Pi = 0.3989422804014327;  // 1 / sqrt(2 pi)
 constexpr double kTanhK0 = 0.7978845608028654;      // sqrt(2 / pi)
@@ -306,8 +314,10 @@ Tensor gelu(const Tensor& x, bool tanh) {
     blocks(x.numel(), [&](int64_t i, int64_t len) {
       const T* xb = px + i;
       T* ob = po + i;
-      if constexpr (std::is_same_v<T, float>)
+      if constexpr (std::is_same_v<T, float>) {
+        if (avx512()) return vrows::gelu512(xb, ob, len, tanh);
         if (vrows::available()) return vrows::gelu(xb, ob, len, tanh);
+      }
       if (tanh) {
         for (int64_t j = 0; j < len; ++j)
           ob[j] = T(kTanhK0) * (xb[j] + T(kTanhK1) * xb[j] * xb[j] * xb[j]);
@@ -336,9 +346,11 @@ Tensor gelu_backward(const Tensor& g, const Tensor& x, bool tanh) {
       const T* xb = px + i;
       const T* gb = pg + i;
       T* ob = po + i;
-      if constexpr (std::is_same_v<T, float>)
+      if constexpr (std::is_same_v<T, float>) {
+        if (avx512()) return vrows::gelu_backward512(gb, xb, ob, len, tanh);
         if (vrows::available())
           return vrows::gelu_backward(gb, xb, ob, len, tanh);
+      }
       std::array<T, 1024> a, b;  // per block: blocks run on several threads
       if (tanh) {
         for (int64_t j = 0; j < len; ++j)

@@ -26,6 +26,7 @@
 
 #include <immintrin.h>
 
+#include "ops/cpu/cpu_vgelu.h"
 #include "ops/cpu/cpu_vmath_avx2.h"
 
 namespace ss::ops::cpu::vrows {
@@ -235,58 +236,18 @@ void norm_backward(const float* g,
   }
 }
 
-namespace {
-
-constexpr float kSqrtHalf = 0.7071067811865476f;    // 1 / sqrt(2)
-constexpr float kInvSqrt2Pi = 0.3989422804014327f;  // 1 / sqrt(2 pi)
-constexpr float kTanhK0 = 0.7978845608028654f;      // sqrt(2 / pi)
-constexpr float kTanhK1 = 0.044715f;
-
-/// Calls f(i, x) for each batch of [x] at offset i, the tail padded with
-/// 0, and stores what f returns at [y] + i.
-template <class F>
-void map_rows(const float* x, float* y, int64_t n, F f) {
-  int64_t i = 0;
-  for (; i + W <= n; i += W)
-    f(i, Batch::load_unaligned(x + i)).store_unaligned(y + i);
-  if (i < n) store_tail(f(i, load_tail(x + i, n - i, 0.0f)), y + i, n - i);
-}
-
-/// [g]'s batch at [i] ([n] long; the tail padded with 0).
-Batch at(const float* g, int64_t i, int64_t n) {
-  return i + W <= n ? Batch::load_unaligned(g + i) : load_tail(g + i, n - i, 0);
-}
-
-}  // namespace
-
-// As cpu_fused.cpp's portable gelu and gelu_backward, in registers: the
-// same erf, tanh and exp (Note [Vector transcendentals]), the arithmetic
-// around them in eight lanes instead of three passes over a block.
+// gelu and its VJP: cpu_vgelu.h's, for AVX2 here (and AVX-512 in
+// cpu_vgelu512.cpp), as cpu_fused.cpp's portable gelu and gelu_backward in
+// registers: the same erf, tanh and exp (Note [Vector transcendentals]),
+// the arithmetic around them in eight lanes instead of three passes over a
+// block.
 void gelu(const float* x, float* y, int64_t n, bool tanh) {
-  const Batch half(0.5f), one(1.0f);
-  map_rows(x, y, n, [&](int64_t, Batch v) {
-    Batch t =
-        tanh ? xsimd::tanh(Batch(kTanhK0) * (v + Batch(kTanhK1) * v * v * v))
-             : xsimd::erf(v * Batch(kSqrtHalf));
-    return half * v * (one + t);
-  });
+  vgelu::gelu<xsimd::avx2>(x, y, n, tanh);
 }
 
 void gelu_backward(
     const float* g, const float* x, float* o, int64_t n, bool tanh) {
-  const Batch half(0.5f), one(1.0f);
-  map_rows(x, o, n, [&](int64_t i, Batch v) {
-    Batch d;
-    if (tanh) {
-      Batch th = xsimd::tanh(Batch(kTanhK0) * (v + Batch(kTanhK1) * v * v * v));
-      d = half * (one + th) + half * v * (one - th * th) * Batch(kTanhK0) *
-                                  (one + Batch(3 * kTanhK1) * v * v);
-    } else {
-      d = half * (one + xsimd::erf(v * Batch(kSqrtHalf))) +
-          v * Batch(kInvSqrt2Pi) * exp(Batch(-0.5f) * v * v);
-    }
-    return at(g, i, n) * d;
-  });
+  vgelu::gelu_backward<xsimd::avx2>(g, x, o, n, tanh);
 }
 
 void select32(const bool* c,

@@ -52,6 +52,11 @@ void gelu(const float* x, float* y, int64_t n, bool tanh);
 /// Its VJP: o = g * gelu'(x).
 void gelu_backward(
     const float* g, const float* x, float* o, int64_t n, bool tanh);
+/// The same two with AVX-512 F, VL and DQ, sixteen lanes at a time
+/// (cpu_vgelu512.cpp); the caller checks the CPU.
+void gelu512(const float* x, float* y, int64_t n, bool tanh);
+void gelu_backward512(
+    const float* g, const float* x, float* o, int64_t n, bool tanh);
 
 /// where's row of 4-byte elements (f32, i32: only bits move): o[i] =
 /// c[i] ? a[i * sa] : b[i * sb], the condition a run, [sa] and [sb] each 0
