@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ops/cpu/cpu_common.h"
+#include "ops/cpu/cpu_features.h"
 #include "ops/cpu/cpu_vmath.h"
 #include "ops/cpu/cpu_vrows.h"
 
@@ -82,14 +83,6 @@ void blocks(int64_t n, F f) {
     for (int64_t k = b; k < e; ++k)
       f(k * kBlock, std::min(kBlock, n - k * kBlock));
   });
-}
-
-// Whether this CPU runs the AVX-512 gelu (cpu_vgelu512.cpp).
-bool avx512() {
-  static const bool ok = __builtin_cpu_supports("avx512f") &&
-                         __builtin_cpu_supports("avx512vl") &&
-                         __builtin_cpu_supports("avx512dq");
-  return ok;
 }
 
 constexpr double kSqrtHalf = 0.7071067811865476;    // 1 / sqrt(2)
@@ -315,7 +308,7 @@ Tensor gelu(const Tensor& x, bool tanh) {
       const T* xb = px + i;
       T* ob = po + i;
       if constexpr (std::is_same_v<T, float>) {
-        if (avx512()) return vrows::gelu512(xb, ob, len, tanh);
+        if (has_avx512()) return vrows::gelu512(xb, ob, len, tanh);
         if (vrows::available()) return vrows::gelu(xb, ob, len, tanh);
       }
       if (tanh) {
@@ -347,7 +340,7 @@ Tensor gelu_backward(const Tensor& g, const Tensor& x, bool tanh) {
       const T* gb = pg + i;
       T* ob = po + i;
       if constexpr (std::is_same_v<T, float>) {
-        if (avx512()) return vrows::gelu_backward512(gb, xb, ob, len, tanh);
+        if (has_avx512()) return vrows::gelu_backward512(gb, xb, ob, len, tanh);
         if (vrows::available())
           return vrows::gelu_backward(gb, xb, ob, len, tanh);
       }

@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "ops/cpu/cpu_common.h"
+#include "ops/cpu/cpu_features.h"
 #include "ops/cpu/cpu_optim_loops.h"
 #include "ops/cpu/cpu_voptim.h"
 
@@ -45,14 +46,9 @@ void check(const Tensor& p, const Tensor& g, const char* op) {
 // The widest vector AdamW loop this CPU runs (Note [Vector AdamW]); null:
 // the portable one. Checked here, in a TU built for any x86-64.
 voptim::AdamwF32* vector_adamw_f32() {
-  static voptim::AdamwF32* const best =
-      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-              __builtin_cpu_supports("avx512dq")
-          ? voptim::adamw_f32_512
-      : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")
-          ? voptim::adamw_f32
-          : nullptr;
-  return best;
+  return has_avx512()     ? voptim::adamw_f32_512
+         : has_avx2_fma() ? voptim::adamw_f32
+                          : nullptr;
 }
 
 }  // namespace

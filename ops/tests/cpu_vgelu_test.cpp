@@ -10,13 +10,12 @@
 #include <cstring>
 #include <vector>
 
+#include "ops/cpu/cpu_features.h"
 #include "ops/cpu/cpu_vrows.h"
 
 TEST_CASE("gelu: the AVX-512 loops give the AVX2 loops' bits", "[api]") {
   using namespace ss::ops::cpu;
-  if (!vrows::available() || !__builtin_cpu_supports("avx512f") ||
-      !__builtin_cpu_supports("avx512vl") ||
-      !__builtin_cpu_supports("avx512dq"))
+  if (!vrows::available() || !has_avx512())
     return;  // nothing to compare on this CPU
   std::vector<float> x, g;
   for (uint64_t bits = 0; bits < (uint64_t{1} << 32); bits += 4099) {

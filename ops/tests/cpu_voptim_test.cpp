@@ -13,6 +13,7 @@
 #include <random>
 #include <vector>
 
+#include "ops/cpu/cpu_features.h"
 #include "ops/cpu/cpu_optim_loops.h"
 
 namespace {
@@ -74,11 +75,7 @@ TEST_CASE("vector adamw: AVX2 and AVX-512 give the portable loop's bits",
          step);
     return s;
   };
-  const bool avx2 =
-      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  const bool avx512 = __builtin_cpu_supports("avx512f") &&
-                      __builtin_cpu_supports("avx512vl") &&
-                      __builtin_cpu_supports("avx512dq");
+  const bool avx2 = has_avx2_fma(), avx512 = has_avx512();
   for (int64_t step : {1, 2, 57}) {
     INFO("step " << step);
     const State want = run(portable, step);
