@@ -147,13 +147,8 @@ class Analysis {
       const Size& count,
       types::DType dt,
       ops::Collective kind = ops::Collective::AllReduceSum) const {
-    Collective c;
-    c.op = ops::collective_name(kind);
-    c.source = source;
-    c.what = what;
-    c.count = count;
-    c.dtype = types::dtype_name(dt);
-    c.bytes = count * types::dtype_size(dt);
+    Collective c =
+        collective_of(ops::collective_name(kind), source, what, count, dt);
     c.text = c.op + " of " + what +
              ", which adds up every device's part of "
              "the batch: " +
@@ -239,15 +234,17 @@ class Analysis {
 
   void on_expr(const FnInfo& fn, const ast::Expr& e, std::vector<Item>& out) {
     if (shard_ && fn.placement == Placement::Workers && reads_) {
-      const ShardWalk w{P, sm_, n_, heads_, dim_};
-      for (auto* f : {&shard_used_again, &shard_param_reads})
-        for (ShardSend& s : f(w, e, *reads_)) {
+      auto add = [&](std::vector<ShardSend> sends) {
+        for (ShardSend& s : sends) {
           Item it;
           it.at = e.span;
           it.coll = std::move(s.coll);
           it.scatter_key = std::move(s.scatter_key);
           out.push_back(std::move(it));
         }
+      };
+      add(shard_used_again(e, *reads_));
+      add(shard_param_reads(ShardWalk{P, sm_, n_, heads_, dim_}, e, *reads_));
     }
     // A float forward collective counts twice under value_and_grad (the
     // convention of devices.md item 10), though split H's send nothing

@@ -304,10 +304,11 @@ std::string heads_model_layout(const types::Type& m,
     Count c, named;
     for (const types::Axis& a : t.shape) add_axis(a, c, named);
     open |= !c.vars.empty();
-    if (heads_axis(t, dim) >= 0) split.push_back("`" + path + "`");
+    const bool by_heads = heads_axis(t, dim) >= 0;
+    if (by_heads) split.push_back("`" + path + "`");
     if (open) continue;
     const int64_t all = c.coef * types::dtype_size(t.dtype);
-    if (heads_axis(t, dim) >= 0) {
+    if (by_heads) {
       bytes += all / static_cast<int64_t>(n);
     } else if (shard) {
       bytes += ops::shard_piece_numel(c.coef, static_cast<int>(n)) *

@@ -37,6 +37,13 @@ Size axis_size(const types::Axis& a);
 Size numel(const types::Type& t);
 /// `203,264 × f32 = 813,056 bytes (794 KiB)`.
 std::string figure(const Size& count, types::DType dt);
+/// A collective [op] ("all-reduce") from [source] of [count] values of
+/// [dt], combining [what]: every field but its text.
+Collective collective_of(std::string op,
+                         std::string source,
+                         std::string what,
+                         const Size& count,
+                         types::DType dt);
 /// "a half", "a third", "a quarter", "1/8": one of [n] equal parts.
 std::string part_of(int64_t n);
 /// `a`, `a and b`, `a, b and c`.
@@ -110,9 +117,7 @@ std::vector<ShardSend> shard_param_reads(const ShardWalk& w,
                                          ShardReads& reads);
 /// The gathers again of [e]'s operands read straight from a param whose
 /// copy a later gather let go (`m.a @ m.b`, a and b in two buckets).
-std::vector<ShardSend> shard_used_again(const ShardWalk& w,
-                                        const ast::Expr& e,
-                                        ShardReads& reads);
+std::vector<ShardSend> shard_used_again(const ast::Expr& e, ShardReads& reads);
 
 // Mesh programs (explain_mesh.cpp; docs/explain.md, "Mesh programs").
 /// "mesh x=4 y=2: ..." for the report's first line.

@@ -24,22 +24,6 @@ namespace {
 using EK = ast::Expr::Kind;
 using TK = types::Type::Kind;
 
-Collective shard_collective(const char* op,
-                            const std::string& what,
-                            const Size& count,
-                            types::DType dt,
-                            bool backward) {
-  Collective c;
-  c.op = op;
-  c.source = "shard params";
-  c.what = what;
-  c.count = count;
-  c.dtype = types::dtype_name(dt);
-  c.bytes = count * types::dtype_size(dt);
-  c.backward = backward;
-  return c;
-}
-
 }  // namespace
 
 std::vector<ShardSend> shard_param_reads(const ShardWalk& w,
@@ -121,7 +105,7 @@ std::vector<ShardSend> shard_param_reads(const ShardWalk& w,
       reads.held = here;
       ++reads.gathers;
       ShardSend g;
-      g.coll = shard_collective("all-gather", whose, piece, dt, false);
+      g.coll = collective_of("all-gather", "shard params", whose, piece, dt);
       g.coll.text = "all-gather of " + whose +
                     ", from every device's piece: " + figure(piece, dt);
       out.push_back(std::move(g));
@@ -138,7 +122,9 @@ std::vector<ShardSend> shard_param_reads(const ShardWalk& w,
     if (!model || !types::is_float(dt) || w.heads) continue;
     if (!reads.scattered.insert(key).second) continue;
     ShardSend rs;
-    rs.coll = shard_collective("reduce-scatter", whose, padded, dt, true);
+    rs.coll =
+        collective_of("reduce-scatter", "shard params", whose, padded, dt);
+    rs.coll.backward = true;
     rs.coll.text = "in the backward pass: reduce-scatter of the gradient" +
                    std::string(names.size() == 1 ? "" : "s") + " of " + whose +
                    ", which adds up every device's part of the batch into "
@@ -150,9 +136,7 @@ std::vector<ShardSend> shard_param_reads(const ShardWalk& w,
   return out;
 }
 
-std::vector<ShardSend> shard_used_again(const ShardWalk& w,
-                                        const ast::Expr& e,
-                                        ShardReads& reads) {
+std::vector<ShardSend> shard_used_again(const ast::Expr& e, ShardReads& reads) {
   std::vector<const ast::Expr*> operands;
   if (e.kind == EK::Binary) {
     operands = {e.lhs.get(), e.rhs.get()};
@@ -169,7 +153,9 @@ std::vector<ShardSend> shard_used_again(const ShardWalk& w,
     // collective of the backward pass does).
     const ShardReads::Direct& d = it->second;
     ShardSend g;
-    g.coll = shard_collective("all-gather", d.whose, d.piece, d.dtype, true);
+    g.coll =
+        collective_of("all-gather", "shard params", d.whose, d.piece, d.dtype);
+    g.coll.backward = true;
     g.coll.text = "under value_and_grad: all-gather of " + d.whose +
                   " again, alone, for this op (a later read let its copy "
                   "go): " +
@@ -177,7 +163,6 @@ std::vector<ShardSend> shard_used_again(const ShardWalk& w,
     out.push_back(std::move(g));
     reads.direct.erase(it);
   }
-  (void)w;
   return out;
 }
 

@@ -198,6 +198,21 @@ std::string part_of(int64_t n) {
   return n > 1 && n < 5 ? kParts[n] : "1/" + std::to_string(n);
 }
 
+Collective collective_of(std::string op,
+                         std::string source,
+                         std::string what,
+                         const Size& count,
+                         types::DType dt) {
+  Collective c;
+  c.op = std::move(op);
+  c.source = std::move(source);
+  c.what = std::move(what);
+  c.count = count;
+  c.dtype = types::dtype_name(dt);
+  c.bytes = count * types::dtype_size(dt);
+  return c;
+}
+
 std::string figure(const Size& count, types::DType dt) {
   Size bytes = count * types::dtype_size(dt);
   std::string c = count.str();
