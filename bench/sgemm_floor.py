@@ -30,7 +30,34 @@ def set_torch_threads(n):
     with open("/proc/self/maps") as f:
         paths = {line.split()[-1] for line in f if "libopenblas" in line}
     for path in paths:
-        ctypes.CDLL(path).openblas_set_num_threads(n)
+        lib = ctypes.CDLL(path)
+        lib.openblas_set_num_threads(n)
+        advise_huge_pages(lib, n)
+
+
+MADV_HUGEPAGE = 14
+
+
+def advise_huge_pages(lib, threads):
+    """What ss does at start-up (Note [OpenBLAS's packing buffers on huge
+    pages], ops/cpu/cpu_blas_pages.cpp): ask for huge pages under the
+    packing buffers OpenBLAS's products can draw, so that torch's products
+    and the floor's run as fast as ss's. Without it, a product whose
+    output has few columns ran 3x slower or not, by chance."""
+    lib.blas_memory_alloc.restype = ctypes.c_void_p
+    lib.blas_memory_free.argtypes = [ctypes.c_void_p]
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    borrowed = [lib.blas_memory_alloc(0) for _ in range(threads + 3)]
+    with open("/proc/self/maps") as f:
+        spans = [tuple(int(x, 16) for x in line.split()[0].split("-"))
+                 for line in f]
+    for p in borrowed:
+        for start, end in spans:
+            if start <= p < end:
+                libc.madvise(start, end - start, MADV_HUGEPAGE)
+    for p in reversed(borrowed):
+        lib.blas_memory_free(p)
 
 
 def linear(tokens, d_in, d_out, dx=True):

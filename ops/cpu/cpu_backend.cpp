@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "ops/cpu/cpu_blas_pages.h"
 #include "ops/cpu/cpu_common.h"
 
 namespace ss::ops {
@@ -25,6 +26,7 @@ class CpuBackend final : public Backend {
       unsigned hw = std::max(1u, std::thread::hardware_concurrency());
       openblas_set_num_threads(static_cast<int>(hw));
     }
+    cpu::advise_blas_huge_pages(openblas_get_num_threads());
   }
   const char* name() const override { return "cpu"; }
 
@@ -194,6 +196,7 @@ Backend& cpu_backend() {
 void set_cpu_threads(int n) {
   cpu_backend();  // so the constructor's default cannot override this later
   openblas_set_num_threads(std::max(1, n));
+  cpu::advise_blas_huge_pages(std::max(1, n));
 }
 
 int cpu_threads() {
