@@ -28,6 +28,7 @@ import torch.multiprocessing as mp
 
 sys.path.insert(0, os.path.dirname(__file__))
 from compare_pytorch import PROGRAM, make_inputs  # noqa: E402
+import sgemm_floor  # noqa: E402
 
 # The timed loop after one untimed step on the first batch.
 WARM_PROGRAM = PROGRAM.replace(
@@ -41,7 +42,10 @@ assert WARM_PROGRAM != PROGRAM
 def ddp_worker(rank, world, folder, batch, port, result):
     os.environ["MASTER_ADDR"] = "127.0.0.1"
     os.environ["MASTER_PORT"] = str(port)
-    torch.set_num_threads(1)
+    # One thread for torch and its OpenBLAS (torch.set_num_threads leaves
+    # OpenBLAS at every core), with the packing buffers on huge pages as in
+    # ss's workers (sgemm_floor.set_torch_threads).
+    sgemm_floor.set_torch_threads(1)
     dist.init_process_group("gloo", rank=rank, world_size=world)
     data = np.load(os.path.join(folder, "data.npz"))
     img, label = torch.from_numpy(data["img"]), torch.from_numpy(data["label"])
