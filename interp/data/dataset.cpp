@@ -243,6 +243,63 @@ bool in_domain(const FieldInfo& f, double v) {
   return true;
 }
 
+// Note [A domain check at memory speed]
+// Every value of a field with a domain (`img: [D] in 0.0..=1.0`) is
+// checked when a dataset is made, and a streamed store's every batch. A
+// compare in double with an exit per value ran 1.8 ns a value, and did
+// not vectorise: 105 ms for the README MLP's 58M pixels at start-up. f32
+// values are first compared as f32, 64 at a time with GCC's vector
+// extensions and no exit inside a block (25 ms), against the bounds rounded
+// inward: a value that passes them is inside the domain, so a block that
+// passes whole needs no more. The first block that does not is searched
+// again from its start by the exact check in double, which finds the value
+// and reports it; bounds with no f32 inside (NaN) send every block there.
+
+namespace {
+
+constexpr float kNaNf = std::numeric_limits<float>::quiet_NaN();
+constexpr double kMaxf = std::numeric_limits<float>::max();
+
+/// The least float >= [lo] (NaN where none is in float's range).
+float float_at_least(double lo) {
+  if (lo == -HUGE_VAL) return -HUGE_VALF;
+  if (!(lo >= -kMaxf && lo <= kMaxf)) return kNaNf;
+  float f = static_cast<float>(lo);
+  return static_cast<double>(f) < lo ? std::nextafter(f, HUGE_VALF) : f;
+}
+
+/// The greatest float <= [hi] ([incl]) or < [hi] (NaN where none is in
+/// float's range).
+float float_at_most(double hi, bool incl) {
+  if (hi == HUGE_VAL) return incl ? HUGE_VALF : static_cast<float>(kMaxf);
+  if (!(hi >= -kMaxf && hi <= kMaxf)) return kNaNf;
+  float f = static_cast<float>(hi);
+  double d = static_cast<double>(f);
+  return (incl ? d > hi : d >= hi) ? std::nextafter(f, -HUGE_VALF) : f;
+}
+
+/// Where the exact check of [p] must start: the first block of 64 with a
+/// value outside [lo, hi] (or NaN), [n] rounded down to a block when none.
+int64_t first_block_outside(const float* p, int64_t n, float lo, float hi) {
+  using F4 = float __attribute__((vector_size(16)));
+  using I4 = int32_t __attribute__((vector_size(16)));
+  constexpr int64_t kBlock = 64;
+  const F4 l = {lo, lo, lo, lo}, h = {hi, hi, hi, hi};
+  int64_t i = 0;
+  for (; i + kBlock <= n; i += kBlock) {
+    I4 in = {-1, -1, -1, -1};
+    for (int64_t j = 0; j < kBlock; j += 4) {
+      F4 v;
+      std::memcpy(&v, p + i + j, sizeof v);
+      in &= (v >= l) & (v <= h);  // false for NaN
+    }
+    if ((in[0] & in[1] & in[2] & in[3]) != -1) break;
+  }
+  return i;
+}
+
+}  // namespace
+
 // The first element of [t] outside f's domain, or -1.
 int64_t first_outside(const ops::Tensor& t, const FieldInfo& f, double& bad) {
   if (!f.has_domain || (!f.domain_lo && !f.domain_hi)) return -1;
@@ -250,9 +307,9 @@ int64_t first_outside(const ops::Tensor& t, const FieldInfo& f, double& bad) {
   const double hi = f.domain_hi ? *f.domain_hi : HUGE_VAL;
   const bool incl = f.domain_inclusive || !f.domain_hi;
   int64_t n = t.numel();
-  auto scan = [&](auto* p) -> int64_t {
+  auto scan = [&](auto* p, int64_t from = 0) -> int64_t {
     // Written so that NaN fails too.
-    for (int64_t i = 0; i < n; ++i) {
+    for (int64_t i = from; i < n; ++i) {
       double v = static_cast<double>(p[i]);
       if (!(v >= lo && (incl ? v <= hi : v < hi))) {
         bad = v;
@@ -262,8 +319,12 @@ int64_t first_outside(const ops::Tensor& t, const FieldInfo& f, double& bad) {
     return -1;
   };
   switch (t.dtype()) {
-    case DType::F32:
-      return scan(t.data<float>());
+    case DType::F32: {
+      const float* p = t.data<float>();
+      return scan(p,
+                  first_block_outside(
+                      p, n, float_at_least(lo), float_at_most(hi, incl)));
+    }
     case DType::F64:
       return scan(t.data<double>());
     case DType::I32:
