@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "ops/cpu/cpu_common.h"
+#include "ops/cpu/cpu_features.h"
 #include "ops/cpu/cpu_scalar.h"
 #include "ops/cpu/cpu_vmath.h"
 #include "ops/cpu/cpu_vrows.h"
@@ -316,10 +317,11 @@ std::optional<vmath::Fn> vector_fn(UnaryOp op) {
 }  // namespace
 
 Tensor unary(UnaryOp op, const Tensor& x) {
-  if (auto fn = vector_fn(op); fn && x.dtype() == DType::F32) {
+  if (auto fn = vector_fn(op);
+      fn && x.dtype() == DType::F32 && has_avx2_fma()) {
     Tensor out = Tensor::empty(x.shape(), DType::F32);
-    if (vmath::apply_f32(*fn, x.data<float>(), out.data<float>(), x.numel()))
-      return out;
+    vmath::apply_f32(*fn, x.data<float>(), out.data<float>(), x.numel());
+    return out;
   }
   if (is_half(x.dtype())) {
     Tensor r = unary(op, to_f32(x));
@@ -380,7 +382,7 @@ inline void where_row(const bool* c,
   // f32 and i32 rows with a run of conditions: eight at a time (Note
   // [Vector row kernels]).
   if constexpr (std::is_same_v<T, uint32_t>)
-    if (sc == 1 && sa <= 1 && sb <= 1 && vrows::available())
+    if (sc == 1 && sa <= 1 && sb <= 1 && has_avx2_fma())
       return vrows::select32(c, a, sa, b, sb, o, n);
   if (sc == 1 && sa == 1 && sb == 1) {
     for (int64_t i = 0; i < n; ++i) o[i] = c[i] ? a[i] : b[i];

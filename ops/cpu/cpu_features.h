@@ -6,7 +6,8 @@
 
 namespace ss::ops::cpu {
 
-/// AVX2 and FMA: cpu_vrows.cpp, cpu_vmath.cpp, cpu_voptim.cpp.
+/// AVX2 and FMA: cpu_vrows.cpp, cpu_vmath.cpp, cpu_voptim.cpp (whose
+/// callers ask this before they call in; those TUs do not check).
 inline bool has_avx2_fma() {
   static const bool ok =
       __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");

@@ -27,7 +27,7 @@ namespace {
 template <class T>
 void vec_fn(vmath::Fn fn, const T* in, T* out, int64_t n) {
   if constexpr (std::is_same_v<T, float>)
-    if (vmath::apply_f32(fn, in, out, n)) return;
+    if (has_avx2_fma()) return vmath::apply_f32(fn, in, out, n);
   for (int64_t i = 0; i < n; ++i)
     out[i] = fn == vmath::Fn::Exp    ? std::exp(in[i])
              : fn == vmath::Fn::Erf  ? std::erf(in[i])
@@ -115,7 +115,7 @@ Tensor softmax_last(const Tensor& x, bool log) {
     const T* xr = x.data<T>() + at;
     T* yr = out.data<T>() + at;
     if constexpr (std::is_same_v<T, float>)
-      if (vrows::available()) return vrows::softmax(xr, yr, n, log);
+      if (has_avx2_fma()) return vrows::softmax(xr, yr, n, log);
     T m = row_shift(xr, n);
     for (int64_t j = 0; j < n; ++j) yr[j] = xr[j] - m;
     vec_fn(vmath::Fn::Exp, yr, yr, n);
@@ -137,7 +137,7 @@ Tensor softmax_last_backward(const Tensor& g, const Tensor& y, bool log) {
     const T* yr = y.data<T>() + at;
     T* o = out.data<T>() + at;
     if constexpr (std::is_same_v<T, float>)
-      if (vrows::available()) return vrows::softmax_backward(gr, yr, o, n, log);
+      if (has_avx2_fma()) return vrows::softmax_backward(gr, yr, o, n, log);
     if (log) {  // g - softmax * sum(g), softmax = exp(log_softmax)
       T s = row_sum(gr, n);
       vec_fn(vmath::Fn::Exp, yr, o, n);
@@ -233,7 +233,7 @@ std::array<Tensor, 3> norm_last(const Tensor& x,
     T* mu = mean.data<T>() + at / n;
     T* r = rstd.data<T>() + at / n;
     if constexpr (std::is_same_v<T, float>)
-      if (vrows::available())
+      if (has_avx2_fma())
         return vrows::norm(xr, yr, n, float(eps), centered, gm, bt, mu, r);
     norm_row<T>(xr, yr, n, T(eps), centered, gm, bt, mu, r);
   });
@@ -274,7 +274,7 @@ std::array<Tensor, 3> norm_last_backward(const Tensor& g,
                        T mu = mean.data<T>()[r], rs = rstd.data<T>()[r];
                        T* o = dx.data<T>() + r * n;
                        if constexpr (std::is_same_v<T, float>)
-                         if (vrows::available()) {
+                         if (has_avx2_fma()) {
                            vrows::norm_backward(
                                gr, xr, mu, rs, centered, gm, o, pg, pb, n);
                            continue;
@@ -309,7 +309,7 @@ Tensor gelu(const Tensor& x, bool tanh) {
       T* ob = po + i;
       if constexpr (std::is_same_v<T, float>) {
         if (has_avx512()) return vrows::gelu512(xb, ob, len, tanh);
-        if (vrows::available()) return vrows::gelu(xb, ob, len, tanh);
+        if (has_avx2_fma()) return vrows::gelu(xb, ob, len, tanh);
       }
       if (tanh) {
         for (int64_t j = 0; j < len; ++j)
@@ -341,8 +341,7 @@ Tensor gelu_backward(const Tensor& g, const Tensor& x, bool tanh) {
       T* ob = po + i;
       if constexpr (std::is_same_v<T, float>) {
         if (has_avx512()) return vrows::gelu_backward512(gb, xb, ob, len, tanh);
-        if (vrows::available())
-          return vrows::gelu_backward(gb, xb, ob, len, tanh);
+        if (has_avx2_fma()) return vrows::gelu_backward(gb, xb, ob, len, tanh);
       }
       std::array<T, 1024> a, b;  // per block: blocks run on several threads
       if (tanh) {

@@ -4,9 +4,9 @@
 // expf/erff (12% of the small LM's step in bench/compare_transformer.py).
 // This TU (with cpu_vrows.cpp and cpu_voptim.cpp, which share its
 // approach) is compiled with -mavx2 -mfma (ops/CMakeLists.txt) and
-// runs only where the CPU has both (checked once with
-// __builtin_cpu_supports); elsewhere apply_f32 says no and the libm loop
-// runs. To keep AVX2 code out of the rest of the binary, the TU includes
+// runs only where the CPU has both: the callers ask has_avx2_fma
+// (cpu_features.h) first, in their portable TUs, and run the libm loop
+// elsewhere. To keep AVX2 code out of the rest of the binary, the TU includes
 // only xsimd, <cstdint> and cpu_vmath_avx2.h, which only the AVX2 TUs
 // include (no other project header, whose inline functions the linker
 // could pick from here), and scripts/check_layers.py's ops rules still
@@ -61,32 +61,30 @@ void map(const float* x, float* y, int64_t n, F f) {
 
 }  // namespace
 
-bool apply_f32(Fn fn, const float* x, float* y, int64_t n) {
-  if (!supported()) return false;
+void apply_f32(Fn fn, const float* x, float* y, int64_t n) {
   switch (fn) {
     case Fn::Exp:
       map(x, y, n, [](Batch v) { return exp(v); });
-      return true;
+      return;
     case Fn::Log:
       map(x, y, n, [](Batch v) { return xsimd::log(v); });
-      return true;
+      return;
     case Fn::Log1p:
       map(x, y, n, [](Batch v) { return xsimd::log1p(v); });
-      return true;
+      return;
     case Fn::Expm1:
       map(x, y, n, [](Batch v) { return expm1(v); });
-      return true;
+      return;
     case Fn::Tanh:
       map(x, y, n, [](Batch v) { return xsimd::tanh(v); });
-      return true;
+      return;
     case Fn::Erf:
       map(x, y, n, [](Batch v) { return xsimd::erf(v); });
-      return true;
+      return;
     case Fn::Sigmoid:
       map(x, y, n, sigmoid);
-      return true;
+      return;
   }
-  return false;
 }
 
 }  // namespace ss::ops::cpu::vmath

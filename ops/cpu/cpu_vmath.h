@@ -10,9 +10,9 @@ namespace ss::ops::cpu::vmath {
 /// The functions with a vector kernel.
 enum class Fn : uint8_t { Exp, Log, Log1p, Expm1, Tanh, Erf, Sigmoid };
 
-/// y[i] = fn(x[i]) for i < n with xsimd's AVX2 functions; false (nothing
-/// written) when this CPU lacks AVX2 or FMA, and the caller's libm loop
-/// runs instead.
-bool apply_f32(Fn fn, const float* x, float* y, int64_t n);
+/// y[i] = fn(x[i]) for i < n with xsimd's AVX2 functions. The caller
+/// checks the CPU first (has_avx2_fma, cpu_features.h) and runs its libm
+/// loop where it lacks AVX2 or FMA.
+void apply_f32(Fn fn, const float* x, float* y, int64_t n);
 
 }  // namespace ss::ops::cpu::vmath

@@ -18,13 +18,6 @@ constexpr int64_t W = Batch::size;
 constexpr float kHuge = 88.0f, kTiny = -87.0f;
 constexpr float kInf = __builtin_inff();
 
-/// Whether this CPU runs the AVX2 + FMA code (checked once).
-inline bool supported() {
-  static const bool ok =
-      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return ok;
-}
-
 // Lanes where [bad] holds get libm's [f] instead of the vector result [r].
 template <class F>
 Batch patch(Batch x, Batch r, Mask bad, F f) {

@@ -69,10 +69,6 @@ float row_shift(const float* x, int64_t n) {
 
 }  // namespace
 
-bool available() {
-  return supported();
-}
-
 void softmax(const float* x, float* y, int64_t n, bool log) {
   const float m = row_shift(x, n);
   const Batch mb(m);

@@ -7,10 +7,6 @@
 
 namespace ss::ops::cpu::vrows {
 
-/// Whether this CPU runs these kernels (AVX2 and FMA); when not, the
-/// callers' scalar loops run instead.
-bool available();
-
 /// One row of [n]: y = softmax(x), or with [log] log_softmax(x) (y may
 /// be x).
 void softmax(const float* x, float* y, int64_t n, bool log);
