@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <xsimd/xsimd.hpp>
 
+#include "ops/cpu/cpu_vmath_arch.h"
+
 namespace ss::ops::cpu::vgelu {
 namespace {
 
@@ -19,36 +21,8 @@ constexpr float kInvSqrt2Pi = 0.3989422804014327f;  // 1 / sqrt(2 pi)
 constexpr float kTanhK0 = 0.7978845608028654f;      // sqrt(2 / pi)
 constexpr float kTanhK1 = 0.044715f;
 
-template <class A>
-using Batch = xsimd::batch<float, A>;
-
-template <class A>
-constexpr int64_t kW = Batch<A>::size;
-
-/// The [k] < W floats at [p], the other lanes 0.
-template <class A>
-Batch<A> load_tail(const float* p, int64_t k) {
-  alignas(64) float buf[kW<A>] = {};
-  for (int64_t j = 0; j < k; ++j) buf[j] = p[j];
-  return Batch<A>::load_aligned(buf);
-}
-
-/// As cpu_vmath_avx2.h's exp: xsimd's, with libm's where xsimd's overflows
-/// early or turns subnormal (-inf stays in the vector path: 0 exactly).
-template <class A>
-Batch<A> exp(Batch<A> x) {
-  Batch<A> r = xsimd::exp(x);
-  const auto bad = (x > Batch<A>(88.0f)) |
-                   ((x < Batch<A>(-87.0f)) & (x != Batch<A>(-INFINITY)));
-  if (!xsimd::any(bad)) return r;
-  alignas(64) float xs[kW<A>], rs[kW<A>];
-  x.store_aligned(xs);
-  r.store_aligned(rs);
-  for (int64_t i = 0; i < kW<A>; ++i)
-    if (xs[i] > 88.0f || (xs[i] < -87.0f && xs[i] != -INFINITY))
-      rs[i] = std::exp(xs[i]);
-  return Batch<A>::load_aligned(rs);
-}
+using varch::Batch;
+using varch::kW;
 
 /// y[i] = f(x[i], g[i]) over [n] values, W at a time, the tail padded with
 /// 0 ([g] null: 0).
@@ -60,10 +34,11 @@ void map(const float* x, const float* g, float* y, int64_t n, F f) {
       g ? Batch<A>::load_unaligned(g + i) : Batch<A>(0.0f))
         .store_unaligned(y + i);
   if (i == n) return;
-  alignas(64) float out[kW<A>];
-  f(load_tail<A>(x + i, n - i), g ? load_tail<A>(g + i, n - i) : Batch<A>(0.0f))
-      .store_aligned(out);
-  for (int64_t j = 0; j < n - i; ++j) y[i + j] = out[j];
+  varch::store_tail<A>(
+      f(varch::load_tail<A>(x + i, n - i, 0.0f),
+        g ? varch::load_tail<A>(g + i, n - i, 0.0f) : Batch<A>(0.0f)),
+      y + i,
+      n - i);
 }
 
 /// 0.5 x (1 + erf(x / sqrt 2)), or with [tanh] 0.5 x (1 + tanh(sqrt(2/pi)
@@ -93,7 +68,7 @@ void gelu_backward(
                                   (one + B(3 * kTanhK1) * v * v);
     } else {
       d = half * (one + xsimd::erf(v * B(kSqrtHalf))) +
-          v * B(kInvSqrt2Pi) * exp<A>(B(-0.5f) * v * v);
+          v * B(kInvSqrt2Pi) * varch::exp<A>(B(-0.5f) * v * v);
     }
     return gv * d;
   });
