@@ -80,12 +80,7 @@ void adamw_update(Tensor& p,
              mm.data<T>(),
              vv.data<T>(),
              p.numel(),
-             lr,
-             b1,
-             b2,
-             eps,
-             wd,
-             step);
+             AdamwStep{lr, b1, b2, eps, wd, step});
       };
   if (is_half(p.dtype())) {
     Tensor pf = to_f32(p), mf = to_f32(m), vf = to_f32(v), gf = to_f32(g);

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "ops/cpu/cpu_adamw_step.h"
+
 namespace ss::ops::cpu {
 namespace {
 
@@ -18,12 +20,8 @@ void adamw_loop(T* __restrict p,
                 T* __restrict m,
                 T* __restrict v,
                 int64_t n,
-                double lr,
-                double b1,
-                double b2,
-                double eps,
-                double wd,
-                int64_t step) {
+                const AdamwStep& s) {
+  const auto [lr, b1, b2, eps, wd, step] = s;
   const double bc1 = 1.0 - std::pow(b1, double(step));
   const double bc2_sqrt = std::sqrt(1.0 - std::pow(b2, double(step)));
   const T decay = T(1.0 - lr * wd), tb1 = T(b1), tb2 = T(b2);

@@ -5,21 +5,17 @@
 
 #include <cstdint>
 
+#include "ops/cpu/cpu_adamw_step.h"
+
 namespace ss::ops::cpu::voptim {
 
-/// cpu_optim.cpp's adamw_loop on f32: (p, g, m, v, n, lr, b1, b2, eps,
-/// wd, step).
+/// cpu_optim_loops.h's adamw_loop on f32.
 using AdamwF32 = void(float* p,
                       const float* g,
                       float* m,
                       float* v,
                       int64_t n,
-                      double lr,
-                      double b1,
-                      double b2,
-                      double eps,
-                      double wd,
-                      int64_t step);
+                      const AdamwStep& s);
 
 /// Eight lanes at a time (AVX2 and FMA).
 AdamwF32 adamw_f32;

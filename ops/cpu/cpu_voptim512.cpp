@@ -17,13 +17,8 @@ void adamw_f32_512(float* p,
                    float* m,
                    float* v,
                    int64_t n,
-                   double lr,
-                   double b1,
-                   double b2,
-                   double eps,
-                   double wd,
-                   int64_t step) {
-  adamw_loop(p, g, m, v, n, lr, b1, b2, eps, wd, step);
+                   const AdamwStep& s) {
+  adamw_loop(p, g, m, v, n, s);
 }
 
 }  // namespace ss::ops::cpu::voptim

@@ -52,14 +52,10 @@ TEST_CASE("vector adamw: AVX2 and AVX-512 give the portable loop's bits",
                                   float* m,
                                   float* v,
                                   int64_t n,
-                                  double lr,
-                                  double b1,
-                                  double b2,
-                                  double eps,
-                                  double wd,
-                                  int64_t step) {
-    adamw_loop(p, g, m, v, n, lr, b1, b2, eps, wd, step);
+                                  const AdamwStep& h) {
+    adamw_loop(p, g, m, v, n, h);
   };
+
   auto run = [&](voptim::AdamwF32* loop, int64_t step) {
     State s = make(n);
     loop(s.p.data(),
@@ -67,12 +63,7 @@ TEST_CASE("vector adamw: AVX2 and AVX-512 give the portable loop's bits",
          s.m.data(),
          s.v.data(),
          n,
-         1e-3,
-         0.9,
-         0.999,
-         1e-8,
-         0.01,
-         step);
+         AdamwStep{1e-3, 0.9, 0.999, 1e-8, 0.01, step});
     return s;
   };
   const bool avx2 = has_avx2_fma(), avx512 = has_avx512();
