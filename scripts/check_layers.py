@@ -43,7 +43,10 @@ OPS_REGISTRY = OPS_API + ["ops/registry"]
 # too; the tensor work goes through the API.
 OPS = OPS_REGISTRY + ["ops/defs", "ops/cpu"]
 FRONT = OPS + ["interp/lex", "interp/parse", "interp/check"]
-EVAL = FRONT + ["interp/devices/plan", "interp/eval"]
+# The evaluator includes nothing of the checker's several-devices plan: a
+# device mode's plan reaches the walk through the op-site hook (Note [Op
+# sites] in interp/eval/op_site.h), implemented in interp/devices/.
+EVAL = FRONT + ["interp/eval"]
 LAYERS = {
     "diag": [],
     "ops/core": DIAG,
@@ -62,7 +65,7 @@ LAYERS = {
     # The checker's several-devices pass: compiled with the checker,
     # below the evaluator.
     "interp/devices/plan": FRONT,
-    "interp/eval": FRONT + ["interp/devices/plan"],
+    "interp/eval": FRONT,
     # spmd fns simulated on one process (spmd.md, Mesh: `devices cpu`): the
     # instances' threads run the evaluator and meet at collectives that
     # ref/'s reference collectives combine. The evaluator reaches it through
@@ -73,12 +76,14 @@ LAYERS = {
     # eval/spmd: a mesh program's spmd fns on the workers cut, join, run
     # and print their instances with the simulated mode's code (Note [Spmd
     # fns on workers] in interp/devices/lower/worker_mesh.h).
-    "interp/devices": EVAL + ["interp/eval/spmd", "interp/data",
+    "interp/devices": EVAL + ["interp/devices/plan", "interp/eval/spmd",
+                              "interp/data",
                               "interp/builtins", "dist"],
     # `ss lsp`'s server: the checked program and the explain table of the
     # several-devices plan are all it reads; nothing runs.
     "interp/lsp": FRONT + ["interp/devices/plan"],
-    "interp/cli": EVAL + ["interp/data", "interp/builtins", "interp/devices",
+    "interp/cli": EVAL + ["interp/devices/plan", "interp/data",
+                          "interp/builtins", "interp/devices",
                           "interp/lsp", "dist"],
 }
 # Tests, benchmarks and tools may include anything.

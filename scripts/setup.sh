@@ -6,7 +6,7 @@
 #
 #   sudo scripts/setup.sh          # install, build, check the README example
 #   scripts/setup.sh --skip-deps   # build and check only (no apt, no root)
-#   scripts/setup.sh --build-only  # build only (what scripts/test.sh calls)
+#   scripts/setup.sh --build-only  # build everything, tests too (scripts/test.sh)
 #
 # Run via sudo, the packages are installed as root and the build then runs as
 # the user who invoked sudo, so build/ stays writable by them.
@@ -93,8 +93,12 @@ build() {
   log "configuring build/ (Release)"
   cmake -S . -B build ${gen_args[@]+"${gen_args[@]}"} \
     -DCMAKE_BUILD_TYPE=Release ${launcher[@]+"${launcher[@]}"}
-  log "building with $(nproc) jobs"
-  cmake --build build -j"$(nproc)"
+  # A user's setup builds what running needs, `ss`; the test binaries are
+  # scripts/test.sh's (it calls --build-only, which builds everything).
+  local targets=(--target ss)
+  ((build_only)) && targets=()
+  log "building ${targets[*]:-everything} with $(nproc) jobs"
+  cmake --build build ${targets[@]+"${targets[@]}"} -j"$(nproc)"
 }
 
 check_example() {

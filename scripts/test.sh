@@ -14,14 +14,36 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 log() { printf 'test: %s\n' "$*"; }
 
+# Each stage's wall time, printed as it ends and again at the end: the cost
+# of this command is watched (CI runs it within a budget).
+stage_name="" stage_start=0 times=()
+stage() {
+  local now=$EPOCHREALTIME
+  if [[ -n "$stage_name" ]]; then
+    times+=("$(awk -v s="$stage_start" -v e="$now" -v n="$stage_name" \
+      'BEGIN { printf "%7.1f s  %s", e - s, n }')")
+    log "stage done: ${times[-1]}"
+  fi
+  stage_name="$*" stage_start=$now
+  [[ -n "$stage_name" ]] && log "stage: $stage_name"
+  return 0
+}
+trap 'stage; ((${#times[@]})) && printf "test: %s\n" "stage times:" "${times[@]}"' EXIT
+
 # 1. Release build and the whole ctest suite (unit tests, conformance, every
 #    example through `ss check`).
+stage "build build/ (Release, everything)"
 scripts/setup.sh --build-only
-log "ctest on build/"
+stage "ctest on build/"
 ctest --test-dir build --output-on-failure -j2 --timeout 600
 
-# 2. Sanitizer job: ASan + UBSan, Debug: the unit-test binary, the fuzz
-#    replay and `ss`.
+# 2. Sanitizer job: ASan + UBSan at -O1 (what ASan's documentation asks
+#    for reasonable speed; it keeps every report), built with what it runs
+#    only: `ss` (the tests know its path, SS_BINARY, and may run it),
+#    the [fuzz] unit tests (ss_fuzz_tests, their files alone) and the fuzz
+#    replay. ccache, when installed, makes a rebuild cheap (CMakeLists.txt
+#    sets it as the compiler launcher).
+stage "build build-asan/ (ASan + UBSan, -O1)"
 gen_args=()
 if [[ ! -f build-asan/CMakeCache.txt ]]; then
   if command -v ninja >/dev/null 2>&1; then
@@ -30,26 +52,16 @@ if [[ ! -f build-asan/CMakeCache.txt ]]; then
     gen_args=(-G "Unix Makefiles")
   fi
 fi
-launcher=()
-if command -v ccache >/dev/null 2>&1; then
-  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
-fi
-log "configuring build-asan/ (Debug, address;undefined)"
+log "configuring build-asan/ (Debug at -O1, address;undefined)"
 cmake -S . -B build-asan ${gen_args[@]+"${gen_args[@]}"} \
   -DCMAKE_BUILD_TYPE=Debug -DSS_SANITIZE="address;undefined" \
-  ${launcher[@]+"${launcher[@]}"}
-# `ss` too: the tests know its path (SS_BINARY) and may run it.
-log "building ss_tests in build-asan/"
-cmake --build build-asan --target ss_tests ss ss_fuzz_replay -j"$(nproc)"
+  -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" -DCMAKE_C_FLAGS_DEBUG="-g -O1"
+log "building ss, ss_fuzz_tests and ss_fuzz_replay in build-asan/"
+cmake --build build-asan --target ss ss_fuzz_tests ss_fuzz_replay \
+  -j"$(nproc)"
 
-tests_bin=build-asan/ss_tests
-if [[ ! -x "$tests_bin" && -x build-asan/tests/ss_tests ]]; then
-  tests_bin=build-asan/tests/ss_tests
-fi
-if [[ ! -x "$tests_bin" ]]; then
-  echo "test.sh: no ss_tests binary in build-asan/" >&2
-  exit 1
-fi
+stage "[fuzz] unit tests under ASan/UBSan"
+tests_bin=build-asan/ss_fuzz_tests
 
 if [[ -z "$("$tests_bin" --list-test-names-only "[fuzz]" | grep -v '^$' || true)" ]]; then
   log "warning: no test case is tagged [fuzz] yet; the sanitizer job ran nothing"
@@ -64,6 +76,7 @@ UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 # sanitizers, leaks included; an allocation over 256 MiB is a finding
 # (Note [What a fuzz target calls a finding] in tests/fuzz/fuzz_util.h).
 # Each line of targets.def: SS_FUZZ_TARGET(name, "seed folders").
+stage "fuzz corpus replay under ASan/UBSan"
 while IFS='|' read -r t seeds; do
   log "build-asan/ss_fuzz_replay $t under ASan/UBSan"
   # shellcheck disable=SC2086  # the seed folders are words
@@ -79,16 +92,18 @@ done < <(sed -n 's/^SS_FUZZ_TARGET(\([a-z_]*\), "\([^"]*\)").*/\1|\2/p' \
 # processes are this ASan build too), over every case; the ranks as threads
 # of one process over dist/, where ASan sees the memory errors that races
 # on state they share cause.
-log "build-asan/ss conformance under ASan/UBSan (processes, then threads)"
+stage "conformance under ASan/UBSan (processes)"
 ASAN_OPTIONS=detect_leaks=0 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   build-asan/ss conformance conformance > build-asan/conformance.log ||
   { tail -n 40 build-asan/conformance.log; exit 1; }
 tail -n 1 build-asan/conformance.log
+stage "conformance under ASan/UBSan (threads, dist/)"
 ASAN_OPTIONS=detect_leaks=0 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   build-asan/ss conformance conformance --engine threads --filter 'dist/*' \
   > build-asan/conformance_threads.log ||
   { tail -n 40 build-asan/conformance_threads.log; exit 1; }
 tail -n 1 build-asan/conformance_threads.log
+stage
 log "all tests passed"

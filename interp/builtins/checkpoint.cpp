@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <set>
 
+#include "interp/builtins/models.h"
 #include "interp/data/dtype_spelling.h"
 #include "interp/data/safetensors.h"
 #include "interp/eval/device_hooks.h"
@@ -195,7 +196,8 @@ void save_optimizer(const ModelRef& m,
   // The workers' step and hyperparameters, and which states they hold.
   OptimState layout;
   OptimState* held = &o;
-  if (stream && o.newer_on && o.newer_on->fetch_layout(o, layout)) {
+  if (stream && o.newer_on) {
+    o.newer_on->fetch_layout(o, layout);
     held = &layout;
   } else {
     sync(o);
@@ -227,7 +229,7 @@ void save_optimizer(const ModelRef& m,
         continue;
       }
       const ops::Tensor& param = m.store->tensors.at(path);
-      DeviceHooks* workers = o.newer_on;
+      NewerCopies* workers = o.newer_on;
       OptimState* from = &o;
       out.pieces.push_back(
           {name, param.dtype(), param.shape(), [workers, from, path, st] {
@@ -252,7 +254,7 @@ Value save(BuiltinCall& c) {
       continue;
     }
     const ops::Tensor& older = m->store->tensors.at(m->prefix + p);
-    DeviceHooks* workers = m->store->newer_on;
+    NewerCopies* workers = m->store->newer_on;
     const ModelStore* from = m->store.get();
     const std::string field = m->prefix + p;
     parts.pieces.push_back(
@@ -444,7 +446,7 @@ Value load(BuiltinCall& c) {
   TensorMap tensors = by_name(f);
   // A fresh model gives the layout (paths, shapes, dtypes); every tensor is
   // then replaced from the file.
-  Value mv = c.in.init_model(mt, 0, c.span);
+  Value mv = init_model(c.in, mt, 0, c.span);
   auto* m = mv.as<ModelRef>();
   auto fitted = model_tensors(c, path, tensors, *m);
   std::shared_ptr<OptimState> o;

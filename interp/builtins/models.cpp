@@ -1,5 +1,7 @@
 // Models: Model.init(seed=) draws every field from (seed, field path) with
 // its initialiser (library.md, Initialisers); copy(m).
+#include "interp/builtins/models.h"
+
 #include <cmath>
 
 #include "interp/eval/runtime_lib.h"
@@ -178,7 +180,7 @@ Value init(BuiltinCall& c) {
   if (m.kind != VK::Type || m.type->kind != TK::Model)
     c.fail("ValueError", "init needs a model type");
   int64_t seed = c.integer(1, 0);
-  return c.in.init_model(*m.type, static_cast<uint64_t>(seed), c.span);
+  return init_model(c.in, *m.type, static_cast<uint64_t>(seed), c.span);
 }
 
 Value copy(BuiltinCall& c) {
@@ -203,13 +205,14 @@ Value copy(BuiltinCall& c) {
 
 }  // namespace
 
-Value Interpreter::init_model(const types::Type& mt,
-                              uint64_t seed,
-                              diag::Span at) {
+Value init_model(Interpreter& in,
+                 const types::Type& mt,
+                 uint64_t seed,
+                 diag::Span at) {
   auto store = std::make_shared<ModelStore>();
   store->info = mt.model;
   store->args = mt.model_args;
-  init_fields(*this, mt, "", seed, *store, at);
+  init_fields(in, mt, "", seed, *store, at);
   auto ref = std::make_shared<ModelRef>();
   ref->store = store;
   ref->type = mt;

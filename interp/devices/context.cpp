@@ -3,6 +3,8 @@
 #include <chrono>
 
 #include "dist/comm/communicator.h"
+#include "interp/eval/runtime_lib.h"
+#include "ops/registry/registry.h"
 
 namespace ss::devices {
 
@@ -10,9 +12,15 @@ void Context::entry_done(const eval::Frame& f) {
   if (keep_final_) final_ = eval::final_params_of(f);
 }
 
+eval::Value Context::run_op(eval::OpSite& s) {
+  eval::Value v = s.run();
+  if (s.kind == eval::OpSite::Kind::Builtin &&
+      s.op->device.host == ops::HostEffect::SetsTimeout)
+    set_collective_timeout(s.call->number(0, 600));  // checked by the run
+  return v;
+}
+
 void Context::set_collective_timeout(double seconds) {
-  // The process's default, read by each collective as it starts (and by
-  // the controller when it starts the workers).
   dist::set_default_collective_timeout(
       std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000.0)));
 }

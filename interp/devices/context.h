@@ -17,7 +17,13 @@ class Context : public eval::DeviceHooks {
   const eval::FinalParams& final_params() const { return final_; }
 
   void entry_done(const eval::Frame& f) override;
-  void set_collective_timeout(double seconds) override;
+  /// `collective_timeout(seconds)` (a host effect, SetsTimeout): run, and
+  /// then collectives started afterwards wait this long (devices.md item
+  /// 12); every other op as one device runs it.
+  eval::Value run_op(eval::OpSite& s) override;
+  /// The process's default, read by each collective as it starts (and by
+  /// the controller when it starts the workers).
+  void set_collective_timeout(double seconds);
 
  private:
   bool keep_final_ = false;

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "interp/eval/device_hooks.h"
+#include "interp/eval/eval_pattern.h"
 #include "interp/eval/interpreter.h"
 #include "interp/eval/remat.h"
 #include "interp/eval/runtime_lib.h"
@@ -180,7 +181,15 @@ class EvalForwardCtx final : public ops::ForwardCtx {
                    std::vector<ops::Tensor> operands,
                    const std::function<ops::Tensor(std::vector<ops::Tensor>&)>&
                        run) override {
-    return c_.in.heads_part(c_, k, std::move(operands), run);
+    // Note [An op in parts under split H]: each part is an op site.
+    OpSite s(OpSite::Kind::Part, c_.in, c_.span, [&] {
+      return Value::tensor(run(operands));
+    });
+    s.op = &c_.op;
+    s.call = &c_;
+    s.part = k;
+    for (ops::Tensor& t : operands) s.operands.push_back(&t);
+    return c_.in.run_op(s).t;
   }
   ops::MeshComm* mesh() override { return c_.in.mesh(); }
   std::vector<std::string> mesh_axes(size_t i) override {
@@ -241,14 +250,21 @@ std::unique_ptr<ops::ForwardCtx> forward_ctx(BuiltinCall& c) {
   return std::make_unique<EvalForwardCtx>(c);
 }
 
-// Runs a builtin on arguments already gathered by param: on several
-// devices a reduction across the batch axis is lowered to an all-reduce.
+// Runs a builtin on arguments already gathered by param, as an op site
+// (Note [Op sites]): on several devices a reduction across the batch axis
+// is lowered to an all-reduce, a host effect happens once, ...
 Value Interpreter::call_builtin_prepared(BuiltinCall& c) {
-  if (hooks_ && hooks_->splits_heads())
-    if (std::optional<Value> v = heads_builtin(c)) return *v;
-  if (hooks_ && c.info && c.info->allreduce)
-    if (std::optional<Value> v = hooks_->lower_reduction(c)) return *v;
-  return call_builtin_forward(c);
+  if (!hooks_) return call_builtin_forward(c);
+  OpSite s(OpSite::Kind::Builtin, *this, c.span, [&] {
+    return call_builtin_forward(c);
+  });
+  s.op = &c.op;
+  s.call = &c;
+  return hooks_->run_op(s);
+}
+
+Value Interpreter::run_op(OpSite& s) {
+  return hooks_ ? hooks_->run_op(s) : s.run();
 }
 
 namespace {
@@ -267,9 +283,6 @@ namespace {
 }  // namespace
 
 Value Interpreter::call_builtin_forward(BuiltinCall& c) {
-  // When every rank runs the program, host effects happen once.
-  if (hooks_)
-    if (std::optional<Value> v = hooks_->host_effect(c)) return *v;
   // Gradients are models of tensors: `norm(g)`, `zeros_like(g)`.
   if (c.has(0) && c.args[0].kind == VK::Grads)
     if (RuntimeFn fn = find_runtime(std::string("grads.") + c.op.name))
@@ -317,7 +330,7 @@ Value Interpreter::call_builtin(const ops::OpDef& op,
                                 const ast::Expr* receiver,
                                 Frame& f) {
   settle();  // a builtin may observe what running worker calls produce
-  if (call.pattern) return call_pattern(op, call, receiver, f);
+  if (call.pattern) return call_pattern(*this, op, call, receiver, f);
   const check::ExprInfo* info = prog_.info(&call);
   BuiltinCall c{*this, f, op, call.span, &call, info, {}, {}, {}, {}, {}};
   size_t np = op.params.size();
@@ -409,9 +422,8 @@ Value Interpreter::eval_call(const ast::Expr& e, Frame& f) {
   const check::Resolution& r = info->resolution;
   if (r.kind == check::Resolution::Kind::Fn && r.fn) {
     std::vector<Value> slots(r.fn->params.size());
-    // Note [Size variables carry the split]: the arguments' types here.
-    const bool heads = hooks_ && hooks_->splits_heads();
-    std::vector<types::Type> types(heads ? slots.size() : 0);
+    // The arguments' checked types, for the device hooks (bind_call).
+    std::vector<types::Type> types(hooks_ ? slots.size() : 0);
     std::vector<const ast::Expr*> given;
     if (receiver) given.push_back(receiver);
     for (const ast::Arg& a : e.args) given.push_back(a.value.get());
@@ -424,7 +436,7 @@ Value Interpreter::eval_call(const ast::Expr& e, Frame& f) {
         slots[k].kind = VK::Axis;
       } else {
         slots[k] = eval(*given[g], f);
-        if (heads) types[k] = heads_type(prog_.type_of(given[g]), f, true);
+        if (hooks_) types[k] = prog_.type_of(given[g]);
       }
     }
     // A call through remat(f), directly or a local bound to it.
@@ -436,11 +448,10 @@ Value Interpreter::eval_call(const ast::Expr& e, Frame& f) {
       Value v = eval(*e.callee, f);
       remat = v.kind == VK::Fn && v.b;
     }
-    if (remat) {
-      if (heads) refuse_heads_remat(*r.fn, types, e.span);
-      return call_remat(*this, *r.fn, std::move(slots), e.span);
-    }
-    return call(*r.fn, std::move(slots), e.span, heads ? &types : nullptr);
+    const std::vector<types::Type>* arg_types = hooks_ ? &types : nullptr;
+    if (remat)
+      return call_remat(*this, *r.fn, std::move(slots), e.span, arg_types);
+    return call(*r.fn, std::move(slots), e.span, arg_types);
   }
   if (r.kind == check::Resolution::Kind::Builtin && r.op)
     return call_builtin(*r.op, e, receiver, f);

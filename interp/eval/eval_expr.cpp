@@ -325,24 +325,20 @@ Value Interpreter::eval_binary(const ast::Expr& e, Frame& f) {
   }
   Value a = eval(*e.lhs, f);
   Value b = eval(*e.rhs, f);
-  if (hooks_ && hooks_->splits_heads() &&
-      (a.kind == VK::Tensor || b.kind == VK::Tensor)) {
-    // Elementwise per head; `@` per head, or a partial sum over them.
-    check::HeadsSite site;
-    site.rule = e.binary_op == B::MatMul ? ops::DeviceRule::Heads::Sums
-                                         : ops::DeviceRule::Heads::PerHead;
-    site.result = prog_.type_of(&e);
-    std::vector<ops::Tensor*> operands;
+  if (hooks_ && (a.kind == VK::Tensor || b.kind == VK::Tensor)) {
+    // An op site (Note [Op sites]) of the tensor sides.
+    OpSite s(OpSite::Kind::Operator, *this, e.span, [&] {
+      return binary(e.binary_op, a, b, e.span);
+    });
+    s.expr = &e;
     const std::pair<Value*, const ast::Expr*> sides[] = {{&a, e.lhs.get()},
                                                          {&b, e.rhs.get()}};
     for (auto [v, x] : sides)
       if (v->kind == VK::Tensor) {
-        site.operands.push_back(prog_.type_of(x));
-        operands.push_back(&v->t);
+        s.operands.push_back(&v->t);
+        s.operand_exprs.push_back(x);
       }
-    auto run = [&] { return binary(e.binary_op, a, b, e.span); };
-    if (std::optional<Value> v = on_heads(site, operands, run, e.span))
-      return *v;
+    return hooks_->run_op(s);
   }
   return binary(e.binary_op, a, b, e.span);
 }
@@ -350,13 +346,13 @@ Value Interpreter::eval_binary(const ast::Expr& e, Frame& f) {
 ops::Tensor Interpreter::read_param(const ModelRef& m,
                                     const std::string& path,
                                     diag::Span at) {
-  if (!m.store->whole.empty() && hooks_)
-    if (auto t = hooks_->gather_param(m, path, at)) return *t;
-  if (hooks_ && hooks_->splits_heads())  // Note [Split heads]
-    if (auto t = whole_params_ ? gather_heads_param(m, path, at)
-                               : read_heads_param(m, path, at))
-      return *t;
-  return m.get(path);
+  if (!hooks_) return m.get(path);
+  OpSite s(OpSite::Kind::ParamRead, *this, at, [&] {
+    return Value::tensor(m.get(path));
+  });
+  s.model = &m;
+  s.path = path;
+  return hooks_->run_op(s).t;
 }
 
 Value Interpreter::eval_field(const ast::Expr& e, Frame& f) {

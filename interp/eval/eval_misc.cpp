@@ -21,6 +21,13 @@ Value Interpreter::eval_fstring(const ast::Expr& e, Frame& f) {
   return Value::string(std::move(out));
 }
 
+std::optional<int64_t> Interpreter::dim_size(const std::string& name) const {
+  if (!local_dim_.empty() && name == local_dim_) return local_dim_size_;
+  auto d = prog_.dims().find(name);
+  if (d == prog_.dims().end()) return std::nullopt;
+  return d->second;
+}
+
 int64_t Interpreter::axis_size(const types::Axis& a,
                                const Frame& f,
                                diag::Span at) {
@@ -40,7 +47,7 @@ int64_t Interpreter::axis_size(const types::Axis& a,
     case types::Axis::Kind::Var: {
       // Note [Size variables carry the split]: the local heads while an op
       // runs on them.
-      if (auto h = f.heads_vars.find(a.var); h != f.heads_vars.end())
+      if (auto h = f.split_vars.find(a.var); h != f.split_vars.end())
         return axis_size(h->second, f, at);
       auto it = f.sizes.find(a.var);
       if (it != f.sizes.end()) return it->second;

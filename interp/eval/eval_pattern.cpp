@@ -3,6 +3,8 @@
 // gradients and run on any backend; einsum's lowering is in
 // einsum_lowering.cpp). The checker proved the labels fit;
 // here each label gets its run-time size.
+#include "interp/eval/eval_pattern.h"
+
 #include <algorithm>
 #include <map>
 #include <numeric>
@@ -240,45 +242,19 @@ ops::Tensor to_order(const ops::Tensor& x,
   return ops::reshape(y, out);
 }
 
-}  // namespace
-
-Value Interpreter::call_pattern(const ops::OpDef& op,
-                                const ast::Expr& call,
-                                const ast::Expr* receiver,
-                                Frame& f) {
-  std::vector<ops::Tensor> xs;
-  std::vector<const ast::Expr*> given;
-  if (receiver) given.push_back(receiver);
-  for (const ast::Arg& a : call.args)
-    if (a.keyword.empty()) given.push_back(a.value.get());
-  for (const ast::Expr* e : given) xs.push_back(eval(*e, f).t);
-  if (hooks_ && hooks_->splits_heads()) {
-    check::HeadsSite site;
-    site.rule = op.device.heads;
-    site.result = prog_.type_of(&call);
-    std::vector<ops::Tensor*> operands;
-    for (size_t i = 0; i < xs.size(); ++i) {
-      site.operands.push_back(prog_.type_of(given[i]));
-      operands.push_back(&xs[i]);
-    }
-    auto run = [&] { return apply_pattern(op, call, xs, f); };
-    if (std::optional<Value> v = on_heads(site, operands, run, call.span))
-      return *v;
-  }
-  return apply_pattern(op, call, xs, f);
-}
-
-Value Interpreter::apply_pattern(const ops::OpDef& op,
-                                 const ast::Expr& call,
-                                 std::vector<ops::Tensor> xs,
-                                 Frame& f) {
+// The pattern of [call] applied to [xs].
+Value apply_pattern(Interpreter& in,
+                    const ops::OpDef& op,
+                    const ast::Expr& call,
+                    std::vector<ops::Tensor> xs,
+                    Frame& f) {
   const ast::Pattern& pat = *call.pattern;
-  Sizes sz(*this, f, call.span, prog_.info(&call));
+  Sizes sz(in, f, call.span, in.program().info(&call));
   for (size_t i = 0; i < xs.size() && i < pat.inputs.size(); ++i) {
     if (xs[i].rank() != pat.inputs[i].items.size())
-      fail("ShapeError",
-           call.span,
-           "the operand's rank does not fit the pattern");
+      in.fail("ShapeError",
+              call.span,
+              "the operand's rank does not fit the pattern");
     sz.bind(pat.inputs[i], xs[i].shape());
   }
   sz.resolve();
@@ -322,8 +298,34 @@ Value Interpreter::apply_pattern(const ops::OpDef& op,
     return Value::tensor(ops::reshape(
         einsum_atoms(std::move(xs), std::move(atoms), out_atoms), out_shape));
   } catch (const ops::OpError& e) {
-    fail("ShapeError", call.span, e.what());
+    in.fail("ShapeError", call.span, e.what());
   }
+}
+
+}  // namespace
+
+Value call_pattern(Interpreter& in,
+                   const ops::OpDef& op,
+                   const ast::Expr& call,
+                   const ast::Expr* receiver,
+                   Frame& f) {
+  std::vector<ops::Tensor> xs;
+  std::vector<const ast::Expr*> given;
+  if (receiver) given.push_back(receiver);
+  for (const ast::Arg& a : call.args)
+    if (a.keyword.empty()) given.push_back(a.value.get());
+  for (const ast::Expr* e : given) xs.push_back(in.eval(*e, f).t);
+  // An op site (Note [Op sites]) of the operands.
+  OpSite s(OpSite::Kind::Pattern, in, call.span, [&] {
+    return apply_pattern(in, op, call, xs, f);
+  });
+  s.op = &op;
+  s.expr = &call;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    s.operands.push_back(&xs[i]);
+    s.operand_exprs.push_back(given[i]);
+  }
+  return in.run_op(s);
 }
 
 }  // namespace ss::eval

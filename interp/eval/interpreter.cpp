@@ -24,9 +24,9 @@ bool on_workers(const check::FnInfo& fn) {
 
 }  // namespace
 
-bool Interpreter::enters_workers(const check::FnInfo& fn) const {
-  return on_workers(fn) &&
-         (frames_.empty() || !on_workers(*frames_.back()->fn));
+bool enters_workers(Interpreter& in, const check::FnInfo& fn) {
+  const Frame* caller = in.current_frame();
+  return on_workers(fn) && (!caller || !on_workers(*caller->fn));
 }
 
 Value* Frame::find(const std::string& name) {
@@ -97,7 +97,7 @@ namespace {
 // Returns a message when a variable meets two sizes (data-dependent sizes
 // are checked at the call: language.md, Shape rules). With `split H` on a
 // rank, axis [heads] of a tensor holds one of [blocks] blocks of heads
-// (Note [Split heads]).
+// (a ParamShare: DeviceHooks::bind_call).
 std::string bind_sizes(const types::Type& t,
                        const Value& v,
                        std::map<uint32_t, int64_t>& sizes,
@@ -158,14 +158,17 @@ Value Interpreter::call(const check::FnInfo& fn,
   // of the batch (Note [Device hooks]).
   if (hooks_)
     if (std::optional<Value> r = hooks_->call(*this, fn, args, site)) return *r;
+  Frame f;
+  f.fn = &fn;
+  f.scopes.emplace_back();
+  // How each parameter holds its value here (a device mode's share).
+  std::vector<ParamShare> shares;
+  if (hooks_) hooks_->bind_call(*this, fn, f, site, arg_types, false, shares);
   if (++depth_ > 2000) {
     --depth_;
     fail(
         "ValueError", site, "recursion too deep (more than 2000 nested calls)");
   }
-  Frame f;
-  f.fn = &fn;
-  f.scopes.emplace_back();
   for (size_t i = 0; i < fn.params.size(); ++i) {
     Value v;
     if (i < args.size() && args[i].kind != VK::Unit) {
@@ -173,19 +176,9 @@ Value Interpreter::call(const check::FnInfo& fn,
     } else if (fn.params[i].decl && fn.params[i].decl->default_value) {
       v = eval(*fn.params[i].decl->default_value, f);
     }
-    const bool split = hooks_ && hooks_->splits_heads();
-    if (split && arg_types && i < arg_types->size())
-      bind_heads_vars(fn.params[i].type, (*arg_types)[i], f);
-    const int heads = split
-                          ? check::heads_axis(heads_type(fn.params[i].type, f),
-                                              prog_.devices().split_dim)
-                          : -1;
-    std::string bad = bind_sizes(fn.params[i].type,
-                                 v,
-                                 f.sizes,
-                                 prog_.mesh(),
-                                 heads,
-                                 int64_t(prog_.devices().count()));
+    const ParamShare share = i < shares.size() ? shares[i] : ParamShare{};
+    std::string bad = bind_sizes(
+        fn.params[i].type, v, f.sizes, prog_.mesh(), share.axis, share.parts);
     if (!bad.empty()) {
       --depth_;
       fail("ShapeError",
@@ -197,7 +190,7 @@ Value Interpreter::call(const check::FnInfo& fn,
   }
   // A Train mode entering device work from the controller starts a new
   // entry: its dropout draws are keyed by that count (language.md).
-  if (enters_workers(fn))
+  if (enters_workers(*this, fn))
     for (const check::ParamInfo& p : fn.params)
       if (Value* v = f.find(p.name); v && v->kind == VK::Mode) {
         auto* m = v->as<ModeState>();
@@ -226,9 +219,7 @@ Value Interpreter::call_value(const Value& fn,
                               const std::vector<types::Type>* arg_types) {
   if (const check::FnInfo* f = prog_.fn(fn.s)) {
     if (!fn.b) return call(*f, std::move(args), site, arg_types);
-    if (arg_types && hooks_ && hooks_->splits_heads())
-      refuse_heads_remat(*f, *arg_types, site);
-    return call_remat(*this, *f, std::move(args), site);
+    return call_remat(*this, *f, std::move(args), site, arg_types);
   }
   return call_builtin_values(fn.s, std::move(args), site);
 }

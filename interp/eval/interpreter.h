@@ -18,6 +18,7 @@
 #include "interp/check/checked.h"
 #include "interp/eval/device_hooks.h"
 #include "interp/eval/objects.h"
+#include "interp/eval/op_site.h"
 #include "interp/eval/runtime_error.h"
 #include "interp/eval/value.h"
 #include "ops/registry/mesh_comm.h"
@@ -34,10 +35,12 @@ struct Frame {
   const check::FnInfo* fn = nullptr;
   std::vector<std::unordered_map<std::string, Value>> scopes;
   std::map<uint32_t, int64_t> sizes;  // size variable id -> size
-  /// `split H` on a rank: size variables bound to an axis with the split
-  /// dim (`h` of `q: [b h n d]` given q: [b H n Dh]) -> that axis, in
-  /// dims and literals only (Note [Size variables carry the split]).
-  std::map<uint32_t, types::Axis> heads_vars;
+  /// Size variables bound to an axis with a dim that a device mode splits
+  /// (`split H` on a rank: `h` of `q: [b h n d]` given q: [b H n Dh]) ->
+  /// that axis, in dims and literals only; set by DeviceHooks::bind_call
+  /// (Note [Size variables carry the split] in
+  /// interp/devices/lower/heads_sites.cpp). axis_size reads through them.
+  std::map<uint32_t, types::Axis> split_vars;
   /// Train modes this call received (their entry was counted here).
   std::vector<ModeState*> modes;
 
@@ -58,15 +61,14 @@ class Interpreter {
                  const std::string& entry = "main");
 
   /// Calls a user fn with arguments in parameter order (defaults filled).
-  /// [arg_types]: the arguments' types at the call site, when known (with
-  /// `split H`, their size variables' splits: heads_type).
+  /// [arg_types]: the arguments' checked types at the call site, when
+  /// known (DeviceHooks::bind_call reads them).
   Value call(const check::FnInfo& fn,
              std::vector<Value> args,
              diag::Span site,
              const std::vector<types::Type>* arg_types = nullptr);
   /// Calls a function value (a user fn or a builtin) positionally.
-  /// [arg_types]: as call's (value_and_grad passes its arguments' types, so
-  /// that a split value keeps its split through size variables).
+  /// [arg_types]: as call's (value_and_grad passes its arguments' types).
   Value call_value(const Value& fn,
                    std::vector<Value> args,
                    diag::Span site,
@@ -95,15 +97,7 @@ class Interpreter {
   /// A type in value position, with this frame's size variables.
   ops::Shape runtime_shape(const types::Type& t, const Frame& f, diag::Span at);
   int64_t axis_size(const types::Axis& a, const Frame& f, diag::Span at);
-  /// Makes a model from its type (Model.init).
-  Value init_model(const types::Type& model_type, uint64_t seed, diag::Span at);
   Frame* current_frame() { return frames_.empty() ? nullptr : frames_.back(); }
-  /// Whether a call of [fn] from the running frame enters the workers'
-  /// part: [fn] is placed on the workers and its caller is not (or there
-  /// is none). Such a call counts a Train mode's entry (language.md,
-  /// Randomness); on several devices it is the one that goes to the
-  /// workers, or splits its batch (Note [Device hooks]).
-  bool enters_workers(const check::FnInfo& fn) const;
 
   /// Runs [stmts] in [f] without a scope of their own, so their `let`s stay
   /// in [f] (the repl's session). Returns the value of a trailing
@@ -136,15 +130,6 @@ class Interpreter {
                      const ast::Expr& call,
                      const ast::Expr* receiver,
                      Frame& f);
-  Value call_pattern(const ops::OpDef& op,
-                     const ast::Expr& call,
-                     const ast::Expr* receiver,
-                     Frame& f);
-  /// A pattern builtin (rearrange, split, einsum) on operands [xs].
-  Value apply_pattern(const ops::OpDef& op,
-                      const ast::Expr& call,
-                      std::vector<ops::Tensor> xs,
-                      Frame& f);
   Value call_extern(const check::FnInfo& fn,
                     std::vector<Value> args,
                     diag::Span site);
@@ -165,20 +150,14 @@ class Interpreter {
   /// on one device. Not owned.
   void set_device_hooks(DeviceHooks* h) { hooks_ = h; }
   DeviceHooks* device_hooks() const { return hooks_; }
+  /// Runs the op [s] (Note [Op sites]): through the device hooks, or as
+  /// [s].run on one device.
+  Value run_op(OpSite& s);
   /// The program reads the tensor [path] of [m] at [at] (`m.w1`, or a
-  /// builtin given the model: linear(m.l1, x)): on a rank with `shard
-  /// params`, a param gathered from the pieces (DeviceHooks::gather_param).
+  /// builtin given the model: linear(m.l1, x)): a ParamRead op site.
   ops::Tensor read_param(const ModelRef& m,
                          const std::string& path,
                          diag::Span at);
-  /// Part [k] of the builtin call [c] run in parts: [run] of [operands],
-  /// planned by `split H` as the op's heads_parts type it (Note [An op in
-  /// parts under split H] in ops/registry/device_rule.h); elsewhere run.
-  ops::Tensor heads_part(
-      struct BuiltinCall& c,
-      size_t k,
-      std::vector<ops::Tensor> operands,
-      const std::function<ops::Tensor(std::vector<ops::Tensor>&)>& run);
   /// Finishes every worker call still running (async dispatch) and hands
   /// on its result. Runs before anything the program could observe after
   /// it: a builtin, an error, the end of a progress bar, the end of main.
@@ -187,20 +166,15 @@ class Interpreter {
   /// null in ordinary code. Not owned.
   ops::MeshComm* mesh() const { return mesh_; }
   void set_mesh(ops::MeshComm* m) { mesh_ = m; }
-  /// `split H` on a rank: while an op runs on this rank's heads, dim
-  /// [name] has [size] values, its local share (Note [Split heads] in
-  /// interp/devices/plan/heads_plan.cpp); an empty [name] ends it.
+  /// While an op runs on a share of a dim's values (`split H` on a rank:
+  /// its heads, interp/devices/lower/heads.cpp), dim [name] has [size]
+  /// values here; an empty [name] ends it.
   void set_local_dim(std::string name, int64_t size) {
     local_dim_ = std::move(name);
     local_dim_size_ = size;
   }
   /// Dim [name]'s size here: the program's, or its local share while set.
   std::optional<int64_t> dim_size(const std::string& name) const;
-  /// [t] with [f]'s heads_vars put in (Note [Size variables carry the
-  /// split]); [pin]: every other size variable [f] knows becomes its size.
-  types::Type heads_type(const types::Type& t,
-                         const Frame& f,
-                         bool pin = false) const;
   /// The `.ss` stack of the running calls (most recent last).
   const std::vector<StackEntry>& stack() const { return stack_; }
   /// Replaces the `.ss` stack, returning the one it replaces (a write the
@@ -223,36 +197,13 @@ class Interpreter {
   ops::MeshComm* mesh_ = nullptr;
   std::string local_dim_;  // set_local_dim
   int64_t local_dim_size_ = 0;
-  bool whole_params_ = false;  // in a tensor op given a model: heads_builtin
-
-  /// `split H` on a rank: the op [run] at [at] of operands [operands]
-  /// (typed [site]) through the device hooks' plan; nullopt when nothing
-  /// in it is split by heads.
-  std::optional<Value> on_heads(check::HeadsSite site,
-                                std::vector<ops::Tensor*> operands,
-                                const std::function<Value()>& run,
-                                diag::Span at);
-  std::optional<Value> heads_builtin(struct BuiltinCall& c);
-  /// Records in [f] the size variables of [param] bound to an axis of
-  /// [arg] (the caller's type, heads_type pinned) that has the split dim.
-  void bind_heads_vars(const types::Type& param,
-                       const types::Type& arg,
-                       Frame& f) const;
-  /// remat(fn) called with [arg_types]: a ValueError when a size variable
-  /// of a parameter would carry the split (its recompute has no types).
-  void refuse_heads_remat(const check::FnInfo& fn,
-                          const std::vector<types::Type>& arg_types,
-                          diag::Span at);
-  /// A param typed with the split dim in a store made whole here (a model
-  /// made on a worker): cut to this rank's heads where it is read.
-  std::optional<ops::Tensor> read_heads_param(const ModelRef& m,
-                                              const std::string& path,
-                                              diag::Span at);
-  /// Inside a tensor op given a model: a param of which this rank holds
-  /// its heads, gathered whole.
-  std::optional<ops::Tensor> gather_heads_param(const ModelRef& m,
-                                                const std::string& path,
-                                                diag::Span at);
 };
+
+/// Whether a call of [fn] from [in]'s running frame enters the workers'
+/// part: [fn] is placed on the workers and its caller is not (or there
+/// is none). Such a call counts a Train mode's entry (language.md,
+/// Randomness); on several devices it is the one that goes to the
+/// workers, or splits its batch (Note [Device hooks]).
+bool enters_workers(Interpreter& in, const check::FnInfo& fn);
 
 }  // namespace ss::eval

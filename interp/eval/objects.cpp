@@ -55,7 +55,7 @@ ops::Tensor ModelRef::get(const std::string& path) const {
   sync(*store);
   ops::Tensor t = store->tensors.at(prefix + path);
   // A rank's piece of a sharded param is flat: one of a stack is read
-  // whole (DeviceHooks::gather_param), never cut from the piece.
+  // whole (a ParamRead op site: Note [Op sites]), never cut from the piece.
   if (!index.empty() && store->whole.count(prefix + path))
     throw std::runtime_error(
         "one model of a stack can't be updated or differentiated alone "

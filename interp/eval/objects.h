@@ -15,8 +15,33 @@
 
 namespace ss::eval {
 
-class DeviceHooks;
 class Interpreter;
+struct ModelStore;
+struct OptimState;
+
+/// Where a copy newer than a store's own tensors lives: several devices,
+/// the workers of `ss run`'s controller (devices::Controller), which a
+/// call changed. Reading the store copies it back first (sync).
+class NewerCopies {
+ public:
+  virtual ~NewerCopies() = default;
+  /// Copies [s]'s (or [o]'s) newer copy back into it, and clears its
+  /// newer_on.
+  virtual void fetch(ModelStore& s) = 0;
+  virtual void fetch(OptimState& o) = 0;
+  /// One tensor of such a store, whole, the store left as it is (a
+  /// streaming save, Note [A streaming save] in interp/builtins/
+  /// checkpoint.cpp): field [path] (the store's own path) of [s]; state
+  /// [state] of [o]'s param [path], undefined when it holds none.
+  virtual ops::Tensor fetch_tensor(const ModelStore& s,
+                                   const std::string& path) = 0;
+  virtual ops::Tensor fetch_tensor(const OptimState& o,
+                                   const std::string& path,
+                                   const std::string& state) = 0;
+  /// [o]'s hyperparameters, step and which states each param holds, as
+  /// Codec::read_optim_state without tensors reads them, into [out].
+  virtual void fetch_layout(const OptimState& o, OptimState& out) = 0;
+};
 
 /// A model's tensors by field path ("w1", "norm.g", "blocks.w_q"), shared by
 /// every handle to the model. Stacked sub-models (`blocks: [L] Block`) keep
@@ -32,7 +57,7 @@ struct ModelStore {
   /// whose workers hold a copy newer than these tensors (null: these are
   /// the newest; sync() copies it back).
   uint64_t remote_id = 0;
-  DeviceHooks* newer_on = nullptr;
+  NewerCopies* newer_on = nullptr;
   /// `shard params`, on a worker: the whole shape of each param of which
   /// [tensors] holds only this rank's piece (flattened, one of N equal
   /// pieces, the last padded: Note [Sharded params] in
@@ -79,7 +104,7 @@ struct OptimState : Object {
   std::map<std::string, std::map<std::string, ops::Tensor>> state;
   /// As ModelStore's: several devices, in the controller.
   uint64_t remote_id = 0;
-  DeviceHooks* newer_on = nullptr;
+  NewerCopies* newer_on = nullptr;
   /// Several devices, in the controller: the hyperparameters were changed
   /// here (set_lr) since the workers last received them. The next call
   /// that names this optimizer sends them, and a copy fetched from the

@@ -14,6 +14,7 @@
 // Note [Remat in instances]).
 #include "interp/eval/remat.h"
 
+#include "interp/eval/device_hooks.h"
 #include "interp/eval/grad_inputs.h"
 #include "interp/eval/objects.h"
 #include "ops/api.h"
@@ -25,7 +26,16 @@ using VK = Value::Kind;
 Value call_remat(Interpreter& in,
                  const check::FnInfo& fn,
                  std::vector<Value> args,
-                 diag::Span site) {
+                 diag::Span site,
+                 const std::vector<types::Type>* arg_types) {
+  // The backward pass runs fn again from its values alone: a device mode
+  // whose values' layout follows their types refuses here what it cannot
+  // carry (split H's heads: heads_sites.cpp).
+  if (DeviceHooks* d = in.device_hooks(); d && arg_types) {
+    Frame scratch;
+    std::vector<ParamShare> shares;
+    d->bind_call(in, fn, scratch, site, arg_types, /*remat=*/true, shares);
+  }
   if (in.mesh()) {
     if (auto* r = dynamic_cast<InstanceRemat*>(in.mesh()))
       return r->call_remat(in, fn, std::move(args), site);

@@ -10,11 +10,14 @@
 
 namespace ss::eval {
 
-/// Calls [fn] on [args] as remat(fn) does.
+/// Calls [fn] on [args] as remat(fn) does. [arg_types]: the arguments'
+/// checked types at the call site, when known: the device hooks bind the
+/// call with them first, and may refuse it (DeviceHooks::bind_call).
 Value call_remat(Interpreter& in,
                  const check::FnInfo& fn,
                  std::vector<Value> args,
-                 diag::Span site);
+                 diag::Span site,
+                 const std::vector<types::Type>* arg_types = nullptr);
 
 /// How f runs again in the backward pass, on its fresh arguments.
 using RunAgain = std::function<Value(std::vector<Value>)>;

@@ -3,6 +3,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "interp/builtins/models.h"
 #include "interp/tests/safetensors_test_util.h"
 
 using namespace ss;
@@ -81,7 +82,7 @@ struct Env {
     return t;
   }
   eval::Value model(const std::string& name, uint64_t seed) {
-    return in->init_model(type(name), seed, {});
+    return ss::eval::init_model(*in, type(name), seed, {});
   }
   eval::Value call(const std::string& name, std::vector<eval::Value> args) {
     return in->call_builtin_values(name, std::move(args), {});

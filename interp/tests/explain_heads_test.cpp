@@ -5,6 +5,7 @@
 // ranks, each holding its heads), which must be the table's figures.
 #include <catch2/catch.hpp>
 
+#include "interp/builtins/models.h"
 #include "interp/devices/lower/heads.h"
 #include "interp/tests/explain_test_util.h"
 
@@ -59,7 +60,7 @@ ss::eval::Value heads_model(const Checked& c,
                             int world) {
   ss::types::Type mt = ss::types::Type::of(ss::types::Type::Kind::Model);
   mt.model = c.prog->model(name);
-  ss::eval::Value m = in.init_model(mt, 0, {});
+  ss::eval::Value m = ss::eval::init_model(in, mt, 0, {});
   ss::eval::cut_store_heads(*m.as<ss::eval::ModelRef>()->store, "H", r, world);
   return m;
 }

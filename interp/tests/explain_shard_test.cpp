@@ -6,6 +6,7 @@
 // must be the table's figures.
 #include <catch2/catch.hpp>
 
+#include "interp/builtins/models.h"
 #include "interp/tests/explain_test_util.h"
 
 namespace {
@@ -307,7 +308,7 @@ TEST_CASE("explain shard params: reads again, operands let go, callees",
           ss::types::Type mt =
               ss::types::Type::of(ss::types::Type::Kind::Model);
           mt.model = c->prog->model("Big");
-          ss::eval::Value m = in.init_model(mt, 0, {});
+          ss::eval::Value m = ss::eval::init_model(in, mt, 0, {});
           ss::eval::shard_store(*m.as<ss::eval::ModelRef>()->store, r, kWorld);
           auto x = ss::eval::Value::tensor(ss::ops::Tensor::from_doubles(
               {kB, 600}, xs, ss::types::DType::F32));

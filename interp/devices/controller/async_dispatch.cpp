@@ -35,9 +35,9 @@ namespace ss::devices {
 using EK = ast::Expr::Kind;
 using VK = eval::Value::Kind;
 
-bool ControllerContext::goes_to_workers(const eval::Interpreter& in,
+bool ControllerContext::goes_to_workers(eval::Interpreter& in,
                                         const check::FnInfo& fn) {
-  return !fn.decl->is_extern && in.enters_workers(fn);
+  return !fn.decl->is_extern && eval::enters_workers(in, fn);
 }
 
 std::optional<eval::Value> ControllerContext::call(
@@ -45,6 +45,8 @@ std::optional<eval::Value> ControllerContext::call(
     const check::FnInfo& fn,
     std::vector<eval::Value>& args,
     diag::Span site) {
+  // An spmd fn called from ordinary code: an instance on each worker.
+  if (fn.decl->is_spmd && !in.mesh()) return c_.call_spmd(fn, args, site);
   if (!goes_to_workers(in, fn)) return std::nullopt;
   Later later;
   if (later_ && later_->site == site) {

@@ -148,8 +148,8 @@ std::optional<eval::Value> Controller::call(const check::FnInfo& fn,
     worker_stopped(e, c.call);
   }
   // Read here, they are copied back first (eval::sync).
-  for (auto& s : models) s->newer_on = in_->device_hooks();
-  for (auto& o : optims) o->newer_on = in_->device_hooks();
+  for (auto& s : models) s->newer_on = this;
+  for (auto& o : optims) o->newer_on = this;
   if (!c.later) return finish(c);
   in_flight_.push_back(std::move(c));
   return eval::Value::unit();

@@ -48,7 +48,7 @@ class LazyPool {
 /// dispatch]), when the call settles.
 using Later = std::function<void(eval::Value)>;
 
-class Controller {
+class Controller : public eval::NewerCopies {
  public:
   /// At most this many calls run ahead of the controller: the one the
   /// workers are running and the next, already in their queues.
@@ -95,16 +95,17 @@ class Controller {
   /// are dropped (the workers skipped them).
   void settle();
 
-  /// Copies a model's tensors or an optimizer's state from rank 0.
-  void fetch(eval::ModelStore& s);
-  void fetch(eval::OptimState& o);
-  /// One tensor, whole, and an optimizer's layout: a streaming save
-  /// (eval::DeviceHooks::fetch_tensor, fetch_layout).
-  ops::Tensor fetch_tensor(const eval::ModelStore& s, const std::string& path);
+  /// The stores a call changed are newer on the workers (eval::sync):
+  /// copies a model's tensors or an optimizer's state from rank 0.
+  void fetch(eval::ModelStore& s) override;
+  void fetch(eval::OptimState& o) override;
+  /// One tensor, whole, and an optimizer's layout: a streaming save.
+  ops::Tensor fetch_tensor(const eval::ModelStore& s,
+                           const std::string& path) override;
   ops::Tensor fetch_tensor(const eval::OptimState& o,
                            const std::string& path,
-                           const std::string& state);
-  void fetch_layout(const eval::OptimState& o, eval::OptimState& out);
+                           const std::string& state) override;
+  void fetch_layout(const eval::OptimState& o, eval::OptimState& out) override;
 
   uint64_t calls() const { return calls_; }
   uint64_t fetches() const { return fetches_; }

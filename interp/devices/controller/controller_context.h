@@ -6,7 +6,7 @@
 // its result where the statement only drops it or writes it to a sink
 // (Note [Async dispatch] in async_dispatch.cpp). Batches are loaded by the
 // workers, and a model or optimizer a call changed is copied back from them
-// when read here.
+// when read here (the Controller is its stores' eval::NewerCopies).
 
 #include <optional>
 #include <vector>
@@ -25,37 +25,15 @@ class ControllerContext : public Context {
                                   const check::FnInfo& fn,
                                   std::vector<eval::Value>& args,
                                   diag::Span site) override;
-  std::optional<eval::Value> call_spmd(eval::Interpreter& in,
-                                       const check::FnInfo& fn,
-                                       std::vector<eval::Value>& args,
-                                       diag::Span site) override {
-    return c_.call_spmd(fn, args, site);
-  }
   bool dispatch_later(eval::Interpreter& in,
                       const ast::Expr& e,
                       eval::Frame& f) override;
   void settle() override;
   bool loads_on_workers() const override { return true; }
-  void fetch(eval::ModelStore& s) override { c_.fetch(s); }
-  void fetch(eval::OptimState& o) override { c_.fetch(o); }
-  ops::Tensor fetch_tensor(const eval::ModelStore& s,
-                           const std::string& path) override {
-    return c_.fetch_tensor(s, path);
-  }
-  ops::Tensor fetch_tensor(const eval::OptimState& o,
-                           const std::string& path,
-                           const std::string& state) override {
-    return c_.fetch_tensor(o, path, state);
-  }
-  bool fetch_layout(const eval::OptimState& o, eval::OptimState& out) override {
-    c_.fetch_layout(o, out);
-    return true;
-  }
 
  private:
   /// A worker fn called from a controller frame.
-  static bool goes_to_workers(const eval::Interpreter& in,
-                              const check::FnInfo& fn);
+  static bool goes_to_workers(eval::Interpreter& in, const check::FnInfo& fn);
 
   Controller& c_;
   // The call dispatch_later is sending, and what takes its result.

@@ -179,7 +179,7 @@ void ReplDevices::after_failure(const eval::RuntimeError& e) {
 // After Ctrl-C: the stores the workers hold newer stay only where every
 // worker's copy is the same.
 void ReplDevices::keep_agreeing(dist::WorkerPool& p) {
-  eval::DeviceHooks* ctx = &w_->context;
+  const eval::NewerCopies* ctx = &w_->c;
   std::vector<std::pair<eval::ModelStore*, eval::OptimState*>> newer;
   w_->c.each_store_sent(
       [&](eval::ModelStore& s) {
@@ -228,7 +228,7 @@ void ReplDevices::keep_agreeing(dist::WorkerPool& p) {
 // to the next workers.
 void ReplDevices::forget(bool bring_back) {
   if (!w_) return;
-  eval::DeviceHooks* ctx = &w_->context;
+  const eval::NewerCopies* ctx = &w_->c;
   auto one = [&](auto& s) {
     if (s.newer_on == ctx) {
       bool copied = bring_back;

@@ -84,18 +84,18 @@ Tensor combine(ops::Collective kind, const Tensor& send, DeviceContext& d) {
 // The entry's lowering, run generically (Note [An op's rule on several
 // devices] in ops/registry/device_rule.h): this rank's share's payload,
 // the collective, and the entry's finish of the whole batch's value.
-Value lower(BuiltinCall& c, DeviceContext& d) {
+std::optional<Value> lower(BuiltinCall& c, DeviceContext& d) {
   const ops::Lowering* low = c.op.device.lowering;
-  if (!low) return c.in.call_builtin_forward(c);
+  if (!low) return std::nullopt;
   std::unique_ptr<ops::ForwardCtx> ctx = forward_ctx(c);
   // reduce given another function, batch_norm in Eval mode: per example.
   // An absent with= is reduce's default, sum, as the checker counts it.
   if (low->only_with && ctx->has(low->only_param) &&
       ctx->str(low->only_param) != low->only_with)
-    return c.in.call_builtin_forward(c);
+    return std::nullopt;
   if (low->eval_mode_param >= 0 &&
       !(ctx->has(low->eval_mode_param) && ctx->training(low->eval_mode_param)))
-    return c.in.call_builtin_forward(c);
+    return std::nullopt;
   try {
     ops::Share share = low->share(*ctx);
     Tensor all = combine(low->collective, share.send, d);

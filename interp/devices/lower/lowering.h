@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -82,8 +83,10 @@ ops::Tensor all_reduce_sum(const ops::Tensor& x, DeviceContext& d);
 
 /// The global result of a builtin whose table entry has a lowering (sum,
 /// mean, cross_entropy, mse, batch_norm, reduce(with=sum)), from this
-/// rank's share: the entry's share, its collective and its finish.
-Value lower(BuiltinCall& c, DeviceContext& d);
+/// rank's share: the entry's share, its collective and its finish;
+/// nullopt where the call runs per example (reduce given another function,
+/// batch_norm in Eval mode).
+std::optional<Value> lower(BuiltinCall& c, DeviceContext& d);
 
 /// While this rank waits for the others in a collective (tells
 /// DeviceContext::on_wait).

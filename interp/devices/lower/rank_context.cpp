@@ -32,8 +32,10 @@ std::optional<Value> RankContext::call(eval::Interpreter& in,
                                        const check::FnInfo& fn,
                                        std::vector<Value>& args,
                                        diag::Span site) {
+  if (fn.decl->is_spmd && !in.mesh()) return call_spmd(in, fn, args, site);
   // Only a call from the controller's part into the workers' splits, once.
-  if (!d_.active() || !in.enters_workers(fn) || splitting_) return std::nullopt;
+  if (!d_.active() || !eval::enters_workers(in, fn) || splitting_)
+    return std::nullopt;
   if (d_.on_step) d_.on_step(fn.name, in.sources().location(site, "?"));
   sources_ = &in.sources();
   bucket_ = GatheredBucket{};  // the params may have changed since
@@ -294,13 +296,36 @@ bool RankContext::splits_heads() const {
   return d_.active() && d_.whole_batches() && splitting_;
 }
 
-std::optional<Value> RankContext::split_heads(
-    eval::Interpreter& in,
-    const check::HeadsSite& site,
-    std::vector<ops::Tensor*>& operands,
-    const std::function<Value()>& run,
-    diag::Span at) {
-  return eval::run_heads(in, site, operands, run, at, d_);
+void RankContext::bind_call(eval::Interpreter& in,
+                            const check::FnInfo& fn,
+                            eval::Frame& callee,
+                            diag::Span site,
+                            const std::vector<types::Type>* arg_types,
+                            bool remat,
+                            std::vector<eval::ParamShare>& shares) {
+  if (splits_heads())
+    heads_.bind_call(in, fn, callee, site, arg_types, remat, shares);
+}
+
+Value RankContext::run_op(eval::OpSite& s) {
+  using K = eval::OpSite::Kind;
+  if (s.kind == K::Builtin) {
+    // A host effect happens once, also where split H's plan runs the op.
+    std::function<Value()> plain = std::move(s.run);
+    eval::BuiltinCall& c = *s.call;
+    s.run = [this, &c, plain] {
+      if (std::optional<Value> v = host_effect(c)) return *v;
+      return plain();
+    };
+  }
+  if (s.kind == K::ParamRead && !s.model->store->whole.empty())
+    if (std::optional<ops::Tensor> t = gather_param(*s.model, s.path, s.at))
+      return Value::tensor(*t);
+  if (splits_heads())
+    if (std::optional<Value> v = heads_.run_op(s)) return *v;
+  if (s.kind == K::Builtin && s.call->info && s.call->info->allreduce)
+    if (std::optional<Value> v = lower_reduction(*s.call)) return *v;
+  return Context::run_op(s);
 }
 
 }  // namespace ss::devices

@@ -17,6 +17,7 @@
 
 #include "interp/devices/context.h"
 #include "interp/devices/lower/gathered_copies.h"
+#include "interp/devices/lower/heads_sites.h"
 #include "interp/devices/lower/lowering.h"
 #include "interp/devices/lower/param_buckets.h"
 
@@ -31,38 +32,53 @@ class RankContext : public Context {
                                   const check::FnInfo& fn,
                                   std::vector<eval::Value>& args,
                                   diag::Span site) override;
-  /// An spmd fn called from a worker fn: this rank's instance, on its
-  /// block of the whole arguments, and the result joined over the ranks
-  /// (Note [Spmd fns on workers]; rank_spmd.cpp).
-  std::optional<eval::Value> call_spmd(eval::Interpreter& in,
-                                       const check::FnInfo& fn,
-                                       std::vector<eval::Value>& args,
-                                       diag::Span site) override;
+  void bind_call(eval::Interpreter& in,
+                 const check::FnInfo& fn,
+                 eval::Frame& callee,
+                 diag::Span site,
+                 const std::vector<types::Type>* arg_types,
+                 bool remat,
+                 std::vector<eval::ParamShare>& shares) override;
+  /// Every op (Note [Op sites]): a param read of a sharded param gathered
+  /// (shards.cpp), `split H`'s plan (heads_sites.h), a reduction across
+  /// the batch axis lowered (lowering.cpp), a host effect once.
+  eval::Value run_op(eval::OpSite& s) override;
   std::optional<int64_t> batch_share_start() const override;
-  std::optional<eval::Value> lower_reduction(eval::BuiltinCall& c) override;
-  std::optional<eval::Value> host_effect(eval::BuiltinCall& c) override;
   std::optional<std::vector<ops::Tensor>> gradients(
       const ops::Tensor& loss,
       const std::vector<ops::Tensor>& leaves,
       const std::vector<bool>& pieces,
       diag::Span at) override;
-  std::optional<ops::Tensor> gather_param(const eval::ModelRef& m,
-                                          const std::string& path,
-                                          diag::Span at) override;
   double sum_over_pieces(double partial) override;
-  bool splits_heads() const override;
-  std::optional<eval::Value> split_heads(
-      eval::Interpreter& in,
-      const check::HeadsSite& site,
-      std::vector<ops::Tensor*>& operands,
-      const std::function<eval::Value()>& run,
-      diag::Span at) override;
   void tape_released() override {
     bucket_ = GatheredBucket{};  // first: it holds copies no value does
     copies_.present_live();
   }
 
  private:
+  /// An spmd fn called from a worker fn: this rank's instance, on its
+  /// block of the whole arguments, and the result joined over the ranks
+  /// (Note [Spmd fns on workers]; rank_spmd.cpp).
+  std::optional<eval::Value> call_spmd(eval::Interpreter& in,
+                                       const check::FnInfo& fn,
+                                       std::vector<eval::Value>& args,
+                                       diag::Span site);
+  /// A reduction across the batch axis (check::ExprInfo::allreduce): its
+  /// global value; nullopt where it runs as one device does.
+  std::optional<eval::Value> lower_reduction(eval::BuiltinCall& c);
+  /// A builtin with a host effect (files, checkpoints, progress bars):
+  /// what this rank does, or nullopt to run it as one device does.
+  std::optional<eval::Value> host_effect(eval::BuiltinCall& c);
+  /// `shard params`: param [path] of [m] (relative to its prefix), of
+  /// which the store holds this rank's piece (ModelStore::whole),
+  /// gathered whole where the program reads it at [at]; its gradient
+  /// flows back to the piece. nullopt: read it as one device does.
+  std::optional<ops::Tensor> gather_param(const eval::ModelRef& m,
+                                          const std::string& path,
+                                          diag::Span at);
+  /// `split H`: whether values typed with the split dim hold this rank's
+  /// heads (Note [Split heads] in interp/devices/plan/heads_plan.cpp).
+  bool splits_heads() const;
   /// Replaces each batch-axis argument of [fn] by this rank's rows.
   void split_arguments(const check::FnInfo& fn, std::vector<eval::Value>& args);
   /// [v] (of type [t]) with its batch-axis parts joined across the ranks,
@@ -97,6 +113,7 @@ class RankContext : public Context {
   GatheredBucket bucket_;
   bool splitting_ = false;       // inside the entry call that split its args
   eval::GatheredCopies copies_;  // Note [Gathered copies]
+  HeadsSplit heads_{d_};
 };
 
 }  // namespace ss::devices

@@ -91,7 +91,8 @@ class Analysis {
 
   // What [fn]'s body sends, item by item, in source order; under `split H`
   // with the size variables [vars] of one of its calls carrying the split
-  // (Note [Size variables carry the split] in interp/eval/eval_heads.cpp).
+  // (Note [Size variables carry the split] in
+  // interp/devices/lower/heads_sites.cpp).
   std::vector<Item> items(const FnInfo& fn, const HeadsVars& vars = {}) {
     std::vector<Item> out;
     if (!active_ || !fn.decl || fn.decl->is_extern) return out;

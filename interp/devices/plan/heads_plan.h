@@ -52,10 +52,10 @@ HeadsStep plan_heads(const HeadsSite& s, const std::string& dim);
 std::vector<int> result_heads_axes(const types::Type& result,
                                    const std::string& dim);
 
-/// Note [Size variables carry the split] (interp/eval/eval_heads.cpp): the
-/// size variables of a fn's params bound, at one call, to an axis of the
-/// argument's type that has the split dim (`h` -> H, `m` -> (H Dh)), by
-/// variable id.
+/// Note [Size variables carry the split]
+/// (interp/devices/lower/heads_sites.cpp): the size variables of a fn's params
+/// bound, at one call, to an axis of the argument's type that has the split dim
+/// (`h` -> H, `m` -> (H Dh)), by variable id.
 using HeadsVars = std::map<uint32_t, types::Axis>;
 
 /// Records in [out] each size variable of [param] bound to an axis of

@@ -43,7 +43,7 @@ Value Interpreter::call_spmd(const check::FnInfo& fn,
   if (prog_.devices().count() > 1) {
     // cpu[N]: an instance on each worker (Note [Spmd fns on workers]).
     if (hooks_)
-      if (std::optional<Value> r = hooks_->call_spmd(*this, fn, args, site))
+      if (std::optional<Value> r = hooks_->call(*this, fn, args, site))
         return *r;
     fail("ValueError",
          site,
