@@ -17,6 +17,7 @@
 #include <sstream>
 #include <vector>
 
+#include "interp/builtins/models.h"
 #include "interp/check/checker.h"
 #include "interp/eval/interpreter.h"
 #include "ops/api.h"
@@ -228,7 +229,7 @@ int main(int argc, char** argv) {
         ss::eval::Value::object(ss::eval::Value::Kind::Record, batch);
     ss::types::Type mt = ss::types::Type::of(ss::types::Type::Kind::Model);
     mt.model = prog->model("Mlp");
-    ss::eval::Value m = in.init_model(mt, 0, {});
+    ss::eval::Value m = ss::eval::init_model(in, mt, 0, {});
     auto* mref = m.as<ss::eval::ModelRef>();
     Direct d;
     auto w1 = mref->get("w1"), w2 = mref->get("w2");
