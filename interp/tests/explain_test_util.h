@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "dist/comm/inproc_comm.h"
+#include "interp/builtins/models.h"
 #include "interp/check/checker.h"
 #include "interp/devices/lower/lowering.h"
 #include "interp/devices/lower/rank_context.h"
@@ -160,7 +161,7 @@ inline StepPayloads readme_step_payloads(const Checked& c, bool shard) {
             ss::eval::Value::object(ss::eval::Value::Kind::Record, batch);
         ss::types::Type mt = ss::types::Type::of(ss::types::Type::Kind::Model);
         mt.model = c.prog->model("Mlp");
-        ss::eval::Value m = in.init_model(mt, 0, {});
+        ss::eval::Value m = ss::eval::init_model(in, mt, 0, {});
         // As a worker cuts a model that arrives (Note [Sharded params]).
         if (shard)
           ss::eval::shard_store(*m.as<ss::eval::ModelRef>()->store, r, kWorld);
