@@ -8,6 +8,7 @@
 
 #include "dist/comm/gloo_comm.h"
 #include "interp/devices/lower/lowering.h"
+#include "interp/devices/null_buf.h"
 #include "ops/api.h"
 #include "ops/autodiff/tape.h"
 #include "ops/core/op_error.h"
@@ -89,12 +90,6 @@ void WorkerMesh::run(spmd::InstanceRun& r) {
   spmd::run_instance(r, *this);
 }
 
-namespace {
-struct NullBuf : std::streambuf {
-  int overflow(int c) override { return c; }
-};
-}  // namespace
-
 Value WorkerMesh::call_remat(Interpreter& in,
                              const check::FnInfo& fn,
                              std::vector<Value> args,
@@ -104,7 +99,7 @@ Value WorkerMesh::call_remat(Interpreter& in,
   const check::FnInfo* f = &fn;
   std::vector<StackEntry> stack = in.stack();
   auto again = [this, prog, sm, f, site, stack](std::vector<Value> a) {
-    NullBuf none;
+    devices::NullBuf none;
     std::ostream os(prints_ ? prints_ : &none);
     Interpreter it(*prog, *sm, os);
     it.set_mesh(this);

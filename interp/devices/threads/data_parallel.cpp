@@ -1,7 +1,6 @@
 #include "interp/devices/threads/data_parallel.h"
 
 #include <ostream>
-#include <streambuf>
 #include <thread>
 
 #include "dist/comm/gloo_comm.h"
@@ -9,18 +8,10 @@
 #include "dist/rendezvous/job_dir.h"
 #include "interp/devices/lower/lowering.h"
 #include "interp/devices/lower/rank_context.h"
+#include "interp/devices/null_buf.h"
 #include "interp/eval/interpreter.h"
 
 namespace ss::eval {
-
-namespace {
-
-// Output of ranks other than 0: host effects happen once.
-struct NullBuf : std::streambuf {
-  int overflow(int c) override { return c; }
-};
-
-}  // namespace
 
 std::optional<RuntimeError> run_data_parallel(const check::Program& prog,
                                               const diag::SourceMap& sm,
@@ -35,7 +26,7 @@ std::optional<RuntimeError> run_data_parallel(const check::Program& prog,
   if (opts.final_params) opts.final_params->assign(world, {});
   for (int r = 0; r < world; ++r)
     threads.emplace_back([&, r] {
-      NullBuf nb;
+      devices::NullBuf nb;  // ranks other than 0: host effects happen once
       std::ostream null(&nb);
       std::unique_ptr<dist::Communicator> comm;
       try {

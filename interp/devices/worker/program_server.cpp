@@ -14,7 +14,6 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <streambuf>
 
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -31,6 +30,7 @@
 #include "interp/devices/lower/rank_context.h"
 #include "interp/devices/lower/shards.h"
 #include "interp/devices/lower/worker_mesh.h"
+#include "interp/devices/null_buf.h"
 #include "interp/devices/protocol/messages.h"
 #include "interp/devices/protocol/session_text.h"
 #include "interp/devices/protocol/wire.h"
@@ -83,10 +83,6 @@ void report_memory(int rank, const std::string& fn) {
                ops::memory_report().c_str());
   ops::reset_storage_peak();
 }
-
-struct NullBuf : std::streambuf {
-  int overflow(int c) override { return c; }
-};
 
 // Set by SIGINT in a repl's worker (--interruptible): the controller's
 // Ctrl-C, passed on. The running call raises KeyboardInterrupt at its next
