@@ -6,9 +6,11 @@
 #include "ops/api.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "ops/api_detail.h"
+#include "ops/core/broadcast.h"
 
 namespace ss::ops {
 
@@ -66,18 +68,8 @@ std::vector<int> reduce_axes(const char* op,
 }
 
 Shape broadcast_shapes(const char* op, const Shape& a, const Shape& b) {
-  size_t r = std::max(a.size(), b.size());
-  Shape out(r);
-  for (size_t i = 0; i < r; ++i) {
-    int64_t da = i < r - a.size() ? 1 : a[i - (r - a.size())];
-    int64_t db = i < r - b.size() ? 1 : b[i - (r - b.size())];
-    if (da != db && da != 1 && db != 1)
-      shape_error(op,
-                  "shapes " + shape_string(a) + " and " + shape_string(b) +
-                      " do not broadcast");
-    out[i] = da == 1 ? db : da;
-  }
-  return out;
+  if (std::optional<Shape> s = broadcast_sizes(a, b)) return *std::move(s);
+  shape_error(op, broadcast_mismatch(a, b));
 }
 
 Shape kept_shape(const Shape& x, const std::vector<int>& axes) {

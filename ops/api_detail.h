@@ -28,7 +28,8 @@ int axis_of(const char* op, int axis, size_t rank);
 std::vector<int> reduce_axes(const char* op,
                              const std::vector<int>& axes,
                              size_t rank);
-/// numpy broadcasting of two shapes, or an OpError naming [op].
+/// numpy broadcasting of two shapes (ops/core/broadcast.h), or an OpError
+/// naming [op].
 Shape broadcast_shapes(const char* op, const Shape& a, const Shape& b);
 /// [x]'s shape with the reduced [axes] kept as size 1.
 Shape kept_shape(const Shape& x, const std::vector<int>& axes);

@@ -70,7 +70,8 @@ decltype(auto) visit_bytes(DType d, F&& f) {
 
 /// Row-major (contiguous) strides in elements.
 std::vector<int64_t> strides_of(const Shape& shape);
-/// numpy broadcasting of two shapes (fails when they disagree).
+/// numpy broadcasting of two shapes (ops/core/broadcast.h), or fail()'s
+/// error naming [op].
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
 /// Strides that read [in] (right-aligned) as if broadcast to [out]:
 /// 0 on broadcast axes.

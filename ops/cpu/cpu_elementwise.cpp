@@ -10,6 +10,7 @@
 #include <optional>
 #include <type_traits>
 
+#include "ops/core/broadcast.h"
 #include "ops/cpu/cpu_common.h"
 #include "ops/cpu/cpu_features.h"
 #include "ops/cpu/cpu_scalar.h"
@@ -33,18 +34,8 @@ std::vector<int64_t> strides_of(const Shape& shape) {
 }
 
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
-  size_t r = std::max(a.size(), b.size());
-  Shape out(r);
-  for (size_t i = 0; i < r; ++i) {
-    int64_t da = i < r - a.size() ? 1 : a[i - (r - a.size())];
-    int64_t db = i < r - b.size() ? 1 : b[i - (r - b.size())];
-    if (da != db && da != 1 && db != 1)
-      fail(op,
-           "shapes " + shape_string(a) + " and " + shape_string(b) +
-               " do not broadcast");
-    out[i] = da == 1 ? db : da;
-  }
-  return out;
+  if (std::optional<Shape> s = broadcast_sizes(a, b)) return *std::move(s);
+  fail(op, broadcast_mismatch(a, b));
 }
 
 std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out) {
