@@ -26,6 +26,7 @@
 #include "dist/comm/communicator.h"
 #include "dist/control/channel.h"
 #include "dist/control/pool_impl.h"
+#include "dist/rendezvous/job_dir.h"
 
 namespace ss::dist {
 
@@ -45,8 +46,7 @@ namespace {
 // objects (sweep_stale_jobs). The next pool removes every such directory
 // of ours whose controller pid is gone.
 void sweep_stale_stores() {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string base = tmp && *tmp ? tmp : "/tmp";
+  const std::string base = temp_root();
   std::error_code ec;
   for (auto it = std::filesystem::directory_iterator(base, ec);
        !ec && it != std::filesystem::directory_iterator();
@@ -486,17 +486,13 @@ std::unique_ptr<WorkerPool> WorkerPool::start(const LaunchOptions& opts) {
   // The rendezvous directory.
   I.store = opts.store_dir;
   if (I.store.empty()) {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string templ =
-        std::string(tmp && *tmp ? tmp : "/tmp") + "/" + I.job + ".XXXXXX";
-    std::vector<char> t(templ.begin(), templ.end());
-    t.push_back('\0');
-    if (!::mkdtemp(t.data())) {
+    // `<job>.XXXXXX`: the name sweep_stale_stores parses for the pid.
+    try {
+      I.store = create_job_dir(I.job + ".");
+    } catch (const std::exception& e) {
       I.cleanup();
-      throw std::runtime_error("WorkerPool: cannot make a temp dir " + templ +
-                               ": " + std::strerror(errno));
+      throw std::runtime_error(std::string("WorkerPool: ") + e.what());
     }
-    I.store = t.data();
     I.own_store = true;
     registry_set_store(I.reg, I.store);
   }

@@ -47,20 +47,28 @@ std::string JobDir::release() {
   return p;
 }
 
-JobDir make_job_dir(std::string_view prefix) {
+std::string temp_root() {
   std::string base;
   if (const char* t = std::getenv("TMPDIR"); t && *t)
     base = t;
   else
     base = "/tmp";
   while (base.size() > 1 && base.back() == '/') base.pop_back();
-  std::string tmpl = base + "/" + std::string(prefix) + "-XXXXXX";
+  return base;
+}
+
+std::string create_job_dir(std::string_view name) {
+  std::string tmpl = temp_root() + "/" + std::string(name) + "XXXXXX";
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
   if (!mkdtemp(buf.data()))
     throw std::runtime_error("cannot create a job directory " + tmpl + ": " +
                              std::strerror(errno));
-  return JobDir(std::string(buf.data()));
+  return std::string(buf.data());
+}
+
+JobDir make_job_dir(std::string_view prefix) {
+  return JobDir(create_job_dir(std::string(prefix) + "-"));
 }
 
 }  // namespace ss::dist

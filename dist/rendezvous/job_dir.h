@@ -34,6 +34,18 @@ class JobDir {
   pid_t owner_ = 0;
 };
 
+/// Where job directories go: $TMPDIR when set and not empty, else /tmp,
+/// without a trailing '/'. A sweep for a dead job's directory looks here.
+std::string temp_root();
+
+/// Creates `<temp_root()>/<name>XXXXXX` with mkdtemp (mode 0700) and
+/// returns its path; the caller removes it. The one maker of a job's
+/// directory: make_job_dir below and the WorkerPool's rendezvous store
+/// (dist/control/pool.cpp), whose name a later pool's sweep parses.
+/// Throws std::runtime_error (with errno's text) when mkdtemp fails.
+std::string create_job_dir(std::string_view name);
+
+/// create_job_dir(`<prefix>-`), removed when the JobDir is destroyed.
 /// Throws std::runtime_error (with errno's text) when mkdtemp fails.
 JobDir make_job_dir(std::string_view prefix = "ss-job");
 
