@@ -30,6 +30,14 @@ std::optional<Code> code_from_name(const std::string& name) {
   return std::nullopt;
 }
 
+Diagnostic unlocated(std::string kind, std::string message) {
+  Diagnostic d;
+  d.kind = std::move(kind);
+  d.message = std::move(message);
+  d.located = false;
+  return d;
+}
+
 Diagnostic& Diagnostics::error(Code code,
                                Span span,
                                std::string message,

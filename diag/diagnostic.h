@@ -65,6 +65,11 @@ struct Diagnostic {
   }
 };
 
+/// A runtime error's [kind] (`IOError`, `WorkerError`) with no `.ss`
+/// location (a file that cannot be read, workers that failed to start):
+/// printed `error: KIND: message`.
+Diagnostic unlocated(std::string kind, std::string message);
+
 /// Collects every diagnostic of a phase; the front end reports all at once.
 class Diagnostics {
  public:
@@ -90,6 +95,11 @@ class Diagnostics {
 /// error's `.ss` stack.
 std::string render_terminal(const Diagnostic& d, const SourceMap& sm);
 std::string render_terminal(const Diagnostics& ds, const SourceMap& sm);
+/// `path: error: message`: a command's refusal of a whole checked file (no
+/// entry fn to run, devices this build lacks), with no line to show and no
+/// code of errors.def or kind of a runtime error.
+std::string render_file_error(const std::string& path,
+                              const std::string& message);
 /// A JSON array of {code, message, file, line, column, end, notes}, and a
 /// runtime error's kind and stack.
 std::string render_json(const Diagnostics& ds, const SourceMap& sm);

@@ -70,4 +70,9 @@ std::string render_terminal(const Diagnostics& ds, const SourceMap& sm) {
   return out;
 }
 
+std::string render_file_error(const std::string& path,
+                              const std::string& message) {
+  return path + ": error: " + message + "\n";
+}
+
 }  // namespace ss::diag

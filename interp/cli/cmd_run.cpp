@@ -5,6 +5,7 @@
 #include <iostream>
 #include <optional>
 
+#include "diag/diagnostic.h"
 #include "interp/check/checker.h"
 #include "interp/cli/commands.h"
 #include "interp/devices/devices.h"
@@ -111,15 +112,17 @@ int cmd_run(const std::vector<std::string>& args) {
     return kExitStatic;
   }
   if (!prog->fn(entry)) {
-    std::cerr << file << ": error: no `fn " << entry << "()` to run\n";
+    std::cerr << diag::render_file_error(file,
+                                         "no `fn " + entry + "()` to run");
     return kExitUsage;
   }
   if (prog->devices().kind == "cuda") {
     // The GPU backend is a separately built module (ops/no_cuda stubs here).
-    std::cerr << file
-              << ": error: the program asks for cuda devices, but this ss "
-                 "was built without the CUDA backend; run it on the CPU "
-                 "with --devices cpu or --devices 'cpu[0 1 2]'\n";
+    std::cerr << diag::render_file_error(
+        file,
+        "the program asks for cuda devices, but this ss was built without "
+        "the CUDA backend; run it on the CPU with --devices cpu or "
+        "--devices 'cpu[0 1 2]'");
     return kExitRuntime;
   }
   // Several devices: worker processes run it (a mesh's spmd fns too: an

@@ -73,16 +73,6 @@ std::vector<WorkerFinal> worker_finals(dist::WorkerPool& pool) {
   return ranks;
 }
 
-// The workers failing to start, or failing outside any call: no `.ss`
-// location to show.
-diag::Diagnostic unlocated_worker_error(std::string message) {
-  diag::Diagnostic d;
-  d.kind = "WorkerError";
-  d.message = std::move(message);
-  d.located = false;
-  return d;
-}
-
 }  // namespace
 
 std::vector<std::string> worker_run_args(
@@ -177,15 +167,19 @@ DeviceRun run_program_on_devices(const check::Program& prog,
       run.params = context.final_params();
     }
   } catch (const dist::WorkerError& e) {
+    // The workers failed to start, or failed outside any call: no `.ss`
+    // location to show.
     out.flush();
     run.kind = "WorkerError";
-    run.error = diag::render_terminal(unlocated_worker_error(e.what()), sm);
+    run.error =
+        diag::render_terminal(diag::unlocated("WorkerError", e.what()), sm);
     if (!e.stderr_tail.empty()) run.error += e.stderr_tail + "\n";
     run.exit_code = diag::kExitWorker;
   } catch (const std::exception& e) {
     out.flush();
     run.kind = "WorkerError";
-    run.error = diag::render_terminal(unlocated_worker_error(e.what()), sm);
+    run.error =
+        diag::render_terminal(diag::unlocated("WorkerError", e.what()), sm);
     run.exit_code = diag::kExitWorker;
   }
   return run;
