@@ -168,60 +168,6 @@ class Communicator {
   std::vector<CollectiveRecord> log_;
 };
 
-// Free functions (style.md item 10): the same calls, options last.
-inline void all_reduce(Communicator& c,
-                       Tensor& t,
-                       ReduceOp op = ReduceOp::Sum,
-                       const Options& o = {}) {
-  c.all_reduce(t, op, o);
-}
-inline void all_gather(Communicator& c,
-                       const Tensor& in,
-                       Tensor& out,
-                       const Options& o = {}) {
-  c.all_gather(in, out, o);
-}
-inline void all_gather_v(Communicator& c,
-                         const Tensor& in,
-                         Tensor& out,
-                         const std::vector<int64_t>& rows,
-                         const Options& o = {}) {
-  c.all_gather_v(in, out, rows, o);
-}
-inline void reduce_scatter(Communicator& c,
-                           const Tensor& in,
-                           Tensor& out,
-                           ReduceOp op = ReduceOp::Sum,
-                           const Options& o = {}) {
-  c.reduce_scatter(in, out, op, o);
-}
-inline void broadcast(Communicator& c,
-                      Tensor& t,
-                      int root,
-                      const Options& o = {}) {
-  c.broadcast(t, root, o);
-}
-inline void send(Communicator& c,
-                 const Tensor& t,
-                 int dst,
-                 const Options& o = {}) {
-  c.send(t, dst, o);
-}
-inline void recv(Communicator& c, Tensor& t, int src, const Options& o = {}) {
-  c.recv(t, src, o);
-}
-inline void send_recv(Communicator& c,
-                      const Tensor& out,
-                      int dst,
-                      Tensor& in,
-                      int src,
-                      const Options& o = {}) {
-  c.send_recv(out, dst, in, src, o);
-}
-inline void barrier(Communicator& c, const Options& o = {}) {
-  c.barrier(o);
-}
-
 namespace detail {
 // Shared argument checks and helpers (communicator.cpp).
 [[noreturn]] void fail(CollectiveError::Kind k,
