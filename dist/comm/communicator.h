@@ -163,6 +163,29 @@ class Communicator {
  protected:
   void record(CollectiveOp op, int64_t count, types::DType dtype);
 
+  // What every transport checks of a collective's arguments before it moves
+  // a byte, and the payload log's entry: one copy, with one set of
+  // messages, for Gloo, the in-process hub and a transport to come (Note
+  // [One set of collective checks] in collective_checks.cpp). Each begins
+  // with check_usable.
+  void begin_all_reduce(const Tensor& t);
+  /// Also prepares [out] (allocated when undefined).
+  void begin_all_gather(const Tensor& in, Tensor& out);
+  void begin_all_gather_v(const Tensor& in,
+                          Tensor& out,
+                          const std::vector<int64_t>& rows);
+  void begin_reduce_scatter(const Tensor& in, Tensor& out);
+  void begin_broadcast(const Tensor& t, int root);
+  void begin_barrier();
+  /// A send's or a recv's tensor and peer. Its log entry is the
+  /// transport's to make: a recv counts what arrived.
+  void check_point_to_point(const Tensor& t, int peer, CollectiveOp op);
+  /// Throws unless [peer] is a rank of the group.
+  void check_peer(int peer, CollectiveOp op);
+  /// Throws when this communicator failed or was closed: the transport's
+  /// own state says so.
+  virtual void check_usable(CollectiveOp op) = 0;
+
  private:
   mutable std::mutex log_mu_;
   std::vector<CollectiveRecord> log_;

@@ -209,16 +209,6 @@ void GlooComm::check_usable(CollectiveOp op) {
         Kind::Other, op, rank_, -1, "communicator unusable: " + broken_why_);
 }
 
-void GlooComm::check_peer(int peer, CollectiveOp op) {
-  if (peer < 0 || peer >= size_)
-    detail::fail(Kind::Other,
-                 op,
-                 rank_,
-                 -1,
-                 "rank " + std::to_string(peer) + " out of range for " +
-                     std::to_string(size_) + " ranks");
-}
-
 int GlooComm::peer_of_message(const std::string& msg) const {
   static const std::regex re(R"(\]:(\d+))");
   for (auto it = std::sregex_iterator(msg.begin(), msg.end(), re);
@@ -540,9 +530,7 @@ void GlooComm::raw_all_reduce(
 
 void GlooComm::all_reduce(Tensor& t, ReduceOp op, const Options& o) {
   const auto cop = CollectiveOp::AllReduce;
-  check_usable(cop);
-  detail::check_tensor(t, cop, rank_, "tensor");
-  record(cop, t.numel(), t.dtype());
+  begin_all_reduce(t);
   try {
     raw_all_reduce(t.raw(), t.numel(), t.dtype(), op, o);
   } catch (...) {
@@ -552,15 +540,7 @@ void GlooComm::all_reduce(Tensor& t, ReduceOp op, const Options& o) {
 
 void GlooComm::all_gather(const Tensor& in, Tensor& out, const Options& o) {
   const auto cop = CollectiveOp::AllGather;
-  check_usable(cop);
-  detail::check_tensor(in, cop, rank_, "input");
-  const int64_t rows = in.rank() == 0 ? 1 : in.shape()[0];
-  detail::prepare_out(out,
-                      detail::gather_shape(in.shape(), rows * size_),
-                      in.dtype(),
-                      cop,
-                      rank_);
-  record(cop, in.numel(), in.dtype());
+  begin_all_gather(in, out);
   if (in.nbytes() == 0) return;
   try {
     if (size_ == 1) {
@@ -583,21 +563,7 @@ void GlooComm::all_gather_v(const Tensor& in,
                             const std::vector<int64_t>& rows,
                             const Options& o) {
   const auto cop = CollectiveOp::AllGatherV;
-  check_usable(cop);
-  detail::check_tensor(in, cop, rank_, "input");
-  if ((int)rows.size() != size_ || in.rank() == 0 ||
-      in.shape()[0] != rows[rank_])
-    detail::fail(Kind::Other,
-                 cop,
-                 rank_,
-                 -1,
-                 "rows must list every rank's rows along axis 0, and this "
-                 "rank's input must have rows[rank] of them");
-  int64_t total = 0;
-  for (auto r : rows) total += r;
-  detail::prepare_out(
-      out, detail::gather_shape(in.shape(), total), in.dtype(), cop, rank_);
-  record(cop, in.numel(), in.dtype());
+  begin_all_gather_v(in, out, rows);
   const size_t row_bytes =
       detail::row_elems(in) * types::dtype_size(in.dtype());
   if (out.nbytes() == 0) return;
@@ -624,19 +590,7 @@ void GlooComm::reduce_scatter(const Tensor& in,
                               ReduceOp op,
                               const Options& o) {
   const auto cop = CollectiveOp::ReduceScatter;
-  check_usable(cop);
-  detail::check_tensor(in, cop, rank_, "input");
-  if (in.rank() == 0 || in.shape()[0] % size_ != 0)
-    detail::fail(Kind::Other,
-                 cop,
-                 rank_,
-                 -1,
-                 "axis 0 of " + ops::shape_string(in.shape()) +
-                     " is not divisible by " + std::to_string(size_));
-  ops::Shape shape = in.shape();
-  shape[0] /= size_;
-  detail::prepare_out(out, shape, in.dtype(), cop, rank_);
-  record(cop, in.numel(), in.dtype());
+  begin_reduce_scatter(in, out);
   // deps.md §5: Gloo's only reduce-scatter is old-style, and old-style ops
   // slow down later new-style ones on the same context: the sync mesh's
   // (Note [Direct reduce-scatter]), else all-reduce + slice.
@@ -655,10 +609,7 @@ void GlooComm::reduce_scatter(const Tensor& in,
 
 void GlooComm::broadcast(Tensor& t, int root, const Options& o) {
   const auto cop = CollectiveOp::Broadcast;
-  check_usable(cop);
-  detail::check_tensor(t, cop, rank_, "tensor");
-  check_peer(root, cop);
-  record(cop, t.numel(), t.dtype());
+  begin_broadcast(t, root);
   if (t.nbytes() == 0 || size_ == 1) return;
   try {
     gloo::BroadcastOptions g(ctx_);
@@ -674,8 +625,7 @@ void GlooComm::broadcast(Tensor& t, int root, const Options& o) {
 
 void GlooComm::barrier(const Options& o) {
   const auto cop = CollectiveOp::Barrier;
-  check_usable(cop);
-  record(cop, 0, DType::F32);
+  begin_barrier();
   if (size_ == 1) return;
   try {
     gloo::BarrierOptions g(ctx_);
@@ -701,14 +651,12 @@ void GlooComm::send_recv(
   const auto sop = CollectiveOp::Send, rop = CollectiveOp::Recv;
   check_usable(dst >= 0 ? sop : rop);
   if (dst >= 0) {
-    detail::check_tensor(out, sop, rank_, "tensor");
-    check_peer(dst, sop);
+    check_point_to_point(out, dst, sop);
     if (dst == rank_)
       detail::fail(Kind::Other, sop, rank_, dst, "cannot send to itself");
   }
   if (src >= 0) {
-    detail::check_tensor(in, rop, rank_, "tensor");
-    check_peer(src, rop);
+    check_point_to_point(in, src, rop);
     if (src == rank_)
       detail::fail(Kind::Other, rop, rank_, src, "cannot receive from itself");
   }

@@ -93,8 +93,7 @@ class GlooComm final : public Communicator {
   uint64_t direct_all_reduces() const { return direct_calls_; }
 
  private:
-  void check_usable(CollectiveOp op);
-  void check_peer(int peer, CollectiveOp op);
+  void check_usable(CollectiveOp op) override;
   /// Called inside a catch block: turns the active exception into a
   /// CollectiveError, closing the context first.
   [[noreturn]] void translate(CollectiveOp op, int peer);

@@ -6,7 +6,6 @@
 namespace ss::dist {
 
 using Kind = CollectiveError::Kind;
-using types::DType;
 
 InprocHub::InprocHub(int size) : size_(size), gone_(size, false) {
   if (size < 1) throw std::invalid_argument("InprocHub: size must be >= 1");
@@ -47,16 +46,6 @@ void InprocComm::fail_and_close(Kind k,
   close();
   broken_why_ = std::string("an earlier ") + collective_name(op) + " failed";
   detail::fail(k, op, rank_, peer, what);
-}
-
-void InprocComm::check_peer(int peer, CollectiveOp op) {
-  if (peer < 0 || peer >= size())
-    detail::fail(Kind::Other,
-                 op,
-                 rank_,
-                 -1,
-                 "rank " + std::to_string(peer) + " out of range for " +
-                     std::to_string(size()) + " ranks");
 }
 
 std::shared_ptr<InprocHub::Round> InprocComm::exchange(CollectiveOp op,
@@ -135,9 +124,7 @@ std::shared_ptr<InprocHub::Round> InprocComm::exchange(CollectiveOp op,
 
 void InprocComm::all_reduce(Tensor& t, ReduceOp op, const Options& o) {
   const auto cop = CollectiveOp::AllReduce;
-  check_usable(cop);
-  detail::check_tensor(t, cop, rank_, "tensor");
-  record(cop, t.numel(), t.dtype());
+  begin_all_reduce(t);
   InprocHub::Part p;
   p.count = t.numel();
   p.dtype = t.dtype();
@@ -165,12 +152,7 @@ void InprocComm::all_reduce(Tensor& t, ReduceOp op, const Options& o) {
 
 void InprocComm::all_gather(const Tensor& in, Tensor& out, const Options& o) {
   const auto cop = CollectiveOp::AllGather;
-  check_usable(cop);
-  detail::check_tensor(in, cop, rank_, "input");
-  const int64_t rows = in.rank() == 0 ? 1 : in.shape()[0];
-  const auto shape = detail::gather_shape(in.shape(), rows * size());
-  detail::prepare_out(out, shape, in.dtype(), cop, rank_);
-  record(cop, in.numel(), in.dtype());
+  begin_all_gather(in, out);
   InprocHub::Part p;
   p.count = in.numel();
   p.dtype = in.dtype();
@@ -192,21 +174,7 @@ void InprocComm::all_gather_v(const Tensor& in,
                               const std::vector<int64_t>& rows,
                               const Options& o) {
   const auto cop = CollectiveOp::AllGatherV;
-  check_usable(cop);
-  detail::check_tensor(in, cop, rank_, "input");
-  if ((int)rows.size() != size() || in.rank() == 0 ||
-      in.shape()[0] != rows[rank_])
-    detail::fail(Kind::Other,
-                 cop,
-                 rank_,
-                 -1,
-                 "rows must list every rank's rows along axis 0, and this "
-                 "rank's input must have rows[rank] of them");
-  int64_t total = 0;
-  for (auto r : rows) total += r;
-  const auto shape = detail::gather_shape(in.shape(), total);
-  detail::prepare_out(out, shape, in.dtype(), cop, rank_);
-  record(cop, in.numel(), in.dtype());
+  begin_all_gather_v(in, out, rows);
   const int64_t row = detail::row_elems(in);
   InprocHub::Part p;
   p.count = in.numel();
@@ -236,19 +204,7 @@ void InprocComm::reduce_scatter(const Tensor& in,
                                 ReduceOp op,
                                 const Options& o) {
   const auto cop = CollectiveOp::ReduceScatter;
-  check_usable(cop);
-  detail::check_tensor(in, cop, rank_, "input");
-  if (in.rank() == 0 || in.shape()[0] % size() != 0)
-    detail::fail(Kind::Other,
-                 cop,
-                 rank_,
-                 -1,
-                 "axis 0 of " + ops::shape_string(in.shape()) +
-                     " is not divisible by " + std::to_string(size()));
-  ops::Shape shape = in.shape();
-  shape[0] /= size();
-  detail::prepare_out(out, shape, in.dtype(), cop, rank_);
-  record(cop, in.numel(), in.dtype());
+  begin_reduce_scatter(in, out);
   InprocHub::Part p;
   p.count = in.numel();
   p.dtype = in.dtype();
@@ -272,10 +228,7 @@ void InprocComm::reduce_scatter(const Tensor& in,
 
 void InprocComm::broadcast(Tensor& t, int root, const Options& o) {
   const auto cop = CollectiveOp::Broadcast;
-  check_usable(cop);
-  detail::check_tensor(t, cop, rank_, "tensor");
-  check_peer(root, cop);
-  record(cop, t.numel(), t.dtype());
+  begin_broadcast(t, root);
   InprocHub::Part p;
   p.count = t.numel();
   p.dtype = t.dtype();
@@ -292,16 +245,13 @@ void InprocComm::broadcast(Tensor& t, int root, const Options& o) {
 }
 
 void InprocComm::barrier(const Options& o) {
-  const auto cop = CollectiveOp::Barrier;
-  check_usable(cop);
-  record(cop, 0, DType::F32);
-  exchange(cop, o, InprocHub::Part{});
+  begin_barrier();
+  exchange(CollectiveOp::Barrier, o, InprocHub::Part{});
 }
 
 void InprocComm::do_send(const Tensor& t, int dst, const Options& o) {
   const auto cop = CollectiveOp::Send;
-  detail::check_tensor(t, cop, rank_, "tensor");
-  check_peer(dst, cop);
+  check_point_to_point(t, dst, cop);
   record(cop, t.numel(), t.dtype());
   bool gone;
   {
@@ -325,8 +275,7 @@ void InprocComm::do_recv(Tensor& t,
                          const Options& o,
                          std::chrono::steady_clock::time_point deadline) {
   const auto cop = CollectiveOp::Recv;
-  detail::check_tensor(t, cop, rank_, "tensor");
-  check_peer(src, cop);
+  check_point_to_point(t, src, cop);
   std::vector<unsigned char> msg;
   {
     std::unique_lock<std::mutex> lk(hub_->mu_);

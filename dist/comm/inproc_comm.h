@@ -88,12 +88,11 @@ class InprocComm final : public Communicator {
   std::shared_ptr<InprocHub::Round> exchange(CollectiveOp op,
                                              const Options& o,
                                              InprocHub::Part mine);
-  void check_usable(CollectiveOp op);
+  void check_usable(CollectiveOp op) override;
   [[noreturn]] void fail_and_close(CollectiveError::Kind k,
                                    CollectiveOp op,
                                    int peer,
                                    const std::string& what);
-  void check_peer(int peer, CollectiveOp op);
   void do_send(const Tensor& t, int dst, const Options& o);
   void do_recv(Tensor& t,
                int src,
