@@ -65,7 +65,7 @@ fn main():
 
 def jsonl_round_trip(ss):
     """The jsonl sink gives back every value exactly, in its own kind
-    (Note [jsonl numbers round-trip] in interp/builtins/output.cpp): f64
+    (Note [JSON numbers] in interp/builtins/output.cpp): f64
     bit for bit (-0.0, subnormals, the largest double), f32 exactly, ints
     as ints (past 2^53 too), bools as bools."""
     arrays = {
