@@ -256,7 +256,7 @@ class Checker {
   // ---- placement.cpp: several devices (devices.md): each fn's placement,
   // the batch axis through calls, E1801-E1804 and E1901.
   void check_devices();
-  // ---- devices/plan/device_options.cpp: `shard params` and `split H`
+  // ---- plan/device_options.cpp: `shard params` and `split H`
   // (E1902-E1904), once the dims have sizes.
   void check_device_options();
   void check_mesh_devices(const ast::MeshDecl& mesh,

@@ -86,10 +86,10 @@ std::string expected_output(const Expectation& ex, const std::string& got) {
 // as `ss run` runs it (cli.md); what main prints, what it writes to sinks
 // and files, and its final params are compared with the one-device run's.
 // `--engine threads` runs the ranks as threads of this process instead
-// (eval::run_data_parallel, each rank running main itself): one process
-// under the sanitizers sees races on state the ranks share; the processes
-// are what users run, and the only path with the controller's handles,
-// fetches and messages.
+// (devices::threads::run_data_parallel, each rank running main itself): one
+// process under the sanitizers sees races on state the ranks share; the
+// processes are what users run, and the only path with the controller's
+// handles, fetches and messages.
 enum class Engine { Processes, Threads };
 
 // Sinks and checkpoints write relative to the working directory: each run
@@ -137,10 +137,10 @@ void run_threads(const check::Program& prog,
                  std::ostream& out,
                  RunResult& r) {
   std::vector<eval::FinalParams> ranks;
-  eval::ParallelOptions po;
+  devices::threads::ParallelOptions po;
   po.world = static_cast<int>(prog.devices().count());
   po.final_params = &ranks;
-  if (auto e = eval::run_data_parallel(prog, sm, out, po)) {
+  if (auto e = devices::threads::run_data_parallel(prog, sm, out, po)) {
     r.kind = e->kind();
     r.detail = eval::render_runtime_error(*e, sm);
   } else {

@@ -20,7 +20,7 @@
 #include "interp/devices/context.h"
 #include "interp/devices/controller/device_run.h"
 #include "interp/devices/controller/repl_devices.h"
-#include "interp/devices/plan/explain.h"
+#include "interp/check/plan/explain.h"
 #include "interp/devices/protocol/session_text.h"
 #include "interp/devices/threads/data_parallel.h"
 #include "interp/devices/worker/program_server.h"

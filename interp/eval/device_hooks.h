@@ -12,7 +12,7 @@
 //     interp/devices/lower/lowering.cpp), a host effect that happens once
 //     when every rank runs the program, `split H`'s plan for an op whose
 //     operands or result are split by heads (Note [Split heads] in
-//     interp/devices/plan/heads_plan.cpp), `shard params`' gather of a
+//     interp/check/plan/heads_plan.cpp), `shard params`' gather of a
 //     param where it is read;
 //   * a call of a user fn (call): in the controller, a worker fn called
 //     from a controller frame goes to the workers; on a rank, such a call
@@ -34,11 +34,11 @@
 // objects.h), not through these hooks.
 // Every hook's default is what one device does, so a context overrides
 // only what it changes. The contexts: devices::ControllerContext (the
-// controller of `ss run`), devices::RankContext (a worker's, and each rank
-// thread's of the threads engine) and devices::Context (their common part,
-// alone on one device in `ss conformance`). A new device mode is one more
-// implementation behind a context's run_op (docs/architecture.md, "Adding
-// a device mode").
+// controller of `ss run`), devices::lower::RankContext (a worker's, and
+// each rank thread's of the threads engine) and devices::Context (their
+// common part, alone on one device in `ss conformance`). A new device
+// mode is one more implementation behind a context's run_op
+// (docs/architecture.md, "Adding a device mode").
 
 #include <cstdint>
 #include <optional>

@@ -65,7 +65,7 @@ struct ModelStore {
   std::map<std::string, ops::Shape> whole;
   /// `split H`, on a worker: the axis along which [tensors] holds only this
   /// rank's heads of each param split by heads (a block of H / N heads:
-  /// Note [Split heads] in interp/devices/plan/heads_plan.cpp).
+  /// Note [Split heads] in interp/check/plan/heads_plan.cpp).
   std::map<std::string, int> heads;
 };
 
@@ -188,7 +188,7 @@ struct LogsValue : Object {
   /// On a worker: the fields that hold this rank's rows of a batch-axis
   /// value (`logs(j=batch.y)`) and the position of that axis, joined in
   /// order when the call returns to the controller (devices.md item 6;
-  /// devices::RankContext's join).
+  /// devices::lower::RankContext's join).
   std::vector<std::pair<std::string, int>> split_fields;
   const Value* find(const std::string& name) const;
 };

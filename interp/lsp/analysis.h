@@ -11,7 +11,7 @@
 
 #include "diag/diagnostic.h"
 #include "interp/check/checker.h"
-#include "interp/devices/plan/explain.h"
+#include "interp/check/plan/explain.h"
 
 namespace ss::lsp {
 

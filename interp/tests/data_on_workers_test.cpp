@@ -13,6 +13,7 @@
 
 using namespace ss;
 using namespace ss::eval;
+using ss::devices::lower::BatchShares;
 using namespace data_test;
 
 namespace {

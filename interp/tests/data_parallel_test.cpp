@@ -45,11 +45,11 @@ std::string run_on(const std::string& text,
     in.run_main({});
   } else {
     std::vector<ss::eval::FinalParams> ranks;
-    ss::eval::ParallelOptions po;
+    ss::devices::threads::ParallelOptions po;
     po.world = world;
     po.final_params = &ranks;
     po.grad_bucket_bytes = grad_bucket_bytes;
-    auto e = ss::eval::run_data_parallel(*prog, sm, out, po);
+    auto e = ss::devices::threads::run_data_parallel(*prog, sm, out, po);
     if (e) FAIL(ss::eval::render_runtime_error(*e, sm));
     // Every rank applied the same update: the copies are bit-identical.
     for (int r = 1; r < world; ++r)

@@ -45,7 +45,7 @@ int64_t per_bn(const comms::Size& s) {
 
 // `split H` over dim H of [size] heads, for on_ranks' setup.
 auto split_h(int64_t size) {
-  return [size](ss::eval::DeviceContext& d) {
+  return [size](ss::devices::lower::DeviceContext& d) {
     d.split_dim = "H";
     d.split_size = size;
   };
@@ -61,7 +61,8 @@ ss::eval::Value heads_model(const Checked& c,
   ss::types::Type mt = ss::types::Type::of(ss::types::Type::Kind::Model);
   mt.model = c.prog->model(name);
   ss::eval::Value m = ss::eval::init_model(in, mt, 0, {});
-  ss::eval::cut_store_heads(*m.as<ss::eval::ModelRef>()->store, "H", r, world);
+  ss::devices::lower::cut_store_heads(
+      *m.as<ss::eval::ModelRef>()->store, "H", r, world);
   return m;
 }
 
@@ -76,7 +77,7 @@ RankPayloads<3> attention_step(const Checked& c, int b, int n, bool shard) {
       c, split_h(12), [&](int r, ss::eval::Interpreter& in, const auto& clear) {
         ss::eval::Value m = heads_model(c, "Attention", in, r, kWorld);
         auto& store = *m.as<ss::eval::ModelRef>()->store;
-        if (shard) ss::eval::shard_store(store, r, kWorld);
+        if (shard) ss::devices::lower::shard_store(store, r, kWorld);
         auto opt = std::make_shared<ss::eval::OptimState>();
         opt->kind = ss::types::OptimKind::SGD;
         opt->model = m.as<ss::eval::ModelRef>()->store;

@@ -303,13 +303,14 @@ TEST_CASE("explain shard params: reads again, operands let go, callees",
     INFO(fn);
     auto p = on_ranks<kWorld>(
         *c,
-        [](ss::eval::DeviceContext&) {},
+        [](ss::devices::lower::DeviceContext&) {},
         [&](int r, ss::eval::Interpreter& in, const auto& clear) {
           ss::types::Type mt =
               ss::types::Type::of(ss::types::Type::Kind::Model);
           mt.model = c->prog->model("Big");
           ss::eval::Value m = ss::eval::init_model(in, mt, 0, {});
-          ss::eval::shard_store(*m.as<ss::eval::ModelRef>()->store, r, kWorld);
+          ss::devices::lower::shard_store(
+              *m.as<ss::eval::ModelRef>()->store, r, kWorld);
           auto x = ss::eval::Value::tensor(ss::ops::Tensor::from_doubles(
               {kB, 600}, xs, ss::types::DType::F32));
           std::vector<ss::eval::Value> args = {m, x};

@@ -2,7 +2,7 @@
 // DeviceTable of the README example matches the seed's hover word for word,
 // and the payloads a real run hands to its collectives add up to the
 // table's figures.
-#include "interp/devices/plan/explain.h"
+#include "interp/check/plan/explain.h"
 
 #include <catch2/catch.hpp>
 #include <cstdio>

@@ -16,10 +16,10 @@
 #include "dist/comm/inproc_comm.h"
 #include "interp/builtins/models.h"
 #include "interp/check/checker.h"
+#include "interp/check/plan/explain.h"
 #include "interp/devices/lower/lowering.h"
 #include "interp/devices/lower/rank_context.h"
 #include "interp/devices/lower/shards.h"
-#include "interp/devices/plan/explain.h"
 #include "interp/eval/interpreter.h"
 #include "interp/eval/objects.h"
 
@@ -113,13 +113,13 @@ RankPayloads<World> on_ranks(const Checked& c, Setup setup, Body body) {
     threads.emplace_back([&, r] {
       ss::dist::InprocComm comm(hub, r);
       try {
-        ss::eval::DeviceContext d;
+        ss::devices::lower::DeviceContext d;
         d.rank = r;
         d.world = World;
         d.comm = &comm;
         setup(d);
         std::ostringstream printed;
-        ss::devices::RankContext context(d);
+        ss::devices::lower::RankContext context(d);
         ss::eval::Interpreter in(*c.prog, c.sm, printed);
         in.set_device_hooks(&context);
         body(r, in, [&] { comm.clear_log(); });
@@ -148,7 +148,7 @@ inline StepPayloads readme_step_payloads(const Checked& c, bool shard) {
   for (double& v : y) v = double(rng() % 10);
   return on_ranks<kWorld>(
       c,
-      [](ss::eval::DeviceContext&) {},
+      [](ss::devices::lower::DeviceContext&) {},
       [&](int r, ss::eval::Interpreter& in, const auto& clear) {
         auto batch = std::make_shared<ss::eval::RecordValue>();
         batch->info = c.prog->record("Digit");
@@ -164,7 +164,8 @@ inline StepPayloads readme_step_payloads(const Checked& c, bool shard) {
         ss::eval::Value m = ss::eval::init_model(in, mt, 0, {});
         // As a worker cuts a model that arrives (Note [Sharded params]).
         if (shard)
-          ss::eval::shard_store(*m.as<ss::eval::ModelRef>()->store, r, kWorld);
+          ss::devices::lower::shard_store(
+              *m.as<ss::eval::ModelRef>()->store, r, kWorld);
         auto opt = std::make_shared<ss::eval::OptimState>();
         opt->kind = ss::types::OptimKind::AdamW;
         opt->model = m.as<ss::eval::ModelRef>()->store;

@@ -24,19 +24,19 @@ struct RankResult {
 std::vector<RankResult> run_buckets(
     int world,
     size_t n_grads,
-    const std::function<void(int rank, eval::GradAllReduce&)>& body) {
+    const std::function<void(int rank, devices::lower::GradAllReduce&)>& body) {
   auto hub = std::make_shared<dist::InprocHub>(world);
   std::vector<RankResult> out(world);
   std::vector<std::thread> ranks;
   for (int r = 0; r < world; ++r)
     ranks.emplace_back([&, r] {
       dist::InprocComm comm(hub, r);
-      eval::DeviceContext d;
+      devices::lower::DeviceContext d;
       d.rank = r;
       d.world = world;
       d.comm = &comm;
       d.grad_bucket_bytes = 32;  // 8 f32
-      eval::GradAllReduce sum(d, n_grads);
+      devices::lower::GradAllReduce sum(d, n_grads);
       body(r, sum);
       out[r].grads = sum.finish();
       out[r].overlapped = sum.overlapped();
@@ -49,17 +49,19 @@ std::vector<RankResult> run_buckets(
 
 TEST_CASE("gradient buckets: full ones overlap, all are summed", "[dp]") {
   constexpr int kWorld = 3;
-  auto out = run_buckets(kWorld, 4, [](int r, eval::GradAllReduce& sum) {
-    auto t = [&](std::vector<double> v, types::DType dt) {
-      for (double& x : v) x *= r + 1;
-      return ops::Tensor::from_doubles({int64_t(v.size())}, v, dt);
-    };
-    // Handed over in the pass's order: 3, 1, 0, 2.
-    sum.ready(3, t({1, 2, 3, 4, 5, 6, 7, 8, 9}, types::DType::F32));  // full
-    sum.ready(1, t({1, 1}, types::DType::F64));
-    sum.ready(0, t({2, 2, 2, 2, 2, 2, 2, 2}, types::DType::F32));  // full
-    sum.ready(2, t({0.5}, types::DType::F32));
-  });
+  auto out =
+      run_buckets(kWorld, 4, [](int r, devices::lower::GradAllReduce& sum) {
+        auto t = [&](std::vector<double> v, types::DType dt) {
+          for (double& x : v) x *= r + 1;
+          return ops::Tensor::from_doubles({int64_t(v.size())}, v, dt);
+        };
+        // Handed over in the pass's order: 3, 1, 0, 2.
+        sum.ready(3,
+                  t({1, 2, 3, 4, 5, 6, 7, 8, 9}, types::DType::F32));  // full
+        sum.ready(1, t({1, 1}, types::DType::F64));
+        sum.ready(0, t({2, 2, 2, 2, 2, 2, 2, 2}, types::DType::F32));  // full
+        sum.ready(2, t({0.5}, types::DType::F32));
+      });
   for (int r = 0; r < kWorld; ++r) {
     INFO("rank " << r);
     const auto& g = out[r].grads;
@@ -80,7 +82,7 @@ TEST_CASE(
     "gradient buckets: one that fills with the last gradient goes at "
     "finish(), from the calling thread",
     "[dp]") {
-  auto out = run_buckets(2, 3, [](int r, eval::GradAllReduce& sum) {
+  auto out = run_buckets(2, 3, [](int r, devices::lower::GradAllReduce& sum) {
     auto t = [&](double v, int64_t n) {
       return ops::Tensor::full({n}, v * (r + 1), types::DType::F32);
     };

@@ -1,9 +1,9 @@
 // `split H`'s plan of an op from its types (Note [Split heads] in
-// interp/devices/plan/heads_plan.cpp): which axis a type splits, and each
+// interp/check/plan/heads_plan.cpp): which axis a type splits, and each
 // kind of op's step, against the cases devices.md item 9 names (the
 // attention example's lines, an op along H, a sum over H, a whole value
 // with H after another axis).
-#include "interp/devices/plan/heads_plan.h"
+#include "interp/check/plan/heads_plan.h"
 
 #include <catch2/catch.hpp>
 

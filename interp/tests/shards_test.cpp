@@ -28,14 +28,15 @@ Tensor f64(const ss::ops::Shape& shape, std::vector<double> v) {
 // [f](rank, its context) on [world] thread ranks, recording gradients;
 // each rank's collectives' log.
 std::vector<std::vector<ss::dist::CollectiveRecord>> on_ranks(
-    int world, const std::function<void(int, ss::eval::DeviceContext&)>& f) {
+    int world,
+    const std::function<void(int, ss::devices::lower::DeviceContext&)>& f) {
   auto hub = std::make_shared<ss::dist::InprocHub>(world);
   std::vector<std::vector<ss::dist::CollectiveRecord>> logs(world);
   std::vector<std::thread> threads;
   for (int r = 0; r < world; ++r)
     threads.emplace_back([&, r] {
       ss::dist::InprocComm comm(hub, r);
-      ss::eval::DeviceContext d;
+      ss::devices::lower::DeviceContext d;
       d.rank = r;
       d.world = world;
       d.comm = &comm;
@@ -53,14 +54,17 @@ TEST_CASE("shards: N equal pieces of the flattened param, the last padded",
           "[shard]") {
   Tensor w = f64({2, 3}, {1, 2, 3, 4, 5, 6});
   CHECK(ss::ops::shard_piece_numel(6, 4) == 2);
-  CHECK(ss::eval::piece_of(w, 0, 4).to_doubles() == std::vector<double>{1, 2});
-  CHECK(ss::eval::piece_of(w, 2, 4).to_doubles() == std::vector<double>{5, 6});
-  CHECK(ss::eval::piece_of(w, 3, 4).to_doubles() == std::vector<double>{0, 0});
+  CHECK(ss::devices::lower::piece_of(w, 0, 4).to_doubles() ==
+        std::vector<double>{1, 2});
+  CHECK(ss::devices::lower::piece_of(w, 2, 4).to_doubles() ==
+        std::vector<double>{5, 6});
+  CHECK(ss::devices::lower::piece_of(w, 3, 4).to_doubles() ==
+        std::vector<double>{0, 0});
   Tensor v = f64({7}, {1, 2, 3, 4, 5, 6, 7});
   CHECK(ss::ops::shard_piece_numel(7, 3) == 3);
-  CHECK(ss::eval::piece_of(v, 1, 3).to_doubles() ==
+  CHECK(ss::devices::lower::piece_of(v, 1, 3).to_doubles() ==
         std::vector<double>{4, 5, 6});
-  CHECK(ss::eval::piece_of(v, 2, 3).to_doubles() ==
+  CHECK(ss::devices::lower::piece_of(v, 2, 3).to_doubles() ==
         std::vector<double>{7, 0, 0});
 }
 
@@ -71,7 +75,7 @@ TEST_CASE("shards: a store and its optimizer state cut, buffers whole",
   s->tensors["w"] = f64({5}, {1, 2, 3, 4, 5});
   s->tensors["stat"] = f64({2}, {8, 9});
   s->is_buffer = {{"w", false}, {"stat", true}};
-  ss::eval::shard_store(*s, 1, 2);
+  ss::devices::lower::shard_store(*s, 1, 2);
   CHECK(s->tensors["w"].to_doubles() == std::vector<double>{4, 5, 0});
   CHECK(s->tensors["stat"].to_doubles() == std::vector<double>{8, 9});
   CHECK(s->whole.at("w") == ss::ops::Shape{5});
@@ -79,7 +83,7 @@ TEST_CASE("shards: a store and its optimizer state cut, buffers whole",
   ss::eval::OptimState o;
   o.model = s;
   o.state["w"]["exp_avg"] = f64({5}, {10, 20, 30, 40, 50});
-  ss::eval::shard_optim(o, 1, 2);
+  ss::devices::lower::shard_optim(o, 1, 2);
   CHECK(o.state["w"]["exp_avg"].to_doubles() == std::vector<double>{40, 50, 0});
 }
 
@@ -88,15 +92,17 @@ TEST_CASE("shards: the gather is whole on every rank, its VJP a reduce-scatter",
   constexpr int kWorld = 3;
   const Tensor whole = f64({7}, {1, 2, 3, 4, 5, 6, 7});
   std::vector<std::vector<double>> gathered(kWorld), grad(kWorld);
-  auto logs = on_ranks(kWorld, [&](int r, ss::eval::DeviceContext& d) {
-    Tensor piece = ss::ops::requires_grad(ss::eval::piece_of(whole, r, kWorld));
-    Tensor w = ss::eval::gather_param(piece, {7}, d);
-    gathered[r] = w.to_doubles();
-    // Rank r's loss is (r + 1) * sum(w): its cotangent of w is r + 1
-    // everywhere, and differs between the ranks (not replicated).
-    Tensor loss = ss::ops::sum(ss::ops::mul(w, f64({}, {double(r + 1)})));
-    grad[r] = ss::ops::backward(loss, {piece})[0].to_doubles();
-  });
+  auto logs =
+      on_ranks(kWorld, [&](int r, ss::devices::lower::DeviceContext& d) {
+        Tensor piece = ss::ops::requires_grad(
+            ss::devices::lower::piece_of(whole, r, kWorld));
+        Tensor w = ss::devices::lower::gather_param(piece, {7}, d);
+        gathered[r] = w.to_doubles();
+        // Rank r's loss is (r + 1) * sum(w): its cotangent of w is r + 1
+        // everywhere, and differs between the ranks (not replicated).
+        Tensor loss = ss::ops::sum(ss::ops::mul(w, f64({}, {double(r + 1)})));
+        grad[r] = ss::ops::backward(loss, {piece})[0].to_doubles();
+      });
   for (int r = 0; r < kWorld; ++r) {
     CHECK(gathered[r] == whole.to_doubles());
     REQUIRE(logs[r].size() == 2);
@@ -124,16 +130,18 @@ TEST_CASE(
       again(kWorld);
   std::vector<int> a_gone_at_b(kWorld), gone_after(kWorld);
   std::vector<std::vector<ss::dist::CollectiveRecord>> logs(kWorld);
-  on_ranks(kWorld, [&](int r, ss::eval::DeviceContext& d) {
-    ss::eval::GatheredCopies copies;
-    Tensor pa = ss::ops::requires_grad(ss::eval::piece_of(a, r, kWorld));
-    Tensor pb = ss::ops::requires_grad(ss::eval::piece_of(b, r, kWorld));
+  on_ranks(kWorld, [&](int r, ss::devices::lower::DeviceContext& d) {
+    ss::devices::lower::GatheredCopies copies;
+    Tensor pa =
+        ss::ops::requires_grad(ss::devices::lower::piece_of(a, r, kWorld));
+    Tensor pb =
+        ss::ops::requires_grad(ss::devices::lower::piece_of(b, r, kWorld));
     Tensor u = ss::ops::requires_grad(Tensor::full({7}, r + 1, DType::F64));
-    Tensor wa = ss::eval::gather_param(pa, {7}, d, &copies);
+    Tensor wa = ss::devices::lower::gather_param(pa, {7}, d, &copies);
     Tensor p = ss::ops::mul(wa, u);
     copies.let_go_all();  // the next read begins (RankContext)
     a_gone_at_b[r] = wa.storage()->let_go_of();
-    Tensor wb = ss::eval::gather_param(pb, {7}, d, &copies);
+    Tensor wb = ss::devices::lower::gather_param(pb, {7}, d, &copies);
     Tensor loss = ss::ops::sum(ss::ops::mul(p, wb));
     auto g = ss::ops::backward(loss, {pa, pb, u});
     gone_after[r] = wa.storage()->let_go_of() + wb.storage()->let_go_of();

@@ -174,11 +174,11 @@ TEST_CASE("worker mesh: every collective and its VJP equal ref's on 2x2",
   std::vector<std::string> errs = run_ranks(kWorld, [&](int r) {
     ss::dist::GlooComm world(
         r, kWorld, dir.path(), "world", std::chrono::milliseconds(20000));
-    ss::eval::DeviceContext d;
+    ss::devices::lower::DeviceContext d;
     d.rank = r;
     d.world = kWorld;
     d.comm = &world;
-    ss::eval::WorkerMesh mesh(
+    ss::devices::lower::WorkerMesh mesh(
         ss::eval::spmd::MeshShape({{"x", 2}, {"y", 2}}), d, dir.path());
     EXPECT(mesh.axis_index("x") == r / 2 && mesh.axis_index("y") == r % 2);
     EXPECT(mesh.axis_size("y") == 2);

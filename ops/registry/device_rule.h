@@ -169,7 +169,7 @@ struct DeviceRule {
   enum class Kind : uint8_t { PerExample, Lowered, Refused, Host };
   Kind kind = Kind::PerExample;
   /// `split H`: how the op treats operands split by heads (Note [Split
-  /// heads] in interp/devices/plan/heads_plan.cpp). PerHead: each device
+  /// heads] in interp/check/plan/heads_plan.cpp). PerHead: each device
   /// runs it on its heads unless its over= names H; Sums: the same, and
   /// where it sums H away (a contraction, sum) each device's partial sum
   /// is all-reduced; Gathers: the split operands are gathered and the op

@@ -10,7 +10,10 @@
 #include "ops/api.h"
 #include "ops/core/batch_split.h"
 
-namespace ss::eval {
+namespace ss::devices::lower {
+
+// The evaluator's values and objects, which the ranks' code works on.
+using namespace ss::eval;
 
 namespace {
 
@@ -140,4 +143,4 @@ std::optional<ShareFailure> BatchShares::resolve(std::vector<Value>& args,
   return failure;
 }
 
-}  // namespace ss::eval
+}  // namespace ss::devices::lower

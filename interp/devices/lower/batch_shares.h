@@ -1,6 +1,6 @@
 #pragma once
 // A worker's own rows of the controller's batches (devices.md 8). The
-// controller sends each batch as a reference (LazyBatch, interp/eval/
+// controller sends each batch as a reference (eval::LazyBatch, interp/eval/
 // wire_data.cpp); the worker builds the walk's order from the seed, loads
 // only its share of each batch (padded over the whole batch first, so the
 // ranks' shares line up), and loads the next shares ahead on the walk's
@@ -18,10 +18,13 @@
 #include "interp/eval/value.h"
 
 namespace ss::eval {
-
-struct DeviceContext;
 struct LazyBatch;
 struct RecordValue;
+}  // namespace ss::eval
+
+namespace ss::devices::lower {
+
+struct DeviceContext;
 
 /// Why a call's batches could not be loaded: [here] when this rank found
 /// the bad item ([kind] ShapeError/DomainError/IOError and [message] as one
@@ -43,19 +46,19 @@ class BatchShares {
   /// one comes from a streamed dataset, the ranks then agree over [d]'s
   /// communicator (waiting as its other collectives do); the failure every
   /// rank reports, if any (no step may start).
-  std::optional<ShareFailure> resolve(std::vector<Value>& args,
+  std::optional<ShareFailure> resolve(std::vector<eval::Value>& args,
                                       DeviceContext& d);
 
   /// This rank's rows of [b]'s batch (a DataError for a bad item).
-  std::shared_ptr<RecordValue> share(const LazyBatch& b);
+  std::shared_ptr<eval::RecordValue> share(const eval::LazyBatch& b);
 
  private:
   struct Walk;
-  Walk& walk(const LazyBatch& b);
+  Walk& walk(const eval::LazyBatch& b);
 
   int rank_, world_;
   uint64_t uses_ = 0;
   std::map<uint64_t, std::unique_ptr<Walk>> walks_;
 };
 
-}  // namespace ss::eval
+}  // namespace ss::devices::lower

@@ -1,6 +1,6 @@
 #include "interp/devices/lower/comm_thread.h"
 
-namespace ss::eval {
+namespace ss::devices::lower {
 
 CommThread::CommThread() : thread_([this] { serve(); }) {}
 
@@ -43,4 +43,4 @@ void CommThread::serve() {
   }
 }
 
-}  // namespace ss::eval
+}  // namespace ss::devices::lower

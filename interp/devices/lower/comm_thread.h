@@ -19,7 +19,7 @@
 #include <mutex>
 #include <thread>
 
-namespace ss::eval {
+namespace ss::devices::lower {
 
 class CommThread {
  public:
@@ -46,4 +46,4 @@ class CommThread {
   std::thread thread_;
 };
 
-}  // namespace ss::eval
+}  // namespace ss::devices::lower

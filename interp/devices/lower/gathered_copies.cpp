@@ -29,7 +29,7 @@
 
 #include <algorithm>
 
-namespace ss::eval {
+namespace ss::devices::lower {
 
 void GatheredCopies::add(const ops::Tensor& copy,
                          std::function<void(void*)> remake) {
@@ -52,4 +52,4 @@ void GatheredCopies::present_live() {
     if (auto s = w.lock()) s->present();
 }
 
-}  // namespace ss::eval
+}  // namespace ss::devices::lower

@@ -10,7 +10,7 @@
 
 #include "ops/core/tensor.h"
 
-namespace ss::eval {
+namespace ss::devices::lower {
 
 class GatheredCopies {
  public:
@@ -30,4 +30,4 @@ class GatheredCopies {
   std::vector<std::weak_ptr<ops::Storage>> copies_;
 };
 
-}  // namespace ss::eval
+}  // namespace ss::devices::lower

@@ -8,7 +8,10 @@
 #include "interp/devices/lower/lowering.h"
 #include "ops/api.h"
 
-namespace ss::eval {
+namespace ss::devices::lower {
+
+// The evaluator's values and objects, which the ranks' code works on.
+using namespace ss::eval;
 
 namespace {
 
@@ -160,4 +163,4 @@ std::vector<ops::Tensor> GradAllReduce::finish() {
   return grads;
 }
 
-}  // namespace ss::eval
+}  // namespace ss::devices::lower

@@ -25,7 +25,7 @@
 
 #include "ops/core/tensor.h"
 
-namespace ss::eval {
+namespace ss::devices::lower {
 
 struct DeviceContext;
 
@@ -63,4 +63,4 @@ class GradAllReduce {
   size_t n_ready_ = 0;
 };
 
-}  // namespace ss::eval
+}  // namespace ss::devices::lower

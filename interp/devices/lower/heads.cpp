@@ -1,5 +1,5 @@
 // The ranks' side of `split H`: Note [Split heads] in
-// interp/devices/plan/heads_plan.cpp says what each op does; here are the
+// interp/check/plan/heads_plan.cpp says what each op does; here are the
 // collectives that do it, each with the VJP that runs the plan backwards.
 #include "interp/devices/lower/heads.h"
 
@@ -10,7 +10,10 @@
 #include "ops/api.h"
 #include "ops/autodiff/tape.h"
 
-namespace ss::eval {
+namespace ss::devices::lower {
+
+// The evaluator's values and objects, which the ranks' code works on.
+using namespace ss::eval;
 
 using ops::Tensor;
 using VK = Value::Kind;
@@ -288,4 +291,4 @@ std::shared_ptr<const OptimState> gathered_optim(const OptimState& o,
   return w.get() == out.get() ? out : w;
 }
 
-}  // namespace ss::eval
+}  // namespace ss::devices::lower

@@ -1,7 +1,7 @@
 #pragma once
 // `split H` on the ranks (devices.md item 9; Megatron-style tensor
 // parallelism over heads): the cut, gather and partial sum of the plan
-// (Note [Split heads] in interp/devices/plan/heads_plan.cpp), and the
+// (Note [Split heads] in interp/check/plan/heads_plan.cpp), and the
 // stores whose params split by heads hold only this rank's heads.
 
 #include <functional>
@@ -10,14 +10,17 @@
 #include <string>
 #include <vector>
 
-#include "interp/devices/plan/heads_plan.h"
+#include "interp/check/plan/heads_plan.h"
 #include "interp/eval/objects.h"
 #include "interp/eval/value.h"
 #include "ops/core/tensor.h"
 
 namespace ss::eval {
-
 class Interpreter;
+}  // namespace ss::eval
+
+namespace ss::devices::lower {
+
 struct DeviceContext;
 
 /// This rank's block of heads of [whole] along [axis] (its r-th of N equal
@@ -39,49 +42,53 @@ ops::Tensor sum_heads(const ops::Tensor& partial, DeviceContext& d);
 
 /// Runs the op [run] by its plan (check::plan_heads) on this rank; nullopt
 /// when nothing in it is split.
-std::optional<Value> run_heads(Interpreter& in,
-                               const check::HeadsSite& site,
-                               std::vector<ops::Tensor*>& operands,
-                               const std::function<Value()>& run,
-                               diag::Span at,
-                               DeviceContext& d);
+std::optional<eval::Value> run_heads(eval::Interpreter& in,
+                                     const check::HeadsSite& site,
+                                     std::vector<ops::Tensor*>& operands,
+                                     const std::function<eval::Value()>& run,
+                                     diag::Span at,
+                                     DeviceContext& d);
 
 /// [v] (of type [t], from the controller) cut to this rank's heads where
 /// [t] is split; tuples item by item.
-Value cut_value(const Value& v, const types::Type& t, DeviceContext& d);
+eval::Value cut_value(const eval::Value& v,
+                      const types::Type& t,
+                      DeviceContext& d);
 /// [v] (of type [t]) with every split value gathered whole: what the
 /// controller gets back.
-Value gather_value(const Value& v, const types::Type& t, DeviceContext& d);
+eval::Value gather_value(const eval::Value& v,
+                         const types::Type& t,
+                         DeviceContext& d);
 
 /// Cuts every param of [s] whose declared type is split by heads to this
 /// rank's heads, recording its axis in s.heads: a store that came whole
 /// from the controller. Before shard_store, which leaves them be.
-void cut_store_heads(ModelStore& s,
+void cut_store_heads(eval::ModelStore& s,
                      const std::string& dim,
                      int rank,
                      int world);
 /// Cuts the state of [o] (AdamW's exp_avg and exp_avg_sq, SGD's momentum)
 /// as its model's params are cut.
-void cut_optim_heads(OptimState& o, int rank, int world);
+void cut_optim_heads(eval::OptimState& o, int rank, int world);
 
 /// A copy of [s] with every param split by heads, and every sharded one,
 /// gathered whole (every rank calls it, in the same order): what the
 /// controller reads, save writes and `ss conformance` compares.
-std::shared_ptr<const ModelStore> gathered_store(const ModelStore& s,
-                                                 DeviceContext& d);
+std::shared_ptr<const eval::ModelStore> gathered_store(
+    const eval::ModelStore& s, DeviceContext& d);
 /// The same for an optimizer's state.
-std::shared_ptr<const OptimState> gathered_optim(const OptimState& o,
-                                                 DeviceContext& d);
+std::shared_ptr<const eval::OptimState> gathered_optim(
+    const eval::OptimState& o, DeviceContext& d);
 /// Field [path] of [s] alone, gathered whole as gathered_store gathers it
 /// (a streaming save fetches one at a time).
-ops::Tensor gathered_tensor(const ModelStore& s,
+ops::Tensor gathered_tensor(const eval::ModelStore& s,
                             const std::string& path,
                             DeviceContext& d);
 /// State [state] of [o]'s param [path], gathered whole; undefined when it
 /// holds none.
-ops::Tensor gathered_state(const OptimState& o,
+ops::Tensor gathered_state(const eval::OptimState& o,
                            const std::string& path,
                            const std::string& state,
                            DeviceContext& d);
 
-}  // namespace ss::eval
+}  // namespace ss::devices::lower

@@ -11,7 +11,10 @@
 #include "interp/eval/runtime_lib.h"
 #include "ops/registry/registry.h"
 
-namespace ss::devices {
+namespace ss::devices::lower {
+
+// The evaluator's values and objects, which the ranks' code works on.
+using namespace ss::eval;
 
 using eval::OpSite;
 using eval::Value;
@@ -91,7 +94,7 @@ std::optional<Value> HeadsSplit::planned(eval::Interpreter& in,
     for (types::Type& t : site.operands) t = in_frame(in, t, false);
     site.result = in_frame(in, site.result, false);
   }
-  return eval::run_heads(in, site, operands, run, at, d_);
+  return run_heads(in, site, operands, run, at, d_);
 }
 
 std::optional<Value> HeadsSplit::run_op(OpSite& s) {
@@ -224,4 +227,4 @@ std::optional<Value> HeadsSplit::read_param(OpSite& s) {
   return planned(s.in, std::move(site), {}, s.run, s.at);
 }
 
-}  // namespace ss::devices
+}  // namespace ss::devices::lower

@@ -3,7 +3,7 @@
 // wholly as an implementation of the op-site hook (Note [Op sites] in
 // interp/eval/op_site.h; docs/architecture.md takes it as the example).
 // Each op site whose operands or result have the split dim goes through
-// the plan (Note [Split heads] in interp/devices/plan/heads_plan.cpp) with
+// the plan (Note [Split heads] in interp/check/plan/heads_plan.cpp) with
 // its operands and its plain way to run; the calls of a worker fn bind the
 // size variables that carry the split (Note [Size variables carry the
 // split] in heads_sites.cpp). RankContext holds one and asks it while a
@@ -14,27 +14,30 @@
 #include <string>
 #include <vector>
 
-#include "interp/devices/plan/heads_plan.h"
+#include "interp/check/plan/heads_plan.h"
 #include "interp/eval/device_hooks.h"
 #include "interp/eval/op_site.h"
 #include "interp/eval/value.h"
 
 namespace ss::eval {
-struct DeviceContext;
 struct Frame;
 struct ModelRef;
 }  // namespace ss::eval
 
-namespace ss::devices {
+namespace ss::devices::lower {
+struct DeviceContext;
+}  // namespace ss::devices::lower
+
+namespace ss::devices::lower {
 
 class HeadsSplit {
  public:
   /// [d]: the rank, the world and its communicator; not owned.
-  explicit HeadsSplit(eval::DeviceContext& d) : d_(d) {}
+  explicit HeadsSplit(DeviceContext& d) : d_(d) {}
 
   /// The op at [s] by its plan; nullopt when nothing in it is split.
   std::optional<eval::Value> run_op(eval::OpSite& s);
-  /// DeviceHooks::bind_call with `split H`: records in [callee] the size
+  /// eval::DeviceHooks::bind_call with `split H`: records in [callee] the size
   /// variables of each parameter bound to an axis that has the split dim,
   /// and each parameter's heads axis in [shares]; a remat call whose
   /// arguments would carry the split is refused (ValueError).
@@ -71,10 +74,10 @@ class HeadsSplit {
                        const types::Type& t,
                        bool pin) const;
 
-  eval::DeviceContext& d_;
+  DeviceContext& d_;
   /// In a tensor op given a model (linear(m.l1, x)): it runs whole, on
   /// its params gathered (builtin, gather_param).
   bool whole_params_ = false;
 };
 
-}  // namespace ss::devices
+}  // namespace ss::devices::lower

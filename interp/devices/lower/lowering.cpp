@@ -25,7 +25,10 @@
 #include "ops/core/op_error.h"
 #include "ops/registry/op_def.h"
 
-namespace ss::eval {
+namespace ss::devices::lower {
+
+// The evaluator's values and objects, which the ranks' code works on.
+using namespace ss::eval;
 
 using ops::Tensor;
 
@@ -134,4 +137,4 @@ Tensor my_rows(const Tensor& whole, DeviceContext& d) {
   return ops::slice(whole, 0, start, end);
 }
 
-}  // namespace ss::eval
+}  // namespace ss::devices::lower

@@ -22,8 +22,11 @@ class Communicator;
 }
 
 namespace ss::eval {
-
 struct BuiltinCall;
+}  // namespace ss::eval
+
+namespace ss::devices::lower {
+
 class CommThread;
 class PieceScatter;
 class WorkerMesh;
@@ -60,7 +63,7 @@ struct DeviceContext {
   /// [Param buckets] in param_buckets.cpp); null: each VJP sends its own.
   PieceScatter* scatter = nullptr;
 
-  /// `split H` (Note [Split heads] in interp/devices/plan/heads_plan.cpp):
+  /// `split H` (Note [Split heads] in interp/check/plan/heads_plan.cpp):
   /// the dim split by heads and its whole size; "" without it. Then every
   /// rank has the whole batch: nothing is split, lowered or summed for it.
   std::string split_dim;
@@ -86,7 +89,7 @@ ops::Tensor all_reduce_sum(const ops::Tensor& x, DeviceContext& d);
 /// rank's share: the entry's share, its collective and its finish;
 /// nullopt where the call runs per example (reduce given another function,
 /// batch_norm in Eval mode).
-std::optional<Value> lower(BuiltinCall& c, DeviceContext& d);
+std::optional<eval::Value> lower(eval::BuiltinCall& c, DeviceContext& d);
 
 /// While this rank waits for the others in a collective (tells
 /// DeviceContext::on_wait).
@@ -111,4 +114,4 @@ ops::Tensor join_along(const ops::Tensor& local, int axis, DeviceContext& d);
 /// This rank's rows of a whole batch-axis value (axis 0).
 ops::Tensor my_rows(const ops::Tensor& whole, DeviceContext& d);
 
-}  // namespace ss::eval
+}  // namespace ss::devices::lower

@@ -32,7 +32,10 @@
 #include "ops/api.h"
 #include "ops/core/batch_split.h"
 
-namespace ss::eval {
+namespace ss::devices::lower {
+
+// The evaluator's values and objects, which the ranks' code works on.
+using namespace ss::eval;
 
 using ops::Tensor;
 
@@ -229,4 +232,4 @@ std::map<size_t, Tensor> PieceScatter::finish() {
   return out;
 }
 
-}  // namespace ss::eval
+}  // namespace ss::devices::lower

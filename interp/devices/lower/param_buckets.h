@@ -14,14 +14,15 @@
 #include "interp/eval/objects.h"
 #include "ops/core/tensor.h"
 
-namespace ss::eval {
+namespace ss::devices::lower {
 
 struct DeviceContext;
 
 /// The store keys of the bucket that sharded param [key] of [s] belongs
 /// to: its model's own sharded params of that bucket (ops::shard_buckets),
 /// in declaration order.
-std::vector<std::string> bucket_of(const ModelStore& s, const std::string& key);
+std::vector<std::string> bucket_of(const eval::ModelStore& s,
+                                   const std::string& key);
 
 /// A bucket as the backward pass meets it: each member's piece (by its
 /// storage: the leaf value_and_grad made of it) and its piece's length.
@@ -84,4 +85,4 @@ class PieceScatter {
   std::map<const ops::Storage*, std::pair<Bucket*, size_t>> member_of_;
 };
 
-}  // namespace ss::eval
+}  // namespace ss::devices::lower

@@ -12,7 +12,10 @@
 #include "interp/eval/runtime_lib.h"
 #include "ops/api.h"
 
-namespace ss::devices {
+namespace ss::devices::lower {
+
+// The evaluator's values and objects, which the ranks' code works on.
+using namespace ss::eval;
 
 using eval::Value;
 using VK = Value::Kind;
@@ -42,7 +45,7 @@ std::optional<Value> RankContext::call(eval::Interpreter& in,
   if (d_.whole_batches()) {
     // `split H`: the batch whole, a value typed with H cut to our heads.
     for (size_t i = 0; i < args.size() && i < fn.params.size(); ++i)
-      args[i] = eval::cut_value(args[i], fn.params[i].type, d_);
+      args[i] = cut_value(args[i], fn.params[i].type, d_);
   } else {
     split_arguments(fn, args);
   }
@@ -91,9 +94,9 @@ Value RankContext::join_result(const check::FnInfo& fn,
                                const types::Type& t,
                                const std::set<const eval::ModelStore*>& sent) {
   if (v.kind == VK::Tensor && d_.whole_batches())
-    return eval::gather_value(v, t, d_);  // `split H`: our heads joined
+    return gather_value(v, t, d_);  // `split H`: our heads joined
   if (v.kind == VK::Tensor && batch_leading(t, fn))
-    return Value::tensor(eval::join_rows(v.t, d_));
+    return Value::tensor(join_rows(v.t, d_));
   if ((v.kind == VK::Model || v.kind == VK::Grads) &&
       (!v.as<eval::ModelRef>()->store->whole.empty() ||
        !v.as<eval::ModelRef>()->store->heads.empty()) &&
@@ -101,8 +104,8 @@ Value RankContext::join_result(const check::FnInfo& fn,
     // Made in the call (gradients, a copy): the controller gets it whole,
     // as one device's, never this rank's pieces or heads.
     auto ref = std::make_shared<eval::ModelRef>(*v.as<eval::ModelRef>());
-    ref->store = std::make_shared<eval::ModelStore>(
-        *eval::gathered_store(*ref->store, d_));
+    ref->store =
+        std::make_shared<eval::ModelStore>(*gathered_store(*ref->store, d_));
     return Value::object(v.kind, ref);
   }
   if (v.kind == VK::Logs && !d_.whole_batches() &&
@@ -112,7 +115,7 @@ Value RankContext::join_result(const check::FnInfo& fn,
     for (const auto& [name, axis] : joined->split_fields)
       for (auto& [n, x] : joined->fields)
         if (n == name && x.kind == VK::Tensor && axis < int(x.t.rank()))
-          x = Value::tensor(eval::join_along(x.t, axis, d_));
+          x = Value::tensor(join_along(x.t, axis, d_));
     joined->split_fields.clear();
     return Value::object(VK::Logs, joined);
   }
@@ -134,7 +137,7 @@ std::optional<Value> RankContext::lower_reduction(eval::BuiltinCall& c) {
   // `split H`: the batch is whole here, so is the reduction.
   if (!d_.active() || d_.whole_batches()) return std::nullopt;
   d_.at = c.span;
-  return eval::lower(c, d_);
+  return lower(c, d_);
 }
 
 std::optional<Value> RankContext::host_effect(eval::BuiltinCall& c) {
@@ -150,7 +153,7 @@ std::optional<Value> RankContext::host_effect(eval::BuiltinCall& c) {
     // the controller alone runs it.)
     Value v = Value::unit();
     if (d_.host()) v = eval::find_runtime(c.op.name)(c);
-    eval::Waiting w(d_);
+    Waiting w(d_);
     d_.comm->barrier(dist::Options{});
     return v;
   }
@@ -180,13 +183,13 @@ std::optional<std::vector<ops::Tensor>> RankContext::gradients(
   for (size_t i = 0; i < leaves.size(); ++i)
     if (i >= pieces.size() || !pieces[i]) summed_index[i] = n_summed++;
   std::vector<ops::Tensor> out(leaves.size());
-  eval::GradAllReduce sum(d_, n_summed);
+  GradAllReduce sum(d_, n_summed);
   // A piece's gradient is its bucket's reduce-scatter's (Note [Param
   // buckets]): the gathers' VJPs hand their cotangents to [scatter].
-  eval::PieceScatter scatter(d_, 1.0 / d_.world);
+  PieceScatter scatter(d_, 1.0 / d_.world);
   struct Sink {
-    eval::DeviceContext& d;
-    eval::PieceScatter* saved;
+    DeviceContext& d;
+    PieceScatter* saved;
     ~Sink() { d.scatter = saved; }
   } sink{d_, d_.scatter};
   d_.scatter = &scatter;
@@ -229,8 +232,8 @@ std::optional<ops::Tensor> RankContext::gather_param(const eval::ModelRef& m,
     bucket_.store = m.store.get();
     bucket_.file = at.file;
     bucket_.line = line;
-    bucket_.keys = eval::bucket_of(*m.store, key);
-    auto members = std::make_shared<eval::BucketMembers>();
+    bucket_.keys = bucket_of(*m.store, key);
+    auto members = std::make_shared<BucketMembers>();
     std::vector<ops::Shape> wholes;
     for (const std::string& k : bucket_.keys) {
       const ops::Tensor& p = m.store->tensors.at(k);
@@ -243,13 +246,13 @@ std::optional<ops::Tensor> RankContext::gather_param(const eval::ModelRef& m,
     bucket_.members = std::move(members);
     // A bucket of one is gathered as before: straight into the param.
     if (bucket_.keys.size() > 1)
-      bucket_.wholes = eval::gather_bucket(bucket_.pieces, wholes, d_);
+      bucket_.wholes = gather_bucket(bucket_.pieces, wholes, d_);
     else
       bucket_.wholes.resize(1);
   }
   size_t j = 0;
   while (bucket_.keys[j] != key) ++j;
-  ops::Tensor t = eval::gather_param(
+  ops::Tensor t = lower::gather_param(
       piece, whole->second, d_, &copies_, bucket_.wholes[j], bucket_.members);
   // The next read of it on this line takes this copy (a bucket of one
   // included: `x @ m.w + m.w`'s second read sends nothing).
@@ -281,14 +284,17 @@ uint32_t RankContext::line_of(diag::Span at) const {
 double RankContext::sum_over_pieces(double partial) {
   if (!d_.active()) return partial;
   ops::Tensor t = ops::Tensor::scalar(partial, types::DType::F64).reshape({1});
-  eval::Waiting w(d_);
+  Waiting w(d_);
   d_.comm->all_reduce(t, dist::ReduceOp::Sum, dist::Options{});
   return t.at(0);
 }
 
-}  // namespace ss::devices
+}  // namespace ss::devices::lower
 
-namespace ss::devices {
+namespace ss::devices::lower {
+
+// The evaluator's values and objects, which the ranks' code works on.
+using namespace ss::eval;
 
 bool RankContext::splits_heads() const {
   // Inside a call into the workers' part: main and the controller fns that
@@ -328,4 +334,4 @@ Value RankContext::run_op(eval::OpSite& s) {
   return Context::run_op(s);
 }
 
-}  // namespace ss::devices
+}  // namespace ss::devices::lower

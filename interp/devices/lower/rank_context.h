@@ -1,6 +1,6 @@
 #pragma once
 // A rank's context (Note [Device hooks] in interp/eval/device_hooks.h): the
-// Interpreter of one rank of a data-parallel run, a worker process's
+// eval::Interpreter of one rank of a data-parallel run, a worker process's
 // (worker/program_server.cpp) or a rank thread's (threads/). A call from a
 // controller frame into a worker fn runs on this rank's share of each
 // batch-axis argument and joins a batch-axis result in rank order
@@ -8,7 +8,7 @@
 // all-reduces and value_and_grad's gradients are summed across the ranks
 // (Note [Same result as one device] in lowering.cpp). With `split H`
 // every rank has the whole batch and the values typed with H hold its
-// heads (Note [Split heads] in interp/devices/plan/heads_plan.cpp).
+// heads (Note [Split heads] in interp/check/plan/heads_plan.cpp).
 
 #include <optional>
 #include <set>
@@ -21,12 +21,12 @@
 #include "interp/devices/lower/lowering.h"
 #include "interp/devices/lower/param_buckets.h"
 
-namespace ss::devices {
+namespace ss::devices::lower {
 
 class RankContext : public Context {
  public:
   /// [d]: the rank, the world and its communicator; not owned.
-  explicit RankContext(eval::DeviceContext& d) : d_(d) {}
+  explicit RankContext(DeviceContext& d) : d_(d) {}
 
   std::optional<eval::Value> call(eval::Interpreter& in,
                                   const check::FnInfo& fn,
@@ -70,14 +70,14 @@ class RankContext : public Context {
   /// what this rank does, or nullopt to run it as one device does.
   std::optional<eval::Value> host_effect(eval::BuiltinCall& c);
   /// `shard params`: param [path] of [m] (relative to its prefix), of
-  /// which the store holds this rank's piece (ModelStore::whole),
+  /// which the store holds this rank's piece (eval::ModelStore::whole),
   /// gathered whole where the program reads it at [at]; its gradient
   /// flows back to the piece. nullopt: read it as one device does.
   std::optional<ops::Tensor> gather_param(const eval::ModelRef& m,
                                           const std::string& path,
                                           diag::Span at);
   /// `split H`: whether values typed with the split dim hold this rank's
-  /// heads (Note [Split heads] in interp/devices/plan/heads_plan.cpp).
+  /// heads (Note [Split heads] in interp/check/plan/heads_plan.cpp).
   bool splits_heads() const;
   /// Replaces each batch-axis argument of [fn] by this rank's rows.
   void split_arguments(const check::FnInfo& fn, std::vector<eval::Value>& args);
@@ -96,7 +96,7 @@ class RankContext : public Context {
     uint32_t file = 0, line = 0;
     std::vector<std::string> keys;
     std::vector<ops::Tensor> pieces, wholes;  // wholes: untaped
-    std::shared_ptr<const eval::BucketMembers> members;
+    std::shared_ptr<const BucketMembers> members;
     /// Whether the read of [key] (its piece [piece]) at [file]:[line]
     /// finds its copy here.
     bool holds(const eval::ModelStore& s,
@@ -108,12 +108,12 @@ class RankContext : public Context {
   /// The line of [at] (its offset without the program's text).
   uint32_t line_of(diag::Span at) const;
 
-  eval::DeviceContext& d_;
+  DeviceContext& d_;
   const diag::SourceMap* sources_ = nullptr;
   GatheredBucket bucket_;
-  bool splitting_ = false;       // inside the entry call that split its args
-  eval::GatheredCopies copies_;  // Note [Gathered copies]
+  bool splitting_ = false;  // inside the entry call that split its args
+  GatheredCopies copies_;   // Note [Gathered copies]
   HeadsSplit heads_{d_};
 };
 
-}  // namespace ss::devices
+}  // namespace ss::devices::lower

@@ -9,7 +9,10 @@
 #include "interp/eval/spmd/instance.h"
 #include "ops/api.h"
 
-namespace ss::devices {
+namespace ss::devices::lower {
+
+// The evaluator's values and objects, which the ranks' code works on.
+using namespace ss::eval;
 
 using eval::Value;
 using VK = Value::Kind;
@@ -17,11 +20,11 @@ using VK = Value::Kind;
 namespace {
 
 // Every instance's result, from this rank's [mine]: each tensor's blocks
-// gathered (eval::gathered_blocks), other values as they are here.
-std::vector<Value> every_instance(const Value& mine, eval::WorkerMesh& m) {
+// gathered (gathered_blocks), other values as they are here.
+std::vector<Value> every_instance(const Value& mine, WorkerMesh& m) {
   const auto n = static_cast<size_t>(m.shape().instances());
   if (mine.kind == VK::Tensor) {
-    ops::Tensor all = eval::gathered_blocks(mine.t, m);
+    ops::Tensor all = gathered_blocks(mine.t, m);
     std::vector<Value> out;
     for (size_t j = 0; j < n; ++j)
       out.push_back(
@@ -44,9 +47,9 @@ std::vector<Value> every_instance(const Value& mine, eval::WorkerMesh& m) {
 }
 
 // [args] with every tensor that needs a gradient (a model's too, and
-// inside tuples and lists) passed through eval::sum_on_backward.
+// inside tuples and lists) passed through sum_on_backward.
 std::vector<Value> summed_on_backward(const std::vector<Value>& args,
-                                      eval::WorkerMesh& m) {
+                                      WorkerMesh& m) {
   std::vector<Value> out;
   for (const Value& v : args) {
     if (v.kind == VK::Tuple || v.kind == VK::List) {
@@ -57,7 +60,7 @@ std::vector<Value> summed_on_backward(const std::vector<Value>& args,
     }
     std::vector<ops::Tensor> found;
     out.push_back(eval::swap_grad_inputs({v}, found, [&](const ops::Tensor& t) {
-      return eval::sum_on_backward(t, m);
+      return sum_on_backward(t, m);
     })[0]);
   }
   return out;
@@ -70,7 +73,7 @@ std::optional<Value> RankContext::call_spmd(eval::Interpreter& in,
                                             std::vector<Value>& args,
                                             diag::Span site) {
   if (!d_.mesh) return std::nullopt;
-  eval::WorkerMesh& mesh = *d_.mesh;
+  WorkerMesh& mesh = *d_.mesh;
   const int64_t me = mesh.me();
   d_.at = site;
   // Each rank's cotangent of a whole argument is its instance's part: the
@@ -99,4 +102,4 @@ std::optional<Value> RankContext::call_spmd(eval::Interpreter& in,
       mesh.shape(), every_instance(r.result, mesh), fn.result);
 }
 
-}  // namespace ss::devices
+}  // namespace ss::devices::lower

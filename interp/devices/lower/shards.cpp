@@ -42,7 +42,10 @@
 #include "ops/autodiff/tape.h"
 #include "ops/core/batch_split.h"
 
-namespace ss::eval {
+namespace ss::devices::lower {
+
+// The evaluator's values and objects, which the ranks' code works on.
+using namespace ss::eval;
 
 using ops::Tensor;
 
@@ -224,4 +227,4 @@ std::shared_ptr<const OptimState> whole_optim(const OptimState& o,
   return out;
 }
 
-}  // namespace ss::eval
+}  // namespace ss::devices::lower

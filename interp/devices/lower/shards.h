@@ -9,7 +9,7 @@
 #include "interp/eval/objects.h"
 #include "ops/core/tensor.h"
 
-namespace ss::eval {
+namespace ss::devices::lower {
 
 struct DeviceContext;
 class GatheredCopies;
@@ -42,18 +42,18 @@ ops::Tensor whole_param(const ops::Tensor& piece,
 /// Cuts every param of [s] (buffers stay whole) into this rank's piece and
 /// records its whole shape in s.whole: a store that came whole from the
 /// controller.
-void shard_store(ModelStore& s, int rank, int world);
+void shard_store(eval::ModelStore& s, int rank, int world);
 /// Cuts the state of [o] (AdamW's exp_avg and exp_avg_sq, SGD's momentum)
 /// as its model's params are cut.
-void shard_optim(OptimState& o, int rank, int world);
+void shard_optim(eval::OptimState& o, int rank, int world);
 
 /// A copy of [s] with every sharded param gathered whole (every rank calls
 /// it, in the same order): what the controller reads, save writes and `ss
 /// conformance` compares. [s] itself when nothing is sharded.
-std::shared_ptr<const ModelStore> whole_store(const ModelStore& s,
-                                              DeviceContext& d);
+std::shared_ptr<const eval::ModelStore> whole_store(const eval::ModelStore& s,
+                                                    DeviceContext& d);
 /// The same for an optimizer's state.
-std::shared_ptr<const OptimState> whole_optim(const OptimState& o,
-                                              DeviceContext& d);
+std::shared_ptr<const eval::OptimState> whole_optim(const eval::OptimState& o,
+                                                    DeviceContext& d);
 
-}  // namespace ss::eval
+}  // namespace ss::devices::lower

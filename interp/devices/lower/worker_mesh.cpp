@@ -13,7 +13,10 @@
 #include "ops/autodiff/tape.h"
 #include "ops/core/op_error.h"
 
-namespace ss::eval {
+namespace ss::devices::lower {
+
+// The evaluator's values and objects, which the ranks' code works on.
+using namespace ss::eval;
 
 using ops::MeshOp;
 using ops::MeshOpKind;
@@ -356,4 +359,4 @@ Tensor gathered_blocks(const Tensor& block, WorkerMesh& mesh) {
   });
 }
 
-}  // namespace ss::eval
+}  // namespace ss::devices::lower

@@ -17,8 +17,8 @@
 //
 // An spmd fn called from ordinary code enters the mesh one of two ways:
 // from the controller (main, a controller fn), which cuts the whole
-// arguments into each rank's blocks (spmd::block_of), sends each worker
-// its own, and joins the blocks that come back (spmd::join); or from a
+// arguments into each rank's blocks (eval::spmd::block_of), sends each worker
+// its own, and joins the blocks that come back (eval::spmd::join); or from a
 // worker fn, where every rank holds the whole arguments and the call runs
 // in place (RankContext::call_spmd): each rank takes its block, and the
 // result's blocks are gathered over the world and joined on every rank.
@@ -30,8 +30,8 @@
 // backward pass: every worker walks its tape in the same order (by each
 // node's creation), so the instances reach f's recompute, and its
 // collectives, together, as they reach any other transpose. f runs again
-// in a fresh Interpreter on this mesh (the instance's own is gone when the
-// backward pass runs in the worker fn that called the spmd fn); its prints
+// in a fresh eval::Interpreter on this mesh (the instance's own is gone when
+// the backward pass runs in the worker fn that called the spmd fn); its prints
 // go to the instance's that runs now (a value_and_grad inside the spmd fn),
 // which the controller merges as the forward's.
 
@@ -47,26 +47,26 @@
 #include "interp/eval/spmd/mesh_shape.h"
 #include "ops/registry/mesh_comm.h"
 
-namespace ss::eval {
+namespace ss::devices::lower {
 
 struct DeviceContext;
 
-class WorkerMesh final : public ops::MeshComm, public InstanceRemat {
+class WorkerMesh final : public ops::MeshComm, public eval::InstanceRemat {
  public:
   /// Rank [d.rank]'s instance of the mesh [shape] over [d]'s communicator
   /// (the world: one rank per instance); groups of fewer instances join
   /// through the rendezvous directory [store].
-  WorkerMesh(spmd::MeshShape shape, DeviceContext& d, std::string store);
+  WorkerMesh(eval::spmd::MeshShape shape, DeviceContext& d, std::string store);
   ~WorkerMesh() override;
 
-  const spmd::MeshShape& shape() const { return shape_; }
+  const eval::spmd::MeshShape& shape() const { return shape_; }
   /// This rank's instance number.
   int64_t me() const;
   DeviceContext& device() { return d_; }
 
-  /// Runs [r] as this rank's instance (spmd::run_instance), its prints
+  /// Runs [r] as this rank's instance (eval::spmd::run_instance), its prints
   /// where a remat's recompute during it prints too.
-  void run(spmd::InstanceRun& r);
+  void run(eval::spmd::InstanceRun& r);
 
   /// Leaves every group of its own (a call that failed here: the others
   /// waiting in one fail at once, as the world's close() makes them).
@@ -85,10 +85,10 @@ class WorkerMesh final : public ops::MeshComm, public InstanceRemat {
       double seed,
       const std::vector<ops::Tensor>& leaves,
       const std::vector<std::vector<std::string>>& tied) override;
-  Value call_remat(Interpreter& in,
-                   const check::FnInfo& fn,
-                   std::vector<Value> args,
-                   diag::Span site) override;
+  eval::Value call_remat(eval::Interpreter& in,
+                         const check::FnInfo& fn,
+                         std::vector<eval::Value> args,
+                         diag::Span site) override;
 
  private:
   struct Group {
@@ -102,7 +102,7 @@ class WorkerMesh final : public ops::MeshComm, public InstanceRemat {
   /// [op]'s result for this instance, not recorded.
   ops::Tensor run(const ops::MeshOp& op, const ops::Tensor& x, Group& g);
 
-  spmd::MeshShape shape_;
+  eval::spmd::MeshShape shape_;
   DeviceContext& d_;
   std::string store_;
   std::map<std::vector<int64_t>, Group> groups_;  // by members, in order
@@ -119,4 +119,4 @@ ops::Tensor sum_on_backward(const ops::Tensor& x, WorkerMesh& mesh);
 /// backpropagates the same cotangent, so no message is needed.
 ops::Tensor gathered_blocks(const ops::Tensor& block, WorkerMesh& mesh);
 
-}  // namespace ss::eval
+}  // namespace ss::devices::lower

@@ -11,22 +11,23 @@
 #include "interp/devices/null_buf.h"
 #include "interp/eval/interpreter.h"
 
-namespace ss::eval {
+namespace ss::devices::threads {
 
-std::optional<RuntimeError> run_data_parallel(const check::Program& prog,
-                                              const diag::SourceMap& sm,
-                                              std::ostream& out,
-                                              const ParallelOptions& opts) {
+std::optional<eval::RuntimeError> run_data_parallel(
+    const check::Program& prog,
+    const diag::SourceMap& sm,
+    std::ostream& out,
+    const ParallelOptions& opts) {
   int world = opts.world;
   auto hub = std::make_shared<dist::InprocHub>(world);
   dist::JobDir dir = dist::make_job_dir("ss_dp");
-  std::vector<std::optional<RuntimeError>> errors(world);
+  std::vector<std::optional<eval::RuntimeError>> errors(world);
   std::vector<std::string> crashes(world);
   std::vector<std::thread> threads;
   if (opts.final_params) opts.final_params->assign(world, {});
   for (int r = 0; r < world; ++r)
     threads.emplace_back([&, r] {
-      devices::NullBuf nb;  // ranks other than 0: host effects happen once
+      NullBuf nb;  // ranks other than 0: host effects happen once
       std::ostream null(&nb);
       std::unique_ptr<dist::Communicator> comm;
       try {
@@ -34,7 +35,7 @@ std::optional<RuntimeError> run_data_parallel(const check::Program& prog,
           comm = std::make_unique<dist::GlooComm>(r, world, dir.path());
         else
           comm = std::make_unique<dist::InprocComm>(hub, r);
-        DeviceContext d;
+        lower::DeviceContext d;
         d.rank = r;
         d.world = world;
         d.comm = comm.get();
@@ -48,13 +49,13 @@ std::optional<RuntimeError> run_data_parallel(const check::Program& prog,
         }
         if (opts.grad_bucket_bytes)
           d.grad_bucket_bytes = opts.grad_bucket_bytes;
-        devices::RankContext context(d);
+        lower::RankContext context(d);
         if (opts.final_params) context.keep_final_params();
-        Interpreter in(prog, sm, r == 0 ? out : null);
+        eval::Interpreter in(prog, sm, r == 0 ? out : null);
         in.set_device_hooks(&context);
         in.run_main({});
         if (opts.final_params) (*opts.final_params)[r] = context.final_params();
-      } catch (const RuntimeError& e) {
+      } catch (const eval::RuntimeError& e) {
         errors[r] = e;
         if (comm) comm->close();  // the others stop at their next collective
       } catch (const std::exception& e) {
@@ -67,11 +68,11 @@ std::optional<RuntimeError> run_data_parallel(const check::Program& prog,
     if (errors[r]) return errors[r];
   for (int r = 0; r < world; ++r)
     if (!crashes[r].empty())
-      return RuntimeError(
+      return eval::RuntimeError(
           "WorkerError",
           "rank " + std::to_string(r) + " failed: " + crashes[r],
           {});
   return std::nullopt;
 }
 
-}  // namespace ss::eval
+}  // namespace ss::devices::threads

@@ -14,23 +14,24 @@
 #include "interp/eval/final_params.h"
 #include "interp/eval/runtime_error.h"
 
-namespace ss::eval {
+namespace ss::devices::threads {
 
 struct ParallelOptions {
   int world = 2;
   bool gloo = true;  // false: in-process collectives (faster to set up)
   /// When set: each rank's final params (devices::Context::final_params),
   /// by rank, to check the copies stayed equal.
-  std::vector<FinalParams>* final_params = nullptr;
+  std::vector<eval::FinalParams>* final_params = nullptr;
   /// DeviceContext::grad_bucket_bytes when not 0.
   size_t grad_bucket_bytes = 0;
 };
 
 /// Rank 0's runtime error, if any rank failed (a rank's failure stops the
 /// others through their collectives).
-std::optional<RuntimeError> run_data_parallel(const check::Program& prog,
-                                              const diag::SourceMap& sm,
-                                              std::ostream& out,
-                                              const ParallelOptions& opts);
+std::optional<eval::RuntimeError> run_data_parallel(
+    const check::Program& prog,
+    const diag::SourceMap& sm,
+    std::ostream& out,
+    const ParallelOptions& opts);
 
-}  // namespace ss::eval
+}  // namespace ss::devices::threads

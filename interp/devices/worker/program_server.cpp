@@ -244,7 +244,7 @@ class ProgramHandler : public dist::Handler {
       else
         dist::worker_set_status(running_);
     };
-    context_ = std::make_unique<RankContext>(d_);
+    context_ = std::make_unique<lower::RankContext>(d_);
     if (keep_final_) context_->keep_final_params();
     if (prog_) start_interpreter();
     // Tests make one worker fail alone after its Nth call ran, when the
@@ -282,7 +282,7 @@ class ProgramHandler : public dist::Handler {
   // a batch it loads.
   void set_up_layout() {
     if (!prog_->mesh().empty()) {
-      mesh_ = std::make_unique<eval::WorkerMesh>(
+      mesh_ = std::make_unique<devices::lower::WorkerMesh>(
           eval::spmd::MeshShape(prog_->mesh()), d_, args_.store);
       d_.mesh = mesh_.get();
     }
@@ -300,22 +300,23 @@ class ProgramHandler : public dist::Handler {
       // params (Note [Sharded params]).
       codec_->model_arrived = [this, shard](eval::ModelStore& s) {
         if (d_.whole_batches())
-          eval::cut_store_heads(s, d_.split_dim, args_.rank, args_.world);
-        if (shard) eval::shard_store(s, args_.rank, args_.world);
+          devices::lower::cut_store_heads(
+              s, d_.split_dim, args_.rank, args_.world);
+        if (shard) devices::lower::shard_store(s, args_.rank, args_.world);
       };
       codec_->optim_arrived = [this, shard](eval::OptimState& o) {
         if (d_.whole_batches())
-          eval::cut_optim_heads(o, args_.rank, args_.world);
-        if (shard) eval::shard_optim(o, args_.rank, args_.world);
+          devices::lower::cut_optim_heads(o, args_.rank, args_.world);
+        if (shard) devices::lower::shard_optim(o, args_.rank, args_.world);
       };
     }
     // A mesh program splits no batch: a worker fn gets it whole, and an
     // spmd fn's types cut it (devices.md, Which checks apply); nor does
     // `split H` (Note [Split heads]).
-    shares_ =
-        mesh_ || d_.whole_batches()
-            ? std::make_unique<eval::BatchShares>(0, 1)
-            : std::make_unique<eval::BatchShares>(args_.rank, args_.world);
+    shares_ = mesh_ || d_.whole_batches()
+                  ? std::make_unique<devices::lower::BatchShares>(0, 1)
+                  : std::make_unique<devices::lower::BatchShares>(args_.rank,
+                                                                  args_.world);
   }
 
   // An Interpreter on the program in use; the codec (and the stores it
@@ -360,9 +361,9 @@ class ProgramHandler : public dist::Handler {
       Writer bytes;
       if (what == 'm') {
         if (auto s = codec_->model(id))
-          Codec::write_tensors(bytes, *eval::whole_store(*s, d_));
+          Codec::write_tensors(bytes, *devices::lower::whole_store(*s, d_));
       } else if (auto o = codec_->optim(id)) {
-        Codec::write_optim_state(bytes, *eval::whole_optim(*o, d_));
+        Codec::write_optim_state(bytes, *devices::lower::whole_optim(*o, d_));
       }
       uint64_t h = 0;
       if (!bytes.buf.empty()) {
@@ -388,7 +389,8 @@ class ProgramHandler : public dist::Handler {
       args.push_back(codec_->read(r));
     std::string().swap(payload);  // r is not read again
     d_.at = site;                 // the ranks agree on the call's batches here
-    if (std::optional<eval::ShareFailure> bad = shares_->resolve(args, d_)) {
+    if (std::optional<devices::lower::ShareFailure> bad =
+            shares_->resolve(args, d_)) {
       w.u8(kData);
       w.u8(bad->here);
       w.str(bad->kind);
@@ -465,7 +467,7 @@ class ProgramHandler : public dist::Handler {
   }
 
   // A store's tensors, whole: with `shard params` every worker is asked
-  // and gathers its pieces with the others (eval::whole_store).
+  // and gathers its pieces with the others (devices::lower::whole_store).
   // Only rank 0's answer is read: the others gather with it and answer
   // kOk alone (the controller would hold every worker's copy at once).
   void fetch(Reader& r, Writer& w) {
@@ -483,12 +485,12 @@ class ProgramHandler : public dist::Handler {
     if (what == 'm') {
       auto s = codec_->model(id);
       if (!s) throw std::runtime_error("no model " + std::to_string(id));
-      auto whole = eval::gathered_store(*s, d_);
+      auto whole = devices::lower::gathered_store(*s, d_);
       if (args_.rank == 0) Codec::write_tensors(w, *whole);
     } else {
       auto o = codec_->optim(id);
       if (!o) throw std::runtime_error("no optimizer " + std::to_string(id));
-      auto whole = eval::gathered_optim(*o, d_);
+      auto whole = devices::lower::gathered_optim(*o, d_);
       if (args_.rank == 0) Codec::write_optim_state(w, *whole);
     }
   }
@@ -499,14 +501,14 @@ class ProgramHandler : public dist::Handler {
     if (what == 'p') {
       auto s = codec_->model(id);
       if (!s) throw std::runtime_error("no model " + std::to_string(id));
-      w.tensor(eval::gathered_tensor(*s, r.str(), d_));
+      w.tensor(devices::lower::gathered_tensor(*s, r.str(), d_));
       return;
     }
     auto o = codec_->optim(id);
     if (!o) throw std::runtime_error("no optimizer " + std::to_string(id));
     if (what == 'l') return Codec::write_optim_state(w, *o, /*tensors=*/false);
     std::string path = r.str(), state = r.str();
-    ops::Tensor t = eval::gathered_state(*o, path, state, d_);
+    ops::Tensor t = devices::lower::gathered_state(*o, path, state, d_);
     w.u8(t.defined());
     if (t.defined()) w.tensor(t);
   }
@@ -518,7 +520,8 @@ class ProgramHandler : public dist::Handler {
     w.u32(static_cast<uint32_t>(ids.size()));
     for (uint64_t id : ids) {
       w.u64(id);
-      Codec::write_tensors(w, *eval::gathered_store(*codec_->model(id), d_));
+      Codec::write_tensors(
+          w, *devices::lower::gathered_store(*codec_->model(id), d_));
     }
     w.u8(entry_final_.has_value());
     if (entry_final_) {
@@ -544,12 +547,13 @@ class ProgramHandler : public dist::Handler {
   check::Program* prog_ = nullptr;
   diag::SourceMap* sm_ = nullptr;
   std::unique_ptr<dist::GlooComm> comm_;
-  eval::DeviceContext d_;
-  std::unique_ptr<eval::WorkerMesh> mesh_;  // a mesh program's instance
-  std::unique_ptr<RankContext> context_;
+  devices::lower::DeviceContext d_;
+  std::unique_ptr<devices::lower::WorkerMesh>
+      mesh_;  // a mesh program's instance
+  std::unique_ptr<lower::RankContext> context_;
   std::unique_ptr<eval::Interpreter> in_;
   std::unique_ptr<Codec> codec_;
-  std::unique_ptr<eval::BatchShares> shares_;
+  std::unique_ptr<devices::lower::BatchShares> shares_;
   std::vector<std::string> spmd_prints_;  // the last instance's prints
   std::string running_;                   // the status while a call runs
   bool last_failed_ = false;              // the last call's reply was not kOk

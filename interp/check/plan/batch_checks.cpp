@@ -5,7 +5,7 @@
 #include <functional>
 
 #include "interp/check/checker_impl.h"
-#include "interp/devices/plan/placement_impl.h"
+#include "interp/check/plan/placement_impl.h"
 
 namespace ss::check::placement_detail {
 

@@ -14,7 +14,7 @@
 //    which a caller counts a callee's once (explain.cpp's FnBytes).
 #include <algorithm>
 
-#include "interp/devices/plan/explain_impl.h"
+#include "interp/check/plan/explain_impl.h"
 #include "ops/core/batch_split.h"
 
 namespace ss::check::comms::detail {

@@ -5,7 +5,7 @@
 // which give every count. Nothing is run.
 // Size is in explain_size.cpp, the rendering in explain_render.cpp.
 // Walking the program is in explain_walk.cpp.
-#include "interp/devices/plan/explain.h"
+#include "interp/check/plan/explain.h"
 
 #include <algorithm>
 #include <functional>
@@ -13,9 +13,9 @@
 #include <sstream>
 #include <tuple>
 
-#include "interp/devices/plan/explain_impl.h"
-#include "interp/devices/plan/heads_plan.h"
-#include "interp/devices/plan/placement_impl.h"
+#include "interp/check/plan/explain_impl.h"
+#include "interp/check/plan/heads_plan.h"
+#include "interp/check/plan/placement_impl.h"
 #include "ops/core/batch_split.h"
 
 namespace ss::check::comms {

@@ -1,6 +1,6 @@
 // Walking the checked program for `ss explain`: expressions post-order, a
 // fn's body, its locals' spans, a call's arguments by param.
-#include "interp/devices/plan/explain_impl.h"
+#include "interp/check/plan/explain_impl.h"
 
 namespace ss::check::comms::detail {
 

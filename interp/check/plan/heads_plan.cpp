@@ -31,7 +31,7 @@
 // Every whole value is then the same on every device and so is its
 // cotangent, so a whole param's gradient is one device's, with no
 // gradient all-reduce, and a residual around the heads counts once.
-#include "interp/devices/plan/heads_plan.h"
+#include "interp/check/plan/heads_plan.h"
 
 #include <algorithm>
 #include <functional>

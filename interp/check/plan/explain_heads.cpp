@@ -6,8 +6,8 @@
 // bytes.
 #include <algorithm>
 
-#include "interp/devices/plan/explain_impl.h"
-#include "interp/devices/plan/heads_plan.h"
+#include "interp/check/plan/explain_impl.h"
+#include "interp/check/plan/heads_plan.h"
 #include "ops/core/batch_split.h"
 
 namespace ss::check::comms::detail {

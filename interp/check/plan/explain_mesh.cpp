@@ -17,7 +17,7 @@
 #include <set>
 
 #include "interp/check/call_args.h"
-#include "interp/devices/plan/explain_impl.h"
+#include "interp/check/plan/explain_impl.h"
 
 namespace ss::check::comms::detail {
 

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "interp/check/call_args.h"
-#include "interp/devices/plan/explain.h"
-#include "interp/devices/plan/heads_plan.h"
+#include "interp/check/plan/explain.h"
+#include "interp/check/plan/heads_plan.h"
 #include "interp/parse/ast_walk.h"
 
 namespace ss::check::comms::detail {

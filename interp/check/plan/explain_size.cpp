@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "interp/devices/plan/explain_impl.h"
+#include "interp/check/plan/explain_impl.h"
 #include "ops/core/batch_split.h"
 
 namespace ss::check::comms {

@@ -2,7 +2,7 @@
 // items wrapped at 92 columns.
 #include <sstream>
 
-#include "interp/devices/plan/explain.h"
+#include "interp/check/plan/explain.h"
 
 namespace ss::check::comms {
 
