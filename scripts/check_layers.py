@@ -263,9 +263,6 @@ NAMESPACE_EXTRA = {
 NAMESPACE_DEBT = {
     "interp/data": ["ss::eval"],
     "interp/builtins": ["ss::eval"],
-    "interp/devices/protocol": ["ss::eval", "ss::devices"],
-    "interp/devices/controller": ["ss::devices"],
-    "interp/devices/worker": ["ss::devices"],
 }
 NAMESPACE_OPEN = re.compile(r"^namespace\s+(ss(?:::\w+)*)\s*\{")
 FORWARD_DECL = re.compile(

@@ -157,15 +157,17 @@ void run_processes(const check::Program& prog,
                    RunResult& r) {
   check::Options opts;
   opts.devices_override = devices;
-  devices::DeviceRunOptions dro;
+  devices::controller::DeviceRunOptions dro;
   // The path the program was checked from: absolute (Note [One path for
   // every run]).
-  dro.worker_args = devices::worker_run_args(file.string(), opts, "main", {});
+  dro.worker_args =
+      devices::controller::worker_run_args(file.string(), opts, "main", {});
   dro.final_params = true;
   // A worker's own output is not the program's (its tail comes with a
   // WorkerError).
   dro.forward_worker_output = false;
-  devices::DeviceRun run = devices::run_program_on_devices(prog, sm, out, dro);
+  devices::controller::DeviceRun run =
+      devices::controller::run_program_on_devices(prog, sm, out, dro);
   r.kind = run.kind;
   r.detail = run.error;
   r.params = run.params;

@@ -128,13 +128,14 @@ int cmd_run(const std::vector<std::string>& args) {
   // Several devices: worker processes run it (a mesh's spmd fns too: an
   // instance on each worker).
   if (prog->devices().count() > 1 && prog->devices().kind == "cpu") {
-    devices::DeviceRunOptions run_opts;
+    devices::controller::DeviceRunOptions run_opts;
     run_opts.worker_args =
-        devices::worker_run_args(file, opts, entry, program_args);
+        devices::controller::worker_run_args(file, opts, entry, program_args);
     run_opts.program_args = program_args;
     run_opts.entry = entry;
-    devices::DeviceRun run =
-        devices::run_program_on_devices(*prog, sm, std::cout, run_opts);
+    devices::controller::DeviceRun run =
+        devices::controller::run_program_on_devices(
+            *prog, sm, std::cout, run_opts);
     std::cout.flush();
     std::cerr << run.error << run.stats;
     return run.exit_code;
@@ -152,11 +153,11 @@ int cmd_run(const std::vector<std::string>& args) {
 
 // `ss run`'s other half: the process its controller starts on each device.
 int cmd_worker(const std::vector<std::string>& args) {
-  return devices::worker_main(args);
+  return devices::worker::worker_main(args);
 }
 
 std::string bad_device_environment() {
-  return devices::bad_device_environment();
+  return devices::worker::bad_device_environment();
 }
 
 }  // namespace ss::cli

@@ -118,7 +118,7 @@ bool writable(const types::Type& t) {
 }
 
 // The transcript's name, which the checked text also goes by.
-constexpr const char* kTranscript = devices::kSessionName;
+constexpr const char* kTranscript = devices::protocol::kSessionName;
 
 }  // namespace
 
@@ -127,7 +127,8 @@ Repl::Repl(std::ostream& out, std::ostream& err, std::string devices)
   origins_.push_back({kTranscript, ""});
   check::Options opts;
   opts.devices_override = devices_;
-  workers_ = std::make_unique<devices::ReplDevices>(opts, &interrupted);
+  workers_ =
+      std::make_unique<devices::controller::ReplDevices>(opts, &interrupted);
 }
 
 Repl::~Repl() = default;
@@ -199,7 +200,8 @@ std::unique_ptr<check::Program> Repl::check(const ReplText& text,
                                             diag::Diagnostics& diags) {
   check::Options opts;
   opts.devices_override = devices_;
-  return devices::check_session_text(text.session(origins_), sm, diags, opts);
+  return devices::protocol::check_session_text(
+      text.session(origins_), sm, diags, opts);
 }
 
 void Repl::print_errors(const diag::Diagnostics& d, const diag::SourceMap& sm) {

@@ -93,7 +93,7 @@ class Repl {
   std::vector<std::unique_ptr<diag::SourceMap>> sources_;
   /// The session's workers on several devices (Note [Repl sessions on
   /// devices]); destroyed first, so leaving the repl ends them.
-  std::unique_ptr<devices::ReplDevices> workers_;
+  std::unique_ptr<devices::controller::ReplDevices> workers_;
 };
 
 /// `ss repl [FILE] [--devices SPEC]`.

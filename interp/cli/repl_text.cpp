@@ -74,9 +74,9 @@ void ReplText::add(const std::string& text,
   }
 }
 
-devices::SessionText ReplText::session(
+devices::protocol::SessionText ReplText::session(
     const std::vector<ReplOrigin>& origins) const {
-  devices::SessionText t;
+  devices::protocol::SessionText t;
   t.text = text_;
   std::map<size_t, uint32_t> ids;  // origin -> its index in t.files
   for (const Line& l : lines_) {

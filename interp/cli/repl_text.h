@@ -51,7 +51,8 @@ class ReplText {
   const std::string& text() const { return text_; }
   /// This text with the origins it uses, as the session checks it (and
   /// sends it to its workers: Note [The session's text]).
-  devices::SessionText session(const std::vector<ReplOrigin>& origins) const;
+  devices::protocol::SessionText session(
+      const std::vector<ReplOrigin>& origins) const;
 
  private:
   struct Line {

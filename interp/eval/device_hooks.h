@@ -33,8 +33,8 @@
 // through its store's own pointer (ModelStore::newer_on, a NewerCopies:
 // objects.h), not through these hooks.
 // Every hook's default is what one device does, so a context overrides
-// only what it changes. The contexts: devices::ControllerContext (the
-// controller of `ss run`), devices::lower::RankContext (a worker's, and
+// only what it changes. The contexts: devices::controller::ControllerContext
+// (the controller of `ss run`), devices::lower::RankContext (a worker's, and
 // each rank thread's of the threads engine) and devices::Context (their
 // common part, alone on one device in `ss conformance`). A new device
 // mode is one more implementation behind a context's run_op

@@ -20,8 +20,8 @@ struct ModelStore;
 struct OptimState;
 
 /// Where a copy newer than a store's own tensors lives: several devices,
-/// the workers of `ss run`'s controller (devices::Controller), which a
-/// call changed. Reading the store copies it back first (sync).
+/// the workers of `ss run`'s controller (devices::controller::Controller),
+/// which a call changed. Reading the store copies it back first (sync).
 class NewerCopies {
  public:
   virtual ~NewerCopies() = default;

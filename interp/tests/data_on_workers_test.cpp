@@ -117,8 +117,10 @@ TEST_CASE(
 
 TEST_CASE("a dataset goes to a worker once, and later batches are references",
           "[data][dp]") {
-  wire::Codec controller(wire::Codec::Side::Controller, *records().prog);
-  wire::Codec worker(wire::Codec::Side::Worker, *records().prog);
+  ss::devices::protocol::Codec controller(
+      ss::devices::protocol::Codec::Side::Controller, *records().prog);
+  ss::devices::protocol::Codec worker(
+      ss::devices::protocol::Codec::Side::Worker, *records().prog);
   auto bv = std::make_shared<BatchesValue>();
   bv->ds = DatasetValue::of(small_store(1000));
   bv->n = 64;
@@ -133,10 +135,10 @@ TEST_CASE("a dataset goes to a worker once, and later batches are references",
     l->k = k;
     l->walk = 3;
     r->lazy = l;
-    wire::Writer w;
+    ss::devices::protocol::Writer w;
     controller.write(w, Value::object(Value::Kind::Record, r));
     sizes.push_back(w.buf.size());
-    wire::Reader rd(w.buf);
+    ss::devices::protocol::Reader rd(w.buf);
     Value v = worker.read(rd);
     CHECK(rd.done());
     auto* got = v.as<RecordValue>();

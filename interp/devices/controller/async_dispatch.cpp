@@ -30,7 +30,7 @@
 #include "interp/eval/runtime_error.h"
 #include "interp/eval/runtime_lib.h"
 
-namespace ss::devices {
+namespace ss::devices::controller {
 
 using EK = ast::Expr::Kind;
 using VK = eval::Value::Kind;
@@ -127,4 +127,4 @@ bool ControllerContext::dispatch_later(eval::Interpreter& in,
   return true;
 }
 
-}  // namespace ss::devices
+}  // namespace ss::devices::controller

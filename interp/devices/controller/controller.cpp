@@ -9,11 +9,11 @@
 #include "interp/eval/spmd/blocks.h"
 #include "interp/eval/spmd/instance.h"
 
-namespace ss::devices {
+namespace ss::devices::controller {
 
-using eval::wire::Codec;
-using eval::wire::Reader;
-using eval::wire::Writer;
+using devices::protocol::Codec;
+using devices::protocol::Reader;
+using devices::protocol::Writer;
 using namespace protocol;
 
 dist::WorkerPool& LazyPool::get() {
@@ -108,7 +108,7 @@ std::optional<eval::Value> Controller::call(const check::FnInfo& fn,
     size_t m0 = codec_.sent_models.size(), o0 = codec_.sent_optims.size();
     try {
       codec_.write(w, args[i]);
-    } catch (const eval::wire::WireError& e) {
+    } catch (const devices::protocol::WireError& e) {
       in_->fail("ValueError", site, e.what());
     }
     if (i < fn.params.size() && fn.params[i].mut) {
@@ -326,7 +326,7 @@ eval::Value Controller::call_spmd(const check::FnInfo& fn,
       w.u8(model);
       try {
         codec_.write(w, block);
-      } catch (const eval::wire::WireError& e) {
+      } catch (const devices::protocol::WireError& e) {
         in_->fail("ValueError", site, e.what());
       }
     }
@@ -541,4 +541,4 @@ void Controller::raise(Reader& r,
   throw e;
 }
 
-}  // namespace ss::devices
+}  // namespace ss::devices::controller

@@ -18,7 +18,7 @@
 #include "interp/eval/interpreter.h"
 #include "interp/eval/runtime_error.h"
 
-namespace ss::devices {
+namespace ss::devices::controller {
 
 /// How `ss run` starts a worker per device of [prog]: [worker_args]
 /// (worker_run_args), one BLAS thread each, calls as long as their fns.
@@ -149,14 +149,14 @@ class Controller : public eval::NewerCopies {
   [[noreturn]] void worker_stopped(const dist::WorkerError& e,
                                    const CallSite& c,
                                    bool after = false);
-  [[noreturn]] void raise(eval::wire::Reader& r,
+  [[noreturn]] void raise(devices::protocol::Reader& r,
                           int rank,
                           const std::vector<eval::StackEntry>& stack);
 
   LazyPool& pool_;
   const diag::SourceMap* sm_;
   eval::Interpreter* in_;
-  eval::wire::Codec codec_;
+  devices::protocol::Codec codec_;
   bool shard_params_;  // the workers hold pieces (or heads) of params
   bool usable_ = true;
   std::deque<InFlight> in_flight_;
@@ -165,4 +165,4 @@ class Controller : public eval::NewerCopies {
   CallSite last_call_;  // where a worker that dies between calls is reported
 };
 
-}  // namespace ss::devices
+}  // namespace ss::devices::controller

@@ -14,7 +14,7 @@
 #include "interp/devices/context.h"
 #include "interp/devices/controller/controller.h"
 
-namespace ss::devices {
+namespace ss::devices::controller {
 
 class ControllerContext : public Context {
  public:
@@ -45,4 +45,4 @@ class ControllerContext : public Context {
   bool settling_ = false;
 };
 
-}  // namespace ss::devices
+}  // namespace ss::devices::controller

@@ -12,7 +12,7 @@
 #include "interp/check/checker.h"
 #include "interp/eval/final_params.h"
 
-namespace ss::devices {
+namespace ss::devices::controller {
 
 struct DeviceRunOptions {
   /// What every `ss worker` gets: the program and its options
@@ -62,4 +62,4 @@ std::vector<std::string> worker_run_args(
     const std::string& entry,
     const std::vector<std::string>& program_args);
 
-}  // namespace ss::devices
+}  // namespace ss::devices::controller

@@ -49,7 +49,7 @@
 #include "interp/devices/protocol/messages.h"
 #include "interp/eval/objects.h"
 
-namespace ss::devices {
+namespace ss::devices::controller {
 
 using VK = eval::Value::Kind;
 using namespace protocol;
@@ -78,7 +78,7 @@ ReplDevices::~ReplDevices() {
 }
 
 void ReplDevices::declare_on(dist::WorkerPool& p) {
-  eval::wire::Writer w;
+  devices::protocol::Writer w;
   write_session_text(w, decls_);
   for (const dist::Message& m :
        p.call_all(dist::Message{kDeclare, 0, std::move(w.buf)},
@@ -89,7 +89,7 @@ void ReplDevices::declare_on(dist::WorkerPool& p) {
           m.payload.substr(m.payload.find('\n') + 1));
 }
 
-std::string ReplDevices::declare(SessionText decls,
+std::string ReplDevices::declare(protocol::SessionText decls,
                                  const check::Program& prog) {
   decls_ = std::move(decls);
   lost_.clear();
@@ -189,7 +189,7 @@ void ReplDevices::keep_agreeing(dist::WorkerPool& p) {
         if (o.newer_on == ctx) newer.push_back({nullptr, &o});
       });
   if (newer.empty()) return;
-  eval::wire::Writer w;
+  devices::protocol::Writer w;
   w.u32(static_cast<uint32_t>(newer.size()));
   for (auto [s, o] : newer) {
     w.u8(s ? 'm' : 'o');
@@ -205,7 +205,7 @@ void ReplDevices::keep_agreeing(dist::WorkerPool& p) {
   }
   std::vector<std::vector<uint64_t>> digests;
   for (const dist::Message& m : replies) {
-    eval::wire::Reader r(m.payload);
+    devices::protocol::Reader r(m.payload);
     std::vector<uint64_t>& d = digests.emplace_back();
     if (m.payload.empty() || r.u8() != kOk) continue;
     for (size_t i = 0; i < newer.size(); ++i) d.push_back(r.u64());
@@ -302,4 +302,4 @@ std::string ReplDevices::lost(const eval::Value& v) const {
   return "";
 }
 
-}  // namespace ss::devices
+}  // namespace ss::devices::controller

@@ -16,7 +16,7 @@
 #include "interp/devices/protocol/session_text.h"
 #include "interp/eval/interpreter.h"
 
-namespace ss::devices {
+namespace ss::devices::controller {
 
 class ReplDevices {
  public:
@@ -30,7 +30,7 @@ class ReplDevices {
   /// workers check them again at once if they run, else when they start.
   /// A new device list ends the workers, their newer state copied back.
   /// Returns "" or why the workers ended (their state is then lost()).
-  std::string declare(SessionText decls, const check::Program& prog);
+  std::string declare(protocol::SessionText decls, const check::Program& prog);
   /// Runs [body], the statements of an input run by [in] (its `fn` at
   /// [input]), as the controller: a call of a worker fn goes to the
   /// session's workers. Rethrows the input's RuntimeError after deciding
@@ -54,7 +54,7 @@ class ReplDevices {
 
   check::Options opts_;
   volatile int* interrupted_;
-  SessionText decls_;
+  protocol::SessionText decls_;
   std::unique_ptr<Workers> w_;
   std::map<const void*, std::string> lost_;  // a store, and why
 };
@@ -63,4 +63,4 @@ class ReplDevices {
 /// lists.
 void stores_of(const eval::Value& v, std::set<const void*>& out);
 
-}  // namespace ss::devices
+}  // namespace ss::devices::controller

@@ -26,13 +26,13 @@
 #include "interp/devices/protocol/wire.h"
 #include "interp/eval/interpreter.h"
 
-namespace ss::devices {
+namespace ss::devices::controller {
 
 namespace {
 
-using eval::wire::Codec;
-using eval::wire::Reader;
-using eval::wire::Writer;
+using devices::protocol::Codec;
+using devices::protocol::Reader;
+using devices::protocol::Writer;
 
 using namespace protocol;
 
@@ -185,4 +185,4 @@ DeviceRun run_program_on_devices(const check::Program& prog,
   return run;
 }
 
-}  // namespace ss::devices
+}  // namespace ss::devices::controller

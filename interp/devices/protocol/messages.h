@@ -61,13 +61,13 @@ inline std::string where(const diag::SourceMap& sm, diag::Span site) {
   return sm.location(site, "?");
 }
 
-inline void write_span(eval::wire::Writer& w, diag::Span s) {
+inline void write_span(devices::protocol::Writer& w, diag::Span s) {
   w.u32(s.file);
   w.u32(s.begin);
   w.u32(s.end);
 }
 
-inline diag::Span read_span(eval::wire::Reader& r) {
+inline diag::Span read_span(devices::protocol::Reader& r) {
   diag::Span s;
   s.file = r.u32();
   s.begin = r.u32();

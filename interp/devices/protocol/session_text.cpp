@@ -15,7 +15,7 @@
 #include <filesystem>
 #include <map>
 
-namespace ss::devices {
+namespace ss::devices::protocol {
 
 std::unique_ptr<check::Program> check_session_text(const SessionText& t,
                                                    diag::SourceMap& sm,
@@ -50,7 +50,7 @@ std::unique_ptr<check::Program> check_session_text(const SessionText& t,
   return prog;
 }
 
-void write_session_text(eval::wire::Writer& w, const SessionText& t) {
+void write_session_text(devices::protocol::Writer& w, const SessionText& t) {
   w.str(t.text);
   w.u32(static_cast<uint32_t>(t.files.size()));
   for (const SessionText::File& f : t.files) {
@@ -65,7 +65,7 @@ void write_session_text(eval::wire::Writer& w, const SessionText& t) {
   }
 }
 
-SessionText read_session_text(eval::wire::Reader& r) {
+SessionText read_session_text(devices::protocol::Reader& r) {
   SessionText t;
   t.text = r.str();
   for (uint32_t n = r.u32(), i = 0; i < n; ++i) {
@@ -82,4 +82,4 @@ SessionText read_session_text(eval::wire::Reader& r) {
   return t;
 }
 
-}  // namespace ss::devices
+}  // namespace ss::devices::protocol

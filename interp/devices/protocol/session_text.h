@@ -14,7 +14,7 @@
 #include "interp/check/checker.h"
 #include "interp/devices/protocol/wire.h"
 
-namespace ss::devices {
+namespace ss::devices::protocol {
 
 /// The name the session's checked text goes by.
 inline constexpr const char* kSessionName = "<repl>";
@@ -39,7 +39,7 @@ std::unique_ptr<check::Program> check_session_text(const SessionText& t,
                                                    diag::Diagnostics& diags,
                                                    check::Options opts);
 
-void write_session_text(eval::wire::Writer& w, const SessionText& t);
-SessionText read_session_text(eval::wire::Reader& r);
+void write_session_text(devices::protocol::Writer& w, const SessionText& t);
+SessionText read_session_text(devices::protocol::Reader& r);
 
-}  // namespace ss::devices
+}  // namespace ss::devices::protocol

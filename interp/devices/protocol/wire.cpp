@@ -2,7 +2,10 @@
 
 #include "interp/data/batches.h"
 
-namespace ss::eval::wire {
+namespace ss::devices::protocol {
+
+// The evaluator's values and objects, which this code sends and runs.
+using namespace ss::eval;
 
 using VK = Value::Kind;
 
@@ -507,4 +510,4 @@ Value Codec::read(Reader& r) {
   throw WireError("a message with an unknown value tag");
 }
 
-}  // namespace ss::eval::wire
+}  // namespace ss::devices::protocol

@@ -37,7 +37,7 @@ struct LazyBatch;
 struct TensorStore;
 }  // namespace ss::eval
 
-namespace ss::eval::wire {
+namespace ss::devices::protocol {
 
 /// A malformed message, or a value that cannot be sent (a dataset, a sink).
 struct WireError : std::runtime_error {
@@ -111,39 +111,41 @@ class Codec {
   /// sent so far stay.
   void set_program(const check::Program& prog) { prog_ = &prog; }
 
-  void write(Writer& w, const Value& v);
-  Value read(Reader& r);
+  void write(Writer& w, const eval::Value& v);
+  eval::Value read(Reader& r);
 
   /// Controller: the stores the last writes sent or named (a call that
   /// may change them leaves the workers' copies newer).
-  std::vector<std::shared_ptr<ModelStore>> sent_models;
-  std::vector<std::shared_ptr<OptimState>> sent_optims;
+  std::vector<std::shared_ptr<eval::ModelStore>> sent_models;
+  std::vector<std::shared_ptr<eval::OptimState>> sent_optims;
 
   /// A store's tensors (FETCH's answer) and their reading into [s].
-  static void write_tensors(Writer& w, const ModelStore& s);
-  static void read_tensors(Reader& r, ModelStore& s);
+  static void write_tensors(Writer& w, const eval::ModelStore& s);
+  static void read_tensors(Reader& r, eval::ModelStore& s);
   /// An optimizer's hyperparameters, step and state (FETCH's answer).
   /// Without [tensors], which states each param holds but not their
   /// bytes: read back, a held state is a 0-d f32 tensor standing for it
   /// (a streaming save's layout, Note [A streaming save]).
   static void write_optim_state(Writer& w,
-                                const OptimState& o,
+                                const eval::OptimState& o,
                                 bool tensors = true);
-  static void read_optim_state(Reader& r, OptimState& o, bool tensors = true);
+  static void read_optim_state(Reader& r,
+                               eval::OptimState& o,
+                               bool tensors = true);
 
   /// Controller: every store sent to the workers and still held here.
-  void each_sent(const std::function<void(ModelStore&)>& model,
-                 const std::function<void(OptimState&)>& optim) const;
+  void each_sent(const std::function<void(eval::ModelStore&)>& model,
+                 const std::function<void(eval::OptimState&)>& optim) const;
 
   /// Worker: told of each store and optimizer that arrives whole from the
   /// controller, before the call sees it (`shard params` cuts it into this
   /// rank's pieces: interp/devices/lower/shards.h).
-  std::function<void(ModelStore&)> model_arrived;
-  std::function<void(OptimState&)> optim_arrived;
+  std::function<void(eval::ModelStore&)> model_arrived;
+  std::function<void(eval::OptimState&)> optim_arrived;
 
   /// Worker: the store under [id] (null when unknown).
-  std::shared_ptr<ModelStore> model(uint64_t id) const;
-  std::shared_ptr<OptimState> optim(uint64_t id) const;
+  std::shared_ptr<eval::ModelStore> model(uint64_t id) const;
+  std::shared_ptr<eval::OptimState> optim(uint64_t id) const;
   /// Worker: the ids of every model store it holds (kStores' answer).
   std::vector<uint64_t> model_ids() const {
     std::vector<uint64_t> ids;
@@ -155,35 +157,36 @@ class Codec {
   size_t models_held() const { return w_models_.size(); }
 
  private:
-  void write_store(Writer& w, const std::shared_ptr<ModelStore>& s);
-  std::shared_ptr<ModelStore> read_store(Reader& r);
-  void write_handle(Writer& w, const ModelRef& m);
-  Value read_handle(Reader& r, Value::Kind kind);
-  void write_optim(Writer& w, const std::shared_ptr<OptimState>& o);
-  std::shared_ptr<OptimState> read_optim(Reader& r);
+  void write_store(Writer& w, const std::shared_ptr<eval::ModelStore>& s);
+  std::shared_ptr<eval::ModelStore> read_store(Reader& r);
+  void write_handle(Writer& w, const eval::ModelRef& m);
+  eval::Value read_handle(Reader& r, eval::Value::Kind kind);
+  void write_optim(Writer& w, const std::shared_ptr<eval::OptimState>& o);
+  std::shared_ptr<eval::OptimState> read_optim(Reader& r);
   // wire_data.cpp
-  void write_batch_ref(Writer& w, const LazyBatch& b);
-  Value read_batch_ref(Reader& r);
-  void write_data_store(Writer& w, const std::shared_ptr<const TensorStore>& s);
-  std::shared_ptr<const TensorStore> read_data_store(Reader& r);
+  void write_batch_ref(Writer& w, const eval::LazyBatch& b);
+  eval::Value read_batch_ref(Reader& r);
+  void write_data_store(Writer& w,
+                        const std::shared_ptr<const eval::TensorStore>& s);
+  std::shared_ptr<const eval::TensorStore> read_data_store(Reader& r);
 
   Side side_;
   const check::Program* prog_;
   uint64_t next_id_ = 1;
   // Controller: id -> store (the store holds its own id).
-  std::map<uint64_t, std::weak_ptr<ModelStore>> c_models_;
-  std::map<uint64_t, std::weak_ptr<OptimState>> c_optims_;
+  std::map<uint64_t, std::weak_ptr<eval::ModelStore>> c_models_;
+  std::map<uint64_t, std::weak_ptr<eval::OptimState>> c_optims_;
   // Worker: id -> store and back.
-  std::map<uint64_t, std::shared_ptr<ModelStore>> w_models_;
-  std::map<const ModelStore*, uint64_t> w_model_ids_;
-  std::map<uint64_t, std::shared_ptr<OptimState>> w_optims_;
-  std::map<const OptimState*, uint64_t> w_optim_ids_;
+  std::map<uint64_t, std::shared_ptr<eval::ModelStore>> w_models_;
+  std::map<const eval::ModelStore*, uint64_t> w_model_ids_;
+  std::map<uint64_t, std::shared_ptr<eval::OptimState>> w_optims_;
+  std::map<const eval::OptimState*, uint64_t> w_optim_ids_;
   // Datasets' stores, sent once: the controller's by address (checked
   // against the weak pointer, as an address can be reused), the workers'.
-  std::map<const TensorStore*,
-           std::pair<uint64_t, std::weak_ptr<const TensorStore>>>
+  std::map<const eval::TensorStore*,
+           std::pair<uint64_t, std::weak_ptr<const eval::TensorStore>>>
       c_stores_;
-  std::map<uint64_t, std::shared_ptr<const TensorStore>> w_stores_;
+  std::map<uint64_t, std::shared_ptr<const eval::TensorStore>> w_stores_;
 };
 
-}  // namespace ss::eval::wire
+}  // namespace ss::devices::protocol

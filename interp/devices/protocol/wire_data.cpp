@@ -8,7 +8,10 @@
 #include "interp/data/batches.h"
 #include "interp/devices/protocol/wire.h"
 
-namespace ss::eval::wire {
+namespace ss::devices::protocol {
+
+// The evaluator's values and objects, which this code sends and runs.
+using namespace ss::eval;
 
 namespace {
 
@@ -166,4 +169,4 @@ Value Codec::read_batch_ref(Reader& r) {
   return Value::object(Value::Kind::Record, rec);
 }
 
-}  // namespace ss::eval::wire
+}  // namespace ss::devices::protocol

@@ -42,13 +42,13 @@
 #include "ops/core/storage_bytes.h"
 #include "ops/cpu/cpu_backend.h"
 
-namespace ss::devices {
+namespace ss::devices::worker {
 
 namespace {
 
-using eval::wire::Codec;
-using eval::wire::Reader;
-using eval::wire::Writer;
+using devices::protocol::Codec;
+using devices::protocol::Reader;
+using devices::protocol::Writer;
 
 using namespace protocol;
 
@@ -339,7 +339,7 @@ class ProgramHandler : public dist::Handler {
   // them (Note [The session's text]).
   std::string declare(const std::string& payload) {
     Reader r(payload);
-    SessionText t = read_session_text(r);
+    protocol::SessionText t = protocol::read_session_text(r);
     auto sm = std::make_unique<diag::SourceMap>();
     diag::Diagnostics diags;
     std::unique_ptr<check::Program> prog =
@@ -595,4 +595,4 @@ std::string bad_device_environment() {
   return bad;
 }
 
-}  // namespace ss::devices
+}  // namespace ss::devices::worker

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace ss::devices {
+namespace ss::devices::worker {
 
 /// `ss worker ARGS` (hidden: started by the controller): joins the job,
 /// then runs the calls it is sent until the controller stops it.
@@ -15,4 +15,4 @@ int worker_main(const std::vector<std::string>& args);
 /// (SHAPESCRIPT_COLLECTIVE_TIMEOUT), or "" when there is none.
 std::string bad_device_environment();
 
-}  // namespace ss::devices
+}  // namespace ss::devices::worker

@@ -6,9 +6,9 @@
 // on request (issue 16 item 14); `ss_test_hooks`, the same program built
 // for the tests, links test_hooks/test_hooks_on.cpp.
 
-namespace ss::devices {
+namespace ss::devices::worker {
 
 /// Whether this executable honours the test-only failure hooks.
 bool test_hooks_enabled();
 
-}  // namespace ss::devices
+}  // namespace ss::devices::worker
