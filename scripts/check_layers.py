@@ -17,6 +17,10 @@
 5. Each folder's namespace is its path: a file under interp/a/b opens
    `namespace ss::a::b` (or one nested in it), so a name says where it
    lives (Note [Namespaces are folders]).
+6. The evaluator stays a tree walker (Note [Device hooks]): DeviceHooks
+   has at most 12 hooks, and Interpreter at most 40 member functions
+   (its constructor and destructor counted), so a new device mode lands
+   behind the op-site hook, not as members or hooks of its own.
 
 Run from anywhere: scripts/check_layers.py [ROOT] [--ss PATH] [--only
 op_rules]. Exit 1 with
@@ -314,6 +318,44 @@ def namespace_self_test():
     return ["check_layers.py: the namespace rule is wrong on its own cases"]
 
 
+# ------------------------------------------------------------ the walker
+
+MAX_HOOKS = 12
+MAX_INTERPRETER_MEMBERS = 40
+_MEMBER = re.compile(r"(?:^|;|\}|:)\s*(?:\[\[noreturn\]\]\s*)?"
+                     r"(?:virtual\s+)?(?:[\w:<>,\s*&~]+?\s+)?(~?\w+)\s*\(",
+                     re.M)
+
+
+def member_functions(text, cls):
+    """The member functions declared in class [cls] of [text] (comments
+    dropped), by name, in order."""
+    start = text.index("class " + cls + " ")
+    body = text[start:text.index("\n};", start)]
+    body = re.sub(r"//.*", "", body)
+    return [n for n in _MEMBER.findall(body)
+            if n not in ("if", "for", "while", "return", "swap", "move")]
+
+
+def walker_breaches(root):
+    out = []
+    with open(os.path.join(root, "interp/eval/device_hooks.h")) as f:
+        hooks = [n for n in member_functions(f.read(), "DeviceHooks")
+                 if not n.startswith("~")]
+    if len(hooks) > MAX_HOOKS:
+        out.append(f"interp/eval/device_hooks.h: {len(hooks)} hooks (at most "
+                   f"{MAX_HOOKS}: a device mode is an implementation of "
+                   "run_op, Note [Op sites])")
+    with open(os.path.join(root, "interp/eval/interpreter.h")) as f:
+        members = member_functions(f.read(), "Interpreter")
+    if len(members) > MAX_INTERPRETER_MEMBERS:
+        out.append(f"interp/eval/interpreter.h: {len(members)} member "
+                   f"functions (at most {MAX_INTERPRETER_MEMBERS}: the "
+                   "Interpreter walks the tree; the rest are free functions "
+                   "or the devices layer's)")
+    return out
+
+
 # ------------------------------------------------------------ layers
 
 
@@ -356,6 +398,7 @@ def main():
         return 1 if breaches else 0
     breaches += test_names_self_test()
     breaches += namespace_self_test()
+    breaches += walker_breaches(root)
     for top in ["diag", "ops", "ref", "dist", "interp", "tests", "bench"]:
         for dirpath, dirs, files in os.walk(os.path.join(root, top)):
             for f in files:
@@ -395,7 +438,8 @@ def main():
     if breaches:
         print(f"{len(breaches)} breaches of the house rules")
         return 1
-    print("layers, file sizes, op rules, test names and namespaces: ok")
+    print("layers, file sizes, op rules, test names, namespaces and the "
+          "walker's size: ok")
     return 0
 
 

@@ -252,7 +252,7 @@ Value grads_collective(BuiltinCall& c) {
   return grads_map(c.arg(0), [&](const ops::Tensor& t) {
     BuiltinCall one = c;
     one.args[0] = Value::tensor(t);
-    return c.in.call_builtin_forward(one).t;
+    return call_builtin_forward(one).t;
   });
 }
 

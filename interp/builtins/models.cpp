@@ -157,7 +157,7 @@ void init_fields(Interpreter& in,
     for (const ast::ModelField& x : decl->fields)
       if (x.name == fi.name) af = &x;
     Initialiser init = read_init(in, *af->init, f);
-    ops::Shape shape = in.runtime_shape(ft, sizes, at);
+    ops::Shape shape = runtime_shape(in, ft, sizes, at);
     try {
       ops::check_allocatable(shape,
                              ft.dtype,

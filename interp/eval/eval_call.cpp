@@ -119,7 +119,7 @@ class EvalForwardCtx final : public ops::ForwardCtx {
       }
       return s;
     }
-    return c_.in.runtime_shape(type_arg(i), c_.frame, c_.span);
+    return runtime_shape(c_.in, type_arg(i), c_.frame, c_.span);
   }
   types::DType dtype_arg(size_t i) override {
     const types::Type& t = type_arg(i);
@@ -253,14 +253,14 @@ std::unique_ptr<ops::ForwardCtx> forward_ctx(BuiltinCall& c) {
 // Runs a builtin on arguments already gathered by param, as an op site
 // (Note [Op sites]): on several devices a reduction across the batch axis
 // is lowered to an all-reduce, a host effect happens once, ...
-Value Interpreter::call_builtin_prepared(BuiltinCall& c) {
-  if (!hooks_) return call_builtin_forward(c);
-  OpSite s(OpSite::Kind::Builtin, *this, c.span, [&] {
+Value call_builtin_prepared(BuiltinCall& c) {
+  if (!c.in.device_hooks()) return call_builtin_forward(c);
+  OpSite s(OpSite::Kind::Builtin, c.in, c.span, [&] {
     return call_builtin_forward(c);
   });
   s.op = &c.op;
   s.call = &c;
-  return hooks_->run_op(s);
+  return c.in.run_op(s);
 }
 
 Value Interpreter::run_op(OpSite& s) {
@@ -282,7 +282,7 @@ namespace {
 
 }  // namespace
 
-Value Interpreter::call_builtin_forward(BuiltinCall& c) {
+Value call_builtin_forward(BuiltinCall& c) {
   // Gradients are models of tensors: `norm(g)`, `zeros_like(g)`.
   if (c.has(0) && c.args[0].kind == VK::Grads)
     if (RuntimeFn fn = find_runtime(std::string("grads.") + c.op.name))

@@ -3,6 +3,7 @@
 #include <limits>
 #include <optional>
 
+#include "interp/eval/format.h"
 #include "interp/eval/interpreter.h"
 #include "interp/eval/tensor_values.h"
 #include "ops/api.h"
@@ -27,7 +28,7 @@ Value Interpreter::eval(const ast::Expr& e, Frame& f) {
     case EK::Bool:
       return Value::boolean(e.bool_value);
     case EK::FString:
-      return eval_fstring(e, f);
+      return eval_fstring(*this, e, f);
     case EK::List:
     case EK::Tuple: {
       std::vector<Value> items;
@@ -39,7 +40,7 @@ Value Interpreter::eval(const ast::Expr& e, Frame& f) {
     case EK::Comprehension: {
       Value it = eval(*e.iter, f);
       std::vector<Value> out;
-      for (Value& v : iterate(it, e.iter->span)) {
+      for (Value& v : iterate(*this, it, e.iter->span)) {
         f.scopes.emplace_back();
         if (e.targets.size() == 1) {
           f.declare(e.targets[0], std::move(v));
@@ -48,7 +49,8 @@ Value Interpreter::eval(const ast::Expr& e, Frame& f) {
           for (const auto& n : e.targets) ts.push_back({e.span, n});
           bind(ts, std::move(v), f, e.span);
         }
-        if (!e.cond || condition(*e.cond, f)) out.push_back(eval(*e.elem, f));
+        if (!e.cond || condition(*this, *e.cond, f))
+          out.push_back(eval(*e.elem, f));
         f.scopes.pop_back();
       }
       return Value::list(std::move(out));

@@ -9,14 +9,14 @@ namespace ss::eval {
 using VK = Value::Kind;
 using TK = types::Type::Kind;
 
-Value Interpreter::eval_fstring(const ast::Expr& e, Frame& f) {
+Value eval_fstring(Interpreter& in, const ast::Expr& e, Frame& f) {
   std::string out;
   for (const ast::FStringPart& p : e.fparts) {
     if (!p.expr) {
       out += p.text;
       continue;
     }
-    out += format_with_spec(eval(*p.expr, f), p.format_spec);
+    out += format_with_spec(in.eval(*p.expr, f), p.format_spec);
   }
   return Value::string(std::move(out));
 }
@@ -64,11 +64,12 @@ int64_t Interpreter::axis_size(const types::Axis& a,
        "the size of `" + a.str() + "` is not known at this point");
 }
 
-ops::Shape Interpreter::runtime_shape(const types::Type& t,
-                                      const Frame& f,
-                                      diag::Span at) {
+ops::Shape runtime_shape(Interpreter& in,
+                         const types::Type& t,
+                         const Frame& f,
+                         diag::Span at) {
   ops::Shape s;
-  for (const auto& a : t.shape) s.push_back(axis_size(a, f, at));
+  for (const auto& a : t.shape) s.push_back(in.axis_size(a, f, at));
   return s;
 }
 

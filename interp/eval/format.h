@@ -5,7 +5,14 @@
 
 #include "interp/eval/value.h"
 
+namespace ss::ast {
+struct Expr;
+}
+
 namespace ss::eval {
+
+class Interpreter;
+struct Frame;
 
 /// A value as `print` shows it. A tensor prints its runtime shape, dtype
 /// and, when [static_type] names size variables, their sizes
@@ -17,5 +24,8 @@ std::string format_number(double v);
 /// `{x:spec}` of an f-string: Python's format mini-language for numbers
 /// (`.4f`, `>8`, `,`, `e`, `%`, `d`); an empty spec is format_value.
 std::string format_with_spec(const Value& v, const std::string& spec);
+/// The f-string [e] in [f]: its text, each `{x:spec}` evaluated and
+/// formatted (eval_misc.cpp).
+Value eval_fstring(Interpreter& in, const ast::Expr& e, Frame& f);
 
 }  // namespace ss::eval

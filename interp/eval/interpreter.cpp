@@ -248,7 +248,7 @@ Interpreter::Flow Interpreter::exec_block(const ast::Block& b,
   return flow;
 }
 
-std::vector<Value> Interpreter::iterate(const Value& it, diag::Span at) {
+std::vector<Value> iterate(Interpreter& in, const Value& it, diag::Span at) {
   switch (it.kind) {
     case VK::List:
     case VK::Tuple:
@@ -280,7 +280,7 @@ std::vector<Value> Interpreter::iterate(const Value& it, diag::Span at) {
     default:
       break;
   }
-  fail("ValueError", at, "cannot loop over this value");
+  in.fail("ValueError", at, "cannot loop over this value");
 }
 
 void Interpreter::bind(const std::vector<ast::NameTarget>& targets,
@@ -367,7 +367,7 @@ Interpreter::Flow Interpreter::exec(const ast::Stmt& s, Frame& f, Value& ret) {
     }
     case SK::If:
       for (const ast::IfBranch& br : s.branches) {
-        if (!br.cond || condition(*br.cond, f))
+        if (!br.cond || condition(*this, *br.cond, f))
           return exec_block(br.body, f, ret);
       }
       return Flow::Normal;
@@ -401,7 +401,7 @@ Interpreter::Flow Interpreter::exec(const ast::Stmt& s, Frame& f, Value& ret) {
         }
         return Flow::Normal;
       }
-      for (Value& v : iterate(it, s.iter->span)) {
+      for (Value& v : iterate(*this, it, s.iter->span)) {
         Flow flow = body(std::move(v));
         if (flow == Flow::Break) break;
         if (flow == Flow::Return) return flow;
@@ -409,7 +409,7 @@ Interpreter::Flow Interpreter::exec(const ast::Stmt& s, Frame& f, Value& ret) {
       return Flow::Normal;
     }
     case SK::While:
-      while (condition(*s.cond, f)) {
+      while (condition(*this, *s.cond, f)) {
         Flow flow = exec_block(s.body, f, ret);
         if (flow == Flow::Break) break;
         if (flow == Flow::Return) return flow;
@@ -430,10 +430,10 @@ Interpreter::Flow Interpreter::exec(const ast::Stmt& s, Frame& f, Value& ret) {
   return Flow::Normal;
 }
 
-bool Interpreter::condition(const ast::Expr& e, Frame& f) {
-  Value v = eval(e, f);
+bool condition(Interpreter& in, const ast::Expr& e, Frame& f) {
+  Value v = in.eval(e, f);
   if (v.kind == VK::Tensor && v.t.numel() != 1)
-    fail("ValueError", e.span, "a condition must be a single value");
+    in.fail("ValueError", e.span, "a condition must be a single value");
   return v.truthy();
 }
 

@@ -94,8 +94,6 @@ class Interpreter {
 
   // ---- used by builtins (interp/builtins) and the forward context.
   Value eval(const ast::Expr& e, Frame& f);
-  /// A type in value position, with this frame's size variables.
-  ops::Shape runtime_shape(const types::Type& t, const Frame& f, diag::Span at);
   int64_t axis_size(const types::Axis& a, const Frame& f, diag::Span at);
   Frame* current_frame() { return frames_.empty() ? nullptr : frames_.back(); }
 
@@ -111,21 +109,18 @@ class Interpreter {
   enum class Flow { Normal, Break, Continue, Return };
 
   Flow exec_block(const ast::Block& b, Frame& f, Value& ret);
-  bool condition(const ast::Expr& e, Frame& f);
   Flow exec(const ast::Stmt& s, Frame& f, Value& ret);
   void assign(const ast::Expr& target, Value v, Frame& f);
   void bind(const std::vector<ast::NameTarget>& targets,
             Value v,
             Frame& f,
             diag::Span at);
-  std::vector<Value> iterate(const Value& it, diag::Span at);
   Value eval_name(const ast::Expr& e, Frame& f);
   Value eval_field(const ast::Expr& e, Frame& f);
   Value eval_index(const ast::Expr& e, Frame& f);
   Value eval_unary(const ast::Expr& e, Frame& f);
   Value eval_binary(const ast::Expr& e, Frame& f);
   Value eval_call(const ast::Expr& e, Frame& f);
-  Value eval_fstring(const ast::Expr& e, Frame& f);
   Value call_builtin(const ops::OpDef& op,
                      const ast::Expr& call,
                      const ast::Expr* receiver,
@@ -140,12 +135,6 @@ class Interpreter {
                   diag::Span site);
 
  public:
-  /// Runs a builtin whose arguments are gathered (interp/builtins); on
-  /// several devices, lowered reductions become all-reduces.
-  Value call_builtin_prepared(struct BuiltinCall& c);
-  /// The builtin's own forward or runtime implementation, never lowered.
-  Value call_builtin_forward(struct BuiltinCall& c);
-
   /// What several devices change in the walk (Note [Device hooks]); null
   /// on one device. Not owned.
   void set_device_hooks(DeviceHooks* h) { hooks_ = h; }
@@ -205,5 +194,17 @@ class Interpreter {
 /// Randomness); on several devices it is the one that goes to the
 /// workers, or splits its batch (Note [Device hooks]).
 bool enters_workers(Interpreter& in, const check::FnInfo& fn);
+
+/// A type in value position, with [f]'s size variables.
+ops::Shape runtime_shape(Interpreter& in,
+                         const types::Type& t,
+                         const Frame& f,
+                         diag::Span at);
+/// A condition's truth (`if`, `while`, a comprehension's `if`): a host
+/// value's, or a one-element tensor's; a larger tensor is a ValueError.
+bool condition(Interpreter& in, const ast::Expr& e, Frame& f);
+/// What `for x in it` takes from [it], in order (a list, a tuple, a
+/// model's stacked sub-models, a dataset's batches, ...).
+std::vector<Value> iterate(Interpreter& in, const Value& it, diag::Span at);
 
 }  // namespace ss::eval

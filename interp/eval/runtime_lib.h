@@ -58,6 +58,14 @@ struct RuntimeEntry {
 /// device_rule.h).
 std::unique_ptr<ops::ForwardCtx> forward_ctx(BuiltinCall& c);
 
+/// Runs a builtin whose arguments are gathered (by param) as an op site
+/// (Note [Op sites]): on several devices a reduction across the batch
+/// axis is lowered, a host effect happens once, ...
+Value call_builtin_prepared(BuiltinCall& c);
+/// The builtin's own forward or runtime implementation, as one device
+/// runs it (an op site's plain way).
+Value call_builtin_forward(BuiltinCall& c);
+
 /// The runtime implementation of builtin [name], or nullptr.
 RuntimeFn find_runtime(std::string_view name);
 

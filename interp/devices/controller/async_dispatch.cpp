@@ -121,7 +121,7 @@ bool ControllerContext::dispatch_later(eval::Interpreter& in,
         c.given[0] = c.given[1] = true;
         c.exprs[0] = e.callee->lhs.get();
         c.exprs[1] = e.args[0].value.get();
-        in.call_builtin_prepared(c);
+        eval::call_builtin_prepared(c);
       }};
   in.eval(arg, f);
   return true;
