@@ -17,7 +17,6 @@ namespace ss::devices::lower {
 // The evaluator's values and objects, which the ranks' code works on.
 using namespace ss::eval;
 
-using eval::Value;
 using VK = Value::Kind;
 
 namespace {
@@ -289,13 +288,6 @@ double RankContext::sum_over_pieces(double partial) {
   return t.at(0);
 }
 
-}  // namespace ss::devices::lower
-
-namespace ss::devices::lower {
-
-// The evaluator's values and objects, which the ranks' code works on.
-using namespace ss::eval;
-
 bool RankContext::splits_heads() const {
   // Inside a call into the workers' part: main and the controller fns that
   // every rank runs (the threads engine) hold whole values.
@@ -315,11 +307,11 @@ void RankContext::bind_call(eval::Interpreter& in,
 
 Value RankContext::run_op(eval::OpSite& s) {
   using K = eval::OpSite::Kind;
-  if (s.kind == K::Builtin) {
-    // A host effect happens once, also where split H's plan runs the op.
-    std::function<Value()> plain = std::move(s.run);
+  if (s.kind == K::Builtin && s.op->device.host != ops::HostEffect::None) {
+    // A host effect happens once, also where split H's plan runs the op
+    // (host_effect has nothing to do for an op without one: no wrapper).
     eval::BuiltinCall& c = *s.call;
-    s.run = [this, &c, plain] {
+    s.run = [this, &c, plain = std::move(s.run)] {
       if (std::optional<Value> v = host_effect(c)) return *v;
       return plain();
     };
