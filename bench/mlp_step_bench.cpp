@@ -17,6 +17,7 @@
 #include <sstream>
 #include <vector>
 
+#include "interp/builtins/install.h"
 #include "interp/builtins/models.h"
 #include "interp/check/checker.h"
 #include "interp/eval/interpreter.h"
@@ -194,6 +195,7 @@ double median(std::vector<double> v) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  ss::builtins::install();  // Note [The runtime table]
   int steps = argc > 1 ? std::atoi(argv[1]) : 30;
   ss::diag::SourceMap sm;
   ss::diag::Diagnostics diags;
@@ -229,7 +231,7 @@ int main(int argc, char** argv) {
         ss::eval::Value::object(ss::eval::Value::Kind::Record, batch);
     ss::types::Type mt = ss::types::Type::of(ss::types::Type::Kind::Model);
     mt.model = prog->model("Mlp");
-    ss::eval::Value m = ss::eval::init_model(in, mt, 0, {});
+    ss::eval::Value m = ss::builtins::init_model(in, mt, 0, {});
     auto* mref = m.as<ss::eval::ModelRef>();
     Direct d;
     auto w1 = mref->get("w1"), w2 = mref->get("w2");

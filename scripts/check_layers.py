@@ -12,6 +12,11 @@
    rule on several devices]); a new rule is a field there, read by every
    reader, not a name branch in three files that may disagree. The op table
    comes from `ss check --list-builtins` (--ss PATH, default ROOT/build/ss).
+   Nor is a builtin looked up by a name written in the source
+   (`find_op("neg")`, `call_builtin_values("stdout", ...)`): an operator
+   reaches its entry through OpDef::infix/prefix (interp/check/operators.h)
+   and a runtime builtin through the runtime table (Note [The runtime
+   table] in interp/eval/runtime_table.h).
 4. No Catch2 TEST_CASE name that ctest cannot run (Note [Test names ctest
    runs]).
 5. Each folder's namespace is its path: a file under interp/a/b opens
@@ -161,14 +166,29 @@ def self_test():
             for c in bad]
 
 
+# A builtin found by a name the source spells (Note [The runtime table]).
+NAME_LOOKUP = re.compile(
+    r'\b(?:find_op|find_runtime|call_builtin_values)\s*\(\s*"')
+
+
 def check_op_rules(root, ss):
     problems = self_test()
+    if not NAME_LOOKUP.search('ops::find_op("neg")') or \
+            NAME_LOOKUP.search("ops::find_op(name)"):
+        problems.append("check_layers.py: the name-lookup rule is wrong on "
+                        "its own cases")
     cmp = name_comparison(builtin_names(ss))
     for path in source_files(root, "interp"):
         rel = os.path.relpath(path, root)
         with open(path, encoding="utf-8") as fh:
             for no, line in enumerate(fh, 1):
                 code = line.split("//", 1)[0]
+                if NAME_LOOKUP.search(code):
+                    problems.append(
+                        "%s:%d: a builtin looked up by a name written here: "
+                        "reach it through its entry (OpDef::infix/prefix, "
+                        "the runtime table: Note [The runtime table])" %
+                        (rel, no))
                 for m in cmp.finditer(code):
                     name = m.group(1) or m.group(2)
                     if (rel, name) in OP_NAME_ALLOWED:
@@ -256,17 +276,11 @@ def test_names_self_test():
 # exceptions: parse/ names the AST's vocabulary ss::ast; check/plan/, the
 # checker's several-devices pass, shares the checker's namespace; and
 # eval/spmd/ defines Interpreter::call_spmd, the evaluator's one door into
-# it, in ss::eval. NAMESPACE_DEBT lists the folders whose files still use
-# older namespaces: each is allowed them too, until the folder is renamed
-# (issue 24 asks for all of them); a new breach fails at once.
+# it, in ss::eval.
 NAMESPACE_EXTRA = {
     "interp/parse": ["ss::ast"],
     "interp/check/plan": ["ss::check"],
     "interp/eval/spmd": ["ss::eval"],
-}
-NAMESPACE_DEBT = {
-    "interp/data": ["ss::eval"],
-    "interp/builtins": ["ss::eval"],
 }
 NAMESPACE_OPEN = re.compile(r"^namespace\s+(ss(?:::\w+)*)\s*\{")
 FORWARD_DECL = re.compile(
@@ -282,7 +296,6 @@ def namespace_breaches(rel, lines):
     folder = os.path.dirname(rel)
     home = "ss::" + folder[len("interp/"):].replace("/", "::")
     allowed = [home] + NAMESPACE_EXTRA.get(folder, [])
-    allowed += NAMESPACE_DEBT.get(folder, [])
     out = []
     for n, line in enumerate(lines):
         m = NAMESPACE_OPEN.match(line)

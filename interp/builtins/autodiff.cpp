@@ -4,11 +4,13 @@
 #include <cmath>
 
 #include "interp/eval/device_hooks.h"
-#include "interp/eval/runtime_lib.h"
+#include "interp/eval/runtime_table.h"
 #include "interp/eval/tensor_values.h"
 #include "ops/api.h"
 
-namespace ss::eval {
+namespace ss::builtins {
+
+using namespace ss::eval;
 
 using VK = Value::Kind;
 
@@ -271,15 +273,15 @@ std::vector<RuntimeEntry> lib_autodiff() {
           {"grad", grad},
           {"clip_norm", clip_norm},
           {"remat", remat},
-          {"grads.norm", grads_norm},
-          {"grads.zeros_like", grads_zeros_like},
-          {"grads.psum", grads_collective},
-          {"grads.pmean", grads_collective},
-          {"grads.pmax", grads_collective},
-          {"grads.pmin", grads_collective},
-          {"grads.pvary", grads_collective},
-          {"grads.ppermute", grads_collective},
-          {"model.zeros_like", grads_zeros_like}};
+          {"norm", grads_norm, Overload::OnGrads},
+          {"zeros_like", grads_zeros_like, Overload::OnGrads},
+          {"psum", grads_collective, Overload::OnGrads},
+          {"pmean", grads_collective, Overload::OnGrads},
+          {"pmax", grads_collective, Overload::OnGrads},
+          {"pmin", grads_collective, Overload::OnGrads},
+          {"pvary", grads_collective, Overload::OnGrads},
+          {"ppermute", grads_collective, Overload::OnGrads},
+          {"zeros_like", grads_zeros_like, Overload::OnModel}};
 }
 
-}  // namespace ss::eval
+}  // namespace ss::builtins

@@ -19,11 +19,14 @@
 #include "interp/data/dtype_spelling.h"
 #include "interp/data/safetensors.h"
 #include "interp/eval/device_hooks.h"
-#include "interp/eval/runtime_lib.h"
+#include "interp/eval/runtime_table.h"
 #include "ops/api.h"
 #include "ops/core/storage_bytes.h"
 
-namespace ss::eval {
+namespace ss::builtins {
+
+using namespace ss::eval;
+using namespace ss::data;
 
 using VK = Value::Kind;
 using TK = types::Type::Kind;
@@ -476,4 +479,4 @@ std::vector<RuntimeEntry> lib_checkpoint() {
   return {{"save", save}, {"load", load}, {"load_into", load_into}};
 }
 
-}  // namespace ss::eval
+}  // namespace ss::builtins

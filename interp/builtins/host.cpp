@@ -3,9 +3,11 @@
 
 #include "interp/eval/device_hooks.h"
 #include "interp/eval/format.h"
-#include "interp/eval/runtime_lib.h"
+#include "interp/eval/runtime_table.h"
 
-namespace ss::eval {
+namespace ss::builtins {
+
+using namespace ss::eval;
 
 using VK = Value::Kind;
 
@@ -88,4 +90,4 @@ std::vector<RuntimeEntry> lib_host() {
           {"size", size}};
 }
 
-}  // namespace ss::eval
+}  // namespace ss::builtins

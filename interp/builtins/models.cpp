@@ -4,11 +4,13 @@
 
 #include <cmath>
 
-#include "interp/eval/runtime_lib.h"
+#include "interp/eval/runtime_table.h"
 #include "ops/api.h"
 #include "ops/core/philox.h"
 
-namespace ss::eval {
+namespace ss::builtins {
+
+using namespace ss::eval;
 
 using VK = Value::Kind;
 using TK = types::Type::Kind;
@@ -223,4 +225,4 @@ std::vector<RuntimeEntry> lib_models() {
   return {{"init", init}, {"copy", copy}};
 }
 
-}  // namespace ss::eval
+}  // namespace ss::builtins

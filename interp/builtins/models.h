@@ -9,15 +9,17 @@
 #include "ops/core/type.h"
 
 namespace ss::eval {
-
 class Interpreter;
+}  // namespace ss::eval
+
+namespace ss::builtins {
 
 /// A model of [model_type] whose every field is drawn from ([seed], the
 /// field's path) by its initialiser (library.md, Initialisers), made by
 /// [in] at [at].
-Value init_model(Interpreter& in,
-                 const types::Type& model_type,
-                 uint64_t seed,
-                 diag::Span at);
+eval::Value init_model(eval::Interpreter& in,
+                       const types::Type& model_type,
+                       uint64_t seed,
+                       diag::Span at);
 
-}  // namespace ss::eval
+}  // namespace ss::builtins

@@ -2,11 +2,13 @@
 // momentum, nesterov and weight decay; AdamW), set_lr, cosine_lr, Train.
 #include <cmath>
 
-#include "interp/eval/runtime_lib.h"
+#include "interp/eval/runtime_table.h"
 #include "ops/api.h"
 #include "ops/backend/backend.h"
 
-namespace ss::eval {
+namespace ss::builtins {
+
+using namespace ss::eval;
 
 using VK = Value::Kind;
 
@@ -224,4 +226,4 @@ std::vector<RuntimeEntry> lib_optim() {
           {"Train", train}};
 }
 
-}  // namespace ss::eval
+}  // namespace ss::builtins

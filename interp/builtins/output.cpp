@@ -8,9 +8,11 @@
 
 #include "interp/eval/device_hooks.h"
 #include "interp/eval/format.h"
-#include "interp/eval/runtime_lib.h"
+#include "interp/eval/runtime_table.h"
 
-namespace ss::eval {
+namespace ss::builtins {
+
+using namespace ss::eval;
 
 using VK = Value::Kind;
 
@@ -244,8 +246,8 @@ Value open_file_sink(BuiltinCall& c) {
   return Value::object(VK::Sink, s);
 }
 
-Value stdout_sink(BuiltinCall& c) {
-  return Value::object(VK::Sink, std::make_shared<StdoutSink>(c.in.out()));
+Value stdout_builtin(BuiltinCall& c) {
+  return stdout_sink(c.in);
 }
 
 Value tee(BuiltinCall& c) {
@@ -283,14 +285,18 @@ std::string json_value(const Value& v) {
   return json_string(format_value(v));
 }
 
+Value stdout_sink(Interpreter& in) {
+  return Value::object(VK::Sink, std::make_shared<StdoutSink>(in.out()));
+}
+
 std::vector<RuntimeEntry> lib_output() {
   return {{"logs", logs},
           {"print", print},
-          {"stdout", stdout_sink},
+          {"stdout", stdout_builtin},
           {"csv", open_file_sink<CsvSink>},
           {"jsonl", open_file_sink<JsonlSink>},
           {"tee", tee},
           {"write", write}};
 }
 
-}  // namespace ss::eval
+}  // namespace ss::builtins

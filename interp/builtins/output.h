@@ -9,17 +9,21 @@
 
 #include "interp/eval/objects.h"
 
-namespace ss::eval {
+namespace ss::builtins {
 
-struct SinkValue : Object {
+struct SinkValue : eval::Object {
   /// Writes one record of logs at [step].
-  virtual void write(const LogsValue& logs, int64_t step) = 0;
+  virtual void write(const eval::LogsValue& logs, int64_t step) = 0;
   int64_t next_step = 0;  // the default step counter
   /// The last logs written (progress bars show them).
-  std::shared_ptr<LogsValue> last;
+  std::shared_ptr<eval::LogsValue> last;
 };
 
-/// A logged value as a JSON value: numbers, nested lists for tensors.
-std::string json_value(const Value& v);
+/// `stdout()`: a sink that writes to [in]'s output (a rank other than 0
+/// writes its csv and jsonl lines there: HostEffect::MakesFileSink).
+eval::Value stdout_sink(eval::Interpreter& in);
 
-}  // namespace ss::eval
+/// A logged value as a JSON value: numbers, nested lists for tensors.
+std::string json_value(const eval::Value& v);
+
+}  // namespace ss::builtins

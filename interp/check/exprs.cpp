@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "interp/check/checker_impl.h"
+#include "interp/check/operators.h"
 
 namespace ss::check {
 
@@ -440,49 +441,6 @@ Type Checker::check_index(const ast::Expr& e, FnCtx& c) {
   return record(e, Type::error());
 }
 
-namespace {
-
-const char* op_name(ast::BinaryOp op) {
-  using B = ast::BinaryOp;
-  switch (op) {
-    case B::Add:
-      return "add";
-    case B::Sub:
-      return "sub";
-    case B::Mul:
-      return "mul";
-    case B::Div:
-      return "div";
-    case B::FloorDiv:
-      return "floordiv";
-    case B::Mod:
-      return "mod";
-    case B::Pow:
-      return "pow";
-    case B::MatMul:
-      return "matmul";
-    case B::Eq:
-      return "eq";
-    case B::Ne:
-      return "ne";
-    case B::Lt:
-      return "lt";
-    case B::Le:
-      return "le";
-    case B::Gt:
-      return "gt";
-    case B::Ge:
-      return "ge";
-    case B::And:
-      return "logical_and";
-    case B::Or:
-      return "logical_or";
-  }
-  return "add";
-}
-
-}  // namespace
-
 Type Checker::binary_type(ast::BinaryOp op,
                           const Type& a,
                           const Type& b,
@@ -535,12 +493,11 @@ Type Checker::binary_type(ast::BinaryOp op,
           "needs tensors or numbers");
     return Type::error();
   }
-  const ops::OpDef* def = ops::find_op(op_name(op));
-  if (!def || !def->rule) return Type::error();
+  const ops::OpDef& def = operator_def(op);
   std::vector<RuleArg> args(2);
   args[0] = {true, a, a_span, nullptr, {}};
   args[1] = {true, b, b_span, nullptr, {}};
-  return apply_rule(*def, std::move(args), at, nullptr);
+  return apply_rule(def, std::move(args), at, nullptr);
 }
 
 // `x @ m.w2` where another field of m would contract: say which.
@@ -592,7 +549,7 @@ Type Checker::check_unary(const ast::Expr& e, FnCtx& c) {
       if (a.kind == TK::Grads) return record(e, a);
       if (a.kind != TK::Tensor) break;
       if (e.unary_op == ast::UnaryOp::Plus) return record(e, a);
-      if (const ops::OpDef* def = ops::find_op("neg")) {
+      if (const ops::OpDef* def = operator_def(e.unary_op)) {
         std::vector<RuleArg> args(1);
         args[0] = {true, a, e.lhs->span, e.lhs.get(), {}};
         Type t = apply_rule(*def, std::move(args), e.span, &c);
@@ -604,7 +561,7 @@ Type Checker::check_unary(const ast::Expr& e, FnCtx& c) {
       if (a.kind == TK::Bool || a.kind == TK::Int)
         return record(e, Type::of(TK::Bool));
       if (a.kind != TK::Tensor) break;
-      if (const ops::OpDef* def = ops::find_op("logical_not")) {
+      if (const ops::OpDef* def = operator_def(e.unary_op)) {
         std::vector<RuleArg> args(1);
         args[0] = {true, a, e.lhs->span, e.lhs.get(), {}};
         Type t = apply_rule(*def, std::move(args), e.span, &c);

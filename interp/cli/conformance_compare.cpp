@@ -122,9 +122,9 @@ CaseFiles read_case_files(const std::string& dir) {
       eval::FinalParams& p = files.tensors[rel];
       try {
         for (auto& [name, t] :
-             eval::read_safetensors(it->path().string()).tensors)
+             data::read_safetensors(it->path().string()).tensors)
           p.params[name] = std::move(t);
-      } catch (const eval::SafetensorsError& e) {
+      } catch (const data::SafetensorsError& e) {
         files.text[rel] = e.what();  // unreadable: compared as its error
       }
       continue;

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "interp/builtins/install.h"
 #include "interp/cli/commands.h"
 #include "interp/cli/repl.h"
 
@@ -98,6 +99,8 @@ void* run_job(void* p) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Note [The runtime table]: every builtin can run before anything does.
+  ss::builtins::install();
   std::vector<std::string> args(argv + 1, argv + argc);
   Job job{&args};
   pthread_attr_t attr;

@@ -15,7 +15,9 @@
 #include "interp/eval/interpreter.h"
 #include "ops/core/philox.h"
 
-namespace ss::eval {
+namespace ss::data {
+
+using namespace ss::eval;
 
 std::vector<int64_t> shuffle_order(int64_t count, uint64_t seed) {
   std::vector<int64_t> v(count);
@@ -317,4 +319,4 @@ std::unique_ptr<Cursor> BatchesValue::cursor(Interpreter& in, diag::Span loop) {
       std::make_shared<BatchesValue>(*this), in, loop);
 }
 
-}  // namespace ss::eval
+}  // namespace ss::data

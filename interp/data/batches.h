@@ -29,12 +29,12 @@
 
 #include "interp/data/dataset.h"
 
-namespace ss::eval {
+namespace ss::data {
 
 /// The shuffled order of [count] items under [seed].
 std::vector<int64_t> shuffle_order(int64_t count, uint64_t seed);
 
-struct BatchesValue : IterableObject {
+struct BatchesValue : eval::IterableObject {
   std::shared_ptr<const DatasetValue> ds;
   int64_t n = 1;
   bool shuffle = false;
@@ -46,8 +46,8 @@ struct BatchesValue : IterableObject {
   std::vector<int64_t> order() const;
   /// Batch [k] of [order] (view indices) as a batch record; a DataError
   /// for a bad item of a streamed dataset.
-  std::shared_ptr<RecordValue> make_batch(const std::vector<int64_t>& order,
-                                          int64_t k) const;
+  std::shared_ptr<eval::RecordValue> make_batch(
+      const std::vector<int64_t>& order, int64_t k) const;
   /// The store items of batch [k] of [order], in batch order.
   std::vector<int64_t> batch_rows(const std::vector<int64_t>& order,
                                   int64_t k) const;
@@ -55,20 +55,20 @@ struct BatchesValue : IterableObject {
   /// second half. A size-variable field is padded to [longest] when given
   /// (a worker's rows, padded over the whole batch: devices.md 8), else to
   /// its longest item among [rows].
-  std::shared_ptr<RecordValue> make_batch_of_rows(
+  std::shared_ptr<eval::RecordValue> make_batch_of_rows(
       const std::vector<int64_t>& rows,
       const std::map<std::string, int64_t>* longest = nullptr) const;
   /// Errors from loading (a streamed dataset's bad item) are raised by the
   /// cursor's next() in the calling thread, at [loop], before the batch is
   /// handed out; the batches before it are handed out as usual.
-  std::unique_ptr<Cursor> cursor(Interpreter& in,
-                                 diag::Span loop = {}) override;
+  std::unique_ptr<eval::Cursor> cursor(eval::Interpreter& in,
+                                       diag::Span loop = {}) override;
   int64_t length() const override;
 };
 
 /// A batch the controller hands out without building it: batch [k] of a
 /// walk (one `for` over a Batches value) over [order].
-struct LazyBatch : UnloadedBatch {
+struct LazyBatch : eval::UnloadedBatch {
   std::shared_ptr<const BatchesValue> bv;
   std::shared_ptr<const std::vector<int64_t>> order;
   int64_t k = 0;
@@ -81,10 +81,10 @@ struct LazyBatch : UnloadedBatch {
   int64_t size() const override;
   /// Builds the batch here (the controller read it): a bad streamed item
   /// raised at [loop], as on one device.
-  void load_into(Interpreter& in, RecordValue& r) const override;
+  void load_into(eval::Interpreter& in, eval::RecordValue& r) const override;
 
   /// [r]'s lazy batch, or null when it has none.
-  static const LazyBatch* of(const RecordValue& r);
+  static const LazyBatch* of(const eval::RecordValue& r);
 };
 
 /// Builds batches [first, total) in order on [threads] threads, at most
@@ -92,7 +92,7 @@ struct LazyBatch : UnloadedBatch {
 /// Destroying it stops and joins the threads.
 class Prefetcher {
  public:
-  using Build = std::function<std::shared_ptr<RecordValue>(int64_t k)>;
+  using Build = std::function<std::shared_ptr<eval::RecordValue>(int64_t k)>;
   Prefetcher(int64_t first, int64_t total, int threads, Build build);
   ~Prefetcher();
   Prefetcher(const Prefetcher&) = delete;
@@ -100,7 +100,7 @@ class Prefetcher {
   /// The next batch's index, or total when done.
   int64_t next_index() const;
   /// The next batch (its build's exception rethrown here).
-  std::shared_ptr<RecordValue> take();
+  std::shared_ptr<eval::RecordValue> take();
 
  private:
   struct State;
@@ -110,8 +110,8 @@ class Prefetcher {
 /// progress(it) (progress.cpp): an iterable wrapping [inner] (any iterable:
 /// a list, a dataset, batches, a tensor's rows). [tty]: -1 asks isatty(2),
 /// 0 or 1 forces the summary line or the bar; [err] defaults to std::cerr.
-Value make_progress(const Value& inner,
-                    int tty = -1,
-                    std::ostream* err = nullptr);
+eval::Value make_progress(const eval::Value& inner,
+                          int tty = -1,
+                          std::ostream* err = nullptr);
 
-}  // namespace ss::eval
+}  // namespace ss::data

@@ -6,13 +6,17 @@
 // `ds.take(n)`, `ds.split(f)` and `len(ds)` are the `take`, `split` and
 // `len` builtins with a Dataset (or Batches) first argument: the evaluator
 // routes those to "dataset.<name>" before any tensor forward.
+#include "interp/data/data.h"
+
 #include <cmath>
 
 #include "interp/data/batches.h"
 #include "interp/data/dataset.h"
-#include "interp/eval/runtime_lib.h"
+#include "interp/eval/runtime_table.h"
 
-namespace ss::eval {
+namespace ss::data {
+
+using namespace ss::eval;
 
 using VK = Value::Kind;
 
@@ -260,12 +264,12 @@ std::vector<RuntimeEntry> lib_data() {
           {"mnist", mnist},
           {"synthetic_digits", synthetic_digits},
           {"len", len},
-          {"dataset.take", take},
-          {"dataset.split", split},
-          {"dataset.len", len},
+          {"take", take, Overload::OnDataset},
+          {"split", split, Overload::OnDataset},
+          {"len", len, Overload::OnDataset},
           {"batches", batches},
           {"progress", progress},
           {"mean_logs", mean_logs}};
 }
 
-}  // namespace ss::eval
+}  // namespace ss::data

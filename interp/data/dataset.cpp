@@ -12,7 +12,7 @@
 #include "interp/data/dtype_spelling.h"
 #include "interp/eval/interpreter.h"
 
-namespace ss::eval {
+namespace ss::data {
 
 using types::DType;
 using types::FieldInfo;
@@ -723,4 +723,4 @@ void check_store(const TensorStore& s,
   }
 }
 
-}  // namespace ss::eval
+}  // namespace ss::data

@@ -42,7 +42,7 @@
 #include "ops/core/tensor.h"
 #include "ops/core/type.h"
 
-namespace ss::eval {
+namespace ss::data {
 
 /// A data error before it reaches the `.ss` line: kind is "IOError",
 /// "ShapeError", "DomainError" or "ValueError"; the message names the path,
@@ -215,7 +215,7 @@ void check_store(const TensorStore& s,
 /// A Dataset[R] value: a view of a store. Item k of the view is store item
 /// base + (offset + k) % base_count (through idx when set), so split and
 /// take never copy the tensors.
-struct DatasetValue : IterableObject {
+struct DatasetValue : eval::IterableObject {
   std::shared_ptr<const TensorStore> store;
   int64_t base = 0, base_count = 0, offset = 0, count = 0;
   /// When set, source index s is store item (*idx)[s] (a take that cycled,
@@ -236,10 +236,10 @@ struct DatasetValue : IterableObject {
   /// The first n items, cycling from the start past the end.
   std::shared_ptr<DatasetValue> take(int64_t n) const;
   /// Item k as a record (not a batch).
-  std::shared_ptr<RecordValue> item(int64_t k) const;
+  std::shared_ptr<eval::RecordValue> item(int64_t k) const;
 
-  std::unique_ptr<Cursor> cursor(Interpreter& in,
-                                 diag::Span loop = {}) override;
+  std::unique_ptr<eval::Cursor> cursor(eval::Interpreter& in,
+                                       diag::Span loop = {}) override;
   int64_t length() const override { return count; }
 };
 
@@ -306,4 +306,4 @@ std::map<std::string, RawArray> load_csv(
 /// A whole file, or an IOError naming it.
 std::shared_ptr<const std::string> read_whole_file(const std::string& path);
 
-}  // namespace ss::eval
+}  // namespace ss::data

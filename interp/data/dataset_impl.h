@@ -7,7 +7,7 @@
 
 #include "interp/data/dataset.h"
 
-namespace ss::eval::dataset_detail {
+namespace ss::data::dataset_detail {
 
 RawType raw_of(types::DType d);
 // The file's type name as the user knows it: "f32" for f4, "u8" for u1.
@@ -69,4 +69,4 @@ void check_item_count(const ops::Shape& array_shape,
                       std::string& first,
                       int64_t& n);
 
-}  // namespace ss::eval::dataset_detail
+}  // namespace ss::data::dataset_detail

@@ -5,7 +5,7 @@
 #include "interp/data/dataset.h"
 #include "interp/data/dataset_impl.h"
 
-namespace ss::eval {
+namespace ss::data {
 
 using types::DType;
 using types::FieldInfo;
@@ -266,4 +266,4 @@ Rows load_rows(const TensorStore& s, const std::vector<int64_t>& rows) {
   return out;
 }
 
-}  // namespace ss::eval
+}  // namespace ss::data

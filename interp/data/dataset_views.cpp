@@ -5,7 +5,9 @@
 #include "interp/data/dataset_impl.h"
 #include "interp/eval/interpreter.h"
 
-namespace ss::eval {
+namespace ss::data {
+
+using namespace ss::eval;
 
 using namespace dataset_detail;
 
@@ -105,4 +107,4 @@ std::unique_ptr<Cursor> DatasetValue::cursor(Interpreter& in, diag::Span loop) {
   return c;
 }
 
-}  // namespace ss::eval
+}  // namespace ss::data

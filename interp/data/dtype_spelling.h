@@ -5,7 +5,7 @@
 
 #include "ops/core/type.h"
 
-namespace ss::eval {
+namespace ss::data {
 
 struct DTypeSpelling {
   types::DType d;
@@ -30,4 +30,4 @@ inline const DTypeSpelling& spelling_of(types::DType d) {
   return kDTypeSpellings[0];
 }
 
-}  // namespace ss::eval
+}  // namespace ss::data

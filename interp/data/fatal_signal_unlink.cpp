@@ -12,7 +12,7 @@
 #include <cstring>
 #include <mutex>
 
-namespace ss::eval {
+namespace ss::data {
 
 namespace {
 
@@ -164,4 +164,4 @@ TemporaryFile::~TemporaryFile() {
   if (slot_ >= 0) g_used[slot_].store(0);
 }
 
-}  // namespace ss::eval
+}  // namespace ss::data

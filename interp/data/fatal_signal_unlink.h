@@ -5,7 +5,7 @@
 
 #include <string>
 
-namespace ss::eval {
+namespace ss::data {
 
 /// mkostemp([path_template], O_CLOEXEC), "...XXXXXX", made and registered
 /// as one step that a fatal signal's handler waits for: while this is
@@ -28,4 +28,4 @@ class TemporaryFile {
   int slot_ = -1;
 };
 
-}  // namespace ss::eval
+}  // namespace ss::data

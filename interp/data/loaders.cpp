@@ -25,7 +25,7 @@
 #include "interp/data/loaders_impl.h"
 #include "interp/data/safetensors.h"
 
-namespace ss::eval {
+namespace ss::data {
 
 namespace detail {
 
@@ -195,4 +195,4 @@ std::shared_ptr<TensorStore> load_dataset(
            "or a directory of .npy files)");
 }
 
-}  // namespace ss::eval
+}  // namespace ss::data

@@ -10,7 +10,7 @@
 #include "interp/data/dataset_impl.h"
 #include "interp/data/loaders_impl.h"
 
-namespace ss::eval {
+namespace ss::data {
 
 using types::DType;
 using namespace detail;
@@ -353,4 +353,4 @@ std::map<std::string, RawArray> load_csv(
   return read_csv(t, r, dims, renames, path);
 }
 
-}  // namespace ss::eval
+}  // namespace ss::data

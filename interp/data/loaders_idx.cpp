@@ -8,7 +8,7 @@
 #include "interp/data/dataset_impl.h"
 #include "interp/data/loaders_impl.h"
 
-namespace ss::eval {
+namespace ss::data {
 
 namespace fs = std::filesystem;
 using namespace detail;
@@ -261,4 +261,4 @@ std::shared_ptr<TensorStore> load_mnist(
   return make_store(r, dims, std::move(cols), {}, prefix + "-*");
 }
 
-}  // namespace ss::eval
+}  // namespace ss::data

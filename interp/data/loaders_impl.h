@@ -11,7 +11,7 @@
 
 #include "interp/data/dataset.h"
 
-namespace ss::eval::detail {
+namespace ss::data::detail {
 
 [[noreturn]] void io_error(const std::string& name, const std::string& what);
 
@@ -93,4 +93,4 @@ inline const std::string& file_name_of(
   return it == renames.end() ? f.name : it->second;
 }
 
-}  // namespace ss::eval::detail
+}  // namespace ss::data::detail

@@ -5,7 +5,7 @@
 #include "interp/data/dataset.h"
 #include "interp/data/loaders_impl.h"
 
-namespace ss::eval {
+namespace ss::data {
 
 using namespace detail;
 
@@ -196,4 +196,4 @@ RawArray parse_npy(std::shared_ptr<const std::string> bytes,
   return a;
 }
 
-}  // namespace ss::eval
+}  // namespace ss::data

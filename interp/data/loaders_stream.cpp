@@ -17,7 +17,7 @@
 #include "interp/data/loaders_impl.h"
 #include "interp/data/safetensors.h"
 
-namespace ss::eval {
+namespace ss::data {
 
 namespace fs = std::filesystem;
 using namespace detail;
@@ -197,4 +197,4 @@ std::shared_ptr<TensorStore> stream_dataset(
   return load_dataset(r, dims, path, renames);
 }
 
-}  // namespace ss::eval
+}  // namespace ss::data

@@ -8,7 +8,7 @@
 #include "interp/data/dataset.h"
 #include "interp/data/loaders_impl.h"
 
-namespace ss::eval {
+namespace ss::data {
 
 using namespace detail;
 
@@ -280,4 +280,4 @@ std::map<std::string, RawArray> parse_npz(
   return out;
 }
 
-}  // namespace ss::eval
+}  // namespace ss::data

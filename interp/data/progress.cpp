@@ -17,7 +17,9 @@
 #include "interp/eval/objects.h"
 #include "ops/api.h"
 
-namespace ss::eval {
+namespace ss::data {
+
+using namespace ss::eval;
 
 using VK = Value::Kind;
 
@@ -249,4 +251,4 @@ Value make_progress(const Value& inner, int tty, std::ostream* err) {
   return Value::object(kind, p);
 }
 
-}  // namespace ss::eval
+}  // namespace ss::data

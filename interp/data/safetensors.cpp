@@ -19,7 +19,7 @@
 
 #include "interp/data/fatal_signal_unlink.h"
 
-namespace ss::eval {
+namespace ss::data {
 
 static_assert(std::endian::native == std::endian::little,
               "safetensors data is little-endian; this build assumes a "
@@ -297,4 +297,4 @@ void write_safetensors_streamed(
   }
 }
 
-}  // namespace ss::eval
+}  // namespace ss::data

@@ -19,7 +19,7 @@
 #include "interp/data/safetensors_header.h"
 #include "ops/core/tensor.h"
 
-namespace ss::eval {
+namespace ss::data {
 
 /// A malformed, truncated or unreadable file, or a write that failed; the
 /// message names the file and the problem.
@@ -65,4 +65,4 @@ void write_safetensors_streamed(
 /// allocating any tensor. Dtypes: F32 F64 BF16 F16 I32 I64 BOOL.
 SafetensorsFile read_safetensors(const std::string& path);
 
-}  // namespace ss::eval
+}  // namespace ss::data

@@ -10,7 +10,7 @@
 
 #include "interp/data/safetensors.h"
 
-namespace ss::eval {
+namespace ss::data {
 
 namespace {
 
@@ -460,4 +460,4 @@ SafetensorsHeader read_safetensors_header(const std::string& path,
   return h;
 }
 
-}  // namespace ss::eval
+}  // namespace ss::data

@@ -18,7 +18,7 @@
 
 #include "ops/core/tensor.h"
 
-namespace ss::eval {
+namespace ss::data {
 
 /// A header longer than this is refused before it is read. The format
 /// allows 100 MB; a real checkpoint's header holds about 100 bytes a tensor,
@@ -56,4 +56,4 @@ SafetensorsHeader read_safetensors_header(const std::string& path,
 /// The safetensors name of [d] ("F32", "BF16", "BOOL").
 const char* safetensors_dtype_name(types::DType d);
 
-}  // namespace ss::eval
+}  // namespace ss::data

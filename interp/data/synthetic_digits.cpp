@@ -19,7 +19,7 @@
 #include "interp/data/dataset.h"
 #include "ops/core/philox.h"
 
-namespace ss::eval {
+namespace ss::data {
 
 namespace {
 
@@ -222,4 +222,4 @@ std::shared_ptr<TensorStore> make_synthetic_digits(
   return s;
 }
 
-}  // namespace ss::eval
+}  // namespace ss::data

@@ -8,6 +8,7 @@
 #include "interp/eval/interpreter.h"
 #include "interp/eval/remat.h"
 #include "interp/eval/runtime_lib.h"
+#include "interp/eval/runtime_table.h"
 #include "interp/eval/tensor_values.h"
 #include "ops/api.h"
 #include "ops/core/philox.h"
@@ -283,20 +284,29 @@ namespace {
 }  // namespace
 
 Value call_builtin_forward(BuiltinCall& c) {
-  // Gradients are models of tensors: `norm(g)`, `zeros_like(g)`.
-  if (c.has(0) && c.args[0].kind == VK::Grads)
-    if (RuntimeFn fn = find_runtime(std::string("grads.") + c.op.name))
-      return fn(c);
-  // ... and `zeros_like(m)` of a model is a zero Grads (library.md).
-  if (c.has(0) && c.args[0].kind == VK::Model)
-    if (RuntimeFn fn = find_runtime(std::string("model.") + c.op.name))
-      return fn(c);
-  // Builtins overload on their first argument: take, split, len of a
-  // Dataset are the dataset's (language.md).
-  if (c.has(0) &&
-      (c.args[0].kind == VK::Dataset || c.args[0].kind == VK::Batches))
-    if (RuntimeFn fn = find_runtime(std::string("dataset.") + c.op.name))
-      return fn(c);
+  // Builtins overload on their first argument (Note [The runtime table]):
+  // gradients are models of tensors (`norm(g)`, `zeros_like(g)`),
+  // `zeros_like(m)` of a model is a zero Grads (library.md), and take,
+  // split, len of a Dataset are the dataset's (language.md).
+  if (c.has(0)) {
+    Overload on = Overload::Plain;
+    switch (c.args[0].kind) {
+      case VK::Grads:
+        on = Overload::OnGrads;
+        break;
+      case VK::Model:
+        on = Overload::OnModel;
+        break;
+      case VK::Dataset:
+      case VK::Batches:
+        on = Overload::OnDataset;
+        break;
+      default:
+        break;
+    }
+    if (on != Overload::Plain)
+      if (RuntimeFn fn = runtime_of(c.op, on)) return fn(c);
+  }
   if (c.op.forward) {
     EvalForwardCtx ctx(c);
     try {
@@ -314,7 +324,7 @@ Value call_builtin_forward(BuiltinCall& c) {
       fail_with(c, e);
     }
   }
-  if (RuntimeFn fn = find_runtime(c.op.name)) {
+  if (RuntimeFn fn = runtime_of(c.op)) {
     try {
       return fn(c);
     } catch (const ops::OpError& e) {

@@ -3,10 +3,12 @@
 #include <limits>
 #include <optional>
 
+#include "interp/check/operators.h"
 #include "interp/eval/format.h"
 #include "interp/eval/interpreter.h"
 #include "interp/eval/tensor_values.h"
 #include "ops/api.h"
+#include "ops/registry/run_on_tensors.h"
 
 namespace ss::eval {
 
@@ -109,6 +111,7 @@ Value Interpreter::eval_name(const ast::Expr& e, Frame& f) {
 
 Value Interpreter::eval_unary(const ast::Expr& e, Frame& f) {
   Value a = eval(*e.lhs, f);
+  const ops::OpDef* op = check::operator_def(e.unary_op);  // null for `+`
   switch (e.unary_op) {
     case ast::UnaryOp::Plus:
       return a;
@@ -123,12 +126,16 @@ Value Interpreter::eval_unary(const ast::Expr& e, Frame& f) {
       }
       if (a.kind == VK::Float) return Value::floating(-a.f);
       if (a.kind == VK::Bool) return Value::integer(a.b ? -1 : 0);
-      if (a.kind == VK::Tensor) return Value::tensor(ops::neg(a.t));
+      if (a.kind == VK::Tensor)
+        return Value::tensor(ops::run_on_tensors(*op, {a.t}));
       if (a.kind == VK::Grads)
-        return grads_map(a, [](const ops::Tensor& t) { return ops::neg(t); });
+        return grads_map(a, [&](const ops::Tensor& t) {
+          return ops::run_on_tensors(*op, {t});
+        });
       break;
     case ast::UnaryOp::Not:
-      if (a.kind == VK::Tensor) return Value::tensor(ops::logical_not(a.t));
+      if (a.kind == VK::Tensor)
+        return Value::tensor(ops::run_on_tensors(*op, {a.t}));
       return Value::boolean(!a.truthy());
   }
   fail("ValueError", e.span, "bad operand");
@@ -232,7 +239,7 @@ Value Interpreter::binary(B op, const Value& a, const Value& b, diag::Span at) {
     fail("ValueError", at, "unsupported string operation");
   }
   if (a.kind == VK::Grads || b.kind == VK::Grads)
-    return grads_binary(op, a, b, at);
+    return grads_binary(check::operator_def(op), a, b, at);
   if (a.is_number() && b.is_number()) {
     if (a.kind != VK::Float && b.kind != VK::Float)
       return int_binary(*this,
@@ -269,46 +276,13 @@ Value Interpreter::binary(B op, const Value& a, const Value& b, diag::Span at) {
     fail("ValueError", at, "unsupported operands");
   ops::Tensor x = as_tensor(a, b), y = as_tensor(b, a);
   try {
-    switch (op) {
-      case B::Add:
-        return Value::tensor(ops::add(x, y));
-      case B::Sub:
-        return Value::tensor(ops::sub(x, y));
-      case B::Mul:
-        return Value::tensor(ops::mul(x, y));
-      case B::Div:
-        return Value::tensor(ops::div(x, y));
-      case B::FloorDiv:
-        return Value::tensor(ops::floordiv(x, y));
-      case B::Mod:
-        return Value::tensor(ops::mod(x, y));
-      case B::Pow:
-        return Value::tensor(ops::pow(x, y));
-      case B::MatMul:
-        return Value::tensor(ops::matmul(x, y));
-      case B::Eq:
-        return Value::tensor(ops::eq(x, y));
-      case B::Ne:
-        return Value::tensor(ops::ne(x, y));
-      case B::Lt:
-        return Value::tensor(ops::lt(x, y));
-      case B::Le:
-        return Value::tensor(ops::le(x, y));
-      case B::Gt:
-        return Value::tensor(ops::gt(x, y));
-      case B::Ge:
-        return Value::tensor(ops::ge(x, y));
-      case B::And:
-        return Value::tensor(ops::logical_and(x, y));
-      case B::Or:
-        return Value::tensor(ops::logical_or(x, y));
-    }
+    // The operator's table entry runs it (check/operators.h).
+    return Value::tensor(ops::run_on_tensors(check::operator_def(op), {x, y}));
   } catch (const ops::OpError& err) {
     fail(err.kind() == ops::OpError::Kind::Shape ? "ShapeError" : "ValueError",
          at,
          err.what());
   }
-  fail("ValueError", at, "unsupported operation");
 }
 
 Value Interpreter::eval_binary(const ast::Expr& e, Frame& f) {
@@ -333,6 +307,7 @@ Value Interpreter::eval_binary(const ast::Expr& e, Frame& f) {
       return binary(e.binary_op, a, b, e.span);
     });
     s.expr = &e;
+    s.op = &check::operator_def(e.binary_op);
     const std::pair<Value*, const ast::Expr*> sides[] = {{&a, e.lhs.get()},
                                                          {&b, e.rhs.get()}};
     for (auto [v, x] : sides)

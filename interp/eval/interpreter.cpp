@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <ostream>
+#include <stdexcept>
 
 #include "interp/eval/device_hooks.h"
 #include "interp/eval/remat.h"
+#include "interp/eval/runtime_table.h"
 #include "ops/api.h"
 #include "ops/core/op_error.h"
 
@@ -44,7 +46,14 @@ void Frame::declare(const std::string& name, Value v) {
 Interpreter::Interpreter(const check::Program& prog,
                          const diag::SourceMap& sm,
                          std::ostream& out)
-    : prog_(prog), sm_(sm), out_(out) {}
+    : prog_(prog), sm_(sm), out_(out) {
+  // Note [The runtime table]: a build that forgot builtins::install()
+  // fails here, before any program runs, not at a builtin's first call.
+  if (!runtime_sealed())
+    throw std::logic_error(
+        "the runtime builtins are not installed: call "
+        "ss::builtins::install() at start-up (Note [The runtime table])");
+}
 
 Interpreter::~Interpreter() = default;
 

@@ -1,30 +1,6 @@
 #include "interp/eval/runtime_lib.h"
 
-#include <map>
-#include <stdexcept>
-
 namespace ss::eval {
-
-namespace {
-std::map<std::string, RuntimeFn, std::less<>> build() {
-  std::map<std::string, RuntimeFn, std::less<>> t;
-  auto add = [&](std::vector<RuntimeEntry> v) {
-    for (const RuntimeEntry& e : v)
-      if (!t.emplace(e.name, e.fn).second)
-        throw std::logic_error(std::string("runtime builtin twice: ") + e.name);
-  };
-#define SS_RUNTIME_LIB(family) add(lib_##family());
-#include "interp/eval/libs.def"
-#undef SS_RUNTIME_LIB
-  return t;
-}
-}  // namespace
-
-RuntimeFn find_runtime(std::string_view name) {
-  static const auto table = build();
-  auto it = table.find(name);
-  return it == table.end() ? nullptr : it->second;
-}
 
 const types::Type& BuiltinCall::arg_type(size_t i) const {
   static const types::Type kError;

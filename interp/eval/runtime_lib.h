@@ -1,13 +1,13 @@
 #pragma once
-// Builtins the evaluator implements itself (models, optimizers, data,
-// sinks, files, host values): their signatures and shape rules are in the
-// one builtin table (ops/defs), their run-time behaviour here, found by the
-// same name. Each interp/builtins/<family>.cpp (data: interp/data/data.cpp)
-// defines `std::vector<RuntimeEntry> lib_<family>()`, listed in libs.def.
+// One call of a builtin as the evaluator runs it (BuiltinCall): its
+// arguments by the op's params. Builtins without a tensor forward (models,
+// optimizers, data, sinks, files, host values) have their signatures and
+// shape rules in the one builtin table (ops/defs) and their run-time
+// behaviour in interp/builtins/ and interp/data/, registered into the
+// runtime table (Note [The runtime table] in runtime_table.h).
 
 #include <memory>
 #include <string>
-#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -48,11 +48,6 @@ struct BuiltinCall {
 
 using RuntimeFn = Value (*)(BuiltinCall& c);
 
-struct RuntimeEntry {
-  const char* name;
-  RuntimeFn fn;
-};
-
 /// The evaluator's ForwardCtx over [c]'s arguments (eval_call.cpp): the
 /// devices layer runs an entry's lowering with it (ops/registry/
 /// device_rule.h).
@@ -65,12 +60,5 @@ Value call_builtin_prepared(BuiltinCall& c);
 /// The builtin's own forward or runtime implementation, as one device
 /// runs it (an op site's plain way).
 Value call_builtin_forward(BuiltinCall& c);
-
-/// The runtime implementation of builtin [name], or nullptr.
-RuntimeFn find_runtime(std::string_view name);
-
-#define SS_RUNTIME_LIB(family) std::vector<RuntimeEntry> lib_##family();
-#include "interp/eval/libs.def"
-#undef SS_RUNTIME_LIB
 
 }  // namespace ss::eval

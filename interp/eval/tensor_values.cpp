@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "ops/api.h"
+#include "ops/registry/run_on_tensors.h"
 
 namespace ss::eval {
 
@@ -73,30 +74,27 @@ Value grads_map(const Value& g,
   return make_grads(like, out, m->whole_shapes(), m->heads_axes());
 }
 
-Value grads_binary(ast::BinaryOp op,
+Value grads_binary(const ops::OpDef& op,
                    const Value& a,
                    const Value& b,
                    diag::Span at) {
-  using B = ast::BinaryOp;
   if (a.kind == VK::Grads && b.kind == VK::Grads) {
     auto* x = a.as<ModelRef>();
     auto* y = b.as<ModelRef>();
     std::map<std::string, ops::Tensor> out;
     for (const std::string& p : x->paths(true))
-      out[p] = op == B::Sub ? ops::sub(x->get(p), y->get(p))
-                            : ops::add(x->get(p), y->get(p));
+      out[p] = ops::run_on_tensors(op, {x->get(p), y->get(p)});
     ModelRef like = *x;
     like.prefix.clear();
     like.index.clear();
     return make_grads(like, out, x->whole_shapes(), x->heads_axes());
   }
-  const Value& g = a.kind == VK::Grads ? a : b;
-  const Value& s = a.kind == VK::Grads ? b : a;
-  double k = s.number();
-  return grads_map(g, [&](const ops::Tensor& t) {
+  const bool grads_first = a.kind == VK::Grads;
+  const double k = (grads_first ? b : a).number();
+  return grads_map(grads_first ? a : b, [&](const ops::Tensor& t) {
     ops::Tensor kt = ops::scalar_like(k, t);
-    if (op == B::Div) return ops::div(t, kt);
-    return ops::mul(t, kt);
+    return grads_first ? ops::run_on_tensors(op, {t, kt})
+                       : ops::run_on_tensors(op, {kt, t});
   });
 }
 

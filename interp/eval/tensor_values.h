@@ -6,6 +6,7 @@
 #include "interp/eval/objects.h"
 #include "interp/eval/value.h"
 #include "interp/parse/ast.h"
+#include "ops/registry/op_def.h"
 
 namespace ss::eval {
 
@@ -19,8 +20,9 @@ ops::Tensor number_tensor(const Value& v);
 /// A Grads value with [fn] applied to every gradient.
 Value grads_map(const Value& g,
                 const std::function<ops::Tensor(const ops::Tensor&)>& fn);
-/// g1 + g2, g1 - g2, g * s, s * g, g / s.
-Value grads_binary(ast::BinaryOp op,
+/// g1 + g2, g1 - g2, g * s, s * g, g / s: [op] (the operator's entry:
+/// add, sub, mul, div) on each param's leaves.
+Value grads_binary(const ops::OpDef& op,
                    const Value& a,
                    const Value& b,
                    diag::Span at);

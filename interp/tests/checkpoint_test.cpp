@@ -8,10 +8,10 @@
 
 using namespace ss;
 using Catch::Matchers::Contains;
-using eval::read_safetensors;
-using eval::SafetensorsError;
-using eval::SafetensorsFile;
-using eval::write_safetensors;
+using data::read_safetensors;
+using data::SafetensorsError;
+using data::SafetensorsFile;
+using data::write_safetensors;
 using ops::Tensor;
 using types::DType;
 
@@ -82,7 +82,7 @@ struct Env {
     return t;
   }
   eval::Value model(const std::string& name, uint64_t seed) {
-    return ss::eval::init_model(*in, type(name), seed, {});
+    return ss::builtins::init_model(*in, type(name), seed, {});
   }
   eval::Value call(const std::string& name, std::vector<eval::Value> args) {
     return in->call_builtin_values(name, std::move(args), {});

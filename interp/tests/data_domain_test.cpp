@@ -48,7 +48,7 @@ int64_t first_outside_of(const std::vector<float>& xs, const FieldInfo& f) {
                                              ss::types::DType::F32);
   std::copy(xs.begin(), xs.end(), t.data<float>());
   double bad = 0;
-  int64_t at = ss::eval::dataset_detail::first_outside(t, f, bad);
+  int64_t at = ss::data::dataset_detail::first_outside(t, f, bad);
   if (at >= 0) {
     INFO("reported value " << bad << " at " << at);
     CHECK((bad == static_cast<double>(xs[at]) ||

@@ -26,6 +26,8 @@ namespace data_test {
 namespace fs = std::filesystem;
 using namespace ss;
 using namespace ss::eval;
+using namespace ss::data;
+using namespace ss::builtins;
 
 inline const std::string& tmpdir() {
   static const std::string d = [] {

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,6 +33,64 @@ inline std::vector<pid_t> children_of(pid_t pid) {
     while (f >> c) out.push_back(c);
   }
   return out;
+}
+
+// The CPU time process [pid] has used so far, in clock ticks (user +
+// system, /proc/PID/stat fields 14 and 15); -1 when it is gone.
+inline long cpu_ticks(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  if (!std::getline(f, text)) return -1;
+  // The command name (field 2) may hold spaces: count from its ')'.
+  std::istringstream rest(text.substr(text.rfind(')') + 2));
+  std::string field;
+  long utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {
+    if (i == 14) utime = std::stol(field);
+    if (i == 15) stime = std::stol(field);
+  }
+  return utime + stime;
+}
+
+// Waits (up to [timeout] s of wall time) until each of [pids] has used
+// [seconds] more CPU time than at [since] (cpu_ticks of each, in order):
+// the event "they are all running their loop", however loaded the machine
+// is, where a fixed sleep would guess.
+inline bool each_used_cpu(const std::vector<pid_t>& pids,
+                          const std::vector<long>& since,
+                          double seconds,
+                          double timeout = 30) {
+  const long ticks = static_cast<long>(seconds * sysconf(_SC_CLK_TCK));
+  auto until = std::chrono::steady_clock::now() +
+               std::chrono::milliseconds(static_cast<int>(timeout * 1000));
+  while (std::chrono::steady_clock::now() < until) {
+    bool all = true;
+    for (size_t i = 0; i < pids.size(); ++i) {
+      long now = cpu_ticks(pids[i]);
+      if (now < 0) return false;
+      all = all && now - since[i] >= ticks;
+    }
+    if (all) return true;
+    usleep(20000);
+  }
+  return false;
+}
+
+// Waits (up to [timeout] s) until one of [pids] is stopped (SIGSTOP: State
+// T in /proc/PID/status).
+inline bool some_stopped(const std::vector<pid_t>& pids, double timeout = 30) {
+  auto until = std::chrono::steady_clock::now() +
+               std::chrono::milliseconds(static_cast<int>(timeout * 1000));
+  while (std::chrono::steady_clock::now() < until) {
+    for (pid_t p : pids) {
+      std::ifstream status("/proc/" + std::to_string(p) + "/status");
+      std::string key, state;
+      while (status >> key)
+        if (key == "State:" && status >> state && state == "T") return true;
+    }
+    usleep(20000);
+  }
+  return false;
 }
 
 // Trains the README-like MLP for a very long time; [first] is main's first

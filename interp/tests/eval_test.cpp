@@ -250,7 +250,7 @@ TEST_CASE("a transformer block's gradients match finite differences",
   using ss::eval::Value;
   ss::types::Type bt = ss::types::Type::of(ss::types::Type::Kind::Model);
   bt.model = r->prog->model("Block");
-  Value blk = ss::eval::init_model(*r->in, bt, 3, {});
+  Value blk = ss::builtins::init_model(*r->in, bt, 3, {});
   Value x = Value::tensor(
       ss::ops::random_normal({2, 5, 8}, ss::types::DType::F64, 11, 0));
   Value y = Value::tensor(

@@ -60,7 +60,7 @@ ss::eval::Value heads_model(const Checked& c,
                             int world) {
   ss::types::Type mt = ss::types::Type::of(ss::types::Type::Kind::Model);
   mt.model = c.prog->model(name);
-  ss::eval::Value m = ss::eval::init_model(in, mt, 0, {});
+  ss::eval::Value m = ss::builtins::init_model(in, mt, 0, {});
   ss::devices::lower::cut_store_heads(
       *m.as<ss::eval::ModelRef>()->store, "H", r, world);
   return m;

@@ -308,7 +308,7 @@ TEST_CASE("explain shard params: reads again, operands let go, callees",
           ss::types::Type mt =
               ss::types::Type::of(ss::types::Type::Kind::Model);
           mt.model = c->prog->model("Big");
-          ss::eval::Value m = ss::eval::init_model(in, mt, 0, {});
+          ss::eval::Value m = ss::builtins::init_model(in, mt, 0, {});
           ss::devices::lower::shard_store(
               *m.as<ss::eval::ModelRef>()->store, r, kWorld);
           auto x = ss::eval::Value::tensor(ss::ops::Tensor::from_doubles(

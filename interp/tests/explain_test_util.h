@@ -161,7 +161,7 @@ inline StepPayloads readme_step_payloads(const Checked& c, bool shard) {
             ss::eval::Value::object(ss::eval::Value::Kind::Record, batch);
         ss::types::Type mt = ss::types::Type::of(ss::types::Type::Kind::Model);
         mt.model = c.prog->model("Mlp");
-        ss::eval::Value m = ss::eval::init_model(in, mt, 0, {});
+        ss::eval::Value m = ss::builtins::init_model(in, mt, 0, {});
         // As a worker cuts a model that arrives (Note [Sharded params]).
         if (shard)
           ss::devices::lower::shard_store(

@@ -141,7 +141,7 @@ TEST_CASE(
     CHECK(st != -1);
     CHECK(all_end(workers));
     // Old or new, the checkpoint is whole.
-    CHECK(ss::eval::read_safetensors(ck).tensors.size() > 0);
+    CHECK(ss::data::read_safetensors(ck).tensors.size() > 0);
     INFO("left: " << ::Catch::Detail::stringify(left_by(ss, dir)));
     CHECK(left_by(ss, dir).empty());
     for (const std::string& n : names_in(dir)) {

@@ -152,7 +152,7 @@ TEST_CASE("the examples' einsum attention equals the ref loops",
     REQUIRE(r->prog);
     ss::types::Type mt = ss::types::Type::of(ss::types::Type::Kind::Model);
     mt.model = r->prog->model(ex.model);
-    Value m = ss::eval::init_model(*r->in, mt, 7, {});
+    Value m = ss::builtins::init_model(*r->in, mt, 7, {});
     auto* mr = m.as<ss::eval::ModelRef>();
     Tensor x = random({2, 5, ex.width}, DType::F32, 11);
     Tensor got =

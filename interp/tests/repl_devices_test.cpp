@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 
 #include "interp/tests/devices_process_util.h"
@@ -142,16 +143,33 @@ bool reapable(pid_t pid) {
   return false;
 }
 
-// Starts [loop] (a for loop's two lines), presses Ctrl-C a while later
-// (the workers are in their call by then) and expects [error]; returns the
-// workers that ran it.
-std::vector<pid_t> interrupt(PtyRepl& r,
-                             const std::string& loop,
-                             const std::string& error) {
+// Whether the workers spin in their call: each has used 0.3 s of CPU time
+// since [before] (far more than a step, so two that spin are at different
+// statements by then). Waits up to 30 s.
+bool spinning(const std::vector<pid_t>& workers,
+              const std::vector<long>& before) {
+  return ss::testing::each_used_cpu(workers, before, 0.3);
+}
+
+// Starts [loop] (a for loop's two lines), presses Ctrl-C once [ready] says
+// the workers are in their call (by default: they spin in it), and expects
+// [error]; returns the workers that ran it.
+std::vector<pid_t> interrupt(
+    PtyRepl& r,
+    const std::string& loop,
+    const std::string& error,
+    const std::function<bool(const std::vector<pid_t>&,
+                             const std::vector<long>&)>& ready = spinning) {
   r.send(loop + "\r\r");
-  usleep(1200000);
   std::vector<pid_t> workers = children_of(r.pid());
-  CHECK(workers.size() == 2);
+  for (int i = 0; i < 500 && workers.size() != 2; ++i) {
+    usleep(20000);
+    workers = children_of(r.pid());
+  }
+  REQUIRE(workers.size() == 2);
+  std::vector<long> before;
+  for (pid_t w : workers) before.push_back(ss::testing::cpu_ticks(w));
+  CHECK(ready(workers, before));
   r.send("\x03");
   CHECK(r.expect(error, 10));
   return workers;
@@ -350,10 +368,16 @@ TEST_CASE(
   PtyRepl r({"--devices", "cpu[0 1]", f.dir + "/lin.ss"}, env, SS_HOOKS_BINARY);
   // 1-3
   begin(r, f, {"let m = Lin.init(seed=0)", "let opt = sgd(m, lr=0.25)"});
+  // Ctrl-C once worker 1 has stopped itself in its first call.
+  auto one_stopped = [](const std::vector<pid_t>& workers,
+                        const std::vector<long>&) {
+    return ss::testing::some_stopped(workers);
+  };
   std::vector<pid_t> workers = interrupt(
       r,
       "for batch in data.batches(12):\r    step(m, opt, batch)",
-      "<repl>:4:1: KeyboardInterrupt: interrupted; the workers were stopped");
+      "<repl>:4:1: KeyboardInterrupt: interrupted; the workers were stopped",
+      one_stopped);
   CHECK(all_end(workers));
   r.send("float(sum(m.w))\r");  // 7
   CHECK(r.expect("<repl>:7:11: error[E0201]: unknown name `m`"));
@@ -383,7 +407,7 @@ TEST_CASE(
   r.send("for batch in data.batches(4):\r    step(kept, opt, batch)\r\r");
   // 8-10: Ctrl-C stops each worker after however many iterations it ran:
   // their copies of m differ (two processes on a shared machine do not
-  // keep step over a second's run), those of `kept` do not.
+  // keep step over 0.3 s of CPU time each), those of `kept` do not.
   std::vector<pid_t> workers =
       interrupt(r,
                 "for batch in data.batches(12):\r    drift(m, batch)",

@@ -13,10 +13,10 @@
 
 using namespace ss;
 using Catch::Matchers::Contains;
-using eval::read_safetensors;
-using eval::SafetensorsError;
-using eval::SafetensorsFile;
-using eval::write_safetensors;
+using data::read_safetensors;
+using data::SafetensorsError;
+using data::SafetensorsFile;
+using data::write_safetensors;
 using ops::Tensor;
 using types::DType;
 
@@ -380,7 +380,7 @@ TEST_CASE("safetensors: hostile headers cost linear time, no recursion",
   write_bytes(path, st_file("{" + t + "," + t + "}", std::string(4, '\0')));
   CHECK_THAT(read_error(path), Contains("tensor 't' appears twice"));
   // The header's length is bounded well below the format's 100 MB.
-  uint64_t big = ss::eval::kMaxHeaderBytes + 8;
+  uint64_t big = ss::data::kMaxHeaderBytes + 8;
   write_bytes(path, u64le(big) + "{");
   fs::resize_file(path, 8 + big);
   CHECK_THAT(read_error(path), Contains("over the limit of 16777216"));

@@ -23,10 +23,10 @@ namespace safetensors_test {
 
 using namespace ss;
 using Catch::Matchers::Contains;
-using eval::read_safetensors;
-using eval::SafetensorsError;
-using eval::SafetensorsFile;
-using eval::write_safetensors;
+using data::read_safetensors;
+using data::SafetensorsError;
+using data::SafetensorsFile;
+using data::write_safetensors;
 using ops::Tensor;
 using types::DType;
 

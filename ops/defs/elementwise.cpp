@@ -3,7 +3,9 @@
 // logic, where, clip, masked_fill. Shapes broadcast numpy-style
 // (shape_algebra.h); dtypes follow torch.result_type.
 
+#include <algorithm>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 
 #include "ops/defs/forward_util.h"
@@ -332,6 +334,43 @@ struct Doc {
 
 // Adds a builtin of one operand (x) or two (a, b) to [v]; an SS_API_ONLY
 // row adds nothing.
+// The operators that spell entries of this family (language.md,
+// Operators; `@` is matmul's, in matmul.cpp): the checker and the
+// evaluator reach an operator's shape rule and forward through them.
+struct Spelling {
+  const char* op;
+  const char* infix;
+  const char* prefix;
+};
+constexpr Spelling kSpellings[] = {{"add", "+", nullptr},
+                                   {"sub", "-", nullptr},
+                                   {"mul", "*", nullptr},
+                                   {"div", "/", nullptr},
+                                   {"floordiv", "//", nullptr},
+                                   {"mod", "%", nullptr},
+                                   {"pow", "**", nullptr},
+                                   {"eq", "==", nullptr},
+                                   {"ne", "!=", nullptr},
+                                   {"lt", "<", nullptr},
+                                   {"le", "<=", nullptr},
+                                   {"gt", ">", nullptr},
+                                   {"ge", ">=", nullptr},
+                                   {"logical_and", "and", nullptr},
+                                   {"logical_or", "or", nullptr},
+                                   {"neg", nullptr, "-"},
+                                   {"logical_not", nullptr, "not"}};
+
+void spell_operators(std::vector<OpDef>& v) {
+  for (const Spelling& sp : kSpellings) {
+    auto it = std::find_if(
+        v.begin(), v.end(), [&](const OpDef& d) { return is(d.name, sp.op); });
+    if (it == v.end())
+      throw std::logic_error(std::string("operator of no entry: ") + sp.op);
+    it->infix = sp.infix;
+    it->prefix = sp.prefix;
+  }
+}
+
 void add_op(std::vector<OpDef>& v,
             const char* name,
             int arity,
@@ -438,6 +477,7 @@ std::vector<OpDef> ops_elementwise() {
   masked_fill.torch = "x.masked_fill(mask, v)";
   masked_fill.device.heads = DeviceRule::Heads::PerHead;
   v.push_back(masked_fill);
+  spell_operators(v);
   return v;
 }
 

@@ -44,6 +44,7 @@ OpDef def(const char* name,
           const char* summary) {
   OpDef d{name, std::move(params), init_rule, summary};
   d.differentiable = false;
+  d.initialiser = true;
   d.device = host();
   return d;
 }

@@ -84,6 +84,7 @@ std::vector<OpDef> ops_matmul() {
                matmul_rule,
                "a @ b: contracts a's last axis with b's first (numpy matmul)"};
   matmul.forward = matmul_fwd;
+  matmul.infix = "@";
   matmul.torch = "a @ b, torch.matmul(a, b)";
   OpDef einsum{"einsum",
                {{"x"}},

@@ -52,6 +52,10 @@ struct OpDef {
   /// read it.
   DeviceRule device{};
   bool differentiable = true;
+  /// An initialiser (`w: [D H] = normal(std=0.02)`): init(...) draws the
+  /// field from the entry's arguments (interp/builtins/models.cpp); it is
+  /// never run as a call, so it has no forward and no runtime.
+  bool initialiser = false;
   /// Tensor ops compute here (written with ops/api.h, so gradients come
   /// from the API's VJPs). Null for builtins the evaluator implements
   /// itself because they handle models, data, sinks or files
@@ -64,6 +68,18 @@ struct OpDef {
   /// an entry without one (Note [The builtins' reference] in
   /// interp/cli/builtin_reference.cpp).
   const char* torch = "";
+
+  /// The operator that spells this op (language.md, Operators): `a + b`
+  /// is add, `a @ b` matmul, `a and b` logical_and; `-a` is neg, `not a`
+  /// logical_not. The checker types an operator, and the evaluator runs
+  /// it, through this entry (registry.h: find_infix, find_prefix).
+  const char* infix = nullptr;
+  const char* prefix = nullptr;
+
+  /// Its position in the table (all_ops()), set when the table is built:
+  /// the evaluator reaches a builtin's runtime implementation by it
+  /// (interp/eval/runtime_table.h), never by name.
+  size_t index = 0;
 
   /// This entry with [t] as its torch equivalent, for the entries a
   /// family's helper builds: `def(...).with_torch("torch.cumsum(x, dim)")`.

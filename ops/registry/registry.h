@@ -13,7 +13,12 @@ namespace ss::ops {
 
 /// The builtin named [name], or nullptr.
 const OpDef* find_op(std::string_view name);
-/// Every builtin, sorted by name.
+/// The op an infix operator spells (`+` is add, `@` matmul), or nullptr.
+const OpDef* find_infix(std::string_view spelling);
+/// The op a prefix operator spells (`-` is neg, `not` logical_not), or
+/// nullptr (`+x` is x itself).
+const OpDef* find_prefix(std::string_view spelling);
+/// Every builtin, sorted by name: all_ops()[d.index] is &d.
 std::vector<const OpDef*> all_ops();
 
 #define SS_OP_FAMILY(family) std::vector<OpDef> ops_##family();

@@ -102,8 +102,8 @@ const Records& records() {
 void expect_user_errors(const char* what, const std::function<void()>& f) {
   try {
     f();
-  } catch (const eval::DataError&) {
-  } catch (const eval::SafetensorsError&) {
+  } catch (const data::DataError&) {
+  } catch (const data::SafetensorsError&) {
   } catch (const std::exception& e) {
     finding(what,
             std::string("uncaught ") + typeid(e).name() + ": " + e.what());
@@ -149,11 +149,11 @@ const std::map<std::string, int64_t>& record_dims() {
   return records().prog->dims();
 }
 
-void load_every_item(const eval::TensorStore& s) {
+void load_every_item(const data::TensorStore& s) {
   for (int64_t at = 0; at < s.n; at += 64) {
     std::vector<int64_t> rows(std::min<int64_t>(64, s.n - at));
     std::iota(rows.begin(), rows.end(), at);
-    (void)eval::load_rows(s, rows);
+    (void)data::load_rows(s, rows);
   }
 }
 
@@ -164,10 +164,10 @@ void load_dataset_as(const char* what,
   for (const char* r : records) {
     const types::RecordInfo& rec = record(r);
     expect_user_errors(
-        what, [&] { (void)eval::load_dataset(rec, record_dims(), path, {}); });
+        what, [&] { (void)data::load_dataset(rec, record_dims(), path, {}); });
     if (stream)
       expect_user_errors(what, [&] {
-        load_every_item(*eval::stream_dataset(rec, record_dims(), path, {}));
+        load_every_item(*data::stream_dataset(rec, record_dims(), path, {}));
       });
   }
 }

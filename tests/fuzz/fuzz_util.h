@@ -62,7 +62,7 @@ const std::map<std::string, int64_t>& record_dims();
 
 /// Loads every item of [s], 64 a batch as a loader thread would: where a
 /// streamed store's items are read from the mapping and checked.
-void load_every_item(const eval::TensorStore& s);
+void load_every_item(const data::TensorStore& s);
 
 /// `dataset(R, path)` for each record R of [records] (load_dataset) and,
 /// with [stream], `dataset(R, path, stream=true)` with every item loaded;

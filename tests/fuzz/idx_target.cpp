@@ -24,7 +24,7 @@ const std::string kImages(
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace ss;
   fuzz::expect_user_errors("parse_idx", [&] {
-    (void)eval::parse_idx(fuzz::bytes_of(data, size), "in.idx");
+    (void)data::parse_idx(fuzz::bytes_of(data, size), "in.idx");
   });
   // A folder per kind and role, so that no file of an earlier input is
   // read instead (load_mnist prefers the plain file to its .gz).
@@ -38,11 +38,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::write_scratch(lab + "/train-labels-idx1-ubyte" + ext, data, size);
   for (const char* r : {"Img", "Digit"})
     fuzz::expect_user_errors("mnist(images)", [&] {
-      (void)eval::load_mnist(
+      (void)data::load_mnist(
           fuzz::record(r), fuzz::record_dims(), fuzz::scratch_path(img));
     });
   fuzz::expect_user_errors("mnist(labels)", [&] {
-    (void)eval::load_mnist(
+    (void)data::load_mnist(
         fuzz::record("Img"), fuzz::record_dims(), fuzz::scratch_path(lab));
   });
   return 0;

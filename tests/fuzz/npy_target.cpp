@@ -11,7 +11,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace ss;
   fuzz::expect_user_errors("parse_npy", [&] {
-    (void)eval::parse_npy(fuzz::bytes_of(data, size), 0, size, "in.npy");
+    (void)data::parse_npy(fuzz::bytes_of(data, size), 0, size, "in.npy");
   });
   fuzz::write_scratch("cols/x.npy", data, size);
   fuzz::load_dataset_as(

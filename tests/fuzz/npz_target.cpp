@@ -11,7 +11,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace ss;
   fuzz::expect_user_errors("parse_npz", [&] {
-    (void)eval::parse_npz(fuzz::bytes_of(data, size), "in.npz");
+    (void)data::parse_npz(fuzz::bytes_of(data, size), "in.npz");
   });
   std::string path = fuzz::write_scratch("in.npz", data, size);
   fuzz::load_dataset_as("dataset(.npz)", {"Vec", "Seq"}, path, false);

@@ -13,7 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace ss;
   std::string path = fuzz::write_scratch("in.safetensors", data, size);
   fuzz::expect_user_errors("read_safetensors",
-                           [&] { (void)eval::read_safetensors(path); });
+                           [&] { (void)data::read_safetensors(path); });
   fuzz::load_dataset_as("dataset(.safetensors)", {"Vec", "Seq"}, path, true);
   return 0;
 }

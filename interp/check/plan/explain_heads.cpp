@@ -6,6 +6,7 @@
 // bytes.
 #include <algorithm>
 
+#include "interp/check/operators.h"
 #include "interp/check/plan/explain_impl.h"
 #include "interp/check/plan/heads_plan.h"
 #include "ops/core/batch_split.h"
@@ -211,7 +212,6 @@ std::vector<Collective> heads_sends(const Program& P,
                                     const std::string& dim,
                                     const HeadsVars& vars,
                                     size_t n) {
-  using R = ops::DeviceRule::Heads;
   // Each type as the op runs it: Note [Size variables carry the split].
   auto type_of = [&](const ast::Expr* x) {
     return put_heads_vars(P.type_of(x), vars);
@@ -219,7 +219,7 @@ std::vector<Collective> heads_sends(const Program& P,
   HeadsSite site;
   site.result = type_of(&e);
   if (e.kind == ast::Expr::Kind::Binary) {
-    site.rule = e.binary_op == ast::BinaryOp::MatMul ? R::Sums : R::PerHead;
+    site.rule = operator_def(e.binary_op).device.heads;
     for (const ast::Expr* x : {e.lhs.get(), e.rhs.get()})
       if (x && P.type_of(x).kind == TK::Tensor)
         site.operands.push_back(type_of(x));
@@ -259,7 +259,7 @@ std::vector<Collective> heads_sends(const Program& P,
       if (t.kind == TK::Tensor) site.operands.push_back(t);
       reads_model |= t.kind == TK::Model && op.forward;
     }
-    if (reads_model) site.rule = R::Gathers;
+    if (reads_model) site.rule = ops::DeviceRule::Heads::Gathers;
     for (const auto& [param, axes] : info->axes)
       site.over.insert(site.over.end(), axes.begin(), axes.end());
     site.reduces_all =

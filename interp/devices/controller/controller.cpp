@@ -54,7 +54,7 @@ namespace {
 diag::Span loop_of(const std::vector<eval::Value>& args, diag::Span site) {
   for (const eval::Value& v : args)
     if (v.kind == eval::Value::Kind::Record)
-      if (auto* lazy = eval::LazyBatch::of(*v.as<eval::RecordValue>()))
+      if (auto* lazy = data::LazyBatch::of(*v.as<eval::RecordValue>()))
         return lazy->loop;
   return site;
 }

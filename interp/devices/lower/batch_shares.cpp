@@ -14,6 +14,7 @@ namespace ss::devices::lower {
 
 // The evaluator's values and objects, which the ranks' code works on.
 using namespace ss::eval;
+using namespace ss::data;
 
 namespace {
 

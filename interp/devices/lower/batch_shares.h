@@ -1,8 +1,8 @@
 #pragma once
 // A worker's own rows of the controller's batches (devices.md 8). The
-// controller sends each batch as a reference (eval::LazyBatch, interp/eval/
-// wire_data.cpp); the worker builds the walk's order from the seed, loads
-// only its share of each batch (padded over the whole batch first, so the
+// controller sends each batch as a reference (data::LazyBatch, interp/devices/
+// protocol/wire_data.cpp); the worker builds the walk's order from the seed,
+// loads only its share of each batch (padded over the whole batch first, so the
 // ranks' shares line up), and loads the next shares ahead on the walk's
 // own threads. Before a step with a streamed dataset the workers agree, in
 // one all-reduce, that each has its part: a bad item stops every worker
@@ -18,9 +18,11 @@
 #include "interp/eval/value.h"
 
 namespace ss::eval {
-struct LazyBatch;
 struct RecordValue;
 }  // namespace ss::eval
+namespace ss::data {
+struct LazyBatch;
+}  // namespace ss::data
 
 namespace ss::devices::lower {
 
@@ -50,11 +52,11 @@ class BatchShares {
                                       DeviceContext& d);
 
   /// This rank's rows of [b]'s batch (a DataError for a bad item).
-  std::shared_ptr<eval::RecordValue> share(const eval::LazyBatch& b);
+  std::shared_ptr<eval::RecordValue> share(const data::LazyBatch& b);
 
  private:
   struct Walk;
-  Walk& walk(const eval::LazyBatch& b);
+  Walk& walk(const data::LazyBatch& b);
 
   int rank_, world_;
   uint64_t uses_ = 0;

@@ -102,11 +102,8 @@ std::optional<Value> HeadsSplit::run_op(OpSite& s) {
     case OpSite::Kind::Builtin:
       return builtin(s);
     case OpSite::Kind::Operator:
-      // Elementwise per head; `@` per head, or a partial sum over them.
-      return operands_of_expr(s,
-                              s.expr->binary_op == ast::BinaryOp::MatMul
-                                  ? Heads::Sums
-                                  : Heads::PerHead);
+      // The operator's entry says (elementwise per head; `@` per head, or
+      // a partial sum over them), as a pattern's does.
     case OpSite::Kind::Pattern:
       return operands_of_expr(s, s.op->device.heads);
     case OpSite::Kind::Part:

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "dist/comm/communicator.h"
+#include "interp/builtins/output.h"
 #include "interp/devices/lower/grad_allreduce.h"
 #include "interp/devices/lower/heads.h"
 #include "interp/devices/lower/param_buckets.h"
@@ -151,14 +152,13 @@ std::optional<Value> RankContext::host_effect(eval::BuiltinCall& c) {
     // the whole file on every rank. (In `ss run` save is a host call:
     // the controller alone runs it.)
     Value v = Value::unit();
-    if (d_.host()) v = eval::find_runtime(c.op.name)(c);
+    if (d_.host()) v = eval::call_builtin_forward(c);
     Waiting w(d_);
     d_.comm->barrier(dist::Options{});
     return v;
   }
   if (d_.host()) return std::nullopt;
-  if (effect == H::MakesFileSink)
-    return c.in.call_builtin_values("stdout", {}, c.span);
+  if (effect == H::MakesFileSink) return builtins::stdout_sink(c.in);
   if (effect == H::ShowsProgress) return c.arg(0);
   return std::nullopt;
 }

@@ -6,6 +6,7 @@ namespace ss::devices::protocol {
 
 // The evaluator's values and objects, which this code sends and runs.
 using namespace ss::eval;
+using namespace ss::data;
 
 using VK = Value::Kind;
 

@@ -32,10 +32,10 @@
 #include "interp/eval/objects.h"
 #include "interp/eval/value.h"
 
-namespace ss::eval {
+namespace ss::data {
 struct LazyBatch;
 struct TensorStore;
-}  // namespace ss::eval
+}  // namespace ss::data
 
 namespace ss::devices::protocol {
 
@@ -164,11 +164,11 @@ class Codec {
   void write_optim(Writer& w, const std::shared_ptr<eval::OptimState>& o);
   std::shared_ptr<eval::OptimState> read_optim(Reader& r);
   // wire_data.cpp
-  void write_batch_ref(Writer& w, const eval::LazyBatch& b);
+  void write_batch_ref(Writer& w, const data::LazyBatch& b);
   eval::Value read_batch_ref(Reader& r);
   void write_data_store(Writer& w,
-                        const std::shared_ptr<const eval::TensorStore>& s);
-  std::shared_ptr<const eval::TensorStore> read_data_store(Reader& r);
+                        const std::shared_ptr<const data::TensorStore>& s);
+  std::shared_ptr<const data::TensorStore> read_data_store(Reader& r);
 
   Side side_;
   const check::Program* prog_;
@@ -183,10 +183,10 @@ class Codec {
   std::map<const eval::OptimState*, uint64_t> w_optim_ids_;
   // Datasets' stores, sent once: the controller's by address (checked
   // against the weak pointer, as an address can be reused), the workers'.
-  std::map<const eval::TensorStore*,
-           std::pair<uint64_t, std::weak_ptr<const eval::TensorStore>>>
+  std::map<const data::TensorStore*,
+           std::pair<uint64_t, std::weak_ptr<const data::TensorStore>>>
       c_stores_;
-  std::map<uint64_t, std::shared_ptr<const eval::TensorStore>> w_stores_;
+  std::map<uint64_t, std::shared_ptr<const data::TensorStore>> w_stores_;
 };
 
 }  // namespace ss::devices::protocol

@@ -12,6 +12,7 @@ namespace ss::devices::protocol {
 
 // The evaluator's values and objects, which this code sends and runs.
 using namespace ss::eval;
+using namespace ss::data;
 
 namespace {
 
