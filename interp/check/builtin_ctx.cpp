@@ -239,7 +239,13 @@ class BuiltinCtx final : public ops::RuleCtx {
                           std::string label) override {
     return ck_.error(code, span, std::move(message), std::move(label));
   }
-  Axis fresh(const std::string& name) override { return ck_.fresh_var(name); }
+  Axis fresh(const std::string& name) override {
+    // Note [Two sizes of one name]: which call made it, for messages.
+    Axis v = ck_.fresh_var(name);
+    v.made_by = op_name();
+    v.made_at = call_span();
+    return v;
+  }
   Type call_fn(const Type& fn,
                const std::vector<Type>& args,
                diag::Span at) override {

@@ -36,6 +36,11 @@ struct Options {
   /// :load'ed file's imports resolve relative to that file, what `ss run`
   /// of the file does); "", or a line past its end: the file's folder.
   std::vector<std::string> import_dirs;
+  /// `ss repl`: the fn that holds what was typed at the prompt. The repl
+  /// runs it itself, so it runs in the controller whatever it does
+  /// (devices.md: the controller is the process running main or the
+  /// repl), and a call of a worker fn from it goes to the workers.
+  std::string prompt_fn;
 };
 
 /// Reads [path] (and what it imports), parses and checks it. Returns the

@@ -4,6 +4,7 @@
 
 #include "interp/check/checker.h"
 #include "interp/cli/commands.h"
+#include "interp/cli/help.h"
 #include "ops/registry/registry.h"
 
 namespace ss::cli {
@@ -42,10 +43,7 @@ int cmd_check(const std::vector<std::string>& args) {
                o != ProgramOption::NotMine) {
       if (o == ProgramOption::Bad) return kExitUsage;
     } else if (a == "--help" || a == "-h") {
-      std::cout << "usage: ss check FILE [--devices SPEC] [--json] [--types] "
-                   "[-D NAME=SIZE]...\n"
-                   "Checks FILE: every static error at once, or nothing and "
-                   "exit 0.\n";
+      std::cout << command_help("check");
       return kExitOk;
     } else if (!a.empty() && a[0] == '-') {
       std::cerr << "ss check: unknown option '" << a << "'\n";
@@ -59,7 +57,7 @@ int cmd_check(const std::vector<std::string>& args) {
     }
   }
   if (file.empty()) {
-    std::cerr << "usage: ss check FILE [--devices SPEC] [--json] [--types]\n";
+    std::cerr << usage_line("check");
     return kExitUsage;
   }
   if (!readable(file)) return kExitRuntime;

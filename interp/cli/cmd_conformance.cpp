@@ -1,4 +1,4 @@
-// `ss conformance [DIR] [--devices SPEC]... [--filter GLOB] [--engine
+// `ss conformance [DIR | CASE.ss] [--devices SPEC]... [--filter GLOB] [--engine
 // processes|threads] [--missing-expect-ok]`: runs every `.ss` case under
 // DIR and compares what happens with its `# expect:` header, and on
 // several devices with the one-device run (conformance/README.md).
@@ -17,6 +17,7 @@
 #include "interp/cli/commands.h"
 #include "interp/cli/conformance_compare.h"
 #include "interp/cli/expectations.h"
+#include "interp/cli/help.h"
 #include "interp/devices/devices.h"
 #include "interp/eval/interpreter.h"
 #include "interp/lex/lexer.h"
@@ -347,9 +348,7 @@ int cmd_conformance(const std::vector<std::string>& args) {
     } else if (a == "--missing-expect-ok") {
       missing_is_ok = true;
     } else if (a == "--help" || a == "-h") {
-      std::cout << "usage: ss conformance [DIR] [--devices SPEC]... "
-                   "[--filter GLOB] [--engine processes|threads] "
-                   "[--missing-expect-ok]\n";
+      std::cout << command_help("conformance");
       return kExitOk;
     } else if (!a.empty() && a[0] == '-') {
       std::cerr << "ss conformance: unknown option '" << a << "'\n";
@@ -361,13 +360,20 @@ int cmd_conformance(const std::vector<std::string>& args) {
   // cli.md: by default every case on one, two and three CPU devices.
   if (device_sets.empty()) device_sets = {"cpu", "cpu[0 1]", "cpu[0 1 2]"};
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) {
-    std::cerr << "ss conformance: '" << dir << "' is not a directory\n";
+  std::vector<fs::path> files;
+  const bool one_case = fs::is_regular_file(dir, ec);
+  if (one_case) {
+    // One case: `ss conformance path/to/case.ss`.
+    files.push_back(dir);
+    dir = fs::path(dir).parent_path().string();
+    if (dir.empty()) dir = ".";
+  } else if (!fs::is_directory(dir, ec)) {
+    std::cerr << "ss conformance: '" << dir
+              << "' is neither a directory nor a case (.ss file)\n";
     return kExitUsage;
   }
-  std::vector<fs::path> files;
   for (auto it = fs::recursive_directory_iterator(dir, ec);
-       it != fs::recursive_directory_iterator();
+       !one_case && it != fs::recursive_directory_iterator();
        it.increment(ec)) {
     if (ec) break;
     if (it->is_regular_file() && it->path().extension() == ".ss")

@@ -7,6 +7,7 @@
 
 #include "interp/check/checker.h"
 #include "interp/cli/commands.h"
+#include "interp/cli/help.h"
 #include "interp/devices/devices.h"
 
 namespace ss::cli {
@@ -149,9 +150,6 @@ json table_json(const comms::DeviceTable& t) {
   return j;
 }
 
-constexpr const char* kUsageLine =
-    "usage: ss explain FILE [--devices SPEC] [--json]\n";
-
 }  // namespace
 
 int cmd_explain(const std::vector<std::string>& args) {
@@ -166,10 +164,7 @@ int cmd_explain(const std::vector<std::string>& args) {
                o != ProgramOption::NotMine) {
       if (o == ProgramOption::Bad) return kExitUsage;
     } else if (a == "--help" || a == "-h") {
-      std::cout << kUsageLine
-                << "Prints where each fn runs, how each value is laid out "
-                   "over the devices, and what each line sends between "
-                   "them (devices.md).\n";
+      std::cout << command_help("explain");
       return kExitOk;
     } else if (!a.empty() && a[0] == '-') {
       std::cerr << "ss explain: unknown option '" << a << "'\n";
@@ -183,7 +178,7 @@ int cmd_explain(const std::vector<std::string>& args) {
     }
   }
   if (file.empty()) {
-    std::cerr << kUsageLine;
+    std::cerr << usage_line("explain");
     return kExitUsage;
   }
   if (!readable(file)) return kExitRuntime;

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "interp/cli/commands.h"
+#include "interp/cli/help.h"
 #include "interp/lsp/server.h"
 
 namespace ss::cli {
@@ -19,10 +20,7 @@ int cmd_lsp(const std::vector<std::string>& args) {
         o != ProgramOption::NotMine) {
       if (o == ProgramOption::Bad) return kExitUsage;
     } else if (a == "--help" || a == "-h") {
-      std::cout << "usage: ss lsp [--devices SPEC] [-D NAME=SIZE]...\n"
-                   "A language server (LSP) on stdin and stdout: diagnostics "
-                   "as you type, hover (a value's type and layout, a line's "
-                   "collectives), go to definition, completion.\n";
+      std::cout << command_help("lsp");
       return kExitOk;
     } else {
       std::cerr << "ss lsp: unknown argument '" << a << "'\n";

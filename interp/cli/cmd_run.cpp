@@ -8,6 +8,7 @@
 #include "diag/diagnostic.h"
 #include "interp/check/checker.h"
 #include "interp/cli/commands.h"
+#include "interp/cli/help.h"
 #include "interp/devices/devices.h"
 #include "interp/eval/interpreter.h"
 #include "ops/cpu/cpu_backend.h"
@@ -15,10 +16,6 @@
 namespace ss::cli {
 
 namespace {
-
-constexpr const char* kRunUsage =
-    "usage: ss run FILE [--devices SPEC] [-D NAME=SIZE]... [--threads N] "
-    "[--entry main] [-- ARGS]\n";
 
 // Note [Thread count]
 // `--threads N`, or SHAPESCRIPT_THREADS=N when the flag is not given, is
@@ -87,7 +84,7 @@ int cmd_run(const std::vector<std::string>& args) {
                o != ProgramOption::NotMine) {
       if (o == ProgramOption::Bad) return kExitUsage;
     } else if (a == "--help" || a == "-h") {
-      std::cout << kRunUsage;
+      std::cout << command_help("run");
       return kExitOk;
     } else if (!a.empty() && a[0] == '-') {
       std::cerr << "ss run: unknown option '" << a << "'\n";
@@ -99,7 +96,7 @@ int cmd_run(const std::vector<std::string>& args) {
     }
   }
   if (file.empty()) {
-    std::cerr << kRunUsage;
+    std::cerr << usage_line("run");
     return kExitUsage;
   }
   if (!apply_threads(threads, threads_given)) return kExitUsage;

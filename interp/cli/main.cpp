@@ -7,6 +7,7 @@
 
 #include "interp/builtins/install.h"
 #include "interp/cli/commands.h"
+#include "interp/cli/help.h"
 #include "interp/cli/repl.h"
 
 namespace ss::cli {
@@ -15,32 +16,9 @@ int cmd_explain(const std::vector<std::string>& args);  // cmd_explain.cpp
 
 namespace {
 
-constexpr const char* kUsage =
-    "usage: ss COMMAND [ARGS]\n"
-    "\n"
-    "  run FILE [--devices SPEC] [-D NAME=SIZE]... [--threads N] [--entry "
-    "main]\n"
-    "      [-- ARGS]\n"
-    "        check, then call main\n"
-    "  check FILE [--devices SPEC] [--json] [--types] [-D NAME=SIZE]...\n"
-    "        check a program: every static error, or nothing and exit 0\n"
-    "  explain FILE [--devices SPEC] [--json]\n"
-    "        where each fn runs, each value's layout, what each line sends\n"
-    "  repl [FILE] [--devices SPEC]\n"
-    "        an interactive prompt (declarations and statements)\n"
-    "  conformance [DIR] [--devices SPEC]... [--filter GLOB]\n"
-    "        run the conformance suite (default DIR: conformance/)\n"
-    "  lsp [--devices SPEC] [-D NAME=SIZE]...\n"
-    "        a language server on stdio: diagnostics, hover, definition,\n"
-    "        completion\n"
-    "  --version | --help | COMMAND --help\n"
-    "\n"
-    "Exit codes: 0 ok, 1 static error, 2 runtime error, 3 WorkerError, "
-    "64 usage.\n";
-
 int dispatch(const std::vector<std::string>& args) {
   if (args.empty()) {
-    std::cerr << kUsage;
+    std::cerr << ss::cli::overview();
     return ss::cli::kExitUsage;
   }
   const std::string cmd = args[0];
@@ -55,7 +33,7 @@ int dispatch(const std::vector<std::string>& args) {
     return 0;
   }
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
-    std::cout << kUsage;
+    std::cout << ss::cli::overview();
     return 0;
   }
   if (cmd == "worker") return ss::cli::cmd_worker(rest);  // hidden
@@ -65,7 +43,7 @@ int dispatch(const std::vector<std::string>& args) {
   if (cmd == "conformance") return ss::cli::cmd_conformance(rest);
   if (cmd == "explain") return ss::cli::cmd_explain(rest);
   if (cmd == "lsp") return ss::cli::cmd_lsp(rest);
-  std::cerr << "ss: unknown command '" << cmd << "'\n\n" << kUsage;
+  std::cerr << "ss: unknown command '" << cmd << "'\n\n" << ss::cli::overview();
   return ss::cli::kExitUsage;
 }
 

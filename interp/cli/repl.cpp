@@ -49,6 +49,7 @@
 #include <sstream>
 
 #include "interp/cli/commands.h"
+#include "interp/cli/help.h"
 #include "interp/cli/repl_values.h"
 #include "interp/devices/devices.h"
 #include "interp/eval/format.h"
@@ -197,9 +198,11 @@ ReplText Repl::program(const std::string& header,
 
 std::unique_ptr<check::Program> Repl::check(const ReplText& text,
                                             diag::SourceMap& sm,
-                                            diag::Diagnostics& diags) {
+                                            diag::Diagnostics& diags,
+                                            const std::string& prompt_fn) {
   check::Options opts;
   opts.devices_override = devices_;
+  opts.prompt_fn = prompt_fn;
   return devices::protocol::check_session_text(
       text.session(origins_), sm, diags, opts);
 }
@@ -293,7 +296,7 @@ void Repl::statements(const std::string& text, Typed at) {
   ReplText t = program("fn " + name + "(" + signature() + "):\n", text, at);
   auto sm = std::make_unique<diag::SourceMap>();
   diag::Diagnostics diags;
-  auto prog = check(t, *sm, diags);
+  auto prog = check(t, *sm, diags, name);
   if (!prog) {
     print_errors(diags, *sm);
     return;
@@ -505,11 +508,19 @@ int run_repl(const std::vector<std::string>& args) {
         std::cerr << "ss repl: bad --devices '" << devices << "'\n";
         return kExitUsage;
       }
-    } else if (args[i] == "--help") {
-      std::cout << "usage: ss repl [FILE] [--devices SPEC]\n";
+    } else if (args[i] == "--help" || args[i] == "-h") {
+      std::cout << command_help("repl");
       return kExitOk;
-    } else {
+    } else if (!args[i].empty() && args[i][0] == '-') {
+      std::cerr << "ss repl: unknown option '" << args[i] << "'\n"
+                << usage_line("repl");
+      return kExitUsage;
+    } else if (file.empty()) {
       file = args[i];
+    } else {
+      std::cerr << "ss repl: one FILE only (got '" << file << "' and '"
+                << args[i] << "')\n";
+      return kExitUsage;
     }
   }
   Repl repl(std::cout, std::cerr, devices);

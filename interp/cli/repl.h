@@ -64,9 +64,12 @@ class Repl {
                    const std::string& body,
                    Typed at,
                    const std::string& pad = "    ") const;
+  /// The session's text checked; [prompt_fn]: the fn of the input typed
+  /// at the prompt, which runs in the controller (check::Options).
   std::unique_ptr<check::Program> check(const ReplText& text,
                                         diag::SourceMap& sm,
-                                        diag::Diagnostics& diags);
+                                        diag::Diagnostics& diags,
+                                        const std::string& prompt_fn = "");
   void print_errors(const diag::Diagnostics& d, const diag::SourceMap& sm);
   /// After [replacing] redefined names of [before]: drops the locals
   /// whose layout [now] changed (Note [Repl redefinition]).

@@ -83,18 +83,8 @@ std::vector<Value> host_items(const Value& it) {
         out.push_back(Value::tensor(ops::take_one(it.t, i, 0)));
       break;
     case VK::Model: {
-      auto* m = it.as<ModelRef>();
-      int64_t n = 0;
-      for (const std::string& p : m->paths(false)) {
-        n = m->get(p).shape()[0];
-        break;
-      }
-      for (int64_t i = 0; i < n; ++i) {
-        auto r = std::make_shared<ModelRef>(*m);
-        r->index.push_back(i);
-        if (!r->type.stack.empty()) r->type.stack.erase(r->type.stack.begin());
-        out.push_back(Value::object(VK::Model, r));
-      }
+      for (auto& r : it.as<ModelRef>()->stack_items())
+        out.push_back(Value::object(VK::Model, std::move(r)));
       break;
     }
     default:

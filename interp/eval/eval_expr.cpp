@@ -406,11 +406,7 @@ Value Interpreter::eval_index(const ast::Expr& e, Frame& f) {
     }
     case VK::Model: {
       auto r = std::make_shared<ModelRef>(*base.as<ModelRef>());
-      int64_t n = 0;
-      for (const std::string& p : r->paths(false)) {
-        n = r->get(p).shape()[0];
-        break;
-      }
+      const int64_t n = r->stack_size();
       int64_t i = int64_t(index_of(e.indices[0]).number());
       if (i < 0) i += n;
       if (i < 0 || i >= n)

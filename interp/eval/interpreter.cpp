@@ -264,19 +264,9 @@ std::vector<Value> iterate(Interpreter& in, const Value& it, diag::Span at) {
       return *it.items;
     case VK::Model: {
       // `for blk in m.blocks`: one handle per stacked sub-model.
-      auto* m = it.as<ModelRef>();
       std::vector<Value> out;
-      int64_t n = 0;
-      for (const std::string& p : m->paths(false)) {
-        n = m->get(p).shape()[0];
-        break;
-      }
-      for (int64_t i = 0; i < n; ++i) {
-        auto r = std::make_shared<ModelRef>(*m);
-        r->index.push_back(i);
-        if (!r->type.stack.empty()) r->type.stack.erase(r->type.stack.begin());
-        out.push_back(Value::object(VK::Model, r));
-      }
+      for (auto& r : it.as<ModelRef>()->stack_items())
+        out.push_back(Value::object(VK::Model, std::move(r)));
       return out;
     }
     case VK::Tensor: {
@@ -325,13 +315,22 @@ void Interpreter::assign(const ast::Expr& target, Value v, Frame& f) {
     auto* m = base.as<ModelRef>();
     if (v.kind != VK::Tensor)
       fail("ValueError", target.span, "a model field takes a tensor");
-    ops::Tensor old = m->get(target.name);
-    if (old.shape() != v.t.shape())
+    // The field's whole shape, also where this rank holds a piece of it.
+    const ops::Shape want = m->shape_of(target.name);
+    if (want != v.t.shape())
       fail("ShapeError",
            target.span,
-           "field `" + target.name + "` is " + ops::shape_string(old.shape()) +
+           "field `" + target.name + "` is " + ops::shape_string(want) +
                ", the new value " + ops::shape_string(v.t.shape()));
-    m->set(target.name, ops::stop_grad(v.t));
+    ops::Tensor value = ops::stop_grad(v.t);
+    OpSite s(OpSite::Kind::ParamWrite, *this, target.span, [&] {
+      m->set(target.name, value);
+      return Value::unit();
+    });
+    s.model = m;
+    s.path = target.name;
+    s.operands.push_back(&value);
+    run_op(s);
     return;
   }
   fail("ValueError", target.span, "cannot assign to this expression");

@@ -51,6 +51,29 @@ std::map<std::string, int> ModelRef::heads_axes() const {
   return out;
 }
 
+int64_t ModelRef::stack_size() const {
+  for (const std::string& p : paths(false)) return shape_of(p).at(0);
+  return 0;
+}
+
+ops::Shape ModelRef::shape_of(const std::string& path) const {
+  auto whole = store->whole.find(prefix + path);
+  if (whole == store->whole.end()) return get(path).shape();
+  return ops::Shape(whole->second.begin() + index.size(), whole->second.end());
+}
+
+std::vector<std::shared_ptr<ModelRef>> ModelRef::stack_items() const {
+  std::vector<std::shared_ptr<ModelRef>> out;
+  const int64_t n = stack_size();
+  for (int64_t i = 0; i < n; ++i) {
+    auto r = std::make_shared<ModelRef>(*this);
+    r->index.push_back(i);
+    if (!r->type.stack.empty()) r->type.stack.erase(r->type.stack.begin());
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 ops::Tensor ModelRef::get(const std::string& path) const {
   sync(*store);
   ops::Tensor t = store->tensors.at(prefix + path);
@@ -87,12 +110,18 @@ ops::Tensor put_path(const ops::Tensor& x,
 
 }  // namespace
 
+ops::Tensor put_at(const ops::Tensor& x,
+                   const std::vector<int64_t>& index,
+                   const ops::Tensor& v) {
+  return put_path(x, index, 0, v);
+}
+
 void ModelRef::set(const std::string& path, const ops::Tensor& t) {
   // Changed here: the workers' copy (if any) is stale, send it whole again.
   sync(*store);
   store->remote_id = 0;
   ops::Tensor& slot = store->tensors.at(prefix + path);
-  slot = index.empty() ? t : put_path(slot, index, 0, t);
+  slot = index.empty() ? t : put_at(slot, index, t);
 }
 
 const Value* LogsValue::find(const std::string& name) const {

@@ -80,6 +80,16 @@ struct ModelRef : Object {
 
   /// The paths of this handle's tensors (params only when [params_only]).
   std::vector<std::string> paths(bool params_only) const;
+  /// How many sub-models the stack at this handle holds (`blocks: [L]
+  /// Block`: L), from a param's whole shape: a rank's piece of a sharded
+  /// param is flat (Note [Sharded params] in interp/devices/lower/
+  /// shards.cpp), so its own shape says nothing of the stack.
+  int64_t stack_size() const;
+  /// The shape of the tensor at [path] as the program sees it (indexed by
+  /// `index`): whole, also where this rank holds a sharded param's piece.
+  ops::Shape shape_of(const std::string& path) const;
+  /// One handle per sub-model of the stack (`for blk in m.blocks`).
+  std::vector<std::shared_ptr<ModelRef>> stack_items() const;
   /// The tensor at [path] (relative to the prefix), indexed by `index`.
   ops::Tensor get(const std::string& path) const;
   /// Replaces the tensor at [path] (through `put` when indexed).
@@ -91,6 +101,12 @@ struct ModelRef : Object {
   /// by path relative to it, counted in this handle's tensors.
   std::map<std::string, int> heads_axes() const;
 };
+
+/// [x] with its element at [index] (one per leading axis: a stack's
+/// model) replaced by [v].
+ops::Tensor put_at(const ops::Tensor& x,
+                   const std::vector<int64_t>& index,
+                   const ops::Tensor& v);
 
 struct OptimState : Object {
   types::OptimKind kind = types::OptimKind::AdamW;

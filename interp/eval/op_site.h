@@ -18,7 +18,10 @@
 //   * Part: part [part] of a builtin run in parts (ForwardCtx::part; Note
 //     [An op in parts under split H] in ops/registry/device_rule.h);
 //   * ParamRead: the program reads tensor [path] of [model] (`m.w1`, or a
-//     builtin given the model: linear(m.l1, x)).
+//     builtin given the model: linear(m.l1, x));
+//   * ParamWrite: the program assigns tensor [path] of [model] (`m.w =
+//     v`, an EMA or a hand-written optimizer), operands[0] the new value,
+//     whole and of the field's shape (shard params keeps its piece of it).
 
 #include <functional>
 #include <string>
@@ -43,7 +46,7 @@ struct BuiltinCall;
 struct ModelRef;
 
 struct OpSite {
-  enum class Kind { Builtin, Operator, Pattern, Part, ParamRead };
+  enum class Kind { Builtin, Operator, Pattern, Part, ParamRead, ParamWrite };
 
   OpSite(Kind k, Interpreter& i, diag::Span a, std::function<Value()> r)
       : kind(k), in(i), at(a), run(std::move(r)) {}
@@ -59,13 +62,14 @@ struct OpSite {
   BuiltinCall* call = nullptr;      // Builtin, Part
   const ast::Expr* expr = nullptr;  // Operator, Pattern
   /// Operator, Pattern, Part: the tensor operands, which run reads; a
-  /// context may replace them (a split operand gathered whole).
+  /// context may replace them (a split operand gathered whole). ParamWrite:
+  /// the value written.
   std::vector<ops::Tensor*> operands;
   /// Operator, Pattern: each operand's expression (its checked type).
   std::vector<const ast::Expr*> operand_exprs;
   size_t part = 0;                  // Part
-  const ModelRef* model = nullptr;  // ParamRead
-  std::string path;                 // ParamRead: relative to model's prefix
+  const ModelRef* model = nullptr;  // ParamRead, ParamWrite
+  std::string path;  // ParamRead, ParamWrite: relative to model's prefix
 };
 
 }  // namespace ss::eval

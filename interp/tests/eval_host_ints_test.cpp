@@ -29,8 +29,7 @@ TEST_CASE("eval: host int arithmetic is exact past 2^53", "[eval]") {
   CHECK(run_main_body("    print(9007199254740993 == 9007199254740992)\n") ==
         "false\n");
   CHECK(run_main_body("    print(2 ** -1, 7 / 2)\n") == "0.5 3.5\n");
-  CHECK(run_main_body("    print((-9223372036854775807 - 1) % -1)\n") ==
-        "0\n");
+  CHECK(run_main_body("    print((-9223372036854775807 - 1) % -1)\n") == "0\n");
 }
 
 TEST_CASE("eval: host int overflow is a ValueError at the line", "[eval]") {

@@ -31,7 +31,8 @@ namespace {
 // workers (label 9 of 2 classes, line 18, column 12); `spin` never ends;
 // `noise` draws from randn (line 26), whose draws are keyed by the file's
 // name and the call's line and column; `drift` never ends either, and
-// each worker's copy of m grows with the iterations it ran.
+// each worker's copy of m grows with the iterations it ran; `shift` moves
+// every w_k by mean(y) and gives mean(y) · sum(w).
 const char* kLin = R"(dim K = 2
 
 data Pt:
@@ -62,6 +63,13 @@ fn noise(m: Lin, batch: [b] Pt) -> f32:
 fn drift(mut m: Lin, batch: [b] Pt):
     while true:
         m.w = m.w + 1.0
+
+fn yloss(m: Lin, y: [b] f32) -> f32:
+    return mean(y) * sum(m.w)
+
+fn shift(mut m: Lin, y: [b] f32) -> f32:
+    m.w = m.w + mean(y)
+    return yloss(m, y)
 )";
 
 // Imported by sub/uses.ss, as "helpers.ss": relative to sub/, not to the
@@ -270,6 +278,36 @@ std::string ss_run(const std::string& dir, const std::string& file) {
 }
 
 }  // namespace
+
+TEST_CASE(
+    "repl on cpu[0 1]: a worker fn called at the prompt runs on the workers",
+    "[repl][repl_devices][process]") {
+  // Issue 25, defect 5: an input without a host effect (no dataset, no
+  // print) was placed on the workers itself, so the repl ran it and the
+  // worker fn it calls in its own process: no worker started. What is
+  // typed at the prompt is the controller's (devices.md), wherever it is.
+  Folder f;
+  PtyRepl r({"--devices", "cpu[0 1]", f.dir + "/lin.ss"}, f.env());
+  REQUIRE(r.expect("ss> "));
+  line(r, "let m = Lin.init(seed=0)");
+  CHECK(children_of(r.pid()).empty());
+  r.send("shift(m, ones([6]))\r");  // w = [1 1]: 1 · 2
+  CHECK(r.expect("f32 2"));         // a 0-d f32 tensor prints with its dtype
+  CHECK(children_of(r.pid()).size() == 2);
+  r.send("float(sum(m.w))\r");
+  CHECK(r.expect("2.0  : float"));
+  // Device work typed at the prompt is the controller's too: E1803, as in
+  // a main that prints, naming the input.
+  r.send("let l, g = value_and_grad(yloss, m, ones([6]))\r");
+  CHECK(
+      r.expect("error[E1803]: `value_and_grad` is device work, but this "
+               "input runs in the controller"));
+  CHECK(
+      r.expect("this input runs in the controller because the repl runs "
+               "what is typed at its prompt"));
+  r.send(":quit\r");
+  CHECK(r.wait_exit() == 0);
+}
 
 TEST_CASE("repl on cpu[0 1]: the workers live for the session",
           "[repl][repl_devices][process]") {

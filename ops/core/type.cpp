@@ -135,6 +135,53 @@ std::string shape_str(const std::vector<Axis>& shape) {
   return s + "]";
 }
 
+PrintedApart::PrintedApart(const std::vector<Axis>& as,
+                           const std::vector<Axis>& bs) {
+  // Note [Two sizes of one name]: b's variables that print as one of a's
+  // different variables does.
+  for (const Axis& y : bs) {
+    if (y.kind != Axis::Kind::Var) continue;
+    for (const Axis& x : as) {
+      if (x.kind != Axis::Kind::Var || x.str() != y.str() || x == y) continue;
+      bool seen = false;
+      for (const auto& [old_x, old_y] : renamed_) seen |= old_y == y;
+      if (!seen) renamed_.push_back({x, y});
+      break;
+    }
+  }
+  a = shape_str(as);
+  b = "[";
+  for (size_t i = 0; i < bs.size(); ++i) {
+    const bool primed = axis_b(bs[i]).back() == '\'';
+    b += (i ? " " : "") + (primed ? axis_b(bs[i]) : bs[i].str());
+  }
+  b += "]";
+}
+
+std::string PrintedApart::axis_a(const Axis& x) const {
+  return x.str_sized();
+}
+
+std::string PrintedApart::axis_b(const Axis& y) const {
+  for (const auto& [x, renamed] : renamed_)
+    if (renamed == y) return y.str() + "'";
+  return y.str_sized();
+}
+
+std::vector<std::pair<std::string, diag::Span>> PrintedApart::notes() const {
+  std::vector<std::pair<std::string, diag::Span>> out;
+  auto say = [&](const Axis& v, const std::string& shown) {
+    if (v.made_by.empty()) return;
+    out.push_back({"`" + shown + "` is the size `" + v.made_by + "` gives here",
+                   v.made_at});
+  };
+  for (const auto& [x, y] : renamed_) {
+    say(x, x.str());
+    say(y, y.str() + "'");
+  }
+  return out;
+}
+
 Type Type::of(Kind k) {
   Type t;
   t.kind = k;

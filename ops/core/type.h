@@ -24,6 +24,11 @@ struct Axis {
   std::vector<Axis> items;         // Group, outer first
   std::vector<std::string> split;  // spmd: mesh axes it is split over
   std::string label;               // an alias's written name (printing only)
+  /// Var: the call whose result size it is (`conv2d` at [made_at]), for
+  /// messages that must tell two variables of one name apart (Note [Two
+  /// sizes of one name]); empty where none made it.
+  std::string made_by;
+  diag::Span made_at;
 
   static Axis dim(std::string name, int64_t size);
   static Axis lit(int64_t n);
@@ -38,6 +43,27 @@ struct Axis {
   /// Like str(), with dims' sizes: `D (784)`, for messages.
   std::string str_sized() const;
   bool is_one() const { return kind == Kind::Lit && size == 1; }
+};
+
+/// Note [Two sizes of one name]
+/// Two different size variables may print alike: each conv2d's result is
+/// `[b C h2 w2]`, so adding a conv's result to a pool's said "cannot
+/// broadcast [b C h2 w2] with [b C h2 w2]: w2 vs w2". A message about two
+/// shapes prints them through PrintedApart: a variable of [b] whose name
+/// one of [a]'s different variables has gets a prime (`w2'`), and
+/// notes() says which call made each.
+struct PrintedApart {
+  PrintedApart(const std::vector<Axis>& a, const std::vector<Axis>& b);
+  std::string a, b;  // the two shapes, `[b C h2 w2]` and `[b C h2 w2']`
+  /// [x] (of a) and [y] (of b) as the shapes print them.
+  std::string axis_a(const Axis& x) const;
+  std::string axis_b(const Axis& y) const;
+  /// For each variable printed apart: "`w2` is the size `conv2d` gives"
+  /// and where (none when no call made it).
+  std::vector<std::pair<std::string, diag::Span>> notes() const;
+
+ private:
+  std::vector<std::pair<Axis, Axis>> renamed_;  // a's, b's (primed)
 };
 
 /// Identity, not spelling: labels are ignored; splits must agree.

@@ -22,12 +22,15 @@ std::optional<Type> broadcast(RuleCtx& ctx,
   if (!shape) {
     std::string l(label);
     if (l.empty()) l = a.str() + " with " + b.str();
-    ctx.error(diag::Code::E0301,
-              diag::Span::cover(span_a, span_b),
-              "cannot broadcast " + types::shape_str(sa) + " with " +
-                  types::shape_str(sb) + ": " + x->str_sized() + " vs " +
-                  y->str_sized(),
-              l);
+    // Note [Two sizes of one name]: `w2 vs w2` said nothing.
+    const types::PrintedApart shown(sa, sb);
+    diag::Diagnostic& d =
+        ctx.error(diag::Code::E0301,
+                  diag::Span::cover(span_a, span_b),
+                  "cannot broadcast " + shown.a + " with " + shown.b + ": " +
+                      shown.axis_a(*x) + " vs " + shown.axis_b(*y),
+                  l);
+    for (const auto& [text, at] : shown.notes()) d.note(text, at);
     return std::nullopt;
   }
   Type r = result_dtype(a, b, arith);

@@ -279,7 +279,10 @@ void Checker::check_devices() {
     const Reason* r = !f.host.empty()         ? &f.host.front()
                       : !f.host_param.empty() ? &f.host_param.front()
                                               : nullptr;
-    if (r) {
+    if (fn->name == opts_.prompt_fn) {
+      fn->placement = Placement::Controller;
+      fn->placement_reason = "the repl runs what is typed at its prompt";
+    } else if (r) {
       fn->placement = Placement::Controller;
       fn->placement_reason = r->why;
       fn->placement_at = r->at;
@@ -339,14 +342,16 @@ void Checker::check_devices() {
       if (fn->placement != Placement::Controller || fn->is_stdlib ||
           fn->decl->is_spmd)
         continue;
+      const std::string who = fn->name == opts_.prompt_fn
+                                  ? std::string("this input")
+                                  : "`" + fn->name + "`";
       for (const Reason& w : facts[fn].device_work) {
-        auto& d = error(Code::E1803,
-                        w.at,
-                        w.why + " is device work, but `" + fn->name +
-                            "` runs in the controller",
-                        "device work");
-        d.note("`" + fn->name + "` runs in the controller because " +
-                   fn->placement_reason,
+        auto& d = error(
+            Code::E1803,
+            w.at,
+            w.why + " is device work, but " + who + " runs in the controller",
+            "device work");
+        d.note(who + " runs in the controller because " + fn->placement_reason,
                fn->placement_at);
         d.help(
             "move the step into a fn of its own (as `train_step`) and "

@@ -110,6 +110,11 @@ std::optional<Value> HeadsSplit::run_op(OpSite& s) {
       return part(s);
     case OpSite::Kind::ParamRead:
       return whole_params_ ? gather_param(s) : read_param(s);
+    case OpSite::Kind::ParamWrite:
+      // This rank's heads of a param split by heads are what its store
+      // holds and what the program computed from them: written as they
+      // are (shard params' pieces: RankContext::write_param).
+      return std::nullopt;
   }
   return std::nullopt;
 }

@@ -260,6 +260,25 @@ std::optional<ops::Tensor> RankContext::gather_param(const eval::ModelRef& m,
   return t;
 }
 
+bool RankContext::write_param(const eval::ModelRef& m,
+                              const std::string& path,
+                              const ops::Tensor& v,
+                              diag::Span at) {
+  const std::string key = m.prefix + path;
+  auto whole = m.store->whole.find(key);
+  if (!d_.active() || whole == m.store->whole.end()) return false;
+  d_.at = at;
+  ops::Tensor& piece = m.store->tensors.at(key);
+  // Note [Sharded params]: every rank holds piece `rank` of the flattened
+  // whole; one model of a stack is a slice of it, so the whole is made
+  // first (every rank runs this statement, so the gather meets).
+  ops::Tensor w = v;
+  if (!m.index.empty())
+    w = eval::put_at(whole_param(piece, whole->second, d_), m.index, v);
+  piece = piece_of(w, d_.rank, d_.world);
+  return true;
+}
+
 bool RankContext::GatheredBucket::holds(const eval::ModelStore& s,
                                         const std::string& key,
                                         const ops::Tensor& piece,
@@ -319,6 +338,9 @@ Value RankContext::run_op(eval::OpSite& s) {
   if (s.kind == K::ParamRead && !s.model->store->whole.empty())
     if (std::optional<ops::Tensor> t = gather_param(*s.model, s.path, s.at))
       return Value::tensor(*t);
+  if (s.kind == K::ParamWrite && !s.model->store->whole.empty() &&
+      write_param(*s.model, s.path, *s.operands.at(0), s.at))
+    return Value::unit();
   if (splits_heads())
     if (std::optional<Value> v = heads_.run_op(s)) return *v;
   if (s.kind == K::Builtin && s.call->info && s.call->info->allreduce)

@@ -76,6 +76,14 @@ class RankContext : public Context {
   std::optional<ops::Tensor> gather_param(const eval::ModelRef& m,
                                           const std::string& path,
                                           diag::Span at);
+  /// `shard params`: [v], the whole new value of param [path] of [m]
+  /// (`m.w = v`, every rank alike), stored as this rank's piece of it (a
+  /// stack's one model: the whole param gathered, its model replaced, cut
+  /// again). False: write it as one device does.
+  bool write_param(const eval::ModelRef& m,
+                   const std::string& path,
+                   const ops::Tensor& v,
+                   diag::Span at);
   /// `split H`: whether values typed with the split dim hold this rank's
   /// heads (Note [Split heads] in interp/check/plan/heads_plan.cpp).
   bool splits_heads() const;
