@@ -143,17 +143,14 @@ PrintedApart::PrintedApart(const std::vector<Axis>& as,
     if (y.kind != Axis::Kind::Var) continue;
     for (const Axis& x : as) {
       if (x.kind != Axis::Kind::Var || x.str() != y.str() || x == y) continue;
-      bool seen = false;
-      for (const auto& [old_x, old_y] : renamed_) seen |= old_y == y;
-      if (!seen) renamed_.push_back({x, y});
+      if (!primed(y)) renamed_.push_back({x, y});
       break;
     }
   }
   a = shape_str(as);
   b = "[";
   for (size_t i = 0; i < bs.size(); ++i) {
-    const bool primed = axis_b(bs[i]).back() == '\'';
-    b += (i ? " " : "") + (primed ? axis_b(bs[i]) : bs[i].str());
+    b += (i ? " " : "") + (primed(bs[i]) ? bs[i].str() + "'" : bs[i].str());
   }
   b += "]";
 }
@@ -162,10 +159,14 @@ std::string PrintedApart::axis_a(const Axis& x) const {
   return x.str_sized();
 }
 
-std::string PrintedApart::axis_b(const Axis& y) const {
+bool PrintedApart::primed(const Axis& y) const {
   for (const auto& [x, renamed] : renamed_)
-    if (renamed == y) return y.str() + "'";
-  return y.str_sized();
+    if (renamed == y) return true;
+  return false;
+}
+
+std::string PrintedApart::axis_b(const Axis& y) const {
+  return primed(y) ? y.str() + "'" : y.str_sized();
 }
 
 std::vector<std::pair<std::string, diag::Span>> PrintedApart::notes() const {

@@ -63,6 +63,8 @@ struct PrintedApart {
   std::vector<std::pair<std::string, diag::Span>> notes() const;
 
  private:
+  /// Whether [y] (of b) prints with a prime.
+  bool primed(const Axis& y) const;
   std::vector<std::pair<Axis, Axis>> renamed_;  // a's, b's (primed)
 };
 
