@@ -61,7 +61,7 @@ std::vector<std::string> param_varying(const types::Type& m,
                                        size_t rank) {
   if (rank == 0) return {};
   std::vector<std::string> split =
-      types::field_split(m, path.substr(0, path.find('.')));
+      types::field_split(m, path.substr(0, path.find('.'))).axes;
   std::sort(split.begin(), split.end());
   return split;
 }

@@ -507,6 +507,15 @@ Type Checker::check_call(const ast::Expr& e, FnCtx& c) {
   return record(e, Type::error());
 }
 
+namespace {
+// `x`, or `(x y)` for a split over several mesh axes.
+std::string mesh_axes_text(const types::MeshSplit& split) {
+  std::string s;
+  for (const std::string& m : split) s += (s.empty() ? "" : " ") + m;
+  return split.size() > 1 ? "(" + s + ")" : s;
+}
+}  // namespace
+
 // E2003: called from ordinary code, an spmd fn cuts each whole argument
 // into blocks by its parameter's type (spmd.md): an axis split over mesh
 // axes must be a multiple of their sizes' product, every block the same.
@@ -530,15 +539,9 @@ bool Checker::check_model_blocks_divide(const ParamInfo& p,
     if (pf.kind != TK::Tensor || pf.shape.empty() || af.shape.empty() ||
         pf.shape[0].split.empty())
       continue;
-    int64_t blocks = 1;
-    std::string over;
-    for (const std::string& m : pf.shape[0].split) {
-      for (const MeshAxis& ma : prog_->mesh_)
-        if (ma.name == m) blocks *= ma.size;
-      over += (over.empty() ? "" : " ") + m;
-    }
-    if (pf.shape[0].split.size() > 1) over = "(" + over + ")";
-    std::optional<int64_t> n = af.shape[0].static_size();
+    const int64_t blocks = pf.shape[0].split.ways().value_or(1);
+    const std::string over = mesh_axes_text(pf.shape[0].split);
+    std::optional<int64_t> n = af.shape[0].whole_size();
     if (!n || blocks <= 1 || *n % blocks == 0) continue;
     error(Code::E2003,
           arg.span,
@@ -561,20 +564,14 @@ bool Checker::check_blocks_divide(const ParamInfo& p,
   if (p.type.kind != TK::Tensor || arg.type.kind != TK::Tensor) return true;
   for (const Axis& ax : p.type.shape) {
     if (ax.split.empty()) continue;
-    int64_t blocks = 1;
-    std::string over;
-    for (const std::string& m : ax.split) {
-      for (const MeshAxis& ma : prog_->mesh_)
-        if (ma.name == m) blocks *= ma.size;
-      over += (over.empty() ? "" : " ") + m;
-    }
-    if (ax.split.size() > 1) over = "(" + over + ")";
+    const int64_t blocks = ax.split.ways().value_or(1);
+    const std::string over = mesh_axes_text(ax.split);
     // The whole axis the argument gave: a size variable's binding, or the
     // parameter's own dim or literal.
     Axis whole = ax;
     if (ax.kind == Axis::Kind::Var)
       if (auto it = b.vars.find(ax.var); it != b.vars.end()) whole = it->second;
-    std::optional<int64_t> n = whole.static_size();
+    std::optional<int64_t> n = whole.whole_size();
     if (!n || blocks <= 1 || *n % blocks == 0) continue;
     Axis named = ax;
     named.split.clear();

@@ -124,8 +124,10 @@ class Checker {
   // ---- resolve.cpp: types as written -> Types.
   /// [fresh_vars]: unknown lowercase-or-any names become new size vars in
   /// [scope] (signatures); otherwise they must already be in scope.
-  /// E2002 unless every name in [split] is a mesh axis.
-  bool known_mesh_axes(const std::vector<std::string>& split, diag::Span at);
+  /// The split over mesh axes [names], each with its size; E2002 (and
+  /// nullopt) unless every name is a mesh axis.
+  std::optional<types::MeshSplit> mesh_split(
+      const std::vector<std::string>& names, diag::Span at);
   /// `Net/x`, `Net{w/x}` onto the model type [r] (false: reported).
   bool resolve_model_spec(const ast::TypeExpr& t, Type& r);
   Type resolve_type(const ast::TypeExpr& t, AxisScope& scope, bool fresh_vars);

@@ -76,36 +76,42 @@ std::optional<Axis> Checker::resolve_axis(const ast::AxisExpr& a,
     }
   }
   if (r && !a.split.empty()) {
-    if (!known_mesh_axes(a.split, a.span)) return std::nullopt;
-    r->split = a.split;
+    auto split = mesh_split(a.split, a.span);
+    if (!split) return std::nullopt;
+    r->split = std::move(*split);
   }
   return r;
 }
 
-bool Checker::known_mesh_axes(const std::vector<std::string>& split,
-                              diag::Span at) {
-  for (const std::string& m : split) {
-    bool found = false;
-    for (const MeshAxis& ma : prog_->mesh_) found |= ma.name == m;
-    if (!found) {
+std::optional<types::MeshSplit> Checker::mesh_split(
+    const std::vector<std::string>& names, diag::Span at) {
+  types::MeshSplit split;
+  for (const std::string& m : names) {
+    const MeshAxis* found = nullptr;
+    for (const MeshAxis& ma : prog_->mesh_)
+      if (ma.name == m) found = &ma;
+    if (found) {
+      split.push_back(m, found->size);
+    } else {
       error(Code::E2002,
             at,
             "`" + m + "` is not an axis of the mesh",
             prog_->mesh_.empty() ? "the program declares no mesh"
                                  : "not in the mesh")
           .help("declare the mesh: `mesh " + m + "=2`");
-      return false;
+      return std::nullopt;
     }
   }
-  return true;
+  return split;
 }
 
 // A model's spec (spmd.md): `Net/x` for every field, `Net{w/x, b/x}` for
 // the named ones (fields of the model, each named once).
 bool Checker::resolve_model_spec(const ast::TypeExpr& t, Type& r) {
   if (!t.split.empty()) {
-    if (!known_mesh_axes(t.split, t.span)) return false;
-    r.model_split = t.split;
+    auto split = mesh_split(t.split, t.span);
+    if (!split) return false;
+    r.model_split = std::move(*split);
   }
   for (const ast::FieldSpec& fs : t.field_specs) {
     if (!r.model->field(fs.field)) {
@@ -123,8 +129,9 @@ bool Checker::resolve_model_spec(const ast::TypeExpr& t, Type& r) {
               "named again here");
         return false;
       }
-    if (!known_mesh_axes(fs.split, fs.span)) return false;
-    r.field_splits.emplace_back(fs.field, fs.split);
+    auto split = mesh_split(fs.split, fs.span);
+    if (!split) return false;
+    r.field_splits.emplace_back(fs.field, std::move(*split));
   }
   return true;
 }

@@ -123,7 +123,7 @@ std::string bind_sizes(const types::Type& t,
         return "size variable `" + a.name + "` is " +
                std::to_string(it->second) + " and " + std::to_string(n) +
                " in one call";
-    } else if (auto s = a.static_size(); s && *s != n) {
+    } else if (auto s = a.whole_size(); s && *s != n) {
       return "axis " + a.str() + " should be " + std::to_string(*s) +
              ", the value has " + std::to_string(n);
     }

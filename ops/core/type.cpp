@@ -52,29 +52,85 @@ Axis Axis::group(std::vector<Axis> items) {
   return a;
 }
 
+namespace {
+// [n] over [split]'s blocks (Note [A split axis is sized as its block]):
+// none when a size is unknown or the blocks do not divide (the call that
+// cuts it is E2003).
+std::optional<int64_t> block_of(std::optional<int64_t> n,
+                                const MeshSplit& split) {
+  if (!n || split.empty()) return n;
+  auto k = split.ways();
+  if (!k || *k <= 0 || *n % *k != 0) return std::nullopt;
+  return *n / *k;
+}
+}  // namespace
+
 std::optional<int64_t> Axis::static_size() const {
+  return sized(true);
+}
+
+std::optional<int64_t> Axis::whole_size() const {
+  return sized(false);
+}
+
+std::optional<int64_t> Axis::sized(bool blocks) const {
+  std::optional<int64_t> n;
   switch (kind) {
     case Kind::Dim:
     case Kind::Lit:
-      if (size >= 0) return size;
-      return std::nullopt;
+      if (size >= 0) n = size;
+      break;
     case Kind::Group: {
       int64_t p = 1;
       for (const Axis& i : items) {
-        auto s = i.static_size();
+        auto s = i.sized(blocks);
         if (!s) return std::nullopt;
         p *= *s;
       }
-      return p;
+      n = p;
+      break;
     }
     case Kind::Var:
-      return std::nullopt;
+      break;
   }
-  return std::nullopt;
+  return blocks ? block_of(n, split) : n;
+}
+
+MeshSplit::MeshSplit(std::vector<std::string> a, std::vector<int64_t> s)
+    : axes(std::move(a)), sizes(std::move(s)) {
+  sizes.resize(axes.size(), -1);
+}
+
+void MeshSplit::push_back(std::string axis, int64_t size) {
+  axes.push_back(std::move(axis));
+  sizes.push_back(size);
+}
+
+void MeshSplit::pop_back() {
+  axes.pop_back();
+  sizes.pop_back();
+}
+
+void MeshSplit::clear() {
+  axes.clear();
+  sizes.clear();
+}
+
+std::optional<int64_t> MeshSplit::ways() const {
+  int64_t p = 1;
+  for (int64_t s : sizes) {
+    if (s <= 0) return std::nullopt;
+    p *= s;
+  }
+  return p;
+}
+
+bool operator==(const MeshSplit& a, const MeshSplit& b) {
+  return a.axes == b.axes;
 }
 
 namespace {
-std::string split_suffix(const std::vector<std::string>& split) {
+std::string split_suffix(const MeshSplit& split) {
   if (split.empty()) return "";
   if (split.size() == 1) return "/" + split[0];
   std::string s = "/(";
@@ -343,7 +399,7 @@ Axis substitute_dims(const Axis& a,
   return a;
 }
 
-std::vector<std::string> field_split(const Type& m, const std::string& name) {
+MeshSplit field_split(const Type& m, const std::string& name) {
   if (m.field_splits.empty()) return m.model_split;
   for (const auto& [field, s] : m.field_splits)
     if (field == name) return s;
@@ -365,13 +421,13 @@ Type model_field_type(const Type& m, const FieldInfo& f) {
   // A model spec (`Net/x`, `Net{w/x}`) splits the field's first axis, as
   // P('x') does each leaf of a pytree, and the block varies over x; a
   // sub-model passes the spec on to its own fields.
-  const std::vector<std::string> split = field_split(m, f.name);
+  const MeshSplit split = field_split(m, f.name);
   if (split.empty()) return t;
   if (t.kind == Type::Kind::Model) {
     t.model_split = split;
   } else if (t.kind == Type::Kind::Tensor && !t.shape.empty()) {
     t.shape[0].split = split;
-    t.varying = split;
+    t.varying = split.axes;
     std::sort(t.varying.begin(), t.varying.end());
   }
   return t;

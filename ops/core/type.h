@@ -14,16 +14,50 @@
 
 namespace ss::types {
 
+/// Note [A split axis is sized as its block]
+/// Inside an spmd fn's body, `A/x` in a type means this instance's block of
+/// A (spmd.md, "Specs in types"): with `mesh ep=2` and `dim E = 4`, `E/ep`
+/// is 2 long, and `rearrange(w, (EL) D -> EL D)` with `dim EL = 2` fits it.
+/// So a split carries each mesh axis's size, from the program's `mesh`, and
+/// Axis::static_size() is the block's; Axis::whole_size() is A's, for the
+/// call that cuts a whole value into blocks (E2003) and for the runtime's
+/// cutting and joining.
+struct MeshSplit {
+  std::vector<std::string> axes;  // major first
+  std::vector<int64_t> sizes;     // each axis's size; -1 where unknown
+
+  MeshSplit() = default;
+  MeshSplit(std::vector<std::string> axes, std::vector<int64_t> sizes);
+  void push_back(std::string axis, int64_t size);
+  void pop_back();
+  void clear();
+  bool empty() const { return axes.empty(); }
+  size_t size() const { return axes.size(); }
+  const std::string& operator[](size_t i) const { return axes[i]; }
+  const std::string& back() const { return axes.back(); }
+  std::vector<std::string>::const_iterator begin() const {
+    return axes.begin();
+  }
+  std::vector<std::string>::const_iterator end() const { return axes.end(); }
+  /// The number of blocks: the product of the sizes, when all are known.
+  std::optional<int64_t> ways() const;
+};
+/// By the mesh axes named (their sizes follow from the program's mesh).
+bool operator==(const MeshSplit& a, const MeshSplit& b);
+inline bool operator!=(const MeshSplit& a, const MeshSplit& b) {
+  return !(a == b);
+}
+
 /// One axis of a named shape.
 struct Axis {
   enum class Kind : uint8_t { Dim, Var, Lit, Group };
   Kind kind = Kind::Lit;
-  std::string name;                // Dim: the dim; Var: its declared name
-  uint32_t var = 0;                // Var: identity, unique per checker run
-  int64_t size = -1;               // Dim, Lit: size; Group: product if known
-  std::vector<Axis> items;         // Group, outer first
-  std::vector<std::string> split;  // spmd: mesh axes it is split over
-  std::string label;               // an alias's written name (printing only)
+  std::string name;         // Dim: the dim; Var: its declared name
+  uint32_t var = 0;         // Var: identity, unique per checker run
+  int64_t size = -1;        // Dim, Lit: size; Group: product if known
+  std::vector<Axis> items;  // Group, outer first
+  MeshSplit split;          // spmd: mesh axes it is split over
+  std::string label;        // an alias's written name (printing only)
   /// Var: the call whose result size it is (`conv2d` at [made_at]), for
   /// messages that must tell two variables of one name apart (Note [Two
   /// sizes of one name]); empty where none made it.
@@ -35,14 +69,21 @@ struct Axis {
   static Axis variable(uint32_t id, std::string name);
   static Axis group(std::vector<Axis> items);
 
-  /// The size when the type fixes it (dims, literals, groups of those).
+  /// The size when the type fixes it (dims, literals, groups of those):
+  /// for `A/x`, the block's (Note [A split axis is sized as its block]).
   std::optional<int64_t> static_size() const;
+  /// The size when the type fixes it, of the whole axis A for `A/x`.
+  std::optional<int64_t> whole_size() const;
   /// As written in a type: the label if any, else `D`, `b`, `3`, `(H Dh)`,
   /// with `/x` or `/(x y)` for a split.
   std::string str() const;
   /// Like str(), with dims' sizes: `D (784)`, for messages.
   std::string str_sized() const;
   bool is_one() const { return kind == Kind::Lit && size == 1; }
+
+ private:
+  /// static_size() ([blocks]) or whole_size().
+  std::optional<int64_t> sized(bool blocks) const;
 };
 
 /// Note [Two sizes of one name]
@@ -124,8 +165,8 @@ struct Type {
   /// splits every field's first axis over these mesh axes, major first;
   /// `Net{w/stages, b/stages}` only the named fields' (field_splits), the
   /// rest replicated. Empty: whole, or replicated.
-  std::vector<std::string> model_split;
-  std::vector<std::pair<std::string, std::vector<std::string>>> field_splits;
+  MeshSplit model_split;
+  std::vector<std::pair<std::string, MeshSplit>> field_splits;
   OptimKind optim_kind = OptimKind::SGD;
   std::string fn_name;                               // Fn
   bool remat = false;                                // Fn
@@ -200,7 +241,7 @@ struct ModelInfo {
 /// in the spec's order: `Net/x` every field's, `Net{w/x}` the named
 /// ones'; empty: none (the evaluator's leaves and the checker's field types
 /// read this one rule).
-std::vector<std::string> field_split(const Type& m, const std::string& name);
+MeshSplit field_split(const Type& m, const std::string& name);
 
 /// The type of field [f] of model type [m]: dim parameters substituted and
 /// the stack axes (`[L] Block`) prepended to tensors and sub-models.

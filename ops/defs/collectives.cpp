@@ -97,19 +97,6 @@ bool untiled(RuleCtx& ctx, size_t i) {
   return ctx.has(i) && ctx.const_bool(i) == std::optional<bool>(false);
 }
 
-/// The size of an axis's block: its static size over its split's sizes.
-std::optional<int64_t> block_size(RuleCtx& ctx, const Axis& a) {
-  auto s = a.static_size();
-  if (!s) return std::nullopt;
-  int64_t n = *s;
-  for (const std::string& m : a.split) {
-    auto k = ctx.mesh_axis(m);
-    if (!k || *k <= 0) return std::nullopt;
-    n /= *k;
-  }
-  return n;
-}
-
 /// Splits [a] further over mesh axis [x] (psum_scatter, all_to_all's
 /// split=): E2003 when a static block does not divide; an axis already
 /// split over x becomes a fresh size.
@@ -117,18 +104,19 @@ std::optional<Axis> split_more(
     RuleCtx& ctx, const Axis& a, const std::string& x, int64_t nx, size_t at) {
   if (std::find(a.split.begin(), a.split.end(), x) != a.split.end())
     return ctx.fresh(a.name.empty() ? "n" : a.name);
-  auto b = block_size(ctx, a);
+  // Note [A split axis is sized as its block]: [b] is the block's size.
+  auto b = a.static_size();
   if (b && nx > 0 && *b % nx != 0) {
     ctx.error(Code::E2003,
               ctx.span(at),
-              std::string(ctx.op_name()) + " splits " + a.str_sized() +
+              std::string(ctx.op_name()) + " splits " + a.str() +
                   " (a block of " + std::to_string(*b) + ") over " + x +
                   " of size " + std::to_string(nx) + ", which does not divide",
               describe(ctx, 0));
     return std::nullopt;
   }
   Axis r = a;
-  r.split.push_back(x);
+  r.split.push_back(x, nx);
   return r;
 }
 
@@ -190,7 +178,7 @@ Type psum_scatter_rule(RuleCtx& ctx) {
   add_varying(r.varying, x);
   if (untiled(ctx, 3)) {
     // The block's size: [N/i] with N = 16 over |i| = 4 is 4.
-    auto s = r.rank() ? block_size(ctx, r.shape[0]) : std::nullopt;
+    auto s = r.rank() ? r.shape[0].static_size() : std::nullopt;
     if (!s || *s != nx) {
       ctx.error(Code::E2003,
                 ctx.span(0),
@@ -320,7 +308,7 @@ Type all_to_all_rule(RuleCtx& ctx) {
   auto cp = over_one(ctx, 3, r.shape);
   if (!cp) return Type::error();
   if (untiled(ctx, 4)) {
-    auto s = block_size(ctx, r.shape[*sp]);
+    auto s = r.shape[*sp].static_size();
     if (!s || *s != nx) {
       ctx.error(Code::E2003,
                 ctx.span(2),

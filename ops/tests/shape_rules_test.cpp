@@ -593,9 +593,9 @@ TEST_CASE("collectives", "[ops]") {
   Axis m = Axis::variable(5, "m");
   Axis k = Axis::variable(6, "k");
   Axis mx = m;
-  mx.split = {"x"};
+  mx.split = types::MeshSplit({"x"}, {4});
   Axis ky = k;
-  ky.split = {"y"};
+  ky.split = types::MeshSplit({"y"}, {2});
 
   FakeCtx out("psum");
   out.arg(T({m})).arg(Type::of(K::AxisArg), "y");
@@ -634,7 +634,8 @@ TEST_CASE("collectives", "[ops]") {
       .over({"k"});
   r = pss.run();
   CHECK(pss.errors.empty());
-  CHECK(r.shape[0].split == std::vector<std::string>{"y", "x"});
+  CHECK(r.shape[0].split.axes == std::vector<std::string>{"y", "x"});
+  CHECK(r.shape[0].split.sizes == std::vector<int64_t>{2, 4});
 
   FakeCtx ai("axis_index");
   ai.spmd({{"x", 4}}).axis_arg("axis", Axis::lit(4), "x");

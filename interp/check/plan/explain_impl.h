@@ -31,7 +31,8 @@ Size times(const Size& a, const Size& b);
 Size variable(const std::string& name);
 /// An axis's name as the report writes it (its label, a dim's name).
 std::string axis_name(const types::Axis& a);
-/// An axis's size: a number, or its name (a group: the product).
+/// An axis's size: a number, or its name (a group: the product); of the
+/// whole axis A for `A/x`.
 Size axis_size(const types::Axis& a);
 /// The values of a tensor type, whole (splits are not divided out).
 Size numel(const types::Type& t);

@@ -45,7 +45,7 @@ Axis unsplit(Axis a) {
 Size block_size(const Program& P, const Axis& a) {
   Size whole = axis_size(a);
   if (a.split.empty()) return whole;
-  const int64_t k = ways(P, a.split);
+  const int64_t k = ways(P, a.split.axes);
   if (whole.known()) return Size::constant(whole.value() / k);
   return variable("(" + unsplit(a).str() + "/" + std::to_string(k) + ")");
 }
@@ -61,7 +61,7 @@ std::string holds(const Program& P, const Axis& a) {
   Size b = block_size(P, a);
   const std::string name = unsplit(a).str();
   if (!b.known())
-    return name + "/" + std::to_string(ways(P, a.split)) + " of " + name;
+    return name + "/" + std::to_string(ways(P, a.split.axes)) + " of " + name;
   if (a.kind == Axis::Kind::Lit) return b.str() + " of " + name;
   return b.str() + " of " + name + " = " + axis_size(a).str();
 }
@@ -113,9 +113,9 @@ std::string model_layout(const Program& P, const Type& t) {
   std::string s;
   if (!t.model_split.empty()) {
     used.insert(t.model_split.begin(), t.model_split.end());
-    s = "each instance holds " + part_of(ways(P, t.model_split)) +
+    s = "each instance holds " + part_of(ways(P, t.model_split.axes)) +
         " of every param of " + name + " (the first axis split over " +
-        join(t.model_split) + "): " + bytes_text(bytes) +
+        join(t.model_split.axes) + "): " + bytes_text(bytes) +
         " of params and buffers";
   } else if (!t.field_splits.empty()) {
     // Fields split alike are named together: "`w` and `b` (the first
@@ -124,11 +124,12 @@ std::string model_layout(const Program& P, const Type& t) {
         by_split;
     for (const auto& [f, split] : t.field_splits) {
       used.insert(split.begin(), split.end());
-      auto it = std::find_if(by_split.begin(),
-                             by_split.end(),
-                             [&](const auto& g) { return g.first == split; });
+      auto it =
+          std::find_if(by_split.begin(), by_split.end(), [&](const auto& g) {
+            return g.first == split.axes;
+          });
       if (it == by_split.end())
-        by_split.push_back({split, {"`" + f + "`"}});
+        by_split.push_back({split.axes, {"`" + f + "`"}});
       else
         it->second.push_back("`" + f + "`");
     }

@@ -127,7 +127,7 @@ std::string axis_name(const Axis& a) {
 }
 
 Size axis_size(const Axis& a) {
-  if (auto n = a.static_size()) return Size::constant(*n);
+  if (auto n = a.whole_size()) return Size::constant(*n);
   if (a.kind == Axis::Kind::Group) {
     Size s = Size::constant(1);
     for (const Axis& i : a.items) s = times(s, axis_size(i));

@@ -39,7 +39,10 @@ void write_axis(Writer& w, const types::Axis& a) {
   w.u32(static_cast<uint32_t>(a.items.size()));
   for (const types::Axis& x : a.items) write_axis(w, x);
   w.u32(static_cast<uint32_t>(a.split.size()));
-  for (const std::string& s : a.split) w.str(s);
+  for (size_t i = 0; i < a.split.size(); ++i) {
+    w.str(a.split.axes[i]);
+    w.i64(a.split.sizes[i]);
+  }
   w.str(a.label);
 }
 
@@ -50,7 +53,10 @@ types::Axis read_axis(Reader& r) {
   a.var = r.u32();
   a.size = r.i64();
   for (uint32_t n = r.u32(), i = 0; i < n; ++i) a.items.push_back(read_axis(r));
-  for (uint32_t n = r.u32(), i = 0; i < n; ++i) a.split.push_back(r.str());
+  for (uint32_t n = r.u32(), i = 0; i < n; ++i) {
+    std::string axis = r.str();
+    a.split.push_back(std::move(axis), r.i64());
+  }
   a.label = r.str();
   return a;
 }

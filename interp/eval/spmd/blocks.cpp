@@ -45,7 +45,8 @@ ops::Tensor tensor_block(const MeshShape& mesh,
                          const types::Type& t) {
   for (size_t d = 0; d < t.shape.size() && d < x.rank(); ++d)
     if (!t.shape[d].split.empty())
-      x = slice_block(x, static_cast<int>(d), cut(mesh, n, t.shape[d].split));
+      x = slice_block(
+          x, static_cast<int>(d), cut(mesh, n, t.shape[d].split.axes));
   return x;
 }
 
@@ -87,7 +88,8 @@ Value batch_block(const MeshShape& mesh,
   auto out = std::make_shared<RecordValue>(r);
   if (!t.shape.empty() && !t.shape[0].split.empty())
     for (auto& [name, x] : out->fields)
-      if (x.rank() > 0) x = slice_block(x, 0, cut(mesh, n, t.shape[0].split));
+      if (x.rank() > 0)
+        x = slice_block(x, 0, cut(mesh, n, t.shape[0].split.axes));
   return Value::object(VK::Record, out);
 }
 
@@ -155,7 +157,7 @@ ops::Tensor join_tensor(const MeshShape& mesh,
   std::vector<std::vector<int64_t>> at(who.size(), std::vector<int64_t>(rank));
   for (size_t d = 0; d < rank && d < t.shape.size(); ++d)
     for (size_t k = 0; k < who.size(); ++k) {
-      Cut c = cut(mesh, who[k], t.shape[d].split);
+      Cut c = cut(mesh, who[k], t.shape[d].split.axes);
       counts[d] = c.count;
       at[k][d] = c.index;
     }
