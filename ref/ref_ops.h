@@ -31,9 +31,9 @@ using ops::Tensor;
 using types::DType;
 
 // ---------------------------------------------------------------- elementwise
-// One function per row of ops/core/elementwise.def but its SS_UNARY_ROUNDING ones
-// (API helpers with no builtin), named as the builtin, with its kind's dtype
-// rule; the scalar op is the row's SS_REF column (written from the op's
+// One function per row of ops/core/elementwise.def but its SS_UNARY_ROUNDING
+// ones (API helpers with no builtin), named as the builtin, with its kind's
+// dtype rule; the scalar op is the row's SS_REF column (written from the op's
 // definition, not from the kernel's SS_CPU). Binary ones broadcast.
 #define SS_UNARY_OP(Enum, name, doc) Tensor name(const Tensor& x);
 #define SS_BINARY_OP(Enum, name, doc) \
@@ -180,6 +180,51 @@ Tensor randn(const Shape& shape,
 Tensor cross_entropy(const Tensor& logits, const Tensor& labels);
 /// mean((a - b)^2), broadcasting.
 Tensor mse(const Tensor& a, const Tensor& b);
+
+// ---------------------------------------------------------------- losses
+// With torch.nn.functional's options (ref_losses.cpp). reduction is
+// "mean", "sum", "none" (each element's loss, the per-element shape) or,
+// for kl_div, "batchmean"; results are f64.
+
+/// An absent tensor option (weight=, pos_weight=) is an undefined Tensor.
+struct ClassLossOptions {
+  Tensor weight;  // [C], or none
+  int64_t ignore_index = -100;
+  double label_smoothing = 0;
+  std::string reduction = "mean";
+};
+/// Logits [*s C] with int labels [*s] or probabilities [*s C].
+Tensor cross_entropy(const Tensor& logits,
+                     const Tensor& labels,
+                     const ClassLossOptions& o);
+/// Log-probabilities [*s C] with int labels [*s].
+Tensor nll_loss(const Tensor& logp,
+                const Tensor& labels,
+                const ClassLossOptions& o);
+Tensor binary_cross_entropy(const Tensor& p,
+                            const Tensor& y,
+                            const Tensor& weight,
+                            const std::string& reduction);
+Tensor binary_cross_entropy_with_logits(const Tensor& x,
+                                        const Tensor& y,
+                                        const Tensor& weight,
+                                        const Tensor& pos_weight,
+                                        const std::string& reduction);
+Tensor mse(const Tensor& a, const Tensor& b, const std::string& reduction);
+Tensor smooth_l1(const Tensor& a,
+                 const Tensor& b,
+                 double beta,
+                 const std::string& reduction);
+Tensor huber(const Tensor& a,
+             const Tensor& b,
+             double delta,
+             const std::string& reduction);
+Tensor kl_div(const Tensor& input,
+              const Tensor& target,
+              const std::string& reduction,
+              bool log_target);
+/// [*s] int labels as [*s C] i64 rows with a 1 at the label.
+Tensor one_hot(const Tensor& labels, int64_t classes);
 /// Inverted dropout with an explicit [keep] mask (bool, x's shape):
 /// x * keep / (1 - p); p = 1 gives zeros.
 Tensor dropout(const Tensor& x, const Tensor& keep, double p);

@@ -1,7 +1,9 @@
 // Optimizers with torch.optim's update rules, step by step (SGD with
-// momentum, nesterov and weight decay; AdamW), set_lr, cosine_lr, Train.
+// momentum, nesterov and weight decay; AdamW), set_lr, cosine_lr, step_lr,
+// linear_lr, Train.
 #include <cmath>
 
+#include "interp/eval/format.h"
 #include "interp/eval/runtime_table.h"
 #include "ops/api.h"
 #include "ops/backend/backend.h"
@@ -208,6 +210,31 @@ Value cosine_lr(BuiltinCall& c) {
       std::max(0.0, 0.5 * (1.0 + std::cos(M_PI * std::min(progress, 1.0)))));
 }
 
+// torch's StepLR: lr · gamma^⌊step / step_size⌋.
+Value step_lr(BuiltinCall& c) {
+  double step = c.number(0, 0), lr = c.number(1, 0);
+  double size = c.number(2, 1), gamma = c.number(3, 0.1);
+  if (!(size >= 1))
+    c.fail("ValueError",
+           "step_lr's step_size is a number of steps, at least 1, not " +
+               format_number(size));
+  return Value::floating(lr * std::pow(gamma, std::floor(step / size)));
+}
+
+// torch's LinearLR: the factor goes from start to end over total steps.
+Value linear_lr(BuiltinCall& c) {
+  double step = c.number(0, 0), lr = c.number(1, 0);
+  double start = c.number(2, 1.0 / 3), end = c.number(3, 1.0);
+  double total = c.number(4, 5);
+  if (!(start > 0 && start <= 1) || !(end >= 0 && end <= 1))
+    c.fail("ValueError",
+           "linear_lr's start_factor is in (0, 1] and its end_factor in "
+           "[0, 1] (torch's LinearLR)");
+  const double t = total > 0 ? std::min(std::max(step, 0.0), total) / total
+                             : 1.0;
+  return Value::floating(lr * (start + (end - start) * t));
+}
+
 Value train(BuiltinCall& c) {
   auto m = std::make_shared<ModeState>();
   m->train = true;
@@ -223,6 +250,8 @@ std::vector<RuntimeEntry> lib_optim() {
           {"update", update},
           {"set_lr", set_lr},
           {"cosine_lr", cosine_lr},
+          {"step_lr", step_lr},
+          {"linear_lr", linear_lr},
           {"Train", train}};
 }
 

@@ -154,6 +154,9 @@ std::string device_words(const OpDef& op) {
              l.only_with + ", else E1801)";
       if (l.eval_mode_param >= 0)
         r += "; in Eval mode per example, sending nothing";
+      if (l.per_example_with)
+        r += std::string("; with ") + op.params[l.per_example_param].name +
+             "=\"" + l.per_example_with + "\" per example, sending nothing";
       break;
     }
     case DeviceRule::Kind::Refused:

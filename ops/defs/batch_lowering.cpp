@@ -76,28 +76,23 @@ Share mean(ForwardCtx& ctx) {
   return sum_and_count(local, n, local.dtype(), local.dtype());
 }
 
-Share mean_loss(ForwardCtx& ctx,
-                Forward local,
-                int64_t count,
-                const std::function<Tensor()>& none) {
-  // The forward's mean over this share, times its count, is its sum. A
-  // share with no examples (a batch of 1 on 3 devices) adds nothing: its
-  // local mean is 0/0. Its zero is still computed from the inputs (their
-  // empty sums), so the backward pass reaches the params through the same
-  // ops as on the other ranks and finishes their gradients in the same
-  // order (interp/devices/lower/grad_allreduce.h). A half's mean times its
-  // count is taken in f32, so that the sum is not rounded twice.
-  Tensor m = local(ctx).at(0);
-  const types::DType dt = m.dtype();
-  Tensor lt = is_half(dt) ? cast(m, types::DType::F32) : m;
-  Tensor s;
-  if (count == 0) {
-    Tensor z = none();
-    s = cast(mul(z, scalar_like(0.0, z)), lt.dtype());
-  } else {
-    s = mul(lt, scalar_like(double(count), lt));
-  }
-  return sum_and_count(s, count, s.dtype(), is_half(dt) ? dt : s.dtype());
+Share loss(const Tensor& local_sum,
+           const Tensor& local_denominator,
+           bool mean,
+           types::DType out) {
+  Tensor d = stop_grad(cast(local_denominator, local_sum.dtype()));
+  Share s;
+  s.send = concat({reshape(local_sum, {1}), reshape(d, {1})}, 0);
+  s.finish = [mean, out](const Tensor& all) {
+    Tensor total = reshape(slice(all, 0, 0, 1), {});
+    if (mean) {
+      Tensor n = mark_replicated(reshape(stop_grad(slice(all, 0, 1, 2)), {}));
+      total = div(total, n);
+    }
+    if (out != total.dtype()) total = cast(total, out);
+    return std::vector<Tensor>{total};
+  };
+  return s;
 }
 
 Share batch_norm_train(ForwardCtx& ctx) {

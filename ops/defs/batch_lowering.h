@@ -21,13 +21,17 @@ Share partial_sum(ForwardCtx& ctx, Forward local);
 /// count in one payload, divided after the sum.
 Share mean(ForwardCtx& ctx);
 
-/// A mean loss (cross_entropy, mse): the share's mean ([local], the op's
-/// forward) times its [count] values, and the count; [none] gives a share
-/// with no values its zero, computed from the inputs.
-Share mean_loss(ForwardCtx& ctx,
-                Forward local,
-                int64_t count,
-                const std::function<Tensor()>& none);
+/// A loss (losses.cpp): this share's sum of its per-element losses and its
+/// part of the mean's denominator (its count of elements, of labels not
+/// ignored, or their classes' weights), 0-d each, in one payload; after
+/// the all-reduce the whole sum ([mean]: over the whole denominator), cast
+/// to [out]. A share with no examples sends its empty sums, computed from
+/// the inputs, so its backward pass reaches the params through the same ops
+/// as the other ranks' (interp/devices/lower/grad_allreduce.h).
+Share loss(const Tensor& local_sum,
+           const Tensor& local_denominator,
+           bool mean,
+           types::DType out);
 
 /// batch_norm in Train mode over the whole batch: per-channel sums of x
 /// and x² and the count, in f64 (2·C + 1 values); the running statistics

@@ -13,6 +13,11 @@ void value_error(const std::string& message) {
   throw OpError(OpError::Kind::Value, message);
 }
 
+Tensor compute_float(const Tensor& x) {
+  DType d = x.dtype();
+  return d == DType::F32 || d == DType::F64 ? x : cast(x, DType::F32);
+}
+
 Tensor to_float(const Tensor& x) {
   return types::is_float(x.dtype()) ? x : cast(x, DType::F32);
 }

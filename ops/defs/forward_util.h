@@ -21,6 +21,10 @@ namespace ss::ops::fwd {
 /// do with ints and bools).
 Tensor to_float(const Tensor& x);
 
+/// Low-precision floats computed in f32 (as torch's autocast does for
+/// losses and norms); f32 and f64 unchanged; ints to f32.
+Tensor compute_float(const Tensor& x);
+
 /// `over=` of param [i] as positions in [x] (normalised, in the order
 /// written); empty (= every axis) when not given.
 std::vector<int> over_axes(ForwardCtx& ctx, size_t i, const Tensor& x);

@@ -1,5 +1,5 @@
-// Neural-network ops: cross_entropy mse dropout batch_norm layer_norm
-// rms_norm embedding stop_grad linear (convolution and pooling: conv.cpp).
+// Neural-network ops: dropout batch_norm layer_norm rms_norm embedding
+// stop_grad linear (losses: losses.cpp; convolution and pooling: conv.cpp).
 
 #include <cmath>
 #include <cstring>
@@ -44,71 +44,6 @@ std::optional<Type> field_of(RuleCtx& ctx, size_t i, const char* f) {
     return std::nullopt;
   }
   return types::model_field_type(m, *fi);
-}
-
-/// A loss's dtype: f64 for f64 inputs (as torch's F.cross_entropy and
-/// F.mse_loss keep f64), else f32 (low-precision floats are computed in f32,
-/// see compute_float). An f32 result for f64 inputs would silently round
-/// the loss of an f64 program to 7 digits.
-DType loss_dtype(DType input) {
-  return input == DType::F64 ? DType::F64 : DType::F32;
-}
-
-Type cross_entropy_rule(RuleCtx& ctx) {
-  const Type& lg = ctx.type(0);
-  const Type& lb = ctx.type(1);
-  if (any_error({&lg, &lb})) return Type::error();
-  if (!require_float(ctx, 0) || !require_tensor(ctx, 1)) return Type::error();
-  std::string label = describe(ctx, 0) + ", " + describe(ctx, 1);
-  if (lg.rank() == 0) {
-    ctx.error(Code::E0303,
-              ctx.span(0),
-              "cross_entropy needs logits with a class axis, but " +
-                  ctx.text(0) + " is " + lg.str(),
-              label);
-    return Type::error();
-  }
-  Type r = Type::scalar(loss_dtype(lg.dtype));
-  r.varying = union_varying({&lg, &lb});
-  if (types::is_float(lb.dtype) && lb.shape == lg.shape) return r;  // probs
-  if (!types::is_int(lb.dtype)) {
-    ctx.error(Code::E0304,
-              ctx.span(1),
-              "cross_entropy needs int class labels, but " + ctx.text(1) +
-                  " is " + lb.str(),
-              label);
-    return Type::error();
-  }
-  Axes want(lg.shape.begin(), lg.shape.end() - 1);
-  if (lb.shape != want) {
-    ctx.error(Code::E0303,
-              ctx.call_span(),
-              "cross_entropy needs labels shaped like the logits without "
-              "their class axis " +
-                  lg.shape.back().str_sized() + ", " + types::shape_str(want) +
-                  ", but " + ctx.text(1) + " is " + types::shape_str(lb.shape),
-              label);
-    return Type::error();
-  }
-  return r;
-}
-
-Type mse_rule(RuleCtx& ctx) {
-  const Type& a = ctx.type(0);
-  const Type& b = ctx.type(1);
-  if (any_error({&a, &b})) return Type::error();
-  if (!require_tensor(ctx, 0, true) || !require_tensor(ctx, 1, true))
-    return Type::error();
-  auto r = broadcast(ctx,
-                     a,
-                     b,
-                     ctx.span(0),
-                     ctx.span(1),
-                     describe(ctx, 0) + ", " + describe(ctx, 1));
-  if (!r) return Type::error();
-  Type out = Type::scalar(loss_dtype(types::promote(a.dtype, b.dtype)));
-  out.varying = union_varying({&a, &b});
-  return out;
 }
 
 bool require_mode(RuleCtx& ctx, size_t i) {
@@ -258,69 +193,6 @@ Type linear_rule(RuleCtx& ctx) {
 // ---------------------------------------------------------------- forwards
 // Every nn op is a composite of the differentiable API.
 
-/// Low-precision floats computed in f32 (as torch's autocast does for
-/// losses and norms); f32 and f64 unchanged; ints to f32.
-Tensor compute_float(const Tensor& x) {
-  DType d = x.dtype();
-  return d == DType::F32 || d == DType::F64 ? x : cast(x, DType::F32);
-}
-
-// Mean over every example and position of logsumexp(logits) -
-// logits[label] (torch's F.cross_entropy with reduction="mean"). Float
-// labels shaped like the logits are class probabilities: the mean of
-// -sum(label * log_softmax(logits)).
-std::vector<Tensor> cross_entropy_fwd(ForwardCtx& ctx) {
-  Tensor logits = compute_float(ctx.tensor(0));
-  Tensor label = ctx.tensor(1);
-  if (logits.rank() == 0) fwd::shape_error("the logits need a class axis");
-  int c = static_cast<int>(logits.rank()) - 1;
-  if (types::is_float(label.dtype())) {
-    Tensor lse = fwd::logsumexp(logits, {c});
-    if (label.shape() != logits.shape())
-      fwd::shape_error(
-          "float labels (probabilities) must have the logits' "
-          "shape " +
-          shape_string(logits.shape()) + ", not " +
-          shape_string(label.shape()));
-    Tensor logp = sub(logits, unsqueeze(lse, c));
-    Tensor per = neg(sum(mul(cast(label, logits.dtype()), logp), {c}));
-    return {fwd::as_result_dtype(ctx, mean(per))};
-  }
-  Shape want(logits.shape().begin(), logits.shape().end() - 1);
-  if (label.shape() != want)
-    fwd::shape_error("labels must be shaped " + shape_string(want) +
-                     " (the logits without their class axis), not " +
-                     shape_string(label.shape()));
-  int64_t classes = logits.shape()[c];
-  Tensor bad = logical_or(lt(label, scalar_like(0, label)),
-                          ge(label, scalar_like(double(classes), label)));
-  if (bad.numel() > 0 && any(bad).item() != 0) {
-    // The error path reads the labels on the host to name the bad one.
-    std::vector<double> ls = label.to_doubles();
-    for (double l : ls)
-      if (l < 0 || l >= static_cast<double>(classes))
-        fwd::value_error("label " + std::to_string(int64_t(l)) +
-                         " is out of range for " + std::to_string(classes) +
-                         " classes");
-  }
-  if (has_fused_kernel(logits)) {
-    // -log_softmax[label], as torch's log_softmax + nll_loss: the fused
-    // kernel's one pass, forward and VJP (Note [Fused kernels]).
-    Tensor logp = softmax_last(logits, true);
-    Tensor picked = squeeze(gather(logp, unsqueeze(label, c), c), c);
-    return {fwd::as_result_dtype(ctx, neg(mean(picked)))};
-  }
-  Tensor lse = fwd::logsumexp(logits, {c});
-  Tensor picked = squeeze(gather(logits, unsqueeze(label, c), c), c);
-  return {fwd::as_result_dtype(ctx, mean(sub(lse, picked)))};
-}
-
-// mean((a - b)^2), broadcasting a and b.
-std::vector<Tensor> mse_fwd(ForwardCtx& ctx) {
-  Tensor d = sub(compute_float(ctx.tensor(0)), compute_float(ctx.tensor(1)));
-  return {fwd::as_result_dtype(ctx, mean(mul(d, d)))};
-}
-
 // Train: keep each value where its uniform draw u >= p, scaled by
 // 1 / (1 - p) (torch's inverted dropout); Eval: x. A Train call always
 // takes its draw ordinal (even with p = 0), so later layers' masks do not
@@ -349,7 +221,7 @@ constexpr double kBatchNormMomentum = 0.1;
 // Then g * x_hat + b.
 std::vector<Tensor> batch_norm_fwd(ForwardCtx& ctx) {
   Tensor x0 = ctx.tensor(0);
-  Tensor x = compute_float(x0);
+  Tensor x = fwd::compute_float(x0);
   size_t rank = x.rank();
   if (rank < 2)
     fwd::shape_error("needs [b C ...], not " + shape_string(x.shape()));
@@ -422,7 +294,7 @@ std::vector<int> norm_axes(ForwardCtx& ctx, const Tensor& x) {
 // torch.nn.LayerNorm); affine= a LayerNorm: then * g + b.
 std::vector<Tensor> layer_norm_fwd(ForwardCtx& ctx) {
   Tensor x0 = ctx.tensor(0);
-  Tensor x = compute_float(x0);
+  Tensor x = fwd::compute_float(x0);
   std::vector<int> pos = norm_axes(ctx, x);
   double eps = ctx.has(2) ? ctx.number(2) : 1e-5;
   Tensor y;
@@ -458,7 +330,7 @@ std::vector<Tensor> layer_norm_fwd(ForwardCtx& ctx) {
 // models).
 std::vector<Tensor> rms_norm_fwd(ForwardCtx& ctx) {
   Tensor x0 = ctx.tensor(0);
-  Tensor x = compute_float(x0);
+  Tensor x = fwd::compute_float(x0);
   std::vector<int> pos = norm_axes(ctx, x);
   double eps = ctx.has(2) ? ctx.number(2) : 1e-6;
   if (fused_last_axis(pos, x))
@@ -504,37 +376,6 @@ std::vector<HeadsPart> linear_heads_parts(const std::vector<Type>& args,
   return {{H::Sums, {args[1], w}, xw}, {H::PerHead, {xw, b}, result}};
 }
 
-// Across the batch axis (Note [An op's rule on several devices]): the mean
-// losses send a sum and a count, batch_norm in Train mode 2·C + 1 values.
-Share cross_entropy_share(ForwardCtx& ctx) {
-  Tensor logits = ctx.tensor(0);
-  Tensor label = ctx.tensor(1);
-  int64_t n = types::is_float(label.dtype())
-                  ? logits.numel() / logits.shape().back()
-                  : label.numel();
-  return lowering::mean_loss(
-      ctx, cross_entropy_fwd, n, [logits] { return sum(logits); });
-}
-
-Share mse_share(ForwardCtx& ctx) {
-  Tensor a = ctx.tensor(0);
-  Tensor b = ctx.tensor(1);
-  int64_t n = numel_of(sub(a, b).shape());
-  return lowering::mean_loss(
-      ctx, mse_fwd, n, [a, b] { return add(sum(a), sum(b)); });
-}
-
-Lowering mean_loss_lowering(ShareFn share) {
-  Lowering l;
-  l.share = share;
-  l.size = {PayloadSize::Of::One, 0, 0, 0, 2};
-  l.sends = "2 values: a sum and a count";
-  l.explain_one = "'s sum and count";
-  return l;
-}
-
-const Lowering kCrossEntropy = mean_loss_lowering(cross_entropy_share);
-const Lowering kMse = mean_loss_lowering(mse_share);
 const Lowering kBatchNorm = [] {
   Lowering l;
   l.share = lowering::batch_norm_train;
@@ -563,23 +404,6 @@ std::vector<OpDef> ops_nn() {
   constexpr ParamSpec over{"over", ParamKind::Axes, true};
   constexpr ParamSpec eps{"eps", ParamKind::Value, false};
   return {
-      def("cross_entropy",
-          {{"logits"}, {"label"}},
-          cross_entropy_rule,
-          cross_entropy_fwd,
-          "mean cross-entropy of logits [b *s C] with labels [b *s] i64",
-          lowered(kCrossEntropy, Across::Operands))
-          .with_torch(
-              "torch.nn.functional.cross_entropy(logits, label) for [b C]; for "
-              "[b n C]: torch.nn.functional.cross_entropy(logits.transpose(1, "
-              "2), label)"),
-      def("mse",
-          {{"a"}, {"b"}},
-          mse_rule,
-          mse_fwd,
-          "mean of (a - b) ** 2 over every value, an f32",
-          lowered(kMse, Across::Operands))
-          .with_torch("torch.nn.functional.mse_loss(a, b)"),
       def("dropout",
           {{"x"}, {"p"}, {"mode"}},
           dropout_rule,

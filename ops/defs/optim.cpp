@@ -1,4 +1,5 @@
-// Optimizers and models: sgd adamw update set_lr cosine_lr init Train.
+// Optimizers and models: sgd adamw update set_lr cosine_lr step_lr
+// linear_lr init Train.
 
 #include "ops/registry/op_def.h"
 #include "ops/registry/rule_helpers.h"
@@ -125,9 +126,13 @@ Type set_lr_rule(RuleCtx& ctx) {
   return Type::of(K::Unit);
 }
 
-Type cosine_lr_rule(RuleCtx& ctx) {
+// cosine_lr, step_lr, linear_lr: [n] host numbers in (the optional ones
+// when given), the lr out.
+template <size_t n>
+Type schedule_rule(RuleCtx& ctx) {
   bool ok = true;
-  for (size_t i = 0; i < 4; ++i) ok = host_number(ctx, i) && ok;
+  for (size_t i = 0; i < n; ++i)
+    if (ctx.has(i)) ok = host_number(ctx, i) && ok;
   return ok ? Type::of(K::Float) : Type::error();
 }
 
@@ -213,13 +218,34 @@ std::vector<OpDef> ops_optim() {
           .with_torch("for g in opt.param_groups: g[\"lr\"] = lr"),
       def("cosine_lr",
           {{"step"}, {"total"}, {"lr"}, {"warmup", V, false}},
-          cosine_lr_rule,
+          schedule_rule<4>,
           "the lr at step: linear warm-up over warmup= steps, then cosine "
           "decay to 0 at total",
           host())
           .with_torch(
               "none built in: transformers' get_cosine_schedule_with_warmup, "
               "or LambdaLR with that formula (docs/porting.md)"),
+      def("step_lr",
+          {{"step"}, {"lr"}, {"step_size"}, {"gamma", V, false}},
+          schedule_rule<4>,
+          "the lr at step: lr times gamma= (0.1) every step_size steps",
+          host())
+          .with_torch("torch.optim.lr_scheduler.StepLR(opt, step_size, "
+                      "gamma): its lr after `step` calls of sched.step()"),
+      def("linear_lr",
+          {{"step"},
+           {"lr"},
+           {"start_factor", V, false},
+           {"end_factor", V, false},
+           {"total_iters", V, false}},
+          schedule_rule<5>,
+          "the lr at step: lr times a factor going linearly from "
+          "start_factor= (1/3) to end_factor= (1.0) over total_iters= (5) "
+          "steps, then kept: a linear warm-up",
+          host())
+          .with_torch("torch.optim.lr_scheduler.LinearLR(opt, start_factor, "
+                      "end_factor, total_iters): its lr after `step` calls "
+                      "of sched.step()"),
       def("init",
           {{"model", ParamKind::TypeArg}, {"seed", V, false}},
           init_rule,

@@ -115,6 +115,11 @@ struct Lowering {
   /// In Eval mode (param [eval_mode_param] not a Train mode) the op runs
   /// per example and sends nothing (batch_norm's running statistics).
   int eval_mode_param = -1;
+  /// With param [per_example_param] given the string [per_example_with]
+  /// the op runs per example and sends nothing (a loss's
+  /// reduction="none": each example's loss, split as the batch is).
+  int per_example_param = -1;
+  const char* per_example_with = nullptr;
 };
 
 /// How the checker finds a call that works across the batch axis.

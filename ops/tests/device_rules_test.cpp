@@ -42,8 +42,18 @@ TEST_CASE("device rules: every builtin's entry is whole and consistent",
           "[device_rules]") {
   // library.md, "Operations across the batch axis": these lower to an
   // all-reduce; every other op across it is E1801.
-  const std::set<std::string> lowered = {
-      "sum", "mean", "reduce", "cross_entropy", "mse", "batch_norm"};
+  const std::set<std::string> lowered = {"sum",
+                                         "mean",
+                                         "reduce",
+                                         "cross_entropy",
+                                         "nll_loss",
+                                         "binary_cross_entropy",
+                                         "binary_cross_entropy_with_logits",
+                                         "mse",
+                                         "smooth_l1",
+                                         "huber",
+                                         "kl_div",
+                                         "batch_norm"};
   // What each host call does in the controller (devices.md item 2).
   using H = HostEffect;
   const std::map<std::string, HostEffect> effects = {
@@ -100,6 +110,8 @@ TEST_CASE("device rules: every builtin's entry is whole and consistent",
       CHECK(l->only_param < param_count(op));
       CHECK((l->only_param >= 0) == (l->only_with != nullptr));
       CHECK(l->eval_mode_param < param_count(op));
+      CHECK(l->per_example_param < param_count(op));
+      CHECK((l->per_example_param >= 0) == (l->per_example_with != nullptr));
       if (l->size.of == PayloadSize::Of::ArgAxis)
         CHECK(l->size.arg < param_count(op));
       CHECK(std::string(collective_name(l->collective)) == "all-reduce");
@@ -155,6 +167,23 @@ TEST_CASE("device rules: each lowering's payload is the entry's count",
         .t("label", Tensor::from_doubles({4}, {0, 2, 1, 0}, DType::I64))
         .result(DType::F32);
     CHECK(sent(f) == std::make_pair(int64_t(2), DType::F32));
+  }
+  {  // nll_loss with weight= and a label ignored: the sum and the kept
+     // labels' weight, 2 values.
+    test::FakeFwd f("nll_loss");
+    f.t("logp", ramp({4, 3}))
+        .t("label", Tensor::from_doubles({4}, {0, -100, 1, 0}, DType::I64))
+        .t("weight", ramp({3}))
+        .result(DType::F32);
+    CHECK(sent(f) == std::make_pair(int64_t(2), DType::F32));
+  }
+  {  // kl_div with reduction="batchmean" in f64: the sum and the rows.
+    test::FakeFwd f("kl_div");
+    f.t("input", ramp({4, 3}, DType::F64))
+        .t("target", ramp({4, 3}, DType::F64))
+        .str("reduction", "batchmean")
+        .result(DType::F64);
+    CHECK(sent(f) == std::make_pair(int64_t(2), DType::F64));
   }
   {  // mse of two [b 3]: a sum and a count, f32: 8 bytes.
     test::FakeFwd f("mse");

@@ -317,12 +317,6 @@ TEST_CASE("forward: conv2d, max_pool2d, avg_pool2d", "[forward]") {
 
 namespace {
 
-struct GradRow {
-  std::string name;
-  Fn f;
-  std::vector<Tensor> inputs;
-};
-
 std::vector<GradRow> grad_rows() {
   std::vector<GradRow> rows;
   auto add_row = [&](std::string name, Fn f, std::vector<Tensor> in) {
@@ -519,11 +513,5 @@ std::vector<GradRow> grad_rows() {
 
 TEST_CASE("forward: finite-difference gradients of the composites",
           "[forward]") {
-  for (const GradRow& r : grad_rows()) {
-    SECTION(r.name) {
-      auto rep = ss::ref::check_gradients(r.f, r.inputs);
-      INFO(r.name << ":\n" << rep.detail);
-      CHECK(rep.ok);
-    }
-  }
+  check_grad_rows(grad_rows());
 }

@@ -75,4 +75,22 @@ void expect_op_error(F f, OpError::Kind kind, const std::string& part) {
   }
 }
 
+/// A gradient check: [f] at [inputs], against finite differences.
+struct GradRow {
+  std::string name;
+  Fn f;
+  std::vector<Tensor> inputs;
+};
+
+/// Each row in its own section: ref::check_gradients' report.
+inline void check_grad_rows(const std::vector<GradRow>& rows) {
+  for (const GradRow& r : rows) {
+    SECTION(r.name) {
+      auto rep = ss::ref::check_gradients(r.f, r.inputs);
+      INFO(r.name << ":\n" << rep.detail);
+      CHECK(rep.ok);
+    }
+  }
+}
+
 }  // namespace forward_test

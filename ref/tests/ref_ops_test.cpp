@@ -44,6 +44,7 @@ std::vector<Row> all_rows() {
   along_rows(rows);
   shape_rows(rows);
   nn_rows(rows);
+  losses_rows(rows);
   return rows;
 }
 

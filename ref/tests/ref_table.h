@@ -135,5 +135,6 @@ void reduction_rows(std::vector<Row>& rows);
 void along_rows(std::vector<Row>& rows);
 void shape_rows(std::vector<Row>& rows);
 void nn_rows(std::vector<Row>& rows);
+void losses_rows(std::vector<Row>& rows);
 
 }  // namespace ref_table

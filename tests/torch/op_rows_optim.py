@@ -195,3 +195,69 @@ class CosineRow:
 
 
 ROWS.append(CosineRow())
+
+
+def _torch_schedule(make, lr, steps):
+    """The lr torch's scheduler [make](opt) gives after 0..steps-1 calls of
+    sched.step()."""
+    p = torch.zeros(1, dtype=torch.float64, requires_grad=True)
+    opt = torch.optim.SGD([p], lr=lr)
+    sched = make(opt)
+    out = []
+    for _ in range(steps):
+        out.append(opt.param_groups[0]["lr"])
+        opt.step()
+        sched.step()
+    return out
+
+
+class ScheduleRow:
+    """step_lr and linear_lr at every step of a schedule (and past its
+    end), against torch.optim.lr_scheduler's StepLR and LinearLR stepped as
+    a training loop steps them."""
+
+    dtypes, known_bug = ("f64",), None
+
+    def __init__(self, op, label, args, make, lr, steps):
+        self.ops, self.label = (op,), label
+        self.args, self.make, self.lr, self.steps = args, make, lr, steps
+
+    def run(self, ss, dtype):
+        op = self.ops[0]
+        calls = ", ".join(f"c{s}={op}({s}, {self.lr}{self.args})"
+                          for s in range(self.steps))
+        src = ('fn main():\n    jsonl("out.jsonl").write(logs(' + calls +
+               "))\n")
+        ran = run_ss(ss, src, {"unused": np.array(0.0)})
+        if isinstance(ran, str):
+            return [ran]
+        got = ran[0][0]
+        want = _torch_schedule(self.make, self.lr, self.steps)
+        errs = []
+        for s in range(self.steps):
+            e = compare(f"{self.label} at step {s}", got[f"c{s}"],
+                        torch.tensor(want[s], dtype=torch.float64),
+                        RTOL["f64"])
+            if e:
+                errs.append(e)
+        return errs
+
+
+SCHED = torch.optim.lr_scheduler
+ROWS += [
+    ScheduleRow("step_lr", "step_lr", ", 3", lambda o: SCHED.StepLR(o, 3),
+                0.5, 10),
+    ScheduleRow("step_lr", "step_lr gamma", ", 2, gamma=0.5",
+                lambda o: SCHED.StepLR(o, 2, gamma=0.5), 0.1, 9),
+    ScheduleRow("linear_lr", "linear_lr defaults", "",
+                lambda o: SCHED.LinearLR(o), 0.3, 8),
+    ScheduleRow("linear_lr", "linear_lr warm-up",
+                ", start_factor=0.1, end_factor=1.0, total_iters=4",
+                lambda o: SCHED.LinearLR(o, start_factor=0.1, end_factor=1.0,
+                                         total_iters=4), 1e-3, 7),
+    ScheduleRow("linear_lr", "linear_lr decay",
+                ", start_factor=1.0, end_factor=0.25, total_iters=3",
+                lambda o: SCHED.LinearLR(o, start_factor=1.0,
+                                         end_factor=0.25, total_iters=3),
+                0.2, 6),
+]

@@ -301,6 +301,14 @@ void check_batch_bodies(
           low = nullptr;
         }
       }
+      if (low && low->per_example_with) {
+        // A loss with reduction="none": each example's own, split as the
+        // batch is; nothing is sent.
+        const ast::Expr* r = param_arg(e, in, low->per_example_param);
+        if (r && r->kind == ast::Expr::Kind::String &&
+            r->name == low->per_example_with)
+          return;
+      }
       if (low) {
         in.allreduce = true;
         in.allreduce_payload = low->sends;

@@ -329,6 +329,10 @@ class Analysis {
     if (low.eval_mode_param >= 0)
       if (const ast::Expr* md = param_arg(e, info, low.eval_mode_param))
         if (md->kind == EK::Name && md->name == "Eval") return;
+    // A loss with reduction="none" runs per example too.
+    if (low.per_example_with)
+      if (const ast::Expr* r = param_arg(e, info, low.per_example_param))
+        if (r->kind == EK::String && r->name == low.per_example_with) return;
     const Type& rt = info.type;
     const ops::PayloadSize& ps = low.size;
     types::DType dt = rt.kind == TK::Tensor ? rt.dtype : types::DType::F32;

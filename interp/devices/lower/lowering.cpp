@@ -91,13 +91,17 @@ std::optional<Value> lower(BuiltinCall& c, DeviceContext& d) {
   const ops::Lowering* low = c.op.device.lowering;
   if (!low) return std::nullopt;
   std::unique_ptr<ops::ForwardCtx> ctx = forward_ctx(c);
-  // reduce given another function, batch_norm in Eval mode: per example.
+  // reduce given another function, batch_norm in Eval mode, a loss with
+  // reduction="none": per example.
   // An absent with= is reduce's default, sum, as the checker counts it.
   if (low->only_with && ctx->has(low->only_param) &&
       ctx->str(low->only_param) != low->only_with)
     return std::nullopt;
   if (low->eval_mode_param >= 0 &&
       !(ctx->has(low->eval_mode_param) && ctx->training(low->eval_mode_param)))
+    return std::nullopt;
+  if (low->per_example_with && ctx->has(low->per_example_param) &&
+      ctx->str(low->per_example_param) == low->per_example_with)
     return std::nullopt;
   try {
     ops::Share share = low->share(*ctx);
