@@ -159,6 +159,11 @@ class Checker {
   void check_fn(FnInfo& fn);
   void check_block(const ast::Block& b, FnCtx& c);
   void check_stmt(const ast::Stmt& s, FnCtx& c);
+  void check_assign(const ast::Stmt& s,
+                    const ast::Expr& tgt,
+                    Type v,
+                    diag::Span value_span,
+                    FnCtx& c);
   void check_return(const ast::Stmt& s, FnCtx& c);
   Type check_condition(const ast::Expr& e, FnCtx& c);
   /// A loop's body (and a while's condition), checked again while a pass

@@ -1,5 +1,6 @@
 // Fn bodies: statements, scopes, returns, `mut`.
 #include "interp/check/checker_impl.h"
+#include "interp/parse/ast_walk.h"
 
 namespace ss::check {
 
@@ -419,6 +420,90 @@ void Checker::check_loop(const ast::Stmt& s, FnCtx& c) {
   }
 }
 
+// One place an assignment writes ([tgt]: a name or a model's field) given
+// a value of type [v] written at [value_span].
+void Checker::check_assign(const ast::Stmt& s,
+                           const ast::Expr& tgt,
+                           Type v,
+                           diag::Span value_span,
+                           FnCtx& c) {
+  using K = ast::Stmt::Kind;
+  if (tgt.kind == ast::Expr::Kind::Name) {
+    Local* l = c.values.find(tgt.name);
+    if (!l) {
+      std::vector<std::string> cands = value_names(&c);
+      auto& d = error(Code::E0201,
+                      tgt.span,
+                      "`" + tgt.name + "` is not declared",
+                      "assigned before `let`");
+      std::string sg = suggest(tgt.name, cands);
+      d.help(sg.empty() ? "declare it: `let " + tgt.name + " = ...`"
+                        : "did you mean `" + sg + "`?");
+      return;
+    }
+    record(tgt, l->type);
+    if (s.kind == K::AugAssign)  // x += e keeps x's type, as x = x + e
+      v = binary_type(s.aug_op, l->type, v, s.span, tgt.span, value_span);
+    if (!same_type(l->type, v)) {
+      error(Code::E0303,
+            value_span,
+            "`" + tgt.name + "` is " + l->type.str() +
+                " and `=` keeps its type, but this is " + v.str(),
+            "this is " + v.str())
+          .note("declared here", l->span)
+          .help("declare a new name with `let`");
+    } else if (c.in_spmd && l->type.kind == TK::Tensor &&
+               v.kind == TK::Tensor) {
+      // In an spmd fn the varying set may grow (spmd.md): the local
+      // varies from here on over what the new value varies over.
+      std::set<std::string> grown(l->type.varying.begin(),
+                                  l->type.varying.end());
+      grown.insert(v.varying.begin(), v.varying.end());
+      l->type.varying.assign(grown.begin(), grown.end());
+    }
+    return;
+  }
+  if (tgt.kind == ast::Expr::Kind::Field) {
+    Type base = check_expr(*tgt.lhs, c);
+    Type ft = check_expr(tgt, c);
+    if (base.kind == TK::Model) {
+      require_mutable(*tgt.lhs, c, "a field is assigned");
+      if (!ft.is_error() && !v.is_error() && s.kind == K::Assign &&
+          !(ft.kind == TK::Tensor && v.kind == TK::Tensor &&
+            ft.shape == v.shape && ft.dtype == v.dtype) &&
+          !same_type(ft, v))
+        error(Code::E0402,
+              value_span,
+              "field `" + tgt.name + "` of " + base.str() + " is " + ft.str() +
+                  ", but this is " + v.str(),
+              "this is " + v.str())
+            .help("a model field keeps its type");
+    } else if (!base.is_error()) {
+      error(Code::E0303,
+            tgt.span,
+            "only a model's fields can be assigned; this is a field of " +
+                base.str(),
+            "values are immutable");
+    }
+    return;
+  }
+  if (tgt.kind == ast::Expr::Kind::Index) {
+    Type t = check_expr(tgt, c);
+    (void)t;
+    error(Code::E0303,
+          tgt.span,
+          "tensors are immutable: an indexed element cannot be assigned",
+          "cannot assign here")
+        .help("use put(x, i, v, over=A) to make a changed copy");
+    return;
+  }
+  error(Code::E0101,
+        tgt.span,
+        "cannot assign to this expression",
+        "not a name or a model field");
+  return;
+}
+
 void Checker::check_stmt(const ast::Stmt& s, FnCtx& c) {
   using K = ast::Stmt::Kind;
   switch (s.kind) {
@@ -439,81 +524,35 @@ void Checker::check_stmt(const ast::Stmt& s, FnCtx& c) {
     case K::AugAssign: {
       if (!s.target || !s.value) return;
       Type v = check_expr(*s.value, c);
-      const ast::Expr& tgt = *s.target;
-      if (tgt.kind == ast::Expr::Kind::Name) {
-        Local* l = c.values.find(tgt.name);
-        if (!l) {
-          std::vector<std::string> cands = value_names(&c);
-          auto& d = error(Code::E0201,
-                          tgt.span,
-                          "`" + tgt.name + "` is not declared",
-                          "assigned before `let`");
-          std::string sg = suggest(tgt.name, cands);
-          d.help(sg.empty() ? "declare it: `let " + tgt.name + " = ...`"
-                            : "did you mean `" + sg + "`?");
-          return;
-        }
-        record(tgt, l->type);
-        if (s.kind == K::AugAssign)  // x += e keeps x's type, as x = x + e
-          v = binary_type(
-              s.aug_op, l->type, v, s.span, tgt.span, s.value->span);
-        if (!same_type(l->type, v)) {
-          error(Code::E0303,
-                s.value->span,
-                "`" + tgt.name + "` is " + l->type.str() +
-                    " and `=` keeps its type, but this is " + v.str(),
-                "this is " + v.str())
-              .note("declared here", l->span)
-              .help("declare a new name with `let`");
-        } else if (c.in_spmd && l->type.kind == TK::Tensor &&
-                   v.kind == TK::Tensor) {
-          // In an spmd fn the varying set may grow (spmd.md): the local
-          // varies from here on over what the new value varies over.
-          std::set<std::string> grown(l->type.varying.begin(),
-                                      l->type.varying.end());
-          grown.insert(v.varying.begin(), v.varying.end());
-          l->type.varying.assign(grown.begin(), grown.end());
-        }
+      if (s.target->kind != ast::Expr::Kind::Tuple) {
+        check_assign(s, *s.target, v, s.value->span, c);
         return;
       }
-      if (tgt.kind == ast::Expr::Kind::Field) {
-        Type base = check_expr(*tgt.lhs, c);
-        Type ft = check_expr(tgt, c);
-        if (base.kind == TK::Model) {
-          require_mutable(*tgt.lhs, c, "a field is assigned");
-          if (!ft.is_error() && !v.is_error() && s.kind == K::Assign &&
-              !(ft.kind == TK::Tensor && v.kind == TK::Tensor &&
-                ft.shape == v.shape && ft.dtype == v.dtype) &&
-              !same_type(ft, v))
-            error(Code::E0402,
-                  s.value->span,
-                  "field `" + tgt.name + "` of " + base.str() + " is " +
-                      ft.str() + ", but this is " + v.str(),
-                  "this is " + v.str())
-                .help("a model field keeps its type");
-        } else if (!base.is_error()) {
-          error(Code::E0303,
-                tgt.span,
-                "only a model's fields can be assigned; this is a field of " +
-                    base.str(),
-                "values are immutable");
-        }
-        return;
-      }
-      if (tgt.kind == ast::Expr::Kind::Index) {
-        Type t = check_expr(tgt, c);
-        (void)t;
+      // `h, c = cell(x, h, c)`: a tuple of as many values, each assigned
+      // as if alone (the parser allows names and fields only).
+      const auto places = ast::assigned_places(s);
+      if (!v.is_error() &&
+          (v.kind != TK::Tuple || v.elems.size() != places.size())) {
         error(Code::E0303,
-              tgt.span,
-              "tensors are immutable: an indexed element cannot be assigned",
-              "cannot assign here")
-            .help("use put(x, i, v, over=A) to make a changed copy");
+              s.value->span,
+              "this assigns " + std::to_string(places.size()) +
+                  " values, but the value is " + v.str(),
+              v.kind == TK::Tuple
+                  ? "a " + std::to_string(v.elems.size()) + "-tuple"
+                  : "not a tuple");
         return;
       }
-      error(Code::E0101,
-            tgt.span,
-            "cannot assign to this expression",
-            "not a name or a model field");
+      const bool literal = s.value->kind == ast::Expr::Kind::Tuple &&
+                           s.value->elems.size() == places.size();
+      for (size_t i = 0; i < places.size(); ++i) {
+        if (places[i]->kind == ast::Expr::Kind::Name && places[i]->name == "_")
+          continue;
+        check_assign(s,
+                     *places[i],
+                     v.is_error() ? Type::error() : v.elems[i],
+                     literal ? s.value->elems[i]->span : s.value->span,
+                     c);
+      }
       return;
     }
     case K::If: {

@@ -8,6 +8,7 @@
 #include "interp/eval/device_hooks.h"
 #include "interp/eval/remat.h"
 #include "interp/eval/runtime_table.h"
+#include "interp/parse/ast_walk.h"
 #include "ops/api.h"
 #include "ops/core/op_error.h"
 
@@ -364,9 +365,26 @@ Interpreter::Flow Interpreter::exec(const ast::Stmt& s, Frame& f, Value& ret) {
     case SK::Let:
       bind(s.targets, eval(*s.value, f), f, s.span);
       return Flow::Normal;
-    case SK::Assign:
-      assign(*s.target, eval(*s.value, f), f);
+    case SK::Assign: {
+      Value v = eval(*s.value, f);
+      if (s.target->kind != ast::Expr::Kind::Tuple) {
+        assign(*s.target, std::move(v), f);
+        return Flow::Normal;
+      }
+      // `h, c = cell(x, h, c)`: the checker proved a tuple of as many.
+      const auto places = ast::assigned_places(s);
+      if ((v.kind != VK::Tuple && v.kind != VK::List) ||
+          v.items->size() != places.size())
+        fail("ValueError",
+             s.span,
+             "this assigns " + std::to_string(places.size()) +
+                 " values, but the value is not a tuple of as many");
+      for (size_t i = 0; i < places.size(); ++i)
+        if (!(places[i]->kind == ast::Expr::Kind::Name &&
+              places[i]->name == "_"))
+          assign(*places[i], (*v.items)[i], f);
       return Flow::Normal;
+    }
     case SK::AugAssign: {
       Value cur = eval(*s.target, f);
       Value rhs = eval(*s.value, f);

@@ -198,7 +198,8 @@ struct IfBranch {
 struct Stmt {
   enum class Kind {
     Let,        // let targets [: type] = value
-    Assign,     // target = value   (a Name, Field or Index expression)
+    Assign,     // target = value   (a Name, Field or Index expression, or a
+                // Tuple of names and fields: `h, c = cell(x, h, c)`)
     AugAssign,  // target op= value
     If,         // branches
     For,        // for targets in iter: body

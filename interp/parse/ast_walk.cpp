@@ -50,4 +50,16 @@ void each_body_expr(const FnDecl& d,
   walk(d.body);
 }
 
+std::vector<const Expr*> assigned_places(const Stmt& s) {
+  std::vector<const Expr*> out;
+  if (!s.target) return out;
+  if (s.target->kind == Expr::Kind::Tuple) {
+    for (const ExprPtr& e : s.target->elems)
+      if (e) out.push_back(e.get());
+  } else {
+    out.push_back(s.target.get());
+  }
+  return out;
+}
+
 }  // namespace ss::ast

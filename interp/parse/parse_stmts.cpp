@@ -202,11 +202,23 @@ StmtPtr Parser::parse_simple() {
   }
   if (is_aug || at(Tok::Assign)) {
     using K = ast::Expr::Kind;
-    if (lhs->kind != K::Name && lhs->kind != K::Field && lhs->kind != K::Index)
+    if (lhs->kind == K::Tuple && !is_aug) {
+      // Tuple assignment: each element a name or a field, as Python's.
+      for (const ast::ExprPtr& e : lhs->elems)
+        if (e->kind != K::Name && e->kind != K::Field)
+          fail(Code::E0101,
+               e->span,
+               "cannot assign to this expression",
+               "each target of `a, b = ...` is a name or a field (m.w1)");
+    } else if (lhs->kind != K::Name && lhs->kind != K::Field &&
+               lhs->kind != K::Index) {
       fail(Code::E0101,
            lhs->span,
            "cannot assign to this expression",
-           "expected a name, a field (m.w1) or an index (x[i])");
+           lhs->kind == K::Tuple
+               ? "`a, b += ...` has no meaning: write each on its own line"
+               : "expected a name, a field (m.w1) or an index (x[i])");
+    }
     advance();
     auto st =
         make_stmt(is_aug ? Stmt::Kind::AugAssign : Stmt::Kind::Assign, start);

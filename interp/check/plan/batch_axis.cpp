@@ -100,9 +100,9 @@ void check_batch_axis(Checker& ck,
         }
         if (s.kind == SK::Let && s.value && is_split(fn, *s.value))
           for (const ast::NameTarget& t : s.targets) out.insert(t.name);
-        if (s.kind == SK::Assign && s.target && s.target->kind == EK::Name &&
-            s.value && is_split(fn, *s.value))
-          out.insert(s.target->name);
+        if (s.kind == SK::Assign && s.value && is_split(fn, *s.value))
+          for (const ast::Expr* t : ast::assigned_places(s))
+            if (t->kind == EK::Name) out.insert(t->name);
         for (const ast::IfBranch& br : s.branches) walk(br.body);
         walk(s.body);
       }

@@ -414,9 +414,9 @@ void check_batch_bodies(
           case SK::AugAssign:
             if (s.value) each_expr(*s.value, check_one);
             if (s.target) each_expr(*s.target, check_one);
-            if (s.target && s.target->kind == EK::Name && s.value &&
-                reads_split(*s.value))
-              tainted.insert(s.target->name);
+            if (s.value && reads_split(*s.value))
+              for (const ast::Expr* t : ast::assigned_places(s))
+                if (t->kind == EK::Name) tainted.insert(t->name);
             break;
           default:
             if (s.value) each_expr(*s.value, check_one);

@@ -14,8 +14,9 @@ std::map<std::string, diag::Span> local_spans(const ast::FnDecl& d) {
     for (const ast::StmtPtr& sp : b) {
       if (!sp) continue;
       for (const ast::NameTarget& t : sp->targets) out.emplace(t.name, t.span);
-      if (sp->kind == SK::Assign && sp->target && sp->target->kind == EK::Name)
-        out.emplace(sp->target->name, sp->target->span);
+      if (sp->kind == SK::Assign)
+        for (const ast::Expr* t : ast::assigned_places(*sp))
+          if (t->kind == EK::Name) out.emplace(t->name, t->span);
       for (const ast::IfBranch& br : sp->branches) walk(br.body);
       walk(sp->body);
     }

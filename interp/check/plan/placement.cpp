@@ -244,12 +244,12 @@ void Checker::check_devices() {
           if (k == TK::Batches || k == TK::Dataset)
             f.host.push_back({"it loops over a dataset", s.span});
         }
-        if ((s.kind == SK::Assign || s.kind == SK::AugAssign) && s.target &&
-            s.target->kind == EK::Field && s.target->lhs &&
-            type_of(s.target->lhs.get()).kind == TK::Model)
-          f.device_work.push_back(
-              {"changing the model field `" + text(s.target->span) + "`",
-               s.span});
+        if (s.kind == SK::Assign || s.kind == SK::AugAssign)
+          for (const ast::Expr* t : ast::assigned_places(s))
+            if (t->kind == EK::Field && t->lhs &&
+                type_of(t->lhs.get()).kind == TK::Model)
+              f.device_work.push_back(
+                  {"changing the model field `" + text(t->span) + "`", s.span});
         for (const ast::ExprPtr* x : {&s.value, &s.target, &s.iter, &s.cond})
           if (*x) each_expr(**x, on_expr);
         for (const ast::IfBranch& br : s.branches) {
