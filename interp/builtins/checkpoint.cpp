@@ -5,10 +5,11 @@
 //   - optimizer state as "opt.<state>.<path>" ("opt.exp_avg.w1",
 //     "opt.momentum_buffer.w1"), paths relative like the params';
 //   - __metadata__: format=shapescript, model=<type name>, and with an
-//     optimizer: optimizer=adamw|sgd, step, lr, and its hyperparameters
-//     (adamw: betas "[b1, b2]", eps, weight_decay; sgd: momentum,
-//     weight_decay, nesterov "true"|"false"), numbers in the shortest form
-//     that reads back exactly.
+//     optimizer: optimizer=<its builtin: adamw, sgd, adam, ...>, step, and
+//     the hyperparameters its table entry names (OptimizerRule::hypers:
+//     lr, weight_decay, betas "[b1, b2]", eps, nesterov "true"|"false",
+//     ...), numbers in the shortest form that reads back exactly.
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -16,6 +17,7 @@
 #include <set>
 
 #include "interp/builtins/models.h"
+#include "interp/builtins/optimizers.h"
 #include "interp/data/dtype_spelling.h"
 #include "interp/data/safetensors.h"
 #include "interp/eval/device_hooks.h"
@@ -55,12 +57,11 @@ std::string describe(const ops::Tensor& t) {
 }
 
 const char* optim_name(types::OptimKind k) {
-  return k == types::OptimKind::SGD ? "sgd" : "adamw";
+  return types::optim_names(k).fn;
 }
 
-std::vector<std::string> state_names(types::OptimKind k) {
-  if (k == types::OptimKind::SGD) return {"momentum_buffer"};
-  return {"exp_avg", "exp_avg_sq"};
+const std::vector<std::string>& state_names(types::OptimKind k) {
+  return optimizer_rule(k).state;
 }
 
 SafetensorsFile read(BuiltinCall& c, const std::string& path) {
@@ -210,14 +211,19 @@ void save_optimizer(const ModelRef& m,
   auto& meta = out.metadata;
   meta["optimizer"] = optim_name(o.kind);
   meta["step"] = std::to_string(h.step);
-  meta["lr"] = num(h.lr);
-  meta["weight_decay"] = num(h.weight_decay);
-  if (o.kind == types::OptimKind::SGD) {
-    meta["momentum"] = num(h.momentum);
-    meta["nesterov"] = h.nesterov ? "true" : "false";
-  } else {
-    meta["betas"] = "[" + num(h.beta1) + ", " + num(h.beta2) + "]";
-    meta["eps"] = num(h.eps);
+  OptimHyper hyper = h;
+  for (const std::string& name : optimizer_rule(o.kind).hypers) {
+    if (name == "betas") {
+      meta["betas"] = "[" + num(h.beta1) + ", " + num(h.beta2) + "]";
+      continue;
+    }
+    hyper.each(
+        [&](const char* n, double& x) {
+          if (name == n) meta[name] = num(x);
+        },
+        [&](const char* n, bool& b) {
+          if (name == n) meta[name] = b ? "true" : "false";
+        });
   }
   for (const std::string& st : state_names(o.kind))
     for (const std::string& p : m.paths(true)) {
@@ -320,6 +326,33 @@ double meta_number(BuiltinCall& c,
   return v;
 }
 
+// betas "[b1, b2]" into o.beta1 and o.beta2, where the metadata has it.
+void read_betas(BuiltinCall& c,
+                const std::string& file,
+                const std::map<std::string, std::string>& meta,
+                OptimState& o) {
+  auto b = meta.find("betas");
+  if (b == meta.end()) return;
+  std::string s = b->second;
+  size_t comma = s.find(',');
+  bool ok = s.size() >= 2 && s.front() == '[' && s.back() == ']' &&
+            comma != std::string::npos;
+  if (!ok)
+    c.fail("ValueError",
+           "checkpoint " + quote(file) +
+               ": metadata betas is not [b1, b2]: " + quote(s));
+  auto trim = [](std::string x) {
+    while (!x.empty() && x.front() == ' ') x.erase(0, 1);
+    while (!x.empty() && x.back() == ' ') x.pop_back();
+    return x;
+  };
+  std::map<std::string, std::string> parts;
+  parts["beta1"] = trim(s.substr(1, comma - 1));
+  parts["beta2"] = trim(s.substr(comma + 1, s.size() - comma - 2));
+  o.beta1 = meta_number(c, file, parts, "beta1", 0.9);
+  o.beta2 = meta_number(c, file, parts, "beta2", 0.999);
+}
+
 std::shared_ptr<OptimState> load_optim(BuiltinCall& c,
                                        const std::string& file,
                                        const SafetensorsFile& f,
@@ -338,7 +371,7 @@ std::shared_ptr<OptimState> load_optim(BuiltinCall& c,
            "checkpoint " + quote(file) + " holds " + it->second +
                " state, not " + want);
   auto o = std::make_shared<OptimState>();
-  o->kind = want == "sgd" ? types::OptimKind::SGD : types::OptimKind::AdamW;
+  o->kind = types::optim_named(want, /*type=*/false)->kind;
   o->model = m.store;
   o->prefix = m.prefix;
   double step = meta_number(c, file, meta, "step", 0);
@@ -348,37 +381,22 @@ std::shared_ptr<OptimState> load_optim(BuiltinCall& c,
         "checkpoint " + quote(file) +
             ": metadata step is not a step count: " + quote(meta.at("step")));
   o->step = static_cast<int64_t>(step);
-  o->lr = meta_number(c, file, meta, "lr", 1e-3);
-  if (o->kind == types::OptimKind::SGD) {
-    o->momentum = meta_number(c, file, meta, "momentum", 0);
-    o->weight_decay = meta_number(c, file, meta, "weight_decay", 0);
-    auto n = meta.find("nesterov");
-    o->nesterov = n != meta.end() && n->second == "true";
-  } else {
-    o->weight_decay = meta_number(c, file, meta, "weight_decay", 0.01);
-    o->eps = meta_number(c, file, meta, "eps", 1e-8);
-    if (auto b = meta.find("betas"); b != meta.end()) {
-      std::string s = b->second;
-      size_t comma = s.find(',');
-      bool ok = s.size() >= 2 && s.front() == '[' && s.back() == ']' &&
-                comma != std::string::npos;
-      std::map<std::string, std::string> parts;
-      if (ok) {
-        auto trim = [](std::string x) {
-          while (!x.empty() && x.front() == ' ') x.erase(0, 1);
-          while (!x.empty() && x.back() == ' ') x.pop_back();
-          return x;
-        };
-        parts["beta1"] = trim(s.substr(1, comma - 1));
-        parts["beta2"] = trim(s.substr(comma + 1, s.size() - comma - 2));
-      }
-      if (!ok)
-        c.fail("ValueError",
-               "checkpoint " + quote(file) +
-                   ": metadata betas is not [b1, b2]: " + quote(s));
-      o->beta1 = meta_number(c, file, parts, "beta1", 0.9);
-      o->beta2 = meta_number(c, file, parts, "beta2", 0.999);
+  // A hyperparameter the file leaves out keeps OptimHyper's default, but
+  // AdamW's weight decay, which is torch's 0.01.
+  if (o->kind == types::OptimKind::AdamW) o->weight_decay = 0.01;
+  for (const std::string& name : optimizer_rule(o->kind).hypers) {
+    if (name == "betas") {
+      read_betas(c, file, meta, *o);
+      continue;
     }
+    o->each(
+        [&](const char* n, double& x) {
+          if (name == n) x = meta_number(c, file, meta, name, x);
+        },
+        [&](const char* n, bool& b) {
+          auto f = meta.find(name);
+          if (name == n && f != meta.end()) b = f->second == "true";
+        });
   }
   // State tensors, by the param they belong to, checked like the params.
   std::set<std::string> used;
@@ -399,7 +417,10 @@ std::shared_ptr<OptimState> load_optim(BuiltinCall& c,
                   "the " + s + " of " + mname + "." + p)
                   .clone();
     }
-    if (o->kind == types::OptimKind::AdamW && st.size() == 1)
+    const std::vector<std::string>& names = state_names(o->kind);
+    const bool moments =
+        std::find(names.begin(), names.end(), "exp_avg_sq") != names.end();
+    if (moments && st.count("exp_avg") != st.count("exp_avg_sq"))
       c.fail("ValueError",
              "checkpoint " + quote(file) + " has " +
                  (st.count("exp_avg") ? "exp_avg" : "exp_avg_sq") +
@@ -440,9 +461,9 @@ Value load(BuiltinCall& c) {
   std::string want;
   if (c.has(2)) {
     const Value& fn = c.arg(2);
-    if (fn.kind != VK::Fn || (fn.s != "adamw" && fn.s != "sgd"))
+    if (fn.kind != VK::Fn || !types::optim_named(fn.s, /*type=*/false))
       c.fail("ValueError",
-             "load's third argument names an optimizer, adamw or sgd");
+             "load's third argument names an optimizer (adamw, sgd, ...)");
     want = fn.s;
   }
   SafetensorsFile f = read(c, path);

@@ -138,8 +138,9 @@ bool Checker::resolve_model_spec(const ast::TypeExpr& t, Type& r) {
 
 namespace {
 
+// The optimizers' types (types::optim_names) are generic too.
 const char* const kGenericNames[] = {
-    "AdamW", "SGD", "Grads", "Dataset", "Batches", "Axis", "list"};
+    "Grads", "Dataset", "Batches", "Axis", "list"};
 
 }  // namespace
 
@@ -242,7 +243,8 @@ Type Checker::resolve_type(const ast::TypeExpr& t,
     }
     return &t.args[0];
   };
-  if (n == "AdamW" || n == "SGD" || n == "Grads") {
+  const types::OptimNames* optim = types::optim_named(n, /*type=*/true);
+  if (optim || n == "Grads") {
     const ast::AxisExpr* a = one_arg_name("model");
     if (!a) return Type::error();
     const types::ModelInfo* m = prog_->model(a->name);
@@ -255,7 +257,7 @@ Type Checker::resolve_type(const ast::TypeExpr& t,
     }
     Type r = Type::of(n == "Grads" ? TK::Grads : TK::Optim);
     r.model = m;
-    r.optim_kind = n == "SGD" ? types::OptimKind::SGD : types::OptimKind::AdamW;
+    if (optim) r.optim_kind = optim->kind;
     return r;
   }
   if (n == "Dataset" || n == "Batches") {
@@ -337,6 +339,8 @@ Type Checker::resolve_type(const ast::TypeExpr& t,
                                     "Sink",
                                     "fn"};
   for (const char* g : kGenericNames) cands.push_back(g);
+  for (const types::OptimNames& o : types::optim_names())
+    cands.push_back(o.type);
   for (const auto& [mn, _] : prog_->models_) cands.push_back(mn);
   for (const auto& [rn, _] : prog_->records_) cands.push_back(rn);
   auto& d = error(Code::E0201,

@@ -108,15 +108,43 @@ ops::Tensor put_at(const ops::Tensor& x,
                    const std::vector<int64_t>& index,
                    const ops::Tensor& v);
 
-struct OptimState : Object {
+/// Every optimizer's hyperparameters, by torch.optim's names; each kind
+/// reads those its table entry names (Note [An optimizer's table entry] in
+/// interp/builtins/optimizers.cpp). One struct for all kinds, so that the
+/// wire, a checkpoint and the controller's copy handle each field once.
+struct OptimHyper {
+  double lr = 1e-3, momentum = 0, weight_decay = 0, beta1 = 0.9, beta2 = 0.999,
+         eps = 1e-8, alpha = 0.99, rho = 0.9, lr_decay = 0,
+         initial_accumulator_value = 0;
+  bool nesterov = false, amsgrad = false, centered = false;
+
+  /// [number](name, double&) for each number, then [flag](name, bool&) for
+  /// each flag, in a fixed order (the wire's).
+  template <class Number, class Flag>
+  void each(Number number, Flag flag) {
+    number("lr", lr);
+    number("momentum", momentum);
+    number("weight_decay", weight_decay);
+    number("beta1", beta1);
+    number("beta2", beta2);
+    number("eps", eps);
+    number("alpha", alpha);
+    number("rho", rho);
+    number("lr_decay", lr_decay);
+    number("initial_accumulator_value", initial_accumulator_value);
+    flag("nesterov", nesterov);
+    flag("amsgrad", amsgrad);
+    flag("centered", centered);
+  }
+};
+
+struct OptimState : Object, OptimHyper {
   types::OptimKind kind = types::OptimKind::AdamW;
   std::shared_ptr<ModelStore> model;
   std::string prefix;  // the sub-model it was made for
-  double lr = 1e-3, momentum = 0, weight_decay = 0, beta1 = 0.9, beta2 = 0.999,
-         eps = 1e-8;
-  bool nesterov = false;
   int64_t step = 0;
-  /// SGD: "momentum_buffer"; AdamW: "exp_avg", "exp_avg_sq"; by param path.
+  /// Each param's state by torch's names (SGD's "momentum_buffer", Adam's
+  /// "exp_avg" and "exp_avg_sq", ...), by param path.
   std::map<std::string, std::map<std::string, ops::Tensor>> state;
   /// As ModelStore's: several devices, in the controller.
   uint64_t remote_id = 0;

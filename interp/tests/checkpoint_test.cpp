@@ -285,6 +285,63 @@ TEST_CASE("checkpoint: sgd state, sub-models and files without optimizer",
   CHECK(same_bytes(ref->get("inner.w"), other.as<eval::ModelRef>()->get("w")));
 }
 
+TEST_CASE("checkpoint: rmsprop's three states and its flag round-trip",
+          "[checkpoint]") {
+  // Every kind saves the hyperparameters its table entry names and
+  // the states it holds by torch's names (Note [An optimizer's table
+  // entry]); RMSprop, centered with momentum, holds three.
+  TempDir tmp;
+  Env env;
+  std::string path = tmp / "lin.safetensors";
+  eval::Value m = env.model("Lin", 3);
+  auto* ref = m.as<eval::ModelRef>();
+  auto o = std::make_shared<eval::OptimState>();
+  o->kind = types::OptimKind::RMSprop;
+  o->model = ref->store;
+  o->lr = 0.005;
+  o->alpha = 0.9;
+  o->eps = 1e-6;
+  o->momentum = 0.7;
+  o->centered = true;
+  o->step = 3;
+  double k = 1;
+  for (const std::string& p : ref->paths(true)) {
+    Tensor t = ref->get(p);
+    for (const char* st : {"square_avg", "momentum_buffer", "grad_avg"})
+      o->state[p][st] = Tensor::full(t.shape(), 0.1 * k++, t.dtype());
+  }
+  env.call("save",
+           {str(path), m, eval::Value::object(eval::Value::Kind::Optim, o)});
+  SafetensorsFile f = read_safetensors(path);
+  CHECK(f.metadata.at("optimizer") == "rmsprop");
+  CHECK(f.metadata.at("alpha") == "0.9");
+  CHECK(f.metadata.at("momentum") == "0.7");
+  CHECK(f.metadata.at("centered") == "true");
+  CHECK(f.metadata.count("betas") == 0);  // not RMSprop's
+  CHECK(f.tensors.size() == 3 + 3 * 2);   // w, b, count; 3 states of w, b
+
+  eval::Value r = env.call("load",
+                           {str(path),
+                            eval::Value::type_value(env.type("Lin")),
+                            eval::Value::fn("rmsprop")});
+  auto* o2 = (*r.items)[1].as<eval::OptimState>();
+  CHECK(o2->kind == types::OptimKind::RMSprop);
+  CHECK(o2->step == 3);
+  CHECK(o2->lr == o->lr);
+  CHECK(o2->alpha == o->alpha);
+  CHECK(o2->eps == o->eps);
+  CHECK(o2->momentum == o->momentum);
+  CHECK(o2->centered);
+  for (const auto& [p, st] : o->state)
+    for (const auto& [name, t] : st)
+      CHECK(same_bytes(o2->state.at(p).at(name), t));
+  CHECK(env.error("load",
+                  {str(path),
+                   eval::Value::type_value(env.type("Lin")),
+                   eval::Value::fn("adam")})
+            .find("holds rmsprop state, not adam") != std::string::npos);
+}
+
 TEST_CASE("checkpoint: every tensor is checked against the model type",
           "[checkpoint]") {
   TempDir tmp;

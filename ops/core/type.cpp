@@ -267,6 +267,28 @@ Type Type::list(Type elem) {
   return t;
 }
 
+const std::vector<OptimNames>& optim_names() {
+  static const std::vector<OptimNames> all = {
+      {OptimKind::SGD, "sgd", "SGD"},
+      {OptimKind::AdamW, "adamw", "AdamW"},
+      {OptimKind::Adam, "adam", "Adam"},
+      {OptimKind::RMSprop, "rmsprop", "RMSprop"},
+      {OptimKind::Adagrad, "adagrad", "Adagrad"},
+      {OptimKind::Adadelta, "adadelta", "Adadelta"},
+      {OptimKind::Lion, "lion", "Lion"}};
+  return all;
+}
+
+const OptimNames& optim_names(OptimKind k) {
+  return optim_names().at(static_cast<size_t>(k));
+}
+
+const OptimNames* optim_named(std::string_view name, bool type) {
+  for (const OptimNames& o : optim_names())
+    if (name == (type ? o.type : o.fn)) return &o;
+  return nullptr;
+}
+
 namespace {
 std::string model_str(const Type& t) {
   std::string s;
@@ -338,7 +360,7 @@ std::string Type::str() const {
     case Kind::Model:
       return model_str(*this);
     case Kind::Optim:
-      return std::string(optim_kind == OptimKind::SGD ? "SGD" : "AdamW") + "[" +
+      return std::string(optim_names(optim_kind).type) + "[" +
              (model ? model->name : "?") + "]";
     case Kind::Grads:
       return "Grads[" + (model ? model->name : std::string("?")) + "]";

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -122,7 +123,32 @@ struct Type;
 struct RecordInfo;
 struct ModelInfo;
 
-enum class OptimKind { SGD, AdamW };
+/// The optimizers a program can make (Note [An optimizer's table entry] in
+/// interp/builtins/optimizers.cpp has each one's update rule).
+enum class OptimKind : uint8_t {
+  SGD,
+  AdamW,
+  Adam,
+  RMSprop,
+  Adagrad,
+  Adadelta,
+  Lion
+};
+inline constexpr size_t kOptimKinds = static_cast<size_t>(OptimKind::Lion) + 1;
+
+/// An optimizer's two names: the builtin that makes it (`adam`) and its
+/// type's (`Adam[M]`).
+struct OptimNames {
+  OptimKind kind;
+  const char* fn;
+  const char* type;
+};
+
+/// Every optimizer, in OptimKind's order.
+const std::vector<OptimNames>& optim_names();
+const OptimNames& optim_names(OptimKind k);
+/// The optimizer whose builtin (or, with [type], whose type) is [name].
+const OptimNames* optim_named(std::string_view name, bool type);
 
 /// A value's type. Only the members of its kind are meaningful.
 struct Type {

@@ -50,18 +50,20 @@ Type load_rule(RuleCtx& ctx) {
   o.model = m.model;
   o.model_args = m.model_args;
   o.stack = m.stack;
-  if (f.kind == K::Fn && f.fn_name == "adamw") {
-    o.optim_kind = types::OptimKind::AdamW;
-  } else if (f.kind == K::Fn && f.fn_name == "sgd") {
-    o.optim_kind = types::OptimKind::SGD;
-  } else {
+  const types::OptimNames* optim =
+      f.kind == K::Fn ? types::optim_named(f.fn_name, /*type=*/false) : nullptr;
+  if (!optim) {
+    std::string names;
+    for (const types::OptimNames& n : types::optim_names())
+      names += (names.empty() ? "" : ", ") + std::string(n.fn);
     ctx.error(Code::E0303,
               ctx.span(2),
-              "load's third argument names an optimizer, adamw or sgd, not " +
+              "load's third argument names an optimizer (" + names + "), not " +
                   ctx.text(2),
               ctx.text(2));
     return Type::error();
   }
+  o.optim_kind = optim->kind;
   return Type::tuple({m, o});
 }
 

@@ -1,5 +1,7 @@
-// Optimizers and models: sgd adamw update set_lr cosine_lr step_lr
-// linear_lr init Train.
+// Optimizers and models: sgd adamw adam rmsprop adagrad adadelta lion
+// update set_lr cosine_lr step_lr linear_lr init Train.
+
+#include <utility>
 
 #include "ops/registry/op_def.h"
 #include "ops/registry/rule_helpers.h"
@@ -49,45 +51,136 @@ bool same_model(const Type& a, const Type& b) {
          a.stack == b.stack;
 }
 
-Type sgd_rule(RuleCtx& ctx) {
-  const Type& m = ctx.type(0);
-  if (m.is_error()) return Type::error();
-  if (!require_kind(ctx, 0, K::Model, "a model")) return Type::error();
-  bool ok = true;
-  for (size_t i = 1; i <= 3; ++i) ok = host_number(ctx, i) && ok;
-  if (ctx.has(4) && !ctx.type(4).is_error() && ctx.type(4).kind != K::Bool) {
-    require_kind(ctx, 4, K::Bool, "true or false");
-    ok = false;
-  }
-  if (!ok || !nonnegative(ctx, 1, "lr")) return Type::error();
-  return optim_of(m, types::OptimKind::SGD);
+// What an optimizer builtin's param after m and lr holds.
+enum class Hyper { Number, Betas, Flag };
+
+struct HyperParam {
+  const char* name;
+  Hyper hyper;
+};
+
+// An optimizer builtin's signature: m, lr, then its hyperparameters by
+// torch.optim's names and in its order. Its run-time half (the defaults,
+// torch's checks of the values, the update rule) is its row in
+// interp/builtins/optimizers.cpp (Note [An optimizer's table entry]).
+struct OptimizerSig {
+  types::OptimKind kind;
+  bool lr_required;  // as torch: SGD's lr has no default
+  std::vector<HyperParam> hypers;
+  const char* summary;
+  const char* torch;
+};
+
+constexpr Hyper N = Hyper::Number, B = Hyper::Betas, F = Hyper::Flag;
+using OK = types::OptimKind;
+
+const std::vector<OptimizerSig>& optimizer_sigs() {
+  static const std::vector<OptimizerSig> sigs = {
+      {OK::SGD,
+       true,
+       {{"momentum", N}, {"weight_decay", N}, {"nesterov", F}},
+       "SGD[M] state for m (torch.optim.SGD): momentum=0, weight_decay=0, "
+       "nesterov=false",
+       "torch.optim.SGD(m.parameters(), lr, momentum, weight_decay=, "
+       "nesterov=)"},
+      {OK::AdamW,
+       true,
+       {{"betas", B}, {"eps", N}, {"weight_decay", N}, {"amsgrad", F}},
+       "AdamW[M] state for m (torch.optim.AdamW): betas=(0.9, 0.999), "
+       "eps=1e-8, weight_decay=0.01 (decoupled), amsgrad=false",
+       "torch.optim.AdamW(m.parameters(), lr, betas, eps, weight_decay=0.01, "
+       "amsgrad=)"},
+      {OK::Adam,
+       false,
+       {{"betas", B}, {"eps", N}, {"weight_decay", N}, {"amsgrad", F}},
+       "Adam[M] state for m (torch.optim.Adam): lr=1e-3, betas=(0.9, "
+       "0.999), eps=1e-8, weight_decay=0 (an L2 term in the gradient), "
+       "amsgrad=false",
+       "torch.optim.Adam(m.parameters(), lr=1e-3, betas, eps, weight_decay=, "
+       "amsgrad=)"},
+      {OK::RMSprop,
+       false,
+       {{"alpha", N},
+        {"eps", N},
+        {"weight_decay", N},
+        {"momentum", N},
+        {"centered", F}},
+       "RMSprop[M] state for m (torch.optim.RMSprop): lr=0.01, alpha=0.99, "
+       "eps=1e-8, weight_decay=0, momentum=0, centered=false",
+       "torch.optim.RMSprop(m.parameters(), lr=0.01, alpha, eps, "
+       "weight_decay, momentum, centered)"},
+      {OK::Adagrad,
+       false,
+       {{"lr_decay", N},
+        {"weight_decay", N},
+        {"initial_accumulator_value", N},
+        {"eps", N}},
+       "Adagrad[M] state for m (torch.optim.Adagrad): lr=0.01, lr_decay=0, "
+       "weight_decay=0, initial_accumulator_value=0, eps=1e-10",
+       "torch.optim.Adagrad(m.parameters(), lr=0.01, lr_decay, weight_decay, "
+       "initial_accumulator_value, eps)"},
+      {OK::Adadelta,
+       false,
+       {{"rho", N}, {"eps", N}, {"weight_decay", N}},
+       "Adadelta[M] state for m (torch.optim.Adadelta): lr=1.0, rho=0.9, "
+       "eps=1e-6, weight_decay=0",
+       "torch.optim.Adadelta(m.parameters(), lr=1.0, rho, eps, "
+       "weight_decay)"},
+      {OK::Lion,
+       false,
+       {{"betas", B}, {"weight_decay", N}},
+       "Lion[M] state for m (Chen et al. 2023, Algorithm 2): lr=1e-4, "
+       "betas=(0.9, 0.99), weight_decay=0 (decoupled)",
+       "none in torch 1.13: lion-pytorch's Lion(m.parameters(), lr, betas, "
+       "weight_decay)"},
+  };
+  return sigs;
 }
 
-Type adamw_rule(RuleCtx& ctx) {
+// sgd, adamw, adam, ...: a model, then host numbers (lr and every number,
+// a constant one >= 0), betas= a pair of numbers, flags true or false.
+template <types::OptimKind kind>
+Type optimizer_rule(RuleCtx& ctx) {
+  const OptimizerSig& sig = optimizer_sigs().at(static_cast<size_t>(kind));
   const Type& m = ctx.type(0);
   if (m.is_error()) return Type::error();
   if (!require_kind(ctx, 0, K::Model, "a model")) return Type::error();
-  bool ok = host_number(ctx, 1);
-  ok = host_number(ctx, 3) && ok;
-  ok = host_number(ctx, 4) && ok;
-  if (ctx.has(2)) {
-    const Type& b = ctx.type(2);
-    if (b.is_error()) return Type::error();
-    bool good = b.kind == K::Tuple && b.elems.size() == 2;
-    if (good)
-      for (const Type& e : b.elems)
-        if (e.kind != K::Int && e.kind != K::Float) good = false;
-    if (!good) {
-      ctx.error(Code::E0303,
-                ctx.span(2),
-                "adamw's betas= is a pair of floats, but " + ctx.text(2) +
-                    " is " + b.str(),
-                describe(ctx, 2));
-      ok = false;
+  bool ok = host_number(ctx, 1) && nonnegative(ctx, 1, "lr");
+  for (size_t h = 0; h < sig.hypers.size(); ++h) {
+    const size_t i = h + 2;
+    if (!ctx.has(i)) continue;
+    const Type& t = ctx.type(i);
+    if (t.is_error()) return Type::error();
+    const std::string name = std::string(sig.hypers[h].name) + "=";
+    if (sig.hypers[h].hyper == Hyper::Number) {
+      ok = host_number(ctx, i) && nonnegative(ctx, i, name.c_str()) && ok;
+    } else if (sig.hypers[h].hyper == Hyper::Flag) {
+      ok = require_kind(ctx, i, K::Bool, "true or false") && ok;
+    } else {
+      bool good = t.kind == K::Tuple && t.elems.size() == 2;
+      if (good)
+        for (const Type& e : t.elems)
+          if (e.kind != K::Int && e.kind != K::Float) good = false;
+      if (!good)
+        ctx.error(Code::E0303,
+                  ctx.span(i),
+                  std::string(ctx.op_name()) +
+                      "'s betas= is a pair of floats, but " + ctx.text(i) +
+                      " is " + t.str(),
+                  describe(ctx, i));
+      ok = good && ok;
     }
   }
-  if (!ok || !nonnegative(ctx, 1, "lr")) return Type::error();
-  return optim_of(m, types::OptimKind::AdamW);
+  if (!ok) return Type::error();
+  return optim_of(m, kind);
+}
+
+using Rule = Type (*)(RuleCtx&);
+
+// optimizer_rule<k> for every kind, by kind.
+template <size_t... k>
+std::vector<Rule> rules_by_kind(std::index_sequence<k...>) {
+  return {&optimizer_rule<static_cast<OK>(k)>...};
 }
 
 Type update_rule(RuleCtx& ctx) {
@@ -96,7 +189,7 @@ Type update_rule(RuleCtx& ctx) {
   const Type& g = ctx.type(2);
   if (any_error({&m, &o, &g})) return Type::error();
   if (!require_kind(ctx, 0, K::Model, "a model") ||
-      !require_kind(ctx, 1, K::Optim, "an optimizer (adamw(m), sgd(m))") ||
+      !require_kind(ctx, 1, K::Optim, "an optimizer (adamw(m), sgd(m), ...)") ||
       !require_kind(ctx, 2, K::Grads, "gradients (Grads[M])"))
     return Type::error();
   std::string label =
@@ -178,88 +271,87 @@ OpDef def(const char* name,
 
 std::vector<OpDef> ops_optim() {
   constexpr ParamKind V = ParamKind::Value;
-  return {
-      def("sgd",
-          {{"m"},
-           {"lr"},
-           {"momentum", V, false},
-           {"weight_decay", V, false},
-           {"nesterov", V, false}},
-          sgd_rule,
-          "SGD[M] state for m (torch.optim.SGD)")
-          .with_torch("torch.optim.SGD(m.parameters(), lr, momentum, "
-                      "weight_decay=, nesterov=)"),
-      def("adamw",
-          {{"m"},
-           {"lr"},
-           {"betas", V, false},
-           {"eps", V, false},
-           {"weight_decay", V, false}},
-          adamw_rule,
-          "AdamW[M] state for m (torch.optim.AdamW)")
-          .with_torch("torch.optim.AdamW(m.parameters(), lr, betas, eps, "
-                      "weight_decay=0.01)"),
-      def("update",
-          {{"m", V, true, true}, {"opt", V, true, true}, {"g"}},
-          update_rule,
-          "one optimizer step: m and opt change",
-          [] {
-            DeviceRule r;
-            r.device_work = true;  // E1803 in a controller fn
-            return r;
-          }())
-          .with_torch(
-              "opt.step() (the gradients are an argument here, not p.grad)"),
-      def("set_lr",
-          {{"opt", V, true, true}, {"lr"}},
-          set_lr_rule,
-          "sets opt's learning rate for the next updates",
-          host())
-          .with_torch("for g in opt.param_groups: g[\"lr\"] = lr"),
-      def("cosine_lr",
-          {{"step"}, {"total"}, {"lr"}, {"warmup", V, false}},
-          schedule_rule<4>,
-          "the lr at step: linear warm-up over warmup= steps, then cosine "
-          "decay to 0 at total",
-          host())
-          .with_torch(
-              "none built in: transformers' get_cosine_schedule_with_warmup, "
-              "or LambdaLR with that formula (docs/porting.md)"),
-      def("step_lr",
-          {{"step"}, {"lr"}, {"step_size"}, {"gamma", V, false}},
-          schedule_rule<4>,
-          "the lr at step: lr times gamma= (0.1) every step_size steps",
-          host())
-          .with_torch("torch.optim.lr_scheduler.StepLR(opt, step_size, "
-                      "gamma): its lr after `step` calls of sched.step()"),
-      def("linear_lr",
-          {{"step"},
-           {"lr"},
-           {"start_factor", V, false},
-           {"end_factor", V, false},
-           {"total_iters", V, false}},
-          schedule_rule<5>,
-          "the lr at step: lr times a factor going linearly from "
-          "start_factor= (1/3) to end_factor= (1.0) over total_iters= (5) "
-          "steps, then kept: a linear warm-up",
-          host())
-          .with_torch("torch.optim.lr_scheduler.LinearLR(opt, start_factor, "
-                      "end_factor, total_iters): its lr after `step` calls "
-                      "of sched.step()"),
-      def("init",
-          {{"model", ParamKind::TypeArg}, {"seed", V, false}},
-          init_rule,
-          "Model.init(seed=): a model with fresh params",
-          host())
-          .with_torch("Mlp() after torch.manual_seed(s) (other values: draws "
-                      "keyed by seed and field path)"),
-      def("Train",
-          {{"seed", V, false}},
-          train_rule,
-          "the training Mode; dropout draws keyed by seed=",
-          host())
-          .with_torch("m.train() and torch.manual_seed(s); Eval: m.eval()"),
-  };
+  const std::vector<Rule> rules =
+      rules_by_kind(std::make_index_sequence<types::kOptimKinds>());
+  std::vector<OpDef> out;
+  for (const OptimizerSig& sig : optimizer_sigs()) {
+    if (&sig - optimizer_sigs().data() != static_cast<ptrdiff_t>(sig.kind))
+      throw std::logic_error("optimizer_sigs is not in OptimKind's order");
+    std::vector<ParamSpec> params = {{"m"}, {"lr", V, sig.lr_required}};
+    for (const HyperParam& h : sig.hypers) params.push_back({h.name, V, false});
+    out.push_back(def(types::optim_names(sig.kind).fn,
+                      std::move(params),
+                      rules.at(static_cast<size_t>(sig.kind)),
+                      sig.summary)
+                      .with_torch(sig.torch));
+  }
+  for (OpDef& d : std::vector<OpDef>{
+           def("update",
+               {{"m", V, true, true}, {"opt", V, true, true}, {"g"}},
+               update_rule,
+               "one optimizer step: m and opt change",
+               [] {
+                 DeviceRule r;
+                 r.device_work = true;  // E1803 in a controller fn
+                 return r;
+               }())
+               .with_torch("opt.step() (the gradients are an argument here, "
+                           "not p.grad)"),
+           def("set_lr",
+               {{"opt", V, true, true}, {"lr"}},
+               set_lr_rule,
+               "sets opt's learning rate for the next updates",
+               host())
+               .with_torch("for g in opt.param_groups: g[\"lr\"] = lr"),
+           def("cosine_lr",
+               {{"step"}, {"total"}, {"lr"}, {"warmup", V, false}},
+               schedule_rule<4>,
+               "the lr at step: linear warm-up over warmup= steps, then cosine "
+               "decay to 0 at total",
+               host())
+               .with_torch("none built in: transformers' "
+                           "get_cosine_schedule_with_warmup, "
+                           "or LambdaLR with that formula (docs/porting.md)"),
+           def("step_lr",
+               {{"step"}, {"lr"}, {"step_size"}, {"gamma", V, false}},
+               schedule_rule<4>,
+               "the lr at step: lr times gamma= (0.1) every step_size steps",
+               host())
+               .with_torch("torch.optim.lr_scheduler.StepLR(opt, step_size, "
+                           "gamma): its lr after `step` calls of sched.step()"),
+           def("linear_lr",
+               {{"step"},
+                {"lr"},
+                {"start_factor", V, false},
+                {"end_factor", V, false},
+                {"total_iters", V, false}},
+               schedule_rule<5>,
+               "the lr at step: lr times a factor going linearly from "
+               "start_factor= (1/3) to end_factor= (1.0) over total_iters= (5) "
+               "steps, then kept: a linear warm-up",
+               host())
+               .with_torch(
+                   "torch.optim.lr_scheduler.LinearLR(opt, start_factor, "
+                   "end_factor, total_iters): its lr after `step` calls "
+                   "of sched.step()"),
+           def("init",
+               {{"model", ParamKind::TypeArg}, {"seed", V, false}},
+               init_rule,
+               "Model.init(seed=): a model with fresh params",
+               host())
+               .with_torch(
+                   "Mlp() after torch.manual_seed(s) (other values: draws "
+                   "keyed by seed and field path)"),
+           def("Train",
+               {{"seed", V, false}},
+               train_rule,
+               "the training Mode; dropout draws keyed by seed=",
+               host())
+               .with_torch(
+                   "m.train() and torch.manual_seed(s); Eval: m.eval()"),
+       })
+    out.push_back(std::move(d));
+  return out;
 }
 
 }  // namespace ss::ops

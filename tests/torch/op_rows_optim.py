@@ -4,9 +4,11 @@ clip_norm against torch.nn.utils.clip_grad_norm_.
 
 Each row is a whole small program (a model, a loss, a loop of steps) that
 logs the params after every step; torch runs the same steps from the same
-values. The loss, sum((w * v - t)^2) + sum(sin(w)), has gradients that
-change from step to step and differ between params, so momentum, Adam's
-moments and weight decay all matter.
+values. The loss, sum((w * v - t - k)^2) + sum(sin(w)), has gradients
+that change from step to step and differ between params, so momentum,
+Adam's moments and weight decay all matter; its target moves with the
+step (k = drift(i)), as a batch's does, so that over LONG steps the
+params chase it rather than settle (Note [Long optimizer rows]).
 """
 
 import math
@@ -17,13 +19,26 @@ import torch
 from ss_runner import compare, run_ss
 
 STEPS = 4
+# Note [Long optimizer rows]: each optimizer also runs LONG = 200 steps
+# in f64, as the issue asks. Near a fixed loss's minimum the gradient is a
+# difference of nearly equal numbers, and a normalising optimizer (RMSprop,
+# Adadelta) divides it by its own running size: a rounding's relative error
+# is multiplied about threefold a step there, so no two implementations
+# agree to 1e-10 after 200 steps (measured against a fixed target:
+# Adadelta's defaults were 1.2e-10 apart at step 196, 3.9e-10 at 197, 7.2e-9
+# at 199, after ATen's order of roundings was followed op by op). The
+# moving target keeps the gradient O(1), as a batch's is, which is also
+# what training sees. f32's rounding compounds the same way, so each
+# optimizer's f32 path is its 4-step row's.
+LONG = 200
 # f64: 1e-10 as for every op (Note [Tolerances]); four steps add no more
 # than a few roundings. f32: AdamW divides by sqrt(v) + eps, so a gradient's
 # f32 rounding reaches the update at its own relative size (1e-7 each step);
 # 1e-5 still holds.
 RTOL = {"f64": 1e-10, "f32": 1e-5}
 
-PROGRAM = """dim A = 3
+# The model and the loss every row's program shares.
+HEAD = """dim A = 3
 dim B = 4
 
 model P:
@@ -31,22 +46,32 @@ model P:
     v: [B] {dt} = zeros()
     buffer t: [A B] {dt} = zeros()
 
-fn loss(m: P) -> {dt}:
-    return sum((m.w * m.v - m.t) ** 2.0) + sum(sin(m.w))
+fn loss(m: P, k: {dt}) -> {dt}:
+    return sum((m.w * m.v - m.t - k) ** 2.0) + sum(sin(m.w))
 
+fn drift(i: int) -> float:
+    return 0.5 * sin(0.3 * float(i))
+"""
+
+PROGRAM = HEAD + """
 fn main():
     let m = load("in.safetensors", P)
     let opt = {make}
     let out = jsonl("out.jsonl")
     for i in range({steps}):
-        let l, g = value_and_grad(loss, m)
+        let l, g = value_and_grad(loss, m, drift(i))
 {body}
         out.write(logs(w=m.w, v=m.v, loss=l, step=opt.step, lr=opt.lr{logs}))
 """
 
 
-def torch_loss(w, v, t):
-    return ((w * v - t) ** 2).sum() + torch.sin(w).sum()
+def torch_loss(w, v, t, k):
+    return ((w * v - t - k) ** 2).sum() + torch.sin(w).sum()
+
+
+def drift(i):
+    """The target's shift at step i: ss computes the same host float."""
+    return 0.5 * math.sin(0.3 * i)
 
 
 def cosine(step, total, lr, warmup):
@@ -57,6 +82,32 @@ def cosine(step, total, lr, warmup):
     return lr * max(0.0, 0.5 * (1.0 + math.cos(math.pi * progress)))
 
 
+# The same steps on several devices: a worker fn takes them (device work
+# is E1803 in main there), and under `shard params` each rank's update
+# runs on its flat piece of every param and of its state.
+DEVICES_PROGRAM = """devices cpu[0 1 2]
+    shard params
+
+""" + HEAD + """
+fn step(mut m: P, mut opt: {opt_type}[P], k: {dt}) -> {dt}:
+    let l, g = value_and_grad(loss, m, k)
+    update(m, opt, g)
+    return l
+
+fn main():
+    let m = load("in.safetensors", P)
+    let opt = {make}
+    let out = jsonl("out.jsonl")
+    for i in range({steps}):
+        let l = step(m, opt, drift(i))
+        out.write(logs(w=m.w, v=m.v, loss=l, step=opt.step, lr=opt.lr))
+"""
+
+OPT_TYPES = {"sgd": "SGD", "adamw": "AdamW", "adam": "Adam",
+             "rmsprop": "RMSprop", "adagrad": "Adagrad",
+             "adadelta": "Adadelta", "lion": "Lion"}
+
+
 class OptimRow:
     """make: the optimizer's ShapeScript call; torch_opt(params): torch's.
     body: the loop's lines after value_and_grad (default: update);
@@ -64,16 +115,23 @@ class OptimRow:
     clipping), returning {name: value} logged by the body's `logs` extras."""
 
     def __init__(self, ops, label, make, torch_opt, body=None,
-                 before_step=None, logs="", dtypes=("f64", "f32")):
+                 before_step=None, logs="", dtypes=("f64", "f32"),
+                 steps=STEPS, devices=False):
         self.ops = tuple(ops)
         self.label, self.make, self.torch_opt = label, make, torch_opt
         self.body = body or ["update(m, opt, g)"]
         self.before_step, self.logs = before_step, logs
         self.dtypes, self.known_bug = dtypes, None
+        self.steps, self.devices = steps, devices
 
     def program(self, dtype):
+        if self.devices:
+            opt_type = OPT_TYPES[self.make.split("(")[0]]
+            return DEVICES_PROGRAM.format(dt=dtype, make=self.make,
+                                          steps=self.steps,
+                                          opt_type=opt_type)
         body = "\n".join("        " + line for line in self.body)
-        return PROGRAM.format(dt=dtype, make=self.make, steps=STEPS,
+        return PROGRAM.format(dt=dtype, make=self.make, steps=self.steps,
                               body=body, logs=self.logs)
 
     def run(self, ss, dtype):
@@ -86,8 +144,8 @@ class OptimRow:
         if isinstance(ran, str):
             return [ran]
         lines = ran[0]
-        if len(lines) != STEPS:
-            return [f"{len(lines)} lines written, not {STEPS}"]
+        if len(lines) != self.steps:
+            return [f"{len(lines)} lines written, not {self.steps}"]
         w, v, t = (torch.from_numpy(np.array(arrays[k])).double()
                    for k in "wvt")
         w.requires_grad_(True)
@@ -96,7 +154,7 @@ class OptimRow:
         errs = []
         for i, got in enumerate(lines):
             opt.zero_grad()
-            loss = torch_loss(w, v, t)
+            loss = torch_loss(w, v, t, drift(i))
             loss.backward()
             want = {"loss": loss.detach()}
             if self.before_step:
@@ -261,3 +319,74 @@ ROWS += [
                                          end_factor=0.25, total_iters=3),
                 0.2, 6),
 ]
+
+
+class Lion(torch.optim.Optimizer):
+    """Chen et al. 2023, "Symbolic Discovery of Optimization Algorithms",
+    Algorithm 2, written from the paper (torch 1.13 has no Lion)."""
+
+    def __init__(self, params, lr=1e-4, betas=(0.9, 0.99), weight_decay=0.0):
+        super().__init__(params, dict(lr=lr, betas=betas,
+                                      weight_decay=weight_decay))
+
+    @torch.no_grad()
+    def step(self):
+        for group in self.param_groups:
+            b1, b2 = group["betas"]
+            for p in group["params"]:
+                st = self.state[p]
+                if not st:
+                    st["exp_avg"] = torch.zeros_like(p)
+                m = st["exp_avg"]
+                p.mul_(1 - group["lr"] * group["weight_decay"])
+                c = b1 * m + (1 - b1) * p.grad
+                p.sub_(group["lr"] * torch.sign(c))
+                m.copy_(b2 * m + (1 - b2) * p.grad)
+
+
+OPT = torch.optim
+# Each optimizer: (ops, label, ss call, torch's), run for 4 steps in f64
+# and f32, for LONG steps in f64, and, with its options, for 50 steps on
+# cpu[0 1 2] under shard params.
+NEW = [
+    (["adam"], "adam defaults", "adam(m)", lambda ps: OPT.Adam(ps)),
+    (["adam"], "adam L2 amsgrad",
+     "adam(m, lr=0.02, betas=(0.8, 0.95), eps=1e-6, weight_decay=0.1, "
+     "amsgrad=true)",
+     lambda ps: OPT.Adam(ps, lr=0.02, betas=(0.8, 0.95), eps=1e-6,
+                         weight_decay=0.1, amsgrad=True)),
+    (["adamw"], "adamw amsgrad", "adamw(m, lr=0.02, amsgrad=true)",
+     lambda ps: OPT.AdamW(ps, lr=0.02, amsgrad=True)),
+    (["rmsprop"], "rmsprop defaults", "rmsprop(m)",
+     lambda ps: OPT.RMSprop(ps)),
+    (["rmsprop"], "rmsprop centered momentum weight_decay",
+     "rmsprop(m, lr=0.005, alpha=0.9, eps=1e-6, weight_decay=0.05, "
+     "momentum=0.7, centered=true)",
+     lambda ps: OPT.RMSprop(ps, lr=0.005, alpha=0.9, eps=1e-6,
+                            weight_decay=0.05, momentum=0.7, centered=True)),
+    (["adagrad"], "adagrad defaults", "adagrad(m)",
+     lambda ps: OPT.Adagrad(ps)),
+    (["adagrad"], "adagrad lr_decay initial_accumulator_value",
+     "adagrad(m, lr=0.1, lr_decay=0.01, weight_decay=0.02, "
+     "initial_accumulator_value=0.5, eps=1e-8)",
+     lambda ps: OPT.Adagrad(ps, lr=0.1, lr_decay=0.01, weight_decay=0.02,
+                            initial_accumulator_value=0.5, eps=1e-8)),
+    (["adadelta"], "adadelta defaults", "adadelta(m)",
+     lambda ps: OPT.Adadelta(ps)),
+    (["adadelta"], "adadelta rho eps weight_decay",
+     "adadelta(m, lr=0.5, rho=0.8, eps=1e-5, weight_decay=0.1)",
+     lambda ps: OPT.Adadelta(ps, lr=0.5, rho=0.8, eps=1e-5,
+                             weight_decay=0.1)),
+    (["lion"], "lion defaults", "lion(m)", lambda ps: Lion(ps)),
+    (["lion"], "lion betas weight_decay",
+     "lion(m, lr=0.003, betas=(0.85, 0.97), weight_decay=0.3)",
+     lambda ps: Lion(ps, lr=0.003, betas=(0.85, 0.97), weight_decay=0.3)),
+]
+for ops, label, make, torch_opt in NEW:
+    ROWS.append(OptimRow(ops, label, make, torch_opt))
+    ROWS.append(OptimRow(ops, f"{label} ({LONG} steps)", make, torch_opt,
+                         dtypes=("f64",), steps=LONG))
+    if "defaults" not in label:
+        ROWS.append(OptimRow(ops, f"{label} (cpu[0 1 2], shard params)",
+                             make, torch_opt, dtypes=("f64",), steps=50,
+                             devices=True))

@@ -484,13 +484,7 @@ void Controller::fetch_layout(const eval::OptimState& o,
   out.hyper_newer = o.hyper_newer;
   if (o.hyper_newer) {  // the controller's own (Note [Optimizer
                         // hyperparameters])
-    out.lr = o.lr;
-    out.momentum = o.momentum;
-    out.weight_decay = o.weight_decay;
-    out.beta1 = o.beta1;
-    out.beta2 = o.beta2;
-    out.eps = o.eps;
-    out.nesterov = o.nesterov;
+    static_cast<eval::OptimHyper&>(out) = o;
   }
   Codec::read_optim_state(r, out, /*tensors=*/false);
 }

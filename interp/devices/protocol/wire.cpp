@@ -135,16 +135,14 @@ void Codec::read_tensors(Reader& r, ModelStore& s) {
 namespace {
 
 void write_hyper(Writer& w, const OptimState& o) {
-  for (double x : {o.lr, o.momentum, o.weight_decay, o.beta1, o.beta2, o.eps})
-    w.f64(x);
-  w.u8(o.nesterov);
+  OptimHyper h = o;
+  h.each([&](const char*, double& x) { w.f64(x); },
+         [&](const char*, bool& b) { w.u8(b); });
 }
 
 void read_hyper(Reader& r, OptimState& o) {
-  for (double* x :
-       {&o.lr, &o.momentum, &o.weight_decay, &o.beta1, &o.beta2, &o.eps})
-    *x = r.f64();
-  o.nesterov = r.u8() != 0;
+  o.each([&](const char*, double& x) { x = r.f64(); },
+         [&](const char*, bool& b) { b = r.u8() != 0; });
 }
 
 }  // namespace
@@ -339,7 +337,10 @@ std::shared_ptr<OptimState> Codec::read_optim(Reader& r) {
   uint64_t id = r.u64();
   auto o = std::make_shared<OptimState>();
   o->model = model;
-  o->kind = static_cast<types::OptimKind>(r.u8());
+  const uint8_t kind = r.u8();
+  if (kind >= types::optim_names().size())
+    throw WireError("an optimizer of unknown kind " + std::to_string(kind));
+  o->kind = static_cast<types::OptimKind>(kind);
   o->prefix = r.str();
   read_optim_state(r, *o);
   if (side_ == Side::Worker && optim_arrived) optim_arrived(*o);
