@@ -8,7 +8,9 @@
 //     optimizer: optimizer=<its builtin: adamw, sgd, adam, ...>, step, and
 //     the hyperparameters its table entry names (OptimizerRule::hypers:
 //     lr, weight_decay, betas "[b1, b2]", eps, nesterov "true"|"false",
-//     ...), numbers in the shortest form that reads back exactly.
+//     ...), numbers in the shortest form that reads back exactly; each
+//     param group k as group<k>.name, group<k>.params (paths, space
+//     separated) and group<k>.<hyperparameter> (Note [Param groups]).
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -193,6 +195,27 @@ bool streams(const ModelRef& m) {
   return true;
 }
 
+// [h]'s hyperparameters that [kind]'s table entry names, as metadata
+// <prefix><name> (Note [Param groups]: a group's prefix is group<k>.).
+void write_hypers(std::map<std::string, std::string>& meta,
+                  const std::string& prefix,
+                  types::OptimKind kind,
+                  OptimHyper h) {
+  for (const std::string& name : optimizer_rule(kind).hypers) {
+    if (name == "betas") {
+      meta[prefix + "betas"] = "[" + num(h.beta1) + ", " + num(h.beta2) + "]";
+      continue;
+    }
+    h.each(
+        [&](const char* n, double& x) {
+          if (name == n) meta[prefix + name] = num(x);
+        },
+        [&](const char* n, bool& b) {
+          if (name == n) meta[prefix + name] = b ? "true" : "false";
+        });
+  }
+}
+
 void save_optimizer(const ModelRef& m,
                     OptimState& o,
                     bool stream,
@@ -211,19 +234,16 @@ void save_optimizer(const ModelRef& m,
   auto& meta = out.metadata;
   meta["optimizer"] = optim_name(o.kind);
   meta["step"] = std::to_string(h.step);
-  OptimHyper hyper = h;
-  for (const std::string& name : optimizer_rule(o.kind).hypers) {
-    if (name == "betas") {
-      meta["betas"] = "[" + num(h.beta1) + ", " + num(h.beta2) + "]";
-      continue;
-    }
-    hyper.each(
-        [&](const char* n, double& x) {
-          if (name == n) meta[name] = num(x);
-        },
-        [&](const char* n, bool& b) {
-          if (name == n) meta[name] = b ? "true" : "false";
-        });
+  write_hypers(meta, "", o.kind, h);
+  for (size_t k = 0; k < h.groups.size(); ++k) {
+    const ParamGroup& g = h.groups[k];
+    const std::string key = "group" + std::to_string(k) + ".";
+    meta[key + "name"] = g.name;
+    std::string paths;
+    for (const std::string& p : g.paths)
+      paths += (paths.empty() ? "" : " ") + p.substr(o.prefix.size());
+    meta[key + "params"] = paths;
+    write_hypers(meta, key, o.kind, g.hyper);
   }
   for (const std::string& st : state_names(o.kind))
     for (const std::string& p : m.paths(true)) {
@@ -326,12 +346,14 @@ double meta_number(BuiltinCall& c,
   return v;
 }
 
-// betas "[b1, b2]" into o.beta1 and o.beta2, where the metadata has it.
+// betas "[b1, b2]" (metadata [key]) into o.beta1 and o.beta2, where the
+// metadata has it.
 void read_betas(BuiltinCall& c,
                 const std::string& file,
                 const std::map<std::string, std::string>& meta,
-                OptimState& o) {
-  auto b = meta.find("betas");
+                const std::string& key,
+                OptimHyper& o) {
+  auto b = meta.find(key);
   if (b == meta.end()) return;
   std::string s = b->second;
   size_t comma = s.find(',');
@@ -351,6 +373,29 @@ void read_betas(BuiltinCall& c,
   parts["beta2"] = trim(s.substr(comma + 1, s.size() - comma - 2));
   o.beta1 = meta_number(c, file, parts, "beta1", 0.9);
   o.beta2 = meta_number(c, file, parts, "beta2", 0.999);
+}
+
+// write_hypers's inverse: what the metadata leaves out stays as it is.
+void read_hypers(BuiltinCall& c,
+                 const std::string& file,
+                 const std::map<std::string, std::string>& meta,
+                 const std::string& prefix,
+                 types::OptimKind kind,
+                 OptimHyper& o) {
+  for (const std::string& name : optimizer_rule(kind).hypers) {
+    if (name == "betas") {
+      read_betas(c, file, meta, prefix + "betas", o);
+      continue;
+    }
+    o.each(
+        [&](const char* n, double& x) {
+          if (name == n) x = meta_number(c, file, meta, prefix + name, x);
+        },
+        [&](const char* n, bool& b) {
+          auto f = meta.find(prefix + name);
+          if (name == n && f != meta.end()) b = f->second == "true";
+        });
+  }
 }
 
 std::shared_ptr<OptimState> load_optim(BuiltinCall& c,
@@ -384,19 +429,31 @@ std::shared_ptr<OptimState> load_optim(BuiltinCall& c,
   // A hyperparameter the file leaves out keeps OptimHyper's default, but
   // AdamW's weight decay, which is torch's 0.01.
   if (o->kind == types::OptimKind::AdamW) o->weight_decay = 0.01;
-  for (const std::string& name : optimizer_rule(o->kind).hypers) {
-    if (name == "betas") {
-      read_betas(c, file, meta, *o);
-      continue;
+  read_hypers(c, file, meta, "", o->kind, *o);
+  const std::vector<std::string> paths = param_paths(*o);
+  for (size_t k = 0;; ++k) {
+    const std::string key = "group" + std::to_string(k) + ".";
+    auto name = meta.find(key + "name");
+    if (name == meta.end()) break;
+    ParamGroup g;
+    g.name = name->second;
+    auto ps = meta.find(key + "params");
+    std::string list = ps == meta.end() ? "" : ps->second;
+    for (size_t at = 0; at < list.size();) {
+      size_t end = std::min(list.find(' ', at), list.size());
+      std::string p = list.substr(at, end - at);
+      at = end + 1;
+      if (p.empty()) continue;
+      if (std::find(paths.begin(), paths.end(), p) == paths.end())
+        c.fail("ValueError",
+               "checkpoint " + quote(file) + ": param group \"" + g.name +
+                   "\" names `" + p + "`, which is not a param of " +
+                   model_name(m));
+      g.paths.push_back(m.prefix + p);
     }
-    o->each(
-        [&](const char* n, double& x) {
-          if (name == n) x = meta_number(c, file, meta, name, x);
-        },
-        [&](const char* n, bool& b) {
-          auto f = meta.find(name);
-          if (name == n && f != meta.end()) b = f->second == "true";
-        });
+    g.hyper = *o;
+    read_hypers(c, file, meta, key, o->kind, g.hyper);
+    o->groups.push_back(std::move(g));
   }
   // State tensors, by the param they belong to, checked like the params.
   std::set<std::string> used;

@@ -28,9 +28,9 @@ void update_whole(ModelRef& m, OptimState& o, ModelRef& g) {
     ParamState& st = o.state[key];
     if (rule.fused) {
       if (!p.unique_storage()) p = p.clone();  // values are immutable
-      if (rule.fused(o, st, p, grad)) continue;
+      if (rule.fused(o.hyper_of(key), o.step, st, p, grad)) continue;
     }
-    p = rule.step(o, st, p, grad);
+    p = rule.step(o.hyper_of(key), o.step, st, p, grad);
   }
 }
 
@@ -52,17 +52,37 @@ Value update(BuiltinCall& c) {
   for (const std::string& path : m->paths(true)) {
     ops::Tensor p = m->get(path);
     ops::Tensor grad = ops::cast(g->get(path), p.dtype());
-    m->set(path, rule.step(*o, o->state[m->prefix + path], p, grad));
+    const std::string key = m->prefix + path;
+    m->set(path, rule.step(o->hyper_of(key), o->step, o->state[key], p, grad));
   }
   return Value::unit();
 }
 
+// Every group's lr (torch's `for g in opt.param_groups`), or group=
+// "name"'s only (Note [Param groups]).
 Value set_lr(BuiltinCall& c) {
   double lr = c.number(1, 0);
   if (!(lr >= 0) || !std::isfinite(lr))
     c.fail("ValueError", "set_lr: the learning rate must be >= 0");
   auto* o = c.arg(0).as<OptimState>();
-  o->lr = lr;
+  if (!c.has(2)) {
+    o->lr = lr;
+    for (ParamGroup& g : o->groups) g.hyper.lr = lr;
+  } else if (c.arg(2).s == "default") {
+    o->lr = lr;
+  } else {
+    ParamGroup* group = nullptr;
+    std::string names = "\"default\"";
+    for (ParamGroup& g : o->groups) {
+      if (g.name == c.arg(2).s) group = &g;
+      names += ", \"" + g.name + "\"";
+    }
+    if (!group)
+      c.fail("ValueError",
+             "this optimizer has no param group \"" + c.arg(2).s + "\"",
+             {"its groups: " + names});
+    group->hyper.lr = lr;
+  }
   o->hyper_newer = true;  // in the controller: for the workers' copy
   return Value::unit();
 }
@@ -117,12 +137,14 @@ std::vector<RuntimeEntry> lib_optim() {
   std::vector<RuntimeEntry> out;
   for (const types::OptimNames& o : types::optim_names())
     out.push_back({o.fn, make_optimizer});
-  for (RuntimeEntry e : std::vector<RuntimeEntry>{{"update", update},
-                                                  {"set_lr", set_lr},
-                                                  {"cosine_lr", cosine_lr},
-                                                  {"step_lr", step_lr},
-                                                  {"linear_lr", linear_lr},
-                                                  {"Train", train}})
+  for (RuntimeEntry e :
+       std::vector<RuntimeEntry>{{"update", update},
+                                 {"set_lr", set_lr},
+                                 {"add_param_group", add_param_group},
+                                 {"cosine_lr", cosine_lr},
+                                 {"step_lr", step_lr},
+                                 {"linear_lr", linear_lr},
+                                 {"Train", train}})
     out.push_back(e);
   return out;
 }

@@ -4,7 +4,12 @@
 // writes it.
 #include "interp/builtins/optimizers.h"
 
+#include <fnmatch.h>
+
+#include <algorithm>
 #include <cmath>
+#include <optional>
+#include <string_view>
 
 #include "interp/eval/format.h"
 #include "ops/api.h"
@@ -85,7 +90,7 @@ ops::Tensor& own(ops::Tensor& t) {
 
 // torch's L2 penalty (every optimizer here but AdamW's and Lion's
 // decoupled one): grad + weight_decay · param.
-ops::Tensor with_l2(const OptimState& o,
+ops::Tensor with_l2(const OptimHyper& o,
                     const ops::Tensor& p,
                     const ops::Tensor& g) {
   return o.weight_decay != 0 ? ops::add(g, ops::mul(scal(o.weight_decay, p), p))
@@ -94,7 +99,8 @@ ops::Tensor with_l2(const OptimState& o,
 
 // ------------------------------------------------------------------ SGD
 
-ops::Tensor sgd_step(const OptimState& o,
+ops::Tensor sgd_step(const OptimHyper& o,
+                     int64_t step,
                      ParamState& st,
                      ops::Tensor p,
                      ops::Tensor g) {
@@ -110,7 +116,8 @@ ops::Tensor sgd_step(const OptimState& o,
   return ops::sub(p, ops::mul(scal(o.lr, g), g));
 }
 
-bool sgd_fused(const OptimState& o,
+bool sgd_fused(const OptimHyper& o,
+               int64_t step,
                ParamState& st,
                ops::Tensor& p,
                const ops::Tensor& g) {
@@ -138,7 +145,8 @@ bool sgd_fused(const OptimState& o,
 
 // torch.optim.Adam's and AdamW's step after the weight decay (which the
 // two apply differently).
-ops::Tensor adam_moments_step(const OptimState& o,
+ops::Tensor adam_moments_step(const OptimHyper& o,
+                              int64_t step,
                               ParamState& st,
                               const ops::Tensor& p,
                               const ops::Tensor& g) {
@@ -146,8 +154,8 @@ ops::Tensor adam_moments_step(const OptimState& o,
   ops::Tensor& v = state(st, "exp_avg_sq", p);
   m = blend(m, o.beta1, g, 1.0 - o.beta1);
   v = addcmul(ops::mul(v, scal(o.beta2, p)), g, g, 1.0 - o.beta2);
-  const double bc1 = 1.0 - std::pow(o.beta1, static_cast<double>(o.step));
-  const double bc2 = 1.0 - std::pow(o.beta2, static_cast<double>(o.step));
+  const double bc1 = 1.0 - std::pow(o.beta1, static_cast<double>(step));
+  const double bc2 = 1.0 - std::pow(o.beta2, static_cast<double>(step));
   ops::Tensor second = v;
   if (o.amsgrad) {
     ops::Tensor& vmax = state(st, "max_exp_avg_sq", p);
@@ -159,22 +167,25 @@ ops::Tensor adam_moments_step(const OptimState& o,
   return addcdiv(p, m, denom, -(o.lr / bc1));
 }
 
-ops::Tensor adamw_step(const OptimState& o,
+ops::Tensor adamw_step(const OptimHyper& o,
+                       int64_t step,
                        ParamState& st,
                        ops::Tensor p,
                        ops::Tensor g) {
   p = ops::mul(p, scal(1.0 - o.lr * o.weight_decay, p));
-  return adam_moments_step(o, st, p, g);
+  return adam_moments_step(o, step, st, p, g);
 }
 
-ops::Tensor adam_step(const OptimState& o,
+ops::Tensor adam_step(const OptimHyper& o,
+                      int64_t step,
                       ParamState& st,
                       ops::Tensor p,
                       ops::Tensor g) {
-  return adam_moments_step(o, st, p, with_l2(o, p, g));
+  return adam_moments_step(o, step, st, p, with_l2(o, p, g));
 }
 
-bool adamw_fused(const OptimState& o,
+bool adamw_fused(const OptimHyper& o,
+                 int64_t step,
                  ParamState& st,
                  ops::Tensor& p,
                  const ops::Tensor& g) {
@@ -193,13 +204,14 @@ bool adamw_fused(const OptimState& o,
                     o.beta2,
                     o.eps,
                     o.weight_decay,
-                    o.step);
+                    step);
   return true;
 }
 
 // -------------------------------------------------------------- RMSprop
 
-ops::Tensor rmsprop_step(const OptimState& o,
+ops::Tensor rmsprop_step(const OptimHyper& o,
+                         int64_t step,
                          ParamState& st,
                          ops::Tensor p,
                          ops::Tensor g) {
@@ -225,13 +237,13 @@ ops::Tensor rmsprop_step(const OptimState& o,
 
 // -------------------------------------------------------------- Adagrad
 
-ops::Tensor adagrad_step(const OptimState& o,
+ops::Tensor adagrad_step(const OptimHyper& o,
+                         int64_t step,
                          ParamState& st,
                          ops::Tensor p,
                          ops::Tensor g) {
   g = with_l2(o, p, g);
-  const double clr =
-      o.lr / (1.0 + static_cast<double>(o.step - 1) * o.lr_decay);
+  const double clr = o.lr / (1.0 + static_cast<double>(step - 1) * o.lr_decay);
   ops::Tensor& sum = state(st, "sum", p, o.initial_accumulator_value);
   sum = addcmul(sum, g, g, 1.0);
   ops::Tensor std = ops::add(ops::sqrt(sum), scal(o.eps, p));
@@ -240,7 +252,8 @@ ops::Tensor adagrad_step(const OptimState& o,
 
 // ------------------------------------------------------------- Adadelta
 
-ops::Tensor adadelta_step(const OptimState& o,
+ops::Tensor adadelta_step(const OptimHyper& o,
+                          int64_t step,
                           ParamState& st,
                           ops::Tensor p,
                           ops::Tensor g) {
@@ -260,7 +273,8 @@ ops::Tensor adadelta_step(const OptimState& o,
 // Chen et al. 2023, "Symbolic Discovery of Optimization Algorithms",
 // Algorithm 2 (torch has no Lion): decoupled decay, the sign of an
 // interpolation as the update, then the momentum moves with beta2.
-ops::Tensor lion_step(const OptimState& o,
+ops::Tensor lion_step(const OptimHyper& o,
+                      int64_t step,
                       ParamState& st,
                       ops::Tensor p,
                       ops::Tensor g) {
@@ -366,23 +380,36 @@ const Row kRules[] = {
      {betas(0.99), number("weight_decay", &H::weight_decay, 0)}},
 };
 
-// Sets [o]'s hyperparameters from [c]'s arguments by [r]'s args, checked
-// as torch.optim checks them.
-void configure(const Row& r, BuiltinCall& c, OptimState& o) {
+// The index of [c]'s param [name] (the builtins name their params by
+// torch's names: ops/defs/optim.cpp).
+std::optional<size_t> param_index(const BuiltinCall& c, const char* name) {
+  for (size_t i = 0; i < c.op.params.size(); ++i)
+    if (std::string_view(c.op.params[i].name) == name) return i;
+  return std::nullopt;
+}
+
+// Sets [o]'s hyperparameters from [c]'s arguments, by name, as [r]'s args
+// say, checked as torch.optim checks them. With [defaults], one not given
+// takes its default (making an optimizer); without, it is left as it is
+// (a group, which starts from the default group's).
+void configure(const Row& r, BuiltinCall& c, OptimHyper& o, bool defaults) {
   const std::string op = c.op.name;
   auto out_of = [&](const std::string& name, double v, const char* range) {
     c.fail("ValueError",
            op + "'s " + name + " must be in " + range + ", not " +
                format_number(v));
   };
-  for (size_t k = 0; k < r.args.size(); ++k) {
-    const Arg& a = r.args[k];
-    const size_t i = k + 2;
+  std::vector<Arg> args = r.args;
+  args.insert(args.begin(), number("lr", &H::lr, r.default_lr));
+  for (const Arg& a : args) {
+    const std::optional<size_t> at = param_index(c, a.name);
+    const size_t i = at.value_or(c.op.params.size());
+    if (!c.has(i) && !defaults) continue;
     if (a.flag) {
       o.*a.flag = c.flag(i, false);
     } else if (a.number) {
       double v = c.number(i, a.dflt);
-      if (!(v >= 0 && v <= a.at_most))
+      if (!(v >= 0 && v <= a.at_most) || !std::isfinite(v))
         out_of(a.name, v, std::isinf(a.at_most) ? "[0, inf)" : "[0, 1]");
       o.*a.number = v;
     } else {
@@ -399,7 +426,7 @@ void configure(const Row& r, BuiltinCall& c, OptimState& o) {
         if (!(beta >= 0 && beta < 1)) out_of("betas", beta, "[0, 1)");
     }
   }
-  if (o.kind == OptimKind::SGD && o.nesterov && o.momentum <= 0)
+  if (r.rule.kind == OptimKind::SGD && o.nesterov && o.momentum <= 0)
     c.fail("ValueError", "nesterov needs momentum > 0 (as torch.optim.SGD)");
 }
 
@@ -426,12 +453,91 @@ Value make_optimizer(BuiltinCall& c) {
   o->kind = names->kind;
   o->model = m.as<ModelRef>()->store;
   o->prefix = m.as<ModelRef>()->prefix;
-  o->lr = c.number(1, r.default_lr);
-  if (!(o->lr >= 0) || !std::isfinite(o->lr))
-    c.fail("ValueError",
-           "the learning rate must be >= 0, got " + format_number(o->lr));
-  configure(r, c, *o);
+  configure(r, c, *o, /*defaults=*/true);
   return Value::object(VK::Optim, o);
+}
+
+namespace {
+
+// Whether [pattern] names the param at [path]: the path itself, a
+// sub-model above it ("norm" names "norm.g"), or a pattern with `*`
+// (fnmatch's: "*.b" names every field b of a sub-model).
+bool names_param(const std::string& pattern, const std::string& path) {
+  if (path == pattern || path.rfind(pattern + ".", 0) == 0) return true;
+  return pattern.find_first_of("*?[") != std::string::npos &&
+         fnmatch(pattern.c_str(), path.c_str(), 0) == 0;
+}
+
+}  // namespace
+
+std::vector<std::string> param_paths(const OptimState& o) {
+  std::vector<std::string> out;
+  for (const std::string& key : o.model->order)
+    if (key.rfind(o.prefix, 0) == 0 && !o.model->is_buffer.at(key))
+      out.push_back(key.substr(o.prefix.size()));
+  return out;
+}
+
+// Note [Param groups]: torch's optimizers take a list of param groups,
+// each with hyperparameters of its own (nanoGPT's configure_optimizers:
+// weight decay on matrices only). Here the optimizer is made for its
+// whole model, whose params form the default group; add_param_group moves
+// the params it names into a new group, which starts from the default
+// group's hyperparameters and takes the ones given. A param is in one
+// group (torch raises for a param in two); the state stays by param, so
+// moving one after steps keeps its moments. The groups travel with the
+// hyperparameters (OptimSettings: the wire, the controller's copy) and a
+// checkpoint keeps them as group<k>.* metadata.
+Value add_param_group(BuiltinCall& c) {
+  auto* o = c.arg(0).as<OptimState>();
+  sync(*o);  // the workers' hyperparameters, if set there
+  const std::string name = c.arg(1).s;
+  if (name.empty() || name == "default")
+    c.fail("ValueError",
+           "a param group's name is a word other than \"default\" (the "
+           "group of every param no add_param_group took)");
+  for (const ParamGroup& g : o->groups)
+    if (g.name == name)
+      c.fail("ValueError",
+             "this optimizer has a group \"" + name + "\" already");
+  std::vector<std::string> patterns;
+  const Value& ps = c.arg(2);
+  if (ps.kind == VK::Str) {
+    patterns.push_back(ps.s);
+  } else {
+    for (const Value& p : *ps.items) patterns.push_back(p.s);
+  }
+  const std::vector<std::string> paths = param_paths(*o);
+  ParamGroup g;
+  g.name = name;
+  for (const std::string& pattern : patterns) {
+    bool any = false;
+    for (const std::string& path : paths) {
+      if (!names_param(pattern, path)) continue;
+      any = true;
+      const std::string key = o->prefix + path;
+      for (const ParamGroup& other : o->groups)
+        for (const std::string& k : other.paths)
+          if (k == key)
+            c.fail("ValueError",
+                   "`" + path + "` is in param group \"" + other.name +
+                       "\" already: a param is in one group (as torch's)");
+      if (std::find(g.paths.begin(), g.paths.end(), key) == g.paths.end())
+        g.paths.push_back(key);
+    }
+    if (!any) {
+      std::string list;
+      for (const std::string& p : paths) list += (list.empty() ? "" : ", ") + p;
+      c.fail("ValueError",
+             "\"" + pattern + "\" names no param of this optimizer's model",
+             {"its params: " + list});
+    }
+  }
+  g.hyper = *o;  // the default group's, then the ones given
+  configure(row(o->kind), c, g.hyper, /*defaults=*/false);
+  o->groups.push_back(std::move(g));
+  o->hyper_newer = true;  // in the controller: for the workers' copy
+  return Value::unit();
 }
 
 }  // namespace ss::builtins

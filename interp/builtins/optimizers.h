@@ -23,15 +23,18 @@ struct OptimizerRule {
   std::vector<std::string> hypers;
   /// Each param's state, by torch's names.
   std::vector<std::string> state;
-  /// One step of torch's rule for one param: its new value. [st] is the
-  /// param's state (empty before the first step); o.step counts this step.
-  ops::Tensor (*step)(const eval::OptimState& o,
+  /// One step of torch's rule for one param with its group's
+  /// hyperparameters [o]: its new value. [st] is the param's state (empty
+  /// before the first step); [step] counts this step.
+  ops::Tensor (*step)(const eval::OptimHyper& o,
+                      int64_t step,
                       ParamState& st,
                       ops::Tensor p,
                       ops::Tensor g);
   /// The same step in place on a whole param by one backend kernel, where
   /// there is one for these hyperparameters; else null.
-  bool (*fused)(const eval::OptimState& o,
+  bool (*fused)(const eval::OptimHyper& o,
+                int64_t step,
                 ParamState& st,
                 ops::Tensor& p,
                 const ops::Tensor& g) = nullptr;
@@ -42,5 +45,11 @@ const OptimizerRule& optimizer_rule(types::OptimKind kind);
 /// The builtin that makes any optimizer (sgd, adamw, adam, ...): its kind
 /// is the builtin's name.
 eval::Value make_optimizer(eval::BuiltinCall& c);
+
+/// add_param_group(mut opt, name, params, lr=, ...) (Note [Param groups]).
+eval::Value add_param_group(eval::BuiltinCall& c);
+
+/// The paths of the params of [o]'s model, relative to it.
+std::vector<std::string> param_paths(const eval::OptimState& o);
 
 }  // namespace ss::builtins

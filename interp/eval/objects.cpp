@@ -24,6 +24,13 @@ void sync(ModelStore& s) {
   if (s.newer_on) s.newer_on->fetch(s);
 }
 
+const OptimHyper& OptimSettings::hyper_of(const std::string& key) const {
+  for (const ParamGroup& g : groups)
+    for (const std::string& p : g.paths)
+      if (p == key) return g.hyper;
+  return *this;
+}
+
 void sync(OptimState& o) {
   if (o.newer_on) o.newer_on->fetch(o);
 }

@@ -138,7 +138,28 @@ struct OptimHyper {
   }
 };
 
-struct OptimState : Object, OptimHyper {
+/// A param group beyond the default one (torch's param_groups[1:], made
+/// by add_param_group): its params, by the key their state has (the
+/// optimizer's prefix + the param's path), and its own hyperparameters.
+struct ParamGroup {
+  std::string name;
+  std::vector<std::string> paths;
+  OptimHyper hyper;
+};
+
+/// What set_lr and add_param_group change: the default group's
+/// hyperparameters (OptimHyper) and the other groups. The wire and the
+/// controller's copy carry it whole (Note [Optimizer hyperparameters] in
+/// wire.cpp).
+struct OptimSettings : OptimHyper {
+  std::vector<ParamGroup> groups;
+
+  /// The hyperparameters of the param whose state key is [key]: its
+  /// group's, else the default group's.
+  const OptimHyper& hyper_of(const std::string& key) const;
+};
+
+struct OptimState : Object, OptimSettings {
   types::OptimKind kind = types::OptimKind::AdamW;
   std::shared_ptr<ModelStore> model;
   std::string prefix;  // the sub-model it was made for

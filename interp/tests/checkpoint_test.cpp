@@ -285,7 +285,7 @@ TEST_CASE("checkpoint: sgd state, sub-models and files without optimizer",
   CHECK(same_bytes(ref->get("inner.w"), other.as<eval::ModelRef>()->get("w")));
 }
 
-TEST_CASE("checkpoint: rmsprop's three states and its flag round-trip",
+TEST_CASE("checkpoint: rmsprop's three states, flag and group round-trip",
           "[checkpoint]") {
   // Every kind saves the hyperparameters its table entry names and
   // the states it holds by torch's names (Note [An optimizer's table
@@ -310,10 +310,19 @@ TEST_CASE("checkpoint: rmsprop's three states and its flag round-trip",
     for (const char* st : {"square_avg", "momentum_buffer", "grad_avg"})
       o->state[p][st] = Tensor::full(t.shape(), 0.1 * k++, t.dtype());
   }
+  eval::ParamGroup vec{"vec", {"b"}, *o};  // Note [Param groups]
+  vec.hyper.alpha = 0.5;
+  vec.hyper.centered = false;
+  o->groups.push_back(vec);
   env.call("save",
            {str(path), m, eval::Value::object(eval::Value::Kind::Optim, o)});
   SafetensorsFile f = read_safetensors(path);
   CHECK(f.metadata.at("optimizer") == "rmsprop");
+  CHECK(f.metadata.at("group0.name") == "vec");
+  CHECK(f.metadata.at("group0.params") == "b");
+  CHECK(f.metadata.at("group0.alpha") == "0.5");
+  CHECK(f.metadata.at("group0.centered") == "false");
+  CHECK(f.metadata.at("group0.momentum") == "0.7");
   CHECK(f.metadata.at("alpha") == "0.9");
   CHECK(f.metadata.at("momentum") == "0.7");
   CHECK(f.metadata.at("centered") == "true");
@@ -332,6 +341,14 @@ TEST_CASE("checkpoint: rmsprop's three states and its flag round-trip",
   CHECK(o2->eps == o->eps);
   CHECK(o2->momentum == o->momentum);
   CHECK(o2->centered);
+  REQUIRE(o2->groups.size() == 1);
+  CHECK(o2->groups[0].name == "vec");
+  CHECK(o2->groups[0].paths == std::vector<std::string>{"b"});
+  CHECK(o2->groups[0].hyper.alpha == 0.5);
+  CHECK(!o2->groups[0].hyper.centered);
+  CHECK(o2->groups[0].hyper.momentum == 0.7);
+  CHECK(&o2->hyper_of("b") == &o2->groups[0].hyper);
+  CHECK(&o2->hyper_of("w") == static_cast<eval::OptimHyper*>(o2));
   for (const auto& [p, st] : o->state)
     for (const auto& [name, t] : st)
       CHECK(same_bytes(o2->state.at(p).at(name), t));

@@ -1,6 +1,7 @@
 // Optimizers and models: sgd adamw adam rmsprop adagrad adadelta lion
-// update set_lr cosine_lr step_lr linear_lr init Train.
+// add_param_group update set_lr cosine_lr step_lr linear_lr init Train.
 
+#include <string_view>
 #include <utility>
 
 #include "ops/registry/op_def.h"
@@ -137,8 +138,32 @@ const std::vector<OptimizerSig>& optimizer_sigs() {
   return sigs;
 }
 
-// sgd, adamw, adam, ...: a model, then host numbers (lr and every number,
-// a constant one >= 0), betas= a pair of numbers, flags true or false.
+// Argument [i], hyperparameter [h]: a host number (a constant one >= 0),
+// betas= a pair of numbers, a flag true or false.
+bool check_hyper(RuleCtx& ctx, size_t i, const HyperParam& h) {
+  const Type& t = ctx.type(i);
+  if (t.is_error()) return false;
+  const std::string name = std::string(h.name) + "=";
+  if (h.hyper == Hyper::Number)
+    return host_number(ctx, i) && nonnegative(ctx, i, name.c_str());
+  if (h.hyper == Hyper::Flag)
+    return require_kind(ctx, i, K::Bool, "true or false");
+  bool good = t.kind == K::Tuple && t.elems.size() == 2;
+  if (good)
+    for (const Type& e : t.elems)
+      if (e.kind != K::Int && e.kind != K::Float) good = false;
+  if (!good)
+    ctx.error(Code::E0303,
+              ctx.span(i),
+              std::string(ctx.op_name()) +
+                  "'s betas= is a pair of floats, but " + ctx.text(i) + " is " +
+                  t.str(),
+              describe(ctx, i));
+  return good;
+}
+
+// sgd, adamw, adam, ...: a model, then lr and the optimizer's
+// hyperparameters (check_hyper).
 template <types::OptimKind kind>
 Type optimizer_rule(RuleCtx& ctx) {
   const OptimizerSig& sig = optimizer_sigs().at(static_cast<size_t>(kind));
@@ -146,33 +171,77 @@ Type optimizer_rule(RuleCtx& ctx) {
   if (m.is_error()) return Type::error();
   if (!require_kind(ctx, 0, K::Model, "a model")) return Type::error();
   bool ok = host_number(ctx, 1) && nonnegative(ctx, 1, "lr");
-  for (size_t h = 0; h < sig.hypers.size(); ++h) {
-    const size_t i = h + 2;
-    if (!ctx.has(i)) continue;
-    const Type& t = ctx.type(i);
-    if (t.is_error()) return Type::error();
-    const std::string name = std::string(sig.hypers[h].name) + "=";
-    if (sig.hypers[h].hyper == Hyper::Number) {
-      ok = host_number(ctx, i) && nonnegative(ctx, i, name.c_str()) && ok;
-    } else if (sig.hypers[h].hyper == Hyper::Flag) {
-      ok = require_kind(ctx, i, K::Bool, "true or false") && ok;
-    } else {
-      bool good = t.kind == K::Tuple && t.elems.size() == 2;
-      if (good)
-        for (const Type& e : t.elems)
-          if (e.kind != K::Int && e.kind != K::Float) good = false;
-      if (!good)
-        ctx.error(Code::E0303,
-                  ctx.span(i),
-                  std::string(ctx.op_name()) +
-                      "'s betas= is a pair of floats, but " + ctx.text(i) +
-                      " is " + t.str(),
-                  describe(ctx, i));
-      ok = good && ok;
-    }
-  }
+  for (size_t h = 0; h < sig.hypers.size(); ++h)
+    if (ctx.has(h + 2)) ok = check_hyper(ctx, h + 2, sig.hypers[h]) && ok;
   if (!ok) return Type::error();
   return optim_of(m, kind);
+}
+
+// Every hyperparameter any optimizer takes, once each, in the order
+// optimizer_sigs first names them: add_param_group's params after lr.
+const std::vector<HyperParam>& all_hypers() {
+  static const std::vector<HyperParam> all = [] {
+    std::vector<HyperParam> out;
+    for (const OptimizerSig& sig : optimizer_sigs())
+      for (const HyperParam& h : sig.hypers) {
+        bool seen = false;
+        for (const HyperParam& o : out)
+          seen = seen || std::string_view(o.name) == h.name;
+        if (!seen) out.push_back(h);
+      }
+    return out;
+  }();
+  return all;
+}
+
+// add_param_group(mut opt, name, params, lr=, ...): the group's
+// hyperparameters are its optimizer's (E0303 for another's: Adam has no
+// momentum=), each checked as the optimizer's own.
+Type add_param_group_rule(RuleCtx& ctx) {
+  const Type& o = ctx.type(0);
+  if (any_error({&o, &ctx.type(1), &ctx.type(2)})) return Type::error();
+  if (!require_kind(ctx, 0, K::Optim, "an optimizer") ||
+      !require_kind(ctx, 1, K::Str, "the group's name, a string"))
+    return Type::error();
+  const Type& ps = ctx.type(2);
+  const bool strs = ps.kind == K::Str ||
+                    (ps.kind == K::List && !ps.elems.empty() &&
+                     (ps.elems[0].kind == K::Str || ps.elems[0].is_error()));
+  if (!strs) {
+    ctx.error(Code::E0303,
+              ctx.span(2),
+              "add_param_group's params are field paths, a string or a list "
+              "of strings (\"w1\", \"norm\", \"*.b\"), but " +
+                  ctx.text(2) + " is " + ps.str(),
+              describe(ctx, 2));
+    return Type::error();
+  }
+  const OptimizerSig& sig =
+      optimizer_sigs().at(static_cast<size_t>(o.optim_kind));
+  bool ok = host_number(ctx, 3) && nonnegative(ctx, 3, "lr");
+  const std::vector<HyperParam>& all = all_hypers();
+  for (size_t h = 0; h < all.size(); ++h) {
+    const size_t i = h + 4;
+    if (!ctx.has(i)) continue;
+    const HyperParam* own = nullptr;
+    std::string names = "lr";
+    for (const HyperParam& x : sig.hypers) {
+      if (std::string_view(x.name) == all[h].name) own = &x;
+      names += std::string(", ") + x.name;
+    }
+    if (!own) {
+      ctx.error(Code::E0303,
+                ctx.span(i),
+                std::string(types::optim_names(o.optim_kind).type) +
+                    " has no " + all[h].name +
+                    "= (its hyperparameters: " + names + ")",
+                describe(ctx, i));
+      ok = false;
+      continue;
+    }
+    ok = check_hyper(ctx, i, *own) && ok;
+  }
+  return ok ? Type::of(K::Unit) : Type::error();
 }
 
 using Rule = Type (*)(RuleCtx&);
@@ -216,6 +285,9 @@ Type set_lr_rule(RuleCtx& ctx) {
   if (any_error({&o, &ctx.type(1)})) return Type::error();
   if (!require_kind(ctx, 0, K::Optim, "an optimizer")) return Type::error();
   if (!host_number(ctx, 1) || !nonnegative(ctx, 1, "lr")) return Type::error();
+  if (ctx.has(2) &&
+      !require_kind(ctx, 2, K::Str, "a param group's name, a string"))
+    return Type::error();
   return Type::of(K::Unit);
 }
 
@@ -285,6 +357,21 @@ std::vector<OpDef> ops_optim() {
                       sig.summary)
                       .with_torch(sig.torch));
   }
+  std::vector<ParamSpec> group_params = {
+      {"opt", V, true, true}, {"name"}, {"params"}, {"lr", V, false}};
+  for (const HyperParam& h : all_hypers())
+    group_params.push_back({h.name, V, false});
+  out.push_back(
+      def("add_param_group",
+          std::move(group_params),
+          add_param_group_rule,
+          "a param group of opt with hyperparameters of its own: params "
+          "names fields (\"w1\"), sub-models (\"norm\") or patterns "
+          "(\"*.b\"); the rest keep opt's (nanoGPT's no-decay group)",
+          host())
+          .with_torch("opt.add_param_group({\"params\": [...], "
+                      "\"weight_decay\": 0.0}), or param_groups given to "
+                      "the optimizer"));
   for (OpDef& d : std::vector<OpDef>{
            def("update",
                {{"m", V, true, true}, {"opt", V, true, true}, {"g"}},
@@ -298,11 +385,14 @@ std::vector<OpDef> ops_optim() {
                .with_torch("opt.step() (the gradients are an argument here, "
                            "not p.grad)"),
            def("set_lr",
-               {{"opt", V, true, true}, {"lr"}},
+               {{"opt", V, true, true}, {"lr"}, {"group", V, false}},
                set_lr_rule,
-               "sets opt's learning rate for the next updates",
+               "sets opt's learning rate for the next updates: every "
+               "group's, or group=\"name\"'s only (\"default\": the "
+               "params no add_param_group took)",
                host())
-               .with_torch("for g in opt.param_groups: g[\"lr\"] = lr"),
+               .with_torch("for g in opt.param_groups: g[\"lr\"] = lr; "
+                           "opt.param_groups[i][\"lr\"] = lr"),
            def("cosine_lr",
                {{"step"}, {"total"}, {"lr"}, {"warmup", V, false}},
                schedule_rule<4>,

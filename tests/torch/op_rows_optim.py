@@ -57,7 +57,7 @@ PROGRAM = HEAD + """
 fn main():
     let m = load("in.safetensors", P)
     let opt = {make}
-    let out = jsonl("out.jsonl")
+{setup}    let out = jsonl("out.jsonl")
     for i in range({steps}):
         let l, g = value_and_grad(loss, m, drift(i))
 {body}
@@ -97,7 +97,7 @@ fn step(mut m: P, mut opt: {opt_type}[P], k: {dt}) -> {dt}:
 fn main():
     let m = load("in.safetensors", P)
     let opt = {make}
-    let out = jsonl("out.jsonl")
+{setup}    let out = jsonl("out.jsonl")
     for i in range({steps}):
         let l = step(m, opt, drift(i))
         out.write(logs(w=m.w, v=m.v, loss=l, step=opt.step, lr=opt.lr))
@@ -116,23 +116,25 @@ class OptimRow:
 
     def __init__(self, ops, label, make, torch_opt, body=None,
                  before_step=None, logs="", dtypes=("f64", "f32"),
-                 steps=STEPS, devices=False):
+                 steps=STEPS, devices=False, setup=()):
         self.ops = tuple(ops)
         self.label, self.make, self.torch_opt = label, make, torch_opt
         self.body = body or ["update(m, opt, g)"]
         self.before_step, self.logs = before_step, logs
         self.dtypes, self.known_bug = dtypes, None
         self.steps, self.devices = steps, devices
+        self.setup = "".join("    " + line + "\n" for line in setup)
 
     def program(self, dtype):
         if self.devices:
             opt_type = OPT_TYPES[self.make.split("(")[0]]
             return DEVICES_PROGRAM.format(dt=dtype, make=self.make,
                                           steps=self.steps,
-                                          opt_type=opt_type)
+                                          opt_type=opt_type,
+                                          setup=self.setup)
         body = "\n".join("        " + line for line in self.body)
         return PROGRAM.format(dt=dtype, make=self.make, steps=self.steps,
-                              body=body, logs=self.logs)
+                              body=body, logs=self.logs, setup=self.setup)
 
     def run(self, ss, dtype):
         rng = np.random.default_rng(len(self.label) * 7919 + 17)
@@ -390,3 +392,51 @@ for ops, label, make, torch_opt in NEW:
         ROWS.append(OptimRow(ops, f"{label} (cpu[0 1 2], shard params)",
                              make, torch_opt, dtypes=("f64",), steps=50,
                              devices=True))
+
+
+# Param groups (Note [Param groups]): v in a group of its own, as
+# torch's param_groups [{w}, {v, ...}].
+def groups(make, **own):
+    return lambda ps: make([{"params": [ps[0]]},
+                            {"params": [ps[1]], **own}])
+
+
+def set_group_lr(opt, i, params):
+    lr = cosine(i, STEPS, 0.05, 1)
+    opt.param_groups[1]["lr"] = lr
+    return {"sched": torch.tensor(lr, dtype=torch.float64)}
+
+
+NO_DECAY = 'add_param_group(opt, "vec", "v", weight_decay=0.0, lr=0.05)'
+ROWS += [
+    OptimRow(["add_param_group"], "add_param_group adamw no decay",
+             "adamw(m, lr=0.02, weight_decay=0.1)",
+             groups(lambda g: OPT.AdamW(g, lr=0.02, weight_decay=0.1),
+                    weight_decay=0.0, lr=0.05),
+             setup=[NO_DECAY]),
+    OptimRow(["add_param_group"], "add_param_group adamw no decay "
+             f"({LONG} steps)", "adamw(m, lr=0.02, weight_decay=0.1)",
+             groups(lambda g: OPT.AdamW(g, lr=0.02, weight_decay=0.1),
+                    weight_decay=0.0, lr=0.05),
+             setup=[NO_DECAY], dtypes=("f64",), steps=LONG),
+    OptimRow(["add_param_group"], "add_param_group adamw no decay "
+             "(cpu[0 1 2], shard params)",
+             "adamw(m, lr=0.02, weight_decay=0.1)",
+             groups(lambda g: OPT.AdamW(g, lr=0.02, weight_decay=0.1),
+                    weight_decay=0.0, lr=0.05),
+             setup=[NO_DECAY], dtypes=("f64",), steps=50, devices=True),
+    OptimRow(["add_param_group"], "add_param_group rmsprop centered",
+             "rmsprop(m, lr=0.01, momentum=0.5)",
+             groups(lambda g: OPT.RMSprop(g, lr=0.01, momentum=0.5),
+                    centered=True, alpha=0.9, momentum=0.0),
+             setup=['add_param_group(opt, "vec", ["v"], centered=true, '
+                    'alpha=0.9, momentum=0.0)']),
+    OptimRow(["set_lr"], "set_lr of one group",
+             "sgd(m, lr=0.1, momentum=0.9)",
+             groups(lambda g: OPT.SGD(g, lr=0.1, momentum=0.9),
+                    momentum=0.5),
+             setup=['add_param_group(opt, "vec", "v", momentum=0.5)'],
+             body=[f"let s = cosine_lr(i, {STEPS}, 0.05, warmup=1)",
+                   'set_lr(opt, s, group="vec")', "update(m, opt, g)"],
+             before_step=set_group_lr, logs=", sched=s"),
+]

@@ -484,7 +484,7 @@ void Controller::fetch_layout(const eval::OptimState& o,
   out.hyper_newer = o.hyper_newer;
   if (o.hyper_newer) {  // the controller's own (Note [Optimizer
                         // hyperparameters])
-    static_cast<eval::OptimHyper&>(out) = o;
+    static_cast<eval::OptimSettings&>(out) = o;
   }
   Codec::read_optim_state(r, out, /*tensors=*/false);
 }

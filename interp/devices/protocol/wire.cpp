@@ -134,15 +134,39 @@ void Codec::read_tensors(Reader& r, ModelStore& s) {
 // call that the fetch follows was sent, not yet sent themselves).
 namespace {
 
-void write_hyper(Writer& w, const OptimState& o) {
+void write_numbers(Writer& w, const OptimHyper& o) {
   OptimHyper h = o;
   h.each([&](const char*, double& x) { w.f64(x); },
          [&](const char*, bool& b) { w.u8(b); });
 }
 
-void read_hyper(Reader& r, OptimState& o) {
+void read_numbers(Reader& r, OptimHyper& o) {
   o.each([&](const char*, double& x) { x = r.f64(); },
          [&](const char*, bool& b) { b = r.u8() != 0; });
+}
+
+// The default group's hyperparameters, then each other group's.
+void write_hyper(Writer& w, const OptimSettings& o) {
+  write_numbers(w, o);
+  w.u32(static_cast<uint32_t>(o.groups.size()));
+  for (const ParamGroup& g : o.groups) {
+    w.str(g.name);
+    w.u32(static_cast<uint32_t>(g.paths.size()));
+    for (const std::string& p : g.paths) w.str(p);
+    write_numbers(w, g.hyper);
+  }
+}
+
+void read_hyper(Reader& r, OptimSettings& o) {
+  read_numbers(r, o);
+  o.groups.clear();
+  for (uint32_t n = r.u32(), i = 0; i < n; ++i) {
+    ParamGroup g;
+    g.name = r.str();
+    for (uint32_t m = r.u32(), j = 0; j < m; ++j) g.paths.push_back(r.str());
+    read_numbers(r, g.hyper);
+    o.groups.push_back(std::move(g));
+  }
 }
 
 }  // namespace
@@ -164,7 +188,7 @@ void Codec::write_optim_state(Writer& w, const OptimState& o, bool tensors) {
 
 void Codec::read_optim_state(Reader& r, OptimState& o, bool tensors) {
   if (o.hyper_newer) {
-    OptimState theirs;
+    OptimSettings theirs;
     read_hyper(r, theirs);
   } else {
     read_hyper(r, o);
