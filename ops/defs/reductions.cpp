@@ -1,10 +1,13 @@
 // Reductions: sum mean max min prod std var logsumexp norm argmax argmin
 // any all, and reduce(x, over=, with=). Without over= they reduce every
-// axis to a 0-d value. sum and mean (and reduce with sum) all-reduce across
-// the batch axis; the others are E1801 there.
+// axis to a 0-d value; keepdim=true keeps each as size 1 (Note [keepdim]). sum
+// and mean (and reduce with sum) all-reduce across the batch axis; the others
+// are E1801 there.
 
+#include <algorithm>
 #include <cstring>
 #include <numeric>
+#include <optional>
 #include <string>
 
 #include "ops/defs/batch_lowering.h"
@@ -49,8 +52,35 @@ DType grads_norm_dtype(const Type& g) {
   return DType::F32;
 }
 
-/// Reduces param 0 with [op] over param [over_i] (all axes when absent).
-Type reduce_impl(RuleCtx& ctx, const char* op, size_t over_i) {
+// Note [keepdim]: torch's keepdim=True keeps each reduced axis as size 1,
+// so that a normalisation's statistics broadcast against their input
+// (`x - mean(x, over=D, keepdim=true)` of [b D] is [b D] - [b 1]). The
+// type says it: the reduced axes become literal 1s in place; the forward
+// reshapes the reduction's result to that shape, so every reduction's
+// gradient and its lowering across the batch axis are the plain ones
+// (mean's share reshapes what its all-reduce finishes). keepdim= is part
+// of the type, so it is a literal true or false.
+
+/// Whether param [i] asks for keepdim (Note [keepdim]); nullopt after an
+/// error (not a literal bool).
+std::optional<bool> keepdim(RuleCtx& ctx, size_t i) {
+  if (!ctx.has(i)) return false;
+  if (ctx.type(i).is_error()) return std::nullopt;
+  auto b = ctx.const_bool(i);
+  if (!b)
+    ctx.error(Code::E0303,
+              ctx.span(i),
+              std::string(ctx.op_name()) +
+                  "'s keepdim= is part of the result's type: write true or "
+                  "false, not " +
+                  ctx.text(i),
+              describe(ctx, i));
+  return b;
+}
+
+/// Reduces param 0 with [op] over param [over_i] (all axes when absent),
+/// keeping the axes as 1s where param [keep_i] says so.
+Type reduce_impl(RuleCtx& ctx, const char* op, size_t over_i, size_t keep_i) {
   const Type& x = ctx.type(0);
   if (x.is_error()) return Type::error();
   if (is(op, "norm") && x.kind == K::Grads) {
@@ -61,41 +91,56 @@ Type reduce_impl(RuleCtx& ctx, const char* op, size_t over_i) {
                 describe(ctx, 0));
       return Type::error();
     }
+    if (ctx.has(keep_i)) {
+      ctx.error(Code::E0303,
+                ctx.span(keep_i),
+                "norm of gradients is one number and takes no keepdim=",
+                describe(ctx, 0));
+      return Type::error();
+    }
     return Type::scalar(grads_norm_dtype(x));
   }
   if (!require_tensor(ctx, 0)) return Type::error();
+  const std::optional<bool> keep = keepdim(ctx, keep_i);
+  if (!keep) return Type::error();
   Type r = x;
   r.dtype = reduce_dtype(op, x.dtype);
-  if (!ctx.has(over_i)) {
-    r.shape.clear();
+  std::vector<size_t> pos(x.shape.size());
+  std::iota(pos.begin(), pos.end(), size_t{0});
+  if (ctx.has(over_i)) {
+    auto over = ctx.over(over_i, x.shape);
+    if (!over) return Type::error();
+    pos = *over;
+  }
+  if (!*keep) {
+    r.shape = remove_axes(x.shape, pos);
     return r;
   }
-  auto pos = ctx.over(over_i, x.shape);
-  if (!pos) return Type::error();
-  r.shape = remove_axes(x.shape, *pos);
+  for (size_t p : pos) r.shape[p] = types::Axis::lit(1);
   return r;
 }
 
 Type reduction_rule(RuleCtx& ctx) {
-  return reduce_impl(ctx, ctx.op_name(), 1);
+  return reduce_impl(ctx, ctx.op_name(), 1, 2);
 }
 
 // max(x, over=) / min(x, over=) reduce; max(a, b) of two values is the
 // elementwise (or host) maximum.
 Type max_min_rule(RuleCtx& ctx) {
-  if (!ctx.has(1)) return reduce_impl(ctx, ctx.op_name(), 2);
+  if (!ctx.has(1)) return reduce_impl(ctx, ctx.op_name(), 2, 3);
   const Type& a = ctx.type(0);
   const Type& b = ctx.type(1);
   if (any_error({&a, &b})) return Type::error();
-  if (ctx.has(2)) {
-    ctx.error(Code::E0305,
-              ctx.span(2),
-              std::string(ctx.op_name()) +
-                  " of two values takes no over=; use " + ctx.op_name() +
-                  "(x, over=...) to reduce",
-              ctx.text(2));
-    return Type::error();
-  }
+  for (size_t i : {size_t{2}, size_t{3}})
+    if (ctx.has(i)) {
+      ctx.error(Code::E0305,
+                ctx.span(i),
+                std::string(ctx.op_name()) + " of two values takes no " +
+                    (i == 2 ? "over=" : "keepdim=") + "; use " + ctx.op_name() +
+                    "(x, over=...) to reduce",
+                ctx.text(i));
+      return Type::error();
+    }
   for (size_t i = 0; i < 2; ++i)
     if (!require_tensor(ctx, i, true)) return Type::error();
   std::string label = describe(ctx, 0) + ", " + describe(ctx, 1);
@@ -123,7 +168,7 @@ Type reduce_with_rule(RuleCtx& ctx) {
       return Type::error();
     }
   }
-  return reduce_impl(ctx, op, 1);
+  return reduce_impl(ctx, op, 1, 3);
 }
 
 // ---------------------------------------------------------------- forwards
@@ -190,9 +235,29 @@ Tensor reduce_by(const std::string& op,
   fwd::value_error("no reduction named `" + op + "`");
 }
 
+/// [x]'s shape with [axes] (every axis when empty) as 1s: a keepdim
+/// reduction's (Note [keepdim]).
+Shape kept_shape(const Tensor& x, const std::vector<int>& axes) {
+  Shape s = x.shape();
+  for (size_t a = 0; a < s.size(); ++a)
+    if (axes.empty() || std::find(axes.begin(), axes.end(), a) != axes.end())
+      s[a] = 1;
+  return s;
+}
+
+/// reduce_by, kept as 1s where param [keep_i] says so.
+Tensor reduce_kept(ForwardCtx& ctx,
+                   const std::string& op,
+                   const Tensor& x,
+                   size_t over_i,
+                   size_t keep_i) {
+  const std::vector<int> axes = fwd::over_axes(ctx, over_i, x);
+  Tensor y = reduce_by(op, x, axes);
+  return ctx.flag(keep_i, false) ? reshape(y, kept_shape(x, axes)) : y;
+}
+
 std::vector<Tensor> reduction_fwd(ForwardCtx& ctx) {
-  Tensor x = ctx.tensor(0);
-  return {reduce_by(ctx.op_name(), x, fwd::over_axes(ctx, 1, x))};
+  return {reduce_kept(ctx, ctx.op_name(), ctx.tensor(0), 1, 2)};
 }
 
 // max(x, over=) reduces; max(a, b) is the elementwise maximum.
@@ -202,8 +267,7 @@ std::vector<Tensor> max_min_fwd(ForwardCtx& ctx) {
     Tensor a = ctx.tensor(0), b = ctx.tensor(1);
     return {is_max ? maximum(a, b) : minimum(a, b)};
   }
-  Tensor x = ctx.tensor(0);
-  return {reduce_by(ctx.op_name(), x, fwd::over_axes(ctx, 2, x))};
+  return {reduce_kept(ctx, ctx.op_name(), ctx.tensor(0), 2, 3)};
 }
 
 // reduce(x, over=, with=f): f's name picks the reduction (sum by default).
@@ -216,7 +280,7 @@ std::vector<Tensor> reduce_with_fwd(ForwardCtx& ctx) {
   if (!ok)
     fwd::value_error("with= is one of sum, max, min, prod, mean, not `" + op +
                      "`");
-  return {reduce_by(op, x, fwd::over_axes(ctx, 1, x))};
+  return {reduce_kept(ctx, op, x, 1, 3)};
 }
 
 // Across the batch axis (Note [An op's rule on several devices]): sum sends
@@ -245,9 +309,23 @@ const Lowering kReduceSum = [] {
   l.only_with = "sum";
   return l;
 }();
+// mean's share with keepdim: the finished mean reshaped (Note [keepdim]).
+Share mean_share(ForwardCtx& ctx) {
+  Share s = lowering::mean(ctx);
+  if (!ctx.flag(2, false)) return s;
+  Tensor x = ctx.tensor(0);
+  Shape kept = kept_shape(x, fwd::over_axes(ctx, 1, x));
+  s.finish = [finish = s.finish, kept](const Tensor& all) {
+    std::vector<Tensor> out = finish(all);
+    out.at(0) = reshape(out.at(0), kept);
+    return out;
+  };
+  return s;
+}
+
 const Lowering kMean = [] {
   Lowering l;
-  l.share = lowering::mean;
+  l.share = mean_share;
   l.size = {PayloadSize::Of::ResultNumel,
             0,
             0,
@@ -264,8 +342,12 @@ OpDef reduction(const char* name,
                 const char* summary,
                 DeviceRule device,
                 bool diff = true) {
-  OpDef d{
-      name, {{"x"}, {"over", ParamKind::Axes, false}}, reduction_rule, summary};
+  OpDef d{name,
+          {{"x"},
+           {"over", ParamKind::Axes, false},
+           {"keepdim", ParamKind::Value, false}},
+          reduction_rule,
+          summary};
   d.device = device;
   d.differentiable = diff;
   d.forward = reduction_fwd;
@@ -273,11 +355,13 @@ OpDef reduction(const char* name,
 }
 
 OpDef max_min(const char* name, const char* summary) {
-  OpDef d{
-      name,
-      {{"x"}, {"y", ParamKind::Value, false}, {"over", ParamKind::Axes, false}},
-      max_min_rule,
-      summary};
+  OpDef d{name,
+          {{"x"},
+           {"y", ParamKind::Value, false},
+           {"over", ParamKind::Axes, false},
+           {"keepdim", ParamKind::Value, false}},
+          max_min_rule,
+          summary};
   // max(x, y) is elementwise: per example.
   d.device = refused(Across::Reduction);
   d.device.elementwise_with = "y";
@@ -332,7 +416,8 @@ std::vector<OpDef> ops_reductions() {
   OpDef red{"reduce",
             {{"x"},
              {"over", ParamKind::Axes, false},
-             {"with", ParamKind::Value, false}},
+             {"with", ParamKind::Value, false},
+             {"keepdim", ParamKind::Value, false}},
             reduce_with_rule,
             "reduce(x, over=, with=sum): reduction by a named function"};
   red.device = lowered(kReduceSum, Across::Reduction);

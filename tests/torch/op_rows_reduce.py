@@ -71,6 +71,46 @@ ROWS += [
         lambda x: x.mean(0)),
 ]
 
+# keepdim=true (Note [keepdim]): each reduced axis kept as a 1, as torch's
+# keepdim=True.
+K = dict(keepdim=True)
+ROWS += [
+    Row("sum", "sum(x, over=B, keepdim=true)", [X], "A 1 C",
+        lambda x: x.sum(1, **K)),
+    Row("sum", "sum(x, keepdim=true)", [X], "1 1 1",
+        lambda x: x.sum((0, 1, 2), **K)),
+    Row("mean", "mean(x, over=(A, C), keepdim=true)", [X], "1 B 1",
+        lambda x: x.mean((0, 2), **K)),
+    Row("mean", "x - mean(x, over=C, keepdim=true)", [X], "A B C",
+        lambda x: x - x.mean(2, **K), label="mean keepdim broadcast"),
+    Row("max", "max(x, over=B, keepdim=true)", [D], "A 1 C",
+        lambda x: x.amax(1, **K)),
+    Row("min", "min(x, over=C, keepdim=true)", [D], "A B 1",
+        lambda x: x.amin(2, **K)),
+    Row("prod", "prod(x, over=C, keepdim=true)",
+        [In("x", "A B C", lo=0.5, hi=1.5)], "A B 1",
+        lambda x: x.prod(2, **K)),
+    Row("std", "std(x, over=B, keepdim=true)", [X], "A 1 C",
+        lambda x: x.std(1, **K)),
+    Row("var", "var(x, over=(A, B), keepdim=true)", [X], "1 1 C",
+        lambda x: x.var((0, 1), **K)),
+    Row("logsumexp", "logsumexp(x, over=C, keepdim=true)", [X], "A B 1",
+        lambda x: x.logsumexp(2, **K)),
+    Row("norm", "norm(x, over=B, keepdim=true)", [X], "A 1 C",
+        lambda x: torch.linalg.vector_norm(x, dim=1, **K)),
+    Row("argmax", "argmax(x, over=B, keepdim=true)", [D], "A 1 C",
+        lambda x: x.argmax(1, **K), grad=False),
+    Row("argmin", "argmin(x, over=C, keepdim=true)", [D], "A B 1",
+        lambda x: x.argmin(2, **K), grad=False),
+    Row("any", "any(c, over=B, keepdim=true)", [In("c", "A B", "bool")],
+        "A 1", lambda c: c.any(1, **K), grad=False, dtypes=("f64",)),
+    Row("all", "all(c, over=A, keepdim=true)", [In("c", "A B", "bool",
+        values=lambda r, s: r.uniform(size=s) < 0.8)], "1 B",
+        lambda c: c.all(0, **K), grad=False, dtypes=("f64",)),
+    Row("reduce", "reduce(x, over=B, with=max, keepdim=true)", [D], "A 1 C",
+        lambda x: x.amax(1, **K)),
+]
+
 # Along an axis.
 ROWS += [
     Row("softmax", "softmax(x, over=B)", [X], "A B C",
