@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ops/autodiff/tape.h"
+#include "ops/core/conv_shape.h"
 #include "ops/core/op_error.h"
 #include "ops/core/tensor.h"
 
@@ -116,10 +117,15 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 /// set, read in place by the backend (no copy; Note [Transposes read in
 /// place]). Both of rank >= 2; batch axes broadcast; dtypes as matmul.
 Tensor matmul_transposed(const Tensor& a, const Tensor& b, bool ta, bool tb);
-Tensor conv2d(const Tensor& x,
-              const Tensor& k,
-              int stride = 1,
-              int padding = 0);
+/// torch's conv2d without bias: x [b C h w], k [O C/groups kh kw].
+Tensor conv2d(const Tensor& x, const Tensor& k, const ConvShape& cs = {});
+/// torch's conv_transpose2d without bias (conv2d's input gradient as an
+/// op): x [b Cin h w], k [Cin Cout/groups kh kw] -> [b Cout h2 w2], h2 =
+/// (h - 1)·s - 2p + d·(kh - 1) + output_padding + 1.
+Tensor conv_transpose2d(const Tensor& x,
+                        const Tensor& k,
+                        const ConvShape& cs,
+                        const int64_t output_padding[2]);
 
 /// Fused kernels (Note [Fused kernels] in api_fused.cpp), for f32 and f64
 /// (has_fused_kernel says which tensors): softmax, or with [log]

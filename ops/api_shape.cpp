@@ -532,33 +532,46 @@ Tensor matmul_transposed(const Tensor& a, const Tensor& b, bool ta, bool tb) {
   return matmul_checked(name, a, b, ta, tb);
 }
 
-Tensor conv2d(const Tensor& x0, const Tensor& k0, int stride, int padding) {
-  const char* name = "conv2d";
+namespace {
+
+// conv2d's and conv_transpose2d's operands in one float dtype, checked:
+// x [b C h w] and k 4-d, the geometry valid.
+std::pair<Tensor, Tensor> conv_operands(const char* name,
+                                        const Tensor& x0,
+                                        const Tensor& k0,
+                                        const ConvShape& cs) {
   check_same_device(name, {x0, k0});
   if (x0.rank() != 4 || k0.rank() != 4)
     shape_error(name,
-                "needs x [b C h w] and k [O C kh kw], got " +
+                "needs x [b C h w] and a 4-d k, got " +
                     shape_string(x0.shape()) + " and " +
                     shape_string(k0.shape()));
-  if (x0.shape()[1] != k0.shape()[1])
-    shape_error(name,
-                "channels differ: x " + shape_string(x0.shape()) + " vs k " +
-                    shape_string(k0.shape()));
-  if (stride < 1 || padding < 0)
-    value_error(name,
-                "needs stride >= 1 and padding >= 0, got " +
-                    std::to_string(stride) + " and " + std::to_string(padding));
-  for (int d = 2; d < 4; ++d)
-    if (x0.shape()[d] + 2 * padding < k0.shape()[d])
-      shape_error(name,
-                  "the kernel " + shape_string(k0.shape()) +
-                      " is larger than the padded input " +
-                      shape_string(x0.shape()));
+  const std::string bad = cs.invalid();
+  if (!bad.empty()) value_error(name, bad);
   DType dt = types::promote(x0.dtype(), k0.dtype());
   if (!types::is_float(dt)) dt = DType::F32;
-  Tensor x = x0.dtype() == dt ? x0 : cast(x0, dt);
-  Tensor k = k0.dtype() == dt ? k0 : cast(k0, dt);
-  Tensor y = backend_of(x).conv2d(x, k, stride, padding);
+  return {x0.dtype() == dt ? x0 : cast(x0, dt),
+          k0.dtype() == dt ? k0 : cast(k0, dt)};
+}
+
+}  // namespace
+
+Tensor conv2d(const Tensor& x0, const Tensor& k0, const ConvShape& cs) {
+  const char* name = "conv2d";
+  auto [x, k] = conv_operands(name, x0, k0, cs);
+  const int64_t C = x.shape()[1], O = k.shape()[0];
+  if (C % cs.groups != 0 || O % cs.groups != 0 || k.shape()[1] != C / cs.groups)
+    shape_error(name,
+                "channels differ: x " + shape_string(x.shape()) + " vs k " +
+                    shape_string(k.shape()) + " in " +
+                    std::to_string(cs.groups) + " group(s)");
+  for (int a = 0; a < 2; ++a)
+    if (cs.out(a, x.shape()[2 + a], k.shape()[2 + a]) < 1)
+      shape_error(name,
+                  "the kernel " + shape_string(k.shape()) +
+                      " is larger than the padded input " +
+                      shape_string(x.shape()));
+  Tensor y = backend_of(x).conv2d(x, k, cs);
   Tensor xd = x.detach(), kd = k.detach();
   bool nx = needs_grad(x), nk = needs_grad(k);
   // The backend's gradient kernels: not themselves recorded, so conv2d has
@@ -566,9 +579,48 @@ Tensor conv2d(const Tensor& x0, const Tensor& k0, int stride, int padding) {
   return record(name, y, {x, k}, [=](const Tensor& g) {
     Backend& be = backend_of(g);
     std::vector<Tensor> out(2);
-    if (nx) out[0] = be.conv2d_grad_input(g, kd, xd.shape(), stride, padding);
-    if (nk) out[1] = be.conv2d_grad_kernel(g, xd, kd.shape(), stride, padding);
+    if (nx) out[0] = be.conv2d_grad_input(g, kd, xd.shape(), cs);
+    if (nk) out[1] = be.conv2d_grad_kernel(g, xd, kd.shape(), cs);
     return out;
+  });
+}
+
+Tensor conv_transpose2d(const Tensor& x0,
+                        const Tensor& k0,
+                        const ConvShape& cs,
+                        const int64_t output_padding[2]) {
+  const char* name = "conv_transpose2d";
+  auto [x, k] = conv_operands(name, x0, k0, cs);
+  const int64_t Cin = x.shape()[1];
+  if (k.shape()[0] != Cin || Cin % cs.groups != 0)
+    shape_error(name,
+                "channels differ: x " + shape_string(x.shape()) + " vs k " +
+                    shape_string(k.shape()) + " in " +
+                    std::to_string(cs.groups) + " group(s)");
+  Shape out = {x.shape()[0], k.shape()[1] * cs.groups, 0, 0};
+  for (int a = 0; a < 2; ++a) {
+    const int64_t op = output_padding[a];
+    if (op < 0 || (op >= cs.stride[a] && op >= cs.dilation[a]))
+      value_error(name,
+                  "output_padding must be >= 0 and below the stride or the "
+                  "dilation, not " +
+                      std::to_string(op));
+    out[2 + a] = (x.shape()[2 + a] - 1) * cs.stride[a] - 2 * cs.padding[a] +
+                 cs.dilation[a] * (k.shape()[2 + a] - 1) + op + 1;
+    if (out[2 + a] < 1)
+      shape_error(name,
+                  "the output would be empty: " + shape_string(x.shape()) +
+                      " with " + shape_string(k.shape()));
+  }
+  Tensor y = backend_of(x).conv2d_grad_input(x, k, out, cs);
+  Tensor xd = x.detach(), kd = k.detach();
+  bool nx = needs_grad(x), nk = needs_grad(k);
+  return record(name, y, {x, k}, [=](const Tensor& g) {
+    Backend& be = backend_of(g);
+    std::vector<Tensor> grads(2);
+    if (nx) grads[0] = be.conv2d(g, kd, cs);
+    if (nk) grads[1] = be.conv2d_grad_kernel(xd, g, kd.shape(), cs);
+    return grads;
   });
 }
 

@@ -218,14 +218,19 @@ Tensor embedding(const Tensor& table, const Tensor& ids) {
 Tensor conv2d(const Tensor& x,
               const Tensor& k,
               int64_t stride,
-              int64_t padding) {
-  if (x.rank() != 4 || k.rank() != 4 || x.shape()[1] != k.shape()[1])
-    throw std::invalid_argument("ref: conv2d needs [b C h w], [O C kh kw]");
+              int64_t padding,
+              int64_t dilation,
+              int64_t groups) {
+  if (x.rank() != 4 || k.rank() != 4 || groups < 1 ||
+      x.shape()[1] != k.shape()[1] * groups || k.shape()[0] % groups != 0)
+    throw std::invalid_argument(
+        "ref: conv2d needs [b C h w], [O C/groups kh kw]");
   int64_t nb = x.shape()[0], c = x.shape()[1], h = x.shape()[2],
           w = x.shape()[3];
   int64_t o = k.shape()[0], kh = k.shape()[2], kw = k.shape()[3];
-  int64_t h2 = (h + 2 * padding - kh) / stride + 1;
-  int64_t w2 = (w + 2 * padding - kw) / stride + 1;
+  int64_t cg = c / groups, og = o / groups;
+  int64_t h2 = (h + 2 * padding - dilation * (kh - 1) - 1) / stride + 1;
+  int64_t w2 = (w + 2 * padding - dilation * (kw - 1) - 1) / stride + 1;
   std::vector<double> xv = x.to_doubles(), kv = k.to_doubles();
   std::vector<double> r(nb * o * h2 * w2, 0.0);
   for (int64_t n = 0; n < nb; ++n)
@@ -233,14 +238,15 @@ Tensor conv2d(const Tensor& x,
       for (int64_t i = 0; i < h2; ++i)
         for (int64_t j = 0; j < w2; ++j) {
           double acc = 0;
-          for (int64_t ic = 0; ic < c; ++ic)
+          for (int64_t g = 0; g < cg; ++g)
             for (int64_t p = 0; p < kh; ++p)
               for (int64_t q = 0; q < kw; ++q) {
-                int64_t y = i * stride + p - padding;
-                int64_t z = j * stride + q - padding;
+                int64_t ic = (oc / og) * cg + g;  // the group's channels
+                int64_t y = i * stride + p * dilation - padding;
+                int64_t z = j * stride + q * dilation - padding;
                 if (y < 0 || y >= h || z < 0 || z >= w) continue;  // zeros
                 acc += xv[((n * c + ic) * h + y) * w + z] *
-                       kv[((oc * c + ic) * kh + p) * kw + q];
+                       kv[((oc * cg + g) * kh + p) * kw + q];
               }
           r[((n * o + oc) * h2 + i) * w2 + j] = acc;
         }
@@ -250,11 +256,17 @@ Tensor conv2d(const Tensor& x,
 
 namespace {
 
-Tensor pool(const Tensor& x, int64_t k, bool is_max) {
+// Windows of k x k with [stride] over the last two axes, padded by
+// [padding] on each side: the max ignores the padding (torch pads with
+// -inf), the mean counts it as zeros (count_include_pad=True).
+Tensor pool(
+    const Tensor& x, int64_t k, int64_t stride, int64_t padding, bool is_max) {
   size_t r = x.rank();
   if (r < 2 || k <= 0) throw std::invalid_argument("ref: pool needs [.. h w]");
+  if (stride <= 0) stride = k;
   int64_t h = x.shape()[r - 2], w = x.shape()[r - 1];
-  int64_t h2 = h / k, w2 = w / k;
+  int64_t h2 = (h + 2 * padding - k) / stride + 1;
+  int64_t w2 = (w + 2 * padding - k) / stride + 1;
   int64_t lead = x.numel() / (h * w);
   Shape out(x.shape().begin(), x.shape().end() - 2);
   out.push_back(h2);
@@ -266,7 +278,10 @@ Tensor pool(const Tensor& x, int64_t k, bool is_max) {
         double acc = is_max ? -std::numeric_limits<double>::infinity() : 0.0;
         for (int64_t p = 0; p < k; ++p)
           for (int64_t q = 0; q < k; ++q) {
-            double e = v[(t * h + i * k + p) * w + j * k + q];
+            int64_t yy = i * stride + p - padding,
+                    zz = j * stride + q - padding;
+            if (yy < 0 || yy >= h || zz < 0 || zz >= w) continue;
+            double e = v[(t * h + yy) * w + zz];
             acc = is_max ? std::max(acc, e) : acc + e;
           }
         y.push_back(is_max ? acc : acc / static_cast<double>(k * k));
@@ -276,11 +291,109 @@ Tensor pool(const Tensor& x, int64_t k, bool is_max) {
 
 }  // namespace
 
-Tensor max_pool2d(const Tensor& x, int64_t k) {
-  return pool(x, k, true);
+Tensor max_pool2d(const Tensor& x, int64_t k, int64_t stride, int64_t padding) {
+  return pool(x, k, stride, padding, true);
 }
-Tensor avg_pool2d(const Tensor& x, int64_t k) {
-  return pool(x, k, false);
+Tensor avg_pool2d(const Tensor& x, int64_t k, int64_t stride, int64_t padding) {
+  return pool(x, k, stride, padding, false);
+}
+
+Tensor adaptive_avg_pool2d(const Tensor& x, int64_t n) {
+  size_t r = x.rank();
+  if (r < 2 || n <= 0)
+    throw std::invalid_argument("ref: adaptive_avg_pool2d needs [.. h w]");
+  int64_t h = x.shape()[r - 2], w = x.shape()[r - 1];
+  int64_t lead = x.numel() / (h * w);
+  Shape out(x.shape().begin(), x.shape().end() - 2);
+  out.push_back(n);
+  out.push_back(n);
+  std::vector<double> v = x.to_doubles(), y;
+  for (int64_t t = 0; t < lead; ++t)
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        // torch's window: [floor(i h / n), ceil((i + 1) h / n)).
+        int64_t y0 = i * h / n, y1 = ((i + 1) * h + n - 1) / n;
+        int64_t z0 = j * w / n, z1 = ((j + 1) * w + n - 1) / n;
+        double acc = 0;
+        for (int64_t yy = y0; yy < y1; ++yy)
+          for (int64_t zz = z0; zz < z1; ++zz) acc += v[(t * h + yy) * w + zz];
+        y.push_back(acc / static_cast<double>((y1 - y0) * (z1 - z0)));
+      }
+  return Tensor::from_doubles(out, y, float_of(x.dtype()));
+}
+
+Tensor conv1d(const Tensor& x,
+              const Tensor& k,
+              int64_t stride,
+              int64_t padding,
+              int64_t dilation,
+              int64_t groups) {
+  if (x.rank() != 3 || k.rank() != 3 || groups < 1 ||
+      x.shape()[1] != k.shape()[1] * groups || k.shape()[0] % groups != 0)
+    throw std::invalid_argument("ref: conv1d needs [b C l], [O C/groups kl]");
+  int64_t nb = x.shape()[0], c = x.shape()[1], l = x.shape()[2];
+  int64_t o = k.shape()[0], kl = k.shape()[2];
+  int64_t cg = c / groups, og = o / groups;
+  int64_t l2 = (l + 2 * padding - dilation * (kl - 1) - 1) / stride + 1;
+  std::vector<double> xv = x.to_doubles(), kv = k.to_doubles(), r;
+  for (int64_t n = 0; n < nb; ++n)
+    for (int64_t oc = 0; oc < o; ++oc)
+      for (int64_t i = 0; i < l2; ++i) {
+        double acc = 0;
+        for (int64_t g = 0; g < cg; ++g)
+          for (int64_t p = 0; p < kl; ++p) {
+            int64_t ic = (oc / og) * cg + g;
+            int64_t y = i * stride + p * dilation - padding;
+            if (y < 0 || y >= l) continue;
+            acc += xv[(n * c + ic) * l + y] * kv[(oc * cg + g) * kl + p];
+          }
+        r.push_back(acc);
+      }
+  return Tensor::from_doubles(
+      {nb, o, l2}, r, types::promote(x.dtype(), k.dtype()));
+}
+
+Tensor conv_transpose2d(const Tensor& x,
+                        const Tensor& k,
+                        int64_t stride,
+                        int64_t padding,
+                        int64_t output_padding,
+                        int64_t groups,
+                        int64_t dilation) {
+  if (x.rank() != 4 || k.rank() != 4 || groups < 1 ||
+      x.shape()[1] != k.shape()[0] || k.shape()[0] % groups != 0)
+    throw std::invalid_argument(
+        "ref: conv_transpose2d needs [b Cin h w], [Cin Cout/groups kh kw]");
+  int64_t nb = x.shape()[0], ci = x.shape()[1], h = x.shape()[2],
+          w = x.shape()[3];
+  int64_t cog = k.shape()[1], kh = k.shape()[2], kw = k.shape()[3];
+  int64_t co = cog * groups, cig = ci / groups;
+  int64_t h2 =
+      (h - 1) * stride - 2 * padding + dilation * (kh - 1) + output_padding + 1;
+  int64_t w2 =
+      (w - 1) * stride - 2 * padding + dilation * (kw - 1) + output_padding + 1;
+  std::vector<double> xv = x.to_doubles(), kv = k.to_doubles();
+  std::vector<double> r(nb * co * h2 * w2, 0.0);
+  // Each input value scatters its kernel, scaled, into the output: the
+  // transpose of conv2d's gather.
+  for (int64_t n = 0; n < nb; ++n)
+    for (int64_t ic = 0; ic < ci; ++ic)
+      for (int64_t i = 0; i < h; ++i)
+        for (int64_t j = 0; j < w; ++j) {
+          double e = xv[((n * ci + ic) * h + i) * w + j];
+          for (int64_t g = 0; g < cog; ++g)
+            for (int64_t p = 0; p < kh; ++p)
+              for (int64_t q = 0; q < kw; ++q) {
+                int64_t oc = (ic / cig) * cog + g;
+                int64_t y = i * stride + p * dilation - padding;
+                int64_t z = j * stride + q * dilation - padding;
+                if (y < 0 || y >= h2 || z < 0 || z >= w2) continue;
+                r[((n * co + oc) * h2 + y) * w2 + z] +=
+                    e * kv[((ic * cog + g) * kh + p) * kw + q];
+              }
+        }
+  return Tensor::from_doubles(
+      {nb, co, h2, w2}, r, types::promote(x.dtype(), k.dtype()));
 }
 
 Tensor stop_grad(const Tensor& x) {

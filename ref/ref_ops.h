@@ -260,15 +260,44 @@ Tensor rms_norm(const Tensor& x,
                 double eps = 1e-6);
 /// table [V D] rows at ids [*s]: [*s D].
 Tensor embedding(const Tensor& table, const Tensor& ids);
-/// Cross-correlation (torch's conv2d, no bias): x [b C h w], k [O C kh kw],
-/// zero padding on every side, out [b O (h + 2p - kh) / s + 1 ...].
+/// Cross-correlation (torch's conv2d, no bias): x [b C h w], k [O
+/// C/groups kh kw], zero padding on every side, out [b O (h + 2p - d(kh -
+/// 1) - 1) / s + 1 ...]; output channel o sees its group's channels.
 Tensor conv2d(const Tensor& x,
               const Tensor& k,
               int64_t stride = 1,
-              int64_t padding = 0);
-/// k x k windows of the last two axes with stride k (the rest dropped).
-Tensor max_pool2d(const Tensor& x, int64_t k);
-Tensor avg_pool2d(const Tensor& x, int64_t k);
+              int64_t padding = 0,
+              int64_t dilation = 1,
+              int64_t groups = 1);
+/// conv2d's definition over one axis: x [b C l], k [O C/groups kl].
+Tensor conv1d(const Tensor& x,
+              const Tensor& k,
+              int64_t stride = 1,
+              int64_t padding = 0,
+              int64_t dilation = 1,
+              int64_t groups = 1);
+/// torch's conv_transpose2d, no bias: x [b Cin h w], k [Cin Cout/groups
+/// kh kw], each input value scattering its kernel into the output.
+Tensor conv_transpose2d(const Tensor& x,
+                        const Tensor& k,
+                        int64_t stride = 1,
+                        int64_t padding = 0,
+                        int64_t output_padding = 0,
+                        int64_t groups = 1,
+                        int64_t dilation = 1);
+/// k x k windows of the last two axes with [stride] (k when <= 0) and
+/// [padding] on each side (the rest dropped): max ignores the padding,
+/// the mean counts it as zeros (torch's count_include_pad=True).
+Tensor max_pool2d(const Tensor& x,
+                  int64_t k,
+                  int64_t stride = 0,
+                  int64_t padding = 0);
+Tensor avg_pool2d(const Tensor& x,
+                  int64_t k,
+                  int64_t stride = 0,
+                  int64_t padding = 0);
+/// torch's adaptive_avg_pool2d to [.. n n].
+Tensor adaptive_avg_pool2d(const Tensor& x, int64_t n);
 /// The value (stop_grad only changes gradients).
 Tensor stop_grad(const Tensor& x);
 

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "ops/core/conv_shape.h"
 #include "ops/core/tensor.h"
 
 namespace ss::ops {
@@ -175,22 +176,20 @@ class Backend {
   virtual Tensor gelu(const Tensor& x, bool tanh) = 0;
   /// Its VJP: g * gelu'(x).
   virtual Tensor gelu_backward(const Tensor& g, const Tensor& x, bool tanh) = 0;
-  /// NCHW convolution: x [b C h w], k [O C kh kw] -> [b O h2 w2].
+  /// NCHW convolution: x [b C h w], k [O C/groups kh kw] -> [b O h2 w2]
+  /// (ConvShape: stride, padding, dilation, groups).
   virtual Tensor conv2d(const Tensor& x,
                         const Tensor& k,
-                        int stride,
-                        int padding) = 0;
+                        const ConvShape& cs) = 0;
   /// Its VJPs: w.r.t. the input and the kernel.
   virtual Tensor conv2d_grad_input(const Tensor& gy,
                                    const Tensor& k,
                                    const Shape& x_shape,
-                                   int stride,
-                                   int padding) = 0;
+                                   const ConvShape& cs) = 0;
   virtual Tensor conv2d_grad_kernel(const Tensor& gy,
                                     const Tensor& x,
                                     const Shape& k_shape,
-                                    int stride,
-                                    int padding) = 0;
+                                    const ConvShape& cs) = 0;
 };
 
 /// The backend of [device]'s kind. CUDA without a CUDA build throws

@@ -166,23 +166,20 @@ class CpuBackend final : public Backend {
   }
   Tensor conv2d(const Tensor& x,
                 const Tensor& k,
-                int stride,
-                int padding) override {
-    return cpu::conv2d(x, k, stride, padding);
+                const ConvShape& cs) override {
+    return cpu::conv2d(x, k, cs);
   }
   Tensor conv2d_grad_input(const Tensor& gy,
                            const Tensor& k,
                            const Shape& x_shape,
-                           int stride,
-                           int padding) override {
-    return cpu::conv2d_grad_input(gy, k, x_shape, stride, padding);
+                           const ConvShape& cs) override {
+    return cpu::conv2d_grad_input(gy, k, x_shape, cs);
   }
   Tensor conv2d_grad_kernel(const Tensor& gy,
                             const Tensor& x,
                             const Shape& k_shape,
-                            int stride,
-                            int padding) override {
-    return cpu::conv2d_grad_kernel(gy, x, k_shape, stride, padding);
+                            const ConvShape& cs) override {
+    return cpu::conv2d_grad_kernel(gy, x, k_shape, cs);
   }
 };
 

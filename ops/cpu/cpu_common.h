@@ -290,16 +290,14 @@ std::array<Tensor, 3> norm_last_backward(const Tensor& g,
 Tensor gelu(const Tensor& x, bool tanh);
 Tensor gelu_backward(const Tensor& g, const Tensor& x, bool tanh);
 // cpu_conv.cpp
-Tensor conv2d(const Tensor& x, const Tensor& k, int stride, int padding);
+Tensor conv2d(const Tensor& x, const Tensor& k, const ConvShape& cs);
 Tensor conv2d_grad_input(const Tensor& gy,
                          const Tensor& k,
                          const Shape& x_shape,
-                         int stride,
-                         int padding);
+                         const ConvShape& cs);
 Tensor conv2d_grad_kernel(const Tensor& gy,
                           const Tensor& x,
                           const Shape& k_shape,
-                          int stride,
-                          int padding);
+                          const ConvShape& cs);
 
 }  // namespace ss::ops::cpu

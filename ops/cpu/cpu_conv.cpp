@@ -1,8 +1,10 @@
-// conv2d (NCHW) by im2col + gemm, and its two VJPs:
-//   forward      y_b   = K [O, CKK] @ cols(x_b) [CKK, H2W2]
-//   grad input   gx_b  = col2im(K^T @ gy_b)
-//   grad kernel  gK    = sum_b gy_b @ cols(x_b)^T
-// f32 and f64 natively; halves in f32.
+// conv2d (NCHW) by im2col + gemm, and its two VJPs, group by group (x's
+// channels and k's outputs cut into [groups] equal blocks):
+//   forward      y_bg  = K_g [Og, Cg·kh·kw] @ cols(x_bg) [Cg·kh·kw, H2·W2]
+//   grad input   gx_bg = col2im(K_g^T @ gy_bg)
+//   grad kernel  gK_g  = sum_b gy_bg @ cols(x_bg)^T
+// with stride, padding and dilation per spatial axis (ConvShape). f32 and
+// f64 natively; halves in f32.
 
 #include <algorithm>
 #include <type_traits>
@@ -14,33 +16,56 @@ namespace ss::ops::cpu {
 namespace {
 
 struct Geometry {
-  int64_t B, C, H, W, O, kh, kw, H2, W2, s, p;
-  int64_t ckk() const { return C * kh * kw; }
+  int64_t B, C, H, W, O, kh, kw, H2, W2, G;
+  int64_t sh, sw, ph, pw, dh, dw;
+  int64_t cg() const { return C / G; }  // input channels per group
+  int64_t og() const { return O / G; }  // outputs per group
+  int64_t ckk() const { return cg() * kh * kw; }
   int64_t hw2() const { return H2 * W2; }
+  int64_t image() const { return C * H * W; }
 };
 
-Geometry geometry(
-    const Shape& x, const Shape& k, int stride, int padding, const char* op) {
+Geometry geometry(const Shape& x,
+                  const Shape& k,
+                  const ConvShape& cs,
+                  const char* op) {
   if (x.size() != 4 || k.size() != 4) fail(op, "x and k must be 4-d (NCHW)");
-  if (x[1] != k[1]) fail(op, "channels differ");
-  if (stride < 1 || padding < 0) fail(op, "bad stride or padding");
-  Geometry g{x[0], x[1], x[2], x[3], k[0], k[2], k[3], 0, 0, stride, padding};
-  if (g.H + 2 * g.p < g.kh || g.W + 2 * g.p < g.kw)
-    fail(op, "kernel larger than the padded input");
-  g.H2 = (g.H + 2 * g.p - g.kh) / g.s + 1;
-  g.W2 = (g.W + 2 * g.p - g.kw) / g.s + 1;
+  const std::string bad = cs.invalid();
+  if (!bad.empty()) fail(op, bad);
+  Geometry g{x[0],
+             x[1],
+             x[2],
+             x[3],
+             k[0],
+             k[2],
+             k[3],
+             0,
+             0,
+             cs.groups,
+             cs.stride[0],
+             cs.stride[1],
+             cs.padding[0],
+             cs.padding[1],
+             cs.dilation[0],
+             cs.dilation[1]};
+  if (g.C % g.G != 0 || g.O % g.G != 0 || k[1] != g.C / g.G)
+    fail(op, "channels do not fit the groups");
+  g.H2 = cs.out(0, g.H, g.kh);
+  g.W2 = cs.out(1, g.W, g.kw);
+  if (g.H2 < 1 || g.W2 < 1) fail(op, "kernel larger than the padded input");
   return g;
 }
 
-/// cols [CKK, H2*W2] from one image [C, H, W]; zeros where padding.
+/// cols [Cg·kh·kw, H2·W2] from one group's channels [Cg, H, W]; zeros
+/// where padding.
 template <class T>
 void im2col(const T* x, T* cols, const Geometry& g) {
-  for (int64_t c = 0; c < g.C; ++c)
+  for (int64_t c = 0; c < g.cg(); ++c)
     for (int64_t ki = 0; ki < g.kh; ++ki)
       for (int64_t kj = 0; kj < g.kw; ++kj) {
         T* row = cols + ((c * g.kh + ki) * g.kw + kj) * g.hw2();
         for (int64_t oy = 0; oy < g.H2; ++oy) {
-          int64_t iy = oy * g.s - g.p + ki;
+          int64_t iy = oy * g.sh - g.ph + ki * g.dh;
           T* dst = row + oy * g.W2;
           if (iy < 0 || iy >= g.H) {
             std::fill(dst, dst + g.W2, T(0));
@@ -48,28 +73,28 @@ void im2col(const T* x, T* cols, const Geometry& g) {
           }
           const T* src = x + (c * g.H + iy) * g.W;
           for (int64_t ox = 0; ox < g.W2; ++ox) {
-            int64_t ix = ox * g.s - g.p + kj;
+            int64_t ix = ox * g.sw - g.pw + kj * g.dw;
             dst[ox] = (ix >= 0 && ix < g.W) ? src[ix] : T(0);
           }
         }
       }
 }
 
-/// The transpose of im2col: adds cols back into one image [C, H, W].
+/// The transpose of im2col: adds cols into one group's channels
+/// [Cg, H, W] (which the caller zeroed).
 template <class T>
 void col2im(const T* cols, T* x, const Geometry& g) {
-  std::fill(x, x + g.C * g.H * g.W, T(0));
-  for (int64_t c = 0; c < g.C; ++c)
+  for (int64_t c = 0; c < g.cg(); ++c)
     for (int64_t ki = 0; ki < g.kh; ++ki)
       for (int64_t kj = 0; kj < g.kw; ++kj) {
         const T* row = cols + ((c * g.kh + ki) * g.kw + kj) * g.hw2();
         for (int64_t oy = 0; oy < g.H2; ++oy) {
-          int64_t iy = oy * g.s - g.p + ki;
+          int64_t iy = oy * g.sh - g.ph + ki * g.dh;
           if (iy < 0 || iy >= g.H) continue;
           T* dst = x + (c * g.H + iy) * g.W;
           const T* src = row + oy * g.W2;
           for (int64_t ox = 0; ox < g.W2; ++ox) {
-            int64_t ix = ox * g.s - g.p + kj;
+            int64_t ix = ox * g.sw - g.pw + kj * g.dw;
             if (ix >= 0 && ix < g.W) dst[ix] += src[ox];
           }
         }
@@ -84,33 +109,46 @@ Tensor float_only(DType d, const char* op, F&& f) {
   fail(op, std::string("needs a float dtype, got ") + types::dtype_name(d));
 }
 
+// Offsets of image b's group gi: its channels in x, its outputs in y, its
+// kernel rows.
+int64_t x_at(const Geometry& g, int64_t b, int64_t gi) {
+  return b * g.image() + gi * g.cg() * g.H * g.W;
+}
+int64_t y_at(const Geometry& g, int64_t b, int64_t gi) {
+  return (b * g.O + gi * g.og()) * g.hw2();
+}
+int64_t k_at(const Geometry& g, int64_t gi) {
+  return gi * g.og() * g.ckk();
+}
+
 }  // namespace
 
-Tensor conv2d(const Tensor& x, const Tensor& k, int stride, int padding) {
+Tensor conv2d(const Tensor& x, const Tensor& k, const ConvShape& cs) {
   if (is_half(x.dtype()))
-    return from_f32(conv2d(to_f32(x), to_f32(k), stride, padding), x.dtype());
-  Geometry g = geometry(x.shape(), k.shape(), stride, padding, "conv2d");
+    return from_f32(conv2d(to_f32(x), to_f32(k), cs), x.dtype());
+  Geometry g = geometry(x.shape(), k.shape(), cs, "conv2d");
   Tensor out = Tensor::empty({g.B, g.O, g.H2, g.W2}, x.dtype());
   return float_only(x.dtype(), "conv2d", [&](auto tag) {
     using T = decltype(tag);
     if (out.numel() == 0) return out;
     std::vector<T> cols(g.ckk() * g.hw2());
-    for (int64_t b = 0; b < g.B; ++b) {
-      im2col(x.data<T>() + b * g.C * g.H * g.W, cols.data(), g);
-      gemm<T>(false,
-              false,
-              g.O,
-              g.hw2(),
-              g.ckk(),
-              T(1),
-              k.data<T>(),
-              g.ckk(),
-              cols.data(),
-              g.hw2(),
-              T(0),
-              out.data<T>() + b * g.O * g.hw2(),
-              g.hw2());
-    }
+    for (int64_t b = 0; b < g.B; ++b)
+      for (int64_t gi = 0; gi < g.G; ++gi) {
+        im2col(x.data<T>() + x_at(g, b, gi), cols.data(), g);
+        gemm<T>(false,
+                false,
+                g.og(),
+                g.hw2(),
+                g.ckk(),
+                T(1),
+                k.data<T>() + k_at(g, gi),
+                g.ckk(),
+                cols.data(),
+                g.hw2(),
+                T(0),
+                out.data<T>() + y_at(g, b, gi),
+                g.hw2());
+      }
     return out;
   });
 }
@@ -118,35 +156,33 @@ Tensor conv2d(const Tensor& x, const Tensor& k, int stride, int padding) {
 Tensor conv2d_grad_input(const Tensor& gy,
                          const Tensor& k,
                          const Shape& x_shape,
-                         int stride,
-                         int padding) {
+                         const ConvShape& cs) {
   if (is_half(gy.dtype()))
-    return from_f32(
-        conv2d_grad_input(to_f32(gy), to_f32(k), x_shape, stride, padding),
-        gy.dtype());
-  Geometry g =
-      geometry(x_shape, k.shape(), stride, padding, "conv2d_grad_input");
+    return from_f32(conv2d_grad_input(to_f32(gy), to_f32(k), x_shape, cs),
+                    gy.dtype());
+  Geometry g = geometry(x_shape, k.shape(), cs, "conv2d_grad_input");
   Tensor gx = Tensor::zeros(x_shape, gy.dtype());
   return float_only(gy.dtype(), "conv2d_grad_input", [&](auto tag) {
     using T = decltype(tag);
     if (gy.numel() == 0) return gx;
     std::vector<T> cols(g.ckk() * g.hw2());
-    for (int64_t b = 0; b < g.B; ++b) {
-      gemm<T>(true,
-              false,
-              g.ckk(),
-              g.hw2(),
-              g.O,
-              T(1),
-              k.data<T>(),
-              g.ckk(),
-              gy.data<T>() + b * g.O * g.hw2(),
-              g.hw2(),
-              T(0),
-              cols.data(),
-              g.hw2());
-      col2im(cols.data(), gx.data<T>() + b * g.C * g.H * g.W, g);
-    }
+    for (int64_t b = 0; b < g.B; ++b)
+      for (int64_t gi = 0; gi < g.G; ++gi) {
+        gemm<T>(true,
+                false,
+                g.ckk(),
+                g.hw2(),
+                g.og(),
+                T(1),
+                k.data<T>() + k_at(g, gi),
+                g.ckk(),
+                gy.data<T>() + y_at(g, b, gi),
+                g.hw2(),
+                T(0),
+                cols.data(),
+                g.hw2());
+        col2im(cols.data(), gx.data<T>() + x_at(g, b, gi), g);
+      }
     return gx;
   });
 }
@@ -154,35 +190,33 @@ Tensor conv2d_grad_input(const Tensor& gy,
 Tensor conv2d_grad_kernel(const Tensor& gy,
                           const Tensor& x,
                           const Shape& k_shape,
-                          int stride,
-                          int padding) {
+                          const ConvShape& cs) {
   if (is_half(gy.dtype()))
-    return from_f32(
-        conv2d_grad_kernel(to_f32(gy), to_f32(x), k_shape, stride, padding),
-        gy.dtype());
-  Geometry g =
-      geometry(x.shape(), k_shape, stride, padding, "conv2d_grad_kernel");
+    return from_f32(conv2d_grad_kernel(to_f32(gy), to_f32(x), k_shape, cs),
+                    gy.dtype());
+  Geometry g = geometry(x.shape(), k_shape, cs, "conv2d_grad_kernel");
   Tensor gk = Tensor::zeros(k_shape, gy.dtype());
   return float_only(gy.dtype(), "conv2d_grad_kernel", [&](auto tag) {
     using T = decltype(tag);
     if (gy.numel() == 0 || gk.numel() == 0) return gk;
     std::vector<T> cols(g.ckk() * g.hw2());
-    for (int64_t b = 0; b < g.B; ++b) {
-      im2col(x.data<T>() + b * g.C * g.H * g.W, cols.data(), g);
-      gemm<T>(false,
-              true,
-              g.O,
-              g.ckk(),
-              g.hw2(),
-              T(1),
-              gy.data<T>() + b * g.O * g.hw2(),
-              g.hw2(),
-              cols.data(),
-              g.hw2(),
-              T(1),
-              gk.data<T>(),
-              g.ckk());
-    }
+    for (int64_t b = 0; b < g.B; ++b)
+      for (int64_t gi = 0; gi < g.G; ++gi) {
+        im2col(x.data<T>() + x_at(g, b, gi), cols.data(), g);
+        gemm<T>(false,
+                true,
+                g.og(),
+                g.ckk(),
+                g.hw2(),
+                T(1),
+                gy.data<T>() + y_at(g, b, gi),
+                g.hw2(),
+                cols.data(),
+                g.hw2(),
+                T(1),
+                gk.data<T>() + k_at(g, gi),
+                g.ckk());
+      }
     return gk;
   });
 }

@@ -169,15 +169,25 @@ namespace {
 
 struct ConvCase {
   Shape x, k;
-  int stride, padding;
+  int stride, padding, dilation = 1, groups = 1;
+  ConvShape shape() const {
+    return ConvShape::square(stride, padding, dilation, groups);
+  }
 };
 
-std::vector<double> naive_conv(
-    const Tensor& x, const Tensor& k, int s, int p, Shape* os) {
+// The definition, output by output: out[b, o, i, j] sums x[b, c, i·s - p +
+// u·d, j·s - p + w·d] k[o, c - c0, u, w] over the group's channels c.
+std::vector<double> naive_conv(const Tensor& x,
+                               const Tensor& k,
+                               const ConvCase& c,
+                               Shape* os) {
+  const int64_t s = c.stride, p = c.padding, d = c.dilation, G = c.groups;
   int64_t Bn = x.shape()[0], C = x.shape()[1], H = x.shape()[2],
           W = x.shape()[3];
   int64_t O = k.shape()[0], kh = k.shape()[2], kw = k.shape()[3];
-  int64_t H2 = (H + 2 * p - kh) / s + 1, W2 = (W + 2 * p - kw) / s + 1;
+  int64_t H2 = (H + 2 * p - d * (kh - 1) - 1) / s + 1,
+          W2 = (W + 2 * p - d * (kw - 1) - 1) / s + 1;
+  int64_t Cg = C / G, Og = O / G;
   *os = {Bn, O, H2, W2};
   std::vector<double> xv = x.to_doubles(), kv = k.to_doubles(), out;
   for (int64_t b = 0; b < Bn; ++b)
@@ -185,23 +195,30 @@ std::vector<double> naive_conv(
       for (int64_t i = 0; i < H2; ++i)
         for (int64_t j = 0; j < W2; ++j) {
           double acc = 0;
-          for (int64_t c = 0; c < C; ++c)
+          for (int64_t cg = 0; cg < Cg; ++cg)
             for (int64_t u = 0; u < kh; ++u)
               for (int64_t w = 0; w < kw; ++w) {
-                int64_t iy = i * s - p + u, ix = j * s - p + w;
+                int64_t c0 = (o / Og) * Cg + cg;
+                int64_t iy = i * s - p + u * d, ix = j * s - p + w * d;
                 if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
-                acc += xv[((b * C + c) * H + iy) * W + ix] *
-                       kv[((o * C + c) * kh + u) * kw + w];
+                acc += xv[((b * C + c0) * H + iy) * W + ix] *
+                       kv[((o * Cg + cg) * kh + u) * kw + w];
               }
           out.push_back(acc);
         }
   return out;
 }
 
-const std::vector<ConvCase> kConvCases = {{{2, 3, 5, 5}, {4, 3, 3, 3}, 1, 0},
-                                          {{1, 2, 6, 7}, {3, 2, 3, 2}, 2, 1},
-                                          {{2, 1, 4, 4}, {2, 1, 1, 1}, 1, 0},
-                                          {{1, 2, 5, 4}, {2, 2, 3, 3}, 2, 2}};
+const std::vector<ConvCase> kConvCases = {
+    {{2, 3, 5, 5}, {4, 3, 3, 3}, 1, 0},
+    {{1, 2, 6, 7}, {3, 2, 3, 2}, 2, 1},
+    {{2, 1, 4, 4}, {2, 1, 1, 1}, 1, 0},
+    {{1, 2, 5, 4}, {2, 2, 3, 3}, 2, 2},
+    {{2, 4, 7, 6}, {6, 2, 3, 2}, 1, 1, 1, 2},  // two groups
+    {{1, 3, 6, 6}, {3, 1, 3, 3}, 1, 1, 1, 3},  // depthwise
+    {{1, 2, 9, 8}, {3, 2, 3, 3}, 1, 2, 2},     // dilation 2
+    {{2, 4, 9, 9}, {4, 2, 2, 3}, 2, 1, 3, 2},  // all at once
+};
 
 }  // namespace
 
@@ -210,8 +227,8 @@ TEST_CASE("conv2d against a naive loop", "[cpu]") {
     for (const ConvCase& c : kConvCases) {
       Tensor x = rnd(c.x, d, 21), k = rnd(c.k, d, 22);
       Shape os;
-      std::vector<double> want = naive_conv(x, k, c.stride, c.padding, &os);
-      Tensor y = B().conv2d(x, k, c.stride, c.padding);
+      std::vector<double> want = naive_conv(x, k, c, &os);
+      Tensor y = B().conv2d(x, k, c.shape());
       CHECK(y.dtype() == d);
       check_close(y, os, want, d == DType::BF16 ? 1e-2 : tol_of(d));
     }
@@ -220,18 +237,17 @@ TEST_CASE("conv2d against a naive loop", "[cpu]") {
 TEST_CASE("conv2d grads against finite differences (f64)", "[cpu]") {
   for (const ConvCase& c : kConvCases) {
     Tensor x = rnd(c.x, DType::F64, 31), k = rnd(c.k, DType::F64, 32);
-    Tensor y = B().conv2d(x, k, c.stride, c.padding);
+    Tensor y = B().conv2d(x, k, c.shape());
     Tensor w = rnd(y.shape(), DType::F64, 33);  // L = sum(y * w)
     auto loss = [&](const Tensor& xx, const Tensor& kk) {
-      std::vector<double> yv =
-          B().conv2d(xx, kk, c.stride, c.padding).to_doubles();
+      std::vector<double> yv = B().conv2d(xx, kk, c.shape()).to_doubles();
       std::vector<double> wv = w.to_doubles();
       double s = 0;
       for (size_t i = 0; i < yv.size(); ++i) s += yv[i] * wv[i];
       return s;
     };
-    Tensor gx = B().conv2d_grad_input(w, k, c.x, c.stride, c.padding);
-    Tensor gk = B().conv2d_grad_kernel(w, x, c.k, c.stride, c.padding);
+    Tensor gx = B().conv2d_grad_input(w, k, c.x, c.shape());
+    Tensor gk = B().conv2d_grad_kernel(w, x, c.k, c.shape());
     REQUIRE(gx.shape() == c.x);
     REQUIRE(gk.shape() == c.k);
     const double h = 1e-4;

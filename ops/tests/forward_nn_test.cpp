@@ -506,6 +506,64 @@ std::vector<GradRow> grad_rows() {
             return FakeFwd("avg_pool2d").t("x", in[0]).integer("k", 2).run1();
           },
           {R({1, 2, 4, 4}, 34)});
+  // Overlapping, padded windows (one strided slice per window position).
+  for (const char* op : {"max_pool2d", "avg_pool2d"})
+    add_row(op,
+            [op](const std::vector<Tensor>& in) {
+              return FakeFwd(op)
+                  .t("x", in[0])
+                  .integer("k", 3)
+                  .integer("stride", 2)
+                  .integer("padding", 1)
+                  .run1();
+            },
+            {Distinct({1, 2, 5, 6})});
+  add_row("adaptive_avg_pool2d",
+          [](const std::vector<Tensor>& in) {
+            return FakeFwd("adaptive_avg_pool2d")
+                .t("x", in[0])
+                .integer("size", 3)
+                .run1();
+          },
+          {R({2, 2, 5, 7}, 35)});
+  add_row("conv2d",
+          [](const std::vector<Tensor>& in) {
+            return FakeFwd("conv2d")
+                .t("x", in[0])
+                .t("k", in[1])
+                .integer("stride", 2)
+                .integer("padding", 1)
+                .integer("dilation", 2)
+                .integer("groups", 2)
+                .t("bias", in[2])
+                .run1();
+          },
+          {R({2, 4, 7, 6}, 36), R({6, 2, 2, 3}, 37), R({6}, 38)});
+  add_row("conv1d",
+          [](const std::vector<Tensor>& in) {
+            return FakeFwd("conv1d")
+                .t("x", in[0])
+                .t("k", in[1])
+                .integer("stride", 2)
+                .integer("padding", 1)
+                .integer("groups", 3)
+                .t("bias", in[2])
+                .run1();
+          },
+          {R({2, 3, 9}, 39), R({6, 1, 3}, 40), R({6}, 41)});
+  add_row("conv_transpose2d",
+          [](const std::vector<Tensor>& in) {
+            return FakeFwd("conv_transpose2d")
+                .t("x", in[0])
+                .t("k", in[1])
+                .integer("stride", 2)
+                .integer("padding", 1)
+                .integer("output_padding", 1)
+                .integer("groups", 2)
+                .t("bias", in[2])
+                .run1();
+          },
+          {R({2, 4, 3, 3}, 42), R({4, 3, 3, 3}, 43), R({6}, 44)});
   return rows;
 }
 

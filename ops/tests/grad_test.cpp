@@ -226,10 +226,10 @@ std::vector<Row> rows() {
       {"matmul 2-d @ 1-d", B(matmul), {R({2, 3}, 98), R({3}, 99)}},
       {"matmul 1-d @ 1-d", B(matmul), {R({3}, 100), R({3}, 101)}},
       {"conv2d",
-       [](auto& x) { return conv2d(x[0], x[1], 1, 1); },
+       [](auto& x) { return conv2d(x[0], x[1], ConvShape::square(1, 1)); },
        {R({2, 2, 4, 4}, 110), R({3, 2, 3, 3}, 111)}},
       {"conv2d stride 2",
-       [](auto& x) { return conv2d(x[0], x[1], 2, 0); },
+       [](auto& x) { return conv2d(x[0], x[1], ConvShape::square(2, 0)); },
        {R({1, 2, 5, 5}, 112), R({2, 2, 2, 2}, 113)}},
       // ------------------------------------------------ composites
       {"log_softmax",

@@ -203,17 +203,117 @@ void nn_rows(std::vector<Row>& rows) {
                     one([stride = stride, padding = padding](const Ts& in) {
                       return ref::conv2d(in[0], in[1], stride, padding);
                     })});
-  for (auto [op, f] : {std::make_pair("max_pool2d", ref::max_pool2d),
-                       std::make_pair("avg_pool2d", ref::avg_pool2d)})
-    for (int k : {2, 3})
-      rows.push_back({op,
-                      std::string(op) + " k=" + std::to_string(k),
-                      kElem,
-                      {R({2, 3, 7, 8}, 746)},
-                      one([op = op, k](const Ts& in) {
-                        return FakeFwd(op).t("x", in[0]).integer("k", k).run1();
-                      }),
-                      one([f = f, k](const Ts& in) { return f(in[0], k); })});
+  for (const char* op : {"max_pool2d", "avg_pool2d"})
+    for (auto [k, stride, padding] : {std::tuple{2, 0, 0},
+                                      std::tuple{3, 0, 0},
+                                      std::tuple{3, 1, 1},
+                                      std::tuple{3, 2, 1},
+                                      std::tuple{2, 1, 0}})
+      rows.push_back(
+          {op,
+           std::string(op) + " k=" + std::to_string(k) + " stride=" +
+               std::to_string(stride) + " padding=" + std::to_string(padding),
+           kElem,
+           {R({2, 3, 7, 8}, 746)},
+           one([op = op, k = k, stride = stride, padding = padding](
+                   const Ts& in) {
+             FakeFwd f(op);
+             f.t("x", in[0]).integer("k", k);
+             if (stride)
+               f.integer("stride", stride).integer("padding", padding);
+             return f.run1();
+           }),
+           one([op = op, k = k, stride = stride, padding = padding](
+                   const Ts& in) {
+             return std::string(op) == "max_pool2d"
+                        ? ref::max_pool2d(in[0], k, stride, padding)
+                        : ref::avg_pool2d(in[0], k, stride, padding);
+           })});
+  for (int n : {1, 3, 5})
+    rows.push_back({"adaptive_avg_pool2d",
+                    "adaptive_avg_pool2d " + std::to_string(n),
+                    kElem,
+                    {R({2, 3, 7, 8}, 748)},
+                    one([n](const Ts& in) {
+                      return FakeFwd("adaptive_avg_pool2d")
+                          .t("x", in[0])
+                          .integer("size", n)
+                          .run1();
+                    }),
+                    one([n](const Ts& in) {
+                      return ref::adaptive_avg_pool2d(in[0], n);
+                    })});
+  // stride, padding, dilation, groups.
+  using Conv = std::tuple<const char*, Shape, Shape, int, int, int, int>;
+  for (auto [label, xs, ks, s, p, d, g] :
+       {Conv{"dilation 2", {2, 3, 9, 8}, {4, 3, 3, 3}, 1, 1, 2, 1},
+        Conv{"groups 2", {2, 4, 6, 6}, {6, 2, 3, 3}, 2, 1, 1, 2},
+        Conv{"depthwise", {1, 5, 7, 7}, {5, 1, 3, 3}, 1, 1, 1, 5},
+        Conv{"all options", {2, 4, 9, 9}, {4, 2, 2, 3}, 2, 1, 3, 2}}) {
+    // The builtin [op] with every option given.
+    auto builtin = [s = s, p = p, d = d, g = g](const char* op) {
+      return one([=](const Ts& in) {
+        return FakeFwd(op)
+            .t("x", in[0])
+            .t("k", in[1])
+            .integer("stride", s)
+            .integer("padding", p)
+            .integer("dilation", d)
+            .integer("groups", g)
+            .run1();
+      });
+    };
+    rows.push_back({"conv2d",
+                    std::string("conv2d ") + label,
+                    kElem,
+                    {R(xs, 749), R(ks, 750)},
+                    builtin("conv2d"),
+                    one([s = s, p = p, d = d, g = g](const Ts& in) {
+                      return ref::conv2d(in[0], in[1], s, p, d, g);
+                    })});
+    Shape x1 = {xs[0], xs[1], xs[3]}, k1 = {ks[0], ks[1], ks[3]};
+    rows.push_back({"conv1d",
+                    std::string("conv1d ") + label,
+                    kElem,
+                    {R(x1, 751), R(k1, 752)},
+                    builtin("conv1d"),
+                    one([s = s, p = p, d = d, g = g](const Ts& in) {
+                      return ref::conv1d(in[0], in[1], s, p, d, g);
+                    })});
+  }
+  using Transpose =
+      std::tuple<const char*, Shape, Shape, int, int, int, int, int>;
+  for (auto [label, xs, ks, s, p, op, g, d] :
+       {Transpose{"3x3", {2, 3, 4, 5}, {3, 2, 3, 3}, 1, 0, 0, 1, 1},
+        Transpose{"stride 2 output_padding 1",
+                  {1, 2, 4, 4},
+                  {2, 3, 3, 3},
+                  2,
+                  1,
+                  1,
+                  1,
+                  1},
+        Transpose{
+            "groups 2 dilation 2", {2, 4, 3, 4}, {4, 2, 2, 3}, 2, 1, 0, 2, 2}})
+    rows.push_back({"conv_transpose2d",
+                    std::string("conv_transpose2d ") + label,
+                    kElem,
+                    {R(xs, 753), R(ks, 754)},
+                    one([s = s, p = p, op = op, g = g, d = d](const Ts& in) {
+                      return FakeFwd("conv_transpose2d")
+                          .t("x", in[0])
+                          .t("k", in[1])
+                          .integer("stride", s)
+                          .integer("padding", p)
+                          .integer("output_padding", op)
+                          .integer("groups", g)
+                          .integer("dilation", d)
+                          .run1();
+                    }),
+                    one([s = s, p = p, op = op, g = g, d = d](const Ts& in) {
+                      return ref::conv_transpose2d(
+                          in[0], in[1], s, p, op, g, d);
+                    })});
   rows.push_back({"stop_grad",
                   "stop_grad",
                   kElem,

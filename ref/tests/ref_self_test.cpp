@@ -296,4 +296,30 @@ TEST_CASE("ref self: nn", "[ref]") {
   is(ref::max_pool2d(F({1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}), 2),
      {1, 1, 1},
      {5});
+  // Overlapping windows (stride 1) and padding: max ignores the padding,
+  // the mean counts it as zeros.
+  is(ref::max_pool2d(img, 2, 1), {1, 1, 2, 2}, {5, 6, 8, 9});
+  is(ref::avg_pool2d(img, 2, 2, 1), {1, 1, 2, 2}, {0.25, 1.25, 2.75, 7});
+  is(ref::max_pool2d(img, 2, 2, 1), {1, 1, 2, 2}, {1, 3, 7, 9});
+  // conv2d with dilation 2: the 2x2 ones kernel reads the corners.
+  is(ref::conv2d(img, F({1, 1, 2, 2}, {1, 1, 1, 1}), 1, 0, 2),
+     {1, 1, 1, 1},
+     {20});
+  // Two groups: output 0 sees channel 0 (ones), output 1 channel 1 (twos).
+  Tensor two = F({1, 2, 1, 1}, {1, 2});
+  is(ref::conv2d(two, F({2, 1, 1, 1}, {3, 5}), 1, 0, 1, 2),
+     {1, 2, 1, 1},
+     {3, 10});
+  // conv1d, dilation 2: [1 2 3 4] with [1 1] two apart: 1 + 3, 2 + 4.
+  is(ref::conv1d(F({1, 1, 4}, {1, 2, 3, 4}), F({1, 1, 2}, {1, 1}), 1, 0, 2),
+     {1, 1, 2},
+     {4, 6});
+  // conv_transpose2d, stride 2 with a 2x2 ones kernel: each value fills
+  // its own 2x2 block.
+  is(ref::conv_transpose2d(
+         F({1, 1, 2, 2}, {1, 2, 3, 4}), F({1, 1, 2, 2}, {1, 1, 1, 1}), 2),
+     {1, 1, 4, 4},
+     {1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4});
+  // adaptive_avg_pool2d of 3x3 to 2x2: windows [0, 2) and [1, 3).
+  is(ref::adaptive_avg_pool2d(img, 2), {1, 1, 2, 2}, {3, 4, 6, 7});
 }

@@ -108,7 +108,70 @@ def conv_rows():
         Row("avg_pool2d", "avg_pool2d(x, 2)", [In("x", "E A H W")],
             "E A 3 2", lambda x: F.avg_pool2d(x, 2), dims=dims6),
     ]
+    rows += conv_option_rows()
     return rows
+
+
+def conv_option_rows():
+    """conv2d's bias=, dilation= and groups= (depthwise too), conv1d,
+    conv_transpose2d, pools with stride= and padding=, and
+    adaptive_avg_pool2d, each against torch.nn.functional's."""
+    dims = {"H": 7, "W": 6}
+    x = In("x", "E B H W")            # [2 4 7 6]
+    k = In("k", "A B 3 3", lo=-0.5, hi=0.5)
+    bias = In("bias", "A")
+    kg = In("k", "D 2 3 3", lo=-0.5, hi=0.5)  # 6 outputs, 2 groups of 2
+    kd = In("k", "B 1 3 3", lo=-0.5, hi=0.5)  # depthwise: B groups of 1
+    x1 = In("x", "E B W")
+    k1 = In("k", "A B 3", lo=-0.5, hi=0.5)
+    xt = In("x", "E B H W")
+    kt = In("k", "B A 3 3", lo=-0.5, hi=0.5)   # [Cin Cout kh kw]
+    kt2 = In("k", "B 3 2 3", lo=-0.5, hi=0.5)  # 2 groups: Cout 6
+    px = In("x", "E A H W", values=distinct)
+    return [
+        Row("conv2d", "conv2d(x, k, padding=1, bias=bias)", [x, k, bias],
+            "E A 7 6", lambda x, k, b: F.conv2d(x, k, b, 1, 1), dims=dims),
+        Row("conv2d", "conv2d(x, k, padding=2, dilation=2)", [x, k],
+            "E A 7 6", lambda x, k: F.conv2d(x, k, None, 1, 2, 2),
+            dims=dims),
+        Row("conv2d", "conv2d(x, k, stride=2, padding=1, groups=2)",
+            [x, kg], "E D 4 3",
+            lambda x, k: F.conv2d(x, k, None, 2, 1, 1, 2), dims=dims),
+        Row("conv2d", "conv2d(x, k, padding=1, groups=4)", [x, kd],
+            "E B 7 6", lambda x, k: F.conv2d(x, k, None, 1, 1, 1, 4),
+            dims=dims, label="conv2d depthwise"),
+        Row("conv1d", "conv1d(x, k, stride=2, padding=1, bias=bias)",
+            [x1, k1, bias], "E A 3",
+            lambda x, k, b: F.conv1d(x, k, b, 2, 1), dims=dims),
+        Row("conv1d", "conv1d(x, k, dilation=2)", [x1, k1], "E A 2",
+            lambda x, k: F.conv1d(x, k, None, 1, 0, 2), dims=dims),
+        Row("conv_transpose2d", "conv_transpose2d(x, k, bias=bias)",
+            [xt, kt, bias], "E A 9 8",
+            lambda x, k, b: F.conv_transpose2d(x, k, b), dims=dims),
+        Row("conv_transpose2d",
+            "conv_transpose2d(x, k, stride=2, padding=1, output_padding=1)",
+            [xt, kt], "E A 14 12",
+            lambda x, k: F.conv_transpose2d(x, k, None, 2, 1, 1),
+            dims=dims),
+        Row("conv_transpose2d",
+            "conv_transpose2d(x, k, stride=2, groups=2, dilation=2)",
+            [xt, kt2], "E 6 15 15",
+            lambda x, k: F.conv_transpose2d(x, k, None, 2, 0, 0, 2, 2),
+            dims=dims),
+        Row("max_pool2d", "max_pool2d(x, 3, stride=2, padding=1)", [px],
+            "E A 4 3", lambda x: F.max_pool2d(x, 3, 2, 1), dims=dims),
+        Row("max_pool2d", "max_pool2d(x, 2, stride=1)", [px], "E A 6 5",
+            lambda x: F.max_pool2d(x, 2, 1), dims=dims),
+        Row("avg_pool2d", "avg_pool2d(x, 3, stride=2, padding=1)",
+            [In("x", "E A H W")], "E A 4 3",
+            lambda x: F.avg_pool2d(x, 3, 2, 1), dims=dims),
+        Row("adaptive_avg_pool2d", "adaptive_avg_pool2d(x, 1)",
+            [In("x", "E A H W")], "E A 1 1",
+            lambda x: F.adaptive_avg_pool2d(x, 1), dims=dims),
+        Row("adaptive_avg_pool2d", "adaptive_avg_pool2d(x, 4)",
+            [In("x", "E A H W")], "E A 4 4",
+            lambda x: F.adaptive_avg_pool2d(x, 4), dims=dims),
+    ]
 
 
 def other_rows():
