@@ -205,6 +205,24 @@ Value copy(BuiltinCall& c) {
   return Value::object(VK::Model, ref);
 }
 
+// Each param of m from p's same path, as an assignment `m.w = p.w` (the
+// model's copy on the workers is stale then), in the layout both share: a
+// shard params rank's pieces, a split H rank's heads.
+Value set_params(BuiltinCall& c) {
+  auto* m = c.arg(0).as<ModelRef>();
+  auto* p = c.arg(1).as<ModelRef>();
+  for (const std::string& path : m->paths(true)) {
+    ops::Tensor v = ops::stop_grad(p->get(path));
+    const ops::Tensor old = m->get(path);
+    if (v.shape() != old.shape())
+      c.fail("ShapeError",
+             "param `" + path + "` is " + ops::shape_string(old.shape()) +
+                 ", the new value " + ops::shape_string(v.shape()));
+    m->set(path, v.dtype() == old.dtype() ? v : ops::cast(v, old.dtype()));
+  }
+  return Value::unit();
+}
+
 }  // namespace
 
 Value init_model(Interpreter& in,
@@ -222,7 +240,7 @@ Value init_model(Interpreter& in,
 }
 
 std::vector<RuntimeEntry> lib_models() {
-  return {{"init", init}, {"copy", copy}};
+  return {{"init", init}, {"copy", copy}, {"set_params", set_params}};
 }
 
 }  // namespace ss::builtins

@@ -468,19 +468,37 @@ Type Checker::binary_type(ast::BinaryOp op,
   }
   if ((op == B::And || op == B::Or) && !a.is_tensor() && !b.is_tensor())
     return Type::of(TK::Bool);
-  // Gradients add up and scale like their params (accumulation).
-  if (a.kind == TK::Grads || b.kind == TK::Grads) {
-    bool ok = (a.kind == TK::Grads && b.kind == TK::Grads &&
-               a.model == b.model && (op == B::Add || op == B::Sub)) ||
-              ((op == B::Mul || op == B::Div) &&
-               (a.kind == TK::Grads ? b : a).is_host_number() &&
-               (op == B::Mul || a.kind == TK::Grads));
-    if (ok) return a.kind == TK::Grads ? a : b;
+  // Note [Arithmetic over params]: gradients, and a model's params, take
+  // + - * / ** field by field, with each other (of one model type) or with
+  // a host number on either side, as JAX's tree_map(lambda a, b: a * b)
+  // over pytrees: an optimizer's moments (g * g, v ** 0.5 + eps) and an
+  // EMA (m * 0.999 + n * 0.001) are written once for every field. A model
+  // in arithmetic stands for its params (buffers are not arithmetic), so
+  // the result is a Grads[M]: values shaped as M's params, which
+  // set_params(mut m, p) writes back.
+  auto params_of = [](const Type& t) {
+    Type g = t;
+    if (t.kind == TK::Model) g.kind = TK::Grads;
+    return g;
+  };
+  const bool tree_a = a.kind == TK::Grads || a.kind == TK::Model;
+  const bool tree_b = b.kind == TK::Grads || b.kind == TK::Model;
+  if (tree_a || tree_b) {
+    const bool arith = op == B::Add || op == B::Sub || op == B::Mul ||
+                       op == B::Div || op == B::Pow;
+    const Type& tree = tree_a ? a : b;
+    const bool same_model = tree_a && tree_b && a.model == b.model &&
+                            a.model_args == b.model_args && a.stack == b.stack;
+    const bool ok = arith && (same_model || (tree_a && b.is_host_number()) ||
+                              (tree_b && a.is_host_number()));
+    if (ok) return params_of(tree);
     error(Code::E0303,
           at,
           std::string("`") + ast::binary_op_spelling(op) +
               "` does not apply to " + a.str() + " and " + b.str(),
-          "gradients add (g1 + g2) and scale (g * 0.5)");
+          "gradients and params take + - * / ** field by field, with each "
+          "other (one model type) or a number")
+        .help("or one field at a time: a.w + b.w");
     return Type::error();
   }
   if (!a.is_numeric() || !b.is_numeric()) {

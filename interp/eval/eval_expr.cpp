@@ -238,7 +238,8 @@ Value Interpreter::binary(B op, const Value& a, const Value& b, diag::Span at) {
     if (op == B::Ne) return Value::boolean(a.s != b.s);
     fail("ValueError", at, "unsupported string operation");
   }
-  if (a.kind == VK::Grads || b.kind == VK::Grads)
+  if (a.kind == VK::Grads || b.kind == VK::Grads || a.kind == VK::Model ||
+      b.kind == VK::Model)
     return grads_binary(check::operator_def(op), a, b, at);
   if (a.is_number() && b.is_number()) {
     if (a.kind != VK::Float && b.kind != VK::Float)

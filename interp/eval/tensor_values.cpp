@@ -74,10 +74,16 @@ Value grads_map(const Value& g,
   return make_grads(like, out, m->whole_shapes(), m->heads_axes());
 }
 
+Value params_as_grads(const Value& m) {
+  if (m.kind != VK::Model) return m;
+  return grads_map(m, [](const ops::Tensor& t) { return t; });
+}
+
 Value grads_binary(const ops::OpDef& op,
-                   const Value& a,
-                   const Value& b,
+                   const Value& a0,
+                   const Value& b0,
                    diag::Span at) {
+  const Value a = params_as_grads(a0), b = params_as_grads(b0);
   if (a.kind == VK::Grads && b.kind == VK::Grads) {
     auto* x = a.as<ModelRef>();
     auto* y = b.as<ModelRef>();

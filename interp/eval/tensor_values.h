@@ -20,8 +20,12 @@ ops::Tensor number_tensor(const Value& v);
 /// A Grads value with [fn] applied to every gradient.
 Value grads_map(const Value& g,
                 const std::function<ops::Tensor(const ops::Tensor&)>& fn);
-/// g1 + g2, g1 - g2, g * s, s * g, g / s: [op] (the operator's entry:
-/// add, sub, mul, div) on each param's leaves.
+/// A model's params as a Grads value (Note [Arithmetic over params] in
+/// interp/check/exprs.cpp); any other value as it is.
+Value params_as_grads(const Value& m);
+/// g1 + g2, g * s, s ** g, m * 0.9 + n * 0.1, ...: [op] (the operator's
+/// entry: add, sub, mul, div, pow) on each param's leaves, a model
+/// standing for its params.
 Value grads_binary(const ops::OpDef& op,
                    const Value& a,
                    const Value& b,

@@ -280,6 +280,25 @@ Type update_rule(RuleCtx& ctx) {
   return Type::of(K::Unit);
 }
 
+// set_params(mut m, p): p a Grads of m's type (Note [Arithmetic over
+// params] in interp/check/exprs.cpp).
+Type set_params_rule(RuleCtx& ctx) {
+  const Type& m = ctx.type(0);
+  const Type& p = ctx.type(1);
+  if (any_error({&m, &p})) return Type::error();
+  if (!require_kind(ctx, 0, K::Model, "a model") ||
+      !require_kind(ctx, 1, K::Grads, "params (Grads[M]: m * 0.9 + n * 0.1)"))
+    return Type::error();
+  if (!same_model(m, p)) {
+    ctx.error(Code::E0303,
+              ctx.span(1),
+              "set_params of " + m.str() + " with " + p.str(),
+              describe(ctx, 0) + ", " + describe(ctx, 1));
+    return Type::error();
+  }
+  return Type::of(K::Unit);
+}
+
 Type set_lr_rule(RuleCtx& ctx) {
   const Type& o = ctx.type(0);
   if (any_error({&o, &ctx.type(1)})) return Type::error();
@@ -384,6 +403,13 @@ std::vector<OpDef> ops_optim() {
                }())
                .with_torch("opt.step() (the gradients are an argument here, "
                            "not p.grad)"),
+           def("set_params",
+               {{"m", V, true, true}, {"p"}},
+               set_params_rule,
+               "writes every param of m from p, values shaped as m's params "
+               "(m * 0.999 + n * 0.001: an EMA)")
+               .with_torch("for q, v in zip(m.parameters(), p): "
+                           "q.data.copy_(v)"),
            def("set_lr",
                {{"opt", V, true, true}, {"lr"}, {"group", V, false}},
                set_lr_rule,

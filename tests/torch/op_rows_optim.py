@@ -440,3 +440,76 @@ ROWS += [
                    'set_lr(opt, s, group="vec")', "update(m, opt, g)"],
              before_step=set_group_lr, logs=", sched=s"),
 ]
+
+
+# Note [Arithmetic over params] (interp/check/exprs.cpp): Adam written once
+# in ss over every field with Grads arithmetic, and an EMA of the params
+# with set_params, against torch.optim.Adam and the same EMA in torch.
+HAND_ADAM = HEAD + """
+fn main():
+    let m = load("in.safetensors", P)
+    let ema = copy(m)
+    let mom = zeros_like(m)
+    let sq = zeros_like(m)
+    let out = jsonl("out.jsonl")
+    for i in range({steps}):
+        let l, g = value_and_grad(loss, m, drift(i))
+        mom = mom * 0.9 + g * 0.1
+        sq = sq * 0.999 + g * g * 0.001
+        let t = float(i + 1)
+        let mhat = mom / (1.0 - 0.9 ** t)
+        let vhat = sq / (1.0 - 0.999 ** t)
+        set_params(m, m - 0.02 * mhat / (vhat ** 0.5 + 1e-8))
+        set_params(ema, ema * 0.9 + m * 0.1)
+        out.write(logs(w=m.w, v=m.v, loss=l, ema_w=ema.w, ema_v=ema.v))
+"""
+
+
+class HandAdamRow:
+    """The hand-written Adam and EMA above, LONG steps in f64 (4 in f32)."""
+
+    ops = ("set_params",)
+    known_bug = None
+
+    def __init__(self, label, dtypes, steps):
+        self.label, self.dtypes, self.steps = label, dtypes, steps
+
+    def run(self, ss, dtype):
+        rng = np.random.default_rng(4242)
+        npdt = {"f64": np.float64, "f32": np.float32}[dtype]
+        arrays = {"w": rng.uniform(-1, 1, (3, 4)).astype(npdt),
+                  "v": rng.uniform(-1, 1, (4,)).astype(npdt),
+                  "t": rng.uniform(-1, 1, (3, 4)).astype(npdt)}
+        ran = run_ss(ss, HAND_ADAM.format(dt=dtype, steps=self.steps),
+                     arrays)
+        if isinstance(ran, str):
+            return [ran]
+        lines = ran[0]
+        w, v, t = (torch.from_numpy(np.array(arrays[k])).double()
+                   for k in "wvt")
+        w.requires_grad_(True)
+        v.requires_grad_(True)
+        ema = [w.detach().clone(), v.detach().clone()]
+        opt = torch.optim.Adam([w, v], lr=0.02)
+        errs = []
+        for i, got in enumerate(lines):
+            opt.zero_grad()
+            loss = torch_loss(w, v, t, drift(i))
+            loss.backward()
+            opt.step()
+            for e, p in zip(ema, (w, v)):
+                e.mul_(0.9).add_(0.1 * p.detach())
+            want = {"loss": loss.detach(), "w": w.detach(), "v": v.detach(),
+                    "ema_w": ema[0], "ema_v": ema[1]}
+            for name, value in want.items():
+                e = compare(f"step {i} {name}", got[name], value,
+                            RTOL[dtype])
+                if e:
+                    errs.append(e)
+        return errs
+
+
+ROWS += [HandAdamRow("hand-written adam and ema (Grads arithmetic)",
+                     ("f64", "f32"), STEPS),
+         HandAdamRow(f"hand-written adam and ema ({LONG} steps)", ("f64",),
+                     LONG)]
