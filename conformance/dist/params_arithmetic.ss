@@ -1,6 +1,6 @@
 # Arithmetic over params (Note [Arithmetic over params] in
 # interp/check/exprs.cpp) in worker fns under shard params: RMSprop
-# written once over every field with Grads arithmetic (g * g, ** 0.5),
+# written once over every field with Grads arithmetic (g * g, sqrt),
 # an EMA of the model (ema * 0.9 + m * 0.1) and set_params, each on a
 # rank's pieces of every param. N devices against one. eps is 1e-3, not
 # 1e-8: a pixel that is 0 in every image gives w1 a gradient of rounding
@@ -31,7 +31,7 @@ fn loss(m: Net, batch: [b] Digit) -> f32:
 fn step(mut m: Net, mut ema: Net, sq: Grads[Net], batch: [b] Digit) -> Grads[Net]:
     let l, g = value_and_grad(loss, m, batch)
     let sq2 = sq * 0.9 + g * g * 0.1
-    set_params(m, m - 0.01 * g / (sq2 ** 0.5 + 1e-3))
+    set_params(m, m - 0.01 * g / (sqrt(sq2) + 1e-3))
     set_params(ema, ema * 0.9 + m * 0.1)
     return sq2
 

@@ -475,7 +475,9 @@ Type Checker::binary_type(ast::BinaryOp op,
   // EMA (m * 0.999 + n * 0.001) are written once for every field. A model
   // in arithmetic stands for its params (buffers are not arithmetic), so
   // the result is a Grads[M]: values shaped as M's params, which
-  // set_params(mut m, p) writes back.
+  // set_params(mut m, p) writes back. The unary elementwise builtins map
+  // the same way (sqrt(v), abs(g): OpDef::maps_over_params, run by
+  // call_builtin_forward).
   auto params_of = [](const Type& t) {
     Type g = t;
     if (t.kind == TK::Model) g.kind = TK::Grads;

@@ -307,6 +307,16 @@ Value call_builtin_forward(BuiltinCall& c) {
     if (on != Overload::Plain)
       if (RuntimeFn fn = runtime_of(c.op, on)) return fn(c);
   }
+  // sqrt(v), abs(g), ...: each param's tensor (Note [Arithmetic over
+  // params] in interp/check/exprs.cpp).
+  if (c.op.maps_over_params && c.op.forward && c.has(0) &&
+      (c.args[0].kind == VK::Grads || c.args[0].kind == VK::Model))
+    return grads_map(params_as_grads(c.args[0]), [&](const ops::Tensor& t) {
+      BuiltinCall one = c;
+      one.args[0] = Value::tensor(t);
+      EvalForwardCtx ctx(one);
+      return c.op.forward(ctx).at(0);
+    });
   if (c.op.forward) {
     EvalForwardCtx ctx(c);
     try {

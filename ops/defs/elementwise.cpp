@@ -30,7 +30,14 @@ Type unary_rule(RuleCtx& ctx, UnaryResult result) {
   const Type& x = ctx.type(0);
   if (x.is_error()) return Type::error();
   const char* op = ctx.op_name();
-  if (x.kind == K::Grads && is(op, "neg")) return x;
+  // Gradients, or a model's params, field by field (Note [Arithmetic over
+  // params] in interp/check/exprs.cpp): values shaped as its params.
+  if ((x.kind == K::Grads || x.kind == K::Model) &&
+      result != UnaryResult::Bool && !ctx.has(1)) {
+    Type g = x;
+    g.kind = K::Grads;
+    return g;
+  }
   if (!x.is_numeric()) {
     require_tensor(ctx, 0, true);
     return Type::error();
@@ -386,6 +393,7 @@ void add_op(std::vector<OpDef>& v,
   d.differentiable = diff;
   d.forward = f;
   d.device.heads = DeviceRule::Heads::PerHead;  // elementwise: per head
+  d.maps_over_params = rule == float_rule || rule == signed_rule;
   v.push_back(d);
 }
 
@@ -452,6 +460,7 @@ std::vector<OpDef> ops_elementwise() {
   gelu.forward = gelu_fwd;
   gelu.torch = "torch.nn.functional.gelu(x) (approximate=\"tanh\" alike)";
   gelu.device.heads = DeviceRule::Heads::PerHead;
+  gelu.maps_over_params = true;
   v.push_back(gelu);
   OpDef where_op{"where",
                  {{"c"}, {"a"}, {"b"}},

@@ -52,6 +52,10 @@ struct OpDef {
   /// read it.
   DeviceRule device{};
   bool differentiable = true;
+  /// A unary elementwise op that, given gradients or a model, applies to
+  /// each param's tensor and gives a Grads (`sqrt(v)`: Note [Arithmetic
+  /// over params] in interp/check/exprs.cpp); the evaluator maps it.
+  bool maps_over_params = false;
   /// An initialiser (`w: [D H] = normal(std=0.02)`): init(...) draws the
   /// field from the entry's arguments (interp/builtins/models.cpp); it is
   /// never run as a call, so it has no forward and no runtime.

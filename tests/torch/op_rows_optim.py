@@ -459,7 +459,7 @@ fn main():
         let t = float(i + 1)
         let mhat = mom / (1.0 - 0.9 ** t)
         let vhat = sq / (1.0 - 0.999 ** t)
-        set_params(m, m - 0.02 * mhat / (vhat ** 0.5 + 1e-8))
+        set_params(m, m - 0.02 * mhat / (sqrt(vhat) + 1e-8))
         set_params(ema, ema * 0.9 + m * 0.1)
         out.write(logs(w=m.w, v=m.v, loss=l, ema_w=ema.w, ema_v=ema.v))
 """
