@@ -450,6 +450,19 @@ Type Checker::check_call(const ast::Expr& e, FnCtx& c) {
       r.kind = Resolution::Kind::Builtin;
       r.op = op;
       r.name = name;
+      // Note [A draw's site]: rand(T, seed=) and randn(T, seed=) draw
+      // (seed, site, element index), and the site is the fn's name and
+      // the call's position among that fn's draws in source order
+      // ("main#0", "init_w#2"): what an edit that changes nothing leaves
+      // as it was. The file's name and the call's line were the site
+      // before, so a renamed copy of the file, or a comment line above
+      // the call, drew other values. A fn's draws are the same on any
+      // device count, and in the repl a loaded file's fns draw what `ss
+      // run` draws; code typed at the prompt counts from 0 in each entry.
+      if (op->draws_at_site)
+        prog_->exprs_[&e].draw_site =
+            (c.fn ? c.fn->name : std::string("<prompt>")) + "#" +
+            std::to_string(c.draws++);
       return record(e, call_builtin(*op, e, base, c), r);
     }
     std::vector<std::string> cands = value_names(&c);

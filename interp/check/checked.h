@@ -126,6 +126,9 @@ struct ExprInfo {
   std::map<std::string, PatternLabel> pattern_labels;
   /// The value has the batch axis (split across the devices along it).
   bool split = false;
+  /// rand/randn calls: the site their draws are keyed by, "<fn>#<k>"
+  /// (Note [A draw's site] in interp/check/calls.cpp).
+  std::string draw_site;
   /// value_and_grad, grad: the mesh axes their loss varies over here
   /// (RuleCtx::record_loss_varying; Note [A gradient inside an instance]).
   std::optional<std::vector<std::string>> loss_varying;

@@ -69,6 +69,8 @@ struct FnCtx {
   };
   std::vector<VaryingCond> varying_conds;
   bool saw_return = false;
+  /// The rand/randn calls checked so far in this fn, in source order.
+  int draws = 0;
   /// Size variables only the result names, and what returns bound them to.
   std::set<uint32_t> result_only;
   std::map<uint32_t, Axis> result_binding;

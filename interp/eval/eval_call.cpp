@@ -156,13 +156,12 @@ class EvalForwardCtx final : public ops::ForwardCtx {
               (m->calls << 32) | (ordinal & 0xffffffffu),
               offset};
     }
-    // rand/randn: (seed, call site). The site is the file's name, not its
-    // path as typed: `ss run a.ss`, `ss run ./a.ss` and an absolute path
-    // are the same program and must draw the same (language.md,
-    // Randomness; the conformance runner found three different losses).
-    // In the repl, the site is where the call was typed or loaded (Note
-    // [Source origins]): a file's draws there are `ss run`'s.
+    // rand/randn: (seed, call site), the site the checker named (Note [A
+    // draw's site] in interp/check/calls.cpp). Called as a value (no call
+    // expression), the site is the file's name and the call's position.
     uint64_t seed = static_cast<uint64_t>(v.number());
+    if (c_.info && !c_.info->draw_site.empty())
+      return {ops::philox::key_for(seed, c_.info->draw_site.c_str()), 0, 0};
     const diag::Span at = c_.in.sources().origin(c_.span);
     std::string site = std::filesystem::path(c_.in.sources().file(at.file).path)
                            .filename()

@@ -29,8 +29,8 @@ namespace {
 // Lin's loss is mean(y) · sum(w): each w_k's gradient is the batch's
 // mean(y), so SGD moves every w_k by -lr · mean(y). `bad` fails on the
 // workers (label 9 of 2 classes, line 18, column 12); `spin` never ends;
-// `noise` draws from randn (line 26), whose draws are keyed by the file's
-// name and the call's line and column; `drift` never ends either, and
+// `noise` draws from randn (line 26), whose draws are keyed by the fn's
+// name and the draw's position in it ("noise#0"); `drift` never ends either, and
 // each worker's copy of m grows with the iterations it ran; `shift` moves
 // every w_k by mean(y) and gives mean(y) · sum(w).
 const char* kLin = R"(dim K = 2

@@ -63,6 +63,7 @@ OpDef def(const char* name, const char* summary) {
           rand_rule,
           summary};
   d.differentiable = false;
+  d.draws_at_site = true;
   d.forward = rand_fwd;
   return d;
 }

@@ -56,6 +56,10 @@ struct OpDef {
   /// each param's tensor and gives a Grads (`sqrt(v)`: Note [Arithmetic
   /// over params] in interp/check/exprs.cpp); the evaluator maps it.
   bool maps_over_params = false;
+  /// rand/randn: its draws are keyed by its call site, which the checker
+  /// names (ExprInfo::draw_site: Note [A draw's site] in
+  /// interp/check/calls.cpp).
+  bool draws_at_site = false;
   /// An initialiser (`w: [D H] = normal(std=0.02)`): init(...) draws the
   /// field from the entry's arguments (interp/builtins/models.cpp); it is
   /// never run as a call, so it has no forward and no runtime.
