@@ -279,18 +279,19 @@ Type bce_logits_rule(RuleCtx& ctx) {
 }
 
 // mse, smooth_l1, huber: a and b broadcast, then reduction= (param [red]);
-// smooth_l1's beta= and huber's delta= (param 2) are >= 0 (huber's > 0).
-template <size_t red>
+// mse, smooth_l1, huber: reduction= at param [red]; with [threshold],
+// smooth_l1's beta= or huber's delta= at param 2, >= 0.
+template <size_t red, bool threshold>
 Type regression_rule(RuleCtx& ctx) {
   auto shape = pair_rule(ctx, true, kNoParam);
   auto r = shape ? reduction_rule(ctx, red, false) : std::nullopt;
   if (!r) return Type::error();
-  if (red == 3 && (!optional_number(ctx, 2) ||
-                   !in_range(ctx,
-                             2,
-                             0,
-                             std::numeric_limits<double>::infinity(),
-                             "threshold is >= 0")))
+  if (threshold && (!optional_number(ctx, 2) ||
+                    !in_range(ctx,
+                              2,
+                              0,
+                              std::numeric_limits<double>::infinity(),
+                              "threshold is >= 0")))
     return Type::error();
   return loss_type(ctx, *r, *shape, pair_dtype(ctx), {0, 1});
 }
@@ -662,14 +663,14 @@ std::vector<OpDef> ops_losses() {
            "weight, reduction=, pos_weight=)"),
       loss("mse",
            {{"a"}, {"b"}, reduction},
-           regression_rule<2>,
+           regression_rule<2, false>,
            loss_fwd<mse_terms, 2>,
            kLoss<mse_terms, 2>,
            "(a - b) ** 2, a and b broadcast; its mean by default, reduction=",
            "torch.nn.functional.mse_loss(a, b, reduction=)"),
       loss("smooth_l1",
            {{"a"}, {"b"}, opt("beta"), reduction},
-           regression_rule<3>,
+           regression_rule<3, true>,
            loss_fwd<threshold_terms<false>, 3>,
            kLoss<threshold_terms<false>, 3>,
            "0.5 d ** 2 / beta where |d| < beta, else |d| - 0.5 beta, for "
@@ -677,7 +678,7 @@ std::vector<OpDef> ops_losses() {
            "torch.nn.functional.smooth_l1_loss(a, b, reduction=, beta=)"),
       loss("huber",
            {{"a"}, {"b"}, opt("delta"), reduction},
-           regression_rule<3>,
+           regression_rule<3, true>,
            loss_fwd<threshold_terms<true>, 3>,
            kLoss<threshold_terms<true>, 3>,
            "0.5 d ** 2 where |d| < delta, else delta (|d| - 0.5 delta), for "
