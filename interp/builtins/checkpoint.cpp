@@ -426,9 +426,8 @@ std::shared_ptr<OptimState> load_optim(BuiltinCall& c,
         "checkpoint " + quote(file) +
             ": metadata step is not a step count: " + quote(meta.at("step")));
   o->step = static_cast<int64_t>(step);
-  // A hyperparameter the file leaves out keeps OptimHyper's default, but
-  // AdamW's weight decay, which is torch's 0.01.
-  if (o->kind == types::OptimKind::AdamW) o->weight_decay = 0.01;
+  // A hyperparameter the file leaves out takes the optimizer's default.
+  static_cast<OptimHyper&>(*o) = optimizer_defaults(o->kind);
   read_hypers(c, file, meta, "", o->kind, *o);
   const std::vector<std::string> paths = param_paths(*o);
   for (size_t k = 0;; ++k) {

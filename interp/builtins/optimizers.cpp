@@ -75,8 +75,7 @@ ops::Tensor& state(ParamState& st,
   auto it = st.find(name);
   if (it == st.end())
     it = st.emplace(name,
-                    init == 0 ? ops::zeros_like(p)
-                              : ops::add(ops::zeros_like(p), scal(init, p)))
+                    ops::Tensor::full(p.shape(), init, p.dtype(), p.device()))
              .first;
   return it->second;
 }
@@ -126,13 +125,10 @@ bool sgd_fused(const OptimHyper& o,
     be.sgd_update(p, g, nullptr, o.lr, 0, o.weight_decay, false, false);
     return true;
   }
-  bool first = !st.count("momentum_buffer");
-  if (first)
-    st["momentum_buffer"] =
-        ops::Tensor::zeros(p.shape(), p.dtype(), p.device());
+  const bool first = !st.count("momentum_buffer");
   be.sgd_update(p,
                 g,
-                &own(st["momentum_buffer"]),
+                &own(state(st, "momentum_buffer", p)),
                 o.lr,
                 o.momentum,
                 o.weight_decay,
@@ -190,15 +186,11 @@ bool adamw_fused(const OptimHyper& o,
                  ops::Tensor& p,
                  const ops::Tensor& g) {
   if (o.amsgrad) return false;  // the kernel keeps no running maximum
-  if (!st.count("exp_avg")) {
-    st["exp_avg"] = ops::Tensor::zeros(p.shape(), p.dtype(), p.device());
-    st["exp_avg_sq"] = ops::Tensor::zeros(p.shape(), p.dtype(), p.device());
-  }
   ops::backend_for(p.device())
       .adamw_update(p,
                     g,
-                    own(st["exp_avg"]),
-                    own(st["exp_avg_sq"]),
+                    own(state(st, "exp_avg", p)),
+                    own(state(st, "exp_avg_sq", p)),
                     o.lr,
                     o.beta1,
                     o.beta2,
@@ -388,23 +380,44 @@ std::optional<size_t> param_index(const BuiltinCall& c, const char* name) {
   return std::nullopt;
 }
 
-// Sets [o]'s hyperparameters from [c]'s arguments, by name, as [r]'s args
-// say, checked as torch.optim checks them. With [defaults], one not given
-// takes its default (making an optimizer); without, it is left as it is
-// (a group, which starts from the default group's).
-void configure(const Row& r, BuiltinCall& c, OptimHyper& o, bool defaults) {
+// [r]'s args, lr first.
+std::vector<Arg> args_of(const Row& r) {
+  std::vector<Arg> args = r.args;
+  args.insert(args.begin(), number("lr", &H::lr, r.default_lr));
+  return args;
+}
+
+// A fresh optimizer's hyperparameters: every arg's default.
+OptimHyper defaults_of(const Row& r) {
+  OptimHyper h;
+  for (const Arg& a : args_of(r)) {
+    if (a.flag) {
+      h.*a.flag = false;
+    } else if (a.number) {
+      h.*a.number = a.dflt;
+    } else {
+      h.beta1 = 0.9;
+      h.beta2 = a.dflt;
+    }
+  }
+  return h;
+}
+
+// Sets [o]'s hyperparameters from the arguments [c] gives, by name, as
+// [r]'s args say, checked as torch.optim checks them; the others stay as
+// they are (defaults_of for a new optimizer, the default group's for a
+// new group).
+void configure(const Row& r, BuiltinCall& c, OptimHyper& o) {
   const std::string op = c.op.name;
   auto out_of = [&](const std::string& name, double v, const char* range) {
     c.fail("ValueError",
            op + "'s " + name + " must be in " + range + ", not " +
                format_number(v));
   };
-  std::vector<Arg> args = r.args;
-  args.insert(args.begin(), number("lr", &H::lr, r.default_lr));
-  for (const Arg& a : args) {
+  for (const Arg& a : args_of(r)) {
     const std::optional<size_t> at = param_index(c, a.name);
     const size_t i = at.value_or(c.op.params.size());
-    if (!c.has(i) && !defaults) continue;
+    if (!c.has(i)) continue;
     if (a.flag) {
       o.*a.flag = c.flag(i, false);
     } else if (a.number) {
@@ -413,15 +426,11 @@ void configure(const Row& r, BuiltinCall& c, OptimHyper& o, bool defaults) {
         out_of(a.name, v, std::isinf(a.at_most) ? "[0, inf)" : "[0, 1]");
       o.*a.number = v;
     } else {
-      o.beta1 = 0.9;
-      o.beta2 = a.dflt;
-      if (c.has(i)) {
-        const Value& b = c.arg(i);
-        if ((b.kind != VK::Tuple && b.kind != VK::List) || b.items->size() != 2)
-          c.fail("ValueError", "betas= is a pair (b1, b2)");
-        o.beta1 = (*b.items)[0].number();
-        o.beta2 = (*b.items)[1].number();
-      }
+      const Value& b = c.arg(i);
+      if ((b.kind != VK::Tuple && b.kind != VK::List) || b.items->size() != 2)
+        c.fail("ValueError", "betas= is a pair (b1, b2)");
+      o.beta1 = (*b.items)[0].number();
+      o.beta2 = (*b.items)[1].number();
       for (double beta : {o.beta1, o.beta2})
         if (!(beta >= 0 && beta < 1)) out_of("betas", beta, "[0, 1)");
     }
@@ -442,6 +451,10 @@ const OptimizerRule& optimizer_rule(OptimKind kind) {
   return row(kind).rule;
 }
 
+OptimHyper optimizer_defaults(OptimKind kind) {
+  return defaults_of(row(kind));
+}
+
 Value make_optimizer(BuiltinCall& c) {
   const types::OptimNames* names = types::optim_named(c.op.name, false);
   if (!names)
@@ -453,7 +466,8 @@ Value make_optimizer(BuiltinCall& c) {
   o->kind = names->kind;
   o->model = m.as<ModelRef>()->store;
   o->prefix = m.as<ModelRef>()->prefix;
-  configure(r, c, *o, /*defaults=*/true);
+  static_cast<OptimHyper&>(*o) = defaults_of(r);
+  configure(r, c, *o);
   return Value::object(VK::Optim, o);
 }
 
@@ -534,7 +548,7 @@ Value add_param_group(BuiltinCall& c) {
     }
   }
   g.hyper = *o;  // the default group's, then the ones given
-  configure(row(o->kind), c, g.hyper, /*defaults=*/false);
+  configure(row(o->kind), c, g.hyper);
   o->groups.push_back(std::move(g));
   o->hyper_newer = true;  // in the controller: for the workers' copy
   return Value::unit();

@@ -42,6 +42,10 @@ struct OptimizerRule {
 
 const OptimizerRule& optimizer_rule(types::OptimKind kind);
 
+/// [kind]'s hyperparameters when its builtin is given none but the model
+/// (torch.optim's defaults; Lion's its paper's).
+eval::OptimHyper optimizer_defaults(types::OptimKind kind);
+
 /// The builtin that makes any optimizer (sgd, adamw, adam, ...): its kind
 /// is the builtin's name.
 eval::Value make_optimizer(eval::BuiltinCall& c);

@@ -108,6 +108,35 @@ OPT_TYPES = {"sgd": "SGD", "adamw": "AdamW", "adam": "Adam",
              "adadelta": "Adadelta", "lion": "Lion"}
 
 
+def run_steps(ss, src, dtype, seed, steps):
+    """Runs [src] with P's w, v and t drawn from [seed]: (its [steps]
+    logged lines, and w, v (requiring grad) and t in f64 for torch), or a
+    list of what went wrong."""
+    rng = np.random.default_rng(seed)
+    npdt = {"f64": np.float64, "f32": np.float32}[dtype]
+    arrays = {"w": rng.uniform(-1, 1, (3, 4)).astype(npdt),
+              "v": rng.uniform(-1, 1, (4,)).astype(npdt),
+              "t": rng.uniform(-1, 1, (3, 4)).astype(npdt)}
+    ran = run_ss(ss, src, arrays)
+    if isinstance(ran, str):
+        return [ran]
+    lines = ran[0]
+    if len(lines) != steps:
+        return [f"{len(lines)} lines written, not {steps}"]
+    w, v, t = (torch.from_numpy(np.array(arrays[k])).double() for k in "wvt")
+    w.requires_grad_(True)
+    v.requires_grad_(True)
+    return lines, w, v, t
+
+
+def check_step(i, got, want, dtype):
+    """What differs at step [i] between ss's logged [got] and torch's
+    [want] ({name: tensor})."""
+    return [e for name, value in want.items()
+            if (e := compare(f"step {i} {name}", got[name], value,
+                             RTOL[dtype]))]
+
+
 class OptimRow:
     """make: the optimizer's ShapeScript call; torch_opt(params): torch's.
     body: the loop's lines after value_and_grad (default: update);
@@ -137,21 +166,11 @@ class OptimRow:
                               body=body, logs=self.logs, setup=self.setup)
 
     def run(self, ss, dtype):
-        rng = np.random.default_rng(len(self.label) * 7919 + 17)
-        npdt = {"f64": np.float64, "f32": np.float32}[dtype]
-        arrays = {"w": rng.uniform(-1, 1, (3, 4)).astype(npdt),
-                  "v": rng.uniform(-1, 1, (4,)).astype(npdt),
-                  "t": rng.uniform(-1, 1, (3, 4)).astype(npdt)}
-        ran = run_ss(ss, self.program(dtype), arrays)
-        if isinstance(ran, str):
-            return [ran]
-        lines = ran[0]
-        if len(lines) != self.steps:
-            return [f"{len(lines)} lines written, not {self.steps}"]
-        w, v, t = (torch.from_numpy(np.array(arrays[k])).double()
-                   for k in "wvt")
-        w.requires_grad_(True)
-        v.requires_grad_(True)
+        ran = run_steps(ss, self.program(dtype), dtype,
+                        len(self.label) * 7919 + 17, self.steps)
+        if isinstance(ran, list):
+            return ran
+        lines, w, v, t = ran
         opt = self.torch_opt([w, v])
         errs = []
         for i, got in enumerate(lines):
@@ -166,11 +185,7 @@ class OptimRow:
             opt.step()
             want.update(w=w.detach(), v=v.detach(),
                         step=torch.tensor(i + 1, dtype=torch.int64))
-            for name, value in want.items():
-                e = compare(f"step {i} {name}", got[name], value,
-                            RTOL[dtype])
-                if e:
-                    errs.append(e)
+            errs += check_step(i, got, want, dtype)
         return errs
 
 
@@ -475,20 +490,11 @@ class HandAdamRow:
         self.label, self.dtypes, self.steps = label, dtypes, steps
 
     def run(self, ss, dtype):
-        rng = np.random.default_rng(4242)
-        npdt = {"f64": np.float64, "f32": np.float32}[dtype]
-        arrays = {"w": rng.uniform(-1, 1, (3, 4)).astype(npdt),
-                  "v": rng.uniform(-1, 1, (4,)).astype(npdt),
-                  "t": rng.uniform(-1, 1, (3, 4)).astype(npdt)}
-        ran = run_ss(ss, HAND_ADAM.format(dt=dtype, steps=self.steps),
-                     arrays)
-        if isinstance(ran, str):
-            return [ran]
-        lines = ran[0]
-        w, v, t = (torch.from_numpy(np.array(arrays[k])).double()
-                   for k in "wvt")
-        w.requires_grad_(True)
-        v.requires_grad_(True)
+        ran = run_steps(ss, HAND_ADAM.format(dt=dtype, steps=self.steps),
+                        dtype, 4242, self.steps)
+        if isinstance(ran, list):
+            return ran
+        lines, w, v, t = ran
         ema = [w.detach().clone(), v.detach().clone()]
         opt = torch.optim.Adam([w, v], lr=0.02)
         errs = []
@@ -501,11 +507,7 @@ class HandAdamRow:
                 e.mul_(0.9).add_(0.1 * p.detach())
             want = {"loss": loss.detach(), "w": w.detach(), "v": v.detach(),
                     "ema_w": ema[0], "ema_v": ema[1]}
-            for name, value in want.items():
-                e = compare(f"step {i} {name}", got[name], value,
-                            RTOL[dtype])
-                if e:
-                    errs.append(e)
+            errs += check_step(i, got, want, dtype)
         return errs
 
 
