@@ -82,6 +82,8 @@ class Diagnostics {
   const std::vector<Diagnostic>& list() const { return list_; }
   /// The most recent diagnostic, to add notes to; null when none.
   Diagnostic* last() { return list_.empty() ? nullptr : &list_.back(); }
+  /// The [i]th diagnostic, in the order reported, to add notes to.
+  Diagnostic& at(size_t i) { return list_.at(i); }
   /// Sorts by (file, offset) and drops exact duplicates.
   void sort();
   void append(const Diagnostics& other);

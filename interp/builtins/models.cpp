@@ -182,7 +182,12 @@ Value init(BuiltinCall& c) {
   if (m.kind != VK::Type || m.type->kind != TK::Model)
     c.fail("ValueError", "init needs a model type");
   int64_t seed = c.integer(1, 0);
-  return init_model(c.in, *m.type, static_cast<uint64_t>(seed), c.span);
+  // The checker's type carries dtype= (Note [Dtype variables]).
+  types::Type mt = *m.type;
+  const types::Type& r = c.result_type();
+  if (r.kind == TK::Model && r.model == mt.model)
+    mt.model_dtype = r.model_dtype;
+  return init_model(c.in, mt, static_cast<uint64_t>(seed), c.span);
 }
 
 Value copy(BuiltinCall& c) {

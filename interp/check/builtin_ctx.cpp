@@ -249,7 +249,15 @@ class BuiltinCtx final : public ops::RuleCtx {
   Type call_fn(const Type& fn,
                const std::vector<Type>& args,
                diag::Span at) override {
-    return ck_.call_fn_value(fn, args, at, c_);
+    // The argument that named the fn learns which instance of a generic
+    // fn these arguments bind (Note [Dtype variables]): the plan's call
+    // sites and evaluation read it from there.
+    const ast::Expr* named = nullptr;
+    for (const RuleArg& a : args_)
+      if (a.present && a.expr && a.type.kind == TK::Fn &&
+          a.type.fn_name == fn.fn_name)
+        named = a.expr;
+    return ck_.call_fn_value(fn, args, at, c_, named);
   }
   std::optional<int64_t> mesh_axis(const std::string& name) const override {
     for (const MeshAxis& m : ck_.prog_->mesh())

@@ -31,7 +31,8 @@ Type Checker::call_user(const FnInfo& fn,
                         const std::vector<CallArg>& args,
                         diag::Span at,
                         FnCtx* c,
-                        std::vector<int>* mapping) {
+                        std::vector<int>* mapping,
+                        const FnInfo** chosen) {
   // Match arguments to parameters: positional first, then keywords.
   std::vector<const CallArg*> slot(fn.params.size(), nullptr);
   size_t pos = 0;
@@ -93,6 +94,11 @@ Type Checker::call_user(const FnInfo& fn,
   // An argument that is already wrong was reported: no cascade.
   for (const CallArg& a : args)
     if (a.type.is_error()) return Type::error();
+  // Note [Dtype variables]: the instance the arguments' dtypes bind.
+  const FnInfo* picked = pick_instance(fn, slot, at);
+  if (!picked) return Type::error();
+  if (chosen) *chosen = picked;
+  if (picked != &fn) return call_user(*picked, args, at, c);
   ensure_checked(const_cast<FnInfo&>(fn));
   // Note [E2001 for inlined spmd fns], in stmts.cpp.
   (c && c->in_spmd ? const_cast<FnInfo&>(fn).called_from_spmd
@@ -165,7 +171,8 @@ Type Checker::call_user(const FnInfo& fn,
 Type Checker::call_fn_value(const Type& fn,
                             const std::vector<Type>& args,
                             diag::Span at,
-                            FnCtx* c) {
+                            FnCtx* c,
+                            const ast::Expr* named) {
   if (fn.is_error()) return fn;
   if (fn.kind != TK::Fn || fn.fn_name.empty()) {
     error(Code::E0305,
@@ -179,10 +186,20 @@ Type Checker::call_fn_value(const Type& fn,
     return Type::error();
   }
   if (const FnInfo* f = find_fn(fn.fn_name)) {
-    if (c && c->fn) c->fn->callees.insert(f->name);
     std::vector<CallArg> cargs;
     for (const Type& t : args) cargs.push_back({"", t, at, nullptr});
-    return call_user(*f, cargs, at, c);
+    const FnInfo* chosen = f;
+    Type r = call_user(*f, cargs, at, c, nullptr, &chosen);
+    if (c && c->fn) c->fn->callees.insert(chosen->name);
+    if (chosen != f && named) {
+      ExprInfo& in = prog_->exprs_[named];
+      in.type.fn_name = chosen->name;
+      if (in.resolution.kind == Resolution::Kind::Fn) {
+        in.resolution.fn = chosen;
+        in.resolution.name = chosen->name;
+      }
+    }
+    return r;
   }
   if (const ops::OpDef* op = ops::find_op(fn.fn_name)) {
     std::vector<RuleArg> rargs;
@@ -437,12 +454,13 @@ Type Checker::check_call(const ast::Expr& e, FnCtx& c) {
                         diag::Span name_span) -> Type {
     if (const FnInfo* f = find_fn(name)) {
       r.kind = Resolution::Kind::Fn;
-      r.fn = f;
-      r.name = name;
-      if (c.fn) c.fn->callees.insert(name);
       auto args = user_args(*f, base);
       std::vector<int> mapping;
-      Type t = call_user(*f, args, e.span, &c, &mapping);
+      const FnInfo* chosen = f;
+      Type t = call_user(*f, args, e.span, &c, &mapping, &chosen);
+      r.fn = chosen;  // an instance of a generic fn: Note [Dtype variables]
+      r.name = chosen->name;
+      if (c.fn) c.fn->callees.insert(chosen->name);
       prog_->exprs_[&e].arg_params = std::move(mapping);
       return record(e, t, r);
     }
@@ -461,7 +479,7 @@ Type Checker::check_call(const ast::Expr& e, FnCtx& c) {
       // run` draws; code typed at the prompt counts from 0 in each entry.
       if (op->draws_at_site)
         prog_->exprs_[&e].draw_site =
-            (c.fn ? c.fn->name : std::string("<prompt>")) + "#" +
+            (c.fn ? c.fn->source_name() : std::string("<prompt>")) + "#" +
             std::to_string(c.draws++);
       return record(e, call_builtin(*op, e, base, c), r);
     }

@@ -85,7 +85,32 @@ struct FnInfo {
   std::set<std::string> result_varying;
   bool called_from_ordinary = false;
   bool called_from_spmd = false;
+
+  /// Note [Dtype variables] (interp/check/generics.cpp): a fn whose
+  /// signature names dtype variables is checked once per float dtype each
+  /// variable can be, as instances; this FnInfo is the one with every
+  /// variable f32. [dtype_vars] in order of appearance; per param, the
+  /// variable its type's dtype word names ("" for none); each other
+  /// instance's name by its bindings' dtype names ("f64", "f64,bf16").
+  std::vector<std::string> dtype_vars;
+  std::vector<std::string> param_dtype_var;
+  std::map<std::string, std::string> instances;
+  /// An instance: the generic fn's name (its draws' site, its messages).
+  std::string instance_of;
+  /// The name a user knows this fn by.
+  const std::string& source_name() const {
+    return instance_of.empty() ? name : instance_of;
+  }
 };
+
+/// The instance of generic [fn] whose dtype variables (in fn.dtype_vars'
+/// order) are [bound]: [fn] itself when it is not generic or every one is
+/// f32; null when there is none (Note [Dtype variables]).
+const FnInfo* instance_for(const class Program& prog,
+                           const FnInfo& fn,
+                           const std::vector<types::DType>& bound);
+/// An instance's key in FnInfo::instances: "f64", "f64,bf16".
+std::string instance_key(const std::vector<types::DType>& bound);
 
 /// "in the controller", "on the workers", "anywhere".
 const char* placement_words(FnInfo::Placement p);
@@ -180,6 +205,8 @@ class Program {
   std::map<std::string, std::unique_ptr<types::RecordInfo>> records_;
   std::map<std::string, std::unique_ptr<types::ModelInfo>> models_;
   std::unordered_map<const ast::Expr*, ExprInfo> exprs_;
+  /// The bodies of generic fns' instances (Note [Dtype variables]).
+  std::vector<std::unique_ptr<ast::FnDecl>> instance_decls_;
   DeviceList devices_;
   std::vector<MeshAxis> mesh_;
 };

@@ -135,12 +135,28 @@ std::unique_ptr<Program> Checker::run(std::vector<ast::Module> modules) {
 
 void Checker::ensure_checked(FnInfo& fn) {
   if (fn.state != FnInfo::State::Unchecked) return;  // done, or recursion
+  if (!fn.instance_of.empty()) {
+    // Note [Dtype variables]: the f32 instance first, once.
+    ensure_checked(prog_->fns_.at(fn.instance_of));
+    if (erred_.count(fn.instance_of)) {
+      fn.state = FnInfo::State::Done;
+      return;
+    }
+  }
   fn.state = FnInfo::State::Checking;
   if (!fn.decl->is_extern) {
     // A callee's check must not see the caller's expression depth.
     int saved = depth_;
     depth_ = 0;
+    const size_t before = diags_.size();
     check_fn(fn);
+    if (diags_.size() > before) {
+      erred_.insert(fn.source_name());
+      if (!fn.instance_of.empty())
+        for (size_t i = before; i < diags_.size(); ++i)
+          diags_.at(i).note("in `" + fn.name + "`, the instance of `" +
+                            fn.instance_of + "` with these dtypes");
+    }
     depth_ = saved;
   }
   fn.state = FnInfo::State::Done;

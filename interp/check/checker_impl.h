@@ -28,6 +28,12 @@ struct AxisScope {
   /// A group `(K m)` that an input pattern cut out of an axis, and that
   /// axis: a later `(K m)` is the original axis again.
   std::vector<std::pair<Axis, Axis>> decompositions;
+  /// Dtype variables and what they stand for here (Note [Dtype
+  /// variables]): a fn instance's bindings, a generic model's parameter.
+  std::map<std::string, types::DType> dtypes;
+  /// The dtype variables a signature introduced, in order of appearance.
+  std::vector<std::string> dtype_vars;
+  std::map<std::string, diag::Span> dtype_var_spans;
 };
 
 struct Local {
@@ -119,6 +125,11 @@ class Checker {
   void check_pad(const ast::DataField& f, types::FieldInfo& fi);
   void resolve_models();
   void resolve_signatures();
+  /// [decl]'s parameter and result types, named [name] (an instance's
+  /// `f[T=f64]`), its size and dtype variables in [scope].
+  FnInfo resolve_signature(const std::string& name,
+                           const ast::FnDecl& decl,
+                           AxisScope& scope);
   void check_extern(const ast::FnDecl& f);
   /// Checks [fn]'s body unless done (or in progress: recursion).
   void ensure_checked(FnInfo& fn);
@@ -140,6 +151,22 @@ class Checker {
   std::optional<Axis> lookup_axis(const std::string& name,
                                   const AxisScope& scope) const;
   Axis fresh_var(const std::string& name);
+  /// The dtype a type's dtype word names (`f64`, or a dtype variable in
+  /// [scope]; a new one in a signature, [fresh_vars]); nullopt when [name]
+  /// is neither (nothing reported).
+  std::optional<types::DType> dtype_word(const std::string& name,
+                                         diag::Span at,
+                                         AxisScope& scope,
+                                         bool fresh_vars);
+
+  // ---- generics.cpp: fns generic over a dtype (Note [Dtype variables]).
+  /// Makes every generic fn's instances, after resolve_signatures.
+  void make_instances();
+  /// The instance of [fn] that the arguments in [slot] bind its dtype
+  /// variables to; [fn] itself when it is not generic; null: reported.
+  const FnInfo* pick_instance(const FnInfo& fn,
+                              const std::vector<const CallArg*>& slot,
+                              diag::Span at);
 
   // ---- fit.cpp: does an argument fit a parameter type?
   /// Fits [arg] to [param], binding [param]'s size variables. Reports
@@ -221,15 +248,19 @@ class Checker {
                  const std::vector<CallArg>& args,
                  diag::Span at,
                  FnCtx* c,
-                 std::vector<int>* mapping = nullptr);
+                 std::vector<int>* mapping = nullptr,
+                 const FnInfo** chosen = nullptr);
   Type call_builtin(const ops::OpDef& op,
                     const ast::Expr& call,
                     const ast::Expr* method_base,
                     FnCtx& c);
+  /// [named]: the argument that named the fn, told which instance of a
+  /// generic fn the call binds (Note [Dtype variables]).
   Type call_fn_value(const Type& fn,
                      const std::vector<Type>& args,
                      diag::Span at,
-                     FnCtx* c);
+                     FnCtx* c,
+                     const ast::Expr* named = nullptr);
 
   /// Runs [op]'s shape rule on already-typed arguments (operators, and
   /// builtin calls once their arguments are matched to params).
@@ -290,7 +321,10 @@ class Checker {
   std::map<std::string, const ast::ModelDecl*> model_decls_;
   std::map<std::string, const ast::FnDecl*> fn_decls_;
   std::set<std::string> stdlib_names_;
-  std::map<std::string, AxisScope> sig_scopes_;  // each fn's signature axes
+  std::map<std::string, AxisScope> sig_scopes_;
+  /// Fns whose check reported an error (their other instances are not
+  /// checked: Note [Dtype variables]).
+  std::set<std::string> erred_;  // each fn's signature axes
   uint32_t stdlib_file_ = UINT32_MAX;
   int depth_ = 0;  // expression recursion guard
   // Note [Nesting through calls]: ensure_checked checks a callee before
@@ -309,6 +343,11 @@ class Checker {
 std::set<std::string> split_axes(const Type& t);
 
 /// The closest of [candidates] to [name] (edit distance <= 2), or "".
+/// The dtype word a type as written names: a tensor's (`[b D] T`), a
+/// model's (`Linear[D H] T`, `[L] Block T`) or a bare name's (`T`); "" for
+/// none. Note [Dtype variables] in generics.cpp.
+std::string dtype_word_of(const ast::TypeExpr& t);
+
 std::string suggest(const std::string& name,
                     const std::vector<std::string>& candidates);
 

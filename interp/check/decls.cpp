@@ -1,4 +1,5 @@
 // Global declarations: names, devices, dims, records, models, signatures.
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -401,6 +402,7 @@ void Checker::resolve_models() {
     info->is_stdlib = stdlib_names_.count(name) > 0;
     for (const ast::NameTarget& p : d->dim_params)
       info->dim_params.push_back(p.name);
+    if (d->dtype_param) info->dtype_param = d->dtype_param->name;
     prog_->models_[name] = std::move(info);
   }
   for (const auto& [name, d] : model_decls_) {
@@ -408,6 +410,21 @@ void Checker::resolve_models() {
     AxisScope scope;
     for (const ast::NameTarget& p : d->dim_params)
       scope.names[p.name] = Axis::dim(p.name, -1);
+    // Note [Dtype variables]: a generic model's fields are resolved with
+    // its dtype as f32, and those that name it follow the model type's.
+    if (d->dtype_param) {
+      const ast::NameTarget& t = *d->dtype_param;
+      if (types::dtype_from_name(t.name) || prog_->model(t.name) ||
+          prog_->record(t.name))
+        error(Code::E0202,
+              t.span,
+              "`" + t.name + "` is already a dtype, model or record",
+              "a dtype parameter needs a name of its own")
+            .help("write `model " + name +
+                  (d->dim_params.empty() ? "" : "[...]") + " T:`");
+      else
+        scope.dtypes[t.name] = types::DType::F32;
+    }
     std::set<std::string> fields;
     for (const ast::ModelField& f : d->fields) {
       if (!fields.insert(f.name).second) {
@@ -422,6 +439,8 @@ void Checker::resolve_models() {
       fi.span = f.name_span;
       fi.buffer = f.buffer;
       fi.type = resolve_type(f.type, scope, /*fresh_vars=*/false);
+      fi.follows_dtype =
+          d->dtype_param && dtype_word_of(f.type) == d->dtype_param->name;
       if (fi.type.kind == TK::Model) {
         if (fi.type.model == &info)
           error(Code::E0202,
@@ -474,42 +493,71 @@ void Checker::resolve_models() {
 
 void Checker::resolve_signatures() {
   for (const auto& [name, d] : fn_decls_) {
-    FnInfo fn;
-    fn.name = name;
-    fn.decl = d;
-    fn.is_stdlib = stdlib_names_.count(name) > 0;
     AxisScope scope;
-    std::set<std::string> seen;
-    for (const ast::Param& p : d->params) {
-      if (!seen.insert(p.name).second)
-        error(Code::E0202,
-              p.name_span,
-              "parameter `" + p.name + "` of `" + name + "` is declared twice",
-              "again here");
-      if (dim_decls_.count(p.name))
-        error(Code::E0202,
-              p.name_span,
-              "parameter `" + p.name + "` shadows the dim `" + p.name + "`",
-              "a local may not shadow a dim")
-            .help("rename the parameter");
-      ParamInfo pi;
-      pi.name = p.name;
-      pi.mut = p.mut;
-      pi.decl = &p;
-      pi.has_default = p.default_value != nullptr;
-      pi.type = p.type ? resolve_type(*p.type, scope, true) : Type::error();
-      fn.params.push_back(std::move(pi));
-    }
-    if (d->result) {
-      fn.has_result = true;
-      fn.result = resolve_type(*d->result, scope, true);
-    } else {
-      fn.result = Type::of(TK::Unit);
-    }
+    FnInfo fn = resolve_signature(name, *d, scope);
     if (d->is_extern) check_extern(*d);
     prog_->fns_[name] = std::move(fn);
     sig_scopes_[name] = std::move(scope);
   }
+  make_instances();
+}
+
+FnInfo Checker::resolve_signature(const std::string& name,
+                                  const ast::FnDecl& decl,
+                                  AxisScope& scope) {
+  const ast::FnDecl* d = &decl;
+  FnInfo fn;
+  fn.name = name;
+  fn.decl = d;
+  fn.is_stdlib = stdlib_names_.count(d->name) > 0;
+  std::set<std::string> seen;
+  for (const ast::Param& p : d->params) {
+    if (!seen.insert(p.name).second)
+      error(Code::E0202,
+            p.name_span,
+            "parameter `" + p.name + "` of `" + d->name + "` is declared twice",
+            "again here");
+    if (dim_decls_.count(p.name))
+      error(Code::E0202,
+            p.name_span,
+            "parameter `" + p.name + "` shadows the dim `" + p.name + "`",
+            "a local may not shadow a dim")
+          .help("rename the parameter");
+    ParamInfo pi;
+    pi.name = p.name;
+    pi.mut = p.mut;
+    pi.decl = &p;
+    pi.has_default = p.default_value != nullptr;
+    pi.type = p.type ? resolve_type(*p.type, scope, true) : Type::error();
+    fn.params.push_back(std::move(pi));
+    fn.param_dtype_var.push_back(p.type ? dtype_word_of(*p.type) : "");
+  }
+  const size_t param_vars = scope.dtype_vars.size();
+  if (d->result) {
+    fn.has_result = true;
+    fn.result = resolve_type(*d->result, scope, true);
+  } else {
+    fn.result = Type::of(TK::Unit);
+  }
+  for (size_t k = param_vars; k < scope.dtype_vars.size(); ++k) {
+    const std::string& v = scope.dtype_vars[k];
+    error(Code::E0201,
+          scope.dtype_var_spans[v],
+          "unknown type `" + v + "`",
+          "not a dtype, model or record, nor a dtype variable of a "
+          "parameter")
+        .help("a dtype variable is bound by the parameters' types (`x: [b D] " +
+              v + "`); dtypes are f32 f64 bf16 f16 i32 i64 bool");
+    fn.result = Type::error();  // reported: no cascade from the body
+  }
+  scope.dtype_vars.resize(param_vars);
+  for (std::string& v : fn.param_dtype_var)
+    if (!scope.dtypes.count(v) ||
+        std::find(scope.dtype_vars.begin(), scope.dtype_vars.end(), v) ==
+            scope.dtype_vars.end())
+      v.clear();
+  fn.dtype_vars = scope.dtype_vars;
+  return fn;
 }
 
 void Checker::check_extern(const ast::FnDecl& f) {

@@ -190,6 +190,12 @@ Type Checker::check_name(const ast::Expr& e, FnCtx& c) {
     t.elems.push_back(Type::scalar(*dt));
     return record(e, t, r);
   }
+  // A dtype variable (`to(x, T)`): this instance's dtype.
+  if (auto dv = c.axes.dtypes.find(n); dv != c.axes.dtypes.end()) {
+    Type t = Type::of(TK::TypeValue);
+    t.elems.push_back(Type::scalar(dv->second));
+    return record(e, t, r);
+  }
   // An axis name used as a value: size variables are not numbers.
   if (auto ax = lookup_axis(n, c.axes)) {
     auto& diag = error(Code::E0201,
@@ -490,7 +496,9 @@ Type Checker::binary_type(ast::BinaryOp op,
                        op == B::Div || op == B::Pow;
     const Type& tree = tree_a ? a : b;
     const bool same_model = tree_a && tree_b && a.model == b.model &&
-                            a.model_args == b.model_args && a.stack == b.stack;
+                            a.model_args == b.model_args &&
+                            a.model_dtype == b.model_dtype &&
+                            a.stack == b.stack;
     const bool ok = arith && (same_model || (tree_a && b.is_host_number()) ||
                               (tree_b && a.is_host_number()));
     if (ok) return params_of(tree);

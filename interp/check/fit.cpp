@@ -127,12 +127,13 @@ bool Checker::same_type(const Type& a, const Type& b) {
       return a.record == b.record;
     case TK::Model:
       return a.model == b.model && a.model_args == b.model_args &&
-             a.stack == b.stack && a.model_split == b.model_split &&
-             a.field_splits == b.field_splits;
+             a.model_dtype == b.model_dtype && a.stack == b.stack &&
+             a.model_split == b.model_split && a.field_splits == b.field_splits;
     case TK::Optim:
-      return a.model == b.model && a.optim_kind == b.optim_kind;
+      return a.model == b.model && a.model_dtype == b.model_dtype &&
+             a.optim_kind == b.optim_kind;
     case TK::Grads:
-      return a.model == b.model;
+      return a.model == b.model && a.model_dtype == b.model_dtype;
     case TK::Tuple:
       if (a.elems.size() != b.elems.size()) return false;
       for (size_t i = 0; i < a.elems.size(); ++i)
@@ -260,7 +261,8 @@ bool Checker::fit(const Type& param,
         return kind_error();
       return true;
     case TK::Model: {
-      if (arg.kind != TK::Model || arg.model != param.model)
+      if (arg.kind != TK::Model || arg.model != param.model ||
+          arg.model_dtype != param.model_dtype)
         return kind_error();
       if (arg.model_args.size() != param.model_args.size() ||
           arg.stack.size() != param.stack.size())
@@ -282,11 +284,13 @@ bool Checker::fit(const Type& param,
     }
     case TK::Optim:
       if (arg.kind != TK::Optim || arg.model != param.model ||
+          arg.model_dtype != param.model_dtype ||
           arg.optim_kind != param.optim_kind)
         return kind_error();
       return true;
     case TK::Grads:
-      if (arg.kind != TK::Grads || arg.model != param.model)
+      if (arg.kind != TK::Grads || arg.model != param.model ||
+          arg.model_dtype != param.model_dtype)
         return kind_error();
       return true;
     case TK::Tuple:

@@ -181,6 +181,8 @@ Type Checker::resolve_type(const ast::TypeExpr& t,
         b.shape = std::move(shape);
         return b;
       }
+      if (auto dt = dtype_word(t.elem, t.elem_span, scope, fresh_vars))
+        return Type::tensor(std::move(shape), *dt);
       if (prog_->model(t.elem)) {
         // The element as it is alone: `[L] Layer[F F]` is L of
         // `Layer[F F]`, and a model that takes dims needs them (E0303).
@@ -201,7 +203,14 @@ Type Checker::resolve_type(const ast::TypeExpr& t,
                       t.elem_span,
                       "unknown element type `" + t.elem + "`",
                       "not a dtype, record or model");
-      d.help("dtypes are f32 f64 bf16 f16 i32 i64 bool");
+      std::vector<std::string> known;
+      for (const auto& [mn, _] : prog_->models_) known.push_back(mn);
+      for (const auto& [rn, _] : prog_->records_) known.push_back(rn);
+      std::string s = suggest(t.elem, known);
+      d.help(s.empty() ? "dtypes are f32 f64 bf16 f16 i32 i64 bool; a dtype "
+                         "variable (`T`) is introduced by a fn's parameter "
+                         "types"
+                       : "did you mean `" + s + "`?");
       return Type::error();
     }
     case ast::TypeExpr::Kind::Named:
@@ -245,7 +254,25 @@ Type Checker::resolve_type(const ast::TypeExpr& t,
   };
   const types::OptimNames* optim = types::optim_named(n, /*type=*/true);
   if (optim || n == "Grads") {
-    const ast::AxisExpr* a = one_arg_name("model");
+    // `Grads[Net f64]`, `AdamW[Net T]`: a generic model's dtype after it.
+    std::optional<types::DType> model_dtype;
+    ast::TypeExpr one = t;
+    if (t.args.size() == 2 && t.args[1].kind == ast::AxisExpr::Kind::Name) {
+      model_dtype =
+          dtype_word(t.args[1].name, t.args[1].span, scope, fresh_vars);
+      if (!model_dtype || !types::is_float(*model_dtype)) {
+        error(Code::E0304,
+              t.args[1].span,
+              "a model's dtype is a float dtype: f32 f64 bf16 f16",
+              "not a float dtype");
+        return Type::error();
+      }
+      one.args.pop_back();
+    }
+    const ast::AxisExpr* a =
+        one.args.size() == 1 && one.args[0].kind == ast::AxisExpr::Kind::Name
+            ? &one.args[0]
+            : one_arg_name("model");
     if (!a) return Type::error();
     const types::ModelInfo* m = prog_->model(a->name);
     if (!m) {
@@ -258,6 +285,16 @@ Type Checker::resolve_type(const ast::TypeExpr& t,
     Type r = Type::of(n == "Grads" ? TK::Grads : TK::Optim);
     r.model = m;
     if (optim) r.optim_kind = optim->kind;
+    if (model_dtype) {
+      if (m->dtype_param.empty()) {
+        error(Code::E0303,
+              t.args[1].span,
+              "model `" + m->name + "` takes no dtype",
+              "its fields' dtypes are written in its declaration");
+        return Type::error();
+      }
+      r.model_dtype = *model_dtype;
+    }
     return r;
   }
   if (n == "Dataset" || n == "Batches") {
@@ -316,6 +353,29 @@ Type Checker::resolve_type(const ast::TypeExpr& t,
       r.model_args.push_back(*x);
     }
     if (!resolve_model_spec(t, r)) return Type::error();
+    if (!t.dtype.empty()) {
+      std::optional<types::DType> dt;
+      if (m->dtype_param.empty()) {
+        error(Code::E0303,
+              t.dtype_span,
+              "model `" + n + "` takes no dtype",
+              "its fields' dtypes are written in its declaration")
+            .help("declare it generic over its dtype: `model " + n +
+                  (m->dim_params.empty() ? "" : "[...]") +
+                  " T:`, with fields `[...] T`");
+        return Type::error();
+      }
+      dt = dtype_word(t.dtype, t.dtype_span, scope, fresh_vars);
+      if (!dt || !types::is_float(*dt)) {
+        error(Code::E0304,
+              t.dtype_span,
+              "a model's dtype is a float dtype: f32 f64 bf16 f16",
+              dt ? "this is " + std::string(types::dtype_name(*dt))
+                 : "not a dtype");
+        return Type::error();
+      }
+      r.model_dtype = *dt;
+    }
     return r;
   }
   if (const types::RecordInfo* r = prog_->record(n)) {
@@ -324,6 +384,11 @@ Type Checker::resolve_type(const ast::TypeExpr& t,
     ty.record = r;
     return ty;
   }
+  // `-> T`: a 0-d tensor of a dtype variable that a tensor's or a model's
+  // dtype word introduced (a bare name does not, so `m: Mpl` stays a typo).
+  if (!t.has_args)
+    if (auto dt = dtype_word(n, t.span, scope, /*fresh_vars=*/false))
+      return Type::scalar(*dt);
   std::vector<std::string> cands = {"f32",
                                     "f64",
                                     "bf16",
@@ -350,6 +415,32 @@ Type Checker::resolve_type(const ast::TypeExpr& t,
   std::string s = suggest(n, cands);
   if (!s.empty()) d.help("did you mean `" + s + "`?");
   return Type::error();
+}
+
+std::optional<types::DType> Checker::dtype_word(const std::string& name,
+                                                diag::Span at,
+                                                AxisScope& scope,
+                                                bool fresh_vars) {
+  if (auto dt = types::dtype_from_name(name)) return dt;
+  auto it = scope.dtypes.find(name);
+  if (it != scope.dtypes.end()) return it->second;
+  // Note [Dtype variables]: a capitalised name that is nothing else, in a
+  // signature, introduces one; f32 in the fn's own check.
+  const bool capital = !name.empty() && name[0] >= 'A' && name[0] <= 'Z';
+  // A dim of the same name is no obstacle: after `]` a name is a dtype,
+  // record or model, never an axis (`dim T = 64` and `[b T D] T` coexist).
+  if (!fresh_vars || !capital || prog_->model(name) || prog_->record(name))
+    return std::nullopt;
+  if (name.size() >= 3) {  // `[b] Digt` is a typo, not a variable
+    std::vector<std::string> known;
+    for (const auto& [mn, _] : prog_->models_) known.push_back(mn);
+    for (const auto& [rn, _] : prog_->records_) known.push_back(rn);
+    if (!suggest(name, known).empty()) return std::nullopt;
+  }
+  scope.dtypes[name] = types::DType::F32;
+  scope.dtype_vars.push_back(name);
+  scope.dtype_var_spans[name] = at;
+  return types::DType::F32;
 }
 
 }  // namespace ss::check

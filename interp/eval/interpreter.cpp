@@ -223,11 +223,44 @@ Value Interpreter::call(const check::FnInfo& fn,
   return ret;
 }
 
+namespace {
+
+// Note [Dtype variables] (interp/check/generics.cpp): a generic fn passed
+// as a value (`value_and_grad(loss, m, x)`) runs the instance that its
+// arguments' dtypes bind, as a direct call's checked resolution does.
+std::vector<types::DType> dtypes_bound(const check::FnInfo& f,
+                                       const std::vector<Value>& args) {
+  std::vector<types::DType> bound;
+  for (const std::string& v : f.dtype_vars) {
+    types::DType d = types::DType::F32;
+    for (size_t k = 0; k < args.size() && k < f.param_dtype_var.size(); ++k) {
+      if (f.param_dtype_var[k] != v) continue;
+      const Value& a = args[k];
+      if (a.kind == Value::Kind::Tensor) d = a.t.dtype();
+      if (a.kind == Value::Kind::Model || a.kind == Value::Kind::Grads)
+        d = a.as<ModelRef>()->type.model_dtype;
+      break;
+    }
+    bound.push_back(d);
+  }
+  return bound;
+}
+
+}  // namespace
+
 Value Interpreter::call_value(const Value& fn,
                               std::vector<Value> args,
                               diag::Span site,
                               const std::vector<types::Type>* arg_types) {
   if (const check::FnInfo* f = prog_.fn(fn.s)) {
+    std::vector<types::DType> bound = dtypes_bound(*f, args);
+    f = check::instance_for(prog_, *f, bound);
+    if (!f)
+      fail("ValueError",
+           site,
+           "`" + fn.s + "` has no instance for dtypes " +
+               check::instance_key(bound) +
+               ": its dtype variables stand for float dtypes");
     if (!fn.b) return call(*f, std::move(args), site, arg_types);
     return call_remat(*this, *f, std::move(args), site, arg_types);
   }

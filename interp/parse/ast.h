@@ -56,7 +56,11 @@ struct TypeExpr {
   std::vector<AxisExpr> args;          // Named
   std::vector<std::string> split;      // Named: `Net/x`, `Net/(x y)`
   std::vector<FieldSpec> field_specs;  // Named: `Net{a/x, b/x}`
-  std::vector<TypeExpr> elems;         // Tuple
+  /// Named: a model's dtype, `Linear[D H] f64` or `Linear[D H] T` (empty:
+  /// its default, f32). Note [Dtype variables] in interp/check/generics.cpp.
+  std::string dtype;
+  Span dtype_span;
+  std::vector<TypeExpr> elems;  // Tuple
 };
 
 // ---------------------------------------------------------------- expressions
@@ -291,7 +295,8 @@ struct ModelDecl {
   Span span;
   std::string name;
   Span name_span;
-  std::vector<NameTarget> dim_params;  // `model Dense[I O]`
+  std::vector<NameTarget> dim_params;     // `model Dense[I O]`
+  std::optional<NameTarget> dtype_param;  // `model Dense[I O] T`
   std::vector<ModelField> fields;
 };
 
@@ -335,5 +340,9 @@ struct Module {
   std::vector<FnDecl> fns;
   std::vector<ImportDecl> imports;
 };
+
+/// Deep copies (interp/parse/ast_clone.cpp): the same spans, new nodes.
+ExprPtr clone(const Expr& e);
+FnDecl clone(const FnDecl& f);
 
 }  // namespace ss::ast

@@ -250,6 +250,10 @@ void Parser::parse_model(ast::Module& m) {
     }
     expect(Tok::RBracket, "']' after the model's dim parameters");
   }
+  if (at(Tok::Name)) {  // `model Linear[I O] T:`, generic over its dtype
+    const Token& t = advance();
+    d.dtype_param = ast::NameTarget{t.span, t.text};
+  }
   expect(Tok::Colon, "':' after the model's name");
   d.span = cover_from(start);
   size_t index = m.models.size();

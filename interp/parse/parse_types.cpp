@@ -66,8 +66,18 @@ ast::TypeExpr Parser::parse_type() {
     }
     expect(Tok::RBrace, "'}' to close the field specs");
   }
+  parse_model_dtype(t);
   t.span = cover_from(start);
   return t;
+}
+
+void Parser::parse_model_dtype(ast::TypeExpr& t) {
+  // `Linear[D H] f64`: a model's dtype, written where a tensor's is; but
+  // in `(m: Mlp x: [b D])` the name is the next parameter, a comma missing.
+  if (!can_take_elem() || kind(1) == Tok::Colon) return;
+  const Token& d = advance();
+  t.dtype = d.text;
+  t.dtype_span = d.span;
 }
 
 bool Parser::can_take_elem() const {
@@ -107,6 +117,19 @@ ast::TypeExpr Parser::parse_tensor_type() {
       m.span = Span::cover(e.span, last_span());
       t.elem_span = m.span;
       t.elems.push_back(std::move(m));
+    }
+    // `[L] Block f64`, `[L] Layer[F F] T`: the stacked model's dtype.
+    if (can_take_elem()) {
+      if (t.elems.empty()) {
+        ast::TypeExpr m;
+        m.kind = ast::TypeExpr::Kind::Named;
+        m.name = e.text;
+        m.span = e.span;
+        t.elems.push_back(std::move(m));
+      }
+      parse_model_dtype(t.elems[0]);
+      t.elems[0].span = Span::cover(t.elems[0].span, last_span());
+      t.elem_span = t.elems[0].span;
     }
   }
   t.span = cover_from(start);

@@ -121,6 +121,7 @@ class Parser {
   ast::TypeExpr parse_type();
   /// `[` axes `]` [elem]; the cursor is at `[`.
   ast::TypeExpr parse_tensor_type();
+  void parse_model_dtype(ast::TypeExpr& t);
   ast::AxisExpr parse_axis(bool allow_star, bool allow_split);
   std::vector<std::string> parse_split(Span& end);
   bool can_take_elem() const;

@@ -308,6 +308,8 @@ std::string model_str(const Type& t) {
            split_suffix(t.field_splits[i].second);
     s += "}";
   }
+  if (t.model_dtype != DType::F32)
+    s += std::string(" ") + dtype_name(t.model_dtype);
   return s;
 }
 }  // namespace
@@ -360,10 +362,14 @@ std::string Type::str() const {
     case Kind::Model:
       return model_str(*this);
     case Kind::Optim:
-      return std::string(optim_names(optim_kind).type) + "[" +
-             (model ? model->name : "?") + "]";
-    case Kind::Grads:
-      return "Grads[" + (model ? model->name : std::string("?")) + "]";
+    case Kind::Grads: {
+      std::string s =
+          kind == Kind::Grads ? "Grads" : optim_names(optim_kind).type;
+      s += "[" + (model ? model->name : std::string("?"));
+      if (model_dtype != DType::F32)
+        s += std::string(" ") + dtype_name(model_dtype);
+      return s + "]";
+    }
     case Kind::Mode:
       return "Mode";
     case Kind::Logs:
@@ -434,6 +440,10 @@ Type model_field_type(const Type& m, const FieldInfo& f) {
   for (Axis& a : t.shape) a = substitute_dims(a, names, m.model_args);
   for (Axis& a : t.model_args) a = substitute_dims(a, names, m.model_args);
   for (Axis& a : t.stack) a = substitute_dims(a, names, m.model_args);
+  if (f.follows_dtype) {
+    if (t.kind == Type::Kind::Tensor) t.dtype = m.model_dtype;
+    if (t.kind == Type::Kind::Model) t.model_dtype = m.model_dtype;
+  }
   if (!m.stack.empty()) {
     if (t.kind == Type::Kind::Tensor)
       t.shape.insert(t.shape.begin(), m.stack.begin(), m.stack.end());

@@ -187,6 +187,10 @@ struct Type {
   const ModelInfo* model = nullptr;    // Model, Optim, Grads
   std::vector<Axis> model_args;        // Model: `Dense[D Hd]`
   std::vector<Axis> stack;             // Model: `[L] Block` leading axes
+  /// Model, Grads, Optim: the dtype of the model's fields that name its
+  /// dtype parameter (`model Linear[I O] T`, `Linear[D H] f64`); f32 by
+  /// default, as a tensor's.
+  DType model_dtype = DType::F32;
   /// Model, as an spmd fn's parameter (spmd.md, "Specs in types"): `Net/x`
   /// splits every field's first axis over these mesh axes, major first;
   /// `Net{w/stages, b/stages}` only the named fields' (field_splits), the
@@ -237,6 +241,9 @@ struct FieldInfo {
   diag::Span span;
   Type type;
   bool buffer = false;  // models: state that is not trained
+  /// Models: the field's type names the model's dtype parameter (`w: [I O]
+  /// T`, `l: Linear[D H] T`): model_field_type gives it the model's dtype.
+  bool follows_dtype = false;
   // Records: the domain `in lo..hi`, when the checker could evaluate it.
   std::optional<double> domain_lo, domain_hi;
   bool domain_inclusive = false;
@@ -258,6 +265,9 @@ struct ModelInfo {
   std::string name;
   diag::Span span;
   std::vector<std::string> dim_params;
+  /// `model Linear[I O] T`: the name of its dtype parameter; empty when
+  /// its fields' dtypes are fixed.
+  std::string dtype_param;
   std::vector<FieldInfo> fields;
   bool is_stdlib = false;
   const FieldInfo* field(const std::string& n) const;

@@ -26,6 +26,7 @@ std::optional<Type> grads_of(RuleCtx& ctx, size_t i) {
     Type g = Type::of(K::Grads);
     g.model = m.model;
     g.model_args = m.model_args;
+    g.model_dtype = m.model_dtype;
     g.stack = m.stack;
     return g;
   }

@@ -49,6 +49,7 @@ Type load_rule(RuleCtx& ctx) {
   Type o = Type::of(K::Optim);
   o.model = m.model;
   o.model_args = m.model_args;
+  o.model_dtype = m.model_dtype;
   o.stack = m.stack;
   const types::OptimNames* optim =
       f.kind == K::Fn ? types::optim_named(f.fn_name, /*type=*/false) : nullptr;

@@ -140,6 +140,7 @@ Type zeros_like_rule(RuleCtx& ctx) {
   Type g = Type::of(K::Grads);
   g.model = x.model;
   g.model_args = x.model_args;
+  g.model_dtype = x.model_dtype;
   g.stack = x.stack;
   return g;
 }
@@ -168,6 +169,12 @@ DType result_dtype(ForwardCtx& ctx, DType dflt) {
 // as a 0-d tensor, ints i64 and floats f32); the items are stacked, so an
 // item that is itself a tensor (a row) gives the next axis.
 std::vector<Tensor> tensor_fwd(ForwardCtx& ctx) {
+  DType d = ctx.has(1) ? ctx.dtype_arg(1) : result_dtype(ctx, DType::F32);
+  // tensor(2.0) is 0-d, as torch.tensor(2.0): a number, not a list.
+  const Type& given = ctx.arg_type(0);
+  if (given.kind == K::Int || given.kind == K::Float || given.kind == K::Bool)
+    return {Tensor::scalar(ctx.number(0), d)};
+  if (given.is_tensor() && given.rank() == 0) return {cast(ctx.tensor(0), d)};
   std::vector<Tensor> items;
   try {
     items = ctx.tensors(0);
@@ -176,7 +183,6 @@ std::vector<Tensor> tensor_fwd(ForwardCtx& ctx) {
     // nested list item reaches it as "not a number".
     fwd::value_error("needs the evaluator to convert nested list rows");
   }
-  DType d = ctx.has(1) ? ctx.dtype_arg(1) : result_dtype(ctx, DType::F32);
   if (items.empty()) return {Tensor::zeros({0}, d)};
   for (const Tensor& t : items)
     if (t.shape() != items[0].shape())

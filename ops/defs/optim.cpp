@@ -43,13 +43,14 @@ Type optim_of(const Type& m, types::OptimKind k) {
   o.optim_kind = k;
   o.model = m.model;
   o.model_args = m.model_args;
+  o.model_dtype = m.model_dtype;
   o.stack = m.stack;
   return o;
 }
 
 bool same_model(const Type& a, const Type& b) {
   return a.model == b.model && a.model_args == b.model_args &&
-         a.stack == b.stack;
+         a.model_dtype == b.model_dtype && a.stack == b.stack;
 }
 
 // What an optimizer builtin's param after m and lr holds.
@@ -335,6 +336,27 @@ Type init_rule(RuleCtx& ctx) {
     if (s.is_error()) return Type::error();
     if (!require_kind(ctx, 1, K::Int, "an int seed")) return Type::error();
   }
+  if (ctx.has(2)) {  // Note [Dtype variables] in interp/check/generics.cpp
+    Type d = ctx.type_arg(2);
+    if (d.is_error()) return Type::error();
+    if (t.model->dtype_param.empty()) {
+      ctx.error(Code::E0303,
+                ctx.span(2),
+                "model `" + t.model->name + "` takes no dtype",
+                "its fields' dtypes are written in its declaration")
+          .help("declare it generic over its dtype: `model " + t.model->name +
+                " T:`, with fields `[...] T`");
+      return Type::error();
+    }
+    if (!d.is_tensor() || !d.shape.empty() || !types::is_float(d.dtype)) {
+      ctx.error(Code::E0304,
+                ctx.span(2),
+                "dtype= is a float dtype: f32 f64 bf16 f16",
+                ctx.text(2));
+      return Type::error();
+    }
+    t.model_dtype = d.dtype;
+  }
   return t;
 }
 
@@ -451,13 +473,17 @@ std::vector<OpDef> ops_optim() {
                    "end_factor, total_iters): its lr after `step` calls "
                    "of sched.step()"),
            def("init",
-               {{"model", ParamKind::TypeArg}, {"seed", V, false}},
+               {{"model", ParamKind::TypeArg},
+                {"seed", V, false},
+                {"dtype", ParamKind::TypeArg, false}},
                init_rule,
-               "Model.init(seed=): a model with fresh params",
+               "Model.init(seed=): a model with fresh params; dtype= makes "
+               "a model generic over its dtype (`model Net T:`, the "
+               "standard library's) in that dtype, f32 by default",
                host())
                .with_torch(
                    "Mlp() after torch.manual_seed(s) (other values: draws "
-                   "keyed by seed and field path)"),
+                   "keyed by seed and field path); dtype=: Mlp().to(dtype)"),
            def("Train",
                {{"seed", V, false}},
                train_rule,

@@ -160,14 +160,12 @@ def program(row, dtype, torch_outs):
     given torch's outputs (which of them are floats)."""
     lines = [f"dim {d} = {row.dims[d]}" for d in used_dims(row)]
     lines += ["", row.prelude]
-    if dtype == "f64":
-        lines += stdlib_f64({i.model.split("[")[0] for i in row.ins
-                             if i.model})
     lines.append("model In:")
     params = [i for i in row.ins if i.grad or i.model]
     for i in row.ins:
         if i.model:
-            lines.append(f"    {i.name}: {i.model}")
+            # The stdlib's models are generic over their dtype.
+            lines.append(f"    {i.name}: {i.model} {dtype}")
             continue
         t = i.dtype(dtype)
         buf = "" if i.grad else "buffer "
@@ -229,20 +227,6 @@ STDLIB = {
                           ("running_mean", "C", False, "zeros()"),
                           ("running_var", "C", False, "ones()")]),
 }
-
-
-def stdlib_f64(kinds):
-    """f64 copies of the stdlib models [kinds], shadowing them (a user
-    declaration of the same name does), so that the f64 pass has f64
-    params everywhere; the f32 pass uses the stdlib's own (f32) models."""
-    lines = []
-    for kind in sorted(kinds):
-        params, fields = STDLIB[kind]
-        lines.append(f"model {kind}[{' '.join(params)}]:")
-        for f, axes, param, init in fields:
-            buf = "" if param else "buffer "
-            lines.append(f"    {buf}{f}: [{axes}] f64 = {init}")
-    return lines
 
 
 def model_fields(i):

@@ -89,6 +89,10 @@ ROWS += [
     Row("tensor", "tensor([1, 2, 3])", [], "3",
         lambda: torch.tensor([1, 2, 3]),
         grad=False, dtypes=("f64",), label="tensor of ints"),
+    # A number gives a 0-d tensor (it gave [0] before), exactly in f64.
+    Row("tensor", "tensor(0.1, dtype=f64)", [], "",
+        lambda: torch.tensor(0.1, dtype=torch.float64), grad=False,
+        dtypes=("f64",), label="tensor of a number"),
     Row("zeros", "zeros([A, B]) + x", [X], "A B", lambda x: x + 0),
     Row("ones", "ones([A, B]) * x", [X], "A B", lambda x: x * 1),
     Row("full", "full([A, B], 2.5) * x", [X], "A B", lambda x: x * 2.5),

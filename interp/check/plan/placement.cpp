@@ -133,8 +133,11 @@ void Checker::check_devices() {
   for (const ast::Module& m : P.modules_)
     for (const ast::FnDecl& d : m.fns) {
       auto it = P.fns_.find(d.name);
-      if (it != P.fns_.end() && it->second.decl == &d)
-        fns.push_back(&it->second);
+      if (it == P.fns_.end() || it->second.decl != &d) continue;
+      fns.push_back(&it->second);
+      // A generic fn's other instances (Note [Dtype variables]) beside it.
+      for (const auto& [key, name] : it->second.instances)
+        fns.push_back(&P.fns_.at(name));
     }
 
   // ---- 1. Facts of each fn body.

@@ -292,6 +292,7 @@ void Codec::write_handle(Writer& w, const ModelRef& m) {
   w.str(m.type.model ? m.type.model->name : "");
   write_axes(w, m.type.model_args);
   write_axes(w, m.type.stack);
+  w.u8(static_cast<uint8_t>(m.type.model_dtype));
 }
 
 Value Codec::read_handle(Reader& r, Value::Kind kind) {
@@ -305,6 +306,10 @@ Value Codec::read_handle(Reader& r, Value::Kind kind) {
   ref->type.model = name.empty() ? nullptr : find_model(*prog_, name);
   ref->type.model_args = read_axes(r);
   ref->type.stack = read_axes(r);
+  const uint8_t dt = r.u8();
+  if (dt > static_cast<uint8_t>(types::DType::Bool))
+    throw WireError("a model's dtype is not one of ss's");
+  ref->type.model_dtype = static_cast<types::DType>(dt);
   return Value::object(kind, ref);
 }
 

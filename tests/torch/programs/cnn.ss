@@ -6,8 +6,6 @@
 
 devices cpu
 
-import "stdlib_f64.ss"
-
 dim Ci = 2          # input channels
 dim S = 8           # image side
 dim Co = 4          # conv channels
@@ -21,7 +19,7 @@ data Image:
 
 model Cnn:
     k: [Co Ci 3 3] f64 = normal(std=0.3)
-    bn: BatchNorm[Co]
+    bn: BatchNorm[Co] f64
     w: [(Co 4 4) C] f64 = normal(std=0.1)
     b: [C] f64 = zeros()
 

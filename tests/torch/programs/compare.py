@@ -7,8 +7,8 @@ and compares them (issue 10, "No silent wrong results").
 
 PROGRAM is a key of torch_programs.PROGRAMS; DTYPE f64 runs the program
 as written, f32 runs it with every `f64` in its text replaced by `f32` (the
-programs name their dtype nowhere else) and without its import of
-stdlib_f64.ss, so on the stdlib's own (f32) models. --shard-params adds
+programs name their dtype nowhere else: the stdlib's models are generic
+over theirs, `Linear[D H] f64`). --shard-params adds
 `shard params` under the program's `devices` line (devices.md item 9:
 every param, its gradient and its optimizer state cut into pieces, one a
 device, which must change nothing but memory); --split-heads adds `split
@@ -110,9 +110,8 @@ def run_ss(ss, folder, program, dtype, defines, devices, options,
         if name.endswith(".ss"):
             with open(os.path.join(here, name)) as f:
                 src = f.read()
-            if dtype == "f32":  # and the stdlib's own f32 models
-                src = re.sub(r"\bf64\b", "f32",
-                             src.replace('import "stdlib_f64.ss"\n', ""))
+            if dtype == "f32":
+                src = re.sub(r"\bf64\b", "f32", src)
             if options and name == program.source:
                 lines = "".join("    " + o + "\n" for o in options)
                 src, n = re.subn(r"^devices cpu\n", "devices cpu\n" + lines,

@@ -9,8 +9,6 @@
 
 devices cpu
 
-import "stdlib_f64.ss"
-
 dim V = 16          # vocabulary
 dim T = 8           # sequence length
 dim D = 16
@@ -25,18 +23,18 @@ data Sequence:
     targets: [T] i64 in 0..V
 
 model Block:
-    ln1: LayerNorm[D]
+    ln1: LayerNorm[D] f64
     w_qkv: [D (3 H Dh)] f64 = normal(std=0.02)
     w_o: [(H Dh) D] f64 = normal(std=0.02)
-    ln2: LayerNorm[D]
-    up: Linear[D F]
-    down: Linear[F D]
+    ln2: LayerNorm[D] f64
+    up: Linear[D F] f64
+    down: Linear[F D] f64
 
 model Gpt:
-    embed: Embedding[V D]
+    embed: Embedding[V D] f64
     pos: [T D] f64 = normal(std=0.02)
     blk: Block
-    ln_f: LayerNorm[D]
+    ln_f: LayerNorm[D] f64
     head: [D V] f64 = normal(std=0.02)
 
 fn attention(blk: Block, x: [b n D] f64) -> [b n D] f64:

@@ -11,8 +11,6 @@
 
 devices cpu
 
-import "stdlib_f64.ss"
-
 dim V = 16          # vocabulary
 dim T = 8           # sequence length
 dim D = 16
@@ -26,20 +24,20 @@ data Sequence:
     targets: [T] i64 in 0..V
 
 model Block:
-    ln1: LayerNorm[D]
-    q: Linear[D (H Dh)]
+    ln1: LayerNorm[D] f64
+    q: Linear[D (H Dh)] f64
     w_k: [D (H Dh)] f64 = normal(std=0.02)
-    v: Linear[D (H Dh)]
-    o: Linear[(H Dh) D]
-    ln2: LayerNorm[D]
-    up: Linear[D F]
-    down: Linear[F D]
+    v: Linear[D (H Dh)] f64
+    o: Linear[(H Dh) D] f64
+    ln2: LayerNorm[D] f64
+    up: Linear[D F] f64
+    down: Linear[F D] f64
 
 model Gpt:
-    embed: Embedding[V D]
+    embed: Embedding[V D] f64
     pos: [T D] f64 = normal(std=0.02)
     blk: Block
-    ln_f: LayerNorm[D]
+    ln_f: LayerNorm[D] f64
     head: [D V] f64 = normal(std=0.02)
 
 fn heads(x: [b n (H Dh)] f64) -> [b H n Dh] f64:

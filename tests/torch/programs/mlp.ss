@@ -5,8 +5,6 @@
 
 devices cpu
 
-import "stdlib_f64.ss"
-
 dim D = 16
 dim H = 32
 dim C = 4
@@ -19,13 +17,17 @@ data Example:
     y: i64 in 0..C
 
 model Mlp:
-    l1: Linear[D H]
-    norm: LayerNorm[H]
-    l2: Linear[H C]
+    l1: Linear[D H] f64
+    norm: LayerNorm[H] f64
+    l2: Linear[H C] f64
+
+# Generic over its dtype (Note [Dtype variables]): the f64 and the f32 runs
+# each check and run their instance.
+fn normed(l: Linear[I O] T, n: LayerNorm[O] T, x: [b I] T) -> [b O] T:
+    return layer_norm(linear(l, x), over=O, affine=n)
 
 fn forward(m: Mlp, x: [b D] f64) -> [b C] f64:
-    let h = layer_norm(linear(m.l1, x), over=H, affine=m.norm)
-    return linear(m.l2, gelu(h))
+    return linear(m.l2, gelu(normed(m.l1, m.norm, x)))
 
 fn loss(m: Mlp, batch: [b] Example) -> f64:
     return cross_entropy(forward(m, batch.x), batch.y)

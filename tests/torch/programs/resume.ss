@@ -7,8 +7,6 @@
 
 devices cpu
 
-import "stdlib_f64.ss"
-
 dim D = 16
 dim H = 24
 dim C = 5
@@ -20,8 +18,8 @@ data Example:
     y: i64 in 0..C
 
 model Mlp:
-    l1: Linear[D H]
-    l2: Linear[H C]
+    l1: Linear[D H] f64
+    l2: Linear[H C] f64
 
 fn loss(m: Mlp, batch: [b] Example) -> f64:
     let logits = linear(m.l2, tanh(linear(m.l1, batch.x)))
