@@ -34,11 +34,23 @@ Tensor mask_as(const Tensor& m, const Tensor& like) {
 // output [y] (both without autodiff state).
 using UnaryVjp = Tensor (*)(const Tensor& g, const Tensor& x, const Tensor& y);
 
+// Note [Half-precision gradients]: a half (bf16, f16) op is computed in
+// f32 and rounded once (ops/cpu/cpu_common.h), and so is its gradient: a
+// unary op's VJP is a formula of several ops (gelu's is g * (Phi(x) + x
+// phi(x))), which in bf16 would round after each of them. torch's
+// backward kernels compute the formula in f32 and round the result once,
+// and autocast's gradients (Note [Autocast] in interp/eval/autocast.cpp)
+// are one unit of bf16 apart from torch's, not several, only so.
 Tensor unary_impl(const char* name, UnaryOp op, const Tensor& x, UnaryVjp vjp) {
   Tensor y = backend_of(x).unary(op, x);
   if (!vjp || !types::is_float(x.dtype())) return y;
   Tensor xd = x.detach();
   return record(name, y, {x}, [xd, y, vjp](const Tensor& g) {
+    const DType d = xd.dtype();
+    if (d == DType::BF16 || d == DType::F16)
+      return std::vector<Tensor>{cast(
+          vjp(cast(g, DType::F32), cast(xd, DType::F32), cast(y, DType::F32)),
+          d)};
     return std::vector<Tensor>{vjp(g, xd, y)};
   });
 }

@@ -258,6 +258,15 @@ Value grads_collective(BuiltinCall& c) {
   });
 }
 
+// Note [Autocast] (interp/eval/autocast.cpp): the checker named the
+// instance that runs f under autocast.
+Value autocast(BuiltinCall& c) {
+  Value f = c.arg(0);
+  const types::Type& r = c.result_type();
+  if (r.kind == types::Type::Kind::Fn && !r.fn_name.empty()) f.s = r.fn_name;
+  return f;
+}
+
 Value remat(BuiltinCall& c) {
   // Recomputing in the backward pass changes memory, not values: on the
   // reference interpreter the fn runs as it is.
@@ -273,6 +282,7 @@ std::vector<RuntimeEntry> lib_autodiff() {
           {"grad", grad},
           {"clip_norm", clip_norm},
           {"remat", remat},
+          {"autocast", autocast},
           {"norm", grads_norm, Overload::OnGrads},
           {"zeros_like", grads_zeros_like, Overload::OnGrads},
           {"psum", grads_collective, Overload::OnGrads},

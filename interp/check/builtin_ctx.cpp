@@ -246,6 +246,11 @@ class BuiltinCtx final : public ops::RuleCtx {
     v.made_at = call_span();
     return v;
   }
+  std::optional<std::string> autocast_instance(const std::string& fn,
+                                               types::DType to,
+                                               diag::Span at) override {
+    return ck_.autocast_instance(fn, to, at);
+  }
   Type call_fn(const Type& fn,
                const std::vector<Type>& args,
                diag::Span at) override {
@@ -424,6 +429,15 @@ Type Checker::apply_rule(const ops::OpDef& op,
                          const ast::Expr* call) {
   if (!op.rule) return Type::error();
   if (c) check_collective_place(op, args, at, *c);
+  // Note [Autocast]: the op's operands in the dtype autocast runs it in.
+  if (c && c->autocast)
+    if (std::optional<types::DType> to = autocast_target(op, *c->autocast)) {
+      for (RuleArg& a : args)
+        if (a.present) autocast_type(a.type, *to);
+      for (RuleArg& a : extras)
+        if (a.present) autocast_type(a.type, *to);
+      if (call) info_for(call).autocast = to;
+    }
   std::vector<std::string> varying;
   {
     std::set<std::string> v;

@@ -97,8 +97,27 @@ Type Checker::call_user(const FnInfo& fn,
   // Note [Dtype variables]: the instance the arguments' dtypes bind.
   const FnInfo* picked = pick_instance(fn, slot, at);
   if (!picked) return Type::error();
+  // Note [Autocast]: inside an autocast instance every fn called runs as
+  // its autocast instance too (torch.autocast is a region).
+  if (c && c->autocast && !picked->autocast) {
+    std::optional<std::string> n =
+        autocast_instance(picked->name, *c->autocast, at);
+    if (!n) return Type::error();
+    picked = find_fn(*n);
+  }
   if (chosen) *chosen = picked;
   if (picked != &fn) return call_user(*picked, args, at, c);
+  // An autocast instance casts its float arguments to its declared dtypes.
+  std::vector<CallArg> cast_args;
+  if (fn.autocast) {
+    cast_args.reserve(slot.size());
+    for (size_t k = 0; k < slot.size(); ++k) {
+      if (!slot[k]) continue;
+      cast_args.push_back(*slot[k]);
+      cast_args.back().type = as_declared(fn.params[k].type, slot[k]->type);
+      slot[k] = &cast_args.back();
+    }
+  }
   ensure_checked(const_cast<FnInfo&>(fn));
   // Note [E2001 for inlined spmd fns], in stmts.cpp.
   (c && c->in_spmd ? const_cast<FnInfo&>(fn).called_from_spmd
@@ -240,6 +259,12 @@ Type Checker::call_builtin(const ops::OpDef& op,
       operands.push_back(check_expr(*a.value, c));
       spans.push_back(a.value->span);
     }
+    // Note [Autocast]: einsum in an autocast instance runs in its dtype.
+    if (c.autocast)
+      if (std::optional<types::DType> to = autocast_target(op, *c.autocast)) {
+        for (Type& t : operands) autocast_type(t, *to);
+        info_for(&call).autocast = to;
+      }
     return check_pattern_call(op.intrinsic, call, operands, spans, c);
   }
   if (op.intrinsic == ops::Intrinsic::Rearrange ||

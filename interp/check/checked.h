@@ -97,6 +97,12 @@ struct FnInfo {
   std::map<std::string, std::string> instances;
   /// An instance: the generic fn's name (its draws' site, its messages).
   std::string instance_of;
+  /// Note [Autocast] (interp/eval/autocast.cpp): an instance made by
+  /// `autocast(f, bf16)` runs its products in that dtype; its arguments
+  /// and results are cast to the dtypes its signature declares. Each fn
+  /// keeps its autocast instances' names by dtype name ("bf16").
+  std::optional<types::DType> autocast;
+  std::map<std::string, std::string> autocast_instances;
   /// The name a user knows this fn by.
   const std::string& source_name() const {
     return instance_of.empty() ? name : instance_of;
@@ -164,6 +170,11 @@ struct ExprInfo {
   /// "2·C + 1 values in f64").
   bool allreduce = false;
   std::string allreduce_payload;
+  /// A call or operator inside an autocast instance whose op autocast
+  /// runs in another dtype (OpDef::autocast): its float tensor operands
+  /// (and a generic model's params) are cast to this dtype first (Note
+  /// [Autocast]).
+  std::optional<types::DType> autocast;
 };
 
 struct DeviceList {

@@ -62,6 +62,8 @@ class ValueScope {
 /// The state of checking one fn body.
 struct FnCtx {
   FnInfo* fn = nullptr;
+  /// Inside an autocast instance: its dtype (Note [Autocast]).
+  std::optional<types::DType> autocast;
   AxisScope axes;
   ValueScope values;
   bool in_spmd = false;
@@ -164,6 +166,21 @@ class Checker {
   void make_instances();
   /// The instance of [fn] that the arguments in [slot] bind its dtype
   /// variables to; [fn] itself when it is not generic; null: reported.
+  /// The name of [fn]'s autocast instance for [to] (Note [Autocast]),
+  /// made and checked on first use; nullopt when it cannot be (reported
+  /// at [at]).
+  std::optional<std::string> autocast_instance(const std::string& fn,
+                                               types::DType to,
+                                               diag::Span at);
+  /// [arg] as an autocast instance passes it on: a float tensor of another
+  /// float dtype than [declared] becomes [declared]'s (cast at run time).
+  static Type as_declared(const Type& declared, const Type& arg);
+  /// [t] with autocast's policy for [op] applied under [to]: float tensors
+  /// (and a generic model's params) in the op's dtype; nullopt: the op
+  /// keeps its operands' dtypes.
+  static std::optional<types::DType> autocast_target(const ops::OpDef& op,
+                                                     types::DType to);
+  static void autocast_type(Type& t, types::DType target);
   const FnInfo* pick_instance(const FnInfo& fn,
                               const std::vector<const CallArg*>& slot,
                               diag::Span at);

@@ -552,6 +552,14 @@ Type Checker::check_binary(const ast::Expr& e, FnCtx& c) {
   if (!e.lhs || !e.rhs) return record(e, Type::error());
   Type a = check_expr(*e.lhs, c);
   Type b = check_expr(*e.rhs, c);
+  // Note [Autocast]: `a @ b` in an autocast instance runs in its dtype.
+  if (c.autocast && (a.is_tensor() || b.is_tensor()))
+    if (std::optional<types::DType> to =
+            autocast_target(check::operator_def(e.binary_op), *c.autocast)) {
+      autocast_type(a, *to);
+      autocast_type(b, *to);
+      info_for(&e).autocast = to;
+    }
   size_t before = diags_.size();
   Type t = binary_type(e.binary_op, a, b, e.span, e.lhs->span, e.rhs->span);
   if (e.binary_op == ast::BinaryOp::MatMul && diags_.size() > before)

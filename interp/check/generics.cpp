@@ -167,6 +167,90 @@ const FnInfo* Checker::pick_instance(const FnInfo& fn,
   return find_fn(it->second);
 }
 
+// ---- autocast (Note [Autocast] in interp/eval/autocast.cpp)
+
+std::optional<std::string> Checker::autocast_instance(const std::string& name,
+                                                      types::DType to,
+                                                      diag::Span at) {
+  auto found = prog_->fns_.find(name);
+  if (found == prog_->fns_.end() || found->second.decl->is_extern) {
+    error(Code::E0303,
+          at,
+          "autocast takes a fn declared in the program",
+          "`" + name + "` is " +
+              (found == prog_->fns_.end() ? "a builtin" : "an extern fn"))
+        .help("write a fn that calls it: `fn f(...) = " + name + "(...)`");
+    return std::nullopt;
+  }
+  FnInfo& f = found->second;
+  if (f.autocast)
+    return *f.autocast == to ? std::optional(f.name) : std::nullopt;
+  if (!f.dtype_vars.empty()) {
+    error(Code::E0303,
+          at,
+          "autocast of `" + name + "`, which is generic over a dtype",
+          "its instance is chosen by its arguments, which autocast cannot "
+          "see")
+        .help("autocast a fn whose dtypes are written out, which calls `" +
+              name + "`");
+    return std::nullopt;
+  }
+  const std::string key = types::dtype_name(to);
+  if (auto it = f.autocast_instances.find(key);
+      it != f.autocast_instances.end())
+    return it->second;
+  auto decl = std::make_unique<ast::FnDecl>(ast::clone(*f.decl));
+  AxisScope scope;
+  scope.dtypes = sig_scopes_[f.name].dtypes;  // a dtype instance's bindings
+  const std::string inst_name = f.name + "[autocast=" + key + "]";
+  FnInfo inst = resolve_signature(inst_name, *decl, scope);
+  inst.instance_of = f.source_name();
+  inst.dtype_vars.clear();
+  inst.autocast = to;
+  f.autocast_instances[key] = inst_name;
+  sig_scopes_[inst_name] = std::move(scope);
+  prog_->fns_[inst_name] = std::move(inst);
+  prog_->instance_decls_.push_back(std::move(decl));
+  ensure_checked(prog_->fns_.at(inst_name));
+  return inst_name;
+}
+
+Type Checker::as_declared(const Type& declared, const Type& arg) {
+  if (declared.kind == TK::Tuple && arg.kind == TK::Tuple &&
+      declared.elems.size() == arg.elems.size()) {
+    Type r = arg;
+    for (size_t i = 0; i < r.elems.size(); ++i)
+      r.elems[i] = as_declared(declared.elems[i], arg.elems[i]);
+    return r;
+  }
+  if (declared.kind != TK::Tensor || arg.kind != TK::Tensor ||
+      !types::is_float(declared.dtype) || !types::is_float(arg.dtype))
+    return arg;
+  Type r = arg;
+  r.dtype = declared.dtype;
+  return r;
+}
+
+std::optional<types::DType> Checker::autocast_target(const ops::OpDef& op,
+                                                     types::DType to) {
+  switch (op.autocast) {
+    case ops::Autocast::Lower:
+      return to;
+    case ops::Autocast::F32:
+      return types::DType::F32;
+    case ops::Autocast::Keep:
+      break;
+  }
+  return std::nullopt;
+}
+
+void Checker::autocast_type(Type& t, types::DType target) {
+  if (t.kind == TK::Tensor && types::is_float(t.dtype)) t.dtype = target;
+  // A generic model's params follow its dtype (the stdlib's Linear).
+  if (t.kind == TK::Model && t.model && !t.model->dtype_param.empty())
+    t.model_dtype = target;
+}
+
 const FnInfo* instance_for(const Program& prog,
                            const FnInfo& fn,
                            const std::vector<types::DType>& bound) {

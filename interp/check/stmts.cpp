@@ -96,6 +96,7 @@ void Checker::check_fn(FnInfo& fn) {
   c.fn = &fn;
   c.axes = sig_scopes_[fn.name];
   c.in_spmd = fn.decl->is_spmd;
+  c.autocast = fn.autocast;
   c.values.push();
   // Size variables that only the result names are bound by the returns.
   std::set<uint32_t> in_params;
@@ -134,6 +135,7 @@ void Checker::check_fn(FnInfo& fn) {
   }
   if (fn.decl->expr_body) {
     Type t = check_expr(*fn.decl->expr_body, c);
+    if (fn.autocast) t = as_declared(fn.result, t);  // Note [Autocast]
     fn.result_no_vjp = t.no_vjp;
     if (fn.has_result) {
       Binding b;
@@ -365,6 +367,7 @@ void Checker::check_return(const ast::Stmt& s, FnCtx& c) {
     if (ax.kind == Axis::Kind::Var && !c.result_only.count(ax.var))
       b.vars.emplace(ax.var, ax);
   if (fn->result_no_vjp.empty()) fn->result_no_vjp = t.no_vjp;
+  if (fn->autocast) t = as_declared(fn->result, t);  // Note [Autocast]
   if (fit(fn->result,
           t,
           b,

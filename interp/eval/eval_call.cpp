@@ -3,6 +3,7 @@
 #include <cctype>
 #include <filesystem>
 
+#include "interp/eval/autocast.h"
 #include "interp/eval/device_hooks.h"
 #include "interp/eval/eval_pattern.h"
 #include "interp/eval/interpreter.h"
@@ -40,9 +41,13 @@ class EvalForwardCtx final : public ops::ForwardCtx {
 
   const char* op_name() const override { return c_.op.name; }
   bool has(size_t i) const override { return c_.has(i); }
+  // Note [Autocast]: the dtype this call runs in, inside an autocast fn.
+  std::optional<types::DType> autocast() const {
+    return c_.info ? c_.info->autocast : std::nullopt;
+  }
   ops::Tensor tensor(size_t i) override {
     const Value& v = need(i);
-    if (v.kind == VK::Tensor) return v.t;
+    if (v.kind == VK::Tensor) return autocast_operand(v.t, autocast());
     // Note [Host math in f64]: math on host numbers whose result is a host
     // float (`sqrt(Dh)`, `exp(0.5)`) runs on f64 0-d tensors: a host float
     // is a double, and an f32 tensor here would round `x / sqrt(Dh)` of an
@@ -67,7 +72,8 @@ class EvalForwardCtx final : public ops::ForwardCtx {
     const Value& v = need(i);
     std::vector<ops::Tensor> out;
     if (v.kind == VK::List || v.kind == VK::Tuple)
-      for (const Value& x : *v.items) out.push_back(nested(x));
+      for (const Value& x : *v.items)
+        out.push_back(autocast_operand(nested(x), autocast()));
     return out;
   }
   std::optional<std::vector<int>> axes(size_t i) override {
@@ -170,7 +176,8 @@ class EvalForwardCtx final : public ops::ForwardCtx {
     return {ops::philox::key_for(seed, site.c_str()), 0, 0};
   }
   ops::Tensor model_field(size_t i, const std::string& path) override {
-    return c_.in.read_param(*need(i).as<ModelRef>(), path, c_.span);
+    return autocast_operand(
+        c_.in.read_param(*need(i).as<ModelRef>(), path, c_.span), autocast());
   }
   void set_model_field(size_t i,
                        const std::string& path,

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "interp/check/operators.h"
+#include "interp/eval/autocast.h"
 #include "interp/eval/format.h"
 #include "interp/eval/interpreter.h"
 #include "interp/eval/tensor_values.h"
@@ -302,6 +303,10 @@ Value Interpreter::eval_binary(const ast::Expr& e, Frame& f) {
   }
   Value a = eval(*e.lhs, f);
   Value b = eval(*e.rhs, f);
+  // Note [Autocast]: `a @ b` inside an autocast fn runs in its dtype.
+  if (const check::ExprInfo* in = prog_.info(&e); in && in->autocast)
+    for (Value* v : {&a, &b})
+      if (v->kind == VK::Tensor) v->t = autocast_operand(v->t, in->autocast);
   if (hooks_ && (a.kind == VK::Tensor || b.kind == VK::Tensor)) {
     // An op site (Note [Op sites]) of the tensor sides.
     OpSite s(OpSite::Kind::Operator, *this, e.span, [&] {

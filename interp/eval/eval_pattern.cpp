@@ -9,6 +9,7 @@
 #include <map>
 #include <numeric>
 
+#include "interp/eval/autocast.h"
 #include "interp/eval/einsum_lowering.h"
 #include "interp/eval/interpreter.h"
 #include "ops/api.h"
@@ -315,6 +316,10 @@ Value call_pattern(Interpreter& in,
   for (const ast::Arg& a : call.args)
     if (a.keyword.empty()) given.push_back(a.value.get());
   for (const ast::Expr* e : given) xs.push_back(in.eval(*e, f).t);
+  // Note [Autocast]: einsum inside an autocast fn runs in its dtype.
+  if (const check::ExprInfo* info = in.program().info(&call);
+      info && info->autocast)
+    for (ops::Tensor& x : xs) x = autocast_operand(x, info->autocast);
   // An op site (Note [Op sites]) of the operands.
   OpSite s(OpSite::Kind::Pattern, in, call.span, [&] {
     return apply_pattern(in, op, call, xs, f);

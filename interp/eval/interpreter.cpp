@@ -5,6 +5,7 @@
 #include <ostream>
 #include <stdexcept>
 
+#include "interp/eval/autocast.h"
 #include "interp/eval/device_hooks.h"
 #include "interp/eval/remat.h"
 #include "interp/eval/runtime_table.h"
@@ -186,6 +187,8 @@ Value Interpreter::call(const check::FnInfo& fn,
     } else if (fn.params[i].decl && fn.params[i].decl->default_value) {
       v = eval(*fn.params[i].decl->default_value, f);
     }
+    // Note [Autocast]: an autocast instance takes its declared dtypes.
+    if (fn.autocast) v = as_declared(std::move(v), fn.params[i].type);
     const ParamShare share = i < shares.size() ? shares[i] : ParamShare{};
     std::string bad = bind_sizes(
         fn.params[i].type, v, f.sizes, prog_.mesh(), share.axis, share.parts);
@@ -217,10 +220,12 @@ Value Interpreter::call(const check::FnInfo& fn,
       --in->depth_;
     }
   } pop{this};
-  if (fn.decl->expr_body) return eval(*fn.decl->expr_body, f);
   Value ret;
-  exec_block(fn.decl->body, f, ret);
-  return ret;
+  if (fn.decl->expr_body)
+    ret = eval(*fn.decl->expr_body, f);
+  else
+    exec_block(fn.decl->body, f, ret);
+  return fn.autocast ? as_declared(std::move(ret), fn.result) : ret;
 }
 
 namespace {

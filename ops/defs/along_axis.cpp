@@ -138,22 +138,26 @@ Type scatter_rule(RuleCtx& ctx) {
 
 // exp(x - m) / sum(exp(x - m)), m the row's max (without gradient: the
 // result does not depend on it).
+// A half x is computed in f32 and rounded once, as torch's kernel (Note
+// [Half-precision gradients] in ops/api_elementwise.cpp).
 std::vector<Tensor> softmax_fwd(ForwardCtx& ctx) {
-  Tensor x = fwd::to_float(ctx.tensor(0));
+  const Tensor x0 = ctx.tensor(0);
+  Tensor x = fwd::compute_float(x0);
   int a = fwd::over_one(ctx, 1, x);
   if (a + 1 == static_cast<int>(x.rank()) && has_fused_kernel(x))
-    return {softmax_last(x, false)};  // Note [Fused kernels]
+    return {fwd::cast_back(softmax_last(x, false), x0)};  // [Fused kernels]
   Tensor e = exp(sub(x, fwd::stable_shift(x, {a})));
-  return {div(e, sum(e, {a}, true))};
+  return {fwd::cast_back(div(e, sum(e, {a}, true)), x0)};
 }
 
 // x - logsumexp(x): stable for large and -inf logits.
 std::vector<Tensor> log_softmax_fwd(ForwardCtx& ctx) {
-  Tensor x = fwd::to_float(ctx.tensor(0));
+  const Tensor x0 = ctx.tensor(0);
+  Tensor x = fwd::compute_float(x0);
   int a = fwd::over_one(ctx, 1, x);
   if (a + 1 == static_cast<int>(x.rank()) && has_fused_kernel(x))
-    return {softmax_last(x, true)};  // Note [Fused kernels]
-  return {sub(x, fwd::logsumexp(x, {a}, true))};
+    return {fwd::cast_back(softmax_last(x, true), x0)};  // [Fused kernels]
+  return {fwd::cast_back(sub(x, fwd::logsumexp(x, {a}, true)), x0)};
 }
 
 std::vector<Tensor> cumsum_fwd(ForwardCtx& ctx) {

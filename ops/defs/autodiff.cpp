@@ -1,4 +1,4 @@
-// Autodiff: value_and_grad grad clip_norm copy remat.
+// Autodiff: value_and_grad grad clip_norm copy remat autocast.
 //
 // aux= is keyword-only, so it is read from the extra keywords (the ops are
 // variadic: value_and_grad(loss, m, batch) passes batch to loss). Its value
@@ -161,6 +161,31 @@ Type remat_rule(RuleCtx& ctx) {
   return r;
 }
 
+// autocast(f, bf16): f's autocast instance (Note [Autocast] in
+// interp/eval/autocast.cpp), which the checker makes and checks.
+Type autocast_rule(RuleCtx& ctx) {
+  const Type& f = ctx.type(0);
+  if (f.is_error()) return Type::error();
+  if (!require_kind(ctx, 0, K::Fn, "a function")) return Type::error();
+  Type d = ctx.type_arg(1);
+  if (d.is_error()) return Type::error();
+  if (!d.is_tensor() || !d.shape.empty() ||
+      (d.dtype != DType::BF16 && d.dtype != DType::F16)) {
+    ctx.error(Code::E0303,
+              ctx.span(1),
+              "autocast runs products in bf16 or f16, not " + ctx.text(1),
+              "not bf16 or f16")
+        .help("torch.autocast on CPU: `autocast(loss, bf16)`");
+    return Type::error();
+  }
+  std::optional<std::string> inst =
+      ctx.autocast_instance(f.fn_name, d.dtype, ctx.span(0));
+  if (!inst) return Type::error();
+  Type r = f;
+  r.fn_name = *inst;
+  return r;
+}
+
 OpDef def(const char* name,
           std::vector<ParamSpec> params,
           ShapeRule rule,
@@ -219,6 +244,14 @@ std::vector<OpDef> ops_autodiff() {
           remat_rule,
           "f, recomputing its intermediates in the backward pass")
           .with_torch("torch.utils.checkpoint.checkpoint(f, ...)"),
+      def("autocast",
+          {{"f"}, {"dtype", ParamKind::TypeArg}},
+          autocast_rule,
+          "f run as torch.autocast runs it: products and convolutions in "
+          "dtype (bf16 or f16), losses in f32, the rest in their inputs' "
+          "dtype; f's arguments and result keep their declared dtypes")
+          .with_torch(
+              "with torch.autocast(\"cpu\", dtype=torch.bfloat16): f(...)"),
   };
 }
 

@@ -449,14 +449,16 @@ std::vector<OpDef> ops_conv() {
           "2-d convolution: [b C h w] with [O C/groups kh kw]; stride=, "
           "padding=, dilation=, groups=, bias= [O]")
           .with_torch("torch.nn.functional.conv2d(x, k, bias, stride, "
-                      "padding, dilation, groups)"),
+                      "padding, dilation, groups)")
+          .with_autocast(Autocast::Lower),
       def("conv1d",
           conv_params(),
           conv_rule,
           conv_fwd,
           "1-d convolution: [b C l] with [O C/groups kl]; options as conv2d")
           .with_torch("torch.nn.functional.conv1d(x, k, bias, stride, "
-                      "padding, dilation, groups)"),
+                      "padding, dilation, groups)")
+          .with_autocast(Autocast::Lower),
       def("conv_transpose2d",
           {{"x"},
            {"k"},
@@ -471,7 +473,8 @@ std::vector<OpDef> ops_conv() {
           "transposed 2-d convolution (conv2d's input gradient): [b Cin h "
           "w] with [Cin Cout/groups kh kw]")
           .with_torch("torch.nn.functional.conv_transpose2d(x, k, bias, "
-                      "stride, padding, output_padding, groups, dilation)"),
+                      "stride, padding, output_padding, groups, dilation)")
+          .with_autocast(Autocast::F32),  // torch 1.13's CPU list
       def("max_pool2d",
           pool,
           pool_rule,

@@ -270,26 +270,31 @@ std::vector<Tensor> binary_fwd(ForwardCtx& ctx) {
   return {F(ctx.tensor(0), ctx.tensor(1))};
 }
 
+// The composites of a half x are computed in f32 and rounded once, as
+// torch's kernels (Note [Half-precision gradients] in
+// ops/api_elementwise.cpp).
+
 // x * sigmoid(x).
 Tensor silu(const Tensor& x0) {
-  Tensor x = fwd::to_float(x0);
-  return mul(x, sigmoid(x));
+  Tensor x = fwd::compute_float(x0);
+  return fwd::cast_back(mul(x, sigmoid(x)), x0);
 }
 
 // log(1 + exp(x)) = log1p(exp(-|x|)) + max(x, 0): never overflows.
 Tensor softplus(const Tensor& x0) {
-  Tensor x = fwd::to_float(x0);
-  return add(log1p(exp(neg(abs(x)))), relu(x));
+  Tensor x = fwd::compute_float(x0);
+  return fwd::cast_back(add(log1p(exp(neg(abs(x)))), relu(x)), x0);
 }
 
 // Exact: 0.5 x (1 + erf(x / sqrt 2)); tanh: 0.5 x (1 + tanh(sqrt(2/pi)
 // (x + 0.044715 x^3))), as torch's approximate="tanh".
 std::vector<Tensor> gelu_fwd(ForwardCtx& ctx) {
-  Tensor x = fwd::to_float(ctx.tensor(0));
+  const Tensor x0 = ctx.tensor(0);
+  Tensor x = fwd::compute_float(x0);
   std::string mode = ctx.has(1) ? ctx.str(1) : "none";
   auto c = [&](double v) { return scalar_like(v, x); };
   if ((mode == "tanh" || mode == "none") && has_fused_kernel(x))
-    return {gelu(x, mode == "tanh")};  // Note [Fused kernels]
+    return {fwd::cast_back(gelu(x, mode == "tanh"), x0)};  // [Fused kernels]
   Tensor inner;
   if (mode == "tanh") {
     Tensor x3 = mul(mul(x, x), x);
@@ -300,7 +305,7 @@ std::vector<Tensor> gelu_fwd(ForwardCtx& ctx) {
     fwd::value_error("approximate= is \"none\" or \"tanh\", not \"" + mode +
                      "\"");
   }
-  return {mul(mul(c(0.5), x), add(c(1.0), inner))};
+  return {fwd::cast_back(mul(mul(c(0.5), x), add(c(1.0), inner)), x0)};
 }
 
 std::vector<Tensor> where_fwd(ForwardCtx& ctx) {

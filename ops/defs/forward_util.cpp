@@ -18,6 +18,12 @@ Tensor compute_float(const Tensor& x) {
   return d == DType::F32 || d == DType::F64 ? x : cast(x, DType::F32);
 }
 
+Tensor cast_back(const Tensor& y, const Tensor& x0) {
+  return y.dtype() == x0.dtype() || !types::is_float(x0.dtype())
+             ? y
+             : cast(y, x0.dtype());
+}
+
 Tensor to_float(const Tensor& x) {
   return types::is_float(x.dtype()) ? x : cast(x, DType::F32);
 }

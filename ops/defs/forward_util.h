@@ -25,6 +25,11 @@ Tensor to_float(const Tensor& x);
 /// losses and norms); f32 and f64 unchanged; ints to f32.
 Tensor compute_float(const Tensor& x);
 
+/// [y], computed by compute_float, back in the input [x0]'s float dtype
+/// (a half: rounded once, as torch's half kernels round); as computed for
+/// an int input.
+Tensor cast_back(const Tensor& y, const Tensor& x0);
+
 /// `over=` of param [i] as positions in [x] (normalised, in the order
 /// written); empty (= every axis) when not given.
 std::vector<int> over_axes(ForwardCtx& ctx, size_t i, const Tensor& x);

@@ -598,6 +598,7 @@ OpDef loss(const char* name,
   OpDef d{name, std::move(params), rule, summary};
   d.forward = forward;
   d.device = lowered(lowering, Across::Operands);
+  d.autocast = Autocast::F32;  // every loss, as torch.autocast on CPU
   return std::move(d).with_torch(torch);
 }
 

@@ -86,6 +86,7 @@ std::vector<OpDef> ops_matmul() {
   matmul.forward = matmul_fwd;
   matmul.infix = "@";
   matmul.torch = "a @ b, torch.matmul(a, b)";
+  matmul.autocast = Autocast::Lower;
   OpDef einsum{"einsum",
                {{"x"}},
                nullptr,
@@ -94,6 +95,7 @@ std::vector<OpDef> ops_matmul() {
   einsum.variadic = true;
   einsum.intrinsic = Intrinsic::Einsum;
   einsum.torch = "torch.einsum(\"bhnd,bhtd->bhnt\", q, k)";
+  einsum.autocast = Autocast::Lower;
   // Per head, or each device's partial sum over its heads all-reduced.
   matmul.device.heads = DeviceRule::Heads::Sums;
   einsum.device.heads = DeviceRule::Heads::Sums;

@@ -272,14 +272,6 @@ bool fused_last_axis(const std::vector<int>& pos, const Tensor& x) {
          has_fused_kernel(x);
 }
 
-/// A norm's result [y], computed in compute_float's dtype, back in the
-/// input [x0]'s float dtype (a half); as computed for an int input.
-Tensor cast_back(const Tensor& y, const Tensor& x0) {
-  return y.dtype() == x0.dtype() || !types::is_float(x0.dtype())
-             ? y
-             : cast(y, x0.dtype());
-}
-
 /// over= of layer_norm / rms_norm (every axis when not given).
 std::vector<int> norm_axes(ForwardCtx& ctx, const Tensor& x) {
   std::vector<int> pos = fwd::over_axes(ctx, 1, x);
@@ -307,7 +299,7 @@ std::vector<Tensor> layer_norm_fwd(ForwardCtx& ctx) {
       return p.dtype() == x.dtype() && p.shape() == Shape{x.shape().back()};
     };
     if (fits(g) && fits(b))
-      return {cast_back(layer_norm_last(x, eps, g, b), x0)};
+      return {fwd::cast_back(layer_norm_last(x, eps, g, b), x0)};
   }
   if (last) {
     y = layer_norm_last(x, eps);  // Note [Fused kernels]
@@ -321,7 +313,7 @@ std::vector<Tensor> layer_norm_fwd(ForwardCtx& ctx) {
     Tensor b = fwd::along(ctx.model_field(3, "b"), pos, x.rank());
     y = add(mul(y, g), b);
   }
-  return {cast_back(y, x0)};
+  return {fwd::cast_back(y, x0)};
 }
 
 // x / sqrt(mean(x^2) + eps) over over=. The table gives no eps default;
@@ -334,10 +326,10 @@ std::vector<Tensor> rms_norm_fwd(ForwardCtx& ctx) {
   std::vector<int> pos = norm_axes(ctx, x);
   double eps = ctx.has(2) ? ctx.number(2) : 1e-6;
   if (fused_last_axis(pos, x))
-    return {cast_back(rms_norm_last(x, eps), x0)};  // Note [Fused kernels]
+    return {fwd::cast_back(rms_norm_last(x, eps), x0)};  // Note [Fused kernels]
   Tensor ms = mean(mul(x, x), pos, true);
   Tensor y = mul(x, rsqrt(add(ms, scalar_like(eps, ms))));
-  return {cast_back(y, x0)};
+  return {fwd::cast_back(y, x0)};
 }
 
 // table's rows at ids (range-checked by take).
@@ -350,14 +342,26 @@ std::vector<Tensor> stop_grad_fwd(ForwardCtx& ctx) {
 }
 
 // x @ l.w + l.b.
+// Note [A half linear rounds once]: torch's linear is one addmm, which in
+// bf16 or f16 sums x @ w + b in f32 and rounds once; as a product and an
+// add it would round twice (a third of the elements one unit apart in
+// bf16). So a half linear computes in f32 and rounds its result, and its
+// gradients (through the casts' VJPs) are f32 products rounded once, as
+// torch's addmm backward's.
 std::vector<Tensor> linear_fwd(ForwardCtx& ctx) {
   Tensor x = ctx.tensor(1);
-  Tensor xw = ctx.part(0, {x, ctx.model_field(0, "w")}, [](auto& t) {
-    return matmul(t[0], t[1]);
-  });
-  return {ctx.part(1, {xw, ctx.model_field(0, "b")}, [](auto& t) {
-    return add(t[0], t[1]);
-  })};
+  Tensor w = ctx.model_field(0, "w"), b = ctx.model_field(0, "b");
+  const DType d =
+      types::promote(types::promote(x.dtype(), w.dtype()), b.dtype());
+  const bool half = d == DType::BF16 || d == DType::F16;
+  auto wide = [half](const Tensor& t) {
+    return half ? cast(t, DType::F32) : t;
+  };
+  Tensor xw = ctx.part(
+      0, {x, w}, [&](auto& t) { return matmul(wide(t[0]), wide(t[1])); });
+  Tensor y =
+      ctx.part(1, {xw, b}, [&](auto& t) { return add(t[0], wide(t[1])); });
+  return {half ? cast(y, d) : y};
 }
 
 // linear's parts under `split H` (Note [An op in parts under split H]):
@@ -459,7 +463,8 @@ std::vector<OpDef> ops_nn() {
                            "x @ l.w + l.b for a Linear[I O]: [*s I] -> [*s O]"),
                        linear_heads_parts)
           .with_torch("torch.nn.functional.linear(x, l.w.T, l.b): w is [I O] "
-                      "here, [O I] in torch.nn.Linear"),
+                      "here, [O I] in torch.nn.Linear")
+          .with_autocast(Autocast::Lower),
   };
 }
 

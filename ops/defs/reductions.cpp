@@ -391,7 +391,8 @@ std::vector<OpDef> ops_reductions() {
       max_min("min", "smallest value over over= (or of two values)")
           .with_torch("x.amin(dim); torch.minimum(a, b) of two"),
       reduction("prod", "product over the axes of over=", NL)
-          .with_torch("x.prod(dim)"),
+          .with_torch("x.prod(dim)")
+          .with_autocast(Autocast::F32),
       reduction("std", "unbiased standard deviation over over=", NL)
           .with_torch("x.std(dim) (unbiased, as torch's default)"),
       reduction("var", "unbiased variance over over=", NL)

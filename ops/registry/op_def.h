@@ -39,6 +39,12 @@ enum class Intrinsic : uint8_t { None, Rearrange, Split, Einsum };
 
 using ShapeRule = types::Type (*)(RuleCtx& ctx);
 
+/// What an op does inside `autocast(f, bf16)` (Note [Autocast] in
+/// interp/eval/autocast.cpp), as torch.autocast on CPU (torch 1.13's
+/// lists): Lower runs it in the autocast dtype (products and
+/// convolutions), F32 in f32 (losses, prod), Keep in its inputs' dtypes.
+enum class Autocast : uint8_t { Keep, Lower, F32 };
+
 struct OpDef {
   const char* name;
   std::vector<ParamSpec> params;
@@ -56,6 +62,8 @@ struct OpDef {
   /// each param's tensor and gives a Grads (`sqrt(v)`: Note [Arithmetic
   /// over params] in interp/check/exprs.cpp); the evaluator maps it.
   bool maps_over_params = false;
+  /// Its place in autocast's policy.
+  Autocast autocast = Autocast::Keep;
   /// rand/randn: its draws are keyed by its call site, which the checker
   /// names (ExprInfo::draw_site: Note [A draw's site] in
   /// interp/check/calls.cpp).
@@ -93,6 +101,10 @@ struct OpDef {
   /// family's helper builds: `def(...).with_torch("torch.cumsum(x, dim)")`.
   OpDef with_torch(const char* t) && {
     torch = t;
+    return std::move(*this);
+  }
+  OpDef with_autocast(Autocast a) && {
+    autocast = a;
     return std::move(*this);
   }
 };

@@ -95,6 +95,15 @@ class RuleCtx {
   virtual void record_loss_varying(const std::vector<std::string>& varying) {
     (void)varying;
   }
+  /// The name of [fn]'s instance that runs under autocast to [to] (Note
+  /// [Autocast]), made and checked on first use; nullopt where there is
+  /// none (reported).
+  virtual std::optional<std::string> autocast_instance(const std::string& fn,
+                                                       types::DType to,
+                                                       diag::Span at) {
+    (void)fn, (void)to, (void)at;
+    return std::nullopt;
+  }
   /// The op's name, for messages: "matmul", "softmax".
   virtual const char* op_name() const = 0;
 };

@@ -99,6 +99,11 @@ REASONS = {
                     "with it", "tests/torch/op_row.py"),
     "typeof": Reason("harness", "every row's dtype check reads it",
                      "tests/torch/op_row.py"),
+    "autocast": Reason("elsewhere", "a fn value run under torch.autocast's "
+                       "policy, not an op: each op's dtype and rounding "
+                       "against torch one step at a time, and whole training "
+                       "runs against torch.autocast",
+                       "tests/torch/autocast_oracle.py"),
     "copy": Reason("harness", "every row differentiates a copy of its "
                    "inputs (a copy sharing storage with the original would "
                    "show in batch_norm's running stats)",

@@ -134,10 +134,15 @@ void Checker::check_devices() {
     for (const ast::FnDecl& d : m.fns) {
       auto it = P.fns_.find(d.name);
       if (it == P.fns_.end() || it->second.decl != &d) continue;
-      fns.push_back(&it->second);
-      // A generic fn's other instances (Note [Dtype variables]) beside it.
-      for (const auto& [key, name] : it->second.instances)
-        fns.push_back(&P.fns_.at(name));
+      // A generic fn's other instances (Note [Dtype variables]) and every
+      // autocast instance (Note [Autocast]) beside it, each its own fn.
+      std::function<void(FnInfo&)> add = [&](FnInfo& f) {
+        fns.push_back(&f);
+        for (const auto& [key, name] : f.instances) add(P.fns_.at(name));
+        for (const auto& [key, name] : f.autocast_instances)
+          add(P.fns_.at(name));
+      };
+      add(it->second);
     }
 
   // ---- 1. Facts of each fn body.

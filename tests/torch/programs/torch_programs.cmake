@@ -90,3 +90,12 @@ ss_torch_test(resume_f32_cpu2_split_shard_to_cpu3_split resume f32
   --pre-devices "cpu[0 1]+split+shard" --devices "cpu[0 1 2]" --split-heads)
 ss_torch_test(resume_f64_cpu3_split_to_cpu2_shard_split resume f64
   --pre-devices "cpu[0 1 2]+split" --devices "cpu[0 1]" --shard-params --split-heads)
+
+# bf16 mixed precision (Note [Autocast]): whole training runs with the loss
+# under autocast(loss, bf16) beside torch.autocast, f32 master weights, at
+# bf16's tolerance (Note [bf16 tolerances]); on one device, on cpu[0 1 2]
+# through the workers, and with shard params.
+ss_torch_test(mlp_autocast mlp_autocast f32)
+ss_torch_test(gpt_autocast gpt_autocast f32)
+ss_torch_test(mlp_autocast_cpu3 mlp_autocast f32 --devices "cpu[0 1 2]")
+ss_torch_test(gpt_autocast_cpu3_shard gpt_autocast f32 --devices "cpu[0 1 2]" --shard-params)

@@ -9,6 +9,7 @@ logs (the names the .ss program writes to log.jsonl) and, for each file the
 program saves, the tensors under the names ss's `save` uses (library.md,
 Checkpoints) and the metadata that file must hold.
 """
+import contextlib
 import math
 import os
 
@@ -112,6 +113,15 @@ class Mlp:
         return {"data.safetensors": {"x": x, "y": teacher_labels(rng, x, C)},
                 "init.safetensors": init}
 
+    def autocast(self):
+        return contextlib.nullcontext()
+
+    def loss(self, p, batch):
+        h = F.layer_norm(batch["x"] @ p["l1.w"] + p["l1.b"], (self.H,),
+                         p["norm.g"], p["norm.b"], eps=1e-5)
+        logits = F.gelu(h) @ p["l2.w"] + p["l2.b"]
+        return F.cross_entropy(logits, batch["y"])
+
     def train(self, folder, dt):
         data = read(folder, "data.safetensors")
         p = leaves(read(folder, "init.safetensors"))
@@ -121,10 +131,8 @@ class Mlp:
             opt, lambda s: cosine(s, self.STEPS, self.WARMUP))
         logs = []
         for batch in batches(data, self.B):
-            h = F.layer_norm(batch["x"] @ p["l1.w"] + p["l1.b"], (self.H,),
-                             p["norm.g"], p["norm.b"], eps=1e-5)
-            logits = F.gelu(h) @ p["l2.w"] + p["l2.b"]
-            loss = F.cross_entropy(logits, batch["y"])
+            with self.autocast():
+                loss = self.loss(p, batch)
             opt.zero_grad()
             loss.backward()
             gn = torch.nn.utils.clip_grad_norm_(p.values(), self.CLIP)
@@ -136,6 +144,41 @@ class Mlp:
         return logs, {"final.safetensors": (
             final(p, opt, ["exp_avg", "exp_avg_sq"]),
             adamw_metadata(opt, len(logs), logs[-1].get("lr", self.LR)))}
+
+
+class MlpAutocast(Mlp):
+    """mlp_autocast.ss: Mlp without layer_norm (torch 1.13 refuses a bf16
+    layer_norm with f32 weights), its loss under torch.autocast("cpu",
+    dtype=torch.bfloat16); f32 master weights. Linear layers as F.linear:
+    one addmm, bias included, in bf16, as ss's linear under autocast.
+
+    Note [bf16 tolerances]: bf16 keeps 8 bits, so one unit is 2**-8 =
+    3.9e-3 of a value. ss rounds each bf16 op's f32 result once; torch 1.13
+    on this CPU (no bf16 BLAS) accumulates small bf16 products with
+    roundings in between, so from the first step single elements are a unit
+    or two apart, and 50 steps of AdamW carry that to 2.2e-2 of a param
+    (gpt_autocast's w_qkv; mlp_autocast's 5.7e-3). 5e-2 is 13 units: a whole
+    training run in bf16 against torch's. It cannot tell an op run in bf16
+    from one run in f32 (an f32 run is 3.7e-2 from torch's autocast run);
+    tests/torch/autocast_oracle.py checks each op's dtype and rounding, one
+    step against torch computing it op by op, to the bit."""
+    source = "mlp_autocast.ss"
+    STEPS = 50
+    TOLERANCE = {"f32": 5e-2}  # Note [bf16 tolerances]
+
+    def make(self, rng):
+        files = super().make(rng)
+        for k in ("norm.g", "norm.b"):
+            del files["init.safetensors"][k]
+        return files
+
+    def autocast(self):
+        return torch.autocast("cpu", dtype=torch.bfloat16)
+
+    def loss(self, p, batch):
+        h = F.gelu(F.linear(batch["x"], p["l1.w"].T, p["l1.b"]))
+        logits = F.linear(h, p["l2.w"].T, p["l2.b"])
+        return F.cross_entropy(logits, batch["y"])
 
 
 class Cnn:
@@ -245,29 +288,37 @@ class Gpt:
         o = (a @ v).permute(0, 2, 1, 3).flatten(2)
         return o @ p["blk.w_o"]
 
+    def autocast(self):
+        return contextlib.nullcontext()
+
+    def ln(self, p, x, name):
+        return F.layer_norm(x, (self.D,), p[name + ".g"], p[name + ".b"],
+                            eps=1e-5)
+
+    def mlp(self, p, x):
+        u = F.gelu(x @ p["blk.up.w"] + p["blk.up.b"])
+        return u @ p["blk.down.w"] + p["blk.down.b"]
+
+    def forward(self, p, tokens, mask):
+        x = p["embed.table"][tokens] + p["pos"]
+        h = x + self.attention(p, self.ln(p, x, "blk.ln1"), mask)
+        h = h + self.mlp(p, self.ln(p, h, "blk.ln2"))
+        return self.ln(p, h, "ln_f") @ p["head"]
+
     def train(self, folder, dt):
         data = read(folder, "data.safetensors")
         p = leaves(read(folder, "init.safetensors"))
         D, T = self.D, self.T
         mask = torch.tril(torch.ones(T, T, dtype=torch.bool))
 
-        def ln(x, name):
-            return F.layer_norm(x, (D,), p[name + ".g"], p[name + ".b"], eps=1e-5)
-
-        def forward(tokens):
-            x = p["embed.table"][tokens] + p["pos"]
-            h = x + self.attention(p, ln(x, "blk.ln1"), mask)
-            u = F.gelu(ln(h, "blk.ln2") @ p["blk.up.w"] + p["blk.up.b"])
-            h = h + u @ p["blk.down.w"] + p["blk.down.b"]
-            return ln(h, "ln_f") @ p["head"]
-
         opt = torch.optim.AdamW(p.values(), lr=self.LR, betas=(0.9, 0.95),
                                 weight_decay=0.1)
         logs = []
         for batch in batches(data, self.B):
-            logits = forward(batch["tokens"])
-            loss = F.cross_entropy(logits.reshape(-1, self.V),
-                                   batch["targets"].reshape(-1))
+            with self.autocast():
+                logits = self.forward(p, batch["tokens"], mask)
+                loss = F.cross_entropy(logits.reshape(-1, self.V),
+                                       batch["targets"].reshape(-1))
             opt.zero_grad()
             loss.backward()
             gn = torch.nn.utils.clip_grad_norm_(p.values(), self.CLIP)
@@ -277,6 +328,30 @@ class Gpt:
         return logs, {"final.safetensors": (
             final(p, opt, ["exp_avg", "exp_avg_sq"]),
             adamw_metadata(opt, len(logs), logs[-1].get("lr", self.LR)))}
+
+
+class GptAutocast(Gpt):
+    """gpt.ss (einsum products) trained with its loss under
+    autocast(loss, bf16) beside torch.autocast("cpu", dtype=torch.bfloat16)
+    (Note [Autocast] in interp/eval/autocast.cpp): the q/k/v product, both
+    einsums, the output projection, the MLP's Linear layers and the head in
+    bf16, softmax and gelu in bf16 on bf16 inputs, the residual stream, the
+    layer_norms and cross_entropy in f32; params and AdamW's state f32. The
+    MLP's Linear layers as F.linear (one addmm, bias included, in bf16, as
+    ss's linear under autocast). f32 only (Note [bf16 tolerances])."""
+    STEPS = 50
+    TOLERANCE = {"f32": 5e-2}  # Note [bf16 tolerances]
+
+    def rewrite(self, src):
+        return src.replace("value_and_grad(loss, m, batch)",
+                           "value_and_grad(autocast(loss, bf16), m, batch)")
+
+    def autocast(self):
+        return torch.autocast("cpu", dtype=torch.bfloat16)
+
+    def mlp(self, p, x):
+        u = F.gelu(F.linear(x, p["blk.up.w"].T, p["blk.up.b"]))
+        return F.linear(u, p["blk.down.w"].T, p["blk.down.b"])
 
 
 class GptHeads(Gpt):
@@ -429,5 +504,5 @@ def metadata_text(meta):
     return {k: text(v) for k, v in meta.items()}
 
 
-PROGRAMS = {"mlp": Mlp, "cnn": Cnn, "gpt": Gpt, "gpt_heads": GptHeads,
+PROGRAMS = {"mlp": Mlp, "mlp_autocast": MlpAutocast, "gpt_autocast": GptAutocast, "cnn": Cnn, "gpt": Gpt, "gpt_heads": GptHeads,
             "resume": Resume}
