@@ -89,6 +89,9 @@ struct Binding {
   std::map<uint32_t, Axis> vars;
   std::map<uint32_t, diag::Span> where;
   std::map<std::string, std::vector<Axis>> stars;  // `*s`
+  /// The variables a `[b] R` parameter bound: a batch's own size (Note
+  /// [State carried across batches] in fit.cpp).
+  std::set<uint32_t> batch_vars;
   /// An ordinary fn called inside an spmd fn runs per instance on blocks:
   /// its size variables bind to block axes, splits included.
   bool blocks = false;

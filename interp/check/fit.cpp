@@ -215,6 +215,23 @@ bool Checker::fit(const Type& param,
             d.note("`" + m.param.name + "` was bound to " +
                        describe(m.earlier) + " here",
                    w->second);
+          // Note [State carried across batches]: a value made before the
+          // loop (an RNN's hidden state) does not have a batch's size: each
+          // batch is its own (the last may be smaller), and on several
+          // devices each device holds a share of it. TBPTT carries the state
+          // across the time chunks of one batch instead, inside the fn.
+          if (b.batch_vars.count(m.param.var))
+            d.note("`" + m.param.name +
+                   "` is the batch's own size: each batch of batches(n) has "
+                   "its own (the last may be smaller), and on several devices "
+                   "each device holds a share of it, so a value carried from "
+                   "one batch to the next (an RNN's hidden state) cannot have "
+                   "it")
+                .help(
+                    "carry the state within one batch: pass the fn whole "
+                    "sequences (`[b] R` with a `[N]` field) and loop over "
+                    "their time chunks inside it, as TBPTT does, making the "
+                    "state there: `zeros([b H])`");
           return false;
         }
       }
@@ -246,6 +263,8 @@ bool Checker::fit(const Type& param,
       }
       if (m.kind != Mismatch::Kind::None) return kind_error();
       for (const auto& [id, ax] : b.vars) b.where.emplace(id, at);
+      if (param.shape[0].kind == Axis::Kind::Var)
+        b.batch_vars.insert(param.shape[0].var);
       return true;
     }
     case TK::Int:

@@ -110,8 +110,16 @@ void check_batch_axis(Checker& ck,
     walk(fn->decl->body);
   };
   // Is the argument of [cs] split, in the caller's terms?
+  // Note [State carried across batches] (interp/check/fit.cpp): in the
+  // controller, a whole value with the batch axis (a worker fn's result:
+  // an RNN's hidden state carried between the calls that step through one
+  // batch's time chunks) holds that batch's rows, so a call cuts it as it
+  // cuts the batch beside it. Sent whole, every device got it whole beside
+  // its share of the batch: a ShapeError on several devices.
   auto arg_split = [&](const CallSite& cs, const ast::Expr* a) {
-    return !a || is_split(cs.caller, *a);
+    return !a || is_split(cs.caller, *a) ||
+           (cs.caller->placement == Placement::Controller &&
+            has_batch(type_of(a), cs.caller->batch_vars));
   };
   // The callee's axes that a split argument's batch axes bind to.
   std::function<bool(const Axis&, const Axis&, const Vars&, Vars&)> map_axis =

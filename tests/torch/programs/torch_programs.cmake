@@ -99,3 +99,11 @@ ss_torch_test(mlp_autocast mlp_autocast f32)
 ss_torch_test(gpt_autocast gpt_autocast f32)
 ss_torch_test(mlp_autocast_cpu3 mlp_autocast f32 --devices "cpu[0 1 2]")
 ss_torch_test(gpt_autocast_cpu3_shard gpt_autocast f32 --devices "cpu[0 1 2]" --shard-params)
+
+# The word language model's truncated backprop through time: the LSTM's
+# state kept in the controller between calls of the worker fn that takes
+# one chunk (Note [State carried across batches]); one device, and the
+# streams split across cpu[0 1] and cpu[0 1 2] with shard params.
+ss_torch_program(lstm_lm lstm_lm)
+ss_torch_test(lstm_lm_f64_cpu2 lstm_lm f64 --devices "cpu[0 1]")
+ss_torch_test(lstm_lm_f64_cpu3_shard lstm_lm f64 --devices "cpu[0 1 2]" --shard-params)

@@ -242,6 +242,69 @@ class Cnn:
             sgd_metadata(opt, len(logs), logs[-1]["lr"]))}
 
 
+class LstmLm:
+    """lstm_lm.ss: pytorch/examples' word language model, small: embedding,
+    an LSTM cell written out (gates i, f, g, o as torch.nn.LSTM), a linear
+    decoder; truncated backprop through time over chunks of K steps of each
+    batch's B streams, the state detached between chunks (the example's
+    repackage_hidden) and zero for each batch; SGD with momentum and
+    clip_grad_norm_."""
+    source, model = "lstm_lm.ss", "Lm"
+    V, N, K, E, H, B, BATCHES = 12, 24, 6, 8, 10, 6, 3
+    LR, CLIP = 0.5, 0.25
+
+    def make(self, rng):
+        V, E, H = self.V, self.E, self.H
+        n = self.B * self.BATCHES
+        trans = rng.dirichlet(np.full(V, 0.3), size=V)
+        s = np.zeros((n, self.N + 1), dtype=np.int64)
+        s[:, 0] = rng.integers(0, V, n)
+        for t in range(self.N):
+            u = rng.random(n)[:, None]
+            s[:, t + 1] = (np.cumsum(trans[s[:, t]], axis=1) < u).sum(axis=1)
+        s = np.minimum(s, V - 1)
+        init = {"embed.table": rng.standard_normal((V, E)),
+                "lstm.wx": 0.3 * rng.standard_normal((E, 4 * H)),
+                "lstm.wh": 0.3 * rng.standard_normal((H, 4 * H)),
+                "lstm.b": 0.1 * rng.standard_normal(4 * H),
+                "head.w": uniform(rng, (H, V), H), "head.b": uniform(rng, V, H)}
+        return {"data.safetensors": {"tokens": s[:, :-1], "targets": s[:, 1:]},
+                "init.safetensors": init}
+
+    def train(self, folder, dt):
+        data = read(folder, "data.safetensors")
+        p = leaves(read(folder, "init.safetensors"))
+        opt = torch.optim.SGD(p.values(), lr=self.LR, momentum=0.9)
+        H, K = self.H, self.K
+        logs = []
+        for batch in batches(data, self.B):
+            h = torch.zeros(self.B, H)
+            c = torch.zeros(self.B, H)
+            for i in range(self.N // K):
+                tok = batch["tokens"][:, i * K:(i + 1) * K]
+                y = batch["targets"][:, i * K:(i + 1) * K]
+                x = p["embed.table"][tok]
+                loss = 0
+                for t in range(K):
+                    z = x[:, t] @ p["lstm.wx"] + h @ p["lstm.wh"] + p["lstm.b"]
+                    gi, gf, gg, go = z.split(H, dim=1)
+                    c = torch.sigmoid(gf) * c + torch.sigmoid(gi) * torch.tanh(gg)
+                    h = torch.sigmoid(go) * torch.tanh(c)
+                    logits = h @ p["head.w"] + p["head.b"]
+                    loss = loss + F.cross_entropy(logits, y[:, t])
+                loss = loss / K
+                opt.zero_grad()
+                loss.backward()
+                gn = torch.nn.utils.clip_grad_norm_(p.values(), self.CLIP)
+                logs.append({"loss": loss.item(), "grad_norm": gn.item()})
+                opt.step()
+                h, c = h.detach(), c.detach()
+        check_clipping(logs, self.CLIP)
+        return logs, {"final.safetensors": (
+            final(p, opt, ["momentum_buffer"]),
+            sgd_metadata(opt, len(logs), self.LR))}
+
+
 def split_heads(x, h):
     """[b n (3 H Dh)] -> three [b H n Dh], H outer in the group."""
     b, n, _ = x.shape
@@ -504,5 +567,5 @@ def metadata_text(meta):
     return {k: text(v) for k, v in meta.items()}
 
 
-PROGRAMS = {"mlp": Mlp, "mlp_autocast": MlpAutocast, "gpt_autocast": GptAutocast, "cnn": Cnn, "gpt": Gpt, "gpt_heads": GptHeads,
+PROGRAMS = {"mlp": Mlp, "mlp_autocast": MlpAutocast, "gpt_autocast": GptAutocast, "cnn": Cnn, "lstm_lm": LstmLm, "gpt": Gpt, "gpt_heads": GptHeads,
             "resume": Resume}
