@@ -1,5 +1,6 @@
 // Types as written (ast::TypeExpr) -> Types, resolving axis names.
 #include "interp/check/checker_impl.h"
+#include "ops/core/divided_dim.h"
 
 namespace ss::check {
 
@@ -74,6 +75,28 @@ std::optional<Axis> Checker::resolve_axis(const ast::AxisExpr& a,
       r = Axis::group(std::move(items));
       break;
     }
+  }
+  if (r && a.divisor) {
+    // Note [Divided dims] (ops/core/divided_dim.h): `S/2`.
+    std::optional<Axis> q = types::divided_dim(*r, a.divisor);
+    if (!q) {
+      error(Code::E0303,
+            a.span,
+            r->kind == Axis::Kind::Dim && r->size >= 1
+                ? "`" + a.name + "` is " + std::to_string(r->size) +
+                      ", which " + std::to_string(a.divisor) +
+                      " does not divide"
+                : "only a dim can be divided in a type: `" + a.name +
+                      "` is a size variable",
+            "`" + a.name + "/" + std::to_string(a.divisor) + "`")
+          .help(r->kind == Axis::Kind::Dim
+                    ? "a stride that does not divide the size gives a "
+                      "literal size: write it"
+                    : "a size variable's size is known at run time only: "
+                      "name the result's size with a new variable");
+      return std::nullopt;
+    }
+    r = q;
   }
   if (r && !a.split.empty()) {
     auto split = mesh_split(a.split, a.span);

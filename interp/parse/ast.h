@@ -27,6 +27,7 @@ struct AxisExpr {
   int64_t value = 0;               // Literal
   std::vector<AxisExpr> items;     // Group, outer first
   std::vector<std::string> split;  // mesh axes after '/', major first
+  int64_t divisor = 0;  // Name: `S/2`, a dim divided (Note [Divided dims])
 };
 
 /// `w_inner/stages` inside `Net{...}`.

@@ -169,6 +169,16 @@ ast::AxisExpr Parser::parse_axis(bool allow_star, bool allow_split) {
   } else if (at(Tok::Name)) {
     a.kind = ast::AxisExpr::Kind::Name;
     a.name = advance().text;
+    // `S/2`: a dim divided by a literal (Note [Divided dims] in
+    // ops/core/type.h); `S/x` with a name is a split over mesh axis x.
+    if (at(Tok::Slash) && kind(1) == Tok::Int) {
+      advance();
+      const Token& n = advance();
+      auto v = parse_int_text(n.text);
+      if (!v || *v < 1)
+        fail(Code::E0101, n.span, "a divisor must be a positive int", "here");
+      a.divisor = *v;
+    }
   } else if (at(Tok::Int)) {
     const Token& n = advance();
     a.kind = ast::AxisExpr::Kind::Literal;

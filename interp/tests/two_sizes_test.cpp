@@ -9,14 +9,15 @@ using ss::testing::check_text;
 
 TEST_CASE("a conv's and a pool's result sizes print apart in E0301",
           "[check][shapes]") {
-  // conv2d's h2 w2 and max_pool2d's h2 w2 are four variables: nothing says
-  // the two results agree, so the sum is E0301. The message used to read
-  // "[b C h2 w2] with [b C h2 w2]: w2 vs w2" (line 4 is the conv, line 5
-  // the pool, line 6 the sum).
+  // A strided conv2d's h2 w2 and max_pool2d's h2 w2 are four variables
+  // (a size variable is not divided in a type: Note [Divided dims]):
+  // nothing says the two results agree, so the sum is E0301. The message
+  // used to read "[b C h2 w2] with [b C h2 w2]: w2 vs w2" (line 4 is the
+  // conv, line 5 the pool, line 6 the sum).
   auto c = check_text(R"(dim C = 3
 
 fn block(x: [b C h w], k: [C C 3 3]) -> f32:
-    let y = conv2d(x, k, padding=1)
+    let y = conv2d(x, k, padding=1, stride=2)
     let p = max_pool2d(x, 2)
     return sum(y + p)
 )");

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "ops/core/divided_dim.h"
 #include "ops/defs/forward_util.h"
 #include "ops/registry/op_def.h"
 #include "ops/registry/rule_helpers.h"
@@ -75,12 +76,21 @@ Axis conv_out(RuleCtx& ctx,
               bool transposed = false) {
   auto hs = h.static_size();
   auto ks = k.static_size();
+  // A size-keeping window (stride 1, 2p = d(k - 1)) keeps the axis itself,
+  // a dim or a size variable: conv2d(x, k, padding=1) of [b C S S] is
+  // [b C S S], so a ResNet's `out + x` checks.
+  if (!transposed && c.known() && ks && c.stride == 1 &&
+      2 * c.padding == c.dilation * (*ks - 1))
+    return h;
   if (!c.known() || !hs || !ks) return ctx.fresh(name);
   const int64_t n =
       transposed
           ? (*hs - 1) * c.stride - 2 * c.padding + c.dilation * (*ks - 1) +
                 c.output_padding + 1
           : ConvShape::square(c.stride, c.padding, c.dilation).out(0, *hs, *ks);
+  // Note [Divided dims]: a stride that divides a dim gives S/stride.
+  if (!transposed && c.stride > 1 && n * c.stride == *hs)
+    if (std::optional<Axis> q = types::divided_dim(h, c.stride)) return *q;
   return n >= 1 ? Axis::lit(n) : ctx.fresh(name);
 }
 

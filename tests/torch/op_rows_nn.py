@@ -91,7 +91,7 @@ def conv_rows():
     dims = {"H": 7, "W": 6}
     x, k = In("x", "E B H W"), In("k", "A B 3 3", lo=-0.5, hi=0.5)
     rows = []
-    for stride, pad, out in [(1, 0, "E A 5 4"), (2, 1, "E A 4 3"),
+    for stride, pad, out in [(1, 0, "E A 5 4"), (2, 1, "E A 4 W/2"),
                              (1, 2, "E A 9 8")]:
         rows.append(Row(
             "conv2d", f"conv2d(x, k, stride={stride}, padding={pad})",
@@ -99,14 +99,14 @@ def conv_rows():
                                                                 s, p),
             dims=dims))
     rows.append(Row("conv2d", "conv2d(x, k)", [x, In("k", "A B 2 1")],
-                    "E A 6 6", F.conv2d, dims=dims, label="conv2d 2x1"))
+                    "E A 6 W", F.conv2d, dims=dims, label="conv2d 2x1"))
     pool_x = In("x", "E A H W", values=distinct)
     dims6 = {"H": 6, "W": 4}
     rows += [
-        Row("max_pool2d", "max_pool2d(x, 2)", [pool_x], "E A 3 2",
+        Row("max_pool2d", "max_pool2d(x, 2)", [pool_x], "E A H/2 W/2",
             lambda x: F.max_pool2d(x, 2), dims=dims6),
         Row("avg_pool2d", "avg_pool2d(x, 2)", [In("x", "E A H W")],
-            "E A 3 2", lambda x: F.avg_pool2d(x, 2), dims=dims6),
+            "E A H/2 W/2", lambda x: F.avg_pool2d(x, 2), dims=dims6),
     ]
     rows += conv_option_rows()
     return rows
@@ -130,18 +130,18 @@ def conv_option_rows():
     px = In("x", "E A H W", values=distinct)
     return [
         Row("conv2d", "conv2d(x, k, padding=1, bias=bias)", [x, k, bias],
-            "E A 7 6", lambda x, k, b: F.conv2d(x, k, b, 1, 1), dims=dims),
+            "E A H W", lambda x, k, b: F.conv2d(x, k, b, 1, 1), dims=dims),
         Row("conv2d", "conv2d(x, k, padding=2, dilation=2)", [x, k],
-            "E A 7 6", lambda x, k: F.conv2d(x, k, None, 1, 2, 2),
+            "E A H W", lambda x, k: F.conv2d(x, k, None, 1, 2, 2),
             dims=dims),
         Row("conv2d", "conv2d(x, k, stride=2, padding=1, groups=2)",
-            [x, kg], "E D 4 3",
+            [x, kg], "E D 4 W/2",
             lambda x, k: F.conv2d(x, k, None, 2, 1, 1, 2), dims=dims),
         Row("conv2d", "conv2d(x, k, padding=1, groups=4)", [x, kd],
-            "E B 7 6", lambda x, k: F.conv2d(x, k, None, 1, 1, 1, 4),
+            "E B H W", lambda x, k: F.conv2d(x, k, None, 1, 1, 1, 4),
             dims=dims, label="conv2d depthwise"),
         Row("conv1d", "conv1d(x, k, stride=2, padding=1, bias=bias)",
-            [x1, k1, bias], "E A 3",
+            [x1, k1, bias], "E A W/2",
             lambda x, k, b: F.conv1d(x, k, b, 2, 1), dims=dims),
         Row("conv1d", "conv1d(x, k, dilation=2)", [x1, k1], "E A 2",
             lambda x, k: F.conv1d(x, k, None, 1, 0, 2), dims=dims),
@@ -159,11 +159,11 @@ def conv_option_rows():
             lambda x, k: F.conv_transpose2d(x, k, None, 2, 0, 0, 2, 2),
             dims=dims),
         Row("max_pool2d", "max_pool2d(x, 3, stride=2, padding=1)", [px],
-            "E A 4 3", lambda x: F.max_pool2d(x, 3, 2, 1), dims=dims),
+            "E A 4 W/2", lambda x: F.max_pool2d(x, 3, 2, 1), dims=dims),
         Row("max_pool2d", "max_pool2d(x, 2, stride=1)", [px], "E A 6 5",
             lambda x: F.max_pool2d(x, 2, 1), dims=dims),
         Row("avg_pool2d", "avg_pool2d(x, 3, stride=2, padding=1)",
-            [In("x", "E A H W")], "E A 4 3",
+            [In("x", "E A H W")], "E A 4 W/2",
             lambda x: F.avg_pool2d(x, 3, 2, 1), dims=dims),
         Row("adaptive_avg_pool2d", "adaptive_avg_pool2d(x, 1)",
             [In("x", "E A H W")], "E A 1 1",
@@ -225,7 +225,7 @@ ROWS += [
     # A window of equal values (relu's zeros before a pool): torch gives
     # the whole gradient to the first of them.
     Row("max_pool2d", "max_pool2d(relu(x), 2)", [In("x", "E A H W",
-        values=lambda r, s: r.integers(-2, 2, s).astype(float))], "E A 3 2",
+        values=lambda r, s: r.integers(-2, 2, s).astype(float))], "E A H/2 W/2",
         lambda x: F.max_pool2d(torch.relu(x), 2), dims={"H": 6, "W": 4},
         label="max_pool2d ties"),
     Row("max_pool2d", "max_pool2d(x, 2)", [In("x", "E A H W",

@@ -20,7 +20,7 @@ data Image:
 model Cnn:
     k: [Co Ci 3 3] f64 = normal(std=0.3)
     bn: BatchNorm[Co] f64
-    w: [(Co 4 4) C] f64 = normal(std=0.1)
+    w: [(Co S/2 S/2) C] f64 = normal(std=0.1)
     b: [C] f64 = zeros()
 
 fn forward(mut m: Cnn, x: [b Ci S S] f64, mode: Mode) -> [b C] f64:
