@@ -110,10 +110,10 @@ def run_ss(ss, folder, program, dtype, defines, devices, options,
         if name.endswith(".ss"):
             with open(os.path.join(here, name)) as f:
                 src = f.read()
-            if dtype == "f32":
-                src = re.sub(r"\bf64\b", "f32", src)
             if name == program.source and hasattr(program, "rewrite"):
                 src = program.rewrite(src)  # gpt.ss under autocast, say
+            if dtype == "f32":
+                src = re.sub(r"\bf64\b", "f32", src)
             if options and name == program.source:
                 lines = "".join("    " + o + "\n" for o in options)
                 src, n = re.subn(r"^devices cpu\n", "devices cpu\n" + lines,

@@ -107,3 +107,10 @@ ss_torch_test(gpt_autocast_cpu3_shard gpt_autocast f32 --devices "cpu[0 1 2]" --
 ss_torch_program(lstm_lm lstm_lm)
 ss_torch_test(lstm_lm_f64_cpu2 lstm_lm f64 --devices "cpu[0 1]")
 ss_torch_test(lstm_lm_f64_cpu3_shard lstm_lm f64 --devices "cpu[0 1 2]" --shard-params)
+
+# nanoGPT's recipe on gpt.ss: a no-decay param group, gradient accumulation
+# over two batches a step, targets padded with -100 (ignore_index); on one
+# device and on cpu[0 1 2], with and without shard params.
+ss_torch_program(gpt_groups gpt_groups)
+ss_torch_test(gpt_groups_f64_cpu3 gpt_groups f64 --devices "cpu[0 1 2]")
+ss_torch_test(gpt_groups_f64_cpu3_shard gpt_groups f64 --devices "cpu[0 1 2]" --shard-params)

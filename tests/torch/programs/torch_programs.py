@@ -417,6 +417,84 @@ class GptAutocast(Gpt):
         return F.linear(u, p["blk.down.w"].T, p["blk.down.b"])
 
 
+class GptGroups(Gpt):
+    """gpt.ss trained as nanoGPT's configure_optimizers and train loop do:
+    AdamW with a no-decay param group (the embeddings, positions, norms
+    and biases; weight decay on the matrices only), gradient accumulation
+    over two batches a step (each batch's gradient, whole on any device
+    count, summed in the controller at half weight), and padded targets:
+    about a fifth of them -100, which cross_entropy ignores (its mean is
+    over the others, so it counts them on each device too)."""
+    STEPS = 40
+    TAIL = """fn grads(m: Gpt, batch: [b] Sequence) -> (f64, Grads[Gpt]):
+    return value_and_grad(loss, m, batch)
+
+fn apply(mut m: Gpt, mut opt: AdamW[Gpt], g: Grads[Gpt]) -> f64:
+    let gn = norm(g)
+    update(m, opt, clip_norm(g, 1.0))
+    return gn
+
+fn main():
+    let ds = dataset(Sequence, "data.safetensors")
+    let m = load("init.safetensors", Gpt)
+    let opt = adamw(m, lr=0.01, betas=(0.9, 0.95), weight_decay=0.1)
+    add_param_group(opt, "no_decay", ["embed", "pos", "blk.ln1", "blk.ln2", "ln_f", "blk.up.b", "blk.down.b"], weight_decay=0.0)
+    let out = jsonl("log.jsonl")
+    let acc = zeros_like(m)
+    let k = 0
+    for batch in ds.batches(B):
+        let l, g = grads(m, batch)
+        acc = acc + g * 0.5
+        k += 1
+        if k % 2 == 1:
+            out.write(logs(loss=l))
+        else:
+            out.write(logs(loss=l, grad_norm=apply(m, opt, acc)))
+            acc = zeros_like(m)
+    save("final.safetensors", m, opt)
+"""
+    NO_DECAY = ["embed.table", "pos", "blk.ln1.g", "blk.ln1.b", "blk.ln2.g",
+                "blk.ln2.b", "ln_f.g", "ln_f.b", "blk.up.b", "blk.down.b"]
+
+    def rewrite(self, src):
+        src = src.replace("targets: [T] i64 in 0..V", "targets: [T] i64 in -100..V")
+        return src[:src.index("fn train_step")] + self.TAIL
+
+    def make(self, rng):
+        files = super().make(rng)
+        t = files["data.safetensors"]["targets"].copy()  # a view of tokens'
+        t[rng.random(t.shape) < 0.2] = -100
+        files["data.safetensors"]["targets"] = t
+        return files
+
+    def train(self, folder, dt):
+        data = read(folder, "data.safetensors")
+        p = leaves(read(folder, "init.safetensors"))
+        mask = torch.tril(torch.ones(self.T, self.T, dtype=torch.bool))
+        decay = [q for k, q in p.items() if k not in self.NO_DECAY]
+        opt = torch.optim.AdamW(
+            [{"params": decay},
+             {"params": [p[k] for k in self.NO_DECAY], "weight_decay": 0.0}],
+            lr=self.LR, betas=(0.9, 0.95), weight_decay=0.1)
+        logs = []
+        opt.zero_grad()
+        for i, batch in enumerate(batches(data, self.B)):
+            logits = self.forward(p, batch["tokens"], mask)
+            loss = F.cross_entropy(logits.reshape(-1, self.V),
+                                   batch["targets"].reshape(-1))
+            (loss * 0.5).backward()
+            logs.append({"loss": loss.item()})
+            if i % 2 == 1:
+                gn = torch.nn.utils.clip_grad_norm_(p.values(), self.CLIP)
+                logs[-1]["grad_norm"] = gn.item()
+                opt.step()
+                opt.zero_grad()
+        meta = adamw_metadata(opt, self.STEPS // 2, self.LR)
+        meta.update({"group0.name": "no_decay", "group0.weight_decay": 0})
+        return logs, {"final.safetensors": (
+            final(p, opt, ["exp_avg", "exp_avg_sq"]), meta)}
+
+
 class GptHeads(Gpt):
     """gpt_heads.ss: gpt.ss with q, v and o as Linear layers (x @ w + b,
     w: [in out]), k a plain param, and H = 4."""
@@ -567,5 +645,5 @@ def metadata_text(meta):
     return {k: text(v) for k, v in meta.items()}
 
 
-PROGRAMS = {"mlp": Mlp, "mlp_autocast": MlpAutocast, "gpt_autocast": GptAutocast, "cnn": Cnn, "lstm_lm": LstmLm, "gpt": Gpt, "gpt_heads": GptHeads,
+PROGRAMS = {"mlp": Mlp, "mlp_autocast": MlpAutocast, "gpt_autocast": GptAutocast, "gpt_groups": GptGroups, "cnn": Cnn, "lstm_lm": LstmLm, "gpt": Gpt, "gpt_heads": GptHeads,
             "resume": Resume}
