@@ -114,3 +114,10 @@ ss_torch_test(lstm_lm_f64_cpu3_shard lstm_lm f64 --devices "cpu[0 1 2]" --shard-
 ss_torch_program(gpt_groups gpt_groups)
 ss_torch_test(gpt_groups_f64_cpu3 gpt_groups f64 --devices "cpu[0 1 2]")
 ss_torch_test(gpt_groups_f64_cpu3_shard gpt_groups f64 --devices "cpu[0 1 2]" --shard-params)
+
+# A ResNet with every size in its types (Note [Divided dims]): a depthwise
+# conv with bias, a downsampling block and its strided 1x1 shortcut with
+# bias, adaptive_avg_pool2d; one device, cpu[0 1 2], and shard params.
+ss_torch_program(resnet resnet)
+ss_torch_test(resnet_f64_cpu3 resnet f64 --devices "cpu[0 1 2]")
+ss_torch_test(resnet_f64_cpu3_shard resnet f64 --devices "cpu[0 1 2]" --shard-params)

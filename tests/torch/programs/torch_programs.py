@@ -305,6 +305,85 @@ class LstmLm:
             sgd_metadata(opt, len(logs), self.LR))}
 
 
+class ResNet:
+    """resnet.ss: a stem conv and batch_norm, a depthwise conv
+    with bias in a residual branch, a downsampling basic block (3x3 stride
+    2, 3x3, each with batch_norm) added to a strided 1x1 shortcut with
+    bias, adaptive_avg_pool2d to 1x1, a Linear head; SGD with momentum;
+    batch_norm in Train, and in Eval on the held-out batch after every
+    step."""
+    source, model = "resnet.ss", "Net"
+    Ci, S, C1, C2, K, B, STEPS = 3, 8, 4, 8, 3, 16, 30
+    LR = 0.05
+    BNS = ("bn0", "bn1", "bn2")
+
+    def make(self, rng):
+        n = self.STEPS * self.B
+        x = rng.standard_normal((n + 2 * self.B, self.Ci, self.S, self.S))
+        q = x.reshape(len(x), self.Ci, 2, self.S // 2, 2, self.S // 2)
+        y = teacher_labels(rng, q.mean(axis=(3, 5)).reshape(len(x), -1), self.K)
+        Ci, C1, C2, K = self.Ci, self.C1, self.C2, self.K
+        init = {"stem": 0.3 * rng.standard_normal((C1, Ci, 3, 3)),
+                "dw": 0.3 * rng.standard_normal((C1, 1, 3, 3)),
+                "dw_b": 0.1 * rng.standard_normal(C1),
+                "c1": 0.3 * rng.standard_normal((C2, C1, 3, 3)),
+                "c2": 0.2 * rng.standard_normal((C2, C2, 3, 3)),
+                "short": 0.3 * rng.standard_normal((C2, C1, 1, 1)),
+                "short_b": 0.1 * rng.standard_normal(C2),
+                "head.w": uniform(rng, (C2, K), C2),
+                "head.b": uniform(rng, K, C2)}
+        for bn, c in zip(self.BNS, (C1, C2, C2)):
+            init[bn + ".g"] = near(rng, c, 1, 0.2)
+            init[bn + ".b"] = near(rng, c, 0, 0.2)
+            init[bn + ".running_mean"] = near(rng, c, 0, 0.1)
+            init[bn + ".running_var"] = near(rng, c, 1, 0.1)
+        return {"data.safetensors": {"img": x[:n], "label": y[:n]},
+                "test.safetensors": {"img": x[n:], "label": y[n:]},
+                "init.safetensors": init}
+
+    def train(self, folder, dt):
+        data, test = read(folder, "data.safetensors"), read(folder, "test.safetensors")
+        init = read(folder, "init.safetensors")
+        bufs = {k: init.pop(k) for k in list(init)
+                if k.endswith(".running_mean") or k.endswith(".running_var")}
+        p = leaves(init)
+
+        def bn(h, name, training):
+            return F.batch_norm(h, bufs[name + ".running_mean"],
+                                bufs[name + ".running_var"], p[name + ".g"],
+                                p[name + ".b"], training=training,
+                                momentum=0.1, eps=1e-5)
+
+        def forward(x, training):
+            h = F.relu(bn(F.conv2d(x, p["stem"], padding=1),
+                          "bn0", training))
+            h = h + F.relu(F.conv2d(h, p["dw"], p["dw_b"], padding=1,
+                                    groups=self.C1))
+            y = F.relu(bn(F.conv2d(h, p["c1"], stride=2, padding=1), "bn1",
+                          training))
+            y = bn(F.conv2d(y, p["c2"], padding=1), "bn2", training)
+            out = F.relu(y + F.conv2d(h, p["short"], p["short_b"], stride=2))
+            pooled = F.adaptive_avg_pool2d(out, 1).flatten(1)
+            return pooled @ p["head.w"] + p["head.b"]
+
+        opt = torch.optim.SGD(p.values(), lr=self.LR, momentum=0.9)
+        logs = []
+        for batch in batches(data, self.B):
+            loss = F.cross_entropy(forward(batch["img"], True), batch["label"])
+            opt.zero_grad()
+            loss.backward()
+            gn = torch.linalg.vector_norm(
+                torch.stack([torch.linalg.vector_norm(q.grad) for q in p.values()]))
+            opt.step()
+            with torch.no_grad():
+                ev = F.cross_entropy(forward(test["img"], False), test["label"])
+            logs.append({"loss": loss.item(), "grad_norm": gn.item(),
+                         "eval_loss": ev.item()})
+        return logs, {"final.safetensors": (
+            final(p, opt, ["momentum_buffer"], bufs),
+            sgd_metadata(opt, len(logs), self.LR))}
+
+
 def split_heads(x, h):
     """[b n (3 H Dh)] -> three [b H n Dh], H outer in the group."""
     b, n, _ = x.shape
@@ -645,5 +724,5 @@ def metadata_text(meta):
     return {k: text(v) for k, v in meta.items()}
 
 
-PROGRAMS = {"mlp": Mlp, "mlp_autocast": MlpAutocast, "gpt_autocast": GptAutocast, "gpt_groups": GptGroups, "cnn": Cnn, "lstm_lm": LstmLm, "gpt": Gpt, "gpt_heads": GptHeads,
+PROGRAMS = {"mlp": Mlp, "mlp_autocast": MlpAutocast, "gpt_autocast": GptAutocast, "gpt_groups": GptGroups, "cnn": Cnn, "resnet": ResNet, "lstm_lm": LstmLm, "gpt": Gpt, "gpt_heads": GptHeads,
             "resume": Resume}
