@@ -26,10 +26,13 @@ using diag::Code;
 // tensor to `[b D] T` fails for T = f64 at the `return`, say), and
 // evaluation needs nothing new: a call resolves to the instance its
 // arguments bind, each instance's expressions carry their own checked
-// types (a loss's dtype, `zeros([D], dtype=T)`), and a fn value is
+// types (a loss's dtype, `zeros([D] T)`), and a fn value is
 // dispatched on its arguments' dtypes (instance_for). The same bound
 // keeps instances few: at most two variables, 16 instances. An error in
 // the f32 check is reported once; other instances are then not checked.
+// The arguments that bind a variable are those of parameters typed by it
+// directly (a tensor, a model, Grads[M T]); inside a tuple parameter it
+// is not bound by its argument, and is f32 there.
 
 std::string dtype_word_of(const ast::TypeExpr& t) {
   switch (t.kind) {
