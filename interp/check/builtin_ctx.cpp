@@ -126,6 +126,18 @@ class BuiltinCtx final : public ops::RuleCtx {
     if (!has(i) || !args_[i].expr) return std::nullopt;
     return ck_.const_float(*args_[i].expr);
   }
+  std::optional<std::vector<int64_t>> const_int_tuple(size_t i) override {
+    if (!has(i) || !args_[i].expr ||
+        args_[i].expr->kind != ast::Expr::Kind::Tuple)
+      return std::nullopt;
+    std::vector<int64_t> out;
+    for (const ast::ExprPtr& e : args_[i].expr->elems) {
+      std::optional<int64_t> v = e ? ck_.const_int(*e) : std::nullopt;
+      if (!v) return std::nullopt;
+      out.push_back(*v);
+    }
+    return out;
+  }
   std::optional<std::string> const_str(size_t i) override {
     if (!has(i) || !args_[i].expr) return std::nullopt;
     const ast::Expr& e = *args_[i].expr;

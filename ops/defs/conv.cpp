@@ -230,14 +230,19 @@ bool pool_operands(RuleCtx& ctx) {
               describe(ctx, 0));
     return false;
   }
-  if (ctx.type(1).kind != K::Int) {
+  // adaptive_avg_pool2d's output size may be a pair, (oh, ow), as torch's.
+  const Type& size = ctx.type(1);
+  const bool pair = size.kind == K::Tuple && size.elems.size() == 2 &&
+                    size.elems[0].kind == K::Int &&
+                    size.elems[1].kind == K::Int;
+  const bool adaptive = std::strcmp(ctx.op_name(), "adaptive_avg_pool2d") == 0;
+  if (size.kind != K::Int && !(adaptive && pair)) {
     ctx.error(Code::E0303,
               ctx.span(1),
               std::string(ctx.op_name()) + "'s " +
-                  (std::strcmp(ctx.op_name(), "adaptive_avg_pool2d") == 0
-                       ? "output size"
-                       : "window") +
-                  " is an int, but " + ctx.text(1) + " is " + ctx.type(1).str(),
+                  (adaptive ? "output size" : "window") + " is an int" +
+                  (adaptive ? " or a pair of ints" : "") + ", but " +
+                  ctx.text(1) + " is " + ctx.type(1).str(),
               describe(ctx, 1));
     return false;
   }
@@ -264,10 +269,20 @@ Type pool_rule(RuleCtx& ctx) {
   return r;
 }
 
-// adaptive_avg_pool2d(x, size): [.. h w] -> [.. size size].
+// adaptive_avg_pool2d(x, size): [.. h w] -> [.. size size], or with a
+// pair (oh, ow) -> [.. oh ow] (literal sizes when known at check time).
 Type adaptive_pool_rule(RuleCtx& ctx) {
   if (!pool_operands(ctx)) return Type::error();
   Type r = ctx.type(0);
+  if (ctx.type(1).kind == K::Tuple) {
+    std::optional<std::vector<int64_t>> v = ctx.const_int_tuple(1);
+    for (size_t i = 0; i < 2; ++i) {
+      const int64_t n = v ? (*v)[i] : 0;
+      r.shape[r.rank() - 2 + i] =
+          n >= 1 ? Axis::lit(n) : ctx.fresh(i == 0 ? "oh" : "ow");
+    }
+    return r;
+  }
   Axis s = ctx.size_axis(1);
   r.shape[r.rank() - 2] = s;
   r.shape[r.rank() - 1] = s;
@@ -414,12 +429,22 @@ Tensor adaptive_weights(int64_t n, int64_t h, const Tensor& like) {
 // the pool is two products, A_h @ x @ A_w^T, differentiable as they are.
 std::vector<Tensor> adaptive_pool_fwd(ForwardCtx& ctx) {
   Tensor x = ctx.tensor(0);
-  const int64_t n = ctx.size(1);
-  if (n <= 0)
-    fwd::value_error("the output size must be >= 1, not " + std::to_string(n));
+  int64_t nh, nw;
+  if (ctx.arg_type(1).kind == K::Tuple) {  // (oh, ow)
+    std::vector<Tensor> v = ctx.tensors(1);
+    if (v.size() != 2) fwd::value_error("the output size is a pair of ints");
+    nh = static_cast<int64_t>(v[0].item());
+    nw = static_cast<int64_t>(v[1].item());
+  } else {
+    nh = nw = ctx.size(1);
+  }
+  for (int64_t n : {nh, nw})
+    if (n <= 0)
+      fwd::value_error("the output size must be >= 1, not " +
+                       std::to_string(n));
   const size_t r = x.rank();
-  Tensor ah = adaptive_weights(n, x.shape()[r - 2], x);
-  Tensor aw = adaptive_weights(n, x.shape()[r - 1], x);
+  Tensor ah = adaptive_weights(nh, x.shape()[r - 2], x);
+  Tensor aw = adaptive_weights(nw, x.shape()[r - 1], x);
   return {matmul_transposed(matmul(ah, x), aw, false, true)};
 }
 
@@ -504,7 +529,8 @@ std::vector<OpDef> ops_conv() {
           {{"x"}, {"size"}},
           adaptive_pool_rule,
           adaptive_pool_fwd,
-          "mean over torch's adaptive windows: [.. h w] -> [.. size size]")
+          "mean over torch's adaptive windows: [.. h w] -> [.. size size], "
+          "or [.. oh ow] with a pair (oh, ow)")
           .with_torch("torch.nn.functional.adaptive_avg_pool2d(x, size)"),
   };
 }

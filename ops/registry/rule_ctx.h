@@ -72,6 +72,12 @@ class RuleCtx {
     diag::Span span;
   };
   virtual std::optional<std::vector<IntPair>> const_int_pairs(size_t i) = 0;
+  /// A tuple literal of ints known at check time (`(2, 3)`); nullopt when
+  /// the argument is not one.
+  virtual std::optional<std::vector<int64_t>> const_int_tuple(size_t i) {
+    (void)i;
+    return std::nullopt;
+  }
 
   // --- services.
   virtual diag::Diagnostic& error(diag::Code code,

@@ -168,6 +168,11 @@ def conv_option_rows():
         Row("adaptive_avg_pool2d", "adaptive_avg_pool2d(x, 1)",
             [In("x", "E A H W")], "E A 1 1",
             lambda x: F.adaptive_avg_pool2d(x, 1), dims=dims),
+        # A pair (oh, ow), windows that overlap (7 -> 3) and that do not.
+        Row("adaptive_avg_pool2d", "adaptive_avg_pool2d(x, (3, 2))",
+            [In("x", "E A H W")], "E A 3 2",
+            lambda x: F.adaptive_avg_pool2d(x, (3, 2)), dims=dims,
+            label="adaptive_avg_pool2d pair"),
         Row("adaptive_avg_pool2d", "adaptive_avg_pool2d(x, 4)",
             [In("x", "E A H W")], "E A 4 4",
             lambda x: F.adaptive_avg_pool2d(x, 4), dims=dims),
