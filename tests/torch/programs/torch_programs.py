@@ -97,6 +97,14 @@ def teacher_labels(rng, x, classes):
     return np.argmax(s, axis=1).astype(np.int64)
 
 
+def quadrant_images(rng, n, ci, side, classes):
+    """[n] images [ci side side] and labels from their quadrant means:
+    learnable by a small CNN (cnn.ss, resnet.ss)."""
+    x = rng.standard_normal((n, ci, side, side))
+    q = x.reshape(n, ci, 2, side // 2, 2, side // 2)
+    return x, teacher_labels(rng, q.mean(axis=(3, 5)).reshape(n, -1), classes)
+
+
 class Mlp:
     """mlp.ss: Linear, layer_norm (affine), gelu, Linear; AdamW, clip_norm,
     warm-up + cosine lr through set_lr."""
@@ -191,10 +199,7 @@ class Cnn:
 
     def make(self, rng):
         n = self.STEPS * self.B
-        x = rng.standard_normal((n + 2 * self.B, self.Ci, self.S, self.S))
-        # Labels from the images' quadrant means: learnable by this CNN.
-        q = x.reshape(len(x), self.Ci, 2, self.S // 2, 2, self.S // 2)
-        y = teacher_labels(rng, q.mean(axis=(3, 5)).reshape(len(x), -1), self.C)
+        x, y = quadrant_images(rng, n + 2 * self.B, self.Ci, self.S, self.C)
         Co, Ci, C = self.Co, self.Ci, self.C
         init = {"k": 0.3 * rng.standard_normal((Co, Ci, 3, 3)),
                 "bn.g": near(rng, Co, 1, 0.2), "bn.b": near(rng, Co, 0, 0.2),
@@ -319,9 +324,7 @@ class ResNet:
 
     def make(self, rng):
         n = self.STEPS * self.B
-        x = rng.standard_normal((n + 2 * self.B, self.Ci, self.S, self.S))
-        q = x.reshape(len(x), self.Ci, 2, self.S // 2, 2, self.S // 2)
-        y = teacher_labels(rng, q.mean(axis=(3, 5)).reshape(len(x), -1), self.K)
+        x, y = quadrant_images(rng, n + 2 * self.B, self.Ci, self.S, self.K)
         Ci, C1, C2, K = self.Ci, self.C1, self.C2, self.K
         init = {"stem": 0.3 * rng.standard_normal((C1, Ci, 3, 3)),
                 "dw": 0.3 * rng.standard_normal((C1, 1, 3, 3)),
