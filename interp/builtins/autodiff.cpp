@@ -2,7 +2,9 @@
 // zeros_like. Gradients come from the API's tape (ops/autodiff).
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
+#include "interp/builtins/grad_scaler.h"
 #include "interp/eval/device_hooks.h"
 #include "interp/eval/runtime_table.h"
 #include "interp/eval/tensor_values.h"
@@ -66,8 +68,8 @@ std::vector<std::string> param_varying(const types::Type& m,
   return split;
 }
 
-// The backward pass of [loss] to [leaves]; [varying][i]: the mesh axes
-// leaf i varies over, inside an spmd fn. On several devices every rank
+// The backward pass of [scale] x [loss] to [leaves]; [varying][i]: the mesh
+// axes leaf i varies over, inside an spmd fn. On several devices every rank
 // holds the whole loss and the gradients are summed across the ranks
 // (DeviceHooks::gradients; Note [Same result as one device] in
 // interp/devices/lower/lowering.cpp).
@@ -76,7 +78,8 @@ std::vector<ops::Tensor> gradients(
     const ops::Tensor& loss,
     const std::vector<ops::Tensor>& leaves,
     const std::vector<bool>& pieces,
-    const std::vector<std::vector<std::string>>& varying) {
+    const std::vector<std::vector<std::string>>& varying,
+    std::optional<double> scale = std::nullopt) {
   Interpreter& in = c.in;
   if (ops::MeshComm* mesh = in.mesh()) {
     const double seed =
@@ -87,9 +90,9 @@ std::vector<ops::Tensor> gradients(
     return mesh->instance_gradients(loss, seed, leaves, tied);
   }
   if (DeviceHooks* d = in.device_hooks())
-    if (auto g = d->gradients(loss, leaves, pieces, c.span))
+    if (auto g = d->gradients(loss, leaves, pieces, c.span, scale))
       return std::move(*g);
-  return ops::backward(loss, leaves);
+  return ops::backward(loss, leaves, nullptr, 1.0, scale.value_or(1.0));
 }
 
 Value detach_value(const Value& v) {
@@ -109,10 +112,34 @@ struct Differentiated {
   Value grads;   // Grads or a tensor
 };
 
+// scaler=opt: the optimizer whose grad scaler scales the loss and
+// unscales the gradients (Note [Loss scaling] in grad_scaler.cpp).
+constexpr size_t kScaler = 3;
+
+// The backward pass of [loss], scaled by [scaler]'s grad scaler, if any,
+// and its gradients unscaled. [pieces]: some leaves are this device's
+// pieces of a param.
+std::vector<ops::Tensor> scaled_gradients(
+    BuiltinCall& c,
+    OptimState* scaler,
+    const ops::Tensor& loss,
+    const std::vector<ops::Tensor>& leaves,
+    const std::vector<bool>& pieces,
+    const std::vector<std::vector<std::string>>& varying,
+    bool some_pieces) {
+  if (!scaler) return gradients(c, loss, leaves, pieces, varying);
+  // scaler.scale(loss).backward(): the pass starts from the scale.
+  std::vector<ops::Tensor> g =
+      gradients(c, loss, leaves, pieces, varying, scaler->loss_scale.scale);
+  unscale(c, *scaler, g, some_pieces);
+  return g;
+}
+
 // Calls f(m, extras...) with m's params as leaves and differentiates.
 Differentiated differentiate(BuiltinCall& c, bool aux) {
   const Value& f = c.arg(0);
   const Value& m = c.arg(1);
+  OptimState* scaler = c.has(kScaler) ? &scaler_of(c, kScaler) : nullptr;
   std::vector<Value> args{Value()};
   for (const Value& v : c.extras) args.push_back(v);
   // The arguments' types, so that a split value passed on keeps its split
@@ -126,7 +153,8 @@ Differentiated differentiate(BuiltinCall& c, bool aux) {
     args[0] = Value::tensor(leaf);
     Value r = c.in.call_value(f, std::move(args), c.span, &types);
     const Value& loss = aux ? (*r.items)[0] : r;
-    auto g = gradients(c, loss.t, {leaf}, {false}, {c.arg_type(1).varying});
+    auto g = scaled_gradients(
+        c, scaler, loss.t, {leaf}, {false}, {c.arg_type(1).varying}, false);
     return {r, Value::tensor(g[0])};
   }
   if (m.kind != VK::Model)
@@ -175,7 +203,14 @@ Differentiated differentiate(BuiltinCall& c, bool aux) {
   const Value& loss = aux ? (*r.items)[0] : r;
   if (loss.kind != VK::Tensor)
     c.fail("ValueError", std::string(c.op.name) + ": the loss is not a tensor");
-  std::vector<ops::Tensor> g = gradients(c, loss.t, leaves, pieces, varying);
+  std::vector<ops::Tensor> g =
+      scaled_gradients(c,
+                       scaler,
+                       loss.t,
+                       leaves,
+                       pieces,
+                       varying,
+                       !store->whole.empty() || !store->heads.empty());
   std::map<std::string, ops::Tensor> by_path;
   for (size_t i = 0; i < params.size(); ++i) by_path[params[i]] = g[i];
   ModelRef like = *leaf_ref;

@@ -10,7 +10,10 @@
 //     lr, weight_decay, betas "[b1, b2]", eps, nesterov "true"|"false",
 //     ...), numbers in the shortest form that reads back exactly; each
 //     param group k as group<k>.name, group<k>.params (paths, space
-//     separated) and group<k>.<hyperparameter> (Note [Param groups]).
+//     separated) and group<k>.<hyperparameter> (Note [Param groups]);
+//     with a grad scaler, grad_scaler.scale, growth_factor,
+//     backoff_factor, growth_interval and _growth_tracker (torch's
+//     scaler.state_dict(): Note [Loss scaling] in grad_scaler.cpp).
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -216,6 +219,19 @@ void write_hypers(std::map<std::string, std::string>& meta,
   }
 }
 
+// A grad scaler as torch's scaler.state_dict() names it, under
+// grad_scaler. (Note [Loss scaling] in grad_scaler.cpp). Gradients taken
+// but not yet used by an update are not kept: save between steps.
+void write_loss_scale(std::map<std::string, std::string>& meta,
+                      const LossScale& l) {
+  if (!l.enabled) return;
+  meta["grad_scaler.scale"] = num(l.scale);
+  meta["grad_scaler.growth_factor"] = num(l.growth_factor);
+  meta["grad_scaler.backoff_factor"] = num(l.backoff_factor);
+  meta["grad_scaler.growth_interval"] = std::to_string(l.growth_interval);
+  meta["grad_scaler._growth_tracker"] = std::to_string(l.growth_tracker);
+}
+
 void save_optimizer(const ModelRef& m,
                     OptimState& o,
                     bool stream,
@@ -234,6 +250,7 @@ void save_optimizer(const ModelRef& m,
   auto& meta = out.metadata;
   meta["optimizer"] = optim_name(o.kind);
   meta["step"] = std::to_string(h.step);
+  write_loss_scale(meta, h.loss_scale);
   write_hypers(meta, "", o.kind, h);
   for (size_t k = 0; k < h.groups.size(); ++k) {
     const ParamGroup& g = h.groups[k];
@@ -398,6 +415,35 @@ void read_hypers(BuiltinCall& c,
   }
 }
 
+// write_loss_scale's inverse: a file without grad_scaler.scale holds an
+// optimizer without a scaler.
+void read_loss_scale(BuiltinCall& c,
+                     const std::string& file,
+                     const std::map<std::string, std::string>& meta,
+                     LossScale& l) {
+  if (!meta.count("grad_scaler.scale")) return;
+  const std::string p = "grad_scaler.";
+  l.enabled = true;
+  l.scale = meta_number(c, file, meta, p + "scale", l.scale);
+  l.growth_factor = meta_number(c, file, meta, p + "growth_factor", 2.0);
+  l.backoff_factor = meta_number(c, file, meta, p + "backoff_factor", 0.5);
+  const double interval =
+      meta_number(c, file, meta, p + "growth_interval", 2000);
+  const double tracker = meta_number(c, file, meta, p + "_growth_tracker", 0);
+  const bool ok = l.scale > 0 && l.growth_factor > 1 && l.backoff_factor > 0 &&
+                  l.backoff_factor < 1 && interval >= 1 && interval <= 9e15 &&
+                  interval == std::floor(interval) && tracker >= 0 &&
+                  tracker < interval && tracker == std::floor(tracker);
+  if (!ok)
+    c.fail("ValueError",
+           "checkpoint " + quote(file) +
+               ": metadata grad_scaler.* is not a grad scaler's state "
+               "(scale > 0, growth_factor > 1, backoff_factor in (0, 1), "
+               "0 <= _growth_tracker < growth_interval)");
+  l.growth_interval = static_cast<int64_t>(interval);
+  l.growth_tracker = static_cast<int64_t>(tracker);
+}
+
 std::shared_ptr<OptimState> load_optim(BuiltinCall& c,
                                        const std::string& file,
                                        const SafetensorsFile& f,
@@ -426,6 +472,7 @@ std::shared_ptr<OptimState> load_optim(BuiltinCall& c,
         "checkpoint " + quote(file) +
             ": metadata step is not a step count: " + quote(meta.at("step")));
   o->step = static_cast<int64_t>(step);
+  read_loss_scale(c, file, meta, o->loss_scale);
   // A hyperparameter the file leaves out takes the optimizer's default.
   static_cast<OptimHyper&>(*o) = optimizer_defaults(o->kind);
   read_hypers(c, file, meta, "", o->kind, *o);

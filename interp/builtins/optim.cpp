@@ -1,7 +1,9 @@
-// update (one step of an optimizer's rule: optimizers.cpp), set_lr,
+// update (one step of an optimizer's rule: optimizers.cpp; a grad
+// scaler's skip: grad_scaler.cpp), set_lr,
 // cosine_lr, step_lr, linear_lr, Train.
 #include <cmath>
 
+#include "interp/builtins/grad_scaler.h"
 #include "interp/builtins/optimizers.h"
 #include "interp/eval/format.h"
 #include "interp/eval/runtime_table.h"
@@ -43,6 +45,8 @@ Value update(BuiltinCall& c) {
            "update: this optimizer was made for another model (make it with "
            "adamw(m, ...) or sgd(m, ...) of the model it updates)");
   ops::GradMode::Guard off(false);
+  // scaler.step(opt); scaler.update() (Note [Loss scaling]).
+  if (o->loss_scale.enabled && !scaler_allows_step(c, *o)) return Value::unit();
   ++o->step;
   if (m->index.empty()) {
     update_whole(*m, *o, *g);
@@ -141,6 +145,7 @@ std::vector<RuntimeEntry> lib_optim() {
        std::vector<RuntimeEntry>{{"update", update},
                                  {"set_lr", set_lr},
                                  {"add_param_group", add_param_group},
+                                 {"grad_scaler", grad_scaler},
                                  {"cosine_lr", cosine_lr},
                                  {"step_lr", step_lr},
                                  {"linear_lr", linear_lr},

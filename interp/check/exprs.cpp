@@ -291,8 +291,8 @@ Type Checker::field_of(const Type& base,
     }
     case TK::Optim:
       if (name == "step") return Type::of(TK::Int);
-      if (name == "lr") return Type::of(TK::Float);
-      return unknown(base.str(), {"step", "lr"});
+      if (name == "lr" || name == "loss_scale") return Type::of(TK::Float);
+      return unknown(base.str(), {"step", "lr", "loss_scale"});
     case TK::Logs: {
       std::vector<std::string> names;
       for (const auto& [fname, ft] : base.fields) {

@@ -114,12 +114,16 @@ class DeviceHooks {
   /// value_and_grad's backward pass of [loss] to [leaves] at [at], the
   /// gradients summed across the ranks; nullopt: ops::backward alone.
   /// [pieces][i]: leaf i is a rank's piece of a sharded param, whose
-  /// gradient the pass itself sums (gather_param's VJP).
+  /// gradient the pass itself sums (gather_param's VJP). [scale], a grad
+  /// scaler's: the gradients of scale x loss, each cotangent in the pass
+  /// as one device's (Note [A scaled loss is seeded at the root] in
+  /// interp/devices/lower/rank_context.cpp).
   virtual std::optional<std::vector<ops::Tensor>> gradients(
       const ops::Tensor& loss,
       const std::vector<ops::Tensor>& leaves,
       const std::vector<bool>& pieces,
-      diag::Span at) {
+      diag::Span at,
+      std::optional<double> scale) {
     return std::nullopt;
   }
   /// value_and_grad's tape is gone (its gradients are taken): a gathered

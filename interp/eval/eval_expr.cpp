@@ -369,6 +369,10 @@ Value Interpreter::eval_field(const ast::Expr& e, Frame& f) {
       sync(*o);
       if (e.name == "step") return Value::integer(o->step);
       if (e.name == "lr") return Value::floating(o->lr);
+      // scaler.get_scale(): 1 without a scaler (Note [Loss scaling]).
+      if (e.name == "loss_scale")
+        return Value::floating(o->loss_scale.enabled ? o->loss_scale.scale
+                                                     : 1.0);
       break;
     }
     case VK::Logs: {

@@ -159,11 +159,27 @@ struct OptimSettings : OptimHyper {
   const OptimHyper& hyper_of(const std::string& key) const;
 };
 
+/// torch's GradScaler, carried by an optimizer that grad_scaler(opt) made
+/// (Note [Loss scaling] in interp/builtins/grad_scaler.cpp): its settings,
+/// the scale and its growth tracker by torch's names, and what the
+/// gradients taken with scaler= it since the last update found. It travels
+/// with the step (the wire, a checkpoint's grad_scaler.* metadata).
+struct LossScale {
+  bool enabled = false;
+  double scale = 65536.0, growth_factor = 2.0, backoff_factor = 0.5;
+  int64_t growth_interval = 2000, growth_tracker = 0;
+  /// Since the last update: how many value_and_grad(..., scaler=opt) ran,
+  /// and whether any of their gradients held an inf or a nan.
+  int64_t unscaled = 0;
+  bool found_inf = false;
+};
+
 struct OptimState : Object, OptimSettings {
   types::OptimKind kind = types::OptimKind::AdamW;
   std::shared_ptr<ModelStore> model;
   std::string prefix;  // the sub-model it was made for
   int64_t step = 0;
+  LossScale loss_scale;
   /// Each param's state by torch's names (SGD's "momentum_buffer", Adam's
   /// "exp_avg" and "exp_avg_sq", ...), by param path.
   std::map<std::string, std::map<std::string, ops::Tensor>> state;

@@ -59,6 +59,26 @@ struct Diff {
   Type grads;
 };
 
+/// scaler=opt (Note [Loss scaling] in interp/builtins/grad_scaler.cpp):
+/// an optimizer, of [m] when m is a model.
+bool scaler_fits(RuleCtx& ctx, const Type& m) {
+  const Type& o = ctx.type(3);
+  if (o.is_error()) return false;
+  if (!require_kind(ctx, 3, K::Optim, "an optimizer that grad_scaler made"))
+    return false;
+  if (m.kind == K::Model &&
+      (o.model != m.model || o.model_args != m.model_args ||
+       o.model_dtype != m.model_dtype || o.stack != m.stack)) {
+    ctx.error(Code::E0303,
+              ctx.span(3),
+              std::string(ctx.op_name()) + " of " + m.str() +
+                  " with the grad scaler of an optimizer of " + o.str(),
+              describe(ctx, 3));
+    return false;
+  }
+  return true;
+}
+
 std::optional<Diff> differentiate(RuleCtx& ctx) {
   const Type& f = ctx.type(0);
   const Type& m = ctx.type(1);
@@ -78,6 +98,7 @@ std::optional<Diff> differentiate(RuleCtx& ctx) {
     }
     aux_given = *v;
   }
+  if (ctx.has(3) && !scaler_fits(ctx, m)) return std::nullopt;
   if (!require_kind(ctx, 0, K::Fn, "a function")) return std::nullopt;
   auto g = grads_of(ctx, 1);
   if (!g) return std::nullopt;
@@ -200,11 +221,16 @@ OpDef def(const char* name,
 std::vector<OpDef> ops_autodiff() {
   // aux= comes after the variadic arguments, so only by keyword.
   const ParamSpec aux{"aux", ParamKind::Value, false, false, true};
+  // scaler=opt: its grad scaler scales the loss and unscales the gradients,
+  // and opt records an inf (Note [Loss scaling] in interp/builtins/
+  // grad_scaler.cpp).
+  const ParamSpec scaler{"scaler", ParamKind::Value, false, true, true};
   OpDef vg = def("value_and_grad",
-                 {{"f"}, {"m"}, aux},
+                 {{"f"}, {"m"}, aux, scaler},
                  value_and_grad_rule,
                  "(f(m, args...), gradients w.r.t. m); aux=true: (loss, aux, "
-                 "grads)")
+                 "grads); scaler=opt: the loss scaled by opt's grad scaler "
+                 "for the backward pass, the gradients unscaled")
                  .with_torch(
                      "l = f(m, ...); l.backward() (the grads in p.grad); "
                      "torch.func.grad_and_value in torch 2");
@@ -214,8 +240,10 @@ std::vector<OpDef> ops_autodiff() {
   vg.device.device_work = true;
   vg.device.fn_arg = FnArg::Differentiates;
   vg.device.meets_instances = true;
+  // scaler=: whether a device's pieces of the gradients hold an inf.
+  vg.device.sums_grad_pieces = true;
   OpDef g = def("grad",
-                {{"f"}, {"m"}, aux},
+                {{"f"}, {"m"}, aux, scaler},
                 grad_rule,
                 "the gradients of f(m, args...) w.r.t. m; aux=true: (aux, "
                 "grads)")

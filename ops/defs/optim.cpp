@@ -1,5 +1,6 @@
 // Optimizers and models: sgd adamw adam rmsprop adagrad adadelta lion
-// add_param_group update set_lr cosine_lr step_lr linear_lr init Train.
+// add_param_group update grad_scaler set_lr cosine_lr step_lr linear_lr
+// init Train.
 
 #include <string_view>
 #include <utility>
@@ -281,6 +282,19 @@ Type update_rule(RuleCtx& ctx) {
   return Type::of(K::Unit);
 }
 
+// grad_scaler(opt, init_scale=, ...): an optimizer of opt's type that
+// carries a grad scaler (Note [Loss scaling] in interp/builtins/
+// grad_scaler.cpp).
+Type grad_scaler_rule(RuleCtx& ctx) {
+  const Type& o = ctx.type(0);
+  if (o.is_error()) return Type::error();
+  if (!require_kind(ctx, 0, K::Optim, "an optimizer (adamw(m), sgd(m), ...)"))
+    return Type::error();
+  bool ok = true;
+  for (size_t i = 1; i <= 4; ++i) ok = host_number(ctx, i) && ok;
+  return ok ? o : Type::error();
+}
+
 // set_params(mut m, p): p a Grads of m's type (Note [Arithmetic over
 // params] in interp/check/exprs.cpp).
 Type set_params_rule(RuleCtx& ctx) {
@@ -425,6 +439,23 @@ std::vector<OpDef> ops_optim() {
                }())
                .with_torch("opt.step() (the gradients are an argument here, "
                            "not p.grad)"),
+           def("grad_scaler",
+               {{"opt"},
+                {"init_scale", V, false},
+                {"growth_factor", V, false},
+                {"backoff_factor", V, false},
+                {"growth_interval", V, false}},
+               grad_scaler_rule,
+               "opt with torch's GradScaler for f16 mixed precision: "
+               "value_and_grad(..., scaler=opt) scales the loss, update "
+               "skips a step whose gradients hold an inf or a nan and moves "
+               "the scale (init_scale=65536, growth_factor=2, "
+               "backoff_factor=0.5, growth_interval=2000); opt.loss_scale "
+               "reads it",
+               host())
+               .with_torch("scaler = torch.cuda.amp.GradScaler(); "
+                           "scaler.scale(loss).backward(); "
+                           "scaler.step(opt); scaler.update()"),
            def("set_params",
                {{"m", V, true, true}, {"p"}},
                set_params_rule,

@@ -104,6 +104,13 @@ REASONS = {
                        "against torch one step at a time, and whole training "
                        "runs against torch.autocast",
                        "tests/torch/autocast_oracle.py"),
+    "grad_scaler": Reason("elsewhere", "an optimizer with torch's "
+                          "GradScaler, not an op (torch 1.13 has no "
+                          "GradScaler on CPU): whole f16 training runs with "
+                          "skipped steps against torch computing the same "
+                          "roundings and scaler, on 1, 2 and 3 devices "
+                          "(MlpF16), and the scale by hand",
+                          "tests/torch/programs/torch_programs.py"),
     "copy": Reason("harness", "every row differentiates a copy of its "
                    "inputs (a copy sharing storage with the original would "
                    "show in batch_norm's running stats)",

@@ -285,6 +285,11 @@ class Analysis {
     if (rule.fn_arg == ops::FnArg::Differentiates && !given.empty()) {
       // A mesh sums no batch's gradient, only replicated leaves' in spmd fns.
       if (!mesh_) gradients(e, *info, out);
+      // scaler=: whether any device's pieces hold an inf (Note [Loss
+      // scaling] in interp/builtins/grad_scaler.cpp).
+      if ((shard_ || heads_) && rule.sums_grad_pieces && param_arg(e, *info, 3))
+        out.push_back(one_number(
+            e, "whether any device's pieces of the gradients are inf or nan"));
       if (mesh_) add_items(mesh_leaf_sums(P, sm_, e, *info), e.span, out);
       const Type& ft = P.type_of(given[0]);
       if (ft.kind == TK::Fn)
@@ -298,15 +303,9 @@ class Analysis {
       return;
     }
     if ((shard_ || heads_) && rule.sums_grad_pieces && !given.empty() &&
-        P.type_of(given[0]).kind == TK::Grads) {
-      Item it;
-      it.at = e.span;
-      it.coll = collective(n, "", Size::constant(1), types::DType::F64);
-      it.coll.what = "the squares of every device's pieces of the gradients";
-      it.coll.text = "all-reduce of " + it.coll.what + ", one number: " +
-                     figure(it.coll.count, types::DType::F64);
-      out.push_back(std::move(it));
-    }
+        P.type_of(given[0]).kind == TK::Grads)
+      out.push_back(one_number(
+          e, "the squares of every device's pieces of the gradients"));
     if (rule.fn_arg == ops::FnArg::PerBatch && !given.empty()) {
       const Type& ft = P.type_of(given[0]);
       if (ft.kind == TK::Fn)
@@ -362,6 +361,20 @@ class Analysis {
   }
 
   // value_and_grad's all-reduce of the params' gradients, one per dtype.
+  // An all-reduce of one f64 at [e]: [what] summed over the devices.
+  Item one_number(const ast::Expr& e, const std::string& what) {
+    Item it;
+    it.at = e.span;
+    it.coll = collective(P.info(&e)->resolution.op->name,
+                         "",
+                         Size::constant(1),
+                         types::DType::F64);
+    it.coll.what = what;
+    it.coll.text = "all-reduce of " + it.coll.what +
+                   ", one number: " + figure(it.coll.count, types::DType::F64);
+    return it;
+  }
+
   void gradients(const ast::Expr& e,
                  const ExprInfo& info,
                  std::vector<Item>& out) {

@@ -163,11 +163,25 @@ std::optional<Value> RankContext::host_effect(eval::BuiltinCall& c) {
   return std::nullopt;
 }
 
+// Note [A scaled loss is seeded at the root]
+// A pass seeded with 1/world scales the leaves' gradients at the end (Note
+// [The seed scales the leaves] in ops/autodiff/tape.cpp) and starts from 1
+// at the root, so past the batch's all-reduce, whose VJP multiplies a
+// replicated cotangent by the world (Note [Replicated cotangents]), each
+// cotangent is world x one device's. In f32 and f64 that is the same
+// gradient; in f16 it is not: a value world x larger overflows sooner, and
+// a grad scaler (Note [Loss scaling] in interp/builtins/grad_scaler.cpp)
+// exists to keep the pass just below overflow. So a scaled loss starts from
+// scale / world at the root and scales no leaf: past the all-reduce each
+// cotangent is one device's with that scale (scale / 3 rounds to f32 and
+// back exactly for a power of two), each rank's gradients are its share's
+// part of scale x the gradient, and their sum is the whole.
 std::optional<std::vector<ops::Tensor>> RankContext::gradients(
     const ops::Tensor& loss,
     const std::vector<ops::Tensor>& leaves,
     const std::vector<bool>& pieces,
-    diag::Span at) {
+    diag::Span at,
+    std::optional<double> scale) {
   // A mesh program sums no gradients: its spmd fns' collectives and cuts
   // did (devices.md, Which checks apply). `split H`: a whole param's
   // gradient is one device's already, and a param's heads' their own
@@ -185,7 +199,12 @@ std::optional<std::vector<ops::Tensor>> RankContext::gradients(
   GradAllReduce sum(d_, n_summed);
   // A piece's gradient is its bucket's reduce-scatter's (Note [Param
   // buckets]): the gathers' VJPs hand their cotangents to [scatter].
-  PieceScatter scatter(d_, 1.0 / d_.world);
+  // Each rank seeds 1/world, at the leaves; a scaled loss starts from
+  // scale / world at the root instead (Note [A scaled loss is seeded at
+  // the root]). The loss's value is not read.
+  const double seed = scale ? 1.0 : 1.0 / d_.world;
+  const double at_root = scale ? *scale / d_.world : 1.0;
+  PieceScatter scatter(d_, seed);
   struct Sink {
     DeviceContext& d;
     PieceScatter* saved;
@@ -203,8 +222,7 @@ std::optional<std::vector<ops::Tensor>> RankContext::gradients(
       sum.ready(summed_index[i], g);
     }
   };
-  // Each rank seeds 1/world; the loss's value is not read.
-  ops::backward(loss, leaves, ready, 1.0 / d_.world);
+  ops::backward(loss, leaves, ready, seed, at_root);
   d_.scatter = sink.saved;
   d_.at = at;
   std::vector<ops::Tensor> summed = sum.finish();

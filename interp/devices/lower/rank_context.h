@@ -48,7 +48,8 @@ class RankContext : public Context {
       const ops::Tensor& loss,
       const std::vector<ops::Tensor>& leaves,
       const std::vector<bool>& pieces,
-      diag::Span at) override;
+      diag::Span at,
+      std::optional<double> scale) override;
   double sum_over_pieces(double partial) override;
   void tape_released() override {
     bucket_ = GatheredBucket{};  // first: it holds copies no value does

@@ -169,11 +169,37 @@ void read_hyper(Reader& r, OptimSettings& o) {
   }
 }
 
+// A grad scaler's settings and state (Note [Loss scaling] in
+// interp/builtins/grad_scaler.cpp), which change on the workers with the
+// step.
+void write_loss_scale(Writer& w, const LossScale& l) {
+  w.u8(l.enabled);
+  w.f64(l.scale);
+  w.f64(l.growth_factor);
+  w.f64(l.backoff_factor);
+  w.i64(l.growth_interval);
+  w.i64(l.growth_tracker);
+  w.i64(l.unscaled);
+  w.u8(l.found_inf);
+}
+
+void read_loss_scale(Reader& r, LossScale& l) {
+  l.enabled = r.u8() != 0;
+  l.scale = r.f64();
+  l.growth_factor = r.f64();
+  l.backoff_factor = r.f64();
+  l.growth_interval = r.i64();
+  l.growth_tracker = r.i64();
+  l.unscaled = r.i64();
+  l.found_inf = r.u8() != 0;
+}
+
 }  // namespace
 
 void Codec::write_optim_state(Writer& w, const OptimState& o, bool tensors) {
   write_hyper(w, o);
   w.i64(o.step);
+  write_loss_scale(w, o.loss_scale);
   w.u32(static_cast<uint32_t>(o.state.size()));
   for (const auto& [path, st] : o.state) {
     w.str(path);
@@ -194,6 +220,7 @@ void Codec::read_optim_state(Reader& r, OptimState& o, bool tensors) {
     read_hyper(r, o);
   }
   o.step = r.i64();
+  read_loss_scale(r, o.loss_scale);
   o.state.clear();
   for (uint32_t n = r.u32(), i = 0; i < n; ++i) {
     auto& st = o.state[r.str()];

@@ -219,6 +219,9 @@ def main():
             program.prepare(folder, np_dt)
         ss_logs = run_ss(os.path.abspath(args.ss), folder, program,
                          args.dtype, args.defines, args.devices, options)
+        # The devices ss ran on: a program whose oracle depends on the
+        # batch's shares (MlpF16's f16 gradients) reads it.
+        program.ranks = len(re.findall(r"\d+", args.devices or "")) or 1
         torch_logs, finals = program.train(folder, np_dt)
         compare_logs(r, ss_logs, torch_logs, getattr(program, "PRE", 0))
         for file, (want, want_meta) in finals.items():

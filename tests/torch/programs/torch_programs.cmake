@@ -100,6 +100,15 @@ ss_torch_test(gpt_autocast gpt_autocast f32)
 ss_torch_test(mlp_autocast_cpu3 mlp_autocast f32 --devices "cpu[0 1 2]")
 ss_torch_test(gpt_autocast_cpu3_shard gpt_autocast f32 --devices "cpu[0 1 2]" --shard-params)
 
+# f16 mixed precision with a grad scaler (Note [Loss scaling]): skipped
+# steps and a scale that backs off and grows, beside torch computing the
+# same roundings on the same shares of each batch (MlpF16, Note [f16
+# tolerances]); one device, cpu[0 1], cpu[0 1 2] and with shard params.
+ss_torch_test(mlp_f16 mlp_f16 f32)
+ss_torch_test(mlp_f16_cpu2 mlp_f16 f32 --devices "cpu[0 1]")
+ss_torch_test(mlp_f16_cpu3 mlp_f16 f32 --devices "cpu[0 1 2]")
+ss_torch_test(mlp_f16_cpu3_shard mlp_f16 f32 --devices "cpu[0 1 2]" --shard-params)
+
 # The word language model's truncated backprop through time: the LSTM's
 # state kept in the controller between calls of the worker fn that takes
 # one chunk (Note [State carried across batches]); one device, and the

@@ -12,6 +12,7 @@ Checkpoints) and the metadata that file must hold.
 import contextlib
 import math
 import os
+import warnings
 
 import numpy as np
 import torch
@@ -187,6 +188,160 @@ class MlpAutocast(Mlp):
         h = F.gelu(F.linear(batch["x"], p["l1.w"].T, p["l1.b"]))
         logits = F.linear(h, p["l2.w"].T, p["l2.b"])
         return F.cross_entropy(logits, batch["y"])
+
+
+def r16(t):
+    """[t] rounded to f16 and kept f32 (through autograd, its gradient is
+    rounded the same way: the VJP of a cast)."""
+    return t.half().float()
+
+
+def linear16(x, w, b):
+    """ss's linear(l, x) in f16: x @ w + b summed in f32 from f16 values,
+    rounded once (Note [A half linear rounds once] in ops/defs/nn.cpp)."""
+    return r16(F.linear(r16(x), r16(w).T, r16(b)))
+
+
+class GradScaler:
+    """torch.cuda.amp.GradScaler written out, as its kernels compute it
+    (torch 1.13 runs _amp_foreach_non_finite_check_and_unscale_ and
+    _amp_update_scale_ on CUDA only, and its GradScaler disables itself
+    without CUDA): an f32 scale; unscale_ multiplies each gradient by the
+    scale's reciprocal, taken in f64 and rounded to f32, and notes an inf
+    or a nan; update backs off at once on such a step and grows after
+    growth_interval good steps in a row, keeping the old scale when the
+    grown one is not finite."""
+
+    def __init__(self, init_scale, growth_factor=2.0, backoff_factor=0.5,
+                 growth_interval=2000):
+        self.scale = torch.tensor(init_scale, dtype=torch.float32)
+        self.growth_factor, self.backoff_factor = growth_factor, backoff_factor
+        self.growth_interval, self.tracker = growth_interval, 0
+
+    def unscale_(self, params):
+        inv = self.scale.double().reciprocal().float()
+        found = False
+        for q in params:
+            found = found or not bool(torch.isfinite(q.grad).all())
+            q.grad.mul_(inv)
+        return found
+
+    def update(self, found_inf):
+        if found_inf:
+            self.scale = self.scale * self.backoff_factor
+            self.tracker = 0
+        elif self.tracker + 1 == self.growth_interval:
+            grown = self.scale * self.growth_factor
+            if torch.isfinite(grown):
+                self.scale = grown
+            self.tracker = 0
+        else:
+            self.tracker += 1
+
+    def metadata(self):
+        """scaler.state_dict() as ss's checkpoint metadata writes it."""
+        def num(x):
+            return str(int(x)) if float(x).is_integer() else repr(float(x))
+        return {"grad_scaler.scale": num(self.scale.item()),
+                "grad_scaler.growth_factor": num(self.growth_factor),
+                "grad_scaler.backoff_factor": num(self.backoff_factor),
+                "grad_scaler.growth_interval": str(self.growth_interval),
+                "grad_scaler._growth_tracker": str(self.tracker)}
+
+
+class MlpF16(MlpAutocast):
+    """mlp_autocast.ss rewritten to train in f16 mixed precision with a
+    grad scaler (Note [Loss scaling] in interp/builtins/grad_scaler.cpp):
+    value_and_grad(autocast(loss, f16), m, batch, scaler=opt) with opt =
+    grad_scaler(adamw(...), init_scale=2**20, growth_interval=3), so the
+    first steps overflow and later ones grow the scale; each step logs the
+    scale (grad_norm is inf on a skipped step). torch 1.13 on CPU has
+    neither f16 autocast nor GradScaler, so the oracle is
+    written out: each op that autocast runs in f16 takes r16() of its
+    operands and gives r16() of its f32 result, as autocast_oracle.py does
+    for bf16; the loss is multiplied by the scale before backward(); the
+    scaler is GradScaler above; AdamW and clip_grad_norm_ are torch's, and
+    a step whose gradients overflowed is not taken.
+
+    On N devices (compare.py sets ranks) each device runs its backward on
+    its share of the batch (ops/core/batch_split.h), so each share's f16
+    weight gradients are rounded, and overflow, apart before the f32 sum:
+    the oracle takes each share's loss as a separate graph, as each device
+    does, summed over the batch / B.
+
+    Note [f16 tolerances]: f16 keeps 11 bits, one unit is 2**-11 = 4.9e-4
+    of a value. ss and torch sum the f32 products in other orders, so now
+    and then an element rounds to the other f16 neighbour, and 50 AdamW
+    steps carry it on: 1e-2 is 20 units. The scale is a power of two that
+    the skipped steps set: a step skipped on one side only moves it by a
+    factor of 2, far outside the tolerance, and every step logs it."""
+    GROWTH, INIT_SCALE = 3, 2.0 ** 20
+    TOLERANCE = {"f32": 1e-2}  # Note [f16 tolerances]
+    ranks = 1
+
+    def rewrite(self, src):
+        edits = [
+            ("value_and_grad(autocast(loss, bf16), m, batch)",
+             "value_and_grad(autocast(loss, f16), m, batch, scaler=opt)"),
+            ("logs(loss=l, grad_norm=gn)", "logs(loss=l, scale=opt.loss_scale)"),
+            ("logs(loss=r.loss, grad_norm=r.grad_norm, lr=lr)",
+             "logs(loss=r.loss, scale=r.scale, lr=lr)"),
+            ("let opt = adamw(m, lr=0.02, betas=(0.9, 0.99), weight_decay=0.05)",
+             "let opt = grad_scaler(adamw(m, lr=0.02, betas=(0.9, 0.99), "
+             f"weight_decay=0.05), init_scale={self.INIT_SCALE}, "
+             f"growth_interval={self.GROWTH})")]
+        for old, new in edits:
+            assert src.count(old) == 1, f"mlp_autocast.ss has no {old!r}"
+            src = src.replace(old, new)
+        return src
+
+    def loss_sum(self, p, batch):
+        h = r16(F.gelu(linear16(batch["x"], p["l1.w"], p["l1.b"])))
+        logits = linear16(h, p["l2.w"], p["l2.b"])
+        return F.cross_entropy(logits, batch["y"], reduction="sum")
+
+    def train(self, folder, dt):
+        data = read(folder, "data.safetensors")
+        p = leaves(read(folder, "init.safetensors"))
+        opt = torch.optim.AdamW(p.values(), lr=self.LR, betas=(0.9, 0.99),
+                                weight_decay=0.05)
+        sched = torch.optim.lr_scheduler.LambdaLR(
+            opt, lambda s: cosine(s, self.STEPS, self.WARMUP))
+        scaler = GradScaler(self.INIT_SCALE, growth_interval=self.GROWTH)
+        logs, taken = [], 0
+        for batch in batches(data, self.B):
+            n = len(batch["y"])
+            start, loss = 0, 0.0
+            for rows in [n // self.ranks + (i < n % self.ranks)
+                         for i in range(self.ranks)]:
+                share = {k: v[start:start + rows] for k, v in batch.items()}
+                start += rows
+                loss = loss + self.loss_sum(p, share) / n
+            opt.zero_grad()
+            (loss * scaler.scale).backward()
+            found = scaler.unscale_(p.values())
+            torch.nn.utils.clip_grad_norm_(p.values(), self.CLIP)
+            lr = opt.param_groups[0]["lr"]
+            if not found:
+                opt.step()
+                taken += 1
+            scaler.update(found)
+            logs.append({"loss": loss.item(), "scale": scaler.scale.item(),
+                         "lr": lr})
+            with warnings.catch_warnings():
+                # After a skipped step torch warns that the scheduler
+                # stepped before the optimizer: GradScaler's runs do too.
+                warnings.simplefilter("ignore", UserWarning)
+                sched.step()
+        # The data must make the scaler skip steps and grow the scale, or
+        # the comparison would not test it.
+        grew = sum(b["scale"] > a["scale"] for a, b in zip(logs, logs[1:]))
+        assert 0 < taken < len(logs) and grew > 0, \
+            f"the scaler skipped {len(logs) - taken} steps and grew {grew}"
+        meta = adamw_metadata(opt, taken, lr)
+        meta.update(scaler.metadata())
+        return logs, {"final.safetensors": (
+            final(p, opt, ["exp_avg", "exp_avg_sq"]), meta)}
 
 
 class Cnn:
@@ -727,5 +882,5 @@ def metadata_text(meta):
     return {k: text(v) for k, v in meta.items()}
 
 
-PROGRAMS = {"mlp": Mlp, "mlp_autocast": MlpAutocast, "gpt_autocast": GptAutocast, "gpt_groups": GptGroups, "cnn": Cnn, "resnet": ResNet, "lstm_lm": LstmLm, "gpt": Gpt, "gpt_heads": GptHeads,
+PROGRAMS = {"mlp": Mlp, "mlp_autocast": MlpAutocast, "mlp_f16": MlpF16, "gpt_autocast": GptAutocast, "gpt_groups": GptGroups, "cnn": Cnn, "resnet": ResNet, "lstm_lm": LstmLm, "gpt": Gpt, "gpt_heads": GptHeads,
             "resume": Resume}

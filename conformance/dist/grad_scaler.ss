@@ -1,0 +1,48 @@
+# A grad scaler (Note [Loss scaling] in interp/builtins/grad_scaler.cpp)
+# moved as torch's GradScaler moves it, by hand: init_scale=1024 and
+# growth_interval=2, so every second good step doubles the scale. The
+# fourth batch's logits are 100000 x, above f16's 65504 under autocast, so
+# its loss and gradients are inf or nan: update skips that step (opt.step
+# and the params stay) and halves the scale. The checkpoint keeps the scale
+# and the growth tracker: one good step after the load is the second in a
+# row, and doubles it. On cpu[0 1] and cpu[0 1 2] every device finds the
+# inf alike and skips the same steps. Each device rounds its share's f16
+# gradients (a sum over its rows) once, where one device rounds the whole
+# batch's: the params agree to f16's units (2**-11 = 4.9e-4), not f32's.
+# expect: ok
+# tolerance: 1e-3
+# output: 1 1024.0 false
+# output: 2 2048.0 false
+# output: 3 2048.0 false
+# output: 3 1024.0 true
+# output: 4 1024.0 false
+# output: 5 2048.0 false
+
+dim D = 4
+dim C = 3
+
+model Net:
+    l: Linear[D C]
+
+fn loss(m: Net, x: [b D], y: [b] i64, k: f32) -> f32:
+    return cross_entropy(linear(m.l, x) * k, y)
+
+fn step(mut m: Net, mut opt: SGD[Net], x: [b D], y: [b] i64, k: f32):
+    let l, g = value_and_grad(autocast(loss, f16), m, x, y, k, scaler=opt)
+    update(m, opt, g)
+
+fn main():
+    let m = Net.init(seed=0)
+    let opt = grad_scaler(sgd(m, lr=0.1, momentum=0.9), init_scale=1024.0,
+                          growth_interval=2)
+    let x = ones([6 D])
+    let y = tensor([0, 1, 2, 0, 1, 2])
+    for k in [1.0, 1.0, 1.0, 100000.0, 1.0]:
+        let before = copy(m)
+        step(m, opt, x, y, k)
+        print(opt.step, opt.loss_scale, all(m.l.w == before.l.w))
+    save("ck.safetensors", m, opt)
+    let m2, opt2 = load("ck.safetensors", Net, sgd)
+    let before = copy(m2)
+    step(m2, opt2, x, y, 1.0)
+    print(opt2.step, opt2.loss_scale, all(m2.l.w == before.l.w))
