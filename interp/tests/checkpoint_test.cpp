@@ -446,6 +446,30 @@ TEST_CASE("checkpoint: every tensor is checked against the model type",
                    eval::Value::fn("adamw")}),
         Contains("ValueError") && Contains("lr is not a number: 'fast'"));
   }
+  SECTION("a grad scaler's metadata out of its domain") {
+    // Note [Loss scaling]: a scale must be positive and the growth tracker
+    // below the interval, else the scaler would never move as torch's.
+    const std::vector<std::pair<std::string, std::string>> bad = {
+        {"grad_scaler.scale", "-1"},
+        {"grad_scaler.scale", "big"},
+        {"grad_scaler.growth_factor", "1"},
+        {"grad_scaler.backoff_factor", "1.5"},
+        {"grad_scaler._growth_tracker", "2000"},
+        {"grad_scaler.growth_interval", "0.5"}};
+    for (const auto& [key, value] : bad) {
+      INFO(key << " = " << value);
+      SafetensorsFile f = read_safetensors(path);
+      f.metadata["optimizer"] = "adamw";
+      f.metadata["grad_scaler.scale"] = "65536";
+      f.metadata[key] = value;
+      write_safetensors(path, f);
+      CHECK_THAT(env.error("load",
+                           {str(path),
+                            eval::Value::type_value(env.type("Lin")),
+                            eval::Value::fn("adamw")}),
+                 Contains("ValueError") && Contains(key.substr(0, 12)));
+    }
+  }
   SECTION("a torch-style file with matching names loads") {
     SafetensorsFile f;
     f.tensors.emplace_back("count", Tensor::full({3}, 2.0, DType::F32));

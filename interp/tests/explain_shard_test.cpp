@@ -113,6 +113,46 @@ TEST_CASE("explain shard params: norm and clip_norm all-reduce one number",
   CHECK(r.collectives.at(1).count.value() == 6);
 }
 
+// value_and_grad(..., scaler=opt) (Note [Loss scaling] in
+// interp/builtins/grad_scaler.cpp): whether any device's pieces of the
+// gradients hold an inf, one f64 summed over the devices; without scaler=
+// nothing.
+TEST_CASE("explain shard params: a grad scaler all-reduces one number",
+          "[explain]") {
+  const std::string head =
+      "devices cpu[0 1 2]\n"
+      "    shard params\n"
+      "\n"
+      "dim D = 5\n"
+      "\n"
+      "model M:\n"
+      "    w: [D] = zeros()\n"
+      "\n"
+      "fn l(m: M, x: [b D]) -> f32:\n"
+      "    return sum(x * m.w)\n"
+      "\n"
+      "fn step(mut m: M, mut opt: SGD[M], x: [b D]):\n";
+  auto c = check_text(head +
+                          "    let v, g = value_and_grad(l, m, x, "
+                          "scaler=opt)\n"
+                          "    update(m, opt, g)\n",
+                      "");
+  comms::DeviceTable t = comms::build_table(*c->prog, c->sm);
+  const comms::LineSends& l = line_with(t, "scaler=opt");
+  REQUIRE(l.collectives.size() == 1);
+  CHECK(l.collectives[0].op == "all-reduce");
+  CHECK(l.collectives[0].count.value() == 1);
+  CHECK(l.collectives[0].dtype == "f64");
+  CHECK(l.collectives[0].text ==
+        "all-reduce of whether any device's pieces of the gradients are inf "
+        "or nan, one number: 1 × f64 = 8 bytes");
+  auto plain = check_text(
+      head + "    let v, g = value_and_grad(l, m, x)\n    update(m, opt, g)\n",
+      "");
+  comms::DeviceTable tp = comms::build_table(*plain->prog, plain->sm);
+  CHECK(line_with(tp, "value_and_grad(").collectives.empty());
+}
+
 // Each rank's payload log of one train_step with its pieces, in order: the
 // all-gather of w1 and w2's bucket (the forward pass's first read), cross_
 // entropy's sum and count, then the backward pass's one reduce-scatter of
