@@ -16,13 +16,15 @@ set -euo pipefail
 # the toolchain (clang for scripts/fuzz.sh's libFuzzer), xtensor + xsimd +
 # xtensor-blas + OpenBLAS (CPU backend), Gloo (collectives), Boost
 # (Interprocess), Catch2 2.13 (unit tests), nlohmann-json (safetensors
-# headers, --json), libedit (the repl); Debian's PyTorch and numpy, the
+# headers, --json), libedit (the repl), libssl-dev (libcrypto: the
+# handshake of a job's TCP connections); Debian's PyTorch and numpy, the
 # tests' independent oracles (run with /usr/bin/python3); Neovim, whose
 # built-in LSP client tests `ss lsp` (ctest lsp_neovim).
 PACKAGES=(
   g++ clang cmake make ninja-build ccache pkgconf
   libxtensor-dev libxsimd-dev libxtensor-blas-dev libopenblas-dev
   libgloo-dev libboost-dev catch2 nlohmann-json3-dev libedit-dev zlib1g-dev
+  libssl-dev
   python3-torch python3-numpy neovim
 )
 
