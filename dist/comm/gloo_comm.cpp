@@ -8,7 +8,6 @@
 #include <gloo/common/error.h>
 #include <gloo/math.h>
 #include <gloo/rendezvous/context.h>
-#include <gloo/rendezvous/file_store.h>
 #include <gloo/rendezvous/prefix_store.h>
 #include <gloo/transport/buffer.h>
 #include <gloo/transport/tcp/device.h>
@@ -18,6 +17,7 @@
 #include <regex>
 
 #include "dist/comm/gloo_join.h"
+#include "dist/rendezvous/store.h"
 
 namespace ss::dist {
 
@@ -152,8 +152,8 @@ GlooComm::GlooComm(int rank,
       sync_ctx_[lane] = sctx;
       sync_timeout_ = connect_timeout;
     }
-    gloo::rendezvous::FileStore fs(store_dir);
-    gloo::rendezvous::PrefixStore store(prefix, fs);
+    std::unique_ptr<rendezvous::Store> fs = rendezvous::open_store(store_dir);
+    gloo::rendezvous::PrefixStore store(prefix, *fs);
     // Publish this rank's listening port so errors can name the peer.
     if (size > 1) {
       int other = rank == 0 ? 1 : 0;

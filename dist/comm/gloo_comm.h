@@ -39,8 +39,9 @@ namespace ss::dist {
 
 class GlooComm final : public Communicator {
  public:
-  /// Joins the group `size` ranks form through the FileStore in
-  /// `store_dir` (which must exist and be fresh for the job), under
+  /// Joins the group `size` ranks form through the rendezvous store at
+  /// `store_dir` (a directory that exists and is fresh for the job, or
+  /// the controller's "tcp:HOST:PORT": dist/rendezvous/store.h), under
   /// `prefix`. Throws CollectiveError (op Connect; Timeout when a rank does
   /// not show up within connect_timeout).
   GlooComm(

@@ -4,7 +4,6 @@
 #include <arpa/inet.h>
 #include <gloo/context.h>
 #include <gloo/rendezvous/context.h>
-#include <gloo/rendezvous/file_store.h>
 #include <gloo/transport/tcp/address.h>
 #include <gloo/transport/unbound_buffer.h>
 #include <netinet/in.h>
@@ -19,6 +18,8 @@
 #include <random>
 #include <stdexcept>
 #include <thread>
+
+#include "dist/rendezvous/store.h"
 
 namespace ss::dist::detail {
 
@@ -90,13 +91,21 @@ std::string left_key(const std::string& prefix) {
   return prefix + ".left";
 }
 
-// The job's FileStore, with its check (whether keys exist, without
-// waiting) in reach, and waits that end when a member left the group
-// being joined (the Note).
-struct JobFiles : gloo::rendezvous::FileStore {
-  using gloo::rendezvous::FileStore::check;
-  using gloo::rendezvous::FileStore::FileStore;
+// The job's store (a directory's FileStore, or the controller's across
+// hosts: dist/rendezvous/store.h), with waits that end when a member left
+// the group being joined (the Note).
+struct JobFiles {
+  explicit JobFiles(const std::string& address)
+      : store(rendezvous::open_store(address)) {}
+  std::unique_ptr<rendezvous::Store> store;
   std::string left;  // the group's `.left` key; empty: none
+  void set(const std::string& key, const std::vector<char>& value) {
+    store->set(key, value);
+  }
+  std::vector<char> get(const std::string& key) { return store->get(key); }
+  bool check(const std::vector<std::string>& keys) {
+    return store->check(keys);
+  }
   void peer_left() {
     if (!left.empty() && check({left}))
       throw PeerLeft(

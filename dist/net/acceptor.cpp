@@ -18,18 +18,12 @@ Acceptor::Acceptor(Fd listener,
       me_(me),
       handshake_time_(handshake_time),
       max_pending_(max_pending) {
-  int p[2];
-  if (::pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0)
-    throw NetError("pipe for the acceptor failed");
-  wake_read_ = Fd(p[0]);
-  wake_write_ = Fd(p[1]);
   accept_thread_ = std::thread([this] { accept_loop(); });
 }
 
 Acceptor::~Acceptor() {
   stop_ = true;
-  char b = 1;
-  (void)!::write(wake_write_.get(), &b, 1);
+  wake_.wake();
   accept_thread_.join();
   // Handshake threads are detached; each ends within its deadline and
   // counts itself out.
@@ -39,7 +33,7 @@ Acceptor::~Acceptor() {
 
 void Acceptor::accept_loop() {
   while (!stop_) {
-    pollfd p[2] = {{listener_.get(), POLLIN, 0}, {wake_read_.get(), POLLIN, 0}};
+    pollfd p[2] = {{listener_.get(), POLLIN, 0}, {wake_.read_fd(), POLLIN, 0}};
     if (::poll(p, 2, -1) < 0) continue;  // EINTR
     if (stop_ || p[1].revents) return;
     Fd conn = accept_tcp(listener_.get(), Clock::now());

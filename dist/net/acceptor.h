@@ -52,7 +52,7 @@ class Acceptor {
   Role me_;
   std::chrono::milliseconds handshake_time_;
   int max_pending_;
-  Fd wake_read_, wake_write_;  // a pipe that ends accept_loop's poll
+  WakePipe wake_;  // ends accept_loop's poll
   std::atomic<bool> stop_{false};
   std::atomic<int> pending_{0};
   mutable std::mutex mu_;

@@ -13,6 +13,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
+#include <optional>
 
 namespace ss::dist::net {
 
@@ -116,6 +118,25 @@ JobKey JobKey::derive(std::string_view purpose) const {
   JobKey k;
   k.bytes = hmac_sha256(*this, purpose);
   return k;
+}
+
+namespace {
+std::mutex g_key_mu;
+std::optional<JobKey> g_key;
+}  // namespace
+
+void set_process_job_key(const JobKey& key) {
+  std::lock_guard<std::mutex> lock(g_key_mu);
+  g_key = key;
+}
+
+const JobKey& process_job_key() {
+  std::lock_guard<std::mutex> lock(g_key_mu);
+  if (!g_key)
+    throw AuthError(
+        "this process holds no job key (a worker reads it from its token "
+        "file or stdin)");
+  return *g_key;
 }
 
 std::array<uint8_t, 32> hmac_sha256(const JobKey& key, std::string_view data) {

@@ -38,6 +38,13 @@ struct JobKey {
   JobKey derive(std::string_view purpose) const;
 };
 
+/// This process's job key, for what opens connections of its job later (a
+/// worker's rendezvous store: dist/rendezvous/store.h). Set once, when the
+/// worker has read its key.
+void set_process_job_key(const JobKey& key);
+/// The key set_process_job_key set; AuthError when none was.
+const JobKey& process_job_key();
+
 /// HMAC-SHA256 of [data] under [key].
 std::array<uint8_t, 32> hmac_sha256(const JobKey& key, std::string_view data);
 

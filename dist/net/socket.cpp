@@ -92,6 +92,19 @@ Fd& Fd::operator=(Fd&& o) noexcept {
   return *this;
 }
 
+WakePipe::WakePipe() {
+  int p[2];
+  if (::pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0)
+    throw NetError("pipe: " + errno_text(errno));
+  read_ = Fd(p[0]);
+  write_ = Fd(p[1]);
+}
+
+void WakePipe::wake() {
+  char b = 1;
+  (void)!::write(write_.get(), &b, 1);
+}
+
 std::string Endpoint::str() const {
   const bool v6 = host.find(':') != std::string::npos;
   return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);

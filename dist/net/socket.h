@@ -48,6 +48,18 @@ class Fd {
   int fd_ = -1;
 };
 
+/// A pipe that ends another thread's poll(): read_fd() in its poll set,
+/// wake() from any thread (a server's stop).
+class WakePipe {
+ public:
+  WakePipe();
+  int read_fd() const { return read_.get(); }
+  void wake();
+
+ private:
+  Fd read_, write_;
+};
+
 /// HOST:PORT (an IPv4 address or a name; [v6]:port for IPv6).
 struct Endpoint {
   std::string host;
