@@ -32,6 +32,12 @@ constexpr uint32_t kHello =
     kReservedKinds + 1;  // worker → controller, payload: pid
 constexpr uint32_t kShutdown = kReservedKinds + 2;  // controller → worker
 constexpr uint32_t kErrorReply = kReservedKinds + 3;
+// Over TCP only (Note [A remote worker's connection] in
+// worker_tcp_link.cpp): the controller's reply to a remote worker's hello,
+// its arguments ('\0'-separated), and the worker's heartbeat, "WAITING
+// WAITED_MS STATUS".
+constexpr uint32_t kAssign = kReservedKinds + 4;
+constexpr uint32_t kStatusBeat = kReservedKinds + 5;
 
 // Wire flags.
 constexpr uint32_t kFlagShm =

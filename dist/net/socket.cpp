@@ -226,7 +226,11 @@ void read_exact(
     int fd, void* buf, size_t n, Deadline deadline, std::string_view what) {
   auto* p = static_cast<char*>(buf);
   while (n > 0) {
-    ssize_t r = ::recv(fd, p, n, 0);
+    // Waits first, so that a blocking descriptor (a worker's stdin) keeps
+    // the deadline too; read(), not recv(): that stdin is a pipe.
+    if (!wait_for(fd, POLLIN, deadline))
+      throw NetError(std::string(what) + ": timed out");
+    ssize_t r = ::read(fd, p, n);
     if (r > 0) {
       p += r;
       n -= static_cast<size_t>(r);
@@ -234,11 +238,8 @@ void read_exact(
     }
     if (r == 0)
       throw NetError(std::string(what) + ": the peer closed the connection");
-    if (errno == EINTR) continue;
-    if (errno != EAGAIN && errno != EWOULDBLOCK)
-      throw NetError(std::string(what) + ": " + errno_text(errno));
-    if (!wait_for(fd, POLLIN, deadline))
-      throw NetError(std::string(what) + ": timed out");
+    if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;
+    throw NetError(std::string(what) + ": " + errno_text(errno));
   }
 }
 
