@@ -192,6 +192,18 @@ struct MeshAxis {
   int64_t size = 0;
 };
 
+/// How many instances the mesh axes [axes] span: the product of their
+/// sizes in [mesh]; the one count the evaluator's blocks and `ss explain`
+/// share.
+inline int64_t mesh_ways(const std::vector<MeshAxis>& mesh,
+                         const std::vector<std::string>& axes) {
+  int64_t k = 1;
+  for (const std::string& a : axes)
+    for (const MeshAxis& m : mesh)
+      if (m.name == a) k *= m.size > 1 ? m.size : 1;
+  return k;
+}
+
 class Program {
  public:
   const std::vector<ast::Module>& modules() const { return modules_; }

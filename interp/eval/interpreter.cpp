@@ -95,11 +95,7 @@ Value Interpreter::run_main(const std::vector<std::string>& args,
 
 int64_t split_blocks(const types::Axis& a,
                      const std::vector<check::MeshAxis>& mesh) {
-  int64_t n = 1;
-  for (const std::string& m : a.split)
-    for (const check::MeshAxis& ma : mesh)
-      if (ma.name == m) n *= std::max<int64_t>(ma.size, 1);
-  return n;
+  return check::mesh_ways(mesh, a.split.axes);
 }
 
 namespace {

@@ -29,11 +29,7 @@ namespace {
 
 // How many instances [axes] span: the product of their sizes.
 int64_t ways(const Program& P, const std::vector<std::string>& axes) {
-  int64_t k = 1;
-  for (const std::string& a : axes)
-    for (const MeshAxis& m : P.mesh())
-      if (m.name == a) k *= std::max<int64_t>(m.size, 1);
-  return k;
+  return check::mesh_ways(P.mesh(), axes);
 }
 
 Axis unsplit(Axis a) {
