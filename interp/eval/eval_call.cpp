@@ -65,7 +65,12 @@ class EvalForwardCtx final : public ops::ForwardCtx {
     c_.fail("ValueError",
             std::string(op_name()) + ": `" + pname(i) + "` must be a number");
   }
-  int64_t integer(size_t i) override { return static_cast<int64_t>(number(i)); }
+  int64_t integer(size_t i) override {
+    if (auto n = need(i).integer()) return *n;
+    c_.fail("ValueError",
+            std::string(op_name()) + ": `" + pname(i) +
+                "` must be an integer within int64's range");
+  }
   bool flag(size_t i, bool dflt) override { return c_.flag(i, dflt); }
   std::string str(size_t i) override { return need(i).s; }
   std::vector<ops::Tensor> tensors(size_t i) override {

@@ -24,7 +24,11 @@ double BuiltinCall::number(size_t i, double dflt) const {
 }
 
 int64_t BuiltinCall::integer(size_t i, int64_t dflt) const {
-  return has(i) ? static_cast<int64_t>(number(i, 0)) : dflt;
+  if (!has(i)) return dflt;
+  if (auto n = args[i].integer()) return *n;
+  fail("ValueError",
+       std::string(op.name) + ": `" + op.params[i].name +
+           "` must be an integer within int64's range");
 }
 
 bool BuiltinCall::flag(size_t i, bool dflt) const {

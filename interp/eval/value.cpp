@@ -83,6 +83,32 @@ double Value::number() const {
   throw std::logic_error("value is not a number");
 }
 
+std::optional<int64_t> Value::integer() const {
+  if (kind == Kind::Int) return i;
+  if (kind == Kind::Bool) return b ? 1 : 0;
+  if (kind == Kind::Tensor && t.defined() && t.numel() == 1 &&
+      t.device().kind == ops::Device::Kind::Cpu) {
+    switch (t.dtype()) {
+      case types::DType::I64:
+        return t.data<int64_t>()[0];
+      case types::DType::I32:
+        return t.data<int32_t>()[0];
+      case types::DType::Bool:
+        return t.data<uint8_t>()[0] != 0 ? 1 : 0;
+      default:
+        break;
+    }
+  }
+  if (!is_number() && kind != Kind::Tensor) return std::nullopt;
+  if (kind == Kind::Tensor && (!t.defined() || t.numel() != 1))
+    return std::nullopt;
+  const double d = number();
+  // [-2^63, 2^63): the doubles that convert without undefined behaviour.
+  if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0))
+    return std::nullopt;
+  return static_cast<int64_t>(d);
+}
+
 bool Value::truthy() const {
   if (kind == Kind::Bool) return b;
   return number() != 0.0;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,10 @@ struct Value {
   }
   /// A host number, or a 0-d tensor read on the host.
   double number() const;
+  /// The same as an integer, exactly: an int (or an integer tensor) as it
+  /// is, not through a double (2^53 + 7 stays odd); a float toward zero;
+  /// nullopt for NaN, inf, a float outside int64's range, or no number.
+  std::optional<int64_t> integer() const;
   /// Truthiness for conditions (bool, numbers, 0-d tensors).
   bool truthy() const;
 

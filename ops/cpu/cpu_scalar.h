@@ -7,6 +7,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "ops/core/op_error.h"
 #include "ops/cpu/cpu_common.h"
 
 namespace ss::ops::cpu {
@@ -64,9 +65,16 @@ T float_mod(T a, T b) {
   return r;
 }
 
+// An integer divisor of 0 is the user's value, not a broken precondition:
+// a ValueError at the `.ss` line (torch raises ZeroDivisionError).
+[[noreturn]] inline void zero_divisor(const char* op, const char* what) {
+  throw OpError(
+      OpError::Kind::Value, std::string("integer ") + what + " by zero", op);
+}
+
 template <class T>
 T int_floordiv(T a, T b) {
-  if (b == 0) fail("binary", "integer division by zero");
+  if (b == 0) zero_divisor("floordiv", "division");
   if (b == -1) return wrapping_neg(a);
   T q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
@@ -74,7 +82,7 @@ T int_floordiv(T a, T b) {
 }
 template <class T>
 T int_mod(T a, T b) {
-  if (b == 0) fail("binary", "integer modulo by zero");
+  if (b == 0) zero_divisor("mod", "modulo");
   if (b == -1) return 0;
   T r = a % b;
   if (r != 0 && ((r < 0) != (b < 0))) r += b;

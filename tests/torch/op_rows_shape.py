@@ -134,6 +134,11 @@ ROWS += [
         label="split leading"),
     Row("roll", "roll(x, 6, over=B)", [X], "A B",
         lambda x: torch.roll(x, 6, 1), label="roll past the size"),
+    # 2^53 + 7: through a double the shift was 2^53 + 8, 0 mod 4, and the
+    # array came back unrolled (issue 32, item 2).
+    Row("roll", "roll(x, 9007199254740999, over=B)", [X], "A B",
+        lambda x: torch.roll(x, 9007199254740999, 1),
+        label="roll by an int above 2^53"),
     Row("pad", "pad(x, over=B, to=4)", [X], "A 4", lambda x: x * 1,
         label="pad to its own size"),
 ]
