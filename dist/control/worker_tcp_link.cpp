@@ -100,8 +100,9 @@ class TcpLink : public ControllerLink {
     Received out;
     try {
       if (auto f = reader_.read(fd_.get())) return request(std::move(*f));
-      pollfd p{fd_.get(), POLLIN, 0};
-      if (::poll(&p, 1, ms) <= 0) return out;
+      if (!net::wait_readable(fd_.get(),
+                              net::deadline_in(std::chrono::milliseconds(ms))))
+        return out;
       if (auto f = reader_.read(fd_.get())) return request(std::move(*f));
     } catch (const net::NetError&) {
       out.kind = Received::Kind::Gone;  // EOF, or a frame over the cap

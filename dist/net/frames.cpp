@@ -1,9 +1,6 @@
 // Framed messages over TCP (frames.h).
 #include "dist/net/frames.h"
 
-#include <poll.h>
-
-#include <algorithm>
 #include <cstring>
 
 namespace ss::dist::net {
@@ -109,11 +106,7 @@ std::optional<Frame> FrameReader::read(int fd) {
 Frame FrameReader::read_blocking(int fd, Deadline deadline) {
   for (;;) {
     if (auto f = read(fd)) return std::move(*f);
-    pollfd p{fd, POLLIN, 0};
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - Clock::now());
-    const int ms = static_cast<int>(std::min<int64_t>(left.count(), 1 << 30));
-    if (ms <= 0 || ::poll(&p, 1, ms) == 0)
+    if (!wait_readable(fd, deadline))
       throw NetError("waiting for a frame from " + peer_ + ": timed out");
   }
 }

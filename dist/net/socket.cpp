@@ -264,6 +264,10 @@ void write_all(int fd,
   }
 }
 
+bool wait_readable(int fd, Deadline deadline) {
+  return wait_for(fd, POLLIN, deadline);
+}
+
 long read_some(int fd, void* buf, size_t cap) {
   for (;;) {
     ssize_t r = ::recv(fd, buf, cap, 0);

@@ -91,6 +91,8 @@ void write_all(int fd,
                size_t n,
                Deadline deadline,
                std::string_view what);
+/// Whether [fd] is readable (or closed) before [deadline]; false at it.
+bool wait_readable(int fd, Deadline deadline);
 /// Reads what is there without waiting, up to [cap] bytes: the count, 0 at
 /// the peer's EOF, -1 when nothing is there yet.
 long read_some(int fd, void* buf, size_t cap);

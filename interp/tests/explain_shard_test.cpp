@@ -20,6 +20,21 @@ using namespace explain_test;
 // padded. All f32.
 constexpr int64_t kW1Piece = 66902, kW2Piece = 854;
 
+// A model of one 5-value param under shard params on three devices (pieces
+// of 2, the last padded by one) and its loss; a test adds its step fn.
+constexpr const char* kOneParam =
+    "devices cpu[0 1 2]\n"
+    "    shard params\n"
+    "\n"
+    "dim D = 5\n"
+    "\n"
+    "model M:\n"
+    "    w: [D] = zeros()\n"
+    "\n"
+    "fn l(m: M, x: [b D]) -> f32:\n"
+    "    return sum(x * m.w)\n"
+    "\n";
+
 }  // namespace
 
 TEST_CASE("explain shard params: each device holds a third of every param",
@@ -80,23 +95,13 @@ TEST_CASE("explain shard params: an all-gather where a param is read",
 
 TEST_CASE("explain shard params: norm and clip_norm all-reduce one number",
           "[explain]") {
-  auto c = check_text(
-      "devices cpu[0 1 2]\n"
-      "    shard params\n"
-      "\n"
-      "dim D = 5\n"
-      "\n"
-      "model M:\n"
-      "    w: [D] = zeros()\n"
-      "\n"
-      "fn l(m: M, x: [b D]) -> f32:\n"
-      "    return sum(x * m.w)\n"
-      "\n"
-      "fn step(mut m: M, mut opt: SGD[M], x: [b D]) -> f32:\n"
-      "    let v, g = value_and_grad(l, m, x)\n"
-      "    update(m, opt, clip_norm(g, 1.0))\n"
-      "    return norm(g)\n",
-      "");
+  auto c = check_text(std::string(kOneParam) +
+                          "fn step(mut m: M, mut opt: SGD[M], x: [b D]) -> "
+                          "f32:\n"
+                          "    let v, g = value_and_grad(l, m, x)\n"
+                          "    update(m, opt, clip_norm(g, 1.0))\n"
+                          "    return norm(g)\n",
+                      "");
   comms::DeviceTable t = comms::build_table(*c->prog, c->sm);
   for (const char* needle : {"clip_norm(g", "return norm(g)"}) {
     INFO(needle);
@@ -119,19 +124,8 @@ TEST_CASE("explain shard params: norm and clip_norm all-reduce one number",
 // nothing.
 TEST_CASE("explain shard params: a grad scaler all-reduces one number",
           "[explain]") {
-  const std::string head =
-      "devices cpu[0 1 2]\n"
-      "    shard params\n"
-      "\n"
-      "dim D = 5\n"
-      "\n"
-      "model M:\n"
-      "    w: [D] = zeros()\n"
-      "\n"
-      "fn l(m: M, x: [b D]) -> f32:\n"
-      "    return sum(x * m.w)\n"
-      "\n"
-      "fn step(mut m: M, mut opt: SGD[M], x: [b D]):\n";
+  const std::string head = std::string(kOneParam) +
+                           "fn step(mut m: M, mut opt: SGD[M], x: [b D]):\n";
   auto c = check_text(head +
                           "    let v, g = value_and_grad(l, m, x, "
                           "scaler=opt)\n"
