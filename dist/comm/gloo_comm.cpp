@@ -14,6 +14,7 @@
 #include <gloo/transport/unbound_buffer.h>
 
 #include <cstring>
+#include <mutex>
 #include <regex>
 
 #include "dist/comm/gloo_join.h"
@@ -112,6 +113,9 @@ class Waits {
   std::chrono::steady_clock::time_point deadline_;
 };
 
+std::mutex g_host_mu;
+std::string g_host = "127.0.0.1";
+
 int port_of(const std::string& addr) {
   // "[127.0.0.1]:40123" or "[127.0.0.1]:40123$7"
   static const std::regex re(R"(\]:(\d+))");
@@ -121,6 +125,16 @@ int port_of(const std::string& addr) {
 }
 
 }  // namespace
+
+void set_gloo_host(const std::string& host) {
+  std::lock_guard<std::mutex> lock(g_host_mu);
+  g_host = host;
+}
+
+std::string gloo_host() {
+  std::lock_guard<std::mutex> lock(g_host_mu);
+  return g_host;
+}
 
 GlooComm::GlooComm(int rank,
                    int size,
@@ -137,7 +151,7 @@ GlooComm::GlooComm(int rank,
                      std::to_string(size) + " ranks");
   try {
     gloo::transport::tcp::attr attr;
-    attr.hostname = "127.0.0.1";
+    attr.hostname = gloo_host();
     device_ = gloo::transport::tcp::CreateDevice(attr);
     // Note [A stranger's connection] (gloo_join.cpp): the meshes are
     // joined so that a connection that is not a peer's is found and named.

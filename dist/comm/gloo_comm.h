@@ -37,6 +37,13 @@ class Device;
 
 namespace ss::dist {
 
+/// The address this process's Gloo pairs listen on: 127.0.0.1 (the
+/// workers of one host), or a remote worker's own (its assignment's
+/// `--bind`: the hostfile's addr=, or where its control connection comes
+/// from; issue 26).
+void set_gloo_host(const std::string& host);
+std::string gloo_host();
+
 class GlooComm final : public Communicator {
  public:
   /// Joins the group `size` ranks form through the rendezvous store at

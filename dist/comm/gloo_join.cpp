@@ -19,6 +19,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "dist/net/auth.h"
 #include "dist/rendezvous/store.h"
 
 namespace ss::dist::detail {
@@ -333,16 +334,25 @@ JoinedMeshes join_meshes(int rank,
                          std::chrono::milliseconds timeout) {
   JobFiles fs(store_dir);
   fs.left = left_key(prefix);
-  const std::string secret_key = prefix + ".secret";
-  if (rank == 0) {
-    std::random_device rd;
-    std::vector<char> s(16);
-    for (char& c : s) c = static_cast<char>(rd());
-    fs.set(secret_key, s);
+  std::string secret;
+  if (net::has_process_job_key()) {
+    // A job across hosts: every rank holds the job's key, so the pairs'
+    // secret is derived from it (one per group) and is never stored.
+    const net::JobKey k =
+        net::process_job_key().derive("gloo pair token " + prefix);
+    secret.assign(reinterpret_cast<const char*>(k.bytes.data()), 16);
+  } else {
+    const std::string secret_key = prefix + ".secret";
+    if (rank == 0) {
+      std::random_device rd;
+      std::vector<char> s(16);
+      for (char& c : s) c = static_cast<char>(rd());
+      fs.set(secret_key, s);
+    }
+    fs.wait_or_left({secret_key}, timeout);
+    std::vector<char> sv = fs.get(secret_key);
+    secret.assign(sv.begin(), sv.end());
   }
-  fs.wait_or_left({secret_key}, timeout);
-  std::vector<char> sv = fs.get(secret_key);
-  const std::string secret(sv.begin(), sv.end());
 
   std::string last;
   for (int attempt = 0; attempt < kAttempts; ++attempt) {

@@ -38,6 +38,13 @@ constexpr uint32_t kErrorReply = kReservedKinds + 3;
 // WAITED_MS STATUS".
 constexpr uint32_t kAssign = kReservedKinds + 4;
 constexpr uint32_t kStatusBeat = kReservedKinds + 5;
+// Controller → remote worker: what SIGINT is to a local one (Note
+// [Interrupting the workers] in pool.cpp).
+constexpr uint32_t kInterrupt = kReservedKinds + 6;
+// A remote worker's supervisor → controller, after the worker ended
+// (Note [A remote worker's supervisor] in worker_tcp_link.cpp): "K HOW",
+// K 1 when it was killed by a signal, HOW as describe_wait_status says it.
+constexpr uint32_t kWorkerExit = kReservedKinds + 7;
 
 // Wire flags.
 constexpr uint32_t kFlagShm =

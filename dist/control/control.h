@@ -26,10 +26,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "dist/control/hosts.h"
 
 namespace ss::dist {
 
@@ -118,8 +121,38 @@ struct Interrupted : std::runtime_error {
 /// SHAPESCRIPT_COLLECTIVE_TIMEOUT in seconds (a positive number), else 600.
 double default_collective_timeout_s();
 
+/// Workers on other hosts (issue 26; Note [The controller's side of
+/// several hosts] in pool_tcp.cpp): each talks to the controller over one
+/// authenticated TCP connection instead of the shared-memory queues.
+struct RemoteOptions {
+  /// Where the ranks go (`--hosts`, `--hostfile`), each rank started by
+  /// [launch]. Empty: manual mode (`--listen`), where workers started by
+  /// hand or by a scheduler (`ss worker --connect`) take the ranks in the
+  /// order they connect.
+  std::vector<Host> hosts;
+  /// `--launch`: how a worker is started on a host ({host}, {cmd}).
+  std::string launch = kDefaultLaunch;
+  /// `--listen ADDR:PORT`: where the controller listens, and the address
+  /// the launched workers connect to. Empty: port 0 on 127.0.0.1 when
+  /// every host is this machine, else on the address this machine routes
+  /// to the first host from.
+  std::string listen;
+  /// `--token-file`: the job's key (created, mode 0600, when the file does
+  /// not exist). Empty: a fresh key, handed to launched workers on stdin.
+  std::string token_file;
+  /// A rank heard from neither by a heartbeat nor by a message for this
+  /// long is lost (`--heartbeat-timeout`).
+  std::chrono::milliseconds heartbeat_timeout{10000};
+  /// The `ss` to run on the hosts ({cmd}'s first word); empty: this one's
+  /// path (the same build is installed at the same path everywhere).
+  std::string remote_binary;
+};
+
 struct LaunchOptions {
   int world = 1;
+  /// Set: the workers are remote (RemoteOptions), not our children over
+  /// /dev/shm.
+  std::optional<RemoteOptions> remote;
   /// The `ss` binary to run as `ss worker ...`; empty: /proc/self/exe.
   std::string binary;
   /// Appended to every worker's command line (program path, -D, --devices).
@@ -223,6 +256,8 @@ struct WorkerArgs {
   int world = 1;
   std::string store;
   int bell_fd = -1;
+  /// A remote worker's address for Gloo (`--bind`); empty: 127.0.0.1.
+  std::string bind;
   std::vector<std::string> extra;  // everything after the known options
 };
 

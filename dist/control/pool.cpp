@@ -26,6 +26,7 @@
 #include "dist/comm/communicator.h"
 #include "dist/control/channel.h"
 #include "dist/control/pool_impl.h"
+#include "dist/control/pool_workers.h"
 #include "dist/rendezvous/job_dir.h"
 
 namespace ss::dist {
@@ -69,27 +70,10 @@ void sweep_stale_stores() {
 
 // ---- the pool ----
 
-struct WorkerProc {
-  int rank = 0;
-  pid_t pid = 0;
-  int pidfd = -1;
-  int bell = -1;  // read end; the worker rings it after each message
-  bool alive = true;
-  int wstatus = 0;
-  std::unique_ptr<bip::message_queue> to, from;
-  BlockReceiver rx;
-};
-
 struct WorkerPool::Impl {
   LaunchOptions opts;
   std::string job;
-  std::string store;
-  bool own_store = false;
-  std::vector<WorkerProc> w;
-  std::unique_ptr<StatusBoard> board;
-  std::unique_ptr<BlockSender> tx;
-  std::unique_ptr<OutputForwarder> fwd;
-  pid_t pgid = 0;
+  std::unique_ptr<Workers> w;
   uint64_t next_id = 1;
   // Calls posted and not yet collected (post_all/collect).
   struct Posted {
@@ -98,135 +82,23 @@ struct WorkerPool::Impl {
     uint32_t kind = 0;
   };
   std::map<uint64_t, Posted> posted;
-  uint64_t sent = 0;  // request messages handed to the workers' queues
+  uint64_t sent = 0;  // request messages handed to the workers' channels
   bool running = false;
   bool cleaned = false;
   std::exception_ptr failure;
   // When the workers were sent SIGINT (Note [Interrupting the workers]).
   std::optional<Clock::time_point> interrupt_at;
-  std::vector<char> buf = std::vector<char>(kWireMax);
   int reg = -1;
 
   ~Impl() { cleanup(); }
 
-  // Reaps every worker that has stopped; returns the first newly dead rank.
-  int reap() {
-    int first = -1;
-    for (auto& p : w) {
-      if (!p.alive) continue;
-      int st = 0;
-      pid_t r = ::waitpid(p.pid, &st, WNOHANG);
-      if (r == p.pid || (r < 0 && errno == ECHILD)) {
-        p.alive = false;
-        p.wstatus = r == p.pid ? st : 0;
-        if (first < 0) first = p.rank;
-      }
-    }
-    return first;
-  }
-
-  bool any_alive() const {
-    for (auto& p : w)
-      if (p.alive) return true;
-    return false;
-  }
-
-  void drain_bells() {
-    char c[256];
-    for (auto& p : w)
-      if (p.bell >= 0)
-        while (::read(p.bell, c, sizeof c) > 0) {
-        }
-  }
-
-  // Sleeps until a bell rings, a worker exits, a signal arrives, or `ms`.
-  void wait_event(int ms) {
-    std::vector<pollfd> pf;
-    bool have_pidfds = true;
-    for (auto& p : w) {
-      if (!p.alive) continue;
-      if (p.bell >= 0) pf.push_back({p.bell, POLLIN, 0});
-      if (p.pidfd >= 0)
-        pf.push_back({p.pidfd, POLLIN, 0});
-      else
-        have_pidfds = false;
-    }
-    // Without pidfds, deaths are seen by polling waitpid every 10 ms.
-    int tick = have_pidfds ? 100 : 10;
-    int n = ::poll(pf.data(), pf.size(), std::max(0, std::min(ms, tick)));
-    if (n > 0) {
-      for (auto& f : pf) {
-        if (!(f.revents & (POLLHUP | POLLERR))) continue;
-        for (auto& p : w)
-          if (p.bell == f.fd && !(f.revents & POLLIN)) {
-            // The worker closed its end (it's exiting): stop polling it.
-            ::close(p.bell);
-            p.bell = -1;
-          }
-      }
-    }
-  }
-
-  // Kills and reaps every live worker: `first` (SIGTERM, or 0 for none),
-  // `grace`, then SIGKILL.
-  void stop_workers(int first, std::chrono::milliseconds grace) {
-    // sigqueue, not kill: a worker's SIGTERM handler tells this stop from
-    // its controller's death by the SI_QUEUE code (Note [Workers clean up
-    // after a dead controller] in worker.cpp).
-    if (first != 0)
-      for (auto& p : w)
-        if (p.alive) ::sigqueue(p.pid, first, sigval{});
-    auto deadline = Clock::now() + grace;
-    while (reap(), any_alive() && Clock::now() < deadline) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          deadline - Clock::now());
-      wait_event(static_cast<int>(std::min<long>(left.count(), 5)));
-    }
-    reap();
-    if (any_alive()) {
-      // A worker not yet reaped keeps the group alive, so pgid is still ours.
-      if (pgid > 0) ::killpg(pgid, SIGKILL);
-      for (auto& p : w)
-        if (p.alive) ::kill(p.pid, SIGKILL);
-      for (auto& p : w) {
-        if (!p.alive) continue;
-        int st = 0;
-        while (::waitpid(p.pid, &st, 0) < 0 && errno == EINTR) {
-        }
-        p.alive = false;
-        p.wstatus = st;
-      }
-    }
-  }
+  int world() const { return w ? w->world() : 0; }
 
   void cleanup() {
     if (cleaned) return;
     cleaned = true;
     running = false;
-    reap();
-    if (any_alive()) stop_workers(SIGKILL, std::chrono::milliseconds(0));
-    for (auto& p : w) {
-      p.to.reset();
-      p.from.reset();
-      if (p.pidfd >= 0) ::close(p.pidfd);
-      if (p.bell >= 0) ::close(p.bell);
-      p.pidfd = p.bell = -1;
-    }
-    tx.reset();
-    board.reset();
-    fwd.reset();
-    if (!job.empty()) {
-      for (auto& p : w)
-        for (bool to_worker : {true, false})
-          bip::message_queue::remove(
-              queue_name(job, to_worker, p.rank).c_str());
-      bip::shared_memory_object::remove(status_name(job).c_str());
-      remove_job_objects(job);  // the workers' blocks, and anything else
-    }
-    if (own_store && !store.empty()) {
-      std::error_code ec;
-      std::filesystem::remove_all(store, ec);
-    }
+    if (w) w->cleanup();
     registry_release(reg);
     reg = -1;
   }
@@ -238,19 +110,23 @@ struct WorkerPool::Impl {
   }
 
   std::string status_of(int rank, bool* waiting = nullptr) const {
-    return board ? board->get(rank, waiting) : std::string();
+    return w ? w->status(rank, waiting) : std::string();
+  }
+
+  // "worker 2 (pid 4121)", "worker 2 (pid 4121 on node2)".
+  std::string name(int rank) const {
+    std::string host = w->host(rank);
+    return "worker " + std::to_string(rank) + " (pid " +
+           std::to_string(w->pid(rank)) + (host.empty() ? "" : " on " + host) +
+           ")";
   }
 
   [[noreturn]] void fail_dead(int rank, bool starting) {
-    WorkerProc& p = w[rank];
     std::string status = status_of(rank);
-    std::string how = describe_wait_status(p.wstatus);
-    stop_workers(SIGTERM, opts.grace);
-    std::string tail =
-        fwd ? fwd->tail(rank, std::chrono::milliseconds(200)) : std::string();
-    std::string msg = "worker " + std::to_string(rank) + " (pid " +
-                      std::to_string(p.pid) + ") " +
-                      (WIFSIGNALED(p.wstatus) ? "was " : "") + how;
+    Loss how = w->loss(rank);
+    w->stop_all(SIGTERM, opts.grace);
+    std::string tail = w->output_tail(rank, std::chrono::milliseconds(200));
+    std::string msg = name(rank) + " " + (how.killed ? "was " : "") + how.how;
     if (starting) {
       msg += " while starting";
       std::string last = last_lines(tail, 10);
@@ -259,26 +135,28 @@ struct WorkerPool::Impl {
       msg += " while " + status;
     }
     fail(std::make_exception_ptr(
-        WorkerError(msg, rank, p.pid, how, status, tail)));
+        WorkerError(msg, rank, w->pid(rank), how.how, status, tail)));
   }
 
   [[noreturn]] void fail_start_timeout(const std::vector<int>& pending) {
     int rank = pending.front();
-    WorkerProc& p = w[rank];
     std::string status = status_of(rank);
-    stop_workers(SIGTERM, opts.grace);
-    std::string tail =
-        fwd ? fwd->tail(rank, std::chrono::milliseconds(200)) : std::string();
+    w->stop_all(SIGTERM, opts.grace);
+    std::string tail = w->output_tail(rank, std::chrono::milliseconds(200));
     double s = std::chrono::duration<double>(opts.start_timeout).count();
     char secs[32];
     std::snprintf(secs, sizeof secs, "%g", s);
-    std::string msg = join_ranks(pending) + " didn't start within " + secs +
-                      " s (worker " + std::to_string(rank) + " is pid " +
-                      std::to_string(p.pid) + ")";
+    std::string host = w->host(rank);
+    std::string msg =
+        join_ranks(pending) + " didn't start within " + secs + " s (worker " +
+        std::to_string(rank) +
+        (w->pid(rank) > 0 ? " is pid " + std::to_string(w->pid(rank))
+                          : std::string(" never connected")) +
+        (host.empty() ? "" : " on " + host) + ")";
     std::string last = last_lines(tail, 10);
     if (!last.empty()) msg += "; its last output:\n" + last;
-    fail(std::make_exception_ptr(
-        WorkerError(msg, rank, p.pid, "didn't start in time", status, tail)));
+    fail(std::make_exception_ptr(WorkerError(
+        msg, rank, w->pid(rank), "didn't start in time", status, tail)));
   }
 
   // Whether a worker has waited for the others in one collective for
@@ -287,15 +165,13 @@ struct WorkerPool::Impl {
   // that answered it may already wait in the next call for one that
   // stopped after its last collective.
   bool collective_stuck() const {
-    if (!board) return false;
     const int64_t limit_ms =
         static_cast<int64_t>(opts.collective_timeout.count() * 1000.0);
     const int64_t now = monotonic_ms();
-    for (const WorkerProc& p : w) {
-      const int r = p.rank;
+    for (int r = 0; r < world(); ++r) {
       bool waiting = false;
       int64_t since = 0;
-      board->get(r, &waiting, &since);
+      w->status(r, &waiting, &since);
       if (waiting && now - since > limit_ms) return true;
     }
     return false;
@@ -306,16 +182,16 @@ struct WorkerPool::Impl {
                                  uint32_t kind) {
     std::vector<WorkerState> states;
     std::vector<int> culprits, pending, stopped;
-    for (auto& p : w) {
+    for (int r = 0; r < world(); ++r) {
       WorkerState s;
-      s.rank = p.rank;
-      s.pid = p.pid;
-      s.answered = answered[p.rank];
-      s.status = status_of(p.rank, &s.waiting);
+      s.rank = r;
+      s.pid = w->pid(r);
+      s.answered = answered[r];
+      s.status = status_of(r, &s.waiting);
       if (!s.answered) {
-        pending.push_back(p.rank);
-        if (!s.waiting) culprits.push_back(p.rank);
-        if (process_stopped(p.pid)) stopped.push_back(p.rank);
+        pending.push_back(r);
+        if (!s.waiting) culprits.push_back(r);
+        if (w->stopped(r)) stopped.push_back(r);
       }
       states.push_back(s);
     }
@@ -338,20 +214,19 @@ struct WorkerPool::Impl {
       else
         msg += "didn't answer; it was " +
                (s.status.empty() ? std::string("idle") : s.status);
-      if (!s.answered && process_stopped(s.pid))
-        msg += " (its process is stopped)";
+      if (!s.answered && w->stopped(s.rank)) msg += " (its process is stopped)";
     }
     int rank = culprits.front();
     std::string status = states[rank].status;
     double t =
         std::min(opts.call_timeout.count(), opts.collective_timeout.count());
-    stop_workers(SIGTERM, opts.grace);
+    w->stop_all(SIGTERM, opts.grace);
     fail(std::make_exception_ptr(
-        CallTimeout(msg, rank, w[rank].pid, status, states, t)));
+        CallTimeout(msg, rank, w->pid(rank), status, states, t)));
   }
 
   [[noreturn]] void fail_interrupted() {
-    stop_workers(SIGTERM, opts.grace);
+    w->stop_all(SIGTERM, opts.grace);
     fail(std::make_exception_ptr(
         Interrupted("interrupted; the workers were stopped")));
   }
@@ -368,7 +243,7 @@ struct WorkerPool::Impl {
   // (one waiting in a collective for one that stopped) makes the pool stop
   // them all, as without it.
   void check_events(bool starting) {
-    int dead = reap();
+    int dead = w->reap();
     if (dead >= 0) fail_dead(dead, starting);
     if (!opts.interrupted || !opts.interrupted()) {
       interrupt_at.reset();
@@ -377,27 +252,34 @@ struct WorkerPool::Impl {
     if (!opts.interrupt_workers || starting) fail_interrupted();
     if (!interrupt_at) {
       interrupt_at = Clock::now();
-      for (const WorkerProc& p : w)
-        if (p.alive) ::kill(p.pid, SIGINT);
+      for (int r = 0; r < world(); ++r) w->interrupt(r);
     } else if (Clock::now() - *interrupt_at > opts.interrupt_grace) {
       fail_interrupted();
     }
   }
 
-  void send_to(int rank, const char* data, size_t n) {
-    WorkerProc& p = w[rank];
-    while (true) {
-      if (!p.alive) fail_dead(rank, false);
-      QResult r = q_try_send(*p.to, data, n);
-      if (r == QResult::Ok) {
-        ++sent;
-        return;
-      }
+  // [m] to every rank of [ranks], encoded once.
+  void send(const std::vector<int>& ranks,
+            const Message& m,
+            uint64_t id,
+            uint32_t flags) {
+    Outgoing out{&m, id, flags, {}};
+    w->prepare(out, static_cast<uint32_t>(ranks.size()));
+    for (int r : ranks) {
       // Full (the worker is behind) or its lock timed out (did it die
       // holding it?): look at the workers, wait a little, retry.
-      check_events(false);
-      wait_event(1);
+      while (!w->try_send(r, out)) {
+        check_events(false);
+        w->wait_event(1);
+      }
+      ++sent;
     }
+  }
+
+  std::vector<int> all() const {
+    std::vector<int> ranks(world());
+    for (int r = 0; r < world(); ++r) ranks[r] = r;
+    return ranks;
   }
 
   // Waits for a reply to `id` (or a hello) from every rank in `pending`.
@@ -409,24 +291,18 @@ struct WorkerPool::Impl {
                     uint32_t kind,
                     std::vector<Message>& out,
                     std::vector<uint32_t>& flags) {
-    std::vector<bool> answered(w.size(), true);
+    std::vector<bool> answered(world(), true);
     for (int r : pending) answered[r] = false;
     while (true) {
-      drain_bells();
       check_events(hello);
       for (auto it = pending.begin(); it != pending.end();) {
-        WorkerProc& p = w[*it];
         bool got = false;
         while (!got) {
-          size_t n = 0;
-          QResult q = q_try_receive(*p.from, buf.data(), buf.size(), &n);
-          if (q != QResult::Ok)
-            break;  // empty, or a lock timeout (checked above next time)
-          uint32_t fl = 0;
-          Message m = decode(buf.data(), n, p.rx, &fl);
-          if (hello ? m.kind == kHello : m.id == id) {
-            out[*it] = std::move(m);
-            flags[*it] = fl;
+          std::optional<Incoming> in = w->try_receive(*it);
+          if (!in) break;
+          if (hello ? in->m.kind == kHello : in->m.id == id) {
+            out[*it] = std::move(in->m);
+            flags[*it] = in->flags;
             got = true;
           }  // else a stale message: dropped
         }
@@ -447,7 +323,7 @@ struct WorkerPool::Impl {
       auto left =
           std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now)
               .count();
-      wait_event(static_cast<int>(std::min<long long>(left + 1, 1000)));
+      w->wait_event(static_cast<int>(std::min<long long>(left + 1, 1000)));
     }
   }
 
@@ -482,155 +358,18 @@ std::unique_ptr<WorkerPool> WorkerPool::start(const LaunchOptions& opts) {
   I.job = make_job_name();
   remove_job_objects(I.job);
   I.reg = registry_acquire(I.job);
-
-  // The rendezvous directory.
-  I.store = opts.store_dir;
-  if (I.store.empty()) {
-    // `<job>.XXXXXX`: the name sweep_stale_stores parses for the pid.
-    try {
-      I.store = create_job_dir(I.job + ".");
-    } catch (const std::exception& e) {
-      I.cleanup();
-      throw std::runtime_error(std::string("WorkerPool: ") + e.what());
-    }
-    I.own_store = true;
-    registry_set_store(I.reg, I.store);
-  }
-
-  const int N = opts.world;
   try {
-    I.board = StatusBoard::create(I.job, N);
-    I.tx = std::make_unique<BlockSender>(I.job + ".bc");
-    I.w.resize(N);
-    for (int r = 0; r < N; ++r) {
-      WorkerProc& p = I.w[r];
-      p.rank = r;
-      p.alive = false;
-      for (bool to_worker : {true, false}) {
-        std::string name = queue_name(I.job, to_worker, r);
-        bip::message_queue::remove(name.c_str());
-        auto q = std::make_unique<bip::message_queue>(bip::create_only,
-                                                      name.c_str(),
-                                                      kQueueDepth,
-                                                      kWireMax,
-                                                      bip::permissions(0600));
-        (to_worker ? p.to : p.from) = std::move(q);
-      }
-    }
-  } catch (const std::exception& e) {
+    I.w = opts.remote ? start_tcp_workers(opts, I.job, I.reg)
+                      : start_shm_workers(opts, I.job, I.reg);
+  } catch (...) {
     I.cleanup();
-    throw std::runtime_error(
-        std::string("WorkerPool: cannot create the control channel in "
-                    "/dev/shm: ") +
-        e.what());
+    throw;
   }
-
-  std::string binary = opts.binary.empty() ? "/proc/self/exe" : opts.binary;
-  int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
-  pid_t parent = ::getpid();
-  std::vector<int> out_fds(N, -1);
-  std::string exec_fail = "ss worker: cannot run " + binary + "\n";
-  // The workers' environment: ours, with opts.env's names replaced.
-  std::vector<std::string> env_strings = opts.env;
-  for (char** e = environ; *e; ++e) {
-    std::string_view kv(*e);
-    bool replaced = false;
-    for (const std::string& mine : opts.env)
-      if (kv.substr(0, kv.find('=') + 1) ==
-          std::string_view(mine).substr(0, mine.find('=') + 1))
-        replaced = true;
-    if (!replaced) env_strings.emplace_back(kv);
-  }
-  std::vector<char*> envp;
-  for (auto& e : env_strings) envp.push_back(e.data());
-  envp.push_back(nullptr);
-
-  for (int r = 0; r < N; ++r) {
-    WorkerProc& p = I.w[r];
-    std::vector<std::string> args = {binary,
-                                     "worker",
-                                     "--job",
-                                     I.job,
-                                     "--rank",
-                                     std::to_string(r),
-                                     "--world",
-                                     std::to_string(N),
-                                     "--store",
-                                     I.store,
-                                     "--bell-fd",
-                                     "3"};
-    args.insert(args.end(), opts.extra_args.begin(), opts.extra_args.end());
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-
-    int outp[2], bellp[2];
-    if (::pipe2(outp, O_CLOEXEC) != 0 ||
-        ::pipe2(bellp, O_CLOEXEC | O_NONBLOCK) != 0) {
-      I.cleanup();
-      throw std::runtime_error(std::string("WorkerPool: pipe: ") +
-                               std::strerror(errno));
-    }
-    int out_r = move_high(outp[0]), out_w = move_high(outp[1]);
-    int bell_r = move_high(bellp[0]), bell_w = move_high(bellp[1]);
-    pid_t group = I.pgid;
-
-    pid_t pid = ::fork();
-    if (pid == 0) {
-      // The child: async-signal-safe calls only until exec. SIGTERM when
-      // we die: the worker then removes what we leave (Note [Workers clean
-      // up after a dead controller] in worker.cpp).
-      ::signal(SIGTERM, SIG_DFL);
-      ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-      if (::getppid() != parent)
-        ::_exit(111);       // the controller died before prctl
-      ::setpgid(0, group);  // group 0: a new group led by worker 0
-      sigset_t none;
-      sigemptyset(&none);
-      ::sigprocmask(SIG_SETMASK, &none, nullptr);
-      ::dup2(devnull, 0);
-      ::dup2(out_w, 1);
-      ::dup2(out_w, 2);
-      ::dup2(bell_w, 3);
-      if (::syscall(SYS_close_range, 4u, ~0u, 0u) != 0)
-        for (int fd = 4; fd < 4096; ++fd) ::close(fd);
-      ::execve(argv[0], argv.data(), envp.data());
-      (void)!::write(2, exec_fail.data(), exec_fail.size());
-      ::_exit(127);
-    }
-    ::close(out_w);
-    ::close(bell_w);
-    if (pid < 0) {
-      int err = errno;
-      ::close(out_r);
-      ::close(bell_r);
-      I.fwd = std::make_unique<OutputForwarder>(out_fds, opts.forward_output);
-      I.cleanup();
-      throw std::runtime_error(std::string("WorkerPool: fork: ") +
-                               std::strerror(err));
-    }
-    ::setpgid(pid,
-              group == 0 ? pid : group);  // also here: no race with the child
-    if (r == 0) I.pgid = pid;
-    if (I.reg >= 0 && r == 0) registry_set_pgid(I.reg, pid);
-    registry_add_pid(I.reg, pid);
-    p.pid = pid;
-    p.alive = true;
-    p.bell = bell_r;
-    p.pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-    ::fcntl(out_r, F_SETFL, ::fcntl(out_r, F_GETFL) | O_NONBLOCK);
-    out_fds[r] = out_r;
-  }
-  if (devnull >= 0) ::close(devnull);
-  I.fwd = std::make_unique<OutputForwarder>(out_fds, opts.forward_output);
-
-  // Hellos.
-  std::vector<int> all(N);
-  for (int r = 0; r < N; ++r) all[r] = r;
+  const int N = opts.world;
   std::vector<Message> hellos(N);
   std::vector<uint32_t> flags(N, 0);
   I.running = true;
-  I.wait_replies(all,
+  I.wait_replies(I.all(),
                  0,
                  /*hello=*/true,
                  Clock::now() + opts.start_timeout,
@@ -649,12 +388,9 @@ std::vector<Message> WorkerPool::call_all(const Message& m,
 uint64_t WorkerPool::post_all(const Message& m, std::string_view what) {
   Impl& I = *impl_;
   I.ensure_running();
-  const int N = static_cast<int>(I.w.size());
   uint64_t id = I.next_id++;
-  size_t n = encode(m, id, 0, *I.tx, static_cast<uint32_t>(N), I.buf.data());
-  std::vector<char> wire(I.buf.begin(), I.buf.begin() + n);
   I.posted[id] = Impl::Posted{I.call_deadline(), std::string(what), m.kind};
-  for (int r = 0; r < N; ++r) I.send_to(r, wire.data(), n);
+  I.send(I.all(), m, id, 0);
   return id;
 }
 
@@ -667,49 +403,47 @@ std::vector<Message> WorkerPool::collect(uint64_t id) {
                            std::to_string(id) + " is waiting");
   Impl::Posted p = std::move(it->second);
   I.posted.erase(it);
-  const int N = static_cast<int>(I.w.size());
+  const int N = I.world();
   std::vector<Message> out(N);
   std::vector<uint32_t> flags(N, 0);
-  std::vector<int> all(N);
-  for (int r = 0; r < N; ++r) all[r] = r;
-  I.wait_replies(all, id, false, p.deadline, p.what, p.kind, out, flags);
-  return I.finish(std::move(out), flags, all);
+  I.wait_replies(I.all(), id, false, p.deadline, p.what, p.kind, out, flags);
+  return I.finish(std::move(out), flags, I.all());
 }
 
 std::vector<Message> WorkerPool::call_each(const std::vector<Message>& ms,
                                            std::string_view what) {
   Impl& I = *impl_;
   I.ensure_running();
-  const int N = static_cast<int>(I.w.size());
+  const int N = I.world();
   if (static_cast<int>(ms.size()) != N)
     throw std::invalid_argument("call_each: one message per worker");
   uint64_t id = I.next_id++;
   auto deadline = I.call_deadline();
-  for (int r = 0; r < N; ++r) {
-    size_t n = encode(ms[r], id, 0, *I.tx, 1, I.buf.data());
-    I.send_to(r, I.buf.data(), n);
-  }
+  for (int r = 0; r < N; ++r) I.send({r}, ms[r], id, 0);
   std::vector<Message> out(N);
   std::vector<uint32_t> flags(N, 0);
-  std::vector<int> all(N);
-  for (int r = 0; r < N; ++r) all[r] = r;
-  I.wait_replies(
-      all, id, false, deadline, what, ms.empty() ? 0 : ms[0].kind, out, flags);
-  return I.finish(std::move(out), flags, all);
+  I.wait_replies(I.all(),
+                 id,
+                 false,
+                 deadline,
+                 what,
+                 ms.empty() ? 0 : ms[0].kind,
+                 out,
+                 flags);
+  return I.finish(std::move(out), flags, I.all());
 }
 
 Message WorkerPool::call(int rank, const Message& m, std::string_view what) {
   Impl& I = *impl_;
   I.ensure_running();
-  if (rank < 0 || rank >= static_cast<int>(I.w.size()))
+  if (rank < 0 || rank >= I.world())
     throw std::out_of_range("WorkerPool::call: no worker " +
                             std::to_string(rank));
   uint64_t id = I.next_id++;
   auto deadline = I.call_deadline();
-  size_t n = encode(m, id, 0, *I.tx, 1, I.buf.data());
-  I.send_to(rank, I.buf.data(), n);
-  std::vector<Message> out(I.w.size());
-  std::vector<uint32_t> flags(I.w.size(), 0);
+  I.send({rank}, m, id, 0);
+  std::vector<Message> out(I.world());
+  std::vector<uint32_t> flags(I.world(), 0);
   I.wait_replies({rank}, id, false, deadline, what, m.kind, out, flags);
   I.finish(out, flags, {rank});
   return std::move(out[rank]);
@@ -718,12 +452,7 @@ Message WorkerPool::call(int rank, const Message& m, std::string_view what) {
 void WorkerPool::send_all(const Message& m) {
   Impl& I = *impl_;
   I.ensure_running();
-  const int N = static_cast<int>(I.w.size());
-  uint64_t id = I.next_id++;
-  size_t n = encode(
-      m, id, kFlagNoReply, *I.tx, static_cast<uint32_t>(N), I.buf.data());
-  std::vector<char> wire(I.buf.begin(), I.buf.begin() + n);
-  for (int r = 0; r < N; ++r) I.send_to(r, wire.data(), n);
+  I.send(I.all(), m, I.next_id++, kFlagNoReply);
 }
 
 void WorkerPool::check_alive() {
@@ -738,12 +467,12 @@ void WorkerPool::stop() {
   if (I.cleaned) return;
   try {
     if (I.running) {
-      char wire[sizeof(WireHeader)];
-      WireHeader h{kShutdown, kFlagNoReply, 0, 0};
-      std::memcpy(wire, &h, sizeof h);
-      for (auto& p : I.w)
-        if (p.alive && p.to) (void)q_try_send(*p.to, wire, sizeof wire);
-      I.stop_workers(0, I.opts.grace);
+      // Shutdown, best effort: a worker whose channel is full is killed.
+      const Message bye{kShutdown, 0, {}};
+      Outgoing out{&bye, 0, kFlagNoReply, {}};
+      I.w->prepare(out, 0);
+      for (int r = 0; r < I.world(); ++r) (void)I.w->try_send(r, out);
+      I.w->stop_all(0, I.opts.grace);
     }
   } catch (...) {
   }
@@ -755,20 +484,20 @@ uint64_t WorkerPool::messages_sent() const {
 }
 
 int WorkerPool::world() const {
-  return static_cast<int>(impl_->w.size());
+  return impl_->world();
 }
 const std::string& WorkerPool::job() const {
   return impl_->job;
 }
 const std::string& WorkerPool::store_dir() const {
-  return impl_->store;
+  return impl_->w->store();
 }
 bool WorkerPool::running() const {
   return impl_->running && !impl_->failure;
 }
 std::vector<int> WorkerPool::pids() const {
   std::vector<int> out;
-  for (auto& p : impl_->w) out.push_back(p.pid);
+  for (int r = 0; r < impl_->world(); ++r) out.push_back(impl_->w->pid(r));
   return out;
 }
 std::string WorkerPool::status(int rank) const {

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <iostream>
 
+#include "dist/comm/gloo_comm.h"
 #include "dist/control/channel.h"
 #include "dist/control/worker_link.h"
 
@@ -130,6 +131,8 @@ WorkerArgs parse_worker_args(const std::vector<std::string>& args) {
       world = true;
     } else if (s == "--store") {
       a.store = value();
+    } else if (s == "--bind") {
+      a.bind = value();
     } else if (s == "--bell-fd") {
       a.bell_fd = parse_int(s, value());
     } else {
@@ -195,6 +198,7 @@ int worker_entry(const std::vector<std::string>& args) {
   WorkerArgs a;
   try {
     a = parse_worker_args(assigned);
+    if (!a.bind.empty()) set_gloo_host(a.bind);
     std::unique_ptr<Handler> h =
         factory() ? factory()(a) : make_echo_handler(a);
     return serve(*link, *h, /*hello=*/false);

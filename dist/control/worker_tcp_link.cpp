@@ -2,15 +2,19 @@
 // connection to the controller (worker_link.h; issue 26).
 #include <poll.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <condition_variable>
+#include <deque>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
 
 #include "dist/control/channel.h"
+#include "dist/control/pool_impl.h"
 #include "dist/control/worker_link.h"
 #include "dist/net/auth.h"
 #include "dist/net/frames.h"
@@ -66,11 +70,13 @@ class TcpLink : public ControllerLink {
 
   ~TcpLink() override {
     {
-      std::lock_guard<std::mutex> lock(beat_mu_);
+      std::lock_guard<std::mutex> lock(mu_);
       stop_ = true;
     }
-    beat_cv_.notify_all();
+    cv_.notify_all();
+    wake_.wake();
     if (beat_.joinable()) beat_.join();
+    if (read_.joinable()) read_.join();
   }
 
   // The hello and the assignment (Note [A remote worker's connection]).
@@ -93,20 +99,18 @@ class TcpLink : public ControllerLink {
       at = end + 1;
     }
     beat_ = std::thread([this] { beat(); });
+    read_ = std::thread([this] { read(); });
     return args;
   }
 
   Received receive(int ms) override {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(
+        lock, std::chrono::milliseconds(ms), [&] { return !inbox_.empty(); });
     Received out;
-    try {
-      if (auto f = reader_.read(fd_.get())) return request(std::move(*f));
-      if (!net::wait_readable(fd_.get(),
-                              net::deadline_in(std::chrono::milliseconds(ms))))
-        return out;
-      if (auto f = reader_.read(fd_.get())) return request(std::move(*f));
-    } catch (const net::NetError&) {
-      out.kind = Received::Kind::Gone;  // EOF, or a frame over the cap
-    }
+    if (inbox_.empty()) return out;
+    out = std::move(inbox_.front());
+    inbox_.pop_front();
     return out;
   }
 
@@ -130,24 +134,59 @@ class TcpLink : public ControllerLink {
   }
 
  private:
-  static Received request(net::Frame f) {
-    Received out;
-    out.kind = Received::Kind::Request;
-    out.flags = f.flags;
-    out.m = Message{f.kind, f.id, std::move(f.payload)};
-    return out;
+  bool stopping() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return stop_ || shutdown_;
   }
 
-  // Every second: the status, as a heartbeat. The connection's end, seen
-  // here without reading (POLLRDHUP), ends the worker (the Note).
+  // The controller is gone: end now, as a local worker's PDEATHSIG does.
+  [[noreturn]] static void end_worker() {
+    ::signal(SIGTERM, SIG_DFL);
+    ::raise(SIGTERM);
+    ::_exit(143);
+  }
+
+  // Every frame as it arrives, whatever the worker is doing: so that the
+  // controller's sends never wait on a busy worker (the worker's replies
+  // and the controller's requests cross without either waiting for the
+  // other to read), an interrupt arrives during a call, and the
+  // connection's end ends the worker at once (the Note).
+  void read() {
+    while (true) {
+      std::optional<net::Frame> f;
+      try {
+        f = reader_.read(fd_.get());
+        if (!f) {
+          pollfd p[2] = {{fd_.get(), POLLIN, 0}, {wake_.read_fd(), POLLIN, 0}};
+          ::poll(p, 2, -1);
+          if (p[1].revents) return;
+          continue;
+        }
+      } catch (const net::NetError&) {
+        if (stopping()) return;
+        end_worker();  // EOF, or a frame over the cap
+      }
+      if (f->kind == kInterrupt) {
+        ::kill(::getpid(), SIGINT);
+        continue;
+      }
+      std::lock_guard<std::mutex> lock(mu_);
+      if (f->kind == kShutdown) shutdown_ = true;
+      Received& r = inbox_.emplace_back();
+      r.kind = Received::Kind::Request;
+      r.flags = f->flags;
+      r.m = Message{f->kind, f->id, std::move(f->payload)};
+      cv_.notify_all();
+    }
+  }
+
+  // Every second: the status, as a heartbeat.
   void beat() {
-    std::unique_lock<std::mutex> lock(beat_mu_);
+    std::unique_lock<std::mutex> lock(mu_);
     while (!stop_) {
-      beat_cv_.wait_for(lock, kBeat, [&] { return stop_; });
+      cv_.wait_for(lock, kBeat, [&] { return stop_; });
       if (stop_) return;
-      pollfd p{fd_.get(), POLLRDHUP, 0};
-      const bool hung_up =
-          ::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+      lock.unlock();
       std::string payload;
       {
         std::lock_guard<std::mutex> s(status_mu_);
@@ -159,26 +198,62 @@ class TcpLink : public ControllerLink {
         payload = std::string(waiting_ ? "1" : "0") + " " +
                   std::to_string(waited) + " " + status_;
       }
-      if (hung_up || !send(Message{kStatusBeat, 0, payload}, 0, 0)) {
-        // The controller is gone: end now, as a local worker's PDEATHSIG.
-        ::signal(SIGTERM, SIG_DFL);
-        ::raise(SIGTERM);
-      }
+      if (!send(Message{kStatusBeat, 0, payload}, 0, 0) && !stopping())
+        end_worker();
+      lock.lock();
     }
   }
 
   net::Fd fd_;
   net::FrameReader reader_;
+  net::WakePipe wake_;  // ends read's poll
   std::mutex send_mu_;
   std::mutex status_mu_;
   std::string status_ = "idle";
   bool waiting_ = false;
   net::Clock::time_point since_;
-  std::mutex beat_mu_;
-  std::condition_variable beat_cv_;
+  std::mutex mu_;  // inbox_, stop_, shutdown_
+  std::condition_variable cv_;
+  std::deque<Received> inbox_;
   bool stop_ = false;
-  std::thread beat_;
+  bool shutdown_ = false;  // the controller said shutdown: its end is no loss
+  std::thread beat_, read_;
 };
+
+// Note [A remote worker's supervisor]
+// A local worker's death is told by waitpid: "killed by signal 9". A
+// remote one's connection just ends, and its launcher (ssh) does not say
+// how it ended. So once the connection is authenticated, `ss worker
+// --connect` forks: the child is the worker (it says hello with its own
+// pid), and the parent, holding the same socket and nothing else, waits
+// for it and sends one last frame, kWorkerExit with how the worker ended,
+// then ends the same way (so a `{cmd}` launcher's status is the worker's
+// too). The parent only writes after the child is gone, so frames do not
+// interleave (a worker killed in the middle of a frame makes the last one
+// unreadable: the controller then says the connection was lost). The
+// controller ending the connection ends the worker (the Note above), and
+// with it the supervisor.
+[[noreturn]] void supervise(int fd, pid_t worker) {
+  int st = 0;
+  while (::waitpid(worker, &st, 0) < 0 && errno == EINTR) {
+  }
+  const std::string how =
+      (WIFSIGNALED(st) ? "1 " : "0 ") + pool_detail::describe_wait_status(st);
+  try {
+    net::send_frame(fd,
+                    kWorkerExit,
+                    kFlagNoReply,
+                    0,
+                    how,
+                    net::deadline_in(std::chrono::milliseconds(2000)));
+  } catch (const net::NetError&) {
+  }
+  if (WIFSIGNALED(st)) {
+    ::signal(WTERMSIG(st), SIG_DFL);
+    ::raise(WTERMSIG(st));
+  }
+  ::_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 1);
+}
 
 }  // namespace
 
@@ -198,6 +273,12 @@ std::unique_ptr<ControllerLink> open_tcp_link(
   net::set_process_job_key(key);  // the rendezvous store's connection
   net::Fd fd = net::connect_tcp(at, deadline);
   net::handshake(fd.get(), key, net::Role::Worker, deadline);
+  // The Note [A remote worker's supervisor]: no thread runs yet.
+  const pid_t worker = ::fork();
+  if (worker > 0) {
+    ::signal(SIGINT, SIG_IGN);  // the worker's (an interrupt is its)
+    supervise(fd.get(), worker);
+  }
   auto link =
       std::make_unique<TcpLink>(std::move(fd), "the controller at " + at.str());
   assigned = link->introduce(flag_value(args, "--slot"));

@@ -130,6 +130,11 @@ void set_process_job_key(const JobKey& key) {
   g_key = key;
 }
 
+bool has_process_job_key() {
+  std::lock_guard<std::mutex> lock(g_key_mu);
+  return g_key.has_value();
+}
+
 const JobKey& process_job_key() {
   std::lock_guard<std::mutex> lock(g_key_mu);
   if (!g_key)

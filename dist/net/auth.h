@@ -44,6 +44,8 @@ struct JobKey {
 void set_process_job_key(const JobKey& key);
 /// The key set_process_job_key set; AuthError when none was.
 const JobKey& process_job_key();
+/// Whether set_process_job_key was called (a remote worker's process).
+bool has_process_job_key();
 
 /// HMAC-SHA256 of [data] under [key].
 std::array<uint8_t, 32> hmac_sha256(const JobKey& key, std::string_view data);

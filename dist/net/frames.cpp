@@ -40,14 +40,22 @@ uint64_t get_u64(const char* p) {
 }  // namespace
 
 void send_frame(int fd, const Frame& f, Deadline deadline) {
+  send_frame(fd, f.kind, f.flags, f.id, f.payload, deadline);
+}
+
+void send_frame(int fd,
+                uint32_t kind,
+                uint32_t flags,
+                uint64_t id,
+                std::string_view payload,
+                Deadline deadline) {
   char h[kFrameHeaderBytes];
-  put_u32(h, f.kind);
-  put_u32(h + 4, f.flags);
-  put_u64(h + 8, f.id);
-  put_u64(h + 16, f.payload.size());
+  put_u32(h, kind);
+  put_u32(h + 4, flags);
+  put_u64(h + 8, id);
+  put_u64(h + 16, payload.size());
   write_all(fd, h, sizeof h, deadline, "sending a frame");
-  write_all(
-      fd, f.payload.data(), f.payload.size(), deadline, "sending a frame");
+  write_all(fd, payload.data(), payload.size(), deadline, "sending a frame");
 }
 
 FrameReader::FrameReader(std::string peer, uint64_t max_payload)

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "dist/net/socket.h"
 
@@ -25,6 +26,14 @@ constexpr uint64_t kDefaultMaxPayload = uint64_t{16} << 30;
 
 /// Writes [f] whole before [deadline]. One writer at a time per socket.
 void send_frame(int fd, const Frame& f, Deadline deadline);
+/// The same, from a frame's parts (a payload sent to several peers is not
+/// copied into a Frame for each).
+void send_frame(int fd,
+                uint32_t kind,
+                uint32_t flags,
+                uint64_t id,
+                std::string_view payload,
+                Deadline deadline);
 
 /// Reads frames as their bytes arrive, for a poll loop: read() takes what
 /// the socket holds without waiting and hands on each frame completed.

@@ -163,6 +163,29 @@ Endpoint local_endpoint(int fd) {
   return endpoint_of(a);
 }
 
+std::string source_address_to(const std::string& host) {
+  // A UDP socket's connect sends nothing: it only picks the route, and
+  // with it the local address the kernel would send from.
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_DGRAM;
+  addrinfo* ai = nullptr;
+  const int r = ::getaddrinfo(host.c_str(), "9", &hints, &ai);
+  if (r != 0) throw NetError("cannot resolve " + host + ": " + gai_strerror(r));
+  std::string why = "no address";
+  for (addrinfo* a = ai; a; a = a->ai_next) {
+    Fd fd(::socket(a->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    if (!fd.valid()) continue;
+    if (::connect(fd.get(), a->ai_addr, a->ai_addrlen) == 0) {
+      ::freeaddrinfo(ai);
+      return local_endpoint(fd.get()).host;
+    }
+    why = errno_text(errno);
+  }
+  ::freeaddrinfo(ai);
+  throw NetError("no route to " + host + ": " + why);
+}
+
 Endpoint peer_endpoint(int fd) {
   sockaddr_storage a{};
   socklen_t n = sizeof a;

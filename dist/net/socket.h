@@ -73,6 +73,9 @@ Endpoint parse_endpoint(std::string_view text);
 Fd listen_tcp(const std::string& host, uint16_t port, int backlog = 64);
 /// The local port (and address) a socket is bound to.
 Endpoint local_endpoint(int fd);
+/// The local address this host sends from to reach [host] (a name or an
+/// address): the address a peer there can reach us at.
+std::string source_address_to(const std::string& host);
 /// The address of the peer of a connected socket.
 Endpoint peer_endpoint(int fd);
 /// Connects to [to] before [deadline] (retrying a refused connection until

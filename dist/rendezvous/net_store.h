@@ -35,6 +35,9 @@ class StoreServer {
 
   /// "tcp:HOST:PORT", the address workers open (open_store).
   std::string address() const;
+  /// The port it listens on (a worker may reach this host by another of
+  /// its addresses than HOST).
+  uint16_t port() const { return acceptor_.endpoint().port; }
   /// Connections refused so far (the acceptor's).
   int refused() const { return acceptor_.refused(); }
 

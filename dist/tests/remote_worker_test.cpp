@@ -18,6 +18,7 @@
 #include "dist/control/channel.h"
 #include "dist/net/acceptor.h"
 #include "dist/net/frames.h"
+#include "dist/tests/process_util.h"
 
 extern char** environ;
 
@@ -104,8 +105,13 @@ TEST_CASE("remote worker: hello, assignment, requests, heartbeats, shutdown",
   net::Frame hello =
       r.read_blocking(c.get(), net::deadline_in(milliseconds(5000)));
   CHECK(hello.kind == detail::kHello);
-  CHECK_THAT(hello.payload,
-             Contains("pid=" + std::to_string(pid)) && Contains("slot=0"));
+  // The worker is the child of the process we started, its supervisor
+  // (Note [A remote worker's supervisor]).
+  const std::string hello_pid =
+      hello.payload.substr(4, hello.payload.find(' ') - 4);
+  const pid_t worker = std::stoi(hello_pid);
+  CHECK(ss::dist::testing::parent_pid(worker) == pid);
+  CHECK_THAT(hello.payload, Contains("slot=0"));
   const auto t = net::deadline_in(milliseconds(5000));
   net::send_frame(c.get(), {detail::kAssign, 0, 0, assignment(0, 1)}, t);
   net::send_frame(c.get(), {kEcho, 0, 7, "hi"}, t);
@@ -114,7 +120,7 @@ TEST_CASE("remote worker: hello, assignment, requests, heartbeats, shutdown",
   CHECK(echo.payload == "hi");
   net::send_frame(c.get(), {kWhoAmI, 0, 8, ""}, t);
   CHECK_THAT(next_reply(r, c.get()).payload,
-             Contains("0 1 " + std::to_string(pid)));
+             Contains("0 1 " + std::to_string(worker)));
   // A request that takes 2.5 s: heartbeats say what it is doing.
   net::send_frame(c.get(), {kSleep, 0, 9, "2500"}, t);
   std::vector<std::string> beats;
@@ -141,6 +147,10 @@ TEST_CASE("remote worker: hello, assignment, requests, heartbeats, shutdown",
   CHECK(stalled.rfind("1 ", 0) == 0);
   CHECK_THAT(stalled, Contains("stall.ss:1:1"));
   net::send_frame(c.get(), {detail::kShutdown, detail::kFlagNoReply, 0, ""}, t);
+  // The supervisor's last word: how the worker ended.
+  net::Frame last = next_reply(r, c.get());
+  CHECK(last.kind == detail::kWorkerExit);
+  CHECK(last.payload == "0 exited with code 0");
   int st = wait_exit(pid, milliseconds(5000));
   CHECK(WIFEXITED(st));
   CHECK(WEXITSTATUS(st) == 0);

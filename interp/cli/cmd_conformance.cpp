@@ -18,6 +18,7 @@
 #include "interp/cli/conformance_compare.h"
 #include "interp/cli/expectations.h"
 #include "interp/cli/help.h"
+#include "interp/cli/host_options.h"
 #include "interp/devices/devices.h"
 #include "interp/eval/interpreter.h"
 #include "interp/lex/lexer.h"
@@ -93,6 +94,13 @@ std::string expected_output(const Expectation& ex, const std::string& got) {
 // handles, fetches and messages.
 enum class Engine { Processes, Threads };
 
+// How the cases on several devices run: the engine, and with processes,
+// where the workers go (`--hosts`: over TCP, as on several hosts).
+struct Runner {
+  Engine engine = Engine::Processes;
+  HostOptions hosts;
+};
+
 // Sinks and checkpoints write relative to the working directory: each run
 // gets a fresh one, so what it wrote is its own, and the suite leaves
 // nothing behind (the workers inherit it when they start).
@@ -152,17 +160,21 @@ void run_threads(const check::Program& prog,
 
 void run_processes(const check::Program& prog,
                    const diag::SourceMap& sm,
-                   const fs::path& file,
                    const std::string& devices,
+                   const HostOptions& hosts,
                    std::ostream& out,
                    RunResult& r) {
   check::Options opts;
   opts.devices_override = devices;
   devices::controller::DeviceRunOptions dro;
-  // The path the program was checked from: absolute (Note [One path for
-  // every run]).
-  dro.worker_args =
-      devices::controller::worker_run_args(file.string(), opts, "main", {});
+  dro.worker_args = devices::controller::worker_run_args(opts, "main", {});
+  // Checked in cmd_conformance: these fit any count of ranks.
+  if (!remote_options("conformance",
+                      hosts,
+                      static_cast<int>(prog.devices().count()),
+                      dro.remote,
+                      /*fit_slots=*/true))
+    throw std::runtime_error("the host options do not fit this case");
   dro.final_params = true;
   // A worker's own output is not the program's (its tail comes with a
   // WorkerError).
@@ -194,9 +206,8 @@ void run_one_device(const check::Program& prog,
 
 RunResult run_main(const check::Program& prog,
                    const diag::SourceMap& sm,
-                   const fs::path& file,
                    const std::string& devices,
-                   Engine engine) {
+                   const Runner& how) {
   RunResult r;
   const check::FnInfo* main = prog.fn("main");
   if (!main || !main->params.empty()) return r;
@@ -206,10 +217,10 @@ RunResult run_main(const check::Program& prog,
     ScratchDir dir;
     if (prog.devices().count() <= 1)
       run_one_device(prog, sm, out, r);
-    else if (engine == Engine::Threads)
+    else if (how.engine == Engine::Threads)
       run_threads(prog, sm, out, r);
     else
-      run_processes(prog, sm, file, devices, out, r);
+      run_processes(prog, sm, devices, how.hosts, out, r);
     r.files = read_case_files(dir.path());
   } catch (const std::exception& e) {
     r.kind = "RunnerError";
@@ -223,7 +234,7 @@ Outcome run_case(const fs::path& file,
                  const std::string& text,
                  const Expectation& ex,
                  const std::string& devices,
-                 Engine engine,
+                 const Runner& how,
                  const Outcome* one_device) {
   diag::SourceMap sm;
   diag::Diagnostics diags;
@@ -237,7 +248,7 @@ Outcome run_case(const fs::path& file,
     return o;
   }
   if (ex.kind == Expectation::Kind::Ok) {
-    RunResult r = run_main(*prog, sm, file, devices, engine);
+    RunResult r = run_main(*prog, sm, devices, how);
     o.out = r.out;
     o.params = r.params;
     o.files = r.files;
@@ -264,7 +275,7 @@ Outcome run_case(const fs::path& file,
     return o;
   }
   if (ex.kind == Expectation::Kind::Runtime) {
-    RunResult r = run_main(*prog, sm, file, devices, engine);
+    RunResult r = run_main(*prog, sm, devices, how);
     o.pass = r.kind == ex.runtime_kind;
     o.out = r.out;
     o.error_head = r.detail.substr(0, r.detail.find('\n'));
@@ -324,7 +335,7 @@ int cmd_conformance(const std::vector<std::string>& args) {
   std::string dir = "conformance";
   std::vector<std::string> device_sets;
   std::string filter;
-  Engine engine = Engine::Processes;
+  Runner how;
   bool missing_is_ok = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -344,7 +355,10 @@ int cmd_conformance(const std::vector<std::string>& args) {
                   << e << "'\n";
         return kExitUsage;
       }
-      engine = e == "threads" ? Engine::Threads : Engine::Processes;
+      how.engine = e == "threads" ? Engine::Threads : Engine::Processes;
+    } else if (ProgramOption o = host_option("conformance", args, i, how.hosts);
+               o != ProgramOption::NotMine) {
+      if (o == ProgramOption::Bad) return kExitUsage;
     } else if (a == "--missing-expect-ok") {
       missing_is_ok = true;
     } else if (a == "--help" || a == "-h") {
@@ -356,6 +370,22 @@ int cmd_conformance(const std::vector<std::string>& args) {
     } else {
       dir = a;
     }
+  }
+  if (how.hosts.any()) {
+    // Each case starts its workers: on hosts, not by hand (--listen alone).
+    std::optional<dist::RemoteOptions> check;
+    if (how.engine == Engine::Threads) {
+      std::cerr << "ss conformance: --engine threads runs the ranks in this "
+                   "process; hosts are for --engine processes\n";
+      return kExitUsage;
+    }
+    if (how.hosts.hosts.empty() && how.hosts.hostfile.empty()) {
+      std::cerr << "ss conformance: each case starts its own workers: give "
+                   "--hosts or --hostfile\n";
+      return kExitUsage;
+    }
+    if (!remote_options("conformance", how.hosts, 2, check, true))
+      return kExitUsage;
   }
   // cli.md: by default every case on one, two and three CPU devices.
   if (device_sets.empty()) device_sets = {"cpu", "cpu[0 1]", "cpu[0 1 2]"};
@@ -413,7 +443,7 @@ int cmd_conformance(const std::vector<std::string>& args) {
                            ss.str(),
                            *ex,
                            devs,
-                           engine,
+                           how,
                            one_device ? &*one_device : nullptr);
       if (devs == "cpu" && o.pass) one_device = o;
       std::cout << (o.pass ? "PASS" : "FAIL") << " " << rel << " [" << devs

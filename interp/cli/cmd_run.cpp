@@ -9,6 +9,7 @@
 #include "interp/check/checker.h"
 #include "interp/cli/commands.h"
 #include "interp/cli/help.h"
+#include "interp/cli/host_options.h"
 #include "interp/devices/devices.h"
 #include "interp/eval/interpreter.h"
 #include "ops/cpu/cpu_backend.h"
@@ -66,6 +67,7 @@ int cmd_run(const std::vector<std::string>& args) {
   bool threads_given = false;
   std::vector<std::string> program_args;
   check::Options opts;
+  HostOptions hosts;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--") {
@@ -81,6 +83,9 @@ int cmd_run(const std::vector<std::string>& args) {
       }
       threads = args[++i], threads_given = true;
     } else if (ProgramOption o = program_option("run", args, i, opts);
+               o != ProgramOption::NotMine) {
+      if (o == ProgramOption::Bad) return kExitUsage;
+    } else if (ProgramOption o = host_option("run", args, i, hosts);
                o != ProgramOption::NotMine) {
       if (o == ProgramOption::Bad) return kExitUsage;
     } else if (a == "--help" || a == "-h") {
@@ -122,12 +127,17 @@ int cmd_run(const std::vector<std::string>& args) {
         "--devices 'cpu[0 1 2]'");
     return kExitRuntime;
   }
+  std::optional<dist::RemoteOptions> remote;
+  if (!remote_options(
+          "run", hosts, static_cast<int>(prog->devices().count()), remote))
+    return kExitUsage;
   // Several devices: worker processes run it (a mesh's spmd fns too: an
   // instance on each worker).
   if (prog->devices().count() > 1 && prog->devices().kind == "cpu") {
     devices::controller::DeviceRunOptions run_opts;
+    run_opts.remote = remote;
     run_opts.worker_args =
-        devices::controller::worker_run_args(file, opts, entry, program_args);
+        devices::controller::worker_run_args(opts, entry, program_args);
     run_opts.program_args = program_args;
     run_opts.entry = entry;
     devices::controller::DeviceRun run =

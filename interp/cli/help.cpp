@@ -37,11 +37,34 @@ const Option kTimeout{
     "WorkerError (default 600; collective_timeout(s) in a program sets it "
     "too)"};
 
+// Where the workers run (interp/cli/host_options.h; issue 26).
+const Option kHosts{
+    "--hosts 'H1:N,H2:M'",
+    "run the workers on these hosts, N ranks on H1 then M on H2 (the slots "
+    "add up to the device count; docs/several-hosts.md)"};
+const Option kHostfile{
+    "--hostfile FILE",
+    "the hosts from FILE: one a line, `NAME [slots=N] [addr=ADDR]`"};
+const Option kLaunch{
+    "--launch TEMPLATE",
+    "how a worker starts on a host, {host} and {cmd} filled in (default: "
+    "ssh -o BatchMode=yes {host} {cmd}; '{cmd}': on this machine)"};
+const Option kListen{
+    "--listen ADDR:PORT",
+    "where the controller listens; without --hosts, wait for workers "
+    "started with `ss worker --connect ADDR:PORT --token-file FILE`"};
+const Option kTokenFile{
+    "--token-file FILE",
+    "the job's key (made, mode 0600, when FILE does not exist)"};
+const Option kHeartbeat{
+    "--heartbeat-timeout SECONDS",
+    "a remote worker not heard from for this long is lost (default 10)"};
+
 const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
       {"run",
        "FILE [--devices SPEC] [-D NAME=SIZE]... [--threads N] [--entry NAME] "
-       "[-- ARGS]",
+       "[--hosts H1:N,... | --hostfile F | --listen ADDR:PORT] [-- ARGS]",
        "check, then call main",
        "Checks the whole file, then calls its `fn main()`. ARGS reach "
        "`main(args: list[str])` when it takes them. Options may come before "
@@ -53,6 +76,12 @@ const std::vector<Command>& commands() {
          "kernels), 1 to 4096; default: every core in one process, one "
          "thread per worker on several devices"},
         {"--entry NAME", "call `fn NAME()` instead of main"},
+        kHosts,
+        kHostfile,
+        kLaunch,
+        kListen,
+        kTokenFile,
+        kHeartbeat,
         {"-- ARGS", "everything after -- goes to main(args), as it is"},
         kHelp},
        {{"SHAPESCRIPT_THREADS=N", "as --threads N, when it is not given"},
@@ -82,7 +111,7 @@ const std::vector<Command>& commands() {
         kHelp},
        {}},
       {"repl",
-       "[FILE] [--devices SPEC]",
+       "[FILE] [--devices SPEC] [--hosts H1:N,... | --hostfile F]",
        "an interactive prompt (declarations and statements)",
        "A prompt for declarations and statements, with FILE's declarations "
        "loaded first. An expression's value prints with its type; an error "
@@ -92,11 +121,20 @@ const std::vector<Command>& commands() {
        {{"--devices SPEC",
          "the session's devices (cpu, cpu[0 1 2]): worker fns run on its "
          "workers, which live for the session"},
+        {kHosts.flag,
+         "the workers' hosts; a device list's ranks fill them in order, "
+         "each up to its slots, and again from the first when there are "
+         "more"},
+        kHostfile,
+        kLaunch,
+        kListen,
+        kTokenFile,
+        kHeartbeat,
         kHelp},
        {kTimeout}},
       {"conformance",
        "[DIR | CASE.ss] [--devices SPEC]... [--filter GLOB] [--engine "
-       "processes|threads]",
+       "processes|threads] [--hosts H1:N,... | --hostfile F]",
        "run the conformance suite (default DIR: conformance/), or one case",
        "Runs every .ss case under DIR (or the one CASE.ss) on each device list "
        "and compares each "
@@ -116,6 +154,14 @@ const std::vector<Command>& commands() {
         {"--missing-expect-ok",
          "a case with no `# expect:` line is expected to run ok (default: "
          "it fails)"},
+        {kHosts.flag,
+         "run each case's workers on these hosts over TCP (127.0.0.1:3 "
+         "with --launch '{cmd}': on this machine); a case's ranks fill "
+         "them in order, each up to its slots, and again from the first"},
+        kHostfile,
+        kLaunch,
+        kListen,
+        kHeartbeat,
         kHelp},
        {kTimeout}},
       {"lsp",

@@ -50,6 +50,7 @@
 
 #include "interp/cli/commands.h"
 #include "interp/cli/help.h"
+#include "interp/cli/host_options.h"
 #include "interp/cli/repl_values.h"
 #include "interp/devices/devices.h"
 #include "interp/eval/format.h"
@@ -133,6 +134,10 @@ Repl::Repl(std::ostream& out, std::ostream& err, std::string devices)
 }
 
 Repl::~Repl() = default;
+
+void Repl::set_remote(devices::controller::ReplDevices::RemoteFor f) {
+  workers_->set_remote(std::move(f));
+}
 
 bool Repl::needs_more(const std::string& partial) {
   int depth = 0;
@@ -501,8 +506,12 @@ void on_sigint(int) {
 
 int run_repl(const std::vector<std::string>& args) {
   std::string file, devices;
+  HostOptions hosts;
   for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--devices" && i + 1 < args.size()) {
+    if (ProgramOption o = host_option("repl", args, i, hosts);
+        o != ProgramOption::NotMine) {
+      if (o == ProgramOption::Bad) return kExitUsage;
+    } else if (args[i] == "--devices" && i + 1 < args.size()) {
       devices = args[++i];
       if (!valid_device_spec(devices)) {
         std::cerr << "ss repl: bad --devices '" << devices << "'\n";
@@ -524,6 +533,18 @@ int run_repl(const std::vector<std::string>& args) {
     }
   }
   Repl repl(std::cout, std::cerr, devices);
+  if (hosts.any()) {
+    // A session's device lists differ in their counts: the ranks fill the
+    // hosts in order (host_options.h, fit_slots).
+    std::optional<dist::RemoteOptions> check;
+    if (!remote_options("repl", hosts, 2, check, /*fit_slots=*/true))
+      return kExitUsage;
+    repl.set_remote([hosts](int world) {
+      std::optional<dist::RemoteOptions> r;
+      remote_options("repl", hosts, world, r, /*fit_slots=*/true);
+      return r;
+    });
+  }
   if (!file.empty()) repl.load(file);
   bool tty = isatty(0);
   struct sigaction sa {};

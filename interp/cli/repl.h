@@ -31,6 +31,8 @@ class Repl {
   /// Whether [partial] needs more lines: a line ending in ':' opens a
   /// block (ended by a blank line), or brackets are still open.
   static bool needs_more(const std::string& partial);
+  /// Where the workers go (`--hosts`; see ReplDevices::set_remote).
+  void set_remote(devices::controller::ReplDevices::RemoteFor f);
   /// Set by the SIGINT handler while a statement runs.
   static volatile int interrupted;
 

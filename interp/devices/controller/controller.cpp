@@ -16,6 +16,12 @@ using devices::protocol::Reader;
 using devices::protocol::Writer;
 using namespace protocol;
 
+void LazyPool::set_program(const protocol::ProgramSources& s) {
+  protocol::Writer w;
+  protocol::write_program_sources(w, s);
+  program_ = std::move(w.buf);
+}
+
 dist::WorkerPool& LazyPool::get() {
   if (!pool_) {
     // The collective timeout in effect now (SHAPESCRIPT_COLLECTIVE_TIMEOUT
@@ -30,8 +36,8 @@ dist::WorkerPool& LazyPool::get() {
         lo_.extra_args.begin(),
         {"--collective-timeout", std::to_string(t + std::max(5.0, t / 10))});
     pool_ = dist::WorkerPool::start(lo_);
-    std::vector<dist::Message> ready =
-        pool_->call_all(dist::Message{kInit, 0, {}}, "starting the workers");
+    std::vector<dist::Message> ready = pool_->call_all(
+        dist::Message{kInit, 0, program_}, "starting the workers");
     for (const dist::Message& m : ready)
       if (!m.payload.empty())
         throw std::runtime_error(m.payload.substr(m.payload.find('\n') + 1));

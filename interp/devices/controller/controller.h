@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "dist/control/control.h"
+#include "interp/devices/protocol/program_sources.h"
 #include "interp/devices/protocol/wire.h"
 #include "interp/eval/interpreter.h"
 #include "interp/eval/runtime_error.h"
@@ -35,11 +36,15 @@ class LazyPool {
   explicit LazyPool(dist::LaunchOptions lo,
                     std::function<void(dist::WorkerPool&)> ready = {})
       : lo_(std::move(lo)), ready_(std::move(ready)) {}
+  /// The program the workers check when they start, as text (Note [The
+  /// program travels as text]); none: the repl declares it later.
+  void set_program(const protocol::ProgramSources& s);
   dist::WorkerPool& get();
   dist::WorkerPool* started() { return pool_.get(); }
 
  private:
   dist::LaunchOptions lo_;
+  std::string program_;  // kInit's payload
   std::function<void(dist::WorkerPool&)> ready_;
   std::unique_ptr<dist::WorkerPool> pool_;
 };

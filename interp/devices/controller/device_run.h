@@ -6,16 +6,18 @@
 #pragma once
 
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "dist/control/control.h"
 #include "interp/check/checker.h"
 #include "interp/eval/final_params.h"
 
 namespace ss::devices::controller {
 
 struct DeviceRunOptions {
-  /// What every `ss worker` gets: the program and its options
+  /// What every `ss worker` gets: the program's options
   /// (worker_run_args).
   std::vector<std::string> worker_args;
   std::vector<std::string> program_args;
@@ -25,6 +27,8 @@ struct DeviceRunOptions {
   bool final_params = false;
   /// Copy the workers' own stdout/stderr to this process's stderr.
   bool forward_worker_output = true;
+  /// Workers on other hosts (`--hosts`, `--listen`: issue 26).
+  std::optional<dist::RemoteOptions> remote;
 };
 
 struct DeviceRun {
@@ -53,11 +57,11 @@ DeviceRun run_program_on_devices(const check::Program& prog,
                                  std::ostream& out,
                                  const DeviceRunOptions& opts);
 
-/// The command line every worker checks the program from: [file] (""
-/// for none: the program comes as kDeclare), the -D and --devices of
-/// [opts], the entry and the program's arguments.
+/// The options every worker checks the program with: the -D and --devices
+/// of [opts], the entry and the program's arguments. The program itself
+/// comes as text: with kInit (Note [The program travels as text]), or as
+/// the repl's kDeclare.
 std::vector<std::string> worker_run_args(
-    const std::string& file,
     const check::Options& opts,
     const std::string& entry,
     const std::vector<std::string>& program_args);

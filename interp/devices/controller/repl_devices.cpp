@@ -117,11 +117,12 @@ void ReplDevices::run(eval::Interpreter& in,
                       const std::function<void()>& body) {
   lost_.clear();
   if (!w_) {
-    dist::LaunchOptions lo = worker_launch_options(
-        in.program(), worker_run_args("", opts_, "main", {}));
+    dist::LaunchOptions lo =
+        worker_launch_options(in.program(), worker_run_args(opts_, "main", {}));
     lo.extra_args.insert(lo.extra_args.begin(), "--interruptible");
     lo.interrupted = [f = interrupted_] { return *f != 0; };
     lo.interrupt_workers = true;
+    if (remote_) lo.remote = remote_(lo.world);
     w_ = std::make_unique<Workers>(
         std::move(lo), [this](dist::WorkerPool& p) { declare_on(p); }, in);
   }

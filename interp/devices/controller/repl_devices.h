@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -25,6 +26,11 @@ class ReplDevices {
   /// waits.
   ReplDevices(check::Options opts, volatile int* interrupted);
   ~ReplDevices();  // ends the workers
+
+  /// Where the workers of a device list of N go (`ss repl --hosts`):
+  /// nothing for this host's children.
+  using RemoteFor = std::function<std::optional<dist::RemoteOptions>(int)>;
+  void set_remote(RemoteFor f) { remote_ = std::move(f); }
 
   /// The session's declarations are now [decls] (checked: [prog]): the
   /// workers check them again at once if they run, else when they start.
@@ -54,6 +60,7 @@ class ReplDevices {
 
   check::Options opts_;
   volatile int* interrupted_;
+  RemoteFor remote_;
   protocol::SessionText decls_;
   std::unique_ptr<Workers> w_;
   std::map<const void*, std::string> lost_;  // a store, and why

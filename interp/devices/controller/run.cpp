@@ -23,6 +23,7 @@
 #include "interp/devices/controller/controller_context.h"
 #include "interp/devices/controller/device_run.h"
 #include "interp/devices/protocol/messages.h"
+#include "interp/devices/protocol/program_sources.h"
 #include "interp/devices/protocol/wire.h"
 #include "interp/eval/interpreter.h"
 
@@ -76,12 +77,10 @@ std::vector<WorkerFinal> worker_finals(dist::WorkerPool& pool) {
 }  // namespace
 
 std::vector<std::string> worker_run_args(
-    const std::string& file,
     const check::Options& opts,
     const std::string& entry,
     const std::vector<std::string>& program_args) {
   std::vector<std::string> a;
-  if (!file.empty()) a.push_back(file);  // none: the repl sends its text
   for (const auto& [n, v] : opts.dim_overrides)
     a.push_back("-D" + n + "=" + std::to_string(v));
   if (!opts.devices_override.empty()) {
@@ -120,10 +119,15 @@ DeviceRun run_program_on_devices(const check::Program& prog,
   if (opts.final_params)
     lo.extra_args.insert(lo.extra_args.begin(), "--final-params");
   lo.forward_output = opts.forward_worker_output;
+  lo.remote = opts.remote;
+  // Started by hand or by a scheduler, remote workers may take a while.
+  if (lo.remote && lo.remote->hosts.empty())
+    lo.start_timeout = std::chrono::minutes(10);
   const bool stats = std::getenv("SHAPESCRIPT_CONTROL_STATS") != nullptr;
   DeviceRun run;
   try {
     LazyPool pool(lo);
+    pool.set_program(protocol::sources_of(sm));
     eval::Interpreter in(prog, sm, out);
     Controller c(pool, prog, sm, in);
     ControllerContext context(c);

@@ -32,6 +32,7 @@
 #include "interp/devices/lower/worker_mesh.h"
 #include "interp/devices/null_buf.h"
 #include "interp/devices/protocol/messages.h"
+#include "interp/devices/protocol/program_sources.h"
 #include "interp/devices/protocol/session_text.h"
 #include "interp/devices/protocol/wire.h"
 #include "interp/devices/worker/test_hooks.h"
@@ -102,7 +103,7 @@ class ProgramHandler : public dist::Handler {
   dist::Message handle(dist::Message& m) override {
     dist::Message reply{m.kind, m.id, {}};
     if (m.kind == kInit) {
-      reply.payload = init();
+      reply.payload = init(m.payload);
       return reply;
     }
     if (m.kind == kDeclare && comm_) {
@@ -187,9 +188,10 @@ class ProgramHandler : public dist::Handler {
   }
 
  private:
-  // extra: FILE [-D N=S]... [--devices SPEC] [--entry E] [-- ARGS]
-  std::string init() {
-    std::string file;
+  // extra: [-D N=S]... [--devices SPEC] [--entry E] [-- ARGS]; [program]:
+  // the program's files (Note [The program travels as text]), or none
+  // (the repl's kDeclare brings it).
+  std::string init(const std::string& program) {
     check::Options opts;
     const auto& x = args_.extra;
     for (size_t i = 0; i < x.size(); ++i) {
@@ -209,15 +211,16 @@ class ProgramHandler : public dist::Handler {
             static_cast<int64_t>(std::stod(x[++i]) * 1000.0)));
       } else if (check::program_option("worker", x, i, opts) ==
                  check::ProgramOption::NotMine) {
-        file = x[i];
+        return "static\nss worker: unknown option '" + x[i] + "'";
       }
     }
     opts_ = opts;
-    if (!file.empty()) {
+    if (!program.empty()) {
+      Reader r(program);
       auto sm = std::make_unique<diag::SourceMap>();
       diag::Diagnostics diags;
-      std::unique_ptr<check::Program> prog =
-          check::check_file(file, *sm, diags, opts);
+      std::unique_ptr<check::Program> prog = protocol::check_program_sources(
+          protocol::read_program_sources(r), *sm, diags, opts);
       if (!prog) return "static\n" + diag::render_terminal(diags, *sm);
       use(std::move(prog), std::move(sm));
     }

@@ -4,6 +4,7 @@ and compares them (issue 10, "No silent wrong results").
 
     /usr/bin/python3 compare.py SS PROGRAM DTYPE [-D NAME=SIZE]... [--devices SPEC]
                                 [--shard-params] [--split-heads]
+                                [--hosts 127.0.0.1:N]
 
 PROGRAM is a key of torch_programs.PROGRAMS; DTYPE f64 runs the program
 as written, f32 runs it with every `f64` in its text replaced by `f32` (the
@@ -99,11 +100,12 @@ def write_inputs(folder, files, dt):
 
 
 def run_ss(ss, folder, program, dtype, defines, devices, options,
-           main=None):
+           main=None, hosts=()):
     """Runs program.source in [folder] and returns its log.jsonl; with
     [main], runs instead the program with that text for its `fn main():`
     (resume's first steps), as pre_<source>. [options]: the lines added
-    under its `devices cpu` line ("shard params", "split H")."""
+    under its `devices cpu` line ("shard params", "split H"). [hosts]: ss
+    run's --hosts and --launch, the workers over TCP (issue 26)."""
     here = os.path.dirname(os.path.abspath(__file__))
     run = program.source if main is None else "pre_" + program.source
     for name in os.listdir(here):  # the program and what it imports
@@ -127,6 +129,7 @@ def run_ss(ss, folder, program, dtype, defines, devices, options,
     cmd = [ss, "run", run] + [a for d in defines for a in ("-D", d)]
     if devices:
         cmd += ["--devices", devices]
+    cmd += list(hosts)
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
     p = subprocess.run(cmd, cwd=folder, env=env, capture_output=True, text=True)
     if p.returncode != 0:
@@ -187,6 +190,9 @@ def main():
                     help="run the program with `shard params`")
     ap.add_argument("--split-heads", action="store_true",
                     help="run the program with `split H`")
+    ap.add_argument("--hosts",
+                    help="ss run --hosts: the workers over TCP, started "
+                         "with --launch '{cmd}' on this machine")
     ap.add_argument("--pre-devices", metavar="SPEC[+shard][+split]",
                     help="resume: ss trains the first steps and saves the "
                          "checkpoints, on SPEC (+shard: with `shard params`, "
@@ -217,8 +223,11 @@ def main():
                    main=program.prepare_in_ss(folder, np_dt))
         elif hasattr(program, "prepare"):
             program.prepare(folder, np_dt)
+        hosts = ("--hosts", args.hosts, "--launch", "{cmd}") \
+            if args.hosts else ()
         ss_logs = run_ss(os.path.abspath(args.ss), folder, program,
-                         args.dtype, args.defines, args.devices, options)
+                         args.dtype, args.defines, args.devices, options,
+                         hosts=hosts)
         # The devices ss ran on: a program whose oracle depends on the
         # batch's shares (MlpF16's f16 gradients) reads it.
         program.ranks = len(re.findall(r"\d+", args.devices or "")) or 1

@@ -130,3 +130,17 @@ ss_torch_test(gpt_groups_f64_cpu3_shard gpt_groups f64 --devices "cpu[0 1 2]" --
 ss_torch_program(resnet resnet)
 ss_torch_test(resnet_f64_cpu3 resnet f64 --devices "cpu[0 1 2]")
 ss_torch_test(resnet_f64_cpu3_shard resnet f64 --devices "cpu[0 1 2]" --shard-params)
+
+# The same over TCP (issue 26): the workers started with `--hosts
+# 127.0.0.1:N --launch '{cmd}'` on this machine, each over one
+# authenticated connection, the rendezvous through the controller's store,
+# no shared memory: data parallel, shard params, split H, and checkpoints
+# that the controller saves and loads.
+ss_torch_test(mlp_f64_cpu3_tcp mlp f64 --devices "cpu[0 1 2]"
+  --hosts 127.0.0.1:3)
+ss_torch_test(gpt_matmul_f64_cpu3_shard_tcp gpt f64 -D PRODUCTS=2
+  --devices "cpu[0 1 2]" --shard-params --hosts 127.0.0.1:3)
+ss_torch_test(gpt_einsum_f64_cpu2_split_tcp gpt f64 --devices "cpu[0 1]"
+  --split-heads --hosts 127.0.0.1:2)
+ss_torch_test(resume_f64_cpu2_tcp resume f64 --devices "cpu[0 1]"
+  --hosts 127.0.0.1:2)
