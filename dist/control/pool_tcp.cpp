@@ -66,6 +66,13 @@ std::string address_of(const Host& h) {
   return at == std::string::npos ? h.name : h.name.substr(at + 1);
 }
 
+// Whether a template is one command a shell could exec: nothing that
+// makes a list, a pipeline, a redirection or a subshell.
+bool simple_command(const std::string& tmpl) {
+  return tmpl.find_first_of(";&|<>()`$\n") == std::string::npos &&
+         tmpl.rfind("exec ", 0) != 0;
+}
+
 bool is_wildcard(const std::string& host) {
   return host.empty() || host == "0.0.0.0" || host == "::" || host == "[::]";
 }
@@ -145,6 +152,9 @@ class TcpWorkers : public Workers {
                       out.m->payload,
                       net::deadline_in(kSendTime));
     } catch (const net::NetError& e) {
+      // What it sent before the connection broke may say how it ended
+      // (Note [A remote worker's supervisor]).
+      pump(r);
       lose(r, std::string("lost its connection (") + e.what() + ")");
     }
     return true;
@@ -352,7 +362,11 @@ class TcpWorkers : public Workers {
           "--slot",
           std::to_string(r)};
       cmd.insert(cmd.end(), worker.begin(), worker.end());
-      const std::string line = expand_launch(remote_.launch, h.name, cmd);
+      // A template that is one simple command is exec'd, so that the
+      // launcher (ssh, or with '{cmd}' the worker's supervisor) is our
+      // child and no shell stands between (nor reports its signal).
+      const std::string line = (simple_command(remote_.launch) ? "exec " : "") +
+                               expand_launch(remote_.launch, h.name, cmd);
       int in[2];
       if (::pipe2(in, O_CLOEXEC) != 0)
         throw std::runtime_error(std::string("WorkerPool: pipe: ") +

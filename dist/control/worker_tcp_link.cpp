@@ -2,6 +2,7 @@
 // connection to the controller (worker_link.h; issue 26).
 #include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -240,12 +241,18 @@ class TcpLink : public ControllerLink {
   const std::string how =
       (WIFSIGNALED(st) ? "1 " : "0 ") + pool_detail::describe_wait_status(st);
   try {
-    net::send_frame(fd,
-                    kWorkerExit,
-                    kFlagNoReply,
-                    0,
-                    how,
-                    net::deadline_in(std::chrono::milliseconds(2000)));
+    const net::Deadline deadline =
+        net::deadline_in(std::chrono::milliseconds(2000));
+    net::send_frame(fd, kWorkerExit, kFlagNoReply, 0, how, deadline);
+    // Closing a socket with unread bytes (a request the worker never read)
+    // resets the connection, and the controller, reset in the middle of a
+    // send, might never read this frame: so half-close, and read and drop
+    // what comes until the controller closes its end.
+    ::shutdown(fd, SHUT_WR);
+    char sink[65536];
+    while (net::wait_readable(fd, deadline) &&
+           net::read_some(fd, sink, sizeof sink) > 0) {
+    }
   } catch (const net::NetError&) {
   }
   if (WIFSIGNALED(st)) {

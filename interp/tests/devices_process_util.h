@@ -35,6 +35,23 @@ inline std::vector<pid_t> children_of(pid_t pid) {
   return out;
 }
 
+// The descendants of [pid] [depth] generations down: its workers are its
+// children (depth 1), or, over TCP with `--launch '{cmd}'`, the children
+// of each worker's supervisor, which the launching shell exec'd (depth 2;
+// Note [A remote worker's supervisor]).
+inline std::vector<pid_t> descendants_at(pid_t pid, int depth) {
+  std::vector<pid_t> level = {pid};
+  for (int d = 0; d < depth; ++d) {
+    std::vector<pid_t> next;
+    for (pid_t p : level) {
+      std::vector<pid_t> kids = children_of(p);
+      next.insert(next.end(), kids.begin(), kids.end());
+    }
+    level = std::move(next);
+  }
+  return level;
+}
+
 // The CPU time process [pid] has used so far, in clock ticks (user +
 // system, /proc/PID/stat fields 14 and 15); -1 when it is gone.
 inline long cpu_ticks(pid_t pid) {
@@ -141,16 +158,24 @@ inline std::string saving_forever(const std::string& ck,
                              ck + "\", " + what + ")\n");
 }
 
-// Starts `ss run --devices DEVICES PATH` (with [env], "NAME=VALUE", set)
-// with stderr to [err] (and stdout to [out]) and waits for its [n]
-// workers; returns (ss's pid, the workers' pids).
+// Starts `ss run --devices DEVICES PATH [extra...]` (with [env],
+// "NAME=VALUE", set) with stderr to [err] (and stdout to [out]) and waits
+// for its [n] workers; returns (ss's pid, the workers' pids). [extra]
+// non-empty: `--hosts 127.0.0.1:N --launch '{cmd}'`, the workers over TCP.
 inline std::pair<pid_t, std::vector<pid_t>> start_run(
     const std::string& path,
     const std::string& err,
     const std::string& devices = "cpu[0 1 2]",
     size_t n = 3,
     const std::string& env = "",
-    const std::string& out = "") {
+    const std::string& out = "",
+    const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> argv = {
+      SS_BINARY, "run", "--devices", devices, path};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  std::vector<char*> args;
+  for (std::string& a : argv) args.push_back(a.data());
+  args.push_back(nullptr);
   pid_t ss = fork();
   REQUIRE(ss >= 0);
   if (ss == 0) {
@@ -163,19 +188,13 @@ inline std::pair<pid_t, std::vector<pid_t>> start_run(
     int errfd = file(err);
     dup2(file(out), 1);
     dup2(errfd, 2);
-    execl(SS_BINARY,
-          SS_BINARY,
-          "run",
-          "--devices",
-          devices.c_str(),
-          path.c_str(),
-          static_cast<char*>(nullptr));
+    execv(SS_BINARY, args.data());
     _exit(127);
   }
   std::vector<pid_t> workers;
   for (int i = 0; i < 200 && workers.size() < n; ++i) {
     usleep(20000);
-    workers = children_of(ss);
+    workers = descendants_at(ss, extra.empty() ? 1 : 2);
   }
   if (workers.size() != n) {  // leave no run behind (its workers follow)
     kill(ss, SIGKILL);

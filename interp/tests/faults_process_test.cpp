@@ -62,18 +62,16 @@ void check_ending(int st,
   }
 }
 
-}  // namespace
-
-TEST_CASE(
-    "faults: the controller or a worker killed or interrupted during steps "
-    "leaves nothing",
-    "[dist][process][faults]") {
+// The controller or a worker killed or interrupted during steps, the
+// workers started with [extra] (none: children over /dev/shm).
+void kill_during_steps(const std::string& name,
+                       const std::vector<std::string>& extra) {
   // Issue 16 item 10: a SIGKILLed controller left ~193 MB in /dev/shm and
   // its rendezvous directory until the next job swept them; now its
   // workers remove them as they die (Note [Workers clean up after a dead
   // controller] in dist/control/worker.cpp). Nothing here runs a next job:
   // what is left is what the killed one left.
-  std::string dir = fresh_dir("steps");
+  std::string dir = fresh_dir(name);
   std::string path = dir + "/p.ss", log = dir + "/log.csv",
               err = dir + "/err.txt";
   std::ofstream(path) << long_training("    let out = csv(\"" + log + "\")\n",
@@ -92,7 +90,10 @@ TEST_CASE(
                       << " steps + " << delay / 1000 << " ms");
         std::filesystem::remove(log);
         auto [ss, workers] =
-            start_run(path, err, "cpu[0 1]", 2, "TMPDIR=" + dir);
+            start_run(path, err, "cpu[0 1]", 2, "TMPDIR=" + dir, "", extra);
+        // Over TCP, the workers' supervisors must end too.
+        std::vector<pid_t> between;
+        if (!extra.empty()) between = descendants_at(ss, 1);
         wait_for_lines(log, steps);
         usleep(delay);
         pid_t victim = controller ? ss : workers[rng() % 2];
@@ -101,6 +102,7 @@ TEST_CASE(
         int st = wait_for(ss, std::chrono::seconds(10));
         check_ending(st, controller, sig, file_text(err));
         CHECK(all_end(workers));
+        CHECK(all_end(between));
         double s =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
                 .count();
@@ -113,6 +115,26 @@ TEST_CASE(
         CHECK(job.empty());
       }
   std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "faults: the controller or a worker killed or interrupted during steps "
+    "leaves nothing",
+    "[dist][process][faults]") {
+  kill_during_steps("steps", {});
+}
+
+TEST_CASE(
+    "faults over TCP: the controller or a worker killed or interrupted during "
+    "steps leaves nothing",
+    "[dist][process][faults][tcp]") {
+  // Issue 26: the same faults with the workers over authenticated TCP, as
+  // on other hosts: a killed worker is named by its supervisor, a killed
+  // controller's workers end at their connection's end.
+  kill_during_steps("steps_tcp",
+                    {"--hosts", "127.0.0.1:2", "--launch", "{cmd}"});
 }
 
 TEST_CASE(
