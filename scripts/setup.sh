@@ -19,12 +19,14 @@ set -euo pipefail
 # headers, --json), libedit (the repl), libssl-dev (libcrypto: the
 # handshake of a job's TCP connections); Debian's PyTorch and numpy, the
 # tests' independent oracles (run with /usr/bin/python3); Neovim, whose
-# built-in LSP client tests `ss lsp` (ctest lsp_neovim).
+# built-in LSP client tests `ss lsp` (ctest lsp_neovim); OpenSSH's server
+# and client, whose hosts in network namespaces test runs across hosts
+# (ctest -L multihost; `ss run --hosts`'s default launcher is ssh).
 PACKAGES=(
   g++ clang cmake make ninja-build ccache pkgconf
   libxtensor-dev libxsimd-dev libxtensor-blas-dev libopenblas-dev
   libgloo-dev libboost-dev catch2 nlohmann-json3-dev libedit-dev zlib1g-dev
-  libssl-dev
+  libssl-dev openssh-client openssh-server
   python3-torch python3-numpy neovim
 )
 

@@ -19,6 +19,8 @@
 #include "dist/net/frames.h"
 #include "dist/rendezvous/net_store.h"
 
+extern char** environ;
+
 namespace ss::dist::pool_detail {
 
 using namespace detail;
@@ -342,17 +344,16 @@ class TcpWorkers : public Workers {
     std::vector<std::string> env = worker_environment({});
     std::vector<char*> envp = pointers(env);
     const uint16_t port = acceptor_->endpoint().port;
+    const std::vector<std::string> remote_env = environment_to_send();
     for (int r = 0; r < world(); ++r) {
       const Host& h = remote_.hosts[placed[r]];
       const std::string connect = is_wildcard(listen_host)
                                       ? net::source_address_to(address_of(h))
                                       : listen_host;
-      // The environment a local worker gets travels as `env` words: ssh
-      // passes none of ours.
       std::vector<std::string> cmd;
-      if (!opts_.env.empty()) {
+      if (!remote_env.empty()) {
         cmd.push_back("env");
-        cmd.insert(cmd.end(), opts_.env.begin(), opts_.env.end());
+        cmd.insert(cmd.end(), remote_env.begin(), remote_env.end());
       }
       const std::vector<std::string> worker = {
           binary,
@@ -384,6 +385,26 @@ class TcpWorkers : public Workers {
       (void)!::write(in[1], hex.data(), hex.size());
       ::close(in[1]);
     }
+  }
+
+  // What a local worker's environment would hold that decides how it
+  // computes travels as `env` words (ssh passes none of ours): opts.env,
+  // and our OPENBLAS_* and SHAPESCRIPT_* settings, so that a host runs
+  // the kernels this one would (OPENBLAS_CORETYPE picks OpenBLAS's, and
+  // with it the bits of every product).
+  std::vector<std::string> environment_to_send() const {
+    std::vector<std::string> env = opts_.env;
+    for (char** e = environ; *e; ++e) {
+      const std::string kv(*e);
+      const std::string name = kv.substr(0, kv.find('='));
+      if (name.rfind("OPENBLAS_", 0) != 0 && name.rfind("SHAPESCRIPT_", 0) != 0)
+        continue;
+      bool given = false;
+      for (const std::string& mine : env)
+        given = given || mine.substr(0, mine.find('=')) == name;
+      if (!given) env.push_back(kv);
+    }
+    return env;
   }
 
   // A connection that proved the key: its hello, its rank, its
