@@ -258,6 +258,8 @@ struct WorkerArgs {
   int bell_fd = -1;
   /// A remote worker's address for Gloo (`--bind`); empty: 127.0.0.1.
   std::string bind;
+  /// A remote worker's working directory (`--cwd`, the controller's).
+  std::string cwd;
   std::vector<std::string> extra;  // everything after the known options
 };
 

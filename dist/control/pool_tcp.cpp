@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "dist/control/build_id.h"
 #include "dist/control/channel.h"
 #include "dist/control/pool_workers.h"
 #include "dist/net/acceptor.h"
@@ -99,6 +100,14 @@ std::string hello_field(const std::string& hello, const std::string& key) {
     at = end + 1;
   }
   return "";
+}
+
+int hello_pid(const std::string& hello) {
+  try {
+    return std::stoi(hello_field(hello, "pid"));
+  } catch (const std::exception&) {
+    return 0;
+  }
 }
 
 class TcpWorkers : public Workers {
@@ -424,13 +433,35 @@ class TcpWorkers : public Workers {
     }
     const int r = rank_for(hello_field(hello, "slot"));
     if (r < 0) return;  // a rank taken, or no rank free: refused
+    const std::string build = hello_field(hello, "build");
+    if (build != build_) {
+      // Another version, or a build for another instruction set: other
+      // bits, or other messages. Refused, and the rank with it.
+      const std::string why = "runs another build of ss (build " + build +
+                              ", this "
+                              "controller's is " +
+                              build_ +
+                              "): install the same build at "
+                              "the same path on every host";
+      try {
+        net::send_frame(
+            fd.get(),
+            {kErrorReply, 0, 0, "the controller refused it: it " + why},
+            net::deadline_in(kHelloTime));
+      } catch (const net::NetError&) {
+      }
+      if (remote_.hosts.empty()) {
+        std::cerr << "refused a worker from " << hello_field(hello, "host")
+                  << " (" << peer.host << "): it " << why << "\n";
+        return;
+      }
+      ranks_[r].pid = hello_pid(hello);
+      lose(r, why);
+      return;
+    }
     Rank& k = ranks_[r];
     if (k.placed < 0) k.host = hello_field(hello, "host");
-    try {
-      k.pid = std::stoi(hello_field(hello, "pid"));
-    } catch (const std::exception&) {
-      k.pid = 0;
-    }
+    k.pid = hello_pid(hello);
     const std::string bind =
         k.placed >= 0 && !remote_.hosts[k.placed].addr.empty()
             ? remote_.hosts[k.placed].addr
@@ -448,7 +479,9 @@ class TcpWorkers : public Workers {
                                      "--store",
                                      store,
                                      "--bind",
-                                     bind};
+                                     bind,
+                                     "--cwd",
+                                     cwd_};
     args.insert(args.end(), opts_.extra_args.begin(), opts_.extra_args.end());
     std::string payload;
     for (size_t i = 0; i < args.size(); ++i)
@@ -566,6 +599,11 @@ class TcpWorkers : public Workers {
   std::unique_ptr<net::Acceptor> acceptor_;
   std::unique_ptr<rendezvous::StoreServer> store_server_;
   std::string store_;
+  std::string cwd_ = std::filesystem::current_path().string();
+  // The build every worker must be: the `ss` this controller starts
+  // workers from (LaunchOptions::binary, else itself).
+  std::string build_ =
+      opts_.binary.empty() ? build_id() : build_id_of(opts_.binary);
   bool cleaned_ = false;
 };
 

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <iostream>
 
@@ -133,6 +134,8 @@ WorkerArgs parse_worker_args(const std::vector<std::string>& args) {
       a.store = value();
     } else if (s == "--bind") {
       a.bind = value();
+    } else if (s == "--cwd") {
+      a.cwd = value();
     } else if (s == "--bell-fd") {
       a.bell_fd = parse_int(s, value());
     } else {
@@ -165,6 +168,10 @@ int worker_main(const std::vector<std::string>& args, Handler& h) {
   return serve(*link, h, /*hello=*/true);
 }
 
+namespace {
+int serve_remote(const std::vector<std::string>& args);
+}  // namespace
+
 int worker_entry(const std::vector<std::string>& args) {
   keep_large_blocks();
   if (!connects(args)) {
@@ -185,7 +192,26 @@ int worker_entry(const std::vector<std::string>& args) {
     }
   }
   // A remote worker (Note [A remote worker's connection]): its arguments
-  // come from the controller once it has proved the job's key.
+  // come from the controller once it has proved the job's key. Once
+  // connected it is a forked child (Note [A remote worker's supervisor])
+  // whose only thread was the one running this, not the program's main
+  // thread, which would exit() the process when it returned: so the child
+  // ends itself, or threads still running (a communication thread's)
+  // would keep it, half exited, from its supervisor's wait.
+  const pid_t started_as = ::getpid();
+  const int rc = serve_remote(args);
+  if (::getpid() != started_as) {
+    std::cout.flush();
+    std::cerr.flush();
+    std::fflush(nullptr);
+    ::_exit(rc);
+  }
+  return rc;
+}
+
+namespace {
+
+int serve_remote(const std::vector<std::string>& args) {
   ::signal(SIGPIPE, SIG_IGN);
   std::vector<std::string> assigned;
   std::unique_ptr<ControllerLink> link;
@@ -199,6 +225,13 @@ int worker_entry(const std::vector<std::string>& args) {
   try {
     a = parse_worker_args(assigned);
     if (!a.bind.empty()) set_gloo_host(a.bind);
+    // Note [A remote worker's working directory]: the controller's, where
+    // this host has it (a shared file system, or the same layout), so that
+    // a relative path in the program (a streamed dataset's) means what it
+    // means to the controller, as for a local worker; else ssh's (the
+    // home directory), and such a path fails by name (Note [A streamed
+    // dataset on every host]).
+    if (!a.cwd.empty()) (void)!::chdir(a.cwd.c_str());
     std::unique_ptr<Handler> h =
         factory() ? factory()(a) : make_echo_handler(a);
     return serve(*link, *h, /*hello=*/false);
@@ -207,5 +240,7 @@ int worker_entry(const std::vector<std::string>& args) {
     return 2;
   }
 }
+
+}  // namespace
 
 }  // namespace ss::dist

@@ -2,6 +2,7 @@
 // connection to the controller (worker_link.h; issue 26).
 #include <poll.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "dist/control/build_id.h"
 #include "dist/control/channel.h"
 #include "dist/control/pool_impl.h"
 #include "dist/control/worker_link.h"
@@ -64,6 +66,10 @@ std::string host_name() {
   return h;
 }
 
+// Whether the worker has half a frame on the connection: a word in a page
+// shared with its supervisor (mapped before the fork).
+std::atomic<uint32_t>* g_midway = nullptr;
+
 class TcpLink : public ControllerLink {
  public:
   TcpLink(net::Fd fd, std::string peer)
@@ -82,13 +88,14 @@ class TcpLink : public ControllerLink {
 
   // The hello and the assignment (Note [A remote worker's connection]).
   std::vector<std::string> introduce(const std::string& slot) {
-    std::string hello = "pid=" + std::to_string(::getpid()) +
-                        " host=" + host_name() +
-                        " slot=" + (slot.empty() ? "-" : slot);
+    std::string hello =
+        "pid=" + std::to_string(::getpid()) + " host=" + host_name() +
+        " slot=" + (slot.empty() ? "-" : slot) + " build=" + build_id();
     net::send_frame(
         fd_.get(), {kHello, 0, 0, hello}, net::deadline_in(kConnectTime));
     net::Frame f =
         reader_.read_blocking(fd_.get(), net::deadline_in(kConnectTime));
+    if (f.kind == kErrorReply) throw std::runtime_error(f.payload);
     if (f.kind != kAssign)
       throw std::runtime_error("the controller sent no assignment");
     std::vector<std::string> args;
@@ -117,10 +124,16 @@ class TcpLink : public ControllerLink {
 
   bool send(const Message& m, uint64_t id, uint32_t flags) override {
     std::lock_guard<std::mutex> lock(send_mu_);
+    // Marked while a frame is half written: a supervisor must not write
+    // after half a frame (Note [A remote worker's supervisor]).
     try {
       net::send_frame(fd_.get(),
-                      {m.kind, flags, id, m.payload},
-                      net::deadline_in(kSendTime));
+                      m.kind,
+                      flags,
+                      id,
+                      m.payload,
+                      net::deadline_in(kSendTime),
+                      g_midway);
       return true;
     } catch (const net::NetError&) {
       return false;
@@ -230,20 +243,37 @@ class TcpLink : public ControllerLink {
 // for it and sends one last frame, kWorkerExit with how the worker ended,
 // then ends the same way (so a `{cmd}` launcher's status is the worker's
 // too). The parent only writes after the child is gone, so frames do not
-// interleave (a worker killed in the middle of a frame makes the last one
-// unreadable: the controller then says the connection was lost). The
+// interleave; and not at all when the child died with half a frame
+// written (a word they share says so: net::send_frame's midway), since its
+// bytes would complete the torn frame with garbage: the controller then
+// sees the connection end inside a frame and says it was lost. A small
+// frame goes in one write, so it is torn only when the socket's buffer
+// was full. The
 // controller ending the connection ends the worker (the Note above), and
 // with it the supervisor.
+void report_exit(int fd, int st, bool torn);
+
 [[noreturn]] void supervise(int fd, pid_t worker) {
   int st = 0;
   while (::waitpid(worker, &st, 0) < 0 && errno == EINTR) {
   }
+  report_exit(fd, st, /*torn=*/g_midway && g_midway->load() != 0);
+  if (WIFSIGNALED(st)) {
+    ::signal(WTERMSIG(st), SIG_DFL);
+    ::raise(WTERMSIG(st));
+  }
+  ::_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 1);
+}
+
+// The supervisor's last frame, how the worker ended, unless it [torn] a
+// frame (then the connection's end says it all).
+void report_exit(int fd, int st, bool torn) {
   const std::string how =
       (WIFSIGNALED(st) ? "1 " : "0 ") + pool_detail::describe_wait_status(st);
   try {
     const net::Deadline deadline =
         net::deadline_in(std::chrono::milliseconds(2000));
-    net::send_frame(fd, kWorkerExit, kFlagNoReply, 0, how, deadline);
+    if (!torn) net::send_frame(fd, kWorkerExit, kFlagNoReply, 0, how, deadline);
     // Closing a socket with unread bytes (a request the worker never read)
     // resets the connection, and the controller, reset in the middle of a
     // send, might never read this frame: so half-close, and read and drop
@@ -255,11 +285,6 @@ class TcpLink : public ControllerLink {
     }
   } catch (const net::NetError&) {
   }
-  if (WIFSIGNALED(st)) {
-    ::signal(WTERMSIG(st), SIG_DFL);
-    ::raise(WTERMSIG(st));
-  }
-  ::_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 1);
 }
 
 }  // namespace
@@ -281,6 +306,13 @@ std::unique_ptr<ControllerLink> open_tcp_link(
   net::Fd fd = net::connect_tcp(at, deadline);
   net::handshake(fd.get(), key, net::Role::Worker, deadline);
   // The Note [A remote worker's supervisor]: no thread runs yet.
+  void* page = ::mmap(nullptr,
+                      sizeof(std::atomic<uint32_t>),
+                      PROT_READ | PROT_WRITE,
+                      MAP_SHARED | MAP_ANONYMOUS,
+                      -1,
+                      0);
+  if (page != MAP_FAILED) g_midway = new (page) std::atomic<uint32_t>(0);
   const pid_t worker = ::fork();
   if (worker > 0) {
     ::signal(SIGINT, SIG_IGN);  // the worker's (an interrupt is its)

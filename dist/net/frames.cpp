@@ -20,6 +20,8 @@ namespace ss::dist::net {
 
 namespace {
 
+constexpr size_t kOneWriteBytes = 16 * 1024;
+
 void put_u32(char* p, uint32_t v) {
   for (int i = 0; i < 4; ++i) p[i] = static_cast<char>(v >> (8 * i));
 }
@@ -48,14 +50,37 @@ void send_frame(int fd,
                 uint32_t flags,
                 uint64_t id,
                 std::string_view payload,
-                Deadline deadline) {
+                Deadline deadline,
+                std::atomic<uint32_t>* midway) {
   char h[kFrameHeaderBytes];
   put_u32(h, kind);
   put_u32(h + 4, flags);
   put_u64(h + 8, id);
   put_u64(h + 16, payload.size());
-  write_all(fd, h, sizeof h, deadline, "sending a frame");
-  write_all(fd, payload.data(), payload.size(), deadline, "sending a frame");
+  // A small frame goes in one write: a writer killed mid-send then never
+  // leaves half of one on the connection (Note [A remote worker's
+  // supervisor] in dist/control/worker_tcp_link.cpp).
+  if (payload.size() <= kOneWriteBytes) {
+    char buf[kFrameHeaderBytes + kOneWriteBytes];
+    std::memcpy(buf, h, sizeof h);
+    std::memcpy(buf + sizeof h, payload.data(), payload.size());
+    write_all(fd,
+              buf,
+              sizeof h + payload.size(),
+              deadline,
+              "sending a frame",
+              midway);
+  } else {
+    write_all(fd, h, sizeof h, deadline, "sending a frame", midway);
+    if (midway) midway->store(1);  // the header is out, the payload not
+    write_all(fd,
+              payload.data(),
+              payload.size(),
+              deadline,
+              "sending a frame",
+              midway);
+  }
+  if (midway) midway->store(0);
 }
 
 FrameReader::FrameReader(std::string peer, uint64_t max_payload)

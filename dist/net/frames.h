@@ -27,13 +27,18 @@ constexpr uint64_t kDefaultMaxPayload = uint64_t{16} << 30;
 /// Writes [f] whole before [deadline]. One writer at a time per socket.
 void send_frame(int fd, const Frame& f, Deadline deadline);
 /// The same, from a frame's parts (a payload sent to several peers is not
-/// copied into a Frame for each).
+/// copied into a Frame for each). [midway], when given, is 1 while the
+/// frame is partly written (a writer killed then leaves half a frame on
+/// the connection) and 0 once it is whole; a frame of up to 16 KiB goes
+/// in one write, so it is half written only when the socket's buffer was
+/// full.
 void send_frame(int fd,
                 uint32_t kind,
                 uint32_t flags,
                 uint64_t id,
                 std::string_view payload,
-                Deadline deadline);
+                Deadline deadline,
+                std::atomic<uint32_t>* midway = nullptr);
 
 /// Reads frames as their bytes arrive, for a poll loop: read() takes what
 /// the socket holds without waiting and hands on each frame completed.

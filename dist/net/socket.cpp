@@ -270,13 +270,15 @@ void write_all(int fd,
                const void* buf,
                size_t n,
                Deadline deadline,
-               std::string_view what) {
+               std::string_view what,
+               std::atomic<uint32_t>* midway) {
   auto* p = static_cast<const char*>(buf);
   while (n > 0) {
     ssize_t r = ::send(fd, p, n, MSG_NOSIGNAL);
     if (r > 0) {
       p += r;
       n -= static_cast<size_t>(r);
+      if (midway && n > 0) midway->store(1);
       continue;
     }
     if (r < 0 && errno == EINTR) continue;

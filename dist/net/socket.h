@@ -4,6 +4,7 @@
 // so that a silent or slow peer is an error, never a hang. Every socket is
 // non-blocking and close-on-exec; waits are poll()s.
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -88,12 +89,14 @@ Fd accept_tcp(int listener, Deadline deadline);
 /// [deadline] passes ([what]: what was being read, for the message).
 void read_exact(
     int fd, void* buf, size_t n, Deadline deadline, std::string_view what);
-/// Writes all [n] bytes before [deadline].
+/// Writes all [n] bytes before [deadline]. [midway], when given, is set
+/// to 1 as soon as some of the bytes but not all are written.
 void write_all(int fd,
                const void* buf,
                size_t n,
                Deadline deadline,
-               std::string_view what);
+               std::string_view what,
+               std::atomic<uint32_t>* midway = nullptr);
 /// Whether [fd] is readable (or closed) before [deadline]; false at it.
 bool wait_readable(int fd, Deadline deadline);
 /// Reads what is there without waiting, up to [cap] bytes: the count, 0 at

@@ -89,6 +89,17 @@ pid_t start_worker(const std::string& at, const std::string& token) {
   return pid;
 }
 
+// What WorkerError the pool's start ends in ("" when it started).
+std::string start_error(const LaunchOptions& o) {
+  try {
+    WorkerPool::start(o);
+  } catch (const WorkerError& e) {
+    return e.what();
+  }
+  FAIL("the workers started");
+  return "";
+}
+
 struct TempDir {
   std::filesystem::path path;
   TempDir() {
@@ -216,16 +227,23 @@ TEST_CASE("remote pool: a launcher that fails is named with its output",
   o.remote->launch =
       "echo 'ssh: connect to host {host}: refused' >&2; exit 255; {cmd}";
   o.forward_output = false;
-  try {
-    WorkerPool::start(o);
-    FAIL("started");
-  } catch (const WorkerError& e) {
-    INFO(e.what());
-    CHECK_THAT(e.what(),
-               Catch::Contains("exited with code 255 while starting"));
-    CHECK_THAT(e.what(),
-               Catch::Contains("ssh: connect to host 127.0.0.1: refused"));
-  }
+  const std::string what = start_error(o);
+  CHECK_THAT(what, Catch::Contains("exited with code 255 while starting"));
+  CHECK_THAT(what, Catch::Contains("ssh: connect to host 127.0.0.1: refused"));
+}
+
+TEST_CASE("remote pool: a worker of another build is refused, named",
+          "[dist][process][tcp]") {
+  // ss_test_hooks is the same code built into another binary: another
+  // build, as another version or an -march build would be.
+  LaunchOptions o = tcp_opts(2);
+  o.remote->remote_binary = SS_HOOKS_BINARY;
+  const std::string what = start_error(o);
+  CHECK_THAT(what,
+             Catch::Contains("on 127.0.0.1) runs another build of ss (build "));
+  CHECK_THAT(what,
+             Catch::Contains("install the same build at the same path on "
+                             "every host"));
 }
 
 TEST_CASE("remote pool: manual mode, strangers refused, the job goes on",

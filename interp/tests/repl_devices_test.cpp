@@ -30,8 +30,8 @@ namespace {
 // mean(y), so SGD moves every w_k by -lr · mean(y). `bad` fails on the
 // workers (label 9 of 2 classes, line 18, column 12); `spin` never ends;
 // `noise` draws from randn (line 26), whose draws are keyed by the fn's
-// name and the draw's position in it ("noise#0"); `drift` never ends either, and
-// each worker's copy of m grows with the iterations it ran; `shift` moves
+// name and the draw's position in it ("noise#0"); `drift` never ends either,
+// and each worker's copy of m grows with the iterations it ran; `shift` moves
 // every w_k by mean(y) and gives mean(y) · sum(w).
 const char* kLin = R"(dim K = 2
 
@@ -167,12 +167,13 @@ std::vector<pid_t> interrupt(
     const std::string& loop,
     const std::string& error,
     const std::function<bool(const std::vector<pid_t>&,
-                             const std::vector<long>&)>& ready = spinning) {
+                             const std::vector<long>&)>& ready = spinning,
+    int depth = 1) {
   r.send(loop + "\r\r");
-  std::vector<pid_t> workers = children_of(r.pid());
+  std::vector<pid_t> workers = ss::testing::descendants_at(r.pid(), depth);
   for (int i = 0; i < 500 && workers.size() != 2; ++i) {
     usleep(20000);
-    workers = children_of(r.pid());
+    workers = ss::testing::descendants_at(r.pid(), depth);
   }
   REQUIRE(workers.size() == 2);
   std::vector<long> before;
@@ -183,12 +184,17 @@ std::vector<pid_t> interrupt(
   return workers;
 }
 
-}  // namespace
-
-TEST_CASE("repl on cpu[0 1]: handles survive inputs, errors keep the session",
-          "[repl][repl_devices][process]") {
+// The session of the first test case, its workers started with [extra]
+// (none: the repl's children over /dev/shm), [depth] generations below it
+// (devices_process_util.h's descendants_at).
+void handles_survive(const std::vector<std::string>& extra, int depth) {
   Folder f;
-  PtyRepl r({"--devices", "cpu[0 1]", f.dir + "/lin.ss"});
+  std::vector<std::string> args = {"--devices", "cpu[0 1]", f.dir + "/lin.ss"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  PtyRepl r(args);
+  auto children_of = [depth](pid_t pid) {
+    return ss::testing::descendants_at(pid, depth);
+  };
   // 1-3
   begin(r, f, {"let m = Lin.init(seed=0)", "let opt = sgd(m, lr=0.25)"});
   // 4-6: an epoch on the workers: w_k = -0.25 · (1.5 + 5.5 + 9.5).
@@ -220,7 +226,9 @@ TEST_CASE("repl on cpu[0 1]: handles survive inputs, errors keep the session",
   std::vector<pid_t> workers =
       interrupt(r,
                 "for batch in data.batches(4):\r    spin(m, batch)",
-                f.dir + "/lin.ss:23:9: KeyboardInterrupt: interrupted");
+                f.dir + "/lin.ss:23:9: KeyboardInterrupt: interrupted",
+                spinning,
+                depth);
   CHECK(r.expect("ss> "));
   r.send("float(sum(m.w))\r");  // 22
   CHECK(r.expect("-17.25  : float"));
@@ -233,6 +241,23 @@ TEST_CASE("repl on cpu[0 1]: handles survive inputs, errors keep the session",
   r.send(":quit\r");
   CHECK(r.wait_exit() == 0);
   CHECK(all_end(workers));
+}
+
+}  // namespace
+
+TEST_CASE("repl on cpu[0 1]: handles survive inputs, errors keep the session",
+          "[repl][repl_devices][process]") {
+  handles_survive({}, 1);
+}
+
+TEST_CASE(
+    "repl on cpu[0 1] over TCP: handles survive inputs, Ctrl-C reaches the "
+    "workers",
+    "[repl][repl_devices][process][tcp]") {
+  // Issue 26: the session's workers over authenticated TCP, as on other
+  // hosts (each exec'd supervisor's child): the interrupt travels as a
+  // frame (kInterrupt), and the workers live on.
+  handles_survive({"--hosts", "127.0.0.1:2", "--launch", "{cmd}"}, 2);
 }
 
 TEST_CASE(

@@ -28,6 +28,13 @@ Cases (all by default):
   kill_controller  SIGKILL to `ss run`: no process of the job in any
                  namespace, and nothing in their /tmp and /dev/shm, within
                  the heartbeat timeout
+  manual         `ss run --listen ADDR:PORT --token-file F` and, in two
+                 namespaces, `ss worker --connect ADDR:PORT --token-file F`
+                 started by hand: the local run's results, bit for bit
+  dataset        a streamed dataset in a folder every host sees trains as
+                 on one host; one in the controller's /tmp, which the
+                 hosts do not have, and one a host holds another copy of,
+                 are errors naming the file and the host
 
 Needs root (namespaces, veths, a bridge) and sshd; where either is missing
 it prints why and exits 77, which ctest reports as skipped.
@@ -125,7 +132,10 @@ class Hosts:
         sh("ip", "addr", "add", f"{NET}.1/24", "dev", BRIDGE)
         sh("ip", "link", "set", BRIDGE, "up")
         for i, (name, addr) in enumerate(zip(self.names, self.addrs), 1):
+            # A crashed run's: a process left in a namespace keeps its
+            # veth after the namespace's name is gone.
             sh("ip", "netns", "del", name, check=False)
+            sh("ip", "link", "del", f"ssmh-v{i}", check=False)
             sh("ip", "netns", "add", name)
             sh("ip", "link", "add", f"ssmh-v{i}", "type", "veth", "peer",
                "name", "eth0", "netns", name)
@@ -462,9 +472,119 @@ def case_kill_controller(h, r):
         nothing_left(h, r, "kill_controller", limit=10)
 
 
+def case_manual(h, r):
+    prog = program("examples/readme_mlp.ss")
+    key = os.path.join(h.dir, "job.key")
+    with tempfile.TemporaryDirectory() as local, \
+            tempfile.TemporaryDirectory() as remote:
+        a = run_ss(h, local, prog, "cpu[0 1]")
+        port = 29517
+        p = subprocess.Popen([h.ss, "run", prog, "--devices", "cpu[0 1]",
+                              "--listen", f"{NET}.1:{port}", "--token-file",
+                              key], cwd=remote, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        for _ in range(200):  # the controller makes the key file
+            if os.path.exists(key):
+                break
+            time.sleep(0.05)
+        mode = oct(os.stat(key).st_mode & 0o777)
+        workers = [subprocess.Popen(
+            ["nsenter", "-t", str(h.sshd[i].pid), "-n", "-m", h.ss, "worker",
+             "--connect", f"{NET}.1:{port}", "--token-file", key],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            for i in (0, 1)]
+        out, err = p.communicate(timeout=300)
+        codes = [w.wait(timeout=30) for w in workers]
+        r.check(mode == "0o600", f"manual: the key file is made mode 0600 "
+                                 f"({mode})")
+        r.check(p.returncode == 0 and codes == [0, 0],
+                f"manual: the run and both workers ended well "
+                f"({p.returncode}, {codes})\n" + err[-1500:])
+        r.check(out == a.stdout and same_files(local, remote) == "",
+                "manual: the local run's results, bit for bit")
+
+
+STREAMED = """devices cpu
+
+dim D = 6
+dim C = 4
+
+data Item:
+    x: [D]
+    label: i64 in 0..C
+
+model Classifier:
+    w: [D C] = normal(std=1.0)
+
+fn xent(m: Classifier, batch: [b] Item) -> f32:
+    return cross_entropy(batch.x @ m.w, batch.label)
+
+fn train_step(mut m: Classifier, mut opt: AdamW[Classifier],
+              batch: [b] Item) -> Logs:
+    let l, g = value_and_grad(xent, m, batch)
+    update(m, opt, g)
+    return logs(loss=l)
+
+fn main():
+    let ds = dataset(Item, "data", stream=true)
+    let m = Classifier.init(seed=0)
+    let opt = adamw(m, lr=1e-2)
+    let out = stdout()
+    for batch in ds.batches(12):
+        out.write(train_step(m, opt, batch))
+"""
+
+
+def write_streamed(folder, seed):
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    os.makedirs(os.path.join(folder, "data"), exist_ok=True)
+    np.save(os.path.join(folder, "data", "x.npy"),
+            rng.normal(size=(48, 6)).astype(np.float32))
+    np.save(os.path.join(folder, "data", "label.npy"),
+            rng.integers(0, 4, size=48).astype(np.int64))
+    with open(os.path.join(folder, "streamed.ss"), "w") as f:
+        f.write(STREAMED)
+
+
+def case_dataset(h, r):
+    hosts = f"{h.addrs[0]}:1,{h.addrs[1]}:1"
+    # Where every host sees it (a shared file system's part).
+    shared = tempfile.mkdtemp(dir=h.dir)
+    write_streamed(shared, 0)
+    a = run_ss(h, shared, "streamed.ss", "cpu[0 1]")
+    b = run_ss(h, shared, "streamed.ss", "cpu[0 1]", hosts)
+    r.check(a.returncode == 0 and b.returncode == 0 and a.stdout == b.stdout,
+            "dataset: streamed from a folder every host sees, the local "
+            "run's logs bit for bit" + ("" if b.returncode == 0 else
+                                        "\n" + b.stderr[-1500:]))
+    # In the controller's /tmp: the hosts have their own.
+    with tempfile.TemporaryDirectory() as mine:
+        write_streamed(mine, 0)
+        c = run_ss(h, mine, "streamed.ss", "cpu[0 1]", hosts)
+        r.check(c.returncode != 0 and 'the streamed dataset "data" on host '
+                f"{h.addrs[0]} is not the controller's: it is not there"
+                in c.stderr, "dataset: missing on the hosts, an error naming "
+                             "the file and the host\n" + c.stderr[-1500:])
+    # Another copy on the second host at the same path: in its mount
+    # namespace, another folder bound over the shared one.
+    other = tempfile.mkdtemp(dir=h.dir)
+    write_streamed(other, 0)
+    copy = tempfile.mkdtemp(dir=h.dir)
+    write_streamed(copy, 1)
+    h.in_host(1, "mount", "--bind", copy, other)
+    d = run_ss(h, other, "streamed.ss", "cpu[0 1]", hosts)
+    h.in_host(1, "umount", other)
+    r.check(d.returncode != 0 and 'the streamed dataset "data" on host '
+            f"{h.addrs[1]} is not the controller's: its contents differ"
+            in d.stderr, "dataset: another copy on host 2, an error naming "
+                         "the file and the host\n" + d.stderr[-1500:])
+
+
 CASES = {"same_bits": case_same_bits, "kill_worker": case_kill_worker,
          "link_down": case_link_down, "stranger": case_stranger,
-         "kill_controller": case_kill_controller}
+         "kill_controller": case_kill_controller, "manual": case_manual,
+         "dataset": case_dataset}
 
 
 def main():

@@ -44,6 +44,13 @@ struct WireError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// A streamed dataset's file on this host is not the controller's (Note
+/// [A streamed dataset on every host] in wire_data.cpp): the program's
+/// IOError at the call that sent it, not a fault of the channel.
+struct DatasetMismatch : WireError {
+  using WireError::WireError;
+};
+
 class Writer {
  public:
   std::string buf;

@@ -5,7 +5,9 @@
 //   walk  k
 // A store in memory goes whole, once per worker (as DDP's processes each
 // hold the dataset); a streamed one as its path, which each worker maps.
+#include "dist/comm/gloo_comm.h"
 #include "interp/data/batches.h"
+#include "interp/data/stream_fingerprint.h"
 #include "interp/devices/protocol/wire.h"
 
 namespace ss::devices::protocol {
@@ -52,8 +54,17 @@ void Codec::write_data_store(Writer& w,
   w.str(s->info ? s->info->name : "");
   w.i64(s->n);
   if (s->stream) {
+    // Note [A streamed dataset on every host]
+    // Each worker maps the file itself, on its own host when the job
+    // spans hosts (in the controller's working directory, where that
+    // exists there: Note [A remote worker's working directory]). So the
+    // path goes with what the file is here (its size and first bytes),
+    // and a worker whose host holds no such file, or another, says so by
+    // name at the dataset's first batch, before it reads a row of the
+    // wrong data.
     w.u8(kStreamed);
     w.str(s->stream->path);
+    w.str(stream_fingerprint(s->stream->path));
     write_strings(w, s->stream->renames);
     w.u32(static_cast<uint32_t>(s->stream->dims.size()));
     for (const auto& [k, v] : s->stream->dims) {
@@ -92,6 +103,16 @@ std::shared_ptr<const TensorStore> Codec::read_data_store(Reader& r) {
   std::shared_ptr<const TensorStore> store;
   if (r.u8() == kStreamed) {
     std::string path = r.str();
+    const std::string theirs = r.str();
+    if (std::string why =
+            fingerprint_difference(stream_fingerprint(path), theirs);
+        !why.empty())
+      throw DatasetMismatch(
+          "the streamed dataset \"" + path + "\" on host " + dist::gloo_host() +
+          " is not the controller's: " + why +
+          " (each host needs the same file at the same path, a "
+          "relative one in the same working directory: "
+          "docs/several-hosts.md)");
     std::map<std::string, std::string> renames = read_strings(r);
     std::map<std::string, int64_t> dims;
     for (uint32_t k = r.u32(), i = 0; i < k; ++i) {

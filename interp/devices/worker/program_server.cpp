@@ -388,8 +388,12 @@ class ProgramHandler : public dist::Handler {
     if (!fn) throw std::runtime_error("the program has no fn `" + name + "`");
     set_running(name, where_called(site));
     std::vector<eval::Value> args;
-    for (uint32_t n = r.u32(), i = 0; i < n; ++i)
-      args.push_back(codec_->read(r));
+    try {
+      for (uint32_t n = r.u32(), i = 0; i < n; ++i)
+        args.push_back(codec_->read(r));
+    } catch (const protocol::DatasetMismatch& e) {
+      throw eval::RuntimeError("IOError", e.what(), site);
+    }
     std::string().swap(payload);  // r is not read again
     d_.at = site;                 // the ranks agree on the call's batches here
     if (std::optional<devices::lower::ShareFailure> bad =
