@@ -23,8 +23,9 @@ Cases (all by default):
   link_down      the host's veth down: WorkerError within the heartbeat
                  timeout ("unreachable")
   stranger       a third namespace connects to every port the job has
-                 open (silent, garbage, a huge frame header): each
-                 refused, the job's results unchanged
+                 open (silent, garbage, a huge frame header, and `ss
+                 worker` with a wrong key): each refused, the job's
+                 results unchanged
   kill_controller  SIGKILL to `ss run`: no process of the job in any
                  namespace, and nothing in their /tmp and /dev/shm, within
                  the heartbeat timeout
@@ -448,6 +449,16 @@ def case_stranger(h, r):
                     targets.append(f"{h.addrs[i]}:{port}")
         s = sh("ip", "netns", "exec", h.names[2], "/usr/bin/python3", "-c",
                STRANGER, *targets, check=False)
+        # A real worker with a wrong key, at each of the controller's ports.
+        wrong = os.path.join(h.dir, "wrong.key")
+        if not os.path.exists(wrong):
+            with open(os.open(wrong, os.O_WRONLY | os.O_CREAT, 0o600),
+                      "w") as f:
+                f.write(os.urandom(32).hex() + "\n")
+        refused = [sh("ip", "netns", "exec", h.names[2], h.ss, "worker",
+                      "--connect", t, "--token-file", wrong,
+                      check=False, timeout=30)
+                   for t in targets[:2]]
         out, err = p.communicate(timeout=300)
         # The controller's: its control port and its store. The workers'
         # Gloo pairs listen only while they join (then each takes its one
@@ -457,6 +468,10 @@ def case_stranger(h, r):
         r.check(len(targets) >= 2, f"stranger: connected to {len(targets)} "
                                    f"ports of the job ({', '.join(targets)})")
         r.check("stranger done" in s.stdout, "stranger: ran " + s.stderr[-300:])
+        r.check(all(w.returncode == 2 and "did not prove it holds this "
+                    "job's key" in w.stderr for w in refused),
+                "stranger: a worker with a wrong key is refused at each "
+                "port: " + "; ".join(w.stderr.strip() for w in refused))
         r.check(p.returncode == 0, f"stranger: the job went on and ended "
                                    f"(exit {p.returncode})\n" + err[-1500:])
         r.check(out == a.stdout and same_files(local, remote) == "",

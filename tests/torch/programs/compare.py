@@ -4,7 +4,7 @@ and compares them (issue 10, "No silent wrong results").
 
     /usr/bin/python3 compare.py SS PROGRAM DTYPE [-D NAME=SIZE]... [--devices SPEC]
                                 [--shard-params] [--split-heads]
-                                [--hosts 127.0.0.1:N]
+                                [--over-tcp]
 
 PROGRAM is a key of torch_programs.PROGRAMS; DTYPE f64 runs the program
 as written, f32 runs it with every `f64` in its text replaced by `f32` (the
@@ -141,6 +141,15 @@ def run_ss(ss, folder, program, dtype, defines, devices, options,
         return [json.loads(line) for line in f]
 
 
+def tcp_hosts(devices, over_tcp):
+    """ss run's options that put the workers of [devices] on this machine
+    over TCP (--over-tcp), as on other hosts; none for one device."""
+    n = len(re.findall(r"\d+", devices or ""))
+    if not over_tcp or n < 2:
+        return ()
+    return ("--hosts", f"127.0.0.1:{n}", "--launch", "{cmd}")
+
+
 def compare_logs(r, ss_logs, torch_logs, first_step):
     if len(ss_logs) != len(torch_logs):
         r.fail(f"ss logged {len(ss_logs)} steps, torch trained {len(torch_logs)}")
@@ -190,9 +199,10 @@ def main():
                     help="run the program with `shard params`")
     ap.add_argument("--split-heads", action="store_true",
                     help="run the program with `split H`")
-    ap.add_argument("--hosts",
-                    help="ss run --hosts: the workers over TCP, started "
-                         "with --launch '{cmd}' on this machine")
+    ap.add_argument("--over-tcp", action="store_true",
+                    help="every run on several devices with --hosts "
+                         "127.0.0.1:N --launch '{cmd}': the workers over "
+                         "TCP, as on other hosts (issue 26)")
     ap.add_argument("--pre-devices", metavar="SPEC[+shard][+split]",
                     help="resume: ss trains the first steps and saves the "
                          "checkpoints, on SPEC (+shard: with `shard params`, "
@@ -220,14 +230,13 @@ def main():
                 (("split H",) if "split" in extra else ())
             run_ss(os.path.abspath(args.ss), folder, program, args.dtype,
                    args.defines, spec, pre,
-                   main=program.prepare_in_ss(folder, np_dt))
+                   main=program.prepare_in_ss(folder, np_dt),
+                   hosts=tcp_hosts(spec, args.over_tcp))
         elif hasattr(program, "prepare"):
             program.prepare(folder, np_dt)
-        hosts = ("--hosts", args.hosts, "--launch", "{cmd}") \
-            if args.hosts else ()
         ss_logs = run_ss(os.path.abspath(args.ss), folder, program,
                          args.dtype, args.defines, args.devices, options,
-                         hosts=hosts)
+                         hosts=tcp_hosts(args.devices, args.over_tcp))
         # The devices ss ran on: a program whose oracle depends on the
         # batch's shares (MlpF16's f16 gradients) reads it.
         program.ranks = len(re.findall(r"\d+", args.devices or "")) or 1

@@ -2,6 +2,9 @@
 # each test a few seconds. Included from tests/CMakeLists.txt; needs
 # Debian's python3-torch for /usr/bin/python3 (scripts/setup.sh installs
 # it).
+# A program on several devices runs twice: through the controller and its
+# child workers, and again with the workers over TCP as on other hosts
+# (`--over-tcp`: --hosts 127.0.0.1:N --launch '{cmd}'; issue 26).
 function(ss_torch_test name)
   add_test(NAME torch_program_${name}
     COMMAND /usr/bin/python3
@@ -9,6 +12,14 @@ function(ss_torch_test name)
             $<TARGET_FILE:ss> ${ARGN})
   set_tests_properties(torch_program_${name} PROPERTIES
     LABELS "torch" TIMEOUT 120)
+  if("${ARGN}" MATCHES "cpu\\[0 1")
+    add_test(NAME torch_program_${name}_tcp
+      COMMAND /usr/bin/python3
+              ${CMAKE_SOURCE_DIR}/tests/torch/programs/compare.py
+              $<TARGET_FILE:ss> ${ARGN} --over-tcp)
+    set_tests_properties(torch_program_${name}_tcp PROPERTIES
+      LABELS "torch;tcp" TIMEOUT 120)
+  endif()
 endfunction()
 
 # One program in f64 and in f32, on the file's devices (cpu).
@@ -131,16 +142,3 @@ ss_torch_program(resnet resnet)
 ss_torch_test(resnet_f64_cpu3 resnet f64 --devices "cpu[0 1 2]")
 ss_torch_test(resnet_f64_cpu3_shard resnet f64 --devices "cpu[0 1 2]" --shard-params)
 
-# The same over TCP (issue 26): the workers started with `--hosts
-# 127.0.0.1:N --launch '{cmd}'` on this machine, each over one
-# authenticated connection, the rendezvous through the controller's store,
-# no shared memory: data parallel, shard params, split H, and checkpoints
-# that the controller saves and loads.
-ss_torch_test(mlp_f64_cpu3_tcp mlp f64 --devices "cpu[0 1 2]"
-  --hosts 127.0.0.1:3)
-ss_torch_test(gpt_matmul_f64_cpu3_shard_tcp gpt f64 -D PRODUCTS=2
-  --devices "cpu[0 1 2]" --shard-params --hosts 127.0.0.1:3)
-ss_torch_test(gpt_einsum_f64_cpu2_split_tcp gpt f64 --devices "cpu[0 1]"
-  --split-heads --hosts 127.0.0.1:2)
-ss_torch_test(resume_f64_cpu2_tcp resume f64 --devices "cpu[0 1]"
-  --hosts 127.0.0.1:2)
