@@ -137,10 +137,12 @@ TEST_CASE(
                     {"--hosts", "127.0.0.1:2", "--launch", "{cmd}"});
 }
 
-TEST_CASE(
-    "faults: the controller killed or interrupted during save leaves a whole "
-    "checkpoint, and a SIGKILLed save's temporary only",
-    "[dist][process][dp][faults]") {
+namespace {
+
+// The controller killed or interrupted while it saves, the workers started
+// with [extra] (none: its children over /dev/shm).
+void kill_during_save(const std::string& name,
+                      const std::vector<std::string>& extra) {
   // Issue 16's "make the guarantees permanent": killed while the controller
   // writes checkpoints over and over, the run leaves its workers dead, the
   // checkpoint old or new but whole, no /dev/shm object or rendezvous
@@ -150,10 +152,13 @@ TEST_CASE(
   // path removes (Note [Dead writers' temporaries]).
   for (int sig : {SIGKILL, SIGINT}) {
     INFO("signal " << sig);
-    std::string dir = fresh_dir("sigsave");
+    std::string dir = fresh_dir(name);
     std::string path = dir + "/p.ss", ck = dir + "/ck.safetensors";
     std::ofstream(path) << saving_forever(ck, "m, opt");
-    auto [ss, workers] = start_run(path, "", "cpu[0 1 2]", 3, "TMPDIR=" + dir);
+    auto [ss, workers] =
+        start_run(path, "", "cpu[0 1 2]", 3, "TMPDIR=" + dir, "", extra);
+    std::vector<pid_t> between;  // over TCP: the workers' supervisors
+    if (!extra.empty()) between = descendants_at(ss, 1);
     for (int i = 0; i < 1000 && !std::filesystem::exists(ck); ++i)
       usleep(10000);
     REQUIRE(std::filesystem::exists(ck));
@@ -162,6 +167,7 @@ TEST_CASE(
     int st = wait_for(ss, std::chrono::seconds(10));
     CHECK(st != -1);
     CHECK(all_end(workers));
+    CHECK(all_end(between));
     // Old or new, the checkpoint is whole.
     CHECK(ss::data::read_safetensors(ck).tensors.size() > 0);
     INFO("left: " << ::Catch::Detail::stringify(left_by(ss, dir)));
@@ -189,4 +195,23 @@ TEST_CASE(
       CHECK(e.path().filename().string().find(".tmp.") == std::string::npos);
     std::filesystem::remove_all(dir);
   }
+}
+
+}  // namespace
+
+TEST_CASE(
+    "faults: the controller killed or interrupted during save leaves a whole "
+    "checkpoint, and a SIGKILLed save's temporary only",
+    "[dist][process][dp][faults]") {
+  kill_during_save("sigsave", {});
+}
+
+TEST_CASE(
+    "faults over TCP: the controller killed or interrupted during save "
+    "leaves a whole checkpoint, and a SIGKILLed save's temporary only",
+    "[dist][process][dp][faults][tcp]") {
+  // Issue 26: a killed controller's remote workers end at their
+  // connection's end; the checkpoint is the controller's, whole.
+  kill_during_save("sigsave_tcp",
+                   {"--hosts", "127.0.0.1:3", "--launch", "{cmd}"});
 }

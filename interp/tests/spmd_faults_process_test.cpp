@@ -62,10 +62,17 @@ void wait_for_cpu(pid_t pid, long ticks) {
     usleep(20000);
 }
 
+// The options that put the workers over TCP, as on other hosts (issue 26).
+const std::vector<std::string> kOverTcp = {
+    "--hosts", "127.0.0.1:4", "--launch", "{cmd}"};
+
 // Runs `spin` ([spin_fn], an spmd fn on mesh x=2 y=2, called at line 5)
 // on cpu[4], kills worker 3 (the instance at x=1 y=1) while it spins, and
 // checks that the run ends with its WorkerError at once, nothing left.
-void kill_while_spinning(const std::string& name, const std::string& spin_fn) {
+// [extra]: ss run's options placing the workers (none: its children).
+void kill_while_spinning(const std::string& name,
+                         const std::string& spin_fn,
+                         const std::vector<std::string>& extra = {}) {
   std::string dir = job_dir(name);
   std::string path = dir + "/p.ss", log = dir + "/log.csv",
               err = dir + "/err.txt";
@@ -75,7 +82,8 @@ fn main():
     csv(")" + log + R"(").write(logs(started=1.0))
     print(spin(ones([4, 4])))
 )" + spin_fn;
-  auto [ss, workers] = start_run(path, err, "cpu[0 1 2 3]", 4, "TMPDIR=" + dir);
+  auto [ss, workers] =
+      start_run(path, err, "cpu[0 1 2 3]", 4, "TMPDIR=" + dir, "", extra);
   wait_for_lines(log, 1);
   // The instances are in their loops, or waiting: worker 3 spins in both
   // programs (30 ticks: 0.3 s of its CPU time at the usual 100 Hz).
@@ -100,18 +108,29 @@ fn main():
 
 }  // namespace
 
-TEST_CASE(
-    "spmd on workers: a worker killed inside an instance is a WorkerError "
-    "naming the instance, and nothing is left",
-    "[dist][process][faults][spmd]") {
-  // The instances spin in psum over y (a group of two: x=1 y=1's partner
-  // is x=1 y=0) until one is killed.
-  kill_while_spinning("killed", R"(spmd fn spin(a: [n/x m/y]) -> [n/x m/y]:
+// The instances spin in psum over y (a group of two: x=1 y=1's partner is
+// x=1 y=0) until one is killed.
+const char* kSpinInPsum = R"(spmd fn spin(a: [n/x m/y]) -> [n/x m/y]:
     let s = a
     for i in range(100000000):
         s = psum(s, y) * 0.5
     return s
-)");
+)";
+
+TEST_CASE(
+    "spmd on workers: a worker killed inside an instance is a WorkerError "
+    "naming the instance, and nothing is left",
+    "[dist][process][faults][spmd]") {
+  kill_while_spinning("killed", kSpinInPsum);
+}
+
+TEST_CASE(
+    "spmd on workers over TCP: a worker killed inside an instance is a "
+    "WorkerError naming the instance, and nothing is left",
+    "[dist][process][faults][spmd][tcp]") {
+  // Named by its supervisor (Note [A remote worker's supervisor]); the
+  // others' group over y ends at its connection's end.
+  kill_while_spinning("killed_tcp", kSpinInPsum, kOverTcp);
 }
 
 TEST_CASE(
@@ -132,16 +151,16 @@ TEST_CASE(
 )");
 }
 
-TEST_CASE(
-    "spmd on workers: an instance that fails before joining a group the "
-    "others wait in ends the run with its error, at once",
-    "[dist][process][faults][spmd]") {
-  // x=1 y=1 takes element 5 of its block of 2 before its psum over y; x=1
-  // y=0 waits to join that group, joined on first use. The failed worker
-  // says it will not come (Note [A peer that left before joining]), so
-  // the run ends with x=1 y=1's ValueError (exit 2) within seconds; it
-  // waited until the collective timeout (30 s here) before.
-  std::string dir = job_dir("failed_unjoined");
+namespace {
+
+// x=1 y=1 takes element 5 of its block of 2 before its psum over y; x=1
+// y=0 waits to join that group, joined on first use. The failed worker
+// says it will not come (Note [A peer that left before joining]), so the
+// run ends with x=1 y=1's ValueError (exit 2) within seconds; it waited
+// until the collective timeout (30 s here) before. [extra]: ss run's
+// options placing the workers.
+void fail_before_joining(const std::string& name, const std::string& extra) {
+  std::string dir = job_dir(name);
   std::ofstream(dir + "/bad.ss") << R"(devices cpu
 mesh x=2 y=2
 fn main():
@@ -153,7 +172,7 @@ spmd fn bad(a: [n/x m/y]) -> [n/x m/y]:
 )";
   auto t0 = std::chrono::steady_clock::now();
   auto p =
-      run_ss_process("run bad.ss --devices 'cpu[0 1 2 3]'",
+      run_ss_process("run bad.ss --devices 'cpu[0 1 2 3]' " + extra,
                      dir,
                      "TMPDIR=" + dir + " SHAPESCRIPT_COLLECTIVE_TIMEOUT=30");
   double seconds =
@@ -167,4 +186,23 @@ spmd fn bad(a: [n/x m/y]) -> [n/x m/y]:
   CHECK(p.err.find("raised on worker 3 of 4") != std::string::npos);
   CHECK(seconds < 5);
   std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "spmd on workers: an instance that fails before joining a group the "
+    "others wait in ends the run with its error, at once",
+    "[dist][process][faults][spmd]") {
+  fail_before_joining("failed_unjoined", "");
+}
+
+TEST_CASE(
+    "spmd on workers over TCP: an instance that fails before joining a "
+    "group the others wait in ends the run with its error, at once",
+    "[dist][process][faults][spmd][tcp]") {
+  // Its leaving goes through the controller's store (Note [The
+  // controller's store]).
+  fail_before_joining("failed_unjoined_tcp",
+                      "--hosts 127.0.0.1:4 --launch '{cmd}'");
 }
