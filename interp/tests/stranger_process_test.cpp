@@ -110,15 +110,22 @@ struct Outcome {
 // stranger at its ports; checks that it ended within 40 s (a silent
 // stranger costs a try 4 s, Note [A stranger's connection]; the old hang
 // lasted the collective timeout, 600 s) and left nothing behind.
-Outcome run_with_stranger(const std::string& dir, bool first_only) {
+Outcome run_with_stranger(const std::string& dir,
+                          bool first_only,
+                          const std::vector<std::string>& extra = {}) {
   std::string path = dir + "/p.ss";
   std::ofstream(path) << "fn twice(x: [b]) -> [b]:\n    return x * 2.0\n\n"
                          "fn main():\n    print(twice(tensor([1.0, 2.0, "
                          "3.0])))\n";
   Outcome o;
   auto t0 = std::chrono::steady_clock::now();
-  auto [ss, workers] = start_run(
-      path, dir + "/err.txt", "cpu[0 1]", 2, "TMPDIR=" + dir, dir + "/out.txt");
+  auto [ss, workers] = start_run(path,
+                                 dir + "/err.txt",
+                                 "cpu[0 1]",
+                                 2,
+                                 "TMPDIR=" + dir,
+                                 dir + "/out.txt",
+                                 extra);
   {
     Stranger s(workers, first_only);
     o.status = wait_for(ss, std::chrono::seconds(40));
@@ -136,15 +143,15 @@ Outcome run_with_stranger(const std::string& dir, bool first_only) {
   return o;
 }
 
-}  // namespace
-
-TEST_CASE("a stranger who connects once to a job's port: the job goes on",
-          "[dist][process][faults]") {
-  std::string dir = "/tmp/ss_stranger_once_" + std::to_string(getpid());
+// Four runs with a stranger who connects once to the workers' ports, the
+// workers started with [extra].
+void stranger_once(const std::string& name,
+                   const std::vector<std::string>& extra) {
+  std::string dir = "/tmp/ss_stranger_" + name + "_" + std::to_string(getpid());
   std::filesystem::create_directories(dir);
   int took = 0;
   for (int run = 0; run < 4; ++run) {
-    Outcome o = run_with_stranger(dir, /*first_only=*/true);
+    Outcome o = run_with_stranger(dir, /*first_only=*/true, extra);
     INFO("run " << run << ": " << o.err);
     REQUIRE(o.status != -1);
     CHECK(WIFEXITED(o.status));
@@ -159,6 +166,21 @@ TEST_CASE("a stranger who connects once to a job's port: the job goes on",
   }
   WARN("the stranger took a place in " << took << " of 4 runs");
   std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+
+TEST_CASE("a stranger who connects once to a job's port: the job goes on",
+          "[dist][process][faults]") {
+  stranger_once("once", {});
+}
+
+TEST_CASE(
+    "a stranger who connects once to a job's port, the workers over TCP: the "
+    "job goes on",
+    "[dist][process][faults][tcp]") {
+  // Issue 26: the pairs' tokens come from the job's key (gloo_join.cpp).
+  stranger_once("once_tcp", {"--hosts", "127.0.0.1:2", "--launch", "{cmd}"});
 }
 
 TEST_CASE(
