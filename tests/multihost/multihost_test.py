@@ -77,7 +77,8 @@ def skip_reason():
     for tool in ("/usr/sbin/sshd", "/usr/bin/ssh", "/usr/bin/ssh-keygen",
                  "/usr/bin/unshare"):
         if not os.path.exists(tool):
-            return f"{tool} is missing (apt-get install openssh-server)"
+            return (f"{tool} is missing (sudo SS_MULTIHOST_TESTS=1 "
+                    "scripts/setup.sh installs openssh-server)")
     probe = "ssmh-probe"
     r = sh("ip", "netns", "add", probe, check=False)
     if r.returncode != 0:
