@@ -20,8 +20,6 @@
 #include "dist/net/frames.h"
 #include "dist/rendezvous/net_store.h"
 
-extern char** environ;
-
 namespace ss::dist::pool_detail {
 
 using namespace detail;
@@ -402,17 +400,12 @@ class TcpWorkers : public Workers {
   // the kernels this one would (OPENBLAS_CORETYPE picks OpenBLAS's, and
   // with it the bits of every product).
   std::vector<std::string> environment_to_send() const {
-    std::vector<std::string> env = opts_.env;
-    for (char** e = environ; *e; ++e) {
-      const std::string kv(*e);
-      const std::string name = kv.substr(0, kv.find('='));
-      if (name.rfind("OPENBLAS_", 0) != 0 && name.rfind("SHAPESCRIPT_", 0) != 0)
-        continue;
-      bool given = false;
-      for (const std::string& mine : env)
-        given = given || mine.substr(0, mine.find('=')) == name;
-      if (!given) env.push_back(kv);
-    }
+    const std::vector<std::string> all = worker_environment(opts_.env);
+    std::vector<std::string> env(all.begin(), all.begin() + opts_.env.size());
+    for (size_t i = opts_.env.size(); i < all.size(); ++i)
+      if (all[i].rfind("OPENBLAS_", 0) == 0 ||
+          all[i].rfind("SHAPESCRIPT_", 0) == 0)
+        env.push_back(all[i]);
     return env;
   }
 

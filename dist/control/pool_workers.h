@@ -151,8 +151,9 @@ class Children {
   std::unique_ptr<OutputForwarder> fwd_;
 };
 
-/// The workers' environment: ours, with [over]'s names ("NAME=VALUE")
-/// replaced. Keep the strings alive while the pointers are used.
+/// The workers' environment: [over] ("NAME=VALUE") first, then ours but
+/// for the names [over] gives. Keep the strings alive while the pointers
+/// are used.
 std::vector<std::string> worker_environment(
     const std::vector<std::string>& over);
 std::vector<char*> pointers(std::vector<std::string>& strings);
