@@ -94,9 +94,17 @@ LAYERS = {
     # `ss lsp`'s server: the checked program and the explain table of the
     # several-devices plan are all it reads; nothing runs.
     "interp/lsp": FRONT + ["interp/check/plan"],
+    # The embedding API: a host language's calls, checked and run as the
+    # repl runs what is typed (Note [Host calls are checked as ShapeScript]
+    # in interp/embed/embed.h).
+    "interp/embed": EVAL + ["interp/data", "interp/builtins",
+                            "interp/devices", "dist"],
     "interp/cli": EVAL + ["interp/check/plan", "interp/data",
                           "interp/builtins", "interp/devices",
-                          "interp/lsp", "dist"],
+                          "interp/lsp", "interp/embed", "dist"],
+    # The Python module: the embedding API's header and the tensors it
+    # hands over, nothing of the interpreter's inside.
+    "python": DIAG + ["ops/core", "interp/embed"],
 }
 # Tests, benchmarks and tools may include anything.
 FREE = ("tests/", "bench/", "/tests/", "scripts/")

@@ -20,13 +20,15 @@ set -euo pipefail
 # handshake of a job's TCP connections); Debian's PyTorch and numpy, the
 # tests' independent oracles (run with /usr/bin/python3); Neovim, whose
 # built-in LSP client tests `ss lsp` (ctest lsp_neovim); OpenSSH's client
-# (`ss run --hosts`'s default launcher is ssh).
+# (`ss run --hosts`'s default launcher is ssh); pybind11, DLPack's header,
+# pytest and matplotlib for the Python module (python/, docs/python.md).
 PACKAGES=(
   g++ clang cmake make ninja-build ccache pkgconf
   libxtensor-dev libxsimd-dev libxtensor-blas-dev libopenblas-dev
   libgloo-dev libboost-dev catch2 nlohmann-json3-dev libedit-dev zlib1g-dev
   libssl-dev openssh-client
   python3-torch python3-numpy neovim
+  python3-dev pybind11-dev libdlpack-dev python3-pytest python3-matplotlib
 )
 # OpenSSH's server runs the hosts of ctest's multihost test (network
 # namespaces, each with an sshd). Installing it starts an SSH server on the
@@ -103,9 +105,10 @@ build() {
   log "configuring build/ (Release)"
   cmake -S . -B build ${gen_args[@]+"${gen_args[@]}"} \
     -DCMAKE_BUILD_TYPE=Release ${launcher[@]+"${launcher[@]}"}
-  # A user's setup builds what running needs, `ss`; the test binaries are
-  # scripts/test.sh's (it calls --build-only, which builds everything).
-  local targets=(--target ss)
+  # A user's setup builds what running needs, `ss` and the Python module
+  # (build/python, docs/python.md); the test binaries are scripts/test.sh's
+  # (it calls --build-only, which builds everything).
+  local targets=(--target ss ss_python)
   ((build_only)) && targets=()
   log "building ${targets[*]:-everything} with $(nproc) jobs"
   cmake --build build ${targets[@]+"${targets[@]}"} -j"$(nproc)"

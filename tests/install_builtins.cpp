@@ -2,8 +2,11 @@
 // builtin installed before the first test (Note [The runtime table] in
 // interp/eval/runtime_table.h). A static object of the executable itself,
 // so the linker keeps it.
+#include "dist/control/control.h"
 #include "interp/builtins/install.h"
 
 namespace {
-const bool kInstalled = (ss::builtins::install(), true);
+// As `ss`'s main: the pools of the tests clean up after a fatal signal.
+const bool kInstalled =
+    (ss::builtins::install(), ss::dist::clean_up_workers_on_exit(), true);
 }  // namespace

@@ -121,6 +121,14 @@ struct Interrupted : std::runtime_error {
 /// SHAPESCRIPT_COLLECTIVE_TIMEOUT in seconds (a positive number), else 600.
 double default_collective_timeout_s();
 
+/// Kills this process's workers and removes their shared memory when it
+/// ends (atexit) or dies of SIGINT, SIGTERM or SIGHUP: handlers of the
+/// whole process, installed by `ss`'s main, which owns it, when its first
+/// pool starts. A host language's process (the Python module) installs
+/// none (issue 27); its workers still end with it (PR_SET_PDEATHSIG) and
+/// its sessions stop theirs when they close.
+void clean_up_workers_on_exit();
+
 /// Workers on other hosts (issue 26; Note [The controller's side of
 /// several hosts] in pool_tcp.cpp): each talks to the controller over one
 /// authenticated TCP connection instead of the shared-memory queues.
@@ -155,6 +163,10 @@ struct LaunchOptions {
   std::optional<RemoteOptions> remote;
   /// The `ss` binary to run as `ss worker ...`; empty: /proc/self/exe.
   std::string binary;
+  /// The worker's command up to its `worker` word, in place of [binary]
+  /// (a host language's: `python3 -m shapescript._worker`); local
+  /// workers only.
+  std::vector<std::string> command;
   /// Appended to every worker's command line (program path, -D, --devices).
   std::vector<std::string> extra_args;
   /// "NAME=VALUE" set in every worker's environment (over this process's).

@@ -94,7 +94,10 @@ void on_fatal_signal(int sig, siginfo_t* info, void* ctx) {
 
 }  // namespace
 
+std::atomic<bool> g_clean_up_on_exit{false};
+
 void install_once() {
+  if (!g_clean_up_on_exit.load()) return;
   std::call_once(g_install_once, [] {
     g_shm_dir = ::open("/dev/shm", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
@@ -184,3 +187,11 @@ int move_high(int fd) {
 }
 
 }  // namespace ss::dist::pool_detail
+
+namespace ss::dist {
+
+void clean_up_workers_on_exit() {
+  pool_detail::g_clean_up_on_exit.store(true);
+}
+
+}  // namespace ss::dist

@@ -64,18 +64,20 @@ class ShmWorkers : public Workers {
     std::vector<char*> envp = pointers(env);
     try {
       for (int r = 0; r < N; ++r) {
-        std::vector<std::string> args = {binary,
-                                         "worker",
-                                         "--job",
-                                         job_,
-                                         "--rank",
-                                         std::to_string(r),
-                                         "--world",
-                                         std::to_string(N),
-                                         "--store",
-                                         store_,
-                                         "--bell-fd",
-                                         "3"};
+        std::vector<std::string> args = opts_.command;
+        if (args.empty()) args.push_back(binary);
+        args.insert(args.end(),
+                    {"worker",
+                     "--job",
+                     job_,
+                     "--rank",
+                     std::to_string(r),
+                     "--world",
+                     std::to_string(N),
+                     "--store",
+                     store_,
+                     "--bell-fd",
+                     "3"});
         args.insert(
             args.end(), opts_.extra_args.begin(), opts_.extra_args.end());
         int bellp[2];

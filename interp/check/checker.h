@@ -36,6 +36,11 @@ struct Options {
   /// :load'ed file's imports resolve relative to that file, what `ss run`
   /// of the file does); "", or a line past its end: the file's folder.
   std::vector<std::string> import_dirs;
+  /// A host language provides extern modules (Note [Extern fns of a host
+  /// language] in interp/eval/extern_host.h): a target whose module is
+  /// not `nn` is the host's to import, when the program loads, not a
+  /// plugin to find now.
+  bool host_externs = false;
   /// `ss repl`: the fn that holds what was typed at the prompt. The repl
   /// runs it itself, so it runs in the controller whatever it does
   /// (devices.md: the controller is the process running main or the

@@ -5,10 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "dist/control/control.h"
 #include "interp/builtins/install.h"
 #include "interp/cli/commands.h"
 #include "interp/cli/help.h"
 #include "interp/cli/repl.h"
+#include "ops/core/tensor.h"
 
 namespace ss::cli {
 int cmd_explain(const std::vector<std::string>& args);  // cmd_explain.cpp
@@ -77,6 +79,10 @@ void* run_job(void* p) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // What is the whole process's is `ss`'s to set, first (issue 27: the
+  // same library in a host language's process sets none of it).
+  ss::ops::keep_step_buffers_in_heap();
+  ss::dist::clean_up_workers_on_exit();
   // Note [The runtime table]: every builtin can run before anything does.
   ss::builtins::install();
   std::vector<std::string> args(argv + 1, argv + argc);

@@ -53,6 +53,7 @@
 #include "interp/cli/host_options.h"
 #include "interp/cli/repl_values.h"
 #include "interp/devices/devices.h"
+#include "interp/embed/host_types.h"
 #include "interp/eval/format.h"
 
 namespace ss::cli {
@@ -78,26 +79,6 @@ bool is_declaration(const std::string& text) {
   for (const char* w : kDeclWords)
     if (text.rfind(w, 0) == 0) return true;
   return false;
-}
-
-// A static type as source for a synthetic parameter: size variables get a
-// per-local suffix so locals from different inputs don't share them.
-std::string param_type(types::Type t, size_t k) {
-  std::function<void(types::Axis&)> rename = [&](types::Axis& a) {
-    if (a.kind == types::Axis::Kind::Var) a.name += "_" + std::to_string(k);
-    a.label.clear();
-    for (auto& i : a.items) rename(i);
-  };
-  std::function<void(types::Type&)> walk = [&](types::Type& x) {
-    for (auto& a : x.shape) rename(a);
-    x.varying.clear();
-    for (auto& e : x.elems) walk(e);
-  };
-  walk(t);
-  if (t.kind == TK::Bool) return "";  // host bools cannot be declared
-  if (t.kind == TK::Tensor && t.shape.empty())
-    return types::dtype_name(t.dtype);
-  return t.str();
 }
 
 bool writable(const types::Type& t) {
@@ -182,7 +163,7 @@ std::string Repl::signature() const {
     const Local& l = locals_[k];
     bool mut = l.type.kind == TK::Model || l.type.kind == TK::Optim;
     s += (s.empty() ? "" : ", ") + std::string(mut ? "mut " : "") + l.name +
-         ": " + param_type(l.type, k);
+         ": " + embed::param_type(l.type, k);
   }
   return s;
 }

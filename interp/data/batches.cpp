@@ -266,11 +266,11 @@ struct BatchCursor : Cursor {
         });
   }
 
-  // A streamed batch the loop body neither sent to the workers nor read is
-  // checked here, so a bad item stops the program as on one device (after
-  // that body, not before it: the workers check the batches they get).
+  // A streamed (or host's) batch the loop body neither sent to the workers nor
+  // read is checked here, so a bad item stops the program as on one device
+  // (after that body, not before it: the workers check the batches they get).
   void check_unloaded() {
-    if (!last || last->loaded || !bv->ds->store->stream) return;
+    if (!last || last->loaded || !bv->ds->store->checked_as_loaded()) return;
     last->loaded = true;
     try {
       load_rows(*bv->ds->store, bv->batch_rows(*ord, last->k));

@@ -142,8 +142,42 @@ struct StreamSource {
   std::map<std::string, StreamArray> arrays;
 };
 
+struct Rows;
+
+/// Note [Datasets written in a host language]
+/// A dataset whose items come from the host language's object (the Python
+/// module's `shapescript.Dataset(R, obj)`: `__getitems__(indices)`, or
+/// `__getitem__(i)` one at a time): as a streamed dataset's, its items are
+/// read as batches load (on the loader threads) and checked then, by
+/// load_rows, the batch's as a whole. On several devices it goes to each
+/// worker as the host's payload (a pickle of the object), from which the
+/// worker's host makes the source again (host_source_maker), and each
+/// worker loads its own rows; a source with no payload (an object of a
+/// class in the main script, which workers never import) cannot be sent,
+/// and the host reads it whole into memory instead, with the seed's
+/// warning.
+struct HostSource {
+  virtual ~HostSource() = default;
+  /// Items [rows] (store indices): each fixed-shape field stacked, each
+  /// size-variable field one tensor per item; unchecked. Throws DataError,
+  /// or eval::HostRaised for what the host's object raised.
+  virtual Rows load(const std::vector<int64_t>& rows) const = 0;
+  /// What makes it again in another process of the host; "" when nothing
+  /// can.
+  virtual std::string payload() const = 0;
+  /// Names the dataset in messages ("Dataset(Digit)").
+  virtual std::string name() const = 0;
+};
+/// Makes a source from its payload, in a worker; set by the host's module
+/// (null: no host, so no such dataset reaches this process).
+using HostSourceMaker =
+    std::shared_ptr<const HostSource> (*)(const std::string& payload);
+void set_host_source_maker(HostSourceMaker m);
+HostSourceMaker host_source_maker();
+
 /// The checked tensors of a TensorDataset, shared by its splits and takes,
-/// or (when [stream] is set) a streamed dataset's mapped arrays.
+/// or (when [stream] is set) a streamed dataset's mapped arrays, or (when
+/// [host] is set) a host language's object.
 struct TensorStore {
   const types::RecordInfo* info = nullptr;
   int64_t n = 0;
@@ -153,6 +187,14 @@ struct TensorStore {
   std::map<std::string, std::vector<ops::Tensor>> items;
   /// Set for a streamed dataset: items are read from here as loaded.
   std::shared_ptr<const StreamSource> stream;
+  /// Set for a dataset of the host language's: items are read from here as
+  /// loaded (Note [Datasets written in a host language]), dims with it.
+  std::shared_ptr<const HostSource> host;
+  std::map<std::string, int64_t> host_dims;
+
+  /// Items are read and checked as batches load (a streamed or a host's
+  /// dataset), not once when it was made.
+  bool checked_as_loaded() const { return stream || host; }
 };
 
 /// Store items [rows] (store indices, each in 0..n), in that order: each

@@ -9,6 +9,9 @@
 
 namespace ss::data::dataset_detail {
 
+// A host language's dataset's items [rows], checked (dataset_host.cpp).
+Rows load_host_rows(const TensorStore& s, const std::vector<int64_t>& rows);
+
 RawType raw_of(types::DType d);
 // The file's type name as the user knows it: "f32" for f4, "u8" for u1.
 std::string found_dtype(RawType t);

@@ -187,6 +187,7 @@ int64_t item_length(const TensorStore& s, const FieldInfo& f, int64_t row) {
 }
 
 Rows load_rows(const TensorStore& s, const std::vector<int64_t>& rows) {
+  if (s.host) return dataset_detail::load_host_rows(s, rows);
   Rows out;
   int64_t b = static_cast<int64_t>(rows.size());
   if (!s.stream) {

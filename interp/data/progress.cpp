@@ -6,6 +6,7 @@
 //   100 it in 1.2 s (83.3 it/s), loss 0.1234
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <exception>
@@ -92,6 +93,9 @@ std::vector<Value> host_items(const Value& it) {
   }
   return out;
 }
+
+std::atomic<std::ostream*> g_err{nullptr};
+std::atomic<int> g_tty{-1};
 
 struct ProgressValue : IterableObject {
   Value inner;
@@ -221,12 +225,19 @@ std::unique_ptr<Cursor> ProgressValue::cursor(Interpreter& in,
   else
     c->items = host_items(inner);
   c->total = length();
-  c->tty = tty < 0 ? isatty(2) != 0 : tty != 0;
-  if (err) c->err = err;
+  std::ostream* to = err ? err : g_err.load();
+  const int t = err ? tty : (tty >= 0 ? tty : g_tty.load());
+  c->tty = t < 0 ? isatty(2) != 0 : t != 0;
+  if (to) c->err = to;
   return c;
 }
 
 }  // namespace
+
+void set_progress_output(std::ostream* err, int tty) {
+  g_err.store(err);
+  g_tty.store(tty);
+}
 
 /// progress(it) as a value: [tty] -1 asks isatty(2); [err] defaults to
 /// std::cerr (tests pass their own).

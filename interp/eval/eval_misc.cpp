@@ -1,4 +1,5 @@
 // f-strings, run-time shapes of types, and extern fns.
+#include "interp/eval/extern_host.h"
 #include "interp/eval/format.h"
 #include "interp/eval/interpreter.h"
 #include "interp/eval/runtime_lib.h"
@@ -80,6 +81,17 @@ Value Interpreter::call_extern(const check::FnInfo& fn,
   size_t dot = target.rfind('.');
   std::string module = target.substr(0, dot);
   std::string name = target.substr(dot + 1);
+  if (module != "nn") {
+    if (ExternHost* h = extern_host()) {
+      // Note [Extern fns of a host language]
+      stack_.push_back({fn.name, site});
+      struct Pop {
+        Interpreter* in;
+        ~Pop() { in->stack_.pop_back(); }
+      } pop{this};
+      return call_host_extern(*this, *h, fn, args, site);
+    }
+  }
   const ops::OpDef* op = module == "nn" ? ops::find_op(name) : nullptr;
   if (!op)
     fail("ImportError",

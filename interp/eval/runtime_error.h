@@ -3,6 +3,7 @@
 // message, the `.ss` location and the call stack (most recent call last),
 // printed like static errors by the same printer (errors.md).
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -31,12 +32,24 @@ class RuntimeError : public std::exception {
   /// This error as the one printer prints it (diag/diagnostic.h).
   diag::Diagnostic diagnostic() const;
 
+  /// A WorkerError's worker: which one stopped, how, and the call it was
+  /// running (a host language's WorkerError has them as attributes).
+  struct Worker {
+    int rank = -1;
+    std::string how;      // "killed by signal 9 (SIGKILL)"
+    std::string running;  // the worker fn called
+    diag::Span site;      // where it was called
+  };
+  std::optional<Worker>& worker() { return worker_; }
+  const std::optional<Worker>& worker() const { return worker_; }
+
  private:
   std::string kind_;
   std::string message_;
   diag::Span span_;
   std::vector<StackEntry> stack_;
   std::vector<std::string> notes_;
+  std::optional<Worker> worker_;
 };
 
 /// `file:line:col: ShapeError: message`, the caret snippet, then the

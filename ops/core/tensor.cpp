@@ -29,9 +29,6 @@ std::string Device::str() const {
 
 // ---------------------------------------------------------------- storage
 
-namespace {
-constexpr size_t kAlign = 64;  // a cache line; enough for AVX-512 loads
-
 // glibc serves large blocks (a batch's activations, tens of MB) by mmap, or
 // trims them from the heap top on free, so every training step page-faults
 // its buffers in again: measured 20% of a batch-6144 MLP step
@@ -45,9 +42,11 @@ constexpr size_t kAlign = 64;  // a cache line; enough for AVX-512 loads
 // buffers a step again (4 munmaps, 5,500 page faults: 4% of its CPU
 // time); with one arena, about 190 faults a step stay.
 // (Storage's own blocks of kBigBlockBytes or more are mappings of their
-// own, kept for reuse by size instead: Note [Big blocks].) Set before main
-// (below), before any thread takes an arena. Explicit MALLOC_* settings
-// in the environment win.
+// own, kept for reuse by size instead: Note [Big blocks].) `ss`'s main
+// and a worker's call it first, before any thread takes an arena; a host
+// language's process (the Python module) keeps its own allocator's
+// settings, since they are the whole process's (issue 27). Explicit
+// MALLOC_* settings in the environment win.
 void keep_step_buffers_in_heap() {
 #if defined(__GLIBC__)
   static const bool done = [] {
@@ -62,8 +61,8 @@ void keep_step_buffers_in_heap() {
 #endif
 }
 
-// Before main, so that no thread has an arena of its own yet.
-const bool kHeapKept = (keep_step_buffers_in_heap(), true);
+namespace {
+constexpr size_t kAlign = 64;  // a cache line; enough for AVX-512 loads
 
 size_t padded_size(size_t nbytes) {
   // aligned_alloc wants a multiple of the alignment; never allocate 0
@@ -96,7 +95,6 @@ Storage::Storage(size_t nbytes, Device device)
   if (device.kind == Device::Kind::Cuda)
     throw std::runtime_error(
         "CUDA storage is not available: the CUDA backend is not loaded");
-  keep_step_buffers_in_heap();
   data_ = allocate(nbytes);
 }
 

@@ -75,6 +75,12 @@ class Storage {
   std::unique_ptr<std::mutex> remake_mu_;  // with a remake
 };
 
+/// Keeps a training step's buffers in the heap for the next step, and
+/// one malloc arena (Note in tensor.cpp): mallopt settings of the whole
+/// process, so called by `ss`'s main and a worker's, never behind a host
+/// language's back. Idempotent.
+void keep_step_buffers_in_heap();
+
 /// The element count; an OpError when it overflows 64 bits.
 int64_t numel_of(const Shape& shape);
 /// The bytes of a [shape] tensor of [dtype], or an OpError naming [what]

@@ -514,6 +514,7 @@ void Controller::worker_stopped(const dist::WorkerError& e,
                          c.site);
   err.stack() = c.stack;
   err.stack().push_back({c.fn, c.site});
+  err.worker() = eval::RuntimeError::Worker{e.rank, e.how, c.fn, c.site};
   if (!e.stderr_tail.empty())
     err.notes().push_back("the worker's last output:\n" + e.stderr_tail);
   throw err;

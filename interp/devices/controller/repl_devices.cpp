@@ -123,6 +123,7 @@ void ReplDevices::run(eval::Interpreter& in,
     lo.interrupted = [f = interrupted_] { return *f != 0; };
     lo.interrupt_workers = true;
     if (remote_) lo.remote = remote_(lo.world);
+    if (launch_) launch_(lo);
     w_ = std::make_unique<Workers>(
         std::move(lo), [this](dist::WorkerPool& p) { declare_on(p); }, in);
   }
@@ -143,6 +144,11 @@ void ReplDevices::run(eval::Interpreter& in,
       throw;
     } catch (const dist::Interrupted& e) {
       throw eval::RuntimeError("KeyboardInterrupt", e.what(), input);
+    } catch (const dist::WorkerError& e) {
+      // A worker that died between calls, found here: it ran nothing.
+      eval::RuntimeError err("WorkerError", e.what(), input);
+      err.worker() = eval::RuntimeError::Worker{e.rank, e.how, "", input};
+      throw err;
     } catch (const std::exception& e) {
       // The workers failing to start or outside a call (ss run's
       // unlocated WorkerError), at the input here.

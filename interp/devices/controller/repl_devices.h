@@ -31,6 +31,10 @@ class ReplDevices {
   /// nothing for this host's children.
   using RemoteFor = std::function<std::optional<dist::RemoteOptions>(int)>;
   void set_remote(RemoteFor f) { remote_ = std::move(f); }
+  /// Changes how the workers start (a host language's worker command and
+  /// environment: embed::LoadOptions), applied when they start.
+  using Launch = std::function<void(dist::LaunchOptions&)>;
+  void set_launch(Launch f) { launch_ = std::move(f); }
 
   /// The session's declarations are now [decls] (checked: [prog]): the
   /// workers check them again at once if they run, else when they start.
@@ -61,6 +65,7 @@ class ReplDevices {
   check::Options opts_;
   volatile int* interrupted_;
   RemoteFor remote_;
+  Launch launch_;
   protocol::SessionText decls_;
   std::unique_ptr<Workers> w_;
   std::map<const void*, std::string> lost_;  // a store, and why

@@ -120,7 +120,7 @@ std::optional<ShareFailure> BatchShares::resolve(std::vector<Value>& args,
     if (v.kind != Value::Kind::Record) continue;
     const LazyBatch* lazy = LazyBatch::of(*v.as<RecordValue>());
     if (!lazy) continue;
-    streamed = streamed || lazy->bv->ds->store->stream != nullptr;
+    streamed = streamed || lazy->bv->ds->store->checked_as_loaded();
     if (failure) continue;
     try {
       v = Value::object(Value::Kind::Record, share(*lazy));

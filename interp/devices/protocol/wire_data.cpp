@@ -18,7 +18,7 @@ using namespace ss::data;
 
 namespace {
 
-enum StoreKind : uint8_t { kInMemory, kStreamed };
+enum StoreKind : uint8_t { kInMemory, kStreamed, kHost };
 
 void write_strings(Writer& w, const std::map<std::string, std::string>& m) {
   w.u32(static_cast<uint32_t>(m.size()));
@@ -73,6 +73,18 @@ void Codec::write_data_store(Writer& w,
     }
     return;
   }
+  if (s->host) {
+    // Note [Datasets written in a host language]: each worker makes the
+    // host's object again from its payload and loads its own rows.
+    std::string payload = s->host->payload();
+    if (payload.empty())
+      throw WireError(s->host->name() +
+                      " cannot be sent to the workers (its object cannot be "
+                      "made again there)");
+    w.u8(kHost);
+    w.str(payload);
+    return;
+  }
   w.u8(kInMemory);
   w.u32(static_cast<uint32_t>(s->fields.size()));
   for (const auto& [name, t] : s->fields) {
@@ -101,7 +113,21 @@ std::shared_ptr<const TensorStore> Codec::read_data_store(Reader& r) {
     throw WireError("the workers' program has no record `" + name + "`");
   int64_t n = r.i64();
   std::shared_ptr<const TensorStore> store;
-  if (r.u8() == kStreamed) {
+  const uint8_t kind = r.u8();
+  if (kind == kHost) {
+    std::string payload = r.str();
+    HostSourceMaker make = host_source_maker();
+    if (!make)
+      throw WireError(
+          "a host language's dataset reached a worker with no "
+          "host (`ss worker`, not a Python worker)");
+    auto s = std::make_shared<TensorStore>();
+    s->info = info;
+    s->n = n;
+    s->host = make(payload);
+    s->host_dims = prog_->dims();
+    store = s;
+  } else if (kind == kStreamed) {
     std::string path = r.str();
     const std::string theirs = r.str();
     if (std::string why =

@@ -36,6 +36,7 @@
 #include "interp/devices/protocol/session_text.h"
 #include "interp/devices/protocol/wire.h"
 #include "interp/devices/worker/test_hooks.h"
+#include "interp/eval/extern_host.h"
 #include "interp/eval/interpreter.h"
 #include "interp/eval/spmd/blocks.h"
 #include "interp/eval/spmd/instance.h"
@@ -214,6 +215,10 @@ class ProgramHandler : public dist::Handler {
         return "static\nss worker: unknown option '" + x[i] + "'";
       }
     }
+    // A worker of a host language's controller (a Python worker) imports
+    // the host's extern modules itself (Note [Extern fns of a host
+    // language]).
+    opts.host_externs = eval::extern_host() != nullptr;
     opts_ = opts;
     if (!program.empty()) {
       Reader r(program);
