@@ -195,7 +195,8 @@ double median(std::vector<double> v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  ss::builtins::install();  // Note [The runtime table]
+  ss::ops::keep_step_buffers_in_heap();  // as `ss`'s main
+  ss::builtins::install();               // Note [The runtime table]
   int steps = argc > 1 ? std::atoi(argv[1]) : 30;
   ss::diag::SourceMap sm;
   ss::diag::Diagnostics diags;

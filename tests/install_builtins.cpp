@@ -4,6 +4,7 @@
 // so the linker keeps it.
 #include "dist/control/control.h"
 #include "interp/builtins/install.h"
+#include "ops/core/tensor.h"
 
 namespace {
 // As `ss`'s main: the pools of the tests clean up after a fatal signal.

@@ -2,6 +2,7 @@
 // the evaluator's deep stack, and a worker's life (embed.h).
 #include <pthread.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <exception>
@@ -25,35 +26,68 @@ namespace {
 // more than a host's thread has (Python's main thread: 8 MiB).
 constexpr size_t kStackBytes = size_t{1} << 30;
 
+// Note [Handing a call to the deep thread]
+// A call from the host crosses to the deep thread and back: with a
+// condition variable alone that cost about 25 us each way here (two futex
+// wakes on a virtual machine), a third of a small step's time from Python
+// (bench/python_bench.py, batch 64). So each side first spins briefly on
+// an atomic, and sleeps on the condition variable only after: the deep
+// thread for kIdleSpin while the host prepares its next call (one core,
+// which the host's thread shares with nothing of ours), the caller for
+// kCallSpin while a short call (a field read, a small fn) runs. The
+// caller's spin is short because it takes a core from the call's own BLAS
+// threads while a long call runs. An idle session costs nothing.
+constexpr std::chrono::microseconds kIdleSpin{100};
+constexpr std::chrono::microseconds kCallSpin{20};
+
+// Spins until [ready] (true) or [limit] has passed (false).
+template <class F>
+bool spin_for(std::chrono::microseconds limit, F ready) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  for (int i = 0;; ++i) {
+    if (ready()) return true;
+    if ((i & 63) == 63 && std::chrono::steady_clock::now() > until)
+      return false;
+    __builtin_ia32_pause();
+  }
+}
+
 }  // namespace
 
 struct DeepThread::State {
   std::mutex mu;
   std::condition_variable cv;
-  const std::function<void()>* job = nullptr;  // set: to run
-  bool done = false, quit = false;
+  std::atomic<const std::function<void()>*> job{nullptr};  // set: to run
+  std::atomic<bool> done{false}, quit{false};
   std::exception_ptr error;
   pthread_t thread{};
   bool started = false;
 
   static void* loop(void* p) {
     auto* s = static_cast<State*>(p);
-    std::unique_lock<std::mutex> lock(s->mu);
     while (true) {
-      s->cv.wait(lock, [&] { return s->job || s->quit; });
-      if (!s->job) return nullptr;
-      const std::function<void()>* job = s->job;
-      lock.unlock();
+      const std::function<void()>* job = nullptr;
+      auto ready = [&] {
+        job = s->job.load(std::memory_order_acquire);
+        return job || s->quit.load();
+      };
+      if (!spin_for(kIdleSpin, ready)) {
+        std::unique_lock<std::mutex> lock(s->mu);
+        s->cv.wait(lock, ready);
+      }
+      if (!job) return nullptr;  // quit
       std::exception_ptr error;
       try {
         (*job)();
       } catch (...) {
         error = std::current_exception();
       }
-      lock.lock();
       s->error = error;
-      s->job = nullptr;
-      s->done = true;
+      s->job.store(nullptr, std::memory_order_relaxed);
+      {
+        std::lock_guard<std::mutex> lock(s->mu);
+        s->done.store(true, std::memory_order_release);
+      }
       s->cv.notify_all();
     }
   }
@@ -65,9 +99,9 @@ DeepThread::~DeepThread() {
   if (!s_->started) return;
   {
     std::lock_guard<std::mutex> lock(s_->mu);
-    s_->quit = true;
-    s_->cv.notify_all();
+    s_->quit.store(true);
   }
+  s_->cv.notify_all();
   pthread_join(s_->thread, nullptr);
 }
 
@@ -86,16 +120,23 @@ void DeepThread::run(const std::function<void()>& body,
       return;
     }
   }
-  std::unique_lock<std::mutex> lock(s_->mu);
-  s_->done = false;
-  s_->job = &body;
+  s_->done.store(false, std::memory_order_relaxed);
+  {
+    std::lock_guard<std::mutex> lock(s_->mu);
+    s_->job.store(&body, std::memory_order_release);
+  }
   s_->cv.notify_all();
-  while (!s_->done) {
-    s_->cv.wait_for(lock, std::chrono::milliseconds(50));
-    if (!s_->done && poll) {
-      lock.unlock();
-      poll();
-      lock.lock();
+  // Note [Handing a call to the deep thread]
+  auto done = [&] { return s_->done.load(std::memory_order_acquire); };
+  if (!spin_for(kCallSpin, done)) {
+    std::unique_lock<std::mutex> lock(s_->mu);
+    while (!done()) {
+      s_->cv.wait_for(lock, std::chrono::milliseconds(50), done);
+      if (!done() && poll) {
+        lock.unlock();
+        poll();
+        lock.lock();
+      }
     }
   }
   if (std::exception_ptr e = std::exchange(s_->error, nullptr))

@@ -3,6 +3,7 @@
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <cstdlib>
@@ -11,6 +12,7 @@
 #include <stdexcept>
 
 #include "ops/core/big_blocks.h"
+#include "ops/core/mid_blocks.h"
 #include "ops/core/op_error.h"
 #include "ops/core/storage_bytes.h"
 
@@ -47,7 +49,12 @@ std::string Device::str() const {
 // language's process (the Python module) keeps its own allocator's
 // settings, since they are the whole process's (issue 27). Explicit
 // MALLOC_* settings in the environment win.
+namespace {
+std::atomic<bool> g_heap_kept{false};
+}  // namespace
+
 void keep_step_buffers_in_heap() {
+  g_heap_kept.store(true);
 #if defined(__GLIBC__)
   static const bool done = [] {
     if (!std::getenv("MALLOC_MMAP_THRESHOLD_"))
@@ -71,10 +78,35 @@ size_t padded_size(size_t nbytes) {
   return padded == 0 ? kAlign : padded;
 }
 
+// Where a buffer comes from. In `ss`, whose main keeps step buffers in
+// glibc's heap: glibc, and from kBigBlockBytes Storage's own mappings (Note
+// [Big blocks]). In a host language's process, which keeps glibc's own
+// settings, from kMidBlockBytes a cache of its own (Note [Mid blocks]).
+// Decided at the first allocation, so that every block is freed as it was
+// allocated.
+enum class Source { Glibc, Mid, Big };
+
+Source source_of(size_t padded) {
+  static const bool heap_kept = g_heap_kept.load();
+  if (padded >= kBigBlockBytes) return Source::Big;
+  if (!heap_kept && padded >= kMidBlockBytes) return Source::Mid;
+  return Source::Glibc;
+}
+
 void* allocate(size_t nbytes) {
   const size_t padded = padded_size(nbytes);
-  void* p = padded >= kBigBlockBytes ? big_alloc(padded)
-                                     : std::aligned_alloc(kAlign, padded);
+  void* p = nullptr;
+  switch (source_of(padded)) {
+    case Source::Big:
+      p = big_alloc(padded);
+      break;
+    case Source::Mid:
+      p = mid_alloc(padded);
+      break;
+    case Source::Glibc:
+      p = std::aligned_alloc(kAlign, padded);
+      break;
+  }
   if (!p) throw std::bad_alloc();
   count_storage_bytes(static_cast<int64_t>(padded));
   return p;
@@ -82,10 +114,17 @@ void* allocate(size_t nbytes) {
 
 void release(void* p, size_t nbytes) {
   const size_t padded = padded_size(nbytes);
-  if (padded >= kBigBlockBytes)
-    big_free(p, padded);
-  else
-    std::free(p);
+  switch (source_of(padded)) {
+    case Source::Big:
+      big_free(p, padded);
+      break;
+    case Source::Mid:
+      mid_free(p, padded);
+      break;
+    case Source::Glibc:
+      std::free(p);
+      break;
+  }
   count_storage_bytes(-static_cast<int64_t>(padded));
 }
 }  // namespace
