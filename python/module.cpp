@@ -530,11 +530,15 @@ PYBIND11_MODULE(_core, m) {
         s.s.reset();
       });
   m.def("_set_error_classes", [](py::dict d) { error_classes() = d; });
-  m.def("_set_progress", [](bool tty) {
+  m.def("_set_progress", [](const std::string& how) {
     // Kept for the process's life, as the setting is.
     static auto* buf = new PythonStream("stderr");
     static auto* err = new std::ostream(buf);
-    embed::set_progress_output(err, tty);
+    embed::set_progress_output(
+        err,
+        how == "terminal"   ? embed::ProgressDrawing::Terminal
+        : how == "notebook" ? embed::ProgressDrawing::Notebook
+                            : embed::ProgressDrawing::Summary);
   });
   m.def("_enable_externs", [] {
     enable_externs();

@@ -114,9 +114,10 @@ eval::Value make_progress(const eval::Value& inner,
                           int tty = -1,
                           std::ostream* err = nullptr);
 /// Where progress bars go when make_progress is given none: [err] (null:
-/// std::cerr) drawn as a terminal's bar when [tty] is 1, a summary line
-/// when 0, by isatty(2) when -1. A host language sets its own (the Python
-/// module: sys.stderr, so a notebook shows the bar).
+/// std::cerr) drawn as a terminal's bar when [tty] is 1, as a notebook's
+/// (carriage returns, no escape sequences) when 2, a summary line when 0,
+/// by isatty(2) when -1. A host language sets its own (the Python module:
+/// sys.stderr, so a notebook shows the bar).
 void set_progress_output(std::ostream* err, int tty);
 
 }  // namespace ss::data

@@ -121,6 +121,8 @@ struct ProgressCursor : Cursor {
   size_t at = 0;
   int64_t total = -1, count = 0;
   bool tty = false, finished = false;
+  bool notebook = false;  // tty, drawn without escape sequences
+  size_t drawn = 0;       // the last line's length (notebook)
   std::ostream* err = &std::cerr;
   Interpreter* in = nullptr;
   Clock::time_point start = Clock::now(), last_draw;
@@ -170,7 +172,16 @@ struct ProgressCursor : Cursor {
       line.append(" ").append(clock_text(s));
     std::string logs = latest_logs(" ");
     if (!logs.empty()) line.append("  ").append(logs);
-    *err << "\r" << line << "\x1b[K" << std::flush;
+    // A terminal clears the rest of the line; a notebook's output renders
+    // no escape sequence, so there the line is padded over the last one.
+    if (notebook) {
+      size_t n = line.size();
+      if (n < drawn) line.append(drawn - n, ' ');
+      drawn = n;
+      *err << "\r" << line << std::flush;
+    } else {
+      *err << "\r" << line << "\x1b[K" << std::flush;
+    }
     last_draw = Clock::now();
   }
 
@@ -228,6 +239,7 @@ std::unique_ptr<Cursor> ProgressValue::cursor(Interpreter& in,
   std::ostream* to = err ? err : g_err.load();
   const int t = err ? tty : (tty >= 0 ? tty : g_tty.load());
   c->tty = t < 0 ? isatty(2) != 0 : t != 0;
+  c->notebook = t == 2;
   if (to) c->err = to;
   return c;
 }

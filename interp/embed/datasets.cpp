@@ -122,8 +122,12 @@ std::shared_ptr<const data::HostSource> make_source(const std::string& p) {
 
 }  // namespace
 
-void set_progress_output(std::ostream* err, bool tty) {
-  data::set_progress_output(err, err ? (tty ? 1 : 0) : -1);
+void set_progress_output(std::ostream* err, ProgressDrawing how) {
+  data::set_progress_output(err,
+                            !err                               ? -1
+                            : how == ProgressDrawing::Terminal ? 1
+                            : how == ProgressDrawing::Notebook ? 2
+                                                               : 0);
 }
 
 void set_host_dataset_maker(HostDatasetMaker make) {

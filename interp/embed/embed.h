@@ -309,10 +309,14 @@ using HostDatasetMaker = std::function<std::shared_ptr<const HostDataset>(
     const std::string& payload)>;
 void set_host_dataset_maker(HostDatasetMaker make);
 
-/// Where `progress(...)` draws in this process: [err], as a terminal's
-/// bar when [tty] (a notebook renders its carriage returns), else one
-/// summary line. Null: stderr.
-void set_progress_output(std::ostream* err, bool tty);
+/// How `progress(...)` draws: one summary line at the end, a terminal's
+/// bar (carriage returns and an escape that clears the line), or a
+/// notebook's (carriage returns, the line padded: its output renders no
+/// escape sequence).
+enum class ProgressDrawing { Summary, Terminal, Notebook };
+/// Where `progress(...)` draws in this process, and how. Null: stderr,
+/// as a terminal's bar where it is one.
+void set_progress_output(std::ostream* err, ProgressDrawing how);
 
 /// What `ss`'s main does before anything runs: the runtime builtins'
 /// table (Note [The runtime table]). Idempotent; nothing process-wide.

@@ -38,7 +38,7 @@ def load(path, devices=None, dims=None):
     Raises CheckError with the diagnostics `ss check` prints."""
     # progress(...) draws in Python's sys.stderr: a bar where that is a
     # terminal or a notebook's output (which renders carriage returns).
-    _core._set_progress(_draws_bars())
+    _core._set_progress(_progress_drawing())
     session = _core.Session.load(
         os.fspath(path), devices or "", dict(dims or {}),
         [sys.executable, "-m", "shapescript._worker"],
@@ -70,14 +70,17 @@ def _check_externs(prog):
                 from None
 
 
-def _draws_bars():
+def _progress_drawing():
+    """How progress(...) draws on sys.stderr: a terminal's bar, a
+    notebook's (Jupyter's kernel: carriage returns, no escape sequences), or
+    one summary line."""
     err = sys.stderr
     try:
         if err is not None and err.isatty():
-            return True
+            return "terminal"
     except (AttributeError, ValueError):
         pass
-    return "ipykernel" in sys.modules
+    return "notebook" if "ipykernel" in sys.modules else "summary"
 
 
 class _Registry:

@@ -4,6 +4,7 @@ import os
 import pty
 import subprocess
 import sys
+import types
 
 import pytest
 
@@ -114,3 +115,30 @@ def test_the_gil_is_free_while_shapescript_runs():
     # The other thread ran throughout: at least one tick per 20 ms.
     assert end - start > 0.05
     assert len(during) >= (end - start) / 0.02
+
+
+NOTEBOOK_KERNEL = r"""
+import sys, types
+# As in Jupyter: ipykernel loaded, sys.stderr no terminal.
+sys.modules["ipykernel"] = types.ModuleType("ipykernel")
+import shapescript as ss
+prog = ss.load({path!r})
+print(prog.count_up(50))
+"""
+
+
+def test_progress_draws_as_a_notebook_renders_it():
+    env = dict(os.environ, PYTHONPATH=os.path.join(BUILD, "python"))
+    # Bytes: text mode would turn the carriage returns into newlines.
+    p = subprocess.run(
+        [sys.executable, "-c", NOTEBOOK_KERNEL.format(path=program("small.ss"))],
+        env=env, capture_output=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == b"1225\n"
+    r = types.SimpleNamespace(stderr=p.stderr.decode())
+    # Carriage returns over one line, padded, and no escape sequence (a
+    # notebook's output shows them as text).
+    assert "\x1b" not in r.stderr
+    assert r.stderr.startswith("\r1/50 [>")
+    assert "\r50/50 [====================] 100%" in r.stderr
+    assert r.stderr.endswith("\n")
