@@ -97,8 +97,8 @@ done < <(sed -n 's/^SS_FUZZ_TARGET(\([a-z_]*\), "\([^"]*\)").*/\1|\2/p' \
 # `cpu[0 1 2]` (a mesh's case on its own lists): two workers run the code
 # three do, and three also split a batch unevenly; the Release suite runs
 # `cpu[0 1]` too. (Issue 27's trim: two and a half minutes of CI.)
-# Two halves at once, errors/ and the other folders: a one-device run uses
-# one core of two.
+# Two halves at once (errors/ and spmd/ beside the other folders, about
+# even): a one-device run uses one core of two.
 stage "conformance under ASan/UBSan (processes)"
 asan_conformance() {  # FOLDER... ; writes build-asan/conformance_<first>.log
   local log="build-asan/conformance_$1.log" dir
@@ -111,8 +111,8 @@ asan_conformance() {  # FOLDER... ; writes build-asan/conformance_<first>.log
       { tail -n 40 "$log"; return 1; }
   done
 }
-asan_conformance errors & errors_job=$!
-asan_conformance devices dist runtime spec spmd || { wait "$errors_job"; exit 1; }
+asan_conformance errors spmd & errors_job=$!
+asan_conformance devices dist runtime spec || { wait "$errors_job"; exit 1; }
 wait "$errors_job" || exit 1
 grep -h "passed, " build-asan/conformance_errors.log \
   build-asan/conformance_devices.log
