@@ -140,8 +140,8 @@ def test_split_heads_handles_read_whole_params_as_one_device():
         assert heads[0][k].shape == one[0][k].shape
         np.testing.assert_array_equal(heads[0][k], one[0][k])
     # torch's loss of the same params: the oracle of the first step.
-    w_in = torch.from_numpy(one[0]["w_in"])
-    w_out = torch.from_numpy(one[0]["w_out"])
+    w_in = torch.tensor(one[0]["w_in"])
+    w_out = torch.tensor(one[0]["w_out"])
     tx = torch.from_numpy(x)
     want = ((torch.relu(tx @ w_in) @ w_out - tx) ** 2).mean().item()
     assert heads[1][0] == pytest.approx(want, rel=1e-13)
