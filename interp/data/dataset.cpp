@@ -491,14 +491,16 @@ void check_domain(const ops::Tensor& t,
                   const FieldInfo& f,
                   int64_t per_item,
                   int64_t item0,
-                  const std::string& source) {
+                  const std::string& source,
+                  const std::vector<int64_t>* ids) {
   double bad = 0;
   int64_t at = first_outside(t, f, bad);
   if (at < 0) return;
-  throw DataError(
-      "DomainError",
-      where(item0 + (per_item ? at / per_item : 0), source, f.name) +
-          "expected a value in " + domain_str(f) + ", found " + num_str(bad));
+  int64_t item = item0 + (per_item ? at / per_item : 0);
+  if (ids) item = (*ids)[item];
+  throw DataError("DomainError",
+                  where(item, source, f.name) + "expected a value in " +
+                      domain_str(f) + ", found " + num_str(bad));
 }
 
 void check_item_count(const ops::Shape& array_shape,
@@ -649,7 +651,9 @@ std::shared_ptr<TensorStore> make_store(
 
 void check_store(const TensorStore& s,
                  const std::map<std::string, int64_t>& dims,
-                 const std::string& source) {
+                 const std::string& source,
+                 const std::vector<int64_t>* ids) {
+  auto id = [&](int64_t k) { return ids ? (*ids)[k] : k; };
   for (const FieldInfo& f : s.info->fields) {
     if (!f.type.is_tensor()) continue;
     ops::Shape fs = field_shape(f, dims);
@@ -665,13 +669,13 @@ void check_store(const TensorStore& s,
       if (t.shape() != want || t.dtype() != f.type.dtype)
         throw DataError(
             "ShapeError",
-            where(0, source, f.name) + "expected " + expected_str(fs, f) +
+            where(id(0), source, f.name) + "expected " + expected_str(fs, f) +
                 ", found " +
                 dims_str(t.rank() ? ops::Shape(t.shape().begin() + 1,
                                                t.shape().end())
                                   : ops::Shape{}) +
                 " " + types::dtype_name(t.dtype()));
-      check_domain(t, f, ops::numel_of(fs), 0, source);
+      check_domain(t, f, ops::numel_of(fs), 0, source, ids);
       continue;
     }
     auto it = s.items.find(f.name);
@@ -685,11 +689,11 @@ void check_store(const TensorStore& s,
         if (fs[i] >= 0 && fs[i] != t.shape()[i]) fits = false;
       if (!fits)
         throw DataError("ShapeError",
-                        where(k, source, f.name) + "expected " +
+                        where(id(k), source, f.name) + "expected " +
                             expected_str(fs, f) + ", found " +
                             dims_str(t.shape()) + " " +
                             types::dtype_name(t.dtype()));
-      check_domain(t, f, 0, k, source);
+      check_domain(t, f, 0, id(k), source);
     }
   }
   // One size variable has one size within an item.
@@ -714,10 +718,10 @@ void check_store(const TensorStore& s,
         int64_t y = it->second[k].shape()[i];
         if (x != y)
           throw DataError("ShapeError",
-                          where(k, source, f.name) + "size variable " + a.name +
-                              " is " + std::to_string(y) + " here but " +
-                              std::to_string(x) + " in `" + prev->second.first +
-                              "`");
+                          where(id(k), source, f.name) + "size variable " +
+                              a.name + " is " + std::to_string(y) +
+                              " here but " + std::to_string(x) + " in `" +
+                              prev->second.first + "`");
       }
     }
   }

@@ -248,11 +248,14 @@ std::shared_ptr<TensorStore> make_store(
     std::map<std::string, std::vector<int64_t>> lengths,
     const std::string& source);
 
-/// Checks a store made in memory (synthetic data, per-item fields):
-/// shapes, dtypes, domains, and that size variables agree within an item.
+/// Checks a store made in memory (synthetic data, per-item fields, a host
+/// language's batch): shapes, dtypes, domains, and that size variables
+/// agree within an item. [ids]: the items' indices in their dataset, for
+/// messages (a batch's rows); none: 0, 1, ...
 void check_store(const TensorStore& s,
                  const std::map<std::string, int64_t>& dims,
-                 const std::string& source);
+                 const std::string& source,
+                 const std::vector<int64_t>* ids = nullptr);
 
 /// A Dataset[R] value: a view of a store. Item k of the view is store item
 /// base + (offset + k) % base_count (through idx when set), so split and

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "interp/data/dataset.h"
 
@@ -54,11 +55,15 @@ std::string does_not_fit(int64_t item,
 RawArray as_field_dtype(RawArray a,
                         const types::FieldInfo& f,
                         const std::string& source);
+// A value of [t] (items [item0]..., [per_item] values each) outside [f]'s
+// domain is a DomainError naming its item: item0 + k, or (*ids)[item0 + k]
+// when [ids] names the items.
 void check_domain(const ops::Tensor& t,
                   const types::FieldInfo& f,
                   int64_t per_item,
                   int64_t item0,
-                  const std::string& source);
+                  const std::string& source,
+                  const std::vector<int64_t>* ids = nullptr);
 // A field's size-variable axis: -1 when it has none.
 int var_axis_of(const ops::Shape& fs,
                 const types::FieldInfo& f,

@@ -25,16 +25,19 @@ namespace protocol = devices::protocol;
 
 namespace {
 
-protocol::SessionText file_text(const std::string& path,
-                                const std::string& text) {
-  protocol::SessionText t;
-  t.text = text;
-  if (t.text.empty() || t.text.back() != '\n') t.text += '\n';
+// Appends [text], the file [path] (ended by a newline), to [t], each line
+// of it from that file.
+void append_file(protocol::SessionText& t,
+                 const std::string& path,
+                 const std::string& text) {
+  const size_t at = t.text.size();
+  t.text += text;
+  if (t.text.size() == at || t.text.back() != '\n') t.text += '\n';
   t.files.push_back({path, text});
+  const auto file = static_cast<uint32_t>(t.files.size() - 1);
   uint32_t lines = 0;
-  for (char c : t.text) lines += c == '\n';
-  for (uint32_t k = 0; k < lines; ++k) t.lines.push_back({0, k + 1, 0});
-  return t;
+  for (size_t i = at; i < t.text.size(); ++i) lines += t.text[i] == '\n';
+  for (uint32_t k = 0; k < lines; ++k) t.lines.push_back({file, k + 1, 0});
 }
 
 bool is_mut(const types::Type& t) {
@@ -51,12 +54,7 @@ Compiled& Session::Impl::compile(const std::string& params,
   const std::string name = "__host_" + std::to_string(cache.size());
   const std::string host = "fn " + name + "(" + params + "):\n" + body;
   protocol::SessionText t = decls;
-  t.text += host;
-  t.files.push_back({opts.host_name, host});
-  uint32_t lines = 0;
-  for (char ch : host) lines += ch == '\n';
-  for (uint32_t k = 0; k < lines; ++k)
-    t.lines.push_back({uint32_t(t.files.size() - 1), k + 1, 0});
+  append_file(t, opts.host_name, host);
   c->sm = std::make_unique<diag::SourceMap>();
   diag::Diagnostics diags;
   check::Options o = check_opts;
@@ -138,7 +136,7 @@ std::unique_ptr<Session> Session::load(const std::string& path,
       if (!check::check_file(path, sm, diags, I->check_opts))
         throw check_failed(diags, sm);
     }
-    I->decls = file_text(path, text.str());
+    append_file(I->decls, path, text.str());
     I->decl_sm = std::make_unique<diag::SourceMap>();
     diag::Diagnostics diags;
     I->decl_prog = protocol::check_session_text(

@@ -81,14 +81,16 @@ Value Interpreter::call_extern(const check::FnInfo& fn,
   size_t dot = target.rfind('.');
   std::string module = target.substr(0, dot);
   std::string name = target.substr(dot + 1);
+  // The extern's entry on the `.ss` stack while it runs.
+  struct Pop {
+    Interpreter* in;
+    ~Pop() { in->stack_.pop_back(); }
+  };
   if (module != "nn") {
     if (ExternHost* h = extern_host()) {
       // Note [Extern fns of a host language]
       stack_.push_back({fn.name, site});
-      struct Pop {
-        Interpreter* in;
-        ~Pop() { in->stack_.pop_back(); }
-      } pop{this};
+      Pop pop{this};
       return call_host_extern(*this, *h, fn, args, site);
     }
   }
@@ -160,10 +162,7 @@ Value Interpreter::call_extern(const check::FnInfo& fn,
   if (!op->forward)
     fail("ImportError", site, "`" + target + "` has no implementation");
   stack_.push_back({fn.name, site});
-  struct Pop {
-    Interpreter* in;
-    ~Pop() { in->stack_.pop_back(); }
-  } pop{this};
+  Pop pop{this};
   return call_builtin_prepared(c);
 }
 
