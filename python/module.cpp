@@ -81,19 +81,11 @@ py::object error_class(const std::string& kind) {
   return d["Error"];
 }
 
+py::list problems_of(const std::vector<embed::Problem>& problems);
+
 void raise_check_failed(const embed::CheckFailed& e) {
   py::object cls = error_class("CheckError");
-  py::list problems;
-  for (const embed::Problem& p : e.problems) {
-    py::dict d;
-    d["code"] = p.code;
-    d["message"] = p.message;
-    d["file"] = p.file;
-    d["line"] = p.line;
-    d["column"] = p.column;
-    d["text"] = p.text;
-    problems.append(d);
-  }
+  py::list problems = problems_of(e.problems);
   std::string first = e.problems.empty() ? e.text
                                          : "error[" + e.problems[0].code +
                                                "]: " + e.problems[0].message;
@@ -353,6 +345,71 @@ py::object call(const std::shared_ptr<PySession>& s,
   return to_python(std::move(out), s);
 }
 
+py::list problems_of(const std::vector<embed::Problem>& problems) {
+  py::list out;
+  for (const embed::Problem& p : problems) {
+    py::dict d;
+    d["code"] = p.code;
+    d["message"] = p.message;
+    d["file"] = p.file;
+    d["line"] = p.line;
+    d["column"] = p.column;
+    d["text"] = p.text;
+    out.append(d);
+  }
+  return out;
+}
+
+/// `shapescript.check`: `ss check`'s problems, none when it checks.
+py::list check(const std::string& path,
+               const std::string& devices,
+               const std::map<std::string, int64_t>& dims) {
+  embed::LoadOptions o;
+  o.devices = devices;
+  o.dims = dims;
+  embed::CheckReport r;
+  {
+    py::gil_scoped_release release;
+    r = embed::check(path, o);
+  }
+  return problems_of(r.problems);
+}
+
+/// `shapescript.run`: the whole program, as `ss run` runs it; its print in
+/// sys.stdout, Ctrl-C a KeyboardInterrupt that ends it (and its workers).
+void run(const std::string& path,
+         const std::string& devices,
+         const std::map<std::string, int64_t>& dims,
+         const std::string& entry,
+         const std::vector<std::string>& args,
+         const std::vector<std::string>& worker_command,
+         const std::vector<std::string>& worker_env) {
+  embed::RunOptions o;
+  o.load.devices = devices;
+  o.load.dims = dims;
+  o.load.worker_command = worker_command;
+  o.load.worker_env = worker_env;
+  o.entry = entry;
+  o.args = args;
+  volatile int interrupted = 0;
+  o.interrupt = &interrupted;
+  o.poll = [&interrupted] {
+    py::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() != 0) {
+      PyErr_Clear();
+      interrupted = 1;
+    }
+  };
+  PythonStream out_buf("stdout"), err_buf("stderr");
+  std::ostream out(&out_buf), err(&err_buf);
+  {
+    py::gil_scoped_release release;
+    embed::run(path, o, out, err);
+    out.flush();
+    err.flush();
+  }
+}
+
 }  // namespace
 
 }  // namespace ss::python
@@ -529,6 +586,20 @@ PYBIND11_MODULE(_core, m) {
         std::lock_guard<std::mutex> lock(s.mu);
         s.s.reset();
       });
+  m.def("check",
+        &check,
+        py::arg("path"),
+        py::arg("devices") = "",
+        py::arg("dims") = std::map<std::string, int64_t>{});
+  m.def("run",
+        &run,
+        py::arg("path"),
+        py::arg("devices"),
+        py::arg("dims"),
+        py::arg("entry"),
+        py::arg("args"),
+        py::arg("worker_command"),
+        py::arg("worker_env"));
   m.def("_set_error_classes", [](py::dict d) { error_classes() = d; });
   m.def("_set_progress", [](const std::string& how) {
     // Kept for the process's life, as the setting is.

@@ -2,9 +2,10 @@
 #include <fstream>
 #include <iostream>
 
-#include "interp/check/checker.h"
+#include "diag/diagnostic.h"
 #include "interp/cli/commands.h"
 #include "interp/cli/help.h"
+#include "interp/embed/embed.h"
 #include "ops/registry/registry.h"
 
 namespace ss::cli {
@@ -61,17 +62,25 @@ int cmd_check(const std::vector<std::string>& args) {
     return kExitUsage;
   }
   if (!readable(file)) return kExitRuntime;
-  diag::SourceMap sm;
-  diag::Diagnostics diags;
-  auto prog = check::check_file(file, sm, diags, opts);
-  if (json) {
-    std::cout << diag::render_json(diags, sm);
-  } else if (!diags.empty()) {
-    std::cerr << diag::render_terminal(diags, sm);
-    std::cerr << diags.size() << (diags.size() == 1 ? " error\n" : " errors\n");
+  embed::LoadOptions load;
+  load.devices = opts.devices_override;
+  load.dims = opts.dim_overrides;
+  embed::CheckReport r;
+  try {
+    r = embed::check(file, load);
+  } catch (const embed::Error& e) {  // unreadable after all
+    std::cerr << diag::render_file_error(file, e.message);
+    return kExitRuntime;
   }
-  if (!prog) return kExitStatic;
-  if (types) std::cout << check::describe_types(*prog);
+  if (json) {
+    std::cout << r.json;
+  } else if (!r.problems.empty()) {
+    std::cerr << r.text;
+    std::cerr << r.problems.size()
+              << (r.problems.size() == 1 ? " error\n" : " errors\n");
+  }
+  if (!r.ok) return kExitStatic;
+  if (types) std::cout << r.types;
   return kExitOk;
 }
 

@@ -5,13 +5,11 @@
 #include <iostream>
 #include <optional>
 
-#include "diag/diagnostic.h"
-#include "interp/check/checker.h"
 #include "interp/cli/commands.h"
 #include "interp/cli/help.h"
 #include "interp/cli/host_options.h"
 #include "interp/devices/devices.h"
-#include "interp/eval/interpreter.h"
+#include "interp/embed/embed.h"
 #include "ops/cpu/cpu_backend.h"
 
 namespace ss::cli {
@@ -63,19 +61,18 @@ bool apply_threads(const std::string& flag, bool given) {
 }  // namespace
 
 int cmd_run(const std::vector<std::string>& args) {
-  std::string file, entry = "main", threads;
+  std::string file, threads;
   bool threads_given = false;
-  std::vector<std::string> program_args;
+  embed::RunOptions run;
   check::Options opts;
-  HostOptions hosts;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--") {
-      program_args.assign(args.begin() + i + 1, args.end());
+      run.args.assign(args.begin() + i + 1, args.end());
       break;
     }
     if (a == "--entry" && i + 1 < args.size()) {
-      entry = args[++i];
+      run.entry = args[++i];
     } else if (a == "--threads") {
       if (i + 1 == args.size()) {
         std::cerr << "ss run: --threads needs a count, e.g. --threads 2\n";
@@ -85,7 +82,7 @@ int cmd_run(const std::vector<std::string>& args) {
     } else if (ProgramOption o = program_option("run", args, i, opts);
                o != ProgramOption::NotMine) {
       if (o == ProgramOption::Bad) return kExitUsage;
-    } else if (ProgramOption o = host_option("run", args, i, hosts);
+    } else if (ProgramOption o = host_option("run", args, i, run.placement);
                o != ProgramOption::NotMine) {
       if (o == ProgramOption::Bad) return kExitUsage;
     } else if (a == "--help" || a == "-h") {
@@ -97,7 +94,7 @@ int cmd_run(const std::vector<std::string>& args) {
     } else if (file.empty()) {
       file = a;
     } else {
-      program_args.push_back(a);
+      run.args.push_back(a);
     }
   }
   if (file.empty()) {
@@ -106,54 +103,19 @@ int cmd_run(const std::vector<std::string>& args) {
   }
   if (!apply_threads(threads, threads_given)) return kExitUsage;
   if (!readable(file)) return kExitRuntime;
-  diag::SourceMap sm;
-  diag::Diagnostics diags;
-  auto prog = check::check_file(file, sm, diags, opts);
-  if (!prog) {
-    std::cerr << diag::render_terminal(diags, sm);
-    return kExitStatic;
-  }
-  if (!prog->fn(entry)) {
-    std::cerr << diag::render_file_error(file,
-                                         "no `fn " + entry + "()` to run");
-    return kExitUsage;
-  }
-  if (prog->devices().kind == "cuda") {
-    // The GPU backend is a separately built module (ops/no_cuda stubs here).
-    std::cerr << diag::render_file_error(
-        file,
-        "the program asks for cuda devices, but this ss was built without "
-        "the CUDA backend; run it on the CPU with --devices cpu or "
-        "--devices 'cpu[0 1 2]'");
-    return kExitRuntime;
-  }
-  std::optional<dist::RemoteOptions> remote;
-  if (!remote_options(
-          "run", hosts, static_cast<int>(prog->devices().count()), remote))
-    return kExitUsage;
-  // Several devices: worker processes run it (a mesh's spmd fns too: an
-  // instance on each worker).
-  if (prog->devices().count() > 1 && prog->devices().kind == "cpu") {
-    devices::controller::DeviceRunOptions run_opts;
-    run_opts.remote = remote;
-    run_opts.worker_args =
-        devices::controller::worker_run_args(opts, entry, program_args);
-    run_opts.program_args = program_args;
-    run_opts.entry = entry;
-    devices::controller::DeviceRun run =
-        devices::controller::run_program_on_devices(
-            *prog, sm, std::cout, run_opts);
-    std::cout.flush();
-    std::cerr << run.error << run.stats;
-    return run.exit_code;
-  }
+  run.load.devices = opts.devices_override;
+  run.load.dims = opts.dim_overrides;
   try {
-    eval::Interpreter in(*prog, sm, std::cout);
-    in.run_main(program_args, entry);
-  } catch (const eval::RuntimeError& e) {
+    embed::run(file, run, std::cout, std::cerr);
+  } catch (const embed::CheckFailed& e) {
+    std::cerr << e.text;
+    return kExitStatic;
+  } catch (const embed::Error& e) {
     std::cout.flush();
-    std::cerr << eval::render_runtime_error(e, sm);
-    return kExitRuntime;
+    // A run asked wrongly (hosts that do not fit) has no rendering: it is
+    // the command's usage error.
+    std::cerr << (e.text.empty() ? "ss run: " + e.message + "\n" : e.text);
+    return e.exit_code;
   }
   return kExitOk;
 }

@@ -71,6 +71,10 @@ struct Error : std::exception {
   /// Its notes and help lines, then the `.ss` stack (most recent last).
   std::vector<std::string> notes;
   std::vector<std::string> stack;
+  /// What `ss run` exits with for it (diag/exit_codes.h): 2 for a runtime
+  /// error, 3 for a WorkerError, 64 for a run that was asked wrongly (no
+  /// such entry fn, hosts that do not fit the program).
+  int exit_code = 2;
   /// WorkerError: which worker stopped, how, what it was running, where.
   int worker = -1;
   std::string how, running, where;
@@ -167,6 +171,57 @@ struct LoadOptions {
   /// The name the host's calls go by in locations (`<python>`).
   std::string host_name = "<host>";
 };
+
+/// What checking a program found, as `ss check` reports it.
+struct CheckReport {
+  /// It checked: it may run. (Every diagnostic is an error today.)
+  bool ok = false;
+  std::vector<Problem> problems;
+  std::string text;   // as `ss check` prints them; "" when none
+  std::string json;   // as `ss check --json` prints them
+  std::string types;  // `ss check --types`: each declaration's type
+};
+
+/// `ss check`: reads and checks [path] with [opts]'s devices and dims.
+/// Throws Error (IOError) when the file cannot be read.
+CheckReport check(const std::string& path, const LoadOptions& opts);
+
+/// Where a run's workers run (issue 26), as `ss run`'s options write it:
+/// `--hosts`, `--hostfile`, `--launch`, `--listen`, `--token-file`,
+/// `--heartbeat-timeout`. Nothing given: on this machine.
+struct Placement {
+  std::string hosts, hostfile, launch, listen, token_file;
+  std::optional<double> heartbeat_timeout_s;
+  bool any() const {
+    return !hosts.empty() || !hostfile.empty() || !launch.empty() ||
+           !listen.empty() || !token_file.empty() || heartbeat_timeout_s;
+  }
+};
+
+struct RunOptions {
+  LoadOptions load;
+  /// The fn to run, and what its `list[str]` parameter holds, if it has
+  /// one (`ss run FILE -- ARGS`).
+  std::string entry = "main";
+  std::vector<std::string> args;
+  Placement placement;
+  /// Set (from any thread) to stop the run: it raises KeyboardInterrupt
+  /// at its next statement, and the workers end.
+  volatile int* interrupt = nullptr;
+  /// Called on the caller's thread every 50 ms while the program runs
+  /// (where a host sees its Ctrl-C and sets [interrupt]).
+  std::function<void()> poll;
+};
+
+/// `ss run`: reads and checks [path] and runs its entry fn to the end on
+/// the program's devices (several: worker processes, as `ss run` starts
+/// them), the program's print going to [out]. Throws CheckFailed, or an
+/// Error whose exit_code is `ss run`'s. [err] gets the controller's
+/// counters (SHAPESCRIPT_CONTROL_STATS).
+void run(const std::string& path,
+         const RunOptions& opts,
+         std::ostream& out,
+         std::ostream& err);
 
 /// A loaded, checked program, and the values its calls made: what the
 /// host's `shapescript.load` returns. Not thread-safe: one call at a time.

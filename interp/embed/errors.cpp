@@ -1,5 +1,7 @@
 #include "interp/embed/errors.h"
 
+#include "diag/exit_codes.h"
+
 namespace ss::embed {
 
 CheckFailed check_failed(const diag::Diagnostics& diags,
@@ -24,6 +26,8 @@ CheckFailed check_failed(const diag::Diagnostics& diags,
 
 Error to_error(const eval::RuntimeError& e, const diag::SourceMap& sm) {
   Error out(e.kind(), e.message());
+  out.exit_code =
+      e.kind() == "WorkerError" ? diag::kExitWorker : diag::kExitRuntime;
   out.location = sm.location(e.span(), "");
   out.text = eval::render_runtime_error(e, sm);
   for (const std::string& n : e.notes()) out.notes.push_back(n);

@@ -130,11 +130,11 @@ std::unique_ptr<Session> Session::load(const std::string& path,
     // Extern modules are the host's when it has any (Python: always).
     I->check_opts.host_externs = eval::extern_host() != nullptr;
     // As `ss check` reports them.
-    {
-      diag::SourceMap sm;
-      diag::Diagnostics diags;
-      if (!check::check_file(path, sm, diags, I->check_opts))
-        throw check_failed(diags, sm);
+    if (CheckReport r = check(path, opts); !r.ok) {
+      CheckFailed f;
+      f.problems = std::move(r.problems);
+      f.text = std::move(r.text);
+      throw f;
     }
     append_file(I->decls, path, text.str());
     I->decl_sm = std::make_unique<diag::SourceMap>();

@@ -18,7 +18,8 @@ from ._errors import (CheckError, DomainError, Error, ImportError, IOError,
                       MemoryError, ShapeError, TypeError, ValueError,
                       WorkerError)
 from ._program import (Batches, Dataset, Fn, Logs, Model, ModelType, Optimizer,
-                       Program, Record, RecordType, TensorDataset, load)
+                       Program, Record, RecordType, TensorDataset, check,
+                       load, run)
 from ._core import Tensor
 from . import _program, parallel
 
@@ -26,7 +27,7 @@ from . import _program, parallel
 _core._enable_externs()
 
 __all__ = [
-    "load", "Program", "Fn", "Tensor", "Model", "Optimizer", "Logs", "Record",
+    "load", "check", "run", "Program", "Fn", "Tensor", "Model", "Optimizer", "Logs", "Record",
     "Dataset", "Batches", "ModelType", "RecordType", "Error", "CheckError",
     "ShapeError", "DomainError", "ValueError", "TypeError", "IOError",
     "ImportError", "MemoryError", "WorkerError", "collective_timeout",

@@ -49,6 +49,27 @@ def load(path, devices=None, dims=None):
     return prog
 
 
+def check(path, devices=None, dims=None):
+    """Checks the program at `path` as `ss check` does, running nothing:
+    the problems it found (each a dict: code, message, file, line, column,
+    and text as `ss check` prints it), [] when it checks."""
+    return _core.check(os.fspath(path), devices or "", dict(dims or {}))
+
+
+def run(path, devices=None, dims=None, entry="main", args=()):
+    """Runs the program at `path` as `ss run` does: checks it, then runs
+    its `entry` fn to the end on its devices (several: worker processes),
+    `args` being what its `list[str]` parameter holds, if it has one
+    (`ss run FILE -- ARGS`). Its print goes to
+    sys.stdout; errors raise as a call's do (CheckError, ShapeError, ...,
+    WorkerError), and Ctrl-C raises KeyboardInterrupt, ending the workers."""
+    _core._set_progress(_progress_drawing())
+    _core.run(os.fspath(path), devices or "", dict(dims or {}), entry,
+              [str(a) for a in args],
+              [sys.executable, "-m", "shapescript._worker"],
+              ["PYTHONPATH=" + os.pathsep.join(_worker_path())])
+
+
 def _check_externs(prog):
     """Each extern fn naming a Python function: importable here, and on
     several devices not in the main script, which the workers never import

@@ -13,6 +13,7 @@
 #include "dist/control/control.h"
 #include "interp/check/checker.h"
 #include "interp/eval/final_params.h"
+#include "interp/eval/runtime_error.h"
 
 namespace ss::devices::controller {
 
@@ -29,6 +30,12 @@ struct DeviceRunOptions {
   bool forward_worker_output = true;
   /// Workers on other hosts (`--hosts`, `--listen`: issue 26).
   std::optional<dist::RemoteOptions> remote;
+  /// The workers' command up to the `worker` word, and what their
+  /// environment adds (a host language's workers: embed::LoadOptions).
+  std::vector<std::string> worker_command, worker_env;
+  /// Set from any thread to stop the run at the controller's next
+  /// statement (KeyboardInterrupt), which ends the workers.
+  volatile int* interrupt = nullptr;
 };
 
 struct DeviceRun {
@@ -37,6 +44,9 @@ struct DeviceRun {
   /// start); [error] is its rendering as `ss run` prints it.
   std::string kind;
   std::string error;
+  /// The error itself, where the program raised it (not a failure to
+  /// start the workers).
+  std::optional<eval::RuntimeError> runtime_error;
   /// diag::kExitOk, kExitRuntime or kExitWorker (diag/exit_codes.h).
   int exit_code = 0;
   /// With SHAPESCRIPT_CONTROL_STATS: the controller's counters, a line.

@@ -120,6 +120,12 @@ DeviceRun run_program_on_devices(const check::Program& prog,
     lo.extra_args.insert(lo.extra_args.begin(), "--final-params");
   lo.forward_output = opts.forward_worker_output;
   lo.remote = opts.remote;
+  lo.command = opts.worker_command;
+  // Ctrl-C ends the run and stops the workers (the repl's go on:
+  // Note [Interrupting the workers] in dist/control/pool.cpp).
+  if (volatile int* f = opts.interrupt)
+    lo.interrupted = [f] { return *f != 0; };
+  lo.env.insert(lo.env.end(), opts.worker_env.begin(), opts.worker_env.end());
   // Started by hand or by a scheduler, remote workers may take a while.
   if (lo.remote && lo.remote->hosts.empty())
     lo.start_timeout = std::chrono::minutes(10);
@@ -133,6 +139,7 @@ DeviceRun run_program_on_devices(const check::Program& prog,
     ControllerContext context(c);
     if (opts.final_params) context.keep_final_params();
     in.set_device_hooks(&context);
+    in.set_interrupt_flag(opts.interrupt);
     try {
       in.run_main(opts.program_args, opts.entry);
       in.settle();
@@ -147,8 +154,9 @@ DeviceRun run_program_on_devices(const check::Program& prog,
       } catch (const eval::RuntimeError& earlier) {
         first = earlier;
       }
-      run.kind = (first ? *first : e).kind();
-      run.error = eval::render_runtime_error(first ? *first : e, sm);
+      run.runtime_error = first ? *first : e;
+      run.kind = run.runtime_error->kind();
+      run.error = eval::render_runtime_error(*run.runtime_error, sm);
       run.exit_code =
           run.kind == "WorkerError" ? diag::kExitWorker : diag::kExitRuntime;
     }
@@ -170,6 +178,12 @@ DeviceRun run_program_on_devices(const check::Program& prog,
     } else if (opts.final_params && run.kind.empty()) {
       run.params = context.final_params();
     }
+  } catch (const dist::Interrupted& e) {
+    out.flush();
+    run.runtime_error = eval::RuntimeError("KeyboardInterrupt", e.what(), {});
+    run.kind = "KeyboardInterrupt";
+    run.error = eval::render_runtime_error(*run.runtime_error, sm);
+    run.exit_code = diag::kExitRuntime;
   } catch (const dist::WorkerError& e) {
     // The workers failed to start, or failed outside any call: no `.ss`
     // location to show.

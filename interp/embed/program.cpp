@@ -1,0 +1,150 @@
+// `ss check` and `ss run` as the embedding API offers them (embed.h's
+// check and run): the CLI's commands are these and their flags, and a host
+// language runs a whole program as `ss run` does.
+#include <fstream>
+#include <sstream>
+
+#include "diag/diagnostic.h"
+#include "diag/exit_codes.h"
+#include "interp/check/checker.h"
+#include "interp/devices/devices.h"
+#include "interp/embed/embed.h"
+#include "interp/embed/errors.h"
+#include "interp/embed/placement.h"
+#include "interp/eval/extern_host.h"
+#include "interp/eval/interpreter.h"
+
+namespace ss::embed {
+
+namespace {
+
+check::Options check_options(const LoadOptions& opts) {
+  check::Options o;
+  o.devices_override = opts.devices;
+  o.dim_overrides = opts.dims;
+  // Extern modules are the host's when it has any (Python: always).
+  o.host_externs = eval::extern_host() != nullptr;
+  return o;
+}
+
+void must_be_readable(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw Error{"IOError", "cannot read '" + path + "'"};
+}
+
+// An error of the run itself, not of its program: no `.ss` location.
+Error run_refused(const std::string& path,
+                  const std::string& kind,
+                  const std::string& message,
+                  int exit_code) {
+  Error e{kind, message};
+  e.text = diag::render_file_error(path, message);
+  e.exit_code = exit_code;
+  return e;
+}
+
+// A run on several devices ended in [run]'s error, rendered as `ss run`
+// prints it: its message is the first line's, after the kind.
+Error device_run_error(const devices::controller::DeviceRun& run) {
+  std::string first = run.error.substr(0, run.error.find('\n'));
+  if (size_t k = first.find(run.kind + ": "); k != std::string::npos)
+    first = first.substr(k + run.kind.size() + 2);
+  Error e{run.kind, first};
+  e.text = run.error;
+  e.exit_code = run.exit_code;
+  return e;
+}
+
+}  // namespace
+
+CheckReport check(const std::string& path, const LoadOptions& opts) {
+  prepare();
+  must_be_readable(path);
+  diag::SourceMap sm;
+  diag::Diagnostics diags;
+  CheckReport r;
+  auto prog = check::check_file(path, sm, diags, check_options(opts));
+  r.ok = prog != nullptr;
+  CheckFailed f = check_failed(diags, sm);
+  r.problems = std::move(f.problems);
+  if (!diags.empty()) r.text = std::move(f.text);
+  r.json = diag::render_json(diags, sm);
+  if (prog) r.types = check::describe_types(*prog);
+  return r;
+}
+
+void run(const std::string& path,
+         const RunOptions& opts,
+         std::ostream& out,
+         std::ostream& err) {
+  prepare();
+  must_be_readable(path);
+  // The program's walk wants a deep stack (Note [A deep stack] in
+  // interp/cli/main.cpp), and its workers end with the thread that
+  // started them: this one, which ends with the run.
+  DeepThread deep;
+  deep.run(
+      [&] {
+        diag::SourceMap sm;
+        diag::Diagnostics diags;
+        const check::Options copts = check_options(opts.load);
+        auto prog = check::check_file(path, sm, diags, copts);
+        if (!prog) throw check_failed(diags, sm);
+        if (!prog->fn(opts.entry))
+          throw run_refused(path,
+                            "ValueError",
+                            "no `fn " + opts.entry + "()` to run",
+                            diag::kExitUsage);
+        if (prog->devices().kind == "cuda")
+          // The GPU backend is a separately built module (ops/no_cuda
+          // stubs here).
+          throw run_refused(
+              path,
+              "ValueError",
+              "the program asks for cuda devices, but this ss was built "
+              "without the CUDA backend; run it on the CPU with --devices "
+              "cpu or --devices 'cpu[0 1 2]'",
+              diag::kExitRuntime);
+        const int world = static_cast<int>(prog->devices().count());
+        std::optional<dist::RemoteOptions> remote;
+        try {
+          remote = remote_options(opts.placement, world);
+        } catch (const std::invalid_argument& e) {
+          Error bad{"ValueError", e.what()};
+          bad.exit_code = diag::kExitUsage;
+          throw bad;
+        }
+        // Several devices: worker processes run it (a mesh's spmd fns
+        // too: an instance on each worker).
+        if (world > 1) {
+          devices::controller::DeviceRunOptions ro;
+          ro.remote = std::move(remote);
+          ro.worker_args = devices::controller::worker_run_args(
+              copts, opts.entry, opts.args);
+          ro.program_args = opts.args;
+          ro.entry = opts.entry;
+          ro.worker_command = opts.load.worker_command;
+          ro.worker_env = opts.load.worker_env;
+          ro.interrupt = opts.interrupt;
+          devices::controller::DeviceRun r =
+              devices::controller::run_program_on_devices(*prog, sm, out, ro);
+          out.flush();
+          err << r.stats;
+          if (r.runtime_error) throw to_error(*r.runtime_error, sm);
+          if (!r.kind.empty()) throw device_run_error(r);
+          return;
+        }
+        try {
+          eval::Interpreter in(*prog, sm, out);
+          in.set_interrupt_flag(opts.interrupt);
+          in.run_main(opts.args, opts.entry);
+        } catch (const eval::RuntimeError& e) {
+          out.flush();
+          throw to_error(e, sm);
+        }
+        out.flush();
+      },
+      opts.poll);
+}
+
+}  // namespace ss::embed
