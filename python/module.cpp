@@ -5,7 +5,9 @@
 //
 // Note [The GIL around ShapeScript]
 // A call converts its arguments with the GIL held, then releases it while
-// ShapeScript runs (on the session's deep thread: embed::DeepThread), and
+// ShapeScript runs (on one device on this thread, switched to the deep
+// stack: embed::DeepStack; with workers on the session's embed::DeepThread),
+// and
 // takes it again only to print to sys.stdout, to drop a Python object a
 // tensor kept, and every 50 ms to look for Ctrl-C (the session's poll),
 // which stops the call as the repl's Ctrl-C does and raises

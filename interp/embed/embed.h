@@ -291,9 +291,11 @@ class Session {
   /// Asks the running call to stop (Ctrl-C): it raises KeyboardInterrupt
   /// at its next statement, and the workers stop theirs. Any thread.
   void interrupt();
-  /// Every call runs on the session's DeepThread; [poll] runs on the
-  /// caller's thread every 50 ms while one does (where a host sees its
-  /// Ctrl-C and calls interrupt()).
+  /// [poll] runs on the caller's thread about every 50 ms while a call
+  /// runs (where a host sees its Ctrl-C and calls interrupt()): on one
+  /// device from within the call, at its statements, since the caller's
+  /// thread runs it on a deep stack (DeepStack); with workers, while it
+  /// waits for the session's DeepThread.
   void set_poll(std::function<void()> poll);
 
   struct Impl;
@@ -319,6 +321,22 @@ class DeepThread {
   /// signals). One body at a time.
   void run(const std::function<void()>& body,
            const std::function<void()>& poll = {});
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
+/// The evaluator's deep stack (Note [A deep stack] in interp/cli/main.cpp)
+/// on the caller's own thread: a body runs there by switching stacks, not
+/// threads (Note [Switching to the deep stack] in deep_stack.cpp).
+class DeepStack {
+ public:
+  DeepStack();
+  ~DeepStack();
+  /// Runs [body] on the deep stack, on this thread, rethrowing what it
+  /// threw. Called from within a body, runs it where it is.
+  void run(const std::function<void()>& body);
 
  private:
   struct State;

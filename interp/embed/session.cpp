@@ -63,7 +63,14 @@ Compiled& Session::Impl::compile(const std::string& params,
   if (!c->prog) throw check_failed(diags, *c->sm);
   c->fn = c->prog->fn(name);
   c->in = std::make_unique<eval::Interpreter>(*c->prog, *c->sm, *out);
-  c->in->set_interrupt_flag(&interrupted);
+  // On the deep stack the caller's thread runs the call, so the call
+  // looks for the host's Ctrl-C itself.
+  std::function<void()> look;
+  if (on_stack)
+    look = [this] {
+      if (poll) poll();
+    };
+  c->in->set_interrupt_flag(&interrupted, std::move(look));
   return *cache.emplace(key, std::move(c)).first->second;
 }
 
@@ -166,6 +173,7 @@ std::unique_ptr<Session> Session::load(const std::string& path,
       if (!ended.empty()) throw Error{"WorkerError", ended};
     }
   });
+  impl->on_stack = !impl->workers;
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
 
@@ -445,7 +453,7 @@ class ObjectCursor : public Session::Cursor {
 
   std::optional<Value> next() override {
     eval::Value item;
-    bool more = s_.on_deep([&] {
+    auto step = [&] {
       bool got = false;
       s_.as_controller(c_, [&] {
         if (!cur_) {
@@ -456,7 +464,8 @@ class ObjectCursor : public Session::Cursor {
         got = cur_->next(item);
       });
       return got;
-    });
+    };
+    bool more = s_.on_deep(step);
     if (!more) return std::nullopt;
     auto h = std::make_shared<Held>();
     h->value = std::move(item);

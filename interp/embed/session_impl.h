@@ -26,7 +26,13 @@ struct Compiled {
 };
 
 struct Session::Impl {
+  // Where calls run (Note [Switching to the deep stack] in
+  // deep_stack.cpp): on one device on the caller's thread, switched to
+  // [stack]; with workers on [deep], the thread that started them (their
+  // PR_SET_PDEATHSIG follows it), as the load always does.
   DeepThread deep;  // first: it goes last, after the workers
+  DeepStack stack;
+  bool on_stack = false;
   std::function<void()> poll;
   LoadOptions opts;
   std::ostream* out = nullptr;
@@ -51,7 +57,10 @@ struct Session::Impl {
   template <class F>
   auto on_deep(F f) -> decltype(f()) {
     std::optional<decltype(f())> out;
-    deep.run([&] { out.emplace(f()); }, poll);
+    if (on_stack)
+      stack.run([&] { out.emplace(f()); });
+    else
+      deep.run([&] { out.emplace(f()); }, poll);
     return std::move(*out);
   }
 };

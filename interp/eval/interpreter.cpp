@@ -391,6 +391,13 @@ Value Interpreter::exec_in(const ast::Block& stmts, Frame& f) {
 }
 
 Interpreter::Flow Interpreter::exec(const ast::Stmt& s, Frame& f, Value& ret) {
+  if (poll_) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= next_poll_) {
+      next_poll_ = now + std::chrono::milliseconds(50);
+      poll_();
+    }
+  }
   if (interrupt_ && *interrupt_) {
     *interrupt_ = 0;
     fail("KeyboardInterrupt", s.span, "interrupted");

@@ -4,6 +4,7 @@
 // (ops/defs, written with ops/api.h) and every other builtin to its
 // runtime implementation (interp/builtins/).
 
+#include <chrono>
 #include <functional>
 #include <iosfwd>
 #include <map>
@@ -102,8 +103,16 @@ class Interpreter {
   /// expression statement (Unit otherwise).
   Value exec_in(const ast::Block& stmts, Frame& f);
   /// Set from a signal handler: the running statement stops with a
-  /// KeyboardInterrupt at its next statement boundary.
-  void set_interrupt_flag(volatile int* flag) { interrupt_ = flag; }
+  /// KeyboardInterrupt at its next statement boundary. [poll], for a host
+  /// that has no thread of its own watching while a call runs (a Python
+  /// session on one device: Note [Switching to the deep stack] in
+  /// interp/embed/deep_stack.cpp), runs at a statement boundary at most
+  /// every 50 ms, before the flag is read, and sets it when the host's
+  /// Ctrl-C came.
+  void set_interrupt_flag(volatile int* flag, std::function<void()> poll = {}) {
+    interrupt_ = flag;
+    poll_ = std::move(poll);
+  }
 
  private:
   enum class Flow { Normal, Break, Continue, Return };
@@ -182,6 +191,8 @@ class Interpreter {
   std::vector<StackEntry> stack_;
   int depth_ = 0;
   volatile int* interrupt_ = nullptr;
+  std::function<void()> poll_;
+  std::chrono::steady_clock::time_point next_poll_{};
   DeviceHooks* hooks_ = nullptr;
   ops::MeshComm* mesh_ = nullptr;
   std::string local_dim_;  // set_local_dim

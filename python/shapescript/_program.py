@@ -163,12 +163,17 @@ class Program:
     def __getattr__(self, name):
         if name.startswith("_"):
             raise AttributeError(name)
+        # Made once: a training loop's `prog.train_step(...)` finds it in
+        # the instance's dict, without asking the core again.
         if name in self._fns:
-            return Fn(self, name)
+            self.__dict__[name] = Fn(self, name)
+            return self.__dict__[name]
         if name in self._models:
-            return ModelType(self, name)
+            self.__dict__[name] = ModelType(self, name)
+            return self.__dict__[name]
         if name in self._records:
-            return RecordType(self, name)
+            self.__dict__[name] = RecordType(self, name)
+            return self.__dict__[name]
         if name in self._dims:
             return self._dims[name]
         raise AttributeError(
