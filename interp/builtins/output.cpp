@@ -1,9 +1,11 @@
 // logs, print, and the sinks stdout(), csv(path), jsonl(path), tee(...).
 #include "interp/builtins/output.h"
 
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 
 #include "interp/eval/device_hooks.h"
@@ -129,7 +131,7 @@ std::string on_one_line(const std::string& text) {
 
 struct StdoutSink : SinkValue {
   explicit StdoutSink(std::ostream& o) : out(o) {}
-  void write(const LogsValue& logs, int64_t step) override {
+  std::string write(const LogsValue& logs, int64_t step) override {
     std::string line = "step " + std::to_string(step);
     for (const auto& [name, v] : logs.fields) {
       double x;
@@ -144,14 +146,29 @@ struct StdoutSink : SinkValue {
                                  : on_one_line(format_value(v)));
     }
     out << line << std::endl;  // flushed: complete lines only
+    return "";
   }
   std::ostream& out;
 };
 
-struct CsvSink : SinkValue {
+// A file sink: its stream, and what its last flush said.
+struct FileSink : SinkValue {
   std::ofstream file;
+  std::string path;
+  /// Flushes what was written: "" when the file took it, else why not.
+  std::string flushed() {
+    errno = 0;
+    file.flush();
+    if (file) return "";
+    const int e = errno;
+    return "cannot write '" + path + "'" +
+           (e ? std::string(": ") + std::strerror(e) : std::string());
+  }
+};
+
+struct CsvSink : FileSink {
   std::vector<std::string> columns;
-  void write(const LogsValue& logs, int64_t step) override {
+  std::string write(const LogsValue& logs, int64_t step) override {
     if (columns.empty()) {
       file << "step";
       for (const auto& [name, v] : logs.fields) {
@@ -172,25 +189,30 @@ struct CsvSink : SinkValue {
       }
     }
     file << "\n";
-    file.flush();
+    return flushed();
   }
 };
 
-struct JsonlSink : SinkValue {
-  std::ofstream file;
-  void write(const LogsValue& logs, int64_t step) override {
+struct JsonlSink : FileSink {
+  std::string write(const LogsValue& logs, int64_t step) override {
     std::string line = "{\"step\": " + std::to_string(step);
     for (const auto& [name, v] : logs.fields)
       line += ", " + json_string(name) + ": " + json_value(v);
     file << line << "}\n";
-    file.flush();
+    return flushed();
   }
 };
 
 struct TeeSink : SinkValue {
   std::vector<std::shared_ptr<Object>> sinks;
-  void write(const LogsValue& logs, int64_t step) override {
-    for (auto& s : sinks) static_cast<SinkValue*>(s.get())->write(logs, step);
+  std::string write(const LogsValue& logs, int64_t step) override {
+    // Every sink gets the record; the first one that failed says so.
+    std::string first;
+    for (auto& s : sinks) {
+      std::string e = static_cast<SinkValue*>(s.get())->write(logs, step);
+      if (first.empty()) first = std::move(e);
+    }
+    return first;
   }
 };
 
@@ -241,6 +263,7 @@ template <class S>
 Value open_file_sink(BuiltinCall& c) {
   auto s = std::make_shared<S>();
   const std::string& path = c.arg(0).s;
+  s->path = path;
   s->file.open(path, std::ios::out | std::ios::trunc);
   if (!s->file) c.fail("IOError", "cannot open '" + path + "' for writing");
   return Value::object(VK::Sink, s);
@@ -262,7 +285,8 @@ Value write(BuiltinCall& c) {
   if (r.kind != VK::Logs) c.fail("ValueError", "write takes logs(...)");
   int64_t step = c.has(2) ? c.integer(2, 0) : sink->next_step;
   sink->next_step = step + 1;
-  sink->write(*r.as<LogsValue>(), step);
+  if (std::string why = sink->write(*r.as<LogsValue>(), step); !why.empty())
+    c.fail("IOError", why);
   sink->last = std::static_pointer_cast<LogsValue>(r.obj);
   last_written().logs = sink->last;
   ++last_written().writes;

@@ -1,6 +1,8 @@
 #pragma once
 // Sinks: where `out.write(logs)` goes. Every line is flushed as written, so
-// an interrupted run leaves complete lines only.
+// an interrupted run leaves complete lines only, and a line the disk would
+// not take (ENOSPC, EIO) is an IOError at the write's `.ss` line, never a
+// silent loss (issue 32).
 
 #include <fstream>
 #include <memory>
@@ -12,8 +14,9 @@
 namespace ss::builtins {
 
 struct SinkValue : eval::Object {
-  /// Writes one record of logs at [step].
-  virtual void write(const eval::LogsValue& logs, int64_t step) = 0;
+  /// Writes one record of logs at [step]: "" when it was written, else
+  /// why not (the file and the system's reason).
+  virtual std::string write(const eval::LogsValue& logs, int64_t step) = 0;
   int64_t next_step = 0;  // the default step counter
   /// The last logs written (progress bars show them).
   std::shared_ptr<eval::LogsValue> last;
