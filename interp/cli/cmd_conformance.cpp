@@ -283,6 +283,10 @@ Outcome run_case(const fs::path& file,
       o.detail = "expected runtime " + ex.runtime_kind + ", got " +
                  (r.ran ? (r.kind.empty() ? "a clean run" : r.detail)
                         : "no fn main() to run");
+    } else if (std::string d = expected_output(ex, r.out); !d.empty()) {
+      // What main printed before the error.
+      o.pass = false;
+      o.detail = " not the `# output:` lines: " + d;
     } else if (one_device && prog->devices().count() > 1 &&
                o.error_head != one_device->error_head) {
       // The same error as one device's: its location and message (the

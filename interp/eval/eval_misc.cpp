@@ -17,7 +17,12 @@ Value eval_fstring(Interpreter& in, const ast::Expr& e, Frame& f) {
       out += p.text;
       continue;
     }
-    out += format_with_spec(in.eval(*p.expr, f), p.format_spec);
+    Value v = in.eval(*p.expr, f);
+    try {
+      out += format_with_spec(v, p.format_spec);
+    } catch (const std::invalid_argument& bad) {
+      in.fail("ValueError", p.expr->span, bad.what());
+    }
   }
   return Value::string(std::move(out));
 }

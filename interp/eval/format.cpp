@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <sstream>
+#include <stdexcept>
 
 #include "interp/eval/objects.h"
 
@@ -158,6 +159,22 @@ std::string format_value(const Value& v, const types::Type* st) {
   }
 }
 
+namespace {
+
+// snprintf into a string of the length it needs: `f"{1e300:.0f}"` has 301
+// digits, which a fixed buffer cut at 127 (issue 32, item 7).
+template <class... A>
+std::string printed(const char* fmt, A... args) {
+  const int n = std::snprintf(nullptr, 0, fmt, args...);
+  if (n <= 0) return "";
+  std::string out(static_cast<size_t>(n) + 1, '\0');
+  std::snprintf(out.data(), out.size(), fmt, args...);
+  out.pop_back();
+  return out;
+}
+
+}  // namespace
+
 std::string format_with_spec(const Value& v, const std::string& spec) {
   if (spec.empty()) {
     if (v.kind == VK::Tensor && v.t.numel() == 1 && v.t.rank() == 0)
@@ -186,36 +203,39 @@ std::string format_with_spec(const Value& v, const std::string& spec) {
   if (i < spec.size() && (spec[i] == '+' || spec[i] == ' ')) sign = spec[i++];
   bool comma = false;
   int width = 0, prec = -1;
-  while (i < spec.size() && std::isdigit(static_cast<unsigned char>(spec[i])))
-    width = width * 10 + (spec[i++] - '0');
+  // Note [Format bounds]: a width or precision past its bound is a
+  // ValueError, not a string that grows until memory runs out.
+  auto digits = [&](int bound, const char* what) {
+    int64_t n = 0;
+    while (i < spec.size() &&
+           std::isdigit(static_cast<unsigned char>(spec[i]))) {
+      n = n * 10 + (spec[i++] - '0');
+      if (n > bound)
+        throw std::invalid_argument(std::string("the format's ") + what +
+                                    " is more than " + std::to_string(bound) +
+                                    " (in `:" + spec + "`)");
+    }
+    return static_cast<int>(n);
+  };
+  width = digits(kMaxFormatWidth, "width");
   if (i < spec.size() && spec[i] == ',') {
     comma = true;
     ++i;
   }
   if (i < spec.size() && spec[i] == '.') {
     ++i;
-    prec = 0;
-    while (i < spec.size() && std::isdigit(static_cast<unsigned char>(spec[i])))
-      prec = prec * 10 + (spec[i++] - '0');
+    prec = digits(kMaxFormatPrecision, "precision");
   }
   char type = i < spec.size() ? spec[i] : 0;
   std::string body;
-  char buf[128];
   if (!numeric) {
     body = format_value(v);
   } else if (type == 'd' || (type == 0 && prec < 0 && v.kind == VK::Int)) {
-    std::snprintf(buf,
-                  sizeof buf,
-                  ("%" + sign + "lld").c_str(),
-                  static_cast<long long>(std::llround(x)));
-    body = buf;
+    body = printed(("%" + sign + "lld").c_str(),
+                   static_cast<long long>(std::llround(x)));
   } else if (type == '%') {
-    std::snprintf(buf,
-                  sizeof buf,
-                  ("%" + sign + ".*f").c_str(),
-                  prec < 0 ? 6 : prec,
-                  x * 100);
-    body = std::string(buf) + "%";
+    body = printed(("%" + sign + ".*f").c_str(), prec < 0 ? 6 : prec, x * 100) +
+           "%";
   } else {
     char t =
         type == 'e' || type == 'E' || type == 'g' || type == 'G' ? type : 'f';
@@ -223,8 +243,7 @@ std::string format_with_spec(const Value& v, const std::string& spec) {
       body = format_number(x);
     } else {
       std::string fmt = "%" + sign + ".*" + std::string(1, t);
-      std::snprintf(buf, sizeof buf, fmt.c_str(), prec < 0 ? 6 : prec, x);
-      body = buf;
+      body = printed(fmt.c_str(), prec < 0 ? 6 : prec, x);
     }
   }
   if (comma && numeric) {

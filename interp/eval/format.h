@@ -21,8 +21,15 @@ std::string format_value(const Value& v,
                          const types::Type* static_type = nullptr);
 /// A host number as Python's repr would (shortest round-trip form).
 std::string format_number(double v);
+/// Note [Format bounds]: the largest width and precision a format spec
+/// takes. 1,100 digits hold the exact decimal expansion of every f64 (the
+/// smallest subnormal has 1,074 after the point), which Python prints for
+/// a large precision; a width of a million characters is past any table.
+constexpr int kMaxFormatPrecision = 1100;
+constexpr int kMaxFormatWidth = 1 << 20;
 /// `{x:spec}` of an f-string: Python's format mini-language for numbers
 /// (`.4f`, `>8`, `,`, `e`, `%`, `d`); an empty spec is format_value.
+/// Throws std::invalid_argument for a width or precision past its bound.
 std::string format_with_spec(const Value& v, const std::string& spec);
 /// The f-string [e] in [f]: its text, each `{x:spec}` evaluated and
 /// formatted (eval_misc.cpp).
