@@ -10,6 +10,7 @@
 
 #include <bit>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <limits>
@@ -116,15 +117,41 @@ class Reader {
 
 // ---- writing ----
 
+// The temporaries' names for [path] start `<path>.tmp.` and go on with
+// `<pid>.XXXXXX`. A file name near the system's limit (255 bytes) leaves
+// no room for that (a legal 252-byte name failed with "File name too
+// long": issue 32, item 12), so a long one is cut to 200 bytes and told
+// apart by a hash of it whole (FNV-1a, the same in every build, so that
+// the sweep below finds a dead writer's temporaries by the same stem).
+std::string temporary_stem(const std::string& path) {
+  namespace fs = std::filesystem;
+  const std::string name = fs::path(path).filename().string();
+  constexpr size_t kRoom = 255 - (sizeof(".tmp.") - 1) - 10 - 7;
+  std::string head = name;
+  if (name.size() > kRoom) {
+    uint64_t h = 14695981039346656037ull;
+    for (unsigned char c : name) h = (h ^ c) * 1099511628211ull;
+    char hex[17];
+    std::snprintf(
+        hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+    head = name.substr(0, 200) + "." + hex;
+  }
+  fs::path target(path);
+  return (target.has_parent_path() ? target.parent_path() / head
+                                   : fs::path(head))
+             .string() +
+         ".tmp.";
+}
+
 // Note [Dead writers' temporaries]: a save killed between writing its
-// temporary and renaming it leaves `<path>.tmp.<pid>.XXXXXX` (up to the
-// model's size). The next save to [path] removes those whose pid is gone
-// (regular files of ours only).
+// temporary and renaming it leaves `<stem><pid>.XXXXXX` (up to the
+// model's size; temporary_stem). The next save to [path] removes those
+// whose pid is gone (regular files of ours only).
 void sweep_dead_temporaries(const std::string& path) {
   namespace fs = std::filesystem;
   fs::path target(path);
   fs::path dir = target.has_parent_path() ? target.parent_path() : ".";
-  std::string stem = target.filename().string() + ".tmp.";
+  std::string stem = fs::path(temporary_stem(path)).filename().string();
   std::error_code ec;
   for (auto it = fs::directory_iterator(dir, ec);
        !ec && it != fs::directory_iterator();
@@ -143,13 +170,15 @@ void sweep_dead_temporaries(const std::string& path) {
   }
 }
 
-void write_all(int fd, const void* src, size_t n, const std::string& tmp) {
+// Writes [n] bytes of the temporary of [path]; a failure names [path],
+// the file the user asked for (issue 32, item 13), not the temporary.
+void write_all(int fd, const void* src, size_t n, const std::string& path) {
   const char* p = static_cast<const char*>(src);
   while (n > 0) {
     ssize_t w = ::write(fd, p, std::min<size_t>(n, 1u << 30));
     if (w < 0) {
       if (errno == EINTR) continue;
-      throw SafetensorsError("cannot write " + quote(tmp) + ": " +
+      throw SafetensorsError("cannot write " + quote(path) + ": " +
                              std::strerror(errno));
     }
     p += w;
@@ -255,7 +284,8 @@ void write_safetensors_streamed(
   }
   sweep_dead_temporaries(path);
   // Note [Temporaries on a fatal signal]: made and registered as one step.
-  TemporaryFile made(path + ".tmp." + std::to_string(::getpid()) + ".XXXXXX");
+  TemporaryFile made(temporary_stem(path) + std::to_string(::getpid()) +
+                     ".XXXXXX");
   const std::string& tmp = made.path();
   Fd f;
   f.fd = made.fd();
@@ -263,10 +293,18 @@ void write_safetensors_streamed(
   mode_t mask = ::umask(0);
   ::umask(mask);
   try {
-    if (::fchmod(f.fd, 0666 & ~mask) != 0)
+    // A file that exists keeps its mode (a checkpoint made private stays
+    // 0600: issue 32, item 12) and, where this process may give it, its
+    // owner, as editors keep them; a new one gets what a new file gets.
+    const bool replacing = target.st_ino != 0;
+    const mode_t mode = replacing ? target.st_mode & 0777 : 0666 & ~mask;
+    if (replacing &&
+        (target.st_uid != ::geteuid() || target.st_gid != ::getegid()))
+      (void)::fchown(f.fd, target.st_uid, target.st_gid);  // best effort
+    if (::fchmod(f.fd, mode) != 0)
       fail(std::string("chmod: ") + std::strerror(errno));
-    write_all(f.fd, len, 8, tmp);
-    write_all(f.fd, header.data(), header.size(), tmp);
+    write_all(f.fd, len, 8, path);
+    write_all(f.fd, header.data(), header.size(), path);
     for (const SafetensorsPiece& p : pieces) {
       const ops::Tensor t = p.bytes();
       check_writable(path, p.name, t);
@@ -275,7 +313,7 @@ void write_safetensors_streamed(
              ops::shape_string(t.shape()) + " " + types::dtype_name(t.dtype()) +
              ", not the header's " + ops::shape_string(p.shape) + " " +
              types::dtype_name(p.dtype));
-      write_all(f.fd, t.raw(), t.nbytes(), tmp);
+      write_all(f.fd, t.raw(), t.nbytes(), path);
     }
     if (::fsync(f.fd) != 0) fail(std::string("fsync: ") + std::strerror(errno));
     if (::close(f.release()) != 0)

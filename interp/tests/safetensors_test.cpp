@@ -3,11 +3,13 @@
 // layout other writers produce, atomic writes, every corrupt input as a
 // clear error, and mutation fuzzing.
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <csignal>
 
 #include "interp/tests/safetensors_test_util.h"
 
@@ -469,4 +471,60 @@ TEST_CASE("safetensors: a save removes the temporaries of dead writers",
   CHECK(fs::exists(live));   // its writer may still rename it
   CHECK(fs::exists(other));  // another checkpoint's
   CHECK(read_safetensors(path).tensors.size() == sample().tensors.size());
+}
+
+TEST_CASE("safetensors: a save keeps the file's mode and takes long names",
+          "[checkpoint]") {
+  // Issue 32, items 12 and 13.
+  TempDir tmp;
+  SECTION("a checkpoint made private stays private") {
+    std::string path = tmp / "ck.safetensors";
+    write_safetensors(path, sample());
+    REQUIRE(::chmod(path.c_str(), 0600) == 0);
+    write_safetensors(path, sample());
+    struct stat st {};
+    REQUIRE(::stat(path.c_str(), &st) == 0);
+    CHECK((st.st_mode & 0777) == 0600);  // the umask's 0644 before
+    CHECK(read_safetensors(path).tensors.size() == sample().tensors.size());
+  }
+  SECTION("a legal 252-byte name is saved and replaced, nothing left") {
+    // 252 + `.tmp.<pid>.XXXXXX` passed the system's 255.
+    std::string path = tmp / (std::string(240, 'c') + ".safetensors");
+    REQUIRE(fs::path(path).filename().string().size() == 252);
+    write_safetensors(path, sample());
+    write_safetensors(path, sample());
+    CHECK(read_safetensors(path).tensors.size() == sample().tensors.size());
+    CHECK(leftovers(tmp.dir).empty());
+  }
+  SECTION("a write the disk refuses names the checkpoint, not its temporary") {
+    // RLIMIT_FSIZE stands in for a full disk: the write fails (EFBIG) at
+    // the limit, in a child whose limit ends with it.
+    std::string path = tmp / "big.safetensors";
+    pid_t child = fork();
+    if (child == 0) {
+      struct rlimit lim {
+        1024, 1024
+      };
+      ::signal(SIGXFSZ, SIG_IGN);
+      if (::setrlimit(RLIMIT_FSIZE, &lim) != 0) _exit(3);
+      SafetensorsFile f;
+      f.tensors.emplace_back("w", Tensor::full({4096}, 1.0, DType::F64));
+      try {
+        write_safetensors(path, f);
+      } catch (const SafetensorsError& e) {
+        const std::string what = e.what();
+        const bool names_it = what.find("'" + path + "'") != std::string::npos;
+        const bool names_tmp = what.find(".tmp.") != std::string::npos;
+        _exit(names_it && !names_tmp ? 0 : 2);
+      }
+      _exit(1);  // no error at all
+    }
+    REQUIRE(child > 0);
+    int status = 0;
+    waitpid(child, &status, 0);
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    CHECK(!fs::exists(path));
+    CHECK(leftovers(tmp.dir).empty());
+  }
 }
