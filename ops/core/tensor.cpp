@@ -345,6 +345,21 @@ uint64_t check_allocatable(const Shape& shape,
   return bytes;
 }
 
+uint64_t check_host_allocatable(uint64_t count,
+                                uint64_t item_bytes,
+                                const std::string& what) {
+  uint64_t bytes = 0;
+  if (__builtin_mul_overflow(count, item_bytes, &bytes))
+    throw OpError(OpError::Kind::Value,
+                  "cannot hold " + what + ": its size overflows 64 bits");
+  if (bytes > machine_bytes())
+    throw OpError(OpError::Kind::Value,
+                  "cannot hold " + what + ": it needs " + bytes_text(bytes) +
+                      ", more than this machine's " +
+                      bytes_text(machine_bytes()) + " of memory and swap");
+  return bytes;
+}
+
 Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
   uint64_t bytes = check_allocatable(shape, dtype, {}, device);
   Tensor t;

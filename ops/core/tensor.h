@@ -91,6 +91,12 @@ uint64_t check_allocatable(const Shape& shape,
                            types::DType dtype,
                            const std::string& what,
                            Device device = {});
+/// The bytes of [count] host items of [item_bytes] each (a list of
+/// values), or an OpError naming [what] when they overflow or exceed what
+/// this machine could hold, as check_allocatable says of a tensor.
+uint64_t check_host_allocatable(uint64_t count,
+                                uint64_t item_bytes,
+                                const std::string& what);
 std::string shape_string(const Shape& shape);  // "[64 10]"
 
 class Tensor {
