@@ -1,16 +1,11 @@
-// What a host language's process needs of `ss`'s main: the runtime table
-// and a worker's life (embed.h). The evaluator's deep stack is
-// deep_stack.cpp's.
-#include "interp/builtins/install.h"
+// A worker's life in a host language's process (embed.h's worker_main).
+// Its own file: what links the embedding API without running workers of
+// its own (the test binaries) does not pull in the worker's program
+// server.
 #include "interp/devices/worker/program_server.h"
 #include "interp/embed/embed.h"
 
 namespace ss::embed {
-
-void prepare() {
-  static const bool done = (builtins::install(), true);
-  (void)done;
-}
 
 int worker_main(const std::vector<std::string>& args) {
   // A worker's process is ours: `ss worker`'s settings (interp/cli/main.cpp).
