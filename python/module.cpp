@@ -7,9 +7,8 @@
 // A call converts its arguments with the GIL held, then releases it while
 // ShapeScript runs (on one device on this thread, switched to the deep
 // stack: embed::DeepStack; with workers on the session's embed::DeepThread),
-// and
-// takes it again only to print to sys.stdout, to drop a Python object a
-// tensor kept, and every 50 ms to look for Ctrl-C (the session's poll),
+// and takes it again only to print to sys.stdout, to drop a Python object
+// a tensor kept, and every 50 ms to look for Ctrl-C (the session's poll),
 // which stops the call as the repl's Ctrl-C does and raises
 // KeyboardInterrupt here with the session kept.
 #include <pybind11/pybind11.h>
@@ -83,7 +82,20 @@ py::object error_class(const std::string& kind) {
   return d["Error"];
 }
 
-py::list problems_of(const std::vector<embed::Problem>& problems);
+py::list problems_of(const std::vector<embed::Problem>& problems) {
+  py::list out;
+  for (const embed::Problem& p : problems) {
+    py::dict d;
+    d["code"] = p.code;
+    d["message"] = p.message;
+    d["file"] = p.file;
+    d["line"] = p.line;
+    d["column"] = p.column;
+    d["text"] = p.text;
+    out.append(d);
+  }
+  return out;
+}
 
 void raise_check_failed(const embed::CheckFailed& e) {
   py::object cls = error_class("CheckError");
@@ -298,6 +310,16 @@ void enable_host_datasets() {
   });
 }
 
+/// Whether Ctrl-C came (Python's signal handlers run here, on the main
+/// thread): the KeyboardInterrupt it raised is cleared, for ShapeScript to
+/// stop its call and raise its own.
+bool ctrl_c_seen() {
+  py::gil_scoped_acquire gil;
+  if (PyErr_CheckSignals() == 0) return false;
+  PyErr_Clear();
+  return true;
+}
+
 std::shared_ptr<PySession> load(const std::string& path,
                                 const std::string& devices,
                                 const std::map<std::string, int64_t>& dims,
@@ -317,11 +339,7 @@ std::shared_ptr<PySession> load(const std::string& path,
   // Ctrl-C (Note [The GIL around ShapeScript]).
   embed::Session* raw = s->s.get();
   s->s->set_poll([raw] {
-    py::gil_scoped_acquire gil;
-    if (PyErr_CheckSignals() != 0) {
-      PyErr_Clear();
-      raw->interrupt();
-    }
+    if (ctrl_c_seen()) raw->interrupt();
   });
   return s;
 }
@@ -345,21 +363,6 @@ py::object call(const std::shared_ptr<PySession>& s,
     s->out->flush();
   }
   return to_python(std::move(out), s);
-}
-
-py::list problems_of(const std::vector<embed::Problem>& problems) {
-  py::list out;
-  for (const embed::Problem& p : problems) {
-    py::dict d;
-    d["code"] = p.code;
-    d["message"] = p.message;
-    d["file"] = p.file;
-    d["line"] = p.line;
-    d["column"] = p.column;
-    d["text"] = p.text;
-    out.append(d);
-  }
-  return out;
 }
 
 /// `shapescript.check`: `ss check`'s problems, none when it checks.
@@ -396,11 +399,7 @@ void run(const std::string& path,
   volatile int interrupted = 0;
   o.interrupt = &interrupted;
   o.poll = [&interrupted] {
-    py::gil_scoped_acquire gil;
-    if (PyErr_CheckSignals() != 0) {
-      PyErr_Clear();
-      interrupted = 1;
-    }
+    if (ctrl_c_seen()) interrupted = 1;
   };
   PythonStream out_buf("stdout"), err_buf("stderr");
   std::ostream out(&out_buf), err(&err_buf);

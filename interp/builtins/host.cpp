@@ -1,7 +1,6 @@
 // Host values: range, float, int, str, typeof, collective_timeout.
 #include <cmath>
 #include <new>
-#include <stdexcept>
 
 #include "interp/eval/device_hooks.h"
 #include "interp/eval/format.h"
@@ -29,10 +28,8 @@ Value range(BuiltinCall& c) {
   // ValueError at its line, before anything is allocated.
   std::vector<Value> items;
   if (b > a) {
-    uint64_t n = 0;
-    if (__builtin_sub_overflow(
-            static_cast<uint64_t>(b), static_cast<uint64_t>(a), &n))
-      n = ~uint64_t(0);
+    // b - a in uint64 is exact: it is below 2^64 whatever the signs.
+    const uint64_t n = static_cast<uint64_t>(b) - static_cast<uint64_t>(a);
     ops::check_host_allocatable(
         n,
         sizeof(Value),
@@ -41,12 +38,10 @@ Value range(BuiltinCall& c) {
     try {
       items.reserve(static_cast<size_t>(n));
     } catch (const std::bad_alloc&) {
+      // Within the machine's memory, and so within max_size(), but more
+      // than it has free.
       c.fail("ValueError",
              "range of " + std::to_string(n) + " items: out of memory");
-    } catch (const std::length_error&) {
-      c.fail(
-          "ValueError",
-          "range of " + std::to_string(n) + " items: more than a list holds");
     }
   }
   for (int64_t i = a; i < b; ++i) items.push_back(Value::integer(i));

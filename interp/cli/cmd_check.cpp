@@ -67,7 +67,7 @@ int cmd_check(const std::vector<std::string>& args) {
   load.dims = opts.dim_overrides;
   embed::CheckReport r;
   try {
-    r = embed::check(file, load);
+    r = embed::check(file, load, {.json = json, .types = types});
   } catch (const embed::Error& e) {  // unreadable after all
     std::cerr << diag::render_file_error(file, e.message);
     return kExitRuntime;

@@ -178,13 +178,22 @@ struct CheckReport {
   bool ok = false;
   std::vector<Problem> problems;
   std::string text;   // as `ss check` prints them; "" when none
-  std::string json;   // as `ss check --json` prints them
-  std::string types;  // `ss check --types`: each declaration's type
+  std::string json;   // as `ss check --json` prints them, when asked
+  std::string types;  // `ss check --types`: each declaration's type, when
+                      // asked and it checked
+};
+
+/// The renderings a CheckReport holds beside its problems and text.
+struct CheckRenderings {
+  bool json = false;
+  bool types = false;
 };
 
 /// `ss check`: reads and checks [path] with [opts]'s devices and dims.
 /// Throws Error (IOError) when the file cannot be read.
-CheckReport check(const std::string& path, const LoadOptions& opts);
+CheckReport check(const std::string& path,
+                  const LoadOptions& opts,
+                  const CheckRenderings& want = {});
 
 /// Where a run's workers run (issue 26), as `ss run`'s options write it:
 /// `--hosts`, `--hostfile`, `--launch`, `--listen`, `--token-file`,

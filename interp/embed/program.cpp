@@ -8,6 +8,7 @@
 #include "diag/exit_codes.h"
 #include "interp/check/checker.h"
 #include "interp/devices/devices.h"
+#include "interp/embed/check_options.h"
 #include "interp/embed/embed.h"
 #include "interp/embed/errors.h"
 #include "interp/embed/placement.h"
@@ -16,16 +17,15 @@
 
 namespace ss::embed {
 
-namespace {
-
 check::Options check_options(const LoadOptions& opts) {
   check::Options o;
   o.devices_override = opts.devices;
   o.dim_overrides = opts.dims;
-  // Extern modules are the host's when it has any (Python: always).
   o.host_externs = eval::extern_host() != nullptr;
   return o;
 }
+
+namespace {
 
 void must_be_readable(const std::string& path) {
   std::ifstream f(path);
@@ -57,7 +57,9 @@ Error device_run_error(const devices::controller::DeviceRun& run) {
 
 }  // namespace
 
-CheckReport check(const std::string& path, const LoadOptions& opts) {
+CheckReport check(const std::string& path,
+                  const LoadOptions& opts,
+                  const CheckRenderings& want) {
   prepare();
   must_be_readable(path);
   diag::SourceMap sm;
@@ -67,9 +69,9 @@ CheckReport check(const std::string& path, const LoadOptions& opts) {
   r.ok = prog != nullptr;
   CheckFailed f = check_failed(diags, sm);
   r.problems = std::move(f.problems);
-  if (!diags.empty()) r.text = std::move(f.text);
-  r.json = diag::render_json(diags, sm);
-  if (prog) r.types = check::describe_types(*prog);
+  r.text = std::move(f.text);
+  if (want.json) r.json = diag::render_json(diags, sm);
+  if (want.types && prog) r.types = check::describe_types(*prog);
   return r;
 }
 

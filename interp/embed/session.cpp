@@ -8,12 +8,12 @@
 #include "interp/check/checker.h"
 #include "interp/devices/controller/repl_devices.h"
 #include "interp/devices/protocol/session_text.h"
+#include "interp/embed/check_options.h"
 #include "interp/embed/embed.h"
 #include "interp/embed/errors.h"
 #include "interp/embed/held.h"
 #include "interp/embed/host_types.h"
 #include "interp/embed/session_impl.h"
-#include "interp/eval/extern_host.h"
 #include "interp/eval/interpreter.h"
 #include "interp/eval/objects.h"
 
@@ -132,10 +132,7 @@ std::unique_ptr<Session> Session::load(const std::string& path,
   impl->deep.run([&] {
     I->opts = opts;
     I->out = &out;
-    I->check_opts.devices_override = opts.devices;
-    I->check_opts.dim_overrides = opts.dims;
-    // Extern modules are the host's when it has any (Python: always).
-    I->check_opts.host_externs = eval::extern_host() != nullptr;
+    I->check_opts = check_options(opts);
     // As `ss check` reports them.
     if (CheckReport r = check(path, opts); !r.ok) {
       CheckFailed f;
@@ -453,7 +450,7 @@ class ObjectCursor : public Session::Cursor {
 
   std::optional<Value> next() override {
     eval::Value item;
-    auto step = [&] {
+    bool more = s_.on_deep([&] {
       bool got = false;
       s_.as_controller(c_, [&] {
         if (!cur_) {
@@ -464,8 +461,7 @@ class ObjectCursor : public Session::Cursor {
         got = cur_->next(item);
       });
       return got;
-    };
-    bool more = s_.on_deep(step);
+    });
     if (!more) return std::nullopt;
     auto h = std::make_shared<Held>();
     h->value = std::move(item);

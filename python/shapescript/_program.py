@@ -30,6 +30,13 @@ def _worker_path():
     return out
 
 
+def _workers():
+    """The workers' command up to its `worker` word, and their environment:
+    `python3 -m shapescript._worker` with the controller's sys.path."""
+    return ([sys.executable, "-m", "shapescript._worker"],
+            ["PYTHONPATH=" + os.pathsep.join(_worker_path())])
+
+
 def load(path, devices=None, dims=None):
     """Reads and checks the program at `path`.
 
@@ -39,10 +46,8 @@ def load(path, devices=None, dims=None):
     # progress(...) draws in Python's sys.stderr: a bar where that is a
     # terminal or a notebook's output (which renders carriage returns).
     _core._set_progress(_progress_drawing())
-    session = _core.Session.load(
-        os.fspath(path), devices or "", dict(dims or {}),
-        [sys.executable, "-m", "shapescript._worker"],
-        ["PYTHONPATH=" + os.pathsep.join(_worker_path())])
+    session = _core.Session.load(os.fspath(path), devices or "",
+                                 dict(dims or {}), *_workers())
     prog = Program(session, os.fspath(path))
     _check_externs(prog)
     _Registry.last = prog
@@ -60,14 +65,12 @@ def run(path, devices=None, dims=None, entry="main", args=()):
     """Runs the program at `path` as `ss run` does: checks it, then runs
     its `entry` fn to the end on its devices (several: worker processes),
     `args` being what its `list[str]` parameter holds, if it has one
-    (`ss run FILE -- ARGS`). Its print goes to
-    sys.stdout; errors raise as a call's do (CheckError, ShapeError, ...,
-    WorkerError), and Ctrl-C raises KeyboardInterrupt, ending the workers."""
+    (`ss run FILE -- ARGS`). Its print goes to sys.stdout; errors raise as
+    a call's do (CheckError, ShapeError, ..., WorkerError), and Ctrl-C
+    raises KeyboardInterrupt, ending the workers."""
     _core._set_progress(_progress_drawing())
     _core.run(os.fspath(path), devices or "", dict(dims or {}), entry,
-              [str(a) for a in args],
-              [sys.executable, "-m", "shapescript._worker"],
-              ["PYTHONPATH=" + os.pathsep.join(_worker_path())])
+              [str(a) for a in args], *_workers())
 
 
 def _check_externs(prog):
