@@ -246,10 +246,19 @@ double global_norm(BuiltinCall& c, const Value& g) {
   // `split H`: a rank's heads of a gradient are a piece of it too.
   const std::map<std::string, int> heads = m->heads_axes();
   double ss = 0, pieces = 0;
+  DeviceHooks* hooks = c.in.device_hooks();
   for (const std::string& p : m->paths(true)) {
-    ops::Tensor t = ops::cast(m->get(p), types::DType::F64);
-    (whole.count(p) || heads.count(p) ? pieces : ss) +=
-        ops::sum(ops::mul(t, t)).item();
+    ops::Tensor t = m->get(p);
+    bool piece = whole.count(p) || heads.count(p);
+    // Deterministic mode: a sharded gradient gathered whole, so that its
+    // squares add as one device adds them.
+    if (piece && hooks && !heads.count(p))
+      if (std::optional<ops::Tensor> w = hooks->whole_for_sums(*m, p)) {
+        t = *w;
+        piece = false;
+      }
+    t = ops::cast(t, types::DType::F64);
+    (piece ? pieces : ss) += ops::sum(ops::mul(t, t)).item();
   }
   // The entry's device rule says it sums the pieces (ops/registry/
   // device_rule.h), which `ss explain` counts too.

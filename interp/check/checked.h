@@ -184,6 +184,10 @@ struct DeviceList {
   /// `shard params` (FSDP), and the dim of `split H` ("" when none).
   bool shard_params = false;
   std::string split_dim;
+  /// `deterministic` (or `--deterministic`): N devices compute one
+  /// device's bits (Note [Deterministic mode] in
+  /// interp/devices/lower/chunks.h).
+  bool deterministic = false;
   size_t count() const { return ids.empty() ? 1 : ids.size(); }
 };
 

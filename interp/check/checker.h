@@ -19,6 +19,8 @@ struct Options {
   std::map<std::string, int64_t> dim_overrides;
   /// `--devices SPEC`, replacing the file's device list (options kept).
   std::string devices_override;
+  /// `--deterministic`: the device list's `deterministic` option.
+  bool deterministic = false;
   /// Include the standard library (Linear, LayerNorm, ...). Off only in
   /// tests of the checker itself.
   bool stdlib = true;

@@ -321,6 +321,9 @@ class Checker {
   void check_device_options();
   void check_mesh_devices(const ast::MeshDecl& mesh,
                           const ast::DevicesDecl* decl);
+  // `deterministic` with `split H` or a mesh: E2005 (device_options.cpp).
+  void check_deterministic(const ast::DevicesDecl* decl,
+                           const ast::MeshDecl* mesh);
 
   // ---- shared
   diag::Diagnostic& error(diag::Code code,

@@ -148,16 +148,21 @@ void Checker::resolve_devices() {
                 "in this device list");
       for (const ast::DeviceOption& o : d.options) {
         prog_->devices_.options.push_back(o.words);
+        const bool deterministic =
+            o.words.size() == 1 && o.words[0] == "deterministic";
+        if (deterministic) prog_->devices_.deterministic = true;
         bool known = !o.words.empty() &&
                      ((o.words[0] == "shard" && o.words.size() == 2 &&
                        o.words[1] == "params") ||
-                      o.words[0] == "split");
+                      o.words[0] == "split" || deterministic);
         if (!known)
           error(Code::E0201,
                 o.span,
                 "unknown device option",
-                "not `shard params` or `split NAME`")
-              .help("the options are `shard params` and `split H`");
+                "not `shard params`, `split NAME` or `deterministic`")
+              .help(
+                  "the options are `shard params`, `split H` and "
+                  "`deterministic`");
       }
     }
   if (!opts_.devices_override.empty()) {
@@ -168,6 +173,7 @@ void Checker::resolve_devices() {
     }
     // A malformed --devices is a usage error the driver reports first.
   }
+  if (opts_.deterministic) prog_->devices_.deterministic = true;
 }
 
 void Checker::resolve_dims() {

@@ -99,6 +99,10 @@ ProgramOption program_option(const char* cmd,
                              size_t& i,
                              check::Options& opts) {
   const std::string& a = args[i];
+  if (a == "--deterministic") {
+    opts.deterministic = true;
+    return ProgramOption::Taken;
+  }
   if (a == "--devices" && i + 1 < args.size()) {
     opts.devices_override = args[++i];
     if (std::optional<int64_t> twice = repeated_device(opts.devices_override)) {

@@ -99,6 +99,9 @@ enum class Engine { Processes, Threads };
 struct Runner {
   Engine engine = Engine::Processes;
   HostOptions hosts;
+  /// `--deterministic`: every case in deterministic mode (Note
+  /// [Deterministic mode] in interp/devices/lower/chunks.h).
+  bool deterministic = false;
 };
 
 // Sinks and checkpoints write relative to the working directory: each run
@@ -166,6 +169,7 @@ void run_processes(const check::Program& prog,
                    RunResult& r) {
   check::Options opts;
   opts.devices_override = devices;
+  opts.deterministic = prog.devices().deterministic;
   devices::controller::DeviceRunOptions dro;
   dro.worker_args = devices::controller::worker_run_args(opts, "main", {});
   // Checked in cmd_conformance: these fit any count of ranks.
@@ -193,7 +197,11 @@ void run_one_device(const check::Program& prog,
                     RunResult& r) {
   try {
     eval::Interpreter in(prog, sm, out);
-    devices::Context one_device;
+    // Deterministic mode: a rank of one, whose bits the others match.
+    std::unique_ptr<devices::Context> deterministic =
+        devices::one_device_context(prog);
+    devices::Context plain;
+    devices::Context& one_device = deterministic ? *deterministic : plain;
     one_device.keep_final_params();
     in.set_device_hooks(&one_device);
     in.run_main({});
@@ -240,6 +248,7 @@ Outcome run_case(const fs::path& file,
   diag::Diagnostics diags;
   check::Options opts;
   opts.devices_override = devices;
+  opts.deterministic = how.deterministic;
   auto prog = check::check_source(file.string(), text, sm, diags, opts);
   Outcome o;
   if (ex.kind != Expectation::Kind::Error && !diags.empty()) {
@@ -262,7 +271,10 @@ Outcome run_case(const fs::path& file,
       o.pass = false;
       o.detail = " the workers' copies differ: " + r.ranks_differ;
     } else if (one_device && prog->devices().count() > 1) {
-      double tol = ex.tolerance.value_or(kDefaultTolerance);
+      // Deterministic mode promises one device's bits: no tolerance.
+      double tol = prog->devices().deterministic
+                       ? 0.0
+                       : ex.tolerance.value_or(kDefaultTolerance);
       std::string diff = compare_outputs(one_device->out, r.out, tol);
       if (diff.empty())
         diff = compare_params(one_device->params, r.params, tol);
@@ -296,8 +308,12 @@ Outcome run_case(const fs::path& file,
                  "\n    one device: " + one_device->error_head;
     } else if (one_device && prog->devices().count() > 1) {
       // What main printed before the error, too.
-      std::string diff = compare_outputs(
-          one_device->out, r.out, ex.tolerance.value_or(kDefaultTolerance));
+      std::string diff =
+          compare_outputs(one_device->out,
+                          r.out,
+                          prog->devices().deterministic
+                              ? 0.0
+                              : ex.tolerance.value_or(kDefaultTolerance));
       o.pass = diff.empty();
       if (!o.pass) o.detail = " not the output of one device: " + diff;
     }
@@ -339,6 +355,7 @@ int cmd_conformance(const std::vector<std::string>& args) {
   std::string dir = "conformance";
   std::vector<std::string> device_sets;
   std::string filter;
+  std::vector<std::string> excluded;
   Runner how;
   bool missing_is_ok = false;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -352,6 +369,8 @@ int cmd_conformance(const std::vector<std::string>& args) {
       }
     } else if (a == "--filter" && i + 1 < args.size()) {
       filter = args[++i];
+    } else if (a == "--exclude" && i + 1 < args.size()) {
+      excluded.push_back(args[++i]);
     } else if (a == "--engine" && i + 1 < args.size()) {
       std::string e = args[++i];
       if (e != "processes" && e != "threads") {
@@ -363,6 +382,8 @@ int cmd_conformance(const std::vector<std::string>& args) {
     } else if (ProgramOption o = host_option("conformance", args, i, how.hosts);
                o != ProgramOption::NotMine) {
       if (o == ProgramOption::Bad) return kExitUsage;
+    } else if (a == "--deterministic") {
+      how.deterministic = true;
     } else if (a == "--missing-expect-ok") {
       missing_is_ok = true;
     } else if (a == "--help" || a == "-h") {
@@ -418,6 +439,11 @@ int cmd_conformance(const std::vector<std::string>& args) {
   for (const fs::path& f : files) {
     std::string rel = fs::relative(f, dir, ec).string();
     if (!filter.empty() && fnmatch(filter.c_str(), rel.c_str(), 0) != 0)
+      continue;
+    if (std::any_of(
+            excluded.begin(), excluded.end(), [&](const std::string& g) {
+              return fnmatch(g.c_str(), rel.c_str(), 0) == 0;
+            }))
       continue;
     std::ifstream in(f, std::ios::binary);
     std::stringstream ss;

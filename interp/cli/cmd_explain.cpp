@@ -70,6 +70,8 @@ json table_json(const comms::DeviceTable& t) {
   j["notes"] = t.notes;
   j["example_batch"] = t.example_batch ? json(*t.example_batch) : json(nullptr);
   j["example_split"] = t.example_split;
+  j["deterministic"] = t.deterministic;
+  j["chunk"] = t.chunk ? json(*t.chunk) : json(nullptr);
   json fns = json::array();
   for (const comms::FnEntry& f : t.fns) {
     json e;

@@ -105,6 +105,7 @@ int cmd_run(const std::vector<std::string>& args) {
   if (!readable(file)) return kExitRuntime;
   run.load.devices = opts.devices_override;
   run.load.dims = opts.dim_overrides;
+  run.load.deterministic = opts.deterministic;
   try {
     embed::run(file, run, std::cout, std::cerr);
   } catch (const embed::CheckFailed& e) {

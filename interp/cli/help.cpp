@@ -30,6 +30,10 @@ const Option kDevices{
 const Option kDim{"-D NAME=SIZE",
                   "set dim NAME to SIZE instead of the file's `dim NAME = "
                   "...` (also -DNAME=SIZE); repeatable"};
+const Option kDeterministic{
+    "--deterministic",
+    "N devices compute one device's bits, whatever N (the `deterministic` "
+    "option of the file's `devices` line; docs/guide/7-devices.md)"};
 const Option kHelp{"-h, --help", "print this help and exit"};
 const Option kTimeout{
     "SHAPESCRIPT_COLLECTIVE_TIMEOUT=SECONDS",
@@ -63,14 +67,17 @@ const Option kHeartbeat{
 const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
       {"run",
-       "FILE [--devices SPEC] [-D NAME=SIZE]... [--threads N] [--entry NAME] "
-       "[--hosts H1:N,... | --hostfile F | --listen ADDR:PORT] [-- ARGS]",
+       "FILE [--devices SPEC] [-D NAME=SIZE]... [--deterministic] [--threads "
+       "N] "
+       "[--entry NAME] [--hosts H1:N,... | --hostfile F | --listen ADDR:PORT] "
+       "[-- ARGS]",
        "check, then call main",
        "Checks the whole file, then calls its `fn main()`. ARGS reach "
        "`main(args: list[str])` when it takes them. Options may come before "
        "or after FILE.",
        {kDevices,
         kDim,
+        kDeterministic,
         {"--threads N",
          "threads each process computes with (OpenBLAS and the CPU "
          "kernels), 1 to 4096; default: every core in one process, one "
@@ -87,12 +94,14 @@ const std::vector<Command>& commands() {
        {{"SHAPESCRIPT_THREADS=N", "as --threads N, when it is not given"},
         kTimeout}},
       {"check",
-       "FILE [--devices SPEC] [-D NAME=SIZE]... [--json] [--types]",
+       "FILE [--devices SPEC] [-D NAME=SIZE]... [--deterministic] [--json] "
+       "[--types]",
        "check a program: every static error, or nothing and exit 0",
        "Checks the whole file and prints every static error with its code "
        "(docs/errors), or nothing and exits 0. Nothing runs.",
        {kDevices,
         kDim,
+        kDeterministic,
         {"--json", "the diagnostics as one JSON document on stdout"},
         {"--types",
          "print each fn's signature with its inferred types (and, in spmd "
@@ -100,13 +109,14 @@ const std::vector<Command>& commands() {
         kHelp},
        {}},
       {"explain",
-       "FILE [--devices SPEC] [-D NAME=SIZE]... [--json]",
+       "FILE [--devices SPEC] [-D NAME=SIZE]... [--deterministic] [--json]",
        "where each fn runs, each value's layout, what each line sends",
        "Checks the file and prints its plan on its devices (docs/explain.md): "
        "where each fn runs, each value's layout, and the collectives and "
        "bytes each line sends. Nothing runs.",
        {kDevices,
         kDim,
+        kDeterministic,
         {"--json", "the report as one JSON document on stdout"},
         kHelp},
        {}},
@@ -133,8 +143,9 @@ const std::vector<Command>& commands() {
         kHelp},
        {kTimeout}},
       {"conformance",
-       "[DIR | CASE.ss] [--devices SPEC]... [--filter GLOB] [--engine "
-       "processes|threads] [--hosts H1:N,... | --hostfile F]",
+       "[DIR | CASE.ss] [--devices SPEC]... [--filter GLOB] [--exclude "
+       "GLOB]... [--engine processes|threads] [--deterministic] [--hosts "
+       "H1:N,... | --hostfile F]",
        "run the conformance suite (default DIR: conformance/), or one case",
        "Runs every .ss case under DIR (or the one CASE.ss) on each device list "
        "and compares each "
@@ -147,6 +158,7 @@ const std::vector<Command>& commands() {
          "a device list to run every case on; repeatable (default: cpu, "
          "cpu[0 1] and cpu[0 1 2])"},
         {"--filter GLOB", "only the cases whose path matches GLOB"},
+        {"--exclude GLOB", "not the cases whose path matches GLOB; repeatable"},
         {"--engine processes|threads",
          "processes (default): each device a worker process, as `ss run`; "
          "threads: the ranks as threads of one process (the sanitizer "
@@ -154,6 +166,10 @@ const std::vector<Command>& commands() {
         {"--missing-expect-ok",
          "a case with no `# expect:` line is expected to run ok (default: "
          "it fails)"},
+        {"--deterministic",
+         "every case in deterministic mode, its N-device runs compared with "
+         "one device's bit for bit (so is a case whose `devices` line says "
+         "`deterministic`)"},
         {kHosts.flag,
          "run each case's workers on these hosts over TCP (127.0.0.1:3 "
          "with --launch '{cmd}': on this machine); a case's ranks fill "

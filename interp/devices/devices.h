@@ -15,12 +15,14 @@
 //   * `ss explain`: where each fn runs and what each line sends
 //     (plan/explain.h);
 //   * one device's context, which keeps the final params `ss conformance`
-//     compares across device counts (context.h).
+//     compares across device counts (context.h), and in deterministic mode
+//     runs the batch's chunks as a rank does (one_device.h).
 
+#include "interp/check/plan/explain.h"
 #include "interp/devices/context.h"
 #include "interp/devices/controller/device_run.h"
 #include "interp/devices/controller/repl_devices.h"
-#include "interp/check/plan/explain.h"
+#include "interp/devices/one_device.h"
 #include "interp/devices/protocol/session_text.h"
 #include "interp/devices/threads/data_parallel.h"
 #include "interp/devices/worker/program_server.h"

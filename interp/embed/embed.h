@@ -163,6 +163,9 @@ struct LoadOptions {
   std::string devices;
   /// `-D NAME=SIZE`.
   std::map<std::string, int64_t> dims;
+  /// `--deterministic`: N devices compute one device's bits (the device
+  /// list's `deterministic` option).
+  bool deterministic = false;
   /// The workers' command up to the `worker` word (a host language's
   /// interpreter and module); empty: this executable, as `ss worker`.
   std::vector<std::string> worker_command;

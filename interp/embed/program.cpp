@@ -8,6 +8,7 @@
 #include "diag/exit_codes.h"
 #include "interp/check/checker.h"
 #include "interp/devices/devices.h"
+#include "interp/devices/one_device.h"
 #include "interp/embed/check_options.h"
 #include "interp/embed/embed.h"
 #include "interp/embed/errors.h"
@@ -21,6 +22,7 @@ check::Options check_options(const LoadOptions& opts) {
   check::Options o;
   o.devices_override = opts.devices;
   o.dim_overrides = opts.dims;
+  o.deterministic = opts.deterministic;
   o.host_externs = eval::extern_host() != nullptr;
   return o;
 }
@@ -138,6 +140,9 @@ void run(const std::string& path,
         }
         try {
           eval::Interpreter in(*prog, sm, out);
+          std::unique_ptr<devices::Context> one =
+              devices::one_device_context(*prog);
+          in.set_device_hooks(one.get());
           in.set_interrupt_flag(opts.interrupt);
           in.run_main(opts.args, opts.entry);
         } catch (const eval::RuntimeError& e) {

@@ -133,6 +133,13 @@ class DeviceHooks {
   /// `shard params`, on a rank: [partial], a sum over this rank's pieces
   /// (a gradient's squares: norm, clip_norm), summed over every rank's.
   virtual double sum_over_pieces(double partial) { return partial; }
+  /// `shard params` in deterministic mode, on a rank: param [path] of
+  /// [m] whole (its pieces gathered, every rank alike), so that a sum over
+  /// it adds what one device adds; nullopt where [m] holds it whole.
+  virtual std::optional<ops::Tensor> whole_for_sums(const ModelRef& m,
+                                                    const std::string& path) {
+    return std::nullopt;
+  }
   /// The entry fn's body ran to its end in [f], its locals still bound.
   virtual void entry_done(const Frame& f) {}
 };

@@ -240,6 +240,10 @@ struct RecordValue : Object {
   /// On a worker: [fields] are already this rank's rows of the batch,
   /// starting at this row of the whole batch (-1: a whole batch).
   int64_t share_start = -1;
+  /// With share_start: the whole batch's rows (its canonical chunks are
+  /// cut from them: Note [Deterministic mode] in
+  /// interp/devices/lower/chunks.h).
+  int64_t batch_rows = -1;
 };
 
 /// Builds [r]'s fields from its unloaded batch, if it has one, when the

@@ -16,6 +16,37 @@ inline std::vector<int64_t> batch_split(int64_t n, int parts) {
   return r;
 }
 
+/// Deterministic mode's canonical chunks (Note [Deterministic mode] in
+/// interp/devices/lower/chunks.h): at most kMaxChunks in a batch, so that
+/// folding their partials (each a param's size) stays a small part of a
+/// step, and none under kMinChunk rows, a product too small for the
+/// kernels.
+inline constexpr int64_t kMaxChunks = 16;
+inline constexpr int64_t kMinChunk = 8;
+
+/// The chunk size for a batch of [n] rows: the least power of two C >=
+/// kMinChunk with ceil(n / C) <= kMaxChunks.
+inline int64_t chunk_size(int64_t n) {
+  int64_t c = kMinChunk;
+  while ((n + c - 1) / c > kMaxChunks) c *= 2;
+  return c;
+}
+
+/// n rows over [parts] ranks in deterministic mode: whole chunks of
+/// chunk_size(n), as evenly as possible, the first ranks one more (64
+/// over 3 in chunks of 8: 24 24 16).
+inline std::vector<int64_t> chunk_split(int64_t n, int parts) {
+  const int64_t c = chunk_size(n);
+  std::vector<int64_t> chunks = batch_split((n + c - 1) / c, parts), r;
+  int64_t start = 0;
+  for (int64_t k : chunks) {
+    const int64_t end = start + k * c < n ? start + k * c : n;
+    r.push_back(end - start);
+    start = end;
+  }
+  return r;
+}
+
 /// The length of each of [parts] equal pieces of a param of [numel] values
 /// under `shard params`: numel rounded up to a multiple of parts, over
 /// parts (the last piece padded; Note [Sharded params]).

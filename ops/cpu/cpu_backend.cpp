@@ -11,6 +11,7 @@
 
 #include "ops/cpu/cpu_blas_pages.h"
 #include "ops/cpu/cpu_common.h"
+#include "ops/cpu/cpu_threads.h"
 
 namespace ss::ops {
 
@@ -192,13 +193,31 @@ Backend& cpu_backend() {
 
 void set_cpu_threads(int n) {
   cpu_backend();  // so the constructor's default cannot override this later
+  cpu::set_intra_op_threads(0);
   openblas_set_num_threads(std::max(1, n));
   cpu::advise_blas_huge_pages(std::max(1, n));
 }
 
 int cpu_threads() {
   cpu_backend();
-  return openblas_get_num_threads();
+  return cpu::intra_op_threads();
+}
+
+// Note [One BLAS thread]
+// OpenBLAS runs a product of one shape through another driver when it
+// has more than one thread (level3_thread.c, not level3.c: other blocks
+// of the shared dimension), so a row of `x @ w` on a one-device run with
+// two threads differed in its last bit from the same row on a worker,
+// which has one (measured on the README MLP: every param 1 ulp apart
+// after 15 steps, and equal with OPENBLAS_NUM_THREADS=1). Deterministic
+// mode (Note [Deterministic mode] in interp/devices/lower/chunks.h)
+// therefore runs every product on one thread in every process; the
+// elementwise and row kernels, whose results do not depend on their
+// split (Note [Intra-op threads]), keep the process's threads.
+void pin_blas_to_one_thread() {
+  cpu_backend();
+  cpu::set_intra_op_threads(openblas_get_num_threads());
+  openblas_set_num_threads(1);
 }
 
 }  // namespace ss::ops

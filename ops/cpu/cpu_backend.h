@@ -10,5 +10,9 @@ namespace ss::ops {
 void set_cpu_threads(int n);
 /// The number set_cpu_threads or OPENBLAS_NUM_THREADS chose.
 int cpu_threads();
+/// Deterministic mode (Note [One BLAS thread] in cpu_backend.cpp): every
+/// product on one OpenBLAS thread from now on, whatever the process's
+/// thread count; the kernels' intra-op threads keep that count.
+void pin_blas_to_one_thread();
 
 }  // namespace ss::ops

@@ -117,10 +117,23 @@ Pool& pool() {
 
 }  // namespace
 
+namespace {
+std::atomic<int> g_intra_op_threads{0};  // 0: OpenBLAS's count
+}  // namespace
+
+int intra_op_threads() {
+  const int n = g_intra_op_threads.load();
+  return n > 0 ? n : std::max(1, openblas_get_num_threads());
+}
+
+void set_intra_op_threads(int n) {
+  g_intra_op_threads.store(std::max(0, n));
+}
+
 void parallel_for(int64_t n,
                   int64_t grain,
                   const std::function<void(int64_t, int64_t)>& f) {
-  int want = std::max(1, openblas_get_num_threads());
+  int want = intra_op_threads();
   int64_t by_size = grain > 0 ? n / grain : n;
   int threads = static_cast<int>(std::min<int64_t>(want, by_size));
   if (threads <= 1) {

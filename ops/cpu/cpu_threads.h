@@ -17,6 +17,12 @@ void parallel_for(int64_t n,
                   int64_t grain,
                   const std::function<void(int64_t, int64_t)>& f);
 
+/// The intra-op thread count: OpenBLAS's, unless set here (n > 0:
+/// pin_blas_to_one_thread keeps the process's count for the kernels while
+/// OpenBLAS runs one; 0 follows OpenBLAS again).
+int intra_op_threads();
+void set_intra_op_threads(int n);
+
 /// The grain of elementwise kernels: below 2 x this many elements a
 /// second thread costs more than it saves.
 constexpr int64_t kElementGrain = 32768;

@@ -111,17 +111,17 @@ Share batch_norm_train(ForwardCtx& ctx) {
       0);
   // [ctx] outlives the finish: the devices layer calls it in the same call.
   ForwardCtx* c = &ctx;
-  s.finish = [c, x0, x, C](const Tensor& all) {
+  const size_t rank = x.rank();
+  // The whole batch's statistics, the running statistics' step, and the
+  // affine params, each [C]; then each row normalised with them.
+  s.whole = [c, C](const Tensor& all) {
     double n = all.at(2 * C);
     if (n <= 1)
       fwd::value_error("needs more than one value per channel in Train mode");
     Tensor mu = div(slice(all, 0, 0, C), scalar_like(n, all));
     Tensor ex2 = div(slice(all, 0, C, 2 * C), scalar_like(n, all));
     Tensor var = sub(ex2, mul(mu, mu));  // biased, as torch normalises
-    Shape bshape(x.rank(), 1);
-    bshape[1] = C;
-    Tensor xhat = mul(sub(x, reshape(mu, bshape)),
-                      rsqrt(add(reshape(var, bshape), scalar_like(1e-5, var))));
+    Tensor rstd = rsqrt(add(var, scalar_like(1e-5, var)));
     // Running statistics: momentum 0.1 and the unbiased variance, as torch.
     auto step = [](const Tensor& run, const Tensor& batch) {
       Tensor b = cast(batch, run.dtype());
@@ -136,9 +136,20 @@ Share batch_norm_train(ForwardCtx& ctx) {
         1,
         "running_var",
         stop_grad(step(c->model_field(1, "running_var"), unbiased)));
-    Tensor g = reshape(cast(c->model_field(1, "g"), types::DType::F64), bshape);
-    Tensor b = reshape(cast(c->model_field(1, "b"), types::DType::F64), bshape);
-    return std::vector<Tensor>{cast(add(mul(xhat, g), b), x0.dtype())};
+    Tensor g = cast(c->model_field(1, "g"), types::DType::F64);
+    Tensor b = cast(c->model_field(1, "b"), types::DType::F64);
+    return std::vector<Tensor>{mu, rstd, g, b};
+  };
+  s.rows = [rank, C](const Tensor& x0, const std::vector<Tensor>& w) {
+    Shape bshape(rank, 1);
+    bshape[1] = C;
+    Tensor x = cast(x0, types::DType::F64);
+    Tensor xhat = mul(sub(x, reshape(w[0], bshape)), reshape(w[1], bshape));
+    Tensor y = add(mul(xhat, reshape(w[2], bshape)), reshape(w[3], bshape));
+    return cast(y, x0.dtype());
+  };
+  s.finish = [x0, whole = s.whole, rows = s.rows](const Tensor& all) {
+    return std::vector<Tensor>{rows(x0, whole(all))};
   };
   return s;
 }

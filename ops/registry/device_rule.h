@@ -93,6 +93,16 @@ struct PayloadSize {
 struct Share {
   Tensor send;
   std::function<std::vector<Tensor>(const Tensor& combined)> finish;
+  /// A result with the batch axis (batch_norm's), also in two parts,
+  /// which deterministic mode runs apart (Note [Chunked sites] in
+  /// interp/devices/lower/chunked_sites.h): [whole] once, from the
+  /// combined payload (the statistics, and side effects such as running
+  /// statistics), and [rows] for some rows of argument 0 from whole's
+  /// results. finish is rows of the share's argument 0; both null where
+  /// the result has no batch axis.
+  std::function<std::vector<Tensor>(const Tensor& combined)> whole;
+  std::function<Tensor(const Tensor& rows, const std::vector<Tensor>& whole)>
+      rows;
 };
 using ShareFn = Share (*)(ForwardCtx& ctx);
 

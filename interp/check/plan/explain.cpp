@@ -487,7 +487,8 @@ DeviceTable build_table(const Program& P, const diag::SourceMap& sm) {
     std::string s;
     for (const std::string& w : o) s += (s.empty() ? "" : " ") + w;
     t.options.push_back(s);
-    if (several && s != "shard params" && !(o.size() == 2 && o[0] == "split"))
+    if (several && s != "shard params" && s != "deterministic" &&
+        !(o.size() == 2 && o[0] == "split"))
       t.notes.push_back(s +
                         ": not in this build; the program runs data "
                         "parallel, and the table is what that sends");
@@ -500,9 +501,14 @@ DeviceTable build_table(const Program& P, const diag::SourceMap& sm) {
   t.example_batch = example_batch(P);
   const bool heads = several && !dl.split_dim.empty() && P.mesh().empty();
   if (heads) t.split_dim = dl.split_dim;
+  t.deterministic = dl.deterministic;
+  if (t.deterministic && t.example_batch)
+    t.chunk = ops::chunk_size(*t.example_batch);
   if (several && t.example_batch && !heads)
     t.example_split =
-        ops::batch_split(*t.example_batch, static_cast<int>(t.count));
+        t.deterministic
+            ? ops::chunk_split(*t.example_batch, static_cast<int>(t.count))
+            : ops::batch_split(*t.example_batch, static_cast<int>(t.count));
 
   Analysis an(P, sm);
   // Which fns typed by size variables are given values split by heads.

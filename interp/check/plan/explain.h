@@ -175,9 +175,13 @@ struct DeviceTable {
   /// The example batch size (the file's first `batches(n)`), if any.
   std::optional<int64_t> example_batch;
   std::vector<int64_t> example_split;  // 22/21/21
-  std::vector<FnEntry> fns;            // source order, user fns only
-  std::vector<ValueLayout> values;     // by fn, params then locals
-  std::vector<LineSends> lines;        // source order
+  /// Deterministic mode (Note [Deterministic mode] in
+  /// interp/devices/lower/chunks.h): the example batch's chunk size.
+  bool deterministic = false;
+  std::optional<int64_t> chunk;
+  std::vector<FnEntry> fns;         // source order, user fns only
+  std::vector<ValueLayout> values;  // by fn, params then locals
+  std::vector<LineSends> lines;     // source order
 };
 
 /// The table of [prog] on its device list (Program::devices()).

@@ -3,10 +3,34 @@
 #include <sstream>
 
 #include "interp/check/plan/explain.h"
+#include "ops/core/batch_split.h"
 
 namespace ss::check::comms {
 
 namespace {
+
+// Wraps a paragraph at 92 columns.
+std::string wrap_paragraph(const std::string& text) {
+  constexpr size_t kWidth = 92;
+  std::string out, line, word;
+  auto flush = [&] {
+    if (word.empty()) return;
+    if (!line.empty() && line.size() + 1 + word.size() > kWidth) {
+      out += line + "\n";
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+    word.clear();
+  };
+  for (char c : text) {
+    if (c == ' ')
+      flush();
+    else
+      word += c;
+  }
+  flush();
+  return out + line + "\n";
+}
 
 // Wraps one list item at 92 columns, continuation lines indented by two,
 // never inside the figure after the last ": " (as "203,264 × f32 =
@@ -89,6 +113,24 @@ std::string render_report(const DeviceTable& t) {
     for (size_t i = 0; i < t.example_split.size(); ++i)
       o << (i ? "/" : "") << t.example_split[i];
     o << " (the file's batches(" << *t.example_batch << ")).\n";
+  }
+  if (t.deterministic) {
+    // Note [Deterministic mode] in interp/devices/lower/chunks.h.
+    std::ostringstream d;
+    d << "Deterministic: ";
+    if (t.chunk)
+      d << "a batch of " << *t.example_batch << " is cut into chunks of "
+        << *t.chunk << " examples";
+    else
+      d << "a batch is cut into chunks of the least power of two from "
+        << ops::kMinChunk << " that makes at most " << ops::kMaxChunks;
+    d << ", each device holding whole chunks; each sum over the batch adds "
+         "one partial per chunk in one fixed tree, so any device count "
+         "computes one device's bits. Where the table says all-reduce, "
+         "each device sends instead the subtrees of the tree it holds, "
+         "gathered by all, as its sum happens (a gradient's in the "
+         "backward pass).";
+    o << wrap_paragraph(d.str());
   }
   for (const FnEntry& f : t.fns) {
     o << "\nfn " << f.name << " (" << f.file << ":" << f.line << ") " << f.text

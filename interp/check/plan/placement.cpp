@@ -114,7 +114,10 @@ std::string host_words(ops::HostEffect h, const std::string& op) {
 void Checker::check_devices() {
   Program& P = *prog_;
   const size_t ndev = P.devices_.count();
-  const bool several = ndev > 1;
+  // Deterministic mode checks one device as several: its bits are the
+  // reference the others match (Note [Deterministic mode] in
+  // interp/devices/lower/chunks.h), so its reductions are lowered alike.
+  const bool several = ndev > 1 || P.devices_.deterministic;
   const bool mesh = !P.mesh_.empty();
   const std::string N = std::to_string(ndev);
 

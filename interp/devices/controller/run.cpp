@@ -87,6 +87,7 @@ std::vector<std::string> worker_run_args(
     a.push_back("--devices");
     a.push_back(opts.devices_override);
   }
+  if (opts.deterministic) a.push_back("--deterministic");
   a.push_back("--entry");
   a.push_back(entry);
   a.push_back("--");

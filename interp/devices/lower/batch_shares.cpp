@@ -27,12 +27,11 @@ std::shared_ptr<RecordValue> build_share(const BatchesValue& bv,
                                          const std::vector<int64_t>& order,
                                          int64_t k,
                                          int rank,
-                                         int world) {
+                                         int world,
+                                         bool deterministic) {
   std::vector<int64_t> rows = bv.batch_rows(order, k);
-  std::vector<int64_t> parts =
-      ops::batch_split(static_cast<int64_t>(rows.size()), world);
-  int64_t start =
-      std::accumulate(parts.begin(), parts.begin() + rank, int64_t(0));
+  const auto [start, end] =
+      share_rows(static_cast<int64_t>(rows.size()), rank, world, deterministic);
   // Each size-variable field's longest item in the whole batch.
   const TensorStore& store = *bv.ds->store;
   std::map<std::string, int64_t> longest;
@@ -40,8 +39,7 @@ std::shared_ptr<RecordValue> build_share(const BatchesValue& bv,
     if (f.type.is_tensor() && var_axis(f) >= 0)
       for (int64_t row : rows)
         longest[f.name] = std::max(longest[f.name], item_length(store, f, row));
-  std::vector<int64_t> mine(rows.begin() + start,
-                            rows.begin() + start + parts[rank]);
+  std::vector<int64_t> mine(rows.begin() + start, rows.begin() + end);
   std::shared_ptr<RecordValue> r;
   if (mine.empty() && !rows.empty()) {
     // Note [Empty shares]: a batch smaller than the device count leaves
@@ -55,6 +53,7 @@ std::shared_ptr<RecordValue> build_share(const BatchesValue& bv,
     r = bv.make_batch_of_rows(mine, &longest);
   }
   r->share_start = start;
+  r->batch_rows = static_cast<int64_t>(rows.size());
   return r;
 }
 
@@ -69,7 +68,8 @@ struct BatchShares::Walk {
   uint64_t used = 0;
 };
 
-BatchShares::BatchShares(int rank, int world) : rank_(rank), world_(world) {}
+BatchShares::BatchShares(int rank, int world, bool deterministic)
+    : rank_(rank), world_(world), deterministic_(deterministic) {}
 BatchShares::~BatchShares() = default;
 
 BatchShares::Walk& BatchShares::walk(const LazyBatch& b) {
@@ -101,9 +101,10 @@ std::shared_ptr<RecordValue> BatchShares::share(const LazyBatch& b) {
     auto bv = w.bv;
     auto order = w.order;
     int rank = rank_, world = world_;
+    bool deterministic = deterministic_;
     w.loader = std::make_unique<Prefetcher>(
         b.k, bv->length(), bv->threads, [=](int64_t k) {
-          return build_share(*bv, *order, k, rank, world);
+          return build_share(*bv, *order, k, rank, world, deterministic);
         });
   }
   w.last_k = -1;

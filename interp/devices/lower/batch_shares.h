@@ -39,7 +39,9 @@ struct ShareFailure {
 
 class BatchShares {
  public:
-  BatchShares(int rank, int world);
+  /// [deterministic]: shares of whole canonical chunks (Note
+  /// [Deterministic mode] in chunks.h).
+  BatchShares(int rank, int world, bool deterministic = false);
   ~BatchShares();
   BatchShares(const BatchShares&) = delete;
   BatchShares& operator=(const BatchShares&) = delete;
@@ -59,6 +61,7 @@ class BatchShares {
   Walk& walk(const data::LazyBatch& b);
 
   int rank_, world_;
+  bool deterministic_;
   uint64_t uses_ = 0;
   std::map<uint64_t, std::unique_ptr<Walk>> walks_;
 };

@@ -18,6 +18,7 @@
 #include <numeric>
 
 #include "dist/comm/communicator.h"
+#include "interp/devices/lower/chunks.h"
 #include "interp/devices/lower/comm_thread.h"
 #include "interp/eval/runtime_lib.h"
 #include "ops/api.h"
@@ -37,12 +38,20 @@ CommThread& DeviceContext::async() {
   return *comm_thread;
 }
 
-std::pair<int64_t, int64_t> DeviceContext::share(int64_t n) const {
-  if (whole_batches()) return {0, n};
+std::pair<int64_t, int64_t> share_rows(int64_t n,
+                                       int rank,
+                                       int world,
+                                       bool deterministic) {
+  if (deterministic) return ChunkLayout::of(n, world).rows_of(rank);
   std::vector<int64_t> parts = dist::batch_split(n, world);
   int64_t start =
       std::accumulate(parts.begin(), parts.begin() + rank, int64_t(0));
   return {start, start + parts[rank]};
+}
+
+std::pair<int64_t, int64_t> DeviceContext::share(int64_t n) const {
+  if (whole_batches()) return {0, n};
+  return share_rows(n, rank, world, deterministic);
 }
 
 namespace {

@@ -41,6 +41,12 @@ struct DeviceContext {
   /// The first global row of the batch this rank is processing (dropout
   /// draws by each element's index in the whole value).
   int64_t row_start = 0;
+  /// The rows of the whole batch this rank holds a share of.
+  int64_t batch_rows = 0;
+  /// `deterministic` (Note [Deterministic mode] in chunks.h): shares are
+  /// whole canonical chunks, and the ops where the batch meets whole
+  /// values run chunk by chunk (chunked_sites.h).
+  bool deterministic = false;
 
   /// Called when the controller's part calls into the workers' (a step):
   /// the fn and its `.ss` location, for a WorkerError's "it was running".
@@ -71,13 +77,21 @@ struct DeviceContext {
   bool whole_batches() const { return !split_dim.empty(); }
 
   bool active() const { return world > 1 && comm != nullptr; }
-  /// This rank's rows [start, end) of a batch of [n]: as evenly as
-  /// possible, the first ranks one more (64 over 3: 22/21/21); all of
+  /// This rank's rows [start, end) of a batch of [n] (share_rows); all of
   /// them with whole batches.
   std::pair<int64_t, int64_t> share(int64_t n) const;
   /// Host effects (files, prints) happen once: on rank 0.
   bool host() const { return rank == 0; }
 };
+
+/// Rank [rank]'s rows [start, end) of a batch of [n]: as evenly as
+/// possible, the first ranks one more (64 over 3: 22/21/21); in
+/// deterministic mode whole canonical chunks (64 over 3 in chunks of 8:
+/// 24/24/16).
+std::pair<int64_t, int64_t> share_rows(int64_t n,
+                                       int rank,
+                                       int world,
+                                       bool deterministic);
 
 /// A differentiable sum across the ranks. Its VJP sums the cotangents
 /// across the ranks too: every rank holds the whole (replicated) loss and

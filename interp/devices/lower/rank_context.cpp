@@ -72,18 +72,21 @@ void RankContext::split_arguments(const check::FnInfo& fn,
       auto* whole = v.as<eval::RecordValue>();
       if (whole->share_start >= 0) {  // a worker's own rows already
         d_.row_start = whole->share_start;
+        d_.batch_rows = whole->batch_rows;
         continue;
       }
       auto part = std::make_shared<eval::RecordValue>(*whole);
       for (auto& [name, t] : part->fields) {
         auto [start, end] = d_.share(t.shape()[0]);
         d_.row_start = start;
+        d_.batch_rows = t.shape()[0];
         t = ops::slice(t, 0, start, end);
       }
       v = Value::object(VK::Record, part);
     } else if (v.kind == VK::Tensor && v.t.rank() > 0) {
       auto [start, end] = d_.share(v.t.shape()[0]);
       d_.row_start = start;
+      d_.batch_rows = v.t.shape()[0];
       v = Value::tensor(ops::slice(v.t, 0, start, end));
     }
   }
@@ -129,6 +132,7 @@ Value RankContext::join_result(const check::FnInfo& fn,
 }
 
 std::optional<int64_t> RankContext::batch_share_start() const {
+  if (std::optional<int64_t> r = chunks_.chunk_row_start()) return r;
   if (!d_.active() || d_.whole_batches()) return std::nullopt;
   return d_.row_start;
 }
@@ -186,7 +190,10 @@ std::optional<std::vector<ops::Tensor>> RankContext::gradients(
   // did (devices.md, Which checks apply). `split H`: a whole param's
   // gradient is one device's already, and a param's heads' their own
   // (Note [Split heads]): nothing to sum.
-  if (!d_.active() || d_.mesh || d_.whole_batches()) return std::nullopt;
+  // Deterministic mode: each gradient is whole where the rows were added
+  // (Note [Chunked sites]): one device's pass, seeded with 1.
+  if (!d_.active() || d_.mesh || d_.whole_batches() || d_.deterministic)
+    return std::nullopt;
   // Gradients of whole params travel as the pass finishes them
   // (grad_allreduce.h); a sharded param's piece was reduce-scattered by the
   // pass itself (Note [Sharded params] in shards.cpp).
@@ -325,6 +332,18 @@ double RankContext::sum_over_pieces(double partial) {
   return t.at(0);
 }
 
+std::optional<ops::Tensor> RankContext::whole_for_sums(
+    const eval::ModelRef& m, const std::string& path) {
+  if (!d_.deterministic || !d_.active()) return std::nullopt;
+  const std::string key = m.prefix + path;
+  auto w = m.store->whole.find(key);
+  if (w == m.store->whole.end()) return std::nullopt;
+  // The store's piece (of a whole stack, for one model of it).
+  ops::Tensor t = whole_param(m.store->tensors.at(key), w->second, d_);
+  for (int64_t i : m.index) t = ops::take_one(t, i, 0);
+  return t;
+}
+
 bool RankContext::splits_heads() const {
   // Inside a call into the workers' part: main and the controller fns that
   // every rank runs (the threads engine) hold whole values.
@@ -353,6 +372,15 @@ Value RankContext::run_op(eval::OpSite& s) {
       return plain();
     };
   }
+  if (s.kind == K::ParamRead && d_.deterministic && chunks_.running())
+    // Read once for the chunked op, each chunk using it (Note [Chunked
+    // sites]): a sharded param gathered once on every rank.
+    return chunks_.param_read(s, [this, &s] {
+      if (!s.model->store->whole.empty())
+        if (std::optional<ops::Tensor> t = gather_param(*s.model, s.path, s.at))
+          return Value::tensor(*t);
+      return Context::run_op(s);
+    });
   if (s.kind == K::ParamRead && !s.model->store->whole.empty())
     if (std::optional<ops::Tensor> t = gather_param(*s.model, s.path, s.at))
       return Value::tensor(*t);
@@ -361,6 +389,10 @@ Value RankContext::run_op(eval::OpSite& s) {
     return Value::unit();
   if (splits_heads())
     if (std::optional<Value> v = heads_.run_op(s)) return *v;
+  if (d_.deterministic) {
+    if (std::optional<Value> v = chunks_.run_op(s)) return *v;
+    return Context::run_op(s);
+  }
   if (s.kind == K::Builtin && s.call->info && s.call->info->allreduce)
     if (std::optional<Value> v = lower_reduction(*s.call)) return *v;
   return Context::run_op(s);

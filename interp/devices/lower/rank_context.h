@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "interp/devices/context.h"
+#include "interp/devices/lower/chunked_sites.h"
 #include "interp/devices/lower/gathered_copies.h"
 #include "interp/devices/lower/heads_sites.h"
 #include "interp/devices/lower/lowering.h"
@@ -40,8 +41,9 @@ class RankContext : public Context {
                  bool remat,
                  std::vector<eval::ParamShare>& shares) override;
   /// Every op (Note [Op sites]): a param read of a sharded param gathered
-  /// (shards.cpp), `split H`'s plan (heads_sites.h), a reduction across
-  /// the batch axis lowered (lowering.cpp), a host effect once.
+  /// (shards.cpp), `split H`'s plan (heads_sites.h), in deterministic mode
+  /// the chunks (chunked_sites.h), else a reduction across the batch axis
+  /// lowered (lowering.cpp), a host effect once.
   eval::Value run_op(eval::OpSite& s) override;
   std::optional<int64_t> batch_share_start() const override;
   std::optional<std::vector<ops::Tensor>> gradients(
@@ -51,6 +53,8 @@ class RankContext : public Context {
       diag::Span at,
       std::optional<double> scale) override;
   double sum_over_pieces(double partial) override;
+  std::optional<ops::Tensor> whole_for_sums(const eval::ModelRef& m,
+                                            const std::string& path) override;
   void tape_released() override {
     bucket_ = GatheredBucket{};  // first: it holds copies no value does
     copies_.present_live();
@@ -123,6 +127,7 @@ class RankContext : public Context {
   bool splitting_ = false;  // inside the entry call that split its args
   GatheredCopies copies_;   // Note [Gathered copies]
   HeadsSplit heads_{d_};
+  ChunkedSites chunks_{d_};  // Note [Chunked sites]
 };
 
 }  // namespace ss::devices::lower

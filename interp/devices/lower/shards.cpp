@@ -140,9 +140,11 @@ Tensor gather_param(const Tensor& piece,
         Tensor flat = g.reshape({g.numel()});
         if (g.numel() < k * dp->world)
           flat = ops::pad(flat, 0, 0, k * dp->world - g.numel());
-        if (dp->whole_batches())
+        if (dp->whole_batches() || dp->deterministic)
           // `split H`: every rank has the whole batch, and the cotangent
-          // of a whole value is the whole gradient on every rank.
+          // of a whole value is the whole gradient on every rank; so it
+          // is in deterministic mode, whose chunks fold a whole value's
+          // cotangent across the ranks (Note [Chunked sites]).
           return std::vector<Tensor>{
               ops::slice(flat, 0, dp->rank * k, (dp->rank + 1) * k)};
         if (dp->scatter) {

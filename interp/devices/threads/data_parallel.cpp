@@ -10,6 +10,7 @@
 #include "interp/devices/lower/rank_context.h"
 #include "interp/devices/null_buf.h"
 #include "interp/eval/interpreter.h"
+#include "ops/cpu/cpu_backend.h"
 
 namespace ss::devices::threads {
 
@@ -39,6 +40,8 @@ std::optional<eval::RuntimeError> run_data_parallel(
         d.rank = r;
         d.world = world;
         d.comm = comm.get();
+        d.deterministic = prog.devices().deterministic;
+        if (d.deterministic) ops::pin_blas_to_one_thread();
         // `split H`: whole batches; every rank makes its models whole in
         // main, and cuts a param to its heads where it is read (Note
         // [Split heads]).

@@ -295,6 +295,9 @@ class ProgramHandler : public dist::Handler {
       d_.mesh = mesh_.get();
     }
     codec_ = std::make_unique<Codec>(Codec::Side::Worker, *prog_);
+    d_.deterministic = prog_->devices().deterministic;
+    if (d_.deterministic)
+      ops::pin_blas_to_one_thread();  // Note [One BLAS thread]
     const std::string& split = prog_->devices().split_dim;
     if (!split.empty() && args_.world > 1) {
       // `split H`: whole batches; the values typed with H, params
@@ -323,8 +326,8 @@ class ProgramHandler : public dist::Handler {
     // `split H` (Note [Split heads]).
     shares_ = mesh_ || d_.whole_batches()
                   ? std::make_unique<devices::lower::BatchShares>(0, 1)
-                  : std::make_unique<devices::lower::BatchShares>(args_.rank,
-                                                                  args_.world);
+                  : std::make_unique<devices::lower::BatchShares>(
+                        args_.rank, args_.world, d_.deterministic);
   }
 
   // An Interpreter on the program in use; the codec (and the stores it

@@ -199,6 +199,9 @@ def main():
                     help="run the program with `shard params`")
     ap.add_argument("--split-heads", action="store_true",
                     help="run the program with `split H`")
+    ap.add_argument("--deterministic", action="store_true",
+                    help="run the program (and --pre-devices' steps) with "
+                         "`deterministic` (Note [Deterministic mode])")
     ap.add_argument("--over-tcp", action="store_true",
                     help="every run on several devices with --hosts "
                          "127.0.0.1:N --launch '{cmd}': the workers over "
@@ -213,8 +216,9 @@ def main():
     torch.set_default_dtype(torch_dt)
     program = torch_programs.PROGRAMS[args.program]()
     case = (args.program, tuple(args.defines))
+    det = ("deterministic",) if args.deterministic else ()
     options = (("shard params",) if args.shard_params else ()) + \
-        (("split H",) if args.split_heads else ())
+        (("split H",) if args.split_heads else ()) + det
     case = (case[0], case[1] + options)
     if args.pre_devices:
         case = (case[0], case[1] + ("from " + args.pre_devices,))
@@ -227,7 +231,7 @@ def main():
             # A checkpoint saved under one layout, loaded under another.
             spec, *extra = args.pre_devices.split("+")
             pre = (("shard params",) if "shard" in extra else ()) + \
-                (("split H",) if "split" in extra else ())
+                (("split H",) if "split" in extra else ()) + det
             run_ss(os.path.abspath(args.ss), folder, program, args.dtype,
                    args.defines, spec, pre,
                    main=program.prepare_in_ss(folder, np_dt),

@@ -149,3 +149,19 @@ ss_torch_program(resnet resnet)
 ss_torch_test(resnet_f64_cpu3 resnet f64 --devices "cpu[0 1 2]")
 ss_torch_test(resnet_f64_cpu3_shard resnet f64 --devices "cpu[0 1 2]" --shard-params)
 
+
+# Deterministic mode (issue 28; Note [Deterministic mode] in
+# interp/devices/lower/chunks.h): the chunks and their fold tree change how
+# sums are grouped, not what they are, so the programs still give torch's
+# numbers, f64 to 1e-10: on two and three devices, with shard params, and
+# through a checkpoint saved on three devices and resumed on two.
+ss_torch_test(mlp_f64_cpu3_det mlp f64 --devices "cpu[0 1 2]" --deterministic)
+ss_torch_test(cnn_f64_cpu2_det cnn f64 --devices "cpu[0 1]" --deterministic)
+ss_torch_test(gpt_matmul_f64_cpu3_det gpt f64 -D PRODUCTS=2
+  --devices "cpu[0 1 2]" --deterministic)
+ss_torch_test(resnet_f64_cpu3_det resnet f64 --devices "cpu[0 1 2]"
+  --deterministic)
+ss_torch_test(lstm_lm_f64_cpu3_shard_det lstm_lm f64 --devices "cpu[0 1 2]"
+  --shard-params --deterministic)
+ss_torch_test(resume_f64_cpu3_to_cpu2_det resume f64 --pre-devices "cpu[0 1 2]"
+  --devices "cpu[0 1]" --deterministic)

@@ -1,0 +1,31 @@
+#include "interp/devices/one_device.h"
+
+#include "interp/check/checked.h"
+#include "interp/devices/lower/rank_context.h"
+#include "ops/cpu/cpu_backend.h"
+
+namespace ss::devices {
+
+namespace {
+
+// The rank's DeviceContext, made before the RankContext that holds it.
+struct RankOfOne {
+  lower::DeviceContext d;
+};
+
+class DeterministicDevice : private RankOfOne, public lower::RankContext {
+ public:
+  DeterministicDevice() : RankOfOne(), lower::RankContext(d) {
+    d.deterministic = true;
+    ops::pin_blas_to_one_thread();  // Note [One BLAS thread]
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Context> one_device_context(const check::Program& prog) {
+  if (!prog.devices().deterministic) return nullptr;
+  return std::make_unique<DeterministicDevice>();
+}
+
+}  // namespace ss::devices

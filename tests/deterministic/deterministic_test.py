@@ -1,0 +1,147 @@
+#!/usr/bin/python3
+"""Deterministic mode (issue 28; Note [Deterministic mode] in
+interp/devices/lower/chunks.h), through `ss run` and `ss conformance` as
+users run them:
+
+  * the control: conformance/deterministic/readme_mlp.ss without its
+    `deterministic` line, compared with no tolerance, differs from one
+    device on three (so the suite's tolerance-0 comparison can fail, and
+    does where the mode is off), and with the line it does not;
+  * a checkpoint saved on three devices and training resumed from it on
+    two write the files one device writes through the same two runs,
+    byte for byte: the csv log of every step and the final checkpoint.
+
+usage: deterministic_test.py SS_BINARY
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CASE = os.path.join(HERE, "..", "..", "conformance", "deterministic",
+                    "readme_mlp.ss")
+
+RESUME = """devices cpu
+    deterministic
+
+dim D = 784
+dim Hd = 32
+dim C = 10
+
+data Digit:
+    img: [D] in 0.0..=1.0
+    label: i64 in 0..C
+
+model Mlp:
+    w1: [D Hd] = normal(std=1/sqrt(D))
+    w2: [Hd C] = normal(std=1/sqrt(Hd))
+
+fn loss(m: Mlp, batch: [b] Digit) -> f32:
+    return cross_entropy(relu(batch.img @ m.w1) @ m.w2, batch.label)
+
+fn step(mut m: Mlp, mut opt: AdamW[Mlp], batch: [b] Digit) -> Logs:
+    let l, g = value_and_grad(loss, m, batch)
+    update(m, opt, g)
+    return logs(loss=l, grad_norm=norm(g))
+
+fn main(args: list[str]):
+    let data = synthetic_digits(Digit, 300, seed=3)
+    if args[0] == "first":
+        let m = Mlp.init(seed=0)
+        let opt = adamw(m, lr=1e-3)
+        let log = csv("first.csv")
+        for batch in data.batches(50, shuffle=1):
+            log.write(step(m, opt, batch))
+        save("half.safetensors", m, opt)
+    else:
+        let m, opt = load("half.safetensors", Mlp, adamw)
+        let log = csv("rest.csv")
+        for batch in data.batches(44, shuffle=2):
+            log.write(step(m, opt, batch))
+        save("final.safetensors", m, opt)
+"""
+
+
+def run(cmd, cwd):
+    p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    return p.returncode, p.stdout + p.stderr
+
+
+def control(ss, folder):
+    """The suite's comparison with no tolerance, with the mode and
+    without it."""
+    text = open(CASE).read()
+    off = text.replace("    deterministic\n", "", 1)
+    off = off.replace("# expect: ok\n", "# expect: ok\n# tolerance: 0\n", 1)
+    assert off != text and "deterministic\n" not in off.split("dim D")[0]
+    failures = []
+    for name, src, want_pass in (("on.ss", text, True),
+                                 ("off.ss", off, False)):
+        path = os.path.join(folder, name)
+        with open(path, "w") as f:
+            f.write(src)
+        rc, out = run([ss, "conformance", path, "--devices", "cpu",
+                       "--devices", "cpu[0 1 2]"], folder)
+        three = [l for l in out.splitlines() if "[cpu[0 1 2]]" in l]
+        if want_pass and (rc != 0 or not three or
+                          not three[0].startswith("PASS")):
+            failures.append(f"with `deterministic`, three devices are not "
+                            f"one device's bits:\n{out}")
+        if not want_pass and (rc == 0 or not three or
+                              "not the result of one device" not in three[0]):
+            failures.append(f"without `deterministic`, the tolerance-0 "
+                            f"comparison did not catch three devices' "
+                            f"rounding:\n{out}")
+    return failures
+
+
+def resume(ss, folder):
+    """first on [a], the rest on [b]: the files written, by name."""
+    def files(a, b):
+        d = tempfile.mkdtemp(dir=folder)
+        with open(os.path.join(d, "resume.ss"), "w") as f:
+            f.write(RESUME)
+        for phase, devices in (("first", a), ("rest", b)):
+            rc, out = run([ss, "run", "resume.ss", "--devices", devices,
+                           "--", phase], d)
+            if rc != 0:
+                sys.exit(f"FAIL: ss run resume.ss --devices '{devices}' -- "
+                         f"{phase} exited {rc}:\n{out}")
+        got = {}
+        for name in ("first.csv", "half.safetensors", "rest.csv",
+                     "final.safetensors"):
+            with open(os.path.join(d, name), "rb") as f:
+                got[name] = f.read()
+        return got
+
+    one = files("cpu", "cpu")
+    moved = files("cpu[0 1 2]", "cpu[0 1]")
+    failures = []
+    for name in one:
+        if one[name] != moved[name]:
+            failures.append(f"{name}: saved on cpu[0 1 2] and resumed on "
+                            f"cpu[0 1], not one device's bytes")
+    lines = one["rest.csv"].decode().splitlines()
+    if len(lines) < 7 or not re.match(r"step,loss,grad_norm", lines[0]):
+        failures.append(f"rest.csv is not the log expected:\n{lines[:3]}")
+    return failures
+
+
+def main():
+    ss = os.path.abspath(sys.argv[1])
+    with tempfile.TemporaryDirectory() as folder:
+        failures = control(ss, folder) + resume(ss, folder)
+    for f in failures:
+        print("FAIL: " + f)
+    if failures:
+        sys.exit(1)
+    print("ok: the tolerance-0 comparison catches a run without the mode; "
+          "a checkpoint saved on 3 devices and resumed on 2 writes one "
+          "device's bytes")
+
+
+if __name__ == "__main__":
+    main()
