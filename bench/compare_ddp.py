@@ -95,18 +95,24 @@ def run_ddp(folder, world, batch):
     return t
 
 
-def run_ss(ss, folder, world, batch, program=WARM_PROGRAM):
-    """Seconds a step of [program] takes on cpu[0 .. world-1]."""
+def step_seconds(ss, folder, program, args):
+    """Seconds a step of [program] takes, written to [folder]/mlp.ss and
+    run by `ss run mlp.ss ARGS`: its progress() summary (the loop alone)."""
     with open(os.path.join(folder, "mlp.ss"), "w") as f:
         f.write(program)
-    devices = "cpu[" + " ".join(str(i) for i in range(world)) + "]"
-    p = subprocess.run([ss, "run", "mlp.ss", "--devices", devices,
-                        "-D", f"B={batch}"], cwd=folder, capture_output=True,
-                       text=True, env=dict(os.environ))
+    p = subprocess.run([ss, "run", "mlp.ss"] + list(args), cwd=folder,
+                       capture_output=True, text=True, env=dict(os.environ))
     if p.returncode != 0:
         sys.exit(f"ss failed:\n{p.stdout}\n{p.stderr}")
     m = re.search(r"(\d+) it in ([0-9.]+) s", p.stderr + p.stdout)
     return float(m.group(2)) / int(m.group(1))
+
+
+def run_ss(ss, folder, world, batch, program=WARM_PROGRAM):
+    """Seconds a step of [program] takes on cpu[0 .. world-1]."""
+    devices = "cpu[" + " ".join(str(i) for i in range(world)) + "]"
+    return step_seconds(ss, folder, program,
+                        ["--devices", devices, "-D", f"B={batch}"])
 
 
 def main():

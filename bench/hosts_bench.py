@@ -15,9 +15,7 @@ and openssh-server. Run:
 """
 import argparse
 import os
-import re
 import statistics
-import subprocess
 import sys
 import tempfile
 
@@ -32,15 +30,9 @@ import multihost_test  # noqa: E402
 def step_ms(ss, folder, batch, extra):
     """ms a step of the README MLP takes on cpu[0 1], the workers placed
     by [extra] (none: children of ss run)."""
-    with open(os.path.join(folder, "mlp.ss"), "w") as f:
-        f.write(compare_ddp.WARM_PROGRAM)
-    p = subprocess.run([ss, "run", "mlp.ss", "--devices", "cpu[0 1]", "-D",
-                        f"B={batch}"] + extra, cwd=folder,
-                       capture_output=True, text=True)
-    if p.returncode != 0:
-        sys.exit(f"ss failed:\n{p.stdout}\n{p.stderr}")
-    m = re.search(r"(\d+) it in ([0-9.]+) s", p.stderr + p.stdout)
-    return 1000 * float(m.group(2)) / int(m.group(1))
+    return 1000 * compare_ddp.step_seconds(
+        ss, folder, compare_ddp.WARM_PROGRAM,
+        ["--devices", "cpu[0 1]", "-D", f"B={batch}"] + extra)
 
 
 def main():

@@ -323,12 +323,14 @@ bool ctrl_c_seen() {
 std::shared_ptr<PySession> load(const std::string& path,
                                 const std::string& devices,
                                 const std::map<std::string, int64_t>& dims,
+                                bool deterministic,
                                 const std::vector<std::string>& worker_command,
                                 const std::vector<std::string>& worker_env) {
   auto s = std::make_shared<PySession>();
   embed::LoadOptions o;
   o.devices = devices;
   o.dims = dims;
+  o.deterministic = deterministic;
   o.worker_command = worker_command;
   o.worker_env = worker_env;
   o.host_name = "<python>";
@@ -368,10 +370,12 @@ py::object call(const std::shared_ptr<PySession>& s,
 /// `shapescript.check`: `ss check`'s problems, none when it checks.
 py::list check(const std::string& path,
                const std::string& devices,
-               const std::map<std::string, int64_t>& dims) {
+               const std::map<std::string, int64_t>& dims,
+               bool deterministic) {
   embed::LoadOptions o;
   o.devices = devices;
   o.dims = dims;
+  o.deterministic = deterministic;
   embed::CheckReport r;
   {
     py::gil_scoped_release release;
@@ -385,6 +389,7 @@ py::list check(const std::string& path,
 void run(const std::string& path,
          const std::string& devices,
          const std::map<std::string, int64_t>& dims,
+         bool deterministic,
          const std::string& entry,
          const std::vector<std::string>& args,
          const std::vector<std::string>& worker_command,
@@ -392,6 +397,7 @@ void run(const std::string& path,
   embed::RunOptions o;
   o.load.devices = devices;
   o.load.dims = dims;
+  o.load.deterministic = deterministic;
   o.load.worker_command = worker_command;
   o.load.worker_env = worker_env;
   o.entry = entry;
@@ -488,6 +494,7 @@ PYBIND11_MODULE(_core, m) {
                   py::arg("path"),
                   py::arg("devices") = "",
                   py::arg("dims") = std::map<std::string, int64_t>{},
+                  py::arg("deterministic") = false,
                   py::arg("worker_command") = std::vector<std::string>{},
                   py::arg("worker_env") = std::vector<std::string>{})
       .def("fns", [](PySession& s) { return s.get().fns(); })
@@ -591,12 +598,14 @@ PYBIND11_MODULE(_core, m) {
         &check,
         py::arg("path"),
         py::arg("devices") = "",
-        py::arg("dims") = std::map<std::string, int64_t>{});
+        py::arg("dims") = std::map<std::string, int64_t>{},
+        py::arg("deterministic") = false);
   m.def("run",
         &run,
         py::arg("path"),
         py::arg("devices"),
         py::arg("dims"),
+        py::arg("deterministic"),
         py::arg("entry"),
         py::arg("args"),
         py::arg("worker_command"),

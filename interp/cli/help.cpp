@@ -121,7 +121,8 @@ const std::vector<Command>& commands() {
         kHelp},
        {}},
       {"repl",
-       "[FILE] [--devices SPEC] [--hosts H1:N,... | --hostfile F]",
+       "[FILE] [--devices SPEC] [--deterministic] [--hosts H1:N,... | "
+       "--hostfile F]",
        "an interactive prompt (declarations and statements)",
        "A prompt for declarations and statements, with FILE's declarations "
        "loaded first. An expression's value prints with its type; an error "
@@ -131,6 +132,7 @@ const std::vector<Command>& commands() {
        {{"--devices SPEC",
          "the session's devices (cpu, cpu[0 1 2]): worker fns run on its "
          "workers, which live for the session"},
+        kDeterministic,
         {kHosts.flag,
          "the workers' hosts; a device list's ranks fill them in order, "
          "each up to its slots, and again from the first when there are "

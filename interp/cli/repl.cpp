@@ -105,11 +105,18 @@ constexpr const char* kTranscript = devices::protocol::kSessionName;
 
 }  // namespace
 
-Repl::Repl(std::ostream& out, std::ostream& err, std::string devices)
-    : out_(out), err_(err), devices_(std::move(devices)) {
+Repl::Repl(std::ostream& out,
+           std::ostream& err,
+           std::string devices,
+           bool deterministic)
+    : out_(out),
+      err_(err),
+      devices_(std::move(devices)),
+      deterministic_(deterministic) {
   origins_.push_back({kTranscript, ""});
   check::Options opts;
   opts.devices_override = devices_;
+  opts.deterministic = deterministic_;
   workers_ =
       std::make_unique<devices::controller::ReplDevices>(opts, &interrupted);
 }
@@ -188,6 +195,7 @@ std::unique_ptr<check::Program> Repl::check(const ReplText& text,
                                             const std::string& prompt_fn) {
   check::Options opts;
   opts.devices_override = devices_;
+  opts.deterministic = deterministic_;
   opts.prompt_fn = prompt_fn;
   return devices::protocol::check_session_text(
       text.session(origins_), sm, diags, opts);
@@ -290,6 +298,10 @@ void Repl::statements(const std::string& text, Typed at) {
   const check::FnInfo* info = prog->fn(name);
   eval::Interpreter in(*prog, *sm, out_);
   in.set_interrupt_flag(&interrupted);
+  // One device in deterministic mode: the chunks a rank runs (several
+  // devices' context is the workers' session's, below).
+  std::unique_ptr<devices::Context> one = devices::one_device_context(*prog);
+  in.set_device_hooks(one.get());
   eval::Frame frame;
   frame.fn = info;
   frame.scopes.emplace_back();
@@ -487,6 +499,7 @@ void on_sigint(int) {
 
 int run_repl(const std::vector<std::string>& args) {
   std::string file, devices;
+  bool deterministic = false;
   HostOptions hosts;
   for (size_t i = 0; i < args.size(); ++i) {
     if (ProgramOption o = host_option("repl", args, i, hosts);
@@ -498,6 +511,8 @@ int run_repl(const std::vector<std::string>& args) {
         std::cerr << "ss repl: bad --devices '" << devices << "'\n";
         return kExitUsage;
       }
+    } else if (args[i] == "--deterministic") {
+      deterministic = true;
     } else if (args[i] == "--help" || args[i] == "-h") {
       std::cout << command_help("repl");
       return kExitOk;
@@ -513,7 +528,7 @@ int run_repl(const std::vector<std::string>& args) {
       return kExitUsage;
     }
   }
-  Repl repl(std::cout, std::cerr, devices);
+  Repl repl(std::cout, std::cerr, devices, deterministic);
   if (hosts.any()) {
     // A session's device lists differ in their counts: the ranks fill the
     // hosts in order (host_options.h, fit_slots).

@@ -19,7 +19,12 @@ namespace ss::cli {
 
 class Repl {
  public:
-  Repl(std::ostream& out, std::ostream& err, std::string devices = "");
+  /// [deterministic]: `--deterministic` (Note [Deterministic mode] in
+  /// interp/devices/lower/chunks.h).
+  Repl(std::ostream& out,
+       std::ostream& err,
+       std::string devices = "",
+       bool deterministic = false);
   ~Repl();
 
   /// Handles one complete input (possibly several lines), as typed: its
@@ -82,6 +87,7 @@ class Repl {
   std::ostream& out_;
   std::ostream& err_;
   std::string devices_;
+  bool deterministic_ = false;
   /// [0]: the transcript of what was typed; then each file `:load` read.
   std::vector<ReplOrigin> origins_;
   std::vector<ReplDecl> decls_;  // every declaration accepted so far

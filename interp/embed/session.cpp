@@ -63,6 +63,11 @@ Compiled& Session::Impl::compile(const std::string& params,
   if (!c->prog) throw check_failed(diags, *c->sm);
   c->fn = c->prog->fn(name);
   c->in = std::make_unique<eval::Interpreter>(*c->prog, *c->sm, *out);
+  // With workers their session's context hooks in for each call.
+  if (!workers) {
+    c->one = devices::one_device_context(*c->prog);
+    c->in->set_device_hooks(c->one.get());
+  }
   // On the deep stack the caller's thread runs the call, so the call
   // looks for the host's Ctrl-C itself.
   std::function<void()> look;

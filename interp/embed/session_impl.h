@@ -11,6 +11,7 @@
 
 #include "interp/check/checker.h"
 #include "interp/devices/controller/repl_devices.h"
+#include "interp/devices/one_device.h"
 #include "interp/devices/protocol/session_text.h"
 #include "interp/embed/embed.h"
 #include "interp/eval/interpreter.h"
@@ -21,6 +22,8 @@ namespace ss::embed {
 struct Compiled {
   std::unique_ptr<diag::SourceMap> sm;
   std::unique_ptr<check::Program> prog;
+  /// One device in deterministic mode: the chunks a rank runs.
+  std::unique_ptr<devices::Context> one;
   std::unique_ptr<eval::Interpreter> in;
   const check::FnInfo* fn = nullptr;
 };

@@ -37,40 +37,46 @@ def _workers():
             ["PYTHONPATH=" + os.pathsep.join(_worker_path())])
 
 
-def load(path, devices=None, dims=None):
+def load(path, devices=None, dims=None, deterministic=False):
     """Reads and checks the program at `path`.
 
     devices: a device list replacing the file's (`"cpu[0 1 2]"`);
-    dims: `{"Hd": 256}`, as `ss run -D Hd=256`.
+    dims: `{"Hd": 256}`, as `ss run -D Hd=256`;
+    deterministic: as `ss run --deterministic`, one device's bits on any
+    device list.
     Raises CheckError with the diagnostics `ss check` prints."""
     # progress(...) draws in Python's sys.stderr: a bar where that is a
     # terminal or a notebook's output (which renders carriage returns).
     _core._set_progress(_progress_drawing())
     session = _core.Session.load(os.fspath(path), devices or "",
-                                 dict(dims or {}), *_workers())
+                                 dict(dims or {}), bool(deterministic),
+                                 *_workers())
     prog = Program(session, os.fspath(path))
     _check_externs(prog)
     _Registry.last = prog
     return prog
 
 
-def check(path, devices=None, dims=None):
+def check(path, devices=None, dims=None, deterministic=False):
     """Checks the program at `path` as `ss check` does, running nothing:
     the problems it found (each a dict: code, message, file, line, column,
     and text as `ss check` prints it), [] when it checks."""
-    return _core.check(os.fspath(path), devices or "", dict(dims or {}))
+    return _core.check(os.fspath(path), devices or "", dict(dims or {}),
+                       bool(deterministic))
 
 
-def run(path, devices=None, dims=None, entry="main", args=()):
+def run(path, devices=None, dims=None, entry="main", args=(),
+        deterministic=False):
     """Runs the program at `path` as `ss run` does: checks it, then runs
     its `entry` fn to the end on its devices (several: worker processes),
     `args` being what its `list[str]` parameter holds, if it has one
-    (`ss run FILE -- ARGS`). Its print goes to sys.stdout; errors raise as
+    (`ss run FILE -- ARGS`); `deterministic=True` is `ss run
+    --deterministic`. Its print goes to sys.stdout; errors raise as
     a call's do (CheckError, ShapeError, ..., WorkerError), and Ctrl-C
     raises KeyboardInterrupt, ending the workers."""
     _core._set_progress(_progress_drawing())
-    _core.run(os.fspath(path), devices or "", dict(dims or {}), entry,
-              [str(a) for a in args], *_workers())
+    _core.run(os.fspath(path), devices or "", dict(dims or {}),
+              bool(deterministic), entry, [str(a) for a in args], *_workers())
 
 
 def _check_externs(prog):

@@ -18,6 +18,9 @@ Cases (all by default):
   same_bits      the README MLP on 2 hosts, and a shard params + split H
                  program on 3: the logs, prints and checkpoints of the
                  local `cpu[...]` run, bit for bit
+  deterministic  deterministic mode on 3 hosts, and with shard params on 2:
+                 the prints, the csv log and the checkpoint of ONE device
+                 here, bit for bit (issue 28)
   kill_worker    kill -9 of a remote worker: WorkerError naming its host
                  and the signal, in under 1 s
   link_down      the host's veth down: WorkerError within the heartbeat
@@ -255,6 +258,34 @@ def case_same_bits(h, r):
                                 f"({', '.join(sorted(os.listdir(local)))})"
                     + (f": {diff}" if diff else ""))
             print(f"     local {t1 - t0:.1f} s, {n} hosts {t2 - t1:.1f} s")
+
+
+def case_deterministic(h, r):
+    # Deterministic mode (Note [Deterministic mode] in
+    # interp/devices/lower/chunks.h): not the same layout over hosts, but
+    # one device against several hosts.
+    cases = [("conformance/deterministic/readme_mlp.ss", 3, ()),
+             ("conformance/dist/shard_params_sgd_checkpoint.ss", 2,
+              ("--deterministic",))]
+    for prog, n, extra in cases:
+        hosts = ",".join(f"{a}:1" for a in h.addrs[:n])
+        devices = "cpu[" + " ".join(str(i) for i in range(n)) + "]"
+        with tempfile.TemporaryDirectory() as local, \
+                tempfile.TemporaryDirectory() as remote:
+            a = subprocess.run([h.ss, "run", program(prog), "--devices",
+                                "cpu"] + list(extra), cwd=local,
+                               capture_output=True, text=True, timeout=300)
+            b = run_ss(h, remote, program(prog), devices, hosts, extra)
+            what = f"{prog} deterministic, one device and {n} hosts"
+            r.check(a.returncode == 0 and b.returncode == 0,
+                    f"{what}: both runs ok ({a.returncode}, {b.returncode})"
+                    + ("" if b.returncode == 0 else "\n" + b.stderr[-2000:]))
+            r.check(a.stdout == b.stdout and a.stdout != "",
+                    f"{what}: the same output, bit for bit")
+            diff = same_files(local, remote)
+            r.check(diff == "", f"{what}: the same files, bit for bit "
+                                f"({', '.join(sorted(os.listdir(local)))})"
+                    + (f": {diff}" if diff else ""))
 
 
 def workers_of(h, host):
@@ -596,7 +627,8 @@ def case_dataset(h, r):
                          "the file and the host\n" + d.stderr[-1500:])
 
 
-CASES = {"same_bits": case_same_bits, "kill_worker": case_kill_worker,
+CASES = {"same_bits": case_same_bits, "deterministic": case_deterministic,
+         "kill_worker": case_kill_worker,
          "link_down": case_link_down, "stranger": case_stranger,
          "kill_controller": case_kill_controller, "manual": case_manual,
          "dataset": case_dataset}

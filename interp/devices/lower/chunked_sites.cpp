@@ -6,6 +6,7 @@
 
 #include "dist/comm/communicator.h"
 #include "interp/check/checked.h"
+#include "interp/devices/lower/deferred_folds.h"
 #include "interp/devices/lower/lowering.h"
 #include "interp/eval/interpreter.h"
 #include "interp/eval/runtime_lib.h"
@@ -91,9 +92,19 @@ struct ChunkedSites::Run {
     const int64_t k = j;
     ChunkedSites* self = &sites;
     Chunks c = chunks;
+    // A param's use, in value_and_grad's pass: folded when the pass ends
+    // (Note [Deferred folds]).
+    DeferredFolds* later = w.autograd()->grad_fn ? nullptr : sites.deferred_;
     return ops::record(
-        "chunk_use", w.detach(), {w}, [slot, k, self, c](const Tensor& g) {
+        "chunk_use",
+        w.detach(),
+        {w},
+        [slot, k, self, c, later, w](const Tensor& g) {
           if (!slot->arrive(k, g)) return std::vector<Tensor>{Tensor()};
+          if (later) {
+            later->add(w, slot->take(), c);
+            return std::vector<Tensor>{Tensor()};
+          }
           return std::vector<Tensor>{self->fold(slot->take(), c)};
         });
   }

@@ -38,6 +38,7 @@ struct Type;
 namespace ss::devices::lower {
 
 struct DeviceContext;
+class DeferredFolds;
 
 /// The canonical chunks of the share a batch operand holds here.
 struct Chunks {
@@ -74,6 +75,10 @@ class ChunkedSites {
   std::optional<eval::Value> run_op(eval::OpSite& s);
   /// Whether a chunked op runs now.
   bool running() const { return running_ != nullptr; }
+  /// While value_and_grad's pass runs: where the params' folds wait for
+  /// its end (Note [Deferred folds]); null: each folds where it is.
+  void set_deferred(DeferredFolds* f) { deferred_ = f; }
+  DeferredFolds* deferred() const { return deferred_; }
   /// A param read inside a chunked op: [read] once per op (a sharded
   /// param's gather happens once, whatever this rank's count of chunks),
   /// then each chunk's use of it.
@@ -113,6 +118,7 @@ class ChunkedSites {
 
   DeviceContext& d_;
   Run* running_ = nullptr;  // the chunked op running now
+  DeferredFolds* deferred_ = nullptr;
 };
 
 /// Where a tensor type has [fn]'s batch axis: [axis] of its shape, alone

@@ -5,6 +5,7 @@
 
 #include "dist/comm/communicator.h"
 #include "interp/builtins/output.h"
+#include "interp/devices/lower/deferred_folds.h"
 #include "interp/devices/lower/grad_allreduce.h"
 #include "interp/devices/lower/heads.h"
 #include "interp/devices/lower/param_buckets.h"
@@ -191,9 +192,24 @@ std::optional<std::vector<ops::Tensor>> RankContext::gradients(
   // gradient is one device's already, and a param's heads' their own
   // (Note [Split heads]): nothing to sum.
   // Deterministic mode: each gradient is whole where the rows were added
-  // (Note [Chunked sites]): one device's pass, seeded with 1.
-  if (!d_.active() || d_.mesh || d_.whole_batches() || d_.deterministic)
-    return std::nullopt;
+  // (Note [Chunked sites]): one device's pass, seeded with 1, the params'
+  // folds after it (Note [Deferred folds]).
+  if (d_.deterministic && !d_.mesh && !d_.whole_batches()) {
+    DeferredFolds folds;
+    struct Reset {  // a pass inside a pass (grad inside a loss) nests
+      ChunkedSites& c;
+      DeferredFolds* outer;
+      ~Reset() { c.set_deferred(outer); }
+    } reset{chunks_, chunks_.deferred()};
+    chunks_.set_deferred(&folds);
+    std::vector<ops::Tensor> g =
+        ops::backward(loss, leaves, nullptr, 1.0, scale.value_or(1.0));
+    chunks_.set_deferred(reset.outer);
+    d_.at = at;
+    folds.finish(leaves, g, d_);
+    return g;
+  }
+  if (!d_.active() || d_.mesh || d_.whole_batches()) return std::nullopt;
   // Gradients of whole params travel as the pass finishes them
   // (grad_allreduce.h); a sharded param's piece was reduce-scattered by the
   // pass itself (Note [Sharded params] in shards.cpp).
