@@ -11,6 +11,7 @@
 
 #include "ops/cpu/cpu_blas_pages.h"
 #include "ops/cpu/cpu_common.h"
+#include "ops/cpu/cpu_features.h"
 #include "ops/cpu/cpu_threads.h"
 
 namespace ss::ops {
@@ -214,6 +215,16 @@ int cpu_threads() {
 // therefore runs every product on one thread in every process; the
 // elementwise and row kernels, whose results do not depend on their
 // split (Note [Intra-op threads]), keep the process's threads.
+std::string kernel_signature() {
+  cpu_backend();
+  std::string s = std::string("OpenBLAS ") + openblas_get_corename() + " (" +
+                  openblas_get_config() + "), ";
+  s += cpu::has_avx512()     ? "AVX-512"
+       : cpu::has_avx2_fma() ? "AVX2 + FMA"
+                             : "portable loops";
+  return s;
+}
+
 void pin_blas_to_one_thread() {
   cpu_backend();
   cpu::set_intra_op_threads(openblas_get_num_threads());

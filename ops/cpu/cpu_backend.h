@@ -1,6 +1,8 @@
 #pragma once
 // CPU-specific controls that are not part of the Backend interface.
 
+#include <string>
+
 namespace ss::ops {
 
 /// Sets the number of OpenBLAS threads (e.g. 1 for several ranks per
@@ -14,5 +16,10 @@ int cpu_threads();
 /// product on one OpenBLAS thread from now on, whatever the process's
 /// thread count; the kernels' intra-op threads keep that count.
 void pin_blas_to_one_thread();
+/// The kernels this process computes with: OpenBLAS's core and build, and
+/// ss's vector path ("OpenBLAS Haswell (...), AVX2 + FMA"). Deterministic
+/// mode's devices must agree on it (Note [Same kernels everywhere] in
+/// interp/devices/lower/rank_context.cpp).
+std::string kernel_signature();
 
 }  // namespace ss::ops

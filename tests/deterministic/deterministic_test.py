@@ -9,13 +9,15 @@ users run them:
     does where the mode is off), and with the line it does not;
   * a checkpoint saved on three devices and training resumed from it on
     two write the files one device writes through the same two runs,
-    byte for byte: the csv log of every step and the final checkpoint.
+    byte for byte: the csv log of every step and the final checkpoint;
+  * devices whose kernels differ (a host of another CPU, made here by
+    ss_test_hooks' SHAPESCRIPT_TEST_KERNELS) refuse to start: a located
+    ValueError naming both (Note [Same kernels everywhere]).
 
-usage: deterministic_test.py SS_BINARY
+usage: deterministic_test.py SS_BINARY SS_TEST_HOOKS_BINARY
 """
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -130,17 +132,35 @@ def resume(ss, folder):
     return failures
 
 
+def kernels(hooks, folder):
+    """Worker 2 says it computes with other kernels."""
+    env = dict(os.environ, SHAPESCRIPT_TEST_KERNELS="2:OpenBLAS Other, AVX9")
+    p = subprocess.run([hooks, "run", CASE, "--devices", "cpu[0 1 2]"],
+                       cwd=folder, capture_output=True, text=True, env=env)
+    want = ("ValueError: deterministic mode needs the same kernels on every "
+            "device: device 0 computes with OpenBLAS ")
+    if (p.returncode != 2 or want not in p.stderr or
+            "device 2 with OpenBLAS Other, AVX9" not in p.stderr or
+            not re.search(r"readme_mlp\.ss:\d+:\d+: ValueError", p.stderr) or
+            os.path.exists(os.path.join(folder, "mlp.safetensors"))):
+        return [f"kernels that differ were not refused before the first "
+                f"step (exit {p.returncode}):\n{p.stderr}"]
+    return []
+
+
 def main():
     ss = os.path.abspath(sys.argv[1])
+    hooks = os.path.abspath(sys.argv[2])
     with tempfile.TemporaryDirectory() as folder:
-        failures = control(ss, folder) + resume(ss, folder)
+        failures = control(ss, folder) + resume(ss, folder) + \
+            kernels(hooks, folder)
     for f in failures:
         print("FAIL: " + f)
     if failures:
         sys.exit(1)
     print("ok: the tolerance-0 comparison catches a run without the mode; "
           "a checkpoint saved on 3 devices and resumed on 2 writes one "
-          "device's bytes")
+          "device's bytes; devices of other kernels refuse to start")
 
 
 if __name__ == "__main__":

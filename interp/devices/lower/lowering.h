@@ -47,6 +47,9 @@ struct DeviceContext {
   /// whole canonical chunks, and the ops where the batch meets whole
   /// values run chunk by chunk (chunked_sites.h).
   bool deterministic = false;
+  /// The kernels this rank computes with (ops::kernel_signature), which
+  /// deterministic mode checks are every rank's.
+  std::string kernels;
 
   /// Called when the controller's part calls into the workers' (a step):
   /// the fn and its `.ss` location, for a WorkerError's "it was running".

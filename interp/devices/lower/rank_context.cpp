@@ -40,6 +40,7 @@ std::optional<Value> RankContext::call(eval::Interpreter& in,
   // Only a call from the controller's part into the workers' splits, once.
   if (!d_.active() || !eval::enters_workers(in, fn) || splitting_)
     return std::nullopt;
+  if (d_.deterministic) check_same_kernels(in, site);
   if (d_.on_step) d_.on_step(fn.name, in.sources().location(site, "?"));
   sources_ = &in.sources();
   bucket_ = GatheredBucket{};  // the params may have changed since
@@ -62,6 +63,45 @@ std::optional<Value> RankContext::call(eval::Interpreter& in,
   bucket_ = GatheredBucket{};  // its copies go with the call's values
   d_.at = site;                // a joined result's all-gather
   return join_result(fn, std::move(r), fn.result, sent);
+}
+
+// Note [Same kernels everywhere]
+// Deterministic mode promises one device's bits on every device, which
+// holds only where every device computes a product with the same kernel:
+// OpenBLAS picks its kernels by the CPU it finds (Haswell, SkylakeX, ...),
+// and ss its vector loops (AVX2, AVX-512), so hosts of different CPUs
+// round differently. The ranks compare their kernels (ops::
+// kernel_signature) once, before their first step, and refuse to start
+// rather than differ in silence.
+void RankContext::check_same_kernels(eval::Interpreter& in, diag::Span site) {
+  if (kernels_checked_) return;
+  kernels_checked_ = true;
+  constexpr int64_t kBytes = 256;
+  ops::Tensor mine = ops::Tensor::zeros({kBytes}, types::DType::I32);
+  const std::string s = d_.kernels.substr(0, kBytes - 1);
+  int32_t* out = static_cast<int32_t*>(mine.raw());
+  for (size_t i = 0; i < s.size(); ++i)
+    out[i] = static_cast<unsigned char>(s[i]);
+  ops::Tensor all;
+  {
+    Waiting w(d_);
+    d_.comm->all_gather(mine, all, dist::Options{});
+  }
+  std::vector<std::string> each(d_.world);
+  const int32_t* v = static_cast<const int32_t*>(all.raw());
+  for (int r = 0; r < d_.world; ++r)
+    for (int64_t i = 0; i < kBytes && v[r * kBytes + i]; ++i)
+      each[r] += static_cast<char>(v[r * kBytes + i]);
+  for (int r = 1; r < d_.world; ++r)
+    if (each[r] != each[0])
+      in.fail("ValueError",
+              site,
+              "deterministic mode needs the same kernels on every device: "
+              "device 0 computes with " +
+                  each[0] + ", device " + std::to_string(r) + " with " +
+                  each[r],
+              {"help: run every worker on hosts of one CPU type, or leave "
+               "out `deterministic`"});
 }
 
 void RankContext::split_arguments(const check::FnInfo& fn,

@@ -92,6 +92,11 @@ class RankContext : public Context {
   /// `split H`: whether values typed with the split dim hold this rank's
   /// heads (Note [Split heads] in interp/check/plan/heads_plan.cpp).
   bool splits_heads() const;
+  /// Deterministic mode, on the first call into the workers: every rank
+  /// computes with the same kernels, or a ValueError at [site] (Note
+  /// [Same kernels everywhere]).
+  void check_same_kernels(eval::Interpreter& in, diag::Span site);
+  bool kernels_checked_ = false;
   /// Replaces each batch-axis argument of [fn] by this rank's rows.
   void split_arguments(const check::FnInfo& fn, std::vector<eval::Value>& args);
   /// [v] (of type [t]) with its batch-axis parts joined across the ranks,

@@ -42,6 +42,7 @@ std::optional<eval::RuntimeError> run_data_parallel(
         d.comm = comm.get();
         d.deterministic = prog.devices().deterministic;
         if (d.deterministic) ops::pin_blas_to_one_thread();
+        d.kernels = ops::kernel_signature();
         // `split H`: whole batches; every rank makes its models whole in
         // main, and cuts a param to its heads where it is read (Note
         // [Split heads]).

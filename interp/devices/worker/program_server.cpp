@@ -14,6 +14,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -298,6 +299,14 @@ class ProgramHandler : public dist::Handler {
     d_.deterministic = prog_->devices().deterministic;
     if (d_.deterministic)
       ops::pin_blas_to_one_thread();  // Note [One BLAS thread]
+    d_.kernels = ops::kernel_signature();
+    // Tests make worker RANK report other kernels: "RANK:NAME" (Note [Test
+    // hooks]).
+    if (const char* k = test_hooks_enabled()
+                            ? std::getenv("SHAPESCRIPT_TEST_KERNELS")
+                            : nullptr;
+        k && std::atoi(k) == args_.rank && std::strchr(k, ':'))
+      d_.kernels = std::strchr(k, ':') + 1;
     const std::string& split = prog_->devices().split_dim;
     if (!split.empty() && args_.world > 1) {
       // `split H`: whole batches; the values typed with H, params
