@@ -29,13 +29,6 @@ int axis_count(const types::Axis& a, const std::set<uint32_t>& vars) {
   return n;
 }
 
-// The fold tree's sum of two partials: no tape (the partials are
-// cotangents, or payloads whose fold records its own VJP).
-Tensor add_partials(const Tensor& x, const Tensor& y) {
-  ops::GradMode::Guard no_grad(false);
-  return ops::add(x, y);
-}
-
 }  // namespace
 
 BatchAxis batch_axis_of(const types::Type& t, const check::FnInfo* fn) {
@@ -99,10 +92,10 @@ struct ChunkedSites::Run {
         "chunk_use",
         w.detach(),
         {w},
-        [slot, k, self, c, later, w](const Tensor& g) {
+        [slot, k, self, c, later, leaf = w.autograd().get()](const Tensor& g) {
           if (!slot->arrive(k, g)) return std::vector<Tensor>{Tensor()};
           if (later) {
-            later->add(w, slot->take(), c);
+            later->add(leaf, slot->take(), c);
             return std::vector<Tensor>{Tensor()};
           }
           return std::vector<Tensor>{self->fold(slot->take(), c)};
@@ -177,43 +170,11 @@ std::optional<int64_t> ChunkedSites::chunk_row_start() const {
 }
 
 Tensor ChunkedSites::fold(const std::vector<Tensor>& values, const Chunks& c) {
-  const int64_t k = c.layout.chunks;
-  std::vector<Tensor> leaves;
-  if (c.b > c.a) leaves = values;
-  std::vector<Tensor> pieces = fold_pieces(leaves, c.a, c.b, k, add_partials);
-  if (!c.across)
-    return fold_root(tree_pieces(c.a, c.b, k), pieces, k, add_partials);
-  // Every rank's pieces, in rank order: each knows the others' from the
-  // layout, so only the values travel.
-  const Tensor& like = values.front();
-  const int64_t numel = like.numel();
-  std::vector<int64_t> rows(d_.world);
-  std::vector<TreeNode> nodes;
-  for (int r = 0; r < d_.world; ++r) {
-    auto [ra, rb] = c.layout.chunks_of(r);
-    std::vector<TreeNode> p = tree_pieces(ra, rb, k);
-    rows[r] = static_cast<int64_t>(p.size());
-    nodes.insert(nodes.end(), p.begin(), p.end());
-  }
-  ops::GradMode::Guard no_grad(false);
-  Tensor mine = Tensor::zeros({0, numel}, like.dtype());
-  if (!pieces.empty()) {
-    std::vector<Tensor> flat;
-    for (const Tensor& p : pieces) flat.push_back(ops::reshape(p, {1, numel}));
-    mine = ops::concat(flat, 0);
-  }
-  Tensor all;
-  {
-    Waiting w(d_);
-    d_.comm->all_gather_v(mine, all, rows, dist::Options{});
-  }
-  std::vector<Tensor> vals;
-  for (size_t i = 0; i < nodes.size(); ++i)
-    vals.push_back(ops::reshape(
-        ops::slice(
-            all, 0, static_cast<int64_t>(i), static_cast<int64_t>(i) + 1),
-        like.shape()));
-  return fold_root(nodes, vals, k, add_partials);
+  // One use's fold, exchanged at once (Note [Deferred folds] exchanges
+  // a pass's params' together, the same way).
+  DeferredFolds now;
+  now.add(nullptr, values, c);
+  return now.fold_all(d_).at(0);
 }
 
 std::optional<Value> ChunkedSites::run_op(OpSite& s) {
@@ -406,21 +367,9 @@ std::optional<Value> ChunkedSites::reduction(OpSite& s) {
     cuts.push_back(o.cuts.back());
   }
   const int64_t rows = o.rows;
-  {
-    // The entry's own conditions (lower() in lowering.cpp): reduce given
-    // another function, batch_norm in Eval mode, reduction="none" run per
-    // example, as ops where the batch meets whole values.
-    std::unique_ptr<ops::ForwardCtx> ctx = eval::forward_ctx(c);
-    if (low->only_with && ctx->has(low->only_param) &&
-        ctx->str(low->only_param) != low->only_with)
-      return std::nullopt;
-    if (low->eval_mode_param >= 0 && !(ctx->has(low->eval_mode_param) &&
-                                       ctx->training(low->eval_mode_param)))
-      return std::nullopt;
-    if (low->per_example_with && ctx->has(low->per_example_param) &&
-        ctx->str(low->per_example_param) == low->per_example_with)
-      return std::nullopt;
-  }
+  // Per example (reduce given another function, batch_norm in Eval
+  // mode, reduction="none"): an op where the batch meets whole values.
+  if (!lowers_here(*low, *eval::forward_ctx(c))) return std::nullopt;
   // The checker lowered it: it reduces rows here, which only the chunks
   // may add.
   if (batch_args.empty() || o.uncut)

@@ -76,6 +76,10 @@ std::vector<TreeNode> tree_pieces(int64_t a, int64_t b, int64_t chunks);
 
 using Add = std::function<ops::Tensor(const ops::Tensor&, const ops::Tensor&)>;
 
+/// The tree's sum of two partials, off the tape (they are cotangents, or
+/// payloads whose fold records its own VJP).
+ops::Tensor add_partials(const ops::Tensor& x, const ops::Tensor& y);
+
 /// The values of tree_pieces(a, b, chunks) from the chunks' own values
 /// ([values][j - a] is chunk j's), each node the sum of its left and right
 /// child in that order.

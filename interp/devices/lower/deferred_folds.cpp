@@ -14,24 +14,12 @@ namespace ss::devices::lower {
 
 using ops::Tensor;
 
-namespace {
-
-Tensor add_partials(const Tensor& x, const Tensor& y) {
-  ops::GradMode::Guard no_grad(false);
-  return ops::add(x, y);
-}
-
-}  // namespace
-
-void DeferredFolds::add(const Tensor& leaf,
+void DeferredFolds::add(const void* leaf,
                         const std::vector<Tensor>& values,
                         const Chunks& c) {
-  Use u{leaf.autograd().get(),
-        leaf.shape(),
-        leaf.dtype(),
-        {},
-        c.layout,
-        c.across};
+  // values holds one tensor at least: an empty share runs one chunk.
+  Use u{
+      leaf, values.at(0).shape(), values.at(0).dtype(), {}, c.layout, c.across};
   std::vector<Tensor> leaves;
   if (c.b > c.a) leaves = values;
   for (const Tensor& p :
@@ -40,10 +28,7 @@ void DeferredFolds::add(const Tensor& leaf,
   uses_.push_back(std::move(u));
 }
 
-void DeferredFolds::finish(const std::vector<Tensor>& leaves,
-                           std::vector<Tensor>& grads,
-                           DeviceContext& d) {
-  if (uses_.empty()) return;
+std::vector<Tensor> DeferredFolds::fold_all(DeviceContext& d) {
   ops::GradMode::Guard no_grad(false);
   // Every rank's pieces of every use, by dtype: one exchange each.
   std::vector<std::vector<TreeNode>> nodes(uses_.size());
@@ -90,14 +75,23 @@ void DeferredFolds::finish(const std::vector<Tensor>& leaves,
         }
       }
   }
+  std::vector<Tensor> folds;
+  for (size_t i = 0; i < uses_.size(); ++i)
+    folds.push_back(
+        fold_root(nodes[i], values[i], uses_[i].layout.chunks, add_partials));
+  return folds;
+}
+
+void DeferredFolds::finish(const std::vector<Tensor>& leaves,
+                           std::vector<Tensor>& grads,
+                           DeviceContext& d) {
+  if (uses_.empty()) return;
+  std::vector<Tensor> folds = fold_all(d);
   // Each use's fold, added to its leaf's gradient in the uses' order.
-  for (size_t i = 0; i < uses_.size(); ++i) {
-    const Use& u = uses_[i];
-    Tensor fold = fold_root(nodes[i], values[i], u.layout.chunks, add_partials);
+  for (size_t i = 0; i < uses_.size(); ++i)
     for (size_t k = 0; k < leaves.size(); ++k)
-      if (leaves[k].autograd().get() == u.leaf)
-        grads[k] = add_partials(grads[k], fold);
-  }
+      if (leaves[k].autograd().get() == uses_[i].leaf)
+        grads[k] = add_partials(grads[k], folds[i]);
   uses_.clear();
 }
 

@@ -25,14 +25,18 @@ struct Chunks;
 
 class DeferredFolds {
  public:
-  /// A use of [leaf] in a chunked op: this rank's folded subtrees of its
-  /// chunks' partials ([values], one per local chunk of [c]).
-  void add(const ops::Tensor& leaf,
+  /// A use of the leaf whose AutogradMeta is [leaf] (null: none) in a
+  /// chunked op: this rank's folded subtrees of its chunks' partials
+  /// ([values], one per local chunk of [c], of the leaf's shape).
+  void add(const void* leaf,
            const std::vector<ops::Tensor>& values,
            const Chunks& c);
-  /// Adds every use's fold to its leaf's gradient in [grads] (by the
-  /// index of the leaf in [leaves]), in the order the uses came. Every
-  /// rank calls it, after the pass.
+  /// Every use's fold, in the order the uses came: each rank's subtrees in
+  /// one all-gather per dtype, then the tree's rest on every rank alike.
+  /// Every rank calls it, in the same order.
+  std::vector<ops::Tensor> fold_all(DeviceContext& d);
+  /// After the pass: adds every use's fold to its leaf's gradient in
+  /// [grads] (by the index of the leaf in [leaves]), in the uses' order.
   void finish(const std::vector<ops::Tensor>& leaves,
               std::vector<ops::Tensor>& grads,
               DeviceContext& d);

@@ -100,18 +100,7 @@ std::optional<Value> lower(BuiltinCall& c, DeviceContext& d) {
   const ops::Lowering* low = c.op.device.lowering;
   if (!low) return std::nullopt;
   std::unique_ptr<ops::ForwardCtx> ctx = forward_ctx(c);
-  // reduce given another function, batch_norm in Eval mode, a loss with
-  // reduction="none": per example.
-  // An absent with= is reduce's default, sum, as the checker counts it.
-  if (low->only_with && ctx->has(low->only_param) &&
-      ctx->str(low->only_param) != low->only_with)
-    return std::nullopt;
-  if (low->eval_mode_param >= 0 &&
-      !(ctx->has(low->eval_mode_param) && ctx->training(low->eval_mode_param)))
-    return std::nullopt;
-  if (low->per_example_with && ctx->has(low->per_example_param) &&
-      ctx->str(low->per_example_param) == low->per_example_with)
-    return std::nullopt;
+  if (!lowers_here(*low, *ctx)) return std::nullopt;
   try {
     ops::Share share = low->share(*ctx);
     Tensor all = combine(low->collective, share.send, d);
@@ -120,6 +109,18 @@ std::optional<Value> lower(BuiltinCall& c, DeviceContext& d) {
     c.fail(e.kind() == ops::OpError::Kind::Shape ? "ShapeError" : "ValueError",
            std::string(c.op.name) + ": " + e.what());
   }
+}
+
+bool lowers_here(const ops::Lowering& low, ops::ForwardCtx& ctx) {
+  // An absent with= is reduce's default, sum, as the checker counts it.
+  if (low.only_with && ctx.has(low.only_param) &&
+      ctx.str(low.only_param) != low.only_with)
+    return false;
+  if (low.eval_mode_param >= 0 &&
+      !(ctx.has(low.eval_mode_param) && ctx.training(low.eval_mode_param)))
+    return false;
+  return !(low.per_example_with && ctx.has(low.per_example_param) &&
+           ctx.str(low.per_example_param) == low.per_example_with);
 }
 
 Tensor join_rows(const Tensor& local, DeviceContext& d) {

@@ -24,6 +24,10 @@ class Communicator;
 namespace ss::eval {
 struct BuiltinCall;
 }  // namespace ss::eval
+namespace ss::ops {
+struct Lowering;
+class ForwardCtx;
+}  // namespace ss::ops
 
 namespace ss::devices::lower {
 
@@ -107,6 +111,11 @@ ops::Tensor all_reduce_sum(const ops::Tensor& x, DeviceContext& d);
 /// nullopt where the call runs per example (reduce given another function,
 /// batch_norm in Eval mode).
 std::optional<eval::Value> lower(eval::BuiltinCall& c, DeviceContext& d);
+
+/// Whether [low] reduces across the batch for this call ([ctx] its
+/// arguments): not reduce given another function, batch_norm in Eval mode
+/// or a loss with reduction="none", which run per example.
+bool lowers_here(const ops::Lowering& low, ops::ForwardCtx& ctx);
 
 /// While this rank waits for the others in a collective (tells
 /// DeviceContext::on_wait).
