@@ -18,6 +18,7 @@ the median of the pairs' ratios. The load average is printed before and
 after: these machines are shared. Target: at most 1.15x. Benchmarks
 report, tests assert: nothing here fails a build. Run:
     /usr/bin/python3 bench/deterministic_bench.py [--ss build/ss] [--repeats 5]
+        [--only mlp|transformer]
 """
 import argparse
 import os
@@ -113,6 +114,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ss", default="build/ss")
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--only", help="mlp or transformer: that program alone")
     args = ap.parse_args()
     ss = os.path.abspath(args.ss)
     print(f"load average before: {' '.join(map(str, os.getloadavg()))}")
@@ -121,6 +123,7 @@ def main():
     cases = [("mlp", MLP, 64, 200), ("mlp", MLP, 6144, 20),
              ("transformer", TRANSFORMER, 64, 40),
              ("transformer", TRANSFORMER, 512, 10)]
+    cases = [c for c in cases if args.only in (None, c[0])]
     for name, program, batch, steps in cases:
         with tempfile.TemporaryDirectory() as folder:
             if name == "mlp":

@@ -72,6 +72,9 @@ json table_json(const comms::DeviceTable& t) {
   j["example_split"] = t.example_split;
   j["deterministic"] = t.deterministic;
   j["chunk"] = t.chunk ? json(*t.chunk) : json(nullptr);
+  j["deterministic_heads"] = t.deterministic_heads.empty()
+                                 ? json(nullptr)
+                                 : json(t.deterministic_heads);
   json fns = json::array();
   for (const comms::FnEntry& f : t.fns) {
     json e;

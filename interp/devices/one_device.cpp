@@ -15,9 +15,16 @@ struct RankOfOne {
 
 class DeterministicDevice : private RankOfOne, public lower::RankContext {
  public:
-  DeterministicDevice() : RankOfOne(), lower::RankContext(d) {
+  explicit DeterministicDevice(const check::Program& prog)
+      : RankOfOne(), lower::RankContext(d) {
     d.deterministic = true;
     ops::pin_blas_to_one_thread();  // Note [One BLAS thread]
+    if (const std::string& h = prog.devices().split_dim; !h.empty()) {
+      // `split H`: its heads one at a time, as every rank runs its own
+      // (Note [Heads one at a time] in lower/heads.cpp).
+      d.split_dim = h;
+      d.split_size = prog.dims().at(h);
+    }
   }
 };
 
@@ -25,7 +32,7 @@ class DeterministicDevice : private RankOfOne, public lower::RankContext {
 
 std::unique_ptr<Context> one_device_context(const check::Program& prog) {
   if (!prog.devices().deterministic) return nullptr;
-  return std::make_unique<DeterministicDevice>();
+  return std::make_unique<DeterministicDevice>(prog);
 }
 
 }  // namespace ss::devices

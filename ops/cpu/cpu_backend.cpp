@@ -216,13 +216,20 @@ int cpu_threads() {
 // elementwise and row kernels, whose results do not depend on their
 // split (Note [Intra-op threads]), keep the process's threads.
 std::string kernel_signature() {
-  cpu_backend();
-  std::string s = std::string("OpenBLAS ") + openblas_get_corename() + " (" +
-                  openblas_get_config() + "), ";
-  s += cpu::has_avx512()     ? "AVX-512"
-       : cpu::has_avx2_fma() ? "AVX2 + FMA"
-                             : "portable loops";
-  return s;
+  // Once per process: OpenBLAS 0.3.21's openblas_get_config() appends to
+  // a static buffer, so ranks that are threads of one process asking
+  // together read each other's " MAX_THREADS=64" (and their signatures
+  // differ: a false refusal, found by the [deterministic] property test).
+  static const std::string signature = [] {
+    cpu_backend();
+    std::string s = std::string("OpenBLAS ") + openblas_get_corename() + " (" +
+                    openblas_get_config() + "), ";
+    s += cpu::has_avx512()     ? "AVX-512"
+         : cpu::has_avx2_fma() ? "AVX2 + FMA"
+                               : "portable loops";
+    return s;
+  }();
+  return signature;
 }
 
 void pin_blas_to_one_thread() {

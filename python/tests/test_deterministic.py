@@ -14,6 +14,8 @@ from conftest import ROOT
 SMALL = os.path.join(ROOT, "conformance", "dist", "readme_mlp_small.ss")
 README = os.path.join(ROOT, "examples", "readme_mlp.ss")
 HEADS = os.path.join(ROOT, "conformance", "dist", "split_heads_attention.ss")
+MESH = os.path.join(ROOT, "conformance", "errors",
+                    "E2005_deterministic_mesh_ok.ss")
 
 
 def printed(capsys, **kw):
@@ -57,8 +59,19 @@ def test_calls_from_python_give_one_devices_bits_on_three():
     assert any(one[k].tobytes() != plain[k].tobytes() for k in one)
 
 
-def test_check_refuses_the_mode_with_split_heads():
-    problems = ss.check(HEADS, deterministic=True)
+def test_split_heads_gives_one_devices_bits_on_three(capsys):
+    # Note [Heads one at a time] (interp/devices/lower/heads.cpp).
+    assert ss.check(HEADS, deterministic=True) == []
+    ss.run(HEADS, devices="cpu", deterministic=True)
+    one = capsys.readouterr().out
+    ss.run(HEADS, devices="cpu[0 1 2]", deterministic=True)
+    assert capsys.readouterr().out == one
+    ss.run(HEADS, devices="cpu[0 1 2]")
+    assert capsys.readouterr().out != one  # the control
+
+
+def test_check_refuses_the_mode_with_a_mesh():
+    problems = ss.check(MESH, deterministic=True)
     assert [p["code"] for p in problems] == ["E2005"]
-    assert "deterministic mode with `split H`" in problems[0]["message"]
-    assert ss.check(HEADS) == []
+    assert "deterministic mode with a mesh" in problems[0]["message"]
+    assert ss.check(MESH) == []

@@ -10,6 +10,9 @@ users run them:
   * a checkpoint saved on three devices and training resumed from it on
     two write the files one device writes through the same two runs,
     byte for byte: the csv log of every step and the final checkpoint;
+    with data parallelism (the README MLP), and with `split H` and
+    `shard params` (a transformer of 6 heads: Note [Heads one at a time]
+    in interp/devices/lower/heads.cpp);
   * devices whose kernels differ (a host of another CPU, made here by
     ss_test_hooks' SHAPESCRIPT_TEST_KERNELS) refuse to start: a located
     ValueError naming both (Note [Same kernels everywhere]).
@@ -67,6 +70,59 @@ fn main(args: list[str]):
 """
 
 
+RESUME_HEADS = """devices cpu
+    split H
+    shard params
+    deterministic
+
+dim T = 8
+dim D = 24
+dim H = 6
+dim Dh = 4
+
+model Block:
+    w_qkv: [D (3 H Dh)] = normal(std=0.05)
+    w_o: [(H Dh) D] = normal(std=0.05)
+    up: Linear[D D]
+
+fn forward(m: Block, x: [b T D], mode: Mode) -> [b T D]:
+    let q, k, v = split(layer_norm(x, over=D) @ m.w_qkv,
+                        b n (3 H Dh) -> b H n Dh)
+    let s = einsum(q, k, b H n Dh, b H t Dh -> b H n t) / sqrt(Dh)
+    let p = dropout(softmax(masked_fill(s, not causal(n, t), -inf), over=t),
+                    0.1, mode)
+    let o = einsum(p, v, b H n t, b H t Dh -> b H n Dh)
+    let h = x + rearrange(o, b H n Dh -> b n (H Dh)) @ m.w_o
+    return h + gelu(linear(m.up, h))
+
+fn loss(m: Block, x: [b T D], y: [b T D], mode: Mode) -> f32:
+    return mse(forward(m, x, mode), y)
+
+fn step(mut m: Block, mut opt: AdamW[Block], x: [b T D], y: [b T D],
+        mode: Mode) -> Logs:
+    let l, g = value_and_grad(loss, m, x, y, mode)
+    update(m, opt, g)
+    return logs(loss=l, grad_norm=norm(g))
+
+fn main(args: list[str]):
+    let x = randn([5 T D], seed=1)
+    let y = roll(x, 1, over=T)
+    if args[0] == "first":
+        let m = Block.init(seed=0)
+        let opt = adamw(m, lr=1e-3)
+        let log = csv("first.csv")
+        for i in range(4):
+            log.write(step(m, opt, x, y, Train(seed=i)))
+        save("half.safetensors", m, opt)
+    else:
+        let m, opt = load("half.safetensors", Block, adamw)
+        let log = csv("rest.csv")
+        for i in range(4):
+            log.write(step(m, opt, x, y, Train(seed=10 + i)))
+        save("final.safetensors", m, opt)
+"""
+
+
 def run(cmd, cwd):
     p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
     return p.returncode, p.stdout + p.stderr
@@ -100,12 +156,12 @@ def control(ss, folder):
     return failures
 
 
-def resume(ss, folder):
+def resume(ss, folder, program, what):
     """first on [a], the rest on [b]: the files written, by name."""
     def files(a, b):
         d = tempfile.mkdtemp(dir=folder)
         with open(os.path.join(d, "resume.ss"), "w") as f:
-            f.write(RESUME)
+            f.write(program)
         for phase, devices in (("first", a), ("rest", b)):
             rc, out = run([ss, "run", "resume.ss", "--devices", devices,
                            "--", phase], d)
@@ -124,11 +180,12 @@ def resume(ss, folder):
     failures = []
     for name in one:
         if one[name] != moved[name]:
-            failures.append(f"{name}: saved on cpu[0 1 2] and resumed on "
-                            f"cpu[0 1], not one device's bytes")
+            failures.append(f"{what}: {name}: saved on cpu[0 1 2] and "
+                            f"resumed on cpu[0 1], not one device's bytes")
     lines = one["rest.csv"].decode().splitlines()
-    if len(lines) < 7 or not re.match(r"step,loss,grad_norm", lines[0]):
-        failures.append(f"rest.csv is not the log expected:\n{lines[:3]}")
+    if len(lines) < 5 or not re.match(r"step,loss,grad_norm", lines[0]):
+        failures.append(f"{what}: rest.csv is not the log expected:\n"
+                        f"{lines[:3]}")
     return failures
 
 
@@ -152,15 +209,18 @@ def main():
     ss = os.path.abspath(sys.argv[1])
     hooks = os.path.abspath(sys.argv[2])
     with tempfile.TemporaryDirectory() as folder:
-        failures = control(ss, folder) + resume(ss, folder) + \
+        failures = control(ss, folder) + \
+            resume(ss, folder, RESUME, "data parallel") + \
+            resume(ss, folder, RESUME_HEADS, "split H") + \
             kernels(hooks, folder)
     for f in failures:
         print("FAIL: " + f)
     if failures:
         sys.exit(1)
     print("ok: the tolerance-0 comparison catches a run without the mode; "
-          "a checkpoint saved on 3 devices and resumed on 2 writes one "
-          "device's bytes; devices of other kernels refuse to start")
+          "checkpoints saved on 3 devices and resumed on 2 (data "
+          "parallel; split H) write one device's bytes; devices of other "
+          "kernels refuse to start")
 
 
 if __name__ == "__main__":

@@ -129,35 +129,27 @@ void Checker::check_device_options() {
 
 // Deterministic mode (Note [Deterministic mode] in
 // interp/devices/lower/chunks.h) cuts the batch into chunks and folds
-// them in one tree, which covers data parallelism and `shard params`.
-// Under `split H` a product over the heads is summed from each device's
-// heads, and in a mesh program the spmd fns' collectives add as the mesh
-// is laid out: orders the device count decides. Refused, on every device
-// list alike, rather than promised and broken.
+// them in one tree, which covers data parallelism and `shard params`, and
+// under `split H` runs the heads one at a time and folds them in the
+// same kind of tree (Note [Heads one at a time] in
+// interp/devices/lower/heads.cpp). A mesh program's spmd fns add as their
+// collectives do, in orders the mesh's layout decides: refused, on every
+// device list alike, rather than promised and broken.
 void Checker::check_deterministic(const ast::DevicesDecl* decl,
                                   const ast::MeshDecl* mesh) {
-  if (!prog_->devices_.deterministic) return;
+  if (!prog_->devices_.deterministic || !mesh) return;
   const ast::DeviceOption* det = nullptr;
-  const ast::DeviceOption* split = nullptr;
   if (decl)
-    for (const ast::DeviceOption& o : decl->options) {
+    for (const ast::DeviceOption& o : decl->options)
       if (o.words.size() == 1 && o.words[0] == "deterministic") det = &o;
-      if (!o.words.empty() && o.words[0] == "split" && !split) split = &o;
-    }
-  if (!mesh && !split) return;
-  const std::string what =
-      mesh ? std::string("a mesh") : "`" + text(split->span) + "`";
-  diag::Span at = det ? det->span : mesh ? mesh->span : split->span;
   auto& d = error(Code::E2005,
-                  at,
-                  "deterministic mode with " + what,
+                  det ? det->span : mesh->span,
+                  "deterministic mode with a mesh",
                   det ? "deterministic mode" : "not deterministic");
   if (!det) d.note("--deterministic asks for deterministic mode");
-  d.help(mesh ? "remove `deterministic`: a mesh program's spmd fns add in "
-                "the order their collectives give"
-              : "remove `" + text(split->span) +
-                    "` (data parallelism and `shard params` are "
-                    "deterministic), or `deterministic`");
+  d.help(
+      "remove `deterministic`: a mesh program's spmd fns add in the order "
+      "their collectives give");
 }
 
 void Checker::check_mesh_devices(const ast::MeshDecl& mesh,

@@ -502,7 +502,8 @@ DeviceTable build_table(const Program& P, const diag::SourceMap& sm) {
   const bool heads = several && !dl.split_dim.empty() && P.mesh().empty();
   if (heads) t.split_dim = dl.split_dim;
   t.deterministic = dl.deterministic;
-  if (t.deterministic && t.example_batch)
+  if (t.deterministic && P.mesh().empty()) t.deterministic_heads = dl.split_dim;
+  if (t.deterministic && t.example_batch && t.deterministic_heads.empty())
     t.chunk = ops::chunk_size(*t.example_batch);
   if (several && t.example_batch && !heads)
     t.example_split =

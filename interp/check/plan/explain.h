@@ -179,6 +179,10 @@ struct DeviceTable {
   /// interp/devices/lower/chunks.h): the example batch's chunk size.
   bool deterministic = false;
   std::optional<int64_t> chunk;
+  /// Deterministic mode with `split H` (Note [Heads one at a time] in
+  /// interp/devices/lower/heads.cpp): the dim whose heads run one at a
+  /// time, on one device too; the batch is not cut then.
+  std::string deterministic_heads;
   std::vector<FnEntry> fns;         // source order, user fns only
   std::vector<ValueLayout> values;  // by fn, params then locals
   std::vector<LineSends> lines;     // source order

@@ -114,7 +114,22 @@ std::string render_report(const DeviceTable& t) {
       o << (i ? "/" : "") << t.example_split[i];
     o << " (the file's batches(" << *t.example_batch << ")).\n";
   }
-  if (t.deterministic) {
+  if (t.deterministic && !t.deterministic_heads.empty()) {
+    // Note [Heads one at a time] in interp/devices/lower/heads.cpp.
+    const std::string& h = t.deterministic_heads;
+    o << wrap_paragraph(
+        "Deterministic: with split " + h +
+        " every device holds the whole batch, which is not cut; each op "
+        "on the heads runs one head at a time, on one device too, and a "
+        "sum over the heads (a product over (" +
+        h +
+        " ...), or a cotangent of a value the heads share) adds one "
+        "partial per head in one fixed tree over the head indices, so any "
+        "device count computes one device's bits. Where the table says "
+        "all-reduce, each device sends instead the subtrees of the tree it "
+        "holds, gathered by all; the cotangent of the heads each device "
+        "cut is gathered, not summed.");
+  } else if (t.deterministic) {
     // Note [Deterministic mode] in interp/devices/lower/chunks.h.
     std::ostringstream d;
     d << "Deterministic: ";

@@ -65,8 +65,10 @@ std::pair<int64_t, int64_t> Chunks::rows(int64_t j) const {
 // runs the same code, so the n-th use (or rows) in one chunk is the n-th
 // in every other: its slot, whatever tensor it is.
 struct ChunkedSites::Run {
+  explicit Run(uint64_t& uses_made) : uses(&uses_made) {}
   Chunks chunks;
-  int64_t j = 0;  // the chunk running
+  int64_t j = 0;   // the chunk running
+  uint64_t* uses;  // the sites' count of uses made (Slot::order)
   /// The params read in the op, read once: (store, path) -> value.
   std::map<std::pair<const void*, std::string>, Value> params;
 
@@ -85,17 +87,18 @@ struct ChunkedSites::Run {
     const int64_t k = j;
     ChunkedSites* self = &sites;
     Chunks c = chunks;
-    // A param's use, in value_and_grad's pass: folded when the pass ends
-    // (Note [Deferred folds]).
-    DeferredFolds* later = w.autograd()->grad_fn ? nullptr : sites.deferred_;
+    // A param's use (the leaf itself, or one model's param of a stack
+    // read from it): in value_and_grad's pass, as the pass runs it, folded
+    // when the pass ends (Note [Deferred folds]).
+    std::optional<ParamView> param = sites.param_view(w);
     return ops::record(
         "chunk_use",
         w.detach(),
         {w},
-        [slot, k, self, c, later, leaf = w.autograd().get()](const Tensor& g) {
+        [slot, k, self, c, param](const Tensor& g) {
           if (!slot->arrive(k, g)) return std::vector<Tensor>{Tensor()};
-          if (later) {
-            later->add(leaf, slot->take(), c);
+          if (param && self->deferred_) {
+            self->deferred_->add(slot->order, *param, slot->take(), c);
             return std::vector<Tensor>{Tensor()};
           }
           return std::vector<Tensor>{self->fold(slot->take(), c)};
@@ -126,6 +129,8 @@ struct ChunkedSites::Run {
   struct Slot {
     std::vector<Tensor> got;
     int64_t arrived = 0;
+    uint64_t order =
+        0;  // among the forward pass's uses (Note [Deferred folds])
     // Whether chunk [k]'s cotangent [g] was the last to arrive.
     bool arrive(int64_t k, const Tensor& g) {
       got.at(k) = g;
@@ -138,12 +143,33 @@ struct ChunkedSites::Run {
     if (n == slots_.size()) {
       slots_.push_back(std::make_shared<Slot>());
       slots_.back()->got.resize(chunks.count());
+      slots_.back()->order = (*uses)++;
     }
     return slots_[n++];
   }
   std::vector<std::shared_ptr<Slot>> slots_;
   std::vector<size_t> next_;  // by chunk: its next slot
 };
+
+void ChunkedSites::note_stack_read(const Tensor& view,
+                                   const Tensor& stack,
+                                   const std::vector<int64_t>& index) {
+  if (!ops::GradMode::enabled() || !ops::needs_grad(view) ||
+      !stack.autograd() || stack.autograd()->grad_fn)
+    return;
+  // The view's meta is held, so its address names it while it is here.
+  stack_views_[view.autograd().get()] = {
+      view.autograd(), ParamView{stack.autograd().get(), index}};
+}
+
+std::optional<ParamView> ChunkedSites::param_view(const Tensor& w) const {
+  const ops::AutogradMeta* meta = w.autograd().get();
+  if (!meta) return std::nullopt;
+  if (!meta->grad_fn) return ParamView{meta, {}};
+  auto v = stack_views_.find(meta);
+  if (v == stack_views_.end()) return std::nullopt;
+  return v->second.second;
+}
 
 std::optional<Chunks> ChunkedSites::chunks_for(int64_t local_rows) const {
   Chunks c;
@@ -173,7 +199,7 @@ Tensor ChunkedSites::fold(const std::vector<Tensor>& values, const Chunks& c) {
   // One use's fold, exchanged at once (Note [Deferred folds] exchanges
   // a pass's params' together, the same way).
   DeferredFolds now;
-  now.add(nullptr, values, c);
+  now.add(0, ParamView{}, values, c);
   return now.fold_all(d_).at(0);
 }
 
@@ -322,33 +348,57 @@ Value ChunkedSites::run_chunks(OpSite& s,
                                const std::vector<Cut>& cuts,
                                const Chunks& c,
                                int out_axis) {
-  Run run;
-  run.chunks = c;
-  std::vector<Tensor> saved;
-  for (Tensor* t : operands) saved.push_back(*t);
-  struct Restore {
-    ChunkedSites& self;
-    const std::vector<Tensor*>& operands;
-    std::vector<Tensor>& saved;
-    ~Restore() {
-      self.running_ = nullptr;
-      for (size_t i = 0; i < operands.size(); ++i) *operands[i] = saved[i];
-    }
-  } restore{*this, operands, saved};
-  running_ = &run;
   std::vector<Tensor> outs;
-  for (int64_t j = 0; j < c.count(); ++j) {
-    run.start_chunk(j);
-    for (size_t i = 0; i < operands.size(); ++i)
-      *operands[i] = cuts[i].axis >= 0 ? run.rows(saved[i], cuts[i])
-                                       : run.use(saved[i], *this);
-    Value v = s.run();
+  for (Value& v : run_pieces(s.run, operands, cuts, c)) {
     if (v.kind != Value::Kind::Tensor)
       throw std::logic_error("a chunked op gave no tensor");
     outs.push_back(v.t);
   }
   if (outs.size() == 1) return Value::tensor(outs[0]);
   return Value::tensor(ops::concat(outs, out_axis));
+}
+
+std::vector<Value> ChunkedSites::run_pieces(
+    const std::function<Value()>& run_one,
+    const std::vector<Tensor*>& operands,
+    const std::vector<Cut>& cuts,
+    const Chunks& c) {
+  Run run(uses_made_);
+  run.chunks = c;
+  std::vector<Tensor> saved;
+  for (Tensor* t : operands) saved.push_back(*t);
+  struct Restore {
+    ChunkedSites& self;
+    Run* outer;
+    const std::vector<Tensor*>& operands;
+    std::vector<Tensor>& saved;
+    ~Restore() {
+      self.running_ = outer;
+      for (size_t i = 0; i < operands.size(); ++i) *operands[i] = saved[i];
+    }
+  } restore{*this, running_, operands, saved};
+  running_ = &run;
+  std::vector<Value> outs;
+  for (int64_t j = 0; j < c.count(); ++j) {
+    run.start_chunk(j);
+    for (size_t i = 0; i < operands.size(); ++i)
+      *operands[i] = cuts[i].axis >= 0 ? run.rows(saved[i], cuts[i])
+                                       : run.use(saved[i], *this);
+    outs.push_back(run_one());
+  }
+  return outs;
+}
+
+Tensor ChunkedSites::fold_taped(const std::vector<Tensor>& values,
+                                const Chunks& c) {
+  std::vector<Tensor> plain;
+  for (const Tensor& p : values) plain.push_back(p.detach());
+  Tensor total = fold(plain, c);
+  if (!types::is_float(total.dtype())) return total;
+  const size_t n = values.size();
+  return ops::record("chunk_fold", total, values, [n](const Tensor& g) {
+    return std::vector<Tensor>(n, g);
+  });
 }
 
 std::optional<Value> ChunkedSites::reduction(OpSite& s) {
@@ -381,7 +431,7 @@ std::optional<Value> ChunkedSites::reduction(OpSite& s) {
     cannot_chunk(s,
                  "its batch axis holds " + std::to_string(rows) +
                      " rows, not this device's share of the batch");
-  Run run;
+  Run run(uses_made_);
   run.chunks = *ch;
   std::vector<Value> saved;
   for (size_t i : batch_args) saved.push_back(c.args[i]);
@@ -421,15 +471,9 @@ std::optional<Value> ChunkedSites::reduction(OpSite& s) {
       shares.push_back(low->share(*ctxs.back()));
       payloads.push_back(shares.back().send);
     }
-    std::vector<Tensor> plain;
-    for (const Tensor& p : payloads) plain.push_back(p.detach());
-    Tensor total = fold(plain, *ch);
     // The fold's cotangent is each chunk's: the result's is whole already
     // (every path to it from the loss runs through whole values).
-    const size_t n = payloads.size();
-    total = ops::record("chunk_fold", total, payloads, [n](const Tensor& g) {
-      return std::vector<Tensor>(n, g);
-    });
+    Tensor total = fold_taped(payloads, *ch);
     const BatchAxis res = batch_axis_of(c.result_type(), f ? f->fn : nullptr);
     const int out = res.kind == BatchAxis::Kind::Axis ? res.axis : -1;
     if (res.kind == BatchAxis::Kind::None) {

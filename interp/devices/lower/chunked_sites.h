@@ -21,6 +21,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -57,6 +59,14 @@ struct Chunks {
 
 struct Operands;  // how an op's operands meet the batch (chunked_sites.cpp)
 
+/// A param as a chunked op uses it: the leaf (its AutogradMeta) and, for
+/// one model's param of a stack, its index in the stack (empty: the leaf
+/// itself).
+struct ParamView {
+  const void* leaf = nullptr;
+  std::vector<int64_t> index;
+};
+
 /// Where a batch operand is cut: [axis] (-1: a whole operand), each batch
 /// row [per_row] entries of it (a group `(b t)`: t's size).
 struct Cut {
@@ -84,6 +94,18 @@ class ChunkedSites {
   /// then each chunk's use of it.
   eval::Value param_read(eval::OpSite& s,
                          const std::function<eval::Value()>& read);
+  /// Deterministic mode, one model's param of a stack read as [view]
+  /// (`blk.w` in `for blk in m.blocks`) from the leaf [stack] at
+  /// [index]: its uses in chunked ops fold when value_and_grad's pass
+  /// ends, as the leaf's own do (Note [Deferred folds]).
+  void note_stack_read(const ops::Tensor& view,
+                       const ops::Tensor& stack,
+                       const std::vector<int64_t>& index);
+  /// The values note_stack_read named let go (the tape is released).
+  void forget_stack_reads() { stack_views_.clear(); }
+  /// [w] as a param a chunked op uses: a leaf, or a read of one of a
+  /// stack; nullopt for a value computed from params.
+  std::optional<ParamView> param_view(const ops::Tensor& w) const;
   /// The global first row of the rows an op runs on now: the running
   /// chunk's (random draws are keyed by it); nullopt outside a chunk.
   std::optional<int64_t> chunk_row_start() const;
@@ -92,6 +114,20 @@ class ChunkedSites {
   /// an empty share's one value is no chunk's) over every rank's chunks,
   /// in the fold tree: the same bits on every rank and layout.
   ops::Tensor fold(const std::vector<ops::Tensor>& values, const Chunks& c);
+  /// fold() on the tape: its VJP hands each of [values] the sum's
+  /// cotangent.
+  ops::Tensor fold_taped(const std::vector<ops::Tensor>& values,
+                         const Chunks& c);
+
+  /// [run] once per local piece of [c] (a chunk, or `split H`'s head: Note
+  /// [Heads one at a time] in heads.cpp), with each of [operands] set to
+  /// the piece's part as [cuts] says, or to the piece's own use of it
+  /// where whole (its cotangent one partial of the fold over the pieces);
+  /// the operands are restored after. Each piece's value, in order.
+  std::vector<eval::Value> run_pieces(const std::function<eval::Value()>& run,
+                                      const std::vector<ops::Tensor*>& operands,
+                                      const std::vector<Cut>& cuts,
+                                      const Chunks& c);
 
  private:
   struct Run;
@@ -119,6 +155,11 @@ class ChunkedSites {
   DeviceContext& d_;
   Run* running_ = nullptr;  // the chunked op running now
   DeferredFolds* deferred_ = nullptr;
+  uint64_t uses_made_ = 0;  // by the forward pass so far (Slot::order)
+  /// note_stack_read's views, by their AutogradMeta (held).
+  std::map<const void*,
+           std::pair<std::shared_ptr<ops::AutogradMeta>, ParamView>>
+      stack_views_;
 };
 
 /// Where a tensor type has [fn]'s batch axis: [axis] of its shape, alone

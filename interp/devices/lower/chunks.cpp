@@ -16,15 +16,27 @@ ops::Tensor add_partials(const ops::Tensor& x, const ops::Tensor& y) {
   return ops::add(x, y);
 }
 
-ChunkLayout ChunkLayout::of(int64_t n, int world) {
+namespace {
+
+ChunkLayout layout(int64_t n, int64_t size, int world) {
   ChunkLayout l;
   l.rows = n;
-  l.size = chunk_size(n);
+  l.size = size;
   l.chunks = (n + l.size - 1) / l.size;
   std::vector<int64_t> parts = ops::batch_split(l.chunks, world);
   l.first.assign(1, 0);
   for (int64_t p : parts) l.first.push_back(l.first.back() + p);
   return l;
+}
+
+}  // namespace
+
+ChunkLayout ChunkLayout::of(int64_t n, int world) {
+  return layout(n, chunk_size(n), world);
+}
+
+ChunkLayout ChunkLayout::each_one(int64_t n, int world) {
+  return layout(n, 1, world);
 }
 
 std::pair<int64_t, int64_t> ChunkLayout::chunk_rows(int64_t j) const {

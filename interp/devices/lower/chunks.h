@@ -50,6 +50,9 @@ struct ChunkLayout {
   std::vector<int64_t> first;  // rank r holds chunks [first[r], first[r+1])
 
   static ChunkLayout of(int64_t n, int world);
+  /// [n] pieces of one row each (a value's heads: Note [Heads one at a
+  /// time] in heads.cpp) in [world] even blocks, the first ranks one more.
+  static ChunkLayout each_one(int64_t n, int world);
   /// Rank [r]'s chunks and rows, [start, end).
   std::pair<int64_t, int64_t> chunks_of(int r) const {
     return {first[r], first[r + 1]};

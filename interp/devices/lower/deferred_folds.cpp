@@ -2,11 +2,13 @@
 // in deferred_folds.h).
 #include "interp/devices/lower/deferred_folds.h"
 
+#include <algorithm>
 #include <map>
 
 #include "dist/comm/communicator.h"
 #include "interp/devices/lower/chunked_sites.h"
 #include "interp/devices/lower/lowering.h"
+#include "interp/eval/objects.h"
 #include "ops/api.h"
 #include "ops/autodiff/tape.h"
 
@@ -14,12 +16,18 @@ namespace ss::devices::lower {
 
 using ops::Tensor;
 
-void DeferredFolds::add(const void* leaf,
+void DeferredFolds::add(uint64_t order,
+                        const ParamView& param,
                         const std::vector<Tensor>& values,
                         const Chunks& c) {
   // values holds one tensor at least: an empty share runs one chunk.
-  Use u{
-      leaf, values.at(0).shape(), values.at(0).dtype(), {}, c.layout, c.across};
+  Use u{order,
+        param,
+        values.at(0).shape(),
+        values.at(0).dtype(),
+        {},
+        c.layout,
+        c.across};
   std::vector<Tensor> leaves;
   if (c.b > c.a) leaves = values;
   for (const Tensor& p :
@@ -30,6 +38,9 @@ void DeferredFolds::add(const void* leaf,
 
 std::vector<Tensor> DeferredFolds::fold_all(DeviceContext& d) {
   ops::GradMode::Guard no_grad(false);
+  std::stable_sort(uses_.begin(), uses_.end(), [](const Use& a, const Use& b) {
+    return a.order < b.order;
+  });
   // Every rank's pieces of every use, by dtype: one exchange each.
   std::vector<std::vector<TreeNode>> nodes(uses_.size());
   std::vector<std::vector<Tensor>> values(uses_.size());
@@ -87,11 +98,23 @@ void DeferredFolds::finish(const std::vector<Tensor>& leaves,
                            DeviceContext& d) {
   if (uses_.empty()) return;
   std::vector<Tensor> folds = fold_all(d);
-  // Each use's fold, added to its leaf's gradient in the uses' order.
+  // Each use's fold, added to its leaf's gradient (a stack's model's, to
+  // its entry) in the uses' forward order.
+  ops::GradMode::Guard no_grad(false);
   for (size_t i = 0; i < uses_.size(); ++i)
-    for (size_t k = 0; k < leaves.size(); ++k)
-      if (leaves[k].autograd().get() == uses_[i].leaf)
-        grads[k] = add_partials(grads[k], folds[i]);
+    for (size_t k = 0; k < leaves.size(); ++k) {
+      if (leaves[k].autograd().get() != uses_[i].param.leaf) continue;
+      Tensor& g = grads[k];
+      if (!g.defined()) g = Tensor::zeros(leaves[k].shape(), folds[i].dtype());
+      const std::vector<int64_t>& at = uses_[i].param.index;
+      if (at.empty()) {
+        g = add_partials(g, folds[i]);
+        continue;
+      }
+      Tensor entry = g;
+      for (int64_t j : at) entry = ops::take_one(entry, j, 0);
+      g = eval::put_at(g, at, add_partials(entry, folds[i]));
+    }
   uses_.clear();
 }
 

@@ -1,9 +1,35 @@
 // The ranks' side of `split H`: Note [Split heads] in
 // interp/check/plan/heads_plan.cpp says what each op does; here are the
 // collectives that do it, each with the VJP that runs the plan backwards.
+//
+// Note [Heads one at a time]
+// Deterministic mode (Note [Deterministic mode] in chunks.h) with `split
+// H`. The batch is whole on every rank, so nothing is cut into chunks; what
+// changes bits across layouts is where heads are added: a Partial op sums
+// a rank's heads in one product (`o @ m.w_o` over (H Dh): the kernel adds
+// H/N·Dh columns), then the ranks' sums in the all-reduce's order; a whole
+// operand tied to the heads (`h @ m.wq`) gets a cotangent summed the same
+// way; and a product's kernel may change its blocking with the number of
+// heads' columns it has. So in this mode a Local or Partial op runs once
+// per head this rank holds, with H taken as 1 (ChunkedSites::run_pieces,
+// the heads its pieces: ChunkLayout::each_one): every product has one
+// head's shape on every layout. A Local op's heads are joined again; a
+// Partial op's values are added in the fold tree over the global head
+// indices, as a chunked reduction's payloads are (each rank folds its
+// complete subtrees, the subtrees are exchanged, every rank folds the rest
+// alike), and each head's use of a whole operand is its own tape node,
+// whose cotangents are folded in the same tree (Note [Chunked sites]) in
+// place of the tie's all-reduce. A Cut's cotangent is the ranks' blocks
+// joined (an all-gather; no zeros are added, which would turn a -0 into
+// +0). One device runs a rank of one with `split H` (one_device.cpp): the
+// same heads, the same tree, the bits the others match.
 #include "interp/devices/lower/heads.h"
 
+#include <stdexcept>
+#include <tuple>
+
 #include "dist/comm/communicator.h"
+#include "interp/devices/lower/chunked_sites.h"
 #include "interp/devices/lower/lowering.h"
 #include "interp/devices/lower/shards.h"
 #include "interp/eval/interpreter.h"
@@ -28,6 +54,7 @@ Tensor block(const Tensor& t, int axis, int rank, int world) {
 
 // Every rank's [local] joined along [axis] (plain, no tape).
 Tensor joined(const Tensor& local, int axis, DeviceContext& d) {
+  if (d.world == 1) return local.detach();  // deterministic mode's one device
   const int rank = static_cast<int>(local.rank());
   std::vector<int> to_front(rank), back(rank);
   to_front[0] = axis;
@@ -46,6 +73,7 @@ Tensor joined(const Tensor& local, int axis, DeviceContext& d) {
 
 Tensor summed(const Tensor& x, DeviceContext& d) {
   Tensor t = x.detach().clone();
+  if (d.world == 1) return t;
   Waiting w(d);
   d.comm->all_reduce(t, dist::ReduceOp::Sum, dist::Options{});
   return t;
@@ -78,10 +106,16 @@ void head_axes(const types::Type& m,
 }  // namespace
 
 Tensor cut_heads(const Tensor& whole, int axis, DeviceContext& d) {
+  if (d.world == 1) return whole;  // deterministic mode's one device
   Tensor out = block(whole.detach(), axis, d.rank, d.world);
   if (!types::is_float(whole.dtype())) return out;
   DeviceContext* dp = &d;
   const int64_t len = whole.shape()[axis];
+  if (d.deterministic)
+    // Note [Heads one at a time]: the blocks joined, with no zeros added.
+    return ops::record("cut_heads", out, {whole}, [dp, axis](const Tensor& g) {
+      return std::vector<Tensor>{joined(g, axis, *dp)};
+    });
   return ops::record(
       "cut_heads", out, {whole}, [dp, axis, len](const Tensor& g) {
         // The block's cotangent in place, zeros elsewhere; every rank's sum
@@ -94,6 +128,7 @@ Tensor cut_heads(const Tensor& whole, int axis, DeviceContext& d) {
 }
 
 Tensor gather_heads(const Tensor& local, int axis, DeviceContext& d) {
+  if (d.world == 1) return local;
   Tensor out = joined(local, axis, d);
   if (!types::is_float(local.dtype())) return out;
   DeviceContext* dp = &d;
@@ -118,18 +153,103 @@ Tensor sum_heads(const Tensor& partial, DeviceContext& d) {
   });
 }
 
+namespace {
+
+// Each head's value of one item of a Local op's result joined along its
+// heads axis [axis]; of a Partial op's result, added in the heads' fold
+// tree [heads] (Note [Heads one at a time]).
+Value join_or_fold(const std::vector<Value>& each,
+                   int axis,
+                   bool partial,
+                   const Chunks& heads,
+                   ChunkedSites& pieces) {
+  const Value& first = each.at(0);
+  if (first.kind == VK::Tuple) {
+    std::vector<Value> items;
+    for (size_t k = 0; k < first.items->size(); ++k) {
+      std::vector<Value> item;
+      for (const Value& v : each) item.push_back(v.items->at(k));
+      items.push_back(join_or_fold(item, axis, partial, heads, pieces));
+    }
+    return Value::tuple(std::move(items));
+  }
+  if (each.size() == 1) return first;
+  if (partial && first.is_number()) {
+    std::vector<Tensor> ts;
+    for (const Value& v : each)
+      ts.push_back(Tensor::scalar(v.number(), types::DType::F64));
+    return Value::floating(pieces.fold(ts, heads).item());
+  }
+  std::vector<Tensor> ts;
+  for (const Value& v : each) {
+    if (v.kind != VK::Tensor)
+      throw std::logic_error("an op on one head at a time gave no tensor");
+    ts.push_back(v.t);
+  }
+  if (partial) return Value::tensor(pieces.fold_taped(ts, heads));
+  return Value::tensor(ops::concat(ts, axis));
+}
+
+// A Local or Partial op run once per head here (Note [Heads one at a
+// time]).
+Value one_head_at_a_time(Interpreter& in,
+                         const check::HeadsSite& site,
+                         std::vector<Tensor*>& operands,
+                         const std::function<Value()>& run,
+                         bool partial,
+                         ChunkedSites& pieces,
+                         DeviceContext& d) {
+  const std::string& dim = d.split_dim;
+  const int64_t local = d.split_size / d.world;
+  Chunks heads;
+  heads.layout = ChunkLayout::each_one(d.split_size, d.world);
+  std::tie(heads.a, heads.b) = heads.layout.chunks_of(d.rank);
+  heads.row0 = heads.a;
+  heads.across = d.active();
+  std::vector<Cut> cuts(operands.size());
+  for (size_t i = 0; i < operands.size() && i < site.operands.size(); ++i)
+    if (int a = check::heads_axis(site.operands[i], dim); a >= 0)
+      cuts[i] = Cut{a, operands[i]->shape()[a] / local};
+  std::vector<Value> each;
+  {
+    LocalDim one(in, dim, 1);
+    each = pieces.run_pieces(run, operands, cuts, heads);
+  }
+  const std::vector<int> axes = check::result_heads_axes(site.result, dim);
+  if (site.result.kind == types::Type::Kind::Tuple && !partial) {
+    // Each item along its own heads axis.
+    std::vector<Value> items;
+    for (size_t k = 0; k < axes.size(); ++k) {
+      std::vector<Value> item;
+      for (const Value& v : each) item.push_back(v.items->at(k));
+      items.push_back(join_or_fold(item, axes[k], false, heads, pieces));
+    }
+    return Value::tuple(std::move(items));
+  }
+  return join_or_fold(each, axes.at(0), partial, heads, pieces);
+}
+
+}  // namespace
+
 std::optional<Value> run_heads(Interpreter& in,
                                const check::HeadsSite& site,
                                std::vector<Tensor*>& operands,
                                const std::function<Value()>& run,
                                diag::Span at,
-                               DeviceContext& d) {
+                               DeviceContext& d,
+                               ChunkedSites* one_at_a_time) {
   using S = check::HeadsStep;
   const std::string& dim = d.split_dim;
   const S step = check::plan_heads(site, dim);
   if (step == S::None) return std::nullopt;
   d.at = at;
   const int64_t local = d.split_size / d.world;
+  if (one_at_a_time && (step == S::Local || step == S::Partial)) {
+    Value v = one_head_at_a_time(
+        in, site, operands, run, step == S::Partial, *one_at_a_time, d);
+    d.at = at;
+    return v;
+  }
   if (step == S::Local || step == S::Partial) {
     // A whole operand beside split ones meets only this rank's heads, so
     // its cotangent here covers them alone (Megatron's f).

@@ -22,6 +22,7 @@ class Interpreter;
 namespace ss::devices::lower {
 
 struct DeviceContext;
+class ChunkedSites;
 
 /// This rank's block of heads of [whole] along [axis] (its r-th of N equal
 /// blocks). Differentiable: the VJP places the block's cotangent in the
@@ -41,13 +42,16 @@ ops::Tensor tie_heads(const ops::Tensor& whole, DeviceContext& d);
 ops::Tensor sum_heads(const ops::Tensor& partial, DeviceContext& d);
 
 /// Runs the op [run] by its plan (check::plan_heads) on this rank; nullopt
-/// when nothing in it is split.
+/// when nothing in it is split. [one_at_a_time]: deterministic mode's
+/// sites, where an op on the heads runs once per head (Note [Heads one at
+/// a time]); null otherwise.
 std::optional<eval::Value> run_heads(eval::Interpreter& in,
                                      const check::HeadsSite& site,
                                      std::vector<ops::Tensor*>& operands,
                                      const std::function<eval::Value()>& run,
                                      diag::Span at,
-                                     DeviceContext& d);
+                                     DeviceContext& d,
+                                     ChunkedSites* one_at_a_time);
 
 /// [v] (of type [t], from the controller) cut to this rank's heads where
 /// [t] is split; tuples item by item.

@@ -94,7 +94,8 @@ std::optional<Value> HeadsSplit::planned(eval::Interpreter& in,
     for (types::Type& t : site.operands) t = in_frame(in, t, false);
     site.result = in_frame(in, site.result, false);
   }
-  return run_heads(in, site, operands, run, at, d_);
+  return run_heads(
+      in, site, operands, run, at, d_, d_.deterministic ? &pieces_ : nullptr);
 }
 
 std::optional<Value> HeadsSplit::run_op(OpSite& s) {

@@ -26,14 +26,17 @@ struct ModelRef;
 
 namespace ss::devices::lower {
 struct DeviceContext;
+class ChunkedSites;
 }  // namespace ss::devices::lower
 
 namespace ss::devices::lower {
 
 class HeadsSplit {
  public:
-  /// [d]: the rank, the world and its communicator; not owned.
-  explicit HeadsSplit(DeviceContext& d) : d_(d) {}
+  /// [d]: the rank, the world and its communicator; [pieces]: where
+  /// deterministic mode runs an op once per head (Note [Heads one at a
+  /// time] in heads.cpp). Neither owned.
+  HeadsSplit(DeviceContext& d, ChunkedSites& pieces) : d_(d), pieces_(pieces) {}
 
   /// The op at [s] by its plan; nullopt when nothing in it is split.
   std::optional<eval::Value> run_op(eval::OpSite& s);
@@ -75,6 +78,7 @@ class HeadsSplit {
                        bool pin) const;
 
   DeviceContext& d_;
+  ChunkedSites& pieces_;
   /// In a tensor op given a model (linear(m.l1, x)): it runs whole, on
   /// its params gathered (builtin, gather_param).
   bool whole_params_ = false;

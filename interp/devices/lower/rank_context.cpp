@@ -37,10 +37,14 @@ std::optional<Value> RankContext::call(eval::Interpreter& in,
                                        std::vector<Value>& args,
                                        diag::Span site) {
   if (fn.decl->is_spmd && !in.mesh()) return call_spmd(in, fn, args, site);
-  // Only a call from the controller's part into the workers' splits, once.
-  if (!d_.active() || !eval::enters_workers(in, fn) || splitting_)
+  // Only a call from the controller's part into the workers' splits, once;
+  // one device too in deterministic mode with `split H`, which runs the
+  // heads one at a time as the ranks do (Note [Heads one at a time]).
+  const bool heads_alone = d_.deterministic && d_.whole_batches();
+  if ((!d_.active() && !heads_alone) || !eval::enters_workers(in, fn) ||
+      splitting_)
     return std::nullopt;
-  if (d_.deterministic) check_same_kernels(in, site);
+  if (d_.deterministic && d_.active()) check_same_kernels(in, site);
   if (d_.on_step) d_.on_step(fn.name, in.sources().location(site, "?"));
   sources_ = &in.sources();
   bucket_ = GatheredBucket{};  // the params may have changed since
@@ -234,7 +238,7 @@ std::optional<std::vector<ops::Tensor>> RankContext::gradients(
   // Deterministic mode: each gradient is whole where the rows were added
   // (Note [Chunked sites]): one device's pass, seeded with 1, the params'
   // folds after it (Note [Deferred folds]).
-  if (d_.deterministic && !d_.mesh && !d_.whole_batches()) {
+  if (d_.deterministic && !d_.mesh) {
     DeferredFolds folds;
     struct Reset {  // a pass inside a pass (grad inside a loss) nests
       ChunkedSites& c;
@@ -247,6 +251,7 @@ std::optional<std::vector<ops::Tensor>> RankContext::gradients(
     chunks_.set_deferred(reset.outer);
     d_.at = at;
     folds.finish(leaves, g, d_);
+    if (!reset.outer) chunks_.forget_stack_reads();
     return g;
   }
   if (!d_.active() || d_.mesh || d_.whole_batches()) return std::nullopt;
@@ -400,10 +405,22 @@ std::optional<ops::Tensor> RankContext::whole_for_sums(
   return t;
 }
 
+Value RankContext::read_param(eval::OpSite& s) {
+  Value v = Context::run_op(s);
+  if (d_.deterministic && v.kind == VK::Tensor && !s.model->index.empty())
+    // One model's param of a stack: its uses fold after the pass, as the
+    // stack's own (Note [Deferred folds]).
+    chunks_.note_stack_read(
+        v.t,
+        s.model->store->tensors.at(s.model->prefix + s.path),
+        s.model->index);
+  return v;
+}
+
 bool RankContext::splits_heads() const {
   // Inside a call into the workers' part: main and the controller fns that
   // every rank runs (the threads engine) hold whole values.
-  return d_.active() && d_.whole_batches() && splitting_;
+  return (d_.active() || d_.deterministic) && d_.whole_batches() && splitting_;
 }
 
 void RankContext::bind_call(eval::Interpreter& in,
@@ -435,7 +452,7 @@ Value RankContext::run_op(eval::OpSite& s) {
       if (!s.model->store->whole.empty())
         if (std::optional<ops::Tensor> t = gather_param(*s.model, s.path, s.at))
           return Value::tensor(*t);
-      return Context::run_op(s);
+      return read_param(s);
     });
   if (s.kind == K::ParamRead && !s.model->store->whole.empty())
     if (std::optional<ops::Tensor> t = gather_param(*s.model, s.path, s.at))
@@ -443,10 +460,15 @@ Value RankContext::run_op(eval::OpSite& s) {
   if (s.kind == K::ParamWrite && !s.model->store->whole.empty() &&
       write_param(*s.model, s.path, *s.operands.at(0), s.at))
     return Value::unit();
-  if (splits_heads())
+  // Inside an op run one head at a time, every op runs as one device's
+  // (Note [Heads one at a time]).
+  if (splits_heads() && !chunks_.running())
     if (std::optional<Value> v = heads_.run_op(s)) return *v;
+  if (d_.deterministic && s.kind == K::ParamRead) return read_param(s);
   if (d_.deterministic) {
-    if (std::optional<Value> v = chunks_.run_op(s)) return *v;
+    // With `split H` the batch is whole everywhere: not cut into chunks.
+    if (!d_.whole_batches())
+      if (std::optional<Value> v = chunks_.run_op(s)) return *v;
     return Context::run_op(s);
   }
   if (s.kind == K::Builtin && s.call->info && s.call->info->allreduce)

@@ -58,6 +58,7 @@ class RankContext : public Context {
   void tape_released() override {
     bucket_ = GatheredBucket{};  // first: it holds copies no value does
     copies_.present_live();
+    chunks_.forget_stack_reads();
   }
 
  private:
@@ -89,6 +90,9 @@ class RankContext : public Context {
                    const std::string& path,
                    const ops::Tensor& v,
                    diag::Span at);
+  /// A param read as one device reads it; in deterministic mode one of a
+  /// stack is noted as such (ChunkedSites::note_stack_read).
+  eval::Value read_param(eval::OpSite& s);
   /// `split H`: whether values typed with the split dim hold this rank's
   /// heads (Note [Split heads] in interp/check/plan/heads_plan.cpp).
   bool splits_heads() const;
@@ -129,10 +133,10 @@ class RankContext : public Context {
   DeviceContext& d_;
   const diag::SourceMap* sources_ = nullptr;
   GatheredBucket bucket_;
-  bool splitting_ = false;  // inside the entry call that split its args
-  GatheredCopies copies_;   // Note [Gathered copies]
-  HeadsSplit heads_{d_};
+  bool splitting_ = false;   // inside the entry call that split its args
+  GatheredCopies copies_;    // Note [Gathered copies]
   ChunkedSites chunks_{d_};  // Note [Chunked sites]
+  HeadsSplit heads_{d_, chunks_};
 };
 
 }  // namespace ss::devices::lower

@@ -61,15 +61,25 @@ using namespace protocol;
 // pages freed in its middle are never returned: with a model of three
 // [3072 3072] f32 params, each step's differently placed buffers grew a
 // worker's RSS by 100-250 MiB a step until it held twice what it used.
-// So between two calls, when the heap holds more free than 64 MiB and a
-// quarter of what is in use, its free pages go back to the system
-// (malloc_trim). Steps whose buffers are smaller than that (the README
-// MLP at batch 64 or 6144) keep them, and pay nothing.
-void release_idle_heap() {
+// So between two calls, when the heap holds more free than the call's own
+// buffers needed (the tensors' peak in the call above what stays live)
+// and half again, plus 64 MiB, its free pages go back to the system
+// (malloc_trim). It used to trim whenever more than 64 MiB and a quarter
+// of what was in use lay free: a step whose buffers pass 64 MiB (the
+// transformer block of bench/deterministic_bench.py at 32 rows a worker)
+// then gave them all back after every call and page-faulted them in
+// again, 5x its step time. Steps whose free heap stays within what they
+// need keep it, and pay nothing.
+void release_idle_heap(int64_t call_peak) {
 #if defined(__GLIBC__)
   constexpr size_t kKeepFree = size_t{64} << 20;
+  const int64_t live = ops::storage_bytes().live;
+  const size_t need =
+      call_peak > live ? static_cast<size_t>(call_peak - live) : 0;
   const struct mallinfo2 m = mallinfo2();
-  if (m.fordblks > kKeepFree && m.fordblks > m.uordblks / 4) malloc_trim(0);
+  if (m.fordblks > kKeepFree + need + need / 2) malloc_trim(0);
+#else
+  (void)call_peak;
 #endif
 }
 
@@ -428,9 +438,11 @@ class ProgramHandler : public dist::Handler {
     std::vector<std::shared_ptr<eval::Object>> modes;
     for (const eval::Value& a : args)
       if (a.kind == eval::Value::Kind::Mode) modes.push_back(a.obj);
+    ops::reset_storage_peak();
     eval::Value v = in_->call(*fn, std::move(args), site);
+    const int64_t call_peak = ops::storage_bytes().peak;
     report_memory(args_.rank, name);
-    release_idle_heap();
+    release_idle_heap(call_peak);
     // A main without host effects runs here whole (a worker fn): its
     // final params are this worker's to report.
     if (keep_final_ && name == entry_) entry_final_ = context_->final_params();
