@@ -13,6 +13,8 @@ users run them:
     with data parallelism (the README MLP), and with `split H` and
     `shard params` (a transformer of 6 heads: Note [Heads one at a time]
     in interp/devices/lower/heads.cpp);
+  * `ss explain --json` gives the chunk size (8 for the README MLP's
+    batches of 64), or with split H the heads' dim;
   * devices whose kernels differ (a host of another CPU, made here by
     ss_test_hooks' SHAPESCRIPT_TEST_KERNELS) refuse to start: a located
     ValueError naming both (Note [Same kernels everywhere]).
@@ -189,6 +191,29 @@ def resume(ss, folder, program, what):
     return failures
 
 
+def explained(ss, folder):
+    """`ss explain --json` names the chunk size, or with split H the dim
+    whose heads run one at a time (docs/explain.md)."""
+    import json
+    heads = os.path.join(HERE, "..", "..", "conformance", "deterministic",
+                         "split_heads_transformer.ss")
+    failures = []
+    for path, chunk, dim in ((CASE, 8, None), (heads, None, "H")):
+        p = subprocess.run([ss, "explain", "--json", path, "--devices",
+                            "cpu[0 1]"], cwd=folder, capture_output=True,
+                           text=True)
+        got = json.loads(p.stdout) if p.returncode == 0 else {}
+        if (got.get("deterministic") is not True or
+                got.get("chunk") != chunk or
+                got.get("deterministic_heads") != dim):
+            failures.append(f"explain --json {os.path.basename(path)}: "
+                            f"deterministic/chunk/deterministic_heads "
+                            f"{got.get('deterministic')}/{got.get('chunk')}/"
+                            f"{got.get('deterministic_heads')}, want "
+                            f"True/{chunk}/{dim}\n{p.stderr}")
+    return failures
+
+
 def kernels(hooks, folder):
     """Worker 2 says it computes with other kernels."""
     env = dict(os.environ, SHAPESCRIPT_TEST_KERNELS="2:OpenBLAS Other, AVX9")
@@ -212,7 +237,7 @@ def main():
         failures = control(ss, folder) + \
             resume(ss, folder, RESUME, "data parallel") + \
             resume(ss, folder, RESUME_HEADS, "split H") + \
-            kernels(hooks, folder)
+            explained(ss, folder) + kernels(hooks, folder)
     for f in failures:
         print("FAIL: " + f)
     if failures:
