@@ -22,6 +22,21 @@ machine is shared), and the step's sgemm floor: its matrix products alone
 on the same OpenBLAS (bench/sgemm_floor.py), as a fraction of torch's
 step, the lowest ratio any ss step can reach with that sgemm.
 
+Where ss's wall time passes its CPU time (issue 29, "the wait"): not in
+a steady step. Measured 2026-12-04 on the mid block at one thread, whole
+runs under /usr/bin/time: 24 steps take 7.21 s of progress() loop and
+7.49 s of CPU, 8 steps 2.93 s, so a step after the first few is
+(7.21 - 2.93) / 16 = 267 ms of wall time, the 264 ms of CPU this script
+reports. The gap is the first step: 1.28 s of loop for one step, of
+which 0.62 s is the kernel faulting in 286 MB (73,000 page faults, each
+zeroed once; the process's later steps fault ~1,000 a step), and an
+8-step run's average carries it, while the CPU figure (all steps minus a
+2-step run) does not. glibc's THP tunable (GLIBC_TUNABLES=
+glibc.malloc.hugetlb=1) halves the faults but not the zeroing: first
+step 1.00 -> 0.91 s. Workers had a real wait, fixed: they gave back and
+faulted in again every step's buffers above 64 MiB (Note [A worker's
+idle heap] in interp/devices/worker/program_server.cpp).
+
 Sizes (B, N, D, H, F, V): "small" is the issue's block (16, 64, 128, 4,
 512, 64); "mid" (32, 128, 256, 8, 1024, 64) and "large" (8, 256, 512, 8,
 2048, 64) are the issue's two larger ones.
