@@ -29,7 +29,7 @@ runs under /usr/bin/time: 24 steps take 7.21 s of progress() loop and
 (7.21 - 2.93) / 16 = 267 ms of wall time, the 264 ms of CPU this script
 reports. The gap is the first step: 1.28 s of loop for one step, of
 which 0.62 s is the kernel faulting in 286 MB (73,000 page faults, each
-zeroed once; the process's later steps fault ~1,000 a step), and an
+zeroed once; steps 2-6 fault ~2,300 each, later ones ~110), and an
 8-step run's average carries it, while the CPU figure (all steps minus a
 2-step run) does not. glibc's THP tunable (GLIBC_TUNABLES=
 glibc.malloc.hugetlb=1) halves the faults but not the zeroing: first
