@@ -13,6 +13,8 @@ users run them:
     with data parallelism (the README MLP), and with `split H` and
     `shard params` (a transformer of 6 heads: Note [Heads one at a time]
     in interp/devices/lower/heads.cpp);
+  * one device in the mode prints what one device without it prints, to
+    1e-5 (conformance/deterministic's cases, dist/'s split H ones);
   * `ss explain --json` gives the chunk size (8 for the README MLP's
     batches of 64), or with split H the heads' dim;
   * devices whose kernels differ (a host of another CPU, made here by
@@ -21,6 +23,7 @@ users run them:
 
 usage: deterministic_test.py SS_BINARY SS_TEST_HOOKS_BINARY
 """
+import glob
 import os
 import re
 import subprocess
@@ -191,6 +194,46 @@ def resume(ss, folder, program, what):
     return failures
 
 
+NUMBER = re.compile(r"-?\d+\.\d+(?:e[-+]?\d+)?|-?\d+e[-+]?\d+")
+
+
+def oracle(ss, folder):
+    """One device in the mode against one device without it, an oracle
+    the mode does not compute (the plain evaluator, itself checked against
+    torch): every number printed agrees to 1e-5 relative (the dist/ cases'
+    tolerance: the same sums in another order). For the mode's own cases
+    and dist/'s split H cases that run (Note [Heads one at a time])."""
+    root = os.path.join(HERE, "..", "..", "conformance")
+    cases = sorted(glob.glob(os.path.join(root, "deterministic", "*.ss")))
+    cases += sorted(glob.glob(os.path.join(root, "dist", "split_heads_*.ss")))
+    failures = []
+    for path in cases:
+        text = open(path).read()
+        if "# expect: ok" not in text:
+            continue  # an error case: no numbers to compare
+        plain = text.replace("    deterministic\n", "", 1)
+        got = []
+        for src, flags in ((plain, []), (text, ["--deterministic"])):
+            d = tempfile.mkdtemp(dir=folder)
+            with open(os.path.join(d, "case.ss"), "w") as f:
+                f.write(src)
+            rc, out = run([ss, "run", "case.ss", "--devices", "cpu"] + flags,
+                          d)
+            got.append((rc, [float(x) for x in NUMBER.findall(out)]))
+        (rc0, a), (rc1, b) = got
+        name = os.path.basename(path)
+        if rc0 != 0 or rc1 != 0 or len(a) != len(b) or not a:
+            failures.append(f"oracle {name}: exits {rc0}/{rc1}, "
+                            f"{len(a)}/{len(b)} numbers")
+            continue
+        for x, y in zip(a, b):
+            if abs(x - y) > 1e-5 * max(1.0, abs(x)):
+                failures.append(f"oracle {name}: {y} in the mode, {x} "
+                                f"without it")
+                break
+    return failures
+
+
 def explained(ss, folder):
     """`ss explain --json` names the chunk size, or with split H the dim
     whose heads run one at a time (docs/explain.md)."""
@@ -237,7 +280,8 @@ def main():
         failures = control(ss, folder) + \
             resume(ss, folder, RESUME, "data parallel") + \
             resume(ss, folder, RESUME_HEADS, "split H") + \
-            explained(ss, folder) + kernels(hooks, folder)
+            oracle(ss, folder) + explained(ss, folder) + \
+            kernels(hooks, folder)
     for f in failures:
         print("FAIL: " + f)
     if failures:

@@ -129,8 +129,8 @@ struct ChunkedSites::Run {
   struct Slot {
     std::vector<Tensor> got;
     int64_t arrived = 0;
-    uint64_t order =
-        0;  // among the forward pass's uses (Note [Deferred folds])
+    // Its place among the forward pass's uses (Note [Deferred folds]).
+    uint64_t order = 0;
     // Whether chunk [k]'s cotangent [g] was the last to arrive.
     bool arrive(int64_t k, const Tensor& g) {
       got.at(k) = g;

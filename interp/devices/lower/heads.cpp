@@ -155,26 +155,16 @@ Tensor sum_heads(const Tensor& partial, DeviceContext& d) {
 
 namespace {
 
-// Each head's value of one item of a Local op's result joined along its
-// heads axis [axis]; of a Partial op's result, added in the heads' fold
-// tree [heads] (Note [Heads one at a time]).
+// Each head's value of one tensor (or number) of a Local op's result
+// joined along its heads axis [axis]; of a Partial op's, added in the
+// heads' fold tree [heads], across the ranks even where this rank holds
+// one head (Note [Heads one at a time]).
 Value join_or_fold(const std::vector<Value>& each,
                    int axis,
                    bool partial,
                    const Chunks& heads,
                    ChunkedSites& pieces) {
-  const Value& first = each.at(0);
-  if (first.kind == VK::Tuple) {
-    std::vector<Value> items;
-    for (size_t k = 0; k < first.items->size(); ++k) {
-      std::vector<Value> item;
-      for (const Value& v : each) item.push_back(v.items->at(k));
-      items.push_back(join_or_fold(item, axis, partial, heads, pieces));
-    }
-    return Value::tuple(std::move(items));
-  }
-  if (each.size() == 1) return first;
-  if (partial && first.is_number()) {
+  if (partial && each.at(0).is_number()) {
     std::vector<Tensor> ts;
     for (const Value& v : each)
       ts.push_back(Tensor::scalar(v.number(), types::DType::F64));
@@ -187,7 +177,7 @@ Value join_or_fold(const std::vector<Value>& each,
     ts.push_back(v.t);
   }
   if (partial) return Value::tensor(pieces.fold_taped(ts, heads));
-  return Value::tensor(ops::concat(ts, axis));
+  return Value::tensor(ts.size() == 1 ? ts[0] : ops::concat(ts, axis));
 }
 
 // A Local or Partial op run once per head here (Note [Heads one at a
@@ -215,18 +205,18 @@ Value one_head_at_a_time(Interpreter& in,
     LocalDim one(in, dim, 1);
     each = pieces.run_pieces(run, operands, cuts, heads);
   }
+  // A tuple item by item, each along its own heads axis.
   const std::vector<int> axes = check::result_heads_axes(site.result, dim);
-  if (site.result.kind == types::Type::Kind::Tuple && !partial) {
-    // Each item along its own heads axis.
-    std::vector<Value> items;
-    for (size_t k = 0; k < axes.size(); ++k) {
-      std::vector<Value> item;
-      for (const Value& v : each) item.push_back(v.items->at(k));
-      items.push_back(join_or_fold(item, axes[k], false, heads, pieces));
-    }
-    return Value::tuple(std::move(items));
+  if (each.at(0).kind != VK::Tuple)
+    return join_or_fold(each, axes.at(0), partial, heads, pieces);
+  std::vector<Value> items;
+  for (size_t k = 0; k < each[0].items->size(); ++k) {
+    std::vector<Value> item;
+    for (const Value& v : each) item.push_back(v.items->at(k));
+    items.push_back(join_or_fold(
+        item, k < axes.size() ? axes[k] : -1, partial, heads, pieces));
   }
-  return join_or_fold(each, axes.at(0), partial, heads, pieces);
+  return Value::tuple(std::move(items));
 }
 
 }  // namespace
