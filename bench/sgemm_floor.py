@@ -81,6 +81,27 @@ def attention(batch, n, dh):
             (batch, n, dh, n, True, False)]   # dv = p^T do
 
 
+def fused_attention(batch, n, dh, causal=True, rows=64):
+    """The products ss's fused attention runs (Note [Fused attention] in
+    ops/cpu/cpu_attention.cpp) over [batch] heads of [n] queries and keys:
+    per block of [rows] query rows, against the keys the block sees (all
+    of them, or under the causal mask those up to its last row), the
+    scores and the product with v forward; the scores again, dv, dp, dq
+    and dk backward. The key tiles of a block are timed as one product."""
+    g = []
+    for i0 in range(0, n, rows):
+        r = min(rows, n - i0)
+        kend = min(n, i0 + r) if causal else n
+        g += [(batch, r, kend, dh, False, True),   # s = q k^T
+              (batch, r, dh, kend, False, False),  # o = p v
+              (batch, r, kend, dh, False, True),   # s again, backward
+              (batch, kend, dh, r, True, False),   # dv = p^T do
+              (batch, r, kend, dh, False, True),   # dp = do v^T
+              (batch, r, dh, kend, False, False),  # dq = ds k
+              (batch, kend, dh, r, True, False)]   # dk = ds^T q
+    return g
+
+
 def _operands(gemm):
     b, m, n, k, ta, tb = gemm
     a = torch.rand(b, k, m) if ta else torch.rand(b, m, k)

@@ -143,6 +143,15 @@ Tensor layer_norm_last(const Tensor& x,
                        const Tensor& b = Tensor());
 /// x / sqrt(mean(x^2) + eps) along the last axis (rms_norm).
 Tensor rms_norm_last(const Tensor& x, double eps);
+/// softmax(scale * q k^T, over t) v in one kernel, forward and VJP (Note
+/// [Fused attention] in ops/cpu/cpu_attention.cpp): q [.. n d], k [.. t d],
+/// v [.. t e], one float dtype (has_fused_kernel); with [causal] row i sees
+/// keys j <= i only.
+Tensor attention(const Tensor& q,
+                 const Tensor& k,
+                 const Tensor& v,
+                 double scale,
+                 bool causal);
 
 /// Normalises a possibly negative [axis] against [rank] (OpError if out of
 /// range).

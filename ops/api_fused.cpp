@@ -102,4 +102,26 @@ Tensor rms_norm_last(const Tensor& x, double eps) {
   return norm_last("rms_norm", x, eps, false, Tensor(), Tensor());
 }
 
+Tensor attention(const Tensor& q,
+                 const Tensor& k,
+                 const Tensor& v,
+                 double scale,
+                 bool causal) {
+  for (const Tensor* t : {&q, &k, &v}) {
+    check_defined("attention", *t);
+    if (!has_fused_kernel(*t))
+      value_error("attention", "the fused kernel takes f32 or f64");
+  }
+  auto [o, lse] = backend_of(q).attention(q, k, v, scale, causal);
+  Tensor qd = q.detach(), kd = k.detach(), vd = v.detach(), od = o.detach();
+  return record("attention",
+                o,
+                {q, k, v},
+                [qd, kd, vd, od, lse = lse, scale, causal](const Tensor& g) {
+                  auto [dq, dk, dv] = backend_of(qd).attention_backward(
+                      g, qd, kd, vd, od, lse, scale, causal);
+                  return std::vector<Tensor>{dq, dk, dv};
+                });
+}
+
 }  // namespace ss::ops

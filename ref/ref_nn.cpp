@@ -1,6 +1,7 @@
 // The reference: the nn builtins (losses, dropout, norms, embedding,
 // conv2d, pools), each as plain loops over its definition.
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -398,6 +399,47 @@ Tensor conv_transpose2d(const Tensor& x,
 
 Tensor stop_grad(const Tensor& x) {
   return x.clone();
+}
+
+Tensor scaled_dot_product_attention(const Tensor& q,
+                                    const Tensor& k,
+                                    const Tensor& v,
+                                    bool causal,
+                                    double scale) {
+  const size_t r = q.rank();
+  const int64_t n = q.shape()[r - 2], d = q.shape()[r - 1];
+  const int64_t t = k.shape()[r - 2], e = v.shape()[r - 1];
+  int64_t mats = 1;
+  for (size_t i = 0; i + 2 < r; ++i) mats *= q.shape()[i];
+  std::vector<double> Q = q.to_doubles(), K = k.to_doubles(),
+                      V = v.to_doubles(), out(size_t(mats * n * e));
+  std::vector<double> w(static_cast<size_t>(t));
+  for (int64_t b = 0; b < mats; ++b)
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t seen = causal ? std::min(t, i + 1) : t;
+      double m = -std::numeric_limits<double>::infinity();
+      for (int64_t j = 0; j < seen; ++j) {
+        double dot = 0;
+        for (int64_t c = 0; c < d; ++c)
+          dot +=
+              Q[size_t((b * n + i) * d + c)] * K[size_t((b * t + j) * d + c)];
+        w[size_t(j)] = scale * dot;
+        m = std::max(m, w[size_t(j)]);
+      }
+      double z = 0;
+      for (int64_t j = 0; j < seen; ++j) z += std::exp(w[size_t(j)] - m);
+      for (int64_t c = 0; c < e; ++c) {
+        double acc = 0;
+        for (int64_t j = 0; j < seen; ++j)
+          acc +=
+              std::exp(w[size_t(j)] - m) / z * V[size_t((b * t + j) * e + c)];
+        out[size_t((b * n + i) * e + c)] =
+            seen ? acc : std::numeric_limits<double>::quiet_NaN();
+      }
+    }
+  Shape os = q.shape();
+  os.back() = e;
+  return Tensor::from_doubles(os, out, q.dtype());
 }
 
 }  // namespace ss::ref

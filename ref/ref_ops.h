@@ -181,6 +181,16 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& labels);
 /// mean((a - b)^2), broadcasting.
 Tensor mse(const Tensor& a, const Tensor& b);
 
+/// scaled_dot_product_attention: q [*s n d], k [*s t d], v [*s t e] ->
+/// [*s n e], out[i] = sum_j softmax_j(scale * q_i . k_j) v_j over the
+/// keys row i sees (j <= i when [causal], as torch.tril; all otherwise);
+/// a row that sees no key is NaN (softmax of nothing, as torch).
+Tensor scaled_dot_product_attention(const Tensor& q,
+                                    const Tensor& k,
+                                    const Tensor& v,
+                                    bool causal,
+                                    double scale);
+
 // ---------------------------------------------------------------- losses
 // With torch.nn.functional's options (ref_losses.cpp). reduction is
 // "mean", "sum", "none" (each element's loss, the per-element shape) or,

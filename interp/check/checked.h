@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "diag/source.h"
@@ -208,6 +209,26 @@ inline int64_t mesh_ways(const std::vector<MeshAxis>& mesh,
   return k;
 }
 
+/// Attention written out that runs as one builtin (Note [The attention
+/// written out] in fusion.cpp): at the product with v (the call this is
+/// recorded for) the evaluator calls [op] on q, k and v, and the two lets
+/// before it ([scores], [probs]) bind nothing.
+struct FusedAttention {
+  const ops::OpDef* op = nullptr;
+  const ast::Expr* q = nullptr;
+  const ast::Expr* k = nullptr;
+  const ast::Expr* v = nullptr;
+  bool causal = false;
+  /// The number the scores are scaled by as written (`/ sqrt(Dh)`: c with
+  /// [divides]); null: not scaled.
+  const ast::Expr* scale = nullptr;
+  bool divides = false;
+  const ast::Stmt* scores = nullptr;
+  const ast::Stmt* probs = nullptr;
+  /// The call's info as the op's: the product's type (and autocast).
+  ExprInfo info;
+};
+
 class Program {
  public:
   const std::vector<ast::Module>& modules() const { return modules_; }
@@ -221,9 +242,20 @@ class Program {
   const ExprInfo* info(const ast::Expr* e) const;
   const DeviceList& devices() const { return devices_; }
   const std::vector<MeshAxis>& mesh() const { return mesh_; }
+  /// The attention that [call], a product with v, finishes, run as one
+  /// builtin (fusion.h); null for any other expression.
+  const FusedAttention* fused(const ast::Expr* call) const;
+  /// Every fused attention, in no particular order (`ss explain`).
+  const std::unordered_map<const ast::Expr*, FusedAttention>& fused() const {
+    return fused_;
+  }
+  /// A `let` of a fused attention's scores or probabilities: it binds
+  /// nothing, as nothing reads it.
+  bool deferred(const ast::Stmt* let) const { return deferred_.count(let); }
 
  private:
   friend class Checker;
+  friend void fuse_attention(Program& prog);
   Program() = default;
 
   std::vector<ast::Module> modules_;  // stdlib first, then imports, main
@@ -236,6 +268,8 @@ class Program {
   std::vector<std::unique_ptr<ast::FnDecl>> instance_decls_;
   DeviceList devices_;
   std::vector<MeshAxis> mesh_;
+  std::unordered_map<const ast::Expr*, FusedAttention> fused_;
+  std::unordered_set<const ast::Stmt*> deferred_;
 };
 
 }  // namespace ss::check

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "interp/check/checker_impl.h"
+#include "interp/check/fusion.h"
 #include "interp/lex/lexer.h"
 #include "interp/parse/parser.h"
 
@@ -34,6 +35,11 @@ const types::Type& Program::type_of(const ast::Expr* e) const {
 const ExprInfo* Program::info(const ast::Expr* e) const {
   auto it = exprs_.find(e);
   return it == exprs_.end() ? nullptr : &it->second;
+}
+const FusedAttention* Program::fused(const ast::Expr* call) const {
+  if (fused_.empty()) return nullptr;
+  auto it = fused_.find(call);
+  return it == fused_.end() ? nullptr : &it->second;
 }
 
 // ------------------------------------------------------------ ValueScope
@@ -130,6 +136,7 @@ std::unique_ptr<Program> Checker::run(std::vector<ast::Module> modules) {
   report_pending_e2001();
   check_devices();
   if (!diags_.empty() && !opts_.keep_on_error) return nullptr;
+  if (diags_.empty()) fuse_attention(*prog_);
   return std::move(prog_);
 }
 

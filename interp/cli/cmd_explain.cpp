@@ -104,6 +104,7 @@ json table_json(const comms::DeviceTable& t) {
     if (!v.axis.empty()) e["axis"] = v.axis;
     if (v.model_bytes) e["model_bytes"] = *v.model_bytes;
     e["text"] = v.text;
+    if (!v.fused.empty()) e["fused"] = v.fused;
     if (v.line) {
       e["file"] = v.file;
       e["line"] = v.line;

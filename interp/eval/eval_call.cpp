@@ -445,7 +445,41 @@ Value Interpreter::call_builtin_values(const std::string& name,
   return call_builtin_prepared(c);
 }
 
+namespace {
+
+// The product with v of attention written out, as the fused op (Note [The
+// attention written out] in interp/check/fusion.cpp).
+Value call_fused(Interpreter& in,
+                 const check::FusedAttention& fa,
+                 const ast::Expr& call,
+                 Frame& f) {
+  in.settle();
+  BuiltinCall c{in, f, *fa.op, call.span, &call, &fa.info, {}, {}, {}, {}, {}};
+  // The fused op's params: q, k, v, causal, scale (ops/defs/attention.cpp).
+  const size_t np = fa.op->params.size();
+  c.args.resize(np);
+  c.given.assign(np, true);
+  c.exprs.assign(np, nullptr);
+  const ast::Expr* qkv[] = {fa.q, fa.k, fa.v};
+  for (size_t i = 0; i < 3; ++i) {
+    c.args[i] = in.eval(*qkv[i], f);
+    c.exprs[i] = qkv[i];
+  }
+  c.args[3] = Value::boolean(fa.causal);
+  double scale = 1;
+  if (fa.scale) {
+    const double written = in.eval(*fa.scale, f).number();
+    scale = fa.divides ? 1.0 / written : written;
+  }
+  c.args[4] = Value::floating(scale);
+  return call_builtin_prepared(c);
+}
+
+}  // namespace
+
 Value Interpreter::eval_call(const ast::Expr& e, Frame& f) {
+  if (const check::FusedAttention* fa = prog_.fused(&e))
+    return call_fused(*this, *fa, e, f);
   const check::ExprInfo* info = prog_.info(&e);
   if (!info) fail("ValueError", e.span, "this call was not checked");
   const ast::Expr* receiver = nullptr;

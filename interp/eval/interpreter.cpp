@@ -404,6 +404,9 @@ Interpreter::Flow Interpreter::exec(const ast::Stmt& s, Frame& f, Value& ret) {
   }
   switch (s.kind) {
     case SK::Let:
+      // A fused attention's scores or probabilities: nothing reads them
+      // (Note [The attention written out] in interp/check/fusion.cpp).
+      if (prog_.deferred(&s)) return Flow::Normal;
       bind(s.targets, eval(*s.value, f), f, s.span);
       return Flow::Normal;
     case SK::Assign: {

@@ -176,6 +176,26 @@ class Backend {
   virtual Tensor gelu(const Tensor& x, bool tanh) = 0;
   /// Its VJP: g * gelu'(x).
   virtual Tensor gelu_backward(const Tensor& g, const Tensor& x, bool tanh) = 0;
+  /// Attention in one kernel (Note [Fused attention] in
+  /// ops/cpu/cpu_attention.cpp), f32 or f64: q [.. n d], k [.. t d], v
+  /// [.. t e] with the same leading axes -> o [.. n e] = softmax(scale * q
+  /// k^T) v, the softmax over t, with [causal] only keys j <= i seen by
+  /// row i (torch.tril's mask); also each row's log-sum-exp of the scaled
+  /// scores, [.. n], for the VJP.
+  virtual std::array<Tensor, 2> attention(const Tensor& q,
+                                          const Tensor& k,
+                                          const Tensor& v,
+                                          double scale,
+                                          bool causal) = 0;
+  /// Its VJP for the cotangent [go] of o: dq, dk, dv.
+  virtual std::array<Tensor, 3> attention_backward(const Tensor& go,
+                                                   const Tensor& q,
+                                                   const Tensor& k,
+                                                   const Tensor& v,
+                                                   const Tensor& o,
+                                                   const Tensor& lse,
+                                                   double scale,
+                                                   bool causal) = 0;
   /// NCHW convolution: x [b C h w], k [O C/groups kh kw] -> [b O h2 w2]
   /// (ConvShape: stride, padding, dilation, groups).
   virtual Tensor conv2d(const Tensor& x,

@@ -166,6 +166,23 @@ class CpuBackend final : public Backend {
   Tensor gelu_backward(const Tensor& g, const Tensor& x, bool tanh) override {
     return cpu::gelu_backward(g, x, tanh);
   }
+  std::array<Tensor, 2> attention(const Tensor& q,
+                                  const Tensor& k,
+                                  const Tensor& v,
+                                  double scale,
+                                  bool causal) override {
+    return cpu::attention(q, k, v, scale, causal);
+  }
+  std::array<Tensor, 3> attention_backward(const Tensor& go,
+                                           const Tensor& q,
+                                           const Tensor& k,
+                                           const Tensor& v,
+                                           const Tensor& o,
+                                           const Tensor& lse,
+                                           double scale,
+                                           bool causal) override {
+    return cpu::attention_backward(go, q, k, v, o, lse, scale, causal);
+  }
   Tensor conv2d(const Tensor& x,
                 const Tensor& k,
                 const ConvShape& cs) override {

@@ -289,6 +289,20 @@ std::array<Tensor, 3> norm_last_backward(const Tensor& g,
                                          const Tensor& gamma);
 Tensor gelu(const Tensor& x, bool tanh);
 Tensor gelu_backward(const Tensor& g, const Tensor& x, bool tanh);
+// cpu_attention.cpp
+std::array<Tensor, 2> attention(const Tensor& q,
+                                const Tensor& k,
+                                const Tensor& v,
+                                double scale,
+                                bool causal);
+std::array<Tensor, 3> attention_backward(const Tensor& go,
+                                         const Tensor& q,
+                                         const Tensor& k,
+                                         const Tensor& v,
+                                         const Tensor& o,
+                                         const Tensor& lse,
+                                         double scale,
+                                         bool causal);
 // cpu_conv.cpp
 Tensor conv2d(const Tensor& x, const Tensor& k, const ConvShape& cs);
 Tensor conv2d_grad_input(const Tensor& gy,

@@ -236,6 +236,9 @@ struct HeadsPart {
   DeviceRule::Heads rule = DeviceRule::Heads::Gathers;
   std::vector<types::Type> operands;
   types::Type result;
+  /// The axes of operands[0] the part works along, as an over= (a heads
+  /// axis there is gathered: scaled_dot_product_attention's matrices).
+  std::vector<int> over = {};
 };
 
 inline DeviceRule per_example() {

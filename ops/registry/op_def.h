@@ -5,6 +5,7 @@
 // Every OpDef lives in ops/defs/<family>.cpp and is registered there with
 // SS_REGISTER_OPS; the checker finds it by name (ops/registry/registry.h).
 
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -39,6 +40,20 @@ enum class Intrinsic : uint8_t { None, Rearrange, Split, Einsum };
 
 using ShapeRule = types::Type (*)(RuleCtx& ctx);
 
+/// The builtins of attention written out, which an op computing it in one
+/// kernel names in its entry (OpDef::fuses) so that the checker can find
+/// the pattern without matching a name of its own (Note [The attention
+/// written out] in interp/check/fusion.cpp): `einsum(q, k, .. n d, .. t d
+/// -> .. n t)`, optionally `/ c` or `* c`, `masked_fill(s, not causal(n,
+/// t), -inf)` or nothing, `softmax(.., over=t)`, then `einsum(p, v, .. n
+/// t, .. t e -> .. n e)`.
+struct AttentionChain {
+  const char* product = nullptr;    // einsum
+  const char* fill = nullptr;       // masked_fill
+  const char* mask = nullptr;       // causal
+  const char* normalise = nullptr;  // softmax
+};
+
 /// What an op does inside `autocast(f, bf16)` (Note [Autocast] in
 /// interp/eval/autocast.cpp), as torch.autocast on CPU (torch 1.13's
 /// lists): Lower runs it in the autocast dtype (products and
@@ -64,6 +79,9 @@ struct OpDef {
   bool maps_over_params = false;
   /// Its place in autocast's policy.
   Autocast autocast = Autocast::Keep;
+  /// The attention written out that this op computes in one kernel
+  /// (scaled_dot_product_attention): the checker runs the op in its place.
+  std::optional<AttentionChain> fuses;
   /// rand/randn: its draws are keyed by its call site, which the checker
   /// names (ExprInfo::draw_site: Note [A draw's site] in
   /// interp/check/calls.cpp).

@@ -288,6 +288,10 @@ TEST_CASE("ref: every differentiable builtin has a gradient check", "[ref]") {
       "smooth_l1",
       "huber",
       "kl_div",
+      // ops/tests/attention_test.cpp (the fused kernel's VJP), and
+      // interp/tests/fusion_test.cpp (the builtin's, against the op by
+      // op attention's)
+      "scaled_dot_product_attention",
       // here
       "stop_grad"};
   for (const GradRow& r : grad_rows()) covered.insert(r.op);

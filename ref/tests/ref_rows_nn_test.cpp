@@ -314,6 +314,30 @@ void nn_rows(std::vector<Row>& rows) {
                       return ref::conv_transpose2d(
                           in[0], in[1], s, p, op, g, d);
                     })});
+  // scaled_dot_product_attention (the fused kernel: Note [Fused attention]):
+  // causal with fewer keys than rows, all keys with a scale given.
+  for (bool causal : {true, false}) {
+    rows.push_back({"scaled_dot_product_attention",
+                    causal ? "scaled_dot_product_attention causal"
+                           : "scaled_dot_product_attention scale=0.3",
+                    kBig,
+                    {R({2, 3, 7, 4}, 760, -2, 2),
+                     R({2, 3, 5, 4}, 761, -2, 2),
+                     R({2, 3, 5, 6}, 762)},
+                    one([causal](const Ts& in) {
+                      FakeFwd f("scaled_dot_product_attention");
+                      f.t("q", in[0]).t("k", in[1]).t("v", in[2]);
+                      if (causal)
+                        f.num("causal", 1);
+                      else
+                        f.num("scale", 0.3);
+                      return f.run1();
+                    }),
+                    one([causal](const Ts& in) {
+                      return ref::scaled_dot_product_attention(
+                          in[0], in[1], in[2], causal, causal ? 0.5 : 0.3);
+                    })});
+  }
   rows.push_back({"stop_grad",
                   "stop_grad",
                   kElem,

@@ -1,6 +1,8 @@
 """Torch rows of the nn builtins (library.md's "nn" group and the stdlib
 models' ops)."""
 
+import math
+
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -262,4 +264,53 @@ ROWS += [
         In("bn", "", model="BatchNorm[B]")], "A B",
         lambda x, bn: batch_norm(x, bn, False)[0],
         label="batch_norm eval 2-d"),
+]
+
+
+def sdpa(q, k, v, causal=False, scale=None):
+    """torch 2's F.scaled_dot_product_attention (torch 1.13 has none): its
+    documented math, in float64."""
+    scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
+    s = (q @ k.transpose(-1, -2)) * scale
+    if causal:
+        n, t = s.shape[-2:]
+        keep = torch.ones(n, t, dtype=torch.bool).tril()
+        s = s.masked_fill(~keep, float("-inf"))
+    return torch.softmax(s, -1) @ v
+
+
+# The fused attention (Note [Fused attention] in ops/cpu/cpu_attention.cpp)
+# as a builtin, and the attention written out that the checker runs as it
+# (Note [The attention written out] in interp/check/fusion.cpp): n = A = 3
+# rows, t = C = 5 keys, d = B = 4, e = D = 6, and n = t = C.
+ATTEND = """fn attend(q: [E A B] T, k: [E C B] T, v: [E C D] T) -> [E A D] T:
+    let s = einsum(q, k, E A B, E C B -> E A C) / sqrt(B)
+    let p = softmax(masked_fill(s, not causal(A, C), -inf), over=C)
+    let o = einsum(p, v, E A C, E C D -> E A D)
+    return o
+"""
+ATTEND_ALL = """fn attend(q: [E C B] T, k: [E C B] T, v: [E C D] T) -> [E C D] T:
+    let s = einsum(q, k, E n B, E t B -> E n t) * 0.3
+    let p = softmax(s, over=t)
+    return einsum(p, v, E n t, E t D -> E n D)
+"""
+Q, K, VV = In("q", "E A B"), In("k", "E C B"), In("v", "E C D")
+ROWS += [
+    Row("scaled_dot_product_attention", "scaled_dot_product_attention(q, k, v)",
+        [Q, K, VV], "E A D", sdpa),
+    Row("scaled_dot_product_attention",
+        "scaled_dot_product_attention(q, k, v, causal=true)", [Q, K, VV],
+        "E A D", lambda q, k, v: sdpa(q, k, v, causal=True)),
+    Row("scaled_dot_product_attention",
+        "scaled_dot_product_attention(q, k, v, causal=true, scale=0.3)",
+        [In("q", "E C B"), K, VV], "E C D",
+        lambda q, k, v: sdpa(q, k, v, causal=True, scale=0.3)),
+    Row(("scaled_dot_product_attention", "einsum", "masked_fill", "causal",
+         "softmax"), "attend(q, k, v)", [Q, K, VV], "E A D",
+        lambda q, k, v: sdpa(q, k, v, causal=True),
+        label="attention written out, causal (fused)", prelude=ATTEND),
+    Row(("scaled_dot_product_attention", "einsum", "softmax"),
+        "attend(q, k, v)", [In("q", "E C B"), K, VV], "E C D",
+        lambda q, k, v: sdpa(q, k, v, scale=0.3),
+        label="attention written out, all keys (fused)", prelude=ATTEND_ALL),
 ]

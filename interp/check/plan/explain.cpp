@@ -538,6 +538,22 @@ DeviceTable build_table(const Program& P, const diag::SourceMap& sm) {
              std::to_string(*t.example_batch) + ")";
   }
 
+  // Note [The attention written out] (interp/check/fusion.cpp): the
+  // scores and probabilities of a fused attention are never computed.
+  std::map<std::pair<uint32_t, uint32_t>, std::string> fused_at;
+  for (const auto& [call, f] : P.fused()) {
+    const uint32_t from = line_of(sm, f.scores->span);
+    const uint32_t to = line_of(sm, call->span);
+    std::string text = "not computed: lines " + std::to_string(from) + "–" +
+                       std::to_string(to) + " run as one " + f.op->name + "(" +
+                       f.q->name + ", " + f.k->name + ", " + f.v->name +
+                       (f.causal ? ", causal=true" : "") + ")";
+    for (const ast::Stmt* let : {f.scores, f.probs}) {
+      const diag::Span& at = let->targets[0].span;
+      fused_at[{at.file, at.begin}] = text;
+    }
+  }
+
   for (const FnInfo* fn : fns) {
     static const HeadsVars kNone;
     const HeadsVars* hv = an.heads_vars(fn->name);
@@ -703,6 +719,11 @@ DeviceTable build_table(const Program& P, const diag::SourceMap& sm) {
              false,
              it == spans.end() ? std::nullopt
                                : std::optional<diag::Span>(it->second));
+      if (it != spans.end())
+        if (auto f = fused_at.find({it->second.file, it->second.begin});
+            f != fused_at.end()) {
+          t.values.back().fused = f->second;
+        }
     }
 
     // Lines.

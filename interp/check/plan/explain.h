@@ -144,6 +144,11 @@ struct ValueLayout {
   std::string text;  // "split across the 3 devices along b, ..."
   std::string file;
   uint32_t line = 0;  // 0 when unknown
+  /// A fused attention's scores or probabilities (Note [The attention
+  /// written out] in interp/check/fusion.cpp): "not computed: lines 50–52
+  /// run as one scaled_dot_product_attention(q, k, v, causal=true)", a
+  /// line of its own under the layout; empty otherwise.
+  std::string fused;
 };
 
 struct FnEntry {

@@ -242,6 +242,7 @@ std::vector<Collective> heads_sends(const Program& P,
         ps.rule = part.rule;
         ps.operands = std::move(part.operands);
         ps.result = std::move(part.result);
+        ps.over = std::move(part.over);
         for (Collective& c : site_sends(ps, dim, n))
           out.push_back(std::move(c));
       }

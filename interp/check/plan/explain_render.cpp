@@ -156,6 +156,7 @@ std::string render_report(const DeviceTable& t) {
       if (!any) o << "\n";
       any = true;
       o << "  " << v.name << ": " << v.type << " — " << v.text << "\n";
+      if (!v.fused.empty()) o << "    " << v.fused << "\n";
     }
     for (const LineSends& l : t.lines) {
       if (l.fn != f.name) continue;

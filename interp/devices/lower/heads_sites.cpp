@@ -188,6 +188,7 @@ std::optional<Value> HeadsSplit::part(OpSite& s) {
   site.rule = parts[s.part].rule;
   site.operands = std::move(parts[s.part].operands);
   site.result = std::move(parts[s.part].result);
+  site.over = std::move(parts[s.part].over);
   return planned(s.in, std::move(site), s.operands, s.run, s.at);
 }
 

@@ -1,11 +1,13 @@
 # A GPT-style block: token embedding plus positions, pre-norm causal
 # multi-head attention (einsum, the causal mask), a gelu MLP, a final
 # layer_norm and a head; cross_entropy over [b n V] for next-token targets;
-# AdamW with clip_norm. `-D PRODUCTS=2` computes the attention's two
-# products with `@` instead of einsum (the same values), `-D PRODUCTS=3`
-# with einsums that read the heads from their group `(H Dh)` (each operand
-# permuted in the einsum). compare.py runs it beside the same training in
-# PyTorch.
+# AdamW with clip_norm. The attention as the spec writes it runs as one
+# fused scaled_dot_product_attention (`ss explain` says so); `-D
+# PRODUCTS=2` computes the attention's two products with `@` instead of
+# einsum (the same values), `-D PRODUCTS=3` with einsums that read the
+# heads from their group `(H Dh)` (each operand permuted in the einsum),
+# `-D PRODUCTS=4` with the einsums op by op, unfused. compare.py runs it
+# beside the same training in PyTorch.
 
 devices cpu
 
@@ -16,7 +18,7 @@ dim H = 2
 dim Dh = 8          # H * Dh = D
 dim F = 32
 dim B = 8
-dim PRODUCTS = 1    # the attention's products: 1 with einsum, 2 with @, 3 grouped
+dim PRODUCTS = 1    # the attention: 1 fused, 2 with @, 3 grouped, 4 einsums unfused
 
 data Sequence:
     tokens: [T] i64 in 0..V
@@ -40,7 +42,15 @@ model Gpt:
 fn attention(blk: Block, x: [b n D] f64) -> [b n D] f64:
     let qkv = x @ blk.w_qkv
     let q, k, v = split(qkv, b n (3 H Dh) -> b H n Dh)
-    let s = einsum(q, k, b H n Dh, b H t Dh -> b H n t) / sqrt(Dh)
+    if PRODUCTS == 1:
+        # Fused: one scaled_dot_product_attention (Note [The attention
+        # written out] in interp/check/fusion.cpp).
+        let s = einsum(q, k, b H n Dh, b H t Dh -> b H n t) / sqrt(Dh)
+        let p = softmax(masked_fill(s, not causal(n, t), -inf), over=t)
+        let o = einsum(p, v, b H n t, b H t Dh -> b H n Dh)
+        return rearrange(o, b H n Dh -> b n (H Dh)) @ blk.w_o
+    let s = einsum(q, k, b H n Dh, b H t Dh -> b H n t)
+    s = s / sqrt(Dh)    # PRODUCTS 4: as written, op by op (not fused)
     if PRODUCTS == 2:
         s = (q @ rearrange(k, b H t Dh -> b H Dh t)) / sqrt(Dh)
     let qg, kg, vg = split(qkv, b n (3 H Dh) -> b n (H Dh))

@@ -1,0 +1,387 @@
+// Note [Fused attention]
+// softmax(scale * q k^T, masked) v in one kernel, forward and VJP, as
+// FlashAttention computes it, in blocks of query rows: for each block of
+// kRows rows of one (batch, head) matrix it forms the block's scores
+// against the keys it can see, takes each row's softmax there, and
+// multiplies by v, so no n x t tensor is ever written to memory (the
+// composite writes the scores, the masked scores, the probabilities and,
+// backward, their gradients: eight passes over n x t values). Under the
+// causal mask (key j visible to row i when j <= i, as torch.tril and
+// causal(n, t)) a block of rows [i0, i1) sees keys [0, i1) only: the keys
+// above the diagonal are never multiplied, about half the products of
+// both passes when n = t. The VJP recomputes a block's probabilities from
+// each row's log-sum-exp saved by the forward (FlashAttention's trade:
+// products again instead of an n x t tensor kept for the backward pass).
+//
+// The products are OpenBLAS gemms on tiles of at most kTileMNK multiply-
+// adds, the size below which OpenBLAS runs a gemm on the calling thread
+// (interface/gemm.c: SMP_THRESHOLD_MIN x GEMM_MULTITHREAD_THRESHOLD), so
+// that the (batch, head) matrices can be split over this library's own
+// threads (Note [Intra-op threads]) without two pools competing. Each
+// matrix is computed by one thread with the same tiles whatever the thread
+// count or the number of matrices in the call, so results do not depend on
+// either (deterministic mode runs heads and batch chunks apart and compares
+// bits: Note [Heads one at a time] in interp/devices/lower/heads.cpp).
+// dk and dv are sums over the row blocks, taken in block order.
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "ops/cpu/cpu_common.h"
+#include "ops/cpu/cpu_features.h"
+#include "ops/cpu/cpu_threads.h"
+#include "ops/cpu/cpu_vmath.h"
+
+namespace ss::ops::cpu {
+
+namespace {
+
+constexpr int64_t kRows = 64;               // query rows per block
+constexpr int64_t kTileMNK = 64 * 64 * 64;  // OpenBLAS's one-thread bound
+
+/// Keys per tile: as many as keep a block's products under kTileMNK.
+int64_t key_tile(int64_t d, int64_t e) {
+  int64_t widest = std::max<int64_t>({d, e, 1});
+  return std::clamp<int64_t>(kTileMNK / (kRows * widest), 8, 1024);
+}
+
+template <class T>
+void exp_in_place(T* x, int64_t n) {
+  if constexpr (std::is_same_v<T, float>)
+    if (has_avx2_fma()) return vmath::apply_f32(vmath::Fn::Exp, x, x, n);
+  for (int64_t j = 0; j < n; ++j) x[j] = std::exp(x[j]);
+}
+
+/// The shapes of one call: B matrices, q [n d], k [t d], v [t e].
+struct Dims {
+  int64_t B, n, t, d, e;
+  /// Keys row i can see.
+  int64_t visible(int64_t i, bool causal) const {
+    return causal ? std::min(t, i + 1) : t;
+  }
+};
+
+Dims dims_of(const Tensor& q, const Tensor& k, const Tensor& v) {
+  const char* op = "attention";
+  if (q.rank() < 2 || k.rank() != q.rank() || v.rank() != q.rank())
+    fail(op, "q, k and v need the same rank, at least 2");
+  if (q.dtype() != k.dtype() || q.dtype() != v.dtype())
+    fail(op, "q, k and v need one dtype");
+  if (q.dtype() != DType::F32 && q.dtype() != DType::F64)
+    fail(op, "the fused kernel takes f32 or f64");
+  const Shape &qs = q.shape(), &ks = k.shape(), &vs = v.shape();
+  size_t r = qs.size();
+  for (size_t i = 0; i + 2 < r; ++i)
+    if (ks[i] != qs[i] || vs[i] != qs[i])
+      fail(op, "q, k and v need the same leading axes");
+  Dims m{1, qs[r - 2], ks[r - 2], qs[r - 1], vs[r - 1]};
+  for (size_t i = 0; i + 2 < r; ++i) m.B *= qs[i];
+  if (ks[r - 1] != m.d || vs[r - 2] != m.t)
+    fail(op,
+         "k needs q's last axis and v k's rows: " + shape_string(qs) + ", " +
+             shape_string(ks) + ", " + shape_string(vs));
+  return m;
+}
+
+/// The scores of rows [i0, i0 + rows) against keys [0, kend) into S
+/// (ld kend): scale * q k^T, in tiles of kc keys.
+template <class T>
+void scores(const T* q,
+            const T* k,
+            T* S,
+            int64_t rows,
+            int64_t kend,
+            int64_t d,
+            int64_t kc,
+            T scale) {
+  for (int64_t j0 = 0; j0 < kend; j0 += kc) {
+    int64_t cols = std::min(kc, kend - j0);
+    gemm<T>(false,
+            true,
+            rows,
+            cols,
+            d,
+            scale,
+            q,
+            d,
+            k + j0 * d,
+            d,
+            T(0),
+            S + j0,
+            kend);
+  }
+}
+
+/// C [rows x width] (+)= P [rows x kend] @ X [kend x width], in tiles.
+template <class T>
+void times_keys(const T* P,
+                const T* X,
+                T* C,
+                int64_t rows,
+                int64_t kend,
+                int64_t width,
+                int64_t kc,
+                T alpha) {
+  for (int64_t j0 = 0; j0 < kend; j0 += kc) {
+    int64_t cols = std::min(kc, kend - j0);
+    gemm<T>(false,
+            false,
+            rows,
+            width,
+            cols,
+            alpha,
+            P + j0,
+            kend,
+            X + j0 * width,
+            width,
+            j0 == 0 ? T(0) : T(1),
+            C,
+            width);
+  }
+}
+
+template <class T>
+void forward(const Dims& m,
+             const T* q,
+             const T* k,
+             const T* v,
+             T* o,
+             T* lse,
+             T scale,
+             bool causal) {
+  const int64_t kc = key_tile(m.d, m.e);
+  parallel_for(m.B, 1, [&](int64_t b0, int64_t b1) {
+    std::vector<T> S;
+    for (int64_t b = b0; b < b1; ++b) {
+      const T* qb = q + b * m.n * m.d;
+      const T* kb = k + b * m.t * m.d;
+      const T* vb = v + b * m.t * m.e;
+      for (int64_t i0 = 0; i0 < m.n; i0 += kRows) {
+        int64_t rows = std::min(kRows, m.n - i0);
+        int64_t kend = m.visible(i0 + rows - 1, causal);
+        T* ob = o + (b * m.n + i0) * m.e;
+        if (kend == 0) {  // no keys: softmax of nothing, as torch's NaN
+          std::fill(ob, ob + rows * m.e, std::numeric_limits<T>::quiet_NaN());
+          std::fill(lse + b * m.n + i0,
+                    lse + b * m.n + i0 + rows,
+                    std::numeric_limits<T>::quiet_NaN());
+          continue;
+        }
+        S.resize(size_t(rows * kend));
+        scores(qb + i0 * m.d, kb, S.data(), rows, kend, m.d, kc, scale);
+        for (int64_t r = 0; r < rows; ++r) {
+          T* s = S.data() + r * kend;
+          int64_t see = m.visible(i0 + r, causal);
+          T mx = -std::numeric_limits<T>::infinity();
+          for (int64_t j = 0; j < see; ++j)
+            if (s[j] > mx || s[j] != s[j]) mx = s[j];
+          T shift = std::isfinite(mx) ? mx : T(0);
+          for (int64_t j = 0; j < see; ++j) s[j] -= shift;
+          exp_in_place(s, see);
+          T sum = 0;
+          for (int64_t j = 0; j < see; ++j) sum += s[j];
+          T inv = T(1) / sum;
+          for (int64_t j = 0; j < see; ++j) s[j] *= inv;
+          std::fill(s + see, s + kend, T(0));
+          lse[b * m.n + i0 + r] = shift + std::log(sum);
+        }
+        times_keys(S.data(), vb, ob, rows, kend, m.e, kc, T(1));
+      }
+    }
+  });
+}
+
+template <class T>
+void backward(const Dims& m,
+              const T* go,
+              const T* q,
+              const T* k,
+              const T* v,
+              const T* o,
+              const T* lse,
+              T* dq,
+              T* dk,
+              T* dv,
+              T scale,
+              bool causal) {
+  const int64_t kc = key_tile(m.d, m.e);
+  parallel_for(m.B, 1, [&](int64_t b0, int64_t b1) {
+    std::vector<T> P, dP, D;
+    for (int64_t b = b0; b < b1; ++b) {
+      const T* qb = q + b * m.n * m.d;
+      const T* kb = k + b * m.t * m.d;
+      const T* vb = v + b * m.t * m.e;
+      const T* gb = go + b * m.n * m.e;
+      const T* ob = o + b * m.n * m.e;
+      T* dqb = dq + b * m.n * m.d;
+      T* dkb = dk + b * m.t * m.d;
+      T* dvb = dv + b * m.t * m.e;
+      std::fill(dkb, dkb + m.t * m.d, T(0));
+      std::fill(dvb, dvb + m.t * m.e, T(0));
+      for (int64_t i0 = 0; i0 < m.n; i0 += kRows) {
+        int64_t rows = std::min(kRows, m.n - i0);
+        int64_t kend = m.visible(i0 + rows - 1, causal);
+        if (kend == 0) {
+          std::fill(dqb + i0 * m.d, dqb + (i0 + rows) * m.d, T(0));
+          continue;
+        }
+        P.resize(size_t(rows * kend));
+        dP.resize(size_t(rows * kend));
+        D.resize(size_t(rows));
+        // P = exp(scores - lse), the forward's probabilities again.
+        scores(qb + i0 * m.d, kb, P.data(), rows, kend, m.d, kc, scale);
+        for (int64_t r = 0; r < rows; ++r) {
+          T* p = P.data() + r * kend;
+          int64_t see = m.visible(i0 + r, causal);
+          T l = lse[b * m.n + i0 + r];
+          for (int64_t j = 0; j < see; ++j) p[j] -= l;
+          exp_in_place(p, see);
+          std::fill(p + see, p + kend, T(0));
+          // D = rowsum(dO * O): softmax's VJP's sum(g * y), through v.
+          const T* g = gb + (i0 + r) * m.e;
+          const T* y = ob + (i0 + r) * m.e;
+          T acc = 0;
+          for (int64_t c = 0; c < m.e; ++c) acc += g[c] * y[c];
+          D[size_t(r)] = acc;
+        }
+        // dv += P^T dO (keys' tiles: rows of dv).
+        for (int64_t j0 = 0; j0 < kend; j0 += kc) {
+          int64_t cols = std::min(kc, kend - j0);
+          gemm<T>(true,
+                  false,
+                  cols,
+                  m.e,
+                  rows,
+                  T(1),
+                  P.data() + j0,
+                  kend,
+                  gb + i0 * m.e,
+                  m.e,
+                  T(1),
+                  dvb + j0 * m.e,
+                  m.e);
+        }
+        // dP = dO v^T; dS = P * (dP - D), in dP.
+        for (int64_t j0 = 0; j0 < kend; j0 += kc) {
+          int64_t cols = std::min(kc, kend - j0);
+          gemm<T>(false,
+                  true,
+                  rows,
+                  cols,
+                  m.e,
+                  T(1),
+                  gb + i0 * m.e,
+                  m.e,
+                  vb + j0 * m.e,
+                  m.e,
+                  T(0),
+                  dP.data() + j0,
+                  kend);
+        }
+        for (int64_t r = 0; r < rows; ++r) {
+          T* ds = dP.data() + r * kend;
+          const T* p = P.data() + r * kend;
+          T dr = D[size_t(r)];
+          int64_t see = m.visible(i0 + r, causal);
+          for (int64_t j = 0; j < see; ++j) ds[j] = p[j] * (ds[j] - dr);
+          std::fill(ds + see, ds + kend, T(0));
+        }
+        // dq = scale dS k; dk += scale dS^T q.
+        times_keys(dP.data(), kb, dqb + i0 * m.d, rows, kend, m.d, kc, scale);
+        for (int64_t j0 = 0; j0 < kend; j0 += kc) {
+          int64_t cols = std::min(kc, kend - j0);
+          gemm<T>(true,
+                  false,
+                  cols,
+                  m.d,
+                  rows,
+                  scale,
+                  dP.data() + j0,
+                  kend,
+                  qb + i0 * m.d,
+                  m.d,
+                  T(1),
+                  dkb + j0 * m.d,
+                  m.d);
+        }
+      }
+    }
+  });
+}
+
+template <class F>
+void visit_float(DType d, F&& f) {
+  if (d == DType::F64) return f(double{});
+  f(float{});
+}
+
+}  // namespace
+
+std::array<Tensor, 2> attention(const Tensor& q,
+                                const Tensor& k,
+                                const Tensor& v,
+                                double scale,
+                                bool causal) {
+  Dims m = dims_of(q, k, v);
+  Shape os = q.shape();
+  os.back() = m.e;
+  Shape ls(q.shape().begin(), q.shape().end() - 1);
+  Tensor o = Tensor::empty(os, q.dtype());
+  Tensor lse = Tensor::empty(ls, q.dtype());
+  if (o.numel() == 0) return {o, lse};
+  visit_float(q.dtype(), [&](auto t) {
+    using T = decltype(t);
+    forward<T>(m,
+               q.data<T>(),
+               k.data<T>(),
+               v.data<T>(),
+               o.data<T>(),
+               lse.data<T>(),
+               T(scale),
+               causal);
+  });
+  return {o, lse};
+}
+
+std::array<Tensor, 3> attention_backward(const Tensor& go,
+                                         const Tensor& q,
+                                         const Tensor& k,
+                                         const Tensor& v,
+                                         const Tensor& o,
+                                         const Tensor& lse,
+                                         double scale,
+                                         bool causal) {
+  Dims m = dims_of(q, k, v);
+  if (go.shape() != o.shape() || go.dtype() != q.dtype())
+    fail("attention", "the cotangent needs the output's shape and dtype");
+  Tensor dq = Tensor::empty(q.shape(), q.dtype());
+  Tensor dk = Tensor::empty(k.shape(), k.dtype());
+  Tensor dv = Tensor::empty(v.shape(), v.dtype());
+  if (m.B == 0) return {dq, dk, dv};
+  if (m.n == 0 || m.t == 0) {
+    return {Tensor::zeros(q.shape(), q.dtype()),
+            Tensor::zeros(k.shape(), k.dtype()),
+            Tensor::zeros(v.shape(), v.dtype())};
+  }
+  visit_float(q.dtype(), [&](auto t) {
+    using T = decltype(t);
+    backward<T>(m,
+                go.data<T>(),
+                q.data<T>(),
+                k.data<T>(),
+                v.data<T>(),
+                o.data<T>(),
+                lse.data<T>(),
+                dq.data<T>(),
+                dk.data<T>(),
+                dv.data<T>(),
+                T(scale),
+                causal);
+  });
+  return {dq, dk, dv};
+}
+
+}  // namespace ss::ops::cpu
