@@ -81,7 +81,7 @@ def attention(batch, n, dh):
             (batch, n, dh, n, True, False)]   # dv = p^T do
 
 
-def fused_attention(batch, n, dh, causal=True, rows=64):
+def fused_attention(batch, n, dh, causal=True, rows=32):
     """The products ss's fused attention runs (Note [Fused attention] in
     ops/cpu/cpu_attention.cpp) over [batch] heads of [n] queries and keys:
     per block of [rows] query rows, against the keys the block sees (all

@@ -2,7 +2,7 @@
 // ops/cpu/cpu_attention.cpp): forward against ref/'s naive loops
 // (ref::scaled_dot_product_attention, written from the definition), VJPs
 // against central differences (ref/ref_grad.h), on causal and non-causal
-// shapes whose n and t are not multiples of the kernel's 64-row blocks or
+// shapes whose n and t are not multiples of the kernel's 32-row blocks or
 // its key tiles, with n < t, n = t and n > t; and its results the same,
 // bit for bit, for one matrix alone or among others and at one or two
 // threads (deterministic mode compares bits across layouts).
@@ -34,8 +34,9 @@ struct Case {
   bool causal;
 };
 
-// n and t around the 64-row block and the key tile (64 * 64 * 64 / (64 *
-// max(d, e)) keys: 4096 / 37 = 110 for d = 37), never multiples of them.
+// n and t around the 32-row block and the key tile (64 * 64 * 64 / (32 *
+// max(d, e)) keys: 8192 / 37 = 221 for d = 37, 8192 / 6 = 1024 at most),
+// never multiples of them.
 const Case kCases[] = {
     {{2, 3}, 5, 7, 4, 3, false},
     {{2, 3}, 5, 7, 4, 3, true},

@@ -37,12 +37,15 @@ endfunction()
 
 ss_torch_program(mlp mlp)
 ss_torch_program(cnn cnn)
-# gpt writes attention with einsum; gpt_matmul is the same program with @
+# gpt writes attention with einsum (run fused); gpt_matmul is the same program with @
 # (both must match torch: einsum once summed a contracted label out of each
 # operand first).
 ss_torch_program(gpt_einsum gpt)
 ss_torch_program(gpt_matmul gpt -D PRODUCTS=2)
 ss_torch_program(gpt_einsum_grouped gpt -D PRODUCTS=3)
+# gpt's attention runs fused (Note [The attention written out]); here the
+# same einsums op by op.
+ss_torch_test(gpt_einsum_unfused_f64 gpt f64 -D PRODUCTS=4)
 ss_torch_program(resume resume)
 
 # The f64 runs again through `ss run --devices`, the controller and `ss
