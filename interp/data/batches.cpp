@@ -205,7 +205,9 @@ std::shared_ptr<RecordValue> Prefetcher::take() {
     s.ready.erase(it);
   }
   lk.unlock();
-  s.work_cv.notify_all();
+  // One slot opened: one loader claims it (all of them woke, and all but
+  // one slept again, every batch: issue 29's thread hand-offs).
+  s.work_cv.notify_one();
   if (err) std::rethrow_exception(err);
   return r;
 }

@@ -105,6 +105,15 @@ TEST_CASE("explain split H: q, k, v, s, p and o hold 4 of H = 12",
     CHECK(value(t, "attention", v).text ==
           "split along H: each device holds 4 of H = 12");
   }
+  // The spec's attention runs as one kernel (Note [The attention written
+  // out] in interp/check/fusion.cpp): s and p say so on a line of their
+  // own, the others do not.
+  for (const char* v : {"s", "p"})
+    CHECK(value(t, "attention", v)
+              .fused.find("run as one scaled_dot_product_attention(q, k, v, "
+                          "causal=true)") != std::string::npos);
+  for (const char* v : {"q", "k", "v", "o"})
+    CHECK(value(t, "attention", v).fused.empty());
   CHECK(value(t, "attention", "x").text == "whole on every device");
   // w_qkv whole (768 · 2,304 · 4 bytes), a third of w_o's rows (768 · 768
   // · 4 / 3).
