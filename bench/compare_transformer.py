@@ -37,6 +37,12 @@ step 1.00 -> 0.91 s. Workers had a real wait, fixed: they gave back and
 faulted in again every step's buffers above 64 MiB (Note [A worker's
 idle heap] in interp/devices/worker/program_server.cpp).
 
+Measured 2026-12-04 (2 cores, loads 0.1-1.5; torch in a process of its
+own per run, as ss is), wall time, ss over torch, medians of 3, fused:
+one thread small 0.618, mid 0.606, large 0.600 (outside the products
+0.260, 0.289, 0.276); two threads 0.309, 0.510, 0.530 (0.164, 0.293,
+0.248). Op by op (--products einsum) at one thread: 0.660, 0.612, 0.635.
+
 Sizes (B, N, D, H, F, V): "small" is the issue's block (16, 64, 128, 4,
 512, 64); "mid" (32, 128, 256, 8, 1024, 64) and "large" (8, 256, 512, 8,
 2048, 64) are the issue's two larger ones.
@@ -58,6 +64,7 @@ import argparse
 import math
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -293,7 +300,8 @@ def measure(ss, size, threads, runs, products):
     each side, and the 1-minute load average before each run. ss's come
     from ss_step_times (bench/compare_pytorch.py: progress()'s loop time;
     the CPU time of all steps minus a 2-step run on the same data);
-    torch's are perf_counter and process_time around its loop. On a
+    torch's are perf_counter and process_time around its loop, in a
+    process of its own (torch_step_times). On a
     machine others load, CPU time moves far less than wall time; at 1
     thread the two agree when the machine is idle."""
     B, N, D, H, Fw, V, steps = SIZES[size]
@@ -310,11 +318,35 @@ def measure(ss, size, threads, runs, products):
             m["ss_wall"].append(wall)
             m["ss_cpu"].append(cpu)
             m["load"].append(os.getloadavg()[0])
-            c0 = time.process_time()
-            _, wall = run_torch(data, init, size, threads, products)
-            m["torch_cpu"].append((time.process_time() - c0) / steps)
+            wall, cpu = torch_step_times(size, threads, products)
             m["torch_wall"].append(wall)
+            m["torch_cpu"].append(cpu)
     return {k: (statistics.median(v), min(v), max(v)) for k, v in m.items()}
+
+
+def torch_step_times(size, threads, products):
+    """(wall, CPU) seconds of one torch step, in a process of its own, as
+    each ss run is: run in this one, torch's step at the mid size took
+    270, 387, 440 or 657 ms from one run to the next (issue 29), as its
+    allocator's heap grew over the runs before it. The child makes the
+    same inputs (make_inputs is seeded) and times its loop."""
+    p = subprocess.run([sys.executable, os.path.abspath(__file__),
+                        "--torch-child", size, str(threads), products],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"the torch child failed:\n{p.stdout}\n{p.stderr}")
+    wall, cpu = (float(x) for x in p.stdout.split()[-2:])
+    return wall, cpu
+
+
+def torch_child(size, threads, products):
+    """--torch-child: prints the wall and CPU seconds of one step."""
+    steps = SIZES[size][-1]
+    with tempfile.TemporaryDirectory() as folder:
+        data, init = make_inputs(folder, size, steps, seed=1)
+    c0 = time.process_time()
+    _, wall = run_torch(data, init, size, threads, products)
+    print(wall, (time.process_time() - c0) / steps)
 
 
 def report(size, threads, runs, products, m, floor, ss_floor):
@@ -387,4 +419,7 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) == 5 and sys.argv[1] == "--torch-child":
+        torch_child(sys.argv[2], int(sys.argv[3]), sys.argv[4])
+    else:
+        main()

@@ -9,7 +9,8 @@
 // scaled, masked, softmax; backward the same) and, under the causal mask,
 // every product above the diagonal computed and thrown away. When a fn's
 // block holds these three statements in a row, and s and p are read
-// nowhere else in the fn, this pass records the third statement's product
+// nowhere else for the rest of their block (where a let's name lives,
+// language.md), this pass records the third statement's product
 // as a call of the op whose entry names this chain (OpDef::fuses:
 // scaled_dot_product_attention, Note [Fused attention] in
 // ops/cpu/cpu_attention.cpp), on q, k and v, causal where the mask is
@@ -24,7 +25,8 @@
 // per-head matrix, so the op's rule on several devices is per example),
 // n, t, d and e distinct from them; the mask is absent or exactly `not
 // causal(n, t)` with -inf; the scale is a host number built from names,
-// literals, operators and builtins that draw nothing and touch no host.
+// literals, operators and builtins that draw nothing and touch no host;
+// under `split H` none of n, t, d and e is the split dim.
 // Inside an autocast instance it runs as written too (its products round
 // to the half dtype one by one, as torch 1.13's autocast does). Anything
 // else runs as written, which computes the same values: the
