@@ -165,7 +165,8 @@ def run_torch(img, label, w1, w2, batch, threads):
 def measure(ss, batch, steps, threads, runs):
     """Medians over [runs] alternating runs (ss, torch, ...) of a step's
     wall and CPU seconds on each side (ss: ss_step_times; torch:
-    perf_counter and process_time around its loop), and the load average
+    perf_counter and process_time around its loop, in a process of its
+    own), and the load average
     before each run."""
     m = {"ss_wall": [], "ss_cpu": [], "torch_wall": [], "torch_cpu": [],
          "load": []}
@@ -180,11 +181,33 @@ def measure(ss, batch, steps, threads, runs):
             m["ss_wall"].append(wall)
             m["ss_cpu"].append(cpu)
             m["load"].append(os.getloadavg()[0])
-            c0 = time.process_time()
-            _, wall = run_torch(img, label, w1, w2, batch, threads)
-            m["torch_cpu"].append((time.process_time() - c0) / steps)
+            wall, cpu = torch_step_times(batch, steps, threads)
             m["torch_wall"].append(wall)
+            m["torch_cpu"].append(cpu)
     return {k: (statistics.median(v), min(v), max(v)) for k, v in m.items()}
+
+
+def torch_step_times(batch, steps, threads):
+    """(wall, CPU) seconds of one torch step, in a process of its own as
+    each ss run is (in one long-lived process torch's steps moved with its
+    heap: bench/compare_transformer.py's torch_step_times). The child
+    makes the same inputs (make_inputs is seeded)."""
+    p = subprocess.run([sys.executable, os.path.abspath(__file__),
+                        "--torch-child", str(batch), str(steps),
+                        str(threads)], capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"the torch child failed:\n{p.stdout}\n{p.stderr}")
+    wall, cpu = (float(x) for x in p.stdout.split()[-2:])
+    return wall, cpu
+
+
+def torch_child(batch, steps, threads):
+    """--torch-child: prints the wall and CPU seconds of one step."""
+    with tempfile.TemporaryDirectory() as folder:
+        img, label, w1, w2 = make_inputs(folder, steps, batch, seed=1)
+    c0 = time.process_time()
+    _, wall = run_torch(img, label, w1, w2, batch, threads)
+    print(wall, (time.process_time() - c0) / steps)
 
 
 def mlp_gemms(batch):
@@ -225,10 +248,14 @@ def main():
             wall = m["ss_wall"][0] / m["torch_wall"][0]
             over_floor = m["ss_cpu"][0] / floor[1]
             over_floor_wall = m["ss_wall"][0] / floor[0]
-            goal = (f"goal <= 0.3x torch: {'meets' if cpu <= 0.3 else 'misses'}"
+            # In wall time, the one users wait for (issue 29): ss's CPU
+            # time also counts its loader threads, which build the next
+            # batches on another core while the step runs.
+            goal = (f"goal <= 0.3x torch in wall time: "
+                    f"{'meets' if wall <= 0.3 else 'misses'}"
                     if batch == 64 else
-                    f"goal <= 1.03x sgemm only: "
-                    f"{'meets' if over_floor <= 1.03 else 'misses'}")
+                    f"goal <= 1.02x sgemm only in wall time: "
+                    f"{'meets' if over_floor_wall <= 1.02 else 'misses'}")
             load = m["load"]
             print(f"batch {batch:5d}, {t} thread(s), median of {args.runs}: "
                   f"CPU ss {m['ss_cpu'][0] * 1e3:8.3f} torch "
@@ -243,4 +270,7 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) == 5 and sys.argv[1] == "--torch-child":
+        torch_child(int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]))
+    else:
+        main()
