@@ -190,11 +190,18 @@ def measure(ss, batch, steps, threads, runs):
 def torch_step_times(batch, steps, threads):
     """(wall, CPU) seconds of one torch step, in a process of its own as
     each ss run is (in one long-lived process torch's steps moved with its
-    heap: bench/compare_transformer.py's torch_step_times). The child
-    makes the same inputs (make_inputs is seeded)."""
-    p = subprocess.run([sys.executable, os.path.abspath(__file__),
-                        "--torch-child", str(batch), str(steps),
-                        str(threads)], capture_output=True, text=True)
+    heap, issue 29). The child makes the same inputs (make_inputs is
+    seeded)."""
+    return child_step_times(__file__, [batch, steps, threads])
+
+
+def child_step_times(script, args):
+    """Runs [script] --torch-child [args] (this file's or
+    compare_transformer.py's), which prints a step's wall and CPU seconds
+    last: those two."""
+    p = subprocess.run([sys.executable, os.path.abspath(script),
+                        "--torch-child", *map(str, args)],
+                       capture_output=True, text=True)
     if p.returncode != 0:
         sys.exit(f"the torch child failed:\n{p.stdout}\n{p.stderr}")
     wall, cpu = (float(x) for x in p.stdout.split()[-2:])

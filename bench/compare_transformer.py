@@ -64,7 +64,6 @@ import argparse
 import math
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -78,7 +77,8 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "tests", "torch"))
 import safetensors_io  # noqa: E402
-from compare_pytorch import ss_step_times, ss_train  # noqa: E402
+from compare_pytorch import (child_step_times, ss_step_times,  # noqa: E402
+                             ss_train)
 import sgemm_floor  # noqa: E402
 
 SIZES = {  # B, N, D, H, F, V, timed steps
@@ -330,13 +330,7 @@ def torch_step_times(size, threads, products):
     270, 387, 440 or 657 ms from one run to the next (issue 29), as its
     allocator's heap grew over the runs before it. The child makes the
     same inputs (make_inputs is seeded) and times its loop."""
-    p = subprocess.run([sys.executable, os.path.abspath(__file__),
-                        "--torch-child", size, str(threads), products],
-                       capture_output=True, text=True)
-    if p.returncode != 0:
-        sys.exit(f"the torch child failed:\n{p.stdout}\n{p.stderr}")
-    wall, cpu = (float(x) for x in p.stdout.split()[-2:])
-    return wall, cpu
+    return child_step_times(__file__, [size, threads, products])
 
 
 def torch_child(size, threads, products):

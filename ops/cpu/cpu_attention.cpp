@@ -35,9 +35,8 @@
 #include <vector>
 
 #include "ops/cpu/cpu_common.h"
-#include "ops/cpu/cpu_features.h"
+#include "ops/cpu/cpu_rows.h"
 #include "ops/cpu/cpu_threads.h"
-#include "ops/cpu/cpu_vmath.h"
 
 namespace ss::ops::cpu {
 
@@ -52,46 +51,10 @@ int64_t key_tile(int64_t d, int64_t e) {
   return std::clamp<int64_t>(kTileMNK / (kRows * widest), 8, 1024);
 }
 
-// Row loops written so the compiler vectorizes them without -ffast-math:
-// eight independent lanes for the max and the sum (their order is fixed by
-// the row's length alone, so results do not depend on the split).
-template <class T>
-T row_max(const T* x, int64_t n) {
-  constexpr T kLow = -std::numeric_limits<T>::infinity();
-  T m[8] = {kLow, kLow, kLow, kLow, kLow, kLow, kLow, kLow};
-  int64_t j = 0;
-  for (; j + 8 <= n; j += 8)
-    for (int l = 0; l < 8; ++l) m[l] = x[j + l] > m[l] ? x[j + l] : m[l];
-  for (; j < n; ++j) m[0] = x[j] > m[0] ? x[j] : m[0];
-  for (int l = 1; l < 8; ++l) m[0] = m[l] > m[0] ? m[l] : m[0];
-  return m[0];
-}
-
-template <class T>
-T row_sum(const T* x, int64_t n) {
-  T a[8] = {};
-  int64_t j = 0;
-  for (; j + 8 <= n; j += 8)
-    for (int l = 0; l < 8; ++l) a[l] += x[j + l];
-  for (; j < n; ++j) a[0] += x[j];
-  return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
-}
-
-template <class T>
-T row_dot(const T* x, const T* y, int64_t n) {
-  T a[8] = {};
-  int64_t j = 0;
-  for (; j + 8 <= n; j += 8)
-    for (int l = 0; l < 8; ++l) a[l] += x[j + l] * y[j + l];
-  for (; j < n; ++j) a[0] += x[j] * y[j];
-  return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
-}
-
-template <class T>
-void exp_in_place(T* x, int64_t n) {
-  if constexpr (std::is_same_v<T, float>)
-    if (has_avx2_fma()) return vmath::apply_f32(vmath::Fn::Exp, x, x, n);
-  for (int64_t j = 0; j < n; ++j) x[j] = std::exp(x[j]);
+/// Calls f(j0, cols) for each tile of kc keys of [0, kend), in order.
+template <class F>
+void key_tiles(int64_t kend, int64_t kc, F f) {
+  for (int64_t j0 = 0; j0 < kend; j0 += kc) f(j0, std::min(kc, kend - j0));
 }
 
 /// The shapes of one call: B matrices, q [n d], k [t d], v [t e].
@@ -136,8 +99,7 @@ void scores(const T* q,
             int64_t d,
             int64_t kc,
             T scale) {
-  for (int64_t j0 = 0; j0 < kend; j0 += kc) {
-    int64_t cols = std::min(kc, kend - j0);
+  key_tiles(kend, kc, [&](int64_t j0, int64_t cols) {
     gemm<T>(false,
             true,
             rows,
@@ -151,7 +113,7 @@ void scores(const T* q,
             T(0),
             S + j0,
             kend);
-  }
+  });
 }
 
 /// C [rows x width] (+)= P [rows x kend] @ X [kend x width], in tiles.
@@ -164,8 +126,7 @@ void times_keys(const T* P,
                 int64_t width,
                 int64_t kc,
                 T alpha) {
-  for (int64_t j0 = 0; j0 < kend; j0 += kc) {
-    int64_t cols = std::min(kc, kend - j0);
+  key_tiles(kend, kc, [&](int64_t j0, int64_t cols) {
     gemm<T>(false,
             false,
             rows,
@@ -179,7 +140,7 @@ void times_keys(const T* P,
             j0 == 0 ? T(0) : T(1),
             C,
             width);
-  }
+  });
 }
 
 template <class T>
@@ -214,17 +175,9 @@ void forward(const Dims& m,
         for (int64_t r = 0; r < rows; ++r) {
           T* s = S.data() + r * kend;
           int64_t see = m.visible(i0 + r, causal);
-          // A NaN score is not the max, but its exp makes the sum and so
-          // the whole row NaN, as torch's softmax does.
-          const T mx = row_max(s, see);
-          const T shift = std::isfinite(mx) ? mx : T(0);
-          for (int64_t j = 0; j < see; ++j) s[j] -= shift;
-          exp_in_place(s, see);
-          const T sum = row_sum(s, see);
-          const T inv = T(1) / sum;
-          for (int64_t j = 0; j < see; ++j) s[j] *= inv;
+          // softmax's own row (cpu_rows.h), its log-sum-exp kept.
+          softmax_row(s, s, see, false, lse + b * m.n + i0 + r);
           std::fill(s + see, s + kend, T(0));
-          lse[b * m.n + i0 + r] = shift + std::log(sum);
         }
         times_keys(S.data(), vb, ob, rows, kend, m.e, kc, T(1));
       }
@@ -276,14 +229,13 @@ void backward(const Dims& m,
           int64_t see = m.visible(i0 + r, causal);
           T l = lse[b * m.n + i0 + r];
           for (int64_t j = 0; j < see; ++j) p[j] -= l;
-          exp_in_place(p, see);
+          vec_fn(vmath::Fn::Exp, p, p, see);
           std::fill(p + see, p + kend, T(0));
           // D = rowsum(dO * O): softmax's VJP's sum(g * y), through v.
           D[size_t(r)] = row_dot(gb + (i0 + r) * m.e, ob + (i0 + r) * m.e, m.e);
         }
         // dv += P^T dO (keys' tiles: rows of dv).
-        for (int64_t j0 = 0; j0 < kend; j0 += kc) {
-          int64_t cols = std::min(kc, kend - j0);
+        key_tiles(kend, kc, [&](int64_t j0, int64_t cols) {
           gemm<T>(true,
                   false,
                   cols,
@@ -297,10 +249,9 @@ void backward(const Dims& m,
                   T(1),
                   dvb + j0 * m.e,
                   m.e);
-        }
+        });
         // dP = dO v^T; dS = P * (dP - D), in dP.
-        for (int64_t j0 = 0; j0 < kend; j0 += kc) {
-          int64_t cols = std::min(kc, kend - j0);
+        key_tiles(kend, kc, [&](int64_t j0, int64_t cols) {
           gemm<T>(false,
                   true,
                   rows,
@@ -314,7 +265,7 @@ void backward(const Dims& m,
                   T(0),
                   dP.data() + j0,
                   kend);
-        }
+        });
         for (int64_t r = 0; r < rows; ++r) {
           T* ds = dP.data() + r * kend;
           const T* p = P.data() + r * kend;
@@ -325,8 +276,7 @@ void backward(const Dims& m,
         }
         // dq = scale dS k; dk += scale dS^T q.
         times_keys(dP.data(), kb, dqb + i0 * m.d, rows, kend, m.d, kc, scale);
-        for (int64_t j0 = 0; j0 < kend; j0 += kc) {
-          int64_t cols = std::min(kc, kend - j0);
+        key_tiles(kend, kc, [&](int64_t j0, int64_t cols) {
           gemm<T>(true,
                   false,
                   cols,
@@ -340,16 +290,10 @@ void backward(const Dims& m,
                   T(1),
                   dkb + j0 * m.d,
                   m.d);
-        }
+        });
       }
     }
   });
-}
-
-template <class F>
-void visit_float(DType d, F&& f) {
-  if (d == DType::F64) return f(double{});
-  f(float{});
 }
 
 }  // namespace
@@ -366,7 +310,7 @@ std::array<Tensor, 2> attention(const Tensor& q,
   Tensor o = Tensor::empty(os, q.dtype());
   Tensor lse = Tensor::empty(ls, q.dtype());
   if (o.numel() == 0) return {o, lse};
-  visit_float(q.dtype(), [&](auto t) {
+  visit_float(q.dtype(), "attention", [&](auto t) {
     using T = decltype(t);
     forward<T>(m,
                q.data<T>(),
@@ -400,7 +344,7 @@ std::array<Tensor, 3> attention_backward(const Tensor& go,
             Tensor::zeros(k.shape(), k.dtype()),
             Tensor::zeros(v.shape(), v.dtype())};
   }
-  visit_float(q.dtype(), [&](auto t) {
+  visit_float(q.dtype(), "attention", [&](auto t) {
     using T = decltype(t);
     backward<T>(m,
                 go.data<T>(),

@@ -69,7 +69,7 @@ float row_shift(const float* x, int64_t n) {
 
 }  // namespace
 
-void softmax(const float* x, float* y, int64_t n, bool log) {
+void softmax(const float* x, float* y, int64_t n, bool log, float* lse) {
   const float m = row_shift(x, n);
   const Batch mb(m);
   Batch s(0.0f);
@@ -88,6 +88,7 @@ void softmax(const float* x, float* y, int64_t n, bool log) {
     s += e;
   }
   const float sum = hsum(s);
+  if (lse) *lse = m + std::log(sum);
   if (log) {  // (x - m) - log(s): m + log(s) first would round at 1000
     const Batch ls(std::log(sum));
     for (i = 0; i + W <= n; i += W)

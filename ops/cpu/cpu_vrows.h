@@ -8,8 +8,8 @@
 namespace ss::ops::cpu::vrows {
 
 /// One row of [n]: y = softmax(x), or with [log] log_softmax(x) (y may
-/// be x).
-void softmax(const float* x, float* y, int64_t n, bool log);
+/// be x); where [lse] is not null, the row's log-sum-exp there.
+void softmax(const float* x, float* y, int64_t n, bool log, float* lse);
 /// Its VJP: o = y * (g - sum(g * y)), or with [log] g - exp(y) * sum(g).
 void softmax_backward(
     const float* g, const float* y, float* o, int64_t n, bool log);
