@@ -27,7 +27,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 sys.path.insert(0, os.path.dirname(__file__))
-from compare_pytorch import PROGRAM, make_inputs  # noqa: E402
+from compare_pytorch import PROGRAM, make_inputs, seconds_per_step  # noqa: E402,E501
 import sgemm_floor  # noqa: E402
 
 # The timed loop after one untimed step on the first batch.
@@ -104,8 +104,9 @@ def step_seconds(ss, folder, program, args):
                        capture_output=True, text=True, env=dict(os.environ))
     if p.returncode != 0:
         sys.exit(f"ss failed:\n{p.stdout}\n{p.stderr}")
-    m = re.search(r"(\d+) it in ([0-9.]+) s", p.stderr + p.stdout)
-    return float(m.group(2)) / int(m.group(1))
+    m = re.search(r"(\d+) it in ([0-9.]+) s \(([0-9.]+) it/s\)",
+                  p.stderr + p.stdout)
+    return seconds_per_step(m)
 
 
 def run_ss(ss, folder, world, batch, program=WARM_PROGRAM):

@@ -101,11 +101,19 @@ def ss_train(ss, folder, program, defines, threads):
     p = subprocess.run(args, cwd=folder, capture_output=True, text=True)
     if p.returncode != 0:
         sys.exit(f"ss failed:\n{p.stdout}\n{p.stderr}")
-    # progress() prints "N it in T s (R it/s), loss L" when not on a tty.
-    m = re.search(r"(\d+) it in ([0-9.]+) s", p.stderr)
+    m = re.search(r"(\d+) it in ([0-9.]+) s \(([0-9.]+) it/s\)", p.stderr)
     losses = [json.loads(line)["loss"]
               for line in open(os.path.join(folder, "losses.jsonl"))]
-    return losses, float(m.group(2)) / int(m.group(1))
+    return losses, seconds_per_step(m)
+
+
+def seconds_per_step(m):
+    """A step's seconds from progress()'s "N it in T s (R it/s)" (printed
+    when not on a tty), matched as (N, T, R): T has two decimals under 10 s
+    (0.10 s for 200 steps of 0.5 ms) and R one (2000.0 it/s), so short
+    loops are read from R and long ones from T."""
+    count, total, rate = int(m.group(1)), float(m.group(2)), float(m.group(3))
+    return total / count if total >= 1 else 1.0 / rate
 
 
 def children_cpu():

@@ -14,7 +14,7 @@ set -euo pipefail
 
 # Everything the design needs (see /work/shared/notes/deps.md, README.md):
 # the toolchain (clang for scripts/fuzz.sh's libFuzzer), xtensor + xsimd +
-# xtensor-blas + OpenBLAS (CPU backend), Gloo (collectives), Boost
+# xtensor-blas + OpenBLAS + oneDNN (CPU backend), Gloo (collectives), Boost
 # (Interprocess), Catch2 2.13 (unit tests), nlohmann-json (safetensors
 # headers, --json), libedit (the repl), libssl-dev (libcrypto: the
 # handshake of a job's TCP connections); Debian's PyTorch and numpy, the
@@ -24,7 +24,7 @@ set -euo pipefail
 # pytest and matplotlib for the Python module (python/, docs/python.md).
 PACKAGES=(
   g++ clang cmake make ninja-build ccache pkgconf
-  libxtensor-dev libxsimd-dev libxtensor-blas-dev libopenblas-dev
+  libxtensor-dev libxsimd-dev libxtensor-blas-dev libopenblas-dev libdnnl-dev
   libgloo-dev libboost-dev catch2 nlohmann-json3-dev libedit-dev zlib1g-dev
   libssl-dev openssh-client
   python3-torch python3-numpy neovim

@@ -229,7 +229,8 @@ int cpu_threads() {
 // which has one (measured on the README MLP: every param 1 ulp apart
 // after 15 steps, and equal with OPENBLAS_NUM_THREADS=1). Deterministic
 // mode (Note [Deterministic mode] in interp/devices/lower/chunks.h)
-// therefore runs every product on one thread in every process; the
+// therefore runs every product on one thread in every process, and its
+// f32 products on OpenBLAS, not oneDNN (Note [f32 products on oneDNN]); the
 // elementwise and row kernels, whose results do not depend on their
 // split (Note [Intra-op threads]), keep the process's threads.
 std::string kernel_signature() {
@@ -240,7 +241,8 @@ std::string kernel_signature() {
   static const std::string signature = [] {
     cpu_backend();
     std::string s = std::string("OpenBLAS ") + openblas_get_corename() + " (" +
-                    openblas_get_config() + "), ";
+                    openblas_get_config() + "), " + cpu::onednn_version() +
+                    ", ";
     s += cpu::has_avx512()     ? "AVX-512"
          : cpu::has_avx2_fma() ? "AVX2 + FMA"
                                : "portable loops";
@@ -253,6 +255,7 @@ void pin_blas_to_one_thread() {
   cpu_backend();
   cpu::set_intra_op_threads(openblas_get_num_threads());
   openblas_set_num_threads(1);
+  cpu::set_products_on_openblas(true);  // Note [f32 products on oneDNN]
 }
 
 }  // namespace ss::ops

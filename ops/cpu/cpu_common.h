@@ -211,6 +211,26 @@ void gemm(bool trans_a,
           T* C,
           int64_t ldc);
 
+// cpu_onednn.cpp (Note [f32 products on oneDNN])
+/// gemm's f32 products on oneDNN, rows split over the intra-op threads.
+void onednn_sgemm(bool trans_a,
+                  bool trans_b,
+                  int64_t M,
+                  int64_t N,
+                  int64_t K,
+                  float alpha,
+                  const float* A,
+                  int64_t lda,
+                  const float* B,
+                  int64_t ldb,
+                  float beta,
+                  float* C,
+                  int64_t ldc);
+/// Whether f32 products stay on OpenBLAS (deterministic mode).
+bool products_on_openblas();
+void set_products_on_openblas(bool on);
+std::string onednn_version();
+
 // Kernels, by file.
 // cpu_elementwise.cpp
 Tensor unary(UnaryOp op, const Tensor& x);

@@ -1,4 +1,6 @@
-// matmul on OpenBLAS (f32, f64; halves in f32), plain loops for ints.
+// matmul: f32 on oneDNN (Note [f32 products on oneDNN] in cpu_onednn.cpp),
+// f64 and deterministic mode's f32 on OpenBLAS, halves in f32, plain
+// loops for ints.
 //
 // [.., n, k] @ [k, m] folds the batch into n: one gemm of (B*n, k) @ (k, m),
 // which is what a linear layer on a batch is. Other batched products loop
@@ -65,7 +67,23 @@ void gemm<float>(bool ta,
                  float beta,
                  float* C,
                  int64_t ldc) {
-  blas_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  if (M == 0 || N == 0) return;
+  if (products_on_openblas())
+    blas_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  else
+    onednn_sgemm(ta,
+                 tb,
+                 M,
+                 N,
+                 K,
+                 alpha,
+                 A,
+                 std::max<int64_t>(lda, 1),
+                 B,
+                 std::max<int64_t>(ldb, 1),
+                 beta,
+                 C,
+                 std::max<int64_t>(ldc, 1));
 }
 
 template <>
@@ -171,19 +189,38 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool ta, bool tb) {
       // One product per batch element; matrix offsets by broadcast strides.
       std::array<std::vector<int64_t>, 2> st = {broadcast_strides(ba, batch),
                                                 broadcast_strides(bb, batch)};
-      int64_t i = 0;
+      std::vector<std::array<int64_t, 2>> offsets;
+      offsets.reserve(nb);
       for_rows<2>(batch, st, [&](auto off, int64_t len, auto in) {
-        for (int64_t t = 0; t < len; ++t, ++i)
-          mat(pa + (off[0] + t * in[0]) * n * k,
-              pb + (off[1] + t * in[1]) * k * m,
-              po + i * n * m,
-              n,
-              k,
-              m,
-              ta,
-              tb,
-              acc);
+        for (int64_t t = 0; t < len; ++t)
+          offsets.push_back({off[0] + t * in[0], off[1] + t * in[1]});
       });
+      auto product = [&](int64_t i, std::vector<int64_t>& scratch) {
+        mat(pa + offsets[i][0] * n * k,
+            pb + offsets[i][1] * k * m,
+            po + i * n * m,
+            n,
+            k,
+            m,
+            ta,
+            tb,
+            scratch);
+      };
+      // On oneDNN each product is one thread's (its own rows split inline
+      // when the threads are taken), so many small matrices, an einsum's
+      // heads, fill the threads; OpenBLAS threads each product itself.
+      if constexpr (std::is_same_v<T, float>) {
+        if (!products_on_openblas()) {
+          int64_t grain = std::max<int64_t>(
+              1, (int64_t{1} << 18) / std::max<int64_t>(1, n * m * k));
+          parallel_for(nb, grain, [&](int64_t b, int64_t e) {
+            std::vector<int64_t> scratch;
+            for (int64_t i = b; i < e; ++i) product(i, scratch);
+          });
+          return;
+        }
+      }
+      for (int64_t i = 0; i < nb; ++i) product(i, acc);
     }
   });
   return out;

@@ -1,0 +1,123 @@
+// Note [f32 products on oneDNN]
+// A train step's f32 matrix products run on oneDNN's sgemm (dnnl_sgemm,
+// libdnnl 2.6 from Debian), not on OpenBLAS, because on these machines it
+// is twice as fast at every shape a model step has. Measured on the Zen 5
+// the benches run on (one thread, best of 7, GFLOP/s; OpenBLAS with the
+// OPENBLAS_CORETYPE=Haswell the machines set, deps.md §4):
+//
+//   shape (M x N x K)        OpenBLAS   oneDNN   libxsmm 1.17
+//   64 x 256 x 784             105       217       228
+//   64 x 10 x 256               60       102       127
+//   784 x 256 x 64 (A^T)       108       209       222
+//   64 x 256 x 10 (B^T)         76       145       (no kernel)
+//   512 x 1024 x 256           110       195       172
+//   6144 x 256 x 784           104       197       215
+//
+// oneDNN picks its kernels by the CPU it finds (AVX-512 here, where the
+// preset core type keeps OpenBLAS on AVX2; OpenBLAS's own AVX-512 kernels
+// reach 162-173 on the first shape, deps.md §4). libxsmm is as fast on
+// small products but has no kernel for some transposes and falls behind on
+// large ones; BLIS was no faster than OpenBLAS (deps.md §12). oneDNN's
+// matmul primitive also takes epilogues (bias, eltwise, sum), which is why
+// it and not libxsmm is the library chosen for the products.
+//
+// Threads: oneDNN's OpenMP runtime is held to one thread per call
+// (omp_set_num_threads(1) on every thread that calls it), and a product's
+// rows are split over our own pool (Note [Intra-op threads]), so there is
+// one pool and no OpenMP threads spinning beside it: on two threads the
+// split ran at 390-400 GFLOP/s where OpenMP's own two threads ran at 40-
+// 415 (the mid transformer's shape at 40: its threads and ours fought).
+//
+// Bits: dnnl_sgemm gives a row different bits for different row counts
+// (a block of 1 or 3 rows takes another kernel), so where bits must not
+// depend on how rows are split (deterministic mode, Note [One BLAS
+// thread] in cpu_backend.cpp), products stay on OpenBLAS on one thread,
+// whose rows do not depend on the rows beside them; f64 products are
+// always on OpenBLAS (oneDNN has no f64 matmul).
+
+#include <cblas.h>
+#include <dnnl.h>
+
+#include <algorithm>
+#include <atomic>
+#include <string>
+
+#include "ops/cpu/cpu_common.h"
+#include "ops/cpu/cpu_threads.h"
+
+// libgomp's entry point (oneDNN's OpenMP runtime); declared here rather
+// than through <omp.h>, which clang's include path lacks without libomp.
+extern "C" void omp_set_num_threads(int);
+
+namespace ss::ops::cpu {
+
+namespace {
+
+std::atomic<bool> g_products_on_openblas{false};
+
+/// Each thread that calls oneDNN runs its OpenMP regions alone.
+void one_openmp_thread() {
+  static thread_local bool set = (omp_set_num_threads(1), true);
+  (void)set;
+}
+
+/// Rows per thread below which a second thread costs more than it saves:
+/// about 2^18 multiply-adds, a product of some 20 us on one core.
+int64_t row_grain(int64_t N, int64_t K) {
+  return std::max<int64_t>(8, (int64_t{1} << 18) / std::max<int64_t>(1, N * K));
+}
+
+}  // namespace
+
+void set_products_on_openblas(bool on) {
+  g_products_on_openblas.store(on);
+}
+
+bool products_on_openblas() {
+  return g_products_on_openblas.load();
+}
+
+void onednn_sgemm(bool ta,
+                  bool tb,
+                  int64_t M,
+                  int64_t N,
+                  int64_t K,
+                  float alpha,
+                  const float* A,
+                  int64_t lda,
+                  const float* B,
+                  int64_t ldb,
+                  float beta,
+                  float* C,
+                  int64_t ldc) {
+  parallel_for(M, row_grain(N, K), [&](int64_t r0, int64_t r1) {
+    one_openmp_thread();
+    const float* a = ta ? A + r0 : A + r0 * lda;
+    dnnl_status_t st = dnnl_sgemm(ta ? 'T' : 'N',
+                                  tb ? 'T' : 'N',
+                                  r1 - r0,
+                                  N,
+                                  K,
+                                  alpha,
+                                  a,
+                                  lda,
+                                  B,
+                                  ldb,
+                                  beta,
+                                  C + r0 * ldc,
+                                  ldc);
+    if (st != dnnl_success)
+      fail("matmul",
+           "oneDNN's sgemm refused a product of " + std::to_string(r1 - r0) +
+               "x" + std::to_string(N) + "x" + std::to_string(K) + " (status " +
+               std::to_string(static_cast<int>(st)) + ")");
+  });
+}
+
+std::string onednn_version() {
+  const dnnl_version_t* v = dnnl_version();
+  return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) +
+         "." + std::to_string(v->patch);
+}
+
+}  // namespace ss::ops::cpu
