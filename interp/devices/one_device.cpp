@@ -31,7 +31,10 @@ class DeterministicDevice : private RankOfOne, public lower::RankContext {
 }  // namespace
 
 std::unique_ptr<Context> one_device_context(const check::Program& prog) {
-  if (!prog.devices().deterministic) return nullptr;
+  if (!prog.devices().deterministic) {
+    ops::warm_up_cpu_backend();  // overlaps main's loading
+    return nullptr;
+  }
   return std::make_unique<DeterministicDevice>(prog);
 }
 

@@ -251,6 +251,11 @@ std::string kernel_signature() {
   return signature;
 }
 
+void warm_up_cpu_backend() {
+  cpu_backend();
+  if (!cpu::products_on_openblas()) cpu::start_onednn_warm_up();
+}
+
 void pin_blas_to_one_thread() {
   cpu_backend();
   cpu::set_intra_op_threads(openblas_get_num_threads());

@@ -16,6 +16,12 @@ int cpu_threads();
 /// product on one OpenBLAS thread from now on, whatever the process's
 /// thread count; the kernels' intra-op threads keep that count.
 void pin_blas_to_one_thread();
+/// Starts the backend's one-time set-up on a thread of its own (oneDNN's
+/// kernels, Note [oneDNN's start-up off the first step] in
+/// cpu/cpu_onednn.cpp), so that it overlaps a run's loading; the first
+/// product waits for what is left of it. Call once a program is about to
+/// run, never before a fork without exec.
+void warm_up_cpu_backend();
 /// The kernels this process computes with: OpenBLAS's core and build, and
 /// ss's vector path ("OpenBLAS Haswell (...), AVX2 + FMA"). Deterministic
 /// mode's devices must agree on it (Note [Same kernels everywhere] in

@@ -230,6 +230,7 @@ void onednn_sgemm(bool trans_a,
 bool products_on_openblas();
 void set_products_on_openblas(bool on);
 std::string onednn_version();
+void start_onednn_warm_up();
 
 // Kernels, by file.
 // cpu_elementwise.cpp

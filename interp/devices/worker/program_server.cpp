@@ -309,6 +309,8 @@ class ProgramHandler : public dist::Handler {
     d_.deterministic = prog_->devices().deterministic;
     if (d_.deterministic)
       ops::pin_blas_to_one_thread();  // Note [One BLAS thread]
+    else
+      ops::warm_up_cpu_backend();  // overlaps the program's loading
     d_.kernels = ops::kernel_signature();
     // Tests make worker RANK report other kernels: "RANK:NAME" (Note [Test
     // hooks]).
