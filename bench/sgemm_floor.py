@@ -129,3 +129,65 @@ def time_gemms(gemms, threads, reps=7):
             walls.append(time.perf_counter() - w0)
             cpus.append(time.process_time() - c0)
     return min(walls), min(cpus)
+
+
+def time_gemms_onednn(gemms, threads, reps=7):
+    """(wall seconds, CPU seconds) of one pass over [gemms] as ss runs them
+    (Note [f32 products on oneDNN] in ops/cpu/cpu_onednn.cpp): oneDNN's
+    sgemm held to one OpenMP thread per call, a batch's matrices split over
+    [threads] threads and a single matrix's rows likewise (ctypes lets go
+    of the GIL during each call); the least of [reps] passes after one to
+    warm up."""
+    import ctypes.util
+    import numpy as np
+    from concurrent.futures import ThreadPoolExecutor
+    dnnl = ctypes.CDLL("libdnnl.so.2")
+    gomp = ctypes.CDLL(ctypes.util.find_library("gomp") or "libgomp.so.1")
+    f = dnnl.dnnl_sgemm
+    f.argtypes = [ctypes.c_char, ctypes.c_char] + [ctypes.c_int64] * 3 + [
+        ctypes.c_float, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p,
+        ctypes.c_int64, ctypes.c_float, ctypes.c_void_p, ctypes.c_int64]
+    gomp.omp_set_num_threads(1)
+    pool = ThreadPoolExecutor(threads, initializer=gomp.omp_set_num_threads,
+                              initargs=(1,))
+    calls = []  # per product: the calls each thread makes
+    keep = []
+    for b, m, n, k, ta, tb in gemms:
+        a = np.random.rand(b, k, m) if ta else np.random.rand(b, m, k)
+        w = np.random.rand(b, n, k) if tb else np.random.rand(b, k, n)
+        a, w = a.astype(np.float32), w.astype(np.float32)
+        out = np.empty((b, m, n), np.float32)
+        keep += [a, w, out]
+        lda, ldb = (m if ta else k), (k if tb else n)
+
+        def one(i, r0, r1, a=a, w=w, out=out, m=m, n=n, k=k, ta=ta, tb=tb,
+                lda=lda, ldb=ldb):
+            pa = a[i].ctypes.data + (r0 if ta else r0 * lda) * 4
+            f(b"T" if ta else b"N", b"T" if tb else b"N", r1 - r0, n, k, 1.0,
+              pa, lda, w[i].ctypes.data, ldb, 0.0,
+              out[i].ctypes.data + r0 * n * 4, n)
+        if b >= threads:
+            parts = [[(i, 0, m) for i in range(t * b // threads,
+                                               (t + 1) * b // threads)]
+                     for t in range(threads)]
+        else:
+            parts = [[(0, t * m // threads, (t + 1) * m // threads)]
+                     for t in range(threads)]
+        calls.append((one, parts))
+
+    def run_part(one, part):
+        for i, r0, r1 in part:
+            one(i, r0, r1)
+    walls, cpus = [], []
+    for r in range(reps + 1):
+        w0, c0 = time.perf_counter(), time.process_time()
+        for one, parts in calls:
+            if threads == 1:
+                run_part(one, parts[0])
+            else:
+                list(pool.map(lambda p, one=one: run_part(one, p), parts))
+        if r:
+            walls.append(time.perf_counter() - w0)
+            cpus.append(time.process_time() - c0)
+    pool.shutdown()
+    return min(walls), min(cpus)

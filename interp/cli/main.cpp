@@ -11,6 +11,7 @@
 #include "interp/cli/help.h"
 #include "interp/cli/repl.h"
 #include "ops/core/tensor.h"
+#include "ops/cpu/cpu_backend.h"
 
 namespace ss::cli {
 int cmd_explain(const std::vector<std::string>& args);  // cmd_explain.cpp
@@ -82,6 +83,8 @@ int main(int argc, char** argv) {
   // What is the whole process's is `ss`'s to set, first (issue 27: the
   // same library in a host language's process sets none of it).
   ss::ops::keep_step_buffers_in_heap();
+  ss::ops::allow_cpu_warm_up();  // settled below, before exit
+
   ss::dist::clean_up_workers_on_exit();
   // Note [The runtime table]: every builtin can run before anything does.
   ss::builtins::install();
@@ -94,7 +97,11 @@ int main(int argc, char** argv) {
       pthread_create(&t, &attr, run_job, &job) == 0) {
     pthread_attr_destroy(&attr);
     pthread_join(t, nullptr);
+    ss::ops::settle_cpu_backend();
     return job.rc;
   }
-  return dispatch(args);  // no thread to be had: the main thread's stack
+  const int rc =
+      dispatch(args);  // no thread to be had: the main thread's stack
+  ss::ops::settle_cpu_backend();
+  return rc;
 }

@@ -13,11 +13,14 @@
 // each row's log-sum-exp saved by the forward (FlashAttention's trade:
 // products again instead of an n x t tensor kept for the backward pass).
 //
-// The products are OpenBLAS gemms on tiles of at most kTileMNK multiply-
-// adds, the size below which OpenBLAS runs a gemm on the calling thread
-// (interface/gemm.c: SMP_THRESHOLD_MIN x GEMM_MULTITHREAD_THRESHOLD), so
-// that the (batch, head) matrices can be split over this library's own
-// threads (Note [Intra-op threads]) without two pools competing. Each
+// The products are gemms (cpu::gemm: oneDNN for f32, OpenBLAS for f64 and
+// in deterministic mode, Note [f32 products on oneDNN]) on tiles of at
+// most kTileMNK multiply-adds, the size below which OpenBLAS runs a gemm
+// on the calling thread (interface/gemm.c: SMP_THRESHOLD_MIN x
+// GEMM_MULTITHREAD_THRESHOLD) and below the 2^18 at which onednn_sgemm
+// splits a product's rows over threads, so that the (batch, head) matrices
+// can be split over this library's own threads (Note [Intra-op threads])
+// without two pools competing. Each
 // matrix is computed by one thread with the same tiles whatever the thread
 // count or the number of matrices in the call, so results do not depend on
 // either (deterministic mode runs heads and batch chunks apart and compares

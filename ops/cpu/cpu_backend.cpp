@@ -256,6 +256,14 @@ void warm_up_cpu_backend() {
   if (!cpu::products_on_openblas()) cpu::start_onednn_warm_up();
 }
 
+void allow_cpu_warm_up() {
+  cpu::allow_onednn_warm_up();
+}
+
+void settle_cpu_backend() {
+  cpu::wait_for_onednn_warm_up();
+}
+
 void pin_blas_to_one_thread() {
   cpu_backend();
   cpu::set_intra_op_threads(openblas_get_num_threads());

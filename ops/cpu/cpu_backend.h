@@ -20,8 +20,15 @@ void pin_blas_to_one_thread();
 /// kernels, Note [oneDNN's start-up off the first step] in
 /// cpu/cpu_onednn.cpp), so that it overlaps a run's loading; the first
 /// product waits for what is left of it. Call once a program is about to
-/// run, never before a fork without exec.
+/// run, never before a fork without exec. Does nothing in a process whose
+/// main has not allowed it (allow_cpu_warm_up).
 void warm_up_cpu_backend();
+/// What `ss`'s main sets for its whole process: warm_up_cpu_backend may
+/// start its thread; main then calls settle_cpu_backend before it returns.
+void allow_cpu_warm_up();
+/// Waits for the warm-up's thread, so that exit's destructors never run
+/// under it (they would free oneDNN's kernels while it writes them).
+void settle_cpu_backend();
 /// The kernels this process computes with: OpenBLAS's core and build, and
 /// ss's vector path ("OpenBLAS Haswell (...), AVX2 + FMA"). Deterministic
 /// mode's devices must agree on it (Note [Same kernels everywhere] in

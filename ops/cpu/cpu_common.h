@@ -231,6 +231,8 @@ bool products_on_openblas();
 void set_products_on_openblas(bool on);
 std::string onednn_version();
 void start_onednn_warm_up();
+void allow_onednn_warm_up();
+void wait_for_onednn_warm_up();
 
 // Kernels, by file.
 // cpu_elementwise.cpp

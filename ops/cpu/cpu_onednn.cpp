@@ -44,7 +44,12 @@
 // thread of its own when a run is about to start, so it overlaps the
 // program's loading (a model, a dataset) on an idle core, and the first
 // product waits only for what is left of it. The thread is joined there,
-// or at exit if no product came.
+// or by ss's main before it returns (settle_cpu_backend): exit's
+// destructors of oneDNN's statics, registered while the thread makes
+// them and so run before any of ours, crashed a run that ended within
+// the 36 ms (a segfault in 1 of 5 runs of `print(1)`). Only a process
+// whose main allows it (allow_cpu_warm_up: ss's, not a test binary's or a
+// host language's) starts the thread.
 
 #include <cblas.h>
 #include <dnnl.h>
@@ -81,22 +86,26 @@ int64_t row_grain(int64_t N, int64_t K) {
   return std::max<int64_t>(8, (int64_t{1} << 18) / std::max<int64_t>(1, N * K));
 }
 
-/// The warm-up thread, joined by the first product or at exit.
+/// The warm-up thread, joined by the first product or main's settle.
 struct WarmUp {
   std::mutex m;
   std::thread thread;
+  std::atomic<bool> allowed{false};
   std::atomic<bool> done{false};  // joined, or a product ran without it
-  ~WarmUp() {
-    if (thread.joinable()) thread.join();
-  }
 };
 
 WarmUp& warm_up() {
-  static WarmUp w;
-  return w;
+  static WarmUp* w = new WarmUp;  // never destroyed: exit may race a start
+  return *w;
 }
 
-void wait_for_warm_up() {
+}  // namespace
+
+void allow_onednn_warm_up() {
+  warm_up().allowed.store(true);
+}
+
+void wait_for_onednn_warm_up() {
   WarmUp& w = warm_up();
   if (w.done.load(std::memory_order_acquire)) return;
   std::lock_guard<std::mutex> lk(w.m);
@@ -104,12 +113,10 @@ void wait_for_warm_up() {
   w.done.store(true, std::memory_order_release);
 }
 
-}  // namespace
-
 void start_onednn_warm_up() {
   WarmUp& w = warm_up();
   std::lock_guard<std::mutex> lk(w.m);
-  if (w.done.load() || w.thread.joinable()) return;
+  if (!w.allowed.load() || w.done.load() || w.thread.joinable()) return;
   w.thread = std::thread([] {
     one_openmp_thread();
     // A product of 1 x 1 x 1 takes another path and generates nothing;
@@ -154,7 +161,7 @@ void onednn_sgemm(bool ta,
                   float beta,
                   float* C,
                   int64_t ldc) {
-  wait_for_warm_up();
+  wait_for_onednn_warm_up();
   parallel_for(M, row_grain(N, K), [&](int64_t r0, int64_t r1) {
     one_openmp_thread();
     const float* a = ta ? A + r0 : A + r0 * lda;
