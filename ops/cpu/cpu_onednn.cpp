@@ -49,13 +49,22 @@
 // them and so run before any of ours, crashed a run that ended within
 // the 36 ms (a segfault in 1 of 5 runs of `print(1)`). Only a process
 // whose main allows it (allow_cpu_warm_up: ss's, not a test binary's or a
-// host language's) starts the thread.
+// host language's) starts the thread. It starts 20 ms late, and main's
+// join or the first product in those 20 ms cancels it: a program that
+// ends sooner (most of the conformance suite) paid the 36 ms of wall time
+// at exit, and its CPU, for kernels it never used (ctest on 2 cores took
+// 610 s instead of 510); the README MLP's main loads for over 100 ms
+// before its first product, so the 20 ms cost it none of the overlap.
 
 #include <cblas.h>
 #include <dnnl.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -87,8 +96,15 @@ int64_t row_grain(int64_t N, int64_t K) {
 }
 
 /// The warm-up thread, joined by the first product or main's settle.
+/// It waits kWarmUpDelay first, and a product or main's settle in that
+/// wait cancels it: most short runs end within it and pay nothing.
+constexpr std::chrono::milliseconds kWarmUpDelay{20};
+
 struct WarmUp {
-  std::mutex m;
+  std::mutex m;  // guards cancel and the start
+  std::condition_variable cv;
+  bool cancel = false;
+  std::mutex join_m;  // one joiner at a time
   std::thread thread;
   std::atomic<bool> allowed{false};
   std::atomic<bool> done{false};  // joined, or a product ran without it
@@ -97,6 +113,17 @@ struct WarmUp {
 WarmUp& warm_up() {
   static WarmUp* w = new WarmUp;  // never destroyed: exit may race a start
   return *w;
+}
+
+/// How long the warm-up waits before it starts: SHAPESCRIPT_WARM_UP_MS
+/// (0 to 10000; 0 starts it at once, which the tests use to end the
+/// shortest program during it), else kWarmUpDelay.
+std::chrono::milliseconds warm_up_delay() {
+  const char* v = std::getenv("SHAPESCRIPT_WARM_UP_MS");
+  if (v && *v && std::strlen(v) <= 5 &&
+      std::strspn(v, "0123456789") == std::strlen(v) && std::atoi(v) <= 10000)
+    return std::chrono::milliseconds(std::atoi(v));
+  return kWarmUpDelay;
 }
 
 }  // namespace
@@ -108,16 +135,25 @@ void allow_onednn_warm_up() {
 void wait_for_onednn_warm_up() {
   WarmUp& w = warm_up();
   if (w.done.load(std::memory_order_acquire)) return;
-  std::lock_guard<std::mutex> lk(w.m);
+  {
+    std::lock_guard<std::mutex> lk(w.m);
+    w.cancel = true;  // not started yet: it never will
+  }
+  w.cv.notify_all();
+  std::lock_guard<std::mutex> lk(w.join_m);
   if (w.thread.joinable()) w.thread.join();
   w.done.store(true, std::memory_order_release);
 }
 
 void start_onednn_warm_up() {
   WarmUp& w = warm_up();
-  std::lock_guard<std::mutex> lk(w.m);
+  std::lock_guard<std::mutex> join(w.join_m);
   if (!w.allowed.load() || w.done.load() || w.thread.joinable()) return;
-  w.thread = std::thread([] {
+  w.thread = std::thread([&w, delay = warm_up_delay()] {
+    {
+      std::unique_lock<std::mutex> lk(w.m);
+      if (w.cv.wait_for(lk, delay, [&] { return w.cancel; })) return;
+    }
     one_openmp_thread();
     // A product of 1 x 1 x 1 takes another path and generates nothing;
     // 64^3 with each transpose generates what a step's products use.
