@@ -84,7 +84,6 @@ int main(int argc, char** argv) {
   // same library in a host language's process sets none of it).
   ss::ops::keep_step_buffers_in_heap();
   ss::ops::allow_cpu_warm_up();  // settled below, before exit
-
   ss::dist::clean_up_workers_on_exit();
   // Note [The runtime table]: every builtin can run before anything does.
   ss::builtins::install();
@@ -100,8 +99,8 @@ int main(int argc, char** argv) {
     ss::ops::settle_cpu_backend();
     return job.rc;
   }
-  const int rc =
-      dispatch(args);  // no thread to be had: the main thread's stack
+  // No thread to be had: the main thread's stack.
+  const int rc = dispatch(args);
   ss::ops::settle_cpu_backend();
   return rc;
 }

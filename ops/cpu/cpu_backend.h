@@ -29,8 +29,9 @@ void allow_cpu_warm_up();
 /// Waits for the warm-up's thread, so that exit's destructors never run
 /// under it (they would free oneDNN's kernels while it writes them).
 void settle_cpu_backend();
-/// The kernels this process computes with: OpenBLAS's core and build, and
-/// ss's vector path ("OpenBLAS Haswell (...), AVX2 + FMA"). Deterministic
+/// The kernels this process computes with: OpenBLAS's core and build,
+/// oneDNN's version, and ss's vector path ("OpenBLAS Haswell (...),
+/// oneDNN 2.6.3, AVX2 + FMA"). Deterministic
 /// mode's devices must agree on it (Note [Same kernels everywhere] in
 /// interp/devices/lower/rank_context.cpp).
 std::string kernel_signature();

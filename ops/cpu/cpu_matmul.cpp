@@ -67,23 +67,10 @@ void gemm<float>(bool ta,
                  float beta,
                  float* C,
                  int64_t ldc) {
-  if (M == 0 || N == 0) return;
   if (products_on_openblas())
     blas_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
   else
-    onednn_sgemm(ta,
-                 tb,
-                 M,
-                 N,
-                 K,
-                 alpha,
-                 A,
-                 std::max<int64_t>(lda, 1),
-                 B,
-                 std::max<int64_t>(ldb, 1),
-                 beta,
-                 C,
-                 std::max<int64_t>(ldc, 1));
+    onednn_sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 template <>

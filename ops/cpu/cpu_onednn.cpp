@@ -197,6 +197,10 @@ void onednn_sgemm(bool ta,
                   float beta,
                   float* C,
                   int64_t ldc) {
+  if (M == 0 || N == 0) return;
+  // As blas_gemm: a leading dimension of 0 (an empty operand) reads as 1.
+  lda = std::max<int64_t>(lda, 1), ldb = std::max<int64_t>(ldb, 1);
+  ldc = std::max<int64_t>(ldc, 1);
   wait_for_onednn_warm_up();
   parallel_for(M, row_grain(N, K), [&](int64_t r0, int64_t r1) {
     one_openmp_thread();
