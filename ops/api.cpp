@@ -37,6 +37,30 @@ void check_same_device(const char* op, const std::vector<Tensor>& ts) {
                       ")");
 }
 
+// Note [CPU scalars]
+// torch lets a 0-d CPU tensor meet a tensor on a GPU: it is a number,
+// copied to where the other operand is (TensorIterator's "CPU scalar"
+// rule). ShapeScript's host numbers become 0-d CPU tensors where they
+// meet a tensor (interp/eval/tensor_values.cpp), and so do a loss's counts,
+// so the same rule places them in the elementwise ops (binary, where). A
+// 0-d CPU value that needs a gradient stays where it is and the op refuses
+// ("arguments are on different devices"): its copy would carry no
+// gradient back (Tensor::to drops autodiff state).
+void place_cpu_scalars(std::initializer_list<Tensor*> operands) {
+  const Tensor* on = nullptr;
+  for (Tensor* t : operands)
+    if (t->defined() && t->device().kind != Device::Kind::Cpu) {
+      on = t;
+      break;
+    }
+  if (!on) return;
+  const Device d = on->device();
+  for (Tensor* t : operands)
+    if (t->defined() && t->device().kind == Device::Kind::Cpu &&
+        t->rank() == 0 && !needs_grad(*t))
+      *t = t->to(d);
+}
+
 Backend& backend_of(const Tensor& t) {
   return backend_for(t.device());
 }
@@ -166,7 +190,8 @@ static Tensor random_impl(const char* op,
                           uint64_t key,
                           uint64_t stream,
                           uint64_t offset,
-                          bool normal) {
+                          bool normal,
+                          Device device) {
   if (!types::is_float(dtype))
     detail::value_error(op,
                         std::string("the dtype must be a float, got ") +
@@ -174,24 +199,27 @@ static Tensor random_impl(const char* op,
   for (int64_t d : shape)
     if (d < 0)
       detail::shape_error(op, "negative size in " + shape_string(shape));
-  return cpu_backend().random(shape, dtype, key, stream, offset, normal);
+  return backend_for(device).random(shape, dtype, key, stream, offset, normal);
 }
 
 Tensor random_uniform(const Shape& shape,
                       DType dtype,
                       uint64_t key,
                       uint64_t stream,
-                      uint64_t offset) {
+                      uint64_t offset,
+                      Device device) {
   return random_impl(
-      "random_uniform", shape, dtype, key, stream, offset, false);
+      "random_uniform", shape, dtype, key, stream, offset, false, device);
 }
 
 Tensor random_normal(const Shape& shape,
                      DType dtype,
                      uint64_t key,
                      uint64_t stream,
-                     uint64_t offset) {
-  return random_impl("random_normal", shape, dtype, key, stream, offset, true);
+                     uint64_t offset,
+                     Device device) {
+  return random_impl(
+      "random_normal", shape, dtype, key, stream, offset, true, device);
 }
 
 }  // namespace ss::ops

@@ -26,16 +26,20 @@ Tensor ones_like(const Tensor& x);
 /// [0, n) as i64.
 Tensor arange(int64_t n, Device device = {});
 /// Philox draws (see Backend::random), uniform in [0, 1) or N(0, 1).
+/// Drawn on [device]'s backend: the same uniform bits on every backend
+/// (normal draws: within an ulp, a GPU's log and cos being its own).
 Tensor random_uniform(const Shape& shape,
                       DType dtype,
                       uint64_t key,
                       uint64_t stream,
-                      uint64_t offset = 0);
+                      uint64_t offset = 0,
+                      Device device = {});
 Tensor random_normal(const Shape& shape,
                      DType dtype,
                      uint64_t key,
                      uint64_t stream,
-                     uint64_t offset = 0);
+                     uint64_t offset = 0,
+                     Device device = {});
 
 // ---------------------------------------------------------------- elementwise
 // One function per row of ops/core/elementwise.def (its kind gives the dtypes;

@@ -4,6 +4,7 @@
 // helpers that VJPs need but the public API does not expose (the
 // transposes of take, gather and cumsum).
 
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,9 @@ namespace ss::ops::detail {
 void check_defined(const char* op, const Tensor& t);
 /// Throws unless every tensor is defined and on one device.
 void check_same_device(const char* op, const std::vector<Tensor>& ts);
+/// Note [CPU scalars] in api.cpp: each 0-d CPU operand that needs no
+/// gradient moves to the device of the first operand not on the CPU.
+void place_cpu_scalars(std::initializer_list<Tensor*> operands);
 /// The backend of [t]'s device.
 Backend& backend_of(const Tensor& t);
 

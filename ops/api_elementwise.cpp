@@ -108,17 +108,43 @@ DType binary_dtype(Promo p, DType a, DType b) {
   return DType::F32;
 }
 
+// Note [Errors of the scalar ops] (ops/core/elementwise_scalar.h): a GPU
+// kernel cannot throw, so on a GPU an integer divisor of 0 is looked for
+// here, before the kernel runs, and raised as the CPU's kernel raises it,
+// at the op's `.ss` line: one bool read back (a wait for the device),
+// which integer division, rare in a step, can afford. (The kernel's own
+// device error word stays the backstop.)
+void check_divisor_on_device(BinaryOp op, const Tensor& b) {
+  if (b.device().kind == Device::Kind::Cpu || types::is_float(b.dtype()) ||
+      (op != BinaryOp::FloorDiv && op != BinaryOp::Mod))
+    return;
+  Backend& be = backend_of(b);
+  Tensor zero = Tensor::zeros({}, b.dtype()).to(b.device());
+  std::vector<int> all(b.rank());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
+  Tensor hit =
+      be.reduce(ReduceOp::Any, be.binary(BinaryOp::Eq, b, zero), all, false);
+  if (hit.item() == 0) return;
+  const bool div = op == BinaryOp::FloorDiv;
+  throw OpError(OpError::Kind::Value,
+                div ? "integer division by zero" : "integer modulo by zero",
+                div ? "floordiv" : "mod");
+}
+
 Tensor binary_impl(const char* name,
                    BinaryOp op,
                    Promo promo,
-                   const Tensor& a0,
-                   const Tensor& b0,
+                   const Tensor& a_in,
+                   const Tensor& b_in,
                    BinaryVjp vjp) {
+  Tensor a0 = a_in, b0 = b_in;
+  place_cpu_scalars({&a0, &b0});
   check_same_device(name, {a0, b0});
   broadcast_shapes(name, a0.shape(), b0.shape());
   DType dt = binary_dtype(promo, a0.dtype(), b0.dtype());
   Tensor a = a0.dtype() == dt ? a0 : cast(a0, dt);
   Tensor b = b0.dtype() == dt ? b0 : cast(b0, dt);
+  check_divisor_on_device(op, b);
   Tensor y = backend_of(a).binary(op, a, b);
   if (!vjp || !types::is_float(dt)) return y;
   bool na = needs_grad(a), nb = needs_grad(b);
@@ -246,8 +272,10 @@ Tensor pow_vjp_exponent(const Tensor& g, const Tensor& a, const Tensor& y) {
 
 // ---------------------------------------------------------------- others
 
-Tensor where(const Tensor& cond0, const Tensor& a0, const Tensor& b0) {
+Tensor where(const Tensor& cond_in, const Tensor& a_in, const Tensor& b_in) {
   const char* name = "where";
+  Tensor cond0 = cond_in, a0 = a_in, b0 = b_in;
+  place_cpu_scalars({&cond0, &a0, &b0});
   check_same_device(name, {cond0, a0, b0});
   broadcast_shapes(
       name, cond0.shape(), broadcast_shapes(name, a0.shape(), b0.shape()));

@@ -97,7 +97,8 @@ ops::Tensor fit(BuiltinCall& c,
                          describe(found) + ", but " + what + " is " +
                          describe(expected);
   if (found.shape() != expected.shape()) c.fail("ShapeError", mismatch);
-  if (found.dtype() == expected.dtype()) return found;
+  // Read on the host; it lives where the value it replaces lives.
+  if (found.dtype() == expected.dtype()) return found.to(expected.device());
   std::string want = types::dtype_name(expected.dtype());
   std::string have = types::dtype_name(found.dtype());
   c.fail(

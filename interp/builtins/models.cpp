@@ -171,7 +171,10 @@ void init_fields(Interpreter& in,
     }
     size_t stack = ft.shape.size() - fi.type.shape.size();
     uint64_t key = ops::philox::key_for(seed, path.c_str());
-    store.tensors[path] = draw(in, init, shape, stack, ft.dtype, key, at);
+    // Drawn on the host by the same stream as on the CPU, then placed
+    // (Note [Values on a GPU] in interp/devices/one_device.cpp).
+    store.tensors[path] = draw(in, init, shape, stack, ft.dtype, key, at)
+                              .to(placement_of(in).device);
     store.order.push_back(path);
     store.is_buffer[path] = fi.buffer;
   }

@@ -221,8 +221,7 @@ Value logs(BuiltinCall& c) {
   for (const auto& [name, v] : c.keywords) l->fields.push_back({name, v});
   // On several devices a batch-axis value here is this rank's share: mark
   // it, so the call's result carries the whole batch (devices.md item 6).
-  const DeviceHooks* d = c.in.device_hooks();
-  if (d && d->batch_share_start() && c.call)
+  if (placement_of(c.in).batch_share_start && c.call)
     for (const ast::Arg& a : c.call->args) {
       if (a.keyword.empty() || !a.value) continue;
       const check::ExprInfo* info = c.in.program().info(a.value.get());
@@ -302,7 +301,7 @@ std::string json_value(const Value& v) {
   if (v.kind == VK::Tensor) {
     std::string out;
     int64_t at = 0;
-    json_tensor(v.t, 0, at, out);
+    json_tensor(v.t.to(ops::Device{}), 0, at, out);  // one copy off a GPU
     return out;
   }
   if (v.kind == VK::Str) return json_string(v.s);

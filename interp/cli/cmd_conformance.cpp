@@ -195,6 +195,11 @@ void run_one_device(const check::Program& prog,
                     const diag::SourceMap& sm,
                     std::ostream& out,
                     RunResult& r) {
+  if (std::string why = devices::unavailable_devices(prog); !why.empty()) {
+    r.kind = "RunnerError";
+    r.detail = "the runner cannot run on " + prog.devices().kind + ": " + why;
+    return;
+  }
   try {
     eval::Interpreter in(prog, sm, out);
     // Deterministic mode: a rank of one, whose bits the others match.
@@ -251,6 +256,12 @@ Outcome run_case(const fs::path& file,
   opts.deterministic = how.deterministic;
   auto prog = check::check_source(file.string(), text, sm, diags, opts);
   Outcome o;
+  // Compared with the one-CPU run: several devices, and one GPU (whose
+  // reference is the CPU's, Note [Values on a GPU] in
+  // interp/devices/one_device.cpp).
+  const bool compared =
+      one_device && prog &&
+      (prog->devices().count() > 1 || prog->devices().kind != "cpu");
   if (ex.kind != Expectation::Kind::Error && !diags.empty()) {
     o.detail = "expected the program to check, got:";
     for (const auto& d : diags.list()) o.detail += "\n    " + describe(d, sm);
@@ -270,7 +281,7 @@ Outcome run_case(const fs::path& file,
     } else if (!r.ranks_differ.empty()) {
       o.pass = false;
       o.detail = " the workers' copies differ: " + r.ranks_differ;
-    } else if (one_device && prog->devices().count() > 1) {
+    } else if (compared) {
       // Deterministic mode promises one device's bits: no tolerance.
       double tol = prog->devices().deterministic
                        ? 0.0
@@ -299,14 +310,13 @@ Outcome run_case(const fs::path& file,
       // What main printed before the error.
       o.pass = false;
       o.detail = " not the `# output:` lines: " + d;
-    } else if (one_device && prog->devices().count() > 1 &&
-               o.error_head != one_device->error_head) {
+    } else if (compared && o.error_head != one_device->error_head) {
       // The same error as one device's: its location and message (the
       // notes say which worker raised it).
       o.pass = false;
       o.detail = " not one device's error: " + o.error_head +
                  "\n    one device: " + one_device->error_head;
-    } else if (one_device && prog->devices().count() > 1) {
+    } else if (compared) {
       // What main printed before the error, too.
       std::string diff =
           compare_outputs(one_device->out,

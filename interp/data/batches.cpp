@@ -256,8 +256,7 @@ struct BatchCursor : Cursor {
       : bv(std::move(b)), in(&i), loop(l) {
     ord = std::make_shared<const std::vector<int64_t>>(bv->order());
     total = bv->length();
-    const DeviceHooks* d = in->device_hooks();
-    lazy = d && d->loads_on_workers();
+    lazy = placement_of(*in).loads_on_workers;
     if (lazy) {
       walk = g_next_walk.fetch_add(1);
       return;
@@ -301,7 +300,13 @@ struct BatchCursor : Cursor {
     }
     if (loader->next_index() >= total) return false;
     try {
-      out = Value::object(Value::Kind::Record, loader->take());
+      std::shared_ptr<RecordValue> r = loader->take();
+      // Built on the host, placed where the run computes (Note [Values on
+      // a GPU] in interp/devices/one_device.cpp); on the CPU, as it is.
+      if (ops::Device d = placement_of(*in).device;
+          d.kind != ops::Device::Kind::Cpu)
+        for (auto& [name, t] : r->fields) t = t.to(d);
+      out = Value::object(Value::Kind::Record, std::move(r));
       return true;
     } catch (const DataError& e) {
       // A bad item of a streamed dataset, found as its batch loaded (here

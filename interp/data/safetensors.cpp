@@ -203,8 +203,6 @@ void check_writable(const std::string& path,
                            quote(name) + problem);
   };
   if (!t.defined()) fail(" has no data");
-  if (t.device().kind != ops::Device::Kind::Cpu)
-    fail(" is on " + t.device().str() + " (copy it to the CPU first)");
 }
 
 }  // namespace
@@ -306,7 +304,8 @@ void write_safetensors_streamed(
     write_all(f.fd, len, 8, path);
     write_all(f.fd, header.data(), header.size(), path);
     for (const SafetensorsPiece& p : pieces) {
-      const ops::Tensor t = p.bytes();
+      // A GPU's tensor is written from a host copy, one at a time.
+      const ops::Tensor t = p.bytes().to(ops::Device{});
       check_writable(path, p.name, t);
       if (t.dtype() != p.dtype || t.shape() != p.shape)
         fail("tensor " + quote(p.name) + " came as " +

@@ -2,6 +2,7 @@
 
 #include "interp/check/checked.h"
 #include "interp/devices/lower/rank_context.h"
+#include "ops/backend/backend.h"
 #include "ops/cpu/cpu_backend.h"
 
 namespace ss::devices {
@@ -28,9 +29,54 @@ class DeterministicDevice : private RankOfOne, public lower::RankContext {
   }
 };
 
+// Note [Values on a GPU]
+// `devices cuda[0]`: one process, its values on one GPU. What runs there
+// is decided where values are made, not op by op: params go to the device
+// as they are drawn (on the host, by the same Philox stream as on the CPU,
+// so both runs start from the same bits), batches as they load, and the
+// tensors ops make from nothing (zeros, arange, a number met by a tensor)
+// on their operand's device or this context's (Interpreter::device). Every
+// op then runs on the backend of its operands' device (ops::backend_for),
+// and the host sees a value only where it reads one (a log, a print, a
+// save), through Tensor's copies.
+class OneGpu : public Context {
+ public:
+  explicit OneGpu(ops::Device device) : device_(device) {}
+  eval::Placement placement() const override {
+    eval::Placement p;
+    p.device = device_;
+    return p;
+  }
+
+ private:
+  ops::Device device_;
+};
+
 }  // namespace
 
+std::string unavailable_devices(const check::Program& prog) {
+  const check::DeviceList& d = prog.devices();
+  if (d.kind != "cuda") return {};
+  if (d.count() > 1)
+    return "several GPUs (`cuda[0 1 2]`) are not built yet: one GPU "
+           "(`cuda[0]`) runs, and several devices run as CPU workers "
+           "(`cpu[0 1 2]`)";
+  if (d.deterministic)
+    return "deterministic mode is not built for cuda devices yet";
+  try {
+    ops::cuda_backend();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return {};
+}
+
 std::unique_ptr<Context> one_device_context(const check::Program& prog) {
+  if (prog.devices().kind == "cuda") {
+    const std::vector<int64_t>& ids = prog.devices().ids;
+    return std::make_unique<OneGpu>(ops::Device{
+        ops::Device::Kind::Cuda, ids.empty() ? 0 : static_cast<int>(ids[0])});
+  }
   if (!prog.devices().deterministic) {
     ops::warm_up_cpu_backend();  // overlaps main's loading
     return nullptr;

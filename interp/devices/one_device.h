@@ -6,6 +6,7 @@
 // device's bits in that mode are the reference N devices match.
 
 #include <memory>
+#include <string>
 
 #include "interp/devices/context.h"
 
@@ -15,7 +16,12 @@ class Program;
 
 namespace ss::devices {
 
-/// Null unless [prog] asks for deterministic mode.
+/// Null unless [prog] asks for deterministic mode or a GPU (Note [Values
+/// on a GPU] in one_device.cpp).
 std::unique_ptr<Context> one_device_context(const check::Program& prog);
+/// Why [prog]'s devices cannot run here ("" when they can): a GPU where
+/// the CUDA backend does not load or no device answers, and what is not
+/// built for GPUs yet. Loads the CUDA module when the program asks for it.
+std::string unavailable_devices(const check::Program& prog);
 
 }  // namespace ss::devices

@@ -99,16 +99,14 @@ void run(const std::string& path,
                             "ValueError",
                             "no `fn " + opts.entry + "()` to run",
                             diag::kExitUsage);
-        if (prog->devices().kind == "cuda")
-          // The GPU backend is a separately built module (ops/no_cuda
-          // stubs here).
-          throw run_refused(
-              path,
-              "ValueError",
-              "the program asks for cuda devices, but this ss was built "
-              "without the CUDA backend; run it on the CPU with --devices "
-              "cpu or --devices 'cpu[0 1 2]'",
-              diag::kExitRuntime);
+        if (std::string why = devices::unavailable_devices(*prog); !why.empty())
+          throw run_refused(path,
+                            "ValueError",
+                            "the program asks for " + prog->devices().kind +
+                                " devices, but " + why +
+                                "; run it on the CPU with --devices cpu or "
+                                "--devices 'cpu[0 1 2]'",
+                            diag::kExitRuntime);
         const int world = static_cast<int>(prog->devices().count());
         std::optional<dist::RemoteOptions> remote;
         try {

@@ -26,7 +26,7 @@
 //     interp/devices/controller/async_dispatch.cpp);
 //   * value_and_grad's gradients, summed across the ranks, and the pieces
 //     of sharded params (gradients, tape_released, sum_over_pieces);
-//   * where batches load (loads_on_workers, batch_share_start);
+//   * where values live and batches load (placement);
 //   * the entry fn's end, whose params `ss conformance` compares across
 //     device counts.
 // A model or optimizer newer on the workers is copied back when read,
@@ -62,6 +62,21 @@ struct Frame;
 struct ParamShare {
   int axis = -1;
   int64_t parts = 1;
+};
+
+/// DeviceHooks::placement: what one device does by default.
+struct Placement {
+  /// The device values live on (Note [Values on a GPU] in
+  /// interp/devices/one_device.cpp): params as they are drawn, batches as
+  /// they load, and the tensors ops make from nothing go there.
+  ops::Device device;
+  /// Batches are loaded by the workers, not here (interp/data's LazyBatch).
+  bool loads_on_workers = false;
+  /// When this process holds one share of each batch: the share's first
+  /// row in the whole batch (dropout draws by each element's index in the
+  /// whole value; logs mark their batch-axis fields). nullopt: whole
+  /// batches.
+  std::optional<int64_t> batch_share_start;
 };
 
 class DeviceHooks {
@@ -103,14 +118,8 @@ class DeviceHooks {
   /// Finishes what runs ahead of the program (worker calls in flight),
   /// handing on each result; raises the first one's error.
   virtual void settle() {}
-  /// Batches are loaded by the workers, not here (interp/data's LazyBatch).
-  virtual bool loads_on_workers() const { return false; }
-  /// When this process holds one share of each batch: the share's first row
-  /// in the whole batch (dropout draws by each element's index in the whole
-  /// value; logs mark their batch-axis fields). nullopt: whole batches.
-  virtual std::optional<int64_t> batch_share_start() const {
-    return std::nullopt;
-  }
+  /// Where this process's values live and its batches load.
+  virtual Placement placement() const { return {}; }
   /// value_and_grad's backward pass of [loss] to [leaves] at [at], the
   /// gradients summed across the ranks; nullopt: ops::backward alone.
   /// [pieces][i]: leaf i is a rank's piece of a sharded param, whose

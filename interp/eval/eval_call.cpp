@@ -41,6 +41,7 @@ class EvalForwardCtx final : public ops::ForwardCtx {
 
   const char* op_name() const override { return c_.op.name; }
   bool has(size_t i) const override { return c_.has(i); }
+  ops::Device device() const override { return placement_of(c_.in).device; }
   // Note [Autocast]: the dtype this call runs in, inside an autocast fn.
   std::optional<types::DType> autocast() const {
     return c_.info ? c_.info->autocast : std::nullopt;
@@ -154,9 +155,7 @@ class EvalForwardCtx final : public ops::ForwardCtx {
       // Each element draws by its index in the whole value: a rank's share
       // of the batch starts at its first row (language.md, Randomness).
       uint64_t offset = 0;
-      const DeviceHooks* d = c_.in.device_hooks();
-      std::optional<int64_t> row_start =
-          d ? d->batch_share_start() : std::nullopt;
+      std::optional<int64_t> row_start = placement_of(c_.in).batch_share_start;
       if (row_start && c_.info && c_.info->split && c_.has(0)) {
         ops::Tensor x = tensor(0);
         if (x.rank() > 0 && x.shape()[0] > 0)

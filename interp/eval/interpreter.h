@@ -218,4 +218,10 @@ bool condition(Interpreter& in, const ast::Expr& e, Frame& f);
 /// model's stacked sub-models, a dataset's batches, ...).
 std::vector<Value> iterate(Interpreter& in, const Value& it, diag::Span at);
 
+/// Where [in]'s values live and its batches load (DeviceHooks::placement;
+/// one device's defaults without hooks).
+inline Placement placement_of(const Interpreter& in) {
+  return in.device_hooks() ? in.device_hooks()->placement() : Placement{};
+}
+
 }  // namespace ss::eval

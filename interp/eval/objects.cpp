@@ -128,7 +128,9 @@ void ModelRef::set(const std::string& path, const ops::Tensor& t) {
   sync(*store);
   store->remote_id = 0;
   ops::Tensor& slot = store->tensors.at(prefix + path);
-  slot = index.empty() ? t : put_at(slot, index, t);
+  // A value made on the host (a load, set_params) joins its model's device.
+  const ops::Tensor placed = t.to(slot.device());
+  slot = index.empty() ? placed : put_at(slot, index, placed);
 }
 
 const Value* LogsValue::find(const std::string& name) const {

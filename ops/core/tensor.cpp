@@ -12,6 +12,8 @@
 #include <stdexcept>
 
 #include "ops/core/big_blocks.h"
+#include "ops/core/elementwise_scalar.h"
+#include "ops/core/half_bits.h"
 #include "ops/core/mid_blocks.h"
 #include "ops/core/op_error.h"
 #include "ops/core/storage_bytes.h"
@@ -129,11 +131,38 @@ void release(void* p, size_t nbytes) {
 }
 }  // namespace
 
-Storage::Storage(size_t nbytes, Device device)
-    : nbytes_(nbytes), device_(device) {
-  if (device.kind == Device::Kind::Cuda)
+// Note [Device storage]
+// A GPU's bytes come from the DeviceMemory its module registered (the CUDA
+// module's caching allocator, ops/cuda/cuda_memory.cu); Storage only
+// chooses. A GPU storage's data() is a device pointer: only the backend
+// reads it; Tensor's host reads (at, to_doubles) and to() copy through the
+// module. Bytes made again (`shard params`) are the CPU's alone for now.
+namespace {
+std::atomic<DeviceMemory*> g_cuda_memory{nullptr};
+
+DeviceMemory& memory_of(Device device) {
+  DeviceMemory* m = device_memory(device.kind);
+  if (!m)
     throw std::runtime_error(
         "CUDA storage is not available: the CUDA backend is not loaded");
+  return *m;
+}
+}  // namespace
+
+void set_device_memory(Device::Kind kind, DeviceMemory* memory) {
+  if (kind == Device::Kind::Cuda) g_cuda_memory.store(memory);
+}
+
+DeviceMemory* device_memory(Device::Kind kind) {
+  return kind == Device::Kind::Cuda ? g_cuda_memory.load() : nullptr;
+}
+
+Storage::Storage(size_t nbytes, Device device)
+    : nbytes_(nbytes), device_(device) {
+  if (device.kind != Device::Kind::Cpu) {
+    data_ = memory_of(device).allocate(nbytes, device.index);
+    return;
+  }
   data_ = allocate(nbytes);
 }
 
@@ -148,7 +177,13 @@ Storage::Storage(void* data,
       external_(true) {}
 
 Storage::~Storage() {
-  if (!external_ && data_) release(data_, nbytes_);
+  if (external_ || !data_) return;
+  if (device_.kind != Device::Kind::Cpu) {
+    if (DeviceMemory* m = device_memory(device_.kind))
+      m->release(data_, nbytes_, device_.index);
+    return;
+  }
+  release(data_, nbytes_);
 }
 
 // Note [Bytes made again]
@@ -164,8 +199,9 @@ Storage::~Storage() {
 // gathered_copies.h says when that happens). A storage without a remake is
 // never let go: data() of an ordinary storage is one test of a pointer.
 void Storage::set_remake(std::function<void(void* bytes)> remake) {
-  if (external_)
-    throw std::logic_error("Storage::set_remake: the bytes are not its own");
+  if (external_ || device_.kind != Device::Kind::Cpu)
+    throw std::logic_error(
+        "Storage::set_remake: the bytes are not its own host bytes");
   remake_ = std::move(remake);
   if (!remake_mu_) remake_mu_ = std::make_unique<std::mutex>();
 }
@@ -216,53 +252,19 @@ std::string shape_string(const Shape& shape) {
 
 // ---------------------------------------------------------------- halves
 
+// The conversions live in ops/core/half_bits.h, shared with the CUDA
+// kernels so both devices round to the same bits.
 float bf16_to_float(uint16_t v) {
-  return std::bit_cast<float>(static_cast<uint32_t>(v) << 16);
+  return halves::bf16_to_float(v);
 }
-
 uint16_t float_to_bf16(float f) {
-  uint32_t x = std::bit_cast<uint32_t>(f);
-  if ((x & 0x7FFFFFFFu) > 0x7F800000u)  // NaN: keep sign, force quiet bit
-    return static_cast<uint16_t>((x >> 16) | 0x0040u);
-  // Round to nearest, ties to even (overflow carries into inf correctly).
-  x += 0x7FFFu + ((x >> 16) & 1u);
-  return static_cast<uint16_t>(x >> 16);
+  return halves::float_to_bf16(f);
 }
-
 float f16_to_float(uint16_t v) {
-  uint32_t sign = static_cast<uint32_t>(v & 0x8000u) << 16;
-  uint32_t e = (v >> 10) & 0x1Fu, m = v & 0x3FFu;
-  if (e == 0) {  // zero or subnormal: m * 2^-24
-    float f = std::ldexp(static_cast<float>(m), -24);
-    return std::bit_cast<float>(std::bit_cast<uint32_t>(f) | sign);
-  }
-  if (e == 31) return std::bit_cast<float>(sign | 0x7F800000u | (m << 13));
-  return std::bit_cast<float>(sign | ((e + 112) << 23) | (m << 13));
+  return halves::f16_to_float(v);
 }
-
 uint16_t float_to_f16(float f) {
-  uint32_t x = std::bit_cast<uint32_t>(f);
-  uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
-  x &= 0x7FFFFFFFu;
-  if (x > 0x7F800000u)  // NaN: keep the top payload bits, force quiet
-    return sign | 0x7E00u | static_cast<uint16_t>((x >> 13) & 0x1FFu);
-  if (x >= 0x47800000u) return sign | 0x7C00u;  // >= 2^16 (and inf): inf
-  uint32_t e = x >> 23;
-  if (e < 113) {               // below 2^-14: a half subnormal (or zero)
-    if (e < 102) return sign;  // below 2^-25: rounds to zero
-    uint32_t m = (x & 0x7FFFFFu) | 0x800000u;
-    uint32_t shift = 126 - e;  // value / 2^-24 = m >> shift
-    uint32_t r = m >> shift, rem = m & ((1u << shift) - 1);
-    uint32_t half = 1u << (shift - 1);
-    if (rem > half || (rem == half && (r & 1u))) ++r;
-    return sign | static_cast<uint16_t>(r);
-  }
-  uint32_t mant = x & 0x7FFFFFu;
-  uint32_t h = ((e - 112) << 10) | (mant >> 13);
-  uint32_t rem = mant & 0x1FFFu;
-  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) ++h;  // may carry to inf
-  if (h > 0x7C00u) h = 0x7C00u;
-  return sign | static_cast<uint16_t>(h);
+  return halves::float_to_f16(f);
 }
 
 // ---------------------------------------------------------------- tensor
@@ -396,6 +398,7 @@ Tensor Tensor::external(void* data,
 }
 
 Tensor Tensor::zeros(const Shape& shape, DType dtype, Device device) {
+  if (device.kind != Device::Kind::Cpu) return zeros(shape, dtype).to(device);
   Tensor t = empty(shape, dtype, device);
   std::memset(t.raw(), 0, t.nbytes());  // all-zero bits are 0 in every dtype
   return t;
@@ -413,6 +416,8 @@ Tensor Tensor::full(const Shape& shape,
                     double value,
                     DType dtype,
                     Device device) {
+  if (device.kind != Device::Kind::Cpu)
+    return full(shape, value, dtype).to(device);
   Tensor t = empty(shape, dtype, device);
   int64_t n = t.numel();
   if (n == 0) return t;
@@ -470,6 +475,16 @@ Tensor Tensor::reshape(const Shape& shape) const {
 }
 
 double Tensor::at(int64_t flat) const {
+  if (device().kind != Device::Kind::Cpu) {
+    // One element through the host (slow, as at() says: tests, printing).
+    Tensor one = Tensor::empty({}, dtype_);
+    size_t item = types::dtype_size(dtype_);
+    memory_of(device()).to_host(one.raw(),
+                                static_cast<const char*>(raw()) + flat * item,
+                                item,
+                                device().index);
+    return one.at(0);
+  }
   const void* p = raw();
   switch (dtype_) {
     case DType::F32:
@@ -490,21 +505,21 @@ double Tensor::at(int64_t flat) const {
   return 0.0;
 }
 
-namespace {
 // double -> integer without undefined behaviour: NaN gives 0, out-of-range
 // values saturate.
-template <class I>
-I saturate(double v) {
-  if (std::isnan(v)) return 0;
-  constexpr double lo = static_cast<double>(std::numeric_limits<I>::min());
-  constexpr double hi = static_cast<double>(std::numeric_limits<I>::max());
-  if (v <= lo) return std::numeric_limits<I>::min();
-  if (v >= hi) return std::numeric_limits<I>::max();
-  return static_cast<I>(v);
-}
-}  // namespace
+using scalar::saturate;
 
 void Tensor::set(int64_t flat, double value) {
+  if (device().kind != Device::Kind::Cpu) {
+    Tensor one = Tensor::empty({}, dtype_);
+    one.set(0, value);
+    size_t item = types::dtype_size(dtype_);
+    memory_of(device()).from_host(static_cast<char*>(raw()) + flat * item,
+                                  one.raw(),
+                                  item,
+                                  device().index);
+    return;
+  }
   void* p = raw();
   switch (dtype_) {
     case DType::F32:
@@ -533,6 +548,7 @@ void Tensor::set(int64_t flat, double value) {
 }
 
 std::vector<double> Tensor::to_doubles() const {
+  if (device().kind != Device::Kind::Cpu) return to(Device{}).to_doubles();
   std::vector<double> out(numel());
   for (int64_t i = 0; i < numel(); ++i) out[i] = at(i);
   return out;
@@ -541,7 +557,28 @@ std::vector<double> Tensor::to_doubles() const {
 Tensor Tensor::clone() const {
   if (!defined()) return Tensor();
   Tensor t = empty(shape_, dtype_, device());
-  std::memcpy(t.raw(), raw(), nbytes());
+  if (nbytes() == 0) return t;
+  if (device().kind != Device::Kind::Cpu)
+    memory_of(device()).on_device(t.raw(), raw(), nbytes(), device().index);
+  else
+    std::memcpy(t.raw(), raw(), nbytes());
+  return t;
+}
+
+Tensor Tensor::to(Device dst) const {
+  if (!defined() || device() == dst) return *this;
+  Tensor t = empty(shape_, dtype_, dst);
+  if (nbytes() == 0) return t;
+  const Device src = device();
+  if (src.kind == Device::Kind::Cpu) {
+    memory_of(dst).from_host(t.raw(), raw(), nbytes(), dst.index);
+  } else if (dst.kind == Device::Kind::Cpu) {
+    memory_of(src).to_host(t.raw(), raw(), nbytes(), src.index);
+  } else {
+    // Between two GPUs: through the host (peer copies are the
+    // collectives' job, not a value's).
+    return to(Device{}).to(dst);
+  }
   return t;
 }
 

@@ -31,6 +31,33 @@ struct Device {
 
 struct AutogradMeta;  // ops/autodiff/tape.h
 
+/// How a device other than the CPU holds bytes: the CUDA module registers
+/// its caching allocator and copies when it loads (ops/cuda/
+/// cuda_memory.cu), so Storage and Tensor need no CUDA of their own.
+/// Copies to and from the host wait for the device's work before them.
+class DeviceMemory {
+ public:
+  virtual ~DeviceMemory() = default;
+  virtual void* allocate(size_t nbytes, int index) = 0;
+  virtual void release(void* p, size_t nbytes, int index) = 0;
+  virtual void to_host(void* dst,
+                       const void* src,
+                       size_t nbytes,
+                       int index) = 0;
+  virtual void from_host(void* dst,
+                         const void* src,
+                         size_t nbytes,
+                         int index) = 0;
+  virtual void on_device(void* dst,
+                         const void* src,
+                         size_t nbytes,
+                         int index) = 0;
+};
+/// Registers [memory] for [kind]'s storage (not Cpu); nullptr unregisters.
+void set_device_memory(Device::Kind kind, DeviceMemory* memory);
+/// The registered memory of [kind], or nullptr.
+DeviceMemory* device_memory(Device::Kind kind);
+
 /// Bytes owned by one device, or (the second constructor) bytes owned
 /// elsewhere, such as a read-only memory-mapped file: [keeper] keeps them
 /// alive for as long as the storage lives, and they are never freed here.
@@ -135,6 +162,8 @@ class Tensor {
   Device device() const { return storage_ ? storage_->device() : Device{}; }
   size_t nbytes() const { return numel() * types::dtype_size(dtype_); }
 
+  /// The bytes: host memory on the CPU, device memory on a GPU (only the
+  /// backend reads those: at(), to_doubles() and to() copy).
   void* raw() { return storage_ ? storage_->data() : nullptr; }
   const void* raw() const { return storage_ ? storage_->data() : nullptr; }
   template <class T>
@@ -157,6 +186,9 @@ class Tensor {
   std::vector<double> to_doubles() const;
   /// A deep copy with its own storage and no autodiff state.
   Tensor clone() const;
+  /// A copy on [device] (this tensor itself when it is there already),
+  /// without autodiff state when copied.
+  Tensor to(Device device) const;
   /// The same storage and shape without autodiff state (stop_grad).
   Tensor detach() const;
   /// Whether two tensors share storage.

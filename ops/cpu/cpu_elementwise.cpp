@@ -215,25 +215,11 @@ Tensor binary_typed(BinaryOp op,
 
 // ---------------------------------------------------------------- cast
 
-template <class I>
-I saturate(double v) {
-  if (std::isnan(v)) return 0;
-  if (v <= static_cast<double>(std::numeric_limits<I>::min()))
-    return std::numeric_limits<I>::min();
-  if (v >= static_cast<double>(std::numeric_limits<I>::max()))
-    return std::numeric_limits<I>::max();
-  return static_cast<I>(v);
-}
-
+// The element's conversion is shared with the CUDA kernels
+// (ops/core/elementwise_scalar.h).
 template <class S, class D>
 void convert(const S* s, D* d, int64_t n) {
-  if constexpr (std::is_same_v<D, bool>) {
-    for (int64_t i = 0; i < n; ++i) d[i] = s[i] != S(0);
-  } else if constexpr (std::is_integral_v<D> && std::is_floating_point_v<S>) {
-    for (int64_t i = 0; i < n; ++i) d[i] = saturate<D>(s[i]);
-  } else {
-    for (int64_t i = 0; i < n; ++i) d[i] = static_cast<D>(s[i]);
-  }
+  for (int64_t i = 0; i < n; ++i) d[i] = scalar::convert_value<S, D>(s[i]);
 }
 
 }  // namespace

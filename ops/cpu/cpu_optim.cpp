@@ -13,6 +13,7 @@ namespace ss::ops::cpu {
 
 namespace {
 
+// The element step is the CUDA kernel's too (ops/core/optim_step.h).
 template <class T>
 void sgd_loop(T* __restrict p,
               const T* __restrict g,
@@ -23,16 +24,9 @@ void sgd_loop(T* __restrict p,
               double wd,
               bool nesterov,
               bool first) {
-  const T tlr = T(lr), tmu = T(mu), twd = T(wd);
-  for (int64_t i = 0; i < n; ++i) {
-    T gi = g[i] + twd * p[i];
-    if (buf) {
-      T b = first ? gi : tmu * buf[i] + gi;
-      buf[i] = b;
-      gi = nesterov ? gi + tmu * b : b;
-    }
-    p[i] -= tlr * gi;
-  }
+  const auto c = optim::sgd_consts<T>(lr, mu, wd, nesterov, first);
+  for (int64_t i = 0; i < n; ++i)
+    optim::sgd_element(p[i], g[i], buf ? buf + i : nullptr, c);
 }
 
 void check(const Tensor& p, const Tensor& g, const char* op) {

@@ -7,7 +7,9 @@
 // (inner == 1) fold with four independent accumulators; columns
 // (inner > 1) fold whole rows into an accumulator row, which vectorises.
 // Interleaved patterns (reduce axes 0 and 2 of [a b c d]) are permuted to
-// [kept.., reduced..] first.
+// [kept.., reduced..] first. The plan, the folds' order and the chunks are
+// ops/core/fold_order.h's, which the CUDA kernels follow too (Note [One
+// fold order for every backend]).
 
 #include <algorithm>
 #include <cmath>
@@ -16,6 +18,7 @@
 #include <numeric>
 #include <type_traits>
 
+#include "ops/core/fold_order.h"
 #include "ops/cpu/cpu_common.h"
 
 namespace ss::ops::cpu {
@@ -26,39 +29,16 @@ namespace {
 template <class X>
 using Cell = std::conditional_t<std::is_same_v<X, bool>, uint8_t, X>;
 
-struct Plan {
-  int64_t outer = 1, r = 1, inner = 1;
+namespace fo = fold_order;
+
+struct Plan : fo::Plan {
   Tensor x;  // the input, permuted when the pattern needed it
 };
 
 Plan plan_reduction(const Tensor& x, const std::vector<int>& axes) {
-  const Shape& s = x.shape();
-  std::vector<bool> red(s.size(), false);
-  for (int a : axes) red[a] = true;
-  std::vector<std::pair<int64_t, bool>> groups;  // (size, reduced)
-  for (size_t d = 0; d < s.size(); ++d) {
-    if (s[d] == 1) continue;
-    if (!groups.empty() && groups.back().second == red[d])
-      groups.back().first *= s[d];
-    else
-      groups.push_back({s[d], red[d]});
-  }
   Plan p;
-  p.x = x;
-  if (groups.size() > 3 || (groups.size() == 3 && groups[0].second)) {
-    std::vector<int> perm;
-    for (size_t d = 0; d < s.size(); ++d)
-      if (!red[d]) perm.push_back(static_cast<int>(d));
-    for (size_t d = 0; d < s.size(); ++d)
-      if (red[d]) perm.push_back(static_cast<int>(d));
-    p.x = permute(x, perm);
-    for (size_t d = 0; d < s.size(); ++d) (red[d] ? p.r : p.outer) *= s[d];
-    return p;
-  }
-  size_t g = 0;
-  if (g < groups.size() && !groups[g].second) p.outer = groups[g++].first;
-  if (g < groups.size()) p.r = groups[g++].first;  // a reduced group
-  if (g < groups.size()) p.inner = groups[g++].first;
+  static_cast<fo::Plan&>(p) = fo::plan(x.shape(), axes);
+  p.x = p.permute ? permute(x, fo::kept_then_reduced(x.rank(), axes)) : x;
   return p;
 }
 
@@ -68,28 +48,15 @@ Plan plan_reduction(const Tensor& x, const std::vector<int>& axes) {
 // (inner > 1) split by output element, each folded in the same order
 // whoever folds it. One long row (a tensor summed to one value) and
 // columns of few outputs over many rows (a bias's gradient) split their
-// reduced axis instead, into chunks of a fixed length (kFoldChunk
+// reduced axis instead, into chunks of a fixed length (fo::kFoldChunk
 // elements, or as many rows as hold that many): each chunk folds into its
 // own partial, and the partials are folded in chunk order on the caller,
 // so the sums are the same on 1 thread or many (and differ, by rounding,
 // from one unchunked fold). Only reductions of at least two chunks are
-// chunked.
-constexpr int64_t kFoldChunk = 16384;
-
-/// A fold's start value [v] (0, 1, or a dtype's lowest or highest, given
-/// as a double) in the accumulator type A: an integer's highest, 2^63 as a
-/// double, is out of i64's range, and casting it is undefined (it gave
-/// INT64_MIN on x86 once the cast was no longer constant-folded).
-template <class A>
-A start_value(double v) {
-  if constexpr (std::is_integral_v<A> && !std::is_same_v<A, bool>) {
-    if (v >= static_cast<double>(std::numeric_limits<A>::max()))
-      return std::numeric_limits<A>::max();
-    if (v <= static_cast<double>(std::numeric_limits<A>::lowest()))
-      return std::numeric_limits<A>::lowest();
-  }
-  return static_cast<A>(v);
-}
+// chunked. The chunks (fo::row_chunks, fo::col_chunks) and the order
+// within them are ops/core/fold_order.h's: the GPU's grid does not change
+// them either (Note [One fold order for every backend]).
+using fo::start_value;
 
 /// Folds [outer, r, inner] with [op]: RowAcc for rows, ColAcc for columns.
 template <class T, class RowAcc, class ColAcc, class Op>
@@ -97,29 +64,17 @@ void fold(const T* x, T* y, const Plan& p, double init, Op op) {
   const int64_t outer = p.outer, r = p.r, inner = p.inner;
   if (inner == 1) {
     auto row_fold = [&](const T* row, int64_t n) {
-      RowAcc a0 = start_value<RowAcc>(init), a1 = a0, a2 = a0, a3 = a0;
-      int64_t j = 0;
-      for (; j + 4 <= n; j += 4) {
-        a0 = op(a0, static_cast<RowAcc>(row[j]));
-        a1 = op(a1, static_cast<RowAcc>(row[j + 1]));
-        a2 = op(a2, static_cast<RowAcc>(row[j + 2]));
-        a3 = op(a3, static_cast<RowAcc>(row[j + 3]));
-      }
-      for (; j < n; ++j) a0 = op(a0, static_cast<RowAcc>(row[j]));
-      return static_cast<RowAcc>(op(op(a0, a1), op(a2, a3)));
+      return fo::row_fold<RowAcc>(row, n, start_value<RowAcc>(init), op);
     };
-    if (outer == 1 && r >= 2 * kFoldChunk) {  // one long row, by chunks
-      int64_t chunks = (r + kFoldChunk - 1) / kFoldChunk;
+    if (int64_t chunks = fo::row_chunks(p)) {  // one long row, by chunks
       std::vector<Cell<RowAcc>> part(chunks);
       parallel_for(chunks, 2, [&](int64_t b, int64_t e) {
         for (int64_t c = b; c < e; ++c)
-          part[c] = row_fold(x + c * kFoldChunk,
-                             std::min(kFoldChunk, r - c * kFoldChunk));
+          part[c] =
+              row_fold(x + fo::row_chunk_begin(c), fo::row_chunk_len(r, c));
       });
-      RowAcc a = static_cast<RowAcc>(part[0]);
-      for (int64_t c = 1; c < chunks; ++c)
-        a = static_cast<RowAcc>(op(a, static_cast<RowAcc>(part[c])));
-      y[0] = static_cast<T>(a);
+      y[0] = static_cast<T>(
+          fo::combine_chunks<RowAcc>(part.data(), chunks, 1, op));
       return;
     }
     parallel_for(outer,
@@ -131,7 +86,8 @@ void fold(const T* x, T* y, const Plan& p, double init, Op op) {
     return;
   }
   // Columns: rows [j0, j1) of output block [o, i0, i0 + len) folded into
-  // [acc], which the caller filled with init.
+  // [acc], which the caller filled with init: fo::col_fold's order for
+  // each output, a row at a time so that it vectorises.
   auto col_fold = [&](Cell<ColAcc>* acc,
                       int64_t o,
                       int64_t i0,
@@ -144,11 +100,10 @@ void fold(const T* x, T* y, const Plan& p, double init, Op op) {
         acc[i] = op(static_cast<ColAcc>(acc[i]), static_cast<ColAcc>(row[i]));
     }
   };
-  constexpr int64_t kBlock = 1024;  // outputs a thread folds at a time
+  constexpr int64_t kBlock = fo::kColBlock;  // outputs a thread folds at a time
   int64_t blocks = (inner + kBlock - 1) / kBlock;
-  int64_t row_chunk = std::max<int64_t>(1, kFoldChunk / inner);
-  int64_t chunks = (r + row_chunk - 1) / row_chunk;
-  if (outer * blocks == 1 && chunks >= 2) {  // few outputs: chunk the rows
+  int64_t row_chunk = fo::col_row_chunk(inner);
+  if (int64_t chunks = fo::col_chunks(p)) {  // few outputs: chunk the rows
     std::vector<Cell<ColAcc>> part(chunks * inner, start_value<ColAcc>(init));
     parallel_for(chunks, 2, [&](int64_t b, int64_t e) {
       for (int64_t c = b; c < e; ++c)
@@ -159,12 +114,9 @@ void fold(const T* x, T* y, const Plan& p, double init, Op op) {
                  c * row_chunk,
                  std::min(r, (c + 1) * row_chunk));
     });
-    for (int64_t i = 0; i < inner; ++i) {
-      ColAcc a = static_cast<ColAcc>(part[i]);
-      for (int64_t c = 1; c < chunks; ++c)
-        a = op(a, static_cast<ColAcc>(part[c * inner + i]));
-      y[i] = static_cast<T>(a);
-    }
+    for (int64_t i = 0; i < inner; ++i)
+      y[i] = static_cast<T>(
+          fo::combine_chunks<ColAcc>(part.data() + i, chunks, inner, op));
     return;
   }
   int64_t grain = std::max<int64_t>(
@@ -182,28 +134,13 @@ void fold(const T* x, T* y, const Plan& p, double init, Op op) {
   });
 }
 
-/// Whether [v] beats [best] for argmax/argmin: NaN is the extreme and the
-/// first one wins; ties keep the earlier index.
-template <bool kMax, class T>
-inline bool beats(T v, T best) {
-  if constexpr (std::is_floating_point_v<T>) {
-    if (best != best) return false;
-    if (v != v) return true;
-  }
-  return kMax ? v > best : v < best;
-}
+using fo::arg_beats;
 
 template <bool kMax, class T>
 void arg_kernel(const T* x, int64_t* y, const Plan& p) {
   if (p.inner == 1) {
-    for (int64_t o = 0; o < p.outer; ++o) {
-      const T* row = x + o * p.r;
-      T best = row[0];
-      int64_t bi = 0;
-      for (int64_t j = 1; j < p.r; ++j)
-        if (beats<kMax>(row[j], best)) best = row[j], bi = j;
-      y[o] = bi;
-    }
+    for (int64_t o = 0; o < p.outer; ++o)
+      y[o] = fo::arg_fold<kMax>(x + o * p.r, 1, p.r);
     return;
   }
   std::vector<Cell<T>> best(p.inner);
@@ -215,7 +152,7 @@ void arg_kernel(const T* x, int64_t* y, const Plan& p) {
     for (int64_t j = 1; j < p.r; ++j) {
       const T* row = first + j * p.inner;
       for (int64_t i = 0; i < p.inner; ++i)
-        if (beats<kMax>(row[i], static_cast<T>(best[i])))
+        if (arg_beats<kMax>(row[i], static_cast<T>(best[i])))
           best[i] = row[i], bi[i] = j;
     }
   }
@@ -224,28 +161,21 @@ void arg_kernel(const T* x, int64_t* y, const Plan& p) {
 template <class T>
 void reduce_typed(ReduceOp op, const Plan& p, Tensor& out) {
   const T* x = p.x.data<T>();
-  constexpr bool kFloat = std::is_floating_point_v<T>;
   // Floats sum rows in double (cheap, much more accurate); ints in i64.
-  using Wide = std::conditional_t<kFloat, double, int64_t>;
-  using Col = std::conditional_t<kFloat, T, int64_t>;
-  auto max_op = [](auto a, auto b) { return (b > a || b != b) ? b : a; };
-  auto min_op = [](auto a, auto b) { return (b < a || b != b) ? b : a; };
-  constexpr double lowest =
-      kFloat ? -std::numeric_limits<double>::infinity()
-             : static_cast<double>(std::numeric_limits<T>::lowest());
-  constexpr double highest =
-      kFloat ? std::numeric_limits<double>::infinity()
-             : static_cast<double>(std::numeric_limits<T>::max());
+  using Wide = fo::RowAcc<T>;
+  using Col = fo::ColAcc<T>;
+  fo::MaxOp max_op;
+  fo::MinOp min_op;
+  constexpr double lowest = fo::lowest_of<T>();
+  constexpr double highest = fo::highest_of<T>();
   switch (op) {
     case ReduceOp::Sum:
       if constexpr (!std::is_same_v<T, bool>)
-        fold<T, Wide, Col>(
-            x, out.data<T>(), p, 0.0, [](auto a, auto b) { return a + b; });
+        fold<T, Wide, Col>(x, out.data<T>(), p, 0.0, fo::AddOp{});
       return;
     case ReduceOp::Prod:
       if constexpr (!std::is_same_v<T, bool>)
-        fold<T, Wide, Col>(
-            x, out.data<T>(), p, 1.0, [](auto a, auto b) { return a * b; });
+        fold<T, Wide, Col>(x, out.data<T>(), p, 1.0, fo::MulOp{});
       return;
     case ReduceOp::Max:
       if constexpr (std::is_same_v<T, bool>)
@@ -271,15 +201,9 @@ void reduce_typed(ReduceOp op, const Plan& p, Tensor& out) {
       Tensor b = std::is_same_v<T, bool> ? p.x : cast(p.x, DType::Bool);
       const bool* bx = b.data<bool>();
       if (op == ReduceOp::Any)
-        fold<bool, bool, bool>(
-            bx, out.data<bool>(), p, 0.0, [](bool a, bool c) {
-              return a || c;
-            });
+        fold<bool, bool, bool>(bx, out.data<bool>(), p, 0.0, fo::OrOp{});
       else
-        fold<bool, bool, bool>(
-            bx, out.data<bool>(), p, 1.0, [](bool a, bool c) {
-              return a && c;
-            });
+        fold<bool, bool, bool>(bx, out.data<bool>(), p, 1.0, fo::AndOp{});
       return;
     }
   }
@@ -402,19 +326,10 @@ std::pair<Tensor, Tensor> sort(const Tensor& x, int axis, bool descending) {
         auto at = [&](int64_t j) { return col[j * s.inner]; };
         std::iota(order.begin(), order.end(), 0);
         // NaN sorts as the largest value (torch): last ascending, first
-        // descending.
-        if (descending)
-          std::stable_sort(
-              order.begin(), order.end(), [&](int64_t p, int64_t q) {
-                T a = at(p), b = at(q);
-                return b == b && (a != a || a > b);
-              });
-        else
-          std::stable_sort(
-              order.begin(), order.end(), [&](int64_t p, int64_t q) {
-                T a = at(p), b = at(q);
-                return a == a && (b != b || a < b);
-              });
+        // descending (fold_order::sorts_before, the CUDA sort's order too).
+        std::stable_sort(order.begin(), order.end(), [&](int64_t p, int64_t q) {
+          return fo::sorts_before(at(p), at(q), descending);
+        });
         for (int64_t j = 0; j < s.n; ++j)
           pi[(o * s.n + j) * s.inner + i] = order[j];
       }

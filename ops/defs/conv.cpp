@@ -422,7 +422,7 @@ Tensor adaptive_weights(int64_t n, int64_t h, const Tensor& like) {
     const int64_t lo = i * h / n, hi = ((i + 1) * h + n - 1) / n;
     for (int64_t j = lo; j < hi; ++j) v[i * h + j] = 1.0 / double(hi - lo);
   }
-  return Tensor::from_doubles({n, h}, v, like.dtype());
+  return Tensor::from_doubles({n, h}, v, like.dtype()).to(like.device());
 }
 
 // Each output averages a product of a row window and a column window, so

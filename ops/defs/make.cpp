@@ -173,7 +173,7 @@ std::vector<Tensor> tensor_fwd(ForwardCtx& ctx) {
   // tensor(2.0) is 0-d, as torch.tensor(2.0): a number, not a list.
   const Type& given = ctx.arg_type(0);
   if (given.kind == K::Int || given.kind == K::Float || given.kind == K::Bool)
-    return {Tensor::scalar(ctx.number(0), d)};
+    return {Tensor::scalar(ctx.number(0), d).to(ctx.device())};
   if (given.is_tensor() && given.rank() == 0) return {cast(ctx.tensor(0), d)};
   std::vector<Tensor> items;
   try {
@@ -183,12 +183,16 @@ std::vector<Tensor> tensor_fwd(ForwardCtx& ctx) {
     // nested list item reaches it as "not a number".
     fwd::value_error("needs the evaluator to convert nested list rows");
   }
-  if (items.empty()) return {Tensor::zeros({0}, d)};
+  if (items.empty()) return {Tensor::zeros({0}, d, ctx.device())};
   for (const Tensor& t : items)
     if (t.shape() != items[0].shape())
       fwd::shape_error("a nested list's rows differ in length: " +
                        shape_string(items[0].shape()) + " and " +
                        shape_string(t.shape()));
+  // Items are host scalars (numbers) or tensors already placed.
+  for (Tensor& t : items)
+    if (!needs_grad(t) && t.device().kind == Device::Kind::Cpu)
+      t = t.to(ctx.device());
   Tensor t = stack(items, 0);
   return {t.dtype() == d ? t : cast(t, d)};
 }
@@ -199,7 +203,7 @@ std::vector<Tensor> zeros_ones_fwd(ForwardCtx& ctx) {
     fwd::value_error(std::string(ctx.op_name()) +
                      "() without a type only initialises a model field");
   double v = is(ctx.op_name(), "ones") ? 1.0 : 0.0;
-  return {Tensor::full(ctx.shape_arg(0), v, ctx.dtype_arg(0))};
+  return {Tensor::full(ctx.shape_arg(0), v, ctx.dtype_arg(0), ctx.device())};
 }
 
 // full(T, v): v (a number or a 0-d tensor) broadcast to T.
@@ -207,6 +211,7 @@ std::vector<Tensor> full_fwd(ForwardCtx& ctx) {
   Shape s = ctx.shape_arg(0);
   DType d = ctx.dtype_arg(0);
   Tensor v = ctx.tensor(1);
+  if (!needs_grad(v)) v = v.to(ctx.device());  // a number, made here
   if (v.rank() != 0)
     fwd::shape_error("the value must be one number, not " +
                      shape_string(v.shape()));
@@ -214,7 +219,7 @@ std::vector<Tensor> full_fwd(ForwardCtx& ctx) {
 }
 
 std::vector<Tensor> arange_fwd(ForwardCtx& ctx) {
-  return {arange(ctx.size(0))};
+  return {arange(ctx.size(0), ctx.device())};
 }
 
 std::vector<Tensor> zeros_like_fwd(ForwardCtx& ctx) {
@@ -229,8 +234,8 @@ std::vector<Tensor> ones_like_fwd(ForwardCtx& ctx) {
 std::vector<Tensor> causal_fwd(ForwardCtx& ctx) {
   int64_t n = ctx.axis_size(0);
   int64_t m = ctx.axis_size(1);
-  Tensor rows = reshape(arange(n), {n, 1});
-  Tensor cols = reshape(arange(m), {1, m});
+  Tensor rows = reshape(arange(n, ctx.device()), {n, 1});
+  Tensor cols = reshape(arange(m, ctx.device()), {1, m});
   return {le(cols, rows)};
 }
 

@@ -206,7 +206,8 @@ std::vector<Tensor> dropout_fwd(ForwardCtx& ctx) {
   RandomStream s = ctx.random(2);
   if (p == 0) return {x};
   if (p == 1) return {mul(x, scalar_like(0, x))};
-  Tensor u = random_uniform(x.shape(), DType::F32, s.key, s.stream, s.offset);
+  Tensor u = random_uniform(
+      x.shape(), DType::F32, s.key, s.stream, s.offset, x.device());
   Tensor keep = cast(ge(u, Tensor::scalar(p, DType::F32)), x.dtype());
   return {mul(mul(x, keep), scalar_like(1.0 / (1.0 - p), x))};
 }

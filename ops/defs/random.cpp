@@ -53,8 +53,10 @@ std::vector<Tensor> rand_fwd(ForwardCtx& ctx) {
   DType dtype = ctx.dtype_arg(0);
   RandomStream s = ctx.random(1);
   if (std::strcmp(ctx.op_name(), "randn") == 0)
-    return {random_normal(shape, dtype, s.key, s.stream, s.offset)};
-  return {random_uniform(shape, dtype, s.key, s.stream, s.offset)};
+    return {
+        random_normal(shape, dtype, s.key, s.stream, s.offset, ctx.device())};
+  return {
+      random_uniform(shape, dtype, s.key, s.stream, s.offset, ctx.device())};
 }
 
 OpDef def(const char* name, const char* summary) {

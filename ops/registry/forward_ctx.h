@@ -62,6 +62,10 @@ class ForwardCtx {
   /// The next draw of this call (language.md, Randomness): dropout draws
   /// from the Train mode in param [mode_param]; rand/randn from seed=.
   virtual RandomStream random(size_t param) = 0;
+  /// Where a value this op makes from nothing goes (zeros(T), arange,
+  /// rand): the run's device (Note [Values on a GPU] in
+  /// interp/devices/one_device.cpp); the CPU by default.
+  virtual Device device() const { return {}; }
   /// A model argument's field (batch_norm's buffers), read and replaced.
   virtual Tensor model_field(size_t i, const std::string& path) = 0;
   virtual void set_model_field(size_t i,

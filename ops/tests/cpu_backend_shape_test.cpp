@@ -272,16 +272,25 @@ TEST_CASE("conv2d grads against finite differences (f64)", "[cpu]") {
 
 // ---------------------------------------------------------------- dispatch
 
-TEST_CASE("backend_for picks the CPU backend, and CUDA is a stub", "[cpu]") {
+TEST_CASE("backend_for picks the CPU backend, and CUDA loads or says why",
+          "[cpu]") {
   CHECK(std::string(backend_for(Device{}).name()) == "cpu");
   CHECK(&backend_for(Device{}) == &cpu_backend());
+  // Without the CUDA module (no toolkit at build time) the stub says so;
+  // with it, this binary (which does not export ss_ops's symbols to it,
+  // unlike ss) or a machine without a GPU says why it cannot load.
   try {
-    backend_for(Device{Device::Kind::Cuda, 0});
-    FAIL("expected a throw");
+    Backend& b = backend_for(Device{Device::Kind::Cuda, 0});
+    CHECK(std::string(b.name()) == "cuda");
   } catch (const std::runtime_error& e) {
-    CHECK(std::string(e.what()).find("built without CUDA") !=
-          std::string::npos);
+    std::string why = e.what();
+    INFO(why);
+    CHECK((why.find("built without CUDA") != std::string::npos ||
+           why.find("the CUDA backend could not be loaded from") !=
+               std::string::npos ||
+           why.find("no CUDA device answers") != std::string::npos));
+    CHECK_THROWS_AS(
+        Tensor::empty({2}, DType::F32, Device{Device::Kind::Cuda, 0}),
+        std::runtime_error);
   }
-  CHECK_THROWS_AS(Tensor::empty({2}, DType::F32, Device{Device::Kind::Cuda, 0}),
-                  std::runtime_error);
 }

@@ -204,9 +204,14 @@ def main():
     ap.add_argument("ss")
     ap.add_argument("--coverage", action="store_true")
     ap.add_argument("--filter", default="")
+    ap.add_argument("--devices", default="",
+                    help="run every row on these devices (cuda[0]: "
+                    "scripts/gpu_check.sh)")
     ap.add_argument("--jobs", type=int, default=2)
     args = ap.parse_args()
     ss = os.path.abspath(args.ss)
+    if args.devices:
+        os.environ["SS_OP_TABLE_DEVICES"] = args.devices  # ss_runner.run_ss
     if args.coverage:
         return coverage(ss)
     rows = [r for r in op_rows.ROWS if args.filter in r.label

@@ -19,8 +19,13 @@ def run_ss(ss, src, arrays):
         write_safetensors(os.path.join(d, "in.safetensors"), arrays)
         with open(os.path.join(d, "prog.ss"), "w") as f:
             f.write(src)
-        p = subprocess.run([ss, "run", "prog.ss"], cwd=d, capture_output=True,
-                           text=True, timeout=60)
+        # op_table.py --devices (the device check's cuda[0]: the same
+        # rows, the same torch oracle, on a GPU).
+        devices = os.environ.get("SS_OP_TABLE_DEVICES")
+        args = [ss, "run", "prog.ss"] + (["--devices", devices] if devices
+                                         else [])
+        p = subprocess.run(args, cwd=d, capture_output=True, text=True,
+                           timeout=60)
         if p.returncode != 0:
             return (f"ss run exited {p.returncode}:\n{p.stderr.strip()}\n"
                     f"--- prog.ss\n{src}")

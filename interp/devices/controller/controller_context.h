@@ -29,7 +29,11 @@ class ControllerContext : public Context {
                       const ast::Expr& e,
                       eval::Frame& f) override;
   void settle() override;
-  bool loads_on_workers() const override { return true; }
+  eval::Placement placement() const override {
+    eval::Placement p;
+    p.loads_on_workers = true;
+    return p;
+  }
 
  private:
   /// A worker fn called from a controller frame.

@@ -176,10 +176,13 @@ Value RankContext::join_result(const check::FnInfo& fn,
   return v;
 }
 
-std::optional<int64_t> RankContext::batch_share_start() const {
-  if (std::optional<int64_t> r = chunks_.chunk_row_start()) return r;
-  if (!d_.active() || d_.whole_batches()) return std::nullopt;
-  return d_.row_start;
+eval::Placement RankContext::placement() const {
+  eval::Placement p;
+  if (std::optional<int64_t> r = chunks_.chunk_row_start())
+    p.batch_share_start = r;
+  else if (d_.active() && !d_.whole_batches())
+    p.batch_share_start = d_.row_start;
+  return p;
 }
 
 std::optional<Value> RankContext::lower_reduction(eval::BuiltinCall& c) {

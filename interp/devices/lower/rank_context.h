@@ -45,7 +45,7 @@ class RankContext : public Context {
   /// the chunks (chunked_sites.h), else a reduction across the batch axis
   /// lowered (lowering.cpp), a host effect once.
   eval::Value run_op(eval::OpSite& s) override;
-  std::optional<int64_t> batch_share_start() const override;
+  eval::Placement placement() const override;
   std::optional<std::vector<ops::Tensor>> gradients(
       const ops::Tensor& loss,
       const std::vector<ops::Tensor>& leaves,

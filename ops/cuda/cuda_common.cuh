@@ -1,0 +1,156 @@
+#pragma once
+// Internal to ops/cuda's .cu files: error checks, the stream every kernel
+// runs on, device tensors, dtype dispatch and the grid-stride launcher.
+//
+// Conventions, as ops/cpu's (cpu_common.h): inputs are contiguous; half
+// types (bf16, f16) are widened to f32, computed, and rounded back once
+// (to_f32 / from_f32); a broken backend precondition is fail()'s
+// std::invalid_argument("[cuda <op>] ..."); a CUDA error is check()'s
+// std::runtime_error naming the call. Every kernel runs on stream(): the
+// host never waits inside a step (Note [One stream] in cuda_memory.cu).
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+
+#include "ops/core/host_device.h"
+#include "ops/cuda/cuda_index.h"
+#include "ops/cuda/cuda_kernels.h"
+
+namespace ss::ops::cuda {
+
+[[noreturn]] void fail(const char* op, const std::string& msg);
+/// Throws std::runtime_error("[cuda] <what>: <cuda's text>") unless ok.
+void check(cudaError_t e, const char* what);
+#define SS_CUDA_CHECK(expr) ::ss::ops::cuda::check((expr), #expr)
+/// After a launch: the launch's own error, if any, as check() reports it.
+void after_launch(const char* op);
+
+/// The compute stream of the current device (one per device).
+cudaStream_t stream();
+/// The device this thread computes on (cudaGetDevice).
+int current_device();
+/// An uninitialised tensor on the current device (the caching allocator's
+/// bytes: no cudaMalloc in a steady step).
+Tensor empty(const Shape& shape, DType dtype);
+/// Zeros on the current device (cudaMemsetAsync on stream()).
+Tensor zeros(const Shape& shape, DType dtype);
+
+/// Errors a kernel finds in its data (an integer division by zero, an
+/// index out of range) cannot throw: the kernel ORs its bit into one
+/// device word, which the host reads when it next waits for the stream
+/// anyway (a copy to the host, the step's end) and turns into the error
+/// (Note [Errors found on the device] in cuda_memory.cu).
+enum DeviceError : unsigned {
+  kIntegerDivisionByZero = 1u << 0,
+  kIndexOutOfRange = 1u << 1,
+  kLabelOutOfRange = 1u << 2,
+  kNegativeIntegerPower = 1u << 3,
+};
+/// The device word of the current device (pass it to the kernel).
+unsigned* device_error_word();
+
+inline bool is_half(DType d) {
+  return d == DType::BF16 || d == DType::F16;
+}
+/// A half tensor widened to f32 (any other tensor is returned as is).
+Tensor to_f32(const Tensor& x);
+/// An f32 tensor rounded to [to] (bf16/f16); other dtypes: cast.
+Tensor from_f32(const Tensor& x, DType to);
+
+/// Calls f(T{}) with T the C++ type of [d] (f32, f64, i32, i64, bool);
+/// half types are not dispatched here (callers widen them first).
+template <class F>
+decltype(auto) visit(DType d, const char* op, F&& f) {
+  switch (d) {
+    case DType::F32:
+      return f(float{});
+    case DType::F64:
+      return f(double{});
+    case DType::I32:
+      return f(int32_t{});
+    case DType::I64:
+      return f(int64_t{});
+    case DType::Bool:
+      return f(bool{});
+    default:
+      break;
+  }
+  fail(op, std::string("unsupported dtype ") + types::dtype_name(d));
+}
+
+/// Calls f(U{}) with U an unsigned integer of [d]'s element size (ops that
+/// only move bytes).
+template <class F>
+decltype(auto) visit_bytes(DType d, F&& f) {
+  switch (types::dtype_size(d)) {
+    case 1:
+      return f(uint8_t{});
+    case 2:
+      return f(uint16_t{});
+    case 4:
+      return f(uint32_t{});
+    default:
+      return f(uint64_t{});
+  }
+}
+
+constexpr int kThreads = 256;
+
+template <class F>
+__global__ void for_each_kernel(int64_t n, F f) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+       i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    f(i);
+}
+
+/// Runs f(i) for i in [0, n) on stream(), grid-stride (f: a __device__
+/// lambda or functor taking int64_t). [op] names the kernel in errors.
+template <class F>
+void for_each(int64_t n, const char* op, F f) {
+  if (n <= 0) return;
+  int64_t blocks = (n + kThreads - 1) / kThreads;
+  if (blocks > 65536) blocks = 65536;
+  for_each_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream()>>>(n,
+                                                                            f);
+  after_launch(op);
+}
+
+/// Row-major strided-batched products on stream() through cuBLAS (f32 in
+/// true f32, TF32 off; f64): for each of [batch] matrices,
+/// C = alpha * op(A) @ op(B) + beta * C with op(A) [M K], op(B) [K N];
+/// [lda] etc. are row-major leading dimensions and [stride_*] the elements
+/// between consecutive matrices (0: one matrix shared by the batch).
+/// cuda_matmul.cu.
+template <class T>
+void gemm(bool trans_a,
+          bool trans_b,
+          int64_t M,
+          int64_t N,
+          int64_t K,
+          T alpha,
+          const T* A,
+          int64_t lda,
+          int64_t stride_a,
+          const T* B,
+          int64_t ldb,
+          int64_t stride_b,
+          T beta,
+          T* C,
+          int64_t ldc,
+          int64_t stride_c,
+          int64_t batch);
+
+/// Typed device pointers of a tensor's bytes.
+template <class T>
+T* ptr(Tensor& t) {
+  return static_cast<T*>(t.raw());
+}
+template <class T>
+const T* ptr(const Tensor& t) {
+  return static_cast<const T*>(t.raw());
+}
+
+}  // namespace ss::ops::cuda

@@ -1,0 +1,353 @@
+// Note [Convolution on the GPU by columns]
+// The CUDA twin of cpu_conv.cpp: conv2d (NCHW) by im2col + cuBLAS products
+// (gemm<T>(), cuda_matmul.cu), group by group, with the same formulas:
+//   forward      y_bg  = K_g [Og, Cg kh kw] @ cols(x_bg) [Cg kh kw, H2 W2]
+//   grad input   gx_bg = col2im(K_g^T @ gy_bg)
+//   grad kernel  gK_g  = sum_b gy_bg @ cols(x_bg)^T
+// What differs is how the images are batched. The columns of a chunk of
+// images are built by one kernel, then each group's product runs once for
+// the whole chunk (a strided batch over images; forward and grad input),
+// or as ONE product over images x positions (grad kernel: gy's rows are
+// first laid out as [O, images * H2 W2] so that the sum over the batch is
+// the product's own sum, not a loop of accumulating launches). Chunks of
+// images bound the columns' scratch to kScratchBytes; grad kernel adds
+// chunk after chunk (beta = 1) in chunk order.
+//
+// col2im is a gather, not the CPU's scatter: one thread per input element
+// adds the column entries that read it, in a fixed (ki, kj) order, so the
+// sums are deterministic without atomics and no zeroing pass is needed
+// (an element no window reads gets 0).
+//
+// f32 and f64 natively; halves widened to f32 and rounded back once, as
+// the CPU's.
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "ops/cuda/cuda_common.cuh"
+
+namespace ss::ops::cuda {
+
+namespace {
+
+constexpr int64_t kScratchBytes = 256LL << 20;  // columns of one chunk
+
+/// cpu_conv.cpp's Geometry.
+struct Geometry {
+  int64_t B, C, H, W, O, kh, kw, H2, W2, G;
+  int64_t sh, sw, ph, pw, dh, dw;
+  int64_t cg() const { return C / G; }  // input channels per group
+  int64_t og() const { return O / G; }  // outputs per group
+  int64_t ckk() const { return cg() * kh * kw; }
+  int64_t hw2() const { return H2 * W2; }
+  int64_t rows() const { return C * kh * kw; }  // column rows, all groups
+};
+
+Geometry geometry(const Shape& x,
+                  const Shape& k,
+                  const ConvShape& cs,
+                  const char* op) {
+  if (x.size() != 4 || k.size() != 4) fail(op, "x and k must be 4-d (NCHW)");
+  const std::string bad = cs.invalid();
+  if (!bad.empty()) fail(op, bad);
+  Geometry g{x[0],
+             x[1],
+             x[2],
+             x[3],
+             k[0],
+             k[2],
+             k[3],
+             0,
+             0,
+             cs.groups,
+             cs.stride[0],
+             cs.stride[1],
+             cs.padding[0],
+             cs.padding[1],
+             cs.dilation[0],
+             cs.dilation[1]};
+  if (g.C % g.G != 0 || g.O % g.G != 0 || k[1] != g.C / g.G)
+    fail(op, "channels do not fit the groups");
+  g.H2 = cs.out(0, g.H, g.kh);
+  g.W2 = cs.out(1, g.W, g.kw);
+  if (g.H2 < 1 || g.W2 < 1) fail(op, "kernel larger than the padded input");
+  return g;
+}
+
+/// Images per chunk: as many as keep their columns within kScratchBytes.
+int64_t chunk_of(const Geometry& g, size_t item) {
+  int64_t per = std::max<int64_t>(g.rows() * g.hw2() * int64_t(item), 1);
+  return std::clamp<int64_t>(kScratchBytes / per, 1, std::max<int64_t>(g.B, 1));
+}
+
+template <class T>
+DType float_dtype() {
+  return sizeof(T) == 8 ? DType::F64 : DType::F32;
+}
+
+/// Columns of images [b0, b0 + bc): entry (b, row, p), row = (c kh + ki)
+/// kw + kj over all C channels (group gi's rows are [gi ckk, (gi+1) ckk),
+/// its channels being contiguous in x), p = oy W2 + ox, lands at
+/// cols[b * b_stride + row * r_stride + p]; zero where padding.
+template <class T>
+void im2col(const T* x,
+            T* cols,
+            const Geometry& g,
+            int64_t b0,
+            int64_t bc,
+            int64_t b_stride,
+            int64_t r_stride) {
+  const Geometry gg = g;
+  const int64_t rows = g.rows(), hw2 = g.hw2();
+  for_each(bc * rows * hw2, "conv2d im2col", [=] __device__(int64_t i) {
+    const int64_t p = i % hw2, row = i / hw2 % rows, b = i / (hw2 * rows);
+    const int64_t kj = row % gg.kw, ki = row / gg.kw % gg.kh;
+    const int64_t c = row / (gg.kw * gg.kh);
+    const int64_t oy = p / gg.W2, ox = p % gg.W2;
+    const int64_t iy = oy * gg.sh - gg.ph + ki * gg.dh;
+    const int64_t ix = ox * gg.sw - gg.pw + kj * gg.dw;
+    T v = T(0);
+    if (iy >= 0 && iy < gg.H && ix >= 0 && ix < gg.W)
+      v = x[(((b0 + b) * gg.C + c) * gg.H + iy) * gg.W + ix];
+    cols[b * b_stride + row * r_stride + p] = v;
+  });
+}
+
+/// The transpose of im2col (forward layout: image b's columns at b *
+/// rows hw2) into gx's images [b0, b0 + bc), as a gather: input (c, iy,
+/// ix) is read by window (oy, ox) through kernel tap (ki, kj) iff iy = oy
+/// sh - ph + ki dh and likewise for x; the taps are visited in (ki, kj)
+/// order, each element's sum written once.
+template <class T>
+void col2im(const T* cols, T* gx, const Geometry& g, int64_t b0, int64_t bc) {
+  const Geometry gg = g;
+  const int64_t image = g.C * g.H * g.W;
+  T* out = gx + b0 * image;
+  for_each(bc * image, "conv2d_grad_input col2im", [=] __device__(int64_t i) {
+    const int64_t ix = i % gg.W, iy = i / gg.W % gg.H;
+    const int64_t c = i / (gg.W * gg.H) % gg.C, b = i / image;
+    const int64_t hw2 = gg.H2 * gg.W2;
+    const T* col = cols + (b * gg.C + c) * gg.kh * gg.kw * hw2;
+    T sum = T(0);
+    for (int64_t ki = 0; ki < gg.kh; ++ki) {
+      const int64_t ty = iy + gg.ph - ki * gg.dh;  // = oy sh
+      if (ty < 0) break;                           // falls with ki
+      if (ty % gg.sh != 0 || ty / gg.sh >= gg.H2) continue;
+      const int64_t oy = ty / gg.sh;
+      for (int64_t kj = 0; kj < gg.kw; ++kj) {
+        const int64_t tx = ix + gg.pw - kj * gg.dw;
+        if (tx < 0) break;
+        if (tx % gg.sw != 0 || tx / gg.sw >= gg.W2) continue;
+        sum += col[(ki * gg.kw + kj) * hw2 + oy * gg.W2 + tx / gg.sw];
+      }
+    }
+    out[i] = sum;
+  });
+}
+
+/// gy's images [b0, b0 + bc) as [O, bc * hw2] (grad kernel's operand:
+/// the batch joins the positions, the product's sum axis).
+template <class T>
+void outputs_by_channel(
+    const T* gy, T* to, const Geometry& g, int64_t b0, int64_t bc) {
+  const int64_t O = g.O, hw2 = g.hw2();
+  for_each(bc * O * hw2, "conv2d_grad_kernel", [=] __device__(int64_t i) {
+    const int64_t p = i % hw2, b = i / hw2 % bc, o = i / (hw2 * bc);
+    to[i] = gy[((b0 + b) * O + o) * hw2 + p];
+  });
+}
+
+/// gemm<T>() with its empty edges taken here: nothing when the result is
+/// empty, C = beta C when the sum is (cuBLAS rejects the leading dimension
+/// of 0 that K = 0 gives an operand).
+template <class T>
+void product(bool ta,
+             bool tb,
+             int64_t M,
+             int64_t N,
+             int64_t K,
+             const T* A,
+             int64_t lda,
+             int64_t sa,
+             const T* B,
+             int64_t ldb,
+             int64_t sb,
+             T beta,
+             T* C,
+             int64_t ldc,
+             int64_t sc,
+             int64_t batch) {
+  if (M == 0 || N == 0 || batch == 0) return;
+  if (K == 0) {
+    for_each(batch * M * N, "conv2d", [=] __device__(int64_t i) {
+      int64_t b = i / (M * N), r = i / N % M, c = i % N;
+      T* x = C + b * sc + r * ldc + c;
+      *x = beta == T(0) ? T(0) : beta * *x;
+    });
+    return;
+  }
+  gemm<T>(
+      ta, tb, M, N, K, T(1), A, lda, sa, B, ldb, sb, beta, C, ldc, sc, batch);
+}
+
+template <class T>
+void forward(const Geometry& g, const T* x, const T* k, T* y) {
+  const int64_t chunk = chunk_of(g, sizeof(T));
+  const int64_t per = g.rows() * g.hw2();  // one image's columns
+  Tensor scratch = empty({chunk, g.rows(), g.hw2()}, float_dtype<T>());
+  T* cols = ptr<T>(scratch);
+  for (int64_t b0 = 0; b0 < g.B; b0 += chunk) {
+    const int64_t bc = std::min(chunk, g.B - b0);
+    im2col(x, cols, g, b0, bc, per, g.hw2());
+    for (int64_t gi = 0; gi < g.G; ++gi)
+      product<T>(false,
+                 false,
+                 g.og(),
+                 g.hw2(),
+                 g.ckk(),
+                 k + gi * g.og() * g.ckk(),
+                 g.ckk(),
+                 0,
+                 cols + gi * g.ckk() * g.hw2(),
+                 g.hw2(),
+                 per,
+                 T(0),
+                 y + (b0 * g.O + gi * g.og()) * g.hw2(),
+                 g.hw2(),
+                 g.O * g.hw2(),
+                 bc);
+  }
+}
+
+template <class T>
+void grad_input(const Geometry& g, const T* gy, const T* k, T* gx) {
+  const int64_t chunk = chunk_of(g, sizeof(T));
+  const int64_t per = g.rows() * g.hw2();
+  Tensor scratch = empty({chunk, g.rows(), g.hw2()}, float_dtype<T>());
+  T* cols = ptr<T>(scratch);
+  for (int64_t b0 = 0; b0 < g.B; b0 += chunk) {
+    const int64_t bc = std::min(chunk, g.B - b0);
+    // cols_g = K_g^T gy_bg for every image of the chunk at once.
+    for (int64_t gi = 0; gi < g.G; ++gi)
+      product<T>(true,
+                 false,
+                 g.ckk(),
+                 g.hw2(),
+                 g.og(),
+                 k + gi * g.og() * g.ckk(),
+                 g.ckk(),
+                 0,
+                 gy + (b0 * g.O + gi * g.og()) * g.hw2(),
+                 g.hw2(),
+                 g.O * g.hw2(),
+                 T(0),
+                 cols + gi * g.ckk() * g.hw2(),
+                 g.hw2(),
+                 per,
+                 bc);
+    col2im(cols, gx, g, b0, bc);
+  }
+}
+
+template <class T>
+void grad_kernel(const Geometry& g, const T* gy, const T* x, T* gk) {
+  const int64_t chunk = chunk_of(g, sizeof(T));
+  Tensor scratch = empty({g.rows(), chunk * g.hw2()}, float_dtype<T>());
+  Tensor gy_buf = empty({g.O, chunk * g.hw2()}, float_dtype<T>());
+  T* cols = ptr<T>(scratch);
+  T* gyc = ptr<T>(gy_buf);
+  for (int64_t b0 = 0; b0 < g.B; b0 += chunk) {
+    const int64_t bc = std::min(chunk, g.B - b0);
+    const int64_t L = bc * g.hw2();  // the sum: images x positions
+    // Columns as [rows, bc hw2]: image b's positions at b hw2 of a row.
+    im2col(x, cols, g, b0, bc, g.hw2(), L);
+    outputs_by_channel(gy, gyc, g, b0, bc);
+    // gK_g (+)= gy_g [og, L] @ cols_g^T [L, ckk].
+    for (int64_t gi = 0; gi < g.G; ++gi)
+      product<T>(false,
+                 true,
+                 g.og(),
+                 g.ckk(),
+                 L,
+                 gyc + gi * g.og() * L,
+                 L,
+                 0,
+                 cols + gi * g.ckk() * L,
+                 L,
+                 0,
+                 b0 == 0 ? T(0) : T(1),
+                 gk + gi * g.og() * g.ckk(),
+                 g.ckk(),
+                 0,
+                 1);
+  }
+}
+
+/// Runs f(T{}) for f32 / f64; other dtypes fail (halves are widened by
+/// the callers first).
+template <class F>
+void float_only(DType d, const char* op, F&& f) {
+  if (d == DType::F32) return f(float{});
+  if (d == DType::F64) return f(double{});
+  fail(op, std::string("needs a float dtype, got ") + types::dtype_name(d));
+}
+
+}  // namespace
+
+Tensor conv2d(const Tensor& x, const Tensor& k, const ConvShape& cs) {
+  if (is_half(x.dtype()))
+    return from_f32(conv2d(to_f32(x), to_f32(k), cs), x.dtype());
+  Geometry g = geometry(x.shape(), k.shape(), cs, "conv2d");
+  Tensor out = empty({g.B, g.O, g.H2, g.W2}, x.dtype());
+  float_only(x.dtype(), "conv2d", [&](auto tag) {
+    using T = decltype(tag);
+    if (out.numel() == 0) return;
+    forward<T>(g, ptr<T>(x), ptr<T>(k), ptr<T>(out));
+  });
+  return out;
+}
+
+Tensor conv2d_grad_input(const Tensor& gy,
+                         const Tensor& k,
+                         const Shape& x_shape,
+                         const ConvShape& cs) {
+  if (is_half(gy.dtype()))
+    return from_f32(conv2d_grad_input(to_f32(gy), to_f32(k), x_shape, cs),
+                    gy.dtype());
+  Geometry g = geometry(x_shape, k.shape(), cs, "conv2d_grad_input");
+  Tensor gx;
+  float_only(gy.dtype(), "conv2d_grad_input", [&](auto tag) {
+    using T = decltype(tag);
+    if (gy.numel() == 0) {  // no outputs (O = 0): nothing flows back
+      gx = zeros(x_shape, gy.dtype());
+      return;
+    }
+    gx = empty(x_shape, gy.dtype());  // col2im writes every element
+    grad_input<T>(g, ptr<T>(gy), ptr<T>(k), ptr<T>(gx));
+  });
+  return gx;
+}
+
+Tensor conv2d_grad_kernel(const Tensor& gy,
+                          const Tensor& x,
+                          const Shape& k_shape,
+                          const ConvShape& cs) {
+  if (is_half(gy.dtype()))
+    return from_f32(conv2d_grad_kernel(to_f32(gy), to_f32(x), k_shape, cs),
+                    gy.dtype());
+  Geometry g = geometry(x.shape(), k_shape, cs, "conv2d_grad_kernel");
+  Tensor gk;
+  float_only(gy.dtype(), "conv2d_grad_kernel", [&](auto tag) {
+    using T = decltype(tag);
+    if (gy.numel() == 0 || numel_of(k_shape) == 0) {  // an empty sum
+      gk = zeros(k_shape, gy.dtype());
+      return;
+    }
+    gk = empty(k_shape, gy.dtype());  // the first chunk's product sets it
+    grad_kernel<T>(g, ptr<T>(gy), ptr<T>(x), ptr<T>(gk));
+  });
+  return gk;
+}
+
+}  // namespace ss::ops::cuda

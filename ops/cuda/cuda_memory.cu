@@ -1,0 +1,318 @@
+// Device memory of the CUDA module: the caching allocator behind Storage
+// (ops/core/tensor.h's DeviceMemory), host<->device copies through pinned
+// buffers, the one compute stream of each device, and the device error word.
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ops/core/op_error.h"
+#include "ops/cuda/cuda_common.cuh"
+#include "ops/cuda/cuda_memory.h"
+
+namespace ss::ops::cuda {
+
+void fail(const char* op, const std::string& msg) {
+  throw std::invalid_argument(std::string("[cuda ") + op + "] " + msg);
+}
+
+void check(cudaError_t e, const char* what) {
+  if (e == cudaSuccess) return;
+  cudaGetLastError();  // clears a sticky launch error, where it is not fatal
+  throw std::runtime_error(std::string("[cuda] ") + what + ": " +
+                           cudaGetErrorString(e));
+}
+
+void after_launch(const char* op) {
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess)
+    throw std::runtime_error(std::string("[cuda ") + op +
+                             "] launch failed: " + cudaGetErrorString(e));
+}
+
+int current_device() {
+  int d = 0;
+  SS_CUDA_CHECK(cudaGetDevice(&d));
+  return d;
+}
+
+namespace {
+
+// Note [One stream]
+// Every kernel, product and copy of a device runs on that device's one
+// compute stream, in the order the evaluator issues them. So a block the
+// allocator takes back can be handed out again at once: whatever reads it
+// later is queued after whatever wrote it before (PyTorch's caching
+// allocator reasons the same way per stream, and records events only for
+// blocks used on a second stream; there is none here yet). The host waits
+// for the stream only where it needs a value: a copy to the host.
+//
+// Note [Size classes]
+// A training step asks for the same sizes every step, so exact reuse of
+// rounded sizes is enough for a steady step to call cudaMalloc never: up
+// to 1 MiB a request is rounded to 512 bytes, above it to 2 MiB, and a
+// freed block waits in its class's list for the next request of that
+// class. (PyTorch also splits large blocks and merges them back; a later
+// step can add that when memory, not calls, is what runs short.) When a
+// cudaMalloc fails, every cached block is freed and it is tried once more.
+
+constexpr size_t kSmall = 1 << 20;
+
+size_t size_class(size_t nbytes) {
+  if (nbytes == 0) nbytes = 1;
+  size_t q = nbytes <= kSmall ? 512 : (size_t(2) << 20);
+  return (nbytes + q - 1) / q * q;
+}
+
+struct DeviceState {
+  int index = 0;
+  cudaStream_t stream = nullptr;
+  unsigned* error_word = nullptr;
+  std::map<size_t, std::vector<void*>> free_blocks;  // by size class
+  // Two pinned staging buffers, each with the event of its last copy.
+  char* pinned[2] = {nullptr, nullptr};
+  cudaEvent_t pinned_done[2] = {nullptr, nullptr};
+  int next_pinned = 0;
+};
+
+constexpr size_t kPinnedBytes = size_t(8) << 20;
+
+class Memory final : public DeviceMemory {
+ public:
+  void* allocate(size_t nbytes, int index) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    DeviceState& d = device(index);
+    size_t cls = size_class(nbytes);
+    auto& list = d.free_blocks[cls];
+    void* p = nullptr;
+    if (!list.empty()) {
+      p = list.back();
+      list.pop_back();
+    } else {
+      cudaError_t e = cudaMalloc(&p, cls);
+      if (e == cudaErrorMemoryAllocation) {
+        cudaGetLastError();
+        free_cached(d);
+        e = cudaMalloc(&p, cls);
+      }
+      if (e == cudaErrorMemoryAllocation) {
+        cudaGetLastError();
+        throw std::bad_alloc();  // Tensor::empty says which tensor
+      }
+      check(e, "cudaMalloc");
+      stats_.device_mallocs++;
+      stats_.device_bytes += cls;
+    }
+    if (poison_)  // all-ones bytes: NaN in every float dtype
+      check(cudaMemsetAsync(p, 0xFF, cls, d.stream), "cudaMemsetAsync");
+    return p;
+  }
+
+  void release(void* p, size_t nbytes, int index) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    device(index).free_blocks[size_class(nbytes)].push_back(p);
+  }
+
+  void to_host(void* dst, const void* src, size_t nbytes, int index) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    DeviceState& d = device(index);
+    for (size_t done = 0; done < nbytes; done += kPinnedBytes) {
+      size_t n = std::min(kPinnedBytes, nbytes - done);
+      char* buf = staging(d);
+      check(cudaMemcpyAsync(buf,
+                            static_cast<const char*>(src) + done,
+                            n,
+                            cudaMemcpyDeviceToHost,
+                            d.stream),
+            "cudaMemcpyAsync (device to host)");
+      check(cudaStreamSynchronize(d.stream), "cudaStreamSynchronize");
+      std::memcpy(static_cast<char*>(dst) + done, buf, n);
+    }
+    raise_device_errors(d);
+  }
+
+  void from_host(void* dst,
+                 const void* src,
+                 size_t nbytes,
+                 int index) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    DeviceState& d = device(index);
+    // Double-buffered: the host fills one pinned buffer while the stream
+    // copies the other; the host waits only for a buffer's previous copy.
+    for (size_t done = 0; done < nbytes; done += kPinnedBytes) {
+      size_t n = std::min(kPinnedBytes, nbytes - done);
+      int k = d.next_pinned;
+      d.next_pinned ^= 1;
+      check(cudaEventSynchronize(d.pinned_done[k]), "cudaEventSynchronize");
+      std::memcpy(d.pinned[k], static_cast<const char*>(src) + done, n);
+      check(cudaMemcpyAsync(static_cast<char*>(dst) + done,
+                            d.pinned[k],
+                            n,
+                            cudaMemcpyHostToDevice,
+                            d.stream),
+            "cudaMemcpyAsync (host to device)");
+      check(cudaEventRecord(d.pinned_done[k], d.stream), "cudaEventRecord");
+    }
+  }
+
+  void on_device(void* dst,
+                 const void* src,
+                 size_t nbytes,
+                 int index) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    check(cudaMemcpyAsync(
+              dst, src, nbytes, cudaMemcpyDeviceToDevice, device(index).stream),
+          "cudaMemcpyAsync (device to device)");
+  }
+
+  DeviceState& device(int index) {
+    if (index < 0 || index >= static_cast<int>(devices_.size()))
+      throw std::runtime_error(
+          "[cuda] no device cuda:" + std::to_string(index) +
+          " (this machine has " + std::to_string(devices_.size()) + ")");
+    DeviceState& d = devices_[index];
+    if (!d.stream) set_up(d, index);
+    return d;
+  }
+
+  void start(int count) {
+    devices_.resize(count);
+    const char* p = std::getenv("SS_CUDA_POISON");
+    poison_ = p && *p && std::string(p) != "0";
+  }
+
+  MemoryStats stats() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return stats_;
+  }
+
+  std::mutex mu_;
+
+ private:
+  void set_up(DeviceState& d, int index) {
+    d.index = index;
+    check(cudaSetDevice(index), "cudaSetDevice");
+    check(cudaStreamCreateWithFlags(&d.stream, cudaStreamNonBlocking),
+          "cudaStreamCreateWithFlags");
+    check(cudaMalloc(&d.error_word, sizeof(unsigned)), "cudaMalloc");
+    check(cudaMemsetAsync(d.error_word, 0, sizeof(unsigned), d.stream),
+          "cudaMemsetAsync");
+    for (int k = 0; k < 2; ++k) {
+      check(cudaMallocHost(&d.pinned[k], kPinnedBytes), "cudaMallocHost");
+      check(cudaEventCreateWithFlags(&d.pinned_done[k], cudaEventDisableTiming),
+            "cudaEventCreate");
+    }
+  }
+
+  char* staging(DeviceState& d) {
+    // The host is about to wait for the whole stream anyway.
+    check(cudaEventSynchronize(d.pinned_done[0]), "cudaEventSynchronize");
+    return d.pinned[0];
+  }
+
+  // Note [Errors found on the device]
+  // A kernel that meets an integer division by zero or an index out of
+  // range cannot throw; it ORs a bit into its device's error word and
+  // writes a harmless value. The word is read wherever the host waits for
+  // the stream anyway (every copy to the host: a printed value, a loss
+  // read at a step's end), so a step never stops to ask; the error then
+  // names what happened, not where: the evaluator's own checks (ops/api)
+  // name the `.ss` line before a kernel ever sees such a value.
+  void raise_device_errors(DeviceState& d) {
+    unsigned word = 0;
+    check(cudaMemcpy(&word, d.error_word, sizeof word, cudaMemcpyDeviceToHost),
+          "cudaMemcpy (error word)");
+    if (!word) return;
+    check(cudaMemset(d.error_word, 0, sizeof word), "cudaMemset");
+    if (word & kIntegerDivisionByZero)
+      throw OpError(OpError::Kind::Value, "integer division by zero");
+    if (word & kNegativeIntegerPower)
+      throw OpError(OpError::Kind::Value,
+                    "integers to negative integer powers are not allowed");
+    if (word & kLabelOutOfRange)
+      throw OpError(OpError::Kind::Value, "a class label out of range");
+    throw OpError(OpError::Kind::Value, "an index out of range");
+  }
+
+  void free_cached(DeviceState& d) {
+    check(cudaStreamSynchronize(d.stream), "cudaStreamSynchronize");
+    for (auto& [cls, list] : d.free_blocks) {
+      for (void* p : list) {
+        cudaFree(p);
+        stats_.device_bytes -= cls;
+      }
+      list.clear();
+    }
+  }
+
+  std::vector<DeviceState> devices_;
+  bool poison_ = false;
+  MemoryStats stats_;
+};
+
+Memory& memory() {
+  static Memory* m = new Memory();  // lives past exit's destructors
+  return *m;
+}
+
+}  // namespace
+
+void start_memory(int device_count) {
+  memory().start(device_count);
+  set_device_memory(ss::ops::Device::Kind::Cuda, &memory());
+}
+
+MemoryStats memory_stats() {
+  return memory().stats();
+}
+
+cudaStream_t stream() {
+  Memory& m = memory();
+  std::lock_guard<std::mutex> lock(m.mu_);
+  return m.device(current_device()).stream;
+}
+
+unsigned* device_error_word() {
+  Memory& m = memory();
+  std::lock_guard<std::mutex> lock(m.mu_);
+  return m.device(current_device()).error_word;
+}
+
+void synchronize() {
+  check(cudaStreamSynchronize(stream()), "cudaStreamSynchronize");
+}
+
+Tensor empty(const Shape& shape, DType dtype) {
+  return Tensor::empty(
+      shape,
+      dtype,
+      ss::ops::Device{ss::ops::Device::Kind::Cuda, current_device()});
+}
+
+Tensor zeros(const Shape& shape, DType dtype) {
+  Tensor t = empty(shape, dtype);
+  if (t.nbytes())
+    check(cudaMemsetAsync(t.raw(), 0, t.nbytes(), stream()), "cudaMemsetAsync");
+  return t;
+}
+
+}  // namespace ss::ops::cuda
+
+extern "C" {
+/// The allocator's counters (ss_cuda_tests reads them through dlsym: a
+/// steady step must call cudaMalloc never).
+void ss_cuda_memory_stats(unsigned long long* mallocs,
+                          unsigned long long* bytes) {
+  auto s = ss::ops::cuda::memory_stats();
+  *mallocs = s.device_mallocs;
+  *bytes = s.device_bytes;
+}
+}

@@ -1,0 +1,21 @@
+#pragma once
+// The CUDA module's memory (cuda_memory.cu): started once by the module's
+// entry (cuda_backend.cu), then every device Storage comes from it.
+
+#include <cstdint>
+
+namespace ss::ops::cuda {
+
+struct MemoryStats {
+  uint64_t device_mallocs = 0;  // cudaMalloc calls so far
+  uint64_t device_bytes = 0;    // bytes held from the device, cached too
+};
+
+/// Sets up the allocator for [device_count] devices and registers it as
+/// CUDA's DeviceMemory (ops/core/tensor.h).
+void start_memory(int device_count);
+MemoryStats memory_stats();
+/// Waits for the current device's stream (benchmarks, the step's end).
+void synchronize();
+
+}  // namespace ss::ops::cuda

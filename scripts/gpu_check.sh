@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# The device check of the CUDA backend (issue 31): one prepared run on a
+# lent GPU machine, which has the NVIDIA driver, CUDA 13, cuBLAS and torch
+# but none of Debian's libraries. Everything is built here; this script
+# packs the build and the libraries it needs (`pack`), and the device runs
+# it (`run`), writing its results to $OUT as one short table.
+#
+#   scripts/gpu_check.sh pack   # here: build/ -> .gpu/ (ignored, carried)
+#   scripts/gpu_check.sh run    # there: unpack, check, time; $OUT/table
+#
+# What `run` proves, each a row of the table (its full log a file under
+# $OUT): 0. the machine (GPU, driver, clocks); 1. ss_cuda_tests, every
+# primitive of the CUDA backend against the CPU backend on random inputs of
+# odd shapes in every dtype, device bytes poisoned with NaN first (AdamW,
+# SGD, Philox and the moves bit-equal); 2. `ss conformance` with each case
+# on `cuda[0]` against its run on `cpu`; 3. the torch op table on
+# `cuda[0]` (forward and VJP of every builtin against torch in f64: f64
+# rows to 1e-10, f32 rows to 1e-5); 4. timings of the README MLP step on
+# the GPU against torch 2.x's on the same GPU (bench/compare_gpu.py).
+set -uo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+pack() {
+  set -e
+  local dir=.gpu
+  grep -qx '/.gpu/' .git/info/exclude 2>/dev/null ||
+    echo '/.gpu/' >>.git/info/exclude
+  rm -rf "$dir" && mkdir -p "$dir/bin" "$dir/lib"
+  cp build/ss build/ss_cuda_tests build/libss_cuda.so "$dir/bin/"
+  # Debian's libraries the binaries need that the device's image lacks
+  # (not the CUDA ones, not glibc's or libstdc++'s: the image's are newer).
+  ldd build/ss build/ss_cuda_tests build/libss_cuda.so | awk '$3 ~ /^\// {print $3}' |
+    sort -u | grep -v -E '/((libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s)\.so|ld-linux|libcu|libnccl|libnv)[^/]*$' |
+    while read -r lib; do cp -L "$lib" "$dir/lib/"; done
+  (cd "$dir" && tar cJf bundle.tar.xz bin lib && rm -rf bin lib)
+  ls -l "$dir"
+}
+
+row() { printf '| %-38s | %-6s | %s |\n' "$1" "$2" "$3" >>"$OUT/table"; }
+
+run() {
+  : "${OUT:?run it through the device tool: OUT is its results folder}"
+  local work=/tmp/ss_gpu
+  rm -rf "$work" && mkdir -p "$work"
+  tar xJf .gpu/bundle.tar.xz -C "$work"
+  # The CUDA libraries: the toolkit's, else the ones torch's wheels carry.
+  local cudalibs=/usr/local/cuda/lib64
+  for d in $(python3 -c 'import nvidia, os; p = os.path.dirname(nvidia.__path__[0]); print(" ".join(os.path.join(r) for r, _, fs in os.walk(os.path.join(p, "nvidia")) if any(f.startswith(("libcublas", "libnccl", "libcudart")) for f in fs)))' 2>/dev/null); do
+    cudalibs="$cudalibs:$d"
+  done
+  export LD_LIBRARY_PATH="$work/lib:$cudalibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  export SS_CUDA_MODULE="$work/bin/libss_cuda.so"
+  printf '| %-38s | %-6s | %s |\n' step result detail >"$OUT/table"
+  printf '|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..40})" "--------" "---" >>"$OUT/table"
+
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem \
+    --format=csv,noheader >"$OUT/gpu.txt" 2>&1
+  row "GPU" "-" "$(head -1 "$OUT/gpu.txt")"
+
+  local rc
+  (cd "$work" && timeout 90 ./bin/ss_cuda_tests --reporter compact \
+     --durations yes "[cuda]") >"$OUT/ss_cuda_tests.log" 2>&1
+  rc=$?
+  local summary
+  summary=$(grep -E '^(Passed|Failed)|test cases' "$OUT/ss_cuda_tests.log" | tail -1)
+  row "ss_cuda_tests (every primitive vs cpu)" \
+    "$([[ $rc == 0 ]] && echo pass || echo FAIL)" "rc=$rc; $summary"
+  grep -E 'FAILED|failed' "$OUT/ss_cuda_tests.log" | head -20 >"$OUT/failures.txt"
+
+  # 2. The conformance suite, each case on cuda[0] against cpu (the
+  # several-device lists are CPU workers' and are not run here).
+  timeout 150 "$work/bin/ss" conformance conformance --devices cpu --devices 'cuda[0]' \
+    --exclude '*spmd*' >"$OUT/conformance.log" 2>&1
+  rc=$?
+  row "ss conformance, cuda[0] against cpu" \
+    "$([[ $rc == 0 ]] && echo pass || echo FAIL)" \
+    "rc=$rc; $(tail -1 "$OUT/conformance.log")"
+  grep -E 'FAIL' "$OUT/conformance.log" | head -20 >>"$OUT/failures.txt"
+
+  # 3. The torch op table on cuda[0].
+  timeout 120 python3 tests/torch/op_table.py "$work/bin/ss" --devices 'cuda[0]' \
+    --jobs 12 >"$OUT/op_table.log" 2>&1
+  rc=$?
+  row "torch op table on cuda[0]" \
+    "$([[ $rc == 0 ]] && echo pass || echo FAIL)" \
+    "rc=$rc; $(tail -1 "$OUT/op_table.log")"
+  grep -E 'FAIL|differ' "$OUT/op_table.log" | head -20 >>"$OUT/failures.txt"
+
+  # 4. Timings (bench/compare_gpu.py's table, appended as it is).
+  timeout 200 python3 bench/compare_gpu.py --ss "$work/bin/ss" --runs 3 \
+    >"$OUT/compare_gpu.log" 2>&1
+  rc=$?
+  row "README MLP step timings (compare_gpu)" \
+    "$([[ $rc == 0 ]] && echo ran || echo FAIL)" "rc=$rc; below"
+  grep '^|' "$OUT/compare_gpu.log" >>"$OUT/timings.md"
+
+  echo
+  cat "$OUT/table"
+  [[ -s "$OUT/timings.md" ]] && { echo; cat "$OUT/timings.md"; }
+  [[ -s "$OUT/failures.txt" ]] && { echo; echo "first failures:"; head -20 "$OUT/failures.txt"; }
+  return 0
+}
+
+case "${1:-}" in
+  pack) pack ;;
+  run) run ;;
+  *) echo "usage: scripts/gpu_check.sh pack|run" >&2; exit 64 ;;
+esac
