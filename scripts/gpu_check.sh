@@ -79,8 +79,8 @@ run() {
   grep -E 'FAIL' "$OUT/conformance.log" | head -20 >>"$OUT/failures.txt"
 
   # 3. The torch op table on cuda[0].
-  timeout 120 python3 tests/torch/op_table.py "$work/bin/ss" --devices 'cuda[0]' \
-    --jobs 12 >"$OUT/op_table.log" 2>&1
+  timeout 300 python3 tests/torch/op_table.py "$work/bin/ss" --devices 'cuda[0]' \
+    --jobs 16 >"$OUT/op_table.log" 2>&1
   rc=$?
   row "torch op table on cuda[0]" \
     "$([[ $rc == 0 ]] && echo pass || echo FAIL)" \

@@ -261,9 +261,19 @@ struct BatchCursor : Cursor {
       walk = g_next_walk.fetch_add(1);
       return;
     }
+    // Built on the host and placed where the run computes (Note [Values
+    // on a GPU] in interp/devices/one_device.cpp) by the loader threads,
+    // so a GPU's upload runs beside the step (Note [Uploads off the step]
+    // in ops/cuda/cuda_memory.cu); on the CPU the batch stays as it is.
     loader = std::make_unique<Prefetcher>(
-        0, total, bv->threads, [bv = bv, ord = ord](int64_t k) {
-          return bv->make_batch(*ord, k);
+        0,
+        total,
+        bv->threads,
+        [bv = bv, ord = ord, device = placement_of(i).device](int64_t k) {
+          std::shared_ptr<RecordValue> r = bv->make_batch(*ord, k);
+          if (device.kind != ops::Device::Kind::Cpu)
+            for (auto& [name, t] : r->fields) t = t.to(device);
+          return r;
         });
   }
 
@@ -300,13 +310,7 @@ struct BatchCursor : Cursor {
     }
     if (loader->next_index() >= total) return false;
     try {
-      std::shared_ptr<RecordValue> r = loader->take();
-      // Built on the host, placed where the run computes (Note [Values on
-      // a GPU] in interp/devices/one_device.cpp); on the CPU, as it is.
-      if (ops::Device d = placement_of(*in).device;
-          d.kind != ops::Device::Kind::Cpu)
-        for (auto& [name, t] : r->fields) t = t.to(d);
-      out = Value::object(Value::Kind::Record, std::move(r));
+      out = Value::object(Value::Kind::Record, loader->take());
       return true;
     } catch (const DataError& e) {
       // A bad item of a streamed dataset, found as its batch loaded (here

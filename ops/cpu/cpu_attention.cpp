@@ -37,6 +37,7 @@
 #include <limits>
 #include <vector>
 
+#include "ops/backend/primitive_checks.h"
 #include "ops/cpu/cpu_common.h"
 #include "ops/cpu/cpu_rows.h"
 #include "ops/cpu/cpu_threads.h"
@@ -60,36 +61,8 @@ void key_tiles(int64_t kend, int64_t kc, F f) {
   for (int64_t j0 = 0; j0 < kend; j0 += kc) f(j0, std::min(kc, kend - j0));
 }
 
-/// The shapes of one call: B matrices, q [n d], k [t d], v [t e].
-struct Dims {
-  int64_t B, n, t, d, e;
-  /// Keys row i can see.
-  int64_t visible(int64_t i, bool causal) const {
-    return causal ? std::min(t, i + 1) : t;
-  }
-};
-
-Dims dims_of(const Tensor& q, const Tensor& k, const Tensor& v) {
-  const char* op = "attention";
-  if (q.rank() < 2 || k.rank() != q.rank() || v.rank() != q.rank())
-    fail(op, "q, k and v need the same rank, at least 2");
-  if (q.dtype() != k.dtype() || q.dtype() != v.dtype())
-    fail(op, "q, k and v need one dtype");
-  if (q.dtype() != DType::F32 && q.dtype() != DType::F64)
-    fail(op, "the fused kernel takes f32 or f64");
-  const Shape &qs = q.shape(), &ks = k.shape(), &vs = v.shape();
-  size_t r = qs.size();
-  for (size_t i = 0; i + 2 < r; ++i)
-    if (ks[i] != qs[i] || vs[i] != qs[i])
-      fail(op, "q, k and v need the same leading axes");
-  Dims m{1, qs[r - 2], ks[r - 2], qs[r - 1], vs[r - 1]};
-  for (size_t i = 0; i + 2 < r; ++i) m.B *= qs[i];
-  if (ks[r - 1] != m.d || vs[r - 2] != m.t)
-    fail(op,
-         "k needs q's last axis and v k's rows: " + shape_string(qs) + ", " +
-             shape_string(ks) + ", " + shape_string(vs));
-  return m;
-}
+/// The shapes of one call (checked as the CUDA backend checks them).
+using Dims = backend::AttentionDims;
 
 /// The scores of rows [i0, i0 + rows) against keys [0, kend) into S
 /// (ld kend): scale * q k^T, in tiles of kc keys.
@@ -306,12 +279,10 @@ std::array<Tensor, 2> attention(const Tensor& q,
                                 const Tensor& v,
                                 double scale,
                                 bool causal) {
-  Dims m = dims_of(q, k, v);
-  Shape os = q.shape();
-  os.back() = m.e;
-  Shape ls(q.shape().begin(), q.shape().end() - 1);
-  Tensor o = Tensor::empty(os, q.dtype());
-  Tensor lse = Tensor::empty(ls, q.dtype());
+  Dims m = backend::attention_dims(q, k, v, kBackend);
+  const backend::AttentionShapes shapes = backend::attention_shapes(q, m);
+  Tensor o = Tensor::empty(shapes.out, q.dtype());
+  Tensor lse = Tensor::empty(shapes.lse, q.dtype());
   if (o.numel() == 0) return {o, lse};
   visit_float(q.dtype(), "attention", [&](auto t) {
     using T = decltype(t);
@@ -335,9 +306,8 @@ std::array<Tensor, 3> attention_backward(const Tensor& go,
                                          const Tensor& lse,
                                          double scale,
                                          bool causal) {
-  Dims m = dims_of(q, k, v);
-  if (go.shape() != o.shape() || go.dtype() != q.dtype())
-    fail("attention", "the cotangent needs the output's shape and dtype");
+  Dims m = backend::attention_dims(q, k, v, kBackend);
+  backend::check_attention_cotangent(go, o, q, kBackend);
   Tensor dq = Tensor::empty(q.shape(), q.dtype());
   Tensor dk = Tensor::empty(k.shape(), k.dtype());
   Tensor dv = Tensor::empty(v.shape(), v.dtype());

@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "ops/backend/backend.h"
+#include "ops/backend/dtype_dispatch.h"
+#include "ops/backend/strides.h"
 #include "ops/cpu/cpu_threads.h"
 
 namespace ss::ops::cpu {
@@ -23,71 +25,33 @@ namespace ss::ops::cpu {
 /// precondition (callers in ops/api.cpp check user errors first).
 [[noreturn]] void fail(const char* op, const std::string& msg);
 
-inline bool is_half(DType d) {
-  return d == DType::BF16 || d == DType::F16;
-}
+/// The name in this backend's errors ("[cpu <op>] ...").
+constexpr const char* kBackend = "cpu";
+
+// Dtype dispatch, strides and axis splits are shared with the CUDA backend
+// (ops/backend/dtype_dispatch.h, ops/backend/strides.h).
+using backend::AxisSplit;
+using backend::broadcast_strides;
+using backend::contiguous_strides;
+using backend::is_half;
+using backend::split_at;
+using backend::visit_bytes;
+
 /// A half tensor widened to f32 (any other tensor is returned as is).
 Tensor to_f32(const Tensor& x);
 /// An f32 tensor rounded to [to] (bf16/f16); other dtypes: cast.
 Tensor from_f32(const Tensor& x, DType to);
 
-/// Calls f(T{}) with T the C++ type of [d] (f32, f64, i32, i64, bool);
-/// half types are not dispatched here (callers widen them first).
+/// backend::visit with this backend's errors: f(T{}) for f32, f64, i32,
+/// i64 and bool (halves are widened first).
 template <class F>
 decltype(auto) visit(DType d, const char* op, F&& f) {
-  switch (d) {
-    case DType::F32:
-      return f(float{});
-    case DType::F64:
-      return f(double{});
-    case DType::I32:
-      return f(int32_t{});
-    case DType::I64:
-      return f(int64_t{});
-    case DType::Bool:
-      return f(bool{});
-    default:
-      break;
-  }
-  fail(op, std::string("unsupported dtype ") + types::dtype_name(d));
+  return backend::visit(d, kBackend, op, std::forward<F>(f));
 }
 
-/// Calls f(U{}) with U an unsigned integer of [d]'s element size (for ops
-/// that only move bytes).
-template <class F>
-decltype(auto) visit_bytes(DType d, F&& f) {
-  switch (types::dtype_size(d)) {
-    case 1:
-      return f(uint8_t{});
-    case 2:
-      return f(uint16_t{});
-    case 4:
-      return f(uint32_t{});
-    default:
-      return f(uint64_t{});
-  }
-}
-
-/// Row-major (contiguous) strides in elements.
-std::vector<int64_t> strides_of(const Shape& shape);
 /// numpy broadcasting of two shapes (ops/core/broadcast.h), or fail()'s
 /// error naming [op].
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
-/// Strides that read [in] (right-aligned) as if broadcast to [out]:
-/// 0 on broadcast axes.
-std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out);
-
-/// [shape] seen as [outer, shape[axis], inner].
-struct AxisSplit {
-  int64_t outer = 1, n = 1, inner = 1;
-};
-inline AxisSplit split_at(const Shape& shape, int axis) {
-  AxisSplit s;
-  for (int i = 0; i < axis; ++i) s.outer *= shape[i];
-  s.n = shape[axis];
-  for (size_t i = axis + 1; i < shape.size(); ++i) s.inner *= shape[i];
-  return s;
-}
 
 /// Walks [shape] row by row (its last axis), for K operands with their
 /// own strides: f(offsets, row_length, last_axis_strides). A 0-d shape is
@@ -139,7 +103,7 @@ template <size_t K>
 std::pair<Shape, std::array<std::vector<int64_t>, K + 1>> broadcast_walk(
     const Shape& out, const std::array<const Shape*, K>& ins) {
   std::array<std::vector<int64_t>, K + 1> full;
-  full[0] = strides_of(out);
+  full[0] = contiguous_strides(out);
   for (size_t k = 0; k < K; ++k) full[k + 1] = broadcast_strides(*ins[k], out);
   Shape shape;
   std::array<std::vector<int64_t>, K + 1> st;

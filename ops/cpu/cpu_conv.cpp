@@ -9,52 +9,15 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "ops/backend/primitive_checks.h"
 #include "ops/cpu/cpu_common.h"
 
 namespace ss::ops::cpu {
 
 namespace {
 
-struct Geometry {
-  int64_t B, C, H, W, O, kh, kw, H2, W2, G;
-  int64_t sh, sw, ph, pw, dh, dw;
-  int64_t cg() const { return C / G; }  // input channels per group
-  int64_t og() const { return O / G; }  // outputs per group
-  int64_t ckk() const { return cg() * kh * kw; }
-  int64_t hw2() const { return H2 * W2; }
-  int64_t image() const { return C * H * W; }
-};
-
-Geometry geometry(const Shape& x,
-                  const Shape& k,
-                  const ConvShape& cs,
-                  const char* op) {
-  if (x.size() != 4 || k.size() != 4) fail(op, "x and k must be 4-d (NCHW)");
-  const std::string bad = cs.invalid();
-  if (!bad.empty()) fail(op, bad);
-  Geometry g{x[0],
-             x[1],
-             x[2],
-             x[3],
-             k[0],
-             k[2],
-             k[3],
-             0,
-             0,
-             cs.groups,
-             cs.stride[0],
-             cs.stride[1],
-             cs.padding[0],
-             cs.padding[1],
-             cs.dilation[0],
-             cs.dilation[1]};
-  if (g.C % g.G != 0 || g.O % g.G != 0 || k[1] != g.C / g.G)
-    fail(op, "channels do not fit the groups");
-  g.H2 = cs.out(0, g.H, g.kh);
-  g.W2 = cs.out(1, g.W, g.kw);
-  if (g.H2 < 1 || g.W2 < 1) fail(op, "kernel larger than the padded input");
-  return g;
-}
+// The checks and sizes are the CUDA backend's too (primitive_checks.h).
+using Geometry = backend::ConvGeometry;
 
 /// cols [Cg·kh·kw, H2·W2] from one group's channels [Cg, H, W]; zeros
 /// where padding.
@@ -101,14 +64,6 @@ void col2im(const T* cols, T* x, const Geometry& g) {
       }
 }
 
-/// Runs f(T{}) for f32/f64 after widening halves; rounds the result back.
-template <class F>
-Tensor float_only(DType d, const char* op, F&& f) {
-  if (d == DType::F32) return f(float{});
-  if (d == DType::F64) return f(double{});
-  fail(op, std::string("needs a float dtype, got ") + types::dtype_name(d));
-}
-
 // Offsets of image b's group gi: its channels in x, its outputs in y, its
 // kernel rows.
 int64_t x_at(const Geometry& g, int64_t b, int64_t gi) {
@@ -126,31 +81,33 @@ int64_t k_at(const Geometry& g, int64_t gi) {
 Tensor conv2d(const Tensor& x, const Tensor& k, const ConvShape& cs) {
   if (is_half(x.dtype()))
     return from_f32(conv2d(to_f32(x), to_f32(k), cs), x.dtype());
-  Geometry g = geometry(x.shape(), k.shape(), cs, "conv2d");
+  Geometry g =
+      backend::conv_geometry(x.shape(), k.shape(), cs, kBackend, "conv2d");
   Tensor out = Tensor::empty({g.B, g.O, g.H2, g.W2}, x.dtype());
-  return float_only(x.dtype(), "conv2d", [&](auto tag) {
-    using T = decltype(tag);
-    if (out.numel() == 0) return out;
-    std::vector<T> cols(g.ckk() * g.hw2());
-    for (int64_t b = 0; b < g.B; ++b)
-      for (int64_t gi = 0; gi < g.G; ++gi) {
-        im2col(x.data<T>() + x_at(g, b, gi), cols.data(), g);
-        gemm<T>(false,
-                false,
-                g.og(),
-                g.hw2(),
-                g.ckk(),
-                T(1),
-                k.data<T>() + k_at(g, gi),
-                g.ckk(),
-                cols.data(),
-                g.hw2(),
-                T(0),
-                out.data<T>() + y_at(g, b, gi),
-                g.hw2());
-      }
-    return out;
-  });
+  return backend::visit_conv_float(
+      x.dtype(), kBackend, "conv2d", [&](auto tag) {
+        using T = decltype(tag);
+        if (out.numel() == 0) return out;
+        std::vector<T> cols(g.ckk() * g.hw2());
+        for (int64_t b = 0; b < g.B; ++b)
+          for (int64_t gi = 0; gi < g.G; ++gi) {
+            im2col(x.data<T>() + x_at(g, b, gi), cols.data(), g);
+            gemm<T>(false,
+                    false,
+                    g.og(),
+                    g.hw2(),
+                    g.ckk(),
+                    T(1),
+                    k.data<T>() + k_at(g, gi),
+                    g.ckk(),
+                    cols.data(),
+                    g.hw2(),
+                    T(0),
+                    out.data<T>() + y_at(g, b, gi),
+                    g.hw2());
+          }
+        return out;
+      });
 }
 
 Tensor conv2d_grad_input(const Tensor& gy,
@@ -160,31 +117,33 @@ Tensor conv2d_grad_input(const Tensor& gy,
   if (is_half(gy.dtype()))
     return from_f32(conv2d_grad_input(to_f32(gy), to_f32(k), x_shape, cs),
                     gy.dtype());
-  Geometry g = geometry(x_shape, k.shape(), cs, "conv2d_grad_input");
+  Geometry g = backend::conv_geometry(
+      x_shape, k.shape(), cs, kBackend, "conv2d_grad_input");
   Tensor gx = Tensor::zeros(x_shape, gy.dtype());
-  return float_only(gy.dtype(), "conv2d_grad_input", [&](auto tag) {
-    using T = decltype(tag);
-    if (gy.numel() == 0) return gx;
-    std::vector<T> cols(g.ckk() * g.hw2());
-    for (int64_t b = 0; b < g.B; ++b)
-      for (int64_t gi = 0; gi < g.G; ++gi) {
-        gemm<T>(true,
-                false,
-                g.ckk(),
-                g.hw2(),
-                g.og(),
-                T(1),
-                k.data<T>() + k_at(g, gi),
-                g.ckk(),
-                gy.data<T>() + y_at(g, b, gi),
-                g.hw2(),
-                T(0),
-                cols.data(),
-                g.hw2());
-        col2im(cols.data(), gx.data<T>() + x_at(g, b, gi), g);
-      }
-    return gx;
-  });
+  return backend::visit_conv_float(
+      gy.dtype(), kBackend, "conv2d_grad_input", [&](auto tag) {
+        using T = decltype(tag);
+        if (gy.numel() == 0) return gx;
+        std::vector<T> cols(g.ckk() * g.hw2());
+        for (int64_t b = 0; b < g.B; ++b)
+          for (int64_t gi = 0; gi < g.G; ++gi) {
+            gemm<T>(true,
+                    false,
+                    g.ckk(),
+                    g.hw2(),
+                    g.og(),
+                    T(1),
+                    k.data<T>() + k_at(g, gi),
+                    g.ckk(),
+                    gy.data<T>() + y_at(g, b, gi),
+                    g.hw2(),
+                    T(0),
+                    cols.data(),
+                    g.hw2());
+            col2im(cols.data(), gx.data<T>() + x_at(g, b, gi), g);
+          }
+        return gx;
+      });
 }
 
 Tensor conv2d_grad_kernel(const Tensor& gy,
@@ -194,31 +153,33 @@ Tensor conv2d_grad_kernel(const Tensor& gy,
   if (is_half(gy.dtype()))
     return from_f32(conv2d_grad_kernel(to_f32(gy), to_f32(x), k_shape, cs),
                     gy.dtype());
-  Geometry g = geometry(x.shape(), k_shape, cs, "conv2d_grad_kernel");
+  Geometry g = backend::conv_geometry(
+      x.shape(), k_shape, cs, kBackend, "conv2d_grad_kernel");
   Tensor gk = Tensor::zeros(k_shape, gy.dtype());
-  return float_only(gy.dtype(), "conv2d_grad_kernel", [&](auto tag) {
-    using T = decltype(tag);
-    if (gy.numel() == 0 || gk.numel() == 0) return gk;
-    std::vector<T> cols(g.ckk() * g.hw2());
-    for (int64_t b = 0; b < g.B; ++b)
-      for (int64_t gi = 0; gi < g.G; ++gi) {
-        im2col(x.data<T>() + x_at(g, b, gi), cols.data(), g);
-        gemm<T>(false,
-                true,
-                g.og(),
-                g.ckk(),
-                g.hw2(),
-                T(1),
-                gy.data<T>() + y_at(g, b, gi),
-                g.hw2(),
-                cols.data(),
-                g.hw2(),
-                T(1),
-                gk.data<T>() + k_at(g, gi),
-                g.ckk());
-      }
-    return gk;
-  });
+  return backend::visit_conv_float(
+      gy.dtype(), kBackend, "conv2d_grad_kernel", [&](auto tag) {
+        using T = decltype(tag);
+        if (gy.numel() == 0 || gk.numel() == 0) return gk;
+        std::vector<T> cols(g.ckk() * g.hw2());
+        for (int64_t b = 0; b < g.B; ++b)
+          for (int64_t gi = 0; gi < g.G; ++gi) {
+            im2col(x.data<T>() + x_at(g, b, gi), cols.data(), g);
+            gemm<T>(false,
+                    true,
+                    g.og(),
+                    g.ckk(),
+                    g.hw2(),
+                    T(1),
+                    gy.data<T>() + y_at(g, b, gi),
+                    g.hw2(),
+                    cols.data(),
+                    g.hw2(),
+                    T(1),
+                    gk.data<T>() + k_at(g, gi),
+                    g.ckk());
+          }
+        return gk;
+      });
 }
 
 }  // namespace ss::ops::cpu

@@ -10,7 +10,7 @@
 #include <optional>
 #include <type_traits>
 
-#include "ops/core/broadcast.h"
+#include "ops/backend/primitive_checks.h"
 #include "ops/cpu/cpu_common.h"
 #include "ops/cpu/cpu_features.h"
 #include "ops/cpu/cpu_scalar.h"
@@ -20,29 +20,11 @@
 namespace ss::ops::cpu {
 
 void fail(const char* op, const std::string& msg) {
-  throw std::invalid_argument(std::string("[cpu ") + op + "] " + msg);
-}
-
-std::vector<int64_t> strides_of(const Shape& shape) {
-  std::vector<int64_t> s(shape.size());
-  int64_t acc = 1;
-  for (size_t i = shape.size(); i-- > 0;) {
-    s[i] = acc;
-    acc *= shape[i];
-  }
-  return s;
+  backend::fail(kBackend, op, msg);
 }
 
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
-  if (std::optional<Shape> s = broadcast_sizes(a, b)) return *std::move(s);
-  fail(op, broadcast_mismatch(a, b));
-}
-
-std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out) {
-  std::vector<int64_t> s(out.size(), 0), own = strides_of(in);
-  size_t lead = out.size() - in.size();
-  for (size_t i = 0; i < in.size(); ++i) s[lead + i] = in[i] == 1 ? 0 : own[i];
-  return s;
+  return backend::broadcast_shapes(a, b, kBackend, op);
 }
 
 namespace {
@@ -328,10 +310,7 @@ void scale_in_place(Tensor& x, double s) {
 }
 
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
-  if (a.dtype() != b.dtype())
-    fail("binary",
-         std::string("dtypes differ: ") + types::dtype_name(a.dtype()) +
-             " and " + types::dtype_name(b.dtype()));
+  backend::check_binary_dtypes(a, b, kBackend);
   if (is_half(a.dtype())) {
     Tensor r = binary(op, to_f32(a), to_f32(b));
     return r.dtype() == DType::Bool ? r : from_f32(r, a.dtype());

@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "ops/backend/primitive_checks.h"
 #include "ops/cpu/cpu_common.h"
 #include "ops/cpu/cpu_features.h"
 #include "ops/cpu/cpu_rows.h"
@@ -150,8 +151,9 @@ const T* data_or_null(const Tensor& t) {
 // chunks of kNormChunk rows, whatever the thread count; each chunk sums
 // its rows in order into its own partial row, and the partials are then
 // added in chunk order: the same sums in the same order on 1 thread or
-// many, so the result does not depend on the thread count.
-constexpr int64_t kNormChunk = 64;
+// many, so the result does not depend on the thread count. The chunk
+// (backend::kNormChunk) is the CUDA backend's too, for the same bits.
+using backend::kNormChunk;
 
 }  // namespace
 
@@ -186,9 +188,8 @@ std::array<Tensor, 3> norm_last_backward(const Tensor& g,
                                          bool centered,
                                          const Tensor& gamma) {
   Tensor dx = Tensor::empty(x.shape(), x.dtype());
-  int64_t n = x.rank() == 0 ? 1 : x.shape().back();
-  int64_t rows = n == 0 ? 0 : x.numel() / n;
-  int64_t chunks = (rows + kNormChunk - 1) / kNormChunk;
+  const backend::NormChunks nc = backend::norm_chunks(x);
+  const int64_t n = nc.n, rows = nc.rows, chunks = nc.chunks;
   bool affine = gamma.defined();
   Shape ps = {chunks, n}, gs = {n};
   // Note [Norm gradients by fixed chunks]

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "ops/backend/primitive_checks.h"
 #include "ops/cpu/cpu_common.h"
 
 namespace ss::ops::cpu {
@@ -12,9 +13,7 @@ namespace ss::ops::cpu {
 namespace {
 
 Tensor as_i64(const Tensor& idx, const char* op) {
-  if (idx.dtype() == DType::I64) return idx;
-  if (idx.dtype() == DType::I32) return cast(idx, DType::I64);
-  fail(op, "indices must be i64");
+  return backend::index_as_i64(idx, kBackend, op, &cast);
 }
 
 template <class T>
@@ -27,7 +26,7 @@ inline void add_into(T& d, T s) {
 
 /// Strides of [shape] with [axis] set to 0 (the index supplies it).
 std::vector<int64_t> strides_without(const Shape& shape, int axis) {
-  std::vector<int64_t> s = strides_of(shape);
+  std::vector<int64_t> s = contiguous_strides(shape);
   s[axis] = 0;
   return s;
 }
@@ -86,14 +85,14 @@ Tensor gather(const Tensor& x, const Tensor& idx_in, int axis) {
   if (idx.rank() != x.rank()) fail("gather", "idx must have x's rank");
   Tensor out = Tensor::empty(idx.shape(), x.dtype());
   if (out.numel() == 0) return out;
-  int64_t axis_stride = strides_of(x.shape())[axis];
+  int64_t axis_stride = contiguous_strides(x.shape())[axis];
   const int64_t* pi = idx.data<int64_t>();
   visit_bytes(x.dtype(), [&](auto tag) {
     using B = decltype(tag);
     const B* px = x.data<B>();
     B* po = out.data<B>();
     std::array<std::vector<int64_t>, 2> st = {strides_without(x.shape(), axis),
-                                              strides_of(idx.shape())};
+                                              contiguous_strides(idx.shape())};
     for_rows<2>(idx.shape(), st, [&](auto off, int64_t len, auto in) {
       for (int64_t t = 0; t < len; ++t) {
         int64_t i = off[1] + t * in[1];
@@ -111,17 +110,17 @@ Tensor scatter_add(const Shape& shape,
   if (is_half(v.dtype()))
     return from_f32(scatter_add(shape, idx_in, to_f32(v), axis), v.dtype());
   Tensor idx = as_i64(idx_in, "scatter_add");
-  if (idx.shape() != v.shape()) fail("scatter_add", "idx and v shapes differ");
+  backend::check_scatter_add_operands(idx, v, kBackend);
   Tensor out = Tensor::zeros(shape, v.dtype());
   if (v.numel() == 0) return out;
-  int64_t axis_stride = strides_of(shape)[axis];
+  int64_t axis_stride = contiguous_strides(shape)[axis];
   const int64_t* pi = idx.data<int64_t>();
   visit(v.dtype(), "scatter_add", [&](auto tag) {
     using T = decltype(tag);
     const T* pv = v.data<T>();
     T* po = out.data<T>();
     std::array<std::vector<int64_t>, 2> st = {strides_without(shape, axis),
-                                              strides_of(idx.shape())};
+                                              contiguous_strides(idx.shape())};
     for_rows<2>(idx.shape(), st, [&](auto off, int64_t len, auto in) {
       for (int64_t t = 0; t < len; ++t) {
         int64_t i = off[1] + t * in[1];

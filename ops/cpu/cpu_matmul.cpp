@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "ops/backend/primitive_checks.h"
 #include "ops/cpu/cpu_common.h"
 
 namespace ss::ops::cpu {
@@ -137,25 +138,13 @@ void mat(const T* A,
 }  // namespace
 
 Tensor matmul(const Tensor& a, const Tensor& b, bool ta, bool tb) {
-  if (a.rank() < 2 || b.rank() < 2) fail("matmul", "operands need rank >= 2");
-  if (a.dtype() != b.dtype()) fail("matmul", "dtypes differ");
+  // Checked before halves are widened: the f32 call gives the same errors.
+  const backend::MatmulGeometry g =
+      backend::matmul_geometry(a, b, ta, tb, kBackend);
   if (is_half(a.dtype()))
     return from_f32(matmul(to_f32(a), to_f32(b), ta, tb), a.dtype());
-  if (a.dtype() == DType::Bool) fail("matmul", "bool operands");
-  int64_t ar = a.shape()[a.rank() - 2], ac = a.shape()[a.rank() - 1];
-  int64_t br = b.shape()[b.rank() - 2], bc = b.shape()[b.rank() - 1];
-  int64_t n = ta ? ac : ar, k = ta ? ar : ac;
-  int64_t m = tb ? br : bc;
-  if ((tb ? bc : br) != k)
-    fail("matmul",
-         "inner dims differ: " + shape_string(a.shape()) + " @ " +
-             shape_string(b.shape()));
-  Shape ba(a.shape().begin(), a.shape().end() - 2);
-  Shape bb(b.shape().begin(), b.shape().end() - 2);
-  Shape batch = broadcast_shapes(ba, bb, "matmul");
-  Shape os = batch;
-  os.push_back(n);
-  os.push_back(m);
+  const int64_t n = g.n, k = g.k, m = g.m;
+  const Shape &ba = g.batch_a, &bb = g.batch_b, &batch = g.batch, &os = g.out;
   Tensor out = Tensor::empty(os, a.dtype());
   if (out.numel() == 0) return out;
   if (k == 0) return Tensor::zeros(os, a.dtype());

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "ops/backend/primitive_checks.h"
 #include "ops/cpu/cpu_common.h"
 #include "ops/cpu/cpu_features.h"
 #include "ops/cpu/cpu_optim_loops.h"
@@ -29,14 +30,6 @@ void sgd_loop(T* __restrict p,
     optim::sgd_element(p[i], g[i], buf ? buf + i : nullptr, c);
 }
 
-void check(const Tensor& p, const Tensor& g, const char* op) {
-  if (p.shape() != g.shape())
-    fail(op,
-         "param " + shape_string(p.shape()) + " and gradient " +
-             shape_string(g.shape()) + " differ");
-  if (!types::is_float(p.dtype())) fail(op, "params must be floats");
-}
-
 // The widest vector AdamW loop this CPU runs (Note [Vector AdamW]); null:
 // the portable one. Checked here, in a TU built for any x86-64.
 voptim::AdamwF32* vector_adamw_f32() {
@@ -57,8 +50,7 @@ void adamw_update(Tensor& p,
                   double eps,
                   double wd,
                   int64_t step) {
-  check(p, g0, "adamw");
-  Tensor g = g0.dtype() == p.dtype() ? g0 : cast(g0, p.dtype());
+  Tensor g = backend::optim_gradient(p, g0, kBackend, "adamw", &cast);
   // [zero] picks the element type the loop runs in.
   auto run =
       [&](auto zero, Tensor& pp, const Tensor& gg, Tensor& mm, Tensor& vv) {
@@ -97,8 +89,7 @@ void sgd_update(Tensor& p,
                 double wd,
                 bool nesterov,
                 bool first) {
-  check(p, g0, "sgd");
-  Tensor g = g0.dtype() == p.dtype() ? g0 : cast(g0, p.dtype());
+  Tensor g = backend::optim_gradient(p, g0, kBackend, "sgd", &cast);
   // [zero] picks the element type the loop runs in; [bb] may be null.
   auto run = [&](auto zero, Tensor& pp, const Tensor& gg, Tensor* bb) {
     using T = decltype(zero);

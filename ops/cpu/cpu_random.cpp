@@ -2,6 +2,7 @@
 // is a pure function of (key, counter = (offset + i, stream)), so a tensor
 // drawn at [offset] continues the sequence of one drawn at 0.
 
+#include "ops/backend/primitive_checks.h"
 #include "ops/core/philox.h"
 #include "ops/cpu/cpu_common.h"
 
@@ -32,20 +33,14 @@ Tensor random(const Shape& shape,
               uint64_t stream,
               uint64_t offset,
               bool normal) {
-  if (!types::is_float(dtype))
-    fail("random",
-         std::string("needs a float dtype, got ") + types::dtype_name(dtype));
+  backend::check_random_dtype(dtype, kBackend);
   if (is_half(dtype)) {
     Tensor f = random(shape, DType::F32, key, stream, offset, normal);
     Tensor out = from_f32(f, dtype);
-    if (!normal) {
-      // Rounding may carry a uniform up to 1.0; keep [0, 1): the largest
-      // half below 1 (bf16 0x3F7F = 0.99609375, f16 0x3BFF = 0.99951171875).
-      uint16_t one = dtype == DType::BF16 ? 0x3F80 : 0x3C00;
-      uint16_t below = dtype == DType::BF16 ? 0x3F7F : 0x3BFF;
+    if (!normal) {  // keep uniforms in [0, 1) (HalfUniformCap)
+      const backend::HalfUniformCap cap = backend::half_uniform_cap(dtype);
       uint16_t* p = out.data<uint16_t>();
-      for (int64_t i = 0, n = out.numel(); i < n; ++i)
-        if (p[i] == one) p[i] = below;
+      for (int64_t i = 0, n = out.numel(); i < n; ++i) p[i] = cap(p[i]);
     }
     return out;
   }

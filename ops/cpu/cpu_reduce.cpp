@@ -18,6 +18,7 @@
 #include <numeric>
 #include <type_traits>
 
+#include "ops/backend/primitive_checks.h"
 #include "ops/core/fold_order.h"
 #include "ops/cpu/cpu_common.h"
 
@@ -209,30 +210,13 @@ void reduce_typed(ReduceOp op, const Plan& p, Tensor& out) {
   }
 }
 
-DType reduce_dtype(ReduceOp op, DType in) {
-  switch (op) {
-    case ReduceOp::Sum:
-    case ReduceOp::Prod:
-      return in == DType::Bool ? DType::I64 : in;
-    case ReduceOp::ArgMax:
-    case ReduceOp::ArgMin:
-      return DType::I64;
-    case ReduceOp::Any:
-    case ReduceOp::All:
-      return DType::Bool;
-    default:
-      return in;
-  }
-}
-
 }  // namespace
 
 Tensor reduce(ReduceOp op,
               const Tensor& x,
               const std::vector<int>& axes,
               bool keepdims) {
-  bool arg = op == ReduceOp::ArgMax || op == ReduceOp::ArgMin;
-  if (arg && axes.size() != 1) fail("reduce", "argmax/argmin take one axis");
+  backend::check_reduce_axes(op, axes, kBackend);
   DType in = x.dtype();
   if (is_half(in)) {
     Tensor r = reduce(op, to_f32(x), axes, keepdims);
@@ -240,16 +224,8 @@ Tensor reduce(ReduceOp op,
   }
   if (in == DType::Bool && (op == ReduceOp::Sum || op == ReduceOp::Prod))
     return reduce(op, cast(x, DType::I64), axes, keepdims);
-  DType od = reduce_dtype(op, in);
-  Shape os;
-  for (size_t d = 0; d < x.rank(); ++d) {
-    bool r =
-        std::find(axes.begin(), axes.end(), static_cast<int>(d)) != axes.end();
-    if (!r)
-      os.push_back(x.shape()[d]);
-    else if (keepdims)
-      os.push_back(1);
-  }
+  DType od = backend::reduce_dtype(op, in);
+  Shape os = backend::reduce_shape(x.shape(), axes, keepdims);
   if (axes.empty()) return cast(x, od).clone();
   if (x.numel() == 0) {
     int64_t on = numel_of(os);

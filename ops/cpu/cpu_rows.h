@@ -29,11 +29,10 @@ void vec_fn(vmath::Fn fn, const T* in, T* out, int64_t n) {
                                      : std::log(in[i]);
 }
 
+/// backend::visit_float with this backend's errors: f(T{}) for f32, f64.
 template <class F>
 decltype(auto) visit_float(DType d, const char* op, F&& f) {
-  if (d == DType::F32) return f(float{});
-  if (d == DType::F64) return f(double{});
-  fail(op, std::string("needs f32 or f64, not ") + types::dtype_name(d));
+  return backend::visit_float(d, kBackend, op, std::forward<F>(f));
 }
 
 /// The row's max, NaN if it holds one (as reduce's Max), or 0 where that

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ops/backend/primitive_checks.h"
 #include "ops/cpu/cpu_common.h"
 
 namespace ss::ops::cpu {
@@ -106,14 +107,12 @@ Tensor broadcast_to(const Tensor& x, const Shape& shape) {
 
 Tensor slice(
     const Tensor& x, int axis, int64_t start, int64_t stop, int64_t step) {
-  if (step < 1) fail("slice", "step must be >= 1");
-  AxisSplit s = split_at(x.shape(), axis);
-  start = std::clamp<int64_t>(start, 0, s.n);
-  stop = std::clamp<int64_t>(stop, start, s.n);
-  int64_t len = (stop - start + step - 1) / step;
-  Shape os = x.shape();
-  os[axis] = len;
-  Tensor out = Tensor::empty(os, x.dtype());
+  const backend::SliceGeometry g =
+      backend::slice_geometry(x.shape(), axis, start, stop, step, kBackend);
+  const AxisSplit& s = g.split;
+  const int64_t len = g.len;
+  start = g.start;
+  Tensor out = Tensor::empty(g.out, x.dtype());
   if (out.numel() == 0) return out;
   size_t es = types::dtype_size(x.dtype());
   const char* src = x.data<char>();

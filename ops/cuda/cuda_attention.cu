@@ -35,6 +35,7 @@
 #include <limits>
 #include <string>
 
+#include "ops/backend/primitive_checks.h"
 #include "ops/cuda/cuda_common.cuh"
 
 namespace ss::ops::cuda {
@@ -45,32 +46,8 @@ constexpr int kRowThreads = 128;         // threads per row kernel block (32 k)
 constexpr int64_t kMaxBlocks = 1 << 20;  // row kernels' grid cap
 constexpr int64_t kScratchBytes = 256LL << 20;  // per scratch buffer
 
-/// The shapes of one call: B matrices, q [n d], k [t d], v [t e].
-struct Dims {
-  int64_t B, n, t, d, e;
-};
-
-Dims dims_of(const Tensor& q, const Tensor& k, const Tensor& v) {
-  const char* op = "attention";
-  if (q.rank() < 2 || k.rank() != q.rank() || v.rank() != q.rank())
-    fail(op, "q, k and v need the same rank, at least 2");
-  if (q.dtype() != k.dtype() || q.dtype() != v.dtype())
-    fail(op, "q, k and v need one dtype");
-  if (q.dtype() != DType::F32 && q.dtype() != DType::F64)
-    fail(op, "the fused kernel takes f32 or f64");
-  const Shape &qs = q.shape(), &ks = k.shape(), &vs = v.shape();
-  size_t r = qs.size();
-  for (size_t i = 0; i + 2 < r; ++i)
-    if (ks[i] != qs[i] || vs[i] != qs[i])
-      fail(op, "q, k and v need the same leading axes");
-  Dims m{1, qs[r - 2], ks[r - 2], qs[r - 1], vs[r - 1]};
-  for (size_t i = 0; i + 2 < r; ++i) m.B *= qs[i];
-  if (ks[r - 1] != m.d || vs[r - 2] != m.t)
-    fail(op,
-         "k needs q's last axis and v k's rows: " + shape_string(qs) + ", " +
-             shape_string(ks) + ", " + shape_string(vs));
-  return m;
-}
+/// The shapes of one call (checked as the CPU backend checks them).
+using Dims = backend::AttentionDims;
 
 /// Matrices per chunk: as many as keep one n x t scratch buffer within
 /// kScratchBytes (at least one).
@@ -425,7 +402,7 @@ void backward(const Dims& m,
   }
 }
 
-/// Calls f(T{}) for f32 / f64 (dims_of has refused the rest).
+/// Calls f(T{}) for f32 / f64 (attention_dims has refused the rest).
 template <class F>
 void visit_float(DType d, F&& f) {
   if (d == DType::F64)
@@ -441,12 +418,10 @@ std::array<Tensor, 2> attention(const Tensor& q,
                                 const Tensor& v,
                                 double scale,
                                 bool causal) {
-  Dims m = dims_of(q, k, v);
-  Shape os = q.shape();
-  os.back() = m.e;
-  Shape ls(q.shape().begin(), q.shape().end() - 1);
-  Tensor o = empty(os, q.dtype());
-  Tensor lse = empty(ls, q.dtype());
+  Dims m = backend::attention_dims(q, k, v, kBackend);
+  const backend::AttentionShapes shapes = backend::attention_shapes(q, m);
+  Tensor o = empty(shapes.out, q.dtype());
+  Tensor lse = empty(shapes.lse, q.dtype());
   // lse is computed even when o is empty (e = 0): the VJP reads it.
   if (m.B == 0 || m.n == 0) return {o, lse};
   visit_float(q.dtype(), [&](auto tag) {
@@ -471,9 +446,8 @@ std::array<Tensor, 3> attention_backward(const Tensor& go,
                                          const Tensor& lse,
                                          double scale,
                                          bool causal) {
-  Dims m = dims_of(q, k, v);
-  if (go.shape() != o.shape() || go.dtype() != q.dtype())
-    fail("attention", "the cotangent needs the output's shape and dtype");
+  Dims m = backend::attention_dims(q, k, v, kBackend);
+  backend::check_attention_cotangent(go, o, q, kBackend);
   if (m.B == 0 || m.n == 0 || m.t == 0)
     return {zeros(q.shape(), q.dtype()),
             zeros(k.shape(), k.dtype()),

@@ -13,7 +13,9 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
+#include "ops/backend/dtype_dispatch.h"
 #include "ops/core/host_device.h"
 #include "ops/cuda/cuda_index.h"
 #include "ops/cuda/cuda_kernels.h"
@@ -51,49 +53,26 @@ enum DeviceError : unsigned {
 /// The device word of the current device (pass it to the kernel).
 unsigned* device_error_word();
 
-inline bool is_half(DType d) {
-  return d == DType::BF16 || d == DType::F16;
-}
+/// The name in this backend's errors ("[cuda <op>] ...").
+constexpr const char* kBackend = "cuda";
+
+// Dtype dispatch and axis splits are shared with the CPU backend
+// (ops/backend/dtype_dispatch.h, ops/backend/strides.h).
+using backend::AxisSplit;
+using backend::is_half;
+using backend::split_at;
+using backend::visit_bytes;
+
 /// A half tensor widened to f32 (any other tensor is returned as is).
 Tensor to_f32(const Tensor& x);
 /// An f32 tensor rounded to [to] (bf16/f16); other dtypes: cast.
 Tensor from_f32(const Tensor& x, DType to);
 
-/// Calls f(T{}) with T the C++ type of [d] (f32, f64, i32, i64, bool);
-/// half types are not dispatched here (callers widen them first).
+/// backend::visit with this backend's errors: f(T{}) for f32, f64, i32,
+/// i64 and bool (halves are widened first).
 template <class F>
 decltype(auto) visit(DType d, const char* op, F&& f) {
-  switch (d) {
-    case DType::F32:
-      return f(float{});
-    case DType::F64:
-      return f(double{});
-    case DType::I32:
-      return f(int32_t{});
-    case DType::I64:
-      return f(int64_t{});
-    case DType::Bool:
-      return f(bool{});
-    default:
-      break;
-  }
-  fail(op, std::string("unsupported dtype ") + types::dtype_name(d));
-}
-
-/// Calls f(U{}) with U an unsigned integer of [d]'s element size (ops that
-/// only move bytes).
-template <class F>
-decltype(auto) visit_bytes(DType d, F&& f) {
-  switch (types::dtype_size(d)) {
-    case 1:
-      return f(uint8_t{});
-    case 2:
-      return f(uint16_t{});
-    case 4:
-      return f(uint32_t{});
-    default:
-      return f(uint64_t{});
-  }
+  return backend::visit(d, kBackend, op, std::forward<F>(f));
 }
 
 constexpr int kThreads = 256;

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <string>
 
+#include "ops/backend/primitive_checks.h"
 #include "ops/cuda/cuda_common.cuh"
 
 namespace ss::ops::cuda {
@@ -33,47 +34,8 @@ namespace {
 
 constexpr int64_t kScratchBytes = 256LL << 20;  // columns of one chunk
 
-/// cpu_conv.cpp's Geometry.
-struct Geometry {
-  int64_t B, C, H, W, O, kh, kw, H2, W2, G;
-  int64_t sh, sw, ph, pw, dh, dw;
-  int64_t cg() const { return C / G; }  // input channels per group
-  int64_t og() const { return O / G; }  // outputs per group
-  int64_t ckk() const { return cg() * kh * kw; }
-  int64_t hw2() const { return H2 * W2; }
-  int64_t rows() const { return C * kh * kw; }  // column rows, all groups
-};
-
-Geometry geometry(const Shape& x,
-                  const Shape& k,
-                  const ConvShape& cs,
-                  const char* op) {
-  if (x.size() != 4 || k.size() != 4) fail(op, "x and k must be 4-d (NCHW)");
-  const std::string bad = cs.invalid();
-  if (!bad.empty()) fail(op, bad);
-  Geometry g{x[0],
-             x[1],
-             x[2],
-             x[3],
-             k[0],
-             k[2],
-             k[3],
-             0,
-             0,
-             cs.groups,
-             cs.stride[0],
-             cs.stride[1],
-             cs.padding[0],
-             cs.padding[1],
-             cs.dilation[0],
-             cs.dilation[1]};
-  if (g.C % g.G != 0 || g.O % g.G != 0 || k[1] != g.C / g.G)
-    fail(op, "channels do not fit the groups");
-  g.H2 = cs.out(0, g.H, g.kh);
-  g.W2 = cs.out(1, g.W, g.kw);
-  if (g.H2 < 1 || g.W2 < 1) fail(op, "kernel larger than the padded input");
-  return g;
-}
+/// The checks and sizes are the CPU backend's (primitive_checks.h).
+using Geometry = backend::ConvGeometry;
 
 /// Images per chunk: as many as keep their columns within kScratchBytes.
 int64_t chunk_of(const Geometry& g, size_t item) {
@@ -284,23 +246,15 @@ void grad_kernel(const Geometry& g, const T* gy, const T* x, T* gk) {
   }
 }
 
-/// Runs f(T{}) for f32 / f64; other dtypes fail (halves are widened by
-/// the callers first).
-template <class F>
-void float_only(DType d, const char* op, F&& f) {
-  if (d == DType::F32) return f(float{});
-  if (d == DType::F64) return f(double{});
-  fail(op, std::string("needs a float dtype, got ") + types::dtype_name(d));
-}
-
 }  // namespace
 
 Tensor conv2d(const Tensor& x, const Tensor& k, const ConvShape& cs) {
   if (is_half(x.dtype()))
     return from_f32(conv2d(to_f32(x), to_f32(k), cs), x.dtype());
-  Geometry g = geometry(x.shape(), k.shape(), cs, "conv2d");
+  Geometry g =
+      backend::conv_geometry(x.shape(), k.shape(), cs, kBackend, "conv2d");
   Tensor out = empty({g.B, g.O, g.H2, g.W2}, x.dtype());
-  float_only(x.dtype(), "conv2d", [&](auto tag) {
+  backend::visit_conv_float(x.dtype(), kBackend, "conv2d", [&](auto tag) {
     using T = decltype(tag);
     if (out.numel() == 0) return;
     forward<T>(g, ptr<T>(x), ptr<T>(k), ptr<T>(out));
@@ -315,17 +269,19 @@ Tensor conv2d_grad_input(const Tensor& gy,
   if (is_half(gy.dtype()))
     return from_f32(conv2d_grad_input(to_f32(gy), to_f32(k), x_shape, cs),
                     gy.dtype());
-  Geometry g = geometry(x_shape, k.shape(), cs, "conv2d_grad_input");
+  Geometry g = backend::conv_geometry(
+      x_shape, k.shape(), cs, kBackend, "conv2d_grad_input");
   Tensor gx;
-  float_only(gy.dtype(), "conv2d_grad_input", [&](auto tag) {
-    using T = decltype(tag);
-    if (gy.numel() == 0) {  // no outputs (O = 0): nothing flows back
-      gx = zeros(x_shape, gy.dtype());
-      return;
-    }
-    gx = empty(x_shape, gy.dtype());  // col2im writes every element
-    grad_input<T>(g, ptr<T>(gy), ptr<T>(k), ptr<T>(gx));
-  });
+  backend::visit_conv_float(
+      gy.dtype(), kBackend, "conv2d_grad_input", [&](auto tag) {
+        using T = decltype(tag);
+        if (gy.numel() == 0) {  // no outputs (O = 0): nothing flows back
+          gx = zeros(x_shape, gy.dtype());
+          return;
+        }
+        gx = empty(x_shape, gy.dtype());  // col2im writes every element
+        grad_input<T>(g, ptr<T>(gy), ptr<T>(k), ptr<T>(gx));
+      });
   return gx;
 }
 
@@ -336,17 +292,19 @@ Tensor conv2d_grad_kernel(const Tensor& gy,
   if (is_half(gy.dtype()))
     return from_f32(conv2d_grad_kernel(to_f32(gy), to_f32(x), k_shape, cs),
                     gy.dtype());
-  Geometry g = geometry(x.shape(), k_shape, cs, "conv2d_grad_kernel");
+  Geometry g = backend::conv_geometry(
+      x.shape(), k_shape, cs, kBackend, "conv2d_grad_kernel");
   Tensor gk;
-  float_only(gy.dtype(), "conv2d_grad_kernel", [&](auto tag) {
-    using T = decltype(tag);
-    if (gy.numel() == 0 || numel_of(k_shape) == 0) {  // an empty sum
-      gk = zeros(k_shape, gy.dtype());
-      return;
-    }
-    gk = empty(k_shape, gy.dtype());  // the first chunk's product sets it
-    grad_kernel<T>(g, ptr<T>(gy), ptr<T>(x), ptr<T>(gk));
-  });
+  backend::visit_conv_float(
+      gy.dtype(), kBackend, "conv2d_grad_kernel", [&](auto tag) {
+        using T = decltype(tag);
+        if (gy.numel() == 0 || numel_of(k_shape) == 0) {  // an empty sum
+          gk = zeros(k_shape, gy.dtype());
+          return;
+        }
+        gk = empty(k_shape, gy.dtype());  // the first chunk's product sets it
+        grad_kernel<T>(g, ptr<T>(gy), ptr<T>(x), ptr<T>(gk));
+      });
   return gk;
 }
 

@@ -14,11 +14,10 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <type_traits>
 
-#include "ops/core/broadcast.h"
+#include "ops/backend/primitive_checks.h"
 #include "ops/core/elementwise_scalar.h"
 #include "ops/core/half_bits.h"
 #include "ops/cuda/cuda_common.cuh"
@@ -46,8 +45,7 @@ std::string op_does_not_take(int op, DType d) {
 }
 
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
-  if (std::optional<Shape> s = broadcast_sizes(a, b)) return *std::move(s);
-  fail(op, broadcast_mismatch(a, b));
+  return backend::broadcast_shapes(a, b, kBackend, op);
 }
 
 // Async device-to-device copy on stream() (Floor of ints, the identity).
@@ -294,8 +292,8 @@ void binary_run(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
   }
   const StridedWalk<2> w =
       make_walk<2>(out.shape(),
-                   {broadcast_strides_to(a.shape(), out.shape()),
-                    broadcast_strides_to(b.shape(), out.shape())},
+                   {broadcast_strides(a.shape(), out.shape()),
+                    broadcast_strides(b.shape(), out.shape())},
                    "binary");
   for_each(n, "binary", [=] __device__(int64_t i) {
     int64_t off[2];
@@ -381,9 +379,9 @@ void where_run(const Tensor& cond,
   }
   const Shape& os = out.shape();
   const StridedWalk<3> w = make_walk<3>(os,
-                                        {broadcast_strides_to(cond.shape(), os),
-                                         broadcast_strides_to(a.shape(), os),
-                                         broadcast_strides_to(b.shape(), os)},
+                                        {broadcast_strides(cond.shape(), os),
+                                         broadcast_strides(a.shape(), os),
+                                         broadcast_strides(b.shape(), os)},
                                         "where");
   for_each(n, "where", [=] __device__(int64_t i) {
     int64_t off[3];
@@ -473,10 +471,7 @@ Tensor unary(UnaryOp op, const Tensor& x) {
 }
 
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
-  if (a.dtype() != b.dtype())
-    fail("binary",
-         std::string("dtypes differ: ") + types::dtype_name(a.dtype()) +
-             " and " + types::dtype_name(b.dtype()));
+  backend::check_binary_dtypes(a, b, kBackend);
   if (is_half(a.dtype())) {
     Tensor r = binary(op, to_f32(a), to_f32(b));
     return r.dtype() == DType::Bool ? r : from_f32(r, a.dtype());

@@ -18,6 +18,7 @@
 #include <limits>
 #include <string>
 
+#include "ops/backend/primitive_checks.h"
 #include "ops/cuda/cuda_common.cuh"
 
 namespace ss::ops::cuda {
@@ -29,11 +30,10 @@ constexpr double kInvSqrt2Pi = 0.3989422804014327;  // 1 / sqrt(2 pi)
 constexpr double kTanhK0 = 0.7978845608028654;      // sqrt(2 / pi)
 constexpr double kTanhK1 = 0.044715;
 
+/// backend::visit_float with this backend's errors: f(T{}) for f32, f64.
 template <class F>
 decltype(auto) visit_float(DType d, const char* op, F&& f) {
-  if (d == DType::F32) return f(float{});
-  if (d == DType::F64) return f(double{});
-  fail(op, std::string("needs f32 or f64, not ") + types::dtype_name(d));
+  return backend::visit_float(d, kBackend, op, std::forward<F>(f));
 }
 
 // The device's libm by element type (CUDA's float functions for f32, as
@@ -260,8 +260,9 @@ __global__ void norm_backward_kernel(const T* g,
 // them: rows in chunks of kNormChunk, each chunk's column summed from 0 in
 // row order into its partial row (one thread per chunk and column), then
 // the partials added from 0 in chunk order (norm_fold_kernel). The same
-// operations in the same order as the CPU's portable loop, on any grid.
-constexpr int64_t kNormChunk = 64;
+// operations in the same order as the CPU's portable loop, on any grid
+// (backend::kNormChunk, the CPU's chunk).
+using backend::kNormChunk;
 
 template <class T>
 __global__ void norm_chunk_kernel(const T* g,
@@ -390,9 +391,8 @@ std::array<Tensor, 3> norm_last_backward(const Tensor& g,
                                          bool centered,
                                          const Tensor& gamma) {
   Tensor dx = empty(x.shape(), x.dtype());
-  const int64_t n = last_dim(x);
-  const int64_t rows = n == 0 ? 0 : x.numel() / n;
-  const int64_t chunks = (rows + kNormChunk - 1) / kNormChunk;
+  const backend::NormChunks nc = backend::norm_chunks(x);
+  const int64_t n = nc.n, rows = nc.rows, chunks = nc.chunks;
   const bool affine = gamma.defined();
   if (rows == 0) {
     Tensor dgamma = affine ? zeros({n}, x.dtype()) : Tensor();

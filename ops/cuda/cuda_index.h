@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/backend/strides.h"
 #include "ops/core/host_device.h"
 
 namespace ss::ops::cuda {
@@ -37,28 +38,9 @@ struct StridedWalk {
   }
 };
 
-/// Row-major (contiguous) strides in elements.
-inline std::vector<int64_t> contiguous_strides(
-    const std::vector<int64_t>& shape) {
-  std::vector<int64_t> st(shape.size());
-  int64_t s = 1;
-  for (size_t d = shape.size(); d-- > 0;) {
-    st[d] = s;
-    s *= shape[d];
-  }
-  return st;
-}
-
-/// Strides that read [in] (right-aligned) as if broadcast to [out]: 0 on
-/// broadcast axes and on axes [in] lacks.
-inline std::vector<int64_t> broadcast_strides_to(
-    const std::vector<int64_t>& in, const std::vector<int64_t>& out) {
-  std::vector<int64_t> st(out.size(), 0);
-  std::vector<int64_t> own = contiguous_strides(in);
-  size_t lead = out.size() - in.size();
-  for (size_t d = 0; d < in.size(); ++d) st[lead + d] = in[d] == 1 ? 0 : own[d];
-  return st;
-}
+// Contiguous and broadcast strides are the CPU backend's too.
+using backend::broadcast_strides;
+using backend::contiguous_strides;
 
 /// The coalesced walk of [shape] with each operand's [strides] over it:
 /// size-1 axes dropped, and axis d merged into d+1 wherever every operand

@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "ops/backend/primitive_checks.h"
 #include "ops/cuda/cuda_common.cuh"
 
 namespace ss::ops::cuda {
@@ -44,9 +45,7 @@ unsigned blocks_for(int64_t n) {
        u += static_cast<int64_t>(gridDim.x) * blockDim.x)
 
 Tensor as_i64(const Tensor& idx, const char* op) {
-  if (idx.dtype() == DType::I64) return idx;
-  if (idx.dtype() == DType::I32) return cast(idx, DType::I64);
-  fail(op, "indices must be i64");
+  return backend::index_as_i64(idx, kBackend, op, &cast);
 }
 
 /// cpu_index.cpp's add_into: bools add as "or".
@@ -304,7 +303,7 @@ Tensor scatter_add(const Shape& shape,
   if (is_half(v.dtype()))
     return from_f32(scatter_add(shape, idx_in, to_f32(v), axis), v.dtype());
   Tensor idx = as_i64(idx_in, "scatter_add");
-  if (idx.shape() != v.shape()) fail("scatter_add", "idx and v shapes differ");
+  backend::check_scatter_add_operands(idx, v, kBackend);
   check_fits(idx.shape(), shape, axis, "scatter_add");
   Tensor out = zeros(shape, v.dtype());
   if (v.numel() == 0) return out;

@@ -8,6 +8,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "ops/backend/primitive_checks.h"
+#include "ops/core/broadcast.h"
 #include "ops/cuda/cuda_common.cuh"
 
 namespace ss::ops::cuda {
@@ -46,21 +48,6 @@ void check_blas(cublasStatus_t s, const char* what) {
                              cublasGetStatusString(s));
 }
 
-std::vector<int64_t> broadcast_shape(const Shape& a, const Shape& b) {
-  size_t r = std::max(a.size(), b.size());
-  Shape out(r, 1);
-  for (size_t i = 0; i < r; ++i) {
-    int64_t x = i < r - a.size() ? 1 : a[i - (r - a.size())];
-    int64_t y = i < r - b.size() ? 1 : b[i - (r - b.size())];
-    if (x != y && x != 1 && y != 1)
-      fail("matmul",
-           "batch axes do not broadcast: " + shape_string(a) + " and " +
-               shape_string(b));
-    out[i] = x == 1 ? y : x;
-  }
-  return out;
-}
-
 /// One operand's batch as the product sees it: a stride between matrices
 /// (0 when one matrix serves every batch entry), or materialised to the
 /// output's batch when its broadcast is partial.
@@ -71,7 +58,7 @@ Tensor batched_operand(const Tensor& x, const Shape& batch, int64_t& stride) {
     stride = 0;
     return x;
   }
-  if (numel_of(xb) == numel_of(batch) && broadcast_shape(xb, batch) == batch) {
+  if (numel_of(xb) == numel_of(batch) && broadcast_sizes(xb, batch) == batch) {
     stride = mat;
     return x;
   }
@@ -219,24 +206,14 @@ template void gemm<double>(bool,
                            int64_t);
 
 Tensor matmul(const Tensor& a, const Tensor& b, bool ta, bool tb) {
-  if (a.rank() < 2 || b.rank() < 2) fail("matmul", "operands need rank >= 2");
-  if (a.dtype() != b.dtype()) fail("matmul", "dtypes differ");
+  // The CPU backend's checks and sizes (primitive_checks.h), made before
+  // halves are widened: the f32 call gives the same errors.
+  const backend::MatmulGeometry g =
+      backend::matmul_geometry(a, b, ta, tb, kBackend);
   if (is_half(a.dtype()))
     return from_f32(matmul(to_f32(a), to_f32(b), ta, tb), a.dtype());
-  if (a.dtype() == DType::Bool) fail("matmul", "bool operands");
-  int64_t ar = a.shape()[a.rank() - 2], ac = a.shape()[a.rank() - 1];
-  int64_t br = b.shape()[b.rank() - 2], bc = b.shape()[b.rank() - 1];
-  int64_t n = ta ? ac : ar, k = ta ? ar : ac;
-  int64_t m = tb ? br : bc;
-  if ((tb ? bc : br) != k)
-    fail("matmul",
-         "inner dims differ: " + shape_string(a.shape()) + " @ " +
-             shape_string(b.shape()));
-  Shape batch = broadcast_shape(Shape(a.shape().begin(), a.shape().end() - 2),
-                                Shape(b.shape().begin(), b.shape().end() - 2));
-  Shape os = batch;
-  os.push_back(n);
-  os.push_back(m);
+  const int64_t n = g.n, k = g.k, m = g.m;
+  const Shape &batch = g.batch, &os = g.out;
   int64_t count = numel_of(batch);
   if (numel_of(os) == 0) return empty(os, a.dtype());
   if (k == 0) return zeros(os, a.dtype());

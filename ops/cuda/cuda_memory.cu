@@ -21,7 +21,7 @@
 namespace ss::ops::cuda {
 
 void fail(const char* op, const std::string& msg) {
-  throw std::invalid_argument(std::string("[cuda ") + op + "] " + msg);
+  backend::fail(kBackend, op, msg);
 }
 
 void check(cudaError_t e, const char* what) {
@@ -77,10 +77,19 @@ struct DeviceState {
   cudaStream_t stream = nullptr;
   unsigned* error_word = nullptr;
   std::map<size_t, std::vector<void*>> free_blocks;  // by size class
-  // Two pinned staging buffers, each with the event of its last copy.
-  char* pinned[2] = {nullptr, nullptr};
-  cudaEvent_t pinned_done[2] = {nullptr, nullptr};
-  int next_pinned = 0;
+  // Copies to the host: one pinned buffer (the host waits for each).
+  char* staging = nullptr;
+  // Copies from the host (Note [Uploads off the step]): pinned blocks by
+  // size class, and those whose copy may still be running, each with the
+  // event recorded after it; spare events.
+  std::map<size_t, std::vector<char*>> pinned_free;
+  struct Pending {
+    cudaEvent_t done;
+    size_t cls;
+    char* block;
+  };
+  std::vector<Pending> pinned_pending;
+  std::vector<cudaEvent_t> spare_events;
 };
 
 constexpr size_t kPinnedBytes = size_t(8) << 20;
@@ -90,6 +99,7 @@ class Memory final : public DeviceMemory {
   void* allocate(size_t nbytes, int index) override {
     std::lock_guard<std::mutex> lock(mu_);
     DeviceState& d = device(index);
+    check(cudaSetDevice(index), "cudaSetDevice");  // a loader thread's too
     size_t cls = size_class(nbytes);
     auto& list = d.free_blocks[cls];
     void* p = nullptr;
@@ -124,9 +134,11 @@ class Memory final : public DeviceMemory {
   void to_host(void* dst, const void* src, size_t nbytes, int index) override {
     std::lock_guard<std::mutex> lock(mu_);
     DeviceState& d = device(index);
+    check(cudaSetDevice(index), "cudaSetDevice");
+    // The host waits for the stream at each piece anyway: one buffer.
     for (size_t done = 0; done < nbytes; done += kPinnedBytes) {
       size_t n = std::min(kPinnedBytes, nbytes - done);
-      char* buf = staging(d);
+      char* buf = d.staging;
       check(cudaMemcpyAsync(buf,
                             static_cast<const char*>(src) + done,
                             n,
@@ -139,28 +151,53 @@ class Memory final : public DeviceMemory {
     raise_device_errors(d);
   }
 
+  // Note [Uploads off the step]
+  // A batch is built on a loader thread and uploaded there too
+  // (interp/data/batches.cpp), so its copy into pinned memory, the slow
+  // part (a [6144 784] f32 batch is 19 MB: milliseconds of memcpy), runs
+  // beside the step and not in it. That copy holds no lock: the step's
+  // allocations go on meanwhile. The transfer itself is queued on the one
+  // stream (Note [One stream]), so it lands before any kernel queued
+  // after it reads the batch; its pinned block goes back to its size
+  // class once the event recorded after the transfer has passed (no host
+  // wait, and no cudaMallocHost once the blocks of the batches in flight
+  // exist: what torch's pin_memory=True with non_blocking copies gives).
   void from_host(void* dst,
                  const void* src,
                  size_t nbytes,
                  int index) override {
+    if (nbytes == 0) return;
+    const size_t cls = size_class(nbytes);
+    char* block = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      DeviceState& d = device(index);
+      reap_pinned(d);
+      auto& list = d.pinned_free[cls];
+      if (!list.empty()) {
+        block = list.back();
+        list.pop_back();
+      } else {
+        check(cudaMallocHost(&block, cls), "cudaMallocHost");
+        stats_.pinned_mallocs++;
+      }
+    }
+    std::memcpy(block, src, nbytes);
     std::lock_guard<std::mutex> lock(mu_);
     DeviceState& d = device(index);
-    // Double-buffered: the host fills one pinned buffer while the stream
-    // copies the other; the host waits only for a buffer's previous copy.
-    for (size_t done = 0; done < nbytes; done += kPinnedBytes) {
-      size_t n = std::min(kPinnedBytes, nbytes - done);
-      int k = d.next_pinned;
-      d.next_pinned ^= 1;
-      check(cudaEventSynchronize(d.pinned_done[k]), "cudaEventSynchronize");
-      std::memcpy(d.pinned[k], static_cast<const char*>(src) + done, n);
-      check(cudaMemcpyAsync(static_cast<char*>(dst) + done,
-                            d.pinned[k],
-                            n,
-                            cudaMemcpyHostToDevice,
-                            d.stream),
-            "cudaMemcpyAsync (host to device)");
-      check(cudaEventRecord(d.pinned_done[k], d.stream), "cudaEventRecord");
+    check(cudaSetDevice(index), "cudaSetDevice");
+    check(cudaMemcpyAsync(dst, block, nbytes, cudaMemcpyHostToDevice, d.stream),
+          "cudaMemcpyAsync (host to device)");
+    cudaEvent_t done = nullptr;
+    if (!d.spare_events.empty()) {
+      done = d.spare_events.back();
+      d.spare_events.pop_back();
+    } else {
+      check(cudaEventCreateWithFlags(&done, cudaEventDisableTiming),
+            "cudaEventCreate");
     }
+    check(cudaEventRecord(done, d.stream), "cudaEventRecord");
+    d.pinned_pending.push_back({done, cls, block});
   }
 
   void on_device(void* dst,
@@ -205,17 +242,24 @@ class Memory final : public DeviceMemory {
     check(cudaMalloc(&d.error_word, sizeof(unsigned)), "cudaMalloc");
     check(cudaMemsetAsync(d.error_word, 0, sizeof(unsigned), d.stream),
           "cudaMemsetAsync");
-    for (int k = 0; k < 2; ++k) {
-      check(cudaMallocHost(&d.pinned[k], kPinnedBytes), "cudaMallocHost");
-      check(cudaEventCreateWithFlags(&d.pinned_done[k], cudaEventDisableTiming),
-            "cudaEventCreate");
-    }
+    check(cudaMallocHost(&d.staging, kPinnedBytes), "cudaMallocHost");
   }
 
-  char* staging(DeviceState& d) {
-    // The host is about to wait for the whole stream anyway.
-    check(cudaEventSynchronize(d.pinned_done[0]), "cudaEventSynchronize");
-    return d.pinned[0];
+  // Uploads whose transfer has passed give their pinned blocks back.
+  void reap_pinned(DeviceState& d) {
+    auto& pending = d.pinned_pending;
+    size_t kept = 0;
+    for (size_t i = 0; i < pending.size(); ++i) {
+      cudaError_t e = cudaEventQuery(pending[i].done);
+      if (e == cudaErrorNotReady) {
+        pending[kept++] = pending[i];
+        continue;
+      }
+      check(e, "cudaEventQuery");
+      d.pinned_free[pending[i].cls].push_back(pending[i].block);
+      d.spare_events.push_back(pending[i].done);
+    }
+    pending.resize(kept);
   }
 
   // Note [Errors found on the device]
@@ -308,11 +352,11 @@ Tensor zeros(const Shape& shape, DType dtype) {
 
 extern "C" {
 /// The allocator's counters (ss_cuda_tests reads them through dlsym: a
-/// steady step must call cudaMalloc never).
+/// steady step must call cudaMalloc and cudaMallocHost never).
 void ss_cuda_memory_stats(unsigned long long* mallocs,
                           unsigned long long* bytes) {
   auto s = ss::ops::cuda::memory_stats();
-  *mallocs = s.device_mallocs;
+  *mallocs = s.device_mallocs + s.pinned_mallocs;
   *bytes = s.device_bytes;
 }
 }

@@ -9,6 +9,7 @@ namespace ss::ops::cuda {
 struct MemoryStats {
   uint64_t device_mallocs = 0;  // cudaMalloc calls so far
   uint64_t device_bytes = 0;    // bytes held from the device, cached too
+  uint64_t pinned_mallocs = 0;  // cudaMallocHost calls for uploads so far
 };
 
 /// Sets up the allocator for [device_count] devices and registers it as

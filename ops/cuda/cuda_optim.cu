@@ -8,20 +8,13 @@
 
 #include <string>
 
+#include "ops/backend/primitive_checks.h"
 #include "ops/core/optim_step.h"
 #include "ops/cuda/cuda_common.cuh"
 
 namespace ss::ops::cuda {
 
 namespace {
-
-void check_param(const Tensor& p, const Tensor& g, const char* op) {
-  if (p.shape() != g.shape())
-    fail(op,
-         "param " + shape_string(p.shape()) + " and gradient " +
-             shape_string(g.shape()) + " differ");
-  if (!types::is_float(p.dtype())) fail(op, "params must be floats");
-}
 
 /// [dst]'s own buffer takes [src]'s bytes (same shape and dtype), on
 /// stream(): the caller's tensor keeps its storage.
@@ -75,8 +68,7 @@ void adamw_update(Tensor& p,
                   double eps,
                   double wd,
                   int64_t step) {
-  check_param(p, g0, "adamw");
-  Tensor g = g0.dtype() == p.dtype() ? g0 : cast(g0, p.dtype());
+  Tensor g = backend::optim_gradient(p, g0, kBackend, "adamw", &cast);
   if (is_half(p.dtype())) {
     Tensor pf = to_f32(p), mf = to_f32(m), vf = to_f32(v), gf = to_f32(g);
     adamw_kernel(
@@ -101,8 +93,7 @@ void sgd_update(Tensor& p,
                 double wd,
                 bool nesterov,
                 bool first) {
-  check_param(p, g0, "sgd");
-  Tensor g = g0.dtype() == p.dtype() ? g0 : cast(g0, p.dtype());
+  Tensor g = backend::optim_gradient(p, g0, kBackend, "sgd", &cast);
   if (is_half(p.dtype())) {
     Tensor pf = to_f32(p), gf = to_f32(g);
     Tensor bf = buf ? to_f32(*buf) : Tensor();

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <string>
 
+#include "ops/backend/primitive_checks.h"
 #include "ops/core/philox.h"
 #include "ops/cuda/cuda_common.cuh"
 
@@ -45,21 +46,16 @@ Tensor random(const Shape& shape,
               uint64_t stream_id,
               uint64_t offset,
               bool normal) {
-  if (!types::is_float(dtype))
-    fail("random",
-         std::string("needs a float dtype, got ") + types::dtype_name(dtype));
+  backend::check_random_dtype(dtype, kBackend);
   if (is_half(dtype)) {
     // As the CPU: drawn in f32 and rounded once (from_f32).
     Tensor f = random(shape, DType::F32, key, stream_id, offset, normal);
     Tensor out = from_f32(f, dtype);
-    if (!normal) {
-      // Rounding may carry a uniform up to 1.0; keep [0, 1): the largest
-      // half below 1 (bf16 0x3F7F = 0.99609375, f16 0x3BFF = 0.99951171875).
-      const uint16_t one = dtype == DType::BF16 ? 0x3F80 : 0x3C00;
-      const uint16_t below = dtype == DType::BF16 ? 0x3F7F : 0x3BFF;
+    if (!normal) {  // keep uniforms in [0, 1) (HalfUniformCap)
+      const backend::HalfUniformCap cap = backend::half_uniform_cap(dtype);
       uint16_t* p = ptr<uint16_t>(out);
       for_each(out.numel(), "random", [=] __device__(int64_t i) {
-        if (p[i] == one) p[i] = below;
+        p[i] = cap(p[i]);
       });
     }
     return out;

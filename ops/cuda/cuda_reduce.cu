@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "ops/backend/primitive_checks.h"
 #include "ops/core/fold_order.h"
 #include "ops/cuda/cuda_common.cuh"
 
@@ -226,22 +227,6 @@ void reduce_typed(ReduceOp op,
   }
 }
 
-DType reduce_dtype(ReduceOp op, DType in) {
-  switch (op) {
-    case ReduceOp::Sum:
-    case ReduceOp::Prod:
-      return in == DType::Bool ? DType::I64 : in;
-    case ReduceOp::ArgMax:
-    case ReduceOp::ArgMin:
-      return DType::I64;
-    case ReduceOp::Any:
-    case ReduceOp::All:
-      return DType::Bool;
-    default:
-      return in;
-  }
-}
-
 template <class T>
 __global__ void fill_kernel(T* y, int64_t n, T v) {
   SS_GRID_STRIDE(i, n) {
@@ -284,18 +269,6 @@ __global__ void cumsum_kernel(
 }
 
 // ---------------------------------------------------------------- sort
-
-/// [outer, n, inner] seen as rows of n along the axis.
-struct Split {
-  int64_t outer = 1, n = 1, inner = 1;
-};
-Split split_at(const Shape& s, int axis) {
-  Split p;
-  for (int d = 0; d < axis; ++d) p.outer *= s[d];
-  p.n = s[axis];
-  for (size_t d = axis + 1; d < s.size(); ++d) p.inner *= s[d];
-  return p;
-}
 
 /// Rows of (key, index) pairs, contiguous per row, from the strided input.
 template <class T>
@@ -362,8 +335,7 @@ Tensor reduce(ReduceOp op,
               const Tensor& x,
               const std::vector<int>& axes,
               bool keepdims) {
-  const bool arg = op == ReduceOp::ArgMax || op == ReduceOp::ArgMin;
-  if (arg && axes.size() != 1) fail("reduce", "argmax/argmin take one axis");
+  backend::check_reduce_axes(op, axes, kBackend);
   const DType in = x.dtype();
   if (is_half(in)) {
     Tensor r = reduce(op, to_f32(x), axes, keepdims);
@@ -371,16 +343,8 @@ Tensor reduce(ReduceOp op,
   }
   if (in == DType::Bool && (op == ReduceOp::Sum || op == ReduceOp::Prod))
     return reduce(op, cast(x, DType::I64), axes, keepdims);
-  const DType od = reduce_dtype(op, in);
-  Shape os;
-  for (size_t d = 0; d < x.rank(); ++d) {
-    bool red =
-        std::find(axes.begin(), axes.end(), static_cast<int>(d)) != axes.end();
-    if (!red)
-      os.push_back(x.shape()[d]);
-    else if (keepdims)
-      os.push_back(1);
-  }
+  const DType od = backend::reduce_dtype(op, in);
+  const Shape os = backend::reduce_shape(x.shape(), axes, keepdims);
   if (axes.empty()) {  // a copy, as the CPU's (the result owns its bytes)
     Tensor c = cast(x, od);
     return c.same_storage(x) ? c.clone() : c;
@@ -417,7 +381,7 @@ Tensor cumsum(const Tensor& x, int axis, bool reverse) {
     return cumsum(cast(x, DType::I64), axis, reverse);
   Tensor out = empty(x.shape(), x.dtype());
   if (x.numel() == 0) return out;
-  const Split s = split_at(x.shape(), axis);
+  const AxisSplit s = split_at(x.shape(), axis);
   visit(x.dtype(), "cumsum", [&](auto t) {
     using T = decltype(t);
     if constexpr (!std::is_same_v<T, bool>) {
@@ -438,7 +402,7 @@ std::pair<Tensor, Tensor> sort(const Tensor& x, int axis, bool descending) {
   Tensor vals = empty(x.shape(), x.dtype());
   const int64_t total = x.numel();
   if (total == 0) return {vals, idx};
-  const Split s = split_at(x.shape(), axis);
+  const AxisSplit s = split_at(x.shape(), axis);
   const unsigned blocks = blocks_for(total);
   cudaStream_t st = stream();
   Tensor ix = empty({total}, DType::I64), ix2 = empty({total}, DType::I64);

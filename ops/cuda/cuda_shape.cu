@@ -13,24 +13,13 @@
 #include <optional>
 #include <string>
 
+#include "ops/backend/primitive_checks.h"
 #include "ops/core/broadcast.h"
 #include "ops/cuda/cuda_common.cuh"
 
 namespace ss::ops::cuda {
 
 namespace {
-
-// [shape] seen as [outer, shape[axis], inner] (cpu_common.h's split_at).
-struct AxisSplit {
-  int64_t outer = 1, n = 1, inner = 1;
-};
-AxisSplit split_at(const Shape& shape, int axis) {
-  AxisSplit s;
-  for (int i = 0; i < axis; ++i) s.outer *= shape[i];
-  s.n = shape[axis];
-  for (size_t i = axis + 1; i < shape.size(); ++i) s.inner *= shape[i];
-  return s;
-}
 
 // out[i] = x[base + walk's offset of i]: the general strided gather.
 template <class B>
@@ -200,7 +189,7 @@ Tensor broadcast_to(const Tensor& x, const Shape& shape) {
   if (out.numel() == 0) return out;
   // Note [Broadcast without materialising] (ops/cpu/cpu_common.h).
   const StridedWalk<1> w = make_walk<1>(
-      shape, {broadcast_strides_to(x.shape(), shape)}, "broadcast_to");
+      shape, {broadcast_strides(x.shape(), shape)}, "broadcast_to");
   visit_bytes(x.dtype(), [&](auto t) {
     gather_walk<decltype(t)>(x, out, w, "broadcast_to");
   });
@@ -209,14 +198,12 @@ Tensor broadcast_to(const Tensor& x, const Shape& shape) {
 
 Tensor slice(
     const Tensor& x, int axis, int64_t start, int64_t stop, int64_t step) {
-  if (step < 1) fail("slice", "step must be >= 1");
-  AxisSplit s = split_at(x.shape(), axis);
-  start = std::clamp<int64_t>(start, 0, s.n);
-  stop = std::clamp<int64_t>(stop, start, s.n);
-  int64_t len = (stop - start + step - 1) / step;
-  Shape os = x.shape();
-  os[axis] = len;
-  Tensor out = empty(os, x.dtype());
+  const backend::SliceGeometry g =
+      backend::slice_geometry(x.shape(), axis, start, stop, step, kBackend);
+  const AxisSplit& s = g.split;
+  const int64_t len = g.len;
+  start = g.start;
+  Tensor out = empty(g.out, x.dtype());
   if (out.numel() == 0) return out;
   // [outer len inner] read at (o * n + start + j * step) * inner + k: the
   // walk merges the runs (all of it when step is 1 and outer is 1).
