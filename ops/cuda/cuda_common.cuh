@@ -101,7 +101,8 @@ void for_each(int64_t n, const char* op, F f) {
 /// true f32, TF32 off; f64): for each of [batch] matrices,
 /// C = alpha * op(A) @ op(B) + beta * C with op(A) [M K], op(B) [K N];
 /// [lda] etc. are row-major leading dimensions and [stride_*] the elements
-/// between consecutive matrices (0: one matrix shared by the batch).
+/// between consecutive matrices (0: one matrix shared by the batch). K = 0
+/// (an empty sum) gives beta * C.
 /// cuda_matmul.cu.
 template <class T>
 void gemm(bool trans_a,

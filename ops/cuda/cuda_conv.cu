@@ -120,39 +120,6 @@ void outputs_by_channel(
   });
 }
 
-/// gemm<T>() with its empty edges taken here: nothing when the result is
-/// empty, C = beta C when the sum is (cuBLAS rejects the leading dimension
-/// of 0 that K = 0 gives an operand).
-template <class T>
-void product(bool ta,
-             bool tb,
-             int64_t M,
-             int64_t N,
-             int64_t K,
-             const T* A,
-             int64_t lda,
-             int64_t sa,
-             const T* B,
-             int64_t ldb,
-             int64_t sb,
-             T beta,
-             T* C,
-             int64_t ldc,
-             int64_t sc,
-             int64_t batch) {
-  if (M == 0 || N == 0 || batch == 0) return;
-  if (K == 0) {
-    for_each(batch * M * N, "conv2d", [=] __device__(int64_t i) {
-      int64_t b = i / (M * N), r = i / N % M, c = i % N;
-      T* x = C + b * sc + r * ldc + c;
-      *x = beta == T(0) ? T(0) : beta * *x;
-    });
-    return;
-  }
-  gemm<T>(
-      ta, tb, M, N, K, T(1), A, lda, sa, B, ldb, sb, beta, C, ldc, sc, batch);
-}
-
 template <class T>
 void forward(const Geometry& g, const T* x, const T* k, T* y) {
   const int64_t chunk = chunk_of(g, sizeof(T));
@@ -163,22 +130,23 @@ void forward(const Geometry& g, const T* x, const T* k, T* y) {
     const int64_t bc = std::min(chunk, g.B - b0);
     im2col(x, cols, g, b0, bc, per, g.hw2());
     for (int64_t gi = 0; gi < g.G; ++gi)
-      product<T>(false,
-                 false,
-                 g.og(),
-                 g.hw2(),
-                 g.ckk(),
-                 k + gi * g.og() * g.ckk(),
-                 g.ckk(),
-                 0,
-                 cols + gi * g.ckk() * g.hw2(),
-                 g.hw2(),
-                 per,
-                 T(0),
-                 y + (b0 * g.O + gi * g.og()) * g.hw2(),
-                 g.hw2(),
-                 g.O * g.hw2(),
-                 bc);
+      gemm<T>(false,
+              false,
+              g.og(),
+              g.hw2(),
+              g.ckk(),
+              T(1),
+              k + gi * g.og() * g.ckk(),
+              g.ckk(),
+              0,
+              cols + gi * g.ckk() * g.hw2(),
+              g.hw2(),
+              per,
+              T(0),
+              y + (b0 * g.O + gi * g.og()) * g.hw2(),
+              g.hw2(),
+              g.O * g.hw2(),
+              bc);
   }
 }
 
@@ -192,22 +160,23 @@ void grad_input(const Geometry& g, const T* gy, const T* k, T* gx) {
     const int64_t bc = std::min(chunk, g.B - b0);
     // cols_g = K_g^T gy_bg for every image of the chunk at once.
     for (int64_t gi = 0; gi < g.G; ++gi)
-      product<T>(true,
-                 false,
-                 g.ckk(),
-                 g.hw2(),
-                 g.og(),
-                 k + gi * g.og() * g.ckk(),
-                 g.ckk(),
-                 0,
-                 gy + (b0 * g.O + gi * g.og()) * g.hw2(),
-                 g.hw2(),
-                 g.O * g.hw2(),
-                 T(0),
-                 cols + gi * g.ckk() * g.hw2(),
-                 g.hw2(),
-                 per,
-                 bc);
+      gemm<T>(true,
+              false,
+              g.ckk(),
+              g.hw2(),
+              g.og(),
+              T(1),
+              k + gi * g.og() * g.ckk(),
+              g.ckk(),
+              0,
+              gy + (b0 * g.O + gi * g.og()) * g.hw2(),
+              g.hw2(),
+              g.O * g.hw2(),
+              T(0),
+              cols + gi * g.ckk() * g.hw2(),
+              g.hw2(),
+              per,
+              bc);
     col2im(cols, gx, g, b0, bc);
   }
 }
@@ -227,22 +196,23 @@ void grad_kernel(const Geometry& g, const T* gy, const T* x, T* gk) {
     outputs_by_channel(gy, gyc, g, b0, bc);
     // gK_g (+)= gy_g [og, L] @ cols_g^T [L, ckk].
     for (int64_t gi = 0; gi < g.G; ++gi)
-      product<T>(false,
-                 true,
-                 g.og(),
-                 g.ckk(),
-                 L,
-                 gyc + gi * g.og() * L,
-                 L,
-                 0,
-                 cols + gi * g.ckk() * L,
-                 L,
-                 0,
-                 b0 == 0 ? T(0) : T(1),
-                 gk + gi * g.og() * g.ckk(),
-                 g.ckk(),
-                 0,
-                 1);
+      gemm<T>(false,
+              true,
+              g.og(),
+              g.ckk(),
+              L,
+              T(1),
+              gyc + gi * g.og() * L,
+              L,
+              0,
+              cols + gi * g.ckk() * L,
+              L,
+              0,
+              b0 == 0 ? T(0) : T(1),
+              gk + gi * g.og() * g.ckk(),
+              g.ckk(),
+              0,
+              1);
   }
 }
 

@@ -116,6 +116,17 @@ void gemm(bool trans_a,
           int64_t stride_c,
           int64_t batch) {
   if (M == 0 || N == 0 || batch == 0) return;
+  if (K == 0) {
+    // An empty sum: C = beta * C (cuBLAS refuses the leading dimension
+    // of 0 that K = 0 gives an operand), as the CPU's blas_gemm takes
+    // its own edges.
+    for_each(batch * M * N, "matmul", [=] __device__(int64_t i) {
+      int64_t b = i / (M * N), r = i / N % M, c = i % N;
+      T* x = C + b * stride_c + r * ldc + c;
+      *x = beta == T(0) ? T(0) : beta * *x;
+    });
+    return;
+  }
   // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: the
   // operands swap and each keeps its own transpose flag.
   const cublasOperation_t opa = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
