@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ops/autodiff/tape.h"
+#include "ops/backend/backend.h"
 #include "ops/core/conv_shape.h"
 #include "ops/core/op_error.h"
 #include "ops/core/tensor.h"
@@ -156,6 +157,17 @@ Tensor attention(const Tensor& q,
                  const Tensor& v,
                  double scale,
                  bool causal);
+
+/// act(scale * (x @ w) + b) + residual as one product with its epilogue,
+/// forward and VJP (Note [Products with epilogues] in
+/// ops/cpu/cpu_epilogue.cpp): x [.. k], w [k m], b [m] and residual [.. m]
+/// optional (undefined), one float dtype (has_fused_kernel).
+Tensor linear_epilogue(const Tensor& x,
+                       const Tensor& w,
+                       const Tensor& b,
+                       Activation act,
+                       const Tensor& residual,
+                       double scale);
 
 /// Normalises a possibly negative [axis] against [rank] (OpError if out of
 /// range).

@@ -124,4 +124,69 @@ Tensor attention(const Tensor& q,
                 });
 }
 
+// The VJP of act(scale * (x @ w) + b) + residual: the cotangent through
+// the activation in one pass (Backend::activation_backward: relu's
+// threshold_backward, gelu_backward), then the bias's sum over the rows,
+// the products' two transposed products, and the residual's g itself.
+Tensor linear_epilogue(const Tensor& x,
+                       const Tensor& w,
+                       const Tensor& b,
+                       Activation act,
+                       const Tensor& residual,
+                       double scale) {
+  const char* name = "linear";
+  check_defined(name, x);
+  check_defined(name, w);
+  std::vector<Tensor> inputs = {x, w};
+  for (const Tensor* t : {&b, &residual})
+    if (t->defined()) inputs.push_back(*t);
+  check_same_device(name, inputs);
+  for (const Tensor& t : inputs)
+    if (!has_fused_kernel(t) || t.dtype() != x.dtype())
+      value_error(name, "the fused product takes one dtype, f32 or f64");
+  if (x.rank() < 1 || w.rank() != 2 || x.shape().back() != w.shape()[0])
+    shape_error(name,
+                "needs x [.. k] and w [k m], got " + shape_string(x.shape()) +
+                    " and " + shape_string(w.shape()));
+  Epilogue e;
+  e.scale = scale;
+  e.bias = b;
+  e.act = act;
+  e.residual = residual;
+  // relu's mask reads its output where nothing is added after it (y > 0
+  // exactly where pre > 0, NaN alike); gelu's derivative, or relu's under
+  // a residual, reads the input it was given.
+  const bool grad =
+      needs_grad(x) || needs_grad(w) || (b.defined() && needs_grad(b));
+  e.keep_pre =
+      grad && (act == Activation::Gelu || act == Activation::GeluTanh ||
+               (act == Activation::Relu && residual.defined()));
+  auto [y, pre] = backend_of(x).matmul_epilogue(x, w, e);
+  if (act == Activation::Relu && !e.keep_pre && grad) pre = y.detach();
+  const int64_t k = w.shape()[0], m = w.shape()[1];
+  const int64_t rows = k ? x.numel() / k : 0;
+  Tensor xd = x.detach().reshape({rows, k}), wd = w.detach();
+  const Shape x_shape = x.shape();
+  const bool nx = needs_grad(x), nw = needs_grad(w);
+  const bool has_b = b.defined(), has_r = residual.defined();
+  return record(name, y, inputs, [=](const Tensor& gy) {
+    Backend& be = backend_of(gy);
+    const Device dev = gy.device();
+    const DType dt = gy.dtype();
+    Tensor g = gy.reshape({rows, m});
+    if (act != Activation::None)
+      g = be.activation_backward(act, g, pre.reshape({rows, m}));
+    std::vector<Tensor> out(2 + has_b + has_r);
+    size_t i = 2;
+    if (has_b) out[i++] = be.reduce(ReduceOp::Sum, g, {0}, false);
+    if (has_r) out[i] = gy;
+    Tensor gs = g;
+    if (scale != 1)
+      gs = be.binary(BinaryOp::Mul, g, Tensor::full({}, scale, dt, dev));
+    if (nx) out[0] = be.matmul(gs, wd, false, true).reshape(x_shape);
+    if (nw) out[1] = be.matmul(xd, gs, true, false);
+    return out;
+  });
+}
+
 }  // namespace ss::ops

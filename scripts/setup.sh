@@ -22,9 +22,14 @@ set -euo pipefail
 # built-in LSP client tests `ss lsp` (ctest lsp_neovim); OpenSSH's client
 # (`ss run --hosts`'s default launcher is ssh); pybind11, DLPack's header,
 # pytest and matplotlib for the Python module (python/, docs/python.md).
+# ocl-icd-opencl-dev: Debian's oneDNN is built with an OpenCL GPU runtime,
+# so its CMake config (dnnl-config.cmake) requires OpenCL's headers and
+# library even for CPU use; apt only recommends them, and this script
+# installs without recommends (configure failed on a fresh machine).
 PACKAGES=(
   g++ clang cmake make ninja-build ccache pkgconf
   libxtensor-dev libxsimd-dev libxtensor-blas-dev libopenblas-dev libdnnl-dev
+  ocl-icd-opencl-dev
   libgloo-dev libboost-dev catch2 nlohmann-json3-dev libedit-dev zlib1g-dev
   libssl-dev openssh-client
   python3-torch python3-numpy neovim

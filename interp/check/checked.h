@@ -229,6 +229,31 @@ struct FusedAttention {
   ExprInfo info;
 };
 
+/// A layer written out, run as one product with its epilogue (Note
+/// [Layers run as one product] in fusion_layers.cpp): at [root] the
+/// evaluator evaluates the operands in the order written and calls [op]
+/// (fused_linear) on them.
+struct FusedLayer {
+  const ops::OpDef* op = nullptr;
+  /// The operands as written: x and w, or linear's model [linear] and x
+  /// (its w and b are the model's fields).
+  const ast::Expr* x = nullptr;
+  const ast::Expr* w = nullptr;
+  const ast::Expr* linear = nullptr;
+  const ast::Expr* bias = nullptr;
+  /// `(x @ w) * c` or `/ c` (with [divides]); null: not scaled.
+  const ast::Expr* scale = nullptr;
+  bool divides = false;
+  const ast::Expr* residual = nullptr;
+  /// The residual is written before the layer (`h + relu(..)`): it is
+  /// evaluated first.
+  bool residual_first = false;
+  /// "none", "relu", "gelu" or "gelu_tanh" (fused_linear's act=).
+  std::string act = "none";
+  /// The root's info as the op's: the layer's type.
+  ExprInfo info;
+};
+
 class Program {
  public:
   const std::vector<ast::Module>& modules() const { return modules_; }
@@ -249,6 +274,13 @@ class Program {
   const std::unordered_map<const ast::Expr*, FusedAttention>& fused() const {
     return fused_;
   }
+  /// The layer that [e] (a call or an operator) is the root of, run as
+  /// one product (fusion_layers.h); null for any other expression.
+  const FusedLayer* fused_layer(const ast::Expr* e) const;
+  /// Every fused layer, in no particular order.
+  const std::unordered_map<const ast::Expr*, FusedLayer>& fused_layers() const {
+    return fused_layers_;
+  }
   /// A `let` of a fused attention's scores or probabilities: it binds
   /// nothing, as nothing reads it.
   bool deferred(const ast::Stmt* let) const { return deferred_.count(let); }
@@ -256,6 +288,7 @@ class Program {
  private:
   friend class Checker;
   friend void fuse_attention(Program& prog);
+  friend void fuse_layers(Program& prog);
   Program() = default;
 
   std::vector<ast::Module> modules_;  // stdlib first, then imports, main
@@ -270,6 +303,7 @@ class Program {
   std::vector<MeshAxis> mesh_;
   std::unordered_map<const ast::Expr*, FusedAttention> fused_;
   std::unordered_set<const ast::Stmt*> deferred_;
+  std::unordered_map<const ast::Expr*, FusedLayer> fused_layers_;
 };
 
 }  // namespace ss::check

@@ -36,6 +36,11 @@ const ExprInfo* Program::info(const ast::Expr* e) const {
   auto it = exprs_.find(e);
   return it == exprs_.end() ? nullptr : &it->second;
 }
+const FusedLayer* Program::fused_layer(const ast::Expr* e) const {
+  if (fused_layers_.empty()) return nullptr;
+  auto it = fused_layers_.find(e);
+  return it == fused_layers_.end() ? nullptr : &it->second;
+}
 const FusedAttention* Program::fused(const ast::Expr* call) const {
   if (fused_.empty()) return nullptr;
   auto it = fused_.find(call);
@@ -136,7 +141,10 @@ std::unique_ptr<Program> Checker::run(std::vector<ast::Module> modules) {
   report_pending_e2001();
   check_devices();
   if (!diags_.empty() && !opts_.keep_on_error) return nullptr;
-  if (diags_.empty()) fuse_attention(*prog_);
+  if (diags_.empty()) {
+    fuse_attention(*prog_);
+    fuse_layers(*prog_);
+  }
   return std::move(prog_);
 }
 

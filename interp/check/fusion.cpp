@@ -91,20 +91,10 @@ class Matcher {
   const Chain& c_;
 
   const ops::OpDef* builtin(const ast::Expr* e) const {
-    if (!e || e->kind != EK::Call) return nullptr;
-    const ExprInfo* i = prog_.info(e);
-    return i && i->resolution.kind == Resolution::Kind::Builtin
-               ? i->resolution.op
-               : nullptr;
+    return builtin_of(prog_, e);
   }
-
-  /// The argument of [call] that fills param [k] (null if absent).
   const ast::Expr* arg(const ast::Expr& call, int k) const {
-    const ExprInfo* i = prog_.info(&call);
-    if (!i) return nullptr;
-    for (size_t g = 0; g < call.args.size() && g < i->arg_params.size(); ++g)
-      if (i->arg_params[g] == k) return call.args[g].value.get();
-    return nullptr;
+    return arg_of(prog_, call, k);
   }
 
   static bool is_name(const ast::Expr* e) { return e && e->kind == EK::Name; }
@@ -287,13 +277,7 @@ class Matcher {
     const ExprInfo* oi = prog_.info(pv);
     const ExprInfo* si = prog_.info(scores);
     if (!oi || !si || oi->autocast || si->autocast) return;
-    f.info = *oi;
-    f.info.resolution = Resolution{};
-    f.info.resolution.kind = Resolution::Kind::Builtin;
-    f.info.resolution.op = c_.fused;
-    f.info.arg_params.clear();
-    f.info.axes.clear();
-    f.info.pattern_labels.clear();
+    f.info = as_call_of(*oi, c_.fused);
     f.scores = &s1;
     f.probs = &s2;
     found.emplace_back(pv, std::move(f));
@@ -333,6 +317,32 @@ class Matcher {
 };
 
 }  // namespace
+
+const ops::OpDef* builtin_of(const Program& prog, const ast::Expr* e) {
+  if (!e || e->kind != EK::Call) return nullptr;
+  const ExprInfo* i = prog.info(e);
+  return i && i->resolution.kind == Resolution::Kind::Builtin ? i->resolution.op
+                                                              : nullptr;
+}
+
+const ast::Expr* arg_of(const Program& prog, const ast::Expr& call, int k) {
+  const ExprInfo* i = prog.info(&call);
+  if (!i) return nullptr;
+  for (size_t g = 0; g < call.args.size() && g < i->arg_params.size(); ++g)
+    if (i->arg_params[g] == k) return call.args[g].value.get();
+  return nullptr;
+}
+
+ExprInfo as_call_of(const ExprInfo& root, const ops::OpDef* op) {
+  ExprInfo info = root;
+  info.resolution = Resolution{};
+  info.resolution.kind = Resolution::Kind::Builtin;
+  info.resolution.op = op;
+  info.arg_params.clear();
+  info.axes.clear();
+  info.pattern_labels.clear();
+  return info;
+}
 
 void fuse_attention(Program& prog) {
   static const std::optional<Chain> chain = find_chain();

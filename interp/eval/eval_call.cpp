@@ -202,6 +202,9 @@ class EvalForwardCtx final : public ops::ForwardCtx {
     for (ops::Tensor& t : operands) s.operands.push_back(&t);
     return c_.in.run_op(s).t;
   }
+  bool heads_split() const override {
+    return !c_.in.program().devices().split_dim.empty();
+  }
   ops::MeshComm* mesh() override { return c_.in.mesh(); }
   std::vector<std::string> mesh_axes(size_t i) override {
     if (!c_.info) return {};
@@ -446,31 +449,87 @@ Value Interpreter::call_builtin_values(const std::string& name,
 
 namespace {
 
+// A fused op run in place of what the checker found written out (its
+// params sized, none given yet), and a scale as written (`/ c` or `* c`).
+BuiltinCall fused_call(Interpreter& in,
+                       Frame& f,
+                       const ops::OpDef& op,
+                       const ast::Expr& root,
+                       const check::ExprInfo& info) {
+  in.settle();
+  BuiltinCall c{in, f, op, root.span, &root, &info, {}, {}, {}, {}, {}};
+  c.args.resize(op.params.size());
+  c.given.assign(op.params.size(), false);
+  c.exprs.assign(op.params.size(), nullptr);
+  return c;
+}
+double written_scale(Interpreter& in,
+                     const ast::Expr* scale,
+                     bool divides,
+                     Frame& f) {
+  if (!scale) return 1;
+  const double written = in.eval(*scale, f).number();
+  return divides ? 1.0 / written : written;
+}
+
 // The product with v of attention written out, as the fused op (Note [The
 // attention written out] in interp/check/fusion.cpp).
 Value call_fused(Interpreter& in,
                  const check::FusedAttention& fa,
                  const ast::Expr& call,
                  Frame& f) {
-  in.settle();
-  BuiltinCall c{in, f, *fa.op, call.span, &call, &fa.info, {}, {}, {}, {}, {}};
+  BuiltinCall c = fused_call(in, f, *fa.op, call, fa.info);
   // The fused op's params: q, k, v, causal, scale (ops/defs/attention.cpp).
-  const size_t np = fa.op->params.size();
-  c.args.resize(np);
-  c.given.assign(np, true);
-  c.exprs.assign(np, nullptr);
+  c.given.assign(c.given.size(), true);
   const ast::Expr* qkv[] = {fa.q, fa.k, fa.v};
   for (size_t i = 0; i < 3; ++i) {
     c.args[i] = in.eval(*qkv[i], f);
     c.exprs[i] = qkv[i];
   }
   c.args[3] = Value::boolean(fa.causal);
-  double scale = 1;
-  if (fa.scale) {
-    const double written = in.eval(*fa.scale, f).number();
-    scale = fa.divides ? 1.0 / written : written;
+  c.args[4] = Value::floating(written_scale(in, fa.scale, fa.divides, f));
+  return call_builtin_prepared(c);
+}
+
+// A layer written out, as one fused_linear call (Note [Layers run as one
+// product] in interp/check/fusion_layers.cpp): its operands evaluated in
+// the order written.
+Value call_fused_layer(Interpreter& in,
+                       const check::FusedLayer& fl,
+                       const ast::Expr& root,
+                       Frame& f) {
+  BuiltinCall c = fused_call(in, f, *fl.op, root, fl.info);
+  // fused_linear's params: x, w, b, act, residual, scale
+  // (ops/defs/fused_linear.cpp).
+  enum : size_t { kX, kW, kB, kAct, kResidual, kScale };
+  auto put = [&](size_t k, Value v, const ast::Expr* ex) {
+    c.args[k] = std::move(v);
+    c.given[k] = true;
+    c.exprs[k] = ex;
+  };
+  auto operand = [&](size_t k, const ast::Expr* ex) {
+    put(k, in.eval(*ex, f), ex);
+  };
+  if (fl.residual && fl.residual_first) operand(kResidual, fl.residual);
+  if (fl.linear) {
+    Value l = in.eval(*fl.linear, f);
+    operand(kX, fl.x);
+    const ModelRef& m = *l.as<ModelRef>();
+    put(kW, Value::tensor(in.read_param(m, "w", root.span)), nullptr);
+    put(kB, Value::tensor(in.read_param(m, "b", root.span)), nullptr);
+  } else {
+    operand(kX, fl.x);
+    operand(kW, fl.w);
+    if (fl.scale) {
+      const double written = in.eval(*fl.scale, f).number();
+      put(kScale,
+          Value::floating(fl.divides ? 1.0 / written : written),
+          nullptr);
+    }
+    if (fl.bias) operand(kB, fl.bias);
   }
-  c.args[4] = Value::floating(scale);
+  if (fl.residual && !fl.residual_first) operand(kResidual, fl.residual);
+  if (fl.act != "none") put(kAct, Value::string(fl.act), nullptr);
   return call_builtin_prepared(c);
 }
 
@@ -479,6 +538,8 @@ Value call_fused(Interpreter& in,
 Value Interpreter::eval_call(const ast::Expr& e, Frame& f) {
   if (const check::FusedAttention* fa = prog_.fused(&e))
     return call_fused(*this, *fa, e, f);
+  if (const check::FusedLayer* fl = prog_.fused_layer(&e))
+    return call_fused_layer(*this, *fl, e, f);
   const check::ExprInfo* info = prog_.info(&e);
   if (!info) fail("ValueError", e.span, "this call was not checked");
   const ast::Expr* receiver = nullptr;

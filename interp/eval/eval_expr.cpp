@@ -288,6 +288,8 @@ Value Interpreter::binary(B op, const Value& a, const Value& b, diag::Span at) {
 }
 
 Value Interpreter::eval_binary(const ast::Expr& e, Frame& f) {
+  // A layer whose root is `+` (Note [Layers run as one product]).
+  if (prog_.fused_layer(&e)) return eval_call(e, f);
   if (e.binary_op == B::And || e.binary_op == B::Or) {
     Value a = eval(*e.lhs, f);
     if (a.kind != VK::Tensor) {

@@ -33,6 +33,21 @@ enum class BinaryOp : uint8_t {
 
 enum class ReduceOp : uint8_t { Sum, Prod, Max, Min, ArgMax, ArgMin, Any, All };
 
+/// The activation a product's epilogue applies (Backend::matmul_epilogue).
+enum class Activation : uint8_t { None, Relu, Gelu, GeluTanh };
+
+/// What a product's epilogue does to each row as it is stored (Note
+/// [Products with epilogues] in ops/cpu/cpu_epilogue.cpp): y = act(scale
+/// * (a @ b) + bias) + residual.
+struct Epilogue {
+  double scale = 1;
+  Tensor bias;  // [m], the output's dtype; undefined: none
+  Activation act = Activation::None;
+  Tensor residual;  // the output's shape and dtype; undefined: none
+  /// Also give act's input, scale * (a @ b) + bias (gelu's VJP reads it).
+  bool keep_pre = false;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -72,6 +87,22 @@ class Backend {
                         const Tensor& b,
                         bool trans_a,
                         bool trans_b) = 0;
+  /// a [.., n, k] (the batch folded into the rows, rank >= 1) times b [k,
+  /// m], f32 or f64, with [e] applied to each block of rows as it is
+  /// stored: {y, pre}, pre defined only with e.keep_pre. The default
+  /// composes matmul, binary and gelu (each a pass over the output); the
+  /// CPU's fuses them (Note [Products with epilogues]).
+  virtual std::array<Tensor, 2> matmul_epilogue(const Tensor& a,
+                                                const Tensor& b,
+                                                const Epilogue& e);
+  /// An epilogue's activation, backward: g * act'(x), x the activation's
+  /// input (or, for relu, its output: the same mask), f32 or f64. relu's
+  /// is torch's threshold_backward: 0 where x <= 0, g elsewhere (a NaN x
+  /// passes g). The default composes where/le and gelu_backward; the
+  /// CPU's relu is one pass.
+  virtual Tensor activation_backward(Activation act,
+                                     const Tensor& g,
+                                     const Tensor& x);
   virtual Tensor cast(const Tensor& x, DType to) = 0;
   /// out.shape[i] = x.shape[perm[i]].
   virtual Tensor permute(const Tensor& x, const std::vector<int>& perm) = 0;

@@ -44,6 +44,36 @@ MatmulGeometry matmul_geometry(
   return g;
 }
 
+EpilogueGeometry epilogue_geometry(const Tensor& a,
+                                   const Tensor& b,
+                                   const Epilogue& e,
+                                   const char* backend) {
+  const char* op = "matmul_epilogue";
+  if (a.rank() < 1 || b.rank() != 2)
+    fail(backend, op, "needs a of rank >= 1 and b of rank 2");
+  if (a.dtype() != b.dtype()) fail(backend, op, "dtypes differ");
+  if (a.dtype() != DType::F32 && a.dtype() != DType::F64)
+    fail(backend, op, "takes f32 or f64");
+  EpilogueGeometry g;
+  g.k = a.shape().back();
+  g.m = b.shape()[1];
+  if (b.shape()[0] != g.k)
+    fail(backend,
+         op,
+         "inner dims differ: " + shape_string(a.shape()) + " @ " +
+             shape_string(b.shape()));
+  g.out.assign(a.shape().begin(), a.shape().end() - 1);
+  g.rows = numel_of(g.out);
+  g.out.push_back(g.m);
+  if (e.bias.defined() &&
+      (e.bias.dtype() != a.dtype() || e.bias.shape() != Shape{g.m}))
+    fail(backend, op, "the bias needs shape [m] and the operands' dtype");
+  if (e.residual.defined() &&
+      (e.residual.dtype() != a.dtype() || e.residual.shape() != g.out))
+    fail(backend, op, "the residual needs the output's shape and dtype");
+  return g;
+}
+
 ConvGeometry conv_geometry(const Shape& x,
                            const Shape& k,
                            const ConvShape& cs,

@@ -44,6 +44,20 @@ MatmulGeometry matmul_geometry(const Tensor& a,
                                bool trans_b,
                                const char* backend);
 
+/// matmul_epilogue's a [.., n, k] @ b [k m] with the batch folded into the
+/// rows: [rows] = numel(a) / k.
+struct EpilogueGeometry {
+  int64_t rows = 0, k = 0, m = 0;
+  Shape out;  // a's leading axes + [m]
+};
+/// Checks matmul_epilogue's operands (a of rank >= 1 and b of rank 2, one
+/// float dtype f32 or f64, inner dims; bias [m] and residual of the
+/// output's shape, in that dtype) and sizes the product.
+EpilogueGeometry epilogue_geometry(const Tensor& a,
+                                   const Tensor& b,
+                                   const Epilogue& e,
+                                   const char* backend);
+
 // ---------------------------------------------------------------- conv2d
 
 /// conv2d's sizes (NCHW), stride, padding, dilation and groups.

@@ -79,6 +79,16 @@ class CpuBackend final : public Backend {
                 bool trans_b) override {
     return cpu::matmul(a, b, trans_a, trans_b);
   }
+  std::array<Tensor, 2> matmul_epilogue(const Tensor& a,
+                                        const Tensor& b,
+                                        const Epilogue& e) override {
+    return cpu::matmul_epilogue(a, b, e);
+  }
+  Tensor activation_backward(Activation act,
+                             const Tensor& g,
+                             const Tensor& x) override {
+    return cpu::activation_backward(act, g, x);
+  }
   Tensor cast(const Tensor& x, DType to) override { return cpu::cast(x, to); }
   Tensor permute(const Tensor& x, const std::vector<int>& perm) override {
     return cpu::permute(x, perm);

@@ -276,6 +276,17 @@ std::array<Tensor, 3> norm_last_backward(const Tensor& g,
                                          const Tensor& gamma);
 Tensor gelu(const Tensor& x, bool tanh);
 Tensor gelu_backward(const Tensor& g, const Tensor& x, bool tanh);
+/// gelu over [len] values (f32 on the vector kernels where the CPU has
+/// them): the loop of gelu's blocks, which a product's epilogue runs too;
+/// x and y must not overlap (y is written before x is read again).
+template <class T>
+void gelu_run(const T* x, T* y, int64_t len, bool tanh);
+
+// cpu_epilogue.cpp (Note [Products with epilogues])
+std::array<Tensor, 2> matmul_epilogue(const Tensor& a,
+                                      const Tensor& b,
+                                      const Epilogue& e);
+Tensor activation_backward(Activation act, const Tensor& g, const Tensor& x);
 // cpu_attention.cpp
 std::array<Tensor, 2> attention(const Tensor& q,
                                 const Tensor& k,

@@ -238,6 +238,25 @@ std::array<Tensor, 3> norm_last_backward(const Tensor& g,
 
 // Exact: 0.5 x (1 + erf(x / sqrt 2)); tanh: 0.5 x (1 + tanh(sqrt(2/pi) (x
 // + 0.044715 x^3))), as torch's gelu and the composite in ops/defs.
+template <class T>
+void gelu_run(const T* xb, T* ob, int64_t len, bool tanh) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (has_avx512()) return vrows::gelu512(xb, ob, len, tanh);
+    if (has_avx2_fma()) return vrows::gelu(xb, ob, len, tanh);
+  }
+  if (tanh) {
+    for (int64_t j = 0; j < len; ++j)
+      ob[j] = T(kTanhK0) * (xb[j] + T(kTanhK1) * xb[j] * xb[j] * xb[j]);
+    vec_fn(vmath::Fn::Tanh, ob, ob, len);
+  } else {
+    for (int64_t j = 0; j < len; ++j) ob[j] = xb[j] * T(kSqrtHalf);
+    vec_fn(vmath::Fn::Erf, ob, ob, len);
+  }
+  for (int64_t j = 0; j < len; ++j) ob[j] = T(0.5) * xb[j] * (T(1) + ob[j]);
+}
+template void gelu_run<float>(const float*, float*, int64_t, bool);
+template void gelu_run<double>(const double*, double*, int64_t, bool);
+
 Tensor gelu(const Tensor& x, bool tanh) {
   Tensor out = Tensor::empty(x.shape(), x.dtype());
   visit_float(x.dtype(), "gelu", [&](auto t) {
@@ -245,21 +264,7 @@ Tensor gelu(const Tensor& x, bool tanh) {
     const T* px = x.data<T>();
     T* po = out.data<T>();
     blocks(x.numel(), [&](int64_t i, int64_t len) {
-      const T* xb = px + i;
-      T* ob = po + i;
-      if constexpr (std::is_same_v<T, float>) {
-        if (has_avx512()) return vrows::gelu512(xb, ob, len, tanh);
-        if (has_avx2_fma()) return vrows::gelu(xb, ob, len, tanh);
-      }
-      if (tanh) {
-        for (int64_t j = 0; j < len; ++j)
-          ob[j] = T(kTanhK0) * (xb[j] + T(kTanhK1) * xb[j] * xb[j] * xb[j]);
-        vec_fn(vmath::Fn::Tanh, ob, ob, len);
-      } else {
-        for (int64_t j = 0; j < len; ++j) ob[j] = xb[j] * T(kSqrtHalf);
-        vec_fn(vmath::Fn::Erf, ob, ob, len);
-      }
-      for (int64_t j = 0; j < len; ++j) ob[j] = T(0.5) * xb[j] * (T(1) + ob[j]);
+      gelu_run(px + i, po + i, len, tanh);
     });
   });
   return out;

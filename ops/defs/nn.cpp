@@ -358,6 +358,16 @@ std::vector<Tensor> linear_fwd(ForwardCtx& ctx) {
   auto wide = [half](const Tensor& t) {
     return half ? cast(t, DType::F32) : t;
   };
+  // One product with the bias in its epilogue (Note [Products with
+  // epilogues] in ops/cpu/cpu_epilogue.cpp), except under `split H`, where
+  // the product and the bias are parts of their own.
+  const DType c = half ? DType::F32 : d;
+  if (!ctx.heads_split() && (c == DType::F32 || c == DType::F64)) {
+    auto to = [c](const Tensor& t) { return t.dtype() == c ? t : cast(t, c); };
+    Tensor y =
+        linear_epilogue(to(x), to(w), to(b), Activation::None, Tensor(), 1.0);
+    return {half ? cast(y, d) : y};
+  }
   Tensor xw = ctx.part(
       0, {x, w}, [&](auto& t) { return matmul(wide(t[0]), wide(t[1])); });
   Tensor y =

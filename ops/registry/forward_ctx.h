@@ -80,6 +80,9 @@ class ForwardCtx {
                       const std::function<Tensor(std::vector<Tensor>&)>& run) {
     return run(operands);
   }
+  /// Whether the program runs under `split H`, where an op with parts
+  /// must run each through part() (linear fuses its bias otherwise).
+  virtual bool heads_split() const { return false; }
   /// Inside an instance of an spmd fn: its mesh (Note [Mesh collectives]
   /// in mesh_comm.h); null elsewhere.
   virtual MeshComm* mesh() { return nullptr; }

@@ -54,6 +54,19 @@ struct AttentionChain {
   const char* normalise = nullptr;  // softmax
 };
 
+/// The builtins of a layer written out that an op runs as one product
+/// with its epilogue names in its entry (OpDef::fuses_layer), so that the
+/// checker finds the layer without matching a name of its own (Note
+/// [Layers run as one product] in interp/check/fusion_layers.cpp):
+/// `relu(x @ w + b)`, `gelu(linear(l, x))`, `h + linear(l, x)`.
+struct LayerChain {
+  const char* product = nullptr;  // matmul (`@`)
+  const char* add = nullptr;      // add (`+`)
+  const char* linear = nullptr;   // linear
+  const char* relu = nullptr;
+  const char* gelu = nullptr;
+};
+
 /// What an op does inside `autocast(f, bf16)` (Note [Autocast] in
 /// interp/eval/autocast.cpp), as torch.autocast on CPU (torch 1.13's
 /// lists): Lower runs it in the autocast dtype (products and
@@ -82,6 +95,9 @@ struct OpDef {
   /// The attention written out that this op computes in one kernel
   /// (scaled_dot_product_attention): the checker runs the op in its place.
   std::optional<AttentionChain> fuses;
+  /// The layers written out that this op runs as one product with its
+  /// epilogue (fused_linear): the checker runs the op in their place.
+  std::optional<LayerChain> fuses_layer;
   /// rand/randn: its draws are keyed by its call site, which the checker
   /// names (ExprInfo::draw_site: Note [A draw's site] in
   /// interp/check/calls.cpp).

@@ -381,7 +381,10 @@ TEST_CASE("api: matmul and conv2d", "[api]") {
   Tensor x = T({1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
   Tensor k = T({1, 1, 2, 2}, {1, 1, 1, 1});
   check(conv2d(x, k), {1, 1, 2, 2}, {12, 16, 24, 28}, DType::F32);
-  check(conv2d(x, k, ConvShape::square(2, 1)), {1, 1, 2, 2}, {1, 5, 11, 28}, DType::F32);
+  check(conv2d(x, k, ConvShape::square(2, 1)),
+        {1, 1, 2, 2},
+        {1, 5, 11, 28},
+        DType::F32);
   op_error([&] { conv2d(x, T({1, 2, 1, 1}, {1, 1})); });
   op_error([&] { conv2d(x, T({1, 1, 4, 4}, std::vector<double>(16, 1))); });
 }

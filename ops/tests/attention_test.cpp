@@ -77,13 +77,6 @@ void check_like(const Tensor& got,
   }
 }
 
-bool bitwise_equal(const Tensor& a, const Tensor& b) {
-  return a.shape() == b.shape() && a.dtype() == b.dtype() &&
-         std::memcmp(a.raw(),
-                     b.raw(),
-                     a.numel() * ss::types::dtype_size(a.dtype())) == 0;
-}
-
 struct Threads {
   explicit Threads(int n) : before(ss::ops::cpu_threads()) {
     ss::ops::set_cpu_threads(n);

@@ -477,9 +477,8 @@ TEST_CASE("scale_in_place: binary Mul's bits by a 0-d scale, in place",
       const void* buffer = x.raw();
       B().scale_in_place(x, s);
       CHECK(x.raw() == buffer);
-      CHECK(std::memcmp(x.raw(),
-                        want.raw(),
-                        1000 * ss::types::dtype_size(d)) == 0);
+      CHECK(std::memcmp(x.raw(), want.raw(), 1000 * ss::types::dtype_size(d)) ==
+            0);
     }
   }
 }

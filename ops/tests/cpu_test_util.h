@@ -100,6 +100,14 @@ inline double tol_of(DType d) {
   }
 }
 
+/// The same shape, dtype and bytes (deterministic results compared).
+inline bool bitwise_equal(const Tensor& a, const Tensor& b) {
+  return a.shape() == b.shape() && a.dtype() == b.dtype() &&
+         std::memcmp(a.raw(),
+                     b.raw(),
+                     a.numel() * ss::types::dtype_size(a.dtype())) == 0;
+}
+
 inline const std::vector<DType> kFloats = {DType::F32, DType::F64};
 inline const std::vector<DType> kAllDTypes = {DType::F32,
                                               DType::F64,

@@ -27,13 +27,6 @@ struct Threads {
   int before;
 };
 
-bool bitwise_equal(const Tensor& a, const Tensor& b) {
-  return a.shape() == b.shape() && a.dtype() == b.dtype() &&
-         std::memcmp(a.raw(),
-                     b.raw(),
-                     a.numel() * ss::types::dtype_size(a.dtype())) == 0;
-}
-
 }  // namespace
 
 TEST_CASE("parallel_for covers every index once, from several callers",

@@ -52,7 +52,7 @@ TEST_CASE("registry: families, lookup, unique names", "[ops]") {
 #include "ops/registry/families.def"
 #undef SS_OP_FAMILY
   };
-  CHECK(fams.size() == 19);
+  CHECK(fams.size() == 20);
   std::set<std::string> names;
   size_t total = 0;
   for (auto& [fam, defs] : fams) {

@@ -292,6 +292,10 @@ TEST_CASE("ref: every differentiable builtin has a gradient check", "[ref]") {
       // interp/tests/fusion_test.cpp (the builtin's, against the op by
       // op attention's)
       "scaled_dot_product_attention",
+      // ops/tests/epilogue_test.cpp (the fused product's VJP against
+      // central differences), interp/tests/fusion_layers_test.cpp (the
+      // builtin's, against the layer op by op's)
+      "fused_linear",
       // here
       "stop_grad"};
   for (const GradRow& r : grad_rows()) covered.insert(r.op);

@@ -338,6 +338,45 @@ void nn_rows(std::vector<Row>& rows) {
                           in[0], in[1], in[2], causal, causal ? 0.5 : 0.3);
                     })});
   }
+  // fused_linear (Note [Products with epilogues]): gelu with bias, scale
+  // and residual; relu with bias. Rows 5 x 7 of 4 features into 6.
+  rows.push_back(
+      {"fused_linear",
+       "fused_linear gelu bias scale residual",
+       kBig,
+       {R({5, 7, 4}, 770), R({4, 6}, 771), R({6}, 772), R({5, 7, 6}, 773)},
+       one([](const Ts& in) {
+         return FakeFwd("fused_linear")
+             .t("x", in[0])
+             .t("w", in[1])
+             .t("b", in[2])
+             .str("act", "gelu")
+             .t("residual", in[3])
+             .num("scale", 0.5)
+             .run1();
+       }),
+       one([](const Ts& in) {
+         Tensor y = ref::add(ref::mul(ref::matmul(in[0], in[1]),
+                                      ref::full({}, 0.5, in[0].dtype())),
+                             in[2]);
+         return ref::add(ref::gelu(y), in[3]);
+       })});
+  rows.push_back({"fused_linear",
+                  "fused_linear relu bias",
+                  kBig,
+                  {R({9, 4}, 774), R({4, 3}, 775), R({3}, 776)},
+                  one([](const Ts& in) {
+                    return FakeFwd("fused_linear")
+                        .t("x", in[0])
+                        .t("w", in[1])
+                        .t("b", in[2])
+                        .str("act", "relu")
+                        .run1();
+                  }),
+                  one([](const Ts& in) {
+                    return ref::relu(
+                        ref::add(ref::matmul(in[0], in[1]), in[2]));
+                  })});
   rows.push_back({"stop_grad",
                   "stop_grad",
                   kElem,

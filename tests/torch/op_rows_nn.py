@@ -314,3 +314,42 @@ ROWS += [
         lambda q, k, v: sdpa(q, k, v, scale=0.3),
         label="attention written out, all keys (fused)", prelude=ATTEND_ALL),
 ]
+
+# fused_linear, a product with its epilogue (Note [Products with epilogues]
+# in ops/cpu/cpu_epilogue.cpp), and the layers written out that the checker
+# runs as it (Note [Layers run as one product] in
+# interp/check/fusion_layers.cpp): x [E A B] times w [B D], rows not a
+# multiple of the kernel's blocks.
+LX, LW, LB = In("x", "E A B"), In("w", "B D"), In("b", "D")
+LR = In("r", "E A D")
+LIN = In("l", "", model="Linear[B D]")
+
+
+def gelu_tanh(y):
+    return F.gelu(y, approximate="tanh")
+
+
+ROWS += [
+    Row("fused_linear", "fused_linear(x, w)", [LX, LW], "E A D",
+        lambda x, w: x @ w),
+    Row("fused_linear", "fused_linear(x, w, b, act=\"relu\")", [LX, LW, LB],
+        "E A D", lambda x, w, b: torch.relu(x @ w + b)),
+    Row("fused_linear", "fused_linear(x, w, b, act=\"gelu\", scale=0.5)",
+        [LX, LW, LB], "E A D", lambda x, w, b: F.gelu(0.5 * (x @ w) + b)),
+    Row("fused_linear",
+        "fused_linear(x, w, act=\"gelu_tanh\", residual=r)", [LX, LW, LR],
+        "E A D", lambda x, w, r: gelu_tanh(x @ w) + r),
+    Row(("fused_linear", "relu", "matmul", "add"), "relu(x @ w + b)",
+        [LX, LW, LB], "E A D", lambda x, w, b: torch.relu(x @ w + b),
+        label="relu(x @ w + b) (fused)"),
+    Row(("fused_linear", "gelu", "linear"), "gelu(linear(l, x))", [LX, LIN],
+        "E A D", lambda x, lin: F.gelu(x @ lin["w"] + lin["b"]),
+        label="gelu(linear(l, x)) (fused)"),
+    Row(("fused_linear", "linear", "add"), "r + linear(l, x)", [LX, LIN, LR],
+        "E A D", lambda x, lin, r: r + (x @ lin["w"] + lin["b"]),
+        label="r + linear(l, x) (fused)"),
+    Row(("fused_linear", "relu", "matmul", "add", "div"),
+        "r + relu((x @ w) / 3.0 + b)", [LX, LW, LB, LR], "E A D",
+        lambda x, w, b, r: r + torch.relu((x @ w) / 3.0 + b),
+        label="r + relu((x @ w) / 3.0 + b) (fused)"),
+]
