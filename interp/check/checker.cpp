@@ -199,10 +199,16 @@ ast::Module parse_text(const std::string& path,
                        std::string text,
                        diag::SourceMap& sm,
                        diag::Diagnostics& diags) {
+  // A UTF-8 byte order mark that an editor put at the start is not part
+  // of the program (Python and Go skip it too; it was E0101).
+  if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);
   uint32_t id = sm.add(path, std::move(text));
   lex::Tokens toks = lex::lex(sm, id, diags);
   return parse::parse(toks, id, diags);
 }
+
+// The longest chain of imports below the program (its file is depth 0).
+constexpr int kMaxImportDepth = 64;
 
 // Parses [m]'s imports (depth first, each file once), appending them to
 // [out] before [m] itself so declarations are seen in dependency order.
@@ -229,12 +235,26 @@ void load_imports(ast::Module m,
     std::string key = ec ? p.string() : canon.string();
     if (seen.count(key)) continue;
     seen.insert(key);
+    // A bound on the chain (its walk recurses), said as one (issue 32
+    // item 9: it read "cannot read the imported file" for a file there).
+    if (depth >= kMaxImportDepth) {
+      diags
+          .error(diag::Code::E0204,
+                 imp.span,
+                 "imports nested too deeply: \"" + imp.path + "\" would be " +
+                     std::to_string(depth + 1) +
+                     " files down from the program, over the limit of " +
+                     std::to_string(kMaxImportDepth),
+                 "imported here")
+          .help("import it from a file nearer the program");
+      continue;
+    }
     std::string text;
     std::optional<std::string> given;
-    if (opts.import_text && depth <= 64) given = opts.import_text(key);
+    if (opts.import_text) given = opts.import_text(key);
     if (given) {
       text = std::move(*given);
-    } else if (depth > 64 || !read_file(p.string(), text)) {
+    } else if (!read_file(p.string(), text)) {
       diags
           .error(diag::Code::E0204,
                  imp.span,

@@ -11,19 +11,29 @@ namespace ss::check {
 
 bool parse_dim_override(const std::string& text,
                         std::string& name,
-                        int64_t& size) {
+                        int64_t& size,
+                        std::string* why) {
+  auto refuse = [&](std::string w) {
+    if (why) *why = std::move(w);
+    return false;
+  };
   size_t eq = text.find('=');
-  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) return false;
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+    return refuse("-D wants NAME=SIZE");
   name = text.substr(0, eq);
   for (char c : name)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
+      return refuse("-D wants NAME=SIZE, and a NAME is letters, digits and _");
   int64_t v = 0;
   for (size_t i = eq + 1; i < text.size(); ++i) {
-    if (!std::isdigit(static_cast<unsigned char>(text[i]))) return false;
+    if (!std::isdigit(static_cast<unsigned char>(text[i])))
+      return refuse("-D wants NAME=SIZE with a positive size");
     v = v * 10 + (text[i] - '0');
-    if (v > (int64_t(1) << 40)) return false;
+    if (v > kMaxDimOverride)
+      return refuse("-D takes a size of at most 2^40 (" +
+                    std::to_string(kMaxDimOverride) + ")");
   }
-  if (v < 1) return false;
+  if (v < 1) return refuse("-D wants NAME=SIZE with a positive size");
   size = v;
   return true;
 }
@@ -122,13 +132,12 @@ ProgramOption program_option(const char* cmd,
     std::string def = a == "-D" ? args[++i] : a.substr(2);
     std::string name;
     int64_t size;
-    if (parse_dim_override(def, name, size)) {
+    std::string why;
+    if (parse_dim_override(def, name, size, &why)) {
       opts.dim_overrides[name] = size;
       return ProgramOption::Taken;
     }
-    std::cerr << "ss " << cmd
-              << ": -D wants NAME=SIZE with a positive size, found '" << def
-              << "'\n";
+    std::cerr << "ss " << cmd << ": " << why << ", found '" << def << "'\n";
     return ProgramOption::Bad;
   }
   return ProgramOption::NotMine;

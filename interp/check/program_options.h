@@ -13,10 +13,15 @@
 
 namespace ss::check {
 
-/// Parses `-D NAME=SIZE` into [name], [size]; false when malformed.
+/// The largest size `-D` takes (2^40: any real axis, and far from
+/// overflowing a product of a few).
+constexpr int64_t kMaxDimOverride = int64_t(1) << 40;
+/// Parses `-D NAME=SIZE` into [name], [size]; false when malformed. When
+/// [why] is given it says what is wrong.
 bool parse_dim_override(const std::string& text,
                         std::string& name,
-                        int64_t& size);
+                        int64_t& size,
+                        std::string* why = nullptr);
 /// Whether [spec] is a device list: `cpu`, `cpu[0 1 2]`, `cuda[0 1]`.
 bool valid_device_spec(const std::string& spec);
 

@@ -72,7 +72,10 @@ bool is_space(int c) {
 
 // One line's cells, each without the whitespace around it and then
 // without one pair of quotes around what is left, and cut to kCellMax
-// bytes (`cut` says when more was dropped).
+// bytes (`cut` says when more was dropped). As Python's csv module reads
+// them (issue 32 item 14): a comma inside quotes is the cell's (`"1,5"` is
+// one cell); a line ends at \n, \r\n or a lone \r (old Mac files); a
+// UTF-8 byte order mark at the start of the text is not the first cell's.
 class CsvLines {
  public:
   explicit CsvLines(CsvText& t) : t_(t) {}
@@ -82,11 +85,17 @@ class CsvLines {
   template <class F>
   bool next(F&& on_cell, size_t& ncells, bool& blank) {
     int c = t_.get();
+    if (after_cr_ && c == '\n') c = t_.get();  // \r\n is one line end
+    after_cr_ = false;
+    if (first_) {
+      first_ = false;
+      if (c == 0xEF && t_.get() == 0xBB && t_.get() == 0xBF) c = t_.get();
+    }
     if (c < 0) return false;
     ncells = 0;
     blank = true;
     cell_.clear();
-    bool cut = false;
+    bool cut = false, quoted = false;
     auto finish = [&] {
       while (!cell_.empty() && is_space(cell_.back())) cell_.pop_back();
       std::string_view v = cell_;
@@ -95,10 +104,15 @@ class CsvLines {
       on_cell(ncells++, v, cut);
       cell_.clear();
       cut = false;
+      quoted = false;
     };
     for (;; c = t_.get()) {
       if (c < 0 || c == '\n') break;
-      if (c == ',') {
+      if (c == '\r') {
+        after_cr_ = true;
+        break;
+      }
+      if (c == ',' && !quoted) {
         blank = false;
         finish();
         continue;
@@ -106,6 +120,7 @@ class CsvLines {
       bool space = is_space(c);
       if (!space) blank = false;
       if (space && cell_.empty()) continue;  // leading whitespace
+      if (c == '"' && (cell_.empty() || quoted)) quoted = !quoted;
       if (cell_.size() < kCellMax)
         cell_.push_back(static_cast<char>(c));
       else if (!space)
@@ -118,6 +133,8 @@ class CsvLines {
  private:
   CsvText& t_;
   std::string cell_;
+  bool first_ = true;
+  bool after_cr_ = false;
 };
 
 // A field's columns: one slot per value of an item, in C order.
@@ -261,10 +278,15 @@ std::map<std::string, RawArray> read_csv(
         if (row.cut[s]) bad(want);
         const char* b = cell.c_str();
         char* e = nullptr;
+        // The whole cell, as Python's float() and int() read it: a NUL
+        // inside ("0.1\0") is not its end, and a hex float (0x1p-2, which
+        // strtod takes) is no decimal number.
+        const char* end = b + cell.size();
         if (types::is_float(d)) {
+          if (cell.find_first_of("xX") != std::string::npos) bad(want);
           errno = 0;
           double v = std::strtod(b, &e);
-          if (*e) bad(want);
+          if (e != end) bad(want);
           pl.fvals.push_back(v);
         } else if (d == DType::Bool) {
           if (cell == "true" || cell == "True" || cell == "1")
@@ -276,7 +298,7 @@ std::map<std::string, RawArray> read_csv(
         } else {
           errno = 0;
           long long v = std::strtoll(b, &e, 10);
-          if (*e || errno == ERANGE) bad(want);
+          if (e != end || errno == ERANGE) bad(want);
           pl.ivals.push_back(v);
         }
       }

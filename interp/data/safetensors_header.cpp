@@ -3,6 +3,7 @@
 // format's shape, with JSON's string and number grammar.
 #include "interp/data/safetensors_header.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -457,6 +458,23 @@ SafetensorsHeader read_safetensors_header(const std::string& path,
   h.data_start = 8 + n;
   h.data_size = size - 8 - n;
   HeaderParser(text, path).parse(h);
+  // Two tensors over the same bytes (issue 32 item 14: it was loaded, so
+  // one write through either would change both): refused, as the format's
+  // reference reader refuses offsets that are not one after another.
+  std::vector<const SafetensorsEntry*> by_start;
+  for (const SafetensorsEntry& e : h.entries)
+    if (e.end > e.begin) by_start.push_back(&e);
+  std::sort(by_start.begin(), by_start.end(), [](auto* a, auto* b) {
+    return a->begin < b->begin;
+  });
+  for (size_t i = 1; i < by_start.size(); ++i)
+    if (by_start[i]->begin < by_start[i - 1]->end)
+      bad("tensors '" + by_start[i - 1]->name + "' and '" + by_start[i]->name +
+          "' overlap: their data_offsets [" +
+          std::to_string(by_start[i - 1]->begin) + ", " +
+          std::to_string(by_start[i - 1]->end) + "] and [" +
+          std::to_string(by_start[i]->begin) + ", " +
+          std::to_string(by_start[i]->end) + "] share bytes");
   return h;
 }
 

@@ -45,6 +45,34 @@ Error run_refused(const std::string& path,
   return e;
 }
 
+// A program without the fn asked for (issue 32: it was refused with no
+// location): E0201 at the start of the file, naming the fns it declares.
+Error no_entry(const check::Program& prog,
+               const diag::SourceMap& sm,
+               const std::string& entry) {
+  const ast::Module& main = prog.modules().back();
+  std::string fns;
+  for (const ast::FnDecl& d : main.fns) {
+    if (fns.size() > 60) {
+      fns += ", ...";
+      break;
+    }
+    fns += (fns.empty() ? "" : ", ") + d.name;
+  }
+  const std::string message = "no `fn " + entry + "()` to run";
+  diag::Diagnostics ds;
+  diag::Diagnostic& d = ds.error(diag::Code::E0201, {main.file, 0, 0}, message);
+  d.help(fns.empty() ? "add `fn " + entry + "():`, which the run starts at"
+                     : "this file declares " + fns +
+                           ": run one with --entry "
+                           "NAME, or add `fn " +
+                           entry + "():`");
+  Error e{"ValueError", message};
+  e.text = diag::render_terminal(ds, sm);
+  e.exit_code = diag::kExitUsage;
+  return e;
+}
+
 // A run on several devices ended in [run]'s error, rendered as `ss run`
 // prints it: its message is the first line's, after the kind.
 Error device_run_error(const devices::controller::DeviceRun& run) {
@@ -94,11 +122,7 @@ void run(const std::string& path,
         const check::Options copts = check_options(opts.load);
         auto prog = check::check_file(path, sm, diags, copts);
         if (!prog) throw check_failed(diags, sm);
-        if (!prog->fn(opts.entry))
-          throw run_refused(path,
-                            "ValueError",
-                            "no `fn " + opts.entry + "()` to run",
-                            diag::kExitUsage);
+        if (!prog->fn(opts.entry)) throw no_entry(*prog, sm, opts.entry);
         if (std::string why = devices::unavailable_devices(*prog); !why.empty())
           throw run_refused(path,
                             "ValueError",

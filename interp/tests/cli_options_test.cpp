@@ -109,3 +109,54 @@ TEST_CASE(
   CHECK(missing.rc == 64);
   CHECK(missing.err == "ss run: --threads needs a count, e.g. --threads 2\n");
 }
+
+TEST_CASE("cli: a program with no main names its file, line and fns", "[cli]") {
+  // Issue 32 item 14: it was refused with no location.
+  std::string dir = data_test::tmp("cli_no_main");
+  data_test::write_file(dir + "/p.ss",
+                        "fn train():\n    print(1)\n\nfn evaluate():\n"
+                        "    print(2)\n");
+  auto r = ss::testing::run_ss_process("run p.ss", dir);
+  CHECK(r.rc == 64);
+  CHECK(r.out.empty());
+  CHECK(r.err.rfind("p.ss:1:1: error[E0201]: no `fn main()` to run\n", 0) == 0);
+  CHECK(r.err.find("help: this file declares train, evaluate: run one with "
+                   "--entry NAME, or add `fn main():`") != std::string::npos);
+  auto ok = ss::testing::run_ss_process("run --entry evaluate p.ss", dir);
+  CHECK(ok.rc == 0);
+  CHECK(ok.out == "2\n");
+}
+
+TEST_CASE("cli: a byte order mark at the start of a program is skipped",
+          "[cli]") {
+  // Issue 32 item 14: an editor's BOM was E0101 "unexpected character".
+  std::string dir = data_test::tmp("cli_bom");
+  data_test::write_file(dir + "/p.ss",
+                        "\xEF\xBB\xBF"
+                        "fn main():\n    print(1 +)\n");
+  auto bad = ss::testing::run_ss_process("check p.ss", dir);
+  CHECK(bad.rc == 1);
+  // Located as if the mark were not there: column 14 of line 2.
+  CHECK(bad.err.find("p.ss:2:14: error[E0101]") != std::string::npos);
+  data_test::write_file(dir + "/p.ss",
+                        "\xEF\xBB\xBF"
+                        "fn main():\n    print(1)\n");
+  auto r = ss::testing::run_ss_process("run p.ss", dir);
+  CHECK(r.rc == 0);
+  CHECK(r.out == "1\n");
+}
+
+TEST_CASE("cli: -D past its bound says the bound", "[cli]") {
+  // Issue 32 item 14: it said it wants "a positive size".
+  std::string dir = program_dir();
+  auto r =
+      ss::testing::run_ss_process("run -D D=9223372036854775807 p.ss", dir);
+  CHECK(r.rc == 64);
+  CHECK(r.err ==
+        "ss run: -D takes a size of at most 2^40 (1099511627776), found "
+        "'D=9223372036854775807'\n");
+  auto zero = ss::testing::run_ss_process("run -D D=0 p.ss", dir);
+  CHECK(zero.rc == 64);
+  CHECK(zero.err ==
+        "ss run: -D wants NAME=SIZE with a positive size, found 'D=0'\n");
+}

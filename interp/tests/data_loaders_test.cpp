@@ -115,6 +115,36 @@ TEST_CASE("safetensors and csv sources", "[data]") {
   CHECK(c->fields.at("y").to_doubles() == std::vector<double>{1, 2});
 }
 
+TEST_CASE("csv: a BOM, CR line ends, quotes and cells read as Python reads",
+          "[data]") {
+  // Issue 32 item 14. A BOM and lone CRs (each said "has no column x_0"
+  // before), \r\n mixed in, a quoted cell.
+  write_file(tmp("bom.csv"),
+             "\xEF\xBB\xBFy,x_0,x_1,x_2,x_3\r1,0.5,\"1\",2,3\r\n"
+             "2,4,5,6,7\r");
+  auto c = load("Small", tmp("bom.csv"));
+  CHECK(c->n == 2);
+  CHECK(c->fields.at("x").to_doubles() ==
+        std::vector<double>{0.5, 1, 2, 3, 4, 5, 6, 7});
+  // A comma inside quotes is the cell's: "1,5" is one cell, and no number
+  // (it split into two cells, the line then a cell too long).
+  write_file(tmp("comma.csv"), "y,x_0,x_1,x_2,x_3\n1,\"1,5\",1,2,3\n");
+  CHECK_THAT(error_of([&] { load("Small", tmp("comma.csv")); }),
+             Catch::Contains("expected a number, found '1,5'"));
+  // A NUL inside a cell is not its end; a hex float is no decimal number.
+  const char nul[] = "y,x_0,x_1,x_2,x_3\n1,0.1\0,1,2,3\n";
+  write_file(tmp("nul.csv"), std::string(nul, sizeof nul - 1));
+  CHECK_THAT(error_of([&] { load("Small", tmp("nul.csv")); }),
+             Catch::Contains("expected a number, found '0.1"));
+  write_file(tmp("hex.csv"), "y,x_0,x_1,x_2,x_3\n1,0x1p-2,1,2,3\n");
+  CHECK_THAT(error_of([&] { load("Small", tmp("hex.csv")); }),
+             Catch::Contains("expected a number, found '0x1p-2'"));
+  const char inty[] = "y,x_0,x_1,x_2,x_3\n1\0,0,1,2,3\n";
+  write_file(tmp("inty.csv"), std::string(inty, sizeof inty - 1));
+  CHECK_THAT(error_of([&] { load("Small", tmp("inty.csv")); }),
+             Catch::Contains("expected an i64"));
+}
+
 TEST_CASE("mnist: IDX files, u8 scaled to [0, 1]", "[data]") {
   std::string dir = tmp("mnist/");
   std::string pix(2 * 784, '\0');

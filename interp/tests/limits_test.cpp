@@ -198,3 +198,34 @@ TEST_CASE("limits: a program or import that is not a regular file is refused",
   CHECK(fifo.err ==
         "error: IOError: cannot read 'pipe.ss': not a regular file\n");
 }
+
+TEST_CASE("limits: an import chain runs to 64 files deep, deeper says so",
+          "[limits]") {
+  // Issue 32 item 9: 70 files deep read "cannot read the imported file"
+  // for a file that exists. main.ss imports m0.ss, which imports m1.ss...
+  auto chain = [](const std::string& dir, int files) {
+    for (int i = 0; i < files; ++i)
+      data_test::write_file(
+          dir + "/m" + std::to_string(i) + ".ss",
+          (i + 1 < files ? "import \"m" + std::to_string(i + 1) + ".ss\"\n\n"
+                         : std::string()) +
+              "fn f" + std::to_string(i) + "() -> int = " + std::to_string(i) +
+              "\n");
+    data_test::write_file(dir + "/main.ss",
+                          "import \"m0.ss\"\n\nfn main():\n    print(f" +
+                              std::to_string(files - 1) + "())\n");
+  };
+  std::string ok = data_test::tmp("limits_imports_64");
+  chain(ok, 64);
+  auto r = ss::testing::run_ss_process("run main.ss", ok);
+  CHECK(r.rc == 0);
+  CHECK(r.out == "63\n");
+  std::string deep = data_test::tmp("limits_imports_70");
+  chain(deep, 70);
+  auto d = ss::testing::run_ss_process("check main.ss", deep);
+  CHECK(d.rc == 1);
+  CHECK(d.err.rfind("m63.ss:1:1: error[E0204]: imports nested too deeply: "
+                    "\"m64.ss\" would be 65 files down from the program, "
+                    "over the limit of 64\n",
+                    0) == 0);
+}

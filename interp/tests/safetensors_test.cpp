@@ -297,6 +297,13 @@ TEST_CASE("safetensors rejects corrupt files with a clear error",
   CHECK_THAT(
       with_header(entry("F32", "[2,2]", "[0,18446744073709551615]"), d16),
       Contains("run past the data"));
+  // Two tensors over the same bytes (issue 32 item 14).
+  CHECK_THAT(
+      with_header(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                  R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+                  d16),
+      Contains("tensors 'a' and 'b' overlap") &&
+          Contains("[0, 8] and [4, 12]"));
   CHECK_THAT(with_header(entry("F32", "[2,2]", "[16,0]"), d16),
              Contains("reversed"));
   CHECK_THAT(with_header(entry("F32", "[2,2]", "[-8,8]"), d16),
