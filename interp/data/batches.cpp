@@ -13,6 +13,7 @@
 
 #include "interp/eval/device_hooks.h"
 #include "interp/eval/interpreter.h"
+#include "ops/core/op_error.h"
 #include "ops/core/philox.h"
 
 namespace ss::data {
@@ -33,6 +34,19 @@ std::vector<int64_t> shuffle_order(int64_t count, uint64_t seed) {
 }
 
 std::vector<int64_t> BatchesValue::order() const {
+  // The order is held whole (a permutation when shuffled): a cycling
+  // take of 2^62 items is a ValueError here, where it aborted in
+  // std::vector (issue 32 item 4).
+  try {
+    ops::check_host_allocatable(
+        static_cast<uint64_t>(ds->count),
+        sizeof(int64_t),
+        "the order of " + std::to_string(ds->count) + " items");
+  } catch (const ops::OpError& e) {
+    throw DataError(
+        "ValueError",
+        "batches of " + std::to_string(ds->count) + " items: " + e.detail());
+  }
   if (shuffle) return shuffle_order(ds->count, seed);
   std::vector<int64_t> v(ds->count);
   std::iota(v.begin(), v.end(), int64_t{0});
@@ -254,7 +268,11 @@ struct BatchCursor : Cursor {
               Interpreter& i,
               diag::Span l)
       : bv(std::move(b)), in(&i), loop(l) {
-    ord = std::make_shared<const std::vector<int64_t>>(bv->order());
+    try {
+      ord = std::make_shared<const std::vector<int64_t>>(bv->order());
+    } catch (const DataError& e) {
+      in->fail(e.kind, loop, e.what(), e.notes);
+    }
     total = bv->length();
     lazy = placement_of(*in).loads_on_workers;
     if (lazy) {

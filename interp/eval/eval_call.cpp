@@ -297,6 +297,8 @@ namespace {
 }  // namespace
 
 Value call_builtin_forward(BuiltinCall& c) {
+  if (c.walked)
+    if (RuntimeFn fn = runtime_of(c.op, Overload::Walked)) return fn(c);
   // Builtins overload on their first argument (Note [The runtime table]):
   // gradients are models of tensors (`norm(g)`, `zeros_like(g)`),
   // `zeros_like(m)` of a model is a zero Grads (library.md), and take,
@@ -366,6 +368,8 @@ Value Interpreter::call_builtin(const ops::OpDef& op,
   if (call.pattern) return call_pattern(*this, op, call, receiver, f);
   const check::ExprInfo* info = prog_.info(&call);
   BuiltinCall c{*this, f, op, call.span, &call, info, {}, {}, {}, {}, {}};
+  c.walked = &call == walked_call_;
+  walked_call_ = nullptr;
   size_t np = op.params.size();
   c.args.resize(np);
   c.given.assign(np, false);

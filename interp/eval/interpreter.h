@@ -195,6 +195,9 @@ class Interpreter {
   std::chrono::steady_clock::time_point next_poll_{};
   DeviceHooks* hooks_ = nullptr;
   ops::MeshComm* mesh_ = nullptr;
+  /// The `for` header call being evaluated, when its builtin has a walked
+  /// overload (Note [A loop walks a range] in interpreter.cpp).
+  const ast::Expr* walked_call_ = nullptr;
   std::string local_dim_;  // set_local_dim
   int64_t local_dim_size_ = 0;
 };

@@ -30,6 +30,8 @@ struct BuiltinCall {
   std::vector<Value> extras;                  // extra positional arguments
   std::vector<const ast::Expr*> extra_exprs;  // theirs (null as values)
   std::vector<std::pair<std::string, Value>> keywords;  // extra keywords
+  /// The call is a `for` header's (Overload::Walked).
+  bool walked = false;
 
   bool has(size_t i) const { return i < given.size() && given[i]; }
   const Value& arg(size_t i) const { return args.at(i); }

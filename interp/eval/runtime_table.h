@@ -23,9 +23,11 @@ namespace ss::eval {
 /// The overloads a builtin has on its first argument (library.md): most
 /// builtins have the plain one; `norm(g)` and `zeros_like(g)` also take a
 /// model's gradients, `zeros_like(m)` a model, `take`, `split` and `len` a
-/// dataset or batches.
-enum class Overload : uint8_t { Plain, OnGrads, OnModel, OnDataset };
-constexpr size_t kOverloads = 4;
+/// dataset or batches. Walked is the call a `for` header walks (`for i in
+/// range(n)`): its value is an IterableObject that makes the items as the
+/// loop asks, never the list (Note [A loop walks a range]).
+enum class Overload : uint8_t { Plain, OnGrads, OnModel, OnDataset, Walked };
+constexpr size_t kOverloads = 5;
 
 struct RuntimeEntry {
   const char* name;  // the builtin's OpDef name
