@@ -235,6 +235,24 @@ class Framing(Session):
             c.send_raw(b"Content-Length: %d\r\n\r\n" % len(body) + body)
         self.assertIsNone(c.request("shutdown")["result"])
 
+    def test_deep_nesting_is_a_parse_error_and_costs_nothing(self):
+        # Issue 32 item 10: params nested 20 MB deep took 1.9 GB. Past 64
+        # levels a message is refused unparsed; the server goes on.
+        c = self.start()
+        deep = b"[" * 10_000_000 + b"]" * 10_000_000
+        body = (b'{"jsonrpc": "2.0", "id": 7, "method": "textDocument/hover",'
+                b' "params": ' + deep + b"}")
+        c.send_raw(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        r = c._take(lambda m: "error" in m and m.get("id") is None, 20,
+                    "a parse error")
+        self.assertEqual(r["error"]["code"], -32700)
+        self.assertIn("nests deeper than 64 levels", r["error"]["message"])
+        # 64 levels inside a string are text, not nesting.
+        text = "[" * 100
+        r = c.request("nope", {"x": text})
+        self.assertEqual(r["error"]["code"], -32601)
+        self.assertIsNone(c.request("shutdown")["result"])
+
     def test_bad_content_length_skips_to_the_next_header(self):
         c = self.start()
         good = c.frame({"jsonrpc": "2.0", "id": 21, "method": "nope"})
