@@ -42,6 +42,7 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -454,6 +455,17 @@ void Repl::explain(const std::string& name) {
 }
 
 void Repl::load(const std::string& path) {
+  // Only a regular file: opening a FIFO blocked until a writer came, and
+  // /dev/zero read forever, with Ctrl-C ignored (issue 32 item 8), as the
+  // checker's imports and the data loaders refuse them.
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    err_ << "IOError: cannot read '" << path << "': "
+         << (std::filesystem::exists(path, ec) ? "not a regular file"
+                                               : "no such file")
+         << "\n";
+    return;
+  }
   std::ifstream f(path);
   if (!f) {
     err_ << "IOError: cannot read '" << path << "'\n";

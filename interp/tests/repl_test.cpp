@@ -3,6 +3,7 @@
 // session, Ctrl-C stopping a running statement.
 #include "interp/cli/repl.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -97,4 +98,27 @@ TEST_CASE("repl commands: :load, :explain, :devices, :reset, :help", "[repl]") {
   CHECK_THAT(err.str(), Catch::Contains("unknown name `y`"));
   CHECK_FALSE(r.handle(":quit"));
   std::remove(path.c_str());
+}
+
+TEST_CASE("repl :load refuses what is not a regular file, at once", "[repl]") {
+  // Issue 32 item 8: a FIFO blocked the session (open waits for a
+  // writer) and /dev/zero read forever.
+  std::ostringstream out, err;
+  ss::cli::Repl r(out, err);
+  std::string fifo = "/tmp/ss_repl_fifo_" + std::to_string(getpid());
+  std::remove(fifo.c_str());
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  r.handle(":load " + fifo);
+  CHECK_THAT(err.str(),
+             Catch::Contains("IOError: cannot read '" + fifo +
+                             "': not a regular file"));
+  r.handle(":load /dev/zero");
+  CHECK_THAT(err.str(),
+             Catch::Contains("cannot read '/dev/zero': not a regular file"));
+  r.handle(":load /nonexistent/x.ss");
+  CHECK_THAT(err.str(), Catch::Contains("'/nonexistent/x.ss': no such file"));
+  // The session goes on.
+  r.handle("1 + 2");
+  CHECK_THAT(out.str(), Catch::Contains("3"));
+  std::remove(fifo.c_str());
 }
