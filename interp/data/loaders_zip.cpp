@@ -3,6 +3,8 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "interp/data/dataset.h"
@@ -259,11 +261,28 @@ std::map<std::string, RawArray> parse_npz(
         {std::move(member), mname, method, crc, csize, usize, lho, data});
   }
   refuse_overlaps(members);
+  // The local header names the member too; a zip whose two directories
+  // name it differently reads as different files to different tools
+  // (issue 32 item 11: it was loaded under the central directory's name).
+  // Checked after the overlaps, which say more of entries sharing a header.
+  for (const Entry& m : members) {
+    const std::string_view local(reinterpret_cast<const char*>(p + m.lho + 30),
+                                 le16(p + m.lho + 26));
+    if (local != m.member)
+      io_error(m.mname,
+               "the local header names it '" + std::string(local) +
+                   "', the central directory '" + m.member + "'");
+  }
   std::map<std::string, RawArray> out;
   for (const Entry& m : members) {
     std::string key = ends_with(m.member, ".npy")
                           ? m.member.substr(0, m.member.size() - 4)
                           : m.member;
+    // Two members of one name (or `x` and `x.npy`): which one is the
+    // array depends on the tool (issue 32 item 11: the last one won).
+    if (out.count(key))
+      io_error(name,
+               "two members are named '" + key + "' (or '" + key + ".npy')");
     if (m.method == 0) {
       if (m.usize != m.csize) io_error(m.mname, "stored member sizes disagree");
       if (crc_of(p + m.data, m.csize) != m.crc)

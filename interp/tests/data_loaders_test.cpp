@@ -87,6 +87,33 @@ TEST_CASE("npz: stored and deflated members", "[data]") {
   CHECK(load("Small", path, {{"x", "pixels"}})->n == 3);
 }
 
+TEST_CASE("npz: members named two ways, or two alike, are refused", "[data]") {
+  // Issue 32 item 11: both were loaded (under the central directory's
+  // name; the last of two alike won).
+  std::vector<float> x(3 * 4, 1.0f);
+  std::vector<int64_t> y = {1, 2, 3};
+  std::string xs = npy("<f4", {3, 4}, bytes_of(x)),
+              ys = npy("<i8", {3}, bytes_of(y));
+  std::string z = zip({{"x.npy", xs, false}, {"y.npy", ys, false}});
+  REQUIRE(z.substr(30, 5) == "x.npy");  // the first local header's name
+  z[30] = 'q';
+  write_file(tmp("two_names.npz"), z);
+  CHECK_THAT(error_of([&] { load("Small", tmp("two_names.npz")); }),
+             Catch::Contains("[x.npy]") &&
+                 Catch::Contains("the local header names it 'q.npy', the "
+                                 "central directory 'x.npy'"));
+  write_file(
+      tmp("twice.npz"),
+      zip({{"x.npy", xs, false}, {"y.npy", ys, false}, {"x.npy", xs, true}}));
+  CHECK_THAT(error_of([&] { load("Small", tmp("twice.npz")); }),
+             Catch::Contains("two members are named 'x'"));
+  write_file(
+      tmp("twice_ext.npz"),
+      zip({{"x.npy", xs, false}, {"y.npy", ys, false}, {"x", xs, true}}));
+  CHECK_THAT(error_of([&] { load("Small", tmp("twice_ext.npz")); }),
+             Catch::Contains("two members are named 'x'"));
+}
+
 TEST_CASE("safetensors and csv sources", "[data]") {
   SafetensorsFile f;
   f.tensors.push_back(
