@@ -454,7 +454,31 @@ TEST_CASE("loader errors: each is a clear error naming the file", "[data]") {
          std::string d = tmp("mnist_bad/");
          write_file(d + "train-images-idx3-ubyte",
                     idx(0x08, {60000, 28, 28}, "abc"));
-         write_file(d + "train-labels-idx1-ubyte", idx(0x08, {1}, "\1"));
+         write_file(d + "train-labels-idx1-ubyte", idx(0x08, {60000}, "\1"));
+         load_mnist(rec("Digit"), dims(), d);
+       }},
+      // Both headers are checked before either body is read (Note
+      // [MNIST's headers first]): images whose body is cut short, with
+      // an images file where the labels go, say the labels' shape.
+      {"idx headers before bodies",
+       "ShapeError",
+       "expected labels [N], found [60000 28 28]",
+       [&] {
+         std::string d = tmp("mnist_heads/");
+         write_file(d + "train-images-idx3-ubyte",
+                    idx(0x08, {60000, 28, 28}, "abc"));
+         write_file(d + "train-labels-idx1-ubyte",
+                    idx(0x08, {60000, 28, 28}, "abc"));
+         load_mnist(rec("Digit"), dims(), d);
+       }},
+      {"idx one label per image",
+       "ShapeError",
+       "holds 2 images, but",
+       [&] {
+         std::string d = tmp("mnist_count/");
+         write_file(d + "train-images-idx3-ubyte",
+                    idx(0x08, {2, 28, 28}, std::string(2 * 784, '\0')));
+         write_file(d + "train-labels-idx1-ubyte", idx(0x08, {3}, "\1\2\3"));
          load_mnist(rec("Digit"), dims(), d);
        }},
       {"idx bad magic",
