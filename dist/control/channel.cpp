@@ -3,13 +3,16 @@
 #include "dist/control/channel.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <random>
 #include <stdexcept>
 
@@ -87,11 +90,66 @@ void remove_job_objects(const std::string& job) {
   for (const std::string& n : shm_entries(job)) unlink_shm(n);
 }
 
+// Note [A job's life is a lock]
+// A new pool sweeps what dead jobs left in /dev/shm and TMPDIR. It judged
+// a job dead when its controller's pid (in the job's name) was gone; but a
+// job in another PID namespace (a container sharing /tmp and /dev/shm)
+// names a pid of its own namespace, which here is nobody's or another
+// process's, and a host job swept a running container job's objects away
+// (issue 32 item 6: the container's workers failed with "a bad message").
+// A lock does not depend on the namespace: the controller takes an
+// exclusive flock on /dev/shm/<job>.alive before it makes any other object
+// of the job and holds it while it runs; the kernel releases it when the
+// process ends, even by SIGKILL. A sweeper asks for the lock without
+// waiting: granted, nobody holds it, and the job is dead. A job without
+// the file (another build's, or a TCP job, which makes nothing in
+// /dev/shm: its rendezvous dir) is judged by its pid, as before.
+int hold_job_lock(const std::string& job) {
+  // Locked under another name, then renamed: a sweeper never sees the
+  // file unlocked (the lock belongs to the inode, which the rename keeps).
+  const std::string path = "/dev/shm/" + job + ".alive";
+  const std::string tmp = path + ".new";
+  int fd = ::open(
+      tmp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return -1;
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0 ||
+      ::rename(tmp.c_str(), path.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+bool job_alive(const std::string& job) {
+  const std::string path = "/dev/shm/" + job + ".alive";
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd >= 0) {
+    const bool held =
+        ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    ::close(fd);
+    return held;
+  }
+  const int pid = job_controller_pid(job);
+  return pid > 0 && !(::kill(pid, 0) == -1 && errno == ESRCH);
+}
+
+std::string job_of(const std::string& name) {
+  if (job_controller_pid(name) <= 0) return "";
+  // "ssdist." <pid> "." <8 hex>: the third dot-separated part ends it.
+  size_t dot = name.find('.', std::strlen(kJobPrefix));
+  if (dot == std::string::npos || name.size() < dot + 9) return "";
+  return name.substr(0, dot + 9);
+}
+
 void sweep_stale_jobs() {
-  for_each_shm_entry([](const std::string& name) {
-    int pid = job_controller_pid(name);
-    if (pid <= 0 || pid == ::getpid()) return;
-    if (::kill(pid, 0) == -1 && errno == ESRCH) unlink_shm(name);
+  std::map<std::string, bool> alive;  // by job, asked once each
+  for_each_shm_entry([&](const std::string& name) {
+    const std::string job = job_of(name);
+    if (job.empty() || job_controller_pid(job) == ::getpid()) return;
+    auto it = alive.find(job);
+    if (it == alive.end()) it = alive.emplace(job, job_alive(job)).first;
+    if (!it->second) unlink_shm(name);
   });
 }
 

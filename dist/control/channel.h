@@ -74,6 +74,19 @@ std::string status_name(const std::string& job);
 
 /// Removes every /dev/shm entry of `job`.
 void remove_job_objects(const std::string& job);
+
+/// Note [A job's life is a lock]: the controller holds an exclusive flock
+/// on /dev/shm/<job>.alive for as long as it runs; the kernel drops it when
+/// the process ends, however it ends. Returns the lock's descriptor (close
+/// it to release), or -1 when it cannot be made.
+int hold_job_lock(const std::string& job);
+/// The job's controller is running: its lock is held, or (a job of a build
+/// before the lock, or none made) its pid answers.
+bool job_alive(const std::string& job);
+/// The job a name of its objects belongs to ("ssdist.<pid>.<hex>" of
+/// "ssdist.<pid>.<hex>.c2w.0" or of a rendezvous dir's name), or "".
+std::string job_of(const std::string& name);
+
 /// Removes the entries of jobs whose controller no longer exists (left by a
 /// controller that was SIGKILLed or crashed).
 void sweep_stale_jobs();

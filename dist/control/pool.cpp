@@ -45,7 +45,7 @@ namespace {
 // signal whose handler cannot run) leaves its rendezvous directory,
 // `<TMPDIR>/ssdist.<pid>.<hex>.XXXXXX`, behind, as it leaves its /dev/shm
 // objects (sweep_stale_jobs). The next pool removes every such directory
-// of ours whose controller pid is gone.
+// of ours whose controller is gone (Note [A job's life is a lock]).
 void sweep_stale_stores() {
   const std::string base = temp_root();
   std::error_code ec;
@@ -53,13 +53,14 @@ void sweep_stale_stores() {
        !ec && it != std::filesystem::directory_iterator();
        it.increment(ec)) {
     std::string name = it->path().filename().string();
-    int pid = job_controller_pid(name);
-    if (pid <= 0 || pid == ::getpid()) continue;
+    const std::string job = job_of(name);
+    if (job.empty() || job_controller_pid(job) == ::getpid()) continue;
     struct stat st {};
     if (::lstat(it->path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) ||
         st.st_uid != ::getuid())
       continue;
-    if (::kill(pid, 0) == -1 && errno == ESRCH) {
+    // Note [A job's life is a lock] (channel.cpp): not by its pid.
+    if (!job_alive(job)) {
       std::error_code rm;
       std::filesystem::remove_all(it->path(), rm);
     }
@@ -85,6 +86,7 @@ struct WorkerPool::Impl {
   uint64_t sent = 0;  // request messages handed to the workers' channels
   bool running = false;
   bool cleaned = false;
+  int alive_fd = -1;  // Note [A job's life is a lock]
   std::exception_ptr failure;
   // When the workers were sent SIGINT (Note [Interrupting the workers]).
   std::optional<Clock::time_point> interrupt_at;
@@ -101,6 +103,11 @@ struct WorkerPool::Impl {
     if (w) w->cleanup();
     registry_release(reg);
     reg = -1;
+    if (alive_fd >= 0) {
+      remove_job_objects(job);  // the lock's file among them
+      ::close(alive_fd);
+      alive_fd = -1;
+    }
   }
 
   [[noreturn]] void fail(std::exception_ptr e) {
@@ -357,6 +364,10 @@ std::unique_ptr<WorkerPool> WorkerPool::start(const LaunchOptions& opts) {
   I.opts = opts;
   I.job = make_job_name();
   remove_job_objects(I.job);
+  // Local workers share /dev/shm with the controller, and clean its
+  // names when it dies; a TCP job makes none there (its rendezvous dir is
+  // still judged by the pid).
+  if (!opts.remote) I.alive_fd = hold_job_lock(I.job);
   I.reg = registry_acquire(I.job);
   try {
     I.w = opts.remote ? start_tcp_workers(opts, I.job, I.reg)

@@ -2,6 +2,7 @@
 // memory, and what happens when a worker or the controller dies.
 #include "dist/control/control.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -18,6 +19,8 @@
 #include <random>
 #include <sstream>
 #include <thread>
+
+#include "dist/control/channel.h"
 
 using namespace ss::dist;
 using Clock = std::chrono::steady_clock;
@@ -600,4 +603,35 @@ TEST_CASE("control: the interrupt hook stops a call", "[dist][process]") {
   t.join();
   CHECK(ms_since(t0) < 2000);
   check_all_gone(pids, pool->job());
+}
+
+TEST_CASE("control: a job whose lock is held is alive, whatever its pid says",
+          "[dist]") {
+  // Issue 32 item 6: a job in another PID namespace names a pid of its
+  // own, which here is nobody's; the sweep took it for dead and removed
+  // its objects. Liveness is the job's lock (Note [A job's life is a lock]).
+  using namespace ss::dist::detail;
+  pid_t gone = ::fork();
+  if (gone == 0) ::_exit(0);
+  int st = 0;
+  ::waitpid(gone, &st, 0);  // a pid nobody has now
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "ssdist.%d.0badf00d", static_cast<int>(gone));
+  const std::string job = buf;
+  CHECK(job_of(job + ".c2w.0") == job);
+  CHECK(job_of(job + ".AbC123") == job);
+  CHECK(job_of("ssdist.test") == "");
+  const std::string object = "/dev/shm/" + job + ".status";
+  std::ofstream(object) << "x";
+  int lock = hold_job_lock(job);
+  REQUIRE(lock >= 0);
+  CHECK(job_alive(job));
+  sweep_stale_jobs();
+  CHECK(std::filesystem::exists(object));  // kept: its lock is held
+  CHECK(std::filesystem::exists("/dev/shm/" + job + ".alive"));
+  ::close(lock);  // as the kernel does when the controller dies
+  CHECK_FALSE(job_alive(job));
+  sweep_stale_jobs();
+  CHECK_FALSE(std::filesystem::exists(object));
+  CHECK_FALSE(std::filesystem::exists("/dev/shm/" + job + ".alive"));
 }
