@@ -164,7 +164,7 @@ Tensor linear_epilogue(const Tensor& x,
   auto [y, pre] = backend_of(x).matmul_epilogue(x, w, e);
   if (act == Activation::Relu && !e.keep_pre && grad) pre = y.detach();
   const int64_t k = w.shape()[0], m = w.shape()[1];
-  const int64_t rows = k ? x.numel() / k : 0;
+  const int64_t rows = numel_of(Shape(x.shape().begin(), x.shape().end() - 1));
   Tensor xd = x.detach().reshape({rows, k}), wd = w.detach();
   const Shape x_shape = x.shape();
   const bool nx = needs_grad(x), nw = needs_grad(w);

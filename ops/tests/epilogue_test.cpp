@@ -197,6 +197,25 @@ TEST_CASE("a product with an epilogue: gradients match central differences",
     }
 }
 
+TEST_CASE("a product with an epilogue over an empty sum: its gradients",
+          "[epilogue]") {
+  // k = 0: y = act(b) on every row; only b has a gradient (the rows were
+  // counted as numel / k, 0, and the backward's reshape threw).
+  for (Activation act : kActs) {
+    INFO("act " << int(act));
+    std::vector<Tensor> in = {Tensor::zeros({3, 0}, DType::F64),
+                              Tensor::zeros({0, 2}, DType::F64),
+                              scaled({2}, DType::F64, 25, 0.5)};
+    auto r = ss::ref::check_gradients(
+        [&](const std::vector<Tensor>& t) {
+          return ss::ops::linear_epilogue(t[0], t[1], t[2], act, Tensor(), 1.0);
+        },
+        in);
+    INFO(r.detail);
+    CHECK(r.ok);
+  }
+}
+
 TEST_CASE("an epilogue's activation backward equals the VJP written out",
           "[epilogue]") {
   // relu's edges: 0, -0, NaN and inf in x, and an inf cotangent where the
