@@ -121,6 +121,11 @@ int hold_job_lock(const std::string& job) {
   return fd;
 }
 
+void release_job_lock(const std::string& job, int fd) {
+  unlink_shm(job + ".alive");  // first: a sweeper never sees it unlocked
+  ::close(fd);
+}
+
 bool job_alive(const std::string& job) {
   const std::string path = "/dev/shm/" + job + ".alive";
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);

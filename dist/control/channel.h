@@ -80,6 +80,8 @@ void remove_job_objects(const std::string& job);
 /// the process ends, however it ends. Returns the lock's descriptor (close
 /// it to release), or -1 when it cannot be made.
 int hold_job_lock(const std::string& job);
+/// Removes the lock's file and releases it (the job's end).
+void release_job_lock(const std::string& job, int fd);
 /// The job's controller is running: its lock is held, or (a job of a build
 /// before the lock, or none made) its pid answers.
 bool job_alive(const std::string& job);

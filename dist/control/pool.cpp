@@ -103,11 +103,8 @@ struct WorkerPool::Impl {
     if (w) w->cleanup();
     registry_release(reg);
     reg = -1;
-    if (alive_fd >= 0) {
-      remove_job_objects(job);  // the lock's file among them
-      ::close(alive_fd);
-      alive_fd = -1;
-    }
+    if (alive_fd >= 0) release_job_lock(job, alive_fd);
+    alive_fd = -1;
   }
 
   [[noreturn]] void fail(std::exception_ptr e) {
