@@ -180,6 +180,36 @@ void fill(T* x, int64_t count, T value) {
   for_each(count, "attention", [=] __device__(int64_t i) { x[i] = value; });
 }
 
+// S = scale q k^T for the [bc] matrices from [b0]: the forward's scores,
+// and the backward's, recomputed from q and k (FlashAttention's trade).
+template <class T>
+void scores(const Dims& m,
+            const T* q,
+            const T* k,
+            T scale,
+            int64_t b0,
+            int64_t bc,
+            T* S) {
+  const int64_t nd = m.n * m.d, td = m.t * m.d;
+  gemm<T>(false,
+          true,
+          m.n,
+          m.t,
+          m.d,
+          scale,
+          q + b0 * nd,
+          m.d,
+          nd,
+          k + b0 * td,
+          m.d,
+          td,
+          T(0),
+          S,
+          m.t,
+          m.n * m.t,
+          bc);
+}
+
 template <class T>
 void forward(const Dims& m,
              const T* q,
@@ -197,27 +227,11 @@ void forward(const Dims& m,
   const int64_t chunk = chunk_of(m, sizeof(T));
   Tensor scratch = empty({chunk, m.n, m.t}, float_dtype<T>());
   T* S = ptr<T>(scratch);
-  const int64_t nt = m.n * m.t, nd = m.n * m.d, td = m.t * m.d;
+  const int64_t nt = m.n * m.t;
   const int64_t te = m.t * m.e, ne = m.n * m.e;
   for (int64_t b0 = 0; b0 < m.B; b0 += chunk) {
     const int64_t bc = std::min(chunk, m.B - b0);
-    gemm<T>(false,
-            true,
-            m.n,
-            m.t,
-            m.d,
-            scale,
-            q + b0 * nd,
-            m.d,
-            nd,
-            k + b0 * td,
-            m.d,
-            td,
-            T(0),
-            S,
-            m.t,
-            nt,
-            bc);
+    scores(m, q, k, scale, b0, bc, S);
     softmax_rows<T><<<row_blocks(bc * m.n), kRowThreads, 0, stream()>>>(
         S, lse + b0 * m.n, bc * m.n, m.n, m.t, causal);
     after_launch("attention");
@@ -267,23 +281,7 @@ void backward(const Dims& m,
     const T* kb = k + b0 * td;
     const T* gb = go + b0 * ne;
     // S = scale q k^T and dP = go v^T, then P and dS in place.
-    gemm<T>(false,
-            true,
-            m.n,
-            m.t,
-            m.d,
-            scale,
-            qb,
-            m.d,
-            nd,
-            kb,
-            m.d,
-            td,
-            T(0),
-            P,
-            m.t,
-            nt,
-            bc);
+    scores(m, q, k, scale, b0, bc, P);
     gemm<T>(false,
             true,
             m.n,
