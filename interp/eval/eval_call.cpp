@@ -524,12 +524,10 @@ Value call_fused_layer(Interpreter& in,
   } else {
     operand(kX, fl.x);
     operand(kW, fl.w);
-    if (fl.scale) {
-      const double written = in.eval(*fl.scale, f).number();
+    if (fl.scale)
       put(kScale,
-          Value::floating(fl.divides ? 1.0 / written : written),
+          Value::floating(written_scale(in, fl.scale, fl.divides, f)),
           nullptr);
-    }
     if (fl.bias) operand(kB, fl.bias);
   }
   if (fl.residual && !fl.residual_first) operand(kResidual, fl.residual);
