@@ -102,23 +102,25 @@ TEST_CASE("repl commands: :load, :explain, :devices, :reset, :help", "[repl]") {
 
 TEST_CASE("repl :load refuses what is not a regular file, at once", "[repl]") {
   // Issue 32 item 8: a FIFO blocked the session (open waits for a
-  // writer) and /dev/zero read forever.
-  std::ostringstream out, err;
-  ss::cli::Repl r(out, err);
+  // writer) and /dev/zero read forever. Through the terminal, as a user
+  // types it: each refusal is said and the prompt comes back.
   std::string fifo = "/tmp/ss_repl_fifo_" + std::to_string(getpid());
   std::remove(fifo.c_str());
   REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
-  r.handle(":load " + fifo);
-  CHECK_THAT(err.str(),
-             Catch::Contains("IOError: cannot read '" + fifo +
-                             "': not a regular file"));
-  r.handle(":load /dev/zero");
-  CHECK_THAT(err.str(),
-             Catch::Contains("cannot read '/dev/zero': not a regular file"));
-  r.handle(":load /nonexistent/x.ss");
-  CHECK_THAT(err.str(), Catch::Contains("'/nonexistent/x.ss': no such file"));
+  PtyRepl r;
+  REQUIRE(r.expect("ss> "));
+  r.send(":load " + fifo + "\r");
+  CHECK(r.expect("IOError: cannot read '" + fifo + "': not a regular file"));
+  REQUIRE(r.expect("ss> "));
+  r.send(":load /dev/zero\r");
+  CHECK(r.expect("cannot read '/dev/zero': not a regular file"));
+  REQUIRE(r.expect("ss> "));
+  r.send(":load /nonexistent/x.ss\r");
+  CHECK(r.expect("'/nonexistent/x.ss': no such file"));
   // The session goes on.
-  r.handle("1 + 2");
-  CHECK_THAT(out.str(), Catch::Contains("3"));
+  r.send("40 + 2\r");
+  CHECK(r.expect("42  : int"));
+  r.send(":quit\r");
+  CHECK(r.wait_exit() == 0);
   std::remove(fifo.c_str());
 }
