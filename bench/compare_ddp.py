@@ -27,7 +27,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 sys.path.insert(0, os.path.dirname(__file__))
-from compare_pytorch import PROGRAM, make_inputs, seconds_per_step  # noqa: E402,E501
+from compare_pytorch import PROGRAM, make_inputs, mlp_gemms, seconds_per_step  # noqa: E402,E501
 import sgemm_floor  # noqa: E402
 
 # The timed loop after one untimed step on the first batch.
@@ -130,7 +130,10 @@ def main():
     print(f"torch {torch.__version__}; Gloo on loopback; 1 BLAS thread per "
           f"process; {os.cpu_count()} cores")
     print(f"{'devices':>8} {'batch':>6} {'ss ms':>9} {'DDP ms':>9} {'ratio':>7}"
-          f"  goal (issue 29, cpu[0 1 2]), load average")
+          f" {'peak':>7}  goal (issue 29, cpu[0 1 2]), load average")
+    print("(peak: the whole batch's products at the machine's FMA peak on "
+          "min(devices, cores) threads, over DDP's step: the least ratio "
+          "any implementation reaches here)")
     for world in (2, 3):
         for batch, steps in ((64, 200), (6144, 10)):
             with tempfile.TemporaryDirectory() as folder:
@@ -143,12 +146,15 @@ def main():
                     ts.append(run_ss(ss, folder, world, batch))
                     td.append(run_ddp(folder, world, batch))
                 t_ss, t_ddp = statistics.median(ts), statistics.median(td)
+                peak = sgemm_floor.peak_floor(
+                    mlp_gemms(batch), min(world, os.cpu_count()))
+                peak = "" if peak is None else f" {peak / t_ddp:7.3f}"
                 goal = GOALS.get((world, batch))
                 verdict = "" if goal is None else (
                     f"  <= {goal}: "
                     + ("meets" if t_ss / t_ddp <= goal else "misses"))
                 print(f"{world:>8} {batch:>6} {t_ss * 1e3:9.3f} "
-                      f"{t_ddp * 1e3:9.3f} {t_ss / t_ddp:7.3f}{verdict}"
+                      f"{t_ddp * 1e3:9.3f} {t_ss / t_ddp:7.3f}{peak}{verdict}"
                       f"  load {os.getloadavg()[0]:.1f} on "
                       f"{os.cpu_count()} cores")
 

@@ -10,7 +10,9 @@ medians of alternating runs, in CPU
 and wall seconds, with the load average they were taken under (the machine
 is shared), and prints ss's step over torch's (goal at batch 64: at most
 0.3) and over the step's sgemm-only time, its matrix products alone on the
-same OpenBLAS (bench/sgemm_floor.py; goal at 6144: at most 1.03).
+same OpenBLAS (bench/sgemm_floor.py; goal at 6144: at most 1.03). It
+also prints the step's products at the core's FMA peak (bench/fma_peak)
+over torch's step: the least ratio any implementation can reach there.
 
 Needs Debian's python3-torch (run with /usr/bin/python3; not needed by CI):
     /usr/bin/python3 bench/compare_pytorch.py [--ss build/ss] [--threads 1,2]
@@ -259,6 +261,13 @@ def main():
         for batch, steps in ((64, 300), (6144, 12)):
             m = measure(ss, batch, steps, t, args.runs)
             floor = sgemm_floor.time_gemms(mlp_gemms(batch), t)
+            # The products at the core's FMA peak: no library runs them
+            # faster, so no step of ss's can take less (issue 29).
+            peak = sgemm_floor.peak_floor(mlp_gemms(batch), t)
+            at_peak = ("" if peak is None else
+                       f"products at the core's FMA peak {peak * 1e3:.3f} "
+                       f"ms = {peak / m['torch_wall'][0]:.3f}x torch's "
+                       f"step (the least ratio any ss can reach here); ")
             cpu = m["ss_cpu"][0] / m["torch_cpu"][0]
             wall = m["ss_wall"][0] / m["torch_wall"][0]
             over_floor = m["ss_cpu"][0] / floor[1]
@@ -279,7 +288,8 @@ def main():
                   f"{m['torch_wall'][0] * 1e3:8.3f} ms/step = {wall:.3f}; "
                   f"sgemm only {floor[1] * 1e3:.3f} CPU-ms "
                   f"({floor[0] * 1e3:.3f} wall-ms), ss {over_floor:.3f}x "
-                  f"that in CPU ({over_floor_wall:.3f}x in wall); {goal}; "
+                  f"that in CPU ({over_floor_wall:.3f}x in wall); {at_peak}"
+                  f"{goal}; "
                   f"load {load[0]:.1f} ({load[1]:.1f}-{load[2]:.1f}) on "
                   f"{os.cpu_count()} cores", flush=True)
 

@@ -191,3 +191,32 @@ def time_gemms_onednn(gemms, threads, reps=7):
             cpus.append(time.process_time() - c0)
     pool.shutdown()
     return min(walls), min(cpus)
+
+
+def flops(gemms):
+    """The multiply-add FLOPs of [gemms] (2 m n k per matrix)."""
+    return sum(2 * b * m * n * k for b, m, n, k, _, _ in gemms)
+
+
+def fma_peak(threads, binary=None):
+    """The machine's f32 FLOP/s on [threads] threads, measured by
+    bench/fma_peak (built with the tree): the rate no library's product
+    passes. None when the binary is not built."""
+    import os
+    import subprocess
+    binary = binary or os.path.join(os.path.dirname(os.path.abspath(
+        __file__)), "..", "build", "bench", "fma_peak")
+    if not os.path.exists(binary):
+        return None
+    out = subprocess.run([binary, "--threads", str(threads)], check=True,
+                         capture_output=True, text=True).stdout
+    return float(out.split()[1]) * 1e9
+
+
+def peak_floor(gemms, threads, binary=None):
+    """The seconds [gemms] take at the core's FMA peak on [threads] threads:
+    the least time any library can run them in, so the floor under any
+    goal stated as a ratio to a step that contains them. None when
+    bench/fma_peak is not built."""
+    peak = fma_peak(threads, binary)
+    return None if peak is None else flops(gemms) / peak
