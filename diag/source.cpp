@@ -47,6 +47,34 @@ std::string_view SourceMap::text(Span s) const {
   return std::string_view(t).substr(s.begin, s.end - s.begin);
 }
 
+std::string SourceMap::one_line(Span s) const {
+  // A line break and the indentation around it become one space: `ss fmt`
+  // breaks long calls, and a message quotes the call on one line. (No
+  // string literal holds a raw line break, so none is changed.)
+  std::string_view t = text(s);
+  std::string out;
+  out.reserve(t.size());
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (t[i] == '\n' || t[i] == '\r' ||
+        (t[i] == '\\' && i + 1 < t.size() && t[i + 1] == '\n')) {
+      while (!out.empty() && (out.back() == ' ' || out.back() == '\t'))
+        out.pop_back();
+      size_t j = i + 1;
+      while (j < t.size() &&
+             (t[j] == ' ' || t[j] == '\t' || t[j] == '\n' || t[j] == '\r'))
+        ++j;
+      const char before = out.empty() ? '(' : out.back();
+      const char after = j < t.size() ? t[j] : ')';
+      if (before != '(' && before != '[' && after != ')' && after != ']')
+        out += ' ';
+      i = j - 1;
+      continue;
+    }
+    out += t[i];
+  }
+  return out;
+}
+
 void SourceMap::set_origin(uint32_t file, uint32_t line, LineOrigin origin) {
   auto& origins = files_.at(file).origins;
   if (origins.size() < line) origins.resize(line);

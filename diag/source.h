@@ -64,6 +64,9 @@ class SourceMap {
   /// The text of 1-based [line] without its newline.
   std::string_view line_text(uint32_t file, uint32_t line) const;
   std::string_view text(Span s) const;
+  /// [s]'s text on one line, as a message quotes it: each line break (with
+  /// the indentation around it, or a `\` continuation) made one space.
+  std::string one_line(Span s) const;
   /// "LINE:COL" of [s]'s start, in the text it was made from.
   std::string position(Span s) const;
   /// "path:LINE:COL" of [s]'s start, or [unknown] when [s] is in no file

@@ -3,12 +3,12 @@
 
 devices cpu
 
-dim T = 32          # sequence length
-dim D = 128         # model width
-dim H = 4           # heads
-dim Dh = 32         # head width: H * Dh = D
-dim F = 512         # MLP width
-dim L = 2           # blocks
+dim T = 32  # sequence length
+dim D = 128  # model width
+dim H = 4  # heads
+dim Dh = 32  # head width: H * Dh = D
+dim F = 512  # MLP width
+dim L = 2  # blocks
 
 model Block:
     w_qkv: [D (3 H Dh)] = normal(std=0.02)
@@ -45,8 +45,8 @@ fn forward(m: Transformer, x: [b T D], mode: Mode) -> [b T D]:
 fn loss(m: Transformer, x: [b T D], y: [b T D], mode: Mode) -> f32:
     return mse(forward(m, x, mode), y)
 
-fn train_step(mut m: Transformer, mut opt: AdamW[Transformer],
-              x: [b T D], y: [b T D], mode: Mode) -> Logs:
+fn train_step(mut m: Transformer, mut opt: AdamW[Transformer], x: [b T D], y: [b T D],
+              mode: Mode) -> Logs:
     let l, g = value_and_grad(loss, m, x, y, mode)
     update(m, opt, clip_norm(g, 1.0))
     return logs(loss=l, grad_norm=norm(g))

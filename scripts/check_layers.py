@@ -74,6 +74,8 @@ LAYERS = {
     "interp/lex": OPS,
     "interp/parse": OPS + ["interp/lex"],
     "interp/check": OPS + ["interp/lex", "interp/parse"],
+    # `ss fmt`'s layout: tokens, comments and the parser's regions.
+    "interp/fmt": DIAG + ["interp/lex", "interp/parse"],
     # The checker's several-devices pass: compiled with the checker,
     # below the evaluator.
     "interp/check/plan": FRONT,
@@ -93,7 +95,7 @@ LAYERS = {
                               "interp/builtins", "dist"],
     # `ss lsp`'s server: the checked program and the explain table of the
     # several-devices plan are all it reads; nothing runs.
-    "interp/lsp": FRONT + ["interp/check/plan"],
+    "interp/lsp": FRONT + ["interp/check/plan", "interp/fmt"],
     # The embedding API: a host language's calls, checked and run as the
     # repl runs what is typed (Note [Host calls are checked as ShapeScript]
     # in interp/embed/embed.h).
@@ -101,7 +103,7 @@ LAYERS = {
                             "interp/devices", "dist"],
     "interp/cli": EVAL + ["interp/check/plan", "interp/data",
                           "interp/builtins", "interp/devices",
-                          "interp/lsp", "interp/embed", "dist"],
+                          "interp/lsp", "interp/fmt", "interp/embed", "dist"],
     # The Python module: the embedding API's header and the tensors it
     # hands over, nothing of the interpreter's inside.
     "python": DIAG + ["ops/core", "interp/embed"],

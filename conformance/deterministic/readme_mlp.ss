@@ -23,9 +23,9 @@ data Digit:
     label: i64 in 0..C
 
 model Mlp:
-    w1: [D Hd] = normal(std=1/sqrt(D))
+    w1: [D Hd] = normal(std=1 / sqrt(D))
     b1: [Hd] = zeros()
-    w2: [Hd C] = normal(std=1/sqrt(Hd))
+    w2: [Hd C] = normal(std=1 / sqrt(Hd))
 
 fn forward(m: Mlp, x: [b D]) -> [b C]:
     return relu(x @ m.w1 + m.b1) @ m.w2

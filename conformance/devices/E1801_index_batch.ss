@@ -14,8 +14,8 @@ data Digit:
     label: i64 in 0..C
 
 model Mlp:
-    w1: [D Hd] = normal(std=1/sqrt(D))
-    w2: [Hd C] = normal(std=1/sqrt(Hd))
+    w1: [D Hd] = normal(std=1 / sqrt(D))
+    w2: [Hd C] = normal(std=1 / sqrt(Hd))
 
 fn forward(m: Mlp, x: [b D]) -> [b C]:
     return relu(x @ m.w1) @ m.w2

@@ -24,4 +24,3 @@ fn train_step(mut m: Regressor, mut opt: SGD[Regressor], batch: [b] Sale) -> Log
     let l, g = value_and_grad(loss, m, batch)
     update(m, opt, g)
     return logs(loss=l)
-

@@ -15,8 +15,8 @@ data Digit:
     label: i64 in 0..C
 
 model Mlp:
-    w1: [D Hd] = normal(std=1/sqrt(D))
-    w2: [Hd C] = normal(std=1/sqrt(Hd))
+    w1: [D Hd] = normal(std=1 / sqrt(D))
+    w2: [Hd C] = normal(std=1 / sqrt(Hd))
 
 fn forward(m: Mlp, x: [b D]) -> [b C]:
     return relu(x @ m.w1) @ m.w2
@@ -38,4 +38,3 @@ fn run(train: Dataset[Digit], mut m: Mlp, mut opt: AdamW[Mlp], out: Sink):
     for epoch in range(3):
         for batch in progress(train.batches(64, shuffle=epoch)):
             out.write(train_step(m, opt, batch))
-

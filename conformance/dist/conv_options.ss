@@ -28,7 +28,8 @@ model Net:
 fn features(m: Net, batch: [b] Img) -> [b C]:
     let img = reshape(batch.x, [b, 1, S, S])
     let h = relu(conv2d(img, m.k1, padding=1, bias=m.b1))
-    let d = conv2d(h, m.dw, padding=1, groups=4) + conv2d(h, m.kd, padding=2, dilation=2)
+    let d = conv2d(h, m.dw, padding=1, groups=4) + conv2d(h, m.kd, padding=2,
+                                                          dilation=2)
     let p = max_pool2d(d, 3, stride=2, padding=1)
     let u = conv_transpose2d(p, m.kt, stride=2)
     let pooled = adaptive_avg_pool2d(avg_pool2d(u, 3, stride=1, padding=1), 1)

@@ -35,13 +35,15 @@ model Emb:
 fn fill(mut r: Raw):
     r.tokens = reshape(tensor([1, 2, 0, 3, 0, 0, 4, 5, 6, 7, 0, 0]), [N, L])
     r.tokens_lengths = reshape(tensor([2, 1, 3, 1]), [N])
-    r.v = reshape(tensor([0.5, 1.0, 0.0, 2.0, 0.0, 0.0, 1.5, -1.0, 3.0, -2.0, 0.0, 0.0]), [N, L])
+    r.v = reshape(tensor([0.5, 1.0, 0.0, 2.0, 0.0, 0.0, 1.5, -1.0, 3.0, -2.0, 0.0,
+                          0.0]), [N, L])
     r.v_lengths = reshape(tensor([2, 1, 3, 1]), [N])
     r.y = reshape(tensor([0, 1, 1, 2]), [N])
 
 fn loss(m: Emb, batch: [b] Seq) -> f32:
     let keep = to(batch.mask_n, f32)
-    let pooled = einsum(embedding(m.table, batch.tokens), batch.v * keep, b n c, b n -> b c)
+    let pooled = einsum(embedding(m.table, batch.tokens), batch.v * keep, b n c,
+                        b n -> b c)
     return cross_entropy(pooled * m.scale, batch.y)
 
 fn train_step(mut m: Emb, mut opt: SGD[Emb], batch: [b] Seq) -> Logs:

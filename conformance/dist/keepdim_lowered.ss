@@ -23,7 +23,8 @@ fn centred(m: Net, batch: [b] Digit) -> [b C]:
 
 fn loss(m: Net, batch: [b] Digit) -> f32:
     let c = centred(m, batch)
-    return cross_entropy(c, batch.label) + sum(sum(c * c, over=b, keepdim=true)) / 1000.0
+    return cross_entropy(c, batch.label) + sum(sum(c * c, over=b,
+                                                   keepdim=true)) / 1000.0
 
 fn step(mut m: Net, mut opt: SGD[Net], batch: [b] Digit) -> Logs:
     let l, g = value_and_grad(loss, m, batch)

@@ -26,11 +26,14 @@ fn class_weight() -> [C]:
 fn loss(m: Net, batch: [b] Digit) -> f32:
     let h = batch.img @ m.w
     let hot = to(one_hot(batch.label, C), f32)
-    let ce = cross_entropy(h, batch.label, weight=class_weight(), ignore_index=3, label_smoothing=0.1)
-    let nll = nll_loss(log_softmax(h, over=C), batch.label, ignore_index=7, reduction="sum") / 100.0
+    let ce = cross_entropy(h, batch.label, weight=class_weight(), ignore_index=3,
+                           label_smoothing=0.1)
+    let nll = nll_loss(log_softmax(h, over=C), batch.label, ignore_index=7,
+                       reduction="sum") / 100.0
     let bce = binary_cross_entropy(sigmoid(h), hot, weight=class_weight())
     let bcel = binary_cross_entropy_with_logits(h, hot, pos_weight=class_weight())
-    let kl = kl_div(log_softmax(h, over=C), softmax(h * 2.0, over=C), reduction="batchmean")
+    let kl = kl_div(log_softmax(h, over=C), softmax(h * 2.0, over=C),
+                    reduction="batchmean")
     let per = sum(huber(h, hot, delta=0.5, reduction="none")) / 1000.0
     return ce + nll + bce + bcel + kl + per + smooth_l1(h, hot * 0.5, beta=0.25)
 
@@ -44,7 +47,11 @@ fn each(m: Net, batch: [b] Digit) -> [b]:
 
 fn stats(m: Net, batch: [b] Digit) -> Logs:
     let h = batch.img @ m.w
-    return logs(ce=cross_entropy(h, batch.label, ignore_index=3), nll=nll_loss(log_softmax(h, over=C), batch.label, weight=class_weight()), kl=kl_div(log_softmax(h, over=C), softmax(h, over=C) * 0.5, reduction="sum"), mse=mse(h, h * 0.9, reduction="sum"))
+    return logs(ce=cross_entropy(h, batch.label, ignore_index=3),
+                nll=nll_loss(log_softmax(h, over=C), batch.label,
+                             weight=class_weight()),
+                kl=kl_div(log_softmax(h, over=C), softmax(h, over=C) * 0.5,
+                          reduction="sum"), mse=mse(h, h * 0.9, reduction="sum"))
 
 fn main():
     let data = synthetic_digits(Digit, 203, seed=2)

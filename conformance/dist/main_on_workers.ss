@@ -14,8 +14,8 @@ model Classifier:
 fn xent(m: Classifier, x: [b D], y: [b] i64) -> f32:
     return cross_entropy(x @ m.w, y)
 
-fn train_step(mut m: Classifier, mut opt: SGD[Classifier],
-              x: [b D], y: [b] i64) -> Logs:
+fn train_step(mut m: Classifier, mut opt: SGD[Classifier], x: [b D],
+              y: [b] i64) -> Logs:
     let l, g = value_and_grad(xent, m, x, y)
     update(m, opt, g)
     return logs(loss=l)

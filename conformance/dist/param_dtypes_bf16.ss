@@ -20,8 +20,8 @@ data Digit:
     label: i64 in 0..C
 
 model Mlp:
-    w1: [D Hd] bf16 = normal(std=1/sqrt(D))
-    w2: [Hd C] bf16 = normal(std=1/sqrt(Hd))
+    w1: [D Hd] bf16 = normal(std=1 / sqrt(D))
+    w2: [Hd C] bf16 = normal(std=1 / sqrt(Hd))
 
 fn forward(m: Mlp, x: [b D]) -> [b C] bf16:
     return relu(to(x, bf16) @ m.w1) @ m.w2

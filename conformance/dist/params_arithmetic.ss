@@ -36,7 +36,8 @@ fn step(mut m: Net, mut ema: Net, sq: Grads[Net], batch: [b] Digit) -> Grads[Net
     return sq2
 
 fn report(m: Net, ema: Net, batch: [b] Digit) -> Logs:
-    return logs(loss=loss(m, batch), ema_loss=loss(ema, batch), drift=sum((m - ema).w2 ** 2.0))
+    return logs(loss=loss(m, batch), ema_loss=loss(ema, batch),
+                drift=sum((m - ema).w2 ** 2.0))
 
 fn main():
     let data = synthetic_digits(Digit, 40, seed=3)

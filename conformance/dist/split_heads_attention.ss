@@ -34,8 +34,8 @@ fn attention(m: Attention, x: [b n D]) -> [b n D]:
 fn loss(m: Attention, x: [b n D], y: [b n D]) -> f32:
     return mse(attention(m, x), y)
 
-fn train_step(mut m: Attention, mut opt: SGD[Attention],
-              x: [b n D], y: [b n D]) -> Logs:
+fn train_step(mut m: Attention, mut opt: SGD[Attention], x: [b n D],
+              y: [b n D]) -> Logs:
     let l, g = value_and_grad(loss, m, x, y)
     update(m, opt, g)
     return logs(loss=l, grad_norm=norm(g))

@@ -42,12 +42,11 @@ fn loss(m: Attn, x: [b n D], y: [b n D]) -> f32:
     let pooled = einsum(o, m.mix, b H n Dh, Dh -> b n)
     return mse(out + h, y) + mean(pooled * pooled)
 
-fn train_step(mut m: Attn, mut opt: AdamW[Attn],
-              x: [b n D], y: [b n D]) -> Logs:
+fn train_step(mut m: Attn, mut opt: AdamW[Attn], x: [b n D], y: [b n D]) -> Logs:
     let l, g = value_and_grad(loss, m, x, y)
     update(m, opt, g)
-    return logs(loss=l, grad_norm=norm(g), w_in=norm(g.w_in),
-                scale=norm(g.scale), mix=norm(g.mix))
+    return logs(loss=l, grad_norm=norm(g), w_in=norm(g.w_in), scale=norm(g.scale),
+                mix=norm(g.mix))
 
 fn main():
     let m = Attn.init(seed=0)

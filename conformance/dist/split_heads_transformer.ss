@@ -55,8 +55,8 @@ fn forward(m: Transformer, x: [b T D], mode: Mode) -> [b T D]:
 fn loss(m: Transformer, x: [b T D], y: [b T D], mode: Mode) -> f32:
     return mse(forward(m, x, mode), y)
 
-fn train_step(mut m: Transformer, mut opt: AdamW[Transformer],
-              x: [b T D], y: [b T D], mode: Mode) -> Logs:
+fn train_step(mut m: Transformer, mut opt: AdamW[Transformer], x: [b T D], y: [b T D],
+              mode: Mode) -> Logs:
     let l, g = value_and_grad(loss, m, x, y, mode)
     update(m, opt, clip_norm(g, 1.0))
     return logs(loss=l, grad_norm=norm(g))

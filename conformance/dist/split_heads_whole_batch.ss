@@ -20,7 +20,7 @@ data Digit:
     label: i64 in 0..C
 
 model Net:
-    w1: [D (H Dh)] = normal(std=1/sqrt(D))
+    w1: [D (H Dh)] = normal(std=1 / sqrt(D))
     b1: [(H Dh)] = zeros()
     out: Linear[(H Dh) C]
 

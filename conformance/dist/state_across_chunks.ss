@@ -34,7 +34,8 @@ fn loss(m: Rnn, x: [b K], y: [b] i64, h0: [b H]) -> f32:
 
 fn start(batch: [b] Digit) -> [b H] = zeros([b H])
 
-fn chunk_step(mut m: Rnn, mut opt: SGD[Rnn], batch: [b] Digit, h: [b H], i: int) -> (f32, [b H]):
+fn chunk_step(mut m: Rnn, mut opt: SGD[Rnn], batch: [b] Digit, h: [b H],
+              i: int) -> (f32, [b H]):
     let x = rearrange(batch.img, b (c K) -> c b K)[i]
     let l, g = value_and_grad(loss, m, x, batch.label, h)
     let h2 = run(m, x, h)

@@ -5,7 +5,7 @@ dim D = 784
 dim Hd = 256
 
 model Encoder:
-    w: [D Hd] = normal(std=1/sqrt(D))
+    w: [D Hd] = normal(std=1 / sqrt(D))
 
 fn encode(m: Encoder, x: [b D]) -> [b Hd]:
     return tanh(x @ m.w)

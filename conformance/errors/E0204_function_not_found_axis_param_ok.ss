@@ -5,7 +5,8 @@
 dim D = 512
 dim F = 2048
 
-extern fn rms_norm(x: [*s d], over: Axis[d], eps: float = 1e-6) -> [*s d] = "nn.rms_norm"
+extern fn rms_norm(x: [*s d], over: Axis[d],
+                   eps: float = 1e-6) -> [*s d] = "nn.rms_norm"
 
 model Ffn:
     up: [D F] = normal(std=0.02)

@@ -8,9 +8,9 @@ dim Hd = 256
 dim C = 10
 
 model Mlp:
-    w1: [D Hd] = normal(std=1/sqrt(D))
+    w1: [D Hd] = normal(std=1 / sqrt(D))
     b1: [Hd] = zeros()
-    w2: [Hd C] = normal(std=1/sqrt(Hd))
+    w2: [Hd C] = normal(std=1 / sqrt(Hd))
     b2: [C] = zeros()
 
 fn forward(m: Mlp, x: [b D]) -> [b C]:

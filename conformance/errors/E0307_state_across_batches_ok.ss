@@ -8,7 +8,7 @@
 dim V = 8
 dim H = 5
 dim N = 12
-dim K = 4    # the chunk's length: N / K chunks
+dim K = 4  # the chunk's length: N / K chunks
 
 data Stream:
     tokens: [N] i64 in 0..V

@@ -12,8 +12,8 @@ data Digit:
     label: i64 in 0..C
 
 model Mlp:
-    w1: [D Hd] = normal(std=1/sqrt(D))
-    w2: [Hd C] = normal(std=1/sqrt(Hd))
+    w1: [D Hd] = normal(std=1 / sqrt(D))
+    w2: [Hd C] = normal(std=1 / sqrt(Hd))
 
 extern fn floor_div(a: [*s], b: [*s]) -> [*s] = "nn.floordiv"
 

@@ -11,8 +11,8 @@ data Digit:
     label: i64 in 0..C
 
 model Mlp:
-    w1: [D Hd] = normal(std=1/sqrt(D))
-    w2: [Hd C] = normal(std=1/sqrt(Hd))
+    w1: [D Hd] = normal(std=1 / sqrt(D))
+    w2: [Hd C] = normal(std=1 / sqrt(Hd))
 
 fn loss(m: Mlp, batch: [b] Digit) -> f32:
     return cross_entropy(relu(batch.img @ m.w1) @ m.w2, batch.label)

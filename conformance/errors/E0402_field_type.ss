@@ -7,8 +7,8 @@ dim Hd = 256
 dim C = 10
 
 model Mlp:
-    w1: [D Hd] = normal(std=1/sqrt(D))
-    w2: [Hd C] = normal(std=1/sqrt(Hd))
+    w1: [D Hd] = normal(std=1 / sqrt(D))
+    w2: [Hd C] = normal(std=1 / sqrt(Hd))
 
 fn forward(m: Mlp, x: [b D]) -> [b C] = relu(x @ m.w1) @ m.w2
 

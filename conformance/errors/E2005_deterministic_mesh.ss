@@ -5,6 +5,7 @@
 
 devices cpu
     deterministic
+
 mesh x=2 y=2
 
 dim M = 8

@@ -5,6 +5,7 @@
 
 devices cpu[0 1 2 3]
     shard params
+
 mesh x=4
 
 dim M = 8

@@ -18,8 +18,7 @@ model Items:
 model Classifier:
     w: [D C] = normal(std=1.0)
 
-fn train_step(mut m: Classifier, mut opt: AdamW[Classifier],
-              batch: [b] Item) -> Logs:
+fn train_step(mut m: Classifier, mut opt: AdamW[Classifier], batch: [b] Item) -> Logs:
     let l, g = value_and_grad(xent, m, batch)
     update(m, opt, g)
     return logs(loss=l)

@@ -18,21 +18,22 @@ data Sentence:
     label: i64 in 0..C
 
 model Block:
-    w: [Hd Hd] = normal(std=1/sqrt(Hd))
+    w: [Hd Hd] = normal(std=1 / sqrt(Hd))
 
 model Dense[I O]:
-    w: [I O] = normal(std=1/sqrt(I))
+    w: [I O] = normal(std=1 / sqrt(I))
     b: [O] = zeros()
 
 model Mlp:
-    w1: [D Hd] = normal(std=1/sqrt(D))
-    w2: [Hd C] = normal(std=1/sqrt(Hd))
+    w1: [D Hd] = normal(std=1 / sqrt(D))
+    w2: [Hd C] = normal(std=1 / sqrt(Hd))
     norm: LayerNorm[C]
     blocks: [L] Block
     head: Dense[C C]
     buffer mean: [C] = zeros()
 
-extern fn my_norm(x: [*s d], over: Axis[d], eps: float = 1e-5) -> [*s d] = "nn.layer_norm"
+extern fn my_norm(x: [*s d], over: Axis[d],
+                  eps: float = 1e-5) -> [*s d] = "nn.layer_norm"
 
 fn dense(l: Dense[I O], x: [b I]) -> [b O] = x @ l.w + l.b
 
@@ -43,7 +44,8 @@ fn forward(m: Mlp, x: [b D], c: int = 3) -> [b C]:
     let y = layer_norm(h @ m.w2, over=C, affine=m.norm)
     return my_norm(dense(m.head, y), over=C) - m.mean
 
-fn classify(m: Mlp, batch: [b] Digit) -> f32 = cross_entropy(forward(m, batch.img), batch.label)
+fn classify(m: Mlp, batch: [b] Digit) -> f32 = cross_entropy(forward(m, batch.img),
+                                                             batch.label)
 
 fn main():
     let m = Mlp.init(seed=0)

@@ -27,7 +27,8 @@ spmd fn stacked(y: [4 n/i]) -> [4 n/i]:
     return all_to_all(y, i, split=0, concat=0, tiled=false)
 
 fn main():
-    let x = tensor([3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0, 5.0, 3.0, 5.0, 8.0, 9.0, 7.0, 1.0, 2.0])
+    let x = tensor([3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0, 5.0, 3.0, 5.0, 8.0, 9.0,
+                    7.0, 1.0, 2.0])
     print(f9(x))
     let y = to(reshape(arange(32), [4, 8]), f32)
     print(stacked(y))

@@ -19,6 +19,7 @@ fn grads(x: [n]) -> (f32, [n]):
     return value_and_grad(squared_max, x)
 
 fn main():
-    let x = tensor([3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0, 5.0, 3.0, 5.0, 8.0, 9.0, 7.0, 1.0, 2.0])
+    let x = tensor([3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0, 5.0, 3.0, 5.0, 8.0, 9.0,
+                    7.0, 1.0, 2.0])
     let l, g = grads(x)
     print(l, g)

@@ -28,7 +28,8 @@ spmd fn gathered_mean(w: [n/i]) -> []:
     return pmean(sum(full * full), i)
 
 fn grads(w: [n]) -> ((f32, [n]), (f32, [n]), (f32, [n])):
-    return value_and_grad(total, w), value_and_grad(gathered, w), value_and_grad(gathered_mean, w)
+    return value_and_grad(total, w), value_and_grad(gathered, w), value_and_grad(gathered_mean,
+                                                                                 w)
 
 fn main():
     let t, g, m = grads(to(arange(8), f32))

@@ -23,7 +23,8 @@ spmd fn stats(x: [n/i]) -> ([r], [r], [r]):
     return pmean(x, i), pmax(x, i), pmin(x, i)
 
 fn main():
-    let x = tensor([3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0, 5.0, 3.0, 5.0, 8.0, 9.0, 7.0, 1.0, 2.0])
+    let x = tensor([3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0, 5.0, 3.0, 5.0, 8.0, 9.0,
+                    7.0, 1.0, 2.0])
     let m, hi, lo = stats(x)
     print(m)
     print(hi)

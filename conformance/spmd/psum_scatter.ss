@@ -20,6 +20,7 @@ spmd fn untiled(y: [4 n/i]) -> [r/i]:
     return psum_scatter(y, i, tiled=false)
 
 fn main():
-    let x = tensor([3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0, 5.0, 3.0, 5.0, 8.0, 9.0, 7.0, 1.0, 2.0])
+    let x = tensor([3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0, 5.0, 3.0, 5.0, 8.0, 9.0,
+                    7.0, 1.0, 2.0])
     print(f6(x))
     print(untiled(to(reshape(arange(16), [4, 4]), f32)))

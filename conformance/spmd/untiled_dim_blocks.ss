@@ -25,5 +25,6 @@ spmd fn untiled(x: [N/i]) -> [N/i]:
     return all_to_all(x, i, split=N, concat=N, tiled=false)
 
 fn main():
-    let x = reshape(tensor([3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0, 5.0, 3.0, 5.0, 8.0, 9.0, 7.0, 1.0, 2.0]), [N])
+    let x = reshape(tensor([3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0, 5.0, 3.0, 5.0, 8.0,
+                            9.0, 7.0, 1.0, 2.0]), [N])
     print(untiled(x))

@@ -22,9 +22,12 @@ spmd fn matmul_allgather_overlapped_bidi(lhs: [m/i k], rhs: [k/i n]) -> [m/i n]:
     out_block += take(take(lhs_blocks, idx, over=1), 1, over=1) @ rhs_hi
     for j in range(1, size):
         rhs_lo = ppermute(rhs_lo, i, shift=1)
-        rhs_hi = ppermute(rhs_hi, i, perm=[(src, (src - 1) % size) for src in range(size)])
-        out_block += take(take(lhs_blocks, (idx - j) % size, over=1), 0, over=1) @ rhs_lo
-        out_block += take(take(lhs_blocks, (idx + j) % size, over=1), 1, over=1) @ rhs_hi
+        rhs_hi = ppermute(rhs_hi, i,
+                          perm=[(src, (src - 1) % size) for src in range(size)])
+        out_block += take(take(lhs_blocks, (idx - j) % size, over=1), 0,
+                          over=1) @ rhs_lo
+        out_block += take(take(lhs_blocks, (idx + j) % size, over=1), 1,
+                          over=1) @ rhs_hi
     return out_block
 
 fn main():

@@ -19,7 +19,8 @@ spmd fn matmul_psumscatter_overlapped(lhs: [m k/i], rhs: [k/i n]) -> [m/i n]:
     let lhs_blocks = reshape(lhs, [4 m/i k/i])
     let out_summand = take(lhs_blocks, (idx + 1) % size, over=0) @ rhs
     for j in range(1, size):
-        out_summand = ppermute(out_summand, i, perm=[(src, (src - 1) % size) for src in range(size)])
+        out_summand = ppermute(out_summand, i,
+                               perm=[(src, (src - 1) % size) for src in range(size)])
         out_summand += take(lhs_blocks, (idx + j + 1) % size, over=0) @ rhs
     return out_summand
 

@@ -42,6 +42,6 @@ fn init_net() -> Net:
 
 # Every gradient by its field's path, for the examples' results files.
 fn grad_logs(g: Grads[Net]) -> Logs:
-    return logs(l1_w=g.l1.w, l1_b=g.l1.b, l2_w=g.l2.w, l2_b=g.l2.b,
-                l3_w=g.l3.w, l3_b=g.l3.b, l4_w=g.l4.w, l4_b=g.l4.b,
-                l5_w=g.l5.w, l5_b=g.l5.b, l6_w=g.l6.w, l6_b=g.l6.b)
+    return logs(l1_w=g.l1.w, l1_b=g.l1.b, l2_w=g.l2.w, l2_b=g.l2.b, l3_w=g.l3.w,
+                l3_b=g.l3.b, l4_w=g.l4.w, l4_b=g.l4.b, l5_w=g.l5.w, l5_b=g.l5.b,
+                l6_w=g.l6.w, l6_b=g.l6.b)

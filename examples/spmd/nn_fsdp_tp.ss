@@ -9,13 +9,15 @@ import "nn.ss"
 devices cpu
 mesh batch=4 feats=2
 
-spmd fn dense_fsdp_tp(w: [i/(feats batch) o], b: [o/(feats batch)], x: [n/batch i/feats]) -> [n/batch o/feats]:
+spmd fn dense_fsdp_tp(w: [i/(feats batch) o], b: [o/(feats batch)],
+                      x: [n/batch i/feats]) -> [n/batch o/feats]:
     let w_frag = all_gather(w, batch, over=i)
     let b_frag = all_gather(b, batch, over=o)
     let block_result = x @ w_frag
     return psum_scatter(block_result, feats, over=o) + b_frag
 
-spmd fn predict_fsdp_tp(m: Net/(feats batch), inputs: [n/batch D/feats]) -> [n/batch C/feats]:
+spmd fn predict_fsdp_tp(m: Net/(feats batch),
+                        inputs: [n/batch D/feats]) -> [n/batch C/feats]:
     let h = relu(dense_fsdp_tp(m.l1.w, m.l1.b, inputs))
     h = relu(dense_fsdp_tp(m.l2.w, m.l2.b, h))
     h = relu(dense_fsdp_tp(m.l3.w, m.l3.b, h))
@@ -23,7 +25,8 @@ spmd fn predict_fsdp_tp(m: Net/(feats batch), inputs: [n/batch D/feats]) -> [n/b
     h = relu(dense_fsdp_tp(m.l5.w, m.l5.b, h))
     return dense_fsdp_tp(m.l6.w, m.l6.b, h)
 
-spmd fn loss_fsdp_tp(m: Net/(feats batch), inputs: [n/batch D/feats], targets: [n/batch C/feats]) -> f32:
+spmd fn loss_fsdp_tp(m: Net/(feats batch), inputs: [n/batch D/feats],
+                     targets: [n/batch C/feats]) -> f32:
     let predict = remat(predict_fsdp_tp)
     let predictions = predict(m, inputs)
     let sq_err = psum(sum((predictions - targets) ** 2, over=-1), feats)

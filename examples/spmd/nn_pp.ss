@@ -13,8 +13,8 @@ import "layers.ss"
 devices cpu
 mesh stages=2
 
-dim L = 4   # inner layers, L / |stages| per stage
-dim K = 2   # microbatches per stage: each stage's N / 2 examples are K of mb
+dim L = 4  # inner layers, L / |stages| per stage
+dim K = 2  # microbatches per stage: each stage's N / 2 examples are K of mb
 
 # The tutorial's params_ = (first_params, params_stacked, last_params):
 # the inner layers' weights and biases stacked along L.
@@ -45,28 +45,35 @@ spmd fn spmd_pipeline(w: [L/stages F F], b: [L/stages F], inputs: [K mb F]) -> [
     let x = inputs
     for i in range(K * n_stages + L - 1):
         # Stage 0 takes in the next microbatch.
-        state = put(state, 0, where(stage == 0, take(x, i % K, over=0), take(state, 0, over=0)), over=0)
+        state = put(state, 0,
+                    where(stage == 0, take(x, i % K, over=0), take(state, 0, over=0)),
+                    over=0)
         # Every stage applies its layers (the tutorial's vmap over them).
         state = relu(state @ w + bias)
         # The last stage's last layer is a finished microbatch.
         let done = (i - L + 1) % K
-        outputs = put(outputs, done, where(stage == n_stages - 1, take(state, -1, over=0), take(outputs, done, over=0)), over=0)
+        outputs = put(outputs, done,
+                      where(stage == n_stages - 1, take(state, -1, over=0),
+                            take(outputs, done, over=0)), over=0)
         # shift: each layer's result moves to the next layer, the last one
         # to the next stage; the inputs and outputs rotate every K steps.
-        state = put(roll(state, 1, over=0), 0, ppermute(take(state, -1, over=0), stages, shift=1), over=0)
+        state = put(roll(state, 1, over=0), 0,
+                    ppermute(take(state, -1, over=0), stages, shift=1), over=0)
         if i % K == K - 1:
             x = ppermute(x, stages, shift=1)
         if done == K - 1:
             outputs = ppermute(outputs, stages, shift=1)
     return ppermute(outputs, stages, shift=1)
 
-spmd fn predict_pp(m: NetPP{inner_w/stages, inner_b/stages}, inputs: [n/stages D]) -> [n/stages C]:
+spmd fn predict_pp(m: NetPP{inner_w/stages, inner_b/stages},
+                   inputs: [n/stages D]) -> [n/stages C]:
     let h = relu(dense(m.first, inputs))
     let micro = rearrange(h, (K mb) F -> K mb F)
     let piped = spmd_pipeline(m.inner_w, m.inner_b, micro)
     return dense(m.last, rearrange(piped, K mb F -> (K mb) F))
 
-spmd fn loss_pp(m: NetPP{inner_w/stages, inner_b/stages}, inputs: [n/stages D], targets: [n/stages C]) -> f32:
+spmd fn loss_pp(m: NetPP{inner_w/stages, inner_b/stages}, inputs: [n/stages D],
+                targets: [n/stages C]) -> f32:
     let predictions = predict_pp(m, inputs)
     let local_loss = mean(sum((predictions - targets) ** 2, over=-1))
     return pmean(local_loss, stages)

@@ -330,7 +330,8 @@ class Checker {
                           diag::Span span,
                           std::string message,
                           std::string label = {});
-  std::string text(diag::Span s) const { return std::string(sm_.text(s)); }
+  /// [s]'s source as a message quotes it: on one line.
+  std::string text(diag::Span s) const { return sm_.one_line(s); }
   const FnInfo* find_fn(const std::string& name) const;
   std::vector<std::string> value_names(const FnCtx* c) const;
 

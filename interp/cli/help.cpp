@@ -182,6 +182,23 @@ const std::vector<Command>& commands() {
         kHeartbeat,
         kHelp},
        {kTimeout}},
+      {"fmt",
+       "[--check] [--width N] FILE|DIR|-...",
+       "rewrite .ss files in the one canonical layout",
+       "Rewrites each FILE (and every .ss file under each DIR) in "
+       "ShapeScript's one layout (docs/fmt.md): four spaces a level, "
+       "black's spacing, long lines broken after commas inside brackets, "
+       "every comment and paragraph kept. A file is replaced whole (a new "
+       "file renamed over it) and only when its layout changes; one that "
+       "does not parse is left as it is and its errors printed. `-` reads "
+       "the program from stdin and writes it formatted to stdout.",
+       {{"--check",
+         "change nothing: list the files whose layout would change and "
+         "exit 1 if there are any"},
+        {"--width N",
+         "break lines longer than N columns where they can (default 88)"},
+        kHelp},
+       {}},
       {"lsp",
        "[--devices SPEC] [-D NAME=SIZE]...",
        "a language server on stdio: diagnostics, hover, definition, "

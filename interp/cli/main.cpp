@@ -15,7 +15,8 @@
 
 namespace ss::cli {
 int cmd_explain(const std::vector<std::string>& args);  // cmd_explain.cpp
-}
+int cmd_fmt(const std::vector<std::string>& args);      // cmd_fmt.cpp
+}  // namespace ss::cli
 
 namespace {
 
@@ -46,6 +47,7 @@ int dispatch(const std::vector<std::string>& args) {
   if (cmd == "conformance") return ss::cli::cmd_conformance(rest);
   if (cmd == "explain") return ss::cli::cmd_explain(rest);
   if (cmd == "lsp") return ss::cli::cmd_lsp(rest);
+  if (cmd == "fmt") return ss::cli::cmd_fmt(rest);
   std::cerr << "ss: unknown command '" << cmd << "'\n\n" << ss::cli::overview();
   return ss::cli::kExitUsage;
 }

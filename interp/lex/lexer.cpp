@@ -70,8 +70,13 @@ class Lexer {
   Lexer(std::string_view src,
         uint32_t file,
         uint32_t base,
-        diag::Diagnostics& diags)
-      : src_(src), file_(file), base_(base), diags_(diags) {}
+        diag::Diagnostics& diags,
+        std::vector<diag::Span>* comments = nullptr)
+      : src_(src),
+        file_(file),
+        base_(base),
+        diags_(diags),
+        comments_(comments) {}
 
   Tokens run() {
     indents_.push_back(0);
@@ -149,7 +154,10 @@ class Lexer {
     }
     if (p < src_.size() && src_[p] == '\r') ++p;
     if (p >= src_.size() || src_[p] == '\n' || src_[p] == '#') {
+      const size_t hash = p;
       while (p < src_.size() && src_[p] != '\n') ++p;
+      if (comments_ && hash < src_.size() && src_[hash] == '#')
+        comments_->push_back(span(hash, p));
       pos_ = p < src_.size() ? p + 1 : p;
       return false;
     }
@@ -197,7 +205,9 @@ class Lexer {
   }
 
   void skip_comment() {
+    const size_t hash = pos_;
     while (pos_ < src_.size() && src_[pos_] != '\n') ++pos_;
+    if (comments_) comments_->push_back(span(hash, pos_));
   }
 
   void token() {
@@ -434,6 +444,7 @@ class Lexer {
   std::vector<uint32_t> indents_;
   std::vector<Open> brackets_;
   Tokens out_;
+  std::vector<diag::Span>* comments_;  // where to keep them, or nowhere
 };
 
 }  // namespace
@@ -444,6 +455,13 @@ const char* tok_spelling(Tok t) {
 
 Tokens lex(const diag::SourceMap& sm, uint32_t file, diag::Diagnostics& diags) {
   return Lexer(sm.file(file).text, file, 0, diags).run();
+}
+
+Tokens lex(const diag::SourceMap& sm,
+           uint32_t file,
+           diag::Diagnostics& diags,
+           std::vector<diag::Span>& comments) {
+  return Lexer(sm.file(file).text, file, 0, diags, &comments).run();
 }
 
 Tokens lex_fragment(std::string_view text,

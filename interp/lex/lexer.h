@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string_view>
+#include <vector>
 
 #include "diag/diagnostic.h"
 #include "interp/lex/token.h"
@@ -12,6 +13,13 @@ namespace ss::lex {
 /// and E0103 (unterminated string or bracket) into [diags] and keeps going,
 /// so the parser still sees a token stream ending in Eof.
 Tokens lex(const diag::SourceMap& sm, uint32_t file, diag::Diagnostics& diags);
+
+/// The same, and the span of every `#` comment, to its line's end (without
+/// the newline), in source order: what `ss fmt` keeps (interp/fmt/).
+Tokens lex(const diag::SourceMap& sm,
+           uint32_t file,
+           diag::Diagnostics& diags,
+           std::vector<diag::Span>& comments);
 
 /// Lexes [text], a piece of file [file] that starts at byte [base] (the
 /// inside of an f-string's `{...}`), so spans point into the real file.

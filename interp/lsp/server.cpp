@@ -13,6 +13,7 @@
 #include "interp/check/program_options.h"
 #include "interp/lsp/documents.h"
 #include "interp/lsp/features.h"
+#include "interp/lsp/formatting.h"
 #include "interp/lsp/framing.h"
 
 namespace ss::lsp {
@@ -228,6 +229,15 @@ json Server::request(const std::string& method,
     Document& d = document(params);
     return definition(*d.now, offset(d, params), d.uri);
   }
+  if (method == "textDocument/formatting") {
+    return formatting(document(params).text);
+  }
+  if (method == "textDocument/rangeFormatting") {
+    const json& r = field(params, "range");
+    return formatting(document(params).text,
+                      std::make_pair(uint_field(field(r, "start"), "line"),
+                                     uint_field(field(r, "end"), "line")));
+  }
   if (method == "textDocument/completion") {
     Document& d = document(params);
     const Analysis* a = d.now->prog ? d.now.get() : d.last_program.get();
@@ -318,6 +328,8 @@ json Server::initialize(const json& params) {
               {"save", {{"includeText", false}}}}},
             {"hoverProvider", true},
             {"definitionProvider", true},
+            {"documentFormattingProvider", true},
+            {"documentRangeFormattingProvider", true},
             {"completionProvider", {{"triggerCharacters", {"."}}}}};
   return {{"capabilities", caps},
           {"serverInfo", {{"name", "ss"}, {"version", "0.1.0"}}}};

@@ -628,6 +628,97 @@ class Completion(Session):
         self.assertEqual(self.labels(c, uri, l, ch), {"w1", "w2"})
 
 
+def apply_edits(text, edits):
+    """[text] with LSP TextEdits applied (ranges in the original text, UTF-16
+    columns; `ss fmt`'s edits are whole lines)."""
+    lines = text.splitlines(keepends=True)
+
+    def offset(p):
+        before = "".join(lines[:p["line"]])
+        line = lines[p["line"]] if p["line"] < len(lines) else ""
+        return len(before) + len(line.encode("utf-16-le")[:2 * p["character"]]
+                                 .decode("utf-16-le"))
+    for e in sorted(edits, key=lambda e: (e["range"]["start"]["line"],
+                                          e["range"]["start"]["character"]),
+                    reverse=True):
+        a, b = offset(e["range"]["start"]), offset(e["range"]["end"])
+        text = text[:a] + e["newText"] + text[b:]
+        lines = text.splitlines(keepends=True)
+    return text
+
+
+class Formatting(Session):
+    """textDocument/formatting and /rangeFormatting give `ss fmt`'s layout
+    (the CLI, run as a process, is the oracle), as edits of only the lines
+    that change."""
+
+    MESSY = ("dim D=4\n"
+             "dim C  = 2\n"
+             "model M:\n"
+             "    w: [D C] = normal(std=1/sqrt(D))   # init\n"
+             "fn f(m: M, x: [b D]) -> [b C]:\n"
+             "    return x @ m.w\n"
+             "fn g(m: M, x: [b D]) -> [b C]:\n"
+             "    let y=f(m,x)\n"
+             "    return y*2.0\n")
+
+    def fmt_cli(self, text):
+        return subprocess.run([SS, "fmt", "-"], input=text,
+                              capture_output=True, text=True,
+                              check=True).stdout
+
+    def test_capabilities(self):
+        c = self.start(init=False)
+        caps = c.initialize()["result"]["capabilities"]
+        self.assertTrue(caps["documentFormattingProvider"])
+        self.assertTrue(caps["documentRangeFormattingProvider"])
+
+    def test_document(self):
+        c, uri = self.open_clean(self.MESSY, "m.ss")
+        r = c.request("textDocument/formatting",
+                      {"textDocument": {"uri": uri},
+                       "options": {"tabSize": 2, "insertSpaces": True}})
+        edits = r["result"]
+        self.assertEqual(apply_edits(self.MESSY, edits),
+                         self.fmt_cli(self.MESSY))
+        # Only the lines that change are replaced: `fn f`'s header and
+        # return, laid out already, stay (a blank line goes in above them).
+        touched = set()
+        for e in edits:
+            touched.update(range(e["range"]["start"]["line"],
+                                 e["range"]["end"]["line"]))
+        self.assertNotIn(4, touched)
+        self.assertNotIn(5, touched)
+
+    def test_formatted_and_unparsable_documents_have_no_edits(self):
+        text = self.fmt_cli(self.MESSY)
+        c, uri = self.open_clean(text, "ok.ss")
+        r = c.request("textDocument/formatting",
+                      {"textDocument": {"uri": uri}, "options": {}})
+        self.assertEqual(r["result"], [])
+        bad = uri_of(os.path.join(self.tmp(), "bad.ss"))
+        c.open(bad, "fn f(:\n")  # being typed: it does not parse
+        r = c.request("textDocument/formatting",
+                      {"textDocument": {"uri": bad}, "options": {}})
+        self.assertEqual(r["result"], [])
+
+    def test_range_takes_the_declarations_it_touches(self):
+        c, uri = self.open_clean(self.MESSY, "m.ss")
+        # Lines 7-8: inside fn g. Only fn g is laid out.
+        r = c.request("textDocument/rangeFormatting",
+                      {"textDocument": {"uri": uri},
+                       "range": {"start": {"line": 7, "character": 4},
+                                 "end": {"line": 7, "character": 9}},
+                       "options": {}})
+        got = apply_edits(self.MESSY, r["result"])
+        want_g = "fn g(m: M, x: [b D]) -> [b C]:\n" \
+                 "    let y = f(m, x)\n    return y * 2.0\n"
+        self.assertTrue(got.endswith("\n\n" + want_g), got)
+        self.assertTrue(got.startswith("dim D=4\ndim C  = 2\n"), got)
+        # Above g nothing changed but the blank line that goes with g.
+        self.assertIn("std=1/sqrt(D))   # init\nfn f", got)
+
+
 def parse_frames(data):
     """The JSON bodies of [data], read as the LSP frames them; raises on a
     frame that breaks the rules."""

@@ -225,7 +225,7 @@ class Analysis {
             (key[name.size()] != '.' && key[name.size()] != '#'))
           continue;
         if (a->kind == EK::Name || a->kind == EK::Field)
-          k = std::string(sm_.text(a->span)) + key.substr(name.size());
+          k = sm_.one_line(a->span) + key.substr(name.size());
         break;
       }
       out.try_emplace(k, bytes);
@@ -400,7 +400,7 @@ class Analysis {
       owner = mt.model ? mt.model->name : "the model";
     } else if (mt.kind == TK::Tensor) {
       auto& [names, count] = by_dt[mt.dtype];
-      names.push_back("`" + std::string(sm_.text(m->span)) + "`");
+      names.push_back("`" + sm_.one_line(m->span) + "`");
       count += numel(mt);
     } else {
       return;

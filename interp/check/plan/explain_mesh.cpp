@@ -272,7 +272,7 @@ std::vector<Collective> mesh_collectives(const Program& P,
     Collective c;
     c.op = op;
     c.source = builtin;
-    c.what = "`" + std::string(sm.text(given[0]->span)) + "`";
+    c.what = "`" + sm.one_line(given[0]->span) + "`";
     c.count = count;
     c.dtype = types::dtype_name(dt);
     c.bytes = count * types::dtype_size(dt);
@@ -288,8 +288,8 @@ std::vector<Collective> mesh_collectives(const Program& P,
     for (const auto& [dt, count] : in)
       item(p->op,
            std::string(p->op) + " over " + join(axes) + " of `" +
-               std::string(sm.text(given[0]->span)) + "` (" + builtin +
-               "), which " + effect,
+               sm.one_line(given[0]->span) + "` (" + builtin + "), which " +
+               effect,
            dt,
            count,
            false);
@@ -318,7 +318,7 @@ std::vector<Collective> mesh_leaf_sums(const Program& P,
   std::vector<const ast::Expr*> given = given_args(e);
   if (!info.loss_varying || given.size() < 2 || !given[1]) return out;
   const Type& t = P.type_of(given[1]);
-  const std::string what(sm.text(given[1]->span));
+  const std::string what = sm.one_line(given[1]->span);
   // A leaf's tied axes: the mesh's, less those it varies over (its type's
   // varying set and the axes its shape splits).
   auto add = [&](const Type& leaf, const std::string& name) {

@@ -44,7 +44,7 @@ std::vector<ShardSend> shard_param_reads(const ShardWalk& w,
     mt = bt;
     only = e.name;
     owner = bt.model->name;
-    base = std::string(w.sm.text(e.lhs->span));
+    base = w.sm.one_line(e.lhs->span);
     model = bt.kind == TK::Model;
   } else if (e.kind == EK::Call) {
     const ExprInfo* info = P.info(&e);
@@ -61,7 +61,7 @@ std::vector<ShardSend> shard_param_reads(const ShardWalk& w,
       const types::Type& at = P.type_of(a);
       if (at.kind != TK::Model || !at.model) continue;
       mt = at;
-      owner = base = std::string(w.sm.text(a->span));
+      owner = base = w.sm.one_line(a->span);
       model = true;
       break;
     }

@@ -6,7 +6,7 @@ dim D = 6
 dim C = 4
 
 model Lin:
-    w: [D C] f64 = normal(std=1/sqrt(D))
+    w: [D C] f64 = normal(std=1 / sqrt(D))
     b: [C] f64 = zeros()
 
 fn loss(m: Lin, x: [b D] f64, y: [b] i64) -> f64:

@@ -4,7 +4,7 @@ dim D = 4
 dim C = 3
 
 model Lin:
-    w: [D C] f64 = normal(std=1/sqrt(D))
+    w: [D C] f64 = normal(std=1 / sqrt(D))
     b: [C] f64 = zeros()
 
 fn forward(m: Lin, x: [b D] f64) -> [b C] f64:

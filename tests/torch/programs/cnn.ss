@@ -6,10 +6,10 @@
 
 devices cpu
 
-dim Ci = 2          # input channels
-dim S = 8           # image side
-dim Co = 4          # conv channels
-dim C = 3           # classes
+dim Ci = 2  # input channels
+dim S = 8  # image side
+dim Co = 4  # conv channels
+dim C = 3  # classes
 dim B = 16
 dim STEPS = 40
 
@@ -33,8 +33,7 @@ fn loss(mut m: Cnn, batch: [b] Image, mode: Mode) -> f64:
 
 # set_lr here, in a worker fn on several devices (mlp.ss calls it in main,
 # in the controller): the saved metadata's lr is the one set last.
-fn train_step(mut m: Cnn, mut opt: SGD[Cnn], batch: [b] Image,
-              lr: float) -> Logs:
+fn train_step(mut m: Cnn, mut opt: SGD[Cnn], batch: [b] Image, lr: float) -> Logs:
     set_lr(opt, lr)
     let l, g = value_and_grad(loss, m, batch, Train(seed=0))
     update(m, opt, g)
@@ -54,7 +53,7 @@ fn main():
         let lr = cosine_lr(step, STEPS, 0.1)
         let r = train_step(m, opt, batch, lr)
         let e = mean_logs(evaluate, m, held_out.batches(B))
-        out.write(logs(loss=r.loss, grad_norm=r.grad_norm, lr=lr,
-                       eval_loss=e.loss), step=step)
+        out.write(logs(loss=r.loss, grad_norm=r.grad_norm, lr=lr, eval_loss=e.loss),
+                  step=step)
         step += 1
     save("final.safetensors", m, opt)

@@ -11,14 +11,14 @@
 
 devices cpu
 
-dim V = 16          # vocabulary
-dim T = 8           # sequence length
+dim V = 16  # vocabulary
+dim T = 8  # sequence length
 dim D = 16
 dim H = 2
-dim Dh = 8          # H * Dh = D
+dim Dh = 8  # H * Dh = D
 dim F = 32
 dim B = 8
-dim PRODUCTS = 1    # the attention: 1 fused, 2 with @, 3 grouped, 4 einsums unfused
+dim PRODUCTS = 1  # the attention: 1 fused, 2 with @, 3 grouped, 4 einsums unfused
 
 data Sequence:
     tokens: [T] i64 in 0..V
@@ -50,7 +50,7 @@ fn attention(blk: Block, x: [b n D] f64) -> [b n D] f64:
         let o = einsum(p, v, b H n t, b H t Dh -> b H n Dh)
         return rearrange(o, b H n Dh -> b n (H Dh)) @ blk.w_o
     let s = einsum(q, k, b H n Dh, b H t Dh -> b H n t)
-    s = s / sqrt(Dh)    # PRODUCTS 4: as written, op by op (not fused)
+    s = s / sqrt(Dh)  # PRODUCTS 4: as written, op by op (not fused)
     if PRODUCTS == 2:
         s = (q @ rearrange(k, b H t Dh -> b H Dh t)) / sqrt(Dh)
     let qg, kg, vg = split(qkv, b n (3 H Dh) -> b n (H Dh))

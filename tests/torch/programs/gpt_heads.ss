@@ -11,11 +11,11 @@
 
 devices cpu
 
-dim V = 16          # vocabulary
-dim T = 8           # sequence length
+dim V = 16  # vocabulary
+dim T = 8  # sequence length
 dim D = 16
 dim H = 4
-dim Dh = 4          # H * Dh = D
+dim Dh = 4  # H * Dh = D
 dim F = 32
 dim B = 8
 

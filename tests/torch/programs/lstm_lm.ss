@@ -11,9 +11,9 @@
 
 devices cpu
 
-dim V = 12          # vocabulary
-dim N = 24          # tokens a stream
-dim K = 6           # the chunk: truncated backprop through K steps
+dim V = 12  # vocabulary
+dim N = 24  # tokens a stream
+dim K = 6  # the chunk: truncated backprop through K steps
 dim E = 8
 dim H = 10
 dim B = 6
@@ -37,7 +37,9 @@ fn cell(l: Lstm, x: [b E] f64, h: [b H] f64, c: [b H] f64) -> ([b H] f64, [b H] 
     let c2 = sigmoid(f) * c + sigmoid(i) * tanh(g)
     return sigmoid(o) * tanh(c2), c2
 
-fn run(m: Lm, tok: [b K] i64, y: [b K] i64, h0: [b H] f64, c0: [b H] f64) -> (f64, [b H] f64, [b H] f64):
+fn run(m: Lm, tok: [b K] i64, y: [b K] i64, h0: [b H] f64, c0: [b H] f64) -> (f64,
+                                                                              [b H] f64,
+                                                                              [b H] f64):
     let x = embedding(m.embed.table, tok)
     let h = h0
     let c = c0
@@ -53,7 +55,8 @@ fn loss(m: Lm, tok: [b K] i64, y: [b K] i64, h0: [b H] f64, c0: [b H] f64) -> f6
 
 fn start(s: [b] Stream) -> [b H] f64 = zeros([b H] f64)
 
-fn chunk_step(mut m: Lm, mut opt: SGD[Lm], s: [b] Stream, h: [b H] f64, c: [b H] f64, i: int) -> (Logs, [b H] f64, [b H] f64):
+fn chunk_step(mut m: Lm, mut opt: SGD[Lm], s: [b] Stream, h: [b H] f64, c: [b H] f64,
+              i: int) -> (Logs, [b H] f64, [b H] f64):
     let tok = rearrange(s.tokens, b (n K) -> n b K)[i]
     let y = rearrange(s.targets, b (n K) -> n b K)[i]
     let l, g = value_and_grad(loss, m, tok, y, h, c)

@@ -12,11 +12,11 @@
 
 devices cpu
 
-dim Ci = 3          # image channels
-dim S = 8           # image side
+dim Ci = 3  # image channels
+dim S = 8  # image side
 dim C1 = 4
 dim C2 = 8
-dim K = 3           # classes
+dim K = 3  # classes
 dim B = 16
 dim STEPS = 30
 

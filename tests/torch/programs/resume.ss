@@ -11,7 +11,7 @@ dim D = 16
 dim H = 24
 dim C = 5
 dim B = 16
-dim TOTAL = 40      # the schedule's length: torch's steps and these
+dim TOTAL = 40  # the schedule's length: torch's steps and these
 
 data Example:
     x: [D] f64
@@ -46,7 +46,6 @@ fn main():
         set_lr(o1, cosine_lr(step, TOTAL, 0.2))
         set_lr(o2, cosine_lr(o2.step, TOTAL, 0.01))
         out.write(logs(sgd_loss=sgd_step(m1, o1, batch), sgd_lr=o1.lr,
-                       adamw_loss=adamw_step(m2, o2, batch), adamw_lr=o2.lr),
-                  step=step)
+                       adamw_loss=adamw_step(m2, o2, batch), adamw_lr=o2.lr), step=step)
     save("final_sgd.safetensors", m1, o1)
     save("final_adamw.safetensors", m2, o2)
