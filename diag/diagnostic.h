@@ -37,6 +37,16 @@ struct Frame {
   Span site;
 };
 
+/// A change of the source that its help line names and an editor can apply
+/// (`ss lsp`'s quick fixes, Note [Help an editor applies] in
+/// interp/lsp/code_actions.cpp): [span]'s text becomes [text] (an empty
+/// span inserts).
+struct Fix {
+  std::string title;  // "Change to `img`"
+  Span span;
+  std::string text;
+};
+
 /// A static error (a code from errors.def), a runtime error (a kind of
 /// errors.md, such as ShapeError, and its `.ss` stack) or a WorkerError:
 /// all printed by the same printers.
@@ -54,6 +64,8 @@ struct Diagnostic {
   /// False for an error with no `.ss` location (workers that failed to
   /// start): printed `error: KIND: message`.
   bool located = true;
+  /// The fixes its help lines name, for an editor to offer.
+  std::vector<Fix> fixes;
 
   Diagnostic& note(std::string m, std::optional<Span> s = std::nullopt) {
     notes.push_back({Note::Kind::Note, std::move(m), s});
@@ -62,6 +74,11 @@ struct Diagnostic {
   Diagnostic& help(std::string m) {
     notes.push_back({Note::Kind::Help, std::move(m), std::nullopt});
     return *this;
+  }
+  /// A help line and the fix it names.
+  Diagnostic& help(std::string m, Fix f) {
+    fixes.push_back(std::move(f));
+    return help(std::move(m));
   }
 };
 

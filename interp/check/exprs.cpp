@@ -216,7 +216,9 @@ Type Checker::check_name(const ast::Expr& e, FnCtx& c) {
                      "unknown name `" + n + "`",
                      "not a local, fn, dim, model or builtin");
   std::string s = suggest(n, cands);
-  if (!s.empty()) diag.help("did you mean `" + s + "`?");
+  if (!s.empty())
+    diag.help("did you mean `" + s + "`?",
+              {"Change to `" + s + "`", e.span, s});
   return record(e, Type::error());
 }
 
@@ -233,7 +235,8 @@ Type Checker::field_of(const Type& base,
     (void)d;
     std::string s = suggest(name, fields);
     if (!s.empty()) {
-      d.help("did you mean `" + s + "`?");
+      d.help("did you mean `" + s + "`?",
+             {"Change to `" + s + "`", name_span, s});
     } else if (!fields.empty()) {
       std::string all;
       for (const std::string& f : fields) all += (all.empty() ? "" : ", ") + f;

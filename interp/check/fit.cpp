@@ -244,7 +244,11 @@ bool Checker::fit(const Type& param,
                   types::dtype_name(arg.dtype),
               std::string("this is ") + types::dtype_name(arg.dtype))
             .help(std::string("convert it: to(x, ") +
-                  types::dtype_name(param.dtype) + ")");
+                      types::dtype_name(param.dtype) + ")",
+                  {std::string("Convert to ") + types::dtype_name(param.dtype),
+                   at,
+                   "to(" + text(at) + ", " + types::dtype_name(param.dtype) +
+                       ")"});
         return false;
       }
       return true;

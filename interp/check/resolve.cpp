@@ -436,7 +436,13 @@ Type Checker::resolve_type(const ast::TypeExpr& t,
                   "unknown type `" + n + "`",
                   "not a dtype, model, record or builtin type");
   std::string s = suggest(n, cands);
-  if (!s.empty()) d.help("did you mean `" + s + "`?");
+  if (!s.empty()) {
+    // The fix replaces the name only: `Mlpp[D]`'s arguments stay.
+    diag::Span name{t.span.file,
+                    t.span.begin,
+                    t.span.begin + static_cast<uint32_t>(n.size())};
+    d.help("did you mean `" + s + "`?", {"Change to `" + s + "`", name, s});
+  }
   return Type::error();
 }
 

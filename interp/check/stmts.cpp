@@ -300,12 +300,27 @@ void Checker::bind_targets(const std::vector<ast::NameTarget>& targets,
     const Local* prev =
         c.values.declare(n.name, {parts[i], n.span, false, true});
     if (prev) {
-      error(Code::E0202,
-            n.span,
-            "`" + n.name + "` is already declared in this block",
-            is_let ? "declared again" : "loop variable declared again")
-          .note("first declared here", prev->span)
-          .help("use `" + n.name + " = ...` to rebind it");
+      auto& d =
+          error(Code::E0202,
+                n.span,
+                "`" + n.name + "` is already declared in this block",
+                is_let ? "declared again" : "loop variable declared again")
+              .note("first declared here", prev->span);
+      // `let x = e` again: the fix drops the `let` (not for `let a, b`,
+      // nor `let x: T = e`, which would not parse without it).
+      std::string_view src = sm_.file(n.span.file).text;
+      size_t k = n.span.begin, after = n.span.end;
+      while (k > 0 && src[k - 1] == ' ') --k;
+      while (after < src.size() && src[after] == ' ') ++after;
+      if (is_let && targets.size() == 1 && k >= 3 &&
+          src.substr(k - 3, 3) == "let" && after < src.size() &&
+          src[after] == '=')
+        d.help("use `" + n.name + " = ...` to rebind it",
+               {"Rebind `" + n.name + "`",
+                {n.span.file, static_cast<uint32_t>(k - 3), n.span.begin},
+                ""});
+      else
+        d.help("use `" + n.name + " = ...` to rebind it");
     } else if (c.fn) {
       c.fn->locals.push_back({n.name, parts[i]});
       c.fn->local_spans.push_back(n.span);
@@ -330,7 +345,10 @@ void Checker::require_mutable(const ast::Expr& e,
             "), but the parameter is not `mut`",
         "changes `" + root->name + "`")
       .note("parameter declared here", l->span)
-      .help("declare it `mut " + root->name + ": ...`");
+      .help("declare it `mut " + root->name + ": ...`",
+            {"Declare `" + root->name + "` mut",
+             {l->span.file, l->span.begin, l->span.begin},
+             "mut "});
 }
 
 void Checker::check_return(const ast::Stmt& s, FnCtx& c) {

@@ -38,7 +38,9 @@ std::optional<diag::Span> field_decl(const types::Type& t,
   return f->span;
 }
 
-std::optional<diag::Span> target(const Analysis& a, const Found& f) {
+}  // namespace
+
+std::optional<diag::Span> declaration(const Analysis& a, const Found& f) {
   const check::Program& p = *a.prog;
   switch (f.kind) {
     case Kind::None:
@@ -79,13 +81,16 @@ std::optional<diag::Span> target(const Analysis& a, const Found& f) {
   }
 }
 
-}  // namespace
+std::optional<diag::Span> declaration_named(const Analysis& a,
+                                            const std::string& name) {
+  return a.prog ? global_decl(*a.prog, name) : std::nullopt;
+}
 
 nlohmann::json definition(const Analysis& a,
                           uint32_t offset,
                           const std::string& uri) {
   if (!a.prog) return nullptr;
-  std::optional<diag::Span> s = target(a, locate(a, offset));
+  std::optional<diag::Span> s = declaration(a, locate(a, offset));
   if (!s || s->file >= a.sm.size()) return nullptr;
   std::string where = a.uri_of(s->file, uri);
   if (where.empty()) return nullptr;  // in the standard library

@@ -5,6 +5,7 @@
 // record). Hover and go to definition both start here.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "interp/lsp/analysis.h"
@@ -38,6 +39,14 @@ struct Found {
 
 /// What is at byte [offset] of [a]'s document; None without a program.
 Found locate(const Analysis& a, uint32_t offset);
+
+/// Where what [f] found is declared (go to definition's answer): a fn's,
+/// a model's, a record's, a dim's, a field's, a param's or a local's name;
+/// a declaration is its own. nullopt for builtins and size variables.
+std::optional<diag::Span> declaration(const Analysis& a, const Found& f);
+/// Where the model, record or dim [name] is declared.
+std::optional<diag::Span> declaration_named(const Analysis& a,
+                                            const std::string& name);
 
 /// The user fn (or null) whose declaration starts last at or before
 /// [offset]: the fn a line of the body belongs to.

@@ -25,7 +25,8 @@ using nlohmann::json;
 // JSON-RPC's and LSP's error codes.
 constexpr int kParseError = -32700, kInvalidRequest = -32600,
               kMethodNotFound = -32601, kInvalidParams = -32602,
-              kInternalError = -32603, kServerNotInitialized = -32002;
+              kInternalError = -32603, kServerNotInitialized = -32002,
+              kRequestFailed = -32803;
 
 // A request's params that do not have the shape its method needs.
 struct BadParams : std::runtime_error {
@@ -95,6 +96,9 @@ class Server {
   bool notification(const std::string& method, const json& params);
 
   json initialize(const json& params);
+  /// The options a check of [d] runs with: imports open in the editor
+  /// read from their text (Note [Open imports]).
+  check::Options import_options(const Document& d);
   void check(Document& d);
   /// Checks again every open document but [except] whose last check read
   /// the file at [path] (Note [Open imports]).
@@ -103,6 +107,9 @@ class Server {
   void unpublish(const std::string& uri);
   Document& document(const json& params);
   uint32_t offset(const Document& d, const json& params);
+  /// The byte offsets of params.range's start and end in [d].
+  std::pair<uint32_t, uint32_t> range_offsets(const Document& d,
+                                              const json& params);
 
   int out_;
   std::ostream& log_;
@@ -199,6 +206,8 @@ bool Server::handle(const std::string& body) {
       reply(id, std::move(result));
     else
       reply_error(id, kMethodNotFound, "unknown method " + method);
+  } catch (const RequestFailed& e) {
+    if (has_id) reply_error(id, kRequestFailed, e.what());
   } catch (const BadParams& e) {
     if (has_id) reply_error(id, kInvalidParams, e.what());
     log_ << "ss lsp: " << method << ": " << e.what() << "\n";
@@ -228,6 +237,57 @@ json Server::request(const std::string& method,
   if (method == "textDocument/definition") {
     Document& d = document(params);
     return definition(*d.now, offset(d, params), d.uri);
+  }
+  if (method == "textDocument/references") {
+    Document& d = document(params);
+    const json& ctx = params.contains("context") ? params["context"] : json();
+    const bool decl = ctx.is_object() && ctx.contains("includeDeclaration") &&
+                      ctx["includeDeclaration"].is_boolean() &&
+                      ctx["includeDeclaration"].get<bool>();
+    return references(*d.now, offset(d, params), d.uri, decl);
+  }
+  if (method == "textDocument/prepareRename") {
+    Document& d = document(params);
+    return prepare_rename(*d.now, offset(d, params));
+  }
+  if (method == "textDocument/rename") {
+    Document& d = document(params);
+    return rename(*d.now,
+                  offset(d, params),
+                  d.uri,
+                  string_field(params, "newName"),
+                  import_options(d));
+  }
+  if (method == "textDocument/codeAction") {
+    Document& d = document(params);
+    auto [from, to] = range_offsets(d, params);
+    return code_actions(*d.now, d.uri, from, to);
+  }
+  if (method == "textDocument/inlayHint") {
+    Document& d = document(params);
+    auto [from, to] = range_offsets(d, params);
+    return inlay_hints(*d.now, from, to);
+  }
+  if (method == "textDocument/documentSymbol") {
+    return document_symbols(*document(params).now);
+  }
+  if (method == "workspace/symbol") {
+    std::vector<std::pair<std::string, const Analysis*>> all;
+    for (const auto& [uri, doc] : docs_.all())
+      all.emplace_back(uri, doc.now ? doc.now.get() : nullptr);
+    return workspace_symbols(all,
+                             params.is_object() && params.contains("query")
+                                 ? string_field(params, "query")
+                                 : "");
+  }
+  if (method == "textDocument/signatureHelp") {
+    Document& d = document(params);
+    const Analysis* a = d.now->prog ? d.now.get() : d.last_program.get();
+    const json& p = field(params, "position");
+    return signature_help(
+        a,
+        d.text,
+        offset_of(d.text, uint_field(p, "line"), uint_field(p, "character")));
   }
   if (method == "textDocument/formatting") {
     return formatting(document(params).text);
@@ -329,6 +389,13 @@ json Server::initialize(const json& params) {
             {"hoverProvider", true},
             {"definitionProvider", true},
             {"documentFormattingProvider", true},
+            {"documentSymbolProvider", true},
+            {"inlayHintProvider", true},
+            {"codeActionProvider", {{"codeActionKinds", {"quickfix"}}}},
+            {"referencesProvider", true},
+            {"renameProvider", {{"prepareProvider", true}}},
+            {"workspaceSymbolProvider", true},
+            {"signatureHelpProvider", {{"triggerCharacters", {"(", ","}}}},
             {"documentRangeFormattingProvider", true},
             {"completionProvider", {{"triggerCharacters", {"."}}}}};
   return {{"capabilities", caps},
@@ -341,20 +408,34 @@ Document& Server::document(const json& params) {
   return *d;
 }
 
+std::pair<uint32_t, uint32_t> Server::range_offsets(const Document& d,
+                                                    const json& params) {
+  const json& r = field(params, "range");
+  const json& a = field(r, "start");
+  const json& b = field(r, "end");
+  return {d.now->offset(uint_field(a, "line"), uint_field(a, "character")),
+          d.now->offset(uint_field(b, "line"), uint_field(b, "character"))};
+}
+
 uint32_t Server::offset(const Document& d, const json& params) {
   const json& p = field(params, "position");
   return d.now->offset(uint_field(p, "line"), uint_field(p, "character"));
 }
 
-void Server::check(Document& d) {
+check::Options Server::import_options(const Document& d) {
   // An import the editor has open is read from its text, saved or not.
   check::Options o = opts_;
-  o.import_text = [&](const std::string& path) -> std::optional<std::string> {
+  o.import_text = [this,
+                   &d](const std::string& path) -> std::optional<std::string> {
     for (const auto& [uri, doc] : docs_.all())
       if (&doc != &d && canonical(doc.path) == path) return doc.text;
     return std::nullopt;
   };
-  d.now = analyze(d.path, d.text, o);
+  return o;
+}
+
+void Server::check(Document& d) {
+  d.now = analyze(d.path, d.text, import_options(d));
   if (d.now->prog) d.last_program = d.now;
   publish(d);
 }

@@ -719,6 +719,297 @@ class Formatting(Session):
         self.assertIn("std=1/sqrt(D))   # init\nfn f", got)
 
 
+class Symbols(Session):
+    """The outline and the workspace's symbols, checked against the
+    README example's declarations as written (hand-listed)."""
+
+    def test_document_outline(self):
+        c, uri, text = self.open_readme()
+        r = c.request("textDocument/documentSymbol",
+                      {"textDocument": {"uri": uri}})["result"]
+        names = [(s["name"], s["kind"]) for s in r]
+        self.assertEqual(names, [
+            ("devices cpu", 3), ("D", 14), ("Hd", 14), ("C", 14),
+            ("Digit", 23), ("Mlp", 5), ("forward", 12), ("loss", 12),
+            ("train_step", 12), ("evaluate", 12), ("run", 12),
+            ("main", 12)])
+        digit = r[4]
+        self.assertEqual([f["name"] for f in digit["children"]],
+                         ["img", "label"])
+        self.assertEqual(digit["children"][0]["detail"], "[D]")
+        forward = r[6]
+        self.assertEqual(forward["detail"],
+                         "fn forward(m: Mlp, x: [b D]) -> [b C]")
+        # The selection is the name; the range the whole fn, body included.
+        l, ch = pos(text, "forward(m: Mlp")
+        self.assertEqual(forward["selectionRange"]["start"],
+                         {"line": l, "character": ch})
+        self.assertEqual(forward["range"]["end"]["line"],
+                         pos(text, "return relu")[0])
+
+    def test_workspace_symbols_match_in_order_ignoring_case(self):
+        c, uri, text = self.open_readme()
+        other = uri_of(os.path.join(self.tmp(), "o.ss"))
+        c.open(other, "dim TRAIN_SIZE = 3\n")
+        r = c.request("workspace/symbol", {"query": "trs"})["result"]
+        got = sorted((s["name"], s["location"]["uri"]) for s in r)
+        self.assertEqual(got, [("TRAIN_SIZE", other),
+                               ("train_step", uri)])
+        r = c.request("workspace/symbol", {"query": "img"})["result"]
+        self.assertEqual([(s["name"], s["containerName"]) for s in r],
+                         [("img", "Digit")])
+
+
+class SignatureHelp(Session):
+    def help_at(self, c, uri, text, needle, delta=0):
+        r = c.at("textDocument/signatureHelp", uri,
+                 *pos(text, needle, 0, delta))
+        self.assertNotIn("error", r)
+        return r["result"]
+
+    def test_fns_and_builtins(self):
+        c, uri, text = self.open_readme()
+        # Inside forward(m, batch.img): the second parameter.
+        h = self.help_at(c, uri, text, "batch.img), batch.label")
+        sig = h["signatures"][0]
+        self.assertEqual(sig["label"],
+                         "fn forward(m: Mlp, x: [b D]) -> [b C]")
+        self.assertEqual(h["activeParameter"], 1)
+        a, b = sig["parameters"][1]["label"]
+        self.assertEqual(sig["label"][a:b], "x: [b D]")
+        # A builtin, by keyword: argmax(logits, over=C) at `C`.
+        h = self.help_at(c, uri, text, "C) == batch")
+        sig = h["signatures"][0]
+        self.assertTrue(sig["label"].startswith("argmax(x"), sig["label"])
+        self.assertIn("documentation", sig)
+        a, b = sig["parameters"][h["activeParameter"]]["label"]
+        self.assertTrue(sig["label"][a:b].startswith("over"))
+        # A method call: train.batches(64, ...): the receiver is the first.
+        h = self.help_at(c, uri, text, "64, shuffle")
+        self.assertEqual(h["activeParameter"], 1)
+        # Outside any call: nothing.
+        self.assertIsNone(self.help_at(c, uri, text, "dim D"))
+
+    def test_while_typing_an_unclosed_call(self):
+        c, uri, text = self.open_readme()
+        typed = text.replace("    let logits = forward(m, batch.img)\n",
+                             "    let logits = forward(m, \n")
+        c.notify("textDocument/didChange", {
+            "textDocument": {"uri": uri, "version": 2},
+            "contentChanges": [{"text": typed}]})
+        c.diagnostics(uri)
+        l, ch = pos(typed, "forward(m, \n", 0, len("forward(m, "))
+        r = c.at("textDocument/signatureHelp", uri, l, ch)["result"]
+        self.assertEqual(r["signatures"][0]["label"],
+                         "fn forward(m: Mlp, x: [b D]) -> [b C]")
+        self.assertEqual(r["activeParameter"], 1)
+
+
+class QuickFixes(Session):
+    """Each diagnostic whose help line names a fix offers it; applied, the
+    program checks clean (`ss check`, a process, is the judge)."""
+
+    HEAD = ("dim D = 4\n\n"
+            "model M:\n"
+            "    w: [D D] = normal(std=0.1)\n\n")
+    CASES = [
+        # (code, the body, the fixed line it must contain)
+        ("E0203", "fn f(m: M, x: [b D]) -> [b D]:\n    return x @ m.ww\n",
+         "return x @ m.w\n"),
+        ("E0201", "fn f(m: M, x: [b D]) -> [b D]:\n    return xx @ m.w\n",
+         "return x @ m.w\n"),
+        ("E0201", "fn f(m: MM, x: [b D]) -> [b D]:\n    return x @ m.w\n",
+         "fn f(m: M, x"),
+        ("E0401", "fn step(m: M, mut opt: AdamW[M], g: Grads[M]):\n"
+                  "    update(m, opt, g)\n",
+         "fn step(mut m: M,"),
+        ("E0202", "fn f(x: [b D]) -> [b D]:\n    let y = x\n"
+                  "    let y = x * 2.0\n    return y\n",
+         "    y = x * 2.0\n"),
+        ("E0304", "fn h(x: [b D]) -> [b D] = x\n\n"
+                  "fn f(x: [b D]) -> [b D]:\n    return h(to(x, f64))\n",
+         "return h(to(to(x, f64), f32))"),
+    ]
+
+    def test_each_fix_applies_and_checks(self):
+        for code, body, want in self.CASES:
+            text = self.HEAD + body
+            c = self.start()
+            uri = uri_of(os.path.join(self.tmp(), "q.ss"))
+            c.open(uri, text)
+            diags = c.diagnostics(uri)["diagnostics"]
+            self.assertEqual([d["code"] for d in diags], [code], body)
+            r = c.request("textDocument/codeAction", {
+                "textDocument": {"uri": uri}, "range": diags[0]["range"],
+                "context": {"diagnostics": diags}})["result"]
+            self.assertEqual(len(r), 1, body)
+            self.assertEqual(r[0]["kind"], "quickfix")
+            self.assertEqual(r[0]["diagnostics"][0]["code"], code)
+            fixed = apply_edits(text, r[0]["edit"]["changes"][uri])
+            self.assertIn(want, fixed)
+            d = self.tmp()
+            with open(os.path.join(d, "q.ss"), "w") as f:
+                f.write(fixed)
+            check = subprocess.run([SS, "check", os.path.join(d, "q.ss")],
+                                   capture_output=True, text=True)
+            self.assertEqual(check.returncode, 0,
+                             body + check.stdout + check.stderr)
+            c.kill()
+
+    def test_no_fix_where_the_help_names_none(self):
+        text = self.HEAD + ("fn f(m: M, x: [b D]) -> [b D]:\n"
+                            "    return x @ m.w @ m.w @ zz9q\n")
+        c, uri = self.start(), uri_of(os.path.join(self.tmp(), "n.ss"))
+        c.open(uri, text)
+        diags = c.diagnostics(uri)["diagnostics"]
+        self.assertEqual(diags[0]["code"], "E0201")
+        self.assertNotIn("did you mean", diags[0]["message"])
+        r = c.request("textDocument/codeAction", {
+            "textDocument": {"uri": uri}, "range": diags[0]["range"],
+            "context": {"diagnostics": diags}})["result"]
+        self.assertEqual(r, [])
+
+
+class InlayHints(Session):
+    def hints(self, c, uri, text):
+        lines = text.count("\n")
+        r = c.request("textDocument/inlayHint", {
+            "textDocument": {"uri": uri},
+            "range": {"start": {"line": 0, "character": 0},
+                      "end": {"line": lines, "character": 0}}})["result"]
+        out = {}
+        for h in r:
+            line = text.splitlines()[h["position"]["line"]]
+            name = line[:h["position"]["character"]].split()[-1]
+            out[name.strip(",")] = h["label"]
+        return out
+
+    def test_types_on_one_device(self):
+        c, uri, text = self.open_readme()
+        h = self.hints(c, uri, text)
+        # As `ss check --types` prints them (hand-read from the program).
+        self.assertEqual(h["logits"], ": [b C]")
+        self.assertEqual(h["l"], ": f32")
+        self.assertEqual(h["g"], ": Grads[Mlp]")
+        self.assertEqual(h["epoch"], ": int")
+        self.assertEqual(h["opt"], ": AdamW[Mlp]")
+
+    def test_layouts_on_several_devices(self):
+        c, uri, text = self.open_readme("cpu[0 1 2]")
+        h = self.hints(c, uri, text)
+        self.assertEqual(h["logits"], ": [b C] · split along b")
+        self.assertTrue(h["m"].startswith(": Mlp · "), h["m"])
+
+
+class References(Session):
+    SCOPES = ("dim D = 4\n"
+              "\n"
+              "model M:\n"
+              "    w: [D D] = normal(std=0.1)\n"
+              "\n"
+              "fn f(m: M, x: [b D]) -> [b D]:\n"
+              "    let y = x @ m.w\n"
+              "    return y + sum(y, over=D, keepdim=true)\n"
+              "\n"
+              "fn g(m: M, x: [b D]) -> [b D]:\n"
+              "    let y = f(m, x)\n"
+              "    let z = rearrange(y, b D -> b D)\n"
+              "    return z * m.w[0]\n")
+
+    def refs(self, c, uri, text, needle, nth=0, decl=True):
+        l, ch = pos(text, needle, nth)
+        r = c.request("textDocument/references", {
+            "textDocument": {"uri": uri},
+            "position": {"line": l, "character": ch},
+            "context": {"includeDeclaration": decl}})["result"]
+        return sorted((x["range"]["start"]["line"],
+                       x["range"]["start"]["character"]) for x in r)
+
+    def test_by_meaning(self):
+        text = self.SCOPES
+        c, uri = self.open_clean(text, "s.ss")
+        # f's local y: its declaration and its two uses, not g's y.
+        self.assertEqual(self.refs(c, uri, text, "y = x"),
+                         [(6, 8), (7, 11), (7, 19)])
+        self.assertEqual(self.refs(c, uri, text, "y = x", decl=False),
+                         [(7, 11), (7, 19)])
+        # The dim D in the dim line, types, a pattern and over=.
+        got = self.refs(c, uri, text, "D = 4")
+        self.assertEqual(len(got), 1 + 2 + 2 + 1 + 2 + 2)
+        self.assertIn((7, 27), got)   # over=D
+        self.assertIn((11, 27), got)  # the pattern's D
+        # A model field through m.w, from its declaration.
+        self.assertEqual(self.refs(c, uri, text, "w: [D D]"),
+                         [(3, 4), (6, 18), (12, 17)])
+        # A fn from a call.
+        self.assertEqual(self.refs(c, uri, text, "f(m, x)"),
+                         [(5, 3), (10, 12)])
+
+    def rename(self, c, uri, text, needle, new, nth=0):
+        l, ch = pos(text, needle, nth)
+        return c.request("textDocument/rename", {
+            "textDocument": {"uri": uri},
+            "position": {"line": l, "character": ch}, "newName": new})
+
+    def test_rename_applies_and_checks(self):
+        text = self.SCOPES
+        c, uri = self.open_clean(text, "s.ss")
+        r = self.rename(c, uri, text, "y = x", "h")
+        renamed = apply_edits(text, r["result"]["changes"][uri])
+        self.assertIn("    let h = x @ m.w\n    return h + sum(h, over=D,",
+                      renamed)
+        self.assertIn("    let y = f(m, x)", renamed)  # g's y stays
+        r = self.rename(c, uri, text, "D = 4", "Dm")
+        renamed = apply_edits(text, r["result"]["changes"][uri])
+        self.assertNotIn(" D", renamed.replace("Dm", ""))
+        # The renamed program checks clean.
+        d = self.tmp()
+        with open(os.path.join(d, "r.ss"), "w") as f:
+            f.write(renamed)
+        check = subprocess.run([SS, "check", os.path.join(d, "r.ss")],
+                               capture_output=True, text=True)
+        self.assertEqual(check.returncode, 0, check.stdout + check.stderr)
+
+    def test_rename_refuses_to_capture(self):
+        text = self.SCOPES
+        c, uri = self.open_clean(text, "s.ss")
+        # g's y renamed to z would meet g's own z (declared again).
+        r = self.rename(c, uri, text, "y = f", "z")
+        self.assertEqual(r["error"]["code"], -32803)
+        self.assertIn("`y` to `z`", r["error"]["message"])
+        # The fn f renamed to g would be a second g.
+        r = self.rename(c, uri, text, "f(m: M", "g")
+        self.assertEqual(r["error"]["code"], -32803)
+        # f renamed to sigmoid would capture the builtin's call in g: the
+        # program checks either way, but a name would change its meaning.
+        shadow = ("dim D = 4\n\n"
+                  "fn f(x: [b D]) -> [b D]:\n    return x * 2.0\n\n"
+                  "fn g(x: [b D]) -> [b D]:\n    return f(x) + sigmoid(x)\n")
+        c2, uri2 = self.open_clean(shadow, "shadow.ss")
+        r = self.rename(c2, uri2, shadow, "f(x: [b D])", "sigmoid")
+        self.assertEqual(r["error"]["code"], -32803)
+        self.assertIn("would change what a name means (at 7:",
+                      r["error"]["message"])
+        # f's y renamed to x is fine: `let x = x @ m.w` reads the parameter
+        # and binds a new x, which the return reads: the same program.
+        r = self.rename(c, uri, text, "y = x", "x")
+        self.assertIn("result", r)
+        # Not a name; a keyword; a builtin has nothing to rename.
+        for new in ("2y", "let", "a-b"):
+            r = self.rename(c, uri, text, "y = x", new)
+            self.assertEqual(r["error"]["code"], -32803, new)
+        l, ch = pos(text, "rearrange")
+        r = c.request("textDocument/prepareRename", {
+            "textDocument": {"uri": uri},
+            "position": {"line": l, "character": ch}})
+        self.assertEqual(r["error"]["code"], -32803)
+        l, ch = pos(text, "y = f")
+        r = c.request("textDocument/prepareRename", {
+            "textDocument": {"uri": uri},
+            "position": {"line": l, "character": ch}})
+        self.assertEqual(r["result"]["placeholder"], "y")
+
+
 def parse_frames(data):
     """The JSON bodies of [data], read as the LSP frames them; raises on a
     frame that breaks the rules."""
