@@ -16,6 +16,7 @@
 #include "interp/cli/commands.h"
 #include "interp/cli/help.h"
 #include "interp/fmt/format.h"
+#include "interp/fmt/lexical_classes.h"
 
 namespace ss::cli {
 
@@ -129,6 +130,15 @@ int cmd_fmt(const std::vector<std::string>& args) {
     const std::string& s = args[i];
     if (s == "--help" || s == "-h") {
       std::cout << command_help("fmt");
+      return kExitOk;
+    } else if (s == "--tokens" && i + 1 < args.size()) {
+      // Hidden: the lexical classes the editors' grammars are tested
+      // against (editors/tests/).
+      std::ifstream in(args[i + 1], std::ios::binary);
+      std::string text;
+      if (!readable(args[i + 1]) || !in || !read_all(in, text))
+        return kExitRuntime;
+      std::cout << fmt::lexical_classes(text);
       return kExitOk;
     } else if (s == "--check") {
       a.check = true;

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "interp/lsp/analysis.h"
 
@@ -38,6 +39,10 @@ struct Document {
   /// The last analysis that produced a program, kept for completion after
   /// `.` while the text does not parse.
   std::shared_ptr<const Analysis> last_program;
+  /// The semantic tokens last sent, and their resultId, for
+  /// semanticTokens/full/delta.
+  std::vector<uint32_t> tokens_sent;
+  std::string tokens_id;
 };
 
 class DocumentStore {

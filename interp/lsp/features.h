@@ -68,6 +68,16 @@ nlohmann::json code_actions(const Analysis& a,
                             uint32_t begin,
                             uint32_t end);
 
+/// The legend of the semantic tokens: their types and modifiers (Note
+/// [Highlighting by meaning] in semantic_tokens.cpp).
+nlohmann::json semantic_tokens_legend();
+/// [a]'s document's semantic tokens, LSP's relative encoding.
+std::vector<uint32_t> semantic_tokens(const Analysis& a);
+/// The SemanticTokensEdits that turn [before] into [after] (one edit of
+/// the part between what they share at either end; none when equal).
+nlohmann::json semantic_tokens_delta(const std::vector<uint32_t>& before,
+                                     const std::vector<uint32_t>& after);
+
 /// A request that cannot be answered as asked (a rename that would change
 /// the program): a RequestFailed error with this message.
 struct RequestFailed : std::runtime_error {

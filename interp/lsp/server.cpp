@@ -112,6 +112,7 @@ class Server {
                                               const json& params);
 
   int out_;
+  uint64_t tokens_serial_ = 0;  // the resultIds of semantic tokens
   std::ostream& log_;
   check::Options opts_;
   bool initialized_ = false;
@@ -268,6 +269,21 @@ json Server::request(const std::string& method,
     auto [from, to] = range_offsets(d, params);
     return inlay_hints(*d.now, from, to);
   }
+  if (method == "textDocument/semanticTokens/full" ||
+      method == "textDocument/semanticTokens/full/delta") {
+    Document& d = document(params);
+    std::vector<uint32_t> now = semantic_tokens(*d.now);
+    const std::string id = std::to_string(++tokens_serial_);
+    json out{{"resultId", id}};
+    if (method.size() > 30 && params.contains("previousResultId") &&
+        params["previousResultId"] == d.tokens_id)
+      out["edits"] = semantic_tokens_delta(d.tokens_sent, now);
+    else
+      out["data"] = now;
+    d.tokens_sent = std::move(now);
+    d.tokens_id = id;
+    return out;
+  }
   if (method == "textDocument/documentSymbol") {
     return document_symbols(*document(params).now);
   }
@@ -380,24 +396,27 @@ json Server::initialize(const json& params) {
     }
   }
   initialized_ = true;
-  json caps{{"positionEncoding", "utf-16"},
-            // 2: incremental changes (a full text is taken as well).
-            {"textDocumentSync",
-             {{"openClose", true},
-              {"change", 2},
-              {"save", {{"includeText", false}}}}},
-            {"hoverProvider", true},
-            {"definitionProvider", true},
-            {"documentFormattingProvider", true},
-            {"documentSymbolProvider", true},
-            {"inlayHintProvider", true},
-            {"codeActionProvider", {{"codeActionKinds", {"quickfix"}}}},
-            {"referencesProvider", true},
-            {"renameProvider", {{"prepareProvider", true}}},
-            {"workspaceSymbolProvider", true},
-            {"signatureHelpProvider", {{"triggerCharacters", {"(", ","}}}},
-            {"documentRangeFormattingProvider", true},
-            {"completionProvider", {{"triggerCharacters", {"."}}}}};
+  json caps{
+      {"positionEncoding", "utf-16"},
+      // 2: incremental changes (a full text is taken as well).
+      {"textDocumentSync",
+       {{"openClose", true},
+        {"change", 2},
+        {"save", {{"includeText", false}}}}},
+      {"hoverProvider", true},
+      {"definitionProvider", true},
+      {"documentFormattingProvider", true},
+      {"documentSymbolProvider", true},
+      {"inlayHintProvider", true},
+      {"semanticTokensProvider",
+       {{"legend", semantic_tokens_legend()}, {"full", {{"delta", true}}}}},
+      {"codeActionProvider", {{"codeActionKinds", {"quickfix"}}}},
+      {"referencesProvider", true},
+      {"renameProvider", {{"prepareProvider", true}}},
+      {"workspaceSymbolProvider", true},
+      {"signatureHelpProvider", {{"triggerCharacters", {"(", ","}}}},
+      {"documentRangeFormattingProvider", true},
+      {"completionProvider", {{"triggerCharacters", {"."}}}}};
   return {{"capabilities", caps},
           {"serverInfo", {{"name", "ss"}, {"version", "0.1.0"}}}};
 }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "interp/fmt/format.h"
+#include "interp/fmt/lexical_classes.h"
 
 namespace {
 
@@ -249,4 +250,36 @@ TEST_CASE("fmt: a file that does not parse is not formatted", "[fmt]") {
   CHECK(tab.errors.find("error[E0102]") != std::string::npos);
   CHECK(ss::fmt::format_or_keep("fn f(:\n") == "fn f(:\n");
   CHECK(ss::fmt::format_or_keep("dim D=4\n") == "dim D = 4\n");
+}
+
+TEST_CASE("fmt: the lexical classes the editors' grammars are tested against",
+          "[fmt]") {
+  // Declaration words only where the language makes them keywords
+  // (language.md): at column 0, and `buffer` starting a model field.
+  CHECK(ss::fmt::lexical_classes("data Digit:  # d\n"
+                                 "    img: [D]\n"
+                                 "model M:\n"
+                                 "    buffer n: [D] = zeros()\n"
+                                 "fn f() -> int:\n"
+                                 "    let data = f\"{1.5:.2f}\"\n"
+                                 "    buffer = 2\n") ==
+        "1 1 4 declaration\n"
+        "1 6 5 name\n"
+        "1 14 3 comment\n"
+        "2 5 3 name\n"
+        "2 11 1 name\n"
+        "3 1 5 declaration\n"
+        "3 7 1 name\n"
+        "4 5 6 declaration\n"
+        "4 12 1 name\n"
+        "4 16 1 name\n"
+        "4 21 5 name\n"
+        "5 1 2 keyword\n"
+        "5 4 1 name\n"
+        "5 11 3 name\n"
+        "6 5 3 keyword\n"
+        "6 9 4 name\n"
+        "6 16 12 string\n"
+        "7 5 6 name\n"
+        "7 14 1 number\n");
 }

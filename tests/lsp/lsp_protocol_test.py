@@ -805,6 +805,113 @@ class SignatureHelp(Session):
         self.assertEqual(r["activeParameter"], 1)
 
 
+class SemanticTokens(Session):
+    """Highlighting by meaning (Note [Highlighting by meaning]): the README
+    example's names, each with the type a reader gives it (hand-listed)."""
+
+    def decode(self, c, text, data):
+        legend = self.legend
+        out, line, col = {}, 0, 0
+        lines = text.splitlines()
+        for i in range(0, len(data), 5):
+            dl, dc, n, t, m = data[i:i + 5]
+            line += dl
+            col = col + dc if dl == 0 else dc
+            word = lines[line][col:col + n]
+            mods = {legend["tokenModifiers"][b]
+                    for b in range(len(legend["tokenModifiers"]))
+                    if m & (1 << b)}
+            out.setdefault(word, []).append(
+                (line, col, legend["tokenTypes"][t], mods))
+        return out
+
+    def full(self, c, uri):
+        return c.request("textDocument/semanticTokens/full",
+                         {"textDocument": {"uri": uri}})["result"]
+
+    def test_readme(self):
+        c = self.start(init=False)
+        caps = c.initialize()["result"]["capabilities"]
+        self.legend = caps["semanticTokensProvider"]["legend"]
+        self.assertTrue(caps["semanticTokensProvider"]["full"]["delta"])
+        uri = uri_of(os.path.join(SRC, "examples", "readme_mlp.ss"))
+        text = self.readme()
+        c.open(uri, text)
+        c.diagnostics(uri)
+        tok = self.decode(c, text, self.full(c, uri)["data"])
+
+        def kind(word, line_needle, nth=0):
+            line = pos(text, line_needle)[0]
+            got = [(t, m) for (l, _, t, m) in tok[word] if l == line]
+            return got[nth]
+        self.assertEqual(kind("devices", "devices cpu"), ("keyword", set()))
+        self.assertEqual(kind("784", "dim D"), ("number", set()))
+        self.assertEqual(kind("D", "dim D"),
+                         ("enumMember", {"readonly", "declaration"}))
+        self.assertEqual(kind("Mlp", "model Mlp"),
+                         ("class", {"declaration"}))
+        self.assertEqual(kind("Digit", "data Digit"),
+                         ("struct", {"declaration"}))
+        self.assertEqual(kind("img", "img: [D]"),
+                         ("property", {"declaration"}))
+        self.assertEqual(kind("forward", "fn forward"),
+                         ("function", {"declaration"}))
+        self.assertEqual(kind("m", "fn forward"),
+                         ("parameter", {"declaration"}))
+        self.assertEqual(kind("b", "fn forward"), ("typeParameter", set()))
+        self.assertEqual(kind("D", "fn forward"), ("enumMember", {"readonly"}))
+        self.assertEqual(kind("relu", "return relu"),
+                         ("function", {"defaultLibrary"}))
+        self.assertEqual(kind("w1", "return relu"), ("property", set()))
+        # In loss, `b` is the batch axis of `batch: [b] Digit`.
+        self.assertEqual(kind("b", "fn loss"), ("typeParameter", {"batch"}))
+        self.assertEqual(kind("forward", "cross_entropy(forward"),
+                         ("function", set()))
+        self.assertEqual(kind("logits", "let logits"),
+                         ("variable", {"declaration"}))
+        self.assertEqual(kind("C", "over=C"), ("enumMember", {"readonly"}))
+        self.assertEqual(kind('"train.csv"', "train.csv"), ("string", set()))
+
+    def test_mesh_axes_comments_and_delta(self):
+        c = self.start(init=False)
+        self.legend = c.initialize()["result"]["capabilities"][
+            "semanticTokensProvider"]["legend"]
+        text = ("# the mesh\n"
+                "mesh x=2\n\n"
+                "dim M = 8\n\n"
+                "spmd fn f(a: [m/x M]) -> [m/x M]:\n"
+                "    return a * 2.0  # doubled\n")
+        uri = uri_of(os.path.join(self.tmp(), "m.ss"))
+        c.open(uri, text)
+        c.diagnostics(uri)
+        first = self.full(c, uri)
+        tok = self.decode(c, text, first["data"])
+        self.assertEqual(tok["# the mesh"], [(0, 0, "comment", set())])
+        self.assertEqual(tok["# doubled"][0][2], "comment")
+        self.assertEqual(tok["mesh"][0][2:], ("keyword", set()))
+        self.assertIn((5, 16, "enumMember", {"mesh"}), tok["x"])
+        self.assertIn((5, 14, "typeParameter", set()), tok["m"])
+        # A change, then the delta from the first result: applied to the
+        # first data it gives what a full request gives now.
+        changed = text.replace("a * 2.0", "a * a")
+        c.notify("textDocument/didChange", {
+            "textDocument": {"uri": uri, "version": 2},
+            "contentChanges": [{"text": changed}]})
+        c.diagnostics(uri)
+        r = c.request("textDocument/semanticTokens/full/delta", {
+            "textDocument": {"uri": uri},
+            "previousResultId": first["resultId"]})["result"]
+        self.assertIn("edits", r)
+        data = list(first["data"])
+        for e in sorted(r["edits"], key=lambda e: -e["start"]):
+            data[e["start"]:e["start"] + e["deleteCount"]] = e.get("data", [])
+        self.assertEqual(data, self.full(c, uri)["data"])
+        # An unknown previous result gets the full data.
+        r = c.request("textDocument/semanticTokens/full/delta", {
+            "textDocument": {"uri": uri}, "previousResultId": "nope"})
+        self.assertIn("data", r["result"])
+
+
 class QuickFixes(Session):
     """Each diagnostic whose help line names a fix offers it; applied, the
     program checks clean (`ss check`, a process, is the judge)."""
@@ -855,6 +962,30 @@ class QuickFixes(Session):
             self.assertEqual(check.returncode, 0,
                              body + check.stdout + check.stderr)
             c.kill()
+
+    def test_an_import_of_the_file_beside_that_declares_it(self):
+        d = self.tmp()
+        with open(os.path.join(d, "layers.ss"), "w") as f:
+            f.write("dim D = 4\n\nfn double(x: [b D]) -> [b D] = x * 2.0\n")
+        with open(os.path.join(d, "other.ss"), "w") as f:
+            f.write("fn triple(x: [b D]) -> [b D] = x * 3.0\n")
+        text = "fn f(x: [b D]) -> [b D]:\n    return double(x)\n"
+        c, uri = self.start(), uri_of(os.path.join(d, "main.ss"))
+        c.open(uri, text)
+        diags = c.diagnostics(uri)["diagnostics"]
+        unknown = [x for x in diags if "double" in x["message"]]
+        self.assertEqual(unknown[0]["code"], "E0201")
+        r = c.request("textDocument/codeAction", {
+            "textDocument": {"uri": uri}, "range": unknown[0]["range"],
+            "context": {"diagnostics": diags}})["result"]
+        self.assertEqual([a["title"] for a in r], ['Import "layers.ss"'])
+        fixed = apply_edits(text, r[0]["edit"]["changes"][uri])
+        self.assertTrue(fixed.startswith('import "layers.ss"\n'), fixed)
+        with open(os.path.join(d, "main.ss"), "w") as f:
+            f.write(fixed)
+        check = subprocess.run([SS, "check", os.path.join(d, "main.ss")],
+                               capture_output=True, text=True)
+        self.assertEqual(check.returncode, 0, check.stdout + check.stderr)
 
     def test_no_fix_where_the_help_names_none(self):
         text = self.HEAD + ("fn f(m: M, x: [b D]) -> [b D]:\n"

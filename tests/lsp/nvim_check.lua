@@ -4,9 +4,10 @@
 -- with SS_BINARY (the `ss` to start) and SS_DEVICES (initializationOptions'
 -- device list, optional) in the environment. It waits for the diagnostics
 -- of FILE, asks for a hover on the value_and_grad line and on `batch`, a
--- definition of `forward`, breaks the file (an incremental change), fixes
--- it, stops the server and prints what it saw, then quits (exit 1 on a
--- timeout).
+-- definition of `forward`, references, signature help and the outline,
+-- renames a local, unformats a line and formats the file, breaks the file
+-- (an incremental change) and applies the quick fix, stops the server and
+-- prints what it saw, then quits (exit 1 on a timeout).
 local function say(...)
   io.stdout:write(table.concat({ ... }, " ") .. "\n")
 end
@@ -119,16 +120,65 @@ local fl, fc = find("fn forward(", 3)
 expect(d and d.uri == vim.uri_from_bufnr(buf) and d.range.start.line == fl
   and d.range.start.character == fc, "forward's definition")
 
+-- Issue 30's requests, answered to Neovim's own client and applied with
+-- its own functions.
+local rl, rc = find("logits = forward")
+local refs = vim.lsp.buf_request_sync(buf, "textDocument/references", {
+  textDocument = { uri = vim.uri_from_bufnr(buf) },
+  position = { line = rl, character = rc },
+  context = { includeDeclaration = true } }, 10000)
+refs = refs and refs[id].result
+say("== references of logits: " .. (refs and #refs or 0))
+expect(refs and #refs == 3, "logits: its declaration and two uses")
+local sig = ask("textDocument/signatureHelp", "batch.img), batch.label")
+expect(sig and sig.signatures[1].label ==
+  "fn forward(m: Mlp, x: [b D]) -> [b C]" and sig.activeParameter == 1,
+  "forward's signature, at its second parameter")
+local syms = vim.lsp.buf_request_sync(buf, "textDocument/documentSymbol",
+  { textDocument = { uri = vim.uri_from_bufnr(buf) } }, 10000)
+expect(syms and #syms[id].result == 12, "the outline's 12 declarations")
+
+local function line_of(pattern)
+  local l = find(pattern)
+  return vim.api.nvim_buf_get_lines(buf, l, l + 1, false)[1]
+end
+
+-- Rename logits to scores (Neovim applies the WorkspaceEdit).
+local l0, c0 = find("logits = forward")
+local ren = vim.lsp.buf_request_sync(buf, "textDocument/rename", {
+  textDocument = { uri = vim.uri_from_bufnr(buf) },
+  position = { line = l0, character = c0 }, newName = "scores" }, 10000)
+vim.lsp.util.apply_workspace_edit(ren[id].result, "utf-16")
+wait_for(2, "the diagnostics of the rename")
+expect(#last.diagnostics == 0 and has(line_of("argmax("), "argmax(scores,"),
+  "renamed everywhere, still clean")
+
+-- Unformat a line; Neovim's formatting request lays it out again.
+local fl0, fc0 = find("relu(x @ m.w1)", #"relu(x")
+vim.api.nvim_buf_set_text(buf, fl0, fc0, fl0, fc0 + 3, { "@" })
+wait_for(3, "the diagnostics of the unformatting")
+expect(has(line_of("relu("), "relu(x@m.w1)"), "unformatted")
+vim.lsp.buf.formatting_sync(nil, 10000)
+expect(has(line_of("relu("), "relu(x @ m.w1) @ m.w2"), "formatted again")
+wait_for(4, "the diagnostics of the formatting")
+
 -- Break it: `batch.img` becomes `batch.imgx` (Neovim sends the change).
 local line, col = find("forward(m, batch.img)", #"forward(m, batch.img")
 vim.api.nvim_buf_set_text(buf, line, col, line, col, { "x" })
-wait_for(2, "the diagnostics of the change")
+wait_for(5, "the diagnostics of the change")
 show_diagnostics("after the change")
 expect(#last.diagnostics == 1 and last.diagnostics[1].code == "E0203"
   and last.diagnostics[1].range.start.line == line,
   "E0203 for batch.imgx")
-vim.api.nvim_buf_set_text(buf, line, col, line, col + 1, { "" })
-wait_for(3, "the diagnostics of the fix")
+-- The quick fix its help line names, applied by Neovim.
+local acts = vim.lsp.buf_request_sync(buf, "textDocument/codeAction", {
+  textDocument = { uri = vim.uri_from_bufnr(buf) },
+  range = last.diagnostics[1].range,
+  context = { diagnostics = last.diagnostics } }, 10000)
+local act = acts and acts[id].result and acts[id].result[1]
+expect(act and act.title == "Change to `img`", "the quick fix offered")
+vim.lsp.util.apply_workspace_edit(act.edit, "utf-16")
+wait_for(6, "the diagnostics of the fix")
 show_diagnostics("after the fix")
 expect(#last.diagnostics == 0, "the diagnostics cleared")
 

@@ -1,0 +1,2 @@
+" ShapeScript files (.ss).
+autocmd BufRead,BufNewFile *.ss setfiletype shapescript
