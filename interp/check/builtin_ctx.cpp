@@ -338,7 +338,7 @@ class BuiltinCtx final : public ops::RuleCtx {
     for (const auto& [n, _] : scope.names) cands.push_back(n);
     for (const auto& [n, _] : ck_.prog_->dims()) cands.push_back(n);
     std::string s = suggest(name, cands);
-    if (!s.empty()) d.help("did you mean `" + s + "`?");
+    if (!s.empty()) did_you_mean(d, s, e.span);
     return std::nullopt;
   }
 

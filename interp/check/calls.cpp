@@ -61,8 +61,10 @@ Type Checker::call_user(const FnInfo& fn,
                       "`" + fn.name + "` has no parameter `" + a.keyword + "`",
                       "unknown keyword");
       std::string s = suggest(a.keyword, names);
-      d.help(s.empty() ? "its parameters are: " + join_params(names)
-                       : "did you mean `" + s + "`?");
+      if (s.empty())
+        d.help("its parameters are: " + join_params(names));
+      else
+        did_you_mean(d, s, first_bytes(a.span, a.keyword.size()));
       bad = true;
       continue;
     }
@@ -331,8 +333,10 @@ Type Checker::call_builtin(const ops::OpDef& op,
                 std::string("`") + op.name + "` has no parameter `" + kw + "`",
                 "unknown keyword");
       std::string s = suggest(kw, names());
-      d.help(s.empty() ? "its parameters are: " + join_params(names())
-                       : "did you mean `" + s + "`?");
+      if (s.empty())
+        d.help("its parameters are: " + join_params(names()));
+      else
+        did_you_mean(d, s, first_bytes(given[g].second, kw.size()));
       bad = true;
       continue;
     }
@@ -517,7 +521,7 @@ Type Checker::check_call(const ast::Expr& e, FnCtx& c) {
                          : "unknown function `" + name + "`",
                     "not a fn or builtin");
     std::string s = suggest(name, cands);
-    if (!s.empty()) d.help("did you mean `" + s + "`?");
+    if (!s.empty()) did_you_mean(d, s, name_span);
     if (base) check_expr(*base, c);
     for (const ast::Arg& a : e.args) check_expr(*a.value, c);
     return record(e, Type::error());

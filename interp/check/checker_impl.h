@@ -375,6 +375,19 @@ std::string dtype_word_of(const ast::TypeExpr& t);
 std::string suggest(const std::string& name,
                     const std::vector<std::string>& candidates);
 
+/// "did you mean `s`?" on [d], with the fix that writes [s] over [at] (an
+/// editor's quick fix: Note [Help an editor applies] in
+/// interp/lsp/code_actions.cpp).
+inline void did_you_mean(diag::Diagnostic& d,
+                         const std::string& s,
+                         diag::Span at) {
+  d.help("did you mean `" + s + "`?", {"Change to `" + s + "`", at, s});
+}
+/// [s]'s first [n] bytes: a keyword argument's name in its `name=value`.
+inline diag::Span first_bytes(diag::Span s, size_t n) {
+  return {s.file, s.begin, s.begin + static_cast<uint32_t>(n)};
+}
+
 /// The standard library's source (models Linear, LayerNorm, ...).
 const char* stdlib_source();
 

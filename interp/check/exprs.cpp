@@ -216,9 +216,7 @@ Type Checker::check_name(const ast::Expr& e, FnCtx& c) {
                      "unknown name `" + n + "`",
                      "not a local, fn, dim, model or builtin");
   std::string s = suggest(n, cands);
-  if (!s.empty())
-    diag.help("did you mean `" + s + "`?",
-              {"Change to `" + s + "`", e.span, s});
+  if (!s.empty()) did_you_mean(diag, s, e.span);
   return record(e, Type::error());
 }
 
@@ -235,8 +233,7 @@ Type Checker::field_of(const Type& base,
     (void)d;
     std::string s = suggest(name, fields);
     if (!s.empty()) {
-      d.help("did you mean `" + s + "`?",
-             {"Change to `" + s + "`", name_span, s});
+      did_you_mean(d, s, name_span);
     } else if (!fields.empty()) {
       std::string all;
       for (const std::string& f : fields) all += (all.empty() ? "" : ", ") + f;
@@ -544,8 +541,9 @@ void Checker::suggest_matmul_field(const ast::Expr& e, const Type& lhs) {
     if (f.name == e.rhs->name) continue;
     Type ft = types::model_field_type(base, f);
     if (ft.kind == TK::Tensor && !ft.shape.empty() && ft.shape[0] == want) {
-      d->help("did you mean " + text(e.rhs->lhs->span) + "." + f.name +
-              ", which is " + ft.str() + "?");
+      const std::string other = text(e.rhs->lhs->span) + "." + f.name;
+      d->help("did you mean " + other + ", which is " + ft.str() + "?",
+              {"Change to `" + other + "`", e.rhs->span, other});
       return;
     }
   }

@@ -57,7 +57,8 @@ std::optional<Axis> Checker::resolve_axis(const ast::AxisExpr& a,
                           "unknown axis `" + a.name + "`",
                           "not a dim or an axis in scope");
           std::string s = suggest(a.name, cands);
-          if (!s.empty()) d.help("did you mean `" + s + "`?");
+          if (!s.empty())
+            did_you_mean(d, s, first_bytes(a.span, a.name.size()));
           return std::nullopt;
         }
         r = fresh_var(key);
@@ -230,10 +231,12 @@ Type Checker::resolve_type(const ast::TypeExpr& t,
       for (const auto& [mn, _] : prog_->models_) known.push_back(mn);
       for (const auto& [rn, _] : prog_->records_) known.push_back(rn);
       std::string s = suggest(t.elem, known);
-      d.help(s.empty() ? "dtypes are f32 f64 bf16 f16 i32 i64 bool; a dtype "
-                         "variable (`T`) is introduced by a fn's parameter "
-                         "types"
-                       : "did you mean `" + s + "`?");
+      if (s.empty())
+        d.help(
+            "dtypes are f32 f64 bf16 f16 i32 i64 bool; a dtype variable (`T`) "
+            "is introduced by a fn's parameter types");
+      else
+        did_you_mean(d, s, t.elem_span);
       return Type::error();
     }
     case ast::TypeExpr::Kind::Named:
@@ -436,13 +439,8 @@ Type Checker::resolve_type(const ast::TypeExpr& t,
                   "unknown type `" + n + "`",
                   "not a dtype, model, record or builtin type");
   std::string s = suggest(n, cands);
-  if (!s.empty()) {
-    // The fix replaces the name only: `Mlpp[D]`'s arguments stay.
-    diag::Span name{t.span.file,
-                    t.span.begin,
-                    t.span.begin + static_cast<uint32_t>(n.size())};
-    d.help("did you mean `" + s + "`?", {"Change to `" + s + "`", name, s});
-  }
+  // The fix replaces the name only: `Mlpp[D]`'s arguments stay.
+  if (!s.empty()) did_you_mean(d, s, first_bytes(t.span, n.size()));
   return Type::error();
 }
 

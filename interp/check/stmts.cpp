@@ -453,13 +453,21 @@ void Checker::check_assign(const ast::Stmt& s,
     Local* l = c.values.find(tgt.name);
     if (!l) {
       std::vector<std::string> cands = value_names(&c);
+      // A local or a parameter mistyped is the likeliest (as for an
+      // unknown name read: exprs.cpp).
+      if (c.fn)
+        for (const auto& [ln, lt] : c.fn->locals) cands.push_back(ln);
+      if (c.fn)
+        for (const ParamInfo& p : c.fn->params) cands.push_back(p.name);
       auto& d = error(Code::E0201,
                       tgt.span,
                       "`" + tgt.name + "` is not declared",
                       "assigned before `let`");
       std::string sg = suggest(tgt.name, cands);
-      d.help(sg.empty() ? "declare it: `let " + tgt.name + " = ...`"
-                        : "did you mean `" + sg + "`?");
+      if (sg.empty())
+        d.help("declare it: `let " + tgt.name + " = ...`");
+      else
+        did_you_mean(d, sg, tgt.span);
       return;
     }
     record(tgt, l->type);

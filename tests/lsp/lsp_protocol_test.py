@@ -933,6 +933,16 @@ class QuickFixes(Session):
         ("E0202", "fn f(x: [b D]) -> [b D]:\n    let y = x\n"
                   "    let y = x * 2.0\n    return y\n",
          "    y = x * 2.0\n"),
+        ("E0305", "fn f(x: [b D]) -> [b 1]:\n"
+                  "    return sum(x, ovr=D, keepdim=true)\n",
+         "sum(x, over=D, keepdim=true)"),
+        ("E0305", "fn h(x: [b D], scale: float = 1.0) -> [b D] = x * scale"
+                  "\n\nfn f(x: [b D]) -> [b D]:\n"
+                  "    return h(x, scal=2.0)\n",
+         "h(x, scale=2.0)"),
+        ("E0201", "fn f(x: [b D]) -> [b D]:\n    let value = x\n"
+                  "    valeu = x * 2.0\n    return value\n",
+         "    value = x * 2.0\n"),
         ("E0304", "fn h(x: [b D]) -> [b D] = x\n\n"
                   "fn f(x: [b D]) -> [b D]:\n    return h(to(x, f64))\n",
          "return h(to(to(x, f64), f32))"),

@@ -123,7 +123,8 @@ void Checker::check_device_options() {
                     o.words.size() < 2 ? "no dim named" : "more than one name");
     if (std::string s = likely_dim(name, dims); !s.empty())
       d.help("did you mean `" + s + "`? (dim " + s + " = " +
-             std::to_string(prog_->dims_.at(s)) + ")");
+                 std::to_string(prog_->dims_.at(s)) + ")",
+             {"Change to `" + s + "`", at, s});
   }
 }
 
