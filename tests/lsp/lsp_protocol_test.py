@@ -1111,6 +1111,21 @@ class References(Session):
                                capture_output=True, text=True)
         self.assertEqual(check.returncode, 0, check.stdout + check.stderr)
 
+    def test_rename_models_and_records(self):
+        c, uri, text = self.open_readme()
+        d = self.tmp()
+        for needle, new in (("Mlp:", "Net"), ("Digit:", "Example")):
+            r = self.rename(c, uri, text, needle, new)
+            renamed = apply_edits(text, r["result"]["changes"][uri])
+            old = needle[:-1]
+            self.assertNotIn(old, renamed)
+            self.assertEqual(renamed.count(new), text.count(old), new)
+            with open(os.path.join(d, "r.ss"), "w") as f:
+                f.write(renamed)
+            check = subprocess.run([SS, "check", os.path.join(d, "r.ss")],
+                                   capture_output=True, text=True)
+            self.assertEqual(check.returncode, 0, check.stdout + check.stderr)
+
     def test_rename_refuses_to_capture(self):
         text = self.SCOPES
         c, uri = self.open_clean(text, "s.ss")

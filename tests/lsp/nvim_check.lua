@@ -138,6 +138,11 @@ local syms = vim.lsp.buf_request_sync(buf, "textDocument/documentSymbol",
   { textDocument = { uri = vim.uri_from_bufnr(buf) } }, 10000)
 expect(syms and #syms[id].result == 12, "the outline's 12 declarations")
 
+local ws = vim.lsp.buf_request_sync(buf, "workspace/symbol",
+  { query = "trs" }, 10000)
+expect(ws and #ws[id].result == 1 and ws[id].result[1].name == "train_step",
+  "workspace symbols: train_step for `trs`")
+
 local function line_of(pattern)
   local l = find(pattern)
   return vim.api.nvim_buf_get_lines(buf, l, l + 1, false)[1]
@@ -158,6 +163,13 @@ local fl0, fc0 = find("relu(x @ m.w1)", #"relu(x")
 vim.api.nvim_buf_set_text(buf, fl0, fc0, fl0, fc0 + 3, { "@" })
 wait_for(3, "the diagnostics of the unformatting")
 expect(has(line_of("relu("), "relu(x@m.w1)"), "unformatted")
+-- First a range that does not hold it: nothing changes there.
+local other = find("fn loss(")
+local rf = vim.lsp.buf_request_sync(buf, "textDocument/rangeFormatting", {
+  textDocument = { uri = vim.uri_from_bufnr(buf) },
+  range = { start = { line = other, character = 0 },
+            ["end"] = { line = other + 1, character = 0 } } }, 10000)
+expect(rf and #rf[id].result == 0, "no edits for a range laid out already")
 vim.lsp.buf.formatting_sync(nil, 10000)
 expect(has(line_of("relu("), "relu(x @ m.w1) @ m.w2"), "formatted again")
 wait_for(4, "the diagnostics of the formatting")
