@@ -59,30 +59,6 @@ std::string replace_all(std::string s,
   return s;
 }
 
-// `softmax(x, over=)`, `sum(x, [over=])`, `update(mut m, mut opt, g)`,
-// `value_and_grad(f, m, ..., [aux=])`, `logs(name=value, ...)`.
-std::string signature(const OpDef& op) {
-  std::vector<std::string> parts;
-  bool variadic_done = !op.variadic;
-  for (const ops::ParamSpec& p : op.params) {
-    if (p.keyword_only && !variadic_done) {
-      parts.push_back("...");
-      variadic_done = true;
-    }
-    std::string s = p.mutates ? std::string("mut ") + p.name : p.name;
-    if (!p.required)
-      s = "[" + s + "=]";
-    else if (p.kind == ParamKind::Axes || p.keyword_only)
-      s += "=";
-    parts.push_back(s);
-  }
-  if (!variadic_done) parts.push_back("...");
-  if (op.any_keywords) parts.push_back("name=value, ...");
-  std::string r = std::string(op.name) + "(";
-  for (size_t i = 0; i < parts.size(); ++i) r += (i ? ", " : "") + parts[i];
-  return r + ")";
-}
-
 const char* across_words(Across a) {
   switch (a) {
     case Across::Over:
@@ -247,8 +223,9 @@ int print_builtin_reference() {
     for (const OpDef& op : f.defs) {
       std::string what = op.summary;
       if (op.forward && !op.differentiable) what += " (no gradient)";
-      out << "| `" << cell(signature(op), true) << "` | " << cell(what) << " | "
-          << cell(device_words(op)) << " | " << cell(op.torch) << " |\n";
+      out << "| `" << cell(ops::signature_text(op), true) << "` | "
+          << cell(what) << " | " << cell(device_words(op)) << " | "
+          << cell(op.torch) << " |\n";
     }
   }
   std::cout << out.str();

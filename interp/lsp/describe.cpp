@@ -4,19 +4,12 @@
 #include <functional>
 #include <set>
 
+#include "ops/registry/registry.h"
+
 namespace ss::lsp {
 
 std::string builtin_signature(const ops::OpDef& op) {
-  std::string out = std::string(op.name) + "(";
-  bool first = true;
-  for (const ops::ParamSpec& p : op.params) {
-    out += first ? "" : ", ";
-    first = false;
-    out += p.name;
-    if (!p.required || p.keyword_only) out += "=…";
-  }
-  if (op.variadic) out += first ? "…" : ", …";
-  return out + ")";
+  return ops::signature_text(op);
 }
 
 namespace {

@@ -10,8 +10,8 @@
 
 namespace ss::lsp {
 
-/// `mean(x, over=…)`: required params by name, optional ones with `=…`,
-/// `…` for variadic arguments.
+/// `mean(x, [over=], [keepdim=])`: the builtins reference's signature
+/// (ops::signature_text), so the docs and the editor say it alike.
 std::string builtin_signature(const ops::OpDef& op);
 /// `model Mlp` and a line per field (`    w1: [D Hd]`, `buffer` marked).
 std::string model_text(const types::ModelInfo& m);

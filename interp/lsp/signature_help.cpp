@@ -65,8 +65,8 @@ std::optional<CallAt> call_at(const std::string& text, uint32_t offset) {
   return std::nullopt;
 }
 
-// The parameters of [label] (`name(p1, p2=…) -> R`): each one's [start, end)
-// in UTF-16 units, and its name.
+// The parameters of [label] (`fn f(p1: T, mut p2: U) -> R`, `f(x, [over=])`):
+// each one's [start, end) in UTF-16 units, and its name.
 std::vector<std::pair<std::pair<uint32_t, uint32_t>, std::string>> params_of(
     const std::string& label) {
   std::vector<std::pair<std::pair<uint32_t, uint32_t>, std::string>> out;
@@ -77,9 +77,11 @@ std::vector<std::pair<std::pair<uint32_t, uint32_t>, std::string>> params_of(
   auto add = [&](size_t a, size_t b) {
     while (a < b && label[a] == ' ') ++a;
     if (a >= b) return;
-    std::string p = label.substr(a, b - a);
-    std::string name = p.rfind("mut ", 0) == 0 ? p.substr(4) : p;
-    name = name.substr(0, name.find_first_of(":=…"));
+    // `x: [b D]`, `mut m: Mlp`, `[over=]`, `mut opt`, `...`.
+    std::string name = label.substr(a, b - a);
+    if (!name.empty() && name[0] == '[') name = name.substr(1);
+    if (name.rfind("mut ", 0) == 0) name = name.substr(4);
+    name = name.substr(0, name.find_first_of(":=]"));
     while (!name.empty() && name.back() == ' ') name.pop_back();
     const std::string_view v(label);
     out.push_back({{diag::utf16_length(v.substr(0, a)),

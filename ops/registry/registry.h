@@ -4,6 +4,7 @@
 // table is built on first use (explicit, so no static-initialisation order
 // or linker dropping of unreferenced objects can lose an op).
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -20,6 +21,11 @@ const OpDef* find_infix(std::string_view spelling);
 const OpDef* find_prefix(std::string_view spelling);
 /// Every builtin, sorted by name: all_ops()[d.index] is &d.
 std::vector<const OpDef*> all_ops();
+/// [op]'s signature as the builtins' reference writes it: `[name=]` for an
+/// optional parameter, `name=` for a keyword-only one, `mut` for one it
+/// changes, `...` for more arguments (signature.cpp). Hovers, completions
+/// and signature help show the same.
+std::string signature_text(const OpDef& op);
 
 #define SS_OP_FAMILY(family) std::vector<OpDef> ops_##family();
 #include "ops/registry/families.def"

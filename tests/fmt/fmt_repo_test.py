@@ -16,6 +16,9 @@ the docs' pages (README.md, docs/**.md) that parses. For each:
     and every example, laid out at 40 columns, passes `ss conformance` on
     `cpu`, which compares what main prints with the `# output:` lines
     written for the original (and runs it: the layout must not break it);
+    and the guide's commands print what its pages show with the pages'
+    files laid out at 40 columns (those whose output names no place in a
+    file);
 (d) the repository's own .ss files are kept formatted: `ss fmt --check`
     passes on each (the fuzz corpus aside: its files are inputs, and the
     cases whose point is a syntax error, which do not parse).
@@ -151,6 +154,40 @@ def same_program(ss, label, siblings, name, text, laid_out, failures):
                         f"  laid out:  {results[1]}")
 
 
+def run_docs_laid_out(ss, root, failures):
+    """(c) for the docs: each guide page (and the porting notes) replayed
+    with its .ss file blocks laid out at 40 columns: every command whose
+    shown output names no place in a file (`train.ss:12:5`, which the
+    layout moves) and does not print a file back (`cat`) must print what
+    the page shows, as docs_guide_test.py runs the blocks as written."""
+    pages = sorted(os.path.join(root, "docs", "guide", f)
+                   for f in os.listdir(os.path.join(root, "docs", "guide"))
+                   if f.endswith(".md"))
+    pages.append(os.path.join(root, "docs", "porting.md"))
+    compared = 0
+    for page in pages:
+        text = open(page, encoding="utf-8").read()
+        with tempfile.TemporaryDirectory() as d:
+            for kind, head, body in docs_blocks.blocks(text):
+                if kind == "file":
+                    if head.endswith(".ss"):
+                        rc, laid, _ = fmt(ss, body, 40)
+                        body = laid if rc == 0 else body
+                    docs_blocks.write(d, head, body)
+                elif kind == "command":
+                    cmd, shown = head, body
+                    if cmd.startswith("cat ") or re.search(r"\.ss:\d+", shown):
+                        continue
+                    got = docs_blocks.run(ss, cmd, d)
+                    compared += 1
+                    if got != shown:
+                        failures.append(
+                            f"{os.path.relpath(page, root)}: `{cmd}` with its "
+                            f"files laid out at 40 columns prints\n{got}\n"
+                            f"where the page shows\n{shown}")
+    return compared
+
+
 def run_laid_out(ss, root, failures):
     """(c): the ok cases and examples, at 40 columns, through the suite."""
     with tempfile.TemporaryDirectory() as d:
@@ -222,9 +259,11 @@ def main():
                 continue
             same_program(ss, label, siblings, name, text, laid, failures)
     ran, summary = run_laid_out(ss, root, failures)
+    docs = run_docs_laid_out(ss, root, failures)
     print(f"{formatted} programs formatted ({skipped} that do not parse "
           f"left alone), each at 3 widths and checked against its original; "
           f"{ran} ok cases and examples run at 40 columns: {summary}; "
+          f"{docs} commands of the guide run with its files at 40 columns; "
           f"{time.monotonic() - start:.0f} s")
     for f in failures:
         print("FAIL", f)
