@@ -305,12 +305,4 @@ std::optional<std::string> format_text(const std::string& path,
   return out;
 }
 
-std::string format_or_keep(const std::string& text, const Options& options) {
-  diag::SourceMap sm;
-  diag::Diagnostics diags;
-  std::optional<std::string> out =
-      format_text("<document>", text, sm, diags, options, nullptr);
-  return out ? *out : text;
-}
-
 }  // namespace ss::fmt

@@ -1,7 +1,7 @@
 #pragma once
 // `ss fmt`: one canonical layout for a `.ss` file (Note [One layout] in
-// format.cpp). The CLI (interp/cli/cmd_fmt.cpp) and the language server's
-// formatting requests (interp/lsp/) call it.
+// format.cpp). The CLI (interp/cli/cmd_fmt.cpp) calls it, and the language
+// server's formatting requests through edits.h.
 
 #include <optional>
 #include <string>
@@ -28,11 +28,5 @@ std::optional<std::string> format_text(const std::string& path,
                                        diag::Diagnostics& diags,
                                        const Options& options = {},
                                        std::string* refused = nullptr);
-
-/// The same for a text known to parse, as a string: [text] itself when it
-/// cannot be formatted (the language server's range and document requests
-/// answer "no edits" then).
-std::string format_or_keep(const std::string& text,
-                           const Options& options = {});
 
 }  // namespace ss::fmt

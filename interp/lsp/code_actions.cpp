@@ -13,6 +13,7 @@
 // unknown here (E0201) that a `.ss` file beside the document declares is
 // offered as an import of that file, the line after the last import.
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -99,11 +100,11 @@ json code_actions(const Analysis& a,
     std::vector<diag::Fix> fixes = d.fixes;
     if (d.code == diag::Code::E0201) {
       // The unknown name: the span's leading word (`Mlpp` of `Mlpp[D]`).
-      std::string name(a.sm.text(d.span));
-      name = name.substr(
-          0,
-          name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRS"
-                                 "TUVWXYZ0123456789_"));
+      std::string_view text = a.sm.text(d.span);
+      const std::string name(
+          text.begin(), std::find_if(text.begin(), text.end(), [](char c) {
+            return !std::isalnum(static_cast<unsigned char>(c)) && c != '_';
+          }));
       for (diag::Fix& f : import_fixes(a, name)) fixes.push_back(f);
     }
     if (fixes.empty()) continue;

@@ -183,13 +183,9 @@ Found locate(const Analysis& a, uint32_t off) {
   // Only the fn whose header starts last at or before [off] can hold it:
   // walking every fn's body made each lookup cost the whole document, and
   // semantic tokens and references look up every name.
-  const ast::FnDecl* around = nullptr;
-  for (const ast::FnDecl& d : m->fns)
-    if (d.span.begin <= off && (!around || d.span.begin > around->span.begin))
-      around = &d;
-  if (around) {
+  if (const check::FnInfo* fn = fn_around(a, off)) {
     Found here;
-    if (in_fn(a, *around, off, here)) return here;
+    if (in_fn(a, *fn->decl, off, here)) return here;
   }
   for (const ast::ModelDecl& d : m->models) {
     if (type_decl(d.name, d.name_span, off, f)) return f;

@@ -36,24 +36,22 @@ bool in_words(const Found& f) {
           f.expr->kind == ast::Expr::Kind::TypeLit);
 }
 
-std::optional<diag::Span> meaning(const Analysis& a,
-                                  const lex::Token& t,
-                                  uint32_t file) {
+std::optional<diag::Span> meaning(const Analysis& a, const lex::Token& t) {
   Found f = locate(a, t.span.begin);
   std::optional<diag::Span> d = declaration(a, f);
   if (!d && in_words(f)) d = declaration_named(a, t.text);
-  if (d && d->file != file && d->file >= a.sm.size()) return std::nullopt;
+  if (d && d->file >= a.sm.size()) return std::nullopt;
   return d;
 }
 
-// The spans of the names in [a]'s document that mean [decl].
+// The spans of the names in [a]'s document that mean [decl], in order.
 std::vector<diag::Span> uses(const Analysis& a, diag::Span decl) {
   diag::Diagnostics ignored;
   const lex::Tokens toks = lex::lex(a.sm, a.file, ignored);
   std::vector<diag::Span> out;
   for (const lex::Token& t : toks)
     if (t.kind == lex::Tok::Name) {
-      std::optional<diag::Span> d = meaning(a, t, a.file);
+      std::optional<diag::Span> d = meaning(a, t);
       if (d && *d == decl) out.push_back(t.span);
     }
   return out;
@@ -67,7 +65,7 @@ std::optional<std::pair<diag::Span, std::string>> target(const Analysis& a,
   for (const lex::Token& t : lex::lex(a.sm, a.file, ignored))
     if (t.kind == lex::Tok::Name && t.span.begin <= offset &&
         offset <= t.span.end) {
-      std::optional<diag::Span> d = meaning(a, t, a.file);
+      std::optional<diag::Span> d = meaning(a, t);
       if (d) return std::make_pair(*d, t.text);
       return std::nullopt;
     }
@@ -84,6 +82,34 @@ bool is_name(const std::string& s) {
   diag::Diagnostics d;
   lex::Tokens t = lex::lex(sm, sm.add("n.ss", s), d);
   return !t.empty() && t[0].kind == lex::Tok::Name;  // not a keyword
+}
+
+// What a rename at [offset] would change: the declaration, its name, the
+// names that mean it (in order) and the one under the cursor; throws
+// RequestFailed for what cannot be renamed.
+struct Renamable {
+  diag::Span decl;
+  std::string name;
+  std::vector<diag::Span> spans;
+  diag::Span at;
+};
+
+Renamable renamable(const Analysis& a, uint32_t offset) {
+  auto t = target(a, offset);
+  if (!t)
+    throw RequestFailed(
+        "nothing to rename here (a builtin, a size "
+        "variable or no name)");
+  if (t->first.file != a.file)
+    throw RequestFailed("`" + t->second +
+                        "` is declared in another file: rename it there");
+  Renamable r{t->first, t->second, uses(a, t->first), {}};
+  for (diag::Span s : r.spans)
+    if (s.begin <= offset && offset <= s.end) {
+      r.at = s;
+      return r;
+    }
+  throw RequestFailed("nothing to rename here");
 }
 
 }  // namespace
@@ -108,18 +134,8 @@ json references(const Analysis& a,
 }
 
 json prepare_rename(const Analysis& a, uint32_t offset) {
-  auto t = target(a, offset);
-  if (!t)
-    throw RequestFailed(
-        "nothing to rename here (a builtin, a size "
-        "variable or no name)");
-  if (t->first.file != a.file)
-    throw RequestFailed("`" + t->second +
-                        "` is declared in another file: rename it there");
-  for (diag::Span s : uses(a, t->first))
-    if (s.begin <= offset && offset <= s.end)
-      return {{"range", diag::lsp_range(a.sm, s)}, {"placeholder", t->second}};
-  throw RequestFailed("nothing to rename here");
+  Renamable r = renamable(a, offset);
+  return {{"range", diag::lsp_range(a.sm, r.at)}, {"placeholder", r.name}};
 }
 
 json rename(const Analysis& a,
@@ -127,26 +143,21 @@ json rename(const Analysis& a,
             const std::string& uri,
             const std::string& new_name,
             const check::Options& opts) {
-  prepare_rename(a, offset);  // refuses what cannot be renamed
-  auto t = target(a, offset);
-  const std::string& old_name = t->second;
+  const Renamable r = renamable(a, offset);
+  const std::string& old_name = r.name;
   if (!is_name(new_name))
     throw RequestFailed("`" + new_name +
                         "` is not a name (letters, digits and _, not a "
                         "keyword)");
-  std::vector<diag::Span> spans = uses(a, t->first);
-  std::sort(spans.begin(), spans.end(), [](diag::Span x, diag::Span y) {
-    return x.begin < y.begin;
-  });
   // The renamed text, and where each renamed name and the declaration
   // land in it.
   const std::string& text = a.sm.file(a.file).text;
   std::string renamed;
   std::set<uint32_t> landed;
   uint32_t decl_at = 0, at = 0;
-  for (diag::Span s : spans) {
+  for (diag::Span s : r.spans) {
     renamed.append(text, at, s.begin - at);
-    if (s == t->first) decl_at = static_cast<uint32_t>(renamed.size());
+    if (s == r.decl) decl_at = static_cast<uint32_t>(renamed.size());
     landed.insert(static_cast<uint32_t>(renamed.size()));
     renamed += new_name;
     at = s.end;
@@ -176,7 +187,7 @@ json rename(const Analysis& a,
                         "` is in scope there; choose another name");
   }
   json edits = json::array();
-  for (diag::Span s : spans)
+  for (diag::Span s : r.spans)
     edits.push_back(
         {{"range", diag::lsp_range(a.sm, s)}, {"newText", new_name}});
   return {{"changes", {{uri, edits}}}};

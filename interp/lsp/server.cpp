@@ -275,7 +275,8 @@ json Server::request(const std::string& method,
     std::vector<uint32_t> now = semantic_tokens(*d.now);
     const std::string id = std::to_string(++tokens_serial_);
     json out{{"resultId", id}};
-    if (method.size() > 30 && params.contains("previousResultId") &&
+    if (method == "textDocument/semanticTokens/full/delta" &&
+        params.contains("previousResultId") &&
         params["previousResultId"] == d.tokens_id)
       out["edits"] = semantic_tokens_delta(d.tokens_sent, now);
     else

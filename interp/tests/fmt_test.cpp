@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "interp/fmt/edits.h"
 #include "interp/fmt/format.h"
 #include "interp/fmt/lexical_classes.h"
 
@@ -248,8 +249,14 @@ TEST_CASE("fmt: a file that does not parse is not formatted", "[fmt]") {
   Result tab = format("fn f() -> int:\n\treturn 1\n");
   CHECK_FALSE(tab.text);
   CHECK(tab.errors.find("error[E0102]") != std::string::npos);
-  CHECK(ss::fmt::format_or_keep("fn f(:\n") == "fn f(:\n");
-  CHECK(ss::fmt::format_or_keep("dim D=4\n") == "dim D = 4\n");
+  // As an editor's edits (edits.h): none for a text being typed; the
+  // lines that change for one that parses.
+  CHECK(ss::fmt::formatting_edits("fn f(:\n", {}).empty());
+  auto e = ss::fmt::formatting_edits("dim D=4\n", {});
+  REQUIRE(e.size() == 1);
+  CHECK(e[0].first == 0);
+  CHECK(e[0].end == 1);
+  CHECK(e[0].text == "dim D = 4\n");
 }
 
 TEST_CASE("fmt: the lexical classes the editors' grammars are tested against",

@@ -102,6 +102,15 @@ class Session(unittest.TestCase):
         self.assertEqual(c.diagnostics(uri)["diagnostics"], [])
         return c, uri
 
+    def assert_checks_clean(self, folder, name, text):
+        """[text] written as [folder]/[name] passes `ss check` (a process):
+        the judge of a fix or a rename applied by the client."""
+        with open(os.path.join(folder, name), "w") as f:
+            f.write(text)
+        check = subprocess.run([SS, "check", os.path.join(folder, name)],
+                               capture_output=True, text=True)
+        self.assertEqual(check.returncode, 0, check.stdout + check.stderr)
+
     def hover_text(self, c, uri, text, needle, nth=0, delta=0):
         r = c.at("textDocument/hover", uri, *pos(text, needle, nth, delta))
         self.assertNotIn("error", r)
@@ -967,12 +976,7 @@ class QuickFixes(Session):
             fixed = apply_edits(text, r[0]["edit"]["changes"][uri])
             self.assertIn(want, fixed)
             d = self.tmp()
-            with open(os.path.join(d, "q.ss"), "w") as f:
-                f.write(fixed)
-            check = subprocess.run([SS, "check", os.path.join(d, "q.ss")],
-                                   capture_output=True, text=True)
-            self.assertEqual(check.returncode, 0,
-                             body + check.stdout + check.stderr)
+            self.assert_checks_clean(d, "q.ss", fixed)
             c.kill()
 
     def test_an_import_of_the_file_beside_that_declares_it(self):
@@ -993,11 +997,7 @@ class QuickFixes(Session):
         self.assertEqual([a["title"] for a in r], ['Import "layers.ss"'])
         fixed = apply_edits(text, r[0]["edit"]["changes"][uri])
         self.assertTrue(fixed.startswith('import "layers.ss"\n'), fixed)
-        with open(os.path.join(d, "main.ss"), "w") as f:
-            f.write(fixed)
-        check = subprocess.run([SS, "check", os.path.join(d, "main.ss")],
-                               capture_output=True, text=True)
-        self.assertEqual(check.returncode, 0, check.stdout + check.stderr)
+        self.assert_checks_clean(d, "main.ss", fixed)
 
     def test_no_fix_where_the_help_names_none(self):
         text = self.HEAD + ("fn f(m: M, x: [b D]) -> [b D]:\n"
@@ -1107,11 +1107,7 @@ class References(Session):
         self.assertNotIn(" D", renamed.replace("Dm", ""))
         # The renamed program checks clean.
         d = self.tmp()
-        with open(os.path.join(d, "r.ss"), "w") as f:
-            f.write(renamed)
-        check = subprocess.run([SS, "check", os.path.join(d, "r.ss")],
-                               capture_output=True, text=True)
-        self.assertEqual(check.returncode, 0, check.stdout + check.stderr)
+        self.assert_checks_clean(d, "r.ss", renamed)
 
     def test_rename_models_and_records(self):
         c, uri, text = self.open_readme()
@@ -1122,11 +1118,7 @@ class References(Session):
             old = needle[:-1]
             self.assertNotIn(old, renamed)
             self.assertEqual(renamed.count(new), text.count(old), new)
-            with open(os.path.join(d, "r.ss"), "w") as f:
-                f.write(renamed)
-            check = subprocess.run([SS, "check", os.path.join(d, "r.ss")],
-                                   capture_output=True, text=True)
-            self.assertEqual(check.returncode, 0, check.stdout + check.stderr)
+            self.assert_checks_clean(d, "r.ss", renamed)
 
     def test_rename_refuses_to_capture(self):
         text = self.SCOPES
