@@ -90,6 +90,11 @@ Diagnostic unlocated(std::string kind, std::string message);
 /// Collects every diagnostic of a phase; the front end reports all at once.
 class Diagnostics {
  public:
+  /// How many a phase keeps: past it, errors are counted, not kept, and
+  /// the last one kept says how many more there were (Note [The first
+  /// errors] in diagnostic.cpp).
+  static constexpr size_t kKept = 100;
+
   Diagnostic& error(Code code,
                     Span span,
                     std::string message,
@@ -98,15 +103,27 @@ class Diagnostics {
   size_t size() const { return list_.size(); }
   const std::vector<Diagnostic>& list() const { return list_; }
   /// The most recent diagnostic, to add notes to; null when none.
-  Diagnostic* last() { return list_.empty() ? nullptr : &list_.back(); }
+  Diagnostic* last() {
+    if (last_dropped_) return &dropped_one_;
+    return list_.empty() ? nullptr : &list_.back();
+  }
   /// The [i]th diagnostic, in the order reported, to add notes to.
   Diagnostic& at(size_t i) { return list_.at(i); }
+  /// Whether [d] (error()'s result) is kept: a checker computes its "did
+  /// you mean" only for one that is.
+  bool kept(const Diagnostic& d) const { return &d != &dropped_one_; }
+  /// How many errors were counted past kKept.
+  size_t dropped() const { return dropped_; }
   /// Sorts by (file, offset) and drops exact duplicates.
   void sort();
   void append(const Diagnostics& other);
 
  private:
+  void say_how_many_more();
   std::vector<Diagnostic> list_;
+  size_t dropped_ = 0;
+  bool last_dropped_ = false;
+  Diagnostic dropped_one_;  // what error() returns past kKept
 };
 
 /// `file:line:col: error[E0302]: message` (a runtime error: `file:line:col:

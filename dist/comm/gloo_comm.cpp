@@ -154,7 +154,7 @@ GlooComm::GlooComm(int rank,
     attr.hostname = gloo_host();
     device_ = gloo::transport::tcp::CreateDevice(attr);
     // Note [A stranger's connection] (gloo_join.cpp): the meshes are
-    // joined so that a connection that is not a peer's is found and named.
+    // joined so that only the peers' connections reach Gloo.
     const int lanes = size >= 2 && size <= kSyncRanks ? kLanes : 0;
     detail::JoinedMeshes joined = detail::join_meshes(
         rank, size, store_dir, prefix, lanes, device_, connect_timeout);
@@ -185,7 +185,7 @@ GlooComm::GlooComm(int rank,
     }
   } catch (const CollectiveError&) {
     throw;
-  } catch (const detail::StrangerError& e) {
+  } catch (const detail::JoinError& e) {
     close();
     detail::fail(Kind::Other, CollectiveOp::Connect, rank_, -1, e.what());
   } catch (...) {

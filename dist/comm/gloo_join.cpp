@@ -15,10 +15,10 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
-#include <random>
 #include <stdexcept>
 #include <thread>
 
+#include "dist/comm/gloo_pair_auth.h"
 #include "dist/net/auth.h"
 #include "dist/rendezvous/store.h"
 
@@ -38,36 +38,27 @@ namespace {
 // before or after accept to check who connected, and the snapshot's TLS
 // transport (tcp/tls, OpenSSL) is not built into Debian's libgloo. So a
 // local process that connects to a listening port of a job before the
-// peer does (a scanner of loopback ports wins that race easily: the peer
-// polls the store every 10 ms) takes the peer's place: the peer's connect
-// is refused, and the listener reads the stranger's bytes as the peer's.
-// Before this, that ended every cpu[...] job's rendezvous with "a peer is
-// gone", or hung it until the collective timeout (600 s) when the
-// stranger stayed silent.
+// peer does (a scanner of loopback ports wins that race easily) would take
+// the peer's place, and the listener would read the stranger's bytes as
+// the peer's: a frame shaped like Gloo's op header aborts the worker
+// (issue 32, item 5).
 //
-// What we do, since Gloo gives no hook: after the meshes are connected,
-// every rank sends each peer, on every pair, a token (a magic, its rank,
-// and a secret that rank 0 put in the store, which is a directory only
-// this user can read; docs/trust.md), and checks the token it receives.
-// A pair whose token is wrong or missing, or whose connect was refused,
-// fails this attempt, and the rank that saw it says so in the store: the
-// others' store waits and token waits end at once (AttemptStore, the
-// watcher in check_tokens), and it connects to the ports its peers
+// What we do, since Gloo gives no hook: every connection to a pair's port
+// proves it comes from a peer of this job before Gloo reads a byte of it
+// (Note [A proof before Gloo reads] in gloo_pair_auth.cpp, around the
+// `accept` and `connect` Gloo calls): the key is random per group, put in
+// the store by rank 0 (a directory only this user can read; across hosts
+// it is derived from the job's key), and a stranger's connection is
+// dropped while the listener waits on for the peer. A stranger no longer
+// takes a place, so the job goes on without a retry. An attempt still
+// fails when a connect fails (a peer's process gone, or its port taken
+// away): the rank that saw it says so in the store, the others' store
+// waits end at once (AttemptStore), and it connects to the ports its peers
 // published for it, so that none waits in Gloo's accept for a rank that
 // gave up. Once every rank has said how its attempt ended, all of them
 // start over with fresh pairs (new ports) if any failed, up to kAttempts
-// times: a stranger that tries once is survived; one that keeps winning
-// the race ends the job with an error that names the port and what came
-// on it, never a hang.
+// times, then end with an error that says why: never a hang.
 constexpr int kAttempts = 3;
-// How long a rank waits for a peer's token: the peers connected this mesh
-// with us, so they are a few steps behind at most; a connection that has
-// sent no token by then is a silent stranger (or one whose bytes Gloo
-// took for the head of a message that never ends).
-constexpr std::chrono::milliseconds kTokenWait{4000};
-constexpr uint64_t kTokenSlot = uint64_t{0x22} << 56;
-constexpr size_t kTokenBytes = 32;
-using Token = std::array<char, kTokenBytes>;
 using Clock = std::chrono::steady_clock;
 
 // This attempt was given up by another rank (its reason is in the store).
@@ -126,6 +117,27 @@ struct JobFiles {
   }
 };
 
+// The listening addresses in a rank's key of a mesh (connectFullMesh
+// stores one per pair, [size] - 1 of them, in the order of the peers).
+std::vector<sockaddr_storage> pair_addresses(const std::vector<char>& all,
+                                             int size) {
+  std::vector<sockaddr_storage> out;
+  if (size < 2) return out;
+  const size_t each = all.size() / static_cast<size_t>(size - 1);
+  if (each == 0) return out;
+  for (size_t k = 0; (k + 1) * each <= all.size(); ++k) {
+    try {
+      gloo::transport::tcp::Address a(
+          std::vector<char>(all.begin() + static_cast<long>(k * each),
+                            all.begin() + static_cast<long>((k + 1) * each)));
+      out.push_back(a.getSockaddr());
+    } catch (const std::exception&) {
+      return out;  // not an address: Gloo will say so
+    }
+  }
+  return out;
+}
+
 std::string attempt_prefix(const std::string& prefix, int attempt) {
   return prefix + ".a" + std::to_string(attempt);
 }
@@ -138,21 +150,36 @@ class AttemptStore : public gloo::rendezvous::Store {
   AttemptStore(JobFiles& fs,
                std::string mesh,
                std::string attempt,
+               int rank,
                int size,
                std::chrono::milliseconds timeout)
       : fs_(fs),
         mesh_(std::move(mesh)),
         attempt_(std::move(attempt)),
+        rank_(rank),
         size_(size),
         timeout_(timeout) {}
   void set(const std::string& key, const std::vector<char>& data) override {
+    if (rank_key(key) == rank_) mine_ = pair_addresses(data, size_);
     fs_.set(mesh_ + "/" + key, data);
   }
   // Gloo gets keys it never waited for (connectFullMesh's host names):
   // wait here, so that this wait too ends when the attempt is given up.
+  // A rank's key holds its pairs' addresses: ours are set before the
+  // peers' are read, and each pair is told to the proofs (Note [A proof
+  // before Gloo reads]).
   std::vector<char> get(const std::string& key) override {
     wait({key});
-    return fs_.get(mesh_ + "/" + key);
+    std::vector<char> v = fs_.get(mesh_ + "/" + key);
+    const int peer = rank_key(key);
+    if (peer >= 0 && peer != rank_) {
+      const auto theirs = pair_addresses(v, size_);
+      const size_t k = static_cast<size_t>(rank_ > peer ? rank_ - 1 : rank_);
+      const size_t j = static_cast<size_t>(peer > rank_ ? peer - 1 : peer);
+      if (k < theirs.size() && j < mine_.size())
+        expect_pair(mine_[j], theirs[k]);
+    }
+    return v;
   }
   void wait(const std::vector<std::string>& keys) override {
     wait(keys, timeout_);
@@ -180,147 +207,40 @@ class AttemptStore : public gloo::rendezvous::Store {
   }
 
  private:
+  // The rank whose address list [key] is (connectFullMesh's keys are the
+  // ranks' numbers), or -1.
+  static int rank_key(const std::string& key) {
+    if (key.empty() || key.size() > 6 ||
+        !std::all_of(key.begin(), key.end(), [](char c) {
+          return c >= '0' && c <= '9';
+        }))
+      return -1;
+    return std::stoi(key);
+  }
   JobFiles& fs_;
   std::string mesh_, attempt_;
-  int size_;
+  int rank_, size_;
+  std::vector<sockaddr_storage> mine_;  // this rank's listeners, by peer
   std::chrono::milliseconds timeout_;
 };
 
-Token token_of(int rank, const std::string& secret) {
-  Token t{};
-  std::memcpy(t.data(), "ss-peer", 8);
-  int64_t r = rank;
-  std::memcpy(t.data() + 8, &r, 8);
-  std::memcpy(
-      t.data() + 16, secret.data(), std::min<size_t>(16, secret.size()));
-  return t;
-}
-
-// "port 40123 of 127.0.0.1": the local end of [peer]'s pair, the port a
-// stranger connected to (Gloo's Address::str prints the port's bytes
-// swapped).
-std::string port_of(gloo::Context& ctx, int peer) {
-  try {
-    auto* a = dynamic_cast<const gloo::transport::tcp::Address*>(
-        &ctx.getPair(peer)->address());
-    if (!a) return "its port";
-    const sockaddr_storage& ss = a->getSockaddr();
-    char host[INET6_ADDRSTRLEN] = "?";
-    int port = 0;
-    if (ss.ss_family == AF_INET) {
-      auto* in = reinterpret_cast<const sockaddr_in*>(&ss);
-      ::inet_ntop(AF_INET, &in->sin_addr, host, sizeof host);
-      port = ntohs(in->sin_port);
-    } else if (ss.ss_family == AF_INET6) {
-      auto* in = reinterpret_cast<const sockaddr_in6*>(&ss);
-      ::inet_ntop(AF_INET6, &in->sin6_addr, host, sizeof host);
-      port = ntohs(in->sin6_port);
-    }
-    return "port " + std::to_string(port) + " of " + host;
-  } catch (...) {
-    return "its port";
-  }
-}
-
-// Every peer's token on every pair of [ctx]; throws naming the first pair
-// whose connection is not a peer's.
-void check_tokens(gloo::Context& ctx,
-                  int rank,
-                  int size,
-                  const std::string& secret,
-                  AttemptStore& store,
-                  std::chrono::milliseconds timeout) {
-  timeout = std::min(timeout, kTokenWait);
-  Token mine = token_of(rank, secret);
-  std::vector<Token> theirs(size);
-  std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> rb(size),
-      sb(size);
-  for (int p = 0; p < size; ++p) {
-    if (p == rank) continue;
-    rb[p] = ctx.createUnboundBuffer(theirs[p].data(), kTokenBytes);
-    rb[p]->recv(p, kTokenSlot);
-    sb[p] = ctx.createUnboundBuffer(mine.data(), kTokenBytes);
-    sb[p]->send(p, kTokenSlot);
-  }
-  std::atomic<bool> done{false};
-  std::thread watcher([&] {
-    while (!done.load()) {
-      if (store.abandoned()) {
-        for (auto& b : rb)
-          if (b) b->abortWaitRecv();
-        for (auto& b : sb)
-          if (b) b->abortWaitSend();
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-  });
-  struct Join {
-    std::atomic<bool>& done;
-    std::thread& t;
-    ~Join() {
-      done.store(true);
-      t.join();
-    }
-  } join{done, watcher};
-  for (int p = 0; p < size; ++p) {
-    if (p == rank) continue;
-    const std::string at = port_of(ctx, p);
-    bool got = false;
-    try {
-      got = rb[p]->waitRecv(nullptr, timeout);
-    } catch (const std::exception& e) {
-      throw std::runtime_error(
-          "the connection meant for rank " + std::to_string(p) + " on " + at +
-          " is not from a peer of this job: it failed before it sent the "
-          "job's token (" +
-          e.what() + ")");
-    }
-    if (!got) throw AttemptAbandoned("another rank gave this attempt up");
-    if (theirs[p] != token_of(p, secret))
-      throw std::runtime_error(
-          "the connection meant for rank " + std::to_string(p) + " on " + at +
-          " is not from a peer of this job: it sent something other than the "
-          "job's token");
-  }
-  for (int p = 0; p < size; ++p)
-    if (p != rank && !sb[p]->waitSend(nullptr, timeout))
-      throw AttemptAbandoned("another rank gave this attempt up");
-}
-
 // Connects to each port the peers published for their pairs with [rank]
-// in [store], and hangs up: a peer waiting in Gloo's accept for us, who
-// gave up, goes on (and then finds the attempt given up).
+// in [store] (with this attempt's proof: the connect is one of those
+// Note [A proof before Gloo reads] covers), and hangs up: a peer waiting
+// in Gloo's accept for us, who gave up, goes on (and then finds the
+// attempt given up).
 void release_peers(AttemptStore& store, int rank, int size) {
   for (int i = 0; i < size; ++i) {
     if (i == rank || !store.has(std::to_string(i))) continue;
-    std::vector<char> all = store.get(std::to_string(i));
-    size_t each = all.size() / static_cast<size_t>(size - 1);
+    std::vector<sockaddr_storage> all =
+        pair_addresses(store.get(std::to_string(i)), size);
     size_t k = static_cast<size_t>(rank > i ? rank - 1 : rank);
-    if (each == 0 || (k + 1) * each > all.size()) continue;
-    gloo::transport::tcp::Address a(std::vector<char>(
-        all.begin() + k * each, all.begin() + (k + 1) * each));
-    const sockaddr_storage& ss = a.getSockaddr();
-    int fd = ::socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) continue;
-    socklen_t len =
-        ss.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
-    (void)::connect(fd, reinterpret_cast<const sockaddr*>(&ss), len);
-    ::close(fd);
+    if (k < all.size()) knock(all[k]);
   }
 }
 
 std::string reason_of(const std::exception& e, int rank) {
-  std::string what = e.what();
-  // A connect to a peer's port refused, or reset once it took: the peer
-  // had taken the first connection on that port, which was not ours.
-  if (what.find("Connection refused") != std::string::npos ||
-      what.find("Connection reset") != std::string::npos)
-    return "rank " + std::to_string(rank) +
-           " could not connect to a peer's port (" + what +
-           "): the peer had already taken another connection on it, one "
-           "that is not from a peer of this job";
-  return "rank " + std::to_string(rank) + ": " + what;
+  return "rank " + std::to_string(rank) + ": " + e.what();
 }
 
 }  // namespace
@@ -334,29 +254,34 @@ JoinedMeshes join_meshes(int rank,
                          std::chrono::milliseconds timeout) {
   JobFiles fs(store_dir);
   fs.left = left_key(prefix);
-  std::string secret;
+  // The key of this group's proofs (Note [A proof before Gloo reads]).
+  net::JobKey key;
   if (net::has_process_job_key()) {
-    // A job across hosts: every rank holds the job's key, so the pairs'
-    // secret is derived from it (one per group) and is never stored.
-    const net::JobKey k =
-        net::process_job_key().derive("gloo pair token " + prefix);
-    secret.assign(reinterpret_cast<const char*>(k.bytes.data()), 16);
+    // A job across hosts: every rank holds the job's key, so the group's
+    // is derived from it and is never stored.
+    key = net::process_job_key().derive("gloo pair proof " + prefix);
   } else {
-    const std::string secret_key = prefix + ".secret";
+    const std::string key_name = prefix + ".secret";
     if (rank == 0) {
-      std::random_device rd;
-      std::vector<char> s(16);
-      for (char& c : s) c = static_cast<char>(rd());
-      fs.set(secret_key, s);
+      const net::JobKey fresh = net::JobKey::generate();
+      fs.set(key_name,
+             std::vector<char>(fresh.bytes.begin(), fresh.bytes.end()));
     }
-    fs.wait_or_left({secret_key}, timeout);
-    std::vector<char> sv = fs.get(secret_key);
-    secret.assign(sv.begin(), sv.end());
+    fs.wait_or_left({key_name}, timeout);
+    std::vector<char> kv = fs.get(key_name);
+    if (kv.size() != key.bytes.size())
+      throw std::runtime_error("the rendezvous store's key for " + prefix +
+                               " is not " + std::to_string(key.bytes.size()) +
+                               " bytes");
+    std::memcpy(key.bytes.data(), kv.data(), kv.size());
   }
 
   std::string last;
   for (int attempt = 0; attempt < kAttempts; ++attempt) {
     const std::string ap = attempt_prefix(prefix, attempt);
+    // Outlives the attempt's contexts: their listeners are covered until
+    // they close (Note [A proof before Gloo reads]).
+    PairProofScope proofs(key, ap, timeout);
     std::vector<std::unique_ptr<AttemptStore>> stores;
     JoinedMeshes out;
     out.prefix = ap;
@@ -368,6 +293,7 @@ JoinedMeshes join_meshes(int rank,
             fs,
             ap + (m == 0 ? ".main" : ".lane" + std::to_string(m - 1)),
             ap,
+            rank,
             size,
             timeout));
         auto ctx = std::make_shared<gloo::rendezvous::Context>(rank, size);
@@ -375,10 +301,6 @@ JoinedMeshes join_meshes(int rank,
         ctx->connectFullMesh(*stores.back(), device);
         (m == 0 ? out.main : out.lanes.emplace_back()) = ctx;
       }
-      check_tokens(*out.main, rank, size, secret, *stores[0], timeout);
-      for (int l = 0; l < lanes; ++l)
-        check_tokens(
-            *out.lanes[l], rank, size, secret, *stores[l + 1], timeout);
     } catch (const AttemptAbandoned&) {
       abandoned = true;
     } catch (const PeerLeft&) {
@@ -427,13 +349,8 @@ JoinedMeshes join_meshes(int rank,
                    kAttempts,
                    last.c_str());
   }
-  throw StrangerError(
-      "a connection that is not from a peer of this job took a place in "
-      "each of its " +
-      std::to_string(kAttempts) +
-      " tries to connect the workers (last: " + last +
-      "). Another local user or process connects to this job's ports on "
-      "127.0.0.1; see docs/trust.md");
+  throw JoinError("the workers could not connect in " +
+                  std::to_string(kAttempts) + " tries (last: " + last + ")");
 }
 
 void leave_unjoined(const std::string& store_dir, const std::string& prefix) {

@@ -1,6 +1,6 @@
 #pragma once
-// Joining a job's Gloo meshes so that a stranger's connection is detected,
-// named and survived (Note [A stranger's connection] in gloo_join.cpp).
+// Joining a job's Gloo meshes so that only its peers' connections reach
+// Gloo (Note [A stranger's connection] in gloo_join.cpp).
 // Private to dist/comm/.
 
 #include <chrono>
@@ -22,14 +22,15 @@ struct JoinedMeshes {
   std::string prefix;
 };
 
-/// Every try to connect the meshes had a connection that is not a peer's.
-struct StrangerError : std::runtime_error {
+/// Every try to connect the meshes failed (the message says why).
+struct JoinError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
 /// Connects [rank]'s full mesh and [lanes] more through the FileStore in
-/// [store_dir], checks that every connection is from a peer of this job,
-/// and tries again (all ranks together) when one is not. Throws
+/// [store_dir], letting only connections that prove they are a peer's
+/// reach Gloo, and tries again (all ranks together) when a connect fails.
+/// Throws
 /// std::runtime_error with a full sentence when it cannot; a message that
 /// starts "Wait timeout" is a rank that never came.
 JoinedMeshes join_meshes(int rank,

@@ -52,6 +52,26 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
+// Writes [text] to a launcher's stdin. A launcher that exits at once (ssh
+// refused, a wrong command) has closed the pipe, and the write's SIGPIPE
+// would kill the controller (a Python process or a test that does not
+// ignore it) before its error is reported: the signal is held on this
+// thread during the write, and one it raised is taken before letting go.
+// The launcher's exit is what the pool reports.
+void write_to_launcher(int fd, const std::string& text) {
+  sigset_t pipe, old;
+  sigemptyset(&pipe);
+  sigaddset(&pipe, SIGPIPE);
+  const bool held = ::pthread_sigmask(SIG_BLOCK, &pipe, &old) == 0;
+  const bool broken =
+      ::write(fd, text.data(), text.size()) < 0 && errno == EPIPE;
+  if (held) {
+    const timespec now{0, 0};
+    if (broken) (void)::sigtimedwait(&pipe, nullptr, &now);
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  }
+}
+
 constexpr std::chrono::milliseconds kSendTime{120000};
 constexpr std::chrono::milliseconds kHelloTime{3000};
 
@@ -388,8 +408,7 @@ class TcpWorkers : public Workers {
       }
       ::close(in[0]);
       // The key, on the launcher's stdin (ssh forwards it): never argv.
-      const std::string hex = key_.hex() + "\n";
-      (void)!::write(in[1], hex.data(), hex.size());
+      write_to_launcher(in[1], key_.hex() + "\n");
       ::close(in[1]);
     }
   }

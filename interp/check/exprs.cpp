@@ -205,16 +205,18 @@ Type Checker::check_name(const ast::Expr& e, FnCtx& c) {
     diag.help("use size(x, " + n + ") for its size");
     return record(e, Type::error());
   }
+  auto& diag = error(Code::E0201,
+                     e.span,
+                     "unknown name `" + n + "`",
+                     "not a local, fn, dim, model or builtin");
+  // Past the errors kept, no walk over the names (Note [The first errors]).
+  if (!diags_.kept(diag)) return record(e, Type::error());
   std::vector<std::string> cands = value_names(&c);
   // Locals in scope are the likeliest intended names.
   if (c.fn)
     for (const auto& [ln, lt] : c.fn->locals) cands.push_back(ln);
   if (c.fn)
     for (const ParamInfo& p : c.fn->params) cands.push_back(p.name);
-  auto& diag = error(Code::E0201,
-                     e.span,
-                     "unknown name `" + n + "`",
-                     "not a local, fn, dim, model or builtin");
   std::string s = suggest(n, cands);
   if (!s.empty()) did_you_mean(diag, s, e.span);
   return record(e, Type::error());

@@ -415,6 +415,13 @@ Type Checker::resolve_type(const ast::TypeExpr& t,
   if (!t.has_args)
     if (auto dt = dtype_word(n, t.span, scope, /*fresh_vars=*/false))
       return Type::scalar(*dt);
+  auto& d = error(Code::E0201,
+                  t.span,
+                  "unknown type `" + n + "`",
+                  "not a dtype, model, record or builtin type");
+  // Past the errors kept, no walk over the names (Note [The first errors]
+  // in diag/diagnostic.cpp).
+  if (!diags_.kept(d)) return Type::error();
   std::vector<std::string> cands = {"f32",
                                     "f64",
                                     "bf16",
@@ -434,10 +441,6 @@ Type Checker::resolve_type(const ast::TypeExpr& t,
     cands.push_back(o.type);
   for (const auto& [mn, _] : prog_->models_) cands.push_back(mn);
   for (const auto& [rn, _] : prog_->records_) cands.push_back(rn);
-  auto& d = error(Code::E0201,
-                  t.span,
-                  "unknown type `" + n + "`",
-                  "not a dtype, model, record or builtin type");
   std::string s = suggest(n, cands);
   // The fix replaces the name only: `Mlpp[D]`'s arguments stay.
   if (!s.empty()) did_you_mean(d, s, first_bytes(t.span, n.size()));

@@ -452,17 +452,20 @@ void Checker::check_assign(const ast::Stmt& s,
   if (tgt.kind == ast::Expr::Kind::Name) {
     Local* l = c.values.find(tgt.name);
     if (!l) {
-      std::vector<std::string> cands = value_names(&c);
-      // A local or a parameter mistyped is the likeliest (as for an
-      // unknown name read: exprs.cpp).
-      if (c.fn)
-        for (const auto& [ln, lt] : c.fn->locals) cands.push_back(ln);
-      if (c.fn)
-        for (const ParamInfo& p : c.fn->params) cands.push_back(p.name);
       auto& d = error(Code::E0201,
                       tgt.span,
                       "`" + tgt.name + "` is not declared",
                       "assigned before `let`");
+      std::vector<std::string> cands;
+      // Past the errors kept, no walk over the names (Note [The first
+      // errors] in diag/diagnostic.cpp).
+      if (diags_.kept(d)) cands = value_names(&c);
+      // A local or a parameter mistyped is the likeliest (as for an
+      // unknown name read: exprs.cpp).
+      if (c.fn && diags_.kept(d))
+        for (const auto& [ln, lt] : c.fn->locals) cands.push_back(ln);
+      if (c.fn && diags_.kept(d))
+        for (const ParamInfo& p : c.fn->params) cands.push_back(p.name);
       std::string sg = suggest(tgt.name, cands);
       if (sg.empty())
         d.help("declare it: `let " + tgt.name + " = ...`");

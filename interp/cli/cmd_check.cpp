@@ -76,8 +76,8 @@ int cmd_check(const std::vector<std::string>& args) {
     std::cout << r.json;
   } else if (!r.problems.empty()) {
     std::cerr << r.text;
-    std::cerr << r.problems.size()
-              << (r.problems.size() == 1 ? " error\n" : " errors\n");
+    const size_t n = r.problems.size() + r.more;
+    std::cerr << n << (n == 1 ? " error\n" : " errors\n");
   }
   if (!r.ok) return kExitStatic;
   if (types) std::cout << r.types;

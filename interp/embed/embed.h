@@ -180,6 +180,9 @@ struct CheckReport {
   /// It checked: it may run. (Every diagnostic is an error today.)
   bool ok = false;
   std::vector<Problem> problems;
+  /// Errors counted past the ones kept (Note [The first errors] in
+  /// diag/diagnostic.cpp); the last problem's note says so too.
+  size_t more = 0;
   std::string text;   // as `ss check` prints them; "" when none
   std::string json;   // as `ss check --json` prints them, when asked
   std::string types;  // `ss check --types`: each declaration's type, when

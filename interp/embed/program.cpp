@@ -99,6 +99,7 @@ CheckReport check(const std::string& path,
   r.ok = prog != nullptr;
   CheckFailed f = check_failed(diags, sm);
   r.problems = std::move(f.problems);
+  r.more = diags.dropped();
   r.text = std::move(f.text);
   if (want.json) r.json = diag::render_json(diags, sm);
   if (want.types && prog) r.types = check::describe_types(*prog);

@@ -229,3 +229,38 @@ TEST_CASE("limits: an import chain runs to 64 files deep, deeper says so",
                     "over the limit of 64\n",
                     0) == 0);
 }
+
+TEST_CASE(
+    "limits: past 100 errors ss check counts them and shows the first 100 "
+    "(Note [The first errors])",
+    "[check]") {
+  // 3,000 unknown names, each asking for a "did you mean" over every name
+  // in scope, were quadratic (100,000: minutes and 506 MB).
+  std::string text = "fn main():\n    let keep = 1\n";
+  for (int i = 0; i < 3000; ++i)
+    text +=
+        "    let a" + std::to_string(i) + " = nope" + std::to_string(i) + "\n";
+  auto r = run_text("many.ss", text, "check");
+  CHECK(r.rc == 1);
+  // The first 100, in order, then the count.
+  CHECK_THAT(r.err,
+             Catch::Contains("many.ss:3:14: error[E0201]: unknown "
+                             "name `nope0`"));
+  CHECK_THAT(r.err,
+             Catch::Contains("many.ss:102:15: error[E0201]: unknown "
+                             "name `nope99`"));
+  CHECK(r.err.find("nope100`") == std::string::npos);
+  CHECK_THAT(r.err,
+             Catch::Contains("= note: 2900 more errors are not shown: ss "
+                             "reports the first 100"));
+  CHECK_THAT(r.err, Catch::EndsWith("\n3000 errors\n"));
+  // The same in JSON: 100 entries, the last with the note.
+  auto j = run_text("many.ss", text, "check --json");
+  CHECK(j.rc == 1);
+  size_t entries = 0;
+  for (size_t at = 0; (at = j.out.find("\"code\":", at)) != std::string::npos;
+       ++at)
+    ++entries;
+  CHECK(entries == 100);
+  CHECK_THAT(j.out, Catch::Contains("2900 more errors are not shown"));
+}

@@ -493,8 +493,8 @@ def case_stranger(h, r):
         out, err = p.communicate(timeout=300)
         # The controller's: its control port and its store. The workers'
         # Gloo pairs listen only while they join (then each takes its one
-        # connection and closes its listener: Note [A stranger's
-        # connection]); a stranger then is interp/tests/
+        # proven connection and closes its listener: Note [A proof before
+        # Gloo reads]); a stranger then is interp/tests/
         # stranger_process_test.cpp's.
         r.check(len(targets) >= 2, f"stranger: connected to {len(targets)} "
                                    f"ports of the job ({', '.join(targets)})")
