@@ -2,6 +2,7 @@
 #include "interp/lsp/documents.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include "diag/utf16.h"
 #include "interp/lsp/uri.h"
@@ -39,6 +40,10 @@ Document& DocumentStore::open(const std::string& uri,
   d.uri = uri;
   d.path = uri_to_path(uri);
   if (d.path.empty()) d.path = uri;  // untitled: a name for messages only
+  std::error_code ec;
+  std::filesystem::path c = std::filesystem::weakly_canonical(d.path, ec);
+  d.canonical = ec ? d.path : c.string();
+  uri_by_path_[d.canonical] = uri;
   d.text = std::move(text);
   d.version = version;
   d.now.reset();
@@ -49,6 +54,19 @@ Document& DocumentStore::open(const std::string& uri,
 Document* DocumentStore::find(const std::string& uri) {
   auto it = docs_.find(uri);
   return it == docs_.end() ? nullptr : &it->second;
+}
+
+Document* DocumentStore::find_path(const std::string& path) {
+  auto it = uri_by_path_.find(path);
+  return it == uri_by_path_.end() ? nullptr : find(it->second);
+}
+
+void DocumentStore::close(const std::string& uri) {
+  auto it = docs_.find(uri);
+  if (it == docs_.end()) return;
+  auto p = uri_by_path_.find(it->second.canonical);
+  if (p != uri_by_path_.end() && p->second == uri) uri_by_path_.erase(p);
+  docs_.erase(it);
 }
 
 }  // namespace ss::lsp

@@ -32,6 +32,9 @@ void apply_edit(std::string& text,
 struct Document {
   std::string uri;
   std::string path;  // uri_to_path(uri); imports resolve relative to it
+  /// [path] made canonical once, at open: the key an import of this file
+  /// is asked for by (Options::import_text).
+  std::string canonical;
   std::string text;
   long long version = 0;
   /// The analysis of [text].
@@ -50,11 +53,15 @@ class DocumentStore {
   Document& open(const std::string& uri, std::string text, long long version);
   /// Null when [uri] is not open.
   Document* find(const std::string& uri);
-  void close(const std::string& uri) { docs_.erase(uri); }
+  /// The open document of canonical path [path], or null: a map, not a
+  /// scan of every document's path (each import of each check asks).
+  Document* find_path(const std::string& path);
+  void close(const std::string& uri);
   const std::map<std::string, Document>& all() const { return docs_; }
 
  private:
   std::map<std::string, Document> docs_;
+  std::map<std::string, std::string> uri_by_path_;
 };
 
 }  // namespace ss::lsp

@@ -1,6 +1,7 @@
 // JSON-RPC framing (framing.h).
 #include "interp/lsp/framing.h"
 
+#include <poll.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -54,6 +55,16 @@ long long content_length(std::string_view header) {
 }
 
 }  // namespace
+
+bool FrameReader::input_waiting(int wait_ms) {
+  if (!buf_.empty() || ended_) return true;
+  pollfd p{fd_, POLLIN, 0};
+  int n;
+  while ((n = ::poll(&p, 1, wait_ms)) < 0 && errno == EINTR) {
+  }
+  // An error of poll(2) itself: next() will meet it in read(2).
+  return n != 0;
+}
 
 bool FrameReader::fill() {
   if (ended_) return false;

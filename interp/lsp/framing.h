@@ -21,6 +21,11 @@ class FrameReader {
   /// next header it can find), or the end of the input (End, also when it
   /// ends inside a frame).
   Status next(std::string& body);
+  /// Whether next() has something to read without waiting longer than
+  /// [wait_ms]: bytes buffered (a frame, or the start of one), bytes on
+  /// the descriptor, or its end. The server checks documents only while
+  /// nothing waits (Note [Checks when the input is quiet] in pending.h).
+  bool input_waiting(int wait_ms);
 
  private:
   /// Appends what one read(2) returns; false at the end or on an error.

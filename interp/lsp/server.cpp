@@ -2,7 +2,6 @@
 #include "interp/lsp/server.h"
 
 #include <csignal>
-#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -15,6 +14,7 @@
 #include "interp/lsp/features.h"
 #include "interp/lsp/formatting.h"
 #include "interp/lsp/framing.h"
+#include "interp/lsp/pending.h"
 
 namespace ss::lsp {
 
@@ -53,12 +53,6 @@ uint32_t uint_field(const json& j, const char* key) {
   return static_cast<uint32_t>(v.get<long long>());
 }
 
-std::string canonical(const std::string& path) {
-  std::error_code ec;
-  std::filesystem::path c = std::filesystem::weakly_canonical(path, ec);
-  return ec ? path : c.string();
-}
-
 class Server {
  public:
   Server(int out_fd, std::ostream& log, check::Options opts)
@@ -68,6 +62,11 @@ class Server {
   /// gone (its end of the output closed).
   bool on_frame(const std::string& body) { return handle(body) && !gone_; }
   int exit_code() const { return shutdown_ ? 0 : 1; }
+  /// Whether a document waits for its check (Note [Checks when the input
+  /// is quiet] in pending.h).
+  bool has_pending() const { return !pending_.empty(); }
+  /// Checks the oldest pending document.
+  void check_next();
 
  private:
   void send(const json& j) {
@@ -97,12 +96,14 @@ class Server {
 
   json initialize(const json& params);
   /// The options a check of [d] runs with: imports open in the editor
-  /// read from their text (Note [Open imports]).
-  check::Options import_options(const Document& d);
+  /// read from their text (Note [Open imports]); what the check reads is
+  /// noted in [inputs] when given.
+  check::Options import_options(
+      const Document& d, std::map<std::string, ContentHash>* inputs = nullptr);
   void check(Document& d);
-  /// Checks again every open document but [except] whose last check read
-  /// the file at [path] (Note [Open imports]).
-  void recheck_importers(const std::string& path, const Document* except);
+  /// Makes pending the documents whose last check read the file at
+  /// canonical [path] with other content than [now] (Note [Open imports]).
+  void imported_changed(const std::string& path, ContentHash now);
   void publish(Document& d);
   void unpublish(const std::string& uri);
   Document& document(const json& params);
@@ -119,6 +120,8 @@ class Server {
   bool shutdown_ = false;
   bool gone_ = false;  // a write failed: nobody reads the answers
   DocumentStore docs_;
+  PendingChecks pending_;
+  ImportGraph imports_;
   /// Per document, the other files (imports) it published diagnostics to.
   std::map<std::string, std::set<std::string>> published_;
 };
@@ -228,6 +231,9 @@ json Server::request(const std::string& method,
     return initialize(params);
   }
   if (method == "shutdown") {
+    // Note [Checks when the input is quiet]: what was said is checked
+    // before the session ends.
+    while (has_pending()) check_next();
     shutdown_ = true;
     return nullptr;
   }
@@ -289,6 +295,7 @@ json Server::request(const std::string& method,
     return document_symbols(*document(params).now);
   }
   if (method == "workspace/symbol") {
+    while (has_pending()) check_next();
     std::vector<std::pair<std::string, const Analysis*>> all;
     for (const auto& [uri, doc] : docs_.all())
       all.emplace_back(uri, doc.now ? doc.now.get() : nullptr);
@@ -338,8 +345,8 @@ bool Server::notification(const std::string& method, const json& params) {
     Document& d = docs_.open(string_field(td, "uri"),
                              string_field(td, "text"),
                              v.is_number_integer() ? v.get<long long>() : 0);
-    check(d);
-    recheck_importers(d.path, &d);
+    pending_.add(d.uri);
+    imported_changed(d.canonical, content_hash(d.text));
   } else if (method == "textDocument/didChange") {
     const json& td = field(params, "textDocument");
     Document* d = docs_.find(string_field(td, "uri"));
@@ -364,22 +371,25 @@ bool Server::notification(const std::string& method, const json& params) {
     }
     if (td.contains("version") && td["version"].is_number_integer())
       d->version = td["version"].get<long long>();
-    check(*d);
-    recheck_importers(d->path, d);
+    pending_.add(d->uri);
+    imported_changed(d->canonical, content_hash(d->text));
   } else if (method == "textDocument/didSave") {
     // A file that is not open may import the saved one from the disk.
     if (Document* d =
             docs_.find(string_field(field(params, "textDocument"), "uri")))
-      recheck_importers(d->path, d);
+      imported_changed(d->canonical, content_hash(d->text));
   } else if (method == "textDocument/didClose") {
     std::string uri = string_field(field(params, "textDocument"), "uri");
     if (docs_.find(uri)) {
       unpublish(uri);
       for (const std::string& other : published_[uri]) unpublish(other);
       published_.erase(uri);
-      std::string path = docs_.find(uri)->path;
+      std::string path = docs_.find(uri)->canonical;
       docs_.close(uri);
-      recheck_importers(path, nullptr);  // they read the disk again
+      pending_.remove(uri);
+      imports_.forget(uri);
+      // They read the disk again.
+      imported_changed(path, content_hash(read_source(path)));
     }
   }
   return true;
@@ -425,6 +435,9 @@ json Server::initialize(const json& params) {
 Document& Server::document(const json& params) {
   Document* d = docs_.find(string_field(field(params, "textDocument"), "uri"));
   if (!d) throw BadParams("the document is not open");
+  // Note [Checks when the input is quiet]: the answer is about the last
+  // change.
+  if (pending_.remove(d->uri)) check(*d);
   return *d;
 }
 
@@ -442,42 +455,46 @@ uint32_t Server::offset(const Document& d, const json& params) {
   return d.now->offset(uint_field(p, "line"), uint_field(p, "character"));
 }
 
-check::Options Server::import_options(const Document& d) {
-  // An import the editor has open is read from its text, saved or not.
+check::Options Server::import_options(
+    const Document& d, std::map<std::string, ContentHash>* inputs) {
+  // An import the editor has open is read from its text, saved or not;
+  // the others are read here rather than by the checker, to note what
+  // was read.
   check::Options o = opts_;
-  o.import_text = [this,
-                   &d](const std::string& path) -> std::optional<std::string> {
-    for (const auto& [uri, doc] : docs_.all())
-      if (&doc != &d && canonical(doc.path) == path) return doc.text;
-    return std::nullopt;
+  o.import_text = [this, &d, inputs](
+                      const std::string& path) -> std::optional<std::string> {
+    const Document* open = docs_.find_path(path);
+    std::optional<std::string> text =
+        open && open != &d ? std::optional(open->text) : read_source(path);
+    if (inputs) (*inputs)[path] = content_hash(text);
+    return text;
   };
   return o;
 }
 
 void Server::check(Document& d) {
-  d.now = analyze(d.path, d.text, import_options(d));
+  std::map<std::string, ContentHash> inputs;
+  d.now = analyze(d.path, d.text, import_options(d, &inputs));
+  imports_.record(d.uri, std::move(inputs));
   if (d.now->prog) d.last_program = d.now;
   publish(d);
+}
+
+void Server::check_next() {
+  std::optional<std::string> uri = pending_.pop();
+  if (Document* d = uri ? docs_.find(*uri) : nullptr) check(*d);
 }
 
 // Note [Open imports]: an import that the editor has open is read from its
 // text (Options::import_text), so a change there shows in the files that
 // import it at once, as it shows in itself: after each change of a
-// document, the other open documents whose last check read its file are
-// checked again. The disk is read for the rest, as `ss check` does.
-void Server::recheck_importers(const std::string& path,
-                               const Document* except) {
-  std::string want = canonical(path);
-  for (const auto& entry : docs_.all()) {
-    Document* other = docs_.find(entry.first);
-    if (other == except || !other->now) continue;
-    const diag::SourceMap& sm = other->now->sm;
-    for (uint32_t f = 0; f < sm.size(); ++f)
-      if (f != other->now->file && canonical(sm.file(f).path) == want) {
-        check(*other);
-        break;
-      }
-  }
+// document, the other open documents whose last check read its file (the
+// ImportGraph of pending.h, transitively) are checked again, unless they
+// read the same content. The disk is read for the rest, as `ss check`
+// does.
+void Server::imported_changed(const std::string& path, ContentHash now) {
+  for (const std::string& uri : imports_.stale_importers(path, now))
+    pending_.add(uri);
 }
 
 void Server::publish(Document& d) {
@@ -527,6 +544,13 @@ int serve(int in_fd, int out_fd, std::ostream& log, check::Options opts) {
         if (!server.on_frame(body)) return server.exit_code();
         break;
     }
+    // Note [Checks when the input is quiet] (pending.h): the input stays
+    // quiet kQuietMs before the first check, then is looked at between
+    // two checks without waiting.
+    for (int wait = kQuietMs;
+         server.has_pending() && !reader.input_waiting(wait);
+         wait = 0)
+      server.check_next();
   }
 }
 

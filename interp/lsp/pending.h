@@ -1,0 +1,84 @@
+#pragma once
+// The documents waiting for a check, and what each open document's last
+// check read, by content (Note [Checks when the input is quiet]).
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace ss::lsp {
+
+// Note [Checks when the input is quiet]: an editor sends a didChange per
+// keystroke and opens a whole project at once, and a check of a document
+// reads its whole import graph; checking on every notification made a
+// storm of 500 changes 500 checks, and a ring of 400 files opened in turn
+// re-checked every file that imported the opened one, each time (issue 32
+// item 10: 39 s and 56 s). So a notification only marks documents as
+// pending (PendingChecks), and the server checks them one at a time while
+// nothing waits on its input: after a short quiet spell (kQuietMs, the
+// debounce of other servers), and between two checks, it reads what came
+// first. Several changes of one document queued on the input thus give one
+// check, of the last text. A request about a pending document checks that
+// one first, so every answer reflects the last change; `shutdown` checks
+// all of them, so the diagnostics are out before the session ends.
+//
+// Which documents a change concerns is known from what each check read
+// (ImportGraph): the file of every import, transitively, with a hash of the
+// content it read (the editor's text of an open file, or the disk's). A
+// document is checked again when its own text changes, or when a file it
+// read now has other content than its check read: an import opened with
+// the text it has on disk, saved, or closed unchanged costs no check.
+
+/// How long the input must stay quiet before pending checks start.
+inline constexpr int kQuietMs = 30;
+
+/// A file's content as a check read it; absent: it could not be read.
+using ContentHash = uint64_t;
+ContentHash content_hash(const std::optional<std::string>& text);
+
+/// [path]'s text when it is a regular file (the checker reads no other,
+/// Note [Only regular source files]); nullopt otherwise.
+std::optional<std::string> read_source(const std::string& path);
+
+/// The documents to check, in the order they were first asked for.
+class PendingChecks {
+ public:
+  void add(const std::string& uri);
+  /// Whether [uri] was pending (it is not any more).
+  bool remove(const std::string& uri);
+  /// The oldest pending document, or nullopt.
+  std::optional<std::string> pop();
+  bool empty() const { return serial_.empty(); }
+
+ private:
+  // A removed uri stays in order_ until pop() meets it: removal is then
+  // O(log n), not a search of the queue. Each add has its serial, so an
+  // entry left by a removed uri that came again is passed over.
+  std::deque<std::pair<std::string, uint64_t>> order_;
+  std::map<std::string, uint64_t> serial_;  // the pending ones
+  uint64_t next_ = 0;
+};
+
+/// What each document's last check read, and the reverse: by file, the
+/// documents that read it.
+class ImportGraph {
+ public:
+  /// [uri]'s last check read [inputs] (canonical path -> content).
+  void record(const std::string& uri,
+              std::map<std::string, ContentHash> inputs);
+  void forget(const std::string& uri);
+  /// The documents whose last check read [path] with other content than
+  /// [now]: those a change of [path] to [now] concerns.
+  std::vector<std::string> stale_importers(const std::string& path,
+                                           ContentHash now) const;
+
+ private:
+  std::map<std::string, std::map<std::string, ContentHash>> read_;  // by uri
+  std::map<std::string, std::set<std::string>> readers_;            // by path
+};
+
+}  // namespace ss::lsp
