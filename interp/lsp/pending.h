@@ -32,6 +32,9 @@ namespace ss::lsp {
 // document is checked again when its own text changes, or when a file it
 // read now has other content than its check read: an import opened with
 // the text it has on disk, saved, or closed unchanged costs no check.
+// Each check still parses and checks its own import graph (at most 64
+// files deep, kMaxImportDepth in interp/check): the checker has no way yet
+// to take an import's checked declarations from another document's check.
 
 /// How long the input must stay quiet before pending checks start.
 inline constexpr int kQuietMs = 30;
@@ -41,7 +44,9 @@ using ContentHash = uint64_t;
 ContentHash content_hash(const std::optional<std::string>& text);
 
 /// [path]'s text when it is a regular file (the checker reads no other,
-/// Note [Only regular source files]); nullopt otherwise.
+/// Note [Only regular source files]); nullopt otherwise. The server reads
+/// the disk's imports itself (Options::import_text), to know their
+/// content.
 std::optional<std::string> read_source(const std::string& path);
 
 /// The documents to check, in the order they were first asked for.
