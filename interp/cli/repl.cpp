@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -99,6 +100,59 @@ bool writable(const types::Type& t) {
     default:
       return true;
   }
+}
+
+// Note [What a session keeps]
+// An input is checked as a fn whose parameters are the session's locals
+// (Note [Repl inputs]). Passing every local made each input's check, and
+// the program kept for it, grow with the session: 1,000 `let` inputs took
+// 2.7 s and 586 MB, 2,000 four times that (issue 32, item 8). So an
+// input's fn takes only the locals its text names (every identifier-like
+// word in it, strings and comments included: a few extra parameters are
+// harmless, and an f-string names locals inside its quotes); the others
+// are carried over as they are. And a checked program is kept only while
+// something may point into it: a local whose type names a model or record
+// (a type holds their infos) or whose value holds an object (a model's
+// store names its ModelInfo, a sink its file); while no local does, the
+// inputs' programs are dropped, so a session of numbers, strings and
+// tensors holds none of them. (A session holding a model still keeps each
+// input's program, as before.)
+std::set<std::string> words_in(const std::string& text) {
+  std::set<std::string> out;
+  for (size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (!(std::isalpha(c) || c == '_')) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (
+        j < text.size() &&
+        (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_'))
+      ++j;
+    out.insert(text.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+// Whether [t] names no model or record anywhere (nothing of a program's).
+bool plain(const types::Type& t) {
+  if (t.record || t.model) return false;
+  for (const types::Type& e : t.elems)
+    if (!plain(e)) return false;
+  for (const auto& [n, f] : t.fields)
+    if (!plain(f)) return false;
+  return true;
+}
+
+// Whether [v] holds no object and no type (nothing of a program's).
+bool plain(const eval::Value& v) {
+  if (v.obj || v.type) return false;
+  if (v.items)
+    for (const eval::Value& i : *v.items)
+      if (!plain(i)) return false;
+  return true;
 }
 
 // The transcript's name, which the checked text also goes by.
@@ -165,15 +219,38 @@ bool Repl::needs_more(const std::string& partial) {
   return block && !ends_blank;
 }
 
-std::string Repl::signature() const {
+std::vector<size_t> Repl::named_locals(const std::string& text) const {
+  std::vector<size_t> at;
+  for (const std::string& w : words_in(text))
+    if (auto it = local_index_.find(w); it != local_index_.end())
+      at.push_back(it->second);
+  std::sort(at.begin(), at.end());
+  return at;
+}
+
+std::string Repl::signature(const std::vector<size_t>& passed) const {
   std::string s;
-  for (size_t k = 0; k < locals_.size(); ++k) {
+  for (size_t k : passed) {
     const Local& l = locals_[k];
     bool mut = l.type.kind == TK::Model || l.type.kind == TK::Optim;
     s += (s.empty() ? "" : ", ") + std::string(mut ? "mut " : "") + l.name +
          ": " + embed::param_type(l.type, k);
   }
   return s;
+}
+
+void Repl::set_locals(std::vector<Local> locals) {
+  locals_ = std::move(locals);
+  local_index_.clear();
+  pointing_ = 0;
+  for (size_t k = 0; k < locals_.size(); ++k) {
+    local_index_[locals_[k].name] = k;
+    pointing_ += points_into(locals_[k]);
+  }
+}
+
+bool Repl::points_into(const Local& l) {
+  return !plain(l.type) || !plain(l.value);
 }
 
 ReplText Repl::program(const std::string& header,
@@ -256,8 +333,7 @@ void Repl::declare(const std::string& text, size_t origin, uint32_t line) {
     err_ << "WorkerError: " << ended << "\n";
     drop_lost(origins_[origin].path + ":" + std::to_string(line));
   }
-  programs_.push_back(std::move(prog));
-  sources_.push_back(std::move(sm));
+  keep(std::move(prog), std::move(sm), /*statement=*/false);
 }
 
 void Repl::drop_stale_locals(const check::Program& before,
@@ -283,12 +359,15 @@ void Repl::drop_stale_locals(const check::Program& before,
         why + "; its fields or shapes changed, so the session dropped it",
         "make it again with the new definition"};
   }
-  locals_ = std::move(kept);
+  set_locals(std::move(kept));
 }
 
 void Repl::statements(const std::string& text, Typed at) {
   std::string name = "__repl_" + std::to_string(++counter_);
-  ReplText t = program("fn " + name + "(" + signature() + "):\n", text, at);
+  // Note [What a session keeps]: the locals the input names.
+  const std::vector<size_t> passed = named_locals(text);
+  ReplText t =
+      program("fn " + name + "(" + signature(passed) + "):\n", text, at);
   auto sm = std::make_unique<diag::SourceMap>();
   diag::Diagnostics diags;
   auto prog = check(t, *sm, diags, name);
@@ -306,7 +385,7 @@ void Repl::statements(const std::string& text, Typed at) {
   eval::Frame frame;
   frame.fn = info;
   frame.scopes.emplace_back();
-  for (const Local& l : locals_) frame.declare(l.name, l.value);
+  for (size_t k : passed) frame.declare(locals_[k].name, locals_[k].value);
   eval::Value last;
   try {
     auto run = [&] { last = in.exec_in(info->decl->body, frame); };
@@ -322,19 +401,41 @@ void Repl::statements(const std::string& text, Typed at) {
     drop_lost(sm->location(e.span()));
     return;  // the session keeps its state from before this input
   }
-  // New and rebound locals join the session.
-  std::vector<Local> next;
+  // The locals it did not name go on as they were; new and rebound ones
+  // join the session, in place (Note [What a session keeps]).
+  bool gone = false;  // a local whose new type cannot be a parameter
   for (const auto& [n, v] : frame.scopes[0]) {
     types::Type t;
     for (const check::ParamInfo& p : info->params)
       if (p.name == n) t = p.type;
     for (const auto& [ln, lt] : info->locals)
       if (ln == n) t = lt;
-    if (!writable(t)) continue;
-    next.push_back({n, t, v});
+    auto it = local_index_.find(n);
+    if (!writable(t)) {
+      if (it != local_index_.end()) {
+        locals_[it->second].name.clear();  // removed below
+        gone = true;
+      }
+      continue;
+    }
+    Local l{n, t, v};
+    if (it == local_index_.end()) {
+      local_index_[n] = locals_.size();
+      locals_.push_back(std::move(l));
+      pointing_ += points_into(locals_.back());
+    } else {
+      pointing_ -= points_into(locals_[it->second]);
+      locals_[it->second] = std::move(l);
+      pointing_ += points_into(locals_[it->second]);
+    }
     dropped_.erase(n);  // made again
   }
-  locals_ = std::move(next);
+  if (gone) {
+    std::vector<Local> next;
+    for (Local& l : locals_)
+      if (!l.name.empty()) next.push_back(std::move(l));
+    set_locals(std::move(next));
+  }
   const ast::Block& body = info->decl->body;
   if (!body.empty() && body.back()->kind == ast::Stmt::Kind::Expr &&
       last.kind != VK::Unit) {
@@ -345,8 +446,25 @@ void Repl::statements(const std::string& text, Typed at) {
     else
       out_ << shown << "  : " << t.str() << "\n";
   }
+  keep(std::move(prog), std::move(sm), /*statement=*/true);
+}
+
+void Repl::keep(std::unique_ptr<check::Program> prog,
+                std::unique_ptr<diag::SourceMap> sm,
+                bool statement) {
+  // Note [What a session keeps].
+  if (statement && pointing_ == 0) {
+    for (size_t i = programs_.size(); i-- > 0;)
+      if (statements_[i]) {
+        programs_.erase(programs_.begin() + static_cast<long>(i));
+        sources_.erase(sources_.begin() + static_cast<long>(i));
+        statements_.erase(statements_.begin() + static_cast<long>(i));
+      }
+    return;
+  }
   programs_.push_back(std::move(prog));
   sources_.push_back(std::move(sm));
+  statements_.push_back(statement);
 }
 
 void Repl::drop_lost(const std::string& where) {
@@ -362,7 +480,7 @@ void Repl::drop_lost(const std::string& where) {
                             why + " (the input failed at " + where + ")",
                         "make it again, or load it from a checkpoint"};
   }
-  locals_ = std::move(kept);
+  set_locals(std::move(kept));
 }
 
 bool Repl::command(const std::string& line, Typed at) {
@@ -386,10 +504,11 @@ bool Repl::command(const std::string& line, Typed at) {
             "Ctrl-C stops a running statement (and the workers' call) and\n"
             "keeps the session.\n";
   } else if (cmd == ":type") {
-    ReplText t = program("fn __repl_type(" + signature() + "):\n",
-                         rest,
-                         rest_at,
-                         "    let __t = ");
+    ReplText t =
+        program("fn __repl_type(" + signature(named_locals(rest)) + "):\n",
+                rest,
+                rest_at,
+                "    let __t = ");
     auto sm = std::make_unique<diag::SourceMap>();
     diag::Diagnostics diags;
     auto prog = check(t, *sm, diags);
@@ -419,7 +538,7 @@ bool Repl::command(const std::string& line, Typed at) {
   } else if (cmd == ":reset") {
     workers_->reset();
     decls_.clear();
-    locals_.clear();
+    set_locals({});
     dropped_.clear();
     out_ << "session reset\n";
   } else {

@@ -9,6 +9,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "interp/check/checker.h"
@@ -63,8 +64,21 @@ class Repl {
   /// `:explain NAME`: the fn's signature and its part of the devices
   /// report.
   void explain(const std::string& name);
-  /// The session's locals as the parameters of a synthetic fn.
-  std::string signature() const;
+  /// The indices of the locals [text] names, in order (Note [What a
+  /// session keeps] in repl.cpp).
+  std::vector<size_t> named_locals(const std::string& text) const;
+  /// The locals at [passed] as the parameters of a synthetic fn.
+  std::string signature(const std::vector<size_t>& passed) const;
+  /// Replaces the locals, and indexes them.
+  void set_locals(std::vector<Local> locals);
+  /// Whether [l]'s type or value may point into a checked program.
+  static bool points_into(const Local& l);
+  /// Keeps [prog] and [sm] while something may point into them (Note
+  /// [What a session keeps]); [statement]: an input's statements' program
+  /// (else its declarations').
+  void keep(std::unique_ptr<check::Program> prog,
+            std::unique_ptr<diag::SourceMap> sm,
+            bool statement);
   /// A synthetic fn [header] with [body] (typed [at]) as its lines, then
   /// the session's declarations.
   ReplText program(const std::string& header,
@@ -91,7 +105,9 @@ class Repl {
   /// [0]: the transcript of what was typed; then each file `:load` read.
   std::vector<ReplOrigin> origins_;
   std::vector<ReplDecl> decls_;  // every declaration accepted so far
-  std::vector<Local> locals_;
+  std::vector<Local> locals_;    // set_locals, or updated with the index
+  std::unordered_map<std::string, size_t> local_index_;  // name -> locals_
+  size_t pointing_ = 0;  // locals that points_into a program
   /// Locals the session dropped (a redefinition, the devices' state
   /// gone), and why: said when one is named.
   struct Dropped {
@@ -102,6 +118,7 @@ class Repl {
   // Values refer to the programs and sources that made them.
   std::vector<std::unique_ptr<check::Program>> programs_;
   std::vector<std::unique_ptr<diag::SourceMap>> sources_;
+  std::vector<bool> statements_;  // programs_[i] is a statements' program
   /// The session's workers on several devices (Note [Repl sessions on
   /// devices]); destroyed first, so leaving the repl ends them.
   std::unique_ptr<devices::controller::ReplDevices> workers_;

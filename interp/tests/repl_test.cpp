@@ -7,10 +7,13 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <string>
 
+#include "interp/tests/process_util.h"
 #include "interp/tests/pty_repl.h"
 
 using ss::testing::PtyRepl;
@@ -123,4 +126,76 @@ TEST_CASE("repl :load refuses what is not a regular file, at once", "[repl]") {
   r.send(":quit\r");
   CHECK(r.wait_exit() == 0);
   std::remove(fifo.c_str());
+}
+
+TEST_CASE(
+    "repl: a storm of Ctrl-C during a long loop then random bytes: the "
+    "prompt is back within a second each time",
+    "[repl]") {
+  PtyRepl r;
+  REQUIRE(r.expect("ss> "));
+  r.send("let n = 7\r");
+  REQUIRE(r.expect("ss> "));
+  r.send("for i in range(1000000000):\r    let x = i * 2\r\r");
+  usleep(300000);  // it runs
+  // Twenty presses, 20 ms apart: some land while the loop runs, the rest
+  // at the prompt, where Ctrl-C clears the line.
+  for (int k = 0; k < 20; ++k) {
+    r.send("\x03");
+    usleep(20000);
+  }
+  CHECK(r.expect("KeyboardInterrupt", 1.0));
+  r.send("\r");
+  REQUIRE(r.expect("ss> ", 1.0));
+  r.send("n + 1\r");
+  CHECK(r.expect("8  : int", 2.0));
+  // 4 KB of random bytes, lines and all (but not the terminal's own
+  // suspend, quit and end-of-file keys, which a user at a terminal means):
+  // each line is an error or nothing, and the session goes on.
+  std::mt19937 rng(32);
+  std::string noise;
+  while (noise.size() < 4096) {
+    char c = static_cast<char>(rng() & 0xff);
+    if (c == '\x1a' || c == '\x1c' || c == '\x04' || c == '\x03') continue;
+    noise += c;
+  }
+  for (size_t at = 0; at < noise.size(); at += 256) {
+    r.send(noise.substr(at, 256));
+    usleep(5000);
+  }
+  // Whatever the noise left open (a bracket, a block, libedit's history
+  // search), Ctrl-G and Ctrl-C end it, and the prompt is back at once.
+  r.rest(300);
+  r.send("\x07\x03\r");
+  CHECK(r.expect("ss> ", 1.0));
+  r.rest(300);
+  r.send("n * 6\r");
+  const bool answered = r.expect("42  : int", 2.0);
+  if (!answered) WARN(r.rest());
+  CHECK(answered);
+}
+
+TEST_CASE(
+    "repl: 3000 inputs each pass only the locals they name and the others "
+    "keep their values and types",
+    "[repl]") {
+  // Each input re-checked every local and kept its program: 1,000 lets took
+  // 2.7 s and 586 MB, quadratic.
+  const std::string dir = "/tmp/ss_repl_many_" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream in(dir + "/in.txt");
+    in << "model M:\n    w: [3] = zeros()\n\nlet m = M.init(seed=0)\n";
+    for (int i = 0; i < 3000; ++i) in << "let a" << i << " = " << i << "\n";
+    // Named or not along the way, each local is what it was made.
+    in << "a0 + a2999\nm.w\nlet s = \"x\"\ns + str(a1500)\n";
+  }
+  auto r = ss::testing::run_ss_process("repl < in.txt", dir);
+  INFO(r.err);
+  CHECK(r.rc == 0);
+  CHECK(r.err.empty());
+  CHECK_THAT(r.out, Catch::Contains("2999  : int"));
+  CHECK_THAT(r.out, Catch::Contains("[0 0 0]"));
+  CHECK_THAT(r.out, Catch::Contains("x1500  : str"));
+  std::filesystem::remove_all(dir);
 }
