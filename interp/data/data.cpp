@@ -70,8 +70,9 @@ Value dataset(BuiltinCall& c) {
              "dataset renames " + k + ", which is not a field of " + r.name);
     renames[k] = v.s;
   }
-  // stream=true: mapped and read as batches load for a .npy directory or
-  // a .safetensors file; other formats are read now (see dataset.h).
+  // stream=true: mapped and read as batches load for a .npy directory, a
+  // .safetensors file or an .npz; other formats are read now (see
+  // dataset.h).
   bool stream = c.flag(2, false);
   return guarded(c, [&] {
     const auto& dims = c.in.program().dims();

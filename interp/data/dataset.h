@@ -17,9 +17,11 @@
 // fields are converted per batch. The mapping lives as long as any value
 // (a split, a take, a Batches, a running cursor) holds the store; the
 // file must not be rewritten or truncated meanwhile (its name may go:
-// the mapping keeps the data). Other
-// formats (.npz, .csv; mnist(...)) accept stream=true and read the whole
-// file now: library.md promises streaming for npy and safetensors only.
+// the mapping keeps the data). An .npz streams the same way (Note
+// [Streaming an npz] in loaders_npz_stream.cpp): a stored member is
+// mapped, a deflated one inflated once into memory of its own. Other
+// formats (.csv; mnist(...)) accept stream=true and read the whole file
+// now.
 //
 // Loaders (loaders.cpp) produce RawArrays: the bytes of a file's array with
 // the file's element type. make_store converts them to the field's dtype:
@@ -113,6 +115,17 @@ struct FileMapping {
   /// checked against that size before); an IOError when it cannot.
   static std::shared_ptr<const FileMapping> map(const std::string& path,
                                                 size_t size);
+  /// [size] bytes of zeroed memory of no file, which its maker fills
+  /// before sharing it (an npz's inflated member, Note [Streaming an
+  /// npz]); [name] names it in messages. An IOError when it cannot.
+  static std::shared_ptr<FileMapping> anonymous(const std::string& name,
+                                                size_t size);
+  /// Writable bytes of an anonymous mapping, for its maker.
+  uint8_t* bytes() { return const_cast<uint8_t*>(data); }
+  /// Gives back the resident pages wholly inside [p, p + n) of a file
+  /// mapping (read-only: they are read again from the file if touched),
+  /// so bytes read once (a CRC, a deflate stream) are not kept.
+  void give_back(const uint8_t* p, size_t n) const;
 };
 
 /// A streamed field's array: [shape] (the file's, with the leading item
@@ -299,8 +312,8 @@ std::shared_ptr<TensorStore> load_dataset(
     const std::map<std::string, std::string>& renames);
 
 /// `dataset(R, path, stream=true)`: a streamed store for a directory of
-/// <field>.npy or a .safetensors file; any other source is load_dataset's
-/// (read now, in memory).
+/// <field>.npy, a .safetensors file or an .npz; any other source is
+/// load_dataset's (read now, in memory).
 std::shared_ptr<TensorStore> stream_dataset(
     const types::RecordInfo& r,
     const std::map<std::string, int64_t>& dims,

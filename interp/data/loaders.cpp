@@ -3,14 +3,15 @@
 // header declares is checked against the bytes present before anything is
 // allocated; a bad file is an IOError (or a ShapeError for a shape or dtype
 // the record cannot take) naming the path, never a crash. stream_dataset
-// checks a .npy folder's or a .safetensors file's headers the same way
-// (reading the headers only; the safetensors JSON with a small reader of
-// its own) and then maps the files (see dataset.h).
+// checks a .npy folder's, a .safetensors file's or an .npz's headers the
+// same way (reading the headers only; the safetensors JSON with a small
+// reader of its own) and then maps the files (see dataset.h).
 //
 // This file: the shared IOError helper, read_whole_file and load_dataset,
 // which picks a format's parser (loaders_npy.cpp, loaders_zip.cpp,
 // loaders_csv.cpp); MNIST's IDX files are in loaders_idx.cpp, streaming
-// (stream_dataset) in loaders_stream.cpp.
+// (stream_dataset) in loaders_stream.cpp and an .npz's in
+// loaders_npz_stream.cpp.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -99,17 +100,9 @@ std::map<std::string, std::vector<int64_t>> lengths_from(
     const std::string& source) {
   std::map<std::string, std::vector<int64_t>> out;
   for (const types::FieldInfo& f : r.fields) {
-    const RawArray* a = find(file_name_of(f, renames) + "_lengths");
-    if (!a) continue;
-    if (a->shape.size() != 1 || !raw_is_int(a->type))
-      throw DataError("ShapeError",
-                      source + ": `" + file_name_of(f, renames) +
-                          "_lengths` must be a 1-d int array");
-    std::vector<int64_t> v(a->numel());
-    for (int64_t i = 0; i < a->numel(); ++i)
-      if (!raw_int(a->type, a->data() + i * raw_size(a->type), v[i]))
-        throw DataError("ShapeError", source + ": a length does not fit i64");
-    out[f.name] = std::move(v);
+    const std::string key = file_name_of(f, renames) + "_lengths";
+    if (const RawArray* a = find(key))
+      out[f.name] = lengths_of(*a, source, key);
   }
   return out;
 }
@@ -124,13 +117,9 @@ std::shared_ptr<TensorStore> from_arrays(
   for (const types::FieldInfo& f : r.fields) {
     auto it = arrays.find(file_name_of(f, renames));
     if (it == arrays.end()) {
-      std::string have;
-      for (const auto& [k, v] : arrays) have += (have.empty() ? "" : ", ") + k;
-      throw DataError("ShapeError",
-                      path + " has no array `" + file_name_of(f, renames) +
-                          "` for field `" + f.name + "` of " + r.name +
-                          " (it has: " + (have.empty() ? "nothing" : have) +
-                          ")");
+      std::vector<std::string> have;
+      for (const auto& [k, v] : arrays) have.push_back(k);
+      no_array(path, file_name_of(f, renames), f, r, have);
     }
     cols[f.name] = it->second;
   }

@@ -1,13 +1,15 @@
 #pragma once
 // The loaders' internals, shared by loaders*.cpp (one format each): byte
-// readers, the IOError helper, gunzip and a field's name in the file. Not
-// included outside interp/builtins/.
+// readers, the IOError helper, gunzip, zip members and a field's name in
+// the file. Not included outside interp/data/.
 
 #include <zlib.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "interp/data/dataset.h"
 
@@ -52,7 +54,13 @@ inline bool mul_ok(uint64_t a, uint64_t b, uint64_t& out) {
 class Inflater {
  public:
   // [gzip] for a gzip stream, else a raw deflate stream (zip members).
-  Inflater(const uint8_t* src, size_t n, bool gzip, std::string name);
+  // [mapped]: [src] lies in that read-only file mapping, and the input
+  // already inflated is given back as it goes (Note [Streaming an npz]).
+  Inflater(const uint8_t* src,
+           size_t n,
+           bool gzip,
+           std::string name,
+           const FileMapping* mapped = nullptr);
   ~Inflater();
   Inflater(const Inflater&) = delete;
   Inflater& operator=(const Inflater&) = delete;
@@ -60,6 +68,9 @@ class Inflater {
   // it ended first (out then holds what there was). IOError on corrupt or
   // truncated data.
   bool fill(std::string& out, size_t size);
+  // The same into [out], which holds [at] bytes already and room for
+  // [size]; [at] is advanced.
+  bool fill(uint8_t* out, size_t& at, size_t size);
   // IOError unless the stream ends exactly here; [declared] says what
   // declared the size ("the IDX header declares 7856 bytes").
   void expect_end(const std::string& declared);
@@ -69,6 +80,8 @@ class Inflater {
   bool step();
   z_stream z_{};
   size_t in_left_;
+  const FileMapping* mapped_;
+  const uint8_t* given_back_;  // the input before this is given back
   bool ended_ = false;
   std::string name_;
 };
@@ -80,6 +93,64 @@ bool idx_sizes(const uint8_t* p,
                const std::string& name,
                uint64_t& header,
                uint64_t& data);
+
+// One member of a zip, its central directory entry checked against its
+// local header, the other entries and the file (loaders_zip.cpp).
+struct ZipMember {
+  std::string member, mname;  // its name; "file.npz[name]" for messages
+  std::string key;            // the array's name: the member's less ".npy"
+  uint16_t method;
+  uint32_t crc;
+  uint64_t csize, usize, lho, data;
+};
+
+// The members of the zip [p] ([n] bytes, named [name] in messages), every
+// check made that needs no member's data: the directories agree, members
+// are disjoint (Note [Zip members are disjoint]), no two share a key, no
+// member declares more than deflate can produce, and each is stored or
+// deflated, unencrypted. IOError otherwise.
+std::vector<ZipMember> zip_members(const uint8_t* p,
+                                   size_t n,
+                                   const std::string& name);
+
+// The CRC-32 of [n] bytes at [p]; when [mapped] holds them, the pages
+// read are given back as it goes.
+uint32_t crc_of(const uint8_t* p,
+                size_t n,
+                const FileMapping* mapped = nullptr);
+
+// A deflated npz member [m] whose data is at [src]: its .npy header first,
+// then exactly the bytes that header declares (which must be the entry's
+// usize; Note [Inflate no more than declared]) into the buffer that
+// [buffer] returns for usize bytes, the CRC checked. Returns the parsed
+// header (its offset the data's within the buffer). [mapped]: see
+// Inflater.
+RawArray inflate_member(const uint8_t* src,
+                        const ZipMember& m,
+                        const std::function<uint8_t*(size_t)>& buffer,
+                        const FileMapping* mapped = nullptr);
+
+// A `<field>_lengths` array read into a vector (small: one int an item);
+// ShapeError unless a 1-d int array (loaders_stream.cpp).
+std::vector<int64_t> lengths_of(const RawArray& a,
+                                const std::string& source,
+                                const std::string& array);
+
+// The ShapeError of a source without the array [key] for field [f] of
+// [r]; [have] lists the arrays it has.
+[[noreturn]] void no_array(const std::string& source,
+                           const std::string& key,
+                           const types::FieldInfo& f,
+                           const types::RecordInfo& r,
+                           const std::vector<std::string>& have);
+
+// `dataset(R, path, stream=true)` of an .npz (Note [Streaming an npz],
+// loaders_npz_stream.cpp).
+std::shared_ptr<TensorStore> stream_npz(
+    const types::RecordInfo& r,
+    const std::map<std::string, int64_t>& dims,
+    const std::string& path,
+    const std::map<std::string, std::string>& renames);
 
 inline bool ends_with(const std::string& s, const std::string& suf) {
   return s.size() >= suf.size() &&

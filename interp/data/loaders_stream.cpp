@@ -1,5 +1,6 @@
 // stream_dataset: a .npy folder or a .safetensors file checked from its
-// headers (a small JSON reader of its own) and then mapped (FileMapping).
+// headers (a small JSON reader of its own) and then mapped (FileMapping);
+// an .npz is loaders_npz_stream.cpp's.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -52,6 +53,66 @@ std::shared_ptr<const FileMapping> FileMapping::map(const std::string& path,
   return m;
 }
 
+std::shared_ptr<FileMapping> FileMapping::anonymous(const std::string& name,
+                                                    size_t size) {
+  auto m = std::make_shared<FileMapping>();
+  m->path = name;
+  if (size) {
+    void* p = ::mmap(nullptr,
+                     size,
+                     PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS,
+                     -1,
+                     0);
+    if (p == MAP_FAILED)
+      io_error(name,
+               "cannot allocate " + std::to_string(size) +
+                   " bytes: " + std::strerror(errno));
+    m->data = static_cast<const uint8_t*>(p);
+    m->size = size;
+  }
+  return m;
+}
+
+void FileMapping::give_back(const uint8_t* p, size_t n) const {
+  static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  uintptr_t from = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;
+  uintptr_t to = (reinterpret_cast<uintptr_t>(p) + n) / page * page;
+  // Advice only: a failure leaves the pages resident, nothing else.
+  if (to > from)
+    ::madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);
+}
+
+namespace detail {
+
+std::vector<int64_t> lengths_of(const RawArray& a,
+                                const std::string& source,
+                                const std::string& array) {
+  if (a.shape.size() != 1 || !raw_is_int(a.type))
+    throw DataError("ShapeError",
+                    source + ": `" + array + "` must be a 1-d int array");
+  std::vector<int64_t> v(a.numel());
+  for (int64_t i = 0; i < a.numel(); ++i)
+    if (!raw_int(a.type, a.data() + i * raw_size(a.type), v[i]))
+      throw DataError("ShapeError", source + ": a length does not fit i64");
+  return v;
+}
+
+void no_array(const std::string& source,
+              const std::string& key,
+              const types::FieldInfo& f,
+              const types::RecordInfo& r,
+              const std::vector<std::string>& have) {
+  std::string list;
+  for (const std::string& k : have) list += (list.empty() ? "" : ", ") + k;
+  throw DataError("ShapeError",
+                  source + " has no array `" + key + "` for field `" + f.name +
+                      "` of " + r.name +
+                      " (it has: " + (list.empty() ? "nothing" : list) + ")");
+}
+
+}  // namespace detail
+
 namespace {
 
 // The arrays of a safetensors file, its header checked whole by the one
@@ -75,20 +136,6 @@ std::map<std::string, SafetensorsEntry> safetensors_entries(
   return out;
 }
 
-// A `<field>_lengths` array read into a vector (small: one int an item).
-std::vector<int64_t> lengths_of(const RawArray& a,
-                                const std::string& source,
-                                const std::string& array) {
-  if (a.shape.size() != 1 || !raw_is_int(a.type))
-    throw DataError("ShapeError",
-                    source + ": `" + array + "` must be a 1-d int array");
-  std::vector<int64_t> v(a.numel());
-  for (int64_t i = 0; i < a.numel(); ++i)
-    if (!raw_int(a.type, a.data() + i * raw_size(a.type), v[i]))
-      throw DataError("ShapeError", source + ": a length does not fit i64");
-  return v;
-}
-
 std::shared_ptr<TensorStore> stream_safetensors(
     const types::RecordInfo& r,
     const std::map<std::string, int64_t>& dims,
@@ -106,12 +153,9 @@ std::shared_ptr<TensorStore> stream_safetensors(
     const std::string& key = file_name_of(f, renames);
     auto it = entries.find(key);
     if (it == entries.end()) {
-      std::string have;
-      for (const auto& [k, v] : entries) have += (have.empty() ? "" : ", ") + k;
-      throw DataError(
-          "ShapeError",
-          path + " has no array `" + key + "` for field `" + f.name + "` of " +
-              r.name + " (it has: " + (have.empty() ? "nothing" : have) + ")");
+      std::vector<std::string> have;
+      for (const auto& [k, v] : entries) have.push_back(k);
+      no_array(path, key, f, r, have);
     }
     StreamArray a;
     a.type = dataset_detail::raw_of(it->second.dtype);
@@ -190,10 +234,10 @@ std::shared_ptr<TensorStore> stream_dataset(
   std::error_code ec;
   if (ends_with(path, ".safetensors"))
     return stream_safetensors(r, dims, path, renames);
-  if (!ends_with(path, ".npz") && !ends_with(path, ".csv") &&
-      fs::is_directory(path, ec))
+  if (ends_with(path, ".npz")) return stream_npz(r, dims, path, renames);
+  if (!ends_with(path, ".csv") && fs::is_directory(path, ec))
     return stream_npy_dir(r, dims, path, renames);
-  // .npz (compressed members cannot be mapped), .csv (text): read now.
+  // .csv (text): read now.
   return load_dataset(r, dims, path, renames);
 }
 

@@ -1,8 +1,12 @@
-// .npz: a zip (stored or deflated, zip64) of .npy members; zlib inflate,
-// CRC checks and gunzip.
+// .npz: a zip (stored or deflated, zip64) of .npy members, its directories
+// checked (zip_members) and its members read (parse_npz) or inflated;
+// zlib inflate, CRC checks and gunzip. Streaming an npz is
+// loaders_npz_stream.cpp's.
 #include <zlib.h>
 
 #include <algorithm>
+#include <cstring>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,22 +19,6 @@ namespace ss::data {
 using namespace detail;
 
 namespace {
-
-uLong crc_of(const uint8_t* p, size_t n) {
-  uLong c = crc32(0, nullptr, 0);
-  for (size_t off = 0; off < n; off += size_t{1} << 30)
-    c = crc32(
-        c, p + off, static_cast<uInt>(std::min(n - off, size_t{1} << 30)));
-  return c;
-}
-
-// One central directory entry, checked against its local header.
-struct Entry {
-  std::string member, mname;
-  uint16_t method;
-  uint32_t crc;
-  uint64_t csize, usize, lho, data;
-};
 
 // Note [Zip members are disjoint]
 // Every byte of a zip belongs to at most one member. Entries of the central
@@ -72,8 +60,8 @@ void check_local_header(const uint8_t* p,
                  " (" + std::to_string(usize) + "), or a different CRC");
 }
 
-void refuse_overlaps(std::vector<Entry> m) {
-  std::sort(m.begin(), m.end(), [](const Entry& a, const Entry& b) {
+void refuse_overlaps(std::vector<ZipMember> m) {
+  std::sort(m.begin(), m.end(), [](const ZipMember& a, const ZipMember& b) {
     return a.lho < b.lho;
   });
   for (size_t i = 1; i < m.size(); ++i)
@@ -83,48 +71,67 @@ void refuse_overlaps(std::vector<Entry> m) {
                    " (a zip whose members share data is refused)");
 }
 
-// A deflated npz member: its .npy header first, then exactly the bytes that
-// header declares, which must be what the zip entry declares too (Note
-// [Inflate no more than declared]).
-RawArray inflate_member(const uint8_t* src,
-                        uint64_t csize,
-                        uint64_t usize,
-                        uint32_t crc,
-                        const std::string& mname) {
-  Inflater inf(src, csize, false, mname);
-  // The preamble and the header: 1 MiB holds any header numpy writes; a
-  // longer one is refused by parse_npy ("the .npy header is over ...").
-  auto head = std::make_shared<std::string>();
-  if (!inf.fill(*head, std::min<uint64_t>(usize, size_t{1} << 20)))
-    io_error(mname,
-             "the compressed data holds " + std::to_string(head->size()) +
-                 " bytes, the zip entry declares " + std::to_string(usize));
-  RawArray h = parse_npy(head, 0, usize, mname);
-  uint64_t declared = h.offset + h.numel() * raw_size(h.type);
-  if (declared != usize)
-    io_error(mname,
-             "the zip entry declares " + std::to_string(usize) +
-                 " bytes, its .npy header " + std::to_string(declared));
-  auto raw = std::make_shared<std::string>(std::move(*head));
-  if (!inf.fill(*raw, usize))
-    io_error(mname,
-             "the compressed data holds " + std::to_string(raw->size()) +
-                 " bytes, the zip entry declares " + std::to_string(usize));
-  inf.expect_end("the " + std::to_string(usize) +
-                 " bytes its .npy header declares");
-  if (crc_of(reinterpret_cast<const uint8_t*>(raw->data()), raw->size()) != crc)
-    io_error(mname, "CRC mismatch (corrupt data)");
-  return parse_npy(std::move(raw), 0, usize, mname);
-}
-
 }  // namespace
 
 namespace detail {
 
+uint32_t crc_of(const uint8_t* p, size_t n, const FileMapping* mapped) {
+  // 1 GiB at a time (crc32 takes a 32-bit length), 16 MiB when the pages
+  // read are given back after each.
+  const size_t chunk = mapped ? size_t{16} << 20 : size_t{1} << 30;
+  uLong c = crc32(0, nullptr, 0);
+  for (size_t off = 0; off < n; off += chunk) {
+    size_t k = std::min(n - off, chunk);
+    c = crc32(c, p + off, static_cast<uInt>(k));
+    if (mapped) mapped->give_back(p + off, k);
+  }
+  return static_cast<uint32_t>(c);
+}
+
+RawArray inflate_member(const uint8_t* src,
+                        const ZipMember& m,
+                        const std::function<uint8_t*(size_t)>& buffer,
+                        const FileMapping* mapped) {
+  const std::string& mname = m.mname;
+  Inflater inf(src, m.csize, false, mname, mapped);
+  auto short_of = [&](size_t got) {
+    io_error(mname,
+             "the compressed data holds " + std::to_string(got) +
+                 " bytes, the zip entry declares " + std::to_string(m.usize));
+  };
+  // The preamble and the header: 1 MiB holds any header numpy writes; a
+  // longer one is refused by parse_npy ("the .npy header is over ...").
+  auto head = std::make_shared<std::string>();
+  if (!inf.fill(*head, std::min<uint64_t>(m.usize, size_t{1} << 20)))
+    short_of(head->size());
+  RawArray h = parse_npy(head, 0, m.usize, mname);
+  uint64_t declared = h.offset + h.numel() * raw_size(h.type);
+  if (declared != m.usize)
+    io_error(mname,
+             "the zip entry declares " + std::to_string(m.usize) +
+                 " bytes, its .npy header " + std::to_string(declared));
+  // Only now, the size agreed by both, is the buffer made.
+  uint8_t* out = buffer(m.usize);
+  std::memcpy(out, head->data(), head->size());
+  size_t at = head->size();
+  h.bytes.reset();
+  head.reset();
+  if (!inf.fill(out, at, m.usize)) short_of(at);
+  inf.expect_end("the " + std::to_string(m.usize) +
+                 " bytes its .npy header declares");
+  if (crc_of(out, m.usize) != m.crc)
+    io_error(mname, "CRC mismatch (corrupt data)");
+  return h;
+}
+
 // ------------------------------------------------------------------ inflate
 
-Inflater::Inflater(const uint8_t* src, size_t n, bool gzip, std::string name)
-    : in_left_(n), name_(std::move(name)) {
+Inflater::Inflater(const uint8_t* src,
+                   size_t n,
+                   bool gzip,
+                   std::string name,
+                   const FileMapping* mapped)
+    : in_left_(n), mapped_(mapped), given_back_(src), name_(std::move(name)) {
   if (inflateInit2(&z_, gzip ? 16 + MAX_WBITS : -MAX_WBITS) != Z_OK)
     io_error(name_, "cannot start zlib");
   z_.next_in = const_cast<Bytef*>(src);
@@ -135,12 +142,18 @@ Inflater::~Inflater() {
 }
 
 bool Inflater::step() {
-  constexpr size_t kChunk = size_t{1} << 30;  // avail_in is 32-bit
+  // avail_in is 32-bit: 1 GiB at a time, or 16 MiB when the input read is
+  // given back after each.
+  const size_t chunk = mapped_ ? size_t{16} << 20 : size_t{1} << 30;
   if (z_.avail_in == 0 && in_left_) {
-    z_.avail_in = static_cast<uInt>(std::min(in_left_, kChunk));
+    z_.avail_in = static_cast<uInt>(std::min(in_left_, chunk));
     in_left_ -= z_.avail_in;
   }
   int rc = inflate(&z_, Z_NO_FLUSH);
+  if (mapped_ && z_.next_in > given_back_) {
+    mapped_->give_back(given_back_, z_.next_in - given_back_);
+    given_back_ = z_.next_in;
+  }
   if (rc == Z_STREAM_END) return ended_ = true;
   if (rc == Z_BUF_ERROR && z_.avail_in == 0 && in_left_ == 0)
     io_error(name_, "truncated compressed data");
@@ -152,14 +165,19 @@ bool Inflater::step() {
 bool Inflater::fill(std::string& out, size_t size) {
   size_t at = out.size();
   out.resize(size);
+  bool full = fill(reinterpret_cast<uint8_t*>(out.data()), at, size);
+  out.resize(at);
+  return full;
+}
+
+bool Inflater::fill(uint8_t* out, size_t& at, size_t size) {
   while (at < size && !ended_) {
-    z_.next_out = reinterpret_cast<Bytef*>(out.data() + at);
+    z_.next_out = out + at;
     z_.avail_out = static_cast<uInt>(std::min(size - at, size_t{1} << 30));
     uInt before = z_.avail_out;
     step();
     at += before - z_.avail_out;
   }
-  out.resize(at);
   return at == size;
 }
 
@@ -176,13 +194,9 @@ void Inflater::expect_end(const std::string& declared) {
   }
 }
 
-}  // namespace detail
-
-std::map<std::string, RawArray> parse_npz(
-    std::shared_ptr<const std::string> bytes, const std::string& name) {
-  const std::string& s = *bytes;
-  const uint8_t* p = reinterpret_cast<const uint8_t*>(s.data());
-  size_t n = s.size();
+std::vector<ZipMember> zip_members(const uint8_t* p,
+                                   size_t n,
+                                   const std::string& name) {
   if (n < 22) io_error(name, "not a zip file (too short)");
   // End of central directory: the last "PK\5\6" with a comment that fits.
   size_t eocd = std::string::npos;
@@ -211,7 +225,7 @@ std::map<std::string, RawArray> parse_npz(
     io_error(name, "central directory lies outside the file");
   if (entries > cd_size / 46 + 1)
     io_error(name, "central directory is too small for its entries");
-  std::vector<Entry> members;
+  std::vector<ZipMember> members;
   size_t at = cd_off, end = cd_off + cd_size;
   for (uint64_t e = 0; e < entries; ++e) {
     if (end - at < 46 || le32(p + at) != 0x02014b50)
@@ -257,15 +271,25 @@ std::map<std::string, RawArray> parse_npz(
                "declares " + std::to_string(usize) + " bytes inflated from " +
                    std::to_string(csize) + ", more than deflate can produce");
     check_local_header(p, lho, data, flags, method, crc, csize, usize, mname);
-    members.push_back(
-        {std::move(member), mname, method, crc, csize, usize, lho, data});
+    std::string key = ends_with(member, ".npy")
+                          ? member.substr(0, member.size() - 4)
+                          : member;
+    members.push_back({std::move(member),
+                       mname,
+                       std::move(key),
+                       method,
+                       crc,
+                       csize,
+                       usize,
+                       lho,
+                       data});
   }
   refuse_overlaps(members);
   // The local header names the member too; a zip whose two directories
   // name it differently reads as different files to different tools
   // (issue 32 item 11: it was loaded under the central directory's name).
   // Checked after the overlaps, which say more of entries sharing a header.
-  for (const Entry& m : members) {
+  for (const ZipMember& m : members) {
     const std::string_view local(reinterpret_cast<const char*>(p + m.lho + 30),
                                  le16(p + m.lho + 26));
     if (local != m.member)
@@ -273,28 +297,44 @@ std::map<std::string, RawArray> parse_npz(
                "the local header names it '" + std::string(local) +
                    "', the central directory '" + m.member + "'");
   }
-  std::map<std::string, RawArray> out;
-  for (const Entry& m : members) {
-    std::string key = ends_with(m.member, ".npy")
-                          ? m.member.substr(0, m.member.size() - 4)
-                          : m.member;
+  std::set<std::string> keys;
+  for (const ZipMember& m : members) {
     // Two members of one name (or `x` and `x.npy`): which one is the
     // array depends on the tool (issue 32 item 11: the last one won).
-    if (out.count(key))
-      io_error(name,
-               "two members are named '" + key + "' (or '" + key + ".npy')");
-    if (m.method == 0) {
-      if (m.usize != m.csize) io_error(m.mname, "stored member sizes disagree");
-      if (crc_of(p + m.data, m.csize) != m.crc)
-        io_error(m.mname, "CRC mismatch (corrupt data)");
-      out[key] = parse_npy(bytes, m.data, m.csize, m.mname);
-    } else if (m.method == 8) {
-      out[key] = inflate_member(p + m.data, m.csize, m.usize, m.crc, m.mname);
-    } else {
+    if (!keys.insert(m.key).second)
+      io_error(
+          name,
+          "two members are named '" + m.key + "' (or '" + m.key + ".npy')");
+    if (m.method == 0 && m.usize != m.csize)
+      io_error(m.mname, "stored member sizes disagree");
+    if (m.method != 0 && m.method != 8)
       io_error(m.mname,
                "unsupported compression method " + std::to_string(m.method) +
                    " (stored and deflated are supported)");
+  }
+  return members;
+}
+
+}  // namespace detail
+
+std::map<std::string, RawArray> parse_npz(
+    std::shared_ptr<const std::string> bytes, const std::string& name) {
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(bytes->data());
+  std::map<std::string, RawArray> out;
+  for (const ZipMember& m : zip_members(p, bytes->size(), name)) {
+    if (m.method == 0) {
+      if (crc_of(p + m.data, m.csize) != m.crc)
+        io_error(m.mname, "CRC mismatch (corrupt data)");
+      out[m.key] = parse_npy(bytes, m.data, m.csize, m.mname);
+      continue;
     }
+    std::shared_ptr<std::string> raw;
+    RawArray a = inflate_member(p + m.data, m, [&](size_t size) {
+      raw = std::make_shared<std::string>(size, '\0');
+      return reinterpret_cast<uint8_t*>(raw->data());
+    });
+    a.bytes = std::move(raw);
+    out[m.key] = std::move(a);
   }
   return out;
 }

@@ -4,82 +4,17 @@
 // declares little but inflates (or splits) to a lot is refused with an
 // IOError naming it, and the peak RSS of the `ss run` process that loads it
 // stays under a stated bound.
-#include <fcntl.h>
-#include <sys/ptrace.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include <catch2/catch.hpp>
 
 #include "interp/tests/data_test_util.h"
+#include "interp/tests/peak_rss_util.h"
 
 using namespace data_test;
 
 namespace {
-
-// Note [Measuring a loader's peak]
-// The peak is VmHWM of the `ss` process itself, read from /proc at its exit
-// stop (PTRACE_O_TRACEEXIT: the process has finished but its memory is not
-// yet released). wait4's ru_maxrss would also count the pages a fork copies
-// from this test process, which is not what the loader took.
-struct Peak {
-  int rc = -1;
-  std::string out, err;
-  long hwm_mb = -1;
-};
-
-long vm_hwm_kb(pid_t pid) {
-  std::ifstream f("/proc/" + std::to_string(pid) + "/status");
-  for (std::string l; std::getline(f, l);)
-    if (l.rfind("VmHWM:", 0) == 0) return std::stol(l.substr(6));
-  return -1;
-}
-
-// Runs `ss run prog.ss` in [dir] with [program] as prog.ss.
-Peak run_peak(const std::string& dir, const std::string& program) {
-  write_file(dir + "/prog.ss", program);
-  std::string err_path = dir + "/stderr.txt", out_path = dir + "/stdout.txt";
-  pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    if (chdir(dir.c_str()) != 0) _exit(126);
-    int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (err < 0 || out < 0) _exit(126);
-    dup2(err, 2);
-    dup2(out, 1);
-    ptrace(PTRACE_TRACEME, 0, nullptr, nullptr);
-    execl(SS_BINARY, SS_BINARY, "run", "prog.ss", static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  Peak p;
-  int st = 0;
-  long kb = -1;
-  REQUIRE(waitpid(pid, &st, 0) == pid);  // the stop at exec
-  REQUIRE(WIFSTOPPED(st));
-  REQUIRE(ptrace(PTRACE_SETOPTIONS,
-                 pid,
-                 nullptr,
-                 PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL) == 0);
-  ptrace(PTRACE_CONT, pid, nullptr, nullptr);
-  for (;;) {
-    REQUIRE(waitpid(pid, &st, 0) == pid);
-    if (WIFEXITED(st) || WIFSIGNALED(st)) break;
-    int sig = 0;
-    if (st >> 8 == (SIGTRAP | (PTRACE_EVENT_EXIT << 8)))
-      kb = vm_hwm_kb(pid);
-    else
-      sig = WSTOPSIG(st);  // pass the process's own signals on
-    ptrace(PTRACE_CONT, pid, nullptr, reinterpret_cast<void*>(long{sig}));
-  }
-  p.rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  std::ifstream e(err_path), o(out_path);
-  p.err.assign(std::istreambuf_iterator<char>(e), {});
-  p.out.assign(std::istreambuf_iterator<char>(o), {});
-  p.hwm_mb = kb / 1024;
-  return p;
-}
 
 constexpr size_t kMiB = size_t{1} << 20;
 
@@ -246,18 +181,6 @@ fn main():
 // Small's columns, and the baseline: a CSV of them with one row.
 const std::string kSmallHeader = "x_0,x_1,x_2,x_3,y";
 
-// The baseline: a valid file of the same kind, loaded by [program],
-// which prints [out].
-Peak baseline(const std::string& dir,
-              const std::string& program,
-              const std::string& out) {
-  Peak base = run_peak(dir, program);
-  INFO(base.err);
-  REQUIRE(base.rc == 0);
-  CHECK(base.out == out);
-  return base;
-}
-
 Peak csv_baseline(const std::string& dir) {
   write_file(dir + "/ok.csv", kSmallHeader + "\n1,2,3,4,5\n");
   return baseline(dir, small_program("ok.csv"), "1\n");
@@ -294,10 +217,7 @@ TEST_CASE("hostile npz: entries that share one member's data",
   write_file(d + "/ok.npz",
              zip({{"x.npy", npy("<f4", {3, 4}, bytes_of(x)), true},
                   {"y.npy", npy("<i8", {3}, bytes_of(y)), true}}));
-  Peak base = run_peak(d, small_program("ok.npz"));
-  INFO(base.err);
-  REQUIRE(base.rc == 0);
-  CHECK(base.out == "3\n");
+  Peak base = baseline(d, small_program("ok.npz"), "3\n");
   // Four entries, one 64 MiB member: the old loader inflated it four
   // times and kept each, 256 MB over the baseline.
   npz_file(d + "/shared.npz",
