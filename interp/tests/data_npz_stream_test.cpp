@@ -182,13 +182,15 @@ TEST_CASE("streamed npz: a corrupt member is an IOError when made",
 }
 
 // The bound: a tiny npz of the same record gives the base (the binary,
-// the interpreter, the loader threads); over it, the streamed store may
-// hold the data once (the mapped pages a stored member's batches touch,
-// or a deflated member's inflated bytes) plus 0.3x of it, which covers
-// the batches in flight (a few MiB) and the allocator's rounding: about
-// 29 MB on these 96 MiB. The old loader read the file whole and then
-// converted it into tensors, 2x the data over the base (and a deflated
-// npz its compressed bytes too), so it fails this.
+// the interpreter, the loader threads); over it, the streamed store holds
+// the data once (the mapped pages a stored member's batches touch, or a
+// deflated member's inflated bytes), plus the batches in flight, the
+// loader threads' malloc arenas and the allocator's rounding, which vary
+// from run to run (measured 1.14x to 1.36x of the data over the base on
+// 96 MiB, on a loaded 2-core machine). The old loader read the file whole
+// and then converted it into tensors: 2x the data over the base (and a
+// deflated npz its compressed bytes too). The bound is the midpoint, 1.5x:
+// the design passes it, the old loader does not.
 TEST_CASE("streamed npz: the peak holds the data once", "[data][npz]") {
   std::string d = tmp("npz_peak");
   const int64_t n = (int64_t{96} << 20) / 1024;  // 96 MiB of x
@@ -210,7 +212,7 @@ TEST_CASE("streamed npz: the peak holds the data once", "[data][npz]") {
     REQUIRE(p.rc == 0);
     CHECK(p.out == std::to_string(n) + "\n");
     CHECK(p.hwm_mb > 0);
-    CHECK(p.hwm_mb < base.hwm_mb + 1.3 * data_mb);
+    CHECK(p.hwm_mb < base.hwm_mb + 1.5 * data_mb);
   }
   fs::remove_all(d);
 }
