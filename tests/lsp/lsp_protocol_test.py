@@ -1243,6 +1243,8 @@ class Mutations(Session):
         rnd = random.Random(14_000_000 + k)
         data = bytearray(whole)
         for _ in range(rnd.randint(1, 4)):
+            if not data:
+                break
             i = rnd.randrange(len(data))
             j = min(len(data), i + rnd.randint(1, 40))
             op = rnd.randrange(5)
