@@ -3,6 +3,7 @@
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <bit>
 #include <cmath>
@@ -299,13 +300,35 @@ uint64_t machine_bytes() {
   return n;
 }
 
+// set_allocation_limit's bound; none (all ones) unless a fuzzer sets one.
+std::atomic<uint64_t> allocation_limit{~uint64_t(0)};
+
+// What one allocation may take, and how a refusal names that bound.
+uint64_t allocation_bound() {
+  return std::min(machine_bytes(), allocation_limit.load());
+}
+std::string bound_text() {
+  uint64_t limit = allocation_limit.load();
+  if (limit < machine_bytes())
+    return "this process's bound of " + bytes_text(limit) +
+           " on one allocation";
+  return "this machine's " + bytes_text(machine_bytes()) +
+         " of memory and swap";
+}
+
 }  // namespace
+
+void set_allocation_limit(uint64_t bytes) {
+  allocation_limit.store(bytes);
+}
 
 // Note [Tensors too large to allocate]: a shape whose element count or
 // bytes overflow, or whose bytes are more than the machine's memory and
-// swap, is an OpError before anything is allocated (issue 16: `dim D =
-// 784784784` ended in `terminate ... std::bad_alloc`, a dim of 2^62 in a
-// SIGSEGV); the evaluator reports it at the `.ss` line with the tensor's
+// swap (or than set_allocation_limit's bound: the runtime fuzzer's, so that
+// a hostile size is refused alike on every machine, Note [A runtime
+// fuzzer's bounds] in tests/fuzz/run_outcome.cpp), is an OpError before
+// anything is allocated (issue 16: `dim D = 784784784` ended in
+// `terminate ... std::bad_alloc`, a dim of 2^62 in a SIGSEGV); the evaluator reports it at the `.ss` line with the tensor's
 // shape and bytes. A malloc that fails anyway is the same error.
 namespace {
 
@@ -339,11 +362,10 @@ uint64_t check_allocatable(const Shape& shape,
           uint64_t(n), uint64_t(types::dtype_size(dtype)), &bytes))
     throw OpError(OpError::Kind::Value,
                   "cannot allocate " + what() + ": its size overflows 64 bits");
-  if (device.kind == Device::Kind::Cpu && bytes > machine_bytes())
+  if (device.kind == Device::Kind::Cpu && bytes > allocation_bound())
     throw OpError(OpError::Kind::Value,
                   "cannot allocate " + what() + ": it needs " +
-                      bytes_text(bytes) + ", more than this machine's " +
-                      bytes_text(machine_bytes()) + " of memory and swap");
+                      bytes_text(bytes) + ", more than " + bound_text());
   return bytes;
 }
 
@@ -354,11 +376,10 @@ uint64_t check_host_allocatable(uint64_t count,
   if (__builtin_mul_overflow(count, item_bytes, &bytes))
     throw OpError(OpError::Kind::Value,
                   "cannot hold " + what + ": its size overflows 64 bits");
-  if (bytes > machine_bytes())
+  if (bytes > allocation_bound())
     throw OpError(OpError::Kind::Value,
                   "cannot hold " + what + ": it needs " + bytes_text(bytes) +
-                      ", more than this machine's " +
-                      bytes_text(machine_bytes()) + " of memory and swap");
+                      ", more than " + bound_text());
   return bytes;
 }
 

@@ -124,6 +124,12 @@ uint64_t check_allocatable(const Shape& shape,
 uint64_t check_host_allocatable(uint64_t count,
                                 uint64_t item_bytes,
                                 const std::string& what);
+/// Bounds each tensor and host list check_allocatable and
+/// check_host_allocatable allow at [bytes] (below the machine's memory and
+/// swap): the runtime fuzzer's bound, so that a hostile size is a
+/// ValueError alike on every machine and under a sanitizer's allocation
+/// limit. Process-wide; by default none.
+void set_allocation_limit(uint64_t bytes);
 std::string shape_string(const Shape& shape);  // "[64 10]"
 
 class Tensor {

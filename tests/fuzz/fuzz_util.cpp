@@ -2,15 +2,18 @@
 #include "tests/fuzz/fuzz_util.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <numeric>
 #include <typeinfo>
 
@@ -97,7 +100,56 @@ const Records& records() {
   return *r;
 }
 
+// On a stack as large as `ss` gives every command (Note [A deep stack] in
+// interp/cli/main.cpp: 1 GiB, reserved, not touched): the checker's depth
+// limits are set for that stack, so the main thread's 8 MiB would report
+// nesting that `ss` accepts as a stack overflow. One thread serves every
+// input: ASan clears the shadow of a thread's whole stack (128 MiB for
+// 1 GiB) when it ends, which made a thread per input 90% of the time.
+constexpr size_t kStackBytes = size_t{1} << 30;
+
+// The deep-stack thread and the one body it is given at a time.
+struct DeepStack {
+  std::mutex mu;
+  std::condition_variable cv;
+  const std::function<void()>* body = nullptr;
+
+  DeepStack() {
+    pthread_attr_t attr;
+    pthread_t t;
+    if (pthread_attr_init(&attr) != 0 ||
+        pthread_attr_setstacksize(&attr, kStackBytes) != 0 ||
+        pthread_create(&t, &attr, &DeepStack::serve, this) != 0)
+      finding("deep stack", "no thread with a 1 GiB stack");
+    pthread_attr_destroy(&attr);
+    pthread_detach(t);  // it serves until the process exits
+  }
+
+  static void* serve(void* p) {
+    auto* self = static_cast<DeepStack*>(p);
+    std::unique_lock<std::mutex> lock(self->mu);
+    for (;;) {
+      self->cv.wait(lock, [&] { return self->body != nullptr; });
+      (*self->body)();
+      self->body = nullptr;
+      self->cv.notify_all();
+    }
+  }
+
+  void run(const std::function<void()>& f) {
+    std::unique_lock<std::mutex> lock(mu);
+    body = &f;
+    cv.notify_all();
+    cv.wait(lock, [&] { return body == nullptr; });
+  }
+};
+
 }  // namespace
+
+void on_deep_stack(const std::function<void()>& f) {
+  static DeepStack* stack = new DeepStack;  // never ends: never destroyed
+  stack->run(f);
+}
 
 void expect_user_errors(const char* what, const std::function<void()>& f) {
   try {

@@ -35,6 +35,11 @@ namespace ss::fuzz {
 /// abort().
 void expect_user_errors(const char* what, const std::function<void()>& f);
 
+/// Runs [f] on a thread with a stack as large as `ss` gives every command
+/// (Note [A deep stack] in interp/cli/main.cpp), one thread for every
+/// call, and waits for it. [f] must not throw (expect_user_errors).
+void on_deep_stack(const std::function<void()>& f);
+
 /// Writes [data] to [name] in this process's scratch directory (made on
 /// first use, removed at exit) and returns its path. [name] may hold one
 /// level of folder ("npy/x.npy"): the folder is made.

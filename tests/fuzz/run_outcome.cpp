@@ -1,0 +1,119 @@
+// The `run` fuzz target's runner (run_outcome.h).
+#include "tests/fuzz/run_outcome.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <exception>
+#include <memory>
+#include <sstream>
+#include <typeinfo>
+
+#include "interp/builtins/install.h"
+#include "interp/check/checker.h"
+#include "interp/devices/one_device.h"
+#include "interp/eval/interpreter.h"
+#include "interp/eval/runtime_error.h"
+#include "ops/core/tensor.h"
+#include "tests/fuzz/fuzz_util.h"
+
+namespace ss::fuzz {
+
+// Note [A runtime fuzzer's bounds]
+// A run may take kRunSeconds and one allocation kAllocationBytes; past
+// either is a finding (issue 32: "never a hang past a bound, or memory
+// past a bound"). The time is an alarm whose handler aborts, naming the
+// bound, so that libFuzzer and the replay keep the input as they keep a
+// crash. The memory is ops::set_allocation_limit: a hostile size (2^31
+// f32s, 2^62 rows) is the evaluator's own located ValueError before
+// anything is allocated (Note [Tensors too large to allocate] in
+// ops/core/tensor.cpp), the same on every machine, where the machine's
+// memory would let an 8 GiB tensor be filled, and the sanitizer replay's
+// max_allocation_size_mb (256) would report it. The bound is the replay's
+// own, so an allocation the interpreter did not check against it (a
+// std::vector sized by a hostile value) still shows under the sanitizers.
+// A run works in the scratch directory, so that a builtin given a path
+// (`save("a", ...)`, a sink) writes there, never in the fuzzer's folder.
+
+namespace {
+
+constexpr uint64_t kAllocationBytes = uint64_t{256} << 20;
+
+void on_alarm(int) {
+  const char msg[] = "fuzz finding in ss run: a run past its time bound\n";
+  (void)!::write(2, msg, sizeof msg - 1);
+  std::abort();
+}
+
+// Arms the time bound and enters the scratch directory for one run.
+struct Bounds {
+  int cwd = -1;
+  Bounds() {
+    static const bool once = [] {
+      builtins::install();  // as `ss`'s main does first
+      ops::set_allocation_limit(kAllocationBytes);
+      std::signal(SIGALRM, on_alarm);
+      return true;
+    }();
+    (void)once;
+    cwd = ::open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    (void)!::chdir(scratch_path("").c_str());
+    ::alarm(kRunSeconds);
+  }
+  ~Bounds() {
+    ::alarm(0);
+    if (cwd >= 0) (void)!::fchdir(cwd), ::close(cwd);
+  }
+};
+
+RunOutcome finding(std::string what) {
+  return {RunOutcome::Kind::Finding, std::move(what)};
+}
+
+// The pipeline of `ss run` on one device (embed::run's path for a world
+// of one): check, then the interpreter with the one-device context.
+RunOutcome check_and_run(const std::string& text) {
+  static const std::string path = scratch_path("fuzz_run.ss");
+  diag::SourceMap sm;
+  diag::Diagnostics diags;
+  std::unique_ptr<check::Program> prog =
+      check::check_source(path, text, sm, diags);
+  if (!prog) return {RunOutcome::Kind::Static, ""};
+  std::ostringstream out;
+  try {
+    eval::Interpreter in(*prog, sm, out);
+    std::unique_ptr<devices::Context> one = devices::one_device_context(*prog);
+    in.set_device_hooks(one.get());
+    in.run_main({}, "main");
+  } catch (const eval::RuntimeError& e) {
+    // A runtime error names its `.ss` site (errors.md); one without is
+    // a finding too.
+    if (e.span() == diag::Span{})
+      return finding("a " + e.kind() + " with no location: " + e.message());
+    (void)eval::render_runtime_error(e, sm);
+    return {RunOutcome::Kind::Runtime, e.kind()};
+  }
+  return {RunOutcome::Kind::Value, ""};
+}
+
+}  // namespace
+
+RunOutcome run_program(const std::string& text) {
+  RunOutcome r;
+  on_deep_stack([&] {
+    Bounds bounds;
+    try {
+      r = check_and_run(text);
+    } catch (const std::exception& e) {
+      r = finding(std::string("uncaught ") + typeid(e).name() + ": " +
+                  e.what());
+    } catch (...) {
+      r = finding("an exception that is not a std::exception");
+    }
+  });
+  return r;
+}
+
+}  // namespace ss::fuzz

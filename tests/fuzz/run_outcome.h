@@ -1,0 +1,31 @@
+#pragma once
+// The `run` fuzz target's runner: a program text through `ss run`'s
+// pipeline in this process, on one device (`cpu`), and what came of it
+// (Note [What a fuzz target calls a finding] in fuzz_util.h).
+
+#include <string>
+
+namespace ss::fuzz {
+
+struct RunOutcome {
+  enum class Kind {
+    Static,   // diagnostics: it did not check
+    Runtime,  // a located runtime error; [detail] is its kind
+    Value,    // it ran to the end
+    Finding,  // anything else; [detail] says what
+  };
+  Kind kind = Kind::Value;
+  std::string detail;
+};
+
+/// Checks [text] as `ss run` does (the standard library included) and, if
+/// it checks, runs its `main` with the one-device interpreter, under the
+/// bounds of Note [A runtime fuzzer's bounds] (run_outcome.cpp): a hang
+/// past them aborts the process. Any thread; the run is on the deep
+/// stack.
+RunOutcome run_program(const std::string& text);
+
+/// The bound on one run's time, in seconds.
+inline constexpr unsigned kRunSeconds = 10;
+
+}  // namespace ss::fuzz

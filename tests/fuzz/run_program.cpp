@@ -1,0 +1,330 @@
+// The `run` target's generator (run_program.h).
+#include "tests/fuzz/run_program.h"
+
+#include <algorithm>
+#include <iterator>
+#include <string_view>
+#include <vector>
+
+#include "ops/registry/registry.h"
+
+namespace ss::fuzz {
+
+// Note [A runtime fuzzer's programs]
+// Issue 32 asks for well-typed programs drawn from the builtins' table,
+// each builtin given hostile values. An input is read as choices:
+//
+//   [NAME;] MODE OP OP (PARAM-CHOICES)*
+//
+// NAME; (optional) names the builtin as the table spells it, so that a
+// corpus file keeps its meaning when builtins are added; otherwise two
+// bytes index ops::all_ops(). MODE says what the program does with the
+// call: prints it, runs it as a statement, formats it with an f-string's
+// spec, or (no builtin) formats a value of the pools. Each parameter of
+// the op's entry then takes one or two bytes: whether an optional one is
+// given, and which value. The value comes from the pool the parameter's
+// kind asks for (an axis, `over=`, a type), and for a value parameter
+// mostly from the pool its name suggests (kHints: `dtype` a dtype, `n` an
+// int, `xs` a list), else from any pool, so that most programs check and
+// run but a few mix kinds the checker must refuse. The values are the
+// hostile ones issue 32 lists: 0, -1, 2^31 - 1, 2^31, 2^53 + 1, 2^62,
+// -2^63, NaN, +-inf, -0.0, 1e308, 5e-324, an empty axis (a runtime size
+// of 0: the checker refuses a literal 0), sizes near 2^31 and 2^63, huge
+// precisions and widths. The prelude names the tensors once, so a call
+// stays one short line.
+
+namespace {
+
+const char* kPrelude =
+    "dim B = 3\n"
+    "dim C = 1\n"
+    "dim D = 5\n"
+    "\n"
+    "fn main():\n"
+    "    let z = len(range(0))\n"
+    "    let big = 2147483648\n"
+    "    let e = to(arange(z), f32)\n"
+    "    let x = to(arange(D), f32) - 2.0\n"
+    "    let s = log(x)\n"
+    "    let m = reshape(to(arange(B), f32), [C, B])\n"
+    "    let w = reshape(to(arange(15), f32) / 7.0, [B, D])\n"
+    "    let k = arange(D)\n"
+    "    let u = to(arange(B), i32)\n"
+    "    let h = to(x, bf16)\n"
+    "    let g = to(x, f16)\n"
+    "    let c = x > 0.0\n"
+    "    let ez = full([z, B], 1.0)\n";
+
+using Pool = std::vector<const char*>;
+
+const Pool kTensors = {"x",
+                       "e",
+                       "s",
+                       "m",
+                       "w",
+                       "k",
+                       "u",
+                       "h",
+                       "g",
+                       "c",
+                       "ez",
+                       "tensor([nan, inf, -inf, -0.0])",
+                       "arange(big)",
+                       "full([big], 0.5)",
+                       "full([B, D], nan)",
+                       "to(x, i64)",
+                       "tensor([9007199254740993])"};
+const Pool kInts = {"0",
+                    "-1",
+                    "1",
+                    "2",
+                    "3",
+                    "7",
+                    "z",
+                    "big",
+                    "2147483647",
+                    "-2147483649",
+                    "9007199254740993",
+                    "4611686018427387904",
+                    "-9223372036854775807 - 1",
+                    "9223372036854775807"};
+const Pool kFloats = {"0.0",
+                      "-0.0",
+                      "1.0",
+                      "-1.5",
+                      "0.5",
+                      "nan",
+                      "inf",
+                      "-inf",
+                      "1e308",
+                      "5e-324",
+                      "1.7976931348623157e308",
+                      "9007199254740993.0"};
+const Pool kBools = {"true", "false"};
+const Pool kStrs = {"\"\"",
+                    "\"tanh\"",
+                    "\"mean\"",
+                    "\"sum\"",
+                    "\"none\"",
+                    "\"relu\"",
+                    "\"gelu\"",
+                    "\"a\"",
+                    "\"fuzz_out.bin\""};
+const Pool kAxes = {"B", "C", "D", "n", "X"};
+const Pool kOvers = {
+    "B", "C", "D", "n", "(B, D)", "(C, B)", "0", "-1", "9223372036854775807"};
+const Pool kShapes = {"[B, D]",
+                      "[D]",
+                      "[z, B]",
+                      "[z]",
+                      "[big]",
+                      "[2147483647]",
+                      "[2147483648, 2]",
+                      "[9223372036854775807]",
+                      "[4611686018427387904, 4]",
+                      "[-1]",
+                      "[1, 5]",
+                      "[5, 1]",
+                      "[D] f32",
+                      "[B D] f32",
+                      "[B D] bf16",
+                      "[D] i64",
+                      "f32"};
+const Pool kDtypes = {"f32", "f16", "bf16", "f64", "i32", "i64", "bool", "u8"};
+const Pool kLists = {"[x, x]",
+                     "[m, m]",
+                     "[k]",
+                     "[]",
+                     "[e, e]",
+                     "[x, w]",
+                     "[1.0, nan]",
+                     "[0.9, 0.999]"};
+const Pool kSpecs = {".3f",
+                     ".1100f",
+                     ".1101f",
+                     ">1048576",
+                     ">1048577",
+                     ".0e",
+                     "x",
+                     "d",
+                     "b",
+                     "%",
+                     ",.2f",
+                     "020.10g",
+                     ".2147483648f",
+                     ".9223372036854775807f",
+                     "e"};
+
+// The pools a value parameter may draw from; kHints names one by index.
+const Pool* const kValuePools[] = {
+    &kTensors, &kInts, &kFloats, &kBools, &kStrs, &kShapes, &kDtypes, &kLists};
+enum Hint { kTensor, kInt, kFloat, kBool, kStr, kShape, kDtype, kList };
+
+// A parameter's name, as the table spells it, says what it mostly is; a
+// name absent here is a tensor. Names, not builtins: a new builtin whose
+// parameters are named alike is fuzzed well without an entry.
+struct NameHint {
+  std::string_view name;
+  Hint hint;
+};
+constexpr NameHint kHints[] = {
+    {"n", kInt},
+    {"classes", kInt},
+    {"seed", kInt},
+    {"step", kInt},
+    {"total", kInt},
+    {"step_size", kInt},
+    {"ignore_index", kInt},
+    {"growth_interval", kInt},
+    {"total_iters", kInt},
+    {"warmup", kInt},
+    {"shift", kInt},
+    {"to", kInt},
+    {"v", kFloat},
+    {"value", kFloat},
+    {"p", kFloat},
+    {"lr", kFloat},
+    {"eps", kFloat},
+    {"delta", kFloat},
+    {"lo", kFloat},
+    {"hi", kFloat},
+    {"std", kFloat},
+    {"mean", kFloat},
+    {"gamma", kFloat},
+    {"max", kFloat},
+    {"scale", kFloat},
+    {"frac", kFloat},
+    {"seconds", kFloat},
+    {"momentum", kFloat},
+    {"weight_decay", kFloat},
+    {"label_smoothing", kFloat},
+    {"approximate", kStr},
+    {"reduction", kStr},
+    {"path", kStr},
+    {"act", kStr},
+    {"dir", kStr},
+    {"keepdim", kBool},
+    {"shuffle", kBool},
+    {"drop_last", kBool},
+    {"causal", kBool},
+    {"affine", kBool},
+    {"log_target", kBool},
+    {"stream", kBool},
+    {"tiled", kBool},
+    {"amsgrad", kBool},
+    {"type", kShape},
+    {"sizes", kShape},
+    {"dtype", kDtype},
+    {"xs", kList},
+    {"values", kList},
+    {"betas", kList},
+    {"perm", kList},
+};
+
+Hint hint_of(std::string_view name) {
+  for (const NameHint& h : kHints)
+    if (h.name == name) return h.hint;
+  return kTensor;
+}
+
+// The input's bytes as choices; past the end every choice is 0.
+struct Choices {
+  const uint8_t* data;
+  size_t size;
+  size_t at = 0;
+  uint8_t next() { return at < size ? data[at++] : 0; }
+  const char* pick(const Pool& p) { return p[next() % p.size()]; }
+};
+
+// The builtin the input names (`sum;...`) or indexes; nullptr: format a
+// value (MODE's last case), decided by the caller.
+const ops::OpDef* choose_op(Choices& c) {
+  static const std::vector<const ops::OpDef*> all = ops::all_ops();
+  const auto* begin = reinterpret_cast<const char*>(c.data);
+  std::string_view head(begin, std::min<size_t>(c.size, 40));
+  if (size_t semi = head.find(';'); semi != head.npos)
+    if (const ops::OpDef* op = ops::find_op(head.substr(0, semi))) {
+      c.at = semi + 1;
+      return op;
+    }
+  unsigned hi = c.next(), lo = c.next();
+  return all[((hi << 8) | lo) % all.size()];
+}
+
+std::string value_for(const ops::ParamSpec& p, Choices& c) {
+  switch (p.kind) {
+    case ops::ParamKind::Axis:
+      return c.pick(kAxes);
+    case ops::ParamKind::Axes:
+      return c.pick(kOvers);
+    case ops::ParamKind::TypeArg:
+      return c.pick(kShapes);
+    case ops::ParamKind::Value:
+      break;
+  }
+  // Three in four from the pool the name suggests, else from any pool.
+  uint8_t b = c.next();
+  const Pool* pool = b < 192 ? kValuePools[hint_of(p.name)]
+                             : kValuePools[b % std::size(kValuePools)];
+  return c.pick(*pool);
+}
+
+// `name(args)` for [op]: required parameters in order (an `over=` or a
+// keyword-only one by name), each optional one given or not, a variadic
+// op one or two more values.
+std::string call_text(const ops::OpDef& op, Choices& c) {
+  std::vector<std::string> args;
+  bool variadic_done = !op.variadic;
+  auto more = [&] {
+    for (int i = c.next() % 3; i > 0; --i) args.push_back(c.pick(kTensors));
+    variadic_done = true;
+  };
+  for (const ops::ParamSpec& p : op.params) {
+    if (p.keyword_only && !variadic_done) more();
+    if (!p.required && c.next() % 2 == 0) continue;
+    bool by_name =
+        !p.required || p.keyword_only || p.kind == ops::ParamKind::Axes;
+    std::string v = value_for(p, c);
+    args.push_back(by_name ? std::string(p.name) + "=" + v : v);
+  }
+  if (!variadic_done) more();
+  std::string s = std::string(op.name) + "(";
+  for (size_t i = 0; i < args.size(); ++i) s += (i ? ", " : "") + args[i];
+  return s + ")";
+}
+
+// What MODE asks the program to do with [what]: print it, run it alone,
+// or format it.
+std::string statement(uint8_t mode, const std::string& what, Choices& c) {
+  switch (mode % 4) {
+    case 0:
+    case 1:
+      return "print(" + what + ")";
+    case 2:
+      return what;
+    default:
+      return std::string("print(f\"{") + what + ":" + c.pick(kSpecs) + "}\")";
+  }
+}
+
+}  // namespace
+
+std::string run_program_builtin(const uint8_t* data, size_t size) {
+  Choices c{data, size};
+  const ops::OpDef* op = choose_op(c);
+  uint8_t mode = c.next();
+  return mode % 8 == 7 ? "" : op->name;
+}
+
+std::string run_program_text(const uint8_t* data, size_t size) {
+  Choices c{data, size};
+  const ops::OpDef* op = choose_op(c);
+  uint8_t mode = c.next();
+  // One in eight formats a value of the pools instead of calling.
+  std::string what = mode % 8 == 7
+                         ? std::string(c.pick(*kValuePools[c.next() % 3]))
+                         : call_text(*op, c);
+  return std::string(kPrelude) + "    " + statement(mode, what, c) + "\n";
+}
+
+}  // namespace ss::fuzz
