@@ -241,6 +241,13 @@ Value grad(BuiltinCall& c) {
 // params` a rank holds pieces of the gradients (their padding is zero):
 // the squares of its pieces are summed over the ranks, one number.
 double global_norm(BuiltinCall& c, const Value& g) {
+  // One tensor (clip_norm's rule takes one, as torch's clip_grad_norm_
+  // does): its own L2 norm. It was read as a model, a null one (issue 32's
+  // runtime fuzzer: `clip_norm(tensor([1.0, 2.0]), 0.5)` crashed).
+  if (g.kind == Value::Kind::Tensor) {
+    ops::Tensor t = ops::cast(g.t, types::DType::F64);
+    return std::sqrt(ops::sum(ops::mul(t, t)).item());
+  }
   auto* m = g.as<ModelRef>();
   const std::map<std::string, ops::Shape> whole = m->whole_shapes();
   // `split H`: a rank's heads of a gradient are a piece of it too.
@@ -281,6 +288,14 @@ Value clip_norm(BuiltinCall& c) {
   if (!(max > 0)) c.fail("ValueError", "clip_norm needs max > 0");
   double coef = max / (global_norm(c, c.arg(0)) + 1e-6);
   if (coef >= 1.0) return c.arg(0);
+  if (const Value& g = c.arg(0); g.kind == Value::Kind::Tensor) {
+    // Scaled in its own dtype: an integer tensor would round the scale.
+    if (!types::is_float(g.t.dtype()))
+      c.fail("ValueError",
+             "clip_norm scales float gradients, but this is a " +
+                 std::string(types::dtype_name(g.t.dtype())) + " tensor");
+    return Value::tensor(ops::mul(g.t, ops::scalar_like(coef, g.t)));
+  }
   return grads_map(c.arg(0), [&](const ops::Tensor& t) {
     return ops::mul(t, ops::scalar_like(coef, t));
   });

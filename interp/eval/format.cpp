@@ -182,10 +182,17 @@ std::string format_with_spec(const Value& v, const std::string& spec) {
                                           : format_value(v);
     return format_value(v);
   }
+  // A spec formats one number: a tensor of several values (or none) is a
+  // ValueError, as numpy's ndarray.__format__ refuses one, where it
+  // printed 0 (issue 32's runtime fuzzer: `f"{x:.3f}"` of [-2 ... 2]).
+  if (v.kind == VK::Tensor && v.t.numel() != 1)
+    throw std::invalid_argument(
+        "a format spec (`:" + spec + "`) formats a number, but this is a " +
+        ops::shape_string(v.t.shape()) + " " +
+        std::string(types::dtype_name(v.t.dtype())) +
+        " tensor; format one element, or print the tensor");
   // [[fill]align][sign][,][width][.precision][type]
-  double x = (v.is_number() || (v.kind == VK::Tensor && v.t.numel() == 1))
-                 ? v.number()
-                 : 0;
+  double x = v.is_number() || v.kind == VK::Tensor ? v.number() : 0;
   bool numeric = v.is_number() || v.kind == VK::Tensor;
   size_t i = 0;
   char fill = ' ', align = 0;

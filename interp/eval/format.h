@@ -29,7 +29,8 @@ constexpr int kMaxFormatPrecision = 1100;
 constexpr int kMaxFormatWidth = 1 << 20;
 /// `{x:spec}` of an f-string: Python's format mini-language for numbers
 /// (`.4f`, `>8`, `,`, `e`, `%`, `d`); an empty spec is format_value.
-/// Throws std::invalid_argument for a width or precision past its bound.
+/// Throws std::invalid_argument for a width or precision past its bound,
+/// and for a spec given a tensor of other than one element.
 std::string format_with_spec(const Value& v, const std::string& spec);
 /// The f-string [e] in [f]: its text, each `{x:spec}` evaluated and
 /// formatted (eval_misc.cpp).

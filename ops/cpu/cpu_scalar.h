@@ -44,8 +44,13 @@ T int_mod(T a, T b) {
 }
 template <class T>
 T int_pow(T base, T e) {
+  // The user's values too, as a divisor of 0 is (it escaped as an
+  // internal error: issue 32's runtime fuzzer, `pow(c, to(x, i64))`);
+  // torch raises a RuntimeError alike.
   if (!scalar::int_pow_defined(base, e))
-    fail("binary", "integers to negative integer powers are not allowed");
+    throw OpError(OpError::Kind::Value,
+                  "integers to negative integer powers are not allowed",
+                  "pow");
   return scalar::int_pow_defined_wrapping(base, e);
 }
 

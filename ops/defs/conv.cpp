@@ -417,6 +417,10 @@ std::vector<Tensor> pool_fwd(ForwardCtx& ctx) {
 // The [n x h] matrix whose row i averages torch's adaptive window i of h:
 // [floor(i h / n), ceil((i + 1) h / n)).
 Tensor adaptive_weights(int64_t n, int64_t h, const Tensor& like) {
+  // A hostile size (2^62) is a ValueError before the matrix is made (Note
+  // [Tensors too large to allocate]), where n * h overflowed into
+  // std::length_error (issue 32's runtime fuzzer); past this, n * h fits.
+  check_allocatable({n, h}, types::DType::F64, "");
   std::vector<double> v(n * h, 0.0);
   for (int64_t i = 0; i < n; ++i) {
     const int64_t lo = i * h / n, hi = ((i + 1) * h + n - 1) / n;

@@ -300,6 +300,10 @@ Type kl_div_rule(RuleCtx& ctx) {
   auto shape = pair_rule(ctx, true, kNoParam);
   auto r = shape ? reduction_rule(ctx, 2, true) : std::nullopt;
   if (!r) return Type::error();
+  // log_target= is read as a flag when it runs: anything but a bool was
+  // an InternalError there (issue 32's runtime fuzzer: log_target=i32).
+  if (ctx.has(3) && !require_kind(ctx, 3, K::Bool, "true or false"))
+    return Type::error();
   if (*r == Reduction::BatchMean && shape->empty()) {
     ctx.error(Code::E0303,
               ctx.span(2),
