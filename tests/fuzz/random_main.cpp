@@ -92,6 +92,10 @@ int main(int argc, char** argv) {
   if (!std::strcmp(argv[1], "--print")) {
     for (int i = 2; i < argc; ++i) {
       std::ifstream f(argv[i], std::ios::binary);
+      if (!f) {
+        std::fprintf(stderr, "ss_fuzz_random: no such file: %s\n", argv[i]);
+        return 1;
+      }
       std::vector<uint8_t> in((std::istreambuf_iterator<char>(f)), {});
       std::printf("%s:\n%s",
                   argv[i],

@@ -1,0 +1,100 @@
+// The runtime fuzzer's parts (tests/fuzz/run_program.h, run_outcome.h):
+// its generator reaches every builtin of the table by name, its runner
+// sorts outcomes as Note [What a fuzz target calls a finding] says, and
+// the findings it made stay fixed, each with the outcome torch or numpy
+// gives (a value, or an error of the user's values), not an internal
+// error. Tagged [fuzz]: the sanitizer job runs them too.
+
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <string>
+
+#include "ops/core/op_error.h"
+#include "ops/core/tensor.h"
+#include "ops/registry/registry.h"
+#include "tests/fuzz/run_outcome.h"
+#include "tests/fuzz/run_program.h"
+
+using namespace ss;
+using fuzz::RunOutcome;
+
+namespace {
+
+RunOutcome run_main(const std::string& body) {
+  return fuzz::run_program("fn main():\n    " + body + "\n");
+}
+
+}  // namespace
+
+TEST_CASE("run fuzzer: every builtin of the table is reachable by name",
+          "[fuzz]") {
+  for (const ops::OpDef* op : ops::all_ops()) {
+    std::string in = std::string(op->name) + ";";
+    const auto* data = reinterpret_cast<const uint8_t*>(in.data());
+    CHECK(fuzz::run_program_builtin(data, in.size()) == op->name);
+    CHECK(fuzz::run_program_text(data, in.size())
+              .find(std::string(op->name) + "(") != std::string::npos);
+  }
+}
+
+TEST_CASE("run fuzzer: outcomes are sorted as a finding's note says",
+          "[fuzz]") {
+  CHECK(run_main("print(1 +)").kind == RunOutcome::Kind::Static);
+  RunOutcome v = run_main("print(sum(tensor([1.0, 2.0])))");
+  CHECK(v.kind == RunOutcome::Kind::Value);
+  RunOutcome r = run_main("print(1 // (len(range(3)) - 3))");
+  CHECK(r.kind == RunOutcome::Kind::Runtime);
+  CHECK(r.detail == "ValueError");
+}
+
+TEST_CASE("run fuzzer: a hostile size is refused at the fuzzer's bound",
+          "[fuzz]") {
+  // 2^31 f32s are 8 GiB: past the 256 MiB bound on every machine.
+  RunOutcome r = run_main("print(full([2147483648], 0.5))");
+  CHECK(r.kind == RunOutcome::Kind::Runtime);
+  CHECK(r.detail == "ValueError");
+}
+
+TEST_CASE("set_allocation_limit bounds a tensor's allocation", "[fuzz]") {
+  ops::set_allocation_limit(uint64_t{1} << 20);
+  CHECK_NOTHROW(
+      ops::check_allocatable({1024, 256}, types::DType::F32, ""));  // 1 MiB
+  CHECK_THROWS_WITH(ops::check_allocatable({1024, 257}, types::DType::F32, ""),
+                    Catch::Contains("this process's bound of 1,048,576 bytes"));
+  ops::set_allocation_limit(~uint64_t(0));
+}
+
+TEST_CASE("run fuzzer's findings: errors of the user's values, located",
+          "[fuzz]") {
+  struct Case {
+    const char* body;
+    RunOutcome::Kind kind;
+    const char* detail;
+  };
+  const Case cases[] = {
+      // torch.nn.utils.clip_grad_norm_ takes a tensor.
+      {"print(clip_norm(tensor([3.0, 4.0]), 1.0))",
+       RunOutcome::Kind::Value,
+       ""},
+      // torch: "Integers to negative integer powers are not allowed".
+      {"print(pow(tensor([2]), tensor([-1])))",
+       RunOutcome::Kind::Runtime,
+       "ValueError"},
+      {"print(kl_div(tensor([0.5]), tensor([0.5]), log_target=f32))",
+       RunOutcome::Kind::Static,
+       ""},
+      {"print(adaptive_avg_pool2d(full([3, 5], 1.0), 4611686018427387904))",
+       RunOutcome::Kind::Runtime,
+       "ValueError"},
+      // numpy: "unsupported format string passed to numpy.ndarray".
+      {"print(f\"{tensor([1.0, 2.0]):.3f}\")",
+       RunOutcome::Kind::Runtime,
+       "ValueError"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.body);
+    RunOutcome r = run_main(c.body);
+    CHECK(r.kind == c.kind);
+    CHECK(r.detail == c.detail);
+  }
+}
