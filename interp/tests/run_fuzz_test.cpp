@@ -86,6 +86,13 @@ TEST_CASE("run fuzzer's findings: errors of the user's values, located",
       {"print(adaptive_avg_pool2d(full([3, 5], 1.0), 4611686018427387904))",
        RunOutcome::Kind::Runtime,
        "ValueError"},
+      // torch: "expected input to have non-zero size for non-batch
+      // dimensions"; it looped 2^53 times.
+      {"print(adaptive_avg_pool2d(full([len(range(0)), 3], 1.0), "
+       "9007199254740993))",
+       RunOutcome::Kind::Runtime,
+       "ValueError"},
+      {"collective_timeout(1e308)", RunOutcome::Kind::Runtime, "ValueError"},
       // numpy: "unsupported format string passed to numpy.ndarray".
       {"print(f\"{tensor([1.0, 2.0]):.3f}\")",
        RunOutcome::Kind::Runtime,

@@ -300,8 +300,14 @@ uint64_t machine_bytes() {
   return n;
 }
 
-// set_allocation_limit's bound; none (all ones) unless a fuzzer sets one.
-std::atomic<uint64_t> allocation_limit{~uint64_t(0)};
+// set_allocation_limit's bound; none (all ones) unless a fuzzer sets one,
+// or SHAPESCRIPT_ALLOCATION_LIMIT (bytes) does: how the fuzzer bounds the
+// worker processes of a run on several devices.
+std::atomic<uint64_t> allocation_limit{[] {
+  const char* v = std::getenv("SHAPESCRIPT_ALLOCATION_LIMIT");
+  uint64_t n = v ? std::strtoull(v, nullptr, 10) : 0;
+  return n ? n : ~uint64_t(0);
+}()};
 
 // What one allocation may take, and how a refusal names that bound.
 uint64_t allocation_bound() {
@@ -328,8 +334,9 @@ void set_allocation_limit(uint64_t bytes) {
 // a hostile size is refused alike on every machine, Note [A runtime
 // fuzzer's bounds] in tests/fuzz/run_outcome.cpp), is an OpError before
 // anything is allocated (issue 16: `dim D = 784784784` ended in
-// `terminate ... std::bad_alloc`, a dim of 2^62 in a SIGSEGV); the evaluator reports it at the `.ss` line with the tensor's
-// shape and bytes. A malloc that fails anyway is the same error.
+// `terminate ... std::bad_alloc`, a dim of 2^62 in a SIGSEGV); the evaluator
+// reports it at the `.ss` line with the tensor's shape and bytes. A malloc that
+// fails anyway is the same error.
 namespace {
 
 std::string describe_tensor(const Shape& shape, DType dtype) {

@@ -447,6 +447,17 @@ std::vector<Tensor> adaptive_pool_fwd(ForwardCtx& ctx) {
       fwd::value_error("the output size must be >= 1, not " +
                        std::to_string(n));
   const size_t r = x.rank();
+  // torch refuses an empty window axis (each output would average
+  // nothing), and the result is checked before the windows are made: an
+  // [.. 0 w] input to 2^53 + 1 looped 2^53 times making an empty matrix
+  // (issue 32's runtime fuzzer).
+  if (x.shape()[r - 2] == 0 || x.shape()[r - 1] == 0)
+    fwd::value_error("adaptive_avg_pool2d needs h and w >= 1, but x is " +
+                     shape_string(x.shape()));
+  Shape out = x.shape();
+  out[r - 2] = nh;
+  out[r - 1] = nw;
+  check_allocatable(out, x.dtype(), "");
   Tensor ah = adaptive_weights(nh, x.shape()[r - 2], x);
   Tensor aw = adaptive_weights(nw, x.shape()[r - 1], x);
   return {matmul_transposed(matmul(ah, x), aw, false, true)};

@@ -14,6 +14,7 @@
 #include "interp/builtins/install.h"
 #include "interp/check/checker.h"
 #include "interp/devices/one_device.h"
+#include "interp/embed/embed.h"
 #include "interp/eval/interpreter.h"
 #include "interp/eval/runtime_error.h"
 #include "ops/core/tensor.h"
@@ -99,7 +100,53 @@ RunOutcome check_and_run(const std::string& text) {
   return {RunOutcome::Kind::Value, ""};
 }
 
+// Note [A runtime fuzzer on several devices]
+// With SS_FUZZ_RUN_DEVICES (`cpu[0 1 2]`) and SS_FUZZ_WORKER (the `ss`
+// binary) set, as ctest's fuzz_replay_run_devices sets them, the target
+// also runs each program on that device list, through embed::run, the
+// code `ss run` calls, its workers processes of `ss`. The outcomes must
+// agree in kind, and a runtime error in its kind (conformance/README.md:
+// on every device list the same kind); the printed values are not
+// compared, as a draw or a reduction's order may differ by device list.
+// It costs worker processes per input, so the libFuzzer runs and the
+// million-input driver leave it off.
+RunOutcome on_devices(const std::string& text,
+                      const std::string& devices,
+                      const std::string& worker) {
+  std::string path = write_scratch("fuzz_run_devices.ss", text);
+  embed::RunOptions opts;
+  opts.load.devices = devices;
+  opts.load.worker_command = {worker};
+  // The workers' allocations under the same bound as this process's.
+  opts.load.worker_env = {"SHAPESCRIPT_ALLOCATION_LIMIT=" +
+                          std::to_string(kAllocationBytes)};
+  std::ostringstream out, err;
+  try {
+    embed::run(path, opts, out, err);
+  } catch (const embed::CheckFailed&) {
+    return {RunOutcome::Kind::Static, ""};
+  } catch (const embed::Error& e) {
+    if (e.kind == "WorkerError")
+      return finding("a WorkerError on " + devices + ": " + e.text);
+    return {RunOutcome::Kind::Runtime, e.kind};
+  }
+  return {RunOutcome::Kind::Value, ""};
+}
+
 }  // namespace
+
+RunOutcome run_program_on_devices(const std::string& text,
+                                  const std::string& devices,
+                                  const std::string& worker) {
+  RunOutcome r;
+  Bounds bounds;
+  try {
+    r = on_devices(text, devices, worker);
+  } catch (const std::exception& e) {
+    r = finding(std::string("uncaught ") + typeid(e).name() + ": " + e.what());
+  }
+  return r;
+}
 
 RunOutcome run_program(const std::string& text) {
   RunOutcome r;

@@ -25,6 +25,15 @@ struct RunOutcome {
 /// stack.
 RunOutcome run_program(const std::string& text);
 
+/// Checks and runs [text] as `ss run --devices [devices]` does (worker
+/// processes, [worker] each: the `ss` binary), in the scratch directory
+/// and under the same bounds, for the comparison of Note [A runtime
+/// fuzzer on several devices] (run_outcome.cpp). A WorkerError, a worker
+/// that stopped, is a finding.
+RunOutcome run_program_on_devices(const std::string& text,
+                                  const std::string& devices,
+                                  const std::string& worker);
+
 /// The bound on one run's time, in seconds.
 inline constexpr unsigned kRunSeconds = 10;
 

@@ -4,6 +4,8 @@
 // runtime error and a value are normal outcomes; anything else is a
 // finding (Note [What a fuzz target calls a finding]), and so is a run
 // past the bounds of Note [A runtime fuzzer's bounds] (run_outcome.cpp).
+// With SS_FUZZ_RUN_DEVICES, again on that device list, which must agree
+// (Note [A runtime fuzzer on several devices] in run_outcome.cpp).
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -13,16 +15,34 @@
 #include "tests/fuzz/run_outcome.h"
 #include "tests/fuzz/run_program.h"
 
+namespace {
+
+[[noreturn]] void finding(const std::string& what, const std::string& text) {
+  std::fprintf(stderr,
+               "fuzz finding in ss run: %s\nthe program:\n%s",
+               what.c_str(),
+               text.c_str());
+  std::abort();
+}
+
+const char* kinds[] = {"a static error", "a runtime error", "a value", ""};
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace ss::fuzz;
   std::string text = run_program_text(data, size);
   RunOutcome r = run_program(text);
-  if (r.kind == RunOutcome::Kind::Finding) {
-    std::fprintf(stderr,
-                 "fuzz finding in ss run: %s\nthe program:\n%s",
-                 r.detail.c_str(),
-                 text.c_str());
-    std::abort();
-  }
+  if (r.kind == RunOutcome::Kind::Finding) finding(r.detail, text);
+  // Note [A runtime fuzzer on several devices] (run_outcome.cpp).
+  const char* devices = std::getenv("SS_FUZZ_RUN_DEVICES");
+  const char* worker = std::getenv("SS_FUZZ_WORKER");
+  if (!devices || !*devices || !worker) return 0;
+  RunOutcome d = run_program_on_devices(text, devices, worker);
+  if (d.kind == RunOutcome::Kind::Finding) finding(d.detail, text);
+  if (d.kind != r.kind || d.detail != r.detail)
+    finding(std::string("on cpu ") + kinds[int(r.kind)] + " " + r.detail +
+                ", on " + devices + " " + kinds[int(d.kind)] + " " + d.detail,
+            text);
   return 0;
 }
