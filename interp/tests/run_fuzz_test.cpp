@@ -49,7 +49,7 @@ TEST_CASE("run fuzzer: outcomes are sorted as a finding's note says",
 
 TEST_CASE("run fuzzer: a hostile size is refused at the fuzzer's bound",
           "[fuzz]") {
-  // 2^31 f32s are 8 GiB: past the 256 MiB bound on every machine.
+  // 2^31 f32s are 8 GiB: past the 128 MiB bound on every machine.
   RunOutcome r = run_main("print(full([2147483648], 0.5))");
   CHECK(r.kind == RunOutcome::Kind::Runtime);
   CHECK(r.detail == "ValueError");
