@@ -128,7 +128,8 @@ uint64_t check_host_allocatable(uint64_t count,
 /// check_host_allocatable allow at [bytes] (below the machine's memory and
 /// swap): the runtime fuzzer's bound, so that a hostile size is a
 /// ValueError alike on every machine and under a sanitizer's allocation
-/// limit. Process-wide; by default none.
+/// limit. Process-wide; by default none, or the environment's
+/// SHAPESCRIPT_ALLOCATION_LIMIT (bytes: a fuzzer's worker processes).
 void set_allocation_limit(uint64_t bytes);
 std::string shape_string(const Shape& shape);  // "[64 10]"
 
