@@ -1,18 +1,14 @@
 // Joining a job's Gloo meshes (gloo_join.h).
 #include "dist/comm/gloo_join.h"
 
-#include <arpa/inet.h>
 #include <gloo/context.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/transport/tcp/address.h>
-#include <gloo/transport/unbound_buffer.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
-#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>

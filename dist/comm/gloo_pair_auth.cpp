@@ -171,13 +171,15 @@ int system_connect(int fd, const sockaddr* addr, socklen_t len) {
   return static_cast<int>(::syscall(SYS_connect, fd, addr, len));
 }
 
+// The length connect takes for an address of [family].
+socklen_t length_of(sa_family_t family) {
+  return family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+}
+
 bool same_address(const sockaddr_storage& a, const sockaddr* b) {
   if (a.ss_family != b->sa_family) return false;
   sockaddr_storage bs{};
-  std::memcpy(
-      &bs,
-      b,
-      b->sa_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in));
+  std::memcpy(&bs, b, length_of(b->sa_family));
   return address_bytes(a) == address_bytes(bs);
 }
 
@@ -216,8 +218,7 @@ bool is_let_go(const sockaddr_storage& listener) {
 int own_connection(int listener, const sockaddr_storage& at) {
   int mine = ::socket(at.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (mine < 0) return -1;
-  const socklen_t len =
-      at.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+  const socklen_t len = length_of(at.ss_family);
   if (system_connect(mine, reinterpret_cast<const sockaddr*>(&at), len) != 0) {
     ::close(mine);
     return -1;
@@ -343,18 +344,13 @@ int connect_and_prove(int fd,
                       const Armed& armed) {
   if (system_connect(fd, addr, len) != 0 && errno != EINPROGRESS) return -1;
   const auto deadline = Clock::now() + armed.timeout;
-  for (;;) {  // until connected (Gloo's socket is non-blocking)
-    pollfd p{fd, POLLOUT, 0};
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - Clock::now());
-    if (left.count() <= 0) {
+  try {  // until connected (Gloo's socket is non-blocking)
+    if (!net::wait_writable(fd, deadline)) {
       errno = ETIMEDOUT;
       return -1;
     }
-    int r = ::poll(
-        &p, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
-    if (r > 0) break;
-    if (r < 0 && errno != EINTR) return -1;
+  } catch (const net::NetError&) {
+    return -1;  // poll's errno
   }
   int err = 0;
   socklen_t elen = sizeof err;
@@ -432,8 +428,7 @@ void knock(const sockaddr_storage& to) {
   if (!t_arm.on) return;
   int fd = ::socket(to.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return;
-  const socklen_t len =
-      to.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+  const socklen_t len = length_of(to.ss_family);
   (void)connect_and_prove(
       fd, reinterpret_cast<const sockaddr*>(&to), len, t_arm.armed);
   ::close(fd);

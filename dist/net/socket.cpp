@@ -293,6 +293,10 @@ bool wait_readable(int fd, Deadline deadline) {
   return wait_for(fd, POLLIN, deadline);
 }
 
+bool wait_writable(int fd, Deadline deadline) {
+  return wait_for(fd, POLLOUT, deadline);
+}
+
 long read_some(int fd, void* buf, size_t cap) {
   for (;;) {
     ssize_t r = ::recv(fd, buf, cap, 0);

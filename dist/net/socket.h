@@ -99,6 +99,9 @@ void write_all(int fd,
                std::atomic<uint32_t>* midway = nullptr);
 /// Whether [fd] is readable (or closed) before [deadline]; false at it.
 bool wait_readable(int fd, Deadline deadline);
+/// Whether [fd] is writable (a non-blocking connect has ended, well or
+/// not) before [deadline]; false at it.
+bool wait_writable(int fd, Deadline deadline);
 /// Reads what is there without waiting, up to [cap] bytes: the count, 0 at
 /// the peer's EOF, -1 when nothing is there yet.
 long read_some(int fd, void* buf, size_t cap);

@@ -326,8 +326,8 @@ void Repl::declare(const std::string& text, size_t origin, uint32_t line) {
     return;
   }
   decls_ = std::move(next);
-  if (!replacing.empty() && !programs_.empty())
-    drop_stale_locals(*programs_.back(), *prog, replacing);
+  if (!replacing.empty() && !kept_.empty())
+    drop_stale_locals(*kept_.back().program, *prog, replacing);
   std::string ended = workers_->declare(t.session(origins_), *prog);
   if (!ended.empty()) {
     err_ << "WorkerError: " << ended << "\n";
@@ -454,17 +454,10 @@ void Repl::keep(std::unique_ptr<check::Program> prog,
                 bool statement) {
   // Note [What a session keeps].
   if (statement && pointing_ == 0) {
-    for (size_t i = programs_.size(); i-- > 0;)
-      if (statements_[i]) {
-        programs_.erase(programs_.begin() + static_cast<long>(i));
-        sources_.erase(sources_.begin() + static_cast<long>(i));
-        statements_.erase(statements_.begin() + static_cast<long>(i));
-      }
+    std::erase_if(kept_, [](const Kept& k) { return k.statement; });
     return;
   }
-  programs_.push_back(std::move(prog));
-  sources_.push_back(std::move(sm));
-  statements_.push_back(statement);
+  kept_.push_back({std::move(prog), std::move(sm), statement});
 }
 
 void Repl::drop_lost(const std::string& where) {
@@ -520,8 +513,8 @@ bool Repl::command(const std::string& line, Typed at) {
     }
   } else if (cmd == ":devices") {
     std::string d = devices_;
-    if (d.empty() && !programs_.empty()) {
-      const auto& dl = programs_.back()->devices();
+    if (d.empty() && !kept_.empty()) {
+      const auto& dl = kept_.back().program->devices();
       d = dl.kind;
       if (!dl.ids.empty()) {
         d += "[";
@@ -548,11 +541,11 @@ bool Repl::command(const std::string& line, Typed at) {
 }
 
 void Repl::explain(const std::string& name) {
-  if (programs_.empty() || !programs_.back()->fn(name)) {
+  if (kept_.empty() || !kept_.back().program->fn(name)) {
     err_ << "no fn `" << name << "` in this session\n";
     return;
   }
-  const check::Program& prog = *programs_.back();
+  const check::Program& prog = *kept_.back().program;
   std::istringstream lines(check::describe_types(prog));
   std::string l;
   bool on = false;
@@ -564,7 +557,7 @@ void Repl::explain(const std::string& name) {
   // ss explain's report (devices.md), of this fn only: where it runs, its
   // values' layouts, what its lines send on the session's devices.
   namespace comms = check::comms;
-  comms::DeviceTable t = comms::build_table(prog, *sources_.back());
+  comms::DeviceTable t = comms::build_table(prog, *kept_.back().source);
   std::erase_if(t.fns, [&](const comms::FnEntry& f) { return f.name != name; });
   std::erase_if(t.values,
                 [&](const comms::ValueLayout& v) { return v.fn != name; });

@@ -116,9 +116,12 @@ class Repl {
   std::map<std::string, Dropped> dropped_;
   int counter_ = 0;
   // Values refer to the programs and sources that made them.
-  std::vector<std::unique_ptr<check::Program>> programs_;
-  std::vector<std::unique_ptr<diag::SourceMap>> sources_;
-  std::vector<bool> statements_;  // programs_[i] is a statements' program
+  struct Kept {
+    std::unique_ptr<check::Program> program;
+    std::unique_ptr<diag::SourceMap> source;
+    bool statement;  // an input's statements' (else its declarations')
+  };
+  std::vector<Kept> kept_;
   /// The session's workers on several devices (Note [Repl sessions on
   /// devices]); destroyed first, so leaving the repl ends them.
   std::unique_ptr<devices::controller::ReplDevices> workers_;
