@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """The peak memory of `ss run` iterating a streamed 512 MiB npz, stored
 (np.savez) and compressed (np.savez_compressed), against the data's size
-(issue 32 item 11; Note [Streaming an npz] in
-interp/data/loaders_npz_stream.cpp).
+(issue 32 item 11; Note [Reading an npz in place] in
+interp/data/loaders_npz.cpp).
 
 It writes the files in /tmp (x: [n 256] f32 of bytes 0..255 over 255, y:
 [n] i64; kept for a rerun), runs `ss run` on a program that iterates
@@ -10,8 +10,9 @@ It writes the files in /tmp (x: [n 256] f32 of bytes 0..255 over 255, y:
 run's peak RSS, read from `/usr/bin/time -v` (the ss process's own: time
 is a small process, so the fork copies nothing large), beside the peak of
 a tiny npz of the same record (the interpreter's base). --in-memory adds
-the same runs without stream=true (the TensorDataset, read whole and
-converted). Needs Debian's numpy (/usr/bin/python3); not part of CI:
+the same runs without stream=true (the TensorDataset, its members
+converted a piece at a time: Note [Converting a piece at a time] in
+interp/data/dataset.cpp). Needs Debian's numpy (/usr/bin/python3); not part of CI:
     /usr/bin/python3 bench/npz_memory.py [--ss build/ss] [--mib 512]
 """
 import argparse

@@ -469,21 +469,47 @@ RawArray as_field_dtype(RawArray a,
   return out;
 }
 
+// Note [Converting a piece at a time]
+// An array that lies in a mapping (a folder's .npy, an npz's member: Note
+// [Reading an npz in place]) is converted into its tensor 16 MiB of the
+// source at a time, and when no later field reads the same bytes
+// ([last_read]) each piece is given back once converted: a file's pages
+// leave the page tables as the tensor's pages come, and an inflated
+// member's memory is freed as it goes, so the data is resident once
+// (issue 32 item 11), not as the file's bytes and the tensor's both.
+// A piece is a whole number of elements; the tensor's memory is touched
+// only as it is written.
+constexpr size_t kConvertPiece = size_t{16} << 20;
+
 // [a] converted to dtype [d]; on a wrong dtype or a value that does not
-// fit, a ShapeError naming [field] (the item is the element's).
+// fit, a ShapeError naming [field] (the item is the element's). [last_read]:
+// nothing reads [a]'s bytes after this (Note [Converting a piece at a
+// time]).
 ops::Tensor convert(const RawArray& a,
                     DType d,
                     const ops::Shape& shape,
                     const std::string& source,
                     const FieldInfo& f,
-                    int64_t per_item) {
+                    int64_t per_item,
+                    bool last_read) {
   if (!convertible(a.type, d)) throw_wrong_dtype(0, source, f, a.type);
   ops::Tensor t = ops::Tensor::empty(shape, d);
-  int64_t bad = convert_elems(a.type, a.data(), d, t.raw(), a.numel());
-  if (bad >= 0)
-    throw DataError(
-        "ShapeError",
-        does_not_fit(per_item ? bad / per_item : 0, source, f, a.type));
+  const size_t in_size = raw_size(a.type), out_size = types::dtype_size(d);
+  const int64_t piece = static_cast<int64_t>(kConvertPiece / in_size);
+  const uint8_t* src = a.data();
+  auto* dst = static_cast<uint8_t*>(t.raw());
+  for (int64_t at = 0, n = a.numel(); at < n; at += piece) {
+    int64_t k = std::min(piece, n - at);
+    int64_t bad =
+        convert_elems(a.type, src + at * in_size, d, dst + at * out_size, k);
+    if (bad >= 0)
+      throw DataError(
+          "ShapeError",
+          does_not_fit(
+              per_item ? (at + bad) / per_item : 0, source, f, a.type));
+    if (a.file && last_read)
+      a.file->give_back(src + at * in_size, static_cast<size_t>(k) * in_size);
+  }
   return t;
 }
 
@@ -583,6 +609,9 @@ std::shared_ptr<TensorStore> make_store(
     const std::string& source) {
   auto s = std::make_shared<TensorStore>();
   s->info = &r;
+  // How many fields read each array's bytes (two renamed to one array).
+  std::map<const uint8_t*, int> reads;
+  for (const auto& [name, a] : cols) ++reads[a.data()];
   std::string first;
   for (const FieldInfo& f : r.fields) {
     if (!f.type.is_tensor()) continue;
@@ -606,7 +635,8 @@ std::shared_ptr<TensorStore> make_store(
                           expected_str(fs, f) + ", found " + dims_str(item) +
                           " " + found_dtype(a.type));
     int64_t per_item = ops::numel_of(item);
-    ops::Tensor t = convert(a, f.type.dtype, a.shape, source, f, per_item);
+    ops::Tensor t = convert(
+        a, f.type.dtype, a.shape, source, f, per_item, --reads[a.data()] == 0);
     if (va < 0) {
       s->fields[f.name] = t;
       continue;

@@ -18,7 +18,7 @@
 // (a split, a take, a Batches, a running cursor) holds the store; the
 // file must not be rewritten or truncated meanwhile (its name may go:
 // the mapping keeps the data). An .npz streams the same way (Note
-// [Streaming an npz] in loaders_npz_stream.cpp): a stored member is
+// [Streaming an npz] in loaders_npz.cpp): a stored member is
 // mapped, a deflated one inflated once into memory of its own. Other
 // formats (.csv; mnist(...)) accept stream=true and read the whole file
 // now.
@@ -85,15 +85,21 @@ bool raw_is_int(RawType t);
 /// above 2^63) or [t] is not an int type.
 bool raw_int(RawType t, const uint8_t* p, int64_t& out);
 
+struct FileMapping;
+
 /// An array read from a file: little-endian, C order, [count] elements of
-/// [type] at bytes->data() + offset.
+/// [type] at bytes->data() + offset, or, when [file] is set, at [at]
+/// inside that mapping (an npz's member read in place or inflated into
+/// memory of its own: Note [Reading an npz in place]).
 struct RawArray {
   RawType type = RawType::F32;
   ops::Shape shape;
   std::shared_ptr<const std::string> bytes;
   size_t offset = 0;
+  std::shared_ptr<const FileMapping> file;
+  const uint8_t* at = nullptr;
   const uint8_t* data() const {
-    return reinterpret_cast<const uint8_t*>(bytes->data()) + offset;
+    return file ? at : reinterpret_cast<const uint8_t*>(bytes->data()) + offset;
   }
   int64_t numel() const { return ops::numel_of(shape); }
 };
@@ -122,9 +128,11 @@ struct FileMapping {
                                                 size_t size);
   /// Writable bytes of an anonymous mapping, for its maker.
   uint8_t* bytes() { return const_cast<uint8_t*>(data); }
-  /// Gives back the resident pages wholly inside [p, p + n) of a file
-  /// mapping (read-only: they are read again from the file if touched),
-  /// so bytes read once (a CRC, a deflate stream) are not kept.
+  /// Gives back the resident pages wholly inside [p, p + n), so bytes
+  /// read once (a CRC, a deflate stream, a member converted into a
+  /// tensor) are not kept. A file's pages are read again from the file if
+  /// touched; an anonymous mapping's read as zeros, so its bytes are given
+  /// back only when nothing reads them again.
   void give_back(const uint8_t* p, size_t n) const;
 };
 
@@ -340,8 +348,6 @@ RawArray parse_npy(std::shared_ptr<const std::string> bytes,
                    size_t offset,
                    size_t size,
                    const std::string& name);
-std::map<std::string, RawArray> parse_npz(
-    std::shared_ptr<const std::string> bytes, const std::string& name);
 RawArray parse_idx(std::shared_ptr<const std::string> bytes,
                    const std::string& name);
 /// A CSV with a header row: a scalar field is a column named after it; a

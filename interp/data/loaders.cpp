@@ -10,8 +10,9 @@
 // This file: the shared IOError helper, read_whole_file and load_dataset,
 // which picks a format's parser (loaders_npy.cpp, loaders_zip.cpp,
 // loaders_csv.cpp); MNIST's IDX files are in loaders_idx.cpp, streaming
-// (stream_dataset) in loaders_stream.cpp and an .npz's in
-// loaders_npz_stream.cpp.
+// (stream_dataset) in loaders_stream.cpp and an .npz's, in memory or
+// streamed, in loaders_npz.cpp. An .npz's members and a folder's .npy
+// files are read in place from a mapping (Note [Reading an npz in place]).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -107,6 +108,10 @@ std::map<std::string, std::vector<int64_t>> lengths_from(
   return out;
 }
 
+}  // namespace
+
+namespace detail {
+
 std::shared_ptr<TensorStore> from_arrays(
     const types::RecordInfo& r,
     const std::map<std::string, int64_t>& dims,
@@ -131,7 +136,7 @@ std::shared_ptr<TensorStore> from_arrays(
       r, dims, std::move(cols), lengths_from(r, renames, find, path), path);
 }
 
-}  // namespace
+}  // namespace detail
 
 std::shared_ptr<TensorStore> load_dataset(
     const types::RecordInfo& r,
@@ -151,9 +156,7 @@ std::shared_ptr<TensorStore> load_dataset(
     for (const auto& [k, t] : f.tensors) arrays[k] = raw_from_tensor(t);
     return from_arrays(r, dims, arrays, renames, path);
   }
-  if (ends_with(path, ".npz"))
-    return from_arrays(
-        r, dims, parse_npz(read_whole_file(path), path), renames, path);
+  if (ends_with(path, ".npz")) return load_npz(r, dims, path, renames);
   if (ends_with(path, ".csv")) {
     std::map<std::string, RawArray> cols = load_csv(path, r, dims, renames);
     return make_store(r, dims, std::move(cols), {}, path);
@@ -168,9 +171,7 @@ std::shared_ptr<TensorStore> load_dataset(
                         file.string() +
                             ": no such file (the .npy "
                             "for field of that name)");
-      auto bytes = read_whole_file(file.string());
-      size_t n = bytes->size();
-      arrays[key] = parse_npy(std::move(bytes), 0, n, file.string());
+      arrays[key] = npy_in_place(file.string());
     };
     for (const types::FieldInfo& f : r.fields) {
       load(file_name_of(f, renames), true);

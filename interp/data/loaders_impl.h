@@ -55,7 +55,7 @@ class Inflater {
  public:
   // [gzip] for a gzip stream, else a raw deflate stream (zip members).
   // [mapped]: [src] lies in that read-only file mapping, and the input
-  // already inflated is given back as it goes (Note [Streaming an npz]).
+  // already inflated is given back as it goes (Note [Reading an npz in place]).
   Inflater(const uint8_t* src,
            size_t n,
            bool gzip,
@@ -144,13 +144,38 @@ std::vector<int64_t> lengths_of(const RawArray& a,
                            const types::RecordInfo& r,
                            const std::vector<std::string>& have);
 
-// `dataset(R, path, stream=true)` of an .npz (Note [Streaming an npz],
-// loaders_npz_stream.cpp).
+// `dataset(R, path)` of an .npz: the members [r] names, read in place and
+// converted a piece at a time (Note [Reading an npz in place],
+// loaders_npz.cpp).
+std::shared_ptr<TensorStore> load_npz(
+    const types::RecordInfo& r,
+    const std::map<std::string, int64_t>& dims,
+    const std::string& path,
+    const std::map<std::string, std::string>& renames);
+
+// `dataset(R, path, stream=true)` of an .npz (loaders_npz.cpp).
 std::shared_ptr<TensorStore> stream_npz(
     const types::RecordInfo& r,
     const std::map<std::string, int64_t>& dims,
     const std::string& path,
     const std::map<std::string, std::string>& renames);
+
+// The .npy file at [path], its header checked against the file's size
+// and the file then mapped: the array read in place (loaders_stream.cpp).
+RawArray npy_in_place(const std::string& path);
+
+// A streamed column over [a]'s bytes, which lie in a mapping.
+StreamArray streamed(const RawArray& a);
+
+// A store of [r] from [arrays] (by the file's names; [renames] maps a
+// field to its array), their `_lengths` arrays cutting size-variable
+// fields (loaders.cpp).
+std::shared_ptr<TensorStore> from_arrays(
+    const types::RecordInfo& r,
+    const std::map<std::string, int64_t>& dims,
+    const std::map<std::string, RawArray>& arrays,
+    const std::map<std::string, std::string>& renames,
+    const std::string& path);
 
 inline bool ends_with(const std::string& s, const std::string& suf) {
   return s.size() >= suf.size() &&

@@ -1,6 +1,7 @@
 // stream_dataset: a .npy folder or a .safetensors file checked from its
 // headers (a small JSON reader of its own) and then mapped (FileMapping);
-// an .npz is loaders_npz_stream.cpp's.
+// an .npz is loaders_npz.cpp's. npy_in_place maps a .npy for both ways of
+// reading a folder.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -84,6 +85,37 @@ void FileMapping::give_back(const uint8_t* p, size_t n) const {
 }
 
 namespace detail {
+
+RawArray npy_in_place(const std::string& file) {
+  uint64_t size = regular_file_size(file);
+  // The header (only), checked against the file's size, before mapping:
+  // the first 4 KiB, or as much as a longer header declares (to 16 MiB).
+  std::string head =
+      read_range(file, 0, static_cast<size_t>(std::min<uint64_t>(size, 4096)));
+  if (head.size() >= 12 && std::memcmp(head.data(), "\x93NUMPY", 6) == 0) {
+    const uint8_t* p = reinterpret_cast<const uint8_t*>(head.data());
+    uint64_t need = p[6] == 1 ? 10 + le16(p + 8) : 12 + uint64_t{le32(p + 8)};
+    need = std::min<uint64_t>({need, size, uint64_t{16} << 20});
+    if (need > head.size())
+      head = read_range(file, 0, static_cast<size_t>(need));
+  }
+  RawArray a = parse_npy(
+      std::make_shared<const std::string>(std::move(head)), 0, size, file);
+  a.bytes = nullptr;
+  a.file = FileMapping::map(file, size);
+  a.at = a.file->data + a.offset;
+  a.offset = 0;
+  return a;
+}
+
+StreamArray streamed(const RawArray& a) {
+  StreamArray s;
+  s.type = a.type;
+  s.shape = a.shape;
+  s.data = a.data();
+  s.file = a.file;
+  return s;
+}
 
 std::vector<int64_t> lengths_of(const RawArray& a,
                                 const std::string& source,
@@ -193,25 +225,7 @@ std::shared_ptr<TensorStore> stream_npy_dir(
                       file +
                           ": no such file (the .npy for field "
                           "of that name)");
-    uint64_t size = regular_file_size(file);
-    // The header (only), checked against the file's size, before mapping:
-    // the first 4 KiB, or as much as a longer header declares (to 16 MiB).
-    std::string head = read_range(
-        file, 0, static_cast<size_t>(std::min<uint64_t>(size, 4096)));
-    if (head.size() >= 12 && std::memcmp(head.data(), "\x93NUMPY", 6) == 0) {
-      const uint8_t* p = reinterpret_cast<const uint8_t*>(head.data());
-      uint64_t need = p[6] == 1 ? 10 + le16(p + 8) : 12 + uint64_t{le32(p + 8)};
-      need = std::min<uint64_t>({need, size, uint64_t{16} << 20});
-      if (need > head.size())
-        head = read_range(file, 0, static_cast<size_t>(need));
-    }
-    RawArray h = parse_npy(
-        std::make_shared<const std::string>(std::move(head)), 0, size, file);
-    StreamArray a;
-    a.type = h.type;
-    a.shape = h.shape;
-    a.file = FileMapping::map(file, size);
-    a.data = a.file->data + h.offset;
+    StreamArray a = streamed(npy_in_place(file));
     std::string lfile = (fs::path(path) / (key + "_lengths.npy")).string();
     if (fs::exists(lfile, ec)) {
       auto bytes = read_whole_file(lfile);

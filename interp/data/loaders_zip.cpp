@@ -1,7 +1,7 @@
 // .npz: a zip (stored or deflated, zip64) of .npy members, its directories
-// checked (zip_members) and its members read (parse_npz) or inflated;
-// zlib inflate, CRC checks and gunzip. Streaming an npz is
-// loaders_npz_stream.cpp's.
+// checked (zip_members) and its deflated members inflated
+// (inflate_member); zlib inflate, CRC checks and gunzip. Reading an npz's
+// members is loaders_npz.cpp's (Note [Reading an npz in place]).
 #include <zlib.h>
 
 #include <algorithm>
@@ -316,27 +316,5 @@ std::vector<ZipMember> zip_members(const uint8_t* p,
 }
 
 }  // namespace detail
-
-std::map<std::string, RawArray> parse_npz(
-    std::shared_ptr<const std::string> bytes, const std::string& name) {
-  const uint8_t* p = reinterpret_cast<const uint8_t*>(bytes->data());
-  std::map<std::string, RawArray> out;
-  for (const ZipMember& m : zip_members(p, bytes->size(), name)) {
-    if (m.method == 0) {
-      if (crc_of(p + m.data, m.csize) != m.crc)
-        io_error(m.mname, "CRC mismatch (corrupt data)");
-      out[m.key] = parse_npy(bytes, m.data, m.csize, m.mname);
-      continue;
-    }
-    std::shared_ptr<std::string> raw;
-    RawArray a = inflate_member(p + m.data, m, [&](size_t size) {
-      raw = std::make_shared<std::string>(size, '\0');
-      return reinterpret_cast<uint8_t*>(raw->data());
-    });
-    a.bytes = std::move(raw);
-    out[m.key] = std::move(a);
-  }
-  return out;
-}
 
 }  // namespace ss::data
