@@ -1,4 +1,5 @@
-# collective_timeout takes at most 1e9 seconds (31 years): 1e308 passed its
+# collective_timeout takes at most 31622400 seconds (366 days, as
+# SHAPESCRIPT_COLLECTIVE_TIMEOUT): 1e308 passed its
 # check and overflowed the devices' count of milliseconds to a negative
 # timeout, so the next run in the same process (a host language's, the
 # fuzzer's) failed to start its workers (issue 32's runtime fuzzer). A
@@ -9,4 +10,4 @@
 fn main():
     collective_timeout(30.0)
     print(1)
-    collective_timeout(1e308)
+    collective_timeout(31622401.0)

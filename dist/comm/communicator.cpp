@@ -7,6 +7,8 @@
 #include <cstring>
 #include <string>
 
+#include "ops/registry/device_rule.h"
+
 namespace ss::dist {
 
 using types::DType;
@@ -85,12 +87,13 @@ std::optional<double> collective_timeout_from_env(std::string* error) {
   double v = std::strtod(s, &end);
   // 1e308 once overflowed to a 1 ms timeout, and "abc" meant 600 s.
   if (end == s || *end != '\0' || !std::isfinite(v) || v <= 0 ||
-      v > kMaxCollectiveTimeoutS) {
+      v > ops::kMaxCollectiveTimeoutS) {
     if (error)
-      *error = std::string("SHAPESCRIPT_COLLECTIVE_TIMEOUT='") + s +
-               "' is not a number of seconds (more than 0, at most " +
-               std::to_string(static_cast<int64_t>(kMaxCollectiveTimeoutS)) +
-               ")";
+      *error =
+          std::string("SHAPESCRIPT_COLLECTIVE_TIMEOUT='") + s +
+          "' is not a number of seconds (more than 0, at most " +
+          std::to_string(static_cast<int64_t>(ops::kMaxCollectiveTimeoutS)) +
+          ")";
     return std::nullopt;
   }
   return v;

@@ -66,9 +66,8 @@ const char* collective_name(CollectiveOp op);  // "all-reduce", ...
 std::chrono::milliseconds default_collective_timeout();
 /// The one parser of $SHAPESCRIPT_COLLECTIVE_TIMEOUT: its seconds, or
 /// nullopt when it is unset. A value that is not a number of seconds in
-/// (0, kMaxCollectiveTimeoutS] sets [error] (`ss` refuses to start: exit 64)
-/// and gives nullopt.
-constexpr double kMaxCollectiveTimeoutS = 366.0 * 24 * 3600;
+/// (0, ops::kMaxCollectiveTimeoutS] (366 days, ops/registry/device_rule.h)
+/// sets [error] (`ss` refuses to start: exit 64) and gives nullopt.
 std::optional<double> collective_timeout_from_env(std::string* error = nullptr);
 /// What collective_timeout(seconds) sets: the default for every collective
 /// started afterwards (over SHAPESCRIPT_COLLECTIVE_TIMEOUT and 600 s).

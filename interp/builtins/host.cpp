@@ -5,6 +5,7 @@
 #include "interp/eval/device_hooks.h"
 #include "interp/eval/format.h"
 #include "interp/eval/runtime_table.h"
+#include "ops/registry/device_rule.h"
 
 namespace ss::builtins {
 
@@ -95,14 +96,16 @@ Value type_of(BuiltinCall& c) {
 
 Value collective_timeout(BuiltinCall& c) {
   double s = c.arg(0).number();  // required (ops/defs/host.cpp)
-  // At most 1e9 s (31 years): the devices' context makes it a count of
-  // milliseconds, which 1e308 s overflowed to a negative timeout, and the
-  // next run in the process failed to start its workers (issue 32's
-  // runtime fuzzer).
-  if (!(s > 0) || !(s <= 1e9))
-    c.fail("ValueError",
-           "collective_timeout needs seconds > 0 and at most 1e9 (31 "
-           "years)");
+  // At most 366 days, as $SHAPESCRIPT_COLLECTIVE_TIMEOUT: the devices'
+  // context makes it a count of milliseconds, which 1e308 s overflowed to
+  // a negative timeout, and the next run in the process failed to start
+  // its workers (issue 32's runtime fuzzer).
+  if (!(s > 0) || !(s <= ops::kMaxCollectiveTimeoutS))
+    c.fail(
+        "ValueError",
+        "collective_timeout needs seconds > 0 and at most " +
+            std::to_string(static_cast<int64_t>(ops::kMaxCollectiveTimeoutS)) +
+            " (366 days)");
   // Collectives started afterwards wait this long (devices.md item 12):
   // the devices' context sets it after this check (devices::Context::
   // run_op). One device has none.

@@ -158,6 +158,13 @@ enum class HostEffect : uint8_t {
   ReadsHostNumber,   // float, int, str of a tensor
 };
 
+/// The longest collective timeout, 366 days, for collective_timeout(s)
+/// and $SHAPESCRIPT_COLLECTIVE_TIMEOUT alike (dist/comm's parser): a
+/// stuck collective is still reported in a year, and its count of
+/// milliseconds stays far inside an int64 (1e308 s once overflowed it to
+/// a negative timeout: issue 32's runtime fuzzer).
+inline constexpr double kMaxCollectiveTimeoutS = 366.0 * 24 * 3600;
+
 /// A fn value a builtin calls (its param 0), and with what.
 enum class FnArg : uint8_t {
   None,
