@@ -3,10 +3,12 @@
 takes as the work grows tenfold.
 
 - Import graphs: N documents, file i importing file i+1 (a chain) or also
-  the last importing the first (a ring), written to a folder and opened
-  all at once, first to last and last to first. Timed from the first
-  didOpen until every document has had its diagnostics published and a
-  hover sent after the last didOpen is answered.
+  the last importing the first (a ring), or each importing one hub that
+  imports 200 files (a fan-in; the hub and its imports are on the disk,
+  not open), written to a folder and opened all at once, first to last
+  and last to first. Timed from the first didOpen until every document
+  has had its diagnostics published and a hover sent after the last
+  didOpen is answered.
 - A didChange storm: an 18 KB program (bench/gen_program.py) opened, then
   K incremental didChange notifications (one character typed at a time,
   as an editor sends them), then a hover. Timed from the first didChange
@@ -20,6 +22,8 @@ the load average is printed before and after, since the build machine is
 shared. Benchmarks report, tests assert: nothing here fails a build.
 
     bench/lsp_scale.py [--ss build/ss] [--n 200] [--k 50] [--cap 300]
+                       [--only graph|storm] [--shapes ring,chain,fan-in]
+                       [--repeat 3]
 """
 import argparse
 import os
@@ -35,9 +39,13 @@ sys.path.insert(0, os.path.join(HERE, "..", "tests", "lsp"))
 from lsp_client import Client  # noqa: E402
 
 
-def graph_files(folder, n, ring):
-    """Writes f0.ss .. f{n-1}.ss, each importing the next; returns their
-    (uri, text) in order."""
+def graph_files(folder, n, shape):
+    """Writes f0.ss .. f{n-1}.ss, each importing the next ("ring",
+    "chain") or hub.ss ("fan-in", the hub importing l0.ss .. l199.ss);
+    returns their (uri, text) in order."""
+    if shape == "fan-in":
+        return fan_in_files(folder, n)
+    ring = shape == "ring"
     files = []
     for i in range(n):
         nxt = i + 1 if i + 1 < n else (0 if ring else None)
@@ -48,6 +56,26 @@ def graph_files(folder, n, ring):
         with open(path, "w") as f:
             f.write(text)
         files.append(("file://" + path, text))
+    return files
+
+
+FAN_IN_LEAVES = 200
+
+
+def fan_in_files(folder, n):
+    def write(name, text):
+        with open(os.path.join(folder, name), "w") as f:
+            f.write(text)
+    for i in range(FAN_IN_LEAVES):
+        write(f"l{i}.ss", f"fn l{i}(x: f32) -> f32 = x * 2.0 + {i}.0\n")
+    write("hub.ss", "".join(f'import "l{i}.ss"\n'
+                            for i in range(FAN_IN_LEAVES)) +
+          f"\nfn hub(x: f32) -> f32 = l0(x) + l{FAN_IN_LEAVES - 1}(x)\n")
+    files = []
+    for i in range(n):
+        text = f'import "hub.ss"\n\nfn f{i}(x: f32) -> f32 = hub(x) * 2.0\n'
+        write(f"f{i}.ss", text)
+        files.append(("file://" + os.path.join(folder, f"f{i}.ss"), text))
     return files
 
 
@@ -81,9 +109,9 @@ def wait_all(client, uris, rid, deadline):
     return True
 
 
-def time_graph(ss, n, ring, reverse, cap):
+def time_graph(ss, n, shape, reverse, cap):
     with tempfile.TemporaryDirectory() as folder:
-        files = graph_files(folder, n, ring)
+        files = graph_files(folder, n, shape)
         if reverse:
             files.reverse()
         c = Client(ss)
@@ -143,6 +171,14 @@ def time_storm(ss, k, cap):
             c.kill()
 
 
+def median_of(k, run):
+    """Each figure of [run]'s result, the median of [k] runs (a run given
+    up, None, counts as the slowest)."""
+    runs = [run() for _ in range(k)]
+    return [sorted(figures, key=lambda x: (x is None, x or 0))[k // 2]
+            for figures in zip(*runs)]
+
+
 def fmt(t, cap):
     return f"{t:7.2f} s" if t is not None else f"  >{cap:.0f} s"
 
@@ -161,23 +197,29 @@ def main():
     ap.add_argument("--cap", type=float, default=300,
                     help="seconds after which a run is given up")
     ap.add_argument("--only", choices=["graph", "storm"], default=None)
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="runs of each graph; each figure is their median")
+    ap.add_argument("--shapes", default="ring,chain,fan-in",
+                    help="the import graphs, of ring, chain, fan-in")
     args = ap.parse_args()
     ss = os.path.abspath(args.ss)
     print(f"ss lsp scale ({ss})")
     print(f"load average before: {' '.join(map(str, os.getloadavg()))}")
     if args.only != "storm":
-        for ring in (True, False):
+        for shape in args.shapes.split(","):
             for reverse in (False, True):
-                what = (f"{'ring ' if ring else 'chain'} "
+                what = (f"{shape:6} "
                         f"{'last to first' if reverse else 'first to last'}")
-                t1, m1, _ = time_graph(ss, args.n, ring, reverse, args.cap)
-                t2, m2, h = time_graph(ss, 10 * args.n, ring, reverse,
-                                       args.cap)
+                t1, m1, _ = median_of(args.repeat, lambda: time_graph(
+                    ss, args.n, shape, reverse, args.cap))
+                t2, m2, h = median_of(args.repeat, lambda: time_graph(
+                    ss, 10 * args.n, shape, reverse, args.cap))
                 hover = f"{1000 * h:6.1f} ms" if h is not None else "     ?"
                 print(f"{what:24} N={args.n:<5} {fmt(t1, args.cap)} "
                       f"{m1 // 1024:5} MiB   N={10 * args.n:<6} "
                       f"{fmt(t2, args.cap)} {m2 // 1024:5} MiB  "
-                      f"{ratio(t1, t2)}  then a hover {hover}", flush=True)
+                      f"{ratio(t1, t2)}  then a hover {hover}  "
+                      f"(load {os.getloadavg()[0]:.1f})", flush=True)
     if args.only != "graph":
         t1, m1, size = time_storm(ss, args.k, args.cap)
         t2, m2, _ = time_storm(ss, 10 * args.k, args.cap)
