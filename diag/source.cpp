@@ -17,19 +17,25 @@ uint32_t SourceMap::add(std::string path, std::string text) {
   SourceFile f{std::move(path), std::move(text), {0}, {}};
   for (uint32_t i = 0; i < f.text.size(); ++i)
     if (f.text[i] == '\n') f.line_starts.push_back(i + 1);
+  // Not const: set_origin may change it while this map alone holds it.
+  files_.push_back(std::make_shared<SourceFile>(std::move(f)));
+  return static_cast<uint32_t>(files_.size() - 1);
+}
+
+uint32_t SourceMap::add(std::shared_ptr<const SourceFile> f) {
   files_.push_back(std::move(f));
   return static_cast<uint32_t>(files_.size() - 1);
 }
 
 LineCol SourceMap::line_col(uint32_t file, uint32_t offset) const {
-  const auto& starts = files_.at(file).line_starts;
+  const auto& starts = files_.at(file)->line_starts;
   auto it = std::upper_bound(starts.begin(), starts.end(), offset);
   uint32_t line = static_cast<uint32_t>(it - starts.begin());
   return {line, offset - starts[line - 1] + 1};
 }
 
 std::string_view SourceMap::line_text(uint32_t file, uint32_t line) const {
-  const auto& f = files_.at(file);
+  const auto& f = *files_.at(file);
   if (line == 0 || line > f.line_starts.size()) return {};
   uint32_t b = f.line_starts[line - 1];
   uint32_t e = line < f.line_starts.size()
@@ -42,7 +48,7 @@ std::string_view SourceMap::line_text(uint32_t file, uint32_t line) const {
 }
 
 std::string_view SourceMap::text(Span s) const {
-  const auto& t = files_.at(s.file).text;
+  const auto& t = files_.at(s.file)->text;
   if (s.begin >= t.size()) return {};
   return std::string_view(t).substr(s.begin, s.end - s.begin);
 }
@@ -76,9 +82,15 @@ std::string SourceMap::one_line(Span s) const {
 }
 
 void SourceMap::set_origin(uint32_t file, uint32_t line, LineOrigin origin) {
-  auto& origins = files_.at(file).origins;
+  std::shared_ptr<const SourceFile>& f = files_.at(file);
+  // Copied on write: only the repl's generated files have origins, and
+  // they are its own.
+  auto own = f.use_count() == 1 ? std::const_pointer_cast<SourceFile>(f)
+                                : std::make_shared<SourceFile>(*f);
+  auto& origins = own->origins;
   if (origins.size() < line) origins.resize(line);
   origins[line - 1] = origin;
+  f = std::move(own);
 }
 
 namespace {
@@ -98,20 +110,20 @@ uint32_t mapped_offset(const SourceFile& to, LineOrigin o, int64_t col) {
 
 Span SourceMap::origin(Span s) const {
   if (s.file >= files_.size()) return s;
-  const SourceFile& f = files_[s.file];
+  const SourceFile& f = *files_[s.file];
   auto origin_of = [&](uint32_t offset, LineCol& lc) -> const LineOrigin* {
     lc = line_col(s.file, std::min<uint32_t>(offset, f.text.size()));
     if (lc.line > f.origins.size()) return nullptr;
     const LineOrigin& o = f.origins[lc.line - 1];
     if (o.file >= files_.size() || o.line == 0 ||
-        o.line > files_[o.file].line_starts.size())
+        o.line > files_[o.file]->line_starts.size())
       return nullptr;
     return &o;
   };
   LineCol lb, le;
   const LineOrigin* ob = origin_of(s.begin, lb);
   if (!ob) return s;
-  const SourceFile& to = files_[ob->file];
+  const SourceFile& to = *files_[ob->file];
   Span out{ob->file, mapped_offset(to, *ob, lb.column - 1), 0};
   const LineOrigin* oe = origin_of(s.end, le);
   if (oe && oe->file == ob->file)
@@ -131,7 +143,7 @@ std::string SourceMap::position(Span s) const {
 std::string SourceMap::location(Span s, const char* unknown) const {
   if (s.file >= files_.size()) return unknown;
   s = origin(s);
-  return files_[s.file].path + ":" + position(s);
+  return files_[s.file]->path + ":" + position(s);
 }
 
 }  // namespace ss::diag

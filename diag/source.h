@@ -2,6 +2,7 @@
 // Source files and spans: every AST node and diagnostic points into here.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -52,8 +53,16 @@ class SourceMap {
  public:
   /// Adds a file and returns its id for Span::file.
   uint32_t add(std::string path, std::string text);
-  const SourceFile& file(uint32_t id) const { return files_.at(id); }
-  /// Says that 1-based [line] of [file] is [origin]'s line.
+  /// Adds a file that other maps hold too (Note [Shared import sets] in
+  /// interp/check/import_set.h): its text is not copied.
+  uint32_t add(std::shared_ptr<const SourceFile> f);
+  /// File [id], to add to another map.
+  const std::shared_ptr<const SourceFile>& shared(uint32_t id) const {
+    return files_.at(id);
+  }
+  const SourceFile& file(uint32_t id) const { return *files_.at(id); }
+  /// Says that 1-based [line] of [file] is [origin]'s line (a shared
+  /// file is copied first: the other maps' stays as it was).
   void set_origin(uint32_t file, uint32_t line, LineOrigin origin);
   /// [s] in the text it was made from (a line the repl wrapped: what the
   /// user typed, or the loaded file), or [s] itself when its line has no
@@ -74,7 +83,7 @@ class SourceMap {
   std::string location(Span s, const char* unknown = "<unknown>") const;
 
  private:
-  std::vector<SourceFile> files_;
+  std::vector<std::shared_ptr<const SourceFile>> files_;
 };
 
 }  // namespace ss::diag

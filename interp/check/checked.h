@@ -254,9 +254,39 @@ struct FusedLayer {
   ExprInfo info;
 };
 
+/// A program's modules in order, each a `const ast::Module&` (the stdlib
+/// first, then the imports, each after what it imports, the main file
+/// last); imports may be shared with other programs (Note [Shared import
+/// sets] in interp/check/import_set.h).
+class ModuleList {
+ public:
+  using Held = std::vector<std::shared_ptr<const ast::Module>>;
+  struct iterator {
+    Held::const_iterator at;
+    const ast::Module& operator*() const { return **at; }
+    const ast::Module* operator->() const { return at->get(); }
+    iterator& operator++() {
+      ++at;
+      return *this;
+    }
+    bool operator==(const iterator&) const = default;
+  };
+  explicit ModuleList(const Held& held) : held_(held) {}
+  iterator begin() const { return {held_.begin()}; }
+  iterator end() const { return {held_.end()}; }
+  bool empty() const { return held_.empty(); }
+  size_t size() const { return held_.size(); }
+  const ast::Module& back() const { return *held_.back(); }
+
+ private:
+  const Held& held_;
+};
+
+class ImportSet;
+
 class Program {
  public:
-  const std::vector<ast::Module>& modules() const { return modules_; }
+  ModuleList modules() const { return ModuleList(modules_); }
   const FnInfo* fn(const std::string& name) const;
   const std::map<std::string, FnInfo>& fns() const { return fns_; }
   const std::map<std::string, int64_t>& dims() const { return dims_; }
@@ -285,13 +315,22 @@ class Program {
   /// nothing, as nothing reads it.
   bool deferred(const ast::Stmt* let) const { return deferred_.count(let); }
 
+  /// `ss lsp` (Note [Shared import sets]): forgets what was proved about
+  /// the expressions outside file [file], the imports' bodies, which its
+  /// lookups in [file] do not reach; their declarations stay. 2,000
+  /// documents importing one hub then do not each keep the hub's. Only
+  /// lookups in [file] may use the program afterwards.
+  void keep_exprs_of(uint32_t file);
+
  private:
   friend class Checker;
   friend void fuse_attention(Program& prog);
   friend void fuse_layers(Program& prog);
   Program() = default;
 
-  std::vector<ast::Module> modules_;  // stdlib first, then imports, main
+  ModuleList::Held modules_;  // stdlib first, then imports, main
+  /// The imports' set, when they came from one: it holds their files.
+  std::shared_ptr<const ImportSet> imports_;
   std::map<std::string, FnInfo> fns_;
   std::map<std::string, int64_t> dims_;
   std::map<std::string, std::unique_ptr<types::RecordInfo>> records_;

@@ -1,11 +1,11 @@
 // The checker's entry: load files, parse, run the phases in order.
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
+#include "diag/read_source.h"
 #include "interp/check/checker_impl.h"
 #include "interp/check/fusion.h"
+#include "interp/check/import_set.h"
 #include "interp/lex/lexer.h"
 #include "interp/parse/parser.h"
 
@@ -41,6 +41,17 @@ const FusedLayer* Program::fused_layer(const ast::Expr* e) const {
   auto it = fused_layers_.find(e);
   return it == fused_layers_.end() ? nullptr : &it->second;
 }
+void Program::keep_exprs_of(uint32_t file) {
+  auto outside = [&](const auto& entry) {
+    return entry.first->span.file != file;
+  };
+  std::erase_if(exprs_, outside);
+  std::erase_if(fused_, outside);
+  std::erase_if(fused_layers_, outside);
+  std::erase_if(deferred_,
+                [&](const ast::Stmt* s) { return s->span.file != file; });
+}
+
 const FusedAttention* Program::fused(const ast::Expr* call) const {
   if (fused_.empty()) return nullptr;
   auto it = fused_.find(call);
@@ -128,8 +139,10 @@ Axis Checker::fresh_var(const std::string& name) {
   return Axis::variable(next_var_++, name);
 }
 
-std::unique_ptr<Program> Checker::run(std::vector<ast::Module> modules) {
+std::unique_ptr<Program> Checker::run(ModuleList::Held modules,
+                                      std::shared_ptr<const ImportSet> set) {
   prog_->modules_ = std::move(modules);
+  prog_->imports_ = std::move(set);
   collect_globals();
   resolve_devices();
   resolve_dims();
@@ -181,20 +194,6 @@ void Checker::ensure_checked(FnInfo& fn) {
 
 namespace {
 
-// Note [Only regular source files]: a program or an import that names a
-// device or a FIFO (`import "/dev/zero"`) would be read forever; only a
-// regular file is read (issue 16, as the data loaders do).
-bool read_file(const std::string& path, std::string& out) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return false;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  out = ss.str();
-  return true;
-}
-
 ast::Module parse_text(const std::string& path,
                        std::string text,
                        diag::SourceMap& sm,
@@ -210,16 +209,33 @@ ast::Module parse_text(const std::string& path,
 // The longest chain of imports below the program (its file is depth 0).
 constexpr int kMaxImportDepth = 64;
 
+// [p] made canonical: the key an import is known by.
+std::string canonical_key(const std::filesystem::path& p) {
+  std::error_code ec;
+  std::filesystem::path canon = std::filesystem::weakly_canonical(p, ec);
+  return ec ? p.string() : canon.string();
+}
+
+// What loading a program's imports read, for an import set (Note [Shared
+// import sets]).
+struct Reading {
+  std::string main;  // the program's file, made canonical
+  bool met_main = false;
+  std::map<std::string, std::optional<std::string>> read;
+};
+
 // Parses [m]'s imports (depth first, each file once), appending them to
 // [out] before [m] itself so declarations are seen in dependency order.
+// What is read is noted in [reading] when given.
 void load_imports(ast::Module m,
                   const std::string& path,
-                  std::vector<ast::Module>& out,
+                  ModuleList::Held& out,
                   std::set<std::string>& seen,
                   diag::SourceMap& sm,
                   diag::Diagnostics& diags,
                   const Options& opts,
-                  int depth) {
+                  int depth,
+                  Reading* reading) {
   namespace fs = std::filesystem;
   for (const ast::ImportDecl& imp : m.imports) {
     fs::path dir = fs::path(path).parent_path();
@@ -230,10 +246,11 @@ void load_imports(ast::Module m,
         dir = opts.import_dirs[line - 1];
     }
     fs::path p = dir / imp.path;
-    std::error_code ec;
-    fs::path canon = fs::weakly_canonical(p, ec);
-    std::string key = ec ? p.string() : canon.string();
-    if (seen.count(key)) continue;
+    std::string key = canonical_key(p);
+    if (seen.count(key)) {
+      if (reading && key == reading->main) reading->met_main = true;
+      continue;
+    }
     seen.insert(key);
     // A bound on the chain (its walk recurses), said as one (issue 32
     // item 9: it read "cannot read the imported file" for a file there).
@@ -249,12 +266,13 @@ void load_imports(ast::Module m,
           .help("import it from a file nearer the program");
       continue;
     }
-    std::string text;
-    std::optional<std::string> given;
-    if (opts.import_text) given = opts.import_text(key);
-    if (given) {
-      text = std::move(*given);
-    } else if (!read_file(p.string(), text)) {
+    // Note [Only regular source files] (diag/read_source.cpp).
+    std::optional<std::string> text;
+    if (opts.import_text) text = opts.import_text(key);
+    if (!text) text = diag::read_source(p.string());
+    if (reading) reading->read[key] = text;
+    if (!text) {
+      std::error_code ec;
       diags
           .error(diag::Code::E0204,
                  imp.span,
@@ -267,11 +285,71 @@ void load_imports(ast::Module m,
                      : ""));
       continue;
     }
-    ast::Module sub = parse_text(p.string(), std::move(text), sm, diags);
-    load_imports(
-        std::move(sub), p.string(), out, seen, sm, diags, opts, depth + 1);
+    ast::Module sub = parse_text(p.string(), std::move(*text), sm, diags);
+    load_imports(std::move(sub),
+                 p.string(),
+                 out,
+                 seen,
+                 sm,
+                 diags,
+                 opts,
+                 depth + 1,
+                 reading);
   }
-  out.push_back(std::move(m));
+  out.push_back(std::make_shared<const ast::Module>(std::move(m)));
+}
+
+// Loads [main]'s imports from an import set of opts.import_sets, or as
+// load_imports does, making one (Note [Shared import sets]). The set
+// taken or made; null when none may be kept.
+std::shared_ptr<const ImportSet> load_with_set(ast::Module main,
+                                               const std::string& path,
+                                               const std::string& main_key,
+                                               ModuleList::Held& out,
+                                               diag::SourceMap& sm,
+                                               diag::Diagnostics& diags,
+                                               const Options& opts) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> roots, root_keys;
+  for (const ast::ImportDecl& imp : main.imports) {
+    fs::path p = fs::path(path).parent_path() / imp.path;
+    roots.push_back(p.string());
+    root_keys.push_back(canonical_key(p));
+  }
+  auto read_now = [&](const std::string& key) {
+    std::optional<std::string> text;
+    if (opts.import_text) text = opts.import_text(key);
+    if (!text) text = diag::read_source(key);
+    return text;
+  };
+  if (auto set = opts.import_sets->find(roots, root_keys, main_key, read_now)) {
+    for (const auto& f : set->files) sm.add(f);
+    out.insert(out.end(), set->modules.begin(), set->modules.end());
+    diags.append(set->diags);
+    out.push_back(std::make_shared<const ast::Module>(std::move(main)));
+    return set;
+  }
+  const uint32_t main_file = main.file;
+  const size_t first_diag = diags.size(), first_file = sm.size(),
+               first_module = out.size();
+  Reading reading{main_key, false, {}};
+  std::set<std::string> seen{main_key};
+  load_imports(std::move(main), path, out, seen, sm, diags, opts, 0, &reading);
+  if (reading.met_main || diags.dropped() > 0) return nullptr;
+  auto set = std::make_shared<ImportSet>();
+  for (size_t i = first_diag; i < diags.size(); ++i) {
+    const diag::Diagnostic& d = diags.list()[i];
+    if (d.span.file == main_file) return nullptr;  // an import not read
+    set->diags.error(d.code, d.span, d.message) = d;
+  }
+  set->roots = std::move(roots);
+  set->root_keys = std::move(root_keys);
+  for (uint32_t f = first_file; f < sm.size(); ++f)
+    set->files.push_back(sm.shared(f));
+  set->modules.assign(out.begin() + first_module, out.end() - 1);
+  set->read = std::move(reading.read);
+  opts.import_sets->keep(set);
+  return set;
 }
 
 }  // namespace
@@ -281,25 +359,36 @@ std::unique_ptr<Program> check_source(const std::string& path,
                                       diag::SourceMap& sm,
                                       diag::Diagnostics& diags,
                                       const Options& opts) {
-  std::vector<ast::Module> modules;
+  // Note [Shared import sets]: a set numbers the files of the programs
+  // checked with it from 0, the stdlib's.
+  const bool sets = opts.import_sets && opts.stdlib &&
+                    opts.import_dirs.empty() && sm.size() == 0;
+  ModuleList::Held modules;
   uint32_t stdlib_file = UINT32_MAX;
-  if (opts.stdlib) {
-    modules.push_back(parse_text("<stdlib>", stdlib_source(), sm, diags));
-    stdlib_file = modules.back().file;
+  if (sets) {
+    stdlib_file = sm.add(shared_stdlib().file);
+    modules.push_back(shared_stdlib().module);
+  } else if (opts.stdlib) {
+    modules.push_back(std::make_shared<const ast::Module>(
+        parse_text("<stdlib>", stdlib_source(), sm, diags)));
+    stdlib_file = modules.back()->file;
   }
-  std::set<std::string> seen;
-  {
-    std::error_code ec;
-    auto canon = std::filesystem::weakly_canonical(path, ec);
-    seen.insert(ec ? path : canon.string());
-  }
+  const std::string main_key = canonical_key(path);
   ast::Module main = parse_text(path, std::move(text), sm, diags);
-  load_imports(std::move(main), path, modules, seen, sm, diags, opts, 0);
+  std::shared_ptr<const ImportSet> set;
+  if (sets) {
+    set = load_with_set(
+        std::move(main), path, main_key, modules, sm, diags, opts);
+  } else {
+    std::set<std::string> seen{main_key};
+    load_imports(
+        std::move(main), path, modules, seen, sm, diags, opts, 0, nullptr);
+  }
   std::unique_ptr<Program> prog;
   if (diags.empty()) {
     Checker c(sm, diags, opts);
     c.stdlib_file_ = stdlib_file;
-    prog = c.run(std::move(modules));
+    prog = c.run(std::move(modules), std::move(set));
   }
   diags.sort();
   return diags.empty() || opts.keep_on_error ? std::move(prog) : nullptr;
@@ -309,9 +398,9 @@ std::unique_ptr<Program> check_file(const std::string& path,
                                     diag::SourceMap& sm,
                                     diag::Diagnostics& diags,
                                     const Options& opts) {
-  std::string text;
-  if (!read_file(path, text)) return nullptr;  // the driver reports IO
-  return check_source(path, std::move(text), sm, diags, opts);
+  std::optional<std::string> text = diag::read_source(path);
+  if (!text) return nullptr;  // the driver reports IO
+  return check_source(path, std::move(*text), sm, diags, opts);
 }
 
 // ------------------------------------------------------------ --types

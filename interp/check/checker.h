@@ -14,6 +14,8 @@
 
 namespace ss::check {
 
+class ImportSets;
+
 struct Options {
   /// `-D NAME=SIZE` overrides of dims.
   std::map<std::string, int64_t> dim_overrides;
@@ -48,6 +50,10 @@ struct Options {
   /// (devices.md: the controller is the process running main or the
   /// repl), and a call of a worker fn from it goes to the workers.
   std::string prompt_fn;
+  /// `ss lsp`: where a check takes its imports from an earlier check's,
+  /// and leaves its own (Note [Shared import sets] in import_set.h); null:
+  /// each check reads and parses them.
+  std::shared_ptr<ImportSets> import_sets;
 };
 
 /// Reads [path] (and what it imports), parses and checks it. Returns the

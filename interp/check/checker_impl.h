@@ -120,7 +120,10 @@ struct CallArg {
 class Checker {
  public:
   Checker(diag::SourceMap& sm, diag::Diagnostics& diags, const Options& opts);
-  std::unique_ptr<Program> run(std::vector<ast::Module> modules);
+  /// Checks [modules]; [set]: the import set they came from, which the
+  /// program holds (Note [Shared import sets]).
+  std::unique_ptr<Program> run(ModuleList::Held modules,
+                               std::shared_ptr<const ImportSet> set = {});
 
   // ---- decls.cpp: global declarations.
   void collect_globals();

@@ -45,7 +45,7 @@ void Checker::collect_globals() {
     seen[name] = {span, stdlib};
     return true;
   };
-  for (const ast::Module& m : prog_->modules_) {
+  for (const ast::Module& m : prog_->modules()) {
     bool stdlib = m.file == stdlib_file_;
     for (const ast::DimDecl& d : m.dims)
       if (declare(d.name, d.name_span, stdlib, "dim")) {
@@ -83,7 +83,7 @@ void Checker::collect_globals() {
   // Mesh axes live among axes; they may not collide with each other.
   std::map<std::string, diag::Span> mesh_seen;
   const ast::MeshDecl* first_mesh = nullptr;
-  for (const ast::Module& m : prog_->modules_)
+  for (const ast::Module& m : prog_->modules())
     for (const ast::MeshDecl& md : m.meshes) {
       if (first_mesh) {
         error(Code::E0202,
@@ -116,7 +116,7 @@ void Checker::collect_globals() {
 
 void Checker::resolve_devices() {
   const ast::DevicesDecl* first = nullptr;
-  for (const ast::Module& m : prog_->modules_)
+  for (const ast::Module& m : prog_->modules())
     for (const ast::DevicesDecl& d : m.devices) {
       if (first) {
         error(Code::E0202,

@@ -52,6 +52,11 @@ std::shared_ptr<const Analysis> analyze(const std::string& path,
       a->file = f;
       break;
     }
+  // Note [Shared import sets]: the lookups are in the document; only the
+  // several-devices table (table()) reads the imports' bodies.
+  if (a->prog && (!a->clean() ||
+                  (a->prog->devices().count() < 2 && a->prog->mesh().empty())))
+    a->prog->keep_exprs_of(a->file);
   return a;
 }
 

@@ -1,10 +1,7 @@
 // Pending checks and what checks read (pending.h).
 #include "interp/lsp/pending.h"
 
-#include <filesystem>
-#include <fstream>
 #include <functional>
-#include <sstream>
 #include <string_view>
 
 namespace ss::lsp {
@@ -13,16 +10,6 @@ ContentHash content_hash(const std::optional<std::string>& text) {
   // 0 is kept for "could not be read"; an empty text hashes to non-zero.
   if (!text) return 0;
   return (std::hash<std::string_view>{}(*text) * 31 + text->size()) | 1;
-}
-
-std::optional<std::string> read_source(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 void PendingChecks::add(const std::string& uri) {

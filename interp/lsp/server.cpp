@@ -9,7 +9,9 @@
 #include <stdexcept>
 
 #include "diag/render_lsp.h"
+#include "interp/check/import_set.h"
 #include "interp/check/program_options.h"
+#include "interp/lsp/disk_files.h"
 #include "interp/lsp/documents.h"
 #include "interp/lsp/features.h"
 #include "interp/lsp/formatting.h"
@@ -120,6 +122,9 @@ class Server {
   bool shutdown_ = false;
   bool gone_ = false;  // a write failed: nobody reads the answers
   DocumentStore docs_;
+  DiskFiles disk_;
+  std::shared_ptr<check::ImportSets> import_sets_ =
+      std::make_shared<check::ImportSets>();
   PendingChecks pending_;
   ImportGraph imports_;
   /// Per document, the other files (imports) it published diagnostics to.
@@ -389,7 +394,7 @@ bool Server::notification(const std::string& method, const json& params) {
       pending_.remove(uri);
       imports_.forget(uri);
       // They read the disk again.
-      imported_changed(path, content_hash(read_source(path)));
+      imported_changed(path, content_hash(disk_.read(path)));
     }
   }
   return true;
@@ -459,13 +464,17 @@ check::Options Server::import_options(
     const Document& d, std::map<std::string, ContentHash>* inputs) {
   // An import the editor has open is read from its text, saved or not;
   // the others are read here rather than by the checker, to note what
-  // was read.
+  // was read (and to read a file again only when it changed: Note [Disk
+  // files read again when changed] in disk_files.h). Note [Shared import
+  // sets] (interp/check/import_set.h): the imports' trees are those of an
+  // earlier check when the files read the same.
   check::Options o = opts_;
+  o.import_sets = import_sets_;
   o.import_text = [this, &d, inputs](
                       const std::string& path) -> std::optional<std::string> {
     const Document* open = docs_.find_path(path);
     std::optional<std::string> text =
-        open && open != &d ? std::optional(open->text) : read_source(path);
+        open && open != &d ? std::optional(open->text) : disk_.read(path);
     if (inputs) (*inputs)[path] = content_hash(text);
     return text;
   };

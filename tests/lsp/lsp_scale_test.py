@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """`ss lsp` under a hostile editor (issue 32 item 10), through its protocol:
 a 2,000-file import ring opened at once in both orders, a storm of
-didChange notifications, and the diagnostics of a file that imports a
-changing one. What is asserted is what the editor sees (the diagnostics of
+didChange notifications, the diagnostics of a file that imports a
+changing one, and of documents whose checks share one hub's imports. What is asserted is what the editor sees (the diagnostics of
 each file, the answers); the speed is bench/lsp_scale.py's to measure, and
 the timeouts here only keep a hang from passing.
 
@@ -56,6 +56,15 @@ class Session(unittest.TestCase):
             if m.get("method") == "textDocument/publishDiagnostics":
                 last[m["params"]["uri"]] = m["params"]["diagnostics"]
         return last
+
+    def expect(self, c, uri, codes):
+        """Waits until [uri]'s diagnostics are [codes] (error codes): a
+        server may publish a file more than once on the way."""
+        while True:
+            got = [x["code"] for x in c.diagnostics(uri, timeout=HANG)
+                   ["diagnostics"]]
+            if got == codes:
+                return
 
     def change(self, c, uri, version, text):
         c.notify("textDocument/didChange", {
@@ -155,15 +164,6 @@ class Storm(Session):
 
 
 class Dependents(Session):
-    def expect(self, c, uri, codes):
-        """Waits until [uri]'s diagnostics are [codes] (error codes): a
-        server may publish a file more than once on the way."""
-        while True:
-            got = [x["code"] for x in c.diagnostics(uri, timeout=HANG)
-                   ["diagnostics"]]
-            if got == codes:
-                return
-
     def test_a_change_of_an_import_shows_in_its_importers(self):
         d = self.tmp()
         lib = "fn double(x: f32) -> f32 = x * 2.0\n"
@@ -208,6 +208,79 @@ class Dependents(Session):
         c.open(uri_of(os.path.join(d, "new.ss")), "fn one() -> int = 1\n")
         last = self.last_diagnostics(self.settle(c))
         self.assertEqual(last[main_uri], [])
+
+
+class SharedImports(Session):
+    """Documents importing one hub, whose imports each check takes from an
+    earlier check's (Note [Shared import sets]): what each shows is what
+    its own check of every file would show."""
+
+    def test_a_hub_changed_in_the_editor_and_on_the_disk(self):
+        d = self.tmp()
+        for i in range(3):
+            self.write(d, f"l{i}.ss", f"fn l{i}(x: f32) -> f32 = x * 2.0\n")
+        hub = ('import "l0.ss"\nimport "l1.ss"\nimport "l2.ss"\n\n'
+               "fn hub(x: f32) -> f32 = l0(x) + l2(x)\n")
+        hub_uri = self.write(d, "hub.ss", hub)
+        a = 'import "hub.ss"\n\nfn a(x: f32) -> f32 = hub(x)\n'
+        # b's own text has an error: `nope` is declared nowhere.
+        b = ('import "hub.ss"\n\nfn b(x: f32) -> f32 = hub(x)\n\n'
+             "fn c(x: f32) -> f32 = nope(x)\n")
+        a_uri = self.write(d, "a.ss", a)
+        b_uri = self.write(d, "b.ss", b)
+        c = self.start()
+        c.open(a_uri, a)
+        c.open(b_uri, b)
+        last = self.last_diagnostics(self.settle_keep(c))
+        self.assertEqual(last[a_uri], [])
+        self.assertEqual([x["code"] for x in last[b_uri]], ["E0201"])
+        self.assertEqual(last[b_uri][0]["range"]["start"]["line"], 4)
+        self.assertNotIn(hub_uri, last)  # nothing to say about the hub
+
+        # The hub opened as on the disk, then its fn renamed in the editor:
+        # both documents call what is gone.
+        c.open(hub_uri, hub)
+        self.change(c, hub_uri, 2, hub.replace("fn hub(", "fn hub2("))
+        self.expect(c, a_uri, ["E0201"])
+        self.expect(c, b_uri, ["E0201", "E0201"])
+
+        # An error in the hub's own text: said in the hub's file, once, by
+        # the hub's check; the documents importing it say nothing of it.
+        broken = hub.replace("l0(x) + l2(x)", "l0(x) + y")
+        self.change(c, hub_uri, 3, broken)
+        messages = self.settle_keep(c)
+        last = self.last_diagnostics(messages)
+        self.assertEqual(last[a_uri], [])
+        self.assertEqual([x["code"] for x in last[b_uri]], ["E0201"])
+        self.assertEqual([x["code"] for x in last[hub_uri]], ["E0201"])
+        self.assertEqual(last[hub_uri][0]["range"]["start"]["line"], 4)
+        for m in messages:
+            if m.get("method") == "textDocument/publishDiagnostics" and \
+                    m["params"]["uri"] == hub_uri:
+                self.assertLessEqual(len(m["params"]["diagnostics"]), 1)
+
+        # The hub closed unsaved: the documents read the disk's hub again.
+        c.notify("textDocument/didClose", {"textDocument": {"uri": hub_uri}})
+        self.expect(c, hub_uri, [])
+        self.expect(c, a_uri, [])
+        self.expect(c, b_uri, ["E0201"])
+
+        # A leaf changed on the disk, with no word from the editor: the
+        # next check of a document sees it, in the leaf's file.
+        leaf_uri = self.write(d, "l1.ss", "fn l1(x: f32) -> f32 = x * * 2.0\n")
+        self.change(c, a_uri, 2, a + "\n")
+        leaf = c.diagnostics(leaf_uri, timeout=HANG)["diagnostics"]
+        self.assertEqual(len(leaf), 1)
+        self.assertTrue(leaf[0]["code"].startswith("E01"), leaf)
+        self.expect(c, a_uri, [])
+
+    def settle_keep(self, c):
+        """Every message until a workspace/symbol request is answered (the
+        server checks what is pending first), the session going on."""
+        rid = c.request_async("workspace/symbol", {"query": ""})
+        c.response(rid, timeout=HANG)
+        out, c.pending = c.pending, []
+        return out
 
 
 def main():

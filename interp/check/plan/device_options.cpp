@@ -46,7 +46,7 @@ std::string or_list(const std::vector<int64_t>& xs) {
 void Checker::check_device_options() {
   const ast::DevicesDecl* decl = nullptr;
   const ast::MeshDecl* mesh = nullptr;
-  for (const ast::Module& m : prog_->modules_) {
+  for (const ast::Module& m : prog_->modules()) {
     if (!m.devices.empty() && !decl) decl = &m.devices.front();
     if (!m.meshes.empty() && !mesh) mesh = &m.meshes.front();
   }

@@ -124,7 +124,7 @@ void Checker::check_devices() {
   // Source order: modules in order (stdlib, imports, main), then offset.
   std::map<uint32_t, size_t> module_of;
   for (size_t i = 0; i < P.modules_.size(); ++i)
-    module_of[P.modules_[i].file] = i;
+    module_of[P.modules_[i]->file] = i;
   auto order_of = [&](diag::Span s) {
     auto it = module_of.find(s.file);
     return std::make_pair(it == module_of.end() ? SIZE_MAX : it->second,
@@ -133,7 +133,7 @@ void Checker::check_devices() {
 
   // Fns in source order.
   std::vector<FnInfo*> fns;
-  for (const ast::Module& m : P.modules_)
+  for (const ast::Module& m : P.modules())
     for (const ast::FnDecl& d : m.fns) {
       auto it = P.fns_.find(d.name);
       if (it == P.fns_.end() || it->second.decl != &d) continue;

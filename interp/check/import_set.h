@@ -1,0 +1,95 @@
+#pragma once
+// The parsed imports of one document, kept for the next document that
+// imports the same files (Note [Shared import sets]).
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "diag/diagnostic.h"
+#include "interp/check/checked.h"
+
+namespace ss::check {
+
+// Note [Shared import sets]: `ss lsp` checks each open document with its
+// whole import graph, and 2,000 documents importing one hub that imports
+// 200 files read, made canonical and parsed those 201 files 2,000 times
+// (issue 32 item 10: 15 s, and 2 GB for the 2,000 copies of their texts,
+// trees and checked expressions). So a check may take its imports from an
+// earlier check's (Options::import_sets): an ImportSet is what loading one
+// file's imports produced (their source files, parsed modules and the
+// diagnostics of loading them), immutable, and shared by shared_ptr among
+// the programs checked with it; each check still parses its own file and
+// checks the whole program, so what it reports is what a check that read
+// and parsed every import reports (the checker's contract for `ss check`,
+// which takes no set). A set is found by the paths its importer's imports
+// are written to (joined to the importer's folder), and taken when:
+//  - it was made without meeting its importer again (in a ring every file
+//    reaches itself, so each has a set of its own: none is kept), and the
+//    document checked now is none of the files it read;
+//  - every file it read holds the text it read, through Options::
+//    import_text (the editor's text of an open file, `ss lsp`'s reading of
+//    the disk), and its importer's imports still resolve to the files they
+//    did;
+//  - it reported no error in its importer's file (an import that cannot be
+//    read), as such an error is at a place of that file only.
+// Within a set the files keep their numbers in the SourceMap (0 the
+// stdlib, 1 the importer, 2... the imports in the order they were read)
+// and so the spans of its trees are right in every program checked with
+// it. What a nested import's path resolves to is not resolved again: a
+// file made a link to another after the set was made is seen when a text
+// read changes.
+
+/// What loading one file's imports read and made.
+struct ImportSet {
+  /// The importer's imports, joined to its folder, in the order written
+  /// (how the set is found), and each one's canonical path.
+  std::vector<std::string> roots, root_keys;
+  /// The source files of a program checked with it, by file number, from
+  /// 2 on (0 is the stdlib's, 1 the importer's).
+  std::vector<std::shared_ptr<const diag::SourceFile>> files;
+  /// The imports' modules, in the program's order (after the stdlib).
+  ModuleList::Held modules;
+  /// What loading them reported, in order (in their files only).
+  diag::Diagnostics diags;
+  /// Every file read, by canonical path: the text read (nullopt: it could
+  /// not be read).
+  std::map<std::string, std::optional<std::string>> read;
+};
+
+/// The sets that the last checks made, found by their roots.
+class ImportSets {
+ public:
+  /// The set for [roots] that the file of canonical path [main] may take:
+  /// its roots still resolve to [root_keys], it did not read [main], and
+  /// each file it read reads the same through [read_now]. Null when there
+  /// is none.
+  std::shared_ptr<const ImportSet> find(
+      const std::vector<std::string>& roots,
+      const std::vector<std::string>& root_keys,
+      const std::string& main,
+      const std::function<std::optional<std::string>(const std::string&)>&
+          read_now);
+  void keep(std::shared_ptr<const ImportSet> set);
+
+ private:
+  /// Held by the programs checked with them; the last few are held here
+  /// too, so that a set whose programs failed to parse is not lost.
+  std::map<std::vector<std::string>, std::weak_ptr<const ImportSet>> sets_;
+  std::deque<std::shared_ptr<const ImportSet>> recent_;
+  size_t kept_since_sweep_ = 0;
+};
+
+/// The stdlib's file and module, parsed once for the process: file 0 of
+/// a program checked with an import set.
+struct SharedStdlib {
+  std::shared_ptr<const diag::SourceFile> file;
+  std::shared_ptr<const ast::Module> module;
+};
+const SharedStdlib& shared_stdlib();
+
+}  // namespace ss::check
