@@ -198,9 +198,7 @@ ast::Module parse_text(const std::string& path,
                        std::string text,
                        diag::SourceMap& sm,
                        diag::Diagnostics& diags) {
-  // A UTF-8 byte order mark that an editor put at the start is not part
-  // of the program (Python and Go skip it too; it was E0101).
-  if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);
+  if (parsed_text(text).size() != text.size()) text.erase(0, 3);
   uint32_t id = sm.add(path, std::move(text));
   lex::Tokens toks = lex::lex(sm, id, diags);
   return parse::parse(toks, id, diags);
@@ -221,7 +219,7 @@ std::string canonical_key(const std::filesystem::path& p) {
 struct Reading {
   std::string main;  // the program's file, made canonical
   bool met_main = false;
-  std::map<std::string, std::optional<std::string>> read;
+  std::map<std::string, std::optional<uint32_t>> read;  // ImportSet::read
 };
 
 // Parses [m]'s imports (depth first, each file once), appending them to
@@ -270,8 +268,8 @@ void load_imports(ast::Module m,
     std::optional<std::string> text;
     if (opts.import_text) text = opts.import_text(key);
     if (!text) text = diag::read_source(p.string());
-    if (reading) reading->read[key] = text;
     if (!text) {
+      if (reading) reading->read[key] = std::nullopt;
       std::error_code ec;
       diags
           .error(diag::Code::E0204,
@@ -286,6 +284,7 @@ void load_imports(ast::Module m,
       continue;
     }
     ast::Module sub = parse_text(p.string(), std::move(*text), sm, diags);
+    if (reading) reading->read[key] = sub.file;
     load_imports(std::move(sub),
                  p.string(),
                  out,

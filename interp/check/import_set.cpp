@@ -8,15 +8,6 @@
 
 namespace ss::check {
 
-namespace {
-
-// The sets held here besides those their programs hold: a few, as a check
-// that fails to parse keeps no program (and the next document may import
-// the same files).
-constexpr size_t kRecent = 8;
-
-}  // namespace
-
 std::shared_ptr<const ImportSet> ImportSets::find(
     const std::vector<std::string>& roots,
     const std::vector<std::string>& root_keys,
@@ -28,8 +19,13 @@ std::shared_ptr<const ImportSet> ImportSets::find(
   std::shared_ptr<const ImportSet> set = it->second.lock();
   if (!set || set->root_keys != root_keys || set->read.count(main))
     return nullptr;
-  for (const auto& [key, text] : set->read)
-    if (read_now(key) != text) return nullptr;
+  for (const auto& [key, file] : set->read) {
+    const std::optional<std::string> now = read_now(key);
+    if (now.has_value() != file.has_value() ||
+        (now &&
+         parsed_text(*now) != set->files.at(*file - kFirstImportFile)->text))
+      return nullptr;
+  }
   return set;
 }
 
@@ -42,8 +38,11 @@ void ImportSets::keep(std::shared_ptr<const ImportSet> set) {
       it = it->second.expired() ? sets_.erase(it) : std::next(it);
   }
   sets_[set->roots] = set;
-  recent_.push_back(std::move(set));
-  if (recent_.size() > kRecent) recent_.pop_front();
+  last_ = std::move(set);
+}
+
+std::string_view parsed_text(std::string_view text) {
+  return text.starts_with("\xEF\xBB\xBF") ? text.substr(3) : text;
 }
 
 const SharedStdlib& shared_stdlib() {

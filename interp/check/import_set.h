@@ -2,12 +2,12 @@
 // The parsed imports of one document, kept for the next document that
 // imports the same files (Note [Shared import sets]).
 
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "diag/diagnostic.h"
@@ -44,21 +44,26 @@ namespace ss::check {
 // file made a link to another after the set was made is seen when a text
 // read changes.
 
+/// The number of a set's first file in the programs checked with it (0 is
+/// the stdlib's, 1 the importer's).
+inline constexpr uint32_t kFirstImportFile = 2;
+
 /// What loading one file's imports read and made.
 struct ImportSet {
   /// The importer's imports, joined to its folder, in the order written
   /// (how the set is found), and each one's canonical path.
   std::vector<std::string> roots, root_keys;
-  /// The source files of a program checked with it, by file number, from
-  /// 2 on (0 is the stdlib's, 1 the importer's).
+  /// The source files of a program checked with it, by file number from
+  /// kFirstImportFile on.
   std::vector<std::shared_ptr<const diag::SourceFile>> files;
   /// The imports' modules, in the program's order (after the stdlib).
   ModuleList::Held modules;
   /// What loading them reported, in order (in their files only).
   diag::Diagnostics diags;
-  /// Every file read, by canonical path: the text read (nullopt: it could
-  /// not be read).
-  std::map<std::string, std::optional<std::string>> read;
+  /// Every file read, by canonical path: the number of its file (nullopt:
+  /// it could not be read). The file's text is what was read, less
+  /// parsed_text's cut.
+  std::map<std::string, std::optional<uint32_t>> read;
 };
 
 /// The sets that the last checks made, found by their roots.
@@ -77,12 +82,20 @@ class ImportSets {
   void keep(std::shared_ptr<const ImportSet> set);
 
  private:
-  /// Held by the programs checked with them; the last few are held here
-  /// too, so that a set whose programs failed to parse is not lost.
+  /// Held by the programs checked with them. The last one kept is held
+  /// here too: a check that fails (an error in an import) keeps no
+  /// program, and the next document may import the same files. No more:
+  /// in a ring or a chain no set is taken again, and a set freed long
+  /// after it was made costs more to free (a ring of 2,000 files took 10%
+  /// longer holding the last 8).
   std::map<std::vector<std::string>, std::weak_ptr<const ImportSet>> sets_;
-  std::deque<std::shared_ptr<const ImportSet>> recent_;
+  std::shared_ptr<const ImportSet> last_;
   size_t kept_since_sweep_ = 0;
 };
+
+/// What of a file's text is parsed: all but a UTF-8 byte order mark that
+/// an editor put at its start (Python and Go skip it too; it was E0101).
+std::string_view parsed_text(std::string_view text);
 
 /// The stdlib's file and module, parsed once for the process: file 0 of
 /// a program checked with an import set.
