@@ -135,3 +135,47 @@ TEST_CASE("an import that cannot be read is said in each importer's file",
   f.write("gone.ss", "fn g() -> int = 1\n");
   CHECK(check(b, sets)->said().empty());
 }
+
+TEST_CASE(
+    "a set whose programs failed to parse is taken by the next "
+    "document",
+    "[check]") {
+  Folder f;
+  f.write("hub.ss", "fn hub(x: f32) -> f32 = x * * 2.0\n");
+  const std::string a =
+      f.write("a.ss", "import \"hub.ss\"\n\nfn a(x: f32) -> f32 = hub(x)\n");
+  const std::string b =
+      f.write("b.ss", "import \"hub.ss\"\n\nfn b(x: f32) -> f32 = hub(x)\n");
+  auto sets = std::make_shared<ImportSets>();
+  auto a1 = check(a, sets);
+  auto b1 = check(b, sets);
+  const std::vector<std::string> says{"hub.ss:E0101@1:29"};
+  CHECK(a1->said() == says);
+  CHECK(b1->said() == says);
+  CHECK(check(b, nullptr)->said() == says);
+  CHECK(a1->prog == nullptr);
+  REQUIRE(a1->sm.size() == 3);
+  CHECK(a1->sm.shared(2) == b1->sm.shared(2));
+}
+
+TEST_CASE("an import with a byte order mark is taken from the set", "[check]") {
+  Folder f;
+  f.write("l.ss",
+          "\xEF\xBB\xBF"
+          "fn l(x: f32) -> f32 = x\n");
+  const std::string a =
+      f.write("a.ss", "import \"l.ss\"\n\nfn a(x: f32) -> f32 = l(x)\n");
+  const std::string b =
+      f.write("b.ss", "import \"l.ss\"\n\nfn b(x: f32) -> f32 = l(x)\n");
+  auto sets = std::make_shared<ImportSets>();
+  auto a1 = check(a, sets);
+  auto b1 = check(b, sets);
+  CHECK(a1->said().empty());
+  CHECK(b1->said().empty());
+  REQUIRE(a1->module("l.ss"));
+  CHECK(a1->module("l.ss") == b1->module("l.ss"));
+  f.write("l.ss",
+          "\xEF\xBB\xBF"
+          "fn l(x: f32) -> f32 = y\n");
+  CHECK(check(b, sets)->said() == std::vector<std::string>{"l.ss:E0201@1:23"});
+}
