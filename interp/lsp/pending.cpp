@@ -1,6 +1,7 @@
 // Pending checks and what checks read (pending.h).
 #include "interp/lsp/pending.h"
 
+#include <algorithm>
 #include <functional>
 #include <string_view>
 
@@ -33,19 +34,35 @@ std::optional<std::string> PendingChecks::pop() {
   return std::nullopt;
 }
 
+ImportGraph::Id ImportGraph::id(const std::string& name) {
+  auto [it, added] = ids_.emplace(name, static_cast<Id>(names_.size()));
+  if (added) names_.push_back(name);
+  return it->second;
+}
+
 void ImportGraph::record(const std::string& uri,
-                         std::map<std::string, ContentHash> inputs) {
+                         const std::map<std::string, ContentHash>& inputs) {
   forget(uri);
-  for (const auto& entry : inputs) readers_[entry.first].insert(uri);
-  read_[uri] = std::move(inputs);
+  std::vector<std::pair<Id, ContentHash>> read;
+  read.reserve(inputs.size());
+  const Id u = id(uri);
+  for (const auto& [path, hash] : inputs) {
+    const Id p = id(path);
+    read.emplace_back(p, hash);
+    readers_[p].insert(u);
+  }
+  std::sort(read.begin(), read.end());
+  read_[u] = std::move(read);
 }
 
 void ImportGraph::forget(const std::string& uri) {
-  auto it = read_.find(uri);
+  auto u = ids_.find(uri);
+  if (u == ids_.end()) return;
+  auto it = read_.find(u->second);
   if (it == read_.end()) return;
-  for (const auto& entry : it->second) {
-    auto r = readers_.find(entry.first);
-    r->second.erase(uri);
+  for (const auto& [p, hash] : it->second) {
+    auto r = readers_.find(p);
+    r->second.erase(u->second);
     if (r->second.empty()) readers_.erase(r);
   }
   read_.erase(it);
@@ -54,10 +71,17 @@ void ImportGraph::forget(const std::string& uri) {
 std::vector<std::string> ImportGraph::stale_importers(const std::string& path,
                                                       ContentHash now) const {
   std::vector<std::string> out;
-  auto r = readers_.find(path);
+  auto p = ids_.find(path);
+  if (p == ids_.end()) return out;
+  auto r = readers_.find(p->second);
   if (r == readers_.end()) return out;
-  for (const std::string& uri : r->second)
-    if (read_.at(uri).at(path) != now) out.push_back(uri);
+  for (Id u : r->second) {
+    const auto& read = read_.at(u);
+    auto at = std::lower_bound(
+        read.begin(), read.end(), std::make_pair(p->second, ContentHash{0}));
+    if (at->second != now) out.push_back(names_[u]);
+  }
+  std::sort(out.begin(), out.end());
   return out;
 }
 

@@ -8,6 +8,8 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace ss::lsp {
@@ -70,21 +72,29 @@ class PendingChecks {
 };
 
 /// What each document's last check read, and the reverse: by file, the
-/// documents that read it.
+/// documents that read it. Each path and URI is kept once, by number: in
+/// a fan-in 2,000 documents each read the same 201 files (Note [Shared
+/// import sets] in interp/check/import_set.h), and their 402,000 entries
+/// as strings in ordered maps took 80 MB and 7% of the checks' time.
 class ImportGraph {
  public:
   /// [uri]'s last check read [inputs] (canonical path -> content).
   void record(const std::string& uri,
-              std::map<std::string, ContentHash> inputs);
+              const std::map<std::string, ContentHash>& inputs);
   void forget(const std::string& uri);
   /// The documents whose last check read [path] with other content than
-  /// [now]: those a change of [path] to [now] concerns.
+  /// [now]: those a change of [path] to [now] concerns, in URI order.
   std::vector<std::string> stale_importers(const std::string& path,
                                            ContentHash now) const;
 
  private:
-  std::map<std::string, std::map<std::string, ContentHash>> read_;  // by uri
-  std::map<std::string, std::set<std::string>> readers_;            // by path
+  using Id = uint32_t;
+  Id id(const std::string& name);
+  std::vector<std::string> names_;
+  std::unordered_map<std::string, Id> ids_;
+  /// By uri: the paths read, in Id order, with their content.
+  std::unordered_map<Id, std::vector<std::pair<Id, ContentHash>>> read_;
+  std::unordered_map<Id, std::unordered_set<Id>> readers_;  // by path
 };
 
 }  // namespace ss::lsp

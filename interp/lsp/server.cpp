@@ -484,7 +484,7 @@ check::Options Server::import_options(
 void Server::check(Document& d) {
   std::map<std::string, ContentHash> inputs;
   d.now = analyze(d.path, d.text, import_options(d, &inputs));
-  imports_.record(d.uri, std::move(inputs));
+  imports_.record(d.uri, inputs);
   if (d.now->prog) d.last_program = d.now;
   publish(d);
 }
