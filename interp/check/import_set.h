@@ -46,16 +46,16 @@ namespace ss::check {
 // file made a link to another after the set was made is seen when a text
 // read changes.
 //
-// The fan-in then takes 4 s and 0.9 GB: each check still checks the
+// The fan-in then takes 4 s and 0.8 GB: each check still checks the
 // imports' bodies (60% of its time), and each program keeps its own
-// checked declarations of them (FnInfo, 2 KB a fn: the 0.9 GB). Sharing
-// those would take a checker that checks one module against declarations
-// checked before; in one program a name the document declares can change
-// what an import's body means (a user declaration shadows the stdlib's),
-// and a call adds to its callee's facts (FnInfo::called_from_spmd: Note
-// [E2001 for inlined spmd fns]), so such a checker is more than a cache.
-// Program::keep_exprs_of drops what `ss lsp` never looks up: the facts of
-// the imports' expressions.
+// checked declarations of them (FnInfo, 2 KB a fn: most of the 0.8 GB).
+// Sharing those would take a checker that checks one module against
+// declarations checked before; in one program a name the document declares
+// can change what an import's body means (a user declaration shadows the
+// stdlib's), and a call adds to its callee's facts
+// (FnInfo::called_from_spmd: Note [E2001 for inlined spmd fns]), so such a
+// checker is more than a cache. Program::keep_exprs_of drops what `ss lsp`
+// never looks up: the facts of the imports' expressions.
 
 /// The number of a set's first file in the programs checked with it (0 is
 /// the stdlib's, 1 the importer's).
