@@ -85,7 +85,10 @@ Tensor class_loss(const std::vector<double>& logp,
 Tensor cross_entropy(const Tensor& logits,
                      const Tensor& labels,
                      const ClassLossOptions& o) {
-  const int64_t c = logits.shape().back(), positions = logits.numel() / c;
+  // The positions are the leading axes' product: one for [C] logits, even
+  // where C is 0 (numel / C divided by zero there).
+  const Shape lead(logits.shape().begin(), logits.shape().end() - 1);
+  const int64_t c = logits.shape().back(), positions = ops::numel_of(lead);
   std::vector<double> logp =
       log_softmax_rows(logits.to_doubles(), positions, c);
   const DType dt = loss_dtype(logits.dtype());
@@ -216,7 +219,10 @@ Tensor kl_div(const Tensor& input,
                           reduction == "batchmean",
                           [log_target](double x, double t, auto&) {
                             if (log_target) return std::exp(t) * (t - x);
-                            return t > 0 ? t * (std::log(t) - x) : 0.0;
+                            // torch's xlogy(t, t) - t x: t log t is 0 at
+                            // t = 0 only (NaN for t < 0 or NaN), and
+                            // t x is NaN for t = 0 with an infinite x.
+                            return (t == 0 ? 0.0 : t * std::log(t)) - t * x;
                           });
 }
 

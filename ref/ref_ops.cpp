@@ -110,6 +110,19 @@ Tensor map2(const Tensor& a, const Tensor& b, DType out, F f) {
   return Tensor::from_doubles(s, r, out);
 }
 
+// [t] in dtype [d], as torch casts each operand of a binary op to the
+// result's dtype before the op (torch.result_type): an i64 2^53 + 1 times
+// an f16 0 is inf times 0, NaN, not the product of the exact values.
+Tensor in_dtype(const Tensor& t, DType d) {
+  return t.dtype() == d ? t : to(t, d);
+}
+
+// [f] of [ta] and [tb] each in [d], the result in [d].
+template <class F>
+Tensor in_promoted(const Tensor& ta, const Tensor& tb, DType d, F f) {
+  return map2(in_dtype(ta, d), in_dtype(tb, d), d, f);
+}
+
 // The dtype of + - * // % ** on two tensors: promotion, bool + bool is i64.
 DType arith(const Tensor& a, const Tensor& b) {
   return keep_int(types::promote(a.dtype(), b.dtype()));
@@ -122,7 +135,9 @@ double sigmoid_of(double v) {
 // Comparisons happen in the promoted dtype: an f64 compared with an f32
 // compares the f32's exact value, which to_doubles already gives.
 template <class F>
-Tensor compare(const Tensor& a, const Tensor& b, F f) {
+Tensor compare(const Tensor& ta, const Tensor& tb, F f) {
+  DType d = types::promote(ta.dtype(), tb.dtype());
+  Tensor a = in_dtype(ta, d), b = in_dtype(tb, d);
   return map2(a, b, DType::Bool, [f](double p, double q) {
     return f(p, q) ? 1.0 : 0.0;
   });
@@ -133,6 +148,19 @@ double python_mod(double a, double b) {
   double r = std::fmod(a, b);
   if (r != 0 && ((r < 0) != (b < 0))) r += b;
   return r;
+}
+
+// Python's float a // b (CPython's float_floor_div, from fmod, so that
+// -inf // 1 is NaN, as -inf % 1 is: not floor(a / b), which gives -inf),
+// and a / b where b is 0 (torch's rounding_mode="floor"; Python raises).
+double python_floordiv(double a, double b) {
+  if (b == 0) return a / b;
+  double mod = std::fmod(a, b);
+  double div = (a - mod) / b;
+  if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1.0;
+  if (div == 0) return std::copysign(0.0, a / b);
+  double fl = std::floor(div);
+  return div - fl > 0.5 ? fl + 1.0 : fl;
 }
 
 }  // namespace
@@ -165,21 +193,22 @@ double python_mod(double a, double b) {
     return map1(                                                               \
         t, DType::Bool, [](double x) -> double { return (ref) ? 1.0 : 0.0; }); \
   }
-#define SS_BINARY_ARITH(Enum, name, doc, cpu, cpu_int, ref, vjp)          \
-  Tensor name(const Tensor& ta, const Tensor& tb) {                       \
-    return map2(ta, tb, arith(ta, tb), [](double a, double b) -> double { \
-      return ref;                                                         \
-    });                                                                   \
+#define SS_BINARY_ARITH(Enum, name, doc, cpu, cpu_int, ref, vjp)        \
+  Tensor name(const Tensor& ta, const Tensor& tb) {                     \
+    return in_promoted(                                                 \
+        ta, tb, arith(ta, tb), [](double a, double b) { return ref; }); \
   }
-#define SS_BINARY_TRUEDIV(Enum, name, doc, cpu, ref, vjp)                     \
-  Tensor name(const Tensor& ta, const Tensor& tb) {                           \
-    DType d = float_of(types::promote(ta.dtype(), tb.dtype()));               \
-    return map2(ta, tb, d, [](double a, double b) -> double { return ref; }); \
+#define SS_BINARY_TRUEDIV(Enum, name, doc, cpu, ref, vjp)             \
+  Tensor name(const Tensor& ta, const Tensor& tb) {                   \
+    DType d = float_of(types::promote(ta.dtype(), tb.dtype()));       \
+    return in_promoted(                                               \
+        ta, tb, d, [](double a, double b) -> double { return ref; }); \
   }
-#define SS_BINARY_EXTREMUM(Enum, name, doc, cpu, ref, vjp)                    \
-  Tensor name(const Tensor& ta, const Tensor& tb) {                           \
-    DType d = types::promote(ta.dtype(), tb.dtype());                         \
-    return map2(ta, tb, d, [](double a, double b) -> double { return ref; }); \
+#define SS_BINARY_EXTREMUM(Enum, name, doc, cpu, ref, vjp)            \
+  Tensor name(const Tensor& ta, const Tensor& tb) {                   \
+    DType d = types::promote(ta.dtype(), tb.dtype());                 \
+    return in_promoted(                                               \
+        ta, tb, d, [](double a, double b) -> double { return ref; }); \
   }
 #define SS_BINARY_COMPARE(Enum, name, doc, cpu, ref)                \
   Tensor name(const Tensor& ta, const Tensor& tb) {                 \

@@ -163,9 +163,10 @@ Tensor norm(const Tensor& x, const std::vector<int>& axes) {
 
 Tensor argmax(const Tensor& x, const std::vector<int>& axes) {
   return reduce_by(x, axes, DType::I64, [](const auto& v) {
+    // torch: a NaN is the largest (and the smallest), the first one wins.
     size_t best = 0;
-    for (size_t i = 1; i < v.size(); ++i)
-      if (v[i] > v[best]) best = i;  // strict: the first of equals
+    for (size_t i = 1; i < v.size() && !std::isnan(v[best]); ++i)
+      if (v[i] > v[best] || std::isnan(v[i])) best = i;  // strict: the first
     return static_cast<double>(best);
   });
 }
@@ -173,8 +174,8 @@ Tensor argmax(const Tensor& x, const std::vector<int>& axes) {
 Tensor argmin(const Tensor& x, const std::vector<int>& axes) {
   return reduce_by(x, axes, DType::I64, [](const auto& v) {
     size_t best = 0;
-    for (size_t i = 1; i < v.size(); ++i)
-      if (v[i] < v[best]) best = i;
+    for (size_t i = 1; i < v.size() && !std::isnan(v[best]); ++i)
+      if (v[i] < v[best] || std::isnan(v[i])) best = i;
     return static_cast<double>(best);
   });
 }
@@ -274,9 +275,12 @@ std::pair<Tensor, Tensor> sorted(const Tensor& x,
   for (int64_t line = 0; line < l.count(); ++line) {
     std::vector<int64_t> order(l.n);
     std::iota(order.begin(), order.end(), 0);
+    // torch orders NaN above every number: last ascending, first in topk
+    // (and a comparison with NaN would break stable_sort's ordering).
     std::stable_sort(order.begin(), order.end(), [&](int64_t p, int64_t q) {
       double vp = v[l.at(line, p)], vq = v[l.at(line, q)];
-      return descending ? vp > vq : vp < vq;
+      if (descending) std::swap(vp, vq);
+      return !std::isnan(vp) && (std::isnan(vq) || vp < vq);
     });
     for (int64_t j = 0; j < k; ++j) {
       vals[lo.at(line, j)] = v[l.at(line, order[j])];

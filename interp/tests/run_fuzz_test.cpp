@@ -93,6 +93,11 @@ TEST_CASE("run fuzzer's findings: errors of the user's values, located",
        RunOutcome::Kind::Runtime,
        "ValueError"},
       {"collective_timeout(1e308)", RunOutcome::Kind::Runtime, "ValueError"},
+      // torch's F.embedding: "index out of range in self" (a negative id is
+      // not counted from the end); ref/ refused it, the op took row 3.
+      {"print(embedding(full([5, 2], 1.0), tensor([-2])))",
+       RunOutcome::Kind::Runtime,
+       "ValueError"},
       // numpy: "unsupported format string passed to numpy.ndarray".
       {"print(f\"{tensor([1.0, 2.0]):.3f}\")",
        RunOutcome::Kind::Runtime,

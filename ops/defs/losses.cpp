@@ -528,7 +528,8 @@ LossTerms threshold_terms(ForwardCtx& ctx) {
   return {per, count_of(per, per.numel())};
 }
 
-// target · (log target - input), 0 where target is 0 (xlogy); with
+// target · (log target - input), 0 where target is 0 (torch's xlogy:
+// NaN where the target is negative or NaN, as torch's); with
 // log_target=true, e^target · (target - input). batchmean divides by the
 // first axis's size.
 LossTerms kl_div_terms(ForwardCtx& ctx) {
@@ -538,8 +539,8 @@ LossTerms kl_div_terms(ForwardCtx& ctx) {
   if (ctx.flag(3, false)) {
     per = mul(exp(t), sub(t, x));
   } else {
-    Tensor pos = gt(t, zeros_like(t));
-    Tensor safe = where(pos, t, ones_like(t));  // log(1) = 0 where t <= 0
+    Tensor zero = eq(t, zeros_like(t));
+    Tensor safe = where(zero, ones_like(t), t);  // log(1) = 0 where t = 0
     per = sub(mul(t, log(safe)), mul(t, x));
   }
   int64_t n = per.numel();

@@ -72,8 +72,13 @@ Type matmul_rule(RuleCtx& ctx) {
   return r;
 }
 
+// The rule's dtype, promote(a, b), as torch's (i32 @ i32 is i32): the
+// API sums ints in i64, cast back; bools' product is their any (numpy's).
 std::vector<Tensor> matmul_fwd(ForwardCtx& ctx) {
-  return {ops::matmul(ctx.tensor(0), ctx.tensor(1))};
+  Tensor a = ctx.tensor(0), b = ctx.tensor(1);
+  Tensor y = ops::matmul(a, b);
+  const types::DType d = types::promote(a.dtype(), b.dtype());
+  return {y.dtype() == d ? y : cast(y, d)};
 }
 
 }  // namespace

@@ -333,9 +333,20 @@ std::vector<Tensor> rms_norm_fwd(ForwardCtx& ctx) {
   return {fwd::cast_back(y, x0)};
 }
 
-// table's rows at ids (range-checked by take).
+// table's rows at ids (range-checked by take). A negative id is out of
+// range, as torch's F.embedding says ("index out of range in self"): take
+// alone would count it from the end.
 std::vector<Tensor> embedding_fwd(ForwardCtx& ctx) {
-  return {take(ctx.tensor(0), ctx.tensor(1), 0)};
+  Tensor table = ctx.tensor(0), ids = ctx.tensor(1);
+  if (ids.numel() > 0) {
+    const double low = min(ids).item();
+    if (low < 0)
+      fwd::value_error("id " + std::to_string(static_cast<int64_t>(low)) +
+                       " is out of range for a table of " +
+                       std::to_string(table.rank() ? table.shape()[0] : 0) +
+                       " rows");
+  }
+  return {take(table, ids, 0)};
 }
 
 std::vector<Tensor> stop_grad_fwd(ForwardCtx& ctx) {

@@ -2,6 +2,8 @@
 // pattern ops rearrange/split (typed by the checker; split's rule here is
 // its Dataset overload, ds.split(0.9)).
 
+#include <unordered_set>
+
 #include "ops/defs/forward_util.h"
 #include "ops/registry/op_def.h"
 #include "ops/registry/rule_helpers.h"
@@ -420,8 +422,9 @@ std::vector<Tensor> take_fwd(ForwardCtx& ctx) {
 }
 
 // put(x, i, v, over=A): x with the slice at i set to v. One index: the
-// slices before and after, with v between (concat); an index tensor: a
-// scatter of v - x[i], so the written positions take v's gradient.
+// slices before and after, with v between (concat); an index tensor: v
+// scattered into x with its written positions zeroed, so the written
+// positions take v's gradient.
 std::vector<Tensor> put_fwd(ForwardCtx& ctx) {
   Tensor x = ctx.tensor(0);
   int a = fwd::over_one(ctx, 3, x);
@@ -450,11 +453,33 @@ std::vector<Tensor> put_fwd(ForwardCtx& ctx) {
   Shape merged = x.shape();
   merged[a] = i.numel();
   Tensor vm = reshape(broadcast_to(v, slice_shape), merged);
+  // An index given twice (-1 and n - 1 too) is written once, by its last
+  // slice, as numpy's x[..., i] = v and torch's index_put_ write: the
+  // scatter below adds each slice, which twice gives 2v.
+  const std::vector<double> at = flat.to_doubles();
+  std::vector<bool> kept(at.size(), false);
+  std::unordered_set<double> later;
+  for (size_t k = at.size(); k-- > 0;) kept[k] = later.insert(at[k]).second;
+  if (later.size() < at.size()) {
+    std::vector<double> last;  // the slices kept, in order
+    for (size_t k = 0; k < at.size(); ++k)
+      if (kept[k]) last.push_back(double(k));
+    Tensor keep = Tensor::from_doubles({int64_t(last.size())}, last, DType::I64)
+                      .to(x.device());
+    flat = take(flat, keep, 0);
+    vm = take(vm, keep, a);
+    merged[a] = flat.numel();
+  }
   // The indices laid along axis a of a tensor shaped like vm (gather's form).
   Shape line(x.rank(), 1);
-  line[a] = i.numel();
+  line[a] = flat.numel();
   Tensor idx = broadcast_to(reshape(flat, line), merged);
-  return {scatter_add(x, idx, sub(vm, gather(x, idx, a)), a)};
+  // Written positions zeroed, then v added there (scatter's form): x + (v
+  // - x) would be NaN where x is NaN or infinite.
+  Tensor hit =
+      gt(scatter_add(zeros_like(x), idx, ones_like(vm), a), scalar_like(0, x));
+  Tensor y = scatter_add(where(hit, zeros_like(x), x), idx, vm, a);
+  return {y.dtype() == x.dtype() ? y : cast(y, x.dtype())};  // bools add as i64
 }
 
 // x shifted cyclically by k along over= (torch.roll): element j moves to

@@ -323,3 +323,54 @@ TEST_CASE("ref self: nn", "[ref]") {
   // adaptive_avg_pool2d of 3x3 to 2x2: windows [0, 2) and [1, 3).
   is(ref::adaptive_avg_pool2d(img, 2), {1, 1, 2, 2}, {3, 4, 6, 7});
 }
+
+namespace {
+
+// [got]'s values are [want]'s, NaN where it is NaN (torch's and numpy's
+// values, printed by /usr/bin/python3 with torch 1.13).
+void same(const ss::ops::Tensor& got, const std::vector<double>& want) {
+  std::vector<double> g = got.to_doubles();
+  REQUIRE(g.size() == want.size());
+  for (size_t i = 0; i < g.size(); ++i) {
+    INFO("element " << i << ": " << g[i] << ", want " << want[i]);
+    if (std::isnan(want[i]))
+      CHECK(std::isnan(g[i]));
+    else
+      CHECK(g[i] == Approx(want[i]).margin(1e-12).epsilon(1e-12));
+  }
+}
+
+}  // namespace
+
+// The runtime fuzzer's oracle found these (Note [A runtime fuzzer's
+// oracle] in tests/fuzz/run_ref.cpp): the reference disagreed with the op,
+// and torch (numpy for sign) with the reference.
+TEST_CASE("ref self: NaN and infinities as torch gives them", "[ref]") {
+  const double nan = NAN, inf = INFINITY;
+  // torch.relu(tensor([nan, inf, -inf, -0.0])): NaN is kept.
+  same(ref::relu(F({4}, {nan, inf, -inf, -0.0})), {nan, inf, 0, 0});
+  // numpy.sign(nan) is nan (torch 1.13's CPU sign gives 0; the op's
+  // contract is numpy's: elementwise.def).
+  same(ref::sign(F({3}, {nan, -0.0, 2})), {nan, 0, 1});
+  // torch.div(-inf, [0, 1, 2], rounding_mode="floor"): [-inf, nan, nan],
+  // as Python's -inf // 1.0 (fmod(-inf, 1) is NaN).
+  same(ref::floordiv(F({}, {-inf}), F({3}, {0, 1, 2})), {-inf, nan, nan});
+  same(ref::floordiv(F({2}, {inf, 7}), F({2}, {9007199254740992.0, -2})),
+       {nan, -4});
+  // F.kl_div([0, 1, 2, inf], [-1, 0, 0.5, 0], reduction="none"): xlogy's
+  // t log t is NaN for t < 0, and 0 · inf is NaN.
+  same(ref::kl_div(
+           F({4}, {0, 1, 2, inf}), F({4}, {-1, 0, 0.5, 0}), "none", false),
+       {nan, 0, 0.5 * (std::log(0.5) - 2), nan});
+  // torch.sort, topk, argmax and argmin of [1, nan, 3, nan]: NaN above
+  // every number, the first NaN the extreme.
+  const auto x = F({4}, {1, nan, 3, nan});
+  auto [v, i] = ref::sort(x, 0);
+  same(v, {1, 3, nan, nan});
+  same(i, {0, 2, 1, 3});
+  auto [tv, ti] = ref::topk(x, 2, 0);
+  same(tv, {nan, nan});
+  same(ti, {1, 3});
+  same(ref::argmax(x), {1});
+  same(ref::argmin(x), {1});
+}

@@ -64,6 +64,9 @@ ROWS += [
         torch.isnan, grad=False),
     Row("isfinite", "isfinite(x)", [In("x", "A B", values=with_nonfinite)],
         "A B", torch.isfinite, grad=False),
+    # NaN stays NaN (the runtime fuzzer's oracle: ref/ gave 0).
+    Row("relu", "relu(x)", [In("x", "A B", values=with_nonfinite)], "A B",
+        torch.relu, grad=False, label="relu of NaN and infinities"),
 ]
 
 XY = [In("x", "A B"), In("y", "B")]  # broadcasting [A B] with [B]
@@ -91,6 +94,13 @@ ROWS += [
     Row("mod", "x % y", [In("x", "A B", lo=-5, hi=5),
         In("y", "B", values=lambda r, s: r.choice([-1.5, 0.7, 2.0], s))],
         "A B", torch.remainder),
+    # Infinite dividends: -inf // 1 is NaN, as Python's (fmod(-inf, 1) is
+    # NaN), and x // 0 is x / 0 (the runtime fuzzer's oracle: ref/ gave
+    # floor(a / b)).
+    Row("floordiv", "x // y", [In("x", "A B", values=with_nonfinite),
+        In("y", "B", values=lambda r, s: r.choice([-1.5, 0.0, 2.0], s))],
+        "A B", lambda x, y: torch.div(x, y, rounding_mode="floor"),
+        grad=False, label="x // y of infinities"),
     Row("floordiv", "x // y", [In("x", "A B", "i64", -9, 9),
         In("y", "B", "i64", values=lambda r, s: r.choice([-3, 2, 4], s))],
         "A B", lambda x, y: torch.div(x, y, rounding_mode="floor"),

@@ -138,6 +138,13 @@ ROWS += [
             r.random(s) < 0.4, 0.0, r.uniform(0.1, 1, s)))], "",
         lambda x, q: F.kl_div(x, q, reduction="sum"),
         label="kl_div zero targets"),
+    # Negative and NaN targets: NaN, as torch's xlogy(t, t) (the runtime
+    # fuzzer's oracle: the op gave -t x, ref/ 0).
+    Row("kl_div", "kl_div(x, q, reduction=\"none\")",
+        [X, In("q", "A B", grad=False, values=lambda r, s: r.choice(
+            [-1.0, 0.0, 0.5, np.nan], s))], "A B",
+        lambda x, q: F.kl_div(x, q, reduction="none"), grad=False,
+        label="kl_div negative and NaN targets"),
     Row("one_hot", "one_hot(y, C)", [In("y", "E A", "i64", 0, 5)], "E A C",
         lambda y: F.one_hot(y, 5)),
 ]

@@ -13,8 +13,17 @@ def distinct(rng, shape):
     return (rng.permutation(n) * 0.1 - 0.05 * n).reshape(shape)
 
 
+def distinct_nan(rng, shape):
+    """distinct with NaNs: one or two in each line of the last axis."""
+    v = distinct(rng, shape)
+    v[..., 1] = np.nan
+    v[::2, ..., 3] = np.nan
+    return v
+
+
 X = In("x", "A B C")
 D = In("x", "A B C", values=distinct)
+NAN_D = In("x", "A B C", values=distinct_nan)
 ROWS = []
 for op, fn in [("sum", torch.sum), ("mean", torch.mean)]:
     ROWS += [
@@ -126,6 +135,17 @@ ROWS += [
         lambda x: torch.cumsum(x, 1)),
     Row("sort", "sort(x, over=C)", [D], ["A B C", "A B C"],
         lambda x: tuple(torch.sort(x, 2))),
+    # NaN above every number: last in sort, first in topk, argmax's and
+    # argmin's (the runtime fuzzer's oracle: ref/ ordered NaN as it met
+    # it).
+    Row("sort", "sort(x, over=C)", [NAN_D], ["A B C", "A B C"],
+        lambda x: tuple(torch.sort(x, 2)), grad=False, label="sort NaN"),
+    Row("topk", "topk(x, 2, over=C)", [NAN_D], ["A B 2", "A B 2"],
+        lambda x: tuple(torch.topk(x, 2, 2)), grad=False, label="topk NaN"),
+    Row("argmax", "argmax(x, over=C)", [NAN_D], "A B",
+        lambda x: x.argmax(2), grad=False, label="argmax NaN"),
+    Row("argmin", "argmin(x, over=C)", [NAN_D], "A B",
+        lambda x: x.argmin(2), grad=False, label="argmin NaN"),
     Row("topk", "topk(x, 2, over=B)", [D], ["A 2 C", "A 2 C"],
         lambda x: tuple(torch.topk(x, 2, 1))),
     Row("gather", "gather(x, idx, over=B)",

@@ -6,6 +6,16 @@ import torch
 from op_row import In, Row
 
 X = In("x", "A B")
+
+
+def _put_in_order(x, i, v):
+    """x with column i[j] set to v[:, j], j in order: the last write wins."""
+    y = x.clone()
+    for j in range(len(i)):
+        y[:, i[j]] = v[:, j]
+    return y
+
+
 ROWS = [
     Row("matmul", "x @ y", [X, In("y", "B C")], "A C", torch.matmul),
     Row("matmul", "matmul(x, y)", [X, In("y", "B")], "A", torch.matmul),
@@ -16,6 +26,11 @@ ROWS = [
     Row("matmul", "x @ y", [In("x", "A B", "i64", -3, 3),
         In("y", "B C", "i64", -3, 3)], "A C", torch.matmul,
         label="i64 @ i64", dtypes=("f64",)),
+    # i32 stays i32, as the rule types it (the runtime fuzzer's oracle: the
+    # op returned i64).
+    Row("matmul", "x @ y", [In("x", "A B", "i32", -3, 3),
+        In("y", "B C", "i32", -3, 3)], "A C", torch.matmul,
+        label="i32 @ i32", dtypes=("f64",)),
     # Issue 10's einsum: a label contracted between two operands (it was
     # summed out of each operand first).
     Row("einsum", "einsum(x, y, n d, t d -> n t)",
@@ -118,6 +133,18 @@ ROWS += [
         values=lambda r, s: np.array([3, 0])), In("v", "A 2")], "A B",
         lambda x, i, v: x.index_put((torch.arange(3)[:, None], i), v),
         label="put index tensor"),
+    # An index given twice (3 and -1 of 4) is written once, by its last
+    # slice, as numpy's x[:, i] = v (the runtime fuzzer's oracle: the op
+    # wrote 2v - x there).
+    Row("put", "put(x, i, v, over=B)", [X, In("i", "3", "i64",
+        values=lambda r, s: np.array([3, -1, 0])), In("v", "A 3")], "A B",
+        lambda x, i, v: _put_in_order(x, i, v), label="put repeated index"),
+    # Bools stay bools (the runtime fuzzer's oracle: the op gave i64).
+    Row("put", "put(c, i, v, over=B)", [In("c", "A B", "bool"),
+        In("i", "2", "i64", values=lambda r, s: np.array([3, 0])),
+        In("v", "A 2", "bool")], "A B",
+        lambda c, i, v: c.index_put((torch.arange(3)[:, None], i), v),
+        grad=False, label="put bool", dtypes=("f64",)),
 ]
 
 ROWS += [
