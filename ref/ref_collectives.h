@@ -20,6 +20,22 @@
 
 namespace ss::ref {
 
+/// The builtins these serve: their forwards run only inside an instance of
+/// an spmd fn, through its mesh, combining the instances' values with the
+/// functions below (ref/tests' coverage and the runtime fuzzer's oracle
+/// read the list).
+inline constexpr const char* kCollectiveBuiltins[] = {"psum",
+                                                      "pmean",
+                                                      "pmax",
+                                                      "pmin",
+                                                      "pvary",
+                                                      "all_gather",
+                                                      "psum_scatter",
+                                                      "ppermute",
+                                                      "all_to_all",
+                                                      "axis_index",
+                                                      "axis_size"};
+
 using Blocks = std::vector<ops::Tensor>;
 using Perm = std::vector<std::pair<int64_t, int64_t>>;
 

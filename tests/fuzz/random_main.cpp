@@ -6,7 +6,10 @@
 // libFuzzer takes too long. Unlike the target it goes on past a finding
 // that is an exception (it saves the input to DIR, default the temp
 // folder's ss_fuzz_runs/run/) and counts the outcomes: static errors,
-// runtime errors by kind, values, and which builtins reached evaluation.
+// runtime errors by kind, values, and which builtins reached evaluation,
+// and the oracle's counts: values compared with ref/, and the builtins run
+// without an adapter (Note [A runtime fuzzer's oracle] in run_ref.cpp); a
+// value that differs from ref's is a finding.
 // A crash or a hang ends it; the line before names the input's number,
 // which `--from I 1` runs again. --seeds writes, for each builtin, the
 // first input that reached evaluation, spelled `name;...` (the corpus's
@@ -125,8 +128,8 @@ int main(int argc, char** argv) {
   }
   for (int sig : {SIGABRT, SIGSEGV, SIGBUS, SIGFPE}) ::signal(sig, on_crash);
 
-  std::map<std::string, uint64_t> outcomes, reached;
-  uint64_t findings = 0;
+  std::map<std::string, uint64_t> outcomes, reached, unadapted;
+  uint64_t findings = 0, compared = 0, declined = 0;
   auto t0 = std::chrono::steady_clock::now();
   for (uint64_t i = from; i < from + n; ++i) {
     g_current = i;
@@ -138,6 +141,9 @@ int main(int argc, char** argv) {
                    static_cast<unsigned long long>(i),
                    text.c_str());
     RunOutcome r = ss::fuzz::run_program(text);
+    compared += r.ref_compared;
+    declined += r.ref_declined;
+    for (const std::string& op : r.ref_unadapted) ++unadapted[op];
     switch (r.kind) {
       case RunOutcome::Kind::Static:
         ++outcomes["static error"];
@@ -148,6 +154,7 @@ int main(int argc, char** argv) {
       case RunOutcome::Kind::Value:
         ++outcomes["value"];
         break;
+      case RunOutcome::Kind::Differs:
       case RunOutcome::Kind::Finding: {
         ++findings;
         fs::create_directories(save);
@@ -187,6 +194,16 @@ int main(int argc, char** argv) {
   for (const auto& [what, count] : outcomes)
     std::printf(
         "  %-28s %llu\n", what.c_str(), static_cast<unsigned long long>(count));
+  // Note [A runtime fuzzer's oracle] (run_ref.cpp).
+  std::printf(
+      "values compared with ref: %llu (calls declined by their adapter: "
+      "%llu)\nbuiltins run without a ref adapter: %zu\n",
+      static_cast<unsigned long long>(compared),
+      static_cast<unsigned long long>(declined),
+      unadapted.size());
+  for (const auto& [op, count] : unadapted)
+    std::printf(
+        "  %-28s %llu\n", op.c_str(), static_cast<unsigned long long>(count));
   std::printf("builtins that reached evaluation: %zu (\"\" formats a value)\n",
               reached.size());
   for (const auto& [op, count] : reached)

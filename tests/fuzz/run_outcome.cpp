@@ -19,6 +19,7 @@
 #include "interp/eval/runtime_error.h"
 #include "ops/core/tensor.h"
 #include "tests/fuzz/fuzz_util.h"
+#include "tests/fuzz/run_ref.h"
 
 namespace ss::fuzz {
 
@@ -85,20 +86,33 @@ RunOutcome check_and_run(const std::string& text) {
       check::check_source(path, text, sm, diags);
   if (!prog) return {RunOutcome::Kind::Static, ""};
   std::ostringstream out;
+  std::unique_ptr<devices::Context> one = devices::one_device_context(*prog);
+  // Note [A runtime fuzzer's oracle]: the one-device context's ops, each
+  // builtin's value compared with ref's.
+  RefOracle oracle(one.get());
+  RunOutcome r{RunOutcome::Kind::Value, ""};
   try {
     eval::Interpreter in(*prog, sm, out);
-    std::unique_ptr<devices::Context> one = devices::one_device_context(*prog);
-    in.set_device_hooks(one.get());
+    in.set_device_hooks(&oracle);
     in.run_main({}, "main");
   } catch (const eval::RuntimeError& e) {
     // A runtime error names its `.ss` site (errors.md); one without is
     // a finding too.
-    if (e.span() == diag::Span{})
-      return finding("a " + e.kind() + " with no location: " + e.message());
-    (void)eval::render_runtime_error(e, sm);
-    return {RunOutcome::Kind::Runtime, e.kind()};
+    if (e.span() == diag::Span{}) {
+      r = finding("a " + e.kind() + " with no location: " + e.message());
+    } else {
+      (void)eval::render_runtime_error(e, sm);
+      r = {RunOutcome::Kind::Runtime, e.kind()};
+    }
   }
-  return {RunOutcome::Kind::Value, ""};
+  const RefReport& seen = oracle.report();
+  if (!seen.mismatch.empty() && r.kind != RunOutcome::Kind::Finding)
+    r = {RunOutcome::Kind::Differs,
+         "a value differs from ref: " + seen.mismatch};
+  r.ref_compared = seen.compared;
+  r.ref_declined = seen.declined;
+  r.ref_unadapted = seen.unadapted;
+  return r;
 }
 
 // Note [A runtime fuzzer on several devices]

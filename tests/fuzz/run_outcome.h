@@ -3,7 +3,10 @@
 // pipeline in this process, on one device (`cpu`), and what came of it
 // (Note [What a fuzz target calls a finding] in fuzz_util.h).
 
+#include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace ss::fuzz {
 
@@ -13,16 +16,28 @@ struct RunOutcome {
     Runtime,  // a located runtime error; [detail] is its kind
     Value,    // it ran to the end
     Finding,  // anything else; [detail] says what
+    Differs,  // a value differs from ref's (Note [A runtime fuzzer's
+              // oracle] in run_ref.cpp): a finding; [detail] says where
   };
+  RunOutcome() = default;
+  RunOutcome(Kind k, std::string d) : kind(k), detail(std::move(d)) {}
+
   Kind kind = Kind::Value;
   std::string detail;
+  /// The oracle's counts (run_program only): values compared with ref,
+  /// calls its adapters declined, and the builtins with a forward that
+  /// ran without an adapter, once per call.
+  uint64_t ref_compared = 0;
+  uint64_t ref_declined = 0;
+  std::vector<std::string> ref_unadapted;
 };
 
 /// Checks [text] as `ss run` does (the standard library included) and, if
 /// it checks, runs its `main` with the one-device interpreter, under the
 /// bounds of Note [A runtime fuzzer's bounds] (run_outcome.cpp): a hang
-/// past them aborts the process. Any thread; the run is on the deep
-/// stack.
+/// past them aborts the process. Each builtin's value is compared with
+/// ref/'s (Note [A runtime fuzzer's oracle] in run_ref.cpp). Any thread; the
+/// run is on the deep stack.
 RunOutcome run_program(const std::string& text);
 
 /// Checks and runs [text] as `ss run --devices [devices]` does (worker

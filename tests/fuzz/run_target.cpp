@@ -3,7 +3,9 @@
 // `ss run` runs it on `cpu`, in this process. Diagnostics, a located
 // runtime error and a value are normal outcomes; anything else is a
 // finding (Note [What a fuzz target calls a finding]), and so is a run
-// past the bounds of Note [A runtime fuzzer's bounds] (run_outcome.cpp).
+// past the bounds of Note [A runtime fuzzer's bounds] (run_outcome.cpp),
+// and so is a value that differs from ref/'s (Note [A runtime fuzzer's
+// oracle] in run_ref.cpp).
 // With SS_FUZZ_RUN_DEVICES, again on that device list, which must agree
 // (Note [A runtime fuzzer on several devices] in run_outcome.cpp).
 #include <cstddef>
@@ -25,7 +27,7 @@ namespace {
   std::abort();
 }
 
-const char* kinds[] = {"a static error", "a runtime error", "a value", ""};
+const char* kinds[] = {"a static error", "a runtime error", "a value", "", ""};
 
 }  // namespace
 
@@ -33,7 +35,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace ss::fuzz;
   std::string text = run_program_text(data, size);
   RunOutcome r = run_program(text);
-  if (r.kind == RunOutcome::Kind::Finding) finding(r.detail, text);
+  // A value that differs from ref's is a finding (Note [A runtime
+  // fuzzer's oracle] in run_ref.cpp).
+  if (r.kind == RunOutcome::Kind::Finding ||
+      r.kind == RunOutcome::Kind::Differs)
+    finding(r.detail, text);
   // Note [A runtime fuzzer on several devices] (run_outcome.cpp).
   const char* devices = std::getenv("SS_FUZZ_RUN_DEVICES");
   const char* worker = std::getenv("SS_FUZZ_WORKER");
