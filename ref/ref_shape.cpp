@@ -162,9 +162,11 @@ Tensor roll(const Tensor& x, int64_t k, int axis) {
   int a = norm_axis(axis, x.rank());
   int64_t n = x.shape()[a];
   std::vector<double> v = x.to_doubles(), r(v.size());
+  // k mod n first: p + k overflows for k near 2^63 (the runtime fuzzer's).
+  const int64_t shift = n ? (k % n + n) % n : 0;
   for (int64_t i = 0; i < static_cast<int64_t>(v.size()); ++i) {
     std::vector<int64_t> p = unravel(i, x.shape());
-    p[a] = ((p[a] + k) % n + n) % n;
+    p[a] = (p[a] + shift) % n;
     r[ravel(p, x.shape())] = v[i];
   }
   return Tensor::from_doubles(x.shape(), r, x.dtype());

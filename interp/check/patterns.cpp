@@ -462,6 +462,19 @@ Type Checker::check_pattern_call(ops::Intrinsic kind,
           .help("split(x, b n (3 H Dh) -> b H n Dh) gives 3 parts");
       return Type::error();
     }
+    // The parts are a tuple's types here and its values at run time, one
+    // per part: a hostile k (2^31, the runtime fuzzer's) was gigabytes of
+    // types before any tensor (docs/bounds.md). 0 parts cut nothing.
+    constexpr int64_t kMaxParts = 4096;
+    if (cut[0]->value < 2 || cut[0]->value > kMaxParts) {
+      error(Code::E0306,
+            cut[0]->span,
+            "split into " + std::to_string(cut[0]->value) +
+                " parts: the number of parts is 2 to 4,096",
+            "the number of parts")
+          .help("split(x, b n (3 H Dh) -> b H n Dh) gives 3 parts");
+      return Type::error();
+    }
     binder.commit(info_for(&call));
     return Type::tuple(std::vector<Type>(cut[0]->value, out));
   }

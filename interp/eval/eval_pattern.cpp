@@ -289,6 +289,10 @@ Value apply_pattern(Interpreter& in,
       }
       return Value::tuple(std::move(parts));
     }
+    // The checker's dtype, the operands' promotion: the API sums ints in
+    // i64 (einsum(u, a ->) of an i32 u was an i64 typed i32).
+    types::DType dtype = xs[0].dtype();
+    for (const ops::Tensor& x : xs) dtype = types::promote(dtype, x.dtype());
     std::vector<std::vector<std::string>> atoms;
     for (size_t i = 0; i < xs.size(); ++i) {
       atoms.push_back(side_atoms(pat.inputs[i], static_cast<int>(i)));
@@ -296,8 +300,9 @@ Value apply_pattern(Interpreter& in,
       for (const auto& a : atoms[i]) flat.push_back(sz.size_of(a));
       xs[i] = ops::reshape(xs[i], flat);
     }
-    return Value::tensor(ops::reshape(
-        einsum_atoms(std::move(xs), std::move(atoms), out_atoms), out_shape));
+    ops::Tensor y = ops::reshape(
+        einsum_atoms(std::move(xs), std::move(atoms), out_atoms), out_shape);
+    return Value::tensor(y.dtype() == dtype ? y : ops::cast(y, dtype));
   } catch (const ops::OpError& e) {
     in.fail("ShapeError", call.span, e.what());
   }

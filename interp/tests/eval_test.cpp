@@ -360,3 +360,20 @@ fn main():
   REQUIRE(r->error.empty());
   CHECK(r->out.str() == "0.25 0.25 2\n");  // 1 - 0.5 - 0.25
 }
+
+TEST_CASE("einsum and matmul of ints keep the dtype the checker gives",
+          "[eval]") {
+  // The runtime fuzzer's oracle: einsum(u, a ->) and u @ u of an i32 u
+  // were i64 tensors typed i32 (the API sums ints in i64).
+  auto r = run_program(R"(dim B = 3
+
+fn main():
+    let u = to(arange(B), i32)
+    print(typeof(einsum(u, a ->)), einsum(u, a ->))
+    print(typeof(u @ u), u @ u)
+    print(einsum(u, u, a, a -> a))
+)");
+  INFO(r->error);
+  REQUIRE(r->error.empty());
+  CHECK(r->out.str() == "i32 i32 3\ni32 i32 5\n[3] i32\n[0 1 4]\n");
+}

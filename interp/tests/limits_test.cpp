@@ -278,3 +278,27 @@ TEST_CASE("limits: a model of 20,000 fields checks, inits and runs", "[eval]") {
   CHECK(r.rc == 0);
   CHECK(r.out == "[2] f32\n[9 9]\n");
 }
+
+TEST_CASE("limits: a split into 2 to 4096 parts checks and more is E0306",
+          "[check]") {
+  // split into 2^31 parts ran the checker out of memory (the runtime
+  // fuzzer's run target): a tuple type of 2^31 parts.
+  auto ok = run_text("split_ok.ss",
+                     "fn main():\n    let x = tensor([1.0, 2.0, 3.0, 4.0])\n"
+                     "    print(split(x, (4 a) -> a))\n");
+  INFO(ok.err);
+  CHECK(ok.rc == 0);
+  for (const char* k : {"2147483648", "4097", "0"}) {
+    // x's size is known only at run time: no group divides it here.
+    auto big = run_text("split_big.ss",
+                        std::string("fn f(x: [n]):\n    print(split(x, (") + k +
+                            " a) -> a))\n\nfn main():\n    "
+                            "f(tensor([1.0]))\n",
+                        "check");
+    INFO(big.err);
+    CHECK(big.rc == 1);
+    CHECK_THAT(big.err,
+               Catch::Contains("split_big.ss:2:21: error[E0306]: split into " +
+                               std::string(k) + " parts"));
+  }
+}

@@ -207,7 +207,8 @@ std::vector<Tensor> scatter_fwd(ForwardCtx& ctx) {
   Tensor hit =
       gt(scatter_add(zeros_like(x), idx, ones_like(v), a), scalar_like(0, x));
   Tensor kept = where(hit, zeros_like(x), x);
-  return {scatter_add(kept, idx, v, a)};
+  Tensor y = scatter_add(kept, idx, v, a);
+  return {y.dtype() == x.dtype() ? y : cast(y, x.dtype())};  // bools add as i64
 }
 
 constexpr ParamSpec kOver{"over", ParamKind::Axes, true};

@@ -373,4 +373,8 @@ TEST_CASE("ref self: NaN and infinities as torch gives them", "[ref]") {
   same(ti, {1, 3});
   same(ref::argmax(x), {1});
   same(ref::argmin(x), {1});
+  // torch.roll(tensor([0, 1, 2, 3, 4]), 2**63 - 1): a shift of 2 (2^63 - 1
+  // is 2 mod 5), not p + k overflowing.
+  same(ref::roll(F({5}, {0, 1, 2, 3, 4}), 9223372036854775807, 0),
+       {3, 4, 0, 1, 2});
 }

@@ -2,6 +2,7 @@
 // fused layer, the losses and the convolutions. The defaults are the
 // table's (docs/reference/builtins.md) and torch's where it is silent.
 #include <cmath>
+#include <functional>
 
 #include "ref/ref_ops.h"
 #include "tests/fuzz/ref_adapters.h"
@@ -24,10 +25,22 @@ Want long_one(Tensor y, Tensor scale = Tensor()) {
   return w;
 }
 
-// A loss: ref computes in f64, the op in the checker's dtype.
-Want loss(Tensor y) {
-  Want w = long_one(std::move(y));
+// A loss: ref computes in f64, the op in the checker's dtype. [f] is ref's
+// loss by reduction=: a sum's and a mean's terms are its "none" values,
+// whose Σ|.| the op's sum passes on its way (a mean of 8.5e37s sums past
+// f32's range, as torch's does), and whose mean of |.| bounds a mean's
+// error.
+Want loss(const std::function<Tensor(const std::string&)>& f,
+          const std::string& reduction) {
+  Want w = long_one(f(reduction));
   w.dtype_of_op = true;
+  if (reduction == "none") return w;
+  Tensor per = abs64(f("none"));
+  Tensor all = ref::sum(per);
+  w.partials = {all};
+  if (reduction == "sum") w.scales = {all};
+  if (reduction == "mean") w.scales = {ref::mean(per)};
+  if (w.values[0].shape() != all.shape()) w.scales = w.partials = {};
   return w;
 }
 
@@ -138,43 +151,69 @@ void nn_adapters(std::map<std::string, Adapter>& m) {
     ref::ClassLossOptions o;
     class_options(a, o);
     o.label_smoothing = a.number("label_smoothing", 0);
-    return loss(ref::cross_entropy(z, y, o));
+    return loss(
+        [&](const std::string& r) {
+          ref::ClassLossOptions by = o;
+          by.reduction = r;
+          return ref::cross_entropy(z, y, by);
+        },
+        o.reduction);
   };
   m["nll_loss"] = [](RefArgs& a) {
     Tensor z = a.t("logp"), y = a.t("label");
     ref::ClassLossOptions o;
     class_options(a, o);
-    return loss(ref::nll_loss(z, y, o));
+    return loss(
+        [&](const std::string& r) {
+          ref::ClassLossOptions by = o;
+          by.reduction = r;
+          return ref::nll_loss(z, y, by);
+        },
+        o.reduction);
   };
   m["binary_cross_entropy"] = [](RefArgs& a) {
     Tensor p = a.t("p"), y = a.t("target");
     Tensor w = opt_t(a, "weight");
-    return loss(ref::binary_cross_entropy(p, y, w, a.str("reduction", "mean")));
+    return loss(
+        [&](const std::string& r) {
+          return ref::binary_cross_entropy(p, y, w, r);
+        },
+        a.str("reduction", "mean"));
   };
   m["binary_cross_entropy_with_logits"] = [](RefArgs& a) {
     Tensor x = a.t("x"), y = a.t("target");
     Tensor w = opt_t(a, "weight"), pw = opt_t(a, "pos_weight");
-    return loss(ref::binary_cross_entropy_with_logits(
-        x, y, w, pw, a.str("reduction", "mean")));
+    return loss(
+        [&](const std::string& r) {
+          return ref::binary_cross_entropy_with_logits(x, y, w, pw, r);
+        },
+        a.str("reduction", "mean"));
   };
   m["mse"] = [](RefArgs& a) {
     Tensor x = a.t("a"), y = a.t("b");
-    return loss(ref::mse(x, y, a.str("reduction", "mean")));
+    return loss([&](const std::string& r) { return ref::mse(x, y, r); },
+                a.str("reduction", "mean"));
   };
   m["smooth_l1"] = [](RefArgs& a) {
     Tensor x = a.t("a"), y = a.t("b");
-    return loss(ref::smooth_l1(
-        x, y, option(a, "beta", 1.0), a.str("reduction", "mean")));
+    double beta = option(a, "beta", 1.0);
+    return loss(
+        [&](const std::string& r) { return ref::smooth_l1(x, y, beta, r); },
+        a.str("reduction", "mean"));
   };
   m["huber"] = [](RefArgs& a) {
     Tensor x = a.t("a"), y = a.t("b");
+    double delta = option(a, "delta", 1.0);
     return loss(
-        ref::huber(x, y, option(a, "delta", 1.0), a.str("reduction", "mean")));
+        [&](const std::string& r) { return ref::huber(x, y, delta, r); },
+        a.str("reduction", "mean"));
   };
   m["kl_div"] = [](RefArgs& a) {
     Tensor x = a.t("input"), y = a.t("target");
-    return loss(ref::kl_div(
-        x, y, a.str("reduction", "mean"), a.flag("log_target", false)));
+    bool log_target = a.flag("log_target", false);
+    return loss(
+        [&](const std::string& r) { return ref::kl_div(x, y, r, log_target); },
+        a.str("reduction", "mean"));
   };
   m["one_hot"] = [](RefArgs& a) {
     Tensor y = a.t("label");

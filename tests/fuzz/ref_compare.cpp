@@ -6,6 +6,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
+#include <utility>
 
 namespace ss::fuzz {
 
@@ -42,14 +43,21 @@ std::string differs(size_t k, size_t i, double g, double w, double bound) {
 }
 
 // Whether float element [g] agrees with ref's [w]; [s] is the element's
-// scale (0 when none), [bound] what was allowed, for the message.
-bool float_agrees(
-    double g, double w, double s, DType d, double rtol, double& bound) {
+// scale and [p] the magnitude of its partial results (0 when none),
+// [bound] what was allowed, for the message.
+bool float_agrees(double g,
+                  double w,
+                  double s,
+                  double p,
+                  DType d,
+                  double rtol,
+                  double& bound) {
   bound = 0;
   // Σ|x| past a double's range: ref's own double accumulation may have
   // overflowed in its order, so its value says nothing.
-  if (std::isinf(s)) return true;
+  if (std::isinf(s) || std::isinf(p)) return true;
   if (std::isnan(s)) s = 0;  // a NaN term: w is NaN too, checked below
+  if (std::isnan(p)) p = 0;
   const double maxf = max_finite(d);
   if (std::isnan(w)) return std::isnan(g);
   if (std::isinf(w)) {
@@ -61,7 +69,7 @@ bool float_agrees(
   }
   // A finite value the op overflowed on its way: only when the terms'
   // magnitudes pass the dtype's range can a partial result in it.
-  if (!std::isfinite(g)) return s > maxf;
+  if (!std::isfinite(g)) return std::max(s, p) > maxf;
   bound = rtol * std::max({std::fabs(w), 1.0, s});
   return std::fabs(g - w) <= bound;
 }
@@ -115,17 +123,25 @@ std::string compare_with_ref(const std::vector<ops::Tensor>& got,
           return differs(k, i, gv[i], wv[i], 0);
       continue;
     }
-    std::vector<double> sv;
-    if (k < want.scales.size() && want.scales[k].defined()) {
-      if (want.scales[k].shape() != w.shape())
+    std::vector<double> sv, pv;
+    for (auto [from, to] :
+         {std::pair{&want.scales, &sv}, std::pair{&want.partials, &pv}}) {
+      if (k >= from->size() || !(*from)[k].defined()) continue;
+      if ((*from)[k].shape() != w.shape())
         return out + "the oracle's scale has shape " +
-               ops::shape_string(want.scales[k].shape());
-      sv = want.scales[k].to_doubles();
+               ops::shape_string((*from)[k].shape());
+      *to = (*from)[k].to_doubles();
     }
     const double rtol = ref_tolerance(d, want.tol);
     for (size_t i = 0; i < gv.size(); ++i) {
       double bound = 0;
-      if (!float_agrees(gv[i], wv[i], sv.empty() ? 0 : sv[i], d, rtol, bound))
+      if (!float_agrees(gv[i],
+                        wv[i],
+                        sv.empty() ? 0 : sv[i],
+                        pv.empty() ? 0 : pv[i],
+                        d,
+                        rtol,
+                        bound))
         return differs(k, i, gv[i], wv[i], bound);
     }
   }

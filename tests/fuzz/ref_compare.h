@@ -31,6 +31,11 @@ struct Want {
   /// the same reduction of the terms' absolute values (Σ|x| for a sum).
   /// Undefined (or absent): the value's own magnitude.
   std::vector<ops::Tensor> scales;
+  /// Where an intermediate of the op is larger than its result (a mean's
+  /// sum), the magnitude it reaches, per element, in f64: only past the
+  /// dtype's range may the op overflow where ref did not. Undefined (or
+  /// absent): the scale.
+  std::vector<ops::Tensor> partials;
   Tol tol = Tol::Elem;
   /// ref leaves the result's dtype to the op (the losses compute in f64):
   /// ref's values are rounded to the op's dtype and the dtypes are not

@@ -138,6 +138,12 @@ ROWS += [
     # NaN above every number: last in sort, first in topk, argmax's and
     # argmin's (the runtime fuzzer's oracle: ref/ ordered NaN as it met
     # it).
+    # Bools stay bools (the runtime fuzzer's oracle: the op gave i64).
+    Row("scatter", "scatter(c, i, v, over=B)", [In("c", "A B", "bool"),
+        In("i", "A 2", "i64", values=lambda r, s: np.tile([3, 0], (3, 1))),
+        In("v", "A 2", "bool")], "A B",
+        lambda c, i, v: torch.scatter(c, 1, i, v), grad=False,
+        label="scatter bool", dtypes=("f64",)),
     Row("sort", "sort(x, over=C)", [NAN_D], ["A B C", "A B C"],
         lambda x: tuple(torch.sort(x, 2)), grad=False, label="sort NaN"),
     Row("topk", "topk(x, 2, over=C)", [NAN_D], ["A B 2", "A B 2"],
