@@ -7,7 +7,10 @@
 
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <fstream>
+#include <iterator>
 #include <string>
+#include <vector>
 
 #include "ops/core/op_error.h"
 #include "ops/core/tensor.h"
@@ -108,5 +111,37 @@ TEST_CASE("run fuzzer's findings: errors of the user's values, located",
     RunOutcome r = run_main(c.body);
     CHECK(r.kind == c.kind);
     CHECK(r.detail == c.detail);
+  }
+}
+
+TEST_CASE("run fuzzer: the corpus reaches patterns fn values and models",
+          "[fuzz]") {
+  // Each file is the first input that reached evaluation for its builtin
+  // (tests/fuzz/README.md): the pattern ops, value_and_grad of the
+  // prelude's loss, the stdlib's Linear, an optimizer's update.
+  for (const char* op : {"einsum",
+                         "rearrange",
+                         "split",
+                         "value_and_grad",
+                         "grad",
+                         "remat",
+                         "linear",
+                         "batch_norm",
+                         "dropout",
+                         "update",
+                         "init",
+                         "save",
+                         "load"}) {
+    INFO(op);
+    std::ifstream f(std::string(SS_SOURCE_DIR) + "/tests/fuzz/corpus/run/" + op,
+                    std::ios::binary);
+    REQUIRE(f);
+    std::vector<uint8_t> in((std::istreambuf_iterator<char>(f)), {});
+    CHECK(fuzz::run_program_builtin(in.data(), in.size()) == op);
+    RunOutcome r =
+        fuzz::run_program(fuzz::run_program_text(in.data(), in.size()));
+    INFO(fuzz::run_program_text(in.data(), in.size()));
+    CHECK((r.kind == RunOutcome::Kind::Value ||
+           r.kind == RunOutcome::Kind::Runtime));
   }
 }

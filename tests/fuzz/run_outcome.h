@@ -49,6 +49,10 @@ RunOutcome run_program_on_devices(const std::string& text,
                                   const std::string& devices,
                                   const std::string& worker);
 
+/// run_program_on_devices' detail for a static error of the checks of
+/// several devices alone (E18xx, E19xx), which one device does not make.
+inline const char* const kDevicesOnly = "the checks of several devices";
+
 /// The bound on one run's time, in seconds.
 inline constexpr unsigned kRunSeconds = 10;
 

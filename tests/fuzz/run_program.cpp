@@ -31,7 +31,23 @@ namespace ss::fuzz {
 // -2^63, NaN, +-inf, -0.0, 1e308, 5e-324, an empty axis (a runtime size
 // of 0: the checker refuses a literal 0), sizes near 2^31 and 2^63, huge
 // precisions and widths. The prelude names the tensors once, so a call
-// stays one short line.
+// stays one short line. It also declares a record, a model of the
+// standard library's Linear, LayerNorm and BatchNorm, and a loss fn, and
+// binds `net` and its optimizer `opt`: a parameter named
+// as the runtime builtins name theirs (`f`, `m`, `model`, `l`, `bn`,
+// `opt`, `mode`, `record`, `sink`) draws from the fn values (`loss`,
+// `remat(loss)`, `autocast(loss, bf16)`), the models (a model's type for
+// a type parameter: `init(Net)`), the optimizers, the modes, the records
+// or the sinks, and three parameters other builtins name for a tensor
+// take gradients or logs for one builtin only (kOpHints: update's `g`,
+// set_params' `p`, write's `r`), so that value_and_grad, grad, linear,
+// batch_norm, dropout, update, save, load and the others run. The pattern ops
+// (rearrange, split, einsum) take a pattern of their pool instead of
+// parameters, with as many operands from the tensors as it has inputs:
+// degenerate ones (a literal 1 squeezed or inserted, a 0-d side, a label twice,
+// a literal k in an input, 5 split into 2, into 0 or into 2^31 parts). A choice
+// of "any pool" picks among the first eight pools only, as before those were
+// added, so that a corpus file keeps its values.
 
 namespace {
 
@@ -39,6 +55,18 @@ const char* kPrelude =
     "dim B = 3\n"
     "dim C = 1\n"
     "dim D = 5\n"
+    "\n"
+    "data Row:\n"
+    "    v: [D] in 0.0..=1.0\n"
+    "    label: i64 in 0..B\n"
+    "\n"
+    "model Net:\n"
+    "    l: Linear[D B]\n"
+    "    n: LayerNorm[D]\n"
+    "    bn: BatchNorm[B]\n"
+    "\n"
+    "fn loss(m: Net, v: [D]) -> f32:\n"
+    "    return sum(linear(m.l, v))\n"
     "\n"
     "fn main():\n"
     "    let z = len(range(0))\n"
@@ -53,7 +81,9 @@ const char* kPrelude =
     "    let h = to(x, bf16)\n"
     "    let g = to(x, f16)\n"
     "    let c = x > 0.0\n"
-    "    let ez = full([z, B], 1.0)\n";
+    "    let ez = full([z, B], 1.0)\n"
+    "    let net = Net.init(seed=0)\n"
+    "    let opt = sgd(net, 0.1)\n";
 
 using Pool = std::vector<const char*>;
 
@@ -155,10 +185,90 @@ const Pool kSpecs = {".3f",
                      ".9223372036854775807f",
                      "e"};
 
-// The pools a value parameter may draw from; kHints names one by index.
-const Pool* const kValuePools[] = {
-    &kTensors, &kInts, &kFloats, &kBools, &kStrs, &kShapes, &kDtypes, &kLists};
-enum Hint { kTensor, kInt, kFloat, kBool, kStr, kShape, kDtype, kList };
+// Patterns (rearrange, split, einsum: Note [A runtime fuzzer's
+// programs]), with the degenerate ones: a literal 1 squeezed or inserted,
+// a 0-d side, a group of one, a literal k in an input (E0306), a label
+// twice, a split of 5 into 2 or into 0 parts, k = 2^31.
+const Pool kRearranges = {
+    "a -> a",           "a -> a 1",     "a -> 1 a 1",     "a b -> b a",
+    "a b -> (a b)",     "a b -> (b a)", "a b -> b (a 1)", "a 1 -> a",
+    "1 a -> a",         "(a b) -> a b", "(a D) -> a D",   "(D a) -> D a",
+    "a b -> a",         "a -> a a",     "a -> (a)",       "(a 5) -> a",
+    "a b -> (a b) 1 1", "a b -> b a 1", "a (b 1) -> b a", ".. a -> a .."};
+const Pool kSplits = {"(5 a) -> a",
+                      "(1 a) -> a",
+                      "(a 5) -> a",
+                      "b (5 d) -> b d",
+                      "b (1 d) -> d b",
+                      "(2 a) -> a",
+                      "(0 a) -> a",
+                      "(3 a) -> a",
+                      "(5 a) -> a 1",
+                      "a (d 5) -> a d",
+                      "(2147483648 a) -> a",
+                      "(B a) -> a",
+                      "(a b) -> a"};
+const Pool kEinsums = {"a, a ->",     "a, a -> a",       "a b, b c -> a c",
+                       "a b, b -> a", "a, b -> a b",     "a b -> b a",
+                       "a b -> a",    "a b ->",          "a ->",
+                       "a a -> a",    "a b, a b -> a b", "a b, c b -> a c",
+                       "a, -> a",     "a b, b, a -> a",  "a, b, c -> a b c",
+                       "a b, b a ->", "a 1, 1 b -> a b", "a (b c), b c -> a",
+                       "a, a -> a a", ".. d, .. d -> .."};
+
+// The prelude's model, optimizer and fn, the modes, the data and the
+// sinks: the values the table's runtime builtins take (models, fn values,
+// datasets, sinks), for the parameters so named (kHints) only.
+const Pool kModels = {
+    "net", "net.l", "net.n", "net.bn", "copy(net)", "Net.init(seed=1)", "Net"};
+const Pool kFns = {"loss", "remat(loss)", "autocast(loss, bf16)", "loss"};
+const Pool kOptims = {"opt", "sgd(net, 0.1)", "adam(net)", "adamw(net, 1e308)"};
+const Pool kModes = {"Train(seed=1)", "Eval", "Train(seed=-1)", "Train()"};
+const Pool kRecords = {"Row"};
+const Pool kSinks = {"stdout()", "csv(\"fuzz_out.csv\")", "tee()"};
+const Pool kGradsPool = {
+    "zeros_like(net)", "zeros_like(net) + 1e308", "zeros_like(net) / 0.0"};
+const Pool kLogsPool = {"logs(a=1.0)", "logs(a=nan, b=x)", "logs()"};
+const Pool kModelTypes = {"Net", "Linear[D B]", "Net f64", "Linear[D B] bf16"};
+
+// The pools a value parameter may draw from, the first eight also when a
+// choice takes any pool (kept at eight: a corpus file's choices keep
+// their values); kHints names one by index.
+const Pool* const kValuePools[] = {&kTensors,
+                                   &kInts,
+                                   &kFloats,
+                                   &kBools,
+                                   &kStrs,
+                                   &kShapes,
+                                   &kDtypes,
+                                   &kLists,
+                                   &kModels,
+                                   &kFns,
+                                   &kOptims,
+                                   &kModes,
+                                   &kRecords,
+                                   &kSinks,
+                                   &kGradsPool,
+                                   &kLogsPool};
+constexpr size_t kAnyPools = 8;
+enum Hint {
+  kTensor,
+  kInt,
+  kFloat,
+  kBool,
+  kStr,
+  kShape,
+  kDtype,
+  kList,
+  kModel,
+  kFn,
+  kOptim,
+  kMode,
+  kRecord,
+  kSink,
+  kGrad,
+  kLog
+};
 
 // A parameter's name, as the table spells it, says what it mostly is; a
 // name absent here is a tensor. Names, not builtins: a new builtin whose
@@ -219,9 +329,35 @@ constexpr NameHint kHints[] = {
     {"values", kList},
     {"betas", kList},
     {"perm", kList},
+    // Names no builtin of the corpus reached with a tensor (a runtime
+    // builtin's model, fn, optimizer, mode, record, sink).
+    {"f", kFn},
+    {"m", kModel},
+    {"model", kModel},
+    {"l", kModel},
+    {"bn", kModel},
+    {"opt", kOptim},
+    {"mode", kMode},
+    {"record", kRecord},
+    {"sink", kSink},
 };
 
-Hint hint_of(std::string_view name) {
+// A parameter whose name other builtins use for a tensor (`g`, `p`, `r`):
+// its hint for one builtin only, so that the corpus's files of the others
+// keep their values (clip_norm(g, ...) takes a tensor too).
+struct OpHint {
+  std::string_view op, name;
+  Hint hint;
+};
+constexpr OpHint kOpHints[] = {
+    {"update", "g", kGrad},
+    {"set_params", "p", kGrad},
+    {"write", "r", kLog},
+};
+
+Hint hint_of(std::string_view op, std::string_view name) {
+  for (const OpHint& h : kOpHints)
+    if (h.op == op && h.name == name) return h.hint;
   for (const NameHint& h : kHints)
     if (h.name == name) return h.hint;
   return kTensor;
@@ -251,28 +387,46 @@ const ops::OpDef* choose_op(Choices& c) {
   return all[((hi << 8) | lo) % all.size()];
 }
 
-std::string value_for(const ops::ParamSpec& p, Choices& c) {
+std::string value_for(std::string_view op,
+                      const ops::ParamSpec& p,
+                      Choices& c) {
   switch (p.kind) {
     case ops::ParamKind::Axis:
       return c.pick(kAxes);
     case ops::ParamKind::Axes:
       return c.pick(kOvers);
     case ops::ParamKind::TypeArg:
-      return c.pick(kShapes);
+      // A model's type (`init(Net)`, `load(path, Net)`), else a tensor's.
+      return c.pick(hint_of(op, p.name) == kModel ? kModelTypes : kShapes);
     case ops::ParamKind::Value:
       break;
   }
   // Three in four from the pool the name suggests, else from any pool.
   uint8_t b = c.next();
-  const Pool* pool = b < 192 ? kValuePools[hint_of(p.name)]
-                             : kValuePools[b % std::size(kValuePools)];
+  const Pool* pool =
+      b < 192 ? kValuePools[hint_of(op, p.name)] : kValuePools[b % kAnyPools];
   return c.pick(*pool);
+}
+
+// A pattern op's call: `einsum(x, w, a, a b -> b)`, its operands as many
+// as the pattern's inputs, each from the tensors.
+std::string pattern_call(const ops::OpDef& op, Choices& c) {
+  const Pool& pool = op.intrinsic == ops::Intrinsic::Rearrange ? kRearranges
+                     : op.intrinsic == ops::Intrinsic::Split   ? kSplits
+                                                               : kEinsums;
+  std::string_view pat = c.pick(pool);
+  std::string_view lhs = pat.substr(0, pat.find("->"));
+  size_t n = 1 + std::count(lhs.begin(), lhs.end(), ',');
+  std::string s = std::string(op.name) + "(";
+  for (size_t i = 0; i < n; ++i) s += std::string(c.pick(kTensors)) + ", ";
+  return s + std::string(pat) + ")";
 }
 
 // `name(args)` for [op]: required parameters in order (an `over=` or a
 // keyword-only one by name), each optional one given or not, a variadic
 // op one or two more values.
 std::string call_text(const ops::OpDef& op, Choices& c) {
+  if (op.intrinsic != ops::Intrinsic::None) return pattern_call(op, c);
   std::vector<std::string> args;
   bool variadic_done = !op.variadic;
   auto more = [&] {
@@ -284,7 +438,7 @@ std::string call_text(const ops::OpDef& op, Choices& c) {
     if (!p.required && c.next() % 2 == 0) continue;
     bool by_name =
         !p.required || p.keyword_only || p.kind == ops::ParamKind::Axes;
-    std::string v = value_for(p, c);
+    std::string v = value_for(op.name, p, c);
     args.push_back(by_name ? std::string(p.name) + "=" + v : v);
   }
   if (!variadic_done) more();
