@@ -96,6 +96,14 @@ TEST_CASE("run fuzzer's findings: errors of the user's values, located",
        RunOutcome::Kind::Runtime,
        "ValueError"},
       {"collective_timeout(1e308)", RunOutcome::Kind::Runtime, "ValueError"},
+      // torch: "index 9223372036854775807 is out of bounds"; the index
+      // read as a double (2^63) was cast to int64, undefined (UBSan).
+      {"print(take(tensor([1.0, 2.0]), 9223372036854775807, over=0))",
+       RunOutcome::Kind::Runtime,
+       "ValueError"},
+      {"print(put(tensor([1.0, 2.0]), -9223372036854775807 - 1, 0.0, over=0))",
+       RunOutcome::Kind::Runtime,
+       "ValueError"},
       // torch's F.embedding: "index out of range in self" (a negative id is
       // not counted from the end); ref/ refused it, the op took row 3.
       {"print(embedding(full([5, 2], 1.0), tensor([-2])))",

@@ -2,6 +2,8 @@
 // pattern ops rearrange/split (typed by the checker; split's rule here is
 // its Dataset overload, ds.split(0.9)).
 
+#include <cmath>
+#include <cstdio>
 #include <unordered_set>
 
 #include "ops/defs/forward_util.h"
@@ -411,13 +413,32 @@ Tensor wrap_index(const Tensor& idx, int64_t n) {
   return where(lt(i, zero), add(i, scalar_like(double(n), i)), i);
 }
 
+// The index param [p] when it is one integer, exactly: a host int as
+// itself (ctx.tensor would make it a weak scalar of x's dtype: 2^24 + 1
+// of an f32 x is 2^24), a 0-d int tensor by its value (an i64 past 2^53 is
+// no double; 2^63 - 1 read as one is 2^63, which no int64 holds: its cast
+// was undefined, the runtime fuzzer's take(x, 9223372036854775807)).
+int64_t index_value(ForwardCtx& ctx, size_t p, const Tensor& i) {
+  if (ctx.arg_type(p).kind == K::Int) return ctx.integer(p);
+  const Tensor h = i.to(Device{});
+  if (h.dtype() == DType::I64) return h.data<int64_t>()[0];
+  if (h.dtype() == DType::I32) return h.data<int32_t>()[0];
+  const double v = h.item();
+  if (!(std::fabs(v) < 9.2e18)) {
+    char b[40];
+    std::snprintf(b, sizeof b, "%.17g", v);
+    fwd::value_error(std::string("index ") + b + " is out of int64's range");
+  }
+  return static_cast<int64_t>(v);
+}
+
 // take(x, i, over=A): an int (host or 0-d) drops A, an index tensor puts
 // its axes there. (ds.take(n) is the evaluator's.)
 std::vector<Tensor> take_fwd(ForwardCtx& ctx) {
   Tensor x = ctx.tensor(0);
   int a = fwd::over_one(ctx, 2, x);
   Tensor i = ctx.tensor(1);
-  if (i.rank() == 0) return {take_one(x, static_cast<int64_t>(i.item()), a)};
+  if (i.rank() == 0) return {take_one(x, index_value(ctx, 1, i), a)};
   return {take(x, i, a)};
 }
 
@@ -433,7 +454,7 @@ std::vector<Tensor> put_fwd(ForwardCtx& ctx) {
   if (v.dtype() != x.dtype()) v = cast(v, x.dtype());
   int64_t n = x.shape()[a];
   if (i.rank() == 0) {
-    int64_t k = static_cast<int64_t>(i.item());
+    int64_t k = index_value(ctx, 1, i);
     if (k < -n || k >= n)
       fwd::value_error("index " + std::to_string(k) +
                        " is out of range for an axis of size " +

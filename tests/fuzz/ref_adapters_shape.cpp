@@ -22,6 +22,14 @@ Tensor index_of(RefArgs& a) {
   return i;
 }
 
+// A 0-d index as an int64: 2^63 - 1 reads as the double 2^63, which no
+// int64 holds (a cast of it is undefined).
+int64_t one_index(RefArgs& a, const Tensor& i) {
+  const double v = i.item();
+  if (!(std::fabs(v) < 9.2e18)) a.decline("an index past int64's range");
+  return static_cast<int64_t>(v);
+}
+
 // A value past 2^53 that ref reads as a double.
 void note_host_int(Want& w, double v) {
   if (std::fabs(v) > 9007199254740992.0) w.inexact_ints = true;
@@ -44,15 +52,13 @@ void shape_adapters(std::map<std::string, Adapter>& m) {
   m["take"] = [](RefArgs& a) {
     Tensor x = a.t("x"), i = index_of(a);
     int axis = a.one_axis(x);
-    if (i.rank() == 0)
-      return Want{{ref::take(x, static_cast<int64_t>(i.item()), axis)}};
+    if (i.rank() == 0) return Want{{ref::take(x, one_index(a, i), axis)}};
     return Want{{ref::take(x, i, axis)}};
   };
   m["put"] = [](RefArgs& a) {
     Tensor x = a.t("x"), i = index_of(a), v = a.t("v");
     int axis = a.one_axis(x);
-    if (i.rank() == 0)
-      return Want{{ref::put(x, static_cast<int64_t>(i.item()), v, axis)}};
+    if (i.rank() == 0) return Want{{ref::put(x, one_index(a, i), v, axis)}};
     return Want{{ref::put(x, i, v, axis)}};
   };
   m["roll"] = [](RefArgs& a) {
