@@ -289,10 +289,15 @@ Value apply_pattern(Interpreter& in,
       }
       return Value::tuple(std::move(parts));
     }
-    // The checker's dtype, the operands' promotion: the API sums ints in
-    // i64 (einsum(u, a ->) of an i32 u was an i64 typed i32).
+    // The checker's dtype, the operands' promotion, each operand cast to it
+    // first, as torch casts a binary op's: multiplied pairwise in their own
+    // promotions, an f16 times an i64 2^53 was inf in f16, and inf times
+    // an f32 0 NaN. The API sums ints in i64 (einsum(u, a ->) of an i32 u
+    // was an i64 typed i32): cast back.
     types::DType dtype = xs[0].dtype();
     for (const ops::Tensor& x : xs) dtype = types::promote(dtype, x.dtype());
+    for (ops::Tensor& x : xs)
+      if (x.dtype() != dtype) x = ops::cast(x, dtype);
     std::vector<std::vector<std::string>> atoms;
     for (size_t i = 0; i < xs.size(); ++i) {
       atoms.push_back(side_atoms(pat.inputs[i], static_cast<int>(i)));

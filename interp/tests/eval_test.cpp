@@ -361,8 +361,7 @@ fn main():
   CHECK(r->out.str() == "0.25 0.25 2\n");  // 1 - 0.5 - 0.25
 }
 
-TEST_CASE("einsum and matmul of ints keep the dtype the checker gives",
-          "[eval]") {
+TEST_CASE("einsum and matmul keep the dtype the checker gives", "[eval]") {
   // The runtime fuzzer's oracle: einsum(u, a ->) and u @ u of an i32 u
   // were i64 tensors typed i32 (the API sums ints in i64).
   auto r = run_program(R"(dim B = 3
@@ -372,8 +371,13 @@ fn main():
     print(typeof(einsum(u, a ->)), einsum(u, a ->))
     print(typeof(u @ u), u @ u)
     print(einsum(u, u, a, a -> a))
+    print(einsum(to(tensor([-2.0]), f16), tensor([9007199254740993]),
+                 tensor([0.0]), p, q, r -> p q r))
 )");
   INFO(r->error);
   REQUIRE(r->error.empty());
-  CHECK(r->out.str() == "i32 i32 3\ni32 i32 5\n[3] i32\n[0 1 4]\n");
+  // The last: each operand in f32 first, -2 · 2^53 · 0 is 0; in f16 the
+  // first product was inf, and inf · 0 NaN.
+  CHECK(r->out.str() ==
+        "i32 i32 3\ni32 i32 5\n[3] i32\n[0 1 4]\n[1 1 1] f32\n[[[0]]]\n");
 }

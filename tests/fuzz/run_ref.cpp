@@ -224,8 +224,15 @@ void RefOracle::check_pattern(eval::OpSite& site, const Value& v) {
         want.values = ref::split(xs.at(0), text, known);
         break;
       case ops::Intrinsic::Einsum: {
+        // Each operand in the operands' promotion first, as ref's binary
+        // ops take theirs (torch.result_type).
+        types::DType d = xs.at(0).dtype();
+        for (const ops::Tensor& x : xs) d = types::promote(d, x.dtype());
         std::vector<ops::Tensor> a64;
-        for (const ops::Tensor& x : xs) a64.push_back(abs64(x));
+        for (ops::Tensor& x : xs) {
+          if (x.dtype() != d) x = ref::to(x, d);
+          a64.push_back(abs64(x));
+        }
         want.values = {ref::einsum(xs, text, known)};
         want.scales = {ref::einsum(a64, text, known)};
         want.tol = Tol::Long;
