@@ -25,10 +25,11 @@ namespace ss::fuzz {
 // oracle runs it as the one-device context does and then, for a builtin
 // call, asks the adapter of ref_adapters.h for ref's value of the same
 // arguments, read through the evaluator's ForwardCtx as the forward read
-// them (the prelude's own calls are checked too). No branch in the
-// interpreter knows: the hooks are the seam every device mode uses, and
-// with no device mode the oracle is DeviceHooks' one-device defaults plus
-// the comparison.
+// them (the prelude's own calls are checked too), and for a pattern
+// (rearrange, split, einsum) ref_patterns.h's loops over the labels. No
+// branch in the interpreter knows: the hooks are the seam every device
+// mode uses, and with no device mode the oracle is DeviceHooks'
+// one-device defaults plus the comparison.
 //
 // What is compared (ref_compare.cpp): the shapes exactly; the dtypes
 // exactly, but where ref leaves the dtype to the op (the losses compute in
@@ -62,7 +63,14 @@ namespace ss::fuzz {
 //     the scale passes even a double's range, ref's own double sum may
 //     have overflowed in its order: that element says nothing and is not
 //     compared. A product's scale is Π max(|x|, 1) (its partial products
-//     stay below it); var's Σx² (both of its terms are below it).
+//     stay below it); var's Σx² (both of its terms are below it). A mean
+//     loss sums its terms before it divides: Σ|terms| is the magnitude
+//     its partial sums reach (Want::partials), which alone allows an
+//     overflow (mse of five 8.5e37s in f32, as torch's).
+//   * Scalar options are the op's: a loss's beta= and delta= and a
+//     norm's eps= in the dtype the op computes in (the weak-scalar rule:
+//     delta=5e-324 is 0 in f32); an operand of a binary op or of einsum
+//     in the operands' promotion, as torch casts it (ref/ref_ops.cpp).
 //   * Integers past 2^53 are not doubles: where an argument holds one (the
 //     pools' 2^53 + 1, 2^62), ref's loops in double cannot give the exact
 //     integer, and integer results are not compared (Want::inexact_ints);
@@ -73,7 +81,8 @@ namespace ss::fuzz {
 // bound. An adapter that declines (Declined: a Train mode's draws, an
 // initialiser call) is counted, and a call of a builtin with a forward
 // and no adapter is named in the report; ref_not_adapted() lists those
-// and why, and a test fails when one is neither (run_ref_test.cpp). ref
+// and why, and a test fails when one is neither (interp/tests/
+// run_ref_fuzz_test.cpp). ref
 // refusing arguments the op computed a value from (a throw from ref) is a
 // difference too. A value over kMaxElements is not compared: ref's naive
 // loops on it would spend the run's time bound (Note [A runtime fuzzer's
