@@ -548,6 +548,17 @@ std::pair<Tensor, Tensor> conv_operands(const char* name,
                     shape_string(k0.shape()));
   const std::string bad = cs.invalid();
   if (!bad.empty()) value_error(name, bad);
+  // An empty window or image has no product to make (the backend's sgemm
+  // refused a K of 0: the runtime fuzzer's); torch refuses both ("kernel
+  // size should be greater than zero", "only zero batch or zero channel
+  // inputs are supported").
+  for (int a = 2; a < 4; ++a)
+    if (x0.shape()[a] < 1 || k0.shape()[a] < 1)
+      shape_error(name,
+                  "the image and the kernel need a size of at least 1 on "
+                  "each spatial axis, got " +
+                      shape_string(x0.shape()) + " and " +
+                      shape_string(k0.shape()));
   DType dt = types::promote(x0.dtype(), k0.dtype());
   if (!types::is_float(dt)) dt = DType::F32;
   return {x0.dtype() == dt ? x0 : cast(x0, dt),

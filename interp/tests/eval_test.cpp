@@ -381,3 +381,24 @@ fn main():
   CHECK(r->out.str() ==
         "i32 i32 3\ni32 i32 5\n[3] i32\n[0 1 4]\n[1 1 1] f32\n[[[0]]]\n");
 }
+
+TEST_CASE("attention at scale 0 keeps a NaN of q as the written-out form",
+          "[eval]") {
+  // The runtime fuzzer's oracle: gemm's alpha = 0 read neither q nor k, so
+  // (q k^T) * 0 of a NaN q was 0 where torch's, and the written-out
+  // einsum's, is NaN.
+  auto r = run_program(R"(dim B = 2
+dim D = 3
+
+fn main():
+    let w = reshape(to(arange(6), f32), [B, D])
+    let q = full([B, D], nan)
+    print(scaled_dot_product_attention(q, w, w, scale=0.0))
+    print(softmax(einsum(q, w, n d, t d -> n t) * 0.0, over=t))
+)");
+  INFO(r->error);
+  REQUIRE(r->error.empty());
+  CHECK(r->out.str() ==
+        "[2 3] f32\n[[nan nan nan]\n [nan nan nan]]\n"
+        "[2 2] f32\n[[nan nan]\n [nan nan]]\n");
+}

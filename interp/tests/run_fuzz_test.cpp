@@ -104,6 +104,21 @@ TEST_CASE("run fuzzer's findings: errors of the user's values, located",
       {"print(put(tensor([1.0, 2.0]), -9223372036854775807 - 1, 0.0, over=0))",
        RunOutcome::Kind::Runtime,
        "ValueError"},
+      // torch: "Only zero batch or zero channel inputs are supported" and
+      // "kernel size should be greater than zero"; the backend threw
+      // std::invalid_argument (sgemm of K = 0, a kernel past the input).
+      {"print(conv2d(full([1, 1, 1, 1], 1.0), "
+       "full([1, 1, len(range(0)), 1], 1.0)))",
+       RunOutcome::Kind::Runtime,
+       "ShapeError"},
+      {"print(conv_transpose2d(full([1, 1, len(range(0)), 1], 1.0), "
+       "full([1, 1, 3, 5], 1.0)))",
+       RunOutcome::Kind::Runtime,
+       "ShapeError"},
+      {"print(conv1d(full([1, 1, len(range(0))], 1.0), full([1, 1, 1], "
+       "1.0)))",
+       RunOutcome::Kind::Runtime,
+       "ShapeError"},
       // torch's F.embedding: "index out of range in self" (a negative id is
       // not counted from the end); ref/ refused it, the op took row 3.
       {"print(embedding(full([5, 2], 1.0), tensor([-2])))",

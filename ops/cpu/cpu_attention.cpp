@@ -75,13 +75,17 @@ void scores(const T* q,
             int64_t d,
             int64_t kc,
             T scale) {
+  // gemm's alpha = 0 reads neither q nor k (BLAS's convention), so a NaN
+  // or an infinity in them would vanish where torch's (q k^T) * 0 is NaN
+  // (the runtime fuzzer's scale=0.0): the product, then times 0.
+  const bool zero = scale == T(0);
   key_tiles(kend, kc, [&](int64_t j0, int64_t cols) {
     gemm<T>(false,
             true,
             rows,
             cols,
             d,
-            scale,
+            zero ? T(1) : scale,
             q,
             d,
             k + j0 * d,
@@ -89,6 +93,9 @@ void scores(const T* q,
             T(0),
             S + j0,
             kend);
+    if (zero)
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t j = j0; j < j0 + cols; ++j) S[r * kend + j] *= T(0);
   });
 }
 

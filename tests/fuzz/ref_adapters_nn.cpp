@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "ref/ref_ops.h"
+#include "ref/ref_patterns.h"
 #include "tests/fuzz/ref_adapters.h"
 
 namespace ss::fuzz {
@@ -126,9 +127,24 @@ void nn_adapters(std::map<std::string, Adapter>& m) {
     double d = q.rank() ? static_cast<double>(q.shape().back()) : 1.0;
     double scale = a.number("scale", 1.0 / std::sqrt(d));
     // Each output is a weighted mean of v's rows: Σ p |v| bounds its terms.
-    return long_one(ref::scaled_dot_product_attention(q, k, v, causal, scale),
-                    ref::scaled_dot_product_attention(
-                        f64(q), f64(k), abs64(v), causal, scale));
+    Want w = long_one(ref::scaled_dot_product_attention(q, k, v, causal, scale),
+                      ref::scaled_dot_product_attention(
+                          f64(q), f64(k), abs64(v), causal, scale));
+    // Its scores, |scale| q k^T, are a partial result: past the dtype's
+    // range they overflow in the op (inf - inf in the softmax, NaN, as
+    // torch's f32 does) and not in ref's doubles (q = k = 1e30).
+    if (q.rank() >= 2 && q.rank() <= 3 && q.rank() == k.rank()) {
+      std::string lead = q.rank() == 3 ? "b " : "";
+      Tensor s = ref::einsum({abs64(q), abs64(k)},
+                             lead + "n d, " + lead + "t d -> " + lead + "n t");
+      Tensor most = ref::max(s, {-1});  // [*s n]
+      ops::Shape col = most.shape();
+      col.push_back(1);
+      Tensor p = ref::mul(ref::reshape(most, col),
+                          Tensor::scalar(std::fabs(scale), DType::F64));
+      w.partials = {ref::add(ref::zeros(w.values[0].shape(), DType::F64), p)};
+    }
+    return w;
   };
   m["fused_linear"] = [](RefArgs& a) {
     Tensor x = a.t("x"), w = a.t("w");
