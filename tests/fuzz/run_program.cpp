@@ -41,7 +41,9 @@ namespace ss::fuzz {
 // or the sinks, and three parameters other builtins name for a tensor
 // take gradients or logs for one builtin only (kOpHints: update's `g`,
 // set_params' `p`, write's `r`), so that value_and_grad, grad, linear,
-// batch_norm, dropout, update, save, load and the others run. The pattern ops
+// batch_norm, dropout, update, save, load and the others run; the
+// convolutions' `x` and `k` take tensors of rank 3 or 4, attention's q, k
+// and v matrices. The pattern ops
 // (rearrange, split, einsum) take a pattern of their pool instead of
 // parameters, with as many operands from the tensors as it has inputs:
 // degenerate ones (a literal 1 squeezed or inserted, a 0-d side, a label twice,
@@ -229,6 +231,22 @@ const Pool kSinks = {"stdout()", "csv(\"fuzz_out.csv\")", "tee()"};
 const Pool kGradsPool = {
     "zeros_like(net)", "zeros_like(net) + 1e308", "zeros_like(net) / 0.0"};
 const Pool kLogsPool = {"logs(a=1.0)", "logs(a=nan, b=x)", "logs()"};
+// Operands of rank 3 and 4 for the convolutions, which the tensors (all
+// of rank 0 to 2) never fit: empty, NaN and infinite ones among them.
+const Pool kRank3 = {"reshape(w, [1, B, D])",
+                     "reshape(x, [1, 1, D])",
+                     "full([1, 1, 1], nan)",
+                     "reshape(e, [z, 1, 1])",
+                     "full([1, 1, 2], 0.5)"};
+const Pool kRank4 = {"reshape(w, [1, 1, B, D])",
+                     "full([1, 1, 2, 2], 0.5)",
+                     "reshape(x, [1, 1, 1, D])",
+                     "full([1, 1, 1, 1], inf)",
+                     "reshape(e, [1, 1, z, 1])"};
+// Attention's q, k and v ([*s n d], [*s t d], [*s t e]): matrices, an
+// empty one, a NaN one.
+const Pool kMatrices = {
+    "w", "full([B, D], nan)", "reshape(w, [1, B, D])", "ez", "w * 1e30"};
 const Pool kModelTypes = {"Net", "Linear[D B]", "Net f64", "Linear[D B] bf16"};
 
 // The pools a value parameter may draw from, the first eight also when a
@@ -249,7 +267,10 @@ const Pool* const kValuePools[] = {&kTensors,
                                    &kRecords,
                                    &kSinks,
                                    &kGradsPool,
-                                   &kLogsPool};
+                                   &kLogsPool,
+                                   &kRank3,
+                                   &kRank4,
+                                   &kMatrices};
 constexpr size_t kAnyPools = 8;
 enum Hint {
   kTensor,
@@ -267,7 +288,10 @@ enum Hint {
   kRecord,
   kSink,
   kGrad,
-  kLog
+  kLog,
+  kRank3Tensor,
+  kRank4Tensor,
+  kMatrix
 };
 
 // A parameter's name, as the table spells it, says what it mostly is; a
@@ -353,6 +377,15 @@ constexpr OpHint kOpHints[] = {
     {"update", "g", kGrad},
     {"set_params", "p", kGrad},
     {"write", "r", kLog},
+    {"scaled_dot_product_attention", "q", kMatrix},
+    {"scaled_dot_product_attention", "k", kMatrix},
+    {"scaled_dot_product_attention", "v", kMatrix},
+    {"conv1d", "x", kRank3Tensor},
+    {"conv1d", "k", kRank3Tensor},
+    {"conv2d", "x", kRank4Tensor},
+    {"conv2d", "k", kRank4Tensor},
+    {"conv_transpose2d", "x", kRank4Tensor},
+    {"conv_transpose2d", "k", kRank4Tensor},
 };
 
 Hint hint_of(std::string_view op, std::string_view name) {
