@@ -154,7 +154,9 @@ TEST_CASE("run fuzzer: the corpus reaches patterns fn values and models",
                          "update",
                          "init",
                          "save",
-                         "load"}) {
+                         "load",
+                         "conv2d",
+                         "scaled_dot_product_attention"}) {
     INFO(op);
     std::ifstream f(std::string(SS_SOURCE_DIR) + "/tests/fuzz/corpus/run/" + op,
                     std::ios::binary);
