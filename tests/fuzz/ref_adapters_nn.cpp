@@ -1,6 +1,7 @@
 // The oracle's adapters (ref_adapters.h): the nn ops, attention, the
 // fused layer, the losses and the convolutions. The defaults are the
 // table's (docs/reference/builtins.md) and torch's where it is silent.
+#include <algorithm>
 #include <cmath>
 #include <functional>
 
@@ -130,9 +131,11 @@ void nn_adapters(std::map<std::string, Adapter>& m) {
     Want w = long_one(ref::scaled_dot_product_attention(q, k, v, causal, scale),
                       ref::scaled_dot_product_attention(
                           f64(q), f64(k), abs64(v), causal, scale));
-    // Its scores, |scale| q k^T, are a partial result: past the dtype's
-    // range they overflow in the op (inf - inf in the softmax, NaN, as
-    // torch's f32 does) and not in ref's doubles (q = k = 1e30).
+    // Its scores, q k^T and then times scale (gemm's alpha scales the
+    // product, as torch's (q k^T) * scale), are partial results: past the
+    // dtype's range they overflow in the op (inf - inf in the softmax, or
+    // inf · 0, NaN, as torch's f32 does) and not in ref's doubles (q = k =
+    // 1e30, at any scale).
     if (q.rank() >= 2 && q.rank() <= 3 && q.rank() == k.rank()) {
       std::string lead = q.rank() == 3 ? "b " : "";
       Tensor s = ref::einsum({abs64(q), abs64(k)},
@@ -140,8 +143,9 @@ void nn_adapters(std::map<std::string, Adapter>& m) {
       Tensor most = ref::max(s, {-1});  // [*s n]
       ops::Shape col = most.shape();
       col.push_back(1);
-      Tensor p = ref::mul(ref::reshape(most, col),
-                          Tensor::scalar(std::fabs(scale), DType::F64));
+      Tensor p =
+          ref::mul(ref::reshape(most, col),
+                   Tensor::scalar(std::max(1.0, std::fabs(scale)), DType::F64));
       w.partials = {ref::add(ref::zeros(w.values[0].shape(), DType::F64), p)};
     }
     return w;
