@@ -208,13 +208,13 @@ class BuiltinCtx final : public ops::RuleCtx {
     return out;
   }
   Axis size_axis(size_t i) override {
-    if (!has(i) || !args_[i].expr) return ck_.fresh_var("n");
+    if (!has(i) || !args_[i].expr) return fresh("n");
     const ast::Expr& e = *args_[i].expr;
     if (e.kind == EK::Name && !(c_ && c_->values.find(e.name)))
       if (auto d = ck_.prog_->dims().find(e.name); d != ck_.prog_->dims().end())
         return Axis::dim(e.name, d->second);
     if (auto v = ck_.const_int(e); v && *v >= 1) return Axis::lit(*v);
-    return ck_.fresh_var("n");
+    return fresh("n");
   }
   std::optional<std::vector<int64_t>> list_shape(size_t i) override {
     if (!has(i) || !args_[i].expr) return std::nullopt;

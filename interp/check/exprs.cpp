@@ -755,7 +755,11 @@ Type Checker::type_value(const ast::Expr& e, FnCtx& c) {
         Type t = check_expr(*x, c);
         if (t.is_error()) return t;
         if (t.kind == TK::Int) {
-          shape.push_back(fresh_var("n"));
+          // Note [Two sizes of one name]: which value made it.
+          Axis v = fresh_var("n");
+          v.made_by = text(x->span);
+          v.made_at = x->span;
+          shape.push_back(std::move(v));
           continue;
         }
         error(Code::E0303,

@@ -204,17 +204,21 @@ bool Checker::fit(const Type& param,
                       " is expected");
             return false;
           }
-          auto& d = error(Code::E0307,
-                          at,
-                          "size variable `" + m.param.name + "` is " +
-                              describe(m.earlier) + " and " + describe(m.arg) +
-                              " in one call",
-                          "here `" + m.param.name + "` is " + describe(m.arg));
+          // Note [Two sizes of one name]: "`b` is n and n" said nothing.
+          const types::PrintedApart shown({m.earlier}, {m.arg});
+          auto& d =
+              error(Code::E0307,
+                    at,
+                    "size variable `" + m.param.name + "` is " +
+                        shown.axis_a(m.earlier) + " and " +
+                        shown.axis_b(m.arg) + " in one call",
+                    "here `" + m.param.name + "` is " + shown.axis_b(m.arg));
           auto w = b.where.find(m.param.var);
           if (w != b.where.end())
             d.note("`" + m.param.name + "` was bound to " +
-                       describe(m.earlier) + " here",
+                       shown.axis_a(m.earlier) + " here",
                    w->second);
+          for (const auto& [text, where] : shown.notes()) d.note(text, where);
           // Note [State carried across batches]: a value made before the
           // loop (an RNN's hidden state) does not have a batch's size: each
           // batch is its own (the last may be smaller), and on several
@@ -258,11 +262,15 @@ bool Checker::fit(const Type& param,
         return kind_error();
       Mismatch m = fit_axis(param.shape[0], arg.shape[0], b);
       if (m.kind == Mismatch::Kind::Conflict) {
-        error(Code::E0307,
-              at,
-              "size variable `" + m.param.name + "` is " + describe(m.earlier) +
-                  " and " + describe(m.arg) + " in one call",
-              "here `" + m.param.name + "` is " + describe(m.arg));
+        const types::PrintedApart shown({m.earlier}, {m.arg});
+        auto& d =
+            error(Code::E0307,
+                  at,
+                  "size variable `" + m.param.name + "` is " +
+                      shown.axis_a(m.earlier) + " and " + shown.axis_b(m.arg) +
+                      " in one call",
+                  "here `" + m.param.name + "` is " + shown.axis_b(m.arg));
+        for (const auto& [text, where] : shown.notes()) d.note(text, where);
         return false;
       }
       if (m.kind != Mismatch::Kind::None) return kind_error();

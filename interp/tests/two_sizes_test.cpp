@@ -54,3 +54,36 @@ fn f(x: [b C], y: [b D]) -> f32:
         std::string::npos);
   CHECK(text.find("'") == std::string::npos);
 }
+
+TEST_CASE("two run-time sizes named n print apart in E0307 and E0303",
+          "[check][shapes]") {
+  // Both sizes come from an int known at run time, and both print as `n`:
+  // "size variable `b` is n and n in one call" and "[n], but arange(z) is
+  // [n]" said nothing (the runtime fuzzer's programs met them).
+  auto call = check_text(R"(fn f(x: [b 3], y: [b] i64):
+    print(cross_entropy(x, y))
+
+fn main():
+    let z = len(range(0))
+    f(full([z, 3], 1.0), arange(z))
+)");
+  REQUIRE_FALSE(call->prog);
+  REQUIRE(call->codes() == std::vector<std::string>{"E0307@6:26"});
+  std::string text = call->rendered();
+  INFO(text);
+  CHECK(text.find("size variable `b` is n and n' in one call") !=
+        std::string::npos);
+  CHECK(text.find("`n` is the size `z` gives here") != std::string::npos);
+  CHECK(text.find("`n'` is the size `arange` gives here") != std::string::npos);
+  auto loss = check_text(R"(fn main():
+    let z = len(range(0))
+    print(cross_entropy(full([z, 3], 1.0), arange(z)))
+)");
+  REQUIRE_FALSE(loss->prog);
+  REQUIRE(loss->codes() == std::vector<std::string>{"E0303@3:11"});
+  text = loss->rendered();
+  INFO(text);
+  CHECK(text.find("class axis 3, [n], but arange(z) is [n']") !=
+        std::string::npos);
+  CHECK(text.find("`n'` is the size `arange` gives here") != std::string::npos);
+}

@@ -166,14 +166,17 @@ Type class_loss_rule(RuleCtx& ctx, ClassParams p, bool probabilities_ok) {
     return Type::error();
   }
   if (lb.shape != per) {
-    ctx.error(Code::E0303,
-              ctx.call_span(),
-              op +
-                  " needs labels shaped like the scores without their class "
-                  "axis " +
-                  lg.shape.back().str_sized() + ", " + types::shape_str(per) +
-                  ", but " + ctx.text(1) + " is " + types::shape_str(lb.shape),
-              label);
+    // Note [Two sizes of one name]: "[n], but arange(z) is [n]" said
+    // nothing of two sizes made by two calls.
+    const types::PrintedApart shown(per, lb.shape);
+    diag::Diagnostic& d = ctx.error(
+        Code::E0303,
+        ctx.call_span(),
+        op + " needs labels shaped like the scores without their class axis " +
+            lg.shape.back().str_sized() + ", " + shown.a + ", but " +
+            ctx.text(1) + " is " + shown.b,
+        label);
+    for (const auto& [text, at] : shown.notes()) d.note(text, at);
     return Type::error();
   }
   return loss_type(ctx, *r, per, lg.dtype, operands);
