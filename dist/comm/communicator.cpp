@@ -72,6 +72,10 @@ void set_default_collective_timeout(std::chrono::milliseconds t) {
   g_timeout_ms.store(std::max<int64_t>(1, t.count()));
 }
 
+void reset_default_collective_timeout() {
+  g_timeout_ms.store(0);
+}
+
 std::chrono::milliseconds default_collective_timeout() {
   if (int64_t ms = g_timeout_ms.load()) return std::chrono::milliseconds(ms);
   if (std::optional<double> v = collective_timeout_from_env())

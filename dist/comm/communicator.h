@@ -72,6 +72,12 @@ std::optional<double> collective_timeout_from_env(std::string* error = nullptr);
 /// What collective_timeout(seconds) sets: the default for every collective
 /// started afterwards (over SHAPESCRIPT_COLLECTIVE_TIMEOUT and 600 s).
 void set_default_collective_timeout(std::chrono::milliseconds t);
+/// Forgets what a program's collective_timeout set, where one process runs
+/// one program after another (a host language's runs, `ss conformance`,
+/// the runtime fuzzer): a run's timeout is its own, and the next run
+/// starts from SHAPESCRIPT_COLLECTIVE_TIMEOUT or 600 s (a fuzzed
+/// collective_timeout(5e-324), 1 ms, failed every later run's start).
+void reset_default_collective_timeout();
 
 struct Options {
   std::chrono::milliseconds timeout = default_collective_timeout();

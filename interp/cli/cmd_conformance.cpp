@@ -13,6 +13,7 @@
 #include <optional>
 #include <sstream>
 
+#include "dist/comm/communicator.h"
 #include "interp/check/checker.h"
 #include "interp/cli/commands.h"
 #include "interp/cli/conformance_compare.h"
@@ -225,6 +226,8 @@ RunResult run_main(const check::Program& prog,
   const check::FnInfo* main = prog.fn("main");
   if (!main || !main->params.empty()) return r;
   r.ran = true;
+  // Each case's collective_timeout is its own, not the next case's.
+  dist::reset_default_collective_timeout();
   std::ostringstream out;
   try {
     ScratchDir dir;

@@ -6,6 +6,7 @@
 
 #include "diag/diagnostic.h"
 #include "diag/exit_codes.h"
+#include "dist/comm/communicator.h"
 #include "interp/check/checker.h"
 #include "interp/devices/devices.h"
 #include "interp/devices/one_device.h"
@@ -112,6 +113,9 @@ void run(const std::string& path,
          std::ostream& err) {
   prepare();
   must_be_readable(path);
+  // A run's collective_timeout is its own (a host language runs one
+  // program after another in its process).
+  dist::reset_default_collective_timeout();
   // The program's walk wants a deep stack (Note [A deep stack] in
   // interp/cli/main.cpp), and its workers end with the thread that
   // started them: this one, which ends with the run.

@@ -1,5 +1,5 @@
 // ss_fuzz_random N [--seed S] [--from I] [--save DIR] [--seeds DIR]
-// [--show], or ss_fuzz_random --print FILE...: the `run` target
+// [--inputs DIR] [--show], or ss_fuzz_random --print FILE...: the `run` target
 // (run_target.cpp) on N pseudo-random inputs, numbered I, I+1, ... and
 // each made from (S, its number) alone, without libFuzzer: issue 32's
 // million executions in the Release build, where a clang build for
@@ -13,8 +13,11 @@
 // A crash or a hang ends it; the line before names the input's number,
 // which `--from I 1` runs again. --seeds writes, for each builtin, the
 // first input that reached evaluation, spelled `name;...` (the corpus's
-// form: Note [A runtime fuzzer's programs]). README.md says how it is
-// used.
+// form: Note [A runtime fuzzer's programs]). --inputs writes every input
+// as a file of DIR, for `ss_fuzz_replay run DIR` on several devices
+// (Note [A runtime fuzzer on several devices]: that run costs worker
+// processes per input, so this driver leaves it to the replay). README.md
+// says how it is used.
 #include <signal.h>
 #include <unistd.h>
 
@@ -82,7 +85,7 @@ void write_seed(const fs::path& dir,
 int usage() {
   std::fprintf(stderr,
                "usage: ss_fuzz_random N [--seed S] [--from I] [--save DIR] "
-               "[--seeds DIR] [--show]\n");
+               "[--seeds DIR] [--inputs DIR] [--show]\n");
   return 64;
 }
 
@@ -107,7 +110,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   uint64_t n = std::strtoull(argv[1], nullptr, 10), seed = 1, from = 0;
-  fs::path save = fs::temp_directory_path() / "ss_fuzz_runs" / "run", seeds;
+  fs::path save = fs::temp_directory_path() / "ss_fuzz_runs" / "run", seeds,
+           inputs;
   bool show = false;
   for (int i = 2; i < argc; i += 2) {
     if (!std::strcmp(argv[i], "--show")) {
@@ -123,6 +127,8 @@ int main(int argc, char** argv) {
       save = argv[i + 1];
     else if (!std::strcmp(argv[i], "--seeds"))
       seeds = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--inputs"))
+      inputs = argv[i + 1];
     else
       return usage();
   }
@@ -134,6 +140,13 @@ int main(int argc, char** argv) {
   for (uint64_t i = from; i < from + n; ++i) {
     g_current = i;
     std::vector<uint8_t> in = input(seed, i);
+    if (!inputs.empty()) {
+      fs::create_directories(inputs);
+      std::ofstream(
+          inputs / ("input-" + std::to_string(seed) + "-" + std::to_string(i)),
+          std::ios::binary)
+          .write(reinterpret_cast<const char*>(in.data()), in.size());
+    }
     std::string text = ss::fuzz::run_program_text(in.data(), in.size());
     if (show)
       std::fprintf(stderr,
