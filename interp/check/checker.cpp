@@ -214,6 +214,19 @@ std::string canonical_key(const std::filesystem::path& p) {
   return ec ? p.string() : canon.string();
 }
 
+// The text of the import whose canonical path is [key]: the editor's
+// (Options::import_text), else the disk's, a regular file only (Note
+// [Only regular source files] in diag/read_source.cpp). The one reading of
+// an import, for loading and for an import set's check that it still
+// reads the same.
+std::optional<std::string> import_source(const Options& opts,
+                                         const std::string& key) {
+  std::optional<std::string> text;
+  if (opts.import_text) text = opts.import_text(key);
+  if (!text) text = diag::read_source(key);
+  return text;
+}
+
 // What loading a program's imports read, for an import set (Note [Shared
 // import sets]).
 struct Reading {
@@ -264,10 +277,7 @@ void load_imports(ast::Module m,
           .help("import it from a file nearer the program");
       continue;
     }
-    // Note [Only regular source files] (diag/read_source.cpp).
-    std::optional<std::string> text;
-    if (opts.import_text) text = opts.import_text(key);
-    if (!text) text = diag::read_source(p.string());
+    std::optional<std::string> text = import_source(opts, key);
     if (!text) {
       if (reading) reading->read[key] = std::nullopt;
       std::error_code ec;
@@ -316,10 +326,7 @@ std::shared_ptr<const ImportSet> load_with_set(ast::Module main,
     root_keys.push_back(canonical_key(p));
   }
   auto read_now = [&](const std::string& key) {
-    std::optional<std::string> text;
-    if (opts.import_text) text = opts.import_text(key);
-    if (!text) text = diag::read_source(key);
-    return text;
+    return import_source(opts, key);
   };
   if (auto set = opts.import_sets->find(roots, root_keys, main_key, read_now)) {
     for (const auto& f : set->files) sm.add(f);
