@@ -63,22 +63,15 @@ def lets(n):
 
 RUN = "run"
 CASES = [
-    ("1", "jsonl to /dev/full, 3 writes", RUN, """
+    ("1", f"{sink} to /dev/full, 3 writes", RUN, f"""
 fn main():
-    let s = jsonl("/dev/full")
+    let s = {sink}("/dev/full")
     s.write(logs(loss=1.0))
     s.write(logs(loss=2.0))
     s.write(logs(loss=3.0))
     print("done")
-"""),
-    ("1", "csv to /dev/full, 3 writes", RUN, """
-fn main():
-    let s = csv("/dev/full")
-    s.write(logs(loss=1.0))
-    s.write(logs(loss=2.0))
-    s.write(logs(loss=3.0))
-    print("done")
-"""),
+""") for sink in ("jsonl", "csv")
+] + [
     ("2", "roll by 2^53 + 7", RUN, """
 fn main():
     print(roll(arange(8), 9007199254740999, over=0))
