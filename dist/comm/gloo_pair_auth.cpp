@@ -90,13 +90,37 @@ struct ThreadArm {
   bool on = false;
   Armed armed;
   std::vector<sockaddr_storage> expected;  // peers' listeners we connect to
-  std::vector<std::string> let_go;         // our listeners nobody will use
+  std::vector<std::string> let_go;  // our listener of each, nobody will use
 };
 thread_local ThreadArm t_arm;
 
 // Listeners (address_bytes) of pairs this process connects from, and the
-// connection of our own each was given to hand Gloo (-1: none yet).
+// connection of our own each was given to hand Gloo (-1: none yet). An
+// entry lives from expect_pair until Gloo's connect for its pair, which
+// Gloo makes just after closing the listener (Note [A port let go is let go
+// once]).
 std::vector<std::pair<std::string, int>> g_let_go;
+
+// Note [A port let go is let go once]
+// A listener is let go by its address, since accept sees only the
+// listening socket. Once Gloo closes it (in Pair::connect, just before its
+// connect to the peer), the kernel may give its port to the next listener
+// this process binds: the next mesh's pair, whose peer does connect to it.
+// Were the entry still there, that listener would be let go too: the
+// peer's proven connection closed as a stranger's (a reset, with its proof
+// unread), Gloo handed our own connection, and the peer's pair failing
+// with "Connection reset by peer" after the join had said it was made (CI
+// saw it once, on a run of many joins). So the entry goes at Gloo's
+// connect for its pair, while no other listener can hold the port.
+void forget_let_go(const std::string& listener) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  for (auto it = g_let_go.begin(); it != g_let_go.end(); ++it)
+    if (it->first == listener) {
+      if (it->second >= 0) ::close(it->second);
+      g_let_go.erase(it);
+      return;
+    }
+}
 
 // Family, port and address: what both ends know of the listener.
 std::string address_bytes(const sockaddr_storage& a) {
@@ -240,8 +264,12 @@ int own_connection(int listener, const sockaddr_storage& at) {
     }
     std::lock_guard<std::mutex> lock(g_mu);
     for (auto& [k, fd] : g_let_go)
-      if (k == address_bytes(at)) fd = mine;
-    return c;
+      if (k == address_bytes(at) && fd < 0) {
+        fd = mine;
+        return c;
+      }
+    ::close(c);
+    break;  // let go meanwhile (the scope ended): nobody keeps ours
   }
   ::close(mine);
   return -1;
@@ -372,13 +400,20 @@ int connect_and_prove(int fd,
 }
 
 int connect_with_proof(int fd, const sockaddr* addr, socklen_t len) {
-  const ThreadArm& t = t_arm;
-  if (!t.on || addr == nullptr ||
-      std::none_of(
-          t.expected.begin(), t.expected.end(), [&](const sockaddr_storage& e) {
-            return same_address(e, addr);
-          }))
-    return system_connect(fd, addr, len);
+  ThreadArm& t = t_arm;
+  if (!t.on || addr == nullptr) return system_connect(fd, addr, len);
+  const auto e = std::find_if(
+      t.expected.begin(), t.expected.end(), [&](const sockaddr_storage& a) {
+        return same_address(a, addr);
+      });
+  if (e == t.expected.end()) return system_connect(fd, addr, len);
+  // Gloo has closed this pair's listener (Note [A port let go is let go
+  // once]).
+  std::string& listener = t.let_go[static_cast<size_t>(e - t.expected.begin())];
+  if (!listener.empty()) {
+    forget_let_go(listener);
+    listener.clear();
+  }
   return connect_and_prove(fd, addr, len, t.armed);
 }
 
@@ -402,15 +437,10 @@ PairProofScope::PairProofScope(const net::JobKey& key,
 }
 
 PairProofScope::~PairProofScope() {
+  for (const std::string& mine : t_arm.let_go)
+    if (!mine.empty()) forget_let_go(mine);
   std::lock_guard<std::mutex> lock(g_mu);
   g_armed[slot_] = Armed{};
-  for (const std::string& mine : t_arm.let_go)
-    for (auto it = g_let_go.begin(); it != g_let_go.end(); ++it)
-      if (it->first == mine) {
-        if (it->second >= 0) ::close(it->second);
-        g_let_go.erase(it);
-        break;
-      }
   t_arm = ThreadArm{};
 }
 

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstring>
 #include <future>
+#include <memory>
 #include <string>
 
 #include "dist/comm/gloo_pair_auth.h"
@@ -190,4 +191,54 @@ TEST_CASE(
   CHECK(took < 2s);
   CHECK(closed_by_peer(silent));
   ::close(silent);
+}
+
+// Gloo's rule (tcp/pair.cc, Pair::connect): the side whose port, as a
+// network-order number, is the higher connects.
+static bool connects_from(const sockaddr_storage& mine,
+                          const sockaddr_storage& peers) {
+  return reinterpret_cast<const sockaddr_in*>(&mine)->sin_port -
+             reinterpret_cast<const sockaddr_in*>(&peers)->sin_port >
+         0;
+}
+
+TEST_CASE(
+    "a listener let go whose port the next listener gets is not let go: "
+    "its peer's proven connection is the one accepted",
+    "[pair_proof]") {
+  // Note [A port let go is let go once]: Gloo closes the listener of a
+  // pair this side connects from, then connects; the next mesh's listener
+  // may be given the same port, and its peer connects to it.
+  detail::PairProofScope scope(key_of(4), "job.a0", 5s);
+  Listener peer;
+  auto mine = std::make_unique<Listener>();
+  while (!connects_from(mine->at, peer.at)) mine = std::make_unique<Listener>();
+  const sockaddr_storage freed = mine->at;
+  detail::expect_pair(freed, peer.at);
+  mine.reset();  // Gloo closes the listener, then connects to the peer
+  int to_peer = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(::connect(to_peer,
+                    reinterpret_cast<const sockaddr*>(&peer.at),
+                    sizeof(sockaddr_in)) == 0);
+  // The next listener, on the port just freed.
+  int next = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int on = 1;
+  ::setsockopt(next, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+  REQUIRE(::bind(next,
+                 reinterpret_cast<const sockaddr*>(&freed),
+                 sizeof(sockaddr_in)) == 0);
+  REQUIRE(::listen(next, 8) == 0);
+  // Its peer proves itself and hangs up; what accept hands over is that
+  // connection (its stream ends after the proof), not one of our own
+  // (which would stay open and silent).
+  detail::knock(freed);
+  int c = ::accept(next, nullptr, nullptr);
+  REQUIRE(c >= 0);
+  pollfd p{c, POLLIN, 0};
+  REQUIRE(::poll(&p, 1, 2000) == 1);
+  char b;
+  CHECK(::recv(c, &b, 1, 0) == 0);
+  ::close(c);
+  ::close(next);
+  ::close(to_peer);
 }
