@@ -183,6 +183,9 @@ GlooComm::GlooComm(int rank,
         if (port > 0) port_rank_[port] = r;
       }
     }
+    if (lanes > 0 && detail::ShmExchange::wanted(store_dir))
+      shm_ = detail::ShmExchange::join(
+          rank, size, store_dir, prefix, lanes, connect_timeout);
   } catch (const CollectiveError&) {
     throw;
   } catch (const detail::JoinError& e) {
@@ -200,6 +203,7 @@ void GlooComm::leave_unjoined(const std::string& store_dir,
 
 GlooComm::~GlooComm() {
   try {
+    shm_.reset();
     for (auto& c : sync_ctx_) c.reset();
     ctx_.reset();
     device_.reset();
@@ -212,6 +216,7 @@ void GlooComm::close() {
     broken_ = true;
     broken_why_ = "the communicator was closed";
   }
+  if (shm_) shm_->close();
   for (auto& c : sync_ctx_) c.reset();
   ctx_.reset();
   device_.reset();
@@ -242,6 +247,13 @@ void GlooComm::translate(CollectiveOp op, int peer) {
   } catch (const CollectiveError&) {
     close();
     throw;
+  } catch (const detail::ShmFailure& e) {
+    close();
+    broken_why_ = std::string("an earlier ") + collective_name(op) + " failed";
+    std::string msg = e.what();
+    if (e.kind == Kind::PeerGone)
+      msg = "rank " + std::to_string(e.peer) + " is gone (" + msg + ")";
+    detail::fail(e.kind, op, rank_, e.peer, msg);
   } catch (const gloo::IoException& e) {
     what = e.what();
     gloo_io = true;
@@ -356,6 +368,7 @@ void GlooComm::direct_exchange(const std::vector<const void*>& send,
                                const std::vector<void*>& recv,
                                size_t bytes,
                                int lane) {
+  if (shm_) return shm_->exchange(send, recv, bytes, lane, sync_timeout_);
   constexpr size_t kChunk = size_t{64} << 10;
   const int slot = sync_slot_[lane]++ & 0x7fffffff;
   std::vector<std::unique_ptr<gloo::transport::Buffer>> sb(size_), rb(size_);

@@ -27,6 +27,7 @@
 #include <string>
 
 #include "dist/comm/communicator.h"
+#include "dist/comm/shm_exchange.h"
 
 namespace gloo {
 class Context;
@@ -99,6 +100,8 @@ class GlooComm final : public Communicator {
 
   /// All-reduces that took the direct exchange so far (tests).
   uint64_t direct_all_reduces() const { return direct_calls_; }
+  /// Whether the lanes exchange through shared memory (tests).
+  bool shared_memory() const { return shm_ != nullptr; }
 
  private:
   void check_usable(CollectiveOp op) override;
@@ -145,6 +148,10 @@ class GlooComm final : public Communicator {
   std::array<int, kLanes> sync_slot_{};
   std::chrono::milliseconds sync_timeout_{0};
   std::atomic<uint64_t> direct_calls_{0};
+  // The lanes' exchange through shared memory, when the group's ranks
+  // share this host (Note [Direct exchange in shared memory]); null: the
+  // sync meshes' sockets.
+  std::unique_ptr<detail::ShmExchange> shm_;
   bool broken_ = false;
   std::string broken_why_;
   std::map<int, int> port_rank_;  // peers' listening ports, for messages

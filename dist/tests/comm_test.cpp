@@ -464,50 +464,22 @@ TEST_CASE("GlooComm: a missing directory is a CollectiveError", "[dist]") {
 TEST_CASE("GlooComm: three processes all-reduce", "[dist][process]") {
   JobDir dir = make_job_dir("ss-comm-proc");
   const int n = 3;
-  std::vector<pid_t> kids;
-  for (int r = 0; r < n; ++r) {
-    pid_t pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      alarm(20);  // never outlive a hung test
-      int code = 0;
-      try {
+  std::vector<int> status = run_processes(
+      n,
+      [&](int r) {
         GlooComm c(r, n, dir.path(), "p", milliseconds(10000));
         Tensor t = Tensor::full({1000}, r + 1, DType::F32);
         c.all_reduce(t, ReduceOp::Sum, opt(10000));
+        int code = 0;
         for (int64_t i = 0; i < t.numel(); ++i)
           if (t.data<float>()[i] != 6.0f) code = 1;
         Tensor i64 = Tensor::full({3}, r, DType::I64);
         c.all_reduce(i64, ReduceOp::Max, opt(10000));
         if (i64.data<int64_t>()[2] != 2) code = 1;
         c.barrier(opt(10000));
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "child %d: %s\n", r, e.what());
-        code = 2;
-      }
-      _exit(code);  // no destructors: the JobDir belongs to the parent
-    }
-    kids.push_back(pid);
-  }
-  auto deadline = Clock::now() + std::chrono::seconds(20);
-  std::vector<int> status(n, -1);
-  int left = n;
-  while (left > 0 && Clock::now() < deadline) {
-    for (int r = 0; r < n; ++r) {
-      if (status[r] != -1) continue;
-      int st = 0;
-      if (waitpid(kids[r], &st, WNOHANG) == kids[r]) {
-        status[r] = st;
-        --left;
-      }
-    }
-    std::this_thread::sleep_for(milliseconds(5));
-  }
-  for (int r = 0; r < n; ++r)
-    if (status[r] == -1) {
-      kill(kids[r], SIGKILL);
-      waitpid(kids[r], nullptr, 0);
-    }
+        return code;
+      },
+      std::chrono::seconds(20));
   for (int r = 0; r < n; ++r) {
     INFO("child " << r << " status " << status[r]);
     CHECK(status[r] != -1);
