@@ -242,18 +242,16 @@ int GlooComm::peer_of_message(const std::string& msg) const {
 void GlooComm::translate(CollectiveOp op, int peer) {
   std::string what;
   bool gloo_io = false;
+  std::optional<Kind> known;  // the shared-memory exchange says which
   try {
     throw;
   } catch (const CollectiveError&) {
     close();
     throw;
   } catch (const detail::ShmFailure& e) {
-    close();
-    broken_why_ = std::string("an earlier ") + collective_name(op) + " failed";
-    std::string msg = e.what();
-    if (e.kind == Kind::PeerGone)
-      msg = "rank " + std::to_string(e.peer) + " is gone (" + msg + ")";
-    detail::fail(e.kind, op, rank_, e.peer, msg);
+    what = e.what();
+    known = e.kind;
+    peer = e.peer;
   } catch (const gloo::IoException& e) {
     what = e.what();
     gloo_io = true;
@@ -267,13 +265,15 @@ void GlooComm::translate(CollectiveOp op, int peer) {
   Kind k = Kind::Other;
   const bool app_timeout =
       what.find("Application timeout caused pair closure") != std::string::npos;
-  if (!app_timeout && (what.find("Timed out") != std::string::npos ||
-                       what.find("timed out") != std::string::npos ||
-                       what.find("Wait timeout") != std::string::npos ||
-                       // a sync pair's socket (Note [Direct exchange])
-                       what.find("Read timeout") != std::string::npos ||
-                       what.find("Write timeout") != std::string::npos ||
-                       what.find("Timeout") != std::string::npos))
+  if (known)
+    k = *known;
+  else if (!app_timeout && (what.find("Timed out") != std::string::npos ||
+                            what.find("timed out") != std::string::npos ||
+                            what.find("Wait timeout") != std::string::npos ||
+                            // a sync pair's socket (Note [Direct exchange])
+                            what.find("Read timeout") != std::string::npos ||
+                            what.find("Write timeout") != std::string::npos ||
+                            what.find("Timeout") != std::string::npos))
     k = Kind::Timeout;
   else if (app_timeout || what.find("closed by peer") != std::string::npos ||
            what.find("reset by peer") != std::string::npos ||
