@@ -129,6 +129,18 @@ std::string on_one_line(const std::string& text) {
   return out;
 }
 
+// Why standard output did not take what was flushed to it ("" when it
+// did): a full disk behind `ss run p.ss > out` is an IOError at the write,
+// as Python's print raises OSError there, where the lines were lost in
+// silence (issue 32 item 1).
+std::string stdout_failure(std::ostream& out) {
+  if (out) return "";
+  const int e = errno;
+  out.clear();  // the next write tries again, as a file sink's does
+  return std::string("cannot write to standard output") +
+         (e ? std::string(": ") + std::strerror(e) : std::string());
+}
+
 struct StdoutSink : SinkValue {
   explicit StdoutSink(std::ostream& o) : out(o) {}
   std::string write(const LogsValue& logs, int64_t step) override {
@@ -145,8 +157,9 @@ struct StdoutSink : SinkValue {
                : scalar_of(v, x) ? format_with_spec(Value::floating(x), ".4f")
                                  : on_one_line(format_value(v)));
     }
+    errno = 0;
     out << line << std::endl;  // flushed: complete lines only
-    return "";
+    return stdout_failure(out);
   }
   std::ostream& out;
 };
@@ -254,7 +267,10 @@ Value print(BuiltinCall& c) {
       st = &c.in.program().type_of(c.extra_exprs[i]);
     line += (i ? sep : "") + format_value(c.extras[i], st);
   }
+  errno = 0;
   c.in.out() << line << end << std::flush;
+  if (std::string e = stdout_failure(c.in.out()); !e.empty())
+    c.fail("IOError", e);
   return Value::unit();
 }
 

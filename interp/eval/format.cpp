@@ -37,27 +37,39 @@ std::string element(double v, bool is_int, bool is_bool) {
   return buf;
 }
 
+// Element [flat] of a host tensor as printed: an integer read as itself,
+// never through a double (issue 32 item 2: 2^53 + 1 printed as 2^53).
+std::string element_at(const ops::Tensor& t, int64_t flat) {
+  switch (t.dtype()) {
+    case types::DType::I64:
+      return std::to_string(t.data<int64_t>()[flat]);
+    case types::DType::I32:
+      return std::to_string(t.data<int32_t>()[flat]);
+    default:
+      return element(t.at(flat),
+                     types::is_int(t.dtype()),
+                     t.dtype() == types::DType::Bool);
+  }
+}
+
 // numpy-like nested brackets, eliding the middle of long axes.
 void tensor_values(const ops::Tensor& t,
-                   const std::vector<double>& vals,
                    size_t axis,
                    int64_t offset,
                    int indent,
                    bool summarise,
                    std::string& out) {
   const auto& shape = t.shape();
-  bool is_int = types::is_int(t.dtype());
-  bool is_bool = t.dtype() == types::DType::Bool;
   int64_t stride = 1;
   for (size_t k = axis + 1; k < shape.size(); ++k) stride *= shape[k];
   int64_t n = shape[axis];
   out += "[";
   auto show = [&](int64_t i) {
     if (axis + 1 == shape.size()) {
-      out += element(vals[offset + i], is_int, is_bool);
+      out += element_at(t, offset + i);
     } else {
       tensor_values(
-          t, vals, axis + 1, offset + i * stride, indent + 1, summarise, out);
+          t, axis + 1, offset + i * stride, indent + 1, summarise, out);
     }
   };
   std::string sep =
@@ -86,14 +98,10 @@ std::string tensor_string(const ops::Tensor& t, const types::Type* st) {
                 std::to_string(t.shape()[i]);
     if (!vars.empty()) head += " (" + vars + ")";
   }
-  std::vector<double> vals = t.to_doubles();
-  if (t.rank() == 0)
-    return head + " " +
-           element(vals[0],
-                   types::is_int(t.dtype()),
-                   t.dtype() == types::DType::Bool);
+  ops::Tensor host = t.to(ops::Device{});
+  if (t.rank() == 0) return head + " " + element_at(host, 0);
   std::string body;
-  tensor_values(t, vals, 0, 0, 0, t.numel() > 1000, body);
+  tensor_values(host, 0, 0, 0, t.numel() > 1000, body);
   return head + "\n" + body;
 }
 

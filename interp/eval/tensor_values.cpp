@@ -13,7 +13,7 @@ using types::DType;
 ops::Tensor number_tensor(const Value& v) {
   switch (v.kind) {
     case VK::Int:
-      return ops::Tensor::scalar(static_cast<double>(v.i), DType::I64);
+      return ops::Tensor::integer_scalar(v.i, DType::I64);
     case VK::Float:
       return ops::Tensor::scalar(v.f, DType::F32);
     case VK::Bool:
@@ -33,8 +33,9 @@ ops::Tensor as_tensor(const Value& v, const Value& partner) {
   switch (v.kind) {
     case VK::Float:
       return ops::Tensor::scalar(x, types::is_float(d) ? d : DType::F32);
-    case VK::Int:
-      return ops::Tensor::scalar(x, d == DType::Bool ? DType::I64 : d);
+    case VK::Int:  // never through the double (issue 32 item 2)
+      return ops::Tensor::integer_scalar(v.i,
+                                         d == DType::Bool ? DType::I64 : d);
     case VK::Bool:
       return ops::Tensor::scalar(x, d);
     default:

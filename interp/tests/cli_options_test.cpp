@@ -1,5 +1,7 @@
 // Command-line options that would change nothing, or mean nothing, are
 // errors, not silence (issue 14 item 5), through `ss` as users run it.
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <string>
 
@@ -159,4 +161,40 @@ TEST_CASE("cli: -D past its bound says the bound", "[cli]") {
   CHECK(zero.rc == 64);
   CHECK(zero.err ==
         "ss run: -D wants NAME=SIZE with a positive size, found 'D=0'\n");
+}
+
+TEST_CASE("cli: standard output on a full disk is an IOError at the write",
+          "[cli]") {
+  // Issue 32 item 1: `ss run p.ss > /dev/full` exited 0 with every line
+  // lost, where Python's print raises OSError (No space left on device).
+  if (access("/dev/full", W_OK) != 0) {
+    WARN("skipped: no writable /dev/full here");
+    return;
+  }
+  std::string dir = data_test::tmp("cli_stdout_full");
+  data_test::write_file(dir + "/p.ss",
+                        "fn main():\n"
+                        "    print(\"hello\")\n"
+                        "    print(\"done\")\n");
+  data_test::write_file(dir + "/s.ss",
+                        "fn main():\n"
+                        "    let s = stdout()\n"
+                        "    write(s, logs(loss=1.5), step=1)\n"
+                        "    print(\"done\")\n");
+  for (const char* devices : {"", "--devices 'cpu[0 1 2]' "})
+    for (const auto& [file, at] :
+         {std::pair{"p.ss", ":2:5"}, {"s.ss", ":3:5"}}) {
+      INFO(devices << file);
+      auto r = ss::testing::run_ss_process(
+          std::string("run ") + devices + file + " >/dev/full", dir);
+      CHECK(r.rc == 2);
+      CHECK(r.err.rfind(std::string(file) + at +
+                            ": IOError: cannot write to standard output: "
+                            "No space left on device\n",
+                        0) == 0);
+    }
+  // The same programs write their lines where the disk takes them.
+  auto ok = ss::testing::run_ss_process("run p.ss", dir);
+  CHECK(ok.rc == 0);
+  CHECK(ok.out == "hello\ndone\n");
 }

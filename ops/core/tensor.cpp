@@ -471,6 +471,29 @@ Tensor Tensor::scalar(double value, DType dtype) {
   return full({}, value, dtype);
 }
 
+Tensor Tensor::integer_scalar(int64_t value, DType dtype) {
+  Tensor t = empty({}, dtype);
+  switch (dtype) {
+    case DType::I64:
+      *t.data<int64_t>() = value;
+      break;
+    case DType::I32:
+      *t.data<int32_t>() =
+          static_cast<int32_t>(static_cast<uint32_t>(value));  // wraps
+      break;
+    case DType::Bool:
+      *t.data<bool>() = value != 0;
+      break;
+    case DType::F64:
+      *t.data<double>() = static_cast<double>(value);
+      break;
+    default:  // f32, bf16, f16: int64 to float rounds once
+      t.set(0, static_cast<double>(static_cast<float>(value)));
+      break;
+  }
+  return t;
+}
+
 Tensor Tensor::from_doubles(const Shape& shape,
                             const std::vector<double>& values,
                             DType dtype) {

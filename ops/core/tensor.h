@@ -146,6 +146,12 @@ class Tensor {
                      Device device = {});
   /// A 0-d tensor.
   static Tensor scalar(double value, DType dtype = DType::F32);
+  /// A 0-d tensor of a host integer, never through a double: i64 holds it
+  /// exactly, i32 keeps its low 32 bits and bool whether it is nonzero (as
+  /// torch converts a Python int for an int tensor: an i32 tensor + 2^31
+  /// wraps), a float dtype rounds it once (issue 32 item 2: 2^53 + 1 added
+  /// to an i64 tensor was 2^53).
+  static Tensor integer_scalar(int64_t value, DType dtype);
   /// From values given as doubles (tests, literals, loaders), converted.
   static Tensor from_doubles(const Shape& shape,
                              const std::vector<double>& values,

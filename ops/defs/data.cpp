@@ -71,6 +71,25 @@ Type mnist_rule(RuleCtx& ctx) {
   const types::RecordInfo* r = record_arg(ctx, 0);
   if (ctx.type(1).is_error() || !r) return Type::error();
   if (!require_str(ctx, 1)) return Type::error();
+  // Every image of an IDX file has the sizes its header declares, so a
+  // field's size variable would bind to nothing a program can see; it
+  // reached the loader as a size of -1 ("expected [-1 -1] (1 values)",
+  // issue 32 item 11). A dataset read from npy binds one; here it is an
+  // error where the field is written.
+  for (const FieldInfo& f : r->fields)
+    for (const types::Axis& a : f.type.shape)
+      if (a.kind == types::Axis::Kind::Var) {
+        ctx.error(Code::E0303,
+                  ctx.span(0),
+                  "mnist gives every image the sizes its file declares, "
+                  "but " +
+                      r->name + "'s field " + f.name + " is " + f.type.str() +
+                      ", with the size variable " + a.str(),
+                  ctx.text(0))
+            .note(f.name + " is declared here", f.span)
+            .help("write the images' sizes: [28 28] or [784] for MNIST");
+        return Type::error();
+      }
   return dataset_of(r);
 }
 

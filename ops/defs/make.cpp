@@ -172,7 +172,9 @@ std::vector<Tensor> tensor_fwd(ForwardCtx& ctx) {
   DType d = ctx.has(1) ? ctx.dtype_arg(1) : result_dtype(ctx, DType::F32);
   // tensor(2.0) is 0-d, as torch.tensor(2.0): a number, not a list.
   const Type& given = ctx.arg_type(0);
-  if (given.kind == K::Int || given.kind == K::Float || given.kind == K::Bool)
+  if (given.kind == K::Int)  // exactly, not through a double
+    return {Tensor::integer_scalar(ctx.integer(0), d).to(ctx.device())};
+  if (given.kind == K::Float || given.kind == K::Bool)
     return {Tensor::scalar(ctx.number(0), d).to(ctx.device())};
   if (given.is_tensor() && given.rank() == 0) return {cast(ctx.tensor(0), d)};
   std::vector<Tensor> items;
