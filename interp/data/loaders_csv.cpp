@@ -17,6 +17,24 @@ using namespace detail;
 
 namespace {
 
+// A cell as an error quotes it: a control byte as \xNN, as Python's repr
+// shows one, so that a NUL ("0.1\0") does not end the message where a
+// terminal prints it ("found '0.1" lost its column).
+std::string shown(const std::string& cell) {
+  std::string out;
+  for (unsigned char c : cell) {
+    if (c < 0x20 || c == 0x7f) {
+      static const char hex[] = "0123456789abcdef";
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 // Note [A CSV is read a cell at a time]
 // A CSV's memory is what its fields declare, never what the file holds:
 // - the text is read 1 MiB at a time (a file is never read whole);
@@ -270,7 +288,7 @@ std::map<std::string, RawArray> read_csv(
                           "item " + std::to_string(item) + " of " + name +
                               " (line " + std::to_string(item + 2) +
                               "), field `" + pl.f->name + "`: expected " +
-                              what + ", found '" + cell +
+                              what + ", found '" + shown(cell) +
                               (row.cut[s] ? "...'" : "'") + " in column `" +
                               slot_name[s] + "`");
         };

@@ -162,7 +162,8 @@ TEST_CASE("csv: a BOM, CR line ends, quotes and cells read as Python reads",
   const char nul[] = "y,x_0,x_1,x_2,x_3\n1,0.1\0,1,2,3\n";
   write_file(tmp("nul.csv"), std::string(nul, sizeof nul - 1));
   CHECK_THAT(error_of([&] { load("Small", tmp("nul.csv")); }),
-             Catch::Contains("expected a number, found '0.1"));
+             Catch::Contains("expected a number, found '0.1\\x00' in column "
+                             "`x_0`"));
   write_file(tmp("hex.csv"), "y,x_0,x_1,x_2,x_3\n1,0x1p-2,1,2,3\n");
   CHECK_THAT(error_of([&] { load("Small", tmp("hex.csv")); }),
              Catch::Contains("expected a number, found '0x1p-2'"));

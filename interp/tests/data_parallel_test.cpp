@@ -370,7 +370,10 @@ TEST_CASE(
   REQUIRE(st != -1);
   CHECK(WIFEXITED(st));
   CHECK(WEXITSTATUS(st) == 3);
+  // The seed's "T + about 1 s" (issue 32 item 13: T + 1.02 to 1.07 s
+  // measured); the workers' own Gloo timeout, T + 5 s or more, fails it.
   CHECK(s >= 1.4);
+  CHECK(s < 1.5 + 3.0);
   CHECK(text.find("error: WorkerError: a worker failed while running "
                   "`train_step` (") != std::string::npos);
   CHECK(text.find("and worker 1 didn't finish:\n") != std::string::npos);

@@ -10,6 +10,9 @@
 
 #include <catch2/catch.hpp>
 #include <csignal>
+#include <fstream>
+#include <iterator>
+#include <string>
 
 #include "interp/tests/safetensors_test_util.h"
 
@@ -506,7 +509,16 @@ TEST_CASE("safetensors: a save keeps the file's mode and takes long names",
   SECTION("a write the disk refuses names the checkpoint, not its temporary") {
     // RLIMIT_FSIZE stands in for a full disk: the write fails (EFBIG) at
     // the limit, in a child whose limit ends with it.
+    // The checkpoint an earlier save made survives, byte for byte (item
+    // 1: "a checkpoint's old file survives").
     std::string path = tmp / "big.safetensors";
+    write_safetensors(path, sample());
+    auto bytes_of = [](const std::string& p) {
+      std::ifstream f(p, std::ios::binary);
+      return std::string(std::istreambuf_iterator<char>(f), {});
+    };
+    const std::string old = bytes_of(path);
+    REQUIRE(!old.empty());
     pid_t child = fork();
     if (child == 0) {
       struct rlimit lim {
@@ -531,7 +543,7 @@ TEST_CASE("safetensors: a save keeps the file's mode and takes long names",
     waitpid(child, &status, 0);
     REQUIRE(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) == 0);
-    CHECK(!fs::exists(path));
+    CHECK(bytes_of(path) == old);
     CHECK(leftovers(tmp.dir).empty());
   }
 }

@@ -127,10 +127,16 @@ bool as_tensors(const Value& v, std::vector<ops::Tensor>& out, bool& host) {
 
 // Whether an integer argument holds a value a double does not.
 bool past_doubles(const std::vector<ops::Tensor>& read) {
+  // Read as integers: 2^53 + 1 read as a double is 2^53, which a double
+  // holds (the arguments are exact since issue 32 item 2's fix, and the
+  // oracle's doubles then were not).
+  constexpr int64_t kExact = int64_t{1} << 53;
   for (const ops::Tensor& t : read) {
-    if (!types::is_int(t.dtype())) continue;
-    for (double x : t.to_doubles())
-      if (std::fabs(x) > 9007199254740992.0) return true;
+    if (t.dtype() != types::DType::I64 || !t.defined()) continue;
+    const ops::Tensor h = t.to(ops::Device{});
+    const int64_t* p = h.data<int64_t>();
+    for (int64_t i = 0; i < h.numel(); ++i)
+      if (p[i] > kExact || p[i] < -kExact) return true;
   }
   return false;
 }

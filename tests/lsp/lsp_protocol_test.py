@@ -244,6 +244,27 @@ class Framing(Session):
             c.send_raw(b"Content-Length: %d\r\n\r\n" % len(body) + body)
         self.assertIsNone(c.request("shutdown")["result"])
 
+    def test_invalid_utf8_is_a_parse_error_and_the_server_goes_on(self):
+        # Issue 32 item 10: inside a well-framed message, bytes that are
+        # not UTF-8 (a 0xff, an overlong '/', a lone surrogate escape, and
+        # a document's text) get a JSON-RPC error, never the server's end.
+        c = self.start()
+        for body in (
+                b'{"jsonrpc": "2.0", "id": 1, "method": "nope\xff"}',
+                b'{"jsonrpc": "2.0", "id": 2, "method": "nope", '
+                b'"params": {"x": "\xc0\xaf"}}',
+                b'{"jsonrpc": "2.0", "id": 3, "method": "nope", '
+                b'"params": {"x": "\\ud800"}}',
+                b'{"jsonrpc": "2.0", "method": "textDocument/didOpen", '
+                b'"params": {"textDocument": {"uri": "file:///tmp/u.ss", '
+                b'"languageId": "shapescript", "version": 1, '
+                b'"text": "fn main():\\n    print(\xff)\\n"}}}'):
+            c.send_raw(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            r = c._take(lambda m: "error" in m and m.get("id") is None, 20,
+                        "a parse error")
+            self.assertEqual(r["error"]["code"], -32700, body)
+        self.assertIsNone(c.request("shutdown")["result"])
+
     def test_deep_nesting_is_a_parse_error_and_costs_nothing(self):
         # Issue 32 item 10: params nested 20 MB deep took 1.9 GB. Past 64
         # levels a message is refused unparsed; the server goes on.
