@@ -171,11 +171,18 @@ Tensor binary_cross_entropy_with_logits(const Tensor& x,
   if (pos_weight.defined()) pw = pos_weight.to_doubles();
   return elementwise_loss(
       x, y, weight, reduction, false, [&](double xi, double yi, auto& idx) {
-        // -(pw y log σ(x) + (1 - y) log(1 - σ(x))), in long double.
-        long double s = 1.0L / (1.0L + std::exp(-static_cast<long double>(xi)));
-        double k = pw.empty() ? 1.0 : pw[idx.back()];
+        // -(pw y log σ(x) + (1 - y) log(1 - σ(x))), written as torch
+        // computes it, (1 - y) x + w (log(e^-m + e^(-x - m)) + m) with
+        // m = max(-x, 0) and w = (pw - 1) y + 1, in long double: the same
+        // value for finite x and y, and torch's at infinities (x = y = inf
+        // is -inf there; the log σ form gave inf · 0, NaN).
+        const long double x = xi, y = yi;
+        const long double m = std::isnan(x) ? x : std::max(-x, 0.0L);
+        // Without pos_weight, w is 1 itself ((1 - 1) · inf is NaN).
+        const long double w =
+            pw.empty() ? 1.0L : (pw[idx.back()] - 1.0L) * y + 1.0L;
         return static_cast<double>(
-            -(k * yi * std::log(s) + (1 - yi) * std::log1p(-s)));
+            (1 - y) * x + w * (std::log(std::exp(-m) + std::exp(-x - m)) + m));
       });
 }
 

@@ -283,7 +283,12 @@ Tensor pool(
                     zz = j * stride + q - padding;
             if (yy < 0 || yy >= h || zz < 0 || zz >= w) continue;
             double e = v[(t * h + yy) * w + zz];
-            acc = is_max ? std::max(acc, e) : acc + e;
+            // A max is NaN once its window holds one, as torch's
+            // (std::max dropped a NaN that did not come first).
+            if (!is_max)
+              acc += e;
+            else if (!std::isnan(acc) && (std::isnan(e) || e > acc))
+              acc = e;
           }
         y.push_back(is_max ? acc : acc / static_cast<double>(k * k));
       }

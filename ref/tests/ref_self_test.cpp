@@ -377,4 +377,18 @@ TEST_CASE("ref self: NaN and infinities as torch gives them", "[ref]") {
   // is 2 mod 5), not p + k overflowing.
   same(ref::roll(F({5}, {0, 1, 2, 3, 4}), 9223372036854775807, 0),
        {3, 4, 0, 1, 2});
+  // F.max_pool2d of [[1, nan, 3], [4, 5, 6]] by 2, stride 1: a window
+  // holding a NaN is NaN, wherever the NaN is in it.
+  same(ref::max_pool2d(F({1, 2, 3}, {1, nan, 3, 4, 5, 6}), 2, 1, 0),
+       {nan, nan});
+  same(ref::max_pool2d(F({1, 2, 2}, {nan, nan, nan, nan}), 2, 0, 0), {nan});
+  // F.binary_cross_entropy_with_logits(t, t, reduction="none") of t = [nan,
+  // inf, -inf, -0.0, 2.0] in f64, without and with pos_weight=3.0.
+  const auto t = F({5}, {nan, inf, -inf, -0.0, 2.0});
+  same(ref::binary_cross_entropy_with_logits(
+           t, t, ss::ops::Tensor(), ss::ops::Tensor(), "none"),
+       {nan, -inf, nan, 0.6931471805599453, -1.8730719889570273});
+  same(ref::binary_cross_entropy_with_logits(
+           t, t, ss::ops::Tensor(), F({5}, {3, 3, 3, 3, 3}), "none"),
+       {nan, nan, nan, 0.6931471805599453, -1.365359944785137});
 }
