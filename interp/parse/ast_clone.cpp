@@ -68,8 +68,8 @@ ExprPtr clone(const Expr& e) {
                           clone_expr(i.index),
                           clone_expr(i.lo),
                           clone_expr(i.hi)});
-  c->type = e.type;
-  c->axis = e.axis;
+  if (e.type) c->type = std::make_unique<TypeExpr>(*e.type);
+  if (e.axis) c->axis = std::make_unique<AxisExpr>(*e.axis);
   c->name_span = e.name_span;
   return c;
 }

@@ -100,7 +100,7 @@ ExprPtr Parser::parse_axis_arg() {
   DepthGuard g(*this);
   auto ref = [](ast::AxisExpr a) {
     auto e = make(Expr::Kind::AxisRef, a.span);
-    e->axis = std::move(a);
+    e->axis = std::make_unique<ast::AxisExpr>(std::move(a));
     return e;
   };
   if (!at(Tok::LParen)) return ref(parse_axis_ref_item());

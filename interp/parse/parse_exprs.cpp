@@ -350,7 +350,7 @@ ExprPtr Parser::parse_bracket() {
           type_like = true;
       if (type_like) {
         auto e = make(Expr::Kind::TypeLit, t->span);
-        e->type = std::move(*t);
+        e->type = std::make_unique<ast::TypeExpr>(std::move(*t));
         return e;
       }
     }
