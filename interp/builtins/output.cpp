@@ -55,16 +55,8 @@ std::string json_float(double v, types::DType dt) {
 }
 
 std::string json_element(const ops::Tensor& t, int64_t i) {
-  switch (t.dtype()) {
-    case types::DType::I64:
-      return std::to_string(t.data<int64_t>()[i]);
-    case types::DType::I32:
-      return std::to_string(t.data<int32_t>()[i]);
-    case types::DType::Bool:
-      return t.data<uint8_t>()[i] ? "true" : "false";
-    default:
-      return json_float(t.at(i), t.dtype());
-  }
+  return types::is_float(t.dtype()) ? json_float(t.at(i), t.dtype())
+                                    : exact_element(t, i);
 }
 
 void json_tensor(const ops::Tensor& t,
@@ -129,15 +121,17 @@ std::string on_one_line(const std::string& text) {
   return out;
 }
 
-// Why standard output did not take what was flushed to it ("" when it
-// did): a full disk behind `ss run p.ss > out` is an IOError at the write,
-// as Python's print raises OSError there, where the lines were lost in
-// silence (issue 32 item 1).
-std::string stdout_failure(std::ostream& out) {
-  if (out) return "";
+// Why a stream did not take what was flushed to it ("" when it did):
+// "cannot write [what]: <the system's reason>". A full disk behind a sink,
+// a checkpoint's log or `ss run p.ss > out` is an IOError at the write, as
+// Python raises OSError there, where the lines were lost in silence (issue
+// 32 item 1). The stream is cleared, so that a later write tries again and
+// reports its own failure. The caller sets errno to 0 before its write.
+std::string write_failure(std::ostream& s, const std::string& what) {
+  if (s) return "";
   const int e = errno;
-  out.clear();  // the next write tries again, as a file sink's does
-  return std::string("cannot write to standard output") +
+  s.clear();
+  return "cannot write " + what +
          (e ? std::string(": ") + std::strerror(e) : std::string());
 }
 
@@ -159,7 +153,7 @@ struct StdoutSink : SinkValue {
     }
     errno = 0;
     out << line << std::endl;  // flushed: complete lines only
-    return stdout_failure(out);
+    return write_failure(out, "to standard output");
   }
   std::ostream& out;
 };
@@ -172,10 +166,7 @@ struct FileSink : SinkValue {
   std::string flushed() {
     errno = 0;
     file.flush();
-    if (file) return "";
-    const int e = errno;
-    return "cannot write '" + path + "'" +
-           (e ? std::string(": ") + std::strerror(e) : std::string());
+    return write_failure(file, "'" + path + "'");
   }
 };
 
@@ -269,7 +260,8 @@ Value print(BuiltinCall& c) {
   }
   errno = 0;
   c.in.out() << line << end << std::flush;
-  if (std::string e = stdout_failure(c.in.out()); !e.empty())
+  if (std::string e = write_failure(c.in.out(), "to standard output");
+      !e.empty())
     c.fail("IOError", e);
   return Value::unit();
 }

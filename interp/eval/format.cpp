@@ -25,11 +25,22 @@ std::string format_number(double v) {
   return std::string(buf, r.ptr);
 }
 
+std::string exact_element(const ops::Tensor& t, int64_t flat) {
+  switch (t.dtype()) {
+    case types::DType::I64:
+      return std::to_string(t.data<int64_t>()[flat]);
+    case types::DType::I32:
+      return std::to_string(t.data<int32_t>()[flat]);
+    case types::DType::Bool:
+      return t.data<uint8_t>()[flat] ? "true" : "false";
+    default:
+      throw std::logic_error("exact_element: a float tensor");
+  }
+}
+
 namespace {
 
-std::string element(double v, bool is_int, bool is_bool) {
-  if (is_bool) return v != 0 ? "true" : "false";
-  if (is_int) return std::to_string(static_cast<long long>(v));
+std::string float_element(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   char buf[64];
@@ -37,19 +48,9 @@ std::string element(double v, bool is_int, bool is_bool) {
   return buf;
 }
 
-// Element [flat] of a host tensor as printed: an integer read as itself,
-// never through a double (issue 32 item 2: 2^53 + 1 printed as 2^53).
 std::string element_at(const ops::Tensor& t, int64_t flat) {
-  switch (t.dtype()) {
-    case types::DType::I64:
-      return std::to_string(t.data<int64_t>()[flat]);
-    case types::DType::I32:
-      return std::to_string(t.data<int32_t>()[flat]);
-    default:
-      return element(t.at(flat),
-                     types::is_int(t.dtype()),
-                     t.dtype() == types::DType::Bool);
-  }
+  return types::is_float(t.dtype()) ? float_element(t.at(flat))
+                                    : exact_element(t, flat);
 }
 
 // numpy-like nested brackets, eliding the middle of long axes.

@@ -21,6 +21,10 @@ std::string format_value(const Value& v,
                          const types::Type* static_type = nullptr);
 /// A host number as Python's repr would (shortest round-trip form).
 std::string format_number(double v);
+/// Element [flat] of a CPU tensor of ints or bools as print and the sinks
+/// write it: the integer itself, never through a double (issue 32 item 2:
+/// 2^53 + 1 printed as 2^53), or `true`/`false`.
+std::string exact_element(const ops::Tensor& t, int64_t flat);
 /// Note [Format bounds]: the largest width and precision a format spec
 /// takes. 1,100 digits hold the exact decimal expansion of every f64 (the
 /// smallest subnormal has 1,074 after the point), which Python prints for
