@@ -102,14 +102,12 @@ struct JobFiles {
   }
   void wait_or_left(const std::vector<std::string>& keys,
                     std::chrono::milliseconds timeout) {
-    const auto deadline = Clock::now() + timeout;
-    while (!check(keys)) {
-      peer_left();
-      if (Clock::now() > deadline)
-        throw std::runtime_error("Wait timeout for the other ranks (" +
-                                 std::to_string(timeout.count()) + " ms)");
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
+    if (!rendezvous::wait_for_keys(
+            *store, keys, timeout, std::chrono::milliseconds(5), [&] {
+              peer_left();
+            }))
+      throw std::runtime_error("Wait timeout for the other ranks (" +
+                               std::to_string(timeout.count()) + " ms)");
   }
 };
 

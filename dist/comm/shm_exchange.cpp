@@ -16,7 +16,6 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
-#include <thread>
 
 #include "dist/rendezvous/store.h"
 
@@ -162,16 +161,9 @@ std::string basename_of(const std::string& dir) {
 }
 
 // Waits up to [timeout] for [keys] in [store]; false when they never came.
-bool wait_keys(rendezvous::Store& store,
-               const std::vector<std::string>& keys,
-               std::chrono::milliseconds timeout) {
-  const auto deadline = Clock::now() + timeout;
-  while (!store.check(keys)) {
-    if (Clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return true;
-}
+// How often a join looks at the store: the segment's name and the ranks'
+// word that they mapped it come within a few ms of each other.
+constexpr std::chrono::milliseconds kStorePoll{1};
 
 std::string as_string(const std::vector<char>& v) {
   return std::string(v.begin(), v.end());
@@ -222,7 +214,7 @@ std::unique_ptr<ShmExchange> ShmExchange::join(
     }
     const std::string told = ok ? name + " " + hex(r + 8, 16) : "-";
     store->set(where, std::vector<char>(told.begin(), told.end()));
-  } else if (wait_keys(*store, {where}, timeout)) {
+  } else if (rendezvous::wait_for_keys(*store, {where}, timeout, kStorePoll)) {
     const std::string told = as_string(store->get(where));
     const size_t space = told.find(' ');
     if (space != std::string::npos) {
@@ -247,7 +239,7 @@ std::unique_ptr<ShmExchange> ShmExchange::join(
   store->set(mine, std::vector<char>{ok ? '1' : '0'});
   std::vector<std::string> all;
   for (int r = 0; r < size; ++r) all.push_back(where + "." + std::to_string(r));
-  bool everyone = wait_keys(*store, all, timeout);
+  bool everyone = rendezvous::wait_for_keys(*store, all, timeout, kStorePoll);
   for (int r = 0; everyone && r < size; ++r)
     everyone = as_string(store->get(all[r])) == "1";
   if (rank == 0 && !name.empty()) ::shm_unlink(name.c_str());

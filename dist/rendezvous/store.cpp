@@ -3,6 +3,8 @@
 
 #include <gloo/rendezvous/file_store.h>
 
+#include <thread>
+
 #include "dist/net/auth.h"
 #include "dist/rendezvous/net_store.h"
 
@@ -39,6 +41,20 @@ class DirStore : public Store {
 };
 
 }  // namespace
+
+bool wait_for_keys(Store& store,
+                   const std::vector<std::string>& keys,
+                   std::chrono::milliseconds timeout,
+                   std::chrono::milliseconds poll,
+                   const std::function<void()>& each) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    if (each) each();
+    if (store.check(keys)) return true;
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(poll);
+  }
+}
 
 std::unique_ptr<Store> open_store(const std::string& address) {
   const std::string tcp = kTcpStorePrefix;

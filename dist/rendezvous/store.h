@@ -9,6 +9,8 @@
 
 #include <gloo/rendezvous/store.h>
 
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,6 +22,16 @@ class Store : public gloo::rendezvous::Store {
   /// Whether every key in [keys] is set now.
   virtual bool check(const std::vector<std::string>& keys) = 0;
 };
+
+/// Polls [store] every [poll] until every key in [keys] is set (true) or
+/// [timeout] passed (false), calling [each] before each look (a join's
+/// check that a member left, which throws). One wait for every join of the
+/// group's meshes and of its shared-memory exchange.
+bool wait_for_keys(Store& store,
+                   const std::vector<std::string>& keys,
+                   std::chrono::milliseconds timeout,
+                   std::chrono::milliseconds poll,
+                   const std::function<void()>& each = {});
 
 /// The prefix of a network store's address: "tcp:HOST:PORT".
 inline constexpr const char* kTcpStorePrefix = "tcp:";
