@@ -20,20 +20,21 @@ using Kind = CollectiveError::Kind;
 void Communicator::begin_all_reduce(const Tensor& t) {
   const auto cop = CollectiveOp::AllReduce;
   check_usable(cop);
-  detail::check_tensor(t, cop, rank(), "tensor");
+  detail::check_tensor(t, cop, rank(), "tensor", device());
   record(cop, t.numel(), t.dtype());
 }
 
 void Communicator::begin_all_gather(const Tensor& in, Tensor& out) {
   const auto cop = CollectiveOp::AllGather;
   check_usable(cop);
-  detail::check_tensor(in, cop, rank(), "input");
+  detail::check_tensor(in, cop, rank(), "input", device());
   const int64_t rows = in.rank() == 0 ? 1 : in.shape()[0];
   detail::prepare_out(out,
                       detail::gather_shape(in.shape(), rows * size()),
                       in.dtype(),
                       cop,
-                      rank());
+                      rank(),
+                      in.device());
   record(cop, in.numel(), in.dtype());
 }
 
@@ -42,7 +43,7 @@ void Communicator::begin_all_gather_v(const Tensor& in,
                                       const std::vector<int64_t>& rows) {
   const auto cop = CollectiveOp::AllGatherV;
   check_usable(cop);
-  detail::check_tensor(in, cop, rank(), "input");
+  detail::check_tensor(in, cop, rank(), "input", device());
   if ((int)rows.size() != size() || in.rank() == 0 ||
       in.shape()[0] != rows[rank()])
     detail::fail(Kind::Other,
@@ -53,15 +54,19 @@ void Communicator::begin_all_gather_v(const Tensor& in,
                  "rank's input must have rows[rank] of them");
   int64_t total = 0;
   for (auto r : rows) total += r;
-  detail::prepare_out(
-      out, detail::gather_shape(in.shape(), total), in.dtype(), cop, rank());
+  detail::prepare_out(out,
+                      detail::gather_shape(in.shape(), total),
+                      in.dtype(),
+                      cop,
+                      rank(),
+                      in.device());
   record(cop, in.numel(), in.dtype());
 }
 
 void Communicator::begin_reduce_scatter(const Tensor& in, Tensor& out) {
   const auto cop = CollectiveOp::ReduceScatter;
   check_usable(cop);
-  detail::check_tensor(in, cop, rank(), "input");
+  detail::check_tensor(in, cop, rank(), "input", device());
   if (in.rank() == 0 || in.shape()[0] % size() != 0)
     detail::fail(Kind::Other,
                  cop,
@@ -71,14 +76,14 @@ void Communicator::begin_reduce_scatter(const Tensor& in, Tensor& out) {
                      " is not divisible by " + std::to_string(size()));
   ops::Shape shape = in.shape();
   shape[0] /= size();
-  detail::prepare_out(out, shape, in.dtype(), cop, rank());
+  detail::prepare_out(out, shape, in.dtype(), cop, rank(), in.device());
   record(cop, in.numel(), in.dtype());
 }
 
 void Communicator::begin_broadcast(const Tensor& t, int root) {
   const auto cop = CollectiveOp::Broadcast;
   check_usable(cop);
-  detail::check_tensor(t, cop, rank(), "tensor");
+  detail::check_tensor(t, cop, rank(), "tensor", device());
   check_peer(root, cop);
   record(cop, t.numel(), t.dtype());
 }
@@ -92,7 +97,7 @@ void Communicator::begin_barrier() {
 void Communicator::check_point_to_point(const Tensor& t,
                                         int peer,
                                         CollectiveOp op) {
-  detail::check_tensor(t, op, rank(), "tensor");
+  detail::check_tensor(t, op, rank(), "tensor", device());
   check_peer(peer, op);
 }
 

@@ -144,20 +144,29 @@ void fail(CollectiveError::Kind k,
   throw CollectiveError(k, op, peer, msg);
 }
 
-void check_tensor(const Tensor& t, CollectiveOp op, int rank, const char* arg) {
+void check_tensor(const Tensor& t,
+                  CollectiveOp op,
+                  int rank,
+                  const char* arg,
+                  ops::Device on) {
   if (!t.defined())
     fail(CollectiveError::Kind::Other,
          op,
          rank,
          -1,
          std::string(arg) + " is an undefined tensor");
-  if (t.device().kind != ops::Device::Kind::Cpu)
+  // A GPU rank's communicator takes the host's tensors too (a kernel
+  // signature, a count): through its GPU or the host, its result on the
+  // host.
+  if (!(t.device() == on) && t.device().kind != ops::Device::Kind::Cpu)
     fail(CollectiveError::Kind::Other,
          op,
          rank,
          -1,
          std::string(arg) + " is on " + t.device().str() +
-             ", this communicator takes CPU tensors");
+             ", this communicator takes CPU tensors" +
+             (on.kind == ops::Device::Kind::Cpu ? std::string()
+                                                : " or " + on.str() + "'s"));
   // Moving data (gathers, broadcasts, messages) copies bytes of any dtype;
   // a reduction needs arithmetic: every number dtype, bf16 and f16 through
   // f32 (Note [Half-precision reductions]), but not bool.
@@ -183,13 +192,14 @@ void prepare_out(Tensor& out,
                  const ops::Shape& shape,
                  DType dtype,
                  CollectiveOp op,
-                 int rank) {
+                 int rank,
+                 ops::Device on) {
   if (!out.defined()) {
-    out = Tensor::empty(shape, dtype);
+    out = Tensor::empty(shape, dtype, on);
     return;
   }
   if (out.dtype() != dtype || out.numel() != ops::numel_of(shape) ||
-      out.device().kind != ops::Device::Kind::Cpu)
+      !(out.device() == on))
     fail(CollectiveError::Kind::Other,
          op,
          rank,

@@ -7,7 +7,8 @@
 // InprocComm (inproc_comm.h, thread ranks in one process).
 //
 // Semantics shared by every implementation:
-//  - tensors are CPU tensors of f32, f64, i32 or i64 (others: Other error);
+//  - tensors are on the communicator's device() (the CPU but for NCCL's)
+//    and of f32, f64, i32 or i64 (others: Other error);
 //  - all_reduce reduces in place; every rank gets the result;
 //  - all_gather: rank-major concatenation of equal parts along axis 0
 //    (a 0-d input gives a 1-d output of size());
@@ -133,6 +134,10 @@ class Communicator {
   virtual ~Communicator() = default;
   virtual int rank() const = 0;
   virtual int size() const = 0;
+  /// Where the tensors it takes live: the CPU for Gloo and the in-process
+  /// hub, its GPU for NCCL and a GPU rank's HostStagedComm (which take the
+  /// CPU's too). An output it allocates is on its input's device.
+  virtual ops::Device device() const { return {}; }
 
   virtual void all_reduce(Tensor& t, ReduceOp op, const Options& o) = 0;
   /// `out`: undefined (allocated [size*n0, ...]) or a tensor of that many
@@ -203,7 +208,13 @@ namespace detail {
                        int rank,
                        int peer,
                        const std::string& what);
-void check_tensor(const Tensor& t, CollectiveOp op, int rank, const char* arg);
+/// [on]: the device the communicator takes tensors on (Communicator::device),
+/// besides the CPU.
+void check_tensor(const Tensor& t,
+                  CollectiveOp op,
+                  int rank,
+                  const char* arg,
+                  ops::Device on = {});
 /// Output shape of all_gather: [size*n0, rest...] or [size] for 0-d.
 ops::Shape gather_shape(const ops::Shape& in, int64_t total_rows);
 /// Prepare `out` (allocate when undefined, else check numel and dtype).
@@ -211,7 +222,8 @@ void prepare_out(Tensor& out,
                  const ops::Shape& shape,
                  types::DType dtype,
                  CollectiveOp op,
-                 int rank);
+                 int rank,
+                 ops::Device on = {});
 /// Elementwise dst = op(dst, src) for n values of dtype.
 void reduce_into(
     void* dst, const void* src, int64_t n, types::DType dtype, ReduceOp op);

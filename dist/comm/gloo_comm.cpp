@@ -18,6 +18,7 @@
 #include <regex>
 
 #include "dist/comm/gloo_join.h"
+#include "dist/comm/group_store.h"
 #include "dist/rendezvous/store.h"
 
 namespace ss::dist {

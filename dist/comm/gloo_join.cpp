@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "dist/comm/gloo_pair_auth.h"
+#include "dist/comm/group_store.h"
 #include "dist/net/auth.h"
 #include "dist/rendezvous/store.h"
 
@@ -74,10 +75,6 @@ struct AttemptAbandoned : std::runtime_error {
 struct PeerLeft : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
-
-std::string left_key(const std::string& prefix) {
-  return prefix + ".left";
-}
 
 // The job's store (a directory's FileStore, or the controller's across
 // hosts: dist/rendezvous/store.h), with waits that end when a member left
@@ -345,16 +342,6 @@ JoinedMeshes join_meshes(int rank,
   }
   throw JoinError("the workers could not connect in " +
                   std::to_string(kAttempts) + " tries (last: " + last + ")");
-}
-
-void leave_unjoined(const std::string& store_dir, const std::string& prefix) {
-  // Every member that failed says so: the first one's key is the one.
-  JobFiles fs(store_dir);
-  try {
-    if (!fs.check({left_key(prefix)})) fs.set(left_key(prefix), {'x'});
-  } catch (const std::exception&) {
-    // set by another member meanwhile
-  }
 }
 
 }  // namespace ss::dist::detail

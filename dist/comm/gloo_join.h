@@ -41,8 +41,4 @@ JoinedMeshes join_meshes(int rank,
                          std::shared_ptr<gloo::transport::Device>& device,
                          std::chrono::milliseconds timeout);
 
-/// Tells the members joining the group [prefix] that this rank will not
-/// come: their joins end at once (Note [A peer that left before joining]).
-void leave_unjoined(const std::string& store_dir, const std::string& prefix);
-
 }  // namespace ss::dist::detail

@@ -168,6 +168,13 @@ void run_processes(const check::Program& prog,
                    const HostOptions& hosts,
                    std::ostream& out,
                    RunResult& r) {
+  // GPUs this machine lacks: said once, as one device's run says it,
+  // before any worker starts.
+  if (std::string why = devices::unavailable_devices(prog); !why.empty()) {
+    r.kind = "RunnerError";
+    r.detail = "the runner cannot run on " + prog.devices().kind + ": " + why;
+    return;
+  }
   check::Options opts;
   opts.devices_override = devices;
   opts.deterministic = prog.devices().deterministic;

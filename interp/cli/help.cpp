@@ -26,7 +26,8 @@ struct Command {
 const Option kDevices{
     "--devices SPEC",
     "run on these devices instead of the file's `devices` line: cpu, "
-    "cpu[0 1 2] (each device a worker process), cuda[0]"};
+    "cpu[0 1 2] (each device a worker process), cuda[0], cuda[0 1 2] (a "
+    "worker each GPU)"};
 const Option kDim{"-D NAME=SIZE",
                   "set dim NAME to SIZE instead of the file's `dim NAME = "
                   "...` (also -DNAME=SIZE); repeatable"};

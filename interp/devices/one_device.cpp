@@ -1,6 +1,7 @@
 #include "interp/devices/one_device.h"
 
 #include "interp/check/checked.h"
+#include "interp/devices/gpu_ranks.h"
 #include "interp/devices/lower/rank_context.h"
 #include "ops/backend/backend.h"
 #include "ops/cpu/cpu_backend.h"
@@ -57,18 +58,9 @@ class OneGpu : public Context {
 std::string unavailable_devices(const check::Program& prog) {
   const check::DeviceList& d = prog.devices();
   if (d.kind != "cuda") return {};
-  if (d.count() > 1)
-    return "several GPUs (`cuda[0 1 2]`) are not built yet: one GPU "
-           "(`cuda[0]`) runs, and several devices run as CPU workers "
-           "(`cpu[0 1 2]`)";
   if (d.deterministic)
     return "deterministic mode is not built for cuda devices yet";
-  try {
-    ops::cuda_backend();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return {};
+  return missing_gpus(d);
 }
 
 std::unique_ptr<Context> one_device_context(const check::Program& prog) {

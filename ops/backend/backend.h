@@ -251,5 +251,12 @@ Backend& cpu_backend();
 /// The CUDA backend (ops/cuda when built with CUDA; otherwise
 /// ops/no_cuda/stubs.cpp, which throws std::runtime_error).
 Backend& cuda_backend();
+/// Another entry of the CUDA module ([name]: ss_nccl_join, the NCCL
+/// communicators of dist/comm/nccl), opening it as cuda_backend() does;
+/// std::runtime_error saying why when it cannot be opened or has no
+/// [name].
+void* cuda_module_symbol(const char* name);
+/// How many GPUs answer (0 where the CUDA backend does not load).
+int cuda_device_count();
 
 }  // namespace ss::ops

@@ -619,18 +619,29 @@ Tensor Tensor::clone() const {
 Tensor Tensor::to(Device dst) const {
   if (!defined() || device() == dst) return *this;
   Tensor t = empty(shape_, dtype_, dst);
-  if (nbytes() == 0) return t;
-  const Device src = device();
-  if (src.kind == Device::Kind::Cpu) {
-    memory_of(dst).from_host(t.raw(), raw(), nbytes(), dst.index);
-  } else if (dst.kind == Device::Kind::Cpu) {
-    memory_of(src).to_host(t.raw(), raw(), nbytes(), src.index);
+  t.copy_from(*this);
+  return t;
+}
+
+void Tensor::copy_from(const Tensor& src) {
+  if (src.nbytes() != nbytes() || src.dtype() != dtype_)
+    throw std::invalid_argument("copy_from: " + shape_string(src.shape()) +
+                                " does not fit " + shape_string(shape_));
+  if (nbytes() == 0 || same_storage(src)) return;
+  const Device from = src.device(), here = device();
+  if (from.kind == Device::Kind::Cpu && here.kind == Device::Kind::Cpu) {
+    std::memcpy(raw(), src.raw(), nbytes());
+  } else if (from.kind == Device::Kind::Cpu) {
+    memory_of(here).from_host(raw(), src.raw(), nbytes(), here.index);
+  } else if (here.kind == Device::Kind::Cpu) {
+    memory_of(from).to_host(raw(), src.raw(), nbytes(), from.index);
+  } else if (from == here) {
+    memory_of(here).on_device(raw(), src.raw(), nbytes(), here.index);
   } else {
     // Between two GPUs: through the host (peer copies are the
     // collectives' job, not a value's).
-    return to(Device{}).to(dst);
+    copy_from(src.to(Device{}));
   }
-  return t;
 }
 
 Tensor Tensor::detach() const {

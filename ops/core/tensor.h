@@ -202,6 +202,10 @@ class Tensor {
   /// A copy on [device] (this tensor itself when it is there already),
   /// without autodiff state when copied.
   Tensor to(Device device) const;
+  /// Writes [src]'s bytes (same dtype and element count, on any device)
+  /// into this tensor's storage, in place: a collective's result landing
+  /// in the tensor it was handed.
+  void copy_from(const Tensor& src);
   /// The same storage and shape without autodiff state (stop_grad).
   Tensor detach() const;
   /// Whether two tensors share storage.

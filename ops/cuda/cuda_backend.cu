@@ -193,7 +193,13 @@ class CudaBackend final : public Backend {
 
 }  // namespace ss::ops
 
-/// The module's one entry: the backend, or nullptr with [error] filled in
+/// How many GPUs answer (ops::cuda_device_count).
+extern "C" int ss_cuda_device_count() {
+  int count = 0;
+  return cudaGetDeviceCount(&count) == cudaSuccess ? count : 0;
+}
+
+/// The module's entry: the backend, or nullptr with [error] filled in
 /// when no GPU answers (a machine with the toolkit and no device, as CI).
 extern "C" ss::ops::Backend* ss_cuda_backend(char* error,
                                              unsigned long error_size) {

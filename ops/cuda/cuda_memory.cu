@@ -330,6 +330,10 @@ unsigned* device_error_word() {
   return m.device(current_device()).error_word;
 }
 
+void* current_stream() {
+  return stream();
+}
+
 void synchronize() {
   check(cudaStreamSynchronize(stream()), "cudaStreamSynchronize");
 }

@@ -18,5 +18,9 @@ void start_memory(int device_count);
 MemoryStats memory_stats();
 /// Waits for the current device's stream (benchmarks, the step's end).
 void synchronize();
+/// The current device's compute stream, a cudaStream_t (NCCL's streams
+/// wait on it: dist/comm/nccl/nccl_comm.cpp, Note [NCCL beside the
+/// compute stream]).
+void* current_stream();
 
 }  // namespace ss::ops::cuda

@@ -38,32 +38,60 @@ std::string module_path() {
 
 using Entry = Backend* (*)(char* error, unsigned long error_size);
 
-}  // namespace
+// The module, opened once; its entry has made the backend (or said why
+// not).
+struct Module {
+  void* handle = nullptr;
+  Backend* backend = nullptr;
+  std::string error;
+};
 
-Backend& cuda_backend() {
+const Module& module() {
   static std::once_flag once;
-  static Backend* backend = nullptr;
-  static std::string error;
+  static Module m;
   std::call_once(once, [] {
     const std::string path = module_path();
-    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!handle) {
+    m.handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!m.handle) {
       const char* why = dlerror();
-      error = "the CUDA backend could not be loaded from " + path + ": " +
-              (why ? why : "unknown error");
+      m.error = "the CUDA backend could not be loaded from " + path + ": " +
+                (why ? why : "unknown error");
       return;
     }
-    auto entry = reinterpret_cast<Entry>(dlsym(handle, "ss_cuda_backend"));
+    auto entry = reinterpret_cast<Entry>(dlsym(m.handle, "ss_cuda_backend"));
     if (!entry) {
-      error = path + " is not ShapeScript's CUDA module (no ss_cuda_backend)";
+      m.error = path + " is not ShapeScript's CUDA module (no ss_cuda_backend)";
       return;
     }
     char why[512] = {};
-    backend = entry(why, sizeof why);
-    if (!backend) error = why;
+    m.backend = entry(why, sizeof why);
+    if (!m.backend) m.error = why;
   });
-  if (!backend) throw std::runtime_error(error);
-  return *backend;
+  return m;
+}
+
+}  // namespace
+
+Backend& cuda_backend() {
+  const Module& m = module();
+  if (!m.backend) throw std::runtime_error(m.error);
+  return *m.backend;
+}
+
+int cuda_device_count() {
+  if (!module().backend) return 0;
+  using Count = int (*)();
+  return reinterpret_cast<Count>(cuda_module_symbol("ss_cuda_device_count"))();
+}
+
+void* cuda_module_symbol(const char* name) {
+  const Module& m = module();
+  if (!m.backend) throw std::runtime_error(m.error);
+  void* f = dlsym(m.handle, name);
+  if (!f)
+    throw std::runtime_error(module_path() + " has no " + name +
+                             " (a CUDA module of another build)");
+  return f;
 }
 
 }  // namespace ss::ops

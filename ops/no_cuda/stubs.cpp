@@ -12,4 +12,13 @@ Backend& cuda_backend() {
       "the CUDA backend is not available: ss was built without CUDA");
 }
 
+int cuda_device_count() {
+  return 0;
+}
+
+void* cuda_module_symbol(const char*) {
+  cuda_backend();  // throws
+  return nullptr;
+}
+
 }  // namespace ss::ops

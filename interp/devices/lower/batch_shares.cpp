@@ -68,8 +68,14 @@ struct BatchShares::Walk {
   uint64_t used = 0;
 };
 
-BatchShares::BatchShares(int rank, int world, bool deterministic)
-    : rank_(rank), world_(world), deterministic_(deterministic) {}
+BatchShares::BatchShares(int rank,
+                         int world,
+                         bool deterministic,
+                         ops::Device device)
+    : rank_(rank),
+      world_(world),
+      deterministic_(deterministic),
+      device_(device) {}
 BatchShares::~BatchShares() = default;
 
 BatchShares::Walk& BatchShares::walk(const LazyBatch& b) {
@@ -102,9 +108,14 @@ std::shared_ptr<RecordValue> BatchShares::share(const LazyBatch& b) {
     auto order = w.order;
     int rank = rank_, world = world_;
     bool deterministic = deterministic_;
+    ops::Device device = device_;
     w.loader = std::make_unique<Prefetcher>(
         b.k, bv->length(), bv->threads, [=](int64_t k) {
-          return build_share(*bv, *order, k, rank, world, deterministic);
+          std::shared_ptr<RecordValue> r =
+              build_share(*bv, *order, k, rank, world, deterministic);
+          if (device.kind != ops::Device::Kind::Cpu)
+            for (auto& [name, t] : r->fields) t = t.to(device);
+          return r;
         });
   }
   w.last_k = -1;

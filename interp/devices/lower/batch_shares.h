@@ -40,8 +40,13 @@ struct ShareFailure {
 class BatchShares {
  public:
   /// [deterministic]: shares of whole canonical chunks (Note
-  /// [Deterministic mode] in chunks.h).
-  BatchShares(int rank, int world, bool deterministic = false);
+  /// [Deterministic mode] in chunks.h); [device]: where the shares go, on
+  /// the loader threads (a GPU worker's: Note [Uploads off the step] in
+  /// ops/cuda/cuda_memory.cu).
+  BatchShares(int rank,
+              int world,
+              bool deterministic = false,
+              ops::Device device = {});
   ~BatchShares();
   BatchShares(const BatchShares&) = delete;
   BatchShares& operator=(const BatchShares&) = delete;
@@ -62,6 +67,7 @@ class BatchShares {
 
   int rank_, world_;
   bool deterministic_;
+  ops::Device device_;
   uint64_t uses_ = 0;
   std::map<uint64_t, std::unique_ptr<Walk>> walks_;
 };

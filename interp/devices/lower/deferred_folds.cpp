@@ -65,8 +65,9 @@ std::vector<Tensor> DeferredFolds::fold_all(DeviceContext& d) {
     std::vector<Tensor> mine;
     for (size_t i : idx)
       for (const Tensor& p : uses_[i].pieces) mine.push_back(p);
-    Tensor sent = mine.empty() ? Tensor::zeros({0}, uses_[idx[0]].dtype)
-                               : ops::concat(mine, 0);
+    Tensor sent = mine.empty()
+                      ? Tensor::zeros({0}, uses_[idx[0]].dtype, d.device())
+                      : ops::concat(mine, 0);
     Tensor all = sent;
     if (across) {
       Waiting w(d);
@@ -105,7 +106,9 @@ void DeferredFolds::finish(const std::vector<Tensor>& leaves,
     for (size_t k = 0; k < leaves.size(); ++k) {
       if (leaves[k].autograd().get() != uses_[i].param.leaf) continue;
       Tensor& g = grads[k];
-      if (!g.defined()) g = Tensor::zeros(leaves[k].shape(), folds[i].dtype());
+      if (!g.defined())
+        g = Tensor::zeros(
+            leaves[k].shape(), folds[i].dtype(), leaves[k].device());
       const std::vector<int64_t>& at = uses_[i].param.index;
       if (at.empty()) {
         g = add_partials(g, folds[i]);

@@ -55,8 +55,11 @@ void all_reduce_in_slices(
   std::shared_ptr<void> keep = buf.storage();
   char* base = static_cast<char*>(buf.raw());
   for (int64_t at = 0, k = 0; at < n; at += per, ++k) {
-    ops::Tensor part = ops::Tensor::external(
-        base + at * size, {std::min(per, n - at)}, buf.dtype(), keep);
+    ops::Tensor part = ops::Tensor::external(base + at * size,
+                                             {std::min(per, n - at)},
+                                             buf.dtype(),
+                                             keep,
+                                             buf.device());
     comm.all_reduce(part, dist::ReduceOp::Sum, options(k));
   }
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "diag/source.h"
+#include "dist/comm/transport.h"
 #include "interp/eval/value.h"
 #include "ops/core/tensor.h"
 
@@ -39,6 +40,11 @@ struct DeviceContext {
   int rank = 0;
   int world = 1;
   dist::Communicator* comm = nullptr;
+  /// What this rank's communicators are made of, and the device its
+  /// values live on (a GPU rank's: Note [Several GPUs] in
+  /// interp/devices/worker/program_server.cpp).
+  dist::Transport transport;
+  ops::Device device() const { return transport.device; }
   /// A mesh program's: this rank's instance of the mesh (Note [Spmd fns
   /// on workers]); nothing outside spmd fns communicates then.
   WorkerMesh* mesh = nullptr;

@@ -158,7 +158,7 @@ void PieceScatter::send(Bucket& b, bool here) {
     const int64_t k = mb.numel[m];
     parts.push_back(b.flats[m].defined()
                         ? b.flats[m]
-                        : Tensor::zeros({world * k}, mb.dtype, ops::Device{}));
+                        : Tensor::zeros({world * k}, mb.dtype, d_.device()));
   }
   // One member: its cotangent is the buffer, no copy. Several: [world,
   // width], rank j's row every member's piece j.

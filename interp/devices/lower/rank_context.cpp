@@ -178,6 +178,7 @@ Value RankContext::join_result(const check::FnInfo& fn,
 
 eval::Placement RankContext::placement() const {
   eval::Placement p;
+  p.device = d_.device();
   if (std::optional<int64_t> r = chunks_.chunk_row_start())
     p.batch_share_start = r;
   else if (d_.active() && !d_.whole_batches())

@@ -98,13 +98,14 @@ std::function<void(void*)> regather(const Tensor& piece,
   return [p = piece.detach(), whole, dp](void* bytes) {
     const int64_t n = ops::numel_of(whole), k = p.numel();
     if (n == k * dp->world) {  // straight into the bytes
-      Tensor out = Tensor::external(bytes, {n}, p.dtype(), nullptr);
+      Tensor out = Tensor::external(bytes, {n}, p.dtype(), nullptr, p.device());
       Waiting w(*dp);
       dp->comm->all_gather(p, out, dist::Options{});
       return;
     }
     Tensor flat = gathered(p, *dp);
-    std::memcpy(bytes, flat.raw(), n * types::dtype_size(p.dtype()));
+    Tensor::external(bytes, {n}, p.dtype(), nullptr, p.device())
+        .copy_from(ops::slice(flat, 0, 0, n));
   };
 }
 
@@ -175,7 +176,8 @@ Tensor whole_param(const Tensor& piece,
   // A view of the values before the padding, not a copy: a streaming save
   // holds one gathered param at a time, once.
   std::shared_ptr<void> keep = flat.storage();
-  return Tensor::external(flat.raw(), whole, flat.dtype(), std::move(keep));
+  return Tensor::external(
+      flat.raw(), whole, flat.dtype(), std::move(keep), flat.device());
 }
 
 void shard_store(ModelStore& s, int rank, int world) {

@@ -6,7 +6,7 @@
 #include <ostream>
 #include <streambuf>
 
-#include "dist/comm/gloo_comm.h"
+#include "dist/comm/transport.h"
 #include "interp/devices/lower/lowering.h"
 #include "interp/devices/null_buf.h"
 #include "ops/api.h"
@@ -79,7 +79,7 @@ void WorkerMesh::close() {
         names.push_back(shape_.axes()[size_t(a)].name);
     std::vector<int64_t> members = shape_.group(me(), names);
     if (members.size() > 1 && !is_world(members) && !groups_.count(members))
-      dist::GlooComm::leave_unjoined(store_, group_name(members));
+      dist::Transport::leave_unjoined(store_, group_name(members));
   }
 }
 
@@ -163,8 +163,7 @@ WorkerMesh::Group& WorkerMesh::group(const std::vector<std::string>& axes) {
     g.comm = d_.comm;
   } else if (g.size > 1) {
     Waiting w(d_);
-    g.own = std::make_unique<dist::GlooComm>(
-        g.pos, g.size, store_, group_name(members));
+    g.own = d_.transport.join(g.pos, g.size, store_, group_name(members));
     g.comm = g.own.get();
   }
   return groups_.emplace(members, std::move(g)).first->second;
@@ -246,7 +245,7 @@ Tensor WorkerMesh::run(const MeshOp& op, const Tensor& x, Group& g) {
       }
       if (dst == g.pos) return x.clone();  // (i, i): stays
       Tensor out = sendable(x);
-      Tensor in = Tensor::zeros(x.shape(), out.dtype());
+      Tensor in = Tensor::zeros(x.shape(), out.dtype(), x.device());
       if (g.comm && (dst >= 0 || src >= 0)) {
         Waiting w(d_);
         g.comm->send_recv(out, dst, in, src, dist::Options{});
@@ -272,7 +271,7 @@ Tensor WorkerMesh::run(const MeshOp& op, const Tensor& x, Group& g) {
       for (int64_t k = 1; k < n; ++k) {
         int64_t to = (g.pos + k) % n, from = (g.pos - k + n) % n;
         Tensor out = piece(to);
-        Tensor in = Tensor::zeros(out.shape(), out.dtype());
+        Tensor in = Tensor::zeros(out.shape(), out.dtype(), out.device());
         Waiting wt(d_);
         g.comm->send_recv(out,
                           static_cast<int>(to),
@@ -327,7 +326,8 @@ Tensor WorkerMesh::collective(const MeshOp& op,
         std::vector<double> h = holder.to_doubles(), s = sum.to_doubles();
         for (size_t e = 0; e < s.size(); ++e)
           if (h[e] != gp->pos) s[e] = 0;
-        return std::vector<Tensor>{Tensor::from_doubles(xs, s, gy.dtype())};
+        return std::vector<Tensor>{
+            Tensor::from_doubles(xs, s, gy.dtype()).to(gy.device())};
       });
 }
 

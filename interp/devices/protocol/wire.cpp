@@ -81,15 +81,39 @@ const types::ModelInfo* find_model(const check::Program& p,
 
 }  // namespace
 
+namespace {
+
+// Reader::place_on's device: one per process (a worker computes on one).
+ops::Device& placed_on() {
+  static ops::Device device;
+  return device;
+}
+
+}  // namespace
+
 void Writer::tensor(const ops::Tensor& t) {
   u8(static_cast<uint8_t>(t.dtype()));
   u32(static_cast<uint32_t>(t.rank()));
   for (int64_t d : t.shape()) i64(d);
   u64(t.nbytes());
-  if (t.nbytes()) raw(t.raw(), t.nbytes());
+  if (!t.nbytes()) return;
+  if (t.device().kind == ops::Device::Kind::Cpu) {
+    raw(t.raw(), t.nbytes());
+  } else {
+    const ops::Tensor host = t.to(ops::Device{});  // a GPU worker's value
+    raw(host.raw(), host.nbytes());
+  }
+}
+
+void Reader::place_on(ops::Device device) {
+  placed_on() = device;
 }
 
 ops::Tensor Reader::tensor() {
+  return host_tensor().to(placed_on());
+}
+
+ops::Tensor Reader::host_tensor() {
   auto dt = static_cast<types::DType>(u8());
   ops::Shape shape(u32());
   for (int64_t& d : shape) d = i64();

@@ -84,7 +84,15 @@ class Reader {
     const char* p = take(n);
     return std::string(p, n);
   }
+  /// A tensor, on the device place_on named (the CPU by default).
   ops::Tensor tensor();
+  /// A tensor on the host, wherever this process computes: a dataset's
+  /// (its loader gathers rows on the host; batches go to the device as
+  /// they load).
+  ops::Tensor host_tensor();
+  /// Where every tensor this process reads lands: a GPU worker's own GPU
+  /// (Note [Several GPUs] in interp/devices/gpu_ranks.cpp).
+  static void place_on(ops::Device device);
   bool done() const { return at_ == s_.size(); }
   /// How many bytes were read.
   size_t at() const { return at_; }

@@ -154,14 +154,14 @@ std::shared_ptr<const TensorStore> Codec::read_data_store(Reader& r) {
     s->n = n;
     for (uint32_t k = r.u32(), i = 0; i < k; ++i) {
       std::string f = r.str();
-      s->fields[f] = r.tensor();
+      s->fields[f] = r.host_tensor();
     }
     for (uint32_t k = r.u32(), i = 0; i < k; ++i) {
       std::string f = r.str();
       auto& items = s->items[f];
       uint64_t count = r.u64();
       items.reserve(count);
-      for (uint64_t j = 0; j < count; ++j) items.push_back(r.tensor());
+      for (uint64_t j = 0; j < count; ++j) items.push_back(r.host_tensor());
     }
     store = s;
   }

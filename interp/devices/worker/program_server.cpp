@@ -21,10 +21,10 @@
 #endif
 
 #include "dist/comm/communicator.h"
-#include "dist/comm/gloo_comm.h"
 #include "dist/control/control.h"
 #include "interp/check/checker.h"
 #include "interp/check/program_options.h"
+#include "interp/devices/gpu_ranks.h"
 #include "interp/devices/lower/batch_shares.h"
 #include "interp/devices/lower/heads.h"
 #include "interp/devices/lower/lowering.h"
@@ -200,6 +200,16 @@ class ProgramHandler : public dist::Handler {
   }
 
  private:
+  // The devices the program runs on: its `devices` line (which --devices
+  // overrides), or, before the repl has sent one, --devices.
+  check::DeviceList devices_of(const check::Options& opts) const {
+    if (prog_) return prog_->devices();
+    check::DeviceList dl;
+    if (!opts.devices_override.empty())
+      check::parse_device_spec(opts.devices_override, dl);
+    return dl;
+  }
+
   // extra: [-D N=S]... [--devices SPEC] [--entry E] [-- ARGS]; [program]:
   // the program's files (Note [The program travels as text]), or none
   // (the repl's kDeclare brings it).
@@ -247,8 +257,15 @@ class ProgramHandler : public dist::Handler {
     // Joining the group waits for every worker, as a collective does: the
     // collective timeout covers it (a worker stopped while starting).
     dist::worker_set_status("waiting for the other workers to connect", true);
-    comm_ =
-        std::make_unique<dist::GlooComm>(args_.rank, args_.world, args_.store);
+    d_.transport = rank_transport(devices_of(opts), args_.rank);
+    // A GPU rank opens the CUDA module before its first value (the
+    // controller has checked that it loads and has the GPUs).
+    if (std::string why = missing_gpus(devices_of(opts)); !why.empty())
+      return "static\nss worker: the program asks for cuda devices, but " + why;
+    // Tensors the controller sends land on this rank's device (Note
+    // [Several GPUs] in interp/devices/gpu_ranks.cpp).
+    protocol::Reader::place_on(d_.device());
+    comm_ = d_.transport.join(args_.rank, args_.world, args_.store);
     dist::worker_set_status("idle");
     d_.rank = args_.rank;
     d_.world = args_.world;
@@ -346,9 +363,10 @@ class ProgramHandler : public dist::Handler {
     // spmd fn's types cut it (devices.md, Which checks apply); nor does
     // `split H` (Note [Split heads]).
     shares_ = mesh_ || d_.whole_batches()
-                  ? std::make_unique<devices::lower::BatchShares>(0, 1)
+                  ? std::make_unique<devices::lower::BatchShares>(
+                        0, 1, false, d_.device())
                   : std::make_unique<devices::lower::BatchShares>(
-                        args_.rank, args_.world, d_.deterministic);
+                        args_.rank, args_.world, d_.deterministic, d_.device());
   }
 
   // An Interpreter on the program in use; the codec (and the stores it
@@ -584,7 +602,7 @@ class ProgramHandler : public dist::Handler {
   std::vector<std::unique_ptr<diag::SourceMap>> sources_;
   check::Program* prog_ = nullptr;
   diag::SourceMap* sm_ = nullptr;
-  std::unique_ptr<dist::GlooComm> comm_;
+  std::unique_ptr<dist::Communicator> comm_;
   devices::lower::DeviceContext d_;
   std::unique_ptr<devices::lower::WorkerMesh>
       mesh_;  // a mesh program's instance

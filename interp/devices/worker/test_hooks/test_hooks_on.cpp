@@ -4,3 +4,13 @@
 bool ss::devices::worker::test_hooks_enabled() {
   return true;
 }
+
+#include "interp/devices/gpu_ranks.h"
+
+namespace {
+
+// SHAPESCRIPT_TEST_ONE_GPU is read in this binary only (Note [Several
+// GPUs] in interp/devices/gpu_ranks.cpp).
+const bool one_gpu_hook = (ss::devices::enable_one_gpu_hook(), true);
+
+}  // namespace
