@@ -137,7 +137,8 @@ void release(void* p, size_t nbytes) {
 // module's caching allocator, ops/cuda/cuda_memory.cu); Storage only
 // chooses. A GPU storage's data() is a device pointer: only the backend
 // reads it; Tensor's host reads (at, to_doubles) and to() copy through the
-// module. Bytes made again (`shard params`) are the CPU's alone for now.
+// module. Bytes made again (`shard params`' gathered copies on a GPU
+// worker) are let go to the device's memory and taken from it again.
 namespace {
 std::atomic<DeviceMemory*> g_cuda_memory{nullptr};
 
@@ -200,16 +201,18 @@ Storage::~Storage() {
 // gathered_copies.h says when that happens). A storage without a remake is
 // never let go: data() of an ordinary storage is one test of a pointer.
 void Storage::set_remake(std::function<void(void* bytes)> remake) {
-  if (external_ || device_.kind != Device::Kind::Cpu)
-    throw std::logic_error(
-        "Storage::set_remake: the bytes are not its own host bytes");
+  if (external_)
+    throw std::logic_error("Storage::set_remake: the bytes are not its own");
   remake_ = std::move(remake);
   if (!remake_mu_) remake_mu_ = std::make_unique<std::mutex>();
 }
 
 void Storage::let_go() {
   if (!remake_ || !data_) return;
-  release(data_, nbytes_);
+  if (device_.kind != Device::Kind::Cpu)
+    memory_of(device_).release(data_, nbytes_, device_.index);
+  else
+    release(data_, nbytes_);
   data_ = nullptr;
 }
 
@@ -220,11 +223,16 @@ void Storage::present() {
   // their own copies at once, in one collective.)
   std::lock_guard<std::mutex> lock(*remake_mu_);
   if (data_) return;
-  void* bytes = allocate(nbytes_);
+  const bool on_device = device_.kind != Device::Kind::Cpu;
+  void* bytes = on_device ? memory_of(device_).allocate(nbytes_, device_.index)
+                          : allocate(nbytes_);
   try {
     remake_(bytes);
   } catch (...) {
-    release(bytes, nbytes_);
+    if (on_device)
+      memory_of(device_).release(bytes, nbytes_, device_.index);
+    else
+      release(bytes, nbytes_);
     throw;
   }
   data_ = bytes;

@@ -33,7 +33,7 @@ Share sum_and_count(const Tensor& local_sum,
                     types::DType round_sum_to,
                     types::DType out) {
   Tensor flat = reshape(local_sum, {-1});
-  Tensor count = Tensor::scalar(double(local_count), flat.dtype());
+  Tensor count = scalar_like(double(local_count), flat);
   Share s;
   s.send = concat({flat, reshape(count, {1})}, 0);
   const int64_t n = flat.numel();
@@ -106,9 +106,7 @@ Share batch_norm_train(ForwardCtx& ctx) {
   Tensor s1 = sum(x, axes);
   Tensor s2 = sum(mul(x, x), axes);
   Share s;
-  s.send = concat(
-      {s1, s2, Tensor::scalar(double(local_n), types::DType::F64).reshape({1})},
-      0);
+  s.send = concat({s1, s2, scalar_like(double(local_n), x).reshape({1})}, 0);
   // [ctx] outlives the finish: the devices layer calls it in the same call.
   ForwardCtx* c = &ctx;
   const size_t rank = x.rank();

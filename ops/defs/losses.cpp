@@ -356,7 +356,7 @@ Reduction reduction_of(ForwardCtx& ctx, size_t i) {
 }
 
 Tensor count_of(const Tensor& like, int64_t n) {
-  return Tensor::scalar(double(n), like.dtype());
+  return scalar_like(double(n), like);
 }
 
 /// An optional float param [i] in [like]'s dtype, without gradient (torch

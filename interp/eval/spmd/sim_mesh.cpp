@@ -66,11 +66,18 @@ void SimMesh::combine(Meeting& m) {
     m.out = (*m.custom)(m.in);
     return;
   }
-  ref::Blocks xs;
-  for (const std::vector<Tensor>& x : m.in) xs.push_back(x[0]);
+  // ref/'s loops read host bytes: a GPU's blocks meet on the host, and
+  // the results go back to each instance's device (`cuda[0]`).
+  ref::Blocks xs, on_host;
+  for (const std::vector<Tensor>& x : m.in) {
+    xs.push_back(x[0]);
+    on_host.push_back(x[0].to(ops::Device{}));
+  }
   ref::Blocks ys;
   try {
-    ys = ref::collective(m.op, xs);
+    ys = ref::collective(m.op, on_host);
+    for (size_t i = 0; i < ys.size() && i < xs.size(); ++i)
+      ys[i] = ys[i].to(xs[i].device());
   } catch (const std::invalid_argument& e) {
     std::string w = e.what();
     m.error =
@@ -96,13 +103,16 @@ void SimMesh::combine(Meeting& m) {
         for (size_t j = 0; j < n; ++j) {
           std::vector<double> c(g.size());
           for (size_t e = 0; e < g.size(); ++e) c[e] = g[e] * masks[j][e];
-          cts.push_back(Tensor::from_doubles(in_shapes[j], c, gy.dtype()));
+          cts.push_back(Tensor::from_doubles(in_shapes[j], c, gy.dtype())
+                            .to(gy.device()));
         }
         return cts;
       }
       ref::Blocks one_hot(n, Tensor::zeros(out_shape, gy.dtype()));
-      one_hot[i] = gy;
-      return ref::collective(tr, one_hot);
+      one_hot[i] = gy.to(ops::Device{});
+      ref::Blocks summed = ref::collective(tr, one_hot);
+      for (Tensor& c : summed) c = c.to(gy.device());
+      return summed;
     };
     ys[i] = ops::record(ops::mesh_op_name(m.op.kind), ys[i], xs, vjp);
   }
