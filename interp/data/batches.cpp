@@ -68,16 +68,18 @@ std::vector<int64_t> BatchesValue::batch_rows(const std::vector<int64_t>& ord,
 }
 
 std::shared_ptr<RecordValue> BatchesValue::make_batch(
-    const std::vector<int64_t>& ord, int64_t k) const {
-  return make_batch_of_rows(batch_rows(ord, k));
+    const std::vector<int64_t>& ord, int64_t k, ops::Device device) const {
+  return make_batch_of_rows(batch_rows(ord, k), nullptr, device);
 }
 
 std::shared_ptr<RecordValue> BatchesValue::make_batch_of_rows(
     const std::vector<int64_t>& rows,
-    const std::map<std::string, int64_t>* pad_to) const {
+    const std::map<std::string, int64_t>* pad_to,
+    ops::Device device) const {
   const TensorStore& s = *ds->store;
   int64_t b = static_cast<int64_t>(rows.size());
-  Rows got = load_rows(s, rows);  // a streamed store's items checked here
+  // A streamed store's items are checked here.
+  Rows got = load_rows(s, rows, device);
   auto r = std::make_shared<RecordValue>();
   r->info = s.info;
   r->batch = true;
@@ -288,7 +290,7 @@ struct BatchCursor : Cursor {
         total,
         bv->threads,
         [bv = bv, ord = ord, device = placement_of(i).device](int64_t k) {
-          std::shared_ptr<RecordValue> r = bv->make_batch(*ord, k);
+          std::shared_ptr<RecordValue> r = bv->make_batch(*ord, k, device);
           if (device.kind != ops::Device::Kind::Cpu)
             for (auto& [name, t] : r->fields) t = t.to(device);
           return r;

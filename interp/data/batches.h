@@ -47,17 +47,22 @@ struct BatchesValue : eval::IterableObject {
   /// Batch [k] of [order] (view indices) as a batch record; a DataError
   /// for a bad item of a streamed dataset.
   std::shared_ptr<eval::RecordValue> make_batch(
-      const std::vector<int64_t>& order, int64_t k) const;
+      const std::vector<int64_t>& order,
+      int64_t k,
+      ops::Device device = {}) const;
   /// The store items of batch [k] of [order], in batch order.
   std::vector<int64_t> batch_rows(const std::vector<int64_t>& order,
                                   int64_t k) const;
   /// The batch record of store items [rows] (padding, masks): make_batch's
   /// second half. A size-variable field is padded to [longest] when given
   /// (a worker's rows, padded over the whole batch: devices.md 8), else to
-  /// its longest item among [rows].
+  /// its longest item among [rows]. [device]: where the batch goes (a
+  /// TensorDataset's fields are gathered on a GPU from its copy there,
+  /// Note [Datasets kept on a GPU]; the rest is the caller's to upload).
   std::shared_ptr<eval::RecordValue> make_batch_of_rows(
       const std::vector<int64_t>& rows,
-      const std::map<std::string, int64_t>* longest = nullptr) const;
+      const std::map<std::string, int64_t>* longest = nullptr,
+      ops::Device device = {}) const;
   /// Errors from loading (a streamed dataset's bad item) are raised by the
   /// cursor's next() in the calling thread, at [loop], before the batch is
   /// handed out; the batches before it are handed out as usual.

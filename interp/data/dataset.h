@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -196,6 +197,13 @@ using HostSourceMaker =
 void set_host_source_maker(HostSourceMaker m);
 HostSourceMaker host_source_maker();
 
+/// A TensorDataset's fixed fields kept on a GPU (Note [Datasets kept on a
+/// GPU] in dataset_resident.cpp), by (field, GPU index).
+struct ResidentFields {
+  std::mutex mu;
+  std::map<std::pair<std::string, int>, ops::Tensor> on;
+};
+
 /// The checked tensors of a TensorDataset, shared by its splits and takes,
 /// or (when [stream] is set) a streamed dataset's mapped arrays, or (when
 /// [host] is set) a host language's object.
@@ -216,6 +224,8 @@ struct TensorStore {
   /// Items are read and checked as batches load (a streamed or a host's
   /// dataset), not once when it was made.
   bool checked_as_loaded() const { return stream || host; }
+  /// Its fixed fields' copies on the GPUs its batches go to.
+  std::shared_ptr<ResidentFields> resident = std::make_shared<ResidentFields>();
 };
 
 /// Store items [rows] (store indices, each in 0..n), in that order: each
@@ -228,7 +238,20 @@ struct Rows {
   std::map<std::string, ops::Tensor> fields;
   std::map<std::string, std::vector<ops::Tensor>> items;
 };
-Rows load_rows(const TensorStore& s, const std::vector<int64_t>& rows);
+/// [device]: where the batch goes. A TensorDataset's fixed fields are then
+/// gathered there from its copy on that GPU (Note [Datasets kept on a
+/// GPU]); the rest is built on the host.
+Rows load_rows(const TensorStore& s,
+               const std::vector<int64_t>& rows,
+               ops::Device device = {});
+
+/// The rows [rows] of the in-memory store [s]'s fixed field [name],
+/// gathered on [device] (a GPU) from the field's copy there, made by the
+/// first call (dataset_resident.cpp).
+ops::Tensor gather_on_device(const TensorStore& s,
+                             const std::string& name,
+                             const std::vector<int64_t>& rows,
+                             ops::Device device);
 
 /// A streamed store over [cols] (by field name; a missing field is a
 /// ShapeError). Checks only what is not per item: every array has a

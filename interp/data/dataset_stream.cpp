@@ -186,10 +186,22 @@ int64_t item_length(const TensorStore& s, const FieldInfo& f, int64_t row) {
   return static_cast<size_t>(va) < t.rank() ? t.shape()[va] : 0;
 }
 
-Rows load_rows(const TensorStore& s, const std::vector<int64_t>& rows) {
+Rows load_rows(const TensorStore& s,
+               const std::vector<int64_t>& rows,
+               ops::Device device) {
   if (s.host) return dataset_detail::load_host_rows(s, rows);
   Rows out;
   int64_t b = static_cast<int64_t>(rows.size());
+  if (!s.stream && device.kind != ops::Device::Kind::Cpu) {
+    for (const auto& [name, t] : s.fields)
+      out.fields[name] = gather_on_device(s, name, rows, device);
+    for (const auto& [name, v] : s.items) {
+      auto& vec = out.items[name];
+      vec.reserve(b);
+      for (int64_t j : rows) vec.push_back(v[j]);
+    }
+    return out;
+  }
   if (!s.stream) {
     // Consecutive items (batches in the dataset's order) are a view of the
     // store's rows, as torch slices a tensor: nothing is copied. Nothing

@@ -28,7 +28,8 @@ std::shared_ptr<RecordValue> build_share(const BatchesValue& bv,
                                          int64_t k,
                                          int rank,
                                          int world,
-                                         bool deterministic) {
+                                         bool deterministic,
+                                         ops::Device device) {
   std::vector<int64_t> rows = bv.batch_rows(order, k);
   const auto [start, end] =
       share_rows(static_cast<int64_t>(rows.size()), rank, world, deterministic);
@@ -47,10 +48,10 @@ std::shared_ptr<RecordValue> build_share(const BatchesValue& bv,
     // collectives, so their share must have every field (a padded field
     // and its mask too, which rows of nothing cannot shape): one row of
     // the batch, padded like the others, cut to none.
-    r = bv.make_batch_of_rows({rows[0]}, &longest);
+    r = bv.make_batch_of_rows({rows[0]}, &longest, device);
     for (auto& [name, t] : r->fields) t = ops::slice(t, 0, 0, 0);
   } else {
-    r = bv.make_batch_of_rows(mine, &longest);
+    r = bv.make_batch_of_rows(mine, &longest, device);
   }
   r->share_start = start;
   r->batch_rows = static_cast<int64_t>(rows.size());
@@ -112,7 +113,7 @@ std::shared_ptr<RecordValue> BatchShares::share(const LazyBatch& b) {
     w.loader = std::make_unique<Prefetcher>(
         b.k, bv->length(), bv->threads, [=](int64_t k) {
           std::shared_ptr<RecordValue> r =
-              build_share(*bv, *order, k, rank, world, deterministic);
+              build_share(*bv, *order, k, rank, world, deterministic, device);
           if (device.kind != ops::Device::Kind::Cpu)
             for (auto& [name, t] : r->fields) t = t.to(device);
           return r;
