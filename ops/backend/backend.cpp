@@ -51,8 +51,20 @@ Tensor Backend::activation_backward(Activation act,
   return gelu_backward(g, x, act == Activation::GeluTanh);
 }
 
+// Note [The thread's GPU]
+// The CUDA runtime computes on each thread's current device, which starts
+// as GPU 0 on every thread. A worker of cuda[0 1 2] holds its values on
+// its own GPU, and more than its main thread computes with them (the
+// gradient buckets' thread packs them, the loader threads gather batches):
+// each op on a GPU first makes its operands' GPU the thread's, so rank 2's
+// buckets are not packed by kernels of GPU 0. The stand-in GPU refuses an
+// op whose thread's GPU is not its operands' (tests/stand_in_gpu).
 Backend& backend_for(const Device& device) {
-  if (device.kind == Device::Kind::Cuda) return cuda_backend();
+  if (device.kind == Device::Kind::Cuda) {
+    Backend& b = cuda_backend();
+    use_cuda_device(device.index);
+    return b;
+  }
   return cpu_backend();
 }
 

@@ -258,5 +258,9 @@ Backend& cuda_backend();
 void* cuda_module_symbol(const char* name);
 /// How many GPUs answer (0 where the CUDA backend does not load).
 int cuda_device_count();
+/// Makes GPU [index] this thread's (cudaSetDevice), where the CUDA
+/// backend's kernels run and its outputs are allocated: backend_for calls
+/// it for every op on a GPU (Note [The thread's GPU] in backend.cpp).
+void use_cuda_device(int index);
 
 }  // namespace ss::ops

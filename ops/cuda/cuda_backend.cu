@@ -193,6 +193,13 @@ class CudaBackend final : public Backend {
 
 }  // namespace ss::ops
 
+/// Makes GPU [index] the calling thread's (ops::use_cuda_device).
+extern "C" void ss_cuda_use_device(int index) {
+  int current = -1;
+  if (cudaGetDevice(&current) != cudaSuccess || current != index)
+    ss::ops::cuda::check(cudaSetDevice(index), "cudaSetDevice");
+}
+
 /// How many GPUs answer (ops::cuda_device_count).
 extern "C" int ss_cuda_device_count() {
   int count = 0;

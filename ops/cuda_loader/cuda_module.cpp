@@ -78,6 +78,13 @@ Backend& cuda_backend() {
   return *m.backend;
 }
 
+void use_cuda_device(int index) {
+  using Use = void (*)(int);
+  static const Use use =
+      reinterpret_cast<Use>(cuda_module_symbol("ss_cuda_use_device"));
+  use(index);
+}
+
 int cuda_device_count() {
   if (!module().backend) return 0;
   using Count = int (*)();

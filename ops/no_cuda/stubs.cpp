@@ -12,6 +12,10 @@ Backend& cuda_backend() {
       "the CUDA backend is not available: ss was built without CUDA");
 }
 
+void use_cuda_device(int) {
+  cuda_backend();  // throws
+}
+
 int cuda_device_count() {
   return 0;
 }

@@ -26,6 +26,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "dist/comm/gloo_comm.h"
@@ -40,9 +41,11 @@ using ss::ops::Shape;
 using ss::ops::Tensor;
 using ss::types::DType;
 
-// The GPU a primitive without operands (random) computes on: the last one
-// any value was placed on (a worker has one; cuda[0] has one).
-std::atomic<int> last_gpu{0};
+// The thread's GPU, as the CUDA runtime keeps it: GPU 0 on a new thread,
+// then the last one its allocations, copies or ss_cuda_use_device chose.
+// Each primitive refuses operands of another GPU (Note [The thread's GPU]
+// in ops/backend/backend.cpp).
+thread_local int current_gpu = 0;
 
 Device gpu(int i) {
   return Device{Device::Kind::Cuda, i};
@@ -55,7 +58,7 @@ std::atomic<uint64_t> uploaded{0};
 
 struct HostBytes : ss::ops::DeviceMemory {
   void* allocate(size_t nbytes, int index) override {
-    last_gpu = index;
+    current_gpu = index;
     void* p = nullptr;
     if (posix_memalign(&p, 64, nbytes ? nbytes : 1) != 0)
       throw std::bad_alloc();
@@ -63,10 +66,12 @@ struct HostBytes : ss::ops::DeviceMemory {
     return p;
   }
   void release(void* p, size_t, int) override { std::free(p); }
-  void to_host(void* dst, const void* src, size_t n, int) override {
+  void to_host(void* dst, const void* src, size_t n, int index) override {
+    current_gpu = index;
     std::memcpy(dst, src, n);
   }
-  void from_host(void* dst, const void* src, size_t n, int) override {
+  void from_host(void* dst, const void* src, size_t n, int index) override {
+    current_gpu = index;
     uploaded += n;
     std::memcpy(dst, src, n);
   }
@@ -76,12 +81,19 @@ struct HostBytes : ss::ops::DeviceMemory {
 };
 
 // The device of a primitive's operands (they share one: ops/api.cpp
-// checks), else the last GPU.
+// checks), which must be the thread's GPU, as a kernel's are; with none
+// (random), the thread's GPU.
 Device device_of(std::initializer_list<const Tensor*> ts) {
   for (const Tensor* t : ts)
-    if (t && t->defined() && t->device().kind == Device::Kind::Cuda)
+    if (t && t->defined() && t->device().kind == Device::Kind::Cuda) {
+      if (t->device().index != current_gpu)
+        throw std::runtime_error(
+            "stand-in gpu: a kernel of GPU " + std::to_string(current_gpu) +
+            " was handed a tensor of GPU " + std::to_string(t->device().index) +
+            " (Note [The thread's GPU] in ops/backend/backend.cpp)");
       return t->device();
-  return gpu(last_gpu);
+    }
+  return gpu(current_gpu);
 }
 
 // A CPU backend's result in bytes of [d]'s own, as a GPU backend's
@@ -325,6 +337,11 @@ Backend* ss_cuda_backend(char*, unsigned long) {
   return &backend;
 }
 
+/// Makes GPU [index] the thread's (ops::use_cuda_device).
+void ss_cuda_use_device(int index) {
+  current_gpu = index;
+}
+
 /// Four GPUs, or SS_STAND_IN_GPUS of them.
 int ss_cuda_device_count() {
   const char* n = std::getenv("SS_STAND_IN_GPUS");
@@ -339,7 +356,7 @@ ss::dist::Communicator* ss_nccl_join(int rank,
                                      const char* prefix,
                                      int gpu_index,
                                      long long timeout_ms) {
-  last_gpu = gpu_index;
+  current_gpu = gpu_index;
   return new ss::dist::HostStagedComm(
       std::make_unique<ss::dist::GlooComm>(
           rank, size, store, prefix, std::chrono::milliseconds(timeout_ms)),
