@@ -107,13 +107,15 @@ class NcclComm final : public Communicator {
 
   ~NcclComm() override {
     for (Lane& l : lanes_) {
-      if (!l.comm) continue;
-      if (failed_)
-        ncclCommAbort(l.comm);
-      else
-        ncclCommDestroy(l.comm);
-      cudaStreamDestroy(l.stream);
-      cudaEventDestroy(l.done);
+      if (l.comm) {
+        if (failed_)
+          ncclCommAbort(l.comm);
+        else
+          ncclCommDestroy(l.comm);
+      }
+      // A lane closed or failed keeps its stream and event until now.
+      if (l.stream) cudaStreamDestroy(l.stream);
+      if (l.done) cudaEventDestroy(l.done);
     }
     if (ready_) cudaEventDestroy(ready_);
   }
