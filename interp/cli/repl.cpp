@@ -376,6 +376,15 @@ void Repl::statements(const std::string& text, Typed at) {
     return;
   }
   const check::FnInfo* info = prog->fn(name);
+  // GPUs the machine lacks (or an ss without the CUDA module): said at
+  // each input, as `ss run` says it, and the session goes on.
+  if (std::string why = devices::unavailable_devices(*prog); !why.empty()) {
+    out_.flush();
+    err_ << "ValueError: the session asks for " << prog->devices().kind
+         << " devices, but " << why
+         << "; start the repl with --devices cpu or --devices 'cpu[0 1 2]'\n";
+    return;
+  }
   eval::Interpreter in(*prog, *sm, out_);
   in.set_interrupt_flag(&interrupted);
   // One device in deterministic mode: the chunks a rank runs (several

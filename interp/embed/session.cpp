@@ -160,9 +160,10 @@ std::unique_ptr<Session> Session::load(const std::string& path,
     for (const auto& [n, size] : p.dims()) I->global_names.insert(n);
     if (p.devices().kind == "cuda")
       throw Error{"ValueError",
-                  "the program asks for cuda devices, but the repl and the "
-                  "Python module do not run on GPUs yet (`ss run` does); load "
-                  "it with devices=\"cpu\" or devices=\"cpu[0 1 2]\""};
+                  "the program asks for cuda devices, but the Python "
+                  "module does not run on GPUs yet (`ss run` and `ss repl` "
+                  "do); load it with devices=\"cpu\" or "
+                  "devices=\"cpu[0 1 2]\""};
     if (p.devices().count() > 1) {
       I->workers = std::make_unique<devices::controller::ReplDevices>(
           I->check_opts, &I->interrupted);

@@ -16,6 +16,7 @@
 
 #include "interp/tests/process_util.h"
 #include "interp/tests/pty_repl.h"
+#include "ops/backend/backend.h"
 
 using ss::testing::PtyRepl;
 
@@ -235,6 +236,46 @@ TEST_CASE(
                Catch::Contains("<repl>:4:36: ValueError: floordiv: integer "
                                "division by zero"));
     CHECK(r.out == "2  : int\n4  : int\n");
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE(
+    "repl: a session on GPUs prints what cpu's does, and without a GPU "
+    "each input says why and the session goes on",
+    "[repl]") {
+  // Issue 31: `ss repl --devices 'cuda[0]'` ended with "terminate called
+  // after throwing ... the CUDA backend is not loaded" at its first value.
+  const std::string dir = "/tmp/ss_repl_gpu_" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/in.txt")
+      << "let x = arange(6) * 2\nx\nsum(to(x, f32) / 4.0)\n";
+  auto cpu = ss::testing::run_ss_process("repl --devices cpu < in.txt", dir);
+  REQUIRE(cpu.rc == 0);
+  REQUIRE_THAT(cpu.out, Catch::Contains("[0 2 4 6 8 10]"));
+  // Through the stand-in GPU (Note [A stand-in GPU]): one GPU, and three
+  // workers a GPU each.
+  const std::string stand_in =
+      std::string("SS_CUDA_MODULE='") + SS_STAND_IN_GPU + "'";
+  for (const char* devices : {"cuda[0]", "cuda[0 1 2]"}) {
+    INFO(devices);
+    auto r = ss::testing::run_ss_process(
+        std::string("repl --devices '") + devices + "' < in.txt",
+        dir,
+        stand_in);
+    CHECK(r.rc == 0);
+    CHECK(r.err.empty());
+    CHECK(r.out == cpu.out);
+  }
+  if (ss::ops::cuda_device_count() == 0) {
+    auto r =
+        ss::testing::run_ss_process("repl --devices 'cuda[0]' < in.txt", dir);
+    CHECK(r.rc == 0);
+    CHECK(r.out.empty());
+    CHECK_THAT(r.err,
+               Catch::Contains("ValueError: the session asks for cuda "
+                               "devices, but "));
+    CHECK_THAT(r.err, Catch::Contains("start the repl with --devices cpu"));
   }
   std::filesystem::remove_all(dir);
 }
