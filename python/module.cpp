@@ -18,6 +18,7 @@
 #include <mutex>
 
 #include "interp/embed/embed.h"
+#include "ops/backend/backend.h"
 #include "python/output.h"
 #include "python/tensors.h"
 
@@ -610,6 +611,7 @@ PYBIND11_MODULE(_core, m) {
         py::arg("args"),
         py::arg("worker_command"),
         py::arg("worker_env"));
+  m.def("cuda_device_count", [] { return ss::ops::cuda_device_count(); });
   m.def("_set_error_classes", [](py::dict d) { error_classes() = d; });
   m.def("_set_progress", [](const std::string& how) {
     // Kept for the process's life, as the setting is.

@@ -150,7 +150,9 @@ struct Exported {
 
 py::capsule dlpack_capsule(const ops::Tensor& t) {
   auto* e = new Exported;
-  e->t = t;
+  // A GPU's value is exported as a host copy (numpy and torch.from_dlpack
+  // read it on the CPU; a GPU's bytes would need the stream handshake).
+  e->t = t.to(ops::Device{});
   e->shape = t.shape();
   DLTensor& d = e->m.dl_tensor;
   d.data = e->t.raw();
@@ -175,7 +177,8 @@ py::capsule dlpack_capsule(const ops::Tensor& t) {
 }
 
 py::array numpy_view(const PyTensor& self) {
-  const ops::Tensor& t = self.t;
+  // A GPU's value: numpy sees a host copy.
+  const ops::Tensor t = self.t.to(ops::Device{});
   std::string fmt;
   switch (t.dtype()) {
     case DType::F32:

@@ -7,6 +7,7 @@
 #include "diag/diagnostic.h"
 #include "interp/check/checker.h"
 #include "interp/devices/controller/repl_devices.h"
+#include "interp/devices/one_device.h"
 #include "interp/devices/protocol/session_text.h"
 #include "interp/embed/check_options.h"
 #include "interp/embed/embed.h"
@@ -96,12 +97,34 @@ void Session::Impl::as_controller(Compiled& c,
   }
 }
 
+namespace {
+
+// A host's tensor (a numpy array, a record of them) handed to a session on
+// one GPU goes where its values live (Note [Values on a GPU] in
+// interp/devices/one_device.cpp), as a torch user moves a batch to the
+// model's device; with workers the wire places it.
+eval::Value placed(const eval::Value& v, ops::Device device) {
+  using VK = eval::Value::Kind;
+  if (v.kind == VK::Tensor) return eval::Value::tensor(v.t.to(device));
+  if (v.kind != VK::Record) return v;
+  const auto& r = *v.as<eval::RecordValue>();
+  auto moved = std::make_shared<eval::RecordValue>(r);
+  for (auto& [name, t] : moved->fields) t = t.to(device);
+  return eval::Value::object(VK::Record, moved);
+}
+
+}  // namespace
+
 Value Session::Impl::run(Compiled& c, const std::vector<eval::Value>& args) {
   eval::Frame frame;
   frame.fn = c.fn;
   frame.scopes.emplace_back();
+  const ops::Device device = c.one ? c.one->placement().device : ops::Device{};
   for (size_t k = 0; k < args.size(); ++k)
-    frame.declare(c.fn->params[k].name, args[k]);
+    frame.declare(c.fn->params[k].name,
+                  device.kind == ops::Device::Kind::Cpu
+                      ? args[k]
+                      : placed(args[k], device));
   eval::Value last;
   as_controller(c, [&] { last = c.in->exec_in(c.fn->decl->body, frame); });
   auto h = std::make_shared<Held>();
@@ -158,12 +181,12 @@ std::unique_ptr<Session> Session::load(const std::string& path,
       for (const auto& d : m.datas) I->global_names.insert(d.name);
     }
     for (const auto& [n, size] : p.dims()) I->global_names.insert(n);
-    if (p.devices().kind == "cuda")
+    if (std::string why = devices::unavailable_devices(p); !why.empty())
       throw Error{"ValueError",
-                  "the program asks for cuda devices, but the Python "
-                  "module does not run on GPUs yet (`ss run` and `ss repl` "
-                  "do); load it with devices=\"cpu\" or "
-                  "devices=\"cpu[0 1 2]\""};
+                  "the program asks for " + p.devices().kind +
+                      " devices, but " + why +
+                      "; load it with devices=\"cpu\" or "
+                      "devices=\"cpu[0 1 2]\""};
     if (p.devices().count() > 1) {
       I->workers = std::make_unique<devices::controller::ReplDevices>(
           I->check_opts, &I->interrupted);

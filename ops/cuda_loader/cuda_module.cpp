@@ -19,6 +19,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "ops/backend/backend.h"
 
@@ -26,14 +27,30 @@ namespace ss::ops {
 
 namespace {
 
+std::string dir_of(std::string path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "" : path.erase(slash + 1);
+}
+
+// SS_CUDA_MODULE, else libss_cuda.so beside the image that holds this
+// loader (ss, a test binary), two folders up from it (the Python module,
+// build/python/shapescript/), or beside the executable.
 std::string module_path() {
   if (const char* p = std::getenv("SS_CUDA_MODULE"); p && *p) return p;
+  std::vector<std::string> dirs;
+  Dl_info self{};
+  if (dladdr(reinterpret_cast<void*>(&cuda_backend), &self) && self.dli_fname) {
+    const std::string here = dir_of(self.dli_fname);
+    dirs.push_back(here);
+    dirs.push_back(here + "../../");
+  }
   char exe[4096];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0) return "libss_cuda.so";
-  std::string dir(exe, static_cast<size_t>(n));
-  dir.erase(dir.rfind('/') + 1);
-  return dir + "libss_cuda.so";
+  if (ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1); n > 0)
+    dirs.push_back(dir_of(std::string(exe, static_cast<size_t>(n))));
+  for (const std::string& d : dirs)
+    if (access((d + "libss_cuda.so").c_str(), R_OK) == 0)
+      return d + "libss_cuda.so";
+  return dirs.empty() ? "libss_cuda.so" : dirs.back() + "libss_cuda.so";
 }
 
 using Entry = Backend* (*)(char* error, unsigned long error_size);
@@ -50,6 +67,13 @@ const Module& module() {
   static std::once_flag once;
   static Module m;
   std::call_once(once, [] {
+    // The module's calls resolve to the image that opens it: ss and the
+    // test binaries export their symbols; the Python module is opened by
+    // Python with its symbols local, so it offers them to the module
+    // first (a no-op for an executable).
+    Dl_info self{};
+    if (dladdr(reinterpret_cast<void*>(&cuda_backend), &self) && self.dli_fname)
+      dlopen(self.dli_fname, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
     const std::string path = module_path();
     m.handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!m.handle) {
