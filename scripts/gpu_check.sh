@@ -7,7 +7,7 @@
 #
 #   scripts/gpu_check.sh pack   # here: build/ -> .gpu/ (ignored, carried)
 #   scripts/gpu_check.sh run    # there: unpack, check, time; $OUT/table
-#   scripts/gpu_check.sh run 1 2 2b   # (and `run 3 4`): the steps in two calls
+#   scripts/gpu_check.sh run 1 2 2b 2c   # (and `run 3 4`): the steps in two calls
 #
 # What `run` proves, each a row of the table (its full log a file under
 # $OUT): 0. the machine (GPU, driver, clocks); 1. ss_cuda_tests, every
@@ -15,7 +15,8 @@
 # odd shapes in every dtype, device bytes poisoned with NaN first (AdamW,
 # SGD, Philox and the moves bit-equal), and NCCL's communicator with one
 # rank; 2. `ss conformance` with each case on `cuda[0]` against its run on
-# `cpu`, and on `cuda[0 1 2]` (three workers on the one GPU); 3. the torch op table on
+# `cpu`, and on `cuda[0 1 2]` (three workers on the one GPU), and
+# deterministic mode's cuda[0 1 2] against cuda[0], bit for bit; 3. the torch op table on
 # `cuda[0]` (forward and VJP of every builtin against torch in f64: f64
 # rows to 1e-10, f32 rows to 1e-5); 4. timings of the README MLP step on
 # the GPU against torch 2.x's on the same GPU (bench/compare_gpu.py).
@@ -60,7 +61,7 @@ want() { [[ " $steps " == *" $1 "* ]]; }
 
 run() {
   : "${OUT:?run it through the device tool: OUT is its results folder}"
-  steps="${*:-1 2 2b 3 4}"
+  steps="${*:-1 2 2b 2c 3 4}"
   SECONDS=0
   local work=/tmp/ss_gpu
   rm -rf "$work" && mkdir -p "$work"
@@ -109,6 +110,15 @@ run() {
       conformance_workers.log 200 \
       "$work/bin/ss_test_hooks" conformance conformance --devices cpu \
       --devices 'cuda[0 1 2]' --exclude 'errors/*' --exclude 'deterministic/*'
+  fi
+
+  if want 2c; then
+    # 2c. Deterministic mode on the GPU: dist/'s cases on cuda[0 1 2] (the
+    # three workers on the one GPU, as 2b), each bit for bit cuda[0]'s.
+    SHAPESCRIPT_TEST_ONE_GPU=1 checked "deterministic, cuda[0 1 2] = cuda[0]" \
+      conformance_deterministic.log 150 \
+      "$work/bin/ss_test_hooks" conformance conformance/dist --deterministic \
+      --devices 'cuda[0]' --devices 'cuda[0 1 2]'
   fi
 
   if want 3; then

@@ -5,6 +5,7 @@
 
 #include "interp/check/checked.h"
 #include "ops/backend/backend.h"
+#include "ops/cpu/cpu_backend.h"
 
 namespace ss::devices {
 
@@ -51,6 +52,12 @@ dist::Transport rank_transport(const check::DeviceList& dl, int rank) {
           : dl.ids[static_cast<size_t>(rank)];
   return dist::Transport::of(
       ops::Device{ops::Device::Kind::Cuda, static_cast<int>(id)});
+}
+
+std::string kernels_of(ops::Device device) {
+  return device.kind == ops::Device::Kind::Cuda
+             ? ops::cuda_kernel_signature(device.index)
+             : ops::kernel_signature();
 }
 
 std::string missing_gpus(const check::DeviceList& dl) {

@@ -16,6 +16,12 @@ namespace ss::devices {
 /// `cuda[i j k]`, GPU i for rank 0 (j for rank 1, ...) and NCCL.
 dist::Transport rank_transport(const check::DeviceList& dl, int rank);
 
+/// The kernels a rank on [device] computes with, which deterministic mode
+/// checks are every rank's (Note [Same kernels everywhere] in
+/// lower/rank_context.cpp): the CPU's libraries and instructions, or the
+/// GPU's model and its libraries.
+std::string kernels_of(ops::Device device);
+
 /// Why [dl]'s GPUs are not all on this machine ("" when they are, or for
 /// a CPU list). Loads the CUDA module.
 std::string missing_gpus(const check::DeviceList& dl);

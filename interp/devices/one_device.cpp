@@ -20,6 +20,9 @@ class DeterministicDevice : private RankOfOne, public lower::RankContext {
   explicit DeterministicDevice(const check::Program& prog)
       : RankOfOne(), lower::RankContext(d) {
     d.deterministic = true;
+    // Its values on the list's device: `cuda[0] deterministic` computes on
+    // the GPU what each rank of `cuda[0 1 2] deterministic` does.
+    d.transport = rank_transport(prog.devices(), 0);
     ops::pin_blas_to_one_thread();  // Note [One BLAS thread]
     if (const std::string& h = prog.devices().split_dim; !h.empty()) {
       // `split H`: its heads one at a time, as every rank runs its own
@@ -58,22 +61,19 @@ class OneGpu : public Context {
 std::string unavailable_devices(const check::Program& prog) {
   const check::DeviceList& d = prog.devices();
   if (d.kind != "cuda") return {};
-  if (d.deterministic)
-    return "deterministic mode is not built for cuda devices yet";
   return missing_gpus(d);
 }
 
 std::unique_ptr<Context> one_device_context(const check::Program& prog) {
+  if (prog.devices().deterministic)
+    return std::make_unique<DeterministicDevice>(prog);
   if (prog.devices().kind == "cuda") {
     const std::vector<int64_t>& ids = prog.devices().ids;
     return std::make_unique<OneGpu>(ops::Device{
         ops::Device::Kind::Cuda, ids.empty() ? 0 : static_cast<int>(ids[0])});
   }
-  if (!prog.devices().deterministic) {
-    ops::warm_up_cpu_backend();  // overlaps main's loading
-    return nullptr;
-  }
-  return std::make_unique<DeterministicDevice>(prog);
+  ops::warm_up_cpu_backend();  // overlaps main's loading
+  return nullptr;
 }
 
 }  // namespace ss::devices

@@ -258,6 +258,10 @@ Backend& cuda_backend();
 void* cuda_module_symbol(const char* name);
 /// How many GPUs answer (0 where the CUDA backend does not load).
 int cuda_device_count();
+/// What computes on GPU [index]: its model, compute capability and SM
+/// count, and the libraries' versions (deterministic mode's check that
+/// every rank has the same kernels).
+std::string cuda_kernel_signature(int index);
 /// Makes GPU [index] this thread's (cudaSetDevice), where the CUDA
 /// backend's kernels run and its outputs are allocated: backend_for calls
 /// it for every op on a GPU (Note [The thread's GPU] in backend.cpp).

@@ -3,6 +3,7 @@
 // ops/cuda_loader/cuda_module.cpp calls once after dlopen (Note [The CUDA
 // module is loaded on demand] there).
 
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <cstdio>
@@ -198,6 +199,31 @@ extern "C" void ss_cuda_use_device(int index) {
   int current = -1;
   if (cudaGetDevice(&current) != cudaSuccess || current != index)
     ss::ops::cuda::check(cudaSetDevice(index), "cudaSetDevice");
+}
+
+/// What computes on GPU [index] (ops::cuda_kernel_signature): the same
+/// model, SM count and libraries give the same bits (cuBLAS promises its
+/// bits for one version on one architecture and SM count).
+extern "C" void ss_cuda_kernel_signature(int index,
+                                         char* out,
+                                         unsigned long size) {
+  cudaDeviceProp p{};
+  int cublas = 0, runtime = 0;
+  cudaGetDeviceProperties(&p, index);
+  cublasGetProperty(MAJOR_VERSION, &cublas);
+  int minor = 0;
+  cublasGetProperty(MINOR_VERSION, &minor);
+  cudaRuntimeGetVersion(&runtime);
+  std::snprintf(out,
+                size,
+                "CUDA %s (sm_%d%d, %d SMs), runtime %d, cuBLAS %d.%d",
+                p.name,
+                p.major,
+                p.minor,
+                p.multiProcessorCount,
+                runtime,
+                cublas,
+                minor);
 }
 
 /// How many GPUs answer (ops::cuda_device_count).

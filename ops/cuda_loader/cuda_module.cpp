@@ -109,6 +109,15 @@ void use_cuda_device(int index) {
   use(index);
 }
 
+std::string cuda_kernel_signature(int index) {
+  using Sign = void (*)(int, char*, unsigned long);
+  static const Sign sign =
+      reinterpret_cast<Sign>(cuda_module_symbol("ss_cuda_kernel_signature"));
+  char s[512] = {};
+  sign(index, s, sizeof s);
+  return s;
+}
+
 int cuda_device_count() {
   if (!module().backend) return 0;
   using Count = int (*)();

@@ -16,6 +16,11 @@ void use_cuda_device(int) {
   cuda_backend();  // throws
 }
 
+std::string cuda_kernel_signature(int) {
+  cuda_backend();  // throws
+  return {};
+}
+
 int cuda_device_count() {
   return 0;
 }

@@ -32,6 +32,7 @@
 #include "dist/comm/gloo_comm.h"
 #include "dist/comm/host_staged_comm.h"
 #include "ops/backend/backend.h"
+#include "ops/cpu/cpu_backend.h"
 
 namespace {
 
@@ -340,6 +341,12 @@ Backend* ss_cuda_backend(char*, unsigned long) {
 /// Makes GPU [index] the thread's (ops::use_cuda_device).
 void ss_cuda_use_device(int index) {
   current_gpu = index;
+}
+
+/// Its kernels are the CPU backend's.
+void ss_cuda_kernel_signature(int, char* out, unsigned long size) {
+  std::snprintf(
+      out, size, "stand-in GPU over %s", ss::ops::kernel_signature().c_str());
 }
 
 /// Four GPUs, or SS_STAND_IN_GPUS of them.

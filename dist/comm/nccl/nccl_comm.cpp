@@ -31,8 +31,8 @@
 // checked error). bf16 and f16 reduce in f32 and are rounded once, as on
 // the CPU (Note [Half-precision reductions] in communicator.cpp); NCCL's
 // ring adds the ranks in its own order, so a sum of 3 or more ranks may
-// differ from Gloo's in the last bit (deterministic mode is not built for
-// cuda devices).
+// differ from Gloo's in the last bit (deterministic mode sums no floats
+// this way: it gathers the partials and folds them in its own tree).
 
 #include <cuda_runtime.h>
 #include <nccl.h>

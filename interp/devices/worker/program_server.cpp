@@ -328,7 +328,7 @@ class ProgramHandler : public dist::Handler {
       ops::pin_blas_to_one_thread();  // Note [One BLAS thread]
     else
       ops::warm_up_cpu_backend();  // overlaps the program's loading
-    d_.kernels = ops::kernel_signature();
+    d_.kernels = kernels_of(d_.device());
     // Tests make worker RANK report other kernels: "RANK:NAME" (Note [Test
     // hooks]).
     if (const char* k = test_hooks_enabled()
