@@ -168,3 +168,26 @@ ss_torch_test(lstm_lm_f64_cpu3_shard_det lstm_lm f64 --devices "cpu[0 1 2]"
   --shard-params --deterministic)
 ss_torch_test(resume_f64_cpu3_to_cpu2_det resume f64 --pre-devices "cpu[0 1 2]"
   --devices "cpu[0 1]" --deterministic)
+
+# On GPUs through the stand-in (Note [A stand-in GPU] in
+# tests/stand_in_gpu/stand_in_gpu.cpp): one GPU, convolutions across two,
+# a checkpoint torch wrote loaded into and cut across three with shard
+# params, a transformer block across three, and a checkpoint saved on three
+# GPUs resumed on one. Each against torch as its CPU twin is.
+function(ss_torch_stand_in_test name)
+  add_test(NAME torch_program_${name}
+    COMMAND /usr/bin/python3
+            ${CMAKE_SOURCE_DIR}/tests/torch/programs/compare.py
+            $<TARGET_FILE:ss> ${ARGN})
+  set_tests_properties(torch_program_${name} PROPERTIES
+    LABELS "torch;gpu" TIMEOUT 120
+    ENVIRONMENT "SS_CUDA_MODULE=$<TARGET_FILE:ss_stand_in_gpu>")
+endfunction()
+ss_torch_stand_in_test(mlp_f64_gpu1 mlp f64 --devices "cuda[0]")
+ss_torch_stand_in_test(cnn_f64_gpu2 cnn f64 --devices "cuda[0 1]")
+ss_torch_stand_in_test(resume_f64_gpu3_shard resume f64 --devices "cuda[0 1 2]"
+  --shard-params)
+ss_torch_stand_in_test(gpt_matmul_f64_gpu3 gpt f64 -D PRODUCTS=2
+  --devices "cuda[0 1 2]")
+ss_torch_stand_in_test(resume_f64_gpu3_shard_to_gpu1 resume f64
+  --pre-devices "cuda[0 1 2]+shard" --devices "cuda[0]")
