@@ -51,6 +51,7 @@ def run_script(*devices, stand_in=True):
     env = dict(os.environ)
     if stand_in:
         env["SS_CUDA_MODULE"] = STAND_IN
+        env["SS_STAND_IN_GUARD"] = "1"  # a host read of GPU bytes faults
     r = subprocess.run([sys.executable, "-c", SCRIPT, README, *devices],
                        env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr

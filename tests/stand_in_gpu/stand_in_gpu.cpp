@@ -33,6 +33,7 @@
 #include "dist/comm/host_staged_comm.h"
 #include "ops/backend/backend.h"
 #include "ops/cpu/cpu_backend.h"
+#include "tests/stand_in_gpu/guarded_arena.h"
 
 namespace {
 
@@ -60,23 +61,27 @@ std::atomic<uint64_t> uploaded{0};
 struct HostBytes : ss::ops::DeviceMemory {
   void* allocate(size_t nbytes, int index) override {
     current_gpu = index;
-    void* p = nullptr;
-    if (posix_memalign(&p, 64, nbytes ? nbytes : 1) != 0)
-      throw std::bad_alloc();
+    void* p = stand_in::arena_allocate(nbytes);
+    const stand_in::Access open;
     std::memset(p, 0xff, nbytes);  // NaN in every float dtype
     return p;
   }
-  void release(void* p, size_t, int) override { std::free(p); }
+  void release(void* p, size_t nbytes, int) override {
+    stand_in::arena_release(p, nbytes);
+  }
   void to_host(void* dst, const void* src, size_t n, int index) override {
     current_gpu = index;
+    const stand_in::Access open;
     std::memcpy(dst, src, n);
   }
   void from_host(void* dst, const void* src, size_t n, int index) override {
     current_gpu = index;
     uploaded += n;
+    const stand_in::Access open;
     std::memcpy(dst, src, n);
   }
   void on_device(void* dst, const void* src, size_t n, int) override {
+    const stand_in::Access open;
     std::memmove(dst, src, n);
   }
 };
@@ -122,49 +127,60 @@ class StandInBackend final : public Backend {
   const char* name() const override { return "cuda"; }
 
   Tensor unary(ss::ops::UnaryOp op, const Tensor& x) override {
+    const stand_in::Access open;
     return on(cpu().unary(op, x), device_of({&x}));
   }
   Tensor binary(ss::ops::BinaryOp op,
                 const Tensor& a,
                 const Tensor& b) override {
+    const stand_in::Access open;
     return on(cpu().binary(op, a, b), device_of({&a, &b}));
   }
   // The in-place primitives: the CPU's may hand back a new tensor (a
   // half's update goes through f32), which goes back to the device.
   void scale_in_place(Tensor& x, double s) override {
+    const stand_in::Access open;
     const Device d = device_of({&x});
     cpu().scale_in_place(x, s);
     x = on(x, d);
   }
   Tensor where(const Tensor& c, const Tensor& a, const Tensor& b) override {
+    const stand_in::Access open;
     return on(cpu().where(c, a, b), device_of({&a, &b, &c}));
   }
   Tensor reduce(ss::ops::ReduceOp op,
                 const Tensor& x,
                 const std::vector<int>& axes,
                 bool keepdims) override {
+    const stand_in::Access open;
     return on(cpu().reduce(op, x, axes, keepdims), device_of({&x}));
   }
   Tensor matmul(const Tensor& a, const Tensor& b, bool ta, bool tb) override {
+    const stand_in::Access open;
     return on(cpu().matmul(a, b, ta, tb), device_of({&a, &b}));
   }
   std::array<Tensor, 2> matmul_epilogue(const Tensor& a,
                                         const Tensor& b,
                                         const ss::ops::Epilogue& e) override {
+    const stand_in::Access open;
     return on(cpu().matmul_epilogue(a, b, e), device_of({&a, &b}));
   }
   Tensor activation_backward(ss::ops::Activation act,
                              const Tensor& g,
                              const Tensor& x) override {
+    const stand_in::Access open;
     return on(cpu().activation_backward(act, g, x), device_of({&g, &x}));
   }
   Tensor cast(const Tensor& x, DType to) override {
+    const stand_in::Access open;
     return on(cpu().cast(x, to), device_of({&x}));
   }
   Tensor permute(const Tensor& x, const std::vector<int>& perm) override {
+    const stand_in::Access open;
     return on(cpu().permute(x, perm), device_of({&x}));
   }
   Tensor broadcast_to(const Tensor& x, const Shape& shape) override {
+    const stand_in::Access open;
     return on(cpu().broadcast_to(x, shape), device_of({&x}));
   }
   Tensor slice(const Tensor& x,
@@ -172,9 +188,11 @@ class StandInBackend final : public Backend {
                int64_t start,
                int64_t stop,
                int64_t step) override {
+    const stand_in::Access open;
     return on(cpu().slice(x, axis, start, stop, step), device_of({&x}));
   }
   Tensor concat(const std::vector<Tensor>& xs, int axis) override {
+    const stand_in::Access open;
     return on(cpu().concat(xs, axis),
               device_of({xs.empty() ? nullptr : &xs[0]}));
   }
@@ -183,32 +201,39 @@ class StandInBackend final : public Backend {
              int64_t before,
              int64_t after,
              double value) override {
+    const stand_in::Access open;
     return on(cpu().pad(x, axis, before, after, value), device_of({&x}));
   }
   Tensor take(const Tensor& x, const Tensor& idx, int axis) override {
+    const stand_in::Access open;
     return on(cpu().take(x, idx, axis), device_of({&x, &idx}));
   }
   Tensor take_add(const Tensor& v,
                   const Tensor& idx,
                   int axis,
                   int64_t n) override {
+    const stand_in::Access open;
     return on(cpu().take_add(v, idx, axis, n), device_of({&v, &idx}));
   }
   Tensor gather(const Tensor& x, const Tensor& idx, int axis) override {
+    const stand_in::Access open;
     return on(cpu().gather(x, idx, axis), device_of({&x, &idx}));
   }
   Tensor scatter_add(const Shape& shape,
                      const Tensor& idx,
                      const Tensor& v,
                      int axis) override {
+    const stand_in::Access open;
     return on(cpu().scatter_add(shape, idx, v, axis), device_of({&v, &idx}));
   }
   Tensor cumsum(const Tensor& x, int axis, bool reverse) override {
+    const stand_in::Access open;
     return on(cpu().cumsum(x, axis, reverse), device_of({&x}));
   }
   std::pair<Tensor, Tensor> sort(const Tensor& x,
                                  int axis,
                                  bool descending) override {
+    const stand_in::Access open;
     auto [v, i] = cpu().sort(x, axis, descending);
     const Device d = device_of({&x});
     return {on(v, d), on(i, d)};
@@ -219,6 +244,7 @@ class StandInBackend final : public Backend {
                 uint64_t stream,
                 uint64_t offset,
                 bool normal) override {
+    const stand_in::Access open;
     return on(cpu().random(shape, dtype, key, stream, offset, normal),
               device_of({}));
   }
@@ -232,6 +258,7 @@ class StandInBackend final : public Backend {
                     double eps,
                     double weight_decay,
                     int64_t step) override {
+    const stand_in::Access open;
     const Device d = device_of({&p});
     cpu().adamw_update(p, g, m, v, lr, beta1, beta2, eps, weight_decay, step);
     p = on(p, d);
@@ -246,17 +273,20 @@ class StandInBackend final : public Backend {
                   double weight_decay,
                   bool nesterov,
                   bool first) override {
+    const stand_in::Access open;
     const Device d = device_of({&p});
     cpu().sgd_update(p, g, buf, lr, momentum, weight_decay, nesterov, first);
     p = on(p, d);
     if (buf) *buf = on(*buf, d);
   }
   Tensor softmax_last(const Tensor& x, bool log) override {
+    const stand_in::Access open;
     return on(cpu().softmax_last(x, log), device_of({&x}));
   }
   Tensor softmax_last_backward(const Tensor& g,
                                const Tensor& y,
                                bool log) override {
+    const stand_in::Access open;
     return on(cpu().softmax_last_backward(g, y, log), device_of({&g, &y}));
   }
   std::array<Tensor, 3> norm_last(const Tensor& x,
@@ -264,6 +294,7 @@ class StandInBackend final : public Backend {
                                   bool centered,
                                   const Tensor& gamma,
                                   const Tensor& beta) override {
+    const stand_in::Access open;
     return on(cpu().norm_last(x, eps, centered, gamma, beta), device_of({&x}));
   }
   std::array<Tensor, 3> norm_last_backward(const Tensor& g,
@@ -272,13 +303,16 @@ class StandInBackend final : public Backend {
                                            const Tensor& rstd,
                                            bool centered,
                                            const Tensor& gamma) override {
+    const stand_in::Access open;
     return on(cpu().norm_last_backward(g, x, mean, rstd, centered, gamma),
               device_of({&g, &x}));
   }
   Tensor gelu(const Tensor& x, bool tanh) override {
+    const stand_in::Access open;
     return on(cpu().gelu(x, tanh), device_of({&x}));
   }
   Tensor gelu_backward(const Tensor& g, const Tensor& x, bool tanh) override {
+    const stand_in::Access open;
     return on(cpu().gelu_backward(g, x, tanh), device_of({&g, &x}));
   }
   std::array<Tensor, 2> attention(const Tensor& q,
@@ -286,6 +320,7 @@ class StandInBackend final : public Backend {
                                   const Tensor& v,
                                   double scale,
                                   bool causal) override {
+    const stand_in::Access open;
     return on(cpu().attention(q, k, v, scale, causal), device_of({&q}));
   }
   std::array<Tensor, 3> attention_backward(const Tensor& go,
@@ -296,18 +331,21 @@ class StandInBackend final : public Backend {
                                            const Tensor& lse,
                                            double scale,
                                            bool causal) override {
+    const stand_in::Access open;
     return on(cpu().attention_backward(go, q, k, v, o, lse, scale, causal),
               device_of({&go, &q}));
   }
   Tensor conv2d(const Tensor& x,
                 const Tensor& k,
                 const ss::ops::ConvShape& cs) override {
+    const stand_in::Access open;
     return on(cpu().conv2d(x, k, cs), device_of({&x, &k}));
   }
   Tensor conv2d_grad_input(const Tensor& gy,
                            const Tensor& k,
                            const Shape& x_shape,
                            const ss::ops::ConvShape& cs) override {
+    const stand_in::Access open;
     return on(cpu().conv2d_grad_input(gy, k, x_shape, cs),
               device_of({&gy, &k}));
   }
@@ -315,6 +353,7 @@ class StandInBackend final : public Backend {
                             const Tensor& x,
                             const Shape& k_shape,
                             const ss::ops::ConvShape& cs) override {
+    const stand_in::Access open;
     return on(cpu().conv2d_grad_kernel(gy, x, k_shape, cs),
               device_of({&gy, &x}));
   }
