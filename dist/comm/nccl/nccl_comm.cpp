@@ -106,13 +106,11 @@ class NcclComm final : public Communicator {
   }
 
   ~NcclComm() override {
+    // Abort, not destroy: every call here has ended, and a destroy of a
+    // non-blocking communicator can wait for the peers' (torch's process
+    // group aborts its communicators as it ends, too).
     for (Lane& l : lanes_) {
-      if (l.comm) {
-        if (failed_)
-          ncclCommAbort(l.comm);
-        else
-          ncclCommDestroy(l.comm);
-      }
+      if (l.comm) ncclCommAbort(l.comm);
       // A lane closed or failed keeps its stream and event until now.
       if (l.stream) cudaStreamDestroy(l.stream);
       if (l.done) cudaEventDestroy(l.done);
@@ -294,6 +292,7 @@ class NcclComm final : public Communicator {
   // A CPU tensor handed to a GPU rank (a host value the lowering
   // exchanges: a kernel signature, a count) goes through the GPU: [t] is
   // the tensor on the GPU, and back() writes the result into the caller's.
+  // Another GPU's tensor is left as it is, for the checks to refuse.
   struct Staged {
     Tensor t;
     bool copied = false;
@@ -302,11 +301,11 @@ class NcclComm final : public Communicator {
     Staged(const Tensor& x, ops::Device gpu, ops::Device like = {}) {
       output_on = like;
       if (!x.defined()) return;
-      if (x.device() == gpu) {
-        t = x;
-      } else {
+      if (x.device().kind == ops::Device::Kind::Cpu) {
         t = x.to(gpu);
         copied = true;
+      } else {
+        t = x;
       }
     }
     void back(Tensor& x) {
