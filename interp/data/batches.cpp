@@ -135,6 +135,10 @@ std::shared_ptr<RecordValue> BatchesValue::make_batch_of_rows(
     }
     r->fields[mask] = m;
   }
+  // The padded fields and masks, built here, go where the batch goes (a
+  // TensorDataset's fixed fields are there already).
+  if (device.kind != ops::Device::Kind::Cpu)
+    for (auto& [name, t] : r->fields) t = t.to(device);
   return r;
 }
 
@@ -290,10 +294,7 @@ struct BatchCursor : Cursor {
         total,
         bv->threads,
         [bv = bv, ord = ord, device = placement_of(i).device](int64_t k) {
-          std::shared_ptr<RecordValue> r = bv->make_batch(*ord, k, device);
-          if (device.kind != ops::Device::Kind::Cpu)
-            for (auto& [name, t] : r->fields) t = t.to(device);
-          return r;
+          return bv->make_batch(*ord, k, device);
         });
   }
 

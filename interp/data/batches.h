@@ -58,7 +58,7 @@ struct BatchesValue : eval::IterableObject {
   /// (a worker's rows, padded over the whole batch: devices.md 8), else to
   /// its longest item among [rows]. [device]: where the batch goes (a
   /// TensorDataset's fields are gathered on a GPU from its copy there,
-  /// Note [Datasets kept on a GPU]; the rest is the caller's to upload).
+  /// Note [Datasets kept on a GPU]; the rest is uploaded).
   std::shared_ptr<eval::RecordValue> make_batch_of_rows(
       const std::vector<int64_t>& rows,
       const std::map<std::string, int64_t>* longest = nullptr,

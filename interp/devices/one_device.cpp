@@ -59,9 +59,7 @@ class OneGpu : public Context {
 }  // namespace
 
 std::string unavailable_devices(const check::Program& prog) {
-  const check::DeviceList& d = prog.devices();
-  if (d.kind != "cuda") return {};
-  return missing_gpus(d);
+  return missing_gpus(prog.devices());
 }
 
 std::unique_ptr<Context> one_device_context(const check::Program& prog) {

@@ -112,11 +112,8 @@ std::shared_ptr<RecordValue> BatchShares::share(const LazyBatch& b) {
     ops::Device device = device_;
     w.loader = std::make_unique<Prefetcher>(
         b.k, bv->length(), bv->threads, [=](int64_t k) {
-          std::shared_ptr<RecordValue> r =
-              build_share(*bv, *order, k, rank, world, deterministic, device);
-          if (device.kind != ops::Device::Kind::Cpu)
-            for (auto& [name, t] : r->fields) t = t.to(device);
-          return r;
+          return build_share(
+              *bv, *order, k, rank, world, deterministic, device);
         });
   }
   w.last_k = -1;

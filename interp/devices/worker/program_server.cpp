@@ -257,10 +257,11 @@ class ProgramHandler : public dist::Handler {
     // Joining the group waits for every worker, as a collective does: the
     // collective timeout covers it (a worker stopped while starting).
     dist::worker_set_status("waiting for the other workers to connect", true);
-    d_.transport = rank_transport(devices_of(opts), args_.rank);
+    const check::DeviceList devices = devices_of(opts);
+    d_.transport = rank_transport(devices, args_.rank);
     // A GPU rank opens the CUDA module before its first value (the
     // controller has checked that it loads and has the GPUs).
-    if (std::string why = missing_gpus(devices_of(opts)); !why.empty())
+    if (std::string why = missing_gpus(devices); !why.empty())
       return "static\nss worker: the program asks for cuda devices, but " + why;
     // Tensors the controller sends land on this rank's device (Note
     // [Several GPUs] in interp/devices/gpu_ranks.cpp).

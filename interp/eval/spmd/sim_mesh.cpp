@@ -66,16 +66,13 @@ void SimMesh::combine(Meeting& m) {
     m.out = (*m.custom)(m.in);
     return;
   }
-  // ref/'s loops read host bytes: a GPU's blocks meet on the host, and
-  // the results go back to each instance's device (`cuda[0]`).
-  ref::Blocks xs, on_host;
-  for (const std::vector<Tensor>& x : m.in) {
-    xs.push_back(x[0]);
-    on_host.push_back(x[0].to(ops::Device{}));
-  }
+  // ref/ reads each block through to_doubles() and makes host tensors:
+  // its results go back to each instance's device (`cuda[0]`).
+  ref::Blocks xs;
+  for (const std::vector<Tensor>& x : m.in) xs.push_back(x[0]);
   ref::Blocks ys;
   try {
-    ys = ref::collective(m.op, on_host);
+    ys = ref::collective(m.op, xs);
     for (size_t i = 0; i < ys.size() && i < xs.size(); ++i)
       ys[i] = ys[i].to(xs[i].device());
   } catch (const std::invalid_argument& e) {
@@ -109,7 +106,7 @@ void SimMesh::combine(Meeting& m) {
         return cts;
       }
       ref::Blocks one_hot(n, Tensor::zeros(out_shape, gy.dtype()));
-      one_hot[i] = gy.to(ops::Device{});
+      one_hot[i] = gy;
       ref::Blocks summed = ref::collective(tr, one_hot);
       for (Tensor& c : summed) c = c.to(gy.device());
       return summed;
