@@ -4,7 +4,9 @@
 The device check's timing part (scripts/gpu_check.sh, issue 31), run where
 a GPU and a CUDA torch are (the lent machine). From the same init on the
 same data as bench/compare_pytorch.py (its PROGRAM and make_inputs), it
-trains the README MLP with AdamW in ss (`ss run --devices 'cuda[0]'`),
+trains the README MLP with AdamW in ss (`ss run --devices 'cuda[0]'`,
+its steps recorded and, SHAPESCRIPT_RECORD_STEPS=0, not; a recorded run
+that replayed nothing is an error, and the two give the same losses),
 in torch eager and in torch with the whole step captured as a CUDA graph,
 and prints per batch size (64 and 6144): each side's step time (ss from
 progress()'s rate; torch from the wall clock around its loop, which reads
@@ -32,23 +34,28 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare_pytorch as cp  # noqa: E402
 
 
-def ss_loop(ss, folder, program, defines):
-    """(losses, progress()'s (count, seconds)) of [program] on cuda[0]."""
+def ss_loop(ss, folder, program, defines, record):
+    """(losses, progress()'s (count, seconds)) of [program] on cuda[0],
+    its steps recorded (Note [Recorded steps]) or each run as it comes."""
     args = [ss, "run", "--devices", os.environ.get("SS_GPU_DEVICES", "cuda[0]"),
             program]
     for k, v in defines.items():
         args += ["-D", f"{k}={v}"]
-    p = subprocess.run(args, cwd=folder, capture_output=True, text=True)
+    env = dict(os.environ, SHAPESCRIPT_RECORD_STEPS="verbose" if record else "0")
+    p = subprocess.run(args, cwd=folder, capture_output=True, text=True, env=env)
     if p.returncode != 0:
         raise RuntimeError(f"ss failed ({p.returncode}):\n{p.stdout}\n{p.stderr}")
     m = re.search(r"(\d+) it in ([0-9.]+) s \(([0-9.]+) it/s\)", p.stderr)
     losses = [json.loads(line)["loss"]
               for line in open(os.path.join(folder, "losses.jsonl"))]
     count = int(m.group(1))
+    replays = re.search(r"replayed (\d+) times", p.stderr)
+    if record and not replays:
+        raise RuntimeError(f"ss recorded no step:\n{p.stderr}")
     return losses, (count, count * cp.seconds_per_step(m))
 
 
-def ss_gpu(ss, folder, batch, steps):
+def ss_gpu(ss, folder, batch, steps, record=True):
     """(losses, seconds per step) of the README MLP on cuda[0]: the loop of
     every step less the same loop stopped after a quarter of them, over
     the steps between, so the first steps' one-time costs (cuBLAS's
@@ -60,9 +67,9 @@ def ss_gpu(ss, folder, batch, steps):
         with open(os.path.join(folder, name), "w") as f:
             f.write(src)
     short = max(2, steps // 4)
-    losses, (n1, t1) = ss_loop(ss, folder, "mlp.ss", {"B": batch})
+    losses, (n1, t1) = ss_loop(ss, folder, "mlp.ss", {"B": batch}, record)
     _, (n0, t0) = ss_loop(ss, folder, "short.ss",
-                          {"B": batch, "NT": short * batch})
+                          {"B": batch, "NT": short * batch}, record)
     return losses, (t1 - t0) / (n1 - n0)
 
 
@@ -169,12 +176,19 @@ def main():
     for batch, steps in ((64, 400), (6144, 20)):
         with tempfile.TemporaryDirectory() as folder:
             img, label, w1, w2 = cp.make_inputs(folder, steps, batch, seed=1)
-            t = {"ss": [], "eager": [], "graph": []}
+            t = {"ss": [], "ss_eager": [], "eager": [], "graph": []}
             ls = lt = None
             for _ in range(args.runs):  # alternating runs
                 try:
                     ls, s = ss_gpu(ss, folder, batch, steps)
                     t["ss"].append(s)
+                except RuntimeError as e:
+                    print(e)
+                try:
+                    le, s = ss_gpu(ss, folder, batch, steps, record=False)
+                    t["ss_eager"].append(s)
+                    if ls and le != ls:
+                        print("recorded and eager ss losses differ")
                 except RuntimeError as e:
                     print(e)
                 lt, s = torch_gpu(img, label, w1, w2, batch, graphed=False)
@@ -190,11 +204,13 @@ def main():
             rel = (max(abs(a - b) / max(abs(b), 1e-12) for a, b in zip(ls, lt))
                    if ls else float("nan"))
             rows.append((batch, med, floor, rel))
-    print("| batch | ss cuda[0] ms | torch eager ms | torch graph ms | "
+    print("| batch | ss cuda[0] ms (recorded) | ss not recorded ms | "
+          "torch eager ms | torch graph ms | "
           "cuBLAS floor ms | ss/eager | ss/floor | loss rel diff |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for batch, med, floor, rel in rows:
-        print(f"| {batch} | {med['ss'] * 1e3:.4f} | {med['eager'] * 1e3:.4f} | "
+        print(f"| {batch} | {med['ss'] * 1e3:.4f} | "
+              f"{med['ss_eager'] * 1e3:.4f} | {med['eager'] * 1e3:.4f} | "
               f"{med['graph'] * 1e3:.4f} | {floor * 1e3:.4f} | "
               f"{med['ss'] / med['eager']:.3f} | {med['ss'] / floor:.2f} | "
               f"{rel:.1e} |")

@@ -10,6 +10,8 @@
 #include <string>
 
 #include "ops/api_detail.h"
+#include "ops/backend/device_errors.h"
+#include "ops/backend/recorded_step.h"
 #include "ops/core/broadcast.h"
 
 namespace ss::ops {
@@ -137,15 +139,57 @@ void check_index_range(const char* op, const Tensor& idx, int64_t n) {
   Backend& be = backend_of(idx);
   std::vector<int> all;
   for (size_t i = 0; i < idx.rank(); ++i) all.push_back(static_cast<int>(i));
-  int64_t lo =
-      static_cast<int64_t>(be.reduce(ReduceOp::Min, idx, all, false).item());
-  int64_t hi =
-      static_cast<int64_t>(be.reduce(ReduceOp::Max, idx, all, false).item());
-  if (lo < 0) fail(lo);
-  if (hi >= n) fail(hi);
+  Tensor zero = Tensor::zeros({}, idx.dtype()).to(idx.device());
+  Tensor size = Tensor::integer_scalar(n, idx.dtype()).to(idx.device());
+  Tensor bad = be.binary(BinaryOp::Or,
+                         be.binary(BinaryOp::Lt, idx, zero),
+                         be.binary(BinaryOp::Ge, idx, size));
+  check_none(bad, backend::kIndexOutOfRange, [&] {
+    int64_t lo =
+        static_cast<int64_t>(be.reduce(ReduceOp::Min, idx, all, false).item());
+    int64_t hi =
+        static_cast<int64_t>(be.reduce(ReduceOp::Max, idx, all, false).item());
+    if (lo < 0) fail(lo);
+    if (hi >= n) fail(hi);
+  });
 }
 
 }  // namespace detail
+
+// Note [Checks a recording defers]
+// Some ops check a program's values: a label or index in range, a
+// probability between 0 and 1. On the host the check reads the values and
+// the error names the bad one at the op's `.ss` line. A recorded step
+// cannot read (its work has not run yet, and a CUDA capture breaks on a
+// copy to the host: Note [Recorded steps] in
+// interp/devices/recorded_calls.cpp), so inside one the check runs on the
+// device: the device's error word takes the check's bit, and the error is
+// raised at the next copy to the host (the loss read at the step's end),
+// without the value or the line (ops/backend/device_errors.h). A probe of a
+// step reads as usual, and that read does not count against recording it.
+bool checks_deferred(const Tensor& t) {
+  if (t.device().kind == Device::Kind::Cpu) return false;
+  StepRecorder* r = step_recorder(t.device().kind);
+  return r && r->recording();
+}
+
+void check_none(const Tensor& bad,
+                unsigned code,
+                void (*fail)(const void*),
+                const void* ctx) {
+  if (bad.numel() == 0) return;
+  Tensor hit = any(bad);
+  if (checks_deferred(hit)) {
+    detail::backend_of(hit).flag_if(hit, code);
+    return;
+  }
+  bool found = false;
+  {
+    ReadForCheck counted_elsewhere;
+    found = hit.item() != 0;
+  }
+  if (found) fail(ctx);
+}
 
 int normalize_axis(int axis, size_t rank) {
   return detail::axis_of("normalize_axis", axis, rank);

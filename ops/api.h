@@ -80,6 +80,22 @@ Tensor all(const Tensor& x,
            const std::vector<int>& axes = {},
            bool keepdims = false);
 Tensor argmax(const Tensor& x, int axis, bool keepdims = false);
+
+/// Note [Checks a recording defers] (api.cpp): whether a check of [t]'s
+/// values goes to its device's error word instead of being read now.
+bool checks_deferred(const Tensor& t);
+/// [fail] (which throws the op's error, naming the value) where [bad], a
+/// bool tensor, holds a true; where checks are deferred, [code] (a
+/// backend::DeviceError) into the device's error word instead.
+void check_none(const Tensor& bad,
+                unsigned code,
+                void (*fail)(const void*),
+                const void* ctx);
+template <class F>
+void check_none(const Tensor& bad, unsigned code, const F& fail) {
+  check_none(
+      bad, code, [](const void* f) { (*static_cast<const F*>(f))(); }, &fail);
+}
 Tensor argmin(const Tensor& x, int axis, bool keepdims = false);
 
 // ---------------------------------------------------------------- shape

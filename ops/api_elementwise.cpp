@@ -115,8 +115,10 @@ DType binary_dtype(Promo p, DType a, DType b) {
 // which integer division, rare in a step, can afford. (The kernel's own
 // device error word stays the backstop.)
 void check_divisor_on_device(BinaryOp op, const Tensor& b) {
+  // In a recording the kernel's own flag is the check (Note [Checks a
+  // recording defers] in api.cpp).
   if (b.device().kind == Device::Kind::Cpu || types::is_float(b.dtype()) ||
-      (op != BinaryOp::FloorDiv && op != BinaryOp::Mod))
+      (op != BinaryOp::FloorDiv && op != BinaryOp::Mod) || checks_deferred(b))
     return;
   Backend& be = backend_of(b);
   Tensor zero = Tensor::zeros({}, b.dtype()).to(b.device());
@@ -124,7 +126,7 @@ void check_divisor_on_device(BinaryOp op, const Tensor& b) {
   for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
   Tensor hit =
       be.reduce(ReduceOp::Any, be.binary(BinaryOp::Eq, b, zero), all, false);
-  if (hit.item() == 0) return;
+  if (ReadForCheck read; hit.item() == 0) return;
   const bool div = op == BinaryOp::FloorDiv;
   throw OpError(OpError::Kind::Value,
                 div ? "integer division by zero" : "integer modulo by zero",

@@ -7,6 +7,7 @@
 
 #include "ops/api.h"
 #include "ops/api_detail.h"
+#include "ops/backend/device_errors.h"
 
 namespace ss::ops {
 
@@ -323,7 +324,14 @@ Tensor take(const Tensor& x, const Tensor& idx0, int axis) {
   int64_t n = x.shape()[a];
   // Negative indices count from the end, as an int index does.
   Tensor neg = lt(idx, scalar_like(0, idx));
-  if (any(neg).item() != 0) {
+  if (checks_deferred(idx)) {
+    // Note [Checks a recording defers]: every index wrapped, unread.
+    check_none(logical_or(lt(idx, scalar_like(double(-n), idx)),
+                          ge(idx, scalar_like(double(n), idx))),
+               backend::kIndexOutOfRange,
+               [] {});
+    idx = where(neg, add(idx, scalar_like(n, idx)), idx);
+  } else if (ReadForCheck read; any(neg).item() != 0) {
     int64_t lowest = static_cast<int64_t>(min(idx).item());
     if (lowest < -n)
       value_error(name,

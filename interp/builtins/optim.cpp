@@ -7,6 +7,7 @@
 #include "interp/builtins/optimizers.h"
 #include "interp/eval/format.h"
 #include "interp/eval/runtime_table.h"
+#include "interp/eval/step_recording.h"
 #include "ops/api.h"
 #include "ops/backend/backend.h"
 
@@ -21,19 +22,24 @@ namespace {
 // One step of [o]'s rule on every param of [m], in place: by the rule's
 // backend kernel where it has one, else by its ops (Note [An optimizer's
 // table entry]).
-void update_whole(ModelRef& m, OptimState& o, ModelRef& g) {
+// Whether every param took the rule's kernel.
+bool update_whole(ModelRef& m, OptimState& o, ModelRef& g) {
   const OptimizerRule& rule = optimizer_rule(o.kind);
+  bool fused = true;
   for (const std::string& path : m.paths(true)) {
     std::string key = m.prefix + path;
     ops::Tensor& p = m.store->tensors.at(key);
     ops::Tensor grad = ops::cast(g.get(path), p.dtype());
     ParamState& st = o.state[key];
     if (rule.fused) {
-      if (!p.unique_storage()) p = p.clone();  // values are immutable
+      // values are immutable
+      if (!p.unique_storage() && !AsRecorded::active()) p = p.clone();
       if (rule.fused(o.hyper_of(key), o.step, st, p, grad)) continue;
     }
+    fused = false;
     p = rule.step(o.hyper_of(key), o.step, st, p, grad);
   }
+  return fused;
 }
 
 Value update(BuiltinCall& c) {
@@ -45,13 +51,37 @@ Value update(BuiltinCall& c) {
            "update: this optimizer was made for another model (make it with "
            "adamw(m, ...) or sgd(m, ...) of the model it updates)");
   ops::GradMode::Guard off(false);
+  StepRecording* rec = StepRecording::current();
   // scaler.step(opt); scaler.update() (Note [Loss scaling]).
-  if (o->loss_scale.enabled && !scaler_allows_step(c, *o)) return Value::unit();
+  if (o->loss_scale.enabled) {
+    if (rec)
+      rec->refuse(
+          "update with a grad scaler decides on the host whether to "
+          "step");
+    if (!scaler_allows_step(c, *o)) return Value::unit();
+  }
   ++o->step;
   if (m->index.empty()) {
-    update_whole(*m, *o, *g);
+    const bool fused = update_whole(*m, *o, *g);
+    // Note [Recorded steps] (interp/devices/recorded_calls.cpp): a replay
+    // counts the step and patches the kernels' constants, which depend on
+    // it and on the learning rate.
+    if (rec && !fused)
+      rec->refuse(
+          "update runs this optimizer's rule as separate ops, whose "
+          "constants change each step");
+    else if (rec)
+      rec->on_replay([mv = c.arg(0), ov = c.arg(1), gv = c.arg(2)] {
+        ops::GradMode::Guard off(false);
+        AsRecorded patch;
+        auto* o = ov.as<OptimState>();
+        ++o->step;
+        update_whole(*mv.as<ModelRef>(), *o, *gv.as<ModelRef>());
+      });
     return Value::unit();
   }
+  if (rec)
+    rec->refuse("update of a selected block runs its rule as separate ops");
   const OptimizerRule& rule = optimizer_rule(o->kind);
   for (const std::string& path : m->paths(true)) {
     ops::Tensor p = m->get(path);

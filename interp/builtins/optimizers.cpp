@@ -37,6 +37,20 @@ using VK = Value::Kind;
 // signature in ops/defs/optim.cpp.
 
 namespace {
+thread_local bool as_recorded = false;
+}
+
+AsRecorded::AsRecorded() : prev_(as_recorded) {
+  as_recorded = true;
+}
+AsRecorded::~AsRecorded() {
+  as_recorded = prev_;
+}
+bool AsRecorded::active() {
+  return as_recorded;
+}
+
+namespace {
 
 ops::Tensor scal(double v, const ops::Tensor& like) {
   return ops::scalar_like(v, like);
@@ -83,7 +97,7 @@ ops::Tensor& state(ParamState& st,
 // [a] with storage nobody else sees: the fused steps write in place, and
 // values are immutable, so a tensor another value still holds is copied.
 ops::Tensor& own(ops::Tensor& t) {
-  if (!t.unique_storage()) t = t.clone();
+  if (!t.unique_storage() && !AsRecorded::active()) t = t.clone();
   return t;
 }
 

@@ -42,6 +42,22 @@ struct OptimizerRule {
 
 const OptimizerRule& optimizer_rule(types::OptimKind kind);
 
+/// While one lives on a thread, a fused step takes each tensor as it is,
+/// never a copy of one another value holds: a replay's patch of a recorded
+/// step, whose kernels write the tensors the recording gave them (Note
+/// [Recorded steps] in interp/devices/recorded_calls.cpp).
+class AsRecorded {
+ public:
+  AsRecorded();
+  ~AsRecorded();
+  AsRecorded(const AsRecorded&) = delete;
+  AsRecorded& operator=(const AsRecorded&) = delete;
+  static bool active();
+
+ private:
+  bool prev_;
+};
+
 /// [kind]'s hyperparameters when its builtin is given none but the model
 /// (torch.optim's defaults; Lion's its paper's).
 eval::OptimHyper optimizer_defaults(types::OptimKind kind);

@@ -3,6 +3,7 @@
 #include "interp/check/checked.h"
 #include "interp/devices/gpu_ranks.h"
 #include "interp/devices/lower/rank_context.h"
+#include "interp/devices/recorded_calls.h"
 #include "ops/backend/backend.h"
 #include "ops/cpu/cpu_backend.h"
 
@@ -43,17 +44,26 @@ class DeterministicDevice : private RankOfOne, public lower::RankContext {
 // op then runs on the backend of its operands' device (ops::backend_for),
 // and the host sees a value only where it reads one (a log, a print, a
 // save), through Tensor's copies.
+// A call entering device work is recorded after its first calls and then
+// replayed (Note [Recorded steps] in recorded_calls.cpp).
 class OneGpu : public Context {
  public:
-  explicit OneGpu(ops::Device device) : device_(device) {}
+  explicit OneGpu(ops::Device device) : device_(device), recorded_(device) {}
   eval::Placement placement() const override {
     eval::Placement p;
     p.device = device_;
     return p;
   }
+  std::optional<eval::Value> call(eval::Interpreter& in,
+                                  const check::FnInfo& fn,
+                                  std::vector<eval::Value>& args,
+                                  diag::Span site) override {
+    return recorded_.call(in, fn, args, site);
+  }
 
  private:
   ops::Device device_;
+  RecordedCalls recorded_;
 };
 
 }  // namespace

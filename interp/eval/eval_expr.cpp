@@ -7,6 +7,7 @@
 #include "interp/eval/autocast.h"
 #include "interp/eval/format.h"
 #include "interp/eval/interpreter.h"
+#include "interp/eval/step_recording.h"
 #include "interp/eval/tensor_values.h"
 #include "ops/api.h"
 #include "ops/registry/run_on_tensors.h"
@@ -369,6 +370,10 @@ Value Interpreter::eval_field(const ast::Expr& e, Frame& f) {
     case VK::Optim: {
       auto* o = base.as<OptimState>();
       sync(*o);
+      // A replay would not read it again (Note [Recorded steps] in
+      // interp/devices/recorded_calls.cpp).
+      if (StepRecording* r = StepRecording::current())
+        r->refuse("it reads opt." + e.name + ", which changes between steps");
       if (e.name == "step") return Value::integer(o->step);
       if (e.name == "lr") return Value::floating(o->lr);
       // scaler.get_scale(): 1 without a scaler (Note [Loss scaling]).

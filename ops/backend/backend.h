@@ -148,6 +148,11 @@ class Backend {
                         uint64_t stream,
                         uint64_t offset,
                         bool normal) = 0;
+  /// A check made where its value lives (Note [Checks a recording defers]
+  /// in ops/api.cpp): when the 0-d bool [flag] is true, the device's error
+  /// word takes [code] (a backend::DeviceError), raised at the next copy to
+  /// the host. The CPU raises it at once.
+  virtual void flag_if(const Tensor& flag, unsigned code) = 0;
   /// One torch.optim.AdamW step for one param, in place on [p], [m], [v]
   /// (the optimizer's own tensors): fused, one pass, as torch's fused
   /// kernels. [step] counts this step (bias corrections).

@@ -149,7 +149,28 @@ DeviceMemory& memory_of(Device device) {
         "CUDA storage is not available: the CUDA backend is not loaded");
   return *m;
 }
+
+thread_local uint64_t g_host_reads = 0;
+thread_local int g_check_reads = 0;
+
+// Every copy of a device's bytes to the host goes through here (counted:
+// Note [Recorded steps] in interp/devices/recorded_calls.cpp).
+void read_to_host(Device from, void* dst, const void* src, size_t nbytes) {
+  if (!g_check_reads) ++g_host_reads;
+  memory_of(from).to_host(dst, src, nbytes, from.index);
+}
 }  // namespace
+
+uint64_t host_reads_of_device_bytes() {
+  return g_host_reads;
+}
+
+ReadForCheck::ReadForCheck() {
+  ++g_check_reads;
+}
+ReadForCheck::~ReadForCheck() {
+  --g_check_reads;
+}
 
 void set_device_memory(Device::Kind kind, DeviceMemory* memory) {
   if (kind == Device::Kind::Cuda) g_cuda_memory.store(memory);
@@ -538,10 +559,10 @@ double Tensor::at(int64_t flat) const {
     // One element through the host (slow, as at() says: tests, printing).
     Tensor one = Tensor::empty({}, dtype_);
     size_t item = types::dtype_size(dtype_);
-    memory_of(device()).to_host(one.raw(),
-                                static_cast<const char*>(raw()) + flat * item,
-                                item,
-                                device().index);
+    read_to_host(device(),
+                 one.raw(),
+                 static_cast<const char*>(raw()) + flat * item,
+                 item);
     return one.at(0);
   }
   const void* p = raw();
@@ -642,7 +663,7 @@ void Tensor::copy_from(const Tensor& src) {
   } else if (from.kind == Device::Kind::Cpu) {
     memory_of(here).from_host(raw(), src.raw(), nbytes(), here.index);
   } else if (here.kind == Device::Kind::Cpu) {
-    memory_of(from).to_host(raw(), src.raw(), nbytes(), from.index);
+    read_to_host(from, raw(), src.raw(), nbytes());
   } else if (from == here) {
     memory_of(here).on_device(raw(), src.raw(), nbytes(), here.index);
   } else {

@@ -58,6 +58,20 @@ void set_device_memory(Device::Kind kind, DeviceMemory* memory);
 /// The registered memory of [kind], or nullptr.
 DeviceMemory* device_memory(Device::Kind kind);
 
+/// How many copies of a device's bytes to the host this thread has made
+/// (a recorded step may make none: Note [Recorded steps] in
+/// interp/devices/recorded_calls.cpp), but for those made while a
+/// ReadForCheck lives: a check that a recording makes on the device
+/// instead (Note [Checks a recording defers] in ops/api.cpp).
+uint64_t host_reads_of_device_bytes();
+class ReadForCheck {
+ public:
+  ReadForCheck();
+  ~ReadForCheck();
+  ReadForCheck(const ReadForCheck&) = delete;
+  ReadForCheck& operator=(const ReadForCheck&) = delete;
+};
+
 /// Bytes owned by one device, or (the second constructor) bytes owned
 /// elsewhere, such as a read-only memory-mapped file: [keeper] keeps them
 /// alive for as long as the storage lives, and they are never freed here.

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "ops/backend/device_errors.h"
 #include "ops/cpu/cpu_blas_pages.h"
 #include "ops/cpu/cpu_common.h"
 #include "ops/cpu/cpu_features.h"
@@ -31,6 +32,11 @@ class CpuBackend final : public Backend {
     cpu::advise_blas_huge_pages(openblas_get_num_threads());
   }
   const char* name() const override { return "cpu"; }
+
+  // The host reads its own bytes: nothing waits to be raised.
+  void flag_if(const Tensor& flag, unsigned code) override {
+    if (flag.item() != 0) backend::raise_device_errors(code);
+  }
 
   void adamw_update(Tensor& p,
                     const Tensor& g,

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "ops/backend/recorded_step.h"
 #include "ops/cuda/cuda_common.cuh"
 #include "ops/cuda/cuda_memory.h"
 
@@ -19,6 +20,10 @@ namespace {
 class CudaBackend final : public Backend {
  public:
   const char* name() const override { return "cuda"; }
+
+  void flag_if(const Tensor& flag, unsigned code) override {
+    cuda::flag_if(flag, code);
+  }
 
   void adamw_update(Tensor& p,
                     const Tensor& g,
@@ -247,6 +252,8 @@ extern "C" ss::ops::Backend* ss_cuda_backend(char* error,
   }
   try {
     ss::ops::cuda::start_memory(count);
+    ss::ops::set_step_recorder(ss::ops::Device::Kind::Cuda,
+                               &ss::ops::cuda::recorder());
     static ss::ops::CudaBackend backend;
     return &backend;
   } catch (const std::exception& ex) {

@@ -12,9 +12,12 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 
+#include "ops/backend/device_errors.h"
 #include "ops/backend/dtype_dispatch.h"
 #include "ops/core/host_device.h"
 #include "ops/cuda/cuda_index.h"
@@ -33,6 +36,17 @@ void after_launch(const char* op);
 cudaStream_t stream();
 /// The device this thread computes on (cudaGetDevice).
 int current_device();
+/// Recording a step (cuda_recording.cu, Note [A recorded step's pool] in
+/// cuda_memory.cu): begin_capture starts capturing GPU [index]'s stream
+/// and routes this thread's allocations to the returned pool until
+/// end_capture; adopt_block gives the pool a block made before;
+/// drop_pool hands its blocks back as the step ends.
+struct GraphPool;
+std::shared_ptr<GraphPool> begin_capture(int index);
+void adopt_block(GraphPool& pool, void* p, size_t nbytes);
+cudaError_t end_capture(int index, cudaGraph_t* graph);
+void drop_pool(GraphPool& pool);
+
 /// An uninitialised tensor on the current device (the caching allocator's
 /// bytes: no cudaMalloc in a steady step).
 Tensor empty(const Shape& shape, DType dtype);
@@ -40,16 +54,16 @@ Tensor empty(const Shape& shape, DType dtype);
 Tensor zeros(const Shape& shape, DType dtype);
 
 /// Errors a kernel finds in its data (an integer division by zero, an
-/// index out of range) cannot throw: the kernel ORs its bit into one
-/// device word, which the host reads when it next waits for the stream
-/// anyway (a copy to the host, the step's end) and turns into the error
-/// (Note [Errors found on the device] in cuda_memory.cu).
-enum DeviceError : unsigned {
-  kIntegerDivisionByZero = 1u << 0,
-  kIndexOutOfRange = 1u << 1,
-  kLabelOutOfRange = 1u << 2,
-  kNegativeIntegerPower = 1u << 3,
-};
+/// index out of range) cannot throw: the kernel ORs its bit
+/// (ops/backend/device_errors.h) into one device word, which the host
+/// reads when it next waits for the stream anyway (a copy to the host, the
+/// step's end) and turns into the error (Note [Errors found on the
+/// device] in cuda_memory.cu).
+using backend::kIndexOutOfRange;
+using backend::kIntegerDivisionByZero;
+using backend::kLabelOutOfRange;
+using backend::kNegativeIntegerPower;
+using backend::kProbabilityOutOfRange;
 /// The device word of the current device (pass it to the kernel).
 unsigned* device_error_word();
 
@@ -95,6 +109,35 @@ void for_each(int64_t n, const char* op, F f) {
   for_each_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream()>>>(n,
                                                                             f);
   after_launch(op);
+}
+
+/// Patchable kernels (Note [Recorded steps on a GPU] in
+/// cuda_recording.cu): whether this thread runs a replay's refresh;
+/// note_patchable (after a launch) marks the node a recording just took;
+/// patch_next has [edit] change a copy of the next patchable node's
+/// functor ([size] bytes; [kernel] its for_each_kernel) and sets it.
+bool patching();
+void note_patchable();
+void patch_next(const void* kernel,
+                size_t size,
+                const std::function<void(void*)>& edit);
+
+/// for_each, with a functor (trivially copyable) whose fields a replay's
+/// refresh may change through patch_for_each<F>.
+template <class F>
+void for_each_patchable(int64_t n, const char* op, F f) {
+  if (n <= 0) return;
+  for_each(n, op, f);
+  note_patchable();
+}
+/// In a refresh: [edit](F&) on the next patchable node's recorded functor
+/// (of [n] elements, as it was launched) instead of a launch.
+template <class F, class Edit>
+void patch_for_each(int64_t n, Edit edit) {
+  if (n <= 0) return;
+  patch_next(reinterpret_cast<const void*>(&for_each_kernel<F>),
+             sizeof(F),
+             [&](void* bytes) { edit(*static_cast<F*>(bytes)); });
 }
 
 /// Row-major strided-batched products on stream() through cuBLAS (f32 in

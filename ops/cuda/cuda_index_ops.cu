@@ -336,4 +336,13 @@ Tensor scatter_add(const Shape& shape,
   return out;
 }
 
+void flag_if(const Tensor& flag, unsigned code) {
+  const Tensor f = flag.dtype() == DType::Bool ? flag : cast(flag, DType::Bool);
+  const bool* pf = ptr<bool>(f);
+  unsigned* err = device_error_word();
+  for_each(1, "flag_if", [=] __device__(int64_t) {
+    if (*pf) atomicOr(err, code);
+  });
+}
+
 }  // namespace ss::ops::cuda

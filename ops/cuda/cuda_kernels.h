@@ -42,6 +42,9 @@ Tensor scatter_add(const Shape& shape,
                    const Tensor& idx,
                    const Tensor& v,
                    int axis);
+/// Note [Checks a recording defers] (ops/api.cpp): [code] into the error
+/// word when the 0-d [flag] is true.
+void flag_if(const Tensor& flag, unsigned code);
 // cuda_matmul.cu
 Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b);
 // cuda_random.cu

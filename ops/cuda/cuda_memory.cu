@@ -6,12 +6,16 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "ops/core/op_error.h"
@@ -72,8 +76,34 @@ size_t size_class(size_t nbytes) {
   return (nbytes + q - 1) / q * q;
 }
 
+}  // namespace
+
+// Note [A recorded step's pool]
+// A CUDA graph keeps the addresses its work was recorded with, so the
+// blocks that work used are its own for as long as it lives (PyTorch's
+// private memory pool of a graph): what the recording thread allocates
+// while it records comes from its step's pool, a block given back goes
+// back there (reused only by that recording, in stream order), and the
+// blocks the step reads that were made before (a model's params:
+// StepRecorder::adopt) stay the pool's once their tensors let them go, so
+// no other tensor is handed their address. When the step ends, its blocks
+// go back to the device's lists. While a recording runs, other threads'
+// work on that device waits (the stream is being captured: anything queued
+// on it would land in the graph), as do their uploads.
+struct GraphPool {
+  int index = 0;
+  std::map<size_t, std::vector<void*>> free_blocks;  // by size class
+  std::unordered_map<void*, size_t> blocks;          // every one it owns
+  std::vector<char*> pinned;  // the recorded uploads' sources
+};
+
+namespace {
+
 struct DeviceState {
   int index = 0;
+  // A recording on this device (Note [A recorded step's pool]).
+  std::thread::id capturing;
+  std::shared_ptr<GraphPool> capture_pool;
   cudaStream_t stream = nullptr;
   unsigned* error_word = nullptr;
   std::map<size_t, std::vector<void*>> free_blocks;  // by size class
@@ -97,11 +127,13 @@ constexpr size_t kPinnedBytes = size_t(8) << 20;
 class Memory final : public DeviceMemory {
  public:
   void* allocate(size_t nbytes, int index) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(mu_);
     DeviceState& d = device(index);
+    wait_unless_recording(lock, d);
     check(cudaSetDevice(index), "cudaSetDevice");  // a loader thread's too
     size_t cls = size_class(nbytes);
-    auto& list = d.free_blocks[cls];
+    GraphPool* pool = d.capture_pool.get();
+    auto& list = pool ? pool->free_blocks[cls] : d.free_blocks[cls];
     void* p = nullptr;
     if (!list.empty()) {
       p = list.back();
@@ -120,6 +152,10 @@ class Memory final : public DeviceMemory {
       check(e, "cudaMalloc");
       stats_.device_mallocs++;
       stats_.device_bytes += cls;
+      if (pool) {
+        pool->blocks[p] = cls;
+        owner_[p] = d.capture_pool;
+      }
     }
     if (poison_)  // all-ones bytes: NaN in every float dtype
       check(cudaMemsetAsync(p, 0xFF, cls, d.stream), "cudaMemsetAsync");
@@ -128,12 +164,21 @@ class Memory final : public DeviceMemory {
 
   void release(void* p, size_t nbytes, int index) override {
     std::lock_guard<std::mutex> lock(mu_);
-    device(index).free_blocks[size_class(nbytes)].push_back(p);
+    auto it = owner_.find(p);
+    if (it != owner_.end())
+      it->second->free_blocks[size_class(nbytes)].push_back(p);
+    else
+      device(index).free_blocks[size_class(nbytes)].push_back(p);
   }
 
   void to_host(void* dst, const void* src, size_t nbytes, int index) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(mu_);
     DeviceState& d = device(index);
+    if (d.capturing == std::this_thread::get_id())
+      throw std::logic_error(
+          "[cuda] a copy to the host while a step is recorded (its probe "
+          "should have kept it from being recorded)");
+    wait_unless_recording(lock, d);
     check(cudaSetDevice(index), "cudaSetDevice");
     // The host waits for the stream at each piece anyway: one buffer.
     for (size_t done = 0; done < nbytes; done += kPinnedBytes) {
@@ -170,8 +215,19 @@ class Memory final : public DeviceMemory {
     const size_t cls = size_class(nbytes);
     char* block = nullptr;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      std::unique_lock<std::mutex> lock(mu_);
       DeviceState& d = device(index);
+      if (d.capturing == std::this_thread::get_id()) {
+        // A recorded copy reads its source at every replay: bytes the
+        // step keeps, never handed to another upload.
+        check(cudaMallocHost(&block, nbytes), "cudaMallocHost");
+        d.capture_pool->pinned.push_back(block);
+        std::memcpy(block, src, nbytes);
+        check(cudaMemcpyAsync(
+                  dst, block, nbytes, cudaMemcpyHostToDevice, d.stream),
+              "cudaMemcpyAsync (host to device)");
+        return;
+      }
       reap_pinned(d);
       auto& list = d.pinned_free[cls];
       if (!list.empty()) {
@@ -183,8 +239,9 @@ class Memory final : public DeviceMemory {
       }
     }
     std::memcpy(block, src, nbytes);
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(mu_);
     DeviceState& d = device(index);
+    wait_unless_recording(lock, d);
     check(cudaSetDevice(index), "cudaSetDevice");
     check(cudaMemcpyAsync(dst, block, nbytes, cudaMemcpyHostToDevice, d.stream),
           "cudaMemcpyAsync (host to device)");
@@ -204,10 +261,66 @@ class Memory final : public DeviceMemory {
                  const void* src,
                  size_t nbytes,
                  int index) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    check(cudaMemcpyAsync(
-              dst, src, nbytes, cudaMemcpyDeviceToDevice, device(index).stream),
+    std::unique_lock<std::mutex> lock(mu_);
+    DeviceState& d = device(index);
+    wait_unless_recording(lock, d);
+    check(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToDevice, d.stream),
           "cudaMemcpyAsync (device to device)");
+  }
+
+  // Note [A recorded step's pool]: another thread's work waits for the
+  // recording to end.
+  void wait_unless_recording(std::unique_lock<std::mutex>& lock,
+                             DeviceState& d) {
+    const std::thread::id me = std::this_thread::get_id();
+    recorded_.wait(lock, [&] {
+      return d.capturing == std::thread::id() || d.capturing == me;
+    });
+  }
+
+  std::shared_ptr<GraphPool> begin_capture(int index) {
+    std::unique_lock<std::mutex> lock(mu_);
+    DeviceState& d = device(index);
+    wait_unless_recording(lock, d);
+    check(cudaSetDevice(index), "cudaSetDevice");
+    auto pool = std::make_shared<GraphPool>();
+    pool->index = index;
+    // Relaxed: the pool's cudaMalloc calls are legal while it records.
+    check(cudaStreamBeginCapture(d.stream, cudaStreamCaptureModeRelaxed),
+          "cudaStreamBeginCapture");
+    d.capturing = std::this_thread::get_id();
+    d.capture_pool = pool;
+    return pool;
+  }
+
+  void adopt(GraphPool& pool, void* p, size_t nbytes) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (owner_.count(p)) return;  // another step's already
+    pool.blocks[p] = size_class(nbytes);
+    owner_[p] = device(pool.index).capture_pool;
+  }
+
+  cudaError_t end_capture(int index, cudaGraph_t* graph) {
+    std::lock_guard<std::mutex> lock(mu_);
+    DeviceState& d = device(index);
+    cudaError_t e = cudaStreamEndCapture(d.stream, graph);
+    d.capturing = std::thread::id();
+    d.capture_pool.reset();
+    recorded_.notify_all();
+    return e;
+  }
+
+  // A step ended: its pool's blocks go back to the device, those a
+  // tensor still holds when that tensor lets them go.
+  void drop_pool(GraphPool& pool) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [cls, list] : pool.free_blocks)
+      for (void* p : list) device(pool.index).free_blocks[cls].push_back(p);
+    for (auto& [p, cls] : pool.blocks) {
+      auto it = owner_.find(p);
+      if (it != owner_.end() && it->second.get() == &pool) owner_.erase(it);
+    }
+    for (char* b : pool.pinned) cudaFreeHost(b);
   }
 
   DeviceState& device(int index) {
@@ -276,14 +389,7 @@ class Memory final : public DeviceMemory {
           "cudaMemcpy (error word)");
     if (!word) return;
     check(cudaMemset(d.error_word, 0, sizeof word), "cudaMemset");
-    if (word & kIntegerDivisionByZero)
-      throw OpError(OpError::Kind::Value, "integer division by zero");
-    if (word & kNegativeIntegerPower)
-      throw OpError(OpError::Kind::Value,
-                    "integers to negative integer powers are not allowed");
-    if (word & kLabelOutOfRange)
-      throw OpError(OpError::Kind::Value, "a class label out of range");
-    throw OpError(OpError::Kind::Value, "an index out of range");
+    backend::raise_device_errors(word);
   }
 
   void free_cached(DeviceState& d) {
@@ -298,6 +404,8 @@ class Memory final : public DeviceMemory {
   }
 
   std::vector<DeviceState> devices_;
+  std::unordered_map<void*, std::shared_ptr<GraphPool>> owner_;
+  std::condition_variable recorded_;
   bool poison_ = false;
   MemoryStats stats_;
 };
@@ -320,8 +428,26 @@ MemoryStats memory_stats() {
 
 cudaStream_t stream() {
   Memory& m = memory();
-  std::lock_guard<std::mutex> lock(m.mu_);
-  return m.device(current_device()).stream;
+  std::unique_lock<std::mutex> lock(m.mu_);
+  DeviceState& d = m.device(current_device());
+  m.wait_unless_recording(lock, d);
+  return d.stream;
+}
+
+std::shared_ptr<GraphPool> begin_capture(int index) {
+  return memory().begin_capture(index);
+}
+
+void adopt_block(GraphPool& pool, void* p, size_t nbytes) {
+  memory().adopt(pool, p, nbytes);
+}
+
+cudaError_t end_capture(int index, cudaGraph_t* graph) {
+  return memory().end_capture(index, graph);
+}
+
+void drop_pool(GraphPool& pool) {
+  memory().drop_pool(pool);
 }
 
 unsigned* device_error_word() {

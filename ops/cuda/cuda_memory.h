@@ -4,6 +4,10 @@
 
 #include <cstdint>
 
+namespace ss::ops {
+class StepRecorder;
+}
+
 namespace ss::ops::cuda {
 
 struct MemoryStats {
@@ -22,5 +26,9 @@ void synchronize();
 /// wait on it: dist/comm/nccl/nccl_comm.cpp, Note [NCCL beside the
 /// compute stream]).
 void* current_stream();
+
+/// The module's StepRecorder (cuda_recording.cu), which the entry
+/// registers.
+ss::ops::StepRecorder& recorder();
 
 }  // namespace ss::ops::cuda

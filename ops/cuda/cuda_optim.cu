@@ -24,23 +24,46 @@ void copy_into(Tensor& dst, const Tensor& src) {
       dst.raw(), src.raw(), dst.nbytes(), cudaMemcpyDeviceToDevice, stream()));
 }
 
+// The element steps as functors, not lambdas: a replay's refresh changes
+// their constants in the recorded graph (patch_for_each, Note [Recorded
+// steps on a GPU] in cuda_recording.cu).
+template <class T>
+struct AdamwStep {
+  T* p;
+  const T* g;
+  T* m;
+  T* v;
+  optim::AdamwConsts<T> c;
+  __device__ void operator()(int64_t i) const {
+    T pi = p[i], mi = m[i], vi = v[i];
+    optim::adamw_element(pi, g[i], mi, vi, c);
+    p[i] = pi;
+    m[i] = mi;
+    v[i] = vi;
+  }
+};
+
+template <class T>
+struct SgdStep {
+  T* p;
+  const T* g;
+  T* buf;
+  optim::SgdConsts<T> c;
+  __device__ void operator()(int64_t i) const {
+    optim::sgd_element(p[i], g[i], buf ? buf + i : nullptr, c);
+  }
+};
+
 template <class T>
 void adamw_kernel(Tensor& p,
                   const Tensor& g,
                   Tensor& m,
                   Tensor& v,
                   const optim::AdamwConsts<T>& c) {
-  T* pp = ptr<T>(p);
-  const T* pg = ptr<T>(g);
-  T* pm = ptr<T>(m);
-  T* pv = ptr<T>(v);
-  for_each(p.numel(), "adamw", [=] __device__(int64_t i) {
-    T pi = pp[i], mi = pm[i], vi = pv[i];
-    optim::adamw_element(pi, pg[i], mi, vi, c);
-    pp[i] = pi;
-    pm[i] = mi;
-    pv[i] = vi;
-  });
+  for_each_patchable(
+      p.numel(),
+      "adamw",
+      AdamwStep<T>{ptr<T>(p), ptr<T>(g), ptr<T>(m), ptr<T>(v), c});
 }
 
 template <class T>
@@ -48,12 +71,10 @@ void sgd_kernel(Tensor& p,
                 const Tensor& g,
                 Tensor* buf,
                 const optim::SgdConsts<T>& c) {
-  T* pp = ptr<T>(p);
-  const T* pg = ptr<T>(g);
-  T* pb = buf ? ptr<T>(*buf) : nullptr;
-  for_each(p.numel(), "sgd", [=] __device__(int64_t i) {
-    optim::sgd_element(pp[i], pg[i], pb ? pb + i : nullptr, c);
-  });
+  for_each_patchable(
+      p.numel(),
+      "sgd",
+      SgdStep<T>{ptr<T>(p), ptr<T>(g), buf ? ptr<T>(*buf) : nullptr, c});
 }
 
 }  // namespace
@@ -68,6 +89,17 @@ void adamw_update(Tensor& p,
                   double eps,
                   double wd,
                   int64_t step) {
+  if (patching()) {  // a replay's refresh: the new constants only
+    if (p.dtype() == DType::F64)
+      patch_for_each<AdamwStep<double>>(p.numel(), [&](AdamwStep<double>& k) {
+        k.c = optim::adamw_consts<double>(lr, b1, b2, eps, wd, step);
+      });
+    else
+      patch_for_each<AdamwStep<float>>(p.numel(), [&](AdamwStep<float>& k) {
+        k.c = optim::adamw_consts<float>(lr, b1, b2, eps, wd, step);
+      });
+    return;
+  }
   Tensor g = backend::optim_gradient(p, g0, kBackend, "adamw", &cast);
   if (is_half(p.dtype())) {
     Tensor pf = to_f32(p), mf = to_f32(m), vf = to_f32(v), gf = to_f32(g);
@@ -93,6 +125,17 @@ void sgd_update(Tensor& p,
                 double wd,
                 bool nesterov,
                 bool first) {
+  if (patching()) {  // a replay's refresh: the new constants only
+    if (p.dtype() == DType::F64)
+      patch_for_each<SgdStep<double>>(p.numel(), [&](SgdStep<double>& k) {
+        k.c = optim::sgd_consts<double>(lr, momentum, wd, nesterov, first);
+      });
+    else
+      patch_for_each<SgdStep<float>>(p.numel(), [&](SgdStep<float>& k) {
+        k.c = optim::sgd_consts<float>(lr, momentum, wd, nesterov, first);
+      });
+    return;
+  }
   Tensor g = backend::optim_gradient(p, g0, kBackend, "sgd", &cast);
   if (is_half(p.dtype())) {
     Tensor pf = to_f32(p), gf = to_f32(g);

@@ -17,6 +17,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ops/backend/device_errors.h"
 #include "ops/defs/batch_lowering.h"
 #include "ops/defs/forward_util.h"
 #include "ops/registry/op_def.h"
@@ -372,14 +373,15 @@ void check_labels(const Tensor& label, const Tensor& keep, int64_t classes) {
       logical_and(keep,
                   logical_or(lt(label, scalar_like(0, label)),
                              ge(label, scalar_like(double(classes), label))));
-  if (bad.numel() == 0 || any(bad).item() == 0) return;
-  // The error path reads the labels on the host to name the bad one.
-  std::vector<double> ls = label.to_doubles(), ks = keep.to_doubles();
-  for (size_t i = 0; i < ls.size(); ++i)
-    if (ks[i] != 0 && (ls[i] < 0 || ls[i] >= double(classes)))
-      fwd::value_error("label " + std::to_string(int64_t(ls[i])) +
-                       " is out of range for " + std::to_string(classes) +
-                       " classes");
+  check_none(bad, backend::kLabelOutOfRange, [&] {
+    // The error path reads the labels on the host to name the bad one.
+    std::vector<double> ls = label.to_doubles(), ks = keep.to_doubles();
+    for (size_t i = 0; i < ls.size(); ++i)
+      if (ks[i] != 0 && (ls[i] < 0 || ls[i] >= double(classes)))
+        fwd::value_error("label " + std::to_string(int64_t(ls[i])) +
+                         " is out of range for " + std::to_string(classes) +
+                         " classes");
+  });
 }
 
 /// -logp[label] weighted by the label's class (and, with [smoothing] ε,
@@ -478,8 +480,9 @@ LossTerms bce_terms(ForwardCtx& ctx) {
   Tensor p = fwd::compute_float(ctx.tensor(0));
   Tensor y = cast(ctx.tensor(1), p.dtype());
   Tensor bad = logical_or(lt(p, scalar_like(0, p)), gt(p, scalar_like(1, p)));
-  if (bad.numel() > 0 && any(bad).item() != 0)
+  check_none(bad, backend::kProbabilityOutOfRange, [] {
     fwd::value_error("the input is a probability, between 0 and 1");
+  });
   Tensor floor = scalar_like(-100, p);
   Tensor one = scalar_like(1, p);
   Tensor lp = maximum(log(p), floor);

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <numeric>
 
+#include "ops/backend/device_errors.h"
 #include "ops/defs/batch_lowering.h"
 #include "ops/defs/forward_util.h"
 #include "ops/registry/op_def.h"
@@ -338,14 +339,13 @@ std::vector<Tensor> rms_norm_fwd(ForwardCtx& ctx) {
 // alone would count it from the end.
 std::vector<Tensor> embedding_fwd(ForwardCtx& ctx) {
   Tensor table = ctx.tensor(0), ids = ctx.tensor(1);
-  if (ids.numel() > 0) {
+  check_none(lt(ids, scalar_like(0, ids)), backend::kIndexOutOfRange, [&] {
     const double low = min(ids).item();
-    if (low < 0)
-      fwd::value_error("id " + std::to_string(static_cast<int64_t>(low)) +
-                       " is out of range for a table of " +
-                       std::to_string(table.rank() ? table.shape()[0] : 0) +
-                       " rows");
-  }
+    fwd::value_error("id " + std::to_string(static_cast<int64_t>(low)) +
+                     " is out of range for a table of " +
+                     std::to_string(table.rank() ? table.shape()[0] : 0) +
+                     " rows");
+  });
   return {take(table, ids, 0)};
 }
 

@@ -1,0 +1,63 @@
+#pragma once
+// Recorded steps on a GPU: a call entering device work, recorded once as
+// the device's work (a CUDA graph) and replayed on the same bytes (Note
+// [Recorded steps] in recorded_calls.cpp).
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "interp/check/checked.h"
+#include "interp/eval/value.h"
+#include "ops/core/tensor.h"
+
+namespace ss::eval {
+class Interpreter;
+}
+
+namespace ss::devices {
+
+class RecordedCalls {
+ public:
+  /// Recording on [device] (a GPU), unless SHAPESCRIPT_RECORD_STEPS=0
+  /// or its backend records nothing.
+  explicit RecordedCalls(ops::Device device);
+  ~RecordedCalls();
+  RecordedCalls(const RecordedCalls&) = delete;
+  RecordedCalls& operator=(const RecordedCalls&) = delete;
+
+  /// A call of [fn] entering device work (eval::enters_workers) at [site]:
+  /// its value, probed, recorded or replayed; nullopt: run it as usual.
+  std::optional<eval::Value> call(eval::Interpreter& in,
+                                  const check::FnInfo& fn,
+                                  std::vector<eval::Value>& args,
+                                  diag::Span site);
+
+  struct Entry;
+
+ private:
+  eval::Value run(eval::Interpreter& in,
+                  const check::FnInfo& fn,
+                  std::vector<eval::Value> args,
+                  diag::Span site);
+  std::optional<eval::Value> record(eval::Interpreter& in,
+                                    const check::FnInfo& fn,
+                                    std::vector<eval::Value>& args,
+                                    diag::Span site,
+                                    Entry& e);
+  std::optional<eval::Value> replay(std::vector<eval::Value>& args, Entry& e);
+  void say(const eval::Interpreter& in,
+           const check::FnInfo& fn,
+           const std::string& what);
+
+  ops::Device device_;
+  bool on_ = false, verbose_ = false;
+  bool inside_ = false;  // running a call this object started
+  /// By fn, then by the host signature of its arguments.
+  std::map<const check::FnInfo*, std::map<std::string, std::unique_ptr<Entry>>>
+      entries_;
+};
+
+}  // namespace ss::devices

@@ -1,0 +1,151 @@
+// Note [Recorded steps on a GPU]
+// The CUDA module's StepRecorder (ops/backend/recorded_step.h; what is
+// recorded and when: Note [Recorded steps] in
+// interp/devices/recorded_calls.cpp). A recording is a capture of the
+// device's compute stream (relaxed mode, so the pool's cudaMalloc calls
+// are legal), its allocations from a pool of its own (Note [A recorded
+// step's pool] in cuda_memory.cu); the step is the instantiated graph, and
+// a replay is one cudaGraphLaunch on the stream. The fused optimizers'
+// kernels are patchable (for_each_patchable): their constants change each
+// step (the step count's bias corrections, the learning rate), so a
+// replay's refresh reads each one's recorded arguments from the graph,
+// changes the constants only, and sets them on the instantiated graph
+// (cudaGraphExecKernelNodeSetParams): no new instantiation, no copy.
+
+#include <cuda_runtime.h>
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ops/backend/recorded_step.h"
+#include "ops/cuda/cuda_common.cuh"
+
+namespace ss::ops::cuda {
+
+namespace {
+
+class CudaStep final : public RecordedStep {
+ public:
+  ~CudaStep() override {
+    if (exec) cudaGraphExecDestroy(exec);
+    if (graph) cudaGraphDestroy(graph);
+    if (pool) drop_pool(*pool);
+  }
+  void replay(const std::function<void()>& refresh) override;
+  size_t nodes() const override { return node_count; }
+  size_t patchable() const override { return patches.size(); }
+
+  int index = 0;
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  std::shared_ptr<GraphPool> pool;
+  std::vector<cudaGraphNode_t> patches;
+  size_t node_count = 0;
+  size_t cursor = 0;
+};
+
+struct Capture {
+  int index = 0;
+  std::shared_ptr<GraphPool> pool;
+  std::vector<cudaGraphNode_t> patches;
+};
+
+thread_local Capture* capturing = nullptr;
+thread_local RecordedStep* patching_step = nullptr;
+
+void CudaStep::replay(const std::function<void()>& refresh) {
+  run_refresh(patching_step, cursor, patches.size(), refresh, "cuda");
+  SS_CUDA_CHECK(cudaSetDevice(index));
+  SS_CUDA_CHECK(cudaGraphLaunch(exec, stream()));
+}
+
+class CudaRecorder final : public StepRecorder {
+ public:
+  void begin(int index) override {
+    if (capturing || patching_step)
+      throw std::logic_error("[cuda] a recording inside a recording");
+    auto c = std::make_unique<Capture>();
+    c->index = index;
+    c->pool = begin_capture(index);
+    capturing = c.release();
+  }
+  void adopt(const Tensor& t) override {
+    if (t.defined() && t.nbytes())
+      adopt_block(*capturing->pool, t.storage()->data(), t.nbytes());
+  }
+  std::unique_ptr<RecordedStep> end(std::string& why) override {
+    std::unique_ptr<Capture> c(capturing);
+    capturing = nullptr;
+    auto step = std::make_unique<CudaStep>();
+    step->index = c->index;
+    step->pool = c->pool;
+    step->patches = std::move(c->patches);
+    cudaError_t e = end_capture(c->index, &step->graph);
+    if (e == cudaSuccess) e = cudaGraphInstantiate(&step->exec, step->graph, 0);
+    if (e == cudaSuccess)
+      e = cudaGraphGetNodes(step->graph, nullptr, &step->node_count);
+    if (e != cudaSuccess) {
+      cudaGetLastError();
+      why = cudaGetErrorString(e);
+      return nullptr;
+    }
+    return step;
+  }
+  bool recording() const override { return capturing != nullptr; }
+};
+
+}  // namespace
+
+bool patching() {
+  return patching_step != nullptr;
+}
+
+void note_patchable() {
+  if (!capturing) return;
+  cudaStreamCaptureStatus status{};
+  const cudaGraphNode_t* deps = nullptr;
+  size_t n = 0;
+  SS_CUDA_CHECK(cudaStreamGetCaptureInfo(
+      stream(), &status, nullptr, nullptr, &deps, nullptr, &n));
+  if (status != cudaStreamCaptureStatusActive || n != 1)
+    throw std::logic_error(
+        "[cuda] a patchable kernel is not the stream's "
+        "last node in its recording");
+  capturing->patches.push_back(deps[0]);
+}
+
+void patch_next(const void* kernel,
+                size_t size,
+                const std::function<void(void*)>& edit) {
+  CudaStep& s = *static_cast<CudaStep*>(patching_step);
+  if (s.cursor >= s.patches.size())
+    throw std::logic_error(
+        "[cuda] a replay's refresh patched more kernels than were recorded");
+  cudaGraphNode_t node = s.patches[s.cursor++];
+  cudaKernelNodeParams p{};
+  SS_CUDA_CHECK(cudaGraphKernelNodeGetParams(node, &p));
+  if (p.func != kernel)
+    throw std::logic_error(
+        "[cuda] a replay's refresh patched another kernel than was recorded");
+  // for_each_kernel's arguments: the count, then the functor, copied and
+  // changed here.
+  int64_t count = *static_cast<int64_t*>(p.kernelParams[0]);
+  alignas(16) unsigned char functor[256];
+  if (size > sizeof functor)
+    throw std::logic_error("[cuda] a patchable kernel's functor is too big");
+  std::memcpy(functor, p.kernelParams[1], size);
+  edit(functor);
+  void* args[] = {&count, functor};
+  p.kernelParams = args;
+  p.extra = nullptr;
+  SS_CUDA_CHECK(cudaGraphExecKernelNodeSetParams(s.exec, node, &p));
+}
+
+StepRecorder& recorder() {
+  static CudaRecorder r;
+  return r;
+}
+
+}  // namespace ss::ops::cuda
