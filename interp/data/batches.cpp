@@ -153,6 +153,7 @@ struct Prefetcher::State {
   std::vector<std::thread> threads;
 
   void work() {
+    const ops::LoaderThread loader;  // Note [A copy stream]
     for (;;) {
       int64_t k;
       {

@@ -165,6 +165,19 @@ uint64_t host_reads_of_device_bytes() {
   return g_host_reads;
 }
 
+namespace {
+thread_local bool g_loader_thread = false;
+}
+LoaderThread::LoaderThread() {
+  g_loader_thread = true;
+}
+LoaderThread::~LoaderThread() {
+  g_loader_thread = false;
+}
+bool LoaderThread::current() {
+  return g_loader_thread;
+}
+
 ReadForCheck::ReadForCheck() {
   ++g_check_reads;
 }

@@ -72,6 +72,19 @@ class ReadForCheck {
   ReadForCheck& operator=(const ReadForCheck&) = delete;
 };
 
+/// While one lives, this thread builds batches ahead of the step (a
+/// loader thread): a GPU's memory gives it blocks and copies its uploads
+/// on a stream of their own (Note [A copy stream] in
+/// ops/cuda/cuda_memory.cu).
+class LoaderThread {
+ public:
+  LoaderThread();
+  ~LoaderThread();
+  LoaderThread(const LoaderThread&) = delete;
+  LoaderThread& operator=(const LoaderThread&) = delete;
+  static bool current();
+};
+
 /// Bytes owned by one device, or (the second constructor) bytes owned
 /// elsewhere, such as a read-only memory-mapped file: [keeper] keeps them
 /// alive for as long as the storage lives, and they are never freed here.

@@ -56,8 +56,24 @@ namespace {
 // allocator takes back can be handed out again at once: whatever reads it
 // later is queued after whatever wrote it before (PyTorch's caching
 // allocator reasons the same way per stream, and records events only for
-// blocks used on a second stream; there is none here yet). The host waits
-// for the stream only where it needs a value: a copy to the host.
+// blocks used on a second stream). The host waits for the stream only
+// where it needs a value: a copy to the host. The one exception is a
+// loader thread's uploads (Note [A copy stream]).
+//
+// Note [A copy stream]
+// A batch built on a loader thread (ops::LoaderThread: interp/data's
+// Prefetcher) is copied to the GPU on a stream of its own, so the copy of
+// the next batch runs while the step's kernels run. Two rules keep it
+// right. The compute stream waits for each such copy (an event recorded
+// after it, waited on before anything queued later), so no kernel reads a
+// batch before it lands. And the copy must not write a block that queued
+// kernels may still read: a loader thread's blocks come from a pool of
+// their own, each given back with an event recorded on the compute stream
+// as it is let go, and handed out again only once that event has passed
+// (torch's record_stream); a fresh block when none has. In a steady loop
+// the blocks of the batches in flight go round, and cudaMalloc is not
+// called. A loader thread's fresh blocks are not poisoned (SS_CUDA_POISON):
+// the poison would be a third stream's write.
 //
 // Note [Size classes]
 // A training step asks for the same sizes every step, so exact reuse of
@@ -101,6 +117,11 @@ namespace {
 
 struct DeviceState {
   int index = 0;
+  // Note [A copy stream]: the loader threads' stream, their blocks (those
+  // given back: each with the compute stream's event at that moment).
+  cudaStream_t copy = nullptr;
+  std::unordered_map<void*, size_t> loader_blocks;
+  std::map<size_t, std::vector<std::pair<void*, cudaEvent_t>>> loader_free;
   // A recording on this device (Note [A recorded step's pool]).
   std::thread::id capturing;
   std::shared_ptr<GraphPool> capture_pool;
@@ -132,6 +153,8 @@ class Memory final : public DeviceMemory {
     wait_unless_recording(lock, d);
     check(cudaSetDevice(index), "cudaSetDevice");  // a loader thread's too
     size_t cls = size_class(nbytes);
+    if (LoaderThread::current() && d.capturing == std::thread::id())
+      return loader_block(d, cls);
     GraphPool* pool = d.capture_pool.get();
     auto& list = pool ? pool->free_blocks[cls] : d.free_blocks[cls];
     void* p = nullptr;
@@ -139,19 +162,7 @@ class Memory final : public DeviceMemory {
       p = list.back();
       list.pop_back();
     } else {
-      cudaError_t e = cudaMalloc(&p, cls);
-      if (e == cudaErrorMemoryAllocation) {
-        cudaGetLastError();
-        free_cached(d);
-        e = cudaMalloc(&p, cls);
-      }
-      if (e == cudaErrorMemoryAllocation) {
-        cudaGetLastError();
-        throw std::bad_alloc();  // Tensor::empty says which tensor
-      }
-      check(e, "cudaMalloc");
-      stats_.device_mallocs++;
-      stats_.device_bytes += cls;
+      p = new_block(d, cls);
       if (pool) {
         pool->blocks[p] = cls;
         owner_[p] = d.capture_pool;
@@ -163,12 +174,29 @@ class Memory final : public DeviceMemory {
   }
 
   void release(void* p, size_t nbytes, int index) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(mu_);
     auto it = owner_.find(p);
-    if (it != owner_.end())
+    if (it != owner_.end()) {
       it->second->free_blocks[size_class(nbytes)].push_back(p);
-    else
-      device(index).free_blocks[size_class(nbytes)].push_back(p);
+      return;
+    }
+    DeviceState& d = device(index);
+    auto lb = d.loader_blocks.find(p);
+    if (lb != d.loader_blocks.end()) {
+      if (d.capturing == std::this_thread::get_id()) {
+        // No event can be recorded inside a recording: the block joins
+        // the compute stream's lists (its copy has landed: the compute
+        // stream waited for it).
+        d.loader_blocks.erase(lb);
+      } else {
+        wait_unless_recording(lock, d);
+        cudaEvent_t read = spare_event(d);
+        check(cudaEventRecord(read, d.stream), "cudaEventRecord");
+        d.loader_free[lb->second].push_back({p, read});
+        return;
+      }
+    }
+    d.free_blocks[size_class(nbytes)].push_back(p);
   }
 
   void to_host(void* dst, const void* src, size_t nbytes, int index) override {
@@ -201,9 +229,10 @@ class Memory final : public DeviceMemory {
   // (interp/data/batches.cpp), so its copy into pinned memory, the slow
   // part (a [6144 784] f32 batch is 19 MB: milliseconds of memcpy), runs
   // beside the step and not in it. That copy holds no lock: the step's
-  // allocations go on meanwhile. The transfer itself is queued on the one
-  // stream (Note [One stream]), so it lands before any kernel queued
-  // after it reads the batch; its pinned block goes back to its size
+  // allocations go on meanwhile. The transfer itself is queued on the copy
+  // stream (Note [A copy stream]), and the compute stream waits for it, so
+  // it lands before any kernel queued after it reads the batch; its
+  // pinned block goes back to its size
   // class once the event recorded after the transfer has passed (no host
   // wait, and no cudaMallocHost once the blocks of the batches in flight
   // exist: what torch's pin_memory=True with non_blocking copies gives).
@@ -243,17 +272,16 @@ class Memory final : public DeviceMemory {
     DeviceState& d = device(index);
     wait_unless_recording(lock, d);
     check(cudaSetDevice(index), "cudaSetDevice");
-    check(cudaMemcpyAsync(dst, block, nbytes, cudaMemcpyHostToDevice, d.stream),
+    // Note [A copy stream]: a loader thread's batch on the copy stream,
+    // which the compute stream then waits for.
+    const bool beside = LoaderThread::current() && d.loader_blocks.count(dst);
+    cudaStream_t on = beside ? d.copy : d.stream;
+    check(cudaMemcpyAsync(dst, block, nbytes, cudaMemcpyHostToDevice, on),
           "cudaMemcpyAsync (host to device)");
-    cudaEvent_t done = nullptr;
-    if (!d.spare_events.empty()) {
-      done = d.spare_events.back();
-      d.spare_events.pop_back();
-    } else {
-      check(cudaEventCreateWithFlags(&done, cudaEventDisableTiming),
-            "cudaEventCreate");
-    }
-    check(cudaEventRecord(done, d.stream), "cudaEventRecord");
+    cudaEvent_t done = spare_event(d);
+    check(cudaEventRecord(done, on), "cudaEventRecord");
+    if (beside)
+      check(cudaStreamWaitEvent(d.stream, done, 0), "cudaStreamWaitEvent");
     d.pinned_pending.push_back({done, cls, block});
   }
 
@@ -266,6 +294,57 @@ class Memory final : public DeviceMemory {
     wait_unless_recording(lock, d);
     check(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToDevice, d.stream),
           "cudaMemcpyAsync (device to device)");
+  }
+
+  cudaEvent_t spare_event(DeviceState& d) {
+    cudaEvent_t e = nullptr;
+    if (!d.spare_events.empty()) {
+      e = d.spare_events.back();
+      d.spare_events.pop_back();
+    } else {
+      check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming),
+            "cudaEventCreate");
+    }
+    return e;
+  }
+
+  // A block from cudaMalloc; when the device is full, every cached block
+  // is freed and it is tried once more.
+  void* new_block(DeviceState& d, size_t cls) {
+    void* p = nullptr;
+    cudaError_t e = cudaMalloc(&p, cls);
+    if (e == cudaErrorMemoryAllocation) {
+      cudaGetLastError();
+      free_cached(d);
+      e = cudaMalloc(&p, cls);
+    }
+    if (e == cudaErrorMemoryAllocation) {
+      cudaGetLastError();
+      throw std::bad_alloc();  // Tensor::empty says which tensor
+    }
+    check(e, "cudaMalloc");
+    stats_.device_mallocs++;
+    stats_.device_bytes += cls;
+    return p;
+  }
+
+  // Note [A copy stream]: a block no queued kernel reads any more, or a
+  // fresh one.
+  void* loader_block(DeviceState& d, size_t cls) {
+    auto& list = d.loader_free[cls];
+    for (size_t i = 0; i < list.size(); ++i) {
+      cudaError_t e = cudaEventQuery(list[i].second);
+      if (e == cudaErrorNotReady) continue;
+      check(e, "cudaEventQuery");
+      void* p = list[i].first;
+      d.spare_events.push_back(list[i].second);
+      list.erase(list.begin() + static_cast<std::ptrdiff_t>(i));
+      d.loader_blocks[p] = cls;
+      return p;
+    }
+    void* p = new_block(d, cls);
+    d.loader_blocks[p] = cls;
+    return p;
   }
 
   // Note [A recorded step's pool]: another thread's work waits for the
@@ -352,6 +431,8 @@ class Memory final : public DeviceMemory {
     check(cudaSetDevice(index), "cudaSetDevice");
     check(cudaStreamCreateWithFlags(&d.stream, cudaStreamNonBlocking),
           "cudaStreamCreateWithFlags");
+    check(cudaStreamCreateWithFlags(&d.copy, cudaStreamNonBlocking),
+          "cudaStreamCreateWithFlags");
     check(cudaMalloc(&d.error_word, sizeof(unsigned)), "cudaMalloc");
     check(cudaMemsetAsync(d.error_word, 0, sizeof(unsigned), d.stream),
           "cudaMemsetAsync");
@@ -394,9 +475,19 @@ class Memory final : public DeviceMemory {
 
   void free_cached(DeviceState& d) {
     check(cudaStreamSynchronize(d.stream), "cudaStreamSynchronize");
+    check(cudaStreamSynchronize(d.copy), "cudaStreamSynchronize");
     for (auto& [cls, list] : d.free_blocks) {
       for (void* p : list) {
         cudaFree(p);
+        stats_.device_bytes -= cls;
+      }
+      list.clear();
+    }
+    for (auto& [cls, list] : d.loader_free) {
+      for (auto& [p, read] : list) {
+        cudaFree(p);
+        d.loader_blocks.erase(p);
+        d.spare_events.push_back(read);
         stats_.device_bytes -= cls;
       }
       list.clear();

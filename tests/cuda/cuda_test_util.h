@@ -5,12 +5,17 @@
 // device bytes are poisoned with NaN in this binary (SS_CUDA_POISON, set by
 // its main), so an output element a kernel never writes fails the check.
 
+#include <dlfcn.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ops/backend/backend.h"
@@ -138,6 +143,32 @@ inline double rtol_of(DType d) {
     default:
       return 0.0;
   }
+}
+
+// The allocator's counters, read from the module (ss_cuda_memory_stats).
+inline std::pair<unsigned long long, unsigned long long> memory_stats() {
+  using Fn = void (*)(unsigned long long*, unsigned long long*);
+  static Fn fn = [] {
+    void* h = dlopen(nullptr, RTLD_NOW);
+    (void)h;
+    // The module is already open (main opened it): dlopen by its path
+    // again returns the same handle.
+    std::string path =
+        std::getenv("SS_CUDA_MODULE") ? std::getenv("SS_CUDA_MODULE") : "";
+    if (path.empty()) {
+      char exe[4096];
+      ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+      std::string dir(exe, n > 0 ? static_cast<size_t>(n) : 0);
+      path = dir.substr(0, dir.rfind('/') + 1) + "libss_cuda.so";
+    }
+    void* m = dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+    REQUIRE(m != nullptr);
+    return reinterpret_cast<Fn>(dlsym(m, "ss_cuda_memory_stats"));
+  }();
+  REQUIRE(fn != nullptr);
+  unsigned long long a = 0, b = 0;
+  fn(&a, &b);
+  return {a, b};
 }
 
 }  // namespace cuda_test

@@ -8,36 +8,6 @@
 
 using namespace cuda_test;
 
-namespace {
-
-// The allocator's counters, read from the module (ss_cuda_memory_stats).
-std::pair<unsigned long long, unsigned long long> memory_stats() {
-  using Fn = void (*)(unsigned long long*, unsigned long long*);
-  static Fn fn = [] {
-    void* h = dlopen(nullptr, RTLD_NOW);
-    (void)h;
-    // The module is already open (main opened it): dlopen by its path
-    // again returns the same handle.
-    std::string path =
-        std::getenv("SS_CUDA_MODULE") ? std::getenv("SS_CUDA_MODULE") : "";
-    if (path.empty()) {
-      char exe[4096];
-      ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-      std::string dir(exe, n > 0 ? static_cast<size_t>(n) : 0);
-      path = dir.substr(0, dir.rfind('/') + 1) + "libss_cuda.so";
-    }
-    void* m = dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD);
-    REQUIRE(m != nullptr);
-    return reinterpret_cast<Fn>(dlsym(m, "ss_cuda_memory_stats"));
-  }();
-  REQUIRE(fn != nullptr);
-  unsigned long long a = 0, b = 0;
-  fn(&a, &b);
-  return {a, b};
-}
-
-}  // namespace
-
 TEST_CASE("cuda: copies to the device and back keep every byte", "[cuda]") {
   // Sizes across the pinned buffers' 8 MiB chunks, and empty tensors.
   for (int64_t n : {0, 1, 7, 1000003, 3 * 1024 * 1024 + 5}) {
