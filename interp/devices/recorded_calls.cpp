@@ -29,10 +29,13 @@
 //     the fused optimizers do, and a replay checks that each is the same
 //     bytes, held as often as when recorded (an update in place must not
 //     change a value someone else holds: update copies such a param, and
-//     so runs as usual then). One the call replaced (a batch_norm buffer)
-//     is copied into the recorded bytes first, and the host gets the
-//     step's new tensor. The recording adopts these bytes, so no other
-//     tensor is given their address while it lives.
+//     so runs as usual then). One the call replaced (a batch_norm buffer,
+//     a param update copied because its tape still held it) is copied into
+//     the recorded bytes first, and the host gets the step's new tensor,
+//     which no other value may hold; a call that replaces a tensor another
+//     value held before it is not recorded (a replay would write it). The
+//     recording adopts these bytes, so no other tensor is given their address
+//     while it lives.
 //   * Host effects. update's host half (the step count, the constants of
 //     the fused kernels, which depend on it and on the learning rate) is
 //     run again before each replay, its backend calls patching the
@@ -322,6 +325,9 @@ struct RecordedCalls::Entry {
     void* bytes = nullptr;
     long uses = 0;
     ops::Tensor replaced_by;
+    /// Whether a value beside its model or optimizer held it before the
+    /// recorded call (a param kept in a `let`).
+    bool shared_before = false;
   };
   std::vector<Leaf> leaves;
   std::vector<std::function<void()>> effects;
@@ -445,7 +451,10 @@ std::optional<Value> RecordedCalls::record(eval::Interpreter& in,
     if (a.obj) e.keep.push_back(a.obj);
   std::vector<ops::Tensor*> before = object_leaves(given);
   for (ops::Tensor* t : before)
-    e.leaves.push_back({t->defined() ? t->storage()->data() : nullptr, 0, {}});
+    e.leaves.push_back({t->defined() ? t->storage()->data() : nullptr,
+                        0,
+                        {},
+                        t->defined() && t->storage().use_count() > 1});
   CallRecording recording(true);
   rec.begin(device_.index);
   for (ops::Tensor* t : before) rec.adopt(*t);
@@ -483,6 +492,12 @@ std::optional<Value> RecordedCalls::record(eval::Interpreter& in,
         after[i]->storage()->data() != e.leaves[i].bytes) {
       if (!e.leaves[i].bytes)
         why = "it gives a model or optimizer a tensor it did not have";
+      else if (e.leaves[i].shared_before)
+        // A replay writes the replaced tensor's bytes: here they are a
+        // value the program holds.
+        why =
+            "it replaces a model's or optimizer's tensor that another "
+            "value holds";
       else
         e.leaves[i].replaced_by = *after[i];
     }
@@ -515,7 +530,10 @@ std::optional<Value> RecordedCalls::replay(std::vector<Value>& args, Entry& e) {
     const Entry::Leaf& l = e.leaves[i];
     if (!t.defined()) return std::nullopt;
     if (l.replaced_by.defined()) {
-      if (t.same_storage(l.replaced_by) && t.storage().use_count() > l.uses)
+      // The step writes its new tensor's bytes: held by the recording and
+      // the model's slot, when it holds it, and nothing else.
+      const long slot = t.same_storage(l.replaced_by) ? 0 : 1;
+      if (l.replaced_by.storage().use_count() > l.uses - slot)
         return std::nullopt;
     } else if (t.storage()->data() != l.bytes ||
                t.storage().use_count() > l.uses) {

@@ -16,7 +16,9 @@ namespace {
 
 // A regression net trained by [update] (AdamW or SGD with momentum), each
 // step on a new batch; the first step's loss is kept and printed last.
-std::string regression(const std::string& opt, const std::string& extra) {
+std::string regression(const std::string& opt,
+                       const std::string& extra,
+                       const std::string& keep = "") {
   return "devices cuda[0]\n"
          "\n"
          "dim D = 8\n"
@@ -46,7 +48,8 @@ std::string regression(const std::string& opt, const std::string& extra) {
                                      : "sgd(m, lr=0.05, momentum=0.9)") +
          "\n"
          "    let first = step(m, opt, inputs(100), sum(inputs(100), over=D))\n"
-         "    let total = 0.0\n"
+         "    let total = 0.0\n" +
+         keep +
          "    for i in range(12):\n"
          "        let x = inputs(i)\n"
          "        total = total + float(step(m, opt, x, sum(x * x, over=D)))\n"
@@ -172,4 +175,33 @@ TEST_CASE("a bad label in a replayed step is raised at the next read",
   CHECK(has(r.gpu.err, "ValueError"));
   CHECK(has(r.gpu.err, "a class label out of range"));
   CHECK(has(r.gpu.err, "`train_step`: recorded: "));
+}
+
+TEST_CASE("a param another value holds is not overwritten by a replay",
+          "[gpu]") {
+  const std::string loop = "    for i in range(12):\n";
+  auto with_w = [&](const std::string& take) {
+    std::string p = regression("AdamW[Net]", "", "    let w = m.w1 * 1.0\n");
+    p.replace(p.find(loop), loop.size(), loop + take);
+    return p + "    print(w)\n";
+  };
+  // Held as each step is called: update copies the param rather than
+  // change w (values are immutable), and a replay would write w's bytes:
+  // not recorded.
+  Runs kept =
+      run_both("recorded_steps_kept_param", with_w("        w = m.w1\n"));
+  INFO(kept.gpu.err);
+  REQUIRE(kept.gpu.rc == 0);
+  CHECK(kept.gpu.out == kept.cpu.out);
+  CHECK(has(kept.gpu.err,
+            "not recorded: it replaces a model's or "
+            "optimizer's tensor that another value holds"));
+  // Taken between replays: those after it run as they come.
+  std::string later = with_w("        if i == 8:\n            w = m.w1\n");
+  Runs taken = run_both("recorded_steps_taken_param", later);
+  INFO(taken.gpu.err);
+  REQUIRE(taken.gpu.rc == 0);
+  CHECK(taken.gpu.out == taken.cpu.out);
+  CHECK(has(taken.gpu.err, "`step`: recorded: "));
+  CHECK(!has(taken.gpu.err, "`step` replayed 10 times"));
 }

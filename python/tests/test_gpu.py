@@ -18,8 +18,10 @@ from conftest import BUILD, ROOT
 README = os.path.join(ROOT, "examples", "readme_mlp.ss")
 STAND_IN = os.path.join(BUILD, "libss_stand_in_gpu.so")
 
-# Trains the README MLP for one epoch of 192 digits on each device list,
-# and reads a GPU's value back through numpy and DLPack; prints JSON.
+# Trains the README MLP for two epochs of 192 digits on each device list
+# (on cuda[0] the last steps are replays of a recorded step: Note
+# [Recorded steps] in interp/devices/recorded_calls.cpp), and reads a
+# GPU's value back through numpy and DLPack; prints JSON.
 SCRIPT = r"""
 import json, sys
 import numpy as np
@@ -35,7 +37,7 @@ for devices in sys.argv[2:]:
         m = p.Mlp.init(seed=0)
         opt = ss.adamw(m, lr=1e-3)
         losses = [float(p.train_step(m, opt, b).loss)
-                  for b in ds.batches(64, shuffle=1)]
+                  for e in range(2) for b in ds.batches(64, shuffle=e)]
         row = {"losses": losses}
         if "[0 1 2]" not in devices:
             # A numpy array argument goes to the GPU; the result comes back.
@@ -52,17 +54,23 @@ def run_script(*devices, stand_in=True):
     if stand_in:
         env["SS_CUDA_MODULE"] = STAND_IN
         env["SS_STAND_IN_GUARD"] = "1"  # a host read of GPU bytes faults
+        env["SHAPESCRIPT_RECORD_STEPS"] = "verbose"
     r = subprocess.run([sys.executable, "-c", SCRIPT, README, *devices],
                        env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
-    return json.loads(r.stdout)
+    out = json.loads(r.stdout)
+    out["stderr"] = r.stderr
+    return out
 
 
 @pytest.mark.skipif(not os.path.exists(STAND_IN),
                     reason="the stand-in GPU is built with the tests")
 def test_one_gpu_and_three_train_as_the_cpu_does():
     got = run_script("cpu", "cuda[0]", "cpu[0 1 2]", "cuda[0 1 2]")
-    assert len(got["cpu"]["losses"]) == 3
+    assert len(got["cpu"]["losses"]) == 6
+    # cuda[0]'s third step was recorded and the last three replayed it.
+    assert "`train_step`: recorded" in got["stderr"]
+    assert "`train_step` replayed 3 times" in got["stderr"]
     # One GPU: the CPU's bits (the stand-in computes with the CPU backend;
     # what it proves is where every value is and what moves).
     assert got["cuda[0]"] == got["cpu"]
