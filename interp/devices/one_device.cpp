@@ -31,7 +31,21 @@ class DeterministicDevice : private RankOfOne, public lower::RankContext {
       d.split_dim = h;
       d.split_size = prog.dims().at(h);
     }
+    recorded_ = std::make_unique<RecordedCalls>(d.device());
   }
+  // On a GPU, as OneGpu's (Note [Recorded steps] in recorded_calls.cpp):
+  // what each call runs is the rank's, split as a rank of one splits it.
+  std::optional<eval::Value> call(eval::Interpreter& in,
+                                  const check::FnInfo& fn,
+                                  std::vector<eval::Value>& args,
+                                  diag::Span site) override {
+    if (std::optional<eval::Value> v = recorded_->call(in, fn, args, site))
+      return v;
+    return lower::RankContext::call(in, fn, args, site);
+  }
+
+ private:
+  std::unique_ptr<RecordedCalls> recorded_;
 };
 
 // Note [Values on a GPU]

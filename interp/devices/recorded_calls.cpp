@@ -68,6 +68,11 @@ namespace {
 constexpr int kMaxKeys = 8;      // argument signatures tried per fn
 constexpr int kMaxRecorded = 4;  // steps kept per fn (each holds its bytes)
 
+constexpr const char* kChangedHostState =
+    "the call changed its arguments' host state, which a replay would not "
+    "(an optimizer's first step makes its state, and a later call may be "
+    "recorded; a Train mode counts its draws)";
+
 // The host signature of a call's arguments (Note [Recorded steps]: the
 // key), and why they cannot be recorded at all.
 class Signature {
@@ -406,9 +411,7 @@ std::optional<Value> RecordedCalls::call(eval::Interpreter& in,
       why = "it reads a value on the host";
     if (why.empty()) why = result_refusal(result);
     if (why.empty() && signature_of(args).bytes != sig.bytes)
-      why =
-          "it changes its arguments on the host in a way a replay would not "
-          "(a Train mode's draws, an optimizer's layout)";
+      why = kChangedHostState;
     if (!why.empty()) {
       entry.state = Entry::State::Never;
       say(in, fn, "not recorded: " + why);
@@ -484,9 +487,7 @@ std::optional<Value> RecordedCalls::record(eval::Interpreter& in,
   if (why.empty()) why = result_refusal(result);
   if (why.empty() &&
       (after.size() != before.size() || signature_of(args).bytes != key))
-    why =
-        "it changes its arguments on the host in a way a replay would not "
-        "(a Train mode's draws, an optimizer's layout)";
+    why = kChangedHostState;
   for (size_t i = 0; why.empty() && i < after.size(); ++i)
     if (after[i]->defined() &&
         after[i]->storage()->data() != e.leaves[i].bytes) {

@@ -64,14 +64,16 @@ struct Runs {
   ss::testing::ProcessRun gpu, cpu;
 };
 
-Runs run_both(const std::string& name, const std::string& program) {
+Runs run_both(const std::string& name,
+              const std::string& program,
+              const std::string& flags = "") {
   std::string dir = data_test::tmp(name);
   data_test::write_file(dir + "/p.ss", program);
   const std::string env = std::string("SS_CUDA_MODULE='") + SS_STAND_IN_GPU +
                           "' SS_STAND_IN_REPORT=1 "
                           "SHAPESCRIPT_RECORD_STEPS=verbose";
-  return {ss::testing::run_ss_process("run p.ss", dir, env),
-          ss::testing::run_ss_process("run p.ss --devices cpu", dir)};
+  return {ss::testing::run_ss_process("run p.ss" + flags, dir, env),
+          ss::testing::run_ss_process("run p.ss --devices cpu" + flags, dir)};
 }
 
 bool has(const std::string& s, const std::string& part) {
@@ -95,6 +97,21 @@ TEST_CASE("a step recorded once is replayed with the eager bits", "[gpu]") {
     CHECK(has(r.gpu.err, ", 2 patched per replay"));
     CHECK(has(r.gpu.err, "`step` replayed 10 times"));
   }
+}
+
+TEST_CASE("a step is recorded in deterministic mode too", "[gpu]") {
+  // cuda[0] deterministic runs a rank of one, its reductions by the
+  // batch's canonical chunks: recorded, its bits are still the CPU's in
+  // that mode (which cuda[0 1 2] deterministic matches:
+  // conformance_stand_in_gpu_deterministic).
+  Runs r = run_both("recorded_steps_deterministic",
+                    regression("AdamW[Net]", ""),
+                    " --deterministic");
+  INFO(r.gpu.err);
+  REQUIRE(r.gpu.rc == 0);
+  REQUIRE(r.cpu.rc == 0);
+  CHECK(r.gpu.out == r.cpu.out);
+  CHECK(has(r.gpu.err, "`step` replayed 10 times"));
 }
 
 TEST_CASE("a step that reads its optimizer's step is not recorded", "[gpu]") {
