@@ -13,13 +13,15 @@
 # $OUT): 0. the machine (GPU, driver, clocks); 1. ss_cuda_tests, every
 # primitive of the CUDA backend against the CPU backend on random inputs of
 # odd shapes in every dtype, device bytes poisoned with NaN first (AdamW,
-# SGD, Philox and the moves bit-equal), and NCCL's communicator with one
-# rank; 2. `ss conformance` with each case on `cuda[0]` against its run on
+# SGD, Philox and the moves bit-equal), NCCL's communicator with one
+# rank, a recorded step's replays (CUDA graphs, patched AdamW) and the
+# loader's copy stream; 2. `ss conformance` with each case on `cuda[0]` against its run on
 # `cpu`, and on `cuda[0 1 2]` (three workers on the one GPU), and
 # deterministic mode's cuda[0 1 2] against cuda[0], bit for bit; 3. the torch op table on
 # `cuda[0]` (forward and VJP of every builtin against torch in f64: f64
 # rows to 1e-10, f32 rows to 1e-5); 4. timings of the README MLP step on
-# the GPU against torch 2.x's on the same GPU (bench/compare_gpu.py).
+# the GPU, recorded and not, against torch 2.x's on the same GPU
+# (bench/compare_gpu.py).
 set -uo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -128,8 +130,9 @@ run() {
   fi
 
   if want 4; then
-    # 4. Timings (bench/compare_gpu.py's table, appended as it is).
-    timeout 200 python3 bench/compare_gpu.py --ss "$work/bin/ss" --runs 3 \
+    # 4. Timings (bench/compare_gpu.py's table, appended as it is): ss
+    # recorded and not, torch eager and graphed, the cuBLAS floor.
+    timeout 280 python3 bench/compare_gpu.py --ss "$work/bin/ss" --runs 2 \
       >"$OUT/compare_gpu.log" 2>&1
     rc=$?
     row "README MLP step timings (compare_gpu)" \

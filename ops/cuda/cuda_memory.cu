@@ -110,8 +110,15 @@ struct GraphPool {
   int index = 0;
   std::map<size_t, std::vector<void*>> free_blocks;  // by size class
   std::unordered_map<void*, size_t> blocks;          // every one it owns
-  std::vector<char*> pinned;  // the recorded uploads' sources
+  // The recorded uploads' sources: small ones (a number met by a tensor)
+  // from one pinned block taken before the capture began, larger ones
+  // each their own.
+  char* arena = nullptr;
+  size_t arena_used = 0;
+  std::vector<char*> pinned;
 };
+
+constexpr size_t kArenaBytes = size_t(256) << 10;
 
 namespace {
 
@@ -249,8 +256,15 @@ class Memory final : public DeviceMemory {
       if (d.capturing == std::this_thread::get_id()) {
         // A recorded copy reads its source at every replay: bytes the
         // step keeps, never handed to another upload.
-        check(cudaMallocHost(&block, nbytes), "cudaMallocHost");
-        d.capture_pool->pinned.push_back(block);
+        GraphPool& pool = *d.capture_pool;
+        const size_t at = (pool.arena_used + 63) / 64 * 64;
+        if (at + nbytes <= kArenaBytes) {
+          block = pool.arena + at;
+          pool.arena_used = at + nbytes;
+        } else {
+          check(cudaMallocHost(&block, nbytes), "cudaMallocHost");
+          pool.pinned.push_back(block);
+        }
         std::memcpy(block, src, nbytes);
         check(cudaMemcpyAsync(
                   dst, block, nbytes, cudaMemcpyHostToDevice, d.stream),
@@ -364,6 +378,8 @@ class Memory final : public DeviceMemory {
     check(cudaSetDevice(index), "cudaSetDevice");
     auto pool = std::make_shared<GraphPool>();
     pool->index = index;
+    check(cudaMallocHost(&pool->arena, kArenaBytes), "cudaMallocHost");
+    pool->pinned.push_back(pool->arena);
     // Relaxed: the pool's cudaMalloc calls are legal while it records.
     check(cudaStreamBeginCapture(d.stream, cudaStreamCaptureModeRelaxed),
           "cudaStreamBeginCapture");
@@ -393,6 +409,9 @@ class Memory final : public DeviceMemory {
   // tensor still holds when that tensor lets them go.
   void drop_pool(GraphPool& pool) {
     std::lock_guard<std::mutex> lock(mu_);
+    // A replay may still run: the pinned sources are freed after it.
+    check(cudaStreamSynchronize(device(pool.index).stream),
+          "cudaStreamSynchronize");
     for (auto& [cls, list] : pool.free_blocks)
       for (void* p : list) device(pool.index).free_blocks[cls].push_back(p);
     for (auto& [p, cls] : pool.blocks) {

@@ -29,9 +29,9 @@ namespace {
 class CudaStep final : public RecordedStep {
  public:
   ~CudaStep() override {
+    if (pool) drop_pool(*pool);  // waits for a replay still running
     if (exec) cudaGraphExecDestroy(exec);
     if (graph) cudaGraphDestroy(graph);
-    if (pool) drop_pool(*pool);
   }
   void replay(const std::function<void()>& refresh) override;
   size_t nodes() const override { return node_count; }
@@ -126,7 +126,13 @@ void patch_next(const void* kernel,
   cudaGraphNode_t node = s.patches[s.cursor++];
   cudaKernelNodeParams p{};
   SS_CUDA_CHECK(cudaGraphKernelNodeGetParams(node, &p));
-  if (p.func != kernel)
+  // The node names its kernel by the host stub or by the function's
+  // handle.
+  cudaFunction_t handle = nullptr;
+  const bool same = p.func == kernel ||
+                    (cudaGetFuncBySymbol(&handle, kernel) == cudaSuccess &&
+                     reinterpret_cast<void*>(handle) == p.func);
+  if (!same)
     throw std::logic_error(
         "[cuda] a replay's refresh patched another kernel than was recorded");
   // for_each_kernel's arguments: the count, then the functor, copied and
