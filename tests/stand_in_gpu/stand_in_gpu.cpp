@@ -250,6 +250,34 @@ void update_in_place(std::vector<Tensor*> ts, F f) {
   again();
 }
 
+// A CUDA index kernel skips an index out of range and sets the device's
+// error word (Note [Errors found on the device] in ops/cuda/cuda_memory.cu);
+// the CPU's kernels trust their callers' checks, which a recorded step
+// makes on the device (Note [Checks a recording defers] in ops/api.cpp),
+// so a replay could hand them one. The stand-in checks first, as the GPU
+// does: a bad index reads index 0 and sets the error word.
+Tensor in_range(const Tensor& idx, int64_t n) {
+  if (idx.dtype() != DType::I64 && idx.dtype() != DType::I32) return idx;
+  const bool wide = idx.dtype() == DType::I64;
+  auto at = [&](int64_t i) {
+    return wide ? idx.data<int64_t>()[i] : int64_t{idx.data<int32_t>()[i]};
+  };
+  Tensor safe;
+  for (int64_t i = 0, e = idx.numel(); i < e; ++i) {
+    if (at(i) >= 0 && at(i) < n) continue;
+    if (!safe.defined()) {
+      safe = Tensor::empty(idx.shape(), idx.dtype());
+      std::memcpy(safe.raw(), idx.raw(), idx.nbytes());
+    }
+    if (wide)
+      safe.data<int64_t>()[i] = 0;
+    else
+      safe.data<int32_t>()[i] = 0;
+    error_word |= ss::ops::backend::kIndexOutOfRange;
+  }
+  return safe.defined() ? safe : idx;
+}
+
 class StandInBackend final : public Backend {
  public:
   const char* name() const override { return "cuda"; }
@@ -332,23 +360,29 @@ class StandInBackend final : public Backend {
     return run({&x}, [=] { return cpu().pad(x, axis, before, after, value); });
   }
   Tensor take(const Tensor& x, const Tensor& idx, int axis) override {
-    return run({&x, &idx}, [=] { return cpu().take(x, idx, axis); });
+    return run({&x, &idx}, [=] {
+      return cpu().take(x, in_range(idx, x.shape()[axis]), axis);
+    });
   }
   Tensor take_add(const Tensor& v,
                   const Tensor& idx,
                   int axis,
                   int64_t n) override {
-    return run({&v, &idx}, [=] { return cpu().take_add(v, idx, axis, n); });
+    return run({&v, &idx},
+               [=] { return cpu().take_add(v, in_range(idx, n), axis, n); });
   }
   Tensor gather(const Tensor& x, const Tensor& idx, int axis) override {
-    return run({&x, &idx}, [=] { return cpu().gather(x, idx, axis); });
+    return run({&x, &idx}, [=] {
+      return cpu().gather(x, in_range(idx, x.shape()[axis]), axis);
+    });
   }
   Tensor scatter_add(const Shape& shape,
                      const Tensor& idx,
                      const Tensor& v,
                      int axis) override {
-    return run({&v, &idx},
-               [=] { return cpu().scatter_add(shape, idx, v, axis); });
+    return run({&v, &idx}, [=] {
+      return cpu().scatter_add(shape, in_range(idx, shape[axis]), v, axis);
+    });
   }
   Tensor cumsum(const Tensor& x, int axis, bool reverse) override {
     return run({&x}, [=] { return cpu().cumsum(x, axis, reverse); });
