@@ -358,9 +358,7 @@ RecordedCalls::~RecordedCalls() {
                   << e->replays << " times\n";
 }
 
-void RecordedCalls::say(const eval::Interpreter&,
-                        const check::FnInfo& fn,
-                        const std::string& what) {
+void RecordedCalls::say(const check::FnInfo& fn, const std::string& what) {
   if (verbose_)
     std::cerr << "recorded steps: `" << fn.name << "`: " << what << "\n";
 }
@@ -390,7 +388,7 @@ std::optional<Value> RecordedCalls::call(eval::Interpreter& in,
     auto e = std::make_unique<Entry>();
     if (!sig.why.empty()) {
       e->state = Entry::State::Never;
-      say(in, fn, "not recorded: " + sig.why);
+      say(fn, "not recorded: " + sig.why);
       keys.emplace(sig.bytes, std::move(e));
       return std::nullopt;
     }
@@ -414,7 +412,7 @@ std::optional<Value> RecordedCalls::call(eval::Interpreter& in,
       why = kChangedHostState;
     if (!why.empty()) {
       entry.state = Entry::State::Never;
-      say(in, fn, "not recorded: " + why);
+      say(fn, "not recorded: " + why);
     }
     return result;
   }
@@ -427,7 +425,7 @@ std::optional<Value> RecordedCalls::call(eval::Interpreter& in,
       for (const auto& [key, other] : keys)
         recorded += other->state == Entry::State::Recorded;
       if (recorded >= kMaxRecorded) return std::nullopt;
-      return record(in, fn, args, site, e);
+      return record(in, fn, args, site, sig.bytes, e);
     }
     case Entry::State::Recorded:
       return replay(args, e);
@@ -439,9 +437,9 @@ std::optional<Value> RecordedCalls::record(eval::Interpreter& in,
                                            const check::FnInfo& fn,
                                            std::vector<Value>& args,
                                            diag::Span site,
+                                           const std::string& key,
                                            Entry& e) {
   ops::StepRecorder& rec = *ops::step_recorder(device_.kind);
-  const std::string key = signature_of(args).bytes;
   // Value arguments read from buffers of the recording's own.
   std::vector<Value> given;
   for (const Value& a : args)
@@ -505,7 +503,7 @@ std::optional<Value> RecordedCalls::record(eval::Interpreter& in,
   if (!why.empty()) {
     e = Entry{};
     e.state = Entry::State::Never;
-    say(in, fn, "not recorded: " + why);
+    say(fn, "not recorded: " + why);
     return result;
   }
   // Each tensor as often held as now, at most, when a replay changes it.
@@ -514,8 +512,7 @@ std::optional<Value> RecordedCalls::record(eval::Interpreter& in,
   e.effects = std::move(recording.effects_);
   e.result = result;
   e.state = Entry::State::Recorded;
-  say(in,
-      fn,
+  say(fn,
       "recorded: " + std::to_string(e.step->nodes()) + " kernels and copies, " +
           std::to_string(e.step->patchable()) + " patched per replay");
   return map_values(result, [](const ops::Tensor& t) { return t.clone(); });

@@ -46,11 +46,10 @@ class RecordedCalls {
                                     const check::FnInfo& fn,
                                     std::vector<eval::Value>& args,
                                     diag::Span site,
+                                    const std::string& key,
                                     Entry& e);
   std::optional<eval::Value> replay(std::vector<eval::Value>& args, Entry& e);
-  void say(const eval::Interpreter& in,
-           const check::FnInfo& fn,
-           const std::string& what);
+  void say(const check::FnInfo& fn, const std::string& what);
 
   ops::Device device_;
   bool on_ = false, verbose_ = false;
