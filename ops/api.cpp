@@ -185,7 +185,7 @@ void check_none(const Tensor& bad,
   }
   bool found = false;
   {
-    ReadForCheck counted_elsewhere;
+    RecordableRead counted_elsewhere;
     found = hit.item() != 0;
   }
   if (found) fail(ctx);

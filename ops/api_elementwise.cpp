@@ -126,7 +126,7 @@ void check_divisor_on_device(BinaryOp op, const Tensor& b) {
   for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
   Tensor hit =
       be.reduce(ReduceOp::Any, be.binary(BinaryOp::Eq, b, zero), all, false);
-  if (ReadForCheck read; hit.item() == 0) return;
+  if (RecordableRead read; hit.item() == 0) return;
   const bool div = op == BinaryOp::FloorDiv;
   throw OpError(OpError::Kind::Value,
                 div ? "integer division by zero" : "integer modulo by zero",

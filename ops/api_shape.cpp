@@ -331,7 +331,7 @@ Tensor take(const Tensor& x, const Tensor& idx0, int axis) {
                backend::kIndexOutOfRange,
                [] {});
     idx = where(neg, add(idx, scalar_like(n, idx)), idx);
-  } else if (ReadForCheck read; any(neg).item() != 0) {
+  } else if (RecordableRead read; any(neg).item() != 0) {
     int64_t lowest = static_cast<int64_t>(min(idx).item());
     if (lowest < -n)
       value_error(name,

@@ -165,6 +165,20 @@ class Communicator {
   /// PeerGone. Later calls on this communicator throw.
   virtual void close() = 0;
 
+  // Collectives in a recorded step (Note [A recorded step's collectives]
+  // in dist/comm/nccl/nccl_comm.cpp). Where every call has ended when it
+  // returns (Gloo, the in-process hub, a host-staged GPU rank), neither
+  // has anything to do.
+  /// The device work queued after this waits for the collectives of every
+  /// lane (inside a recording, a lane's but the main one's are queued
+  /// without the device's next work waiting for them).
+  virtual void join_lanes() {}
+  /// Waits for the device work queued before it, which may hold this
+  /// communicator's collectives (a replayed step), as a collective waits:
+  /// within [o]'s timeout, a peer's failure ending it; either is a
+  /// CollectiveError.
+  virtual void await_device(const Options& o) { (void)o; }
+
   // Payload log (see the file comment).
   std::vector<CollectiveRecord> log() const;
   uint64_t bytes_sent(CollectiveOp op) const;

@@ -3,6 +3,7 @@
 // to the host and its result back, as torch's Gloo process group takes CUDA
 // tensors (Note [Collectives through the host]).
 
+#include <functional>
 #include <memory>
 
 #include "dist/comm/communicator.h"
@@ -44,6 +45,14 @@ class HostStagedComm final : public Communicator {
   void check_usable(CollectiveOp op) override;
 
  private:
+  using HostFn = std::function<void(std::vector<Tensor>& reads,
+                                    std::vector<Tensor>& writes)>;
+  /// [fn] on host copies of [reads], its results copied into [writes]:
+  /// now, or at each replay of the step this thread records (the Note).
+  void through_host(std::vector<Tensor> reads,
+                    std::vector<Tensor> writes,
+                    HostFn fn);
+
   std::unique_ptr<Communicator> host_;
   ops::Device device_;
   bool closed_ = false;

@@ -45,6 +45,16 @@
 // Anything else runs as usual: a key seen first, a guard that fails, more
 // than kMaxKeys signatures of one fn (a dropout seed that changes every
 // call) or kMaxRecorded steps of it.
+// On several GPUs each worker records its share of the call the same way
+// (lower::RankContext::call: the key is its own arguments, its shares of
+// the batch), with a rank's two hooks (RankHooks): the lanes' collectives
+// joined before a recording ends, and the host waiting for each replay as
+// for a collective, within its timeout (Note [A recorded step's
+// collectives] in dist/comm/nccl/nccl_comm.cpp). The ranks make the same
+// choices, as each runs the same program on arguments of the same
+// signature; and a rank that ran a call as usual where another replayed
+// it would still make the same collectives, lane by lane, in the same
+// order.
 
 #include "interp/devices/recorded_calls.h"
 
@@ -341,7 +351,8 @@ struct RecordedCalls::Entry {
   uint64_t replays = 0;
 };
 
-RecordedCalls::RecordedCalls(ops::Device device) : device_(device) {
+RecordedCalls::RecordedCalls(ops::Device device, RankHooks hooks)
+    : device_(device), hooks_(std::move(hooks)) {
   const char* e = std::getenv("SHAPESCRIPT_RECORD_STEPS");
   const std::string mode = e ? e : "";
   on_ = device.kind != ops::Device::Kind::Cpu && mode != "0" &&
@@ -354,13 +365,15 @@ RecordedCalls::~RecordedCalls() {
   for (const auto& [fn, keys] : entries_)
     for (const auto& [key, e] : keys)
       if (e->state == Entry::State::Recorded)
-        std::cerr << "recorded steps: `" << fn->name << "` replayed "
-                  << e->replays << " times\n";
+        std::cerr << ("recorded steps: `" + fn->name + "` replayed " +
+                      std::to_string(e->replays) + " times\n");
 }
 
 void RecordedCalls::say(const check::FnInfo& fn, const std::string& what) {
+  // One write a line: a worker's lines reach the controller's stderr
+  // whole, not cut into another worker's.
   if (verbose_)
-    std::cerr << "recorded steps: `" << fn.name << "`: " << what << "\n";
+    std::cerr << ("recorded steps: `" + fn.name + "`: " + what + "\n");
 }
 
 Value RecordedCalls::run(eval::Interpreter& in,
@@ -468,18 +481,31 @@ std::optional<Value> RecordedCalls::record(eval::Interpreter& in,
     failed = std::current_exception();
   }
   std::string why;
+  if (hooks_.before_end) {
+    try {
+      hooks_.before_end();
+    } catch (...) {
+      if (!failed) failed = std::current_exception();
+    }
+  }
   e.step = rec.end(why);
   if (!e.step)
     throw std::runtime_error(
         "a recorded step of `" + fn.name + "` could not be recorded (" + why +
         "); SHAPESCRIPT_RECORD_STEPS=0 runs every step as it comes");
-  // What the call queued runs now, as it would have as it came.
-  e.step->replay([] {});
+  // What the call queued runs now, as it would have as it came (its
+  // effects are the walk's, already made: e.effects is empty yet).
   if (failed) {
+    try {
+      replay_step(e);
+    } catch (...) {
+      // The call's own error is the one to raise.
+    }
     e = Entry{};
     e.state = Entry::State::Never;
     std::rethrow_exception(failed);
   }
+  replay_step(e);
   std::vector<ops::Tensor*> after = object_leaves(args);
   why = recording.why_;
   if (why.empty()) why = result_refusal(result);
@@ -554,13 +580,19 @@ std::optional<Value> RecordedCalls::replay(std::vector<Value>& args, Entry& e) {
                      leaves[i]->raw(),
                      leaves[i]->nbytes(),
                      device_.index);
-  e.step->replay([&] {
-    for (auto& effect : e.effects) effect();
-  });
+  replay_step(e);
   for (size_t i = 0; i < leaves.size(); ++i)
     if (e.leaves[i].replaced_by.defined()) *leaves[i] = e.leaves[i].replaced_by;
   ++e.replays;
   return map_values(e.result, [](const ops::Tensor& t) { return t.clone(); });
+}
+
+void RecordedCalls::replay_step(Entry& e) {
+  e.step->replay([&] {
+    for (auto& effect : e.effects) effect();
+  });
+  if (hooks_.after_replay) hooks_.after_replay();
+  e.step->settle();
 }
 
 }  // namespace ss::devices

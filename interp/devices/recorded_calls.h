@@ -3,6 +3,7 @@
 // the device's work (a CUDA graph) and replayed on the same bytes (Note
 // [Recorded steps] in recorded_calls.cpp).
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -21,9 +22,17 @@ namespace ss::devices {
 
 class RecordedCalls {
  public:
+  /// What a rank of several adds (Note [A recorded step's collectives] in
+  /// dist/comm/nccl/nccl_comm.cpp): [before_end] runs as a recording's
+  /// work has been queued, before it ends (its collectives joined);
+  /// [after_replay] after each replay (the host waits for its
+  /// collectives, as a collective's call would).
+  struct RankHooks {
+    std::function<void()> before_end, after_replay;
+  };
   /// Recording on [device] (a GPU), unless SHAPESCRIPT_RECORD_STEPS=0
   /// or its backend records nothing.
-  explicit RecordedCalls(ops::Device device);
+  explicit RecordedCalls(ops::Device device, RankHooks hooks = {});
   ~RecordedCalls();
   RecordedCalls(const RecordedCalls&) = delete;
   RecordedCalls& operator=(const RecordedCalls&) = delete;
@@ -51,7 +60,12 @@ class RecordedCalls {
   std::optional<eval::Value> replay(std::vector<eval::Value>& args, Entry& e);
   void say(const check::FnInfo& fn, const std::string& what);
 
+  /// Replays [e]'s step, its host effects first; then waits for it where
+  /// a rank's hooks or its host calls say so.
+  void replay_step(Entry& e);
+
   ops::Device device_;
+  RankHooks hooks_;
   bool on_ = false, verbose_ = false;
   bool inside_ = false;  // running a call this object started
   /// By fn, then by the host signature of its arguments.

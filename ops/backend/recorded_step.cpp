@@ -43,4 +43,9 @@ StepRecorder* step_recorder(Device::Kind kind) {
   return kind == Device::Kind::Cuda ? g_cuda_recorder.load() : nullptr;
 }
 
+bool recording_a_step() {
+  StepRecorder* r = g_cuda_recorder.load();
+  return r && r->recording();
+}
+
 }  // namespace ss::ops

@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "ops/core/tensor.h"
 
@@ -32,6 +33,10 @@ class RecordedStep {
   virtual size_t nodes() const = 0;
   /// The patchable calls it holds.
   virtual size_t patchable() const = 0;
+  /// Waits for the last replay's host calls (StepRecorder::host_call) to
+  /// end, and rethrows the first error one raised. A step without host
+  /// calls has nothing to wait for.
+  virtual void settle() {}
 
  protected:
   /// replay's first half, for every backend alike: [refresh] runs with
@@ -65,7 +70,27 @@ class StepRecorder {
   /// Whether this thread is recording (then a check is made on the device:
   /// Note [Checks a recording defers] in ops/api.cpp).
   virtual bool recording() const = 0;
+
+  /// What a host call computes: [reads] are host copies of the recorded
+  /// call's reads, [writes] host tensors shaped as its writes, to fill.
+  using HostFn = std::function<void(std::vector<Tensor>& reads,
+                                    std::vector<Tensor>& writes)>;
+  /// While recording: host work in its place among the step's (a CUDA
+  /// graph's host node). At each replay, once the work recorded before it
+  /// has run, [reads]' bytes are copied to host tensors (the same ones at
+  /// every replay), [fn] runs on them and fills host tensors shaped as
+  /// [writes], and these are copied into [writes]; the work recorded
+  /// after it waits for that. [fn] touches host memory only (on a GPU it
+  /// runs on the driver's thread, where no CUDA call may be made). What it
+  /// throws, RecordedStep::settle raises; the host calls after it in that
+  /// replay are skipped. Nothing runs while recording.
+  virtual void host_call(std::vector<Tensor> reads,
+                         std::vector<Tensor> writes,
+                         HostFn fn) = 0;
 };
+
+/// Whether this thread is recording a step, on any device.
+bool recording_a_step();
 
 /// Registers [r] for [kind] (not Cpu); nullptr unregisters.
 void set_step_recorder(Device::Kind kind, StepRecorder* r);

@@ -165,6 +165,10 @@ uint64_t host_reads_of_device_bytes() {
   return g_host_reads;
 }
 
+void note_host_dependency() {
+  ++g_host_reads;
+}
+
 namespace {
 thread_local bool g_loader_thread = false;
 }
@@ -178,10 +182,10 @@ bool LoaderThread::current() {
   return g_loader_thread;
 }
 
-ReadForCheck::ReadForCheck() {
+RecordableRead::RecordableRead() {
   ++g_check_reads;
 }
-ReadForCheck::~ReadForCheck() {
+RecordableRead::~RecordableRead() {
   --g_check_reads;
 }
 

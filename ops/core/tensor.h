@@ -61,15 +61,20 @@ DeviceMemory* device_memory(Device::Kind kind);
 /// How many copies of a device's bytes to the host this thread has made
 /// (a recorded step may make none: Note [Recorded steps] in
 /// interp/devices/recorded_calls.cpp), but for those made while a
-/// ReadForCheck lives: a check that a recording makes on the device
-/// instead (Note [Checks a recording defers] in ops/api.cpp).
+/// RecordableRead lives: a read that a recording makes another way, a
+/// check it makes on the device (Note [Checks a recording defers] in
+/// ops/api.cpp) or a collective's staging it makes as a host call (Note
+/// [Collectives through the host] in dist/comm/host_staged_comm.cpp).
 uint64_t host_reads_of_device_bytes();
-class ReadForCheck {
+/// Counts as such a read: the host takes part in a GPU's work, which a
+/// recording could not replay (a collective of host values on a GPU rank).
+void note_host_dependency();
+class RecordableRead {
  public:
-  ReadForCheck();
-  ~ReadForCheck();
-  ReadForCheck(const ReadForCheck&) = delete;
-  ReadForCheck& operator=(const ReadForCheck&) = delete;
+  RecordableRead();
+  ~RecordableRead();
+  RecordableRead(const RecordableRead&) = delete;
+  RecordableRead& operator=(const RecordableRead&) = delete;
 };
 
 /// While one lives, this thread builds batches ahead of the step (a

@@ -44,6 +44,9 @@ int current_device();
 struct GraphPool;
 std::shared_ptr<GraphPool> begin_capture(int index);
 void adopt_block(GraphPool& pool, void* p, size_t nbytes);
+/// Pinned host bytes [pool]'s step keeps while it lives (a host call's
+/// copies: cuda_recording.cu).
+char* recorded_host_bytes(GraphPool& pool, size_t nbytes);
 cudaError_t end_capture(int index, cudaGraph_t* graph);
 void drop_pool(GraphPool& pool);
 

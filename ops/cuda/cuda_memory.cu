@@ -256,15 +256,7 @@ class Memory final : public DeviceMemory {
       if (d.capturing == std::this_thread::get_id()) {
         // A recorded copy reads its source at every replay: bytes the
         // step keeps, never handed to another upload.
-        GraphPool& pool = *d.capture_pool;
-        const size_t at = (pool.arena_used + 63) / 64 * 64;
-        if (at + nbytes <= kArenaBytes) {
-          block = pool.arena + at;
-          pool.arena_used = at + nbytes;
-        } else {
-          check(cudaMallocHost(&block, nbytes), "cudaMallocHost");
-          pool.pinned.push_back(block);
-        }
+        block = host_bytes_locked(*d.capture_pool, nbytes);
         std::memcpy(block, src, nbytes);
         check(cudaMemcpyAsync(
                   dst, block, nbytes, cudaMemcpyHostToDevice, d.stream),
@@ -386,6 +378,25 @@ class Memory final : public DeviceMemory {
     d.capturing = std::this_thread::get_id();
     d.capture_pool = pool;
     return pool;
+  }
+
+  // Pinned bytes a recorded step keeps while it lives: from the arena
+  // taken before the capture, or a block of their own.
+  char* host_bytes(GraphPool& pool, size_t nbytes) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return host_bytes_locked(pool, nbytes);
+  }
+  char* host_bytes_locked(GraphPool& pool, size_t nbytes) {
+    const size_t at = (pool.arena_used + 63) / 64 * 64;
+    if (at + nbytes <= kArenaBytes) {
+      pool.arena_used = at + nbytes;
+      return pool.arena + at;
+    }
+    char* block = nullptr;
+    check(cudaMallocHost(&block, std::max<size_t>(nbytes, 1)),
+          "cudaMallocHost");
+    pool.pinned.push_back(block);
+    return block;
   }
 
   void adopt(GraphPool& pool, void* p, size_t nbytes) {
@@ -546,6 +557,10 @@ cudaStream_t stream() {
 
 std::shared_ptr<GraphPool> begin_capture(int index) {
   return memory().begin_capture(index);
+}
+
+char* recorded_host_bytes(GraphPool& pool, size_t nbytes) {
+  return memory().host_bytes(pool, nbytes);
 }
 
 void adopt_block(GraphPool& pool, void* p, size_t nbytes) {

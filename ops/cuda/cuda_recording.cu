@@ -11,10 +11,24 @@
 // replay's refresh reads each one's recorded arguments from the graph,
 // changes the constants only, and sets them on the instantiated graph
 // (cudaGraphExecKernelNodeSetParams): no new instantiation, no copy.
+//
+// Note [Host calls in a recorded step]
+// A host call (StepRecorder::host_call: the collectives of ranks that
+// share one GPU, Note [Collectives through the host] in
+// dist/comm/host_staged_comm.cpp) is recorded as three steps on the
+// stream: copies of its reads into pinned bytes the step keeps, a host
+// node (cudaLaunchHostFunc) that runs it on the driver's thread, and
+// copies of its results out of pinned bytes. The node may make no CUDA
+// call, which is why the copies are the graph's and not the call's. What
+// the call throws cannot cross the driver's thread: it is kept with the
+// step, the host calls after it in that replay do nothing, and settle()
+// waits for the stream and rethrows it.
 
 #include <cuda_runtime.h>
 
 #include <cstring>
+#include <exception>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -26,6 +40,43 @@ namespace ss::ops::cuda {
 
 namespace {
 
+// The first error of a replay's host calls (Note [Host calls in a
+// recorded step]).
+struct HostErrors {
+  std::mutex mu;
+  std::exception_ptr first;
+};
+
+// One host call: what the host node runs, on the step's pinned bytes.
+struct HostCall {
+  StepRecorder::HostFn fn;
+  std::vector<Tensor> reads, writes;
+  std::vector<void*> write_bytes;  // the pinned bytes [writes] began on
+  std::shared_ptr<HostErrors> errors;
+};
+
+void CUDART_CB run_host_call(void* p) {
+  HostCall& h = *static_cast<HostCall*>(p);
+  {
+    std::lock_guard<std::mutex> lock(h.errors->mu);
+    if (h.errors->first) return;
+  }
+  try {
+    h.fn(h.reads, h.writes);
+    // A call that replaced a result tensor leaves it in the copied bytes.
+    for (size_t i = 0; i < h.writes.size(); ++i) {
+      Tensor& w = h.writes[i];
+      if (w.raw() == h.write_bytes[i]) continue;
+      std::memcpy(h.write_bytes[i], w.raw(), w.nbytes());
+      w = Tensor::external(
+          h.write_bytes[i], w.shape(), w.dtype(), w.storage(), Device{});
+    }
+  } catch (...) {
+    std::lock_guard<std::mutex> lock(h.errors->mu);
+    if (!h.errors->first) h.errors->first = std::current_exception();
+  }
+}
+
 class CudaStep final : public RecordedStep {
  public:
   ~CudaStep() override {
@@ -36,8 +87,11 @@ class CudaStep final : public RecordedStep {
   void replay(const std::function<void()>& refresh) override;
   size_t nodes() const override { return node_count; }
   size_t patchable() const override { return patches.size(); }
+  void settle() override;
 
   int index = 0;
+  std::vector<std::unique_ptr<HostCall>> host_calls;
+  std::shared_ptr<HostErrors> host_errors;
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
   std::shared_ptr<GraphPool> pool;
@@ -50,6 +104,8 @@ struct Capture {
   int index = 0;
   std::shared_ptr<GraphPool> pool;
   std::vector<cudaGraphNode_t> patches;
+  std::vector<std::unique_ptr<HostCall>> host_calls;
+  std::shared_ptr<HostErrors> host_errors = std::make_shared<HostErrors>();
 };
 
 thread_local Capture* capturing = nullptr;
@@ -59,6 +115,18 @@ void CudaStep::replay(const std::function<void()>& refresh) {
   run_refresh(patching_step, cursor, patches.size(), refresh, "cuda");
   SS_CUDA_CHECK(cudaSetDevice(index));
   SS_CUDA_CHECK(cudaGraphLaunch(exec, stream()));
+}
+
+void CudaStep::settle() {
+  if (host_calls.empty()) return;
+  SS_CUDA_CHECK(cudaSetDevice(index));
+  SS_CUDA_CHECK(cudaStreamSynchronize(stream()));
+  std::exception_ptr e;
+  {
+    std::lock_guard<std::mutex> lock(host_errors->mu);
+    std::swap(e, host_errors->first);
+  }
+  if (e) std::rethrow_exception(e);
 }
 
 class CudaRecorder final : public StepRecorder {
@@ -82,6 +150,8 @@ class CudaRecorder final : public StepRecorder {
     step->index = c->index;
     step->pool = c->pool;
     step->patches = std::move(c->patches);
+    step->host_calls = std::move(c->host_calls);
+    step->host_errors = c->host_errors;
     cudaError_t e = end_capture(c->index, &step->graph);
     if (e == cudaSuccess) e = cudaGraphInstantiate(&step->exec, step->graph, 0);
     if (e == cudaSuccess)
@@ -94,6 +164,41 @@ class CudaRecorder final : public StepRecorder {
     return step;
   }
   bool recording() const override { return capturing != nullptr; }
+  // Note [Host calls in a recorded step]
+  void host_call(std::vector<Tensor> reads,
+                 std::vector<Tensor> writes,
+                 HostFn fn) override {
+    Capture& c = *capturing;
+    auto h = std::make_unique<HostCall>();
+    h->fn = std::move(fn);
+    h->errors = c.host_errors;
+    // The host tensors keep the pool (their bytes are its).
+    std::shared_ptr<void> keep = c.pool;
+    auto pinned = [&](const Tensor& t) {
+      char* bytes = recorded_host_bytes(*c.pool, t.nbytes());
+      return Tensor::external(bytes, t.shape(), t.dtype(), keep, Device{});
+    };
+    for (const Tensor& t : reads) {
+      h->reads.push_back(pinned(t));
+      SS_CUDA_CHECK(cudaMemcpyAsync(h->reads.back().raw(),
+                                    t.raw(),
+                                    t.nbytes(),
+                                    cudaMemcpyDeviceToHost,
+                                    stream()));
+    }
+    for (const Tensor& t : writes) {
+      h->writes.push_back(pinned(t));
+      h->write_bytes.push_back(h->writes.back().raw());
+    }
+    SS_CUDA_CHECK(cudaLaunchHostFunc(stream(), run_host_call, h.get()));
+    for (size_t i = 0; i < writes.size(); ++i)
+      SS_CUDA_CHECK(cudaMemcpyAsync(writes[i].raw(),
+                                    h->write_bytes[i],
+                                    writes[i].nbytes(),
+                                    cudaMemcpyHostToDevice,
+                                    stream()));
+    c.host_calls.push_back(std::move(h));
+  }
 };
 
 }  // namespace

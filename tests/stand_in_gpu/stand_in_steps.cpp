@@ -99,6 +99,24 @@ class Recorder final : public ss::ops::StepRecorder {
     g_owner[p] = recording_step->pool;
   }
   bool recording() const override { return recording_step != nullptr; }
+  // A graph's host node with its copies: at each replay, in its place.
+  void host_call(std::vector<ss::ops::Tensor> reads,
+                 std::vector<ss::ops::Tensor> writes,
+                 HostFn fn) override {
+    // What fn throws ends the replay here, on the host: the host calls
+    // after it are skipped, and settle() has nothing left to raise.
+    record([reads, writes, fn] {
+      std::vector<ss::ops::Tensor> in, out;
+      for (const ss::ops::Tensor& t : reads) in.push_back(t.to({}));
+      for (const ss::ops::Tensor& t : writes)
+        out.push_back(ss::ops::Tensor::empty(t.shape(), t.dtype(), {}));
+      fn(in, out);
+      for (size_t i = 0; i < writes.size(); ++i) {
+        ss::ops::Tensor w = writes[i];
+        w.copy_from(out[i]);
+      }
+    });
+  }
   std::unique_ptr<ss::ops::RecordedStep> end(std::string&) override {
     if (!recording_step)
       throw std::logic_error("stand-in gpu: a recording ended twice");

@@ -20,6 +20,25 @@
 // the caching allocator's blocks stay safe to hand out again (no block is
 // used on the lane's stream after the call returns).
 //
+// Note [A recorded step's collectives]
+// Inside a recorded step (Note [Recorded steps] in
+// interp/devices/recorded_calls.cpp) the compute stream is being captured
+// into a CUDA graph, and the host may not wait for anything on it. A
+// collective then only queues: the lane's stream joins the capture
+// through the event recorded on the compute stream, the NCCL call is
+// captured on it, and the compute stream waits for the lane's event after
+// it, so the graph holds the collective between the kernels that make its
+// input and those that read its result. The gradient buckets' collectives
+// (lane 1) are queued by the recording thread itself (CommThread::submit
+// runs a job in place while its caller records), in the order the
+// evaluator makes them, the same on every rank; the compute stream waits
+// for them only at join_lanes() (the buckets' finish, and the recording's
+// end), so the graph lets them run beside the rest of the backward pass,
+// as the eager run's communication thread does. A replay is then one
+// launch; the host waits for it with await_device(), which polls as run()
+// does, so a peer that never comes is a timeout and ncclCommAbort ends
+// the graph's waiting kernels, not a hang.
+//
 // Communicators are non-blocking (ncclConfig_t::blocking = 0): a call may
 // answer ncclInProgress, and ncclCommAbort can end a collective that waits
 // for a peer that never comes. A peer's connection lost is ncclRemoteError
@@ -116,6 +135,7 @@ class NcclComm final : public Communicator {
       if (l.done) cudaEventDestroy(l.done);
     }
     if (ready_) cudaEventDestroy(ready_);
+    if (settled_) cudaEventDestroy(settled_);
   }
 
   int rank() const override { return rank_; }
@@ -128,15 +148,20 @@ class NcclComm final : public Communicator {
     Staged s(t, device());
     begin_all_reduce(s.t);
     Tensor wide = widened(s.t);
-    run(CollectiveOp::AllReduce, o, [&](ncclComm_t c, cudaStream_t st) {
-      return ncclAllReduce(wide.raw(),
-                           wide.raw(),
-                           size_t(wide.numel()),
-                           nccl_type(wide.dtype()),
-                           nccl_op(op),
-                           c,
-                           st);
-    });
+    const bool unread = wide.same_storage(s.t) && !s.copied;
+    run(
+        CollectiveOp::AllReduce,
+        o,
+        [&](ncclComm_t c, cudaStream_t st) {
+          return ncclAllReduce(wide.raw(),
+                               wide.raw(),
+                               size_t(wide.numel()),
+                               nccl_type(wide.dtype()),
+                               nccl_op(op),
+                               c,
+                               st);
+        },
+        unread ? std::vector<Tensor>{wide} : std::vector<Tensor>{});
     narrow_into(wide, s.t);
     s.back(t);
   }
@@ -145,10 +170,15 @@ class NcclComm final : public Communicator {
     Staged s(in, device());
     Staged r(out, device(), in.device());
     begin_all_gather(s.t, r.t);
-    run(CollectiveOp::AllGather, o, [&](ncclComm_t c, cudaStream_t st) {
-      return ncclAllGather(
-          s.t.raw(), r.t.raw(), s.t.nbytes(), ncclUint8, c, st);
-    });
+    run(
+        CollectiveOp::AllGather,
+        o,
+        [&](ncclComm_t c, cudaStream_t st) {
+          return ncclAllGather(
+              s.t.raw(), r.t.raw(), s.t.nbytes(), ncclUint8, c, st);
+        },
+        !s.copied && !r.copied ? std::vector<Tensor>{s.t, r.t}
+                               : std::vector<Tensor>{});
     r.back(out);
   }
 
@@ -187,15 +217,20 @@ class NcclComm final : public Communicator {
     Staged r(out, device(), in.device());
     begin_reduce_scatter(s.t, r.t);
     Tensor wide = widened(s.t), wide_out = widened(r.t);
-    run(CollectiveOp::ReduceScatter, o, [&](ncclComm_t c, cudaStream_t st) {
-      return ncclReduceScatter(wide.raw(),
-                               wide_out.raw(),
-                               size_t(wide_out.numel()),
-                               nccl_type(wide.dtype()),
-                               nccl_op(op),
-                               c,
-                               st);
-    });
+    const bool unread = wide_out.same_storage(r.t) && !s.copied && !r.copied;
+    run(
+        CollectiveOp::ReduceScatter,
+        o,
+        [&](ncclComm_t c, cudaStream_t st) {
+          return ncclReduceScatter(wide.raw(),
+                                   wide_out.raw(),
+                                   size_t(wide_out.numel()),
+                                   nccl_type(wide.dtype()),
+                                   nccl_op(op),
+                                   c,
+                                   st);
+        },
+        unread ? std::vector<Tensor>{wide, wide_out} : std::vector<Tensor>{});
     narrow_into(wide_out, r.t);
     r.back(out);
   }
@@ -273,6 +308,46 @@ class NcclComm final : public Communicator {
     for (Lane& l : lanes_) l.comm = nullptr;
   }
 
+  // Note [A recorded step's collectives]
+  void join_lanes() override {
+    auto compute = static_cast<cudaStream_t>(ops::cuda::current_stream());
+    for (Lane& l : lanes_)
+      if (l.unjoined) {
+        l.unjoined = false;
+        join(CollectiveOp::AllReduce, l, compute);
+        l.held.clear();
+      }
+  }
+
+  void await_device(const Options& o) override {
+    const auto op = CollectiveOp::AllReduce;
+    check_usable(op);
+    set_device(op);
+    if (!settled_) cudaEventCreateWithFlags(&settled_, cudaEventDisableTiming);
+    auto compute = static_cast<cudaStream_t>(ops::cuda::current_stream());
+    cudaEventRecord(settled_, compute);
+    const Clock::time_point until = Clock::now() + o.timeout;
+    for (;;) {
+      cudaError_t q = cudaEventQuery(settled_);
+      if (q == cudaSuccess) return;
+      if (q != cudaErrorNotReady)
+        failed(Kind::Other, op, std::string("CUDA: ") + cudaGetErrorString(q));
+      for (Lane& l : lanes_) {
+        ncclResult_t async = ncclSuccess;
+        if (l.comm) ncclCommGetAsyncError(l.comm, &async);
+        if (async != ncclSuccess && async != ncclInProgress)
+          failed(kind_of(async), op, said(async));
+      }
+      if (Clock::now() > until)
+        failed(Kind::Timeout,
+               op,
+               "a recorded step's collectives timed out after " +
+                   std::to_string(o.timeout.count()) +
+                   " ms waiting for the other ranks (NCCL)");
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+  }
+
  protected:
   void check_usable(CollectiveOp op) override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -286,6 +361,10 @@ class NcclComm final : public Communicator {
     ncclComm_t comm = nullptr;
     cudaStream_t stream = nullptr;
     cudaEvent_t done = nullptr;
+    /// Recording: collectives queued that the compute stream does not
+    /// wait for yet (Note [A recorded step's collectives]).
+    bool unjoined = false;
+    std::vector<Tensor> held;  // their tensors
   };
   static constexpr int kLanes = 2;
 
@@ -410,6 +489,22 @@ class NcclComm final : public Communicator {
     detail::fail(kind, op, rank_, -1, what);
   }
 
+  // A failure seen outside one lane's call: every lane is aborted.
+  [[noreturn]] void failed(Kind kind,
+                           CollectiveOp op,
+                           const std::string& what) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      failed_ = true;
+      why_ = "an earlier collective failed: " + what;
+    }
+    for (Lane& l : lanes_) {
+      if (l.comm) ncclCommAbort(l.comm);
+      l.comm = nullptr;
+    }
+    detail::fail(kind, op, rank_, -1, what);
+  }
+
   // Waits until a non-blocking call's state is no longer ncclInProgress.
   void settle(ncclComm_t comm,
               ncclResult_t e,
@@ -443,9 +538,17 @@ class NcclComm final : public Communicator {
   }
 
   // Issues [call] on the lane's stream after the compute stream's work,
-  // then waits for it (the Note).
+  // then waits for it (Note [NCCL beside the compute stream]). Inside a
+  // recording it only queues it (Note [A recorded step's collectives]);
+  // [unread]: its tensors, when nothing reads its result on the compute
+  // stream before join_lanes(): a lane but the main one may then run it
+  // beside the work after it, and they are kept until then (the pool would
+  // hand their bytes to that work otherwise).
   template <class Call>
-  void run(CollectiveOp op, const Options& o, Call call) {
+  void run(CollectiveOp op,
+           const Options& o,
+           Call call,
+           std::vector<Tensor> unread = {}) {
     set_device(op);
     Lane& l = lane(o.lane, op, o.timeout);
     const Clock::time_point until = Clock::now() + o.timeout;
@@ -458,6 +561,17 @@ class NcclComm final : public Communicator {
     }
     settle(l.comm, call(l.comm, l.stream), op, until, o.timeout);
     cudaEventRecord(l.done, l.stream);
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    cudaStreamIsCapturing(compute, &capture);
+    if (capture == cudaStreamCaptureStatusActive) {
+      if (!unread.empty() && o.lane != 0) {
+        l.unjoined = true;
+        for (Tensor& t : unread) l.held.push_back(std::move(t));
+      } else {
+        join(op, l, compute);
+      }
+      return;
+    }
     for (;;) {
       cudaError_t q = cudaEventQuery(l.done);
       if (q == cudaSuccess) return;
@@ -476,11 +590,19 @@ class NcclComm final : public Communicator {
     }
   }
 
+  // The compute stream waits for [l]'s collectives queued so far.
+  void join(CollectiveOp op, Lane& l, cudaStream_t compute) {
+    if (cudaError_t e = cudaStreamWaitEvent(compute, l.done, 0);
+        e != cudaSuccess)
+      failed(Kind::Other, op, std::string("CUDA: ") + cudaGetErrorString(e));
+  }
+
   int rank_, size_, gpu_;
   std::string prefix_;
   std::unique_ptr<rendezvous::Store> store_;
   std::array<Lane, kLanes> lanes_;
   cudaEvent_t ready_ = nullptr;
+  cudaEvent_t settled_ = nullptr;  // await_device's
   std::mutex ready_mu_;
   std::mutex mu_;
   bool failed_ = false;

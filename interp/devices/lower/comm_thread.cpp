@@ -1,5 +1,7 @@
 #include "interp/devices/lower/comm_thread.h"
 
+#include "ops/backend/recorded_step.h"
+
 namespace ss::devices::lower {
 
 CommThread::CommThread() : thread_([this] { serve(); }) {}
@@ -16,6 +18,15 @@ CommThread::~CommThread() {
 std::shared_future<void> CommThread::submit(std::function<void()> job) {
   std::packaged_task<void()> task(std::move(job));
   std::shared_future<void> f = task.get_future().share();
+  if (ops::recording_a_step()) {
+    // Queued into the step this thread records, in the evaluator's order
+    // (Note [A recorded step's collectives] in
+    // dist/comm/nccl/nccl_comm.cpp): the graph, not a thread, lets it run
+    // beside the pass. (Every job of the step before has ended: its
+    // finish waited for them.)
+    task();
+    return f;
+  }
   {
     std::lock_guard<std::mutex> lk(mu_);
     queue_.push_back(std::move(task));

@@ -30,7 +30,8 @@ class CommThread {
   CommThread& operator=(const CommThread&) = delete;
 
   /// Queues [job]; the future is ready when it has run (with what it
-  /// threw).
+  /// threw). While the calling thread records a step, [job] runs there,
+  /// at once: its collectives are queued into the step.
   std::shared_future<void> submit(std::function<void()> job);
   /// A collective tag for the next job (1 .. 2^24 - 1, cycling).
   uint64_t next_tag();

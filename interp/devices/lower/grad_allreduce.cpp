@@ -149,6 +149,9 @@ std::vector<ops::Tensor> GradAllReduce::finish() {
     }
     open_.clear();
     for (auto& f : sent_) f.get();  // rethrows a bucket's failure
+    // Inside a recording, the buckets' sums were only queued (Note [A
+    // recorded step's collectives] in dist/comm/nccl/nccl_comm.cpp).
+    d_.comm->join_lanes();
   }
   std::vector<ops::Tensor> grads(shapes_.size());
   for (auto& b : done_) {

@@ -210,6 +210,8 @@ std::map<size_t, Tensor> PieceScatter::finish() {
       if (!b->gone) send(*b, /*here=*/true);
     for (auto& b : buckets_)
       if (b->sent.valid()) b->sent.get();  // rethrows a bucket's failure
+    // Note [A recorded step's collectives] in dist/comm/nccl/nccl_comm.cpp
+    d_.comm->join_lanes();
   }
   std::map<size_t, Tensor> out;
   for (auto& b : buckets_) {

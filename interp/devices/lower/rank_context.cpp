@@ -47,6 +47,18 @@ std::optional<Value> RankContext::call(eval::Interpreter& in,
   if (d_.deterministic && d_.active()) check_same_kernels(in, site);
   if (d_.on_step) d_.on_step(fn.name, in.sources().location(site, "?"));
   sources_ = &in.sources();
+  if (d_.active() && d_.device().kind != ops::Device::Kind::Cpu) {
+    // Note [A recorded step's collectives] in dist/comm/nccl/nccl_comm.cpp
+    if (!recorded_) {
+      dist::Communicator* comm = d_.comm;
+      RecordedCalls::RankHooks hooks;
+      hooks.before_end = [comm] { comm->join_lanes(); };
+      hooks.after_replay = [comm] { comm->await_device(dist::Options{}); };
+      recorded_ = std::make_unique<RecordedCalls>(d_.device(), hooks);
+    }
+    // The call itself runs through here again, inside the recording.
+    if (std::optional<Value> v = recorded_->call(in, fn, args, site)) return v;
+  }
   bucket_ = GatheredBucket{};  // the params may have changed since
   if (d_.whole_batches()) {
     // `split H`: the batch whole, a value typed with H cut to our heads.

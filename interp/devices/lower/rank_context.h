@@ -10,6 +10,7 @@
 // every rank has the whole batch and the values typed with H hold its
 // heads (Note [Split heads] in interp/check/plan/heads_plan.cpp).
 
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -21,6 +22,7 @@
 #include "interp/devices/lower/heads_sites.h"
 #include "interp/devices/lower/lowering.h"
 #include "interp/devices/lower/param_buckets.h"
+#include "interp/devices/recorded_calls.h"
 
 namespace ss::devices::lower {
 
@@ -101,6 +103,10 @@ class RankContext : public Context {
   /// [Same kernels everywhere]).
   void check_same_kernels(eval::Interpreter& in, diag::Span site);
   bool kernels_checked_ = false;
+  /// A GPU rank of several: its calls into the workers recorded and
+  /// replayed (Note [Recorded steps] in interp/devices/recorded_calls.cpp),
+  /// made at the first.
+  std::unique_ptr<RecordedCalls> recorded_;
   /// Replaces each batch-axis argument of [fn] by this rank's rows.
   void split_arguments(const check::FnInfo& fn, std::vector<eval::Value>& args);
   /// [v] (of type [t]) with its batch-axis parts joined across the ranks,

@@ -286,7 +286,9 @@ class ProgramHandler : public dist::Handler {
     if (prog_) start_interpreter();
     // Tests make one worker fail alone after its Nth call ran, when the
     // others went on (async_dispatch_test): "RANK:N" throws, "RANK:N:stop"
-    // stops the process (SIGSTOP) before it answers. Only in ss_test_hooks
+    // stops the process (SIGSTOP) before it answers; "RANK:N:exit" ends
+    // it before its Nth call runs, so its peers meet its absence inside
+    // that call's collectives (recorded_ranks_test). Only in ss_test_hooks
     // (Note [Test hooks]).
     const char* f = test_hooks_enabled()
                         ? std::getenv("SHAPESCRIPT_TEST_FAIL_CALL")
@@ -299,6 +301,7 @@ class ProgramHandler : public dist::Handler {
           rank == args_.rank) {
         fail_at_call_ = n;
         stop_instead_ = std::string(how) == "stop";
+        exit_before_ = std::string(how) == "exit";
       }
     }
     return "";
@@ -460,6 +463,7 @@ class ProgramHandler : public dist::Handler {
     for (const eval::Value& a : args)
       if (a.kind == eval::Value::Kind::Mode) modes.push_back(a.obj);
     ops::reset_storage_peak();
+    if (exit_before_ && calls_ + 1 == fail_at_call_) std::_Exit(1);
     eval::Value v = in_->call(*fn, std::move(args), site);
     const int64_t call_peak = ops::storage_bytes().peak;
     report_memory(args_.rank, name);
@@ -467,7 +471,7 @@ class ProgramHandler : public dist::Handler {
     // A main without host effects runs here whole (a worker fn): its
     // final params are this worker's to report.
     if (keep_final_ && name == entry_) entry_final_ = context_->final_params();
-    if (++calls_ == fail_at_call_) {
+    if (++calls_ == fail_at_call_ && !exit_before_) {
       if (stop_instead_) ::raise(SIGSTOP);
       throw std::runtime_error("failed as SHAPESCRIPT_TEST_FAIL_CALL asked");
     }
@@ -616,7 +620,7 @@ class ProgramHandler : public dist::Handler {
   bool last_failed_ = false;              // the last call's reply was not kOk
   std::string failed_kind_;               // the last runtime error's kind
   long calls_ = 0, fail_at_call_ = 0;
-  bool stop_instead_ = false;
+  bool stop_instead_ = false, exit_before_ = false;
   std::string entry_ = "main";
   // --final-params (ss conformance): the entry fn's, when it ran here.
   bool keep_final_ = false;
