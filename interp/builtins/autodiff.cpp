@@ -240,19 +240,33 @@ Value grad(BuiltinCall& c) {
 // The global L2 norm of every gradient, accumulated in f64. With `shard
 // params` a rank holds pieces of the gradients (their padding is zero):
 // the squares of its pieces are summed over the ranks, one number.
-double global_norm(BuiltinCall& c, const Value& g) {
+//
+// Note [Norms stay on the device]
+// The norm is a 0-d f64 tensor on the gradients' device, never read on
+// the host: the squares add in the same order as the host's doubles did
+// (param by param, the pieces apart), so its bits are the same, and a
+// step that logs norm(g) or clips its gradients can be recorded on a GPU
+// (Note [Recorded steps] in interp/devices/recorded_calls.cpp). clip_norm
+// multiplies by its coefficient clamped to 1, as torch's
+// clip_grad_norm_ does, instead of asking the host whether to: x * 1 is
+// x, so an unclipped gradient keeps its bits.
+ops::Tensor global_norm(BuiltinCall& c, const Value& g) {
   // One tensor (clip_norm's rule takes one, as torch's clip_grad_norm_
   // does): its own L2 norm. It was read as a model, a null one (issue 32's
   // runtime fuzzer: `clip_norm(tensor([1.0, 2.0]), 0.5)` crashed).
   if (g.kind == Value::Kind::Tensor) {
     ops::Tensor t = ops::cast(g.t, types::DType::F64);
-    return std::sqrt(ops::sum(ops::mul(t, t)).item());
+    return ops::sqrt(ops::sum(ops::mul(t, t)));
   }
   auto* m = g.as<ModelRef>();
   const std::map<std::string, ops::Shape> whole = m->whole_shapes();
   // `split H`: a rank's heads of a gradient are a piece of it too.
   const std::map<std::string, int> heads = m->heads_axes();
-  double ss = 0, pieces = 0;
+  ops::Tensor ss, pieces;  // undefined: nothing added yet (0)
+  auto add_to = [](ops::Tensor& total, const ops::Tensor& x) {
+    total = total.defined() ? ops::add(total, x) : x;
+  };
+  ops::Device device;
   DeviceHooks* hooks = c.in.device_hooks();
   for (const std::string& p : m->paths(true)) {
     ops::Tensor t = m->get(p);
@@ -264,41 +278,54 @@ double global_norm(BuiltinCall& c, const Value& g) {
         t = *w;
         piece = false;
       }
+    device = t.device();
     t = ops::cast(t, types::DType::F64);
-    (piece ? pieces : ss) += ops::sum(ops::mul(t, t)).item();
+    add_to(piece ? pieces : ss, ops::sum(ops::mul(t, t)));
   }
+  auto zero = [&] { return ops::Tensor::zeros({}, types::DType::F64, device); };
   // The entry's device rule says it sums the pieces (ops/registry/
   // device_rule.h), which `ss explain` counts too.
   if ((!whole.empty() || !heads.empty()) && c.op.device.sums_grad_pieces)
     if (DeviceHooks* d = c.in.device_hooks())
-      pieces = d->sum_over_pieces(pieces);
-  return std::sqrt(ss + pieces);
+      pieces = d->sum_over_pieces(pieces.defined() ? pieces : zero());
+  if (!ss.defined())
+    ss = pieces.defined() ? pieces : zero();
+  else if (pieces.defined())
+    ss = ops::add(ss, pieces);
+  return ops::sqrt(ss);
 }
 
 Value grads_norm(BuiltinCall& c) {
   // f64 when the checker says so (a model with f64 params), else f32.
   const types::Type& r = c.result_type();
-  return Value::tensor(ops::Tensor::scalar(
-      global_norm(c, c.arg(0)), r.is_tensor() ? r.dtype : types::DType::F32));
+  return Value::tensor(ops::cast(global_norm(c, c.arg(0)),
+                                 r.is_tensor() ? r.dtype : types::DType::F32));
 }
 
-// torch.nn.utils.clip_grad_norm_: scale by max / (norm + 1e-6) when < 1.
+// torch.nn.utils.clip_grad_norm_: scaled by max / (norm + 1e-6), clamped
+// to 1 (Note [Norms stay on the device]).
 Value clip_norm(BuiltinCall& c) {
   double max = c.number(1, 1.0);
   if (!(max > 0)) c.fail("ValueError", "clip_norm needs max > 0");
-  double coef = max / (global_norm(c, c.arg(0)) + 1e-6);
-  if (coef >= 1.0) return c.arg(0);
-  if (const Value& g = c.arg(0); g.kind == Value::Kind::Tensor) {
-    // Scaled in its own dtype: an integer tensor would round the scale.
-    if (!types::is_float(g.t.dtype()))
-      c.fail("ValueError",
-             "clip_norm scales float gradients, but this is a " +
-                 std::string(types::dtype_name(g.t.dtype())) + " tensor");
-    return Value::tensor(ops::mul(g.t, ops::scalar_like(coef, g.t)));
+  const Value& g = c.arg(0);
+  if (g.kind == Value::Kind::Tensor && !types::is_float(g.t.dtype())) {
+    // Scaled in its own dtype, an integer tensor would round the scale:
+    // refused where it would be scaled (its norm read here).
+    if (max / (global_norm(c, g).item() + 1e-6) >= 1.0) return g;
+    c.fail("ValueError",
+           "clip_norm scales float gradients, but this is a " +
+               std::string(types::dtype_name(g.t.dtype())) + " tensor");
   }
-  return grads_map(c.arg(0), [&](const ops::Tensor& t) {
-    return ops::mul(t, ops::scalar_like(coef, t));
-  });
+  ops::Tensor norm = global_norm(c, g);
+  ops::Tensor coef =
+      ops::minimum(ops::div(ops::scalar_like(max, norm),
+                            ops::add(norm, ops::scalar_like(1e-6, norm))),
+                   ops::scalar_like(1.0, norm));
+  auto scaled = [&](const ops::Tensor& t) {
+    return ops::mul(t, ops::cast(coef, t.dtype()));
+  };
+  if (g.kind == Value::Kind::Tensor) return Value::tensor(scaled(g.t));
+  return grads_map(g, scaled);
 }
 
 Value grads_zeros_like(BuiltinCall& c) {

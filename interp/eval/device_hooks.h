@@ -142,6 +142,12 @@ class DeviceHooks {
   /// `shard params`, on a rank: [partial], a sum over this rank's pieces
   /// (a gradient's squares: norm, clip_norm), summed over every rank's.
   virtual double sum_over_pieces(double partial) { return partial; }
+  /// The same for a 0-d tensor, which stays where it is (a gradient
+  /// norm on a GPU: Note [Norms stay on the device] in
+  /// interp/builtins/autodiff.cpp).
+  virtual ops::Tensor sum_over_pieces(const ops::Tensor& partial) {
+    return partial;
+  }
   /// `shard params` in deterministic mode, on a rank: param [path] of
   /// [m] whole (its pieces gathered, every rank alike), so that a sum over
   /// it adds what one device adds; nullopt where [m] holds it whole.

@@ -25,7 +25,8 @@ namespace {
 // the communication lane while the backward pass goes on; w1's, the
 // pass's last, is summed by the pass's end.
 std::string data_parallel(const std::string& devices,
-                          const std::string& extra = "") {
+                          const std::string& extra = "",
+                          const std::string& grads = "g") {
   return "devices " + devices +
          "\n"
          "\n"
@@ -42,7 +43,8 @@ std::string data_parallel(const std::string& devices,
          "\n"
          "fn step(mut m: Net, mut opt: AdamW[Net], x: [b D], y: [b]) -> f32:\n"
          "    let l, g = value_and_grad(loss, m, x, y)\n"
-         "    update(m, opt, g)\n" +
+         "    update(m, opt, " +
+         grads + ")\n" +
          extra +
          "    return l\n"
          "\n"
@@ -102,6 +104,35 @@ TEST_CASE("each worker of two GPUs replays its step with the eager bits",
   CHECK(count(gpu.err, "`step`: recorded: ") == 2);
   CHECK(count(gpu.err, "`step` replayed 9 times") == 2);
   CHECK(count(gpu.err, "stand-in gpu steps: 1 recorded, 10 replays") == 2);
+}
+
+TEST_CASE("a sharded step that clips its gradients is recorded on each worker",
+          "[gpu][process]") {
+  // `shard params` (each worker holds half of every param, gathered where
+  // read, its gradient reduce-scattered) with clip_norm, whose norm sums
+  // the pieces' squares across the workers: all of it inside the
+  // recorded step (Note [Norms stay on the device] in
+  // interp/builtins/autodiff.cpp). The norms run from 25 to 180: max = 100
+  // clips some steps and not others.
+  const std::string clip = "clip_norm(g, 100.0)";
+  const std::string gpu_dir = data_test::tmp("recorded_ranks_shard/gpu"),
+                    cpu_dir = data_test::tmp("recorded_ranks_shard/cpu");
+  data_test::write_file(
+      gpu_dir + "/p.ss",
+      data_parallel("cuda[0 1]\n    shard params", "", clip));
+  data_test::write_file(
+      cpu_dir + "/p.ss", data_parallel("cpu[0 1]\n    shard params", "", clip));
+  auto gpu = ss::testing::run_ss_process("run p.ss", gpu_dir, stand_in_env());
+  auto cpu = ss::testing::run_ss_process("run p.ss", cpu_dir);
+  INFO(gpu.err);
+  REQUIRE(gpu.rc == 0);
+  REQUIRE(cpu.rc == 0);
+  CHECK(gpu.out == cpu.out);
+  const std::string trained = file(cpu_dir + "/trained.safetensors");
+  CHECK(trained.size() > size_t(512 * 512 * 4 * 3));
+  CHECK(file(gpu_dir + "/trained.safetensors") == trained);
+  CHECK(count(gpu.err, "`step`: recorded: ") == 2);
+  CHECK(count(gpu.err, "`step` replayed 9 times") == 2);
 }
 
 TEST_CASE("a step that reads opt.step is not recorded on the workers either",

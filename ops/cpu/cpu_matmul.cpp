@@ -10,13 +10,20 @@
 
 #include <algorithm>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "ops/backend/primitive_checks.h"
 #include "ops/cpu/cpu_common.h"
 
 namespace ss::ops::cpu {
 
+namespace {
+bool rows_one_at_a_time();  // Note [Rows that do not depend on their block]
+}
+
 // One body for both float types: only the BLAS entry point differs.
+// [as_given]: one call, whatever the rows (rows_one_at_a_time's check).
 template <class T>
 static void blas_gemm(bool ta,
                       bool tb,
@@ -30,8 +37,58 @@ static void blas_gemm(bool ta,
                       int64_t ldb,
                       T beta,
                       T* C,
-                      int64_t ldc) {
+                      int64_t ldc,
+                      bool as_given = false) {
   if (M == 0 || N == 0) return;
+  if (!as_given && M > 1 && products_on_openblas() && rows_one_at_a_time()) {
+    // Note [Rows that do not depend on their block]
+    if constexpr (std::is_same_v<T, float>) {
+      // In f64, rounded once: a row's sum in one pass of K is less
+      // accurate than the blocked kernels' sums in f32.
+      std::vector<double> b(static_cast<size_t>(K * N)),
+          a(static_cast<size_t>(K)), c(static_cast<size_t>(N));
+      for (int64_t k = 0; k < K; ++k)
+        for (int64_t n = 0; n < N; ++n)
+          b[size_t(k * N + n)] = tb ? B[n * ldb + k] : B[k * ldb + n];
+      for (int64_t i = 0; i < M; ++i) {
+        for (int64_t k = 0; k < K; ++k)
+          a[size_t(k)] = ta ? A[k * lda + i] : A[i * lda + k];
+        blas_gemm<double>(false,
+                          false,
+                          1,
+                          N,
+                          K,
+                          alpha,
+                          a.data(),
+                          K,
+                          b.data(),
+                          N,
+                          0,
+                          c.data(),
+                          N);
+        float* row = C + i * ldc;
+        for (int64_t n = 0; n < N; ++n)
+          row[n] = float(beta == 0 ? c[size_t(n)]
+                                   : c[size_t(n)] + double(beta) * row[n]);
+      }
+      return;
+    }
+    for (int64_t i = 0; i < M; ++i)
+      blas_gemm<T>(ta,
+                   tb,
+                   1,
+                   N,
+                   K,
+                   alpha,
+                   ta ? A + i : A + i * lda,
+                   lda,
+                   B,
+                   ldb,
+                   beta,
+                   C + i * ldc,
+                   ldc);
+    return;
+  }
   auto f = [] {
     if constexpr (std::is_same_v<T, float>)
       return cblas_sgemm;
@@ -53,6 +110,79 @@ static void blas_gemm(bool ta,
     C,
     std::max<int64_t>(ldc, 1));
 }
+
+namespace {
+
+// Note [Rows that do not depend on their block]
+// Deterministic mode needs a block of rows of a product to be the same
+// bits as those rows of the whole product (a rank's share of a batch
+// against one device's batch: Note [One BLAS thread]). OpenBLAS's kernels
+// for the cores it knows keep that; on a CPU it does not know, 0.3.21
+// falls back to its Prescott kernels (a Sapphire Rapids here), where a
+// block of three rows takes another path than the whole and differs in
+// the last bits. So the first deterministic product checks the kernel
+// OpenBLAS picked, on blocks of 1, 3 and 5 rows at odd offsets of a
+// whole, in both float types; where any differs, deterministic mode's
+// products go a row at a time (one kernel for every row, whatever the
+// block), f32's summed in f64 and rounded once (a row's sum in one pass
+// is less accurate than a blocked kernel's: the conformance suite's
+// split H training, whose one device runs a row at a time, drifted 1.3e-5
+// from two devices' oneDNN in f32, and agrees in f64), at a cost in speed
+// on such machines only.
+template <class T>
+bool blocks_match_whole() {
+  const int64_t M = 64, N = 10, K = 37;
+  std::vector<T> A(size_t(M * K)), B(size_t(K * N)), whole(size_t(M * N));
+  uint32_t x = 12345;
+  auto next = [&x] {
+    x = x * 1664525u + 1013904223u;
+    return T(int32_t(x >> 8) - (1 << 23)) / T(1 << 23);
+  };
+  for (T& v : A) v = next();
+  for (T& v : B) v = next();
+  blas_gemm<T>(false,
+               false,
+               M,
+               N,
+               K,
+               1,
+               A.data(),
+               K,
+               B.data(),
+               N,
+               0,
+               whole.data(),
+               N,
+               /*as_given=*/true);
+  for (auto [at, rows] : {std::pair<int64_t, int64_t>{7, 3}, {13, 1}, {2, 5}}) {
+    std::vector<T> part(size_t(rows * N));
+    blas_gemm<T>(false,
+                 false,
+                 rows,
+                 N,
+                 K,
+                 1,
+                 A.data() + at * K,
+                 K,
+                 B.data(),
+                 N,
+                 0,
+                 part.data(),
+                 N,
+                 /*as_given=*/true);
+    if (!std::equal(part.begin(), part.end(), whole.begin() + at * N))
+      return false;
+  }
+  return true;
+}
+
+bool rows_one_at_a_time() {
+  static const bool alone =
+      !blocks_match_whole<float>() || !blocks_match_whole<double>();
+  return alone;
+}
+
+}  // namespace
 
 template <>
 void gemm<float>(bool ta,

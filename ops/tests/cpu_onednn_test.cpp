@@ -171,7 +171,41 @@ TEST_CASE("deterministic mode's f32 products are OpenBLAS's, row by row",
                             0,
                             part.data(),
                             N);
+  // And f64's, always OpenBLAS's (Note [Rows that do not depend on their
+  // block] in ops/cpu/cpu_matmul.cpp: on a CPU OpenBLAS does not know,
+  // deterministic mode takes the rows one at a time).
+  std::vector<double> A64(A.begin(), A.end()), B64(B.begin(), B.end());
+  std::vector<double> whole64(M * N), part64(3 * N);
+  ss::ops::cpu::gemm<double>(false,
+                             true,
+                             M,
+                             N,
+                             K,
+                             1,
+                             A64.data(),
+                             K,
+                             B64.data(),
+                             K,
+                             0,
+                             whole64.data(),
+                             N);
+  ss::ops::cpu::gemm<double>(false,
+                             true,
+                             3,
+                             N,
+                             K,
+                             1,
+                             A64.data() + 7 * K,
+                             K,
+                             B64.data(),
+                             K,
+                             0,
+                             part64.data(),
+                             N);
   ss::ops::cpu::set_products_on_openblas(false);
   CHECK(std::memcmp(part.data(), whole.data() + 7 * N, sizeof(float) * 3 * N) ==
         0);
+  CHECK(std::memcmp(part64.data(),
+                    whole64.data() + 7 * N,
+                    sizeof(double) * 3 * N) == 0);
 }

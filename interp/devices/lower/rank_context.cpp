@@ -409,6 +409,14 @@ double RankContext::sum_over_pieces(double partial) {
   return t.at(0);
 }
 
+ops::Tensor RankContext::sum_over_pieces(const ops::Tensor& partial) {
+  if (!d_.active()) return partial;
+  ops::Tensor t = partial.reshape({1}).clone();
+  Waiting w(d_);
+  d_.comm->all_reduce(t, dist::ReduceOp::Sum, dist::Options{});
+  return t.reshape({});
+}
+
 std::optional<ops::Tensor> RankContext::whole_for_sums(
     const eval::ModelRef& m, const std::string& path) {
   if (!d_.deterministic || !d_.active()) return std::nullopt;

@@ -55,6 +55,7 @@ class RankContext : public Context {
       diag::Span at,
       std::optional<double> scale) override;
   double sum_over_pieces(double partial) override;
+  ops::Tensor sum_over_pieces(const ops::Tensor& partial) override;
   std::optional<ops::Tensor> whole_for_sums(const eval::ModelRef& m,
                                             const std::string& path) override;
   void tape_released() override {
