@@ -44,8 +44,7 @@ std::string data_parallel(const std::string& devices,
          "fn step(mut m: Net, mut opt: AdamW[Net], x: [b D], y: [b]) -> f32:\n"
          "    let l, g = value_and_grad(loss, m, x, y)\n"
          "    update(m, opt, " +
-         grads + ")\n" +
-         extra +
+         grads + ")\n" + extra +
          "    return l\n"
          "\n"
          "fn inputs(i: int) -> [32 D] = randn([32 D], seed=i)\n"
@@ -80,25 +79,47 @@ size_t count(const std::string& s, const std::string& part) {
   return n;
 }
 
+// The program on `cuda[0 1]` (the stand-in, steps recorded) and on
+// `cpu[0 1]` (the oracle), each in a folder of its own under [name], with
+// [more] after the device list (`shard params`); what each printed and the
+// params and optimizer state each saved.
+struct Pair {
+  ss::testing::ProcessRun gpu, cpu;
+  std::string gpu_trained, cpu_trained;
+};
+
+Pair run_pair(const std::string& name,
+              const std::string& more,
+              const std::string& extra,
+              const std::string& grads = "g") {
+  const std::string gpu_dir = data_test::tmp(name + "/gpu"),
+                    cpu_dir = data_test::tmp(name + "/cpu");
+  data_test::write_file(gpu_dir + "/p.ss",
+                        data_parallel("cuda[0 1]" + more, extra, grads));
+  data_test::write_file(cpu_dir + "/p.ss",
+                        data_parallel("cpu[0 1]" + more, extra, grads));
+  Pair r;
+  r.gpu = ss::testing::run_ss_process("run p.ss", gpu_dir, stand_in_env());
+  r.cpu = ss::testing::run_ss_process("run p.ss", cpu_dir);
+  r.gpu_trained = file(gpu_dir + "/trained.safetensors");
+  r.cpu_trained = file(cpu_dir + "/trained.safetensors");
+  return r;
+}
+
 }  // namespace
 
 TEST_CASE("each worker of two GPUs replays its step with the eager bits",
           "[gpu][process]") {
   // The params and AdamW's moments after 12 steps, saved: the files are
   // compared byte for byte.
-  const std::string gpu_dir = data_test::tmp("recorded_ranks/gpu"),
-                    cpu_dir = data_test::tmp("recorded_ranks/cpu");
-  data_test::write_file(gpu_dir + "/p.ss", data_parallel("cuda[0 1]"));
-  data_test::write_file(cpu_dir + "/p.ss", data_parallel("cpu[0 1]"));
-  auto gpu = ss::testing::run_ss_process("run p.ss", gpu_dir, stand_in_env());
-  auto cpu = ss::testing::run_ss_process("run p.ss", cpu_dir);
+  Pair r = run_pair("recorded_ranks", "", "");
+  const auto& gpu = r.gpu;
   INFO(gpu.err);
   REQUIRE(gpu.rc == 0);
-  REQUIRE(cpu.rc == 0);
-  CHECK(gpu.out == cpu.out);  // the losses' total, every bit printed
-  const std::string trained = file(cpu_dir + "/trained.safetensors");
-  CHECK(trained.size() > size_t(512 * 512 * 4 * 3));
-  CHECK(file(gpu_dir + "/trained.safetensors") == trained);
+  REQUIRE(r.cpu.rc == 0);
+  CHECK(gpu.out == r.cpu.out);  // the losses' total, every bit printed
+  CHECK(r.cpu_trained.size() > size_t(512 * 512 * 4 * 3));
+  CHECK(r.gpu_trained == r.cpu_trained);
   // Both workers: the first call (no AdamW state yet) probed and left,
   // the second probed, the third recorded, the other nine replayed.
   CHECK(count(gpu.err, "`step`: recorded: ") == 2);
@@ -114,41 +135,27 @@ TEST_CASE("a sharded step that clips its gradients is recorded on each worker",
   // recorded step (Note [Norms stay on the device] in
   // interp/builtins/autodiff.cpp). The norms run from 25 to 180: max = 100
   // clips some steps and not others.
-  const std::string clip = "clip_norm(g, 100.0)";
-  const std::string gpu_dir = data_test::tmp("recorded_ranks_shard/gpu"),
-                    cpu_dir = data_test::tmp("recorded_ranks_shard/cpu");
-  data_test::write_file(
-      gpu_dir + "/p.ss",
-      data_parallel("cuda[0 1]\n    shard params", "", clip));
-  data_test::write_file(
-      cpu_dir + "/p.ss", data_parallel("cpu[0 1]\n    shard params", "", clip));
-  auto gpu = ss::testing::run_ss_process("run p.ss", gpu_dir, stand_in_env());
-  auto cpu = ss::testing::run_ss_process("run p.ss", cpu_dir);
+  Pair r = run_pair(
+      "recorded_ranks_shard", "\n    shard params", "", "clip_norm(g, 100.0)");
+  const auto& gpu = r.gpu;
   INFO(gpu.err);
   REQUIRE(gpu.rc == 0);
-  REQUIRE(cpu.rc == 0);
-  CHECK(gpu.out == cpu.out);
-  const std::string trained = file(cpu_dir + "/trained.safetensors");
-  CHECK(trained.size() > size_t(512 * 512 * 4 * 3));
-  CHECK(file(gpu_dir + "/trained.safetensors") == trained);
+  REQUIRE(r.cpu.rc == 0);
+  CHECK(gpu.out == r.cpu.out);
+  CHECK(r.cpu_trained.size() > size_t(512 * 512 * 4 * 3));
+  CHECK(r.gpu_trained == r.cpu_trained);
   CHECK(count(gpu.err, "`step`: recorded: ") == 2);
   CHECK(count(gpu.err, "`step` replayed 9 times") == 2);
 }
 
 TEST_CASE("a step that reads opt.step is not recorded on the workers either",
           "[gpu][process]") {
-  const std::string extra = "    let s = opt.step\n";
-  const std::string gpu_dir = data_test::tmp("recorded_ranks_reads/gpu"),
-                    cpu_dir = data_test::tmp("recorded_ranks_reads/cpu");
-  data_test::write_file(gpu_dir + "/p.ss", data_parallel("cuda[0 1]", extra));
-  data_test::write_file(cpu_dir + "/p.ss", data_parallel("cpu[0 1]", extra));
-  auto gpu = ss::testing::run_ss_process("run p.ss", gpu_dir, stand_in_env());
-  auto cpu = ss::testing::run_ss_process("run p.ss", cpu_dir);
+  Pair r = run_pair("recorded_ranks_reads", "", "    let s = opt.step\n");
+  const auto& gpu = r.gpu;
   INFO(gpu.err);
   REQUIRE(gpu.rc == 0);
-  CHECK(gpu.out == cpu.out);
-  CHECK(file(gpu_dir + "/trained.safetensors") ==
-        file(cpu_dir + "/trained.safetensors"));
+  CHECK(gpu.out == r.cpu.out);
+  CHECK(r.gpu_trained == r.cpu_trained);
   CHECK(count(gpu.err, "`step`: recorded: ") == 0);
   // Each worker probes both keys (before and after AdamW has its state).
   CHECK(count(gpu.err,

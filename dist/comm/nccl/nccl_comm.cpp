@@ -474,15 +474,18 @@ class NcclComm final : public Communicator {
     return l;
   }
 
+  // Every later call refuses, saying why.
+  void note_failure(const std::string& what) {
+    std::lock_guard<std::mutex> lock(mu_);
+    failed_ = true;
+    why_ = "an earlier collective failed: " + what;
+  }
+
   [[noreturn]] void failed(Kind kind,
                            CollectiveOp op,
                            const std::string& what,
                            ncclComm_t comm) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      failed_ = true;
-      why_ = "an earlier collective failed: " + what;
-    }
+    note_failure(what);
     if (comm) ncclCommAbort(comm);
     for (Lane& l : lanes_)
       if (l.comm == comm) l.comm = nullptr;
@@ -493,11 +496,7 @@ class NcclComm final : public Communicator {
   [[noreturn]] void failed(Kind kind,
                            CollectiveOp op,
                            const std::string& what) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      failed_ = true;
-      why_ = "an earlier collective failed: " + what;
-    }
+    note_failure(what);
     for (Lane& l : lanes_) {
       if (l.comm) ncclCommAbort(l.comm);
       l.comm = nullptr;
