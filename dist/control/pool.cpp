@@ -181,6 +181,34 @@ struct WorkerPool::Impl {
     return false;
   }
 
+  // Note [A worker stopped in its call]: a worker stopped by a signal
+  // (SIGSTOP, a debugger) in a call whose collectives it had done leaves
+  // nobody waiting in a collective: its peers answered and sit idle, and
+  // the controller waits for its answer, which no timeout bounded (a call
+  // may run for hours). It is treated as a worker the others wait for:
+  // stopped for longer than the collective timeout, the call fails as a
+  // collective timeout naming it. [since]: when each pending worker was
+  // first seen stopped (reset when it runs again: a job stopped and
+  // continued whole, Ctrl-Z then fg, starts afresh). Looked at every
+  // 100 ms at most, from 100 ms into a wait: a quick call reads no /proc.
+  bool stuck_stopped(const std::vector<int>& pending,
+                     std::vector<std::optional<Clock::time_point>>& since,
+                     Clock::time_point& next_look) {
+    const auto now = Clock::now();
+    if (now < next_look) return false;
+    next_look = now + std::chrono::milliseconds(100);
+    for (int r : pending) {
+      if (!w->stopped(r)) {
+        since[r].reset();
+      } else if (!since[r]) {
+        since[r] = now;
+      } else if (now - *since[r] > opts.collective_timeout) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   [[noreturn]] void fail_timeout(const std::vector<bool>& answered,
                                  std::string_view what,
                                  uint32_t kind) {
@@ -297,6 +325,9 @@ struct WorkerPool::Impl {
                     std::vector<uint32_t>& flags) {
     std::vector<bool> answered(world(), true);
     for (int r : pending) answered[r] = false;
+    std::vector<std::optional<Clock::time_point>> stopped_since(world());
+    Clock::time_point next_stop_look =
+        Clock::now() + std::chrono::milliseconds(100);
     while (true) {
       check_events(hello);
       for (auto it = pending.begin(); it != pending.end();) {
@@ -323,7 +354,9 @@ struct WorkerPool::Impl {
         if (hello) fail_start_timeout(pending);
         fail_timeout(answered, what, kind);
       }
-      if (!hello && collective_stuck()) fail_timeout(answered, what, kind);
+      if (!hello && (collective_stuck() ||
+                     stuck_stopped(pending, stopped_since, next_stop_look)))
+        fail_timeout(answered, what, kind);
       auto left =
           std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now)
               .count();

@@ -87,19 +87,20 @@ void same_output(const std::string& many, const std::string& one) {
 
 // `ss run --devices DEVICES p.ss` in [dir] with a worker made to fail by
 // SHAPESCRIPT_TEST_FAIL_CALL=[fail] and the collective timeout [timeout];
-// also how long it took, in seconds.
+// also how long it took, in seconds. A run that hangs is ended after 60 s
+// (exit 124), so the test fails instead of waiting for ctest's timeout.
 std::pair<ProcessRun, double> run_failing(const std::string& dir,
                                           const std::string& devices,
                                           const std::string& fail,
                                           const std::string& timeout) {
   auto t0 = std::chrono::steady_clock::now();
-  ProcessRun r =
-      run_ss_process("run --devices '" + devices + "' p.ss",
-                     dir,
-                     "SHAPESCRIPT_TEST_FAIL_CALL=" + fail +
-                         " SHAPESCRIPT_COLLECTIVE_TIMEOUT=" + timeout,
-                     "",
-                     SS_HOOKS_BINARY);
+  ProcessRun r = run_ss_process(
+      "run --devices '" + devices + "' p.ss",
+      dir,
+      "SHAPESCRIPT_TEST_FAIL_CALL=" + fail +
+          " SHAPESCRIPT_COLLECTIVE_TIMEOUT=" + timeout + " timeout -k 5 60",
+      "",
+      SS_HOOKS_BINARY);
   return {r,
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
               .count()};
@@ -212,5 +213,30 @@ TEST_CASE(
   CHECK(three.err.find("  worker 0: had finished it, and then was waiting "
                        "for the other workers at p.ss:") != std::string::npos);
   CHECK(three.err.find("(its process is stopped)") != std::string::npos);
+  std::filesystem::remove_all(d);
+}
+
+TEST_CASE(
+    "a worker stopped in a call its peers finished, with nothing sent "
+    "ahead, is a collective timeout",
+    "[dist][process][dp][controller]") {
+  // Each step's result is waited for (a `let`), so no call goes ahead:
+  // worker 0 answers the 5th call and sits idle, worker 1 stops (SIGSTOP)
+  // before answering it, and nobody waits in a collective. The run hung
+  // (Note [A worker stopped in its call] in dist/control/pool.cpp).
+  std::string d = scratch("stop_idle");
+  std::ofstream(d + "/p.ss") << std::regex_replace(
+      program(99),
+      std::regex(R"(out\.write\(step\(m, opt, batch, k\)\))"),
+      "let r = step(m, opt, batch, k)\n            out.write(r)");
+  auto [two, s] = run_failing(d, "cpu[0 1]", "1:5:stop", "1.5");
+  INFO(two.err);
+  CHECK(two.rc == 3);
+  CHECK(s < 15);
+  CHECK(two.err.find("error: WorkerError: a worker failed while running "
+                     "`step` (p.ss:") != std::string::npos);
+  CHECK(two.err.find("and worker 1 didn't finish:") != std::string::npos);
+  CHECK(two.err.find("  worker 0: had finished") != std::string::npos);
+  CHECK(two.err.find("(its process is stopped)") != std::string::npos);
   std::filesystem::remove_all(d);
 }
