@@ -225,10 +225,12 @@ TEST_CASE(
   // before answering it, and nobody waits in a collective. The run hung
   // (Note [A worker stopped in its call] in dist/control/pool.cpp).
   std::string d = scratch("stop_idle");
-  std::ofstream(d + "/p.ss") << std::regex_replace(
+  std::string text = std::regex_replace(
       program(99),
       std::regex(R"(out\.write\(step\(m, opt, batch, k\)\))"),
       "let r = step(m, opt, batch, k)\n            out.write(r)");
+  REQUIRE(text.find("let r = step(") != std::string::npos);
+  std::ofstream(d + "/p.ss") << text;
   auto [two, s] = run_failing(d, "cpu[0 1]", "1:5:stop", "1.5");
   INFO(two.err);
   CHECK(two.rc == 3);
