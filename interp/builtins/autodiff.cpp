@@ -288,11 +288,8 @@ ops::Tensor global_norm(BuiltinCall& c, const Value& g) {
   if ((!whole.empty() || !heads.empty()) && c.op.device.sums_grad_pieces)
     if (DeviceHooks* d = c.in.device_hooks())
       pieces = d->sum_over_pieces(pieces.defined() ? pieces : zero());
-  if (!ss.defined())
-    ss = pieces.defined() ? pieces : zero();
-  else if (pieces.defined())
-    ss = ops::add(ss, pieces);
-  return ops::sqrt(ss);
+  if (pieces.defined()) add_to(ss, pieces);
+  return ops::sqrt(ss.defined() ? ss : zero());
 }
 
 Value grads_norm(BuiltinCall& c) {

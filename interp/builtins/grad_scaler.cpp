@@ -142,7 +142,9 @@ void unscale(BuiltinCall& c,
   double devices = found ? 1.0 : 0.0;
   if (pieces && c.op.device.sums_grad_pieces)
     if (DeviceHooks* d = c.in.device_hooks())
-      devices = d->sum_over_pieces(devices);
+      devices =
+          d->sum_over_pieces(ops::Tensor::scalar(devices, types::DType::F64))
+              .item();
   o.loss_scale.found_inf = o.loss_scale.found_inf || devices > 0;
   ++o.loss_scale.unscaled;
 }

@@ -139,11 +139,10 @@ class DeviceHooks {
   /// param whose bytes were let go and that a value still holds is made
   /// again, on every rank at once (Note [Gathered copies]).
   virtual void tape_released() {}
-  /// `shard params`, on a rank: [partial], a sum over this rank's pieces
-  /// (a gradient's squares: norm, clip_norm), summed over every rank's.
-  virtual double sum_over_pieces(double partial) { return partial; }
-  /// The same for a 0-d tensor, which stays where it is (a gradient
-  /// norm on a GPU: Note [Norms stay on the device] in
+  /// `shard params`, on a rank: [partial], a 0-d tensor summing this
+  /// rank's pieces (a gradient's squares: norm, clip_norm; the grad
+  /// scaler's found-inf flag), summed over every rank's; it stays where
+  /// it is (on a GPU: Note [Norms stay on the device] in
   /// interp/builtins/autodiff.cpp).
   virtual ops::Tensor sum_over_pieces(const ops::Tensor& partial) {
     return partial;

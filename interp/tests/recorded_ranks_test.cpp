@@ -106,6 +106,17 @@ Pair run_pair(const std::string& name,
   return r;
 }
 
+// The run on the GPUs printed and saved what the run on `cpu[0 1]` did,
+// bit for bit: the losses' total and the params and AdamW's moments.
+void same_bits(const Pair& r) {
+  INFO(r.gpu.err);
+  REQUIRE(r.gpu.rc == 0);
+  REQUIRE(r.cpu.rc == 0);
+  CHECK(r.gpu.out == r.cpu.out);
+  CHECK(r.cpu_trained.size() > size_t(512 * 512 * 4 * 3));
+  CHECK(r.gpu_trained == r.cpu_trained);
+}
+
 }  // namespace
 
 TEST_CASE("each worker of two GPUs replays its step with the eager bits",
@@ -113,13 +124,9 @@ TEST_CASE("each worker of two GPUs replays its step with the eager bits",
   // The params and AdamW's moments after 12 steps, saved: the files are
   // compared byte for byte.
   Pair r = run_pair("recorded_ranks", "", "");
+  same_bits(r);
   const auto& gpu = r.gpu;
   INFO(gpu.err);
-  REQUIRE(gpu.rc == 0);
-  REQUIRE(r.cpu.rc == 0);
-  CHECK(gpu.out == r.cpu.out);  // the losses' total, every bit printed
-  CHECK(r.cpu_trained.size() > size_t(512 * 512 * 4 * 3));
-  CHECK(r.gpu_trained == r.cpu_trained);
   // Both workers: the first call (no AdamW state yet) probed and left,
   // the second probed, the third recorded, the other nine replayed.
   CHECK(count(gpu.err, "`step`: recorded: ") == 2);
@@ -137,13 +144,9 @@ TEST_CASE("a sharded step that clips its gradients is recorded on each worker",
   // clips some steps and not others.
   Pair r = run_pair(
       "recorded_ranks_shard", "\n    shard params", "", "clip_norm(g, 100.0)");
+  same_bits(r);
   const auto& gpu = r.gpu;
   INFO(gpu.err);
-  REQUIRE(gpu.rc == 0);
-  REQUIRE(r.cpu.rc == 0);
-  CHECK(gpu.out == r.cpu.out);
-  CHECK(r.cpu_trained.size() > size_t(512 * 512 * 4 * 3));
-  CHECK(r.gpu_trained == r.cpu_trained);
   CHECK(count(gpu.err, "`step`: recorded: ") == 2);
   CHECK(count(gpu.err, "`step` replayed 9 times") == 2);
 }

@@ -65,7 +65,7 @@ class RefOracle final : public eval::DeviceHooks {
     return inner_->gradients(loss, leaves, pieces, at, scale);
   }
   void tape_released() override { inner_->tape_released(); }
-  double sum_over_pieces(double partial) override {
+  ops::Tensor sum_over_pieces(const ops::Tensor& partial) override {
     return inner_->sum_over_pieces(partial);
   }
   std::optional<ops::Tensor> whole_for_sums(const eval::ModelRef& m,

@@ -326,26 +326,11 @@ class NcclComm final : public Communicator {
     if (!settled_) cudaEventCreateWithFlags(&settled_, cudaEventDisableTiming);
     auto compute = static_cast<cudaStream_t>(ops::cuda::current_stream());
     cudaEventRecord(settled_, compute);
-    const Clock::time_point until = Clock::now() + o.timeout;
-    for (;;) {
-      cudaError_t q = cudaEventQuery(settled_);
-      if (q == cudaSuccess) return;
-      if (q != cudaErrorNotReady)
-        failed(Kind::Other, op, std::string("CUDA: ") + cudaGetErrorString(q));
-      for (Lane& l : lanes_) {
-        ncclResult_t async = ncclSuccess;
-        if (l.comm) ncclCommGetAsyncError(l.comm, &async);
-        if (async != ncclSuccess && async != ncclInProgress)
-          failed(kind_of(async), op, said(async));
-      }
-      if (Clock::now() > until)
-        failed(Kind::Timeout,
-               op,
-               "a recorded step's collectives timed out after " +
-                   std::to_string(o.timeout.count()) +
-                   " ms waiting for the other ranks (NCCL)");
-      std::this_thread::sleep_for(std::chrono::microseconds(20));
-    }
+    await_event(settled_, op, Clock::now() + o.timeout, nullptr, [&] {
+      return "a recorded step's collectives timed out after " +
+             std::to_string(o.timeout.count()) +
+             " ms waiting for the other ranks (NCCL)";
+    });
   }
 
  protected:
@@ -571,20 +556,40 @@ class NcclComm final : public Communicator {
       }
       return;
     }
+    await_event(
+        l.done, op, until, &l, [&] { return timed_out(op, o.timeout); });
+  }
+
+  // Polls [ev] until the work before it has run: a CUDA error, an NCCL
+  // error of [only]'s communicator (of every lane's when null), or
+  // [until] passing (the failure [why_late] says) fails the collective,
+  // aborting that communicator (every lane's). No host wait blocks, so a
+  // peer that never comes is a timeout, not a hang.
+  template <class WhyLate>
+  void await_event(cudaEvent_t ev,
+                   CollectiveOp op,
+                   Clock::time_point until,
+                   Lane* only,
+                   WhyLate why_late) {
+    auto fail = [&](Kind kind, const std::string& what) {
+      if (only)
+        failed(kind, op, what, only->comm);
+      else
+        failed(kind, op, what);
+    };
     for (;;) {
-      cudaError_t q = cudaEventQuery(l.done);
+      cudaError_t q = cudaEventQuery(ev);
       if (q == cudaSuccess) return;
       if (q != cudaErrorNotReady)
-        failed(Kind::Other,
-               op,
-               std::string("CUDA: ") + cudaGetErrorString(q),
-               l.comm);
-      ncclResult_t async = ncclSuccess;
-      ncclCommGetAsyncError(l.comm, &async);
-      if (async != ncclSuccess && async != ncclInProgress)
-        failed(kind_of(async), op, said(async), l.comm);
-      if (Clock::now() > until)
-        failed(Kind::Timeout, op, timed_out(op, o.timeout), l.comm);
+        fail(Kind::Other, std::string("CUDA: ") + cudaGetErrorString(q));
+      for (Lane& l : lanes_) {
+        if (only && &l != only) continue;
+        ncclResult_t async = ncclSuccess;
+        if (l.comm) ncclCommGetAsyncError(l.comm, &async);
+        if (async != ncclSuccess && async != ncclInProgress)
+          fail(kind_of(async), said(async));
+      }
+      if (Clock::now() > until) fail(Kind::Timeout, why_late());
       std::this_thread::sleep_for(std::chrono::microseconds(20));
     }
   }

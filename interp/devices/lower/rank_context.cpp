@@ -401,14 +401,6 @@ uint32_t RankContext::line_of(diag::Span at) const {
   return sources_->line_col(at.file, at.begin).line;
 }
 
-double RankContext::sum_over_pieces(double partial) {
-  if (!d_.active()) return partial;
-  ops::Tensor t = ops::Tensor::scalar(partial, types::DType::F64).reshape({1});
-  Waiting w(d_);
-  d_.comm->all_reduce(t, dist::ReduceOp::Sum, dist::Options{});
-  return t.at(0);
-}
-
 ops::Tensor RankContext::sum_over_pieces(const ops::Tensor& partial) {
   if (!d_.active()) return partial;
   ops::Tensor t = partial.reshape({1}).clone();

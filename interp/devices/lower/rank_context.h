@@ -54,7 +54,6 @@ class RankContext : public Context {
       const std::vector<bool>& pieces,
       diag::Span at,
       std::optional<double> scale) override;
-  double sum_over_pieces(double partial) override;
   ops::Tensor sum_over_pieces(const ops::Tensor& partial) override;
   std::optional<ops::Tensor> whole_for_sums(const eval::ModelRef& m,
                                             const std::string& path) override;
